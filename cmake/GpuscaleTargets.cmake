@@ -1,0 +1,64 @@
+# Helpers shared by every module's CMakeLists.txt.
+
+# add_subdirectory() for each direct child of DIR that has a CMakeLists.txt, in name order.
+function(gpuscale_add_subdirectories dir)
+  file(GLOB children LIST_DIRECTORIES true ${CMAKE_SOURCE_DIR}/${dir}/*)
+  list(SORT children)
+  foreach(child ${children})
+    if(IS_DIRECTORY ${child} AND EXISTS ${child}/CMakeLists.txt)
+      add_subdirectory(${child})
+    endif()
+  endforeach()
+endfunction()
+
+# gpuscale_library(NAME SOURCES ... DEPS ...): a static library whose public headers are include/.
+function(gpuscale_library name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS" ${ARGN})
+  add_library(${name} STATIC ${ARG_SOURCES})
+  target_include_directories(${name} PUBLIC ${CMAKE_SOURCE_DIR}/include
+                                     PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+  target_link_libraries(${name} PUBLIC ${ARG_DEPS})
+endfunction()
+
+# gpuscale_test(NAME SOURCES ... DEPS ... [LABEL unit|integration|e2e] [TIMEOUT s]):
+# a GoogleTest program registered with ctest under LABEL (default unit).
+function(gpuscale_test name)
+  cmake_parse_arguments(ARG "" "LABEL;TIMEOUT" "SOURCES;DEPS" ${ARGN})
+  if(NOT ARG_LABEL)
+    set(ARG_LABEL unit)
+  endif()
+  if(NOT ARG_TIMEOUT)
+    set(ARG_TIMEOUT 300)
+  endif()
+  add_executable(${name} ${ARG_SOURCES})
+  set_target_properties(${name} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
+  target_include_directories(${name} PRIVATE ${CMAKE_SOURCE_DIR}/tests)
+  target_link_libraries(${name} PRIVATE ${ARG_DEPS} GTest::gmock GTest::gtest_main)
+  add_test(NAME ${name} COMMAND ${name})
+  set_tests_properties(${name} PROPERTIES LABELS ${ARG_LABEL} TIMEOUT ${ARG_TIMEOUT}
+                       ENVIRONMENT "GPUSCALE_SOURCE_DIR=${CMAKE_SOURCE_DIR};GPUSCALE_BINARY_DIR=${CMAKE_BINARY_DIR}")
+endfunction()
+
+# gpuscale_script_test(NAME SCRIPT [ARGS ...] [LABEL l] [TIMEOUT s]): a shell-driven test (exit 77 = skipped).
+function(gpuscale_script_test name)
+  cmake_parse_arguments(ARG "" "SCRIPT;LABEL;TIMEOUT" "ARGS" ${ARGN})
+  if(NOT ARG_LABEL)
+    set(ARG_LABEL integration)
+  endif()
+  if(NOT ARG_TIMEOUT)
+    set(ARG_TIMEOUT 600)
+  endif()
+  add_test(NAME ${name} COMMAND bash ${ARG_SCRIPT} ${ARG_ARGS})
+  set_tests_properties(${name} PROPERTIES LABELS ${ARG_LABEL} TIMEOUT ${ARG_TIMEOUT} SKIP_RETURN_CODE 77
+                       ENVIRONMENT "GPUSCALE_SOURCE_DIR=${CMAKE_SOURCE_DIR};GPUSCALE_BINARY_DIR=${CMAKE_BINARY_DIR}")
+endfunction()
+
+# gpuscale_fuzzer(NAME SOURCES ... DEPS ...): a libFuzzer target (clang, GPUSCALE_FUZZ=ON).
+function(gpuscale_fuzzer name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS" ${ARGN})
+  add_executable(${name} ${ARG_SOURCES})
+  set_target_properties(${name} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/fuzz)
+  target_compile_options(${name} PRIVATE -fsanitize=fuzzer)
+  target_link_options(${name} PRIVATE -fsanitize=fuzzer)
+  target_link_libraries(${name} PRIVATE ${ARG_DEPS})
+endfunction()

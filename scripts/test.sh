@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# The test command: installs what is needed, builds with warnings as errors, runs every test with ctest,
+# then runs the unit tests again under AddressSanitizer + UndefinedBehaviorSanitizer and the fuzzers briefly.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+jobs=${GPUSCALE_JOBS:-$(nproc)}
+
+scripts/setup.sh
+
+echo "== build (warnings as errors)"
+cmake -S . -B build -G Ninja -DGPUSCALE_WERROR=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build -j "$jobs"
+
+echo "== tests"
+ctest --test-dir build --output-on-failure -j "$jobs"
+
+echo "== unit tests under ASan+UBSan"
+cmake -S . -B build-asan -G Ninja -DGPUSCALE_WERROR=ON -DGPUSCALE_SANITIZE=ON -DGPUSCALE_UNIT_ONLY=ON \
+  -DCMAKE_BUILD_TYPE=Debug >/dev/null
+cmake --build build-asan -j "$jobs"
+ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+  ctest --test-dir build-asan --output-on-failure -j "$jobs" -L unit
+
+echo "== fuzzers (short run)"
+CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DGPUSCALE_FUZZ=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null
+cmake --build build-fuzz -j "$jobs"
+shopt -s nullglob
+for fuzzer in build-fuzz/fuzz/*; do
+  corpus="tests/fuzz/corpus/$(basename "$fuzzer")"
+  mkdir -p "build-fuzz/corpus/$(basename "$fuzzer")"
+  args=("build-fuzz/corpus/$(basename "$fuzzer")")
+  [ -d "$corpus" ] && args+=("$corpus")
+  echo "-- $(basename "$fuzzer")"
+  "$fuzzer" -max_total_time="${GPUSCALE_FUZZ_SECONDS:-20}" -print_final_stats=0 "${args[@]}" 2>&1 | tail -n 2
+done
+echo "== all tests passed"
