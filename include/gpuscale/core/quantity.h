@@ -34,8 +34,8 @@ class Quantity {
   // A whole number of units, DecimalSI.
   static Quantity fromInt(int64_t units);
 
-  // prometheus-adapter's conversion of a sample value (see the file comment). Error: InternalError-free
-  // BadRequest-free `Status::invalid("value is NaN")` for NaN; never fails otherwise.
+  // prometheus-adapter's conversion of a sample value (see the file comment). NaN gives
+  // Status::invalid("value is NaN"); every other input succeeds (saturating when out of range).
   static Result<Quantity> fromMetricValue(double value);
 
   // Parses a Kubernetes quantity string. Errors (Status::badRequest) name the text and what is wrong.
