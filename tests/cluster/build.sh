@@ -81,7 +81,7 @@ build k8s "$out.partial/" "$kld" "selinux,notest,grpcnotrace" \
 kwokdir=$(cd "$here/kwok" && "$GO" list -m -f '{{.Dir}}' sigs.k8s.io/kwok)
 mkdir -p "$out.partial/kwok-stages"
 cp "$kwokdir"/kustomize/stage/node/fast/node-initialize.yaml \
-  "$kwokdir"/kustomize/stage/node/heartbeat/node-heartbeat.yaml \
+  "$kwokdir"/kustomize/stage/node/heartbeat-with-lease/node-heartbeat-with-lease.yaml \
   "$kwokdir"/kustomize/stage/pod/fast/pod-ready.yaml \
   "$kwokdir"/kustomize/stage/pod/fast/pod-complete.yaml \
   "$kwokdir"/kustomize/stage/pod/fast/pod-delete.yaml "$out.partial/kwok-stages/"
@@ -94,4 +94,6 @@ touch "$out.partial/.complete"
 rm -rf "$out"
 mv "$out.partial" "$out"
 link_bin
+# Keep the three newest builds (other worktrees may still point at an older stamp).
+ls -1dt "$cache"/bin-* 2>/dev/null | grep -v '\.partial$' | tail -n +4 | xargs -r rm -rf
 echo "cluster build: done ($out)"

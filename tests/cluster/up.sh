@@ -183,6 +183,7 @@ controllers=serviceaccount-token-controller,serviceaccount-controller,namespace-
 controllers+=,garbage-collector-controller,deployment-controller,replicaset-controller
 controllers+=,horizontal-pod-autoscaler-controller,node-lifecycle-controller
 controllers+=,pod-garbage-collector-controller,root-ca-certificate-publisher-controller
+controllers+=,clusterrole-aggregation-controller
 start kube-controller-manager "$bin/kube-controller-manager" \
   --kubeconfig="$pki/kube-controller-manager.kubeconfig" \
   --authentication-kubeconfig="$pki/kube-controller-manager.kubeconfig" \

@@ -26,7 +26,14 @@ backend_pid=
 cleanup() {
   local rc=$?
   [ -z "$backend_pid" ] || kill "$backend_pid" 2>/dev/null || true
-  "$cluster/down.sh" "$work/cluster" || true
+  if ! "$cluster/down.sh" "$work/cluster"; then
+    echo "FAIL: down.sh failed" >&2
+    [ $rc -ne 0 ] || rc=1
+  fi
+  if pgrep -f -- "$work/cluster" >/dev/null; then
+    echo "FAIL: processes of this cluster survived down.sh" >&2
+    [ $rc -ne 0 ] || rc=1
+  fi
   if [ $rc -eq 0 ]; then
     rm -rf "$work"
   else
@@ -35,6 +42,7 @@ cleanup() {
       [ -f "$f" ] && { echo "--- tail $f" >&2; tail -n 15 "$f" >&2; }
     done
   fi
+  exit $rc
 }
 trap cleanup EXIT
 
