@@ -28,6 +28,7 @@ stamp=$(cat "$here"/{k8s,etcd,kwok}/go.{mod,sum} "$here/build.sh" <("$GO" versio
 out="$cache/bin-$stamp"
 
 link_bin() {
+  [ ! -d "$here/bin" ] || [ -L "$here/bin" ] || rm -rf "$here/bin"
   ln -sfn "$out" "$here/bin.tmp.$$"
   mv -Tf "$here/bin.tmp.$$" "$here/bin"
 }

@@ -46,7 +46,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-step() { echo "== $*"; }
+step() { echo "== [${SECONDS}s] $*"; }
 die() {
   echo "FAIL: $*" >&2
   exit 1
