@@ -52,10 +52,15 @@ for b in etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kwok
     exit 3
   }
 done
-if [ -e "$dir/run" ] && ls "$dir"/run/*.pid >/dev/null 2>&1; then
-  echo "up: $dir already has a running cluster (run down.sh first)" >&2
-  exit 1
-fi
+for f in "$dir"/run/*.pid; do
+  [ -e "$f" ] || continue
+  p=$(cat "$f")
+  if [ -r "/proc/$p/cmdline" ] && tr '\0' ' ' <"/proc/$p/cmdline" | grep -qF -- "$dir"; then
+    echo "up: $dir already has a running cluster (run down.sh first)" >&2
+    exit 1
+  fi
+done
+rm -f "$dir"/run/*.pid
 
 pki=$dir/pki logs=$dir/logs run=$dir/run
 # A cluster always starts empty: state from an earlier run in DIR is discarded.
