@@ -16,14 +16,14 @@ struct ExpandRow {
 
 // Reference §2.4: every row of the Go expand table, the $1_per_second trap, unanchored matching.
 const ExpandRow kExpandRows[] = {
-    {"braced number", "^(?P<base>.*)_(seconds)_total$", "${1}", "http_request_duration_seconds_total",
+    {"braced number", "^(?P<base>.*)_(seconds)_total$", "${1}",
+     "http_request_duration_seconds_total", true, "http_request_duration"},
+    {"braced name", "^(?P<base>.*)_(seconds)_total$", "${base}",
+     "http_request_duration_seconds_total", true, "http_request_duration"},
+    {"bare name", "^(?P<base>.*)_(seconds)_total$", "$base", "http_request_duration_seconds_total",
      true, "http_request_duration"},
-    {"braced name", "^(?P<base>.*)_(seconds)_total$", "${base}", "http_request_duration_seconds_total",
-     true, "http_request_duration"},
-    {"bare name", "^(?P<base>.*)_(seconds)_total$", "$base", "http_request_duration_seconds_total", true,
-     "http_request_duration"},
-    {"second group", "^(?P<base>.*)_(seconds)_total$", "$2", "http_request_duration_seconds_total", true,
-     "seconds"},
+    {"second group", "^(?P<base>.*)_(seconds)_total$", "$2", "http_request_duration_seconds_total",
+     true, "seconds"},
     {"group out of range is empty", "^(?P<base>.*)_(seconds)_total$", "$3",
      "http_request_duration_seconds_total", true, ""},
     {"greedy name $base_x means group base_x", "^(?P<base>.*)_(seconds)_total$", "$base_x",
@@ -32,24 +32,25 @@ const ExpandRow kExpandRows[] = {
      "http_request_duration_seconds_total", true, "http_request_duration_x"},
     {"$1a is group named 1a", "^(?P<base>.*)_(seconds)_total$", "$1a",
      "http_request_duration_seconds_total", true, ""},
-    {"$$ is a dollar", "^(?P<base>.*)_(seconds)_total$", "$$", "http_request_duration_seconds_total",
-     true, "$"},
+    {"$$ is a dollar", "^(?P<base>.*)_(seconds)_total$", "$$",
+     "http_request_duration_seconds_total", true, "$"},
     {"malformed $-x is literal", "^(?P<base>.*)_(seconds)_total$", "$-x",
      "http_request_duration_seconds_total", true, "$-x"},
-    {"trailing $ is literal", "^(?P<base>.*)_(seconds)_total$", "a$", "http_request_duration_seconds_total",
-     true, "a$"},
+    {"trailing $ is literal", "^(?P<base>.*)_(seconds)_total$", "a$",
+     "http_request_duration_seconds_total", true, "a$"},
     {"unclosed brace is literal", "^(.*)_total$", "${1", "x_total", true, "${1"},
-    {"trap: $1_per_second is empty", "^(.*)_total$", "$1_per_second", "http_requests_total", true, ""},
+    {"trap: $1_per_second is empty", "^(.*)_total$", "$1_per_second", "http_requests_total", true,
+     ""},
     {"fix: ${1}_per_second", "^(.*)_total$", "${1}_per_second", "http_requests_total", true,
      "http_requests_per_second"},
-    {"unanchored: only the match, not a substitution", "requests", "$0", "http_requests_total", true,
-     "requests"},
+    {"unanchored: only the match, not a substitution", "requests", "$0", "http_requests_total",
+     true, "requests"},
     {"default $0 with no groups", ".*", "$0", "up", true, "up"},
     {"leading zero is a name, not a number", "^(a)$", "$01", "a", true, ""},
     {"$0 is the whole match", "^(.*)_total$", "$0", "x_total", true, "x_total"},
     {"no match", "^foo$", "$0", "bar", false, ""},
-    {"literal as", "nv_inference_queue_duration_us", "avg_time_queue_us", "nv_inference_queue_duration_us",
-     true, "avg_time_queue_us"},
+    {"literal as", "nv_inference_queue_duration_us", "avg_time_queue_us",
+     "nv_inference_queue_duration_us", true, "avg_time_queue_us"},
     {"unmatched optional group is empty", "^a(b)?$", "[$1]", "a", true, "[]"},
 };
 
@@ -60,7 +61,9 @@ TEST(GoRegexExpand, Table) {
     ASSERT_TRUE(re.ok()) << re.status().message();
     std::string out;
     EXPECT_EQ(re->expand(row.as, row.input, out), row.matched);
-    if (row.matched) EXPECT_EQ(out, row.expected);
+    if (row.matched) {
+      EXPECT_EQ(out, row.expected);
+    }
   }
 }
 
@@ -88,8 +91,12 @@ TEST(GoRegexCompile, Table) {
     SCOPED_TRACE(row.what);
     core::Result<GoRegex> re = GoRegex::compile(row.pattern);
     EXPECT_EQ(re.ok(), row.ok);
-    if (re.ok()) EXPECT_EQ(re->captureGroups(), row.groups);
-    if (!re.ok()) EXPECT_NE(re.status().message().find("error parsing regexp"), std::string::npos);
+    if (re.ok()) {
+      EXPECT_EQ(re->captureGroups(), row.groups);
+    }
+    if (!re.ok()) {
+      EXPECT_NE(re.status().message().find("error parsing regexp"), std::string::npos);
+    }
   }
 }
 

@@ -12,7 +12,8 @@ struct SelectorRow {
   const char* matchers;  // joined, or a fragment of the error message
 };
 
-// Reference §2.6: the selector → matcher table (including its error rows) and the external examples.
+// Reference §2.6: the selector → matcher table (including its error rows) and the external
+// examples.
 const SelectorRow kSelectorRows[] = {
     {"k=v", "k=v", true, R"(k="v")"},
     {"k==v", "k==v", true, R"(k="v")"},
@@ -62,12 +63,19 @@ struct NamesRow {
 
 const NamesRow kNamesRows[] = {
     {"one name is an equality", {"web-1"}, R"(pod="web-1")", "web-1"},
-    {"two names are an alternation in the given order", {"somepod1", "somepod2"},
-     R"(pod=~"somepod1|somepod2")", "somepod1|somepod2"},
-    {"a quote cannot end the string", {R"(a"}or{x=")"}, R"(pod="a\"}or{x=\"")", R"(a\"\}or\{x=\")"},
-    {"an alternation in a name cannot widen the match", {"a|.*", "b"}, R"(pod=~"a\\|\\.\\*|b")",
+    {"two names are an alternation in the given order",
+     {"somepod1", "somepod2"},
+     R"(pod=~"somepod1|somepod2")",
+     "somepod1|somepod2"},
+    {"a quote cannot end the string", {R"(a"}or{x=")"}, R"(pod="a\"}or{x=\"")", R"(a\"\\}or\\{x=\")"},
+    {"an alternation in a name cannot widen the match",
+     {"a|.*", "b"},
+     R"(pod=~"a\\|\\.\\*|b")",
      R"(a\\|\\.\\*|b)"},
-    {"a backslash is escaped twice inside regexes", {"a\\", "b"}, R"(pod=~"a\\\\|b")", R"(a\\\\|b)"},
+    {"a backslash is escaped twice inside regexes",
+     {"a\\", "b"},
+     R"(pod=~"a\\\\|b")",
+     R"(a\\\\|b)"},
     {"a newline is quoted", {"a\nb"}, R"(pod="a\nb")", R"(a\nb)"},
     {"a dot is a literal dot in an alternation", {"a.b", "c"}, R"(pod=~"a\\.b|c")", R"(a\\.b|c)"},
 };
@@ -90,8 +98,7 @@ TEST(LabelMatchersOrder, SelectorThenNamespaceThenResource) {
   matchers.addEqual("kube_namespace", "somens");
   std::vector<std::string> names = {"somesvc"};
   matchers.addNames("kube_service", names);
-  EXPECT_EQ(matchers.joined(),
-            R"(param1="value1",kube_namespace="somens",kube_service="somesvc")");
+  EXPECT_EQ(matchers.joined(), R"(param1="value1",kube_namespace="somens",kube_service="somesvc")");
 }
 
 TEST(LabelMatchersFormat, Operators) {

@@ -15,19 +15,22 @@ struct ErrorRow {
 
 // Each row is a whole file; the expected message is exact, position included.
 const ErrorRow kErrorRows[] = {
-    {"empty file", "", "t.yaml: the rule file is empty (expected rules, externalRules or resourceRules)"},
+    {"empty file", "",
+     "t.yaml: the rule file is empty (expected rules, externalRules or resourceRules)"},
     {"only comments", "# nothing\n---\n",
      "t.yaml: the rule file is empty (expected rules, externalRules or resourceRules)"},
     {"no rules at all", "rules: []\n",
      "t.yaml:1:1: the rule file defines no rules, externalRules or resourceRules"},
     {"top level is a list", "- a\n",
-     "t.yaml:1:1: expected a mapping with rules, externalRules or resourceRules at the top level, got "
+     "t.yaml:1:1: expected a mapping with rules, externalRules or resourceRules at the top level, "
+     "got "
      "a sequence"},
     {"unknown top-level key", "rules: []\nrulez: []\n",
      "t.yaml:2:1: unknown field \"rulez\" (expected rules, externalRules, resourceRules)"},
     {"duplicate top-level key", "rules: []\nrules: []\n",
      "t.yaml:2:1: duplicate key \"rules\" (first at line 1, column 1)"},
-    {"rules is not a list", "rules: {}\n", "t.yaml:1:8: rules: expected a list of rules, got a mapping"},
+    {"rules is not a list", "rules: {}\n",
+     "t.yaml:1:8: rules: expected a list of rules, got a mapping"},
     {"a rule is a string", "rules:\n- hello\n",
      "t.yaml:2:3: rules[0]: expected a rule (a mapping), got a scalar"},
     {"unknown key in a rule", "rules:\n- seriesQuery: up\n  metricQuery: x\n",
@@ -37,7 +40,8 @@ const ErrorRow kErrorRows[] = {
      "rules:\n- seriesQuery: up\n  metricsQuery: a\n  metricsQuery: b\n",
      "t.yaml:4:3: rules[0]: duplicate key \"metricsQuery\" (first at line 3, column 3)"},
     {"unknown key in name, fourth rule",
-     "rules:\n- {seriesQuery: a}\n- {seriesQuery: b}\n- {seriesQuery: c}\n- seriesQuery: d\n  name:\n"
+     "rules:\n- {seriesQuery: a}\n- {seriesQuery: b}\n- {seriesQuery: c}\n- seriesQuery: d\n  "
+     "name:\n"
      "    match: x\n",
      "t.yaml:7:5: rules[3].name: unknown field \"match\" (expected matches, as)"},
     {"string expected, mapping given", "rules:\n- seriesQuery: {a: b}\n",
@@ -129,7 +133,8 @@ resourceRules:
   EXPECT_EQ(rule.path, "rules[0]");
   EXPECT_EQ(rule.pos.line, 2);
   EXPECT_EQ(rule.pos.column, 3);
-  EXPECT_EQ(rule.seriesQuery.value, R"(nv_inference_queue_duration_us{namespace="default",pod!=""})");
+  EXPECT_EQ(rule.seriesQuery.value,
+            R"(nv_inference_queue_duration_us{namespace="default",pod!=""})");
   EXPECT_EQ(rule.seriesQuery.pos.line, 2);
   EXPECT_EQ(rule.seriesQuery.pos.column, 16);
   ASSERT_EQ(rule.seriesFilters.size(), 2u);
@@ -201,7 +206,8 @@ TEST(Loader, BooleansAsYaml11) {
 TEST(Loader, ShippedRuleFilesLoad) {
   const char* source = std::getenv("GPUSCALE_SOURCE_DIR");
   ASSERT_NE(source, nullptr);
-  for (const char* file : {"triton.yaml", "prometheus-adapter-defaults.yaml", "vllm.yaml", "dcgm.yaml"}) {
+  for (const char* file :
+       {"triton.yaml", "prometheus-adapter-defaults.yaml", "vllm.yaml", "dcgm.yaml"}) {
     core::Result<RuleConfig> config = loadRuleConfigFile(std::string(source) + "/rules/" + file);
     EXPECT_TRUE(config.ok()) << file << ": " << config.status().message();
   }

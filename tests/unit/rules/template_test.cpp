@@ -78,7 +78,8 @@ struct ParseErrorRow {
 };
 
 const ParseErrorRow kParseErrors[] = {
-    {"unclosed action", "sum(<<.Series)", 4, "unclosed action"},
+    {"unclosed action", "sum(<<.Series", 4, "unclosed action"},
+    {"stray parenthesis", "sum(<<.Series)", 13, "unexpected \")\" in operand"},
     {"unclosed action at the end", "<<", 0, "unclosed action"},
     {"empty action", "a<<>>", 1, "missing value for command"},
     {"unknown function", "<<join .GroupBySlice>>", 2, "function \"join\" not defined"},
@@ -87,7 +88,8 @@ const ParseErrorRow kParseErrors[] = {
     {"pipelines are not supported", "<<.Series | printf>>", 10, "pipelines (|) are not supported"},
     {"variables are not supported", "<<$x := .Series>>", 2, "variables are not supported"},
     {"parentheses are not supported", "<<(.Series)>>", 2, "parenthesized"},
-    {"argument to a field", "<<.Series .GroupBy>>", 10, "can't give argument to non-function .Series"},
+    {"argument to a field", "<<.Series .GroupBy>>", 10,
+     "can't give argument to non-function .Series"},
     {"unterminated string", "<<index .LabelValuesByName \"pod>>", 27, "unterminated quoted string"},
     {"unclosed comment", "<</* x >>", 0, "unclosed comment"},
     {"comment not followed by the delimiter", "<</* x */ .Series>>", 7,
@@ -135,12 +137,14 @@ TEST(TemplateExecute, ErrorsTable) {
     ASSERT_TRUE(t.ok()) << t.status().message();
     Result<std::string> out = t->execute(q.data);
     ASSERT_FALSE(out.ok());
-    EXPECT_NE(out.status().message().find(row.message), std::string::npos) << out.status().message();
+    EXPECT_NE(out.status().message().find(row.message), std::string::npos)
+        << out.status().message();
   }
 }
 
 TEST(TemplateFields, ReferencesAreRecordedWithOffsets) {
-  Result<Template> t = Template::parse(R"(<<.Series>>{<<index .LabelValuesByName "pod">>} <<.Nope.x>>)");
+  Result<Template> t =
+      Template::parse(R"(<<.Series>>{<<index .LabelValuesByName "pod">>} <<.Nope.x>>)");
   ASSERT_TRUE(t.ok());
   ASSERT_EQ(t->fieldReferences().size(), 3u);
   EXPECT_EQ(t->fieldReferences()[0].name, "Series");
