@@ -332,6 +332,17 @@ TEST(QueryFor, ResourceRulesGroupByPodAndContainer) {
   EXPECT_EQ(*node, R"(sum by (node) (irate(node_cpu_usage_seconds_total{node="n1"}[4m])))");
 }
 
+TEST(QueryFor, AnyNameKeepsWildcardQueriesSmall) {
+  std::shared_ptr<const RuleSet> set = compileText(customRule(
+      kPodOverrides,
+      R"(sum(<<.Series>>{<<.LabelMatchers>>}) by (<<.GroupBy>>) <<index .LabelValuesByName "pod">>)"));
+  ASSERT_NE(set, nullptr);
+  QueryRequest request{"x", {"", "pods"}, "ns", {}, nullptr, {}, true};
+  core::Result<std::string> query = set->rules.at(0).queryFor(request);
+  ASSERT_TRUE(query.ok()) << query.status().message();
+  EXPECT_EQ(*query, R"(sum(x{namespace="ns",pod!=""}) by (pod) .+)");
+}
+
 TEST(MetricNameFor, UsesTheRuleRegexAndAs) {
   std::shared_ptr<const RuleSet> set = compileText(
       "rules:\n- seriesQuery: x\n  resources: {template: <<.Resource>>}\n  name: {matches: "

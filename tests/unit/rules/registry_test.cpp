@@ -210,8 +210,8 @@ TEST(ExternalRegistry, LastWriterWinsAndSorted) {
 )");
   ASSERT_NE(set, nullptr);
   SeriesByQuery series;
-  series["a"] = {{"queue_depth", {"queue"}}, {"queue_lag", {}}, {"other", {}}};
-  series["b"] = {{"depth", {}}, {"zzz", {}}};
+  series["a"] = {{"queue_depth", {"queue"}}, {"queue_lag", LabelNames{}}, {"other", LabelNames{}}};
+  series["b"] = {{"depth", LabelNames{}}, {"zzz", LabelNames{}}};
   auto registry = ExternalRegistry::build(set, series);
   ASSERT_TRUE(registry.ok()) << registry.status().message();
   std::vector<std::string> got;

@@ -39,12 +39,15 @@ const ErrorRow kErrorRows[] = {
     {"bad name regex", "rules:\n- seriesQuery: up\n  name:\n    matches: \"a**\"\n",
      "t.yaml:4:14: rules[0].name.matches: unable to compile series name match expression: error "
      "parsing regexp \"a**\": bad repetition operator: **"},
-    {"two capture groups and no as", "rules:\n- seriesQuery: up\n  name: {matches: \"^(a)_(b)$\"}\n",
-     "t.yaml:3:19: rules[0].name.matches: must specify an 'as' value for name matcher \"^(a)_(b)$\" (it "
+    {"two capture groups and no as",
+     "rules:\n- seriesQuery: up\n  name: {matches: \"^(a)_(b)$\"}\n",
+     "t.yaml:3:19: rules[0].name.matches: must specify an 'as' value for name matcher "
+     "\"^(a)_(b)$\" (it "
      "has 2 capture groups) associated with series query \"up\""},
     {"metricsQuery that does not parse points inside the template",
      "rules:\n- seriesQuery: up\n  metricsQuery: 'sum(<<.Series)'\n",
-     "t.yaml:3:31: rules[0].metricsQuery: unable to parse template: template: offset 13: unexpected "
+     "t.yaml:3:31: rules[0].metricsQuery: unable to parse template: template: offset 13: "
+     "unexpected "
      "\")\" in operand"},
     {"metricsQuery with an unknown function",
      "rules:\n- seriesQuery: up\n  metricsQuery: <<printf .Series>>\n",
@@ -64,16 +67,17 @@ const ErrorRow kErrorRows[] = {
     {"unknown override resource (sample-config's cheese.io brand needs a cluster that has it)",
      "rules:\n- seriesQuery: up\n  resources:\n    overrides:\n      brand: {group: cheese.io, "
      "resource: brand}\n",
-     "t.yaml:5:43: rules[0].resources.overrides.brand: unable to normalize group-resource {cheese.io "
+     "t.yaml:5:43: rules[0].resources.overrides.brand: unable to normalize group-resource "
+     "{cheese.io "
      "brand}: the server doesn't have a resource type \"brand\" in group \"cheese.io\""},
     {"external rule errors name externalRules",
      "externalRules:\n- seriesQuery: up\n  seriesFilters: [{}]\n",
-     "t.yaml:3:19: externalRules[0].seriesFilters[0]: must have either an 'is' or 'isNot' expression "
+     "t.yaml:3:19: externalRules[0].seriesFilters[0]: must have either an 'is' or 'isNot' "
+     "expression "
      "in a filter"},
     {"bad window", "resourceRules:\n  window: 5 minutes\n",
      "t.yaml:2:11: resourceRules.window: invalid duration: "},
-    {"bad containerQuery",
-     "resourceRules:\n  cpu:\n    containerQuery: <<.Series\n",
+    {"bad containerQuery", "resourceRules:\n  cpu:\n    containerQuery: <<.Series\n",
      "t.yaml:3:21: resourceRules.cpu.containerQuery: unable to parse template: template: offset 0: "
      "unclosed action"},
 };
@@ -104,22 +108,28 @@ const WarningRow kWarningRows[] = {
      "rules:\n- seriesQuery: x\n  resources: {template: <<.Resource>>}\n  name: {matches: "
      "\"^(.*)_total$\", as: \"$1_per_second\"}\n  metricsQuery: <<.Series>>\n",
      {"t.yaml:4:40: rules[0].name.as: \"$1_per_second\" refers to capture group \"1_per_second\", "
-      "which does not exist in \"^(.*)_total$\", so it expands to \"\" (write \"${1}_per_second\" for "
+      "which does not exist in \"^(.*)_total$\", so it expands to \"\" (write \"${1}_per_second\" "
+      "for "
       "group 1 followed by \"_per_second\")"}},
     {"a group number past the last group",
-     "rules:\n- seriesQuery: x\n  resources: {template: <<.Resource>>}\n  name: {matches: \"^(.*)$\", "
+     "rules:\n- seriesQuery: x\n  resources: {template: <<.Resource>>}\n  name: {matches: "
+     "\"^(.*)$\", "
      "as: \"${2}\"}\n  metricsQuery: <<.Series>>\n",
-     {"t.yaml:4:34: rules[0].name.as: \"${2}\" refers to capture group \"2\", which does not exist in "
+     {"t.yaml:4:34: rules[0].name.as: \"${2}\" refers to capture group \"2\", which does not exist "
+      "in "
       "\"^(.*)$\", so it expands to \"\""}},
     {"the LabelMatchersByName field from the docs does not exist",
      "rules:\n- seriesQuery: x\n  resources: {template: <<.Resource>>}\n  metricsQuery: "
      "'<<.LabelMatchersByName>>'\n",
-     {"t.yaml:4:20: rules[0].metricsQuery: field .LabelMatchersByName does not exist (fields: .Series, "
+     {"t.yaml:4:20: rules[0].metricsQuery: field .LabelMatchersByName does not exist (fields: "
+      ".Series, "
       ".LabelMatchers, .LabelValuesByName, .GroupBy, .GroupBySlice); every query will fail"}},
     {"GroupBy in an external rule",
-     "externalRules:\n- seriesQuery: x\n  resources: {namespaced: false}\n  metricsQuery: 'sum(x) by "
+     "externalRules:\n- seriesQuery: x\n  resources: {namespaced: false}\n  metricsQuery: 'sum(x) "
+     "by "
      "(<<.GroupBy>>)'\n",
-     {"t.yaml:4:17: externalRules[0].metricsQuery: .GroupBy is always empty for externalRules (write "
+     {"t.yaml:4:17: externalRules[0].metricsQuery: .GroupBy is always empty for externalRules "
+      "(write "
       "the labels to group by yourself)"}},
     {"pod override only: no namespace label",
      "rules:\n- seriesQuery: x\n  resources: {overrides: {pod: {resource: pod}}}\n  metricsQuery: "
