@@ -15,3 +15,11 @@ std::optional<double> parseQuantity(std::string_view text);
 std::optional<std::chrono::milliseconds> parseDuration(std::string_view text);
 
 }  // namespace gpuscale::partition
+
+namespace gpuscale::partition {
+
+// An RFC 3339 timestamp as Kubernetes writes it ("2026-11-22T00:30:00Z", optional fraction, Z or +hh:mm);
+// nullopt when malformed.
+std::optional<std::chrono::system_clock::time_point> parseTimestamp(std::string_view text);
+
+}  // namespace gpuscale::partition
