@@ -419,6 +419,11 @@ int NodeState::replicasFor(std::string_view resource) const {
   return replicas && *replicas > 0 ? static_cast<int>(*replicas) : 1;
 }
 
+std::int64_t NodeState::capacityFor(std::string_view resource) const {
+  auto it = devices.find(std::string(unsharedResourceName(resource)));
+  return it == devices.end() ? 0 : it->second * replicasFor(resource);
+}
+
 bool NodeState::ownsDevicePluginConfig() const {
   return devicePluginConfigName.rfind(kOwnedConfigPrefix, 0) == 0;
 }
@@ -462,6 +467,8 @@ const ScaleTarget* ClusterSnapshot::target(std::string_view ns, std::string_view
   }
   return nullptr;
 }
+
+std::optional<TimePoint> parseKubernetesTime(std::string_view text) { return parseTimestamp(text); }
 
 core::Result<ClusterSnapshot> buildSnapshot(const nlohmann::json& dump) {
   try {

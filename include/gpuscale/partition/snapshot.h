@@ -71,6 +71,8 @@ struct NodeState {
 
   // Time-slicing replicas of `resource` (".shared" names map to their base resource).
   int replicasFor(std::string_view resource) const;
+  // Units of `resource` the node offers: physical devices x time-slicing replicas.
+  std::int64_t capacityFor(std::string_view resource) const;
   // Whether gpuscale wrote the node's device-plugin config.
   bool ownsDevicePluginConfig() const;
 };
@@ -136,6 +138,9 @@ struct ClusterSnapshot {
 
   std::unordered_map<std::string, std::size_t> nodeIndex_;
 };
+
+// An RFC 3339 timestamp as Kubernetes writes it ("2026-11-22T00:30:00Z"); nullopt when malformed.
+std::optional<TimePoint> parseKubernetesTime(std::string_view text);
 
 // Builds the snapshot from a `kind: List` (or an array of Lists/objects, or an object with `items`).
 // Kinds used: Node, Pod, HorizontalPodAutoscaler, Deployment, StatefulSet, ReplicaSet, ConfigMap; others
