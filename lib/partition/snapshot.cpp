@@ -355,16 +355,28 @@ std::string describe(const json& item, std::size_t index) {
   return fmt::format("item {} ({} {})", index, kind, name);
 }
 
+// Runs `parse` on items[index], naming the item in any shape error.
+template <typename Parse>
+void withItemContext(const json& item, std::size_t index, Parse&& parse) {
+  try {
+    parse();
+  } catch (const jf::JsonShapeError& e) {
+    throw jf::JsonShapeError{describe(item, index) + ": " + e.message};
+  } catch (const json::exception& e) {
+    throw jf::JsonShapeError{describe(item, index) + ": " + e.what()};
+  }
+}
+
 ClusterSnapshot build(const std::vector<const json*>& items) {
   ClusterSnapshot snap;
   std::vector<ConfigMapState> configMaps;
-  std::vector<const json*> nodes;
+  std::vector<std::size_t> nodes;
   for (std::size_t i = 0; i < items.size(); ++i) {
     const json& item = *items[i];
-    try {
+    withItemContext(item, i, [&] {
       const std::string kind = jf::string(item, "kind");
       if (kind == "Node") {
-        nodes.push_back(&item);
+        nodes.push_back(i);
       } else if (kind == "Pod") {
         snap.pods.push_back(parsePod(item));
       } else if (kind == "HorizontalPodAutoscaler") {
@@ -376,14 +388,12 @@ ClusterSnapshot build(const std::vector<const json*>& items) {
         configMaps.push_back({jf::string(meta, "namespace", "default"), jf::string(meta, "name"),
                               jf::stringMap(item, "data")});
       }
-    } catch (const jf::JsonShapeError& e) {
-      throw jf::JsonShapeError{describe(item, i) + ": " + e.message};
-    } catch (const json::exception& e) {
-      throw jf::JsonShapeError{describe(item, i) + ": " + e.what()};
-    }
+    });
   }
   ConfigSources sources(std::move(configMaps));
-  for (const json* item : nodes) snap.nodes.push_back(parseNode(*item, sources));
+  for (std::size_t i : nodes) {
+    withItemContext(*items[i], i, [&] { snap.nodes.push_back(parseNode(*items[i], sources)); });
+  }
   std::sort(snap.nodes.begin(), snap.nodes.end(),
             [](const auto& a, const auto& b) { return a.name < b.name; });
   for (std::size_t i = 0; i < snap.nodes.size(); ++i) snap.nodeIndex_[snap.nodes[i].name] = i;
