@@ -352,7 +352,8 @@ std::string describe(const json& item, std::size_t index) {
     if (m.contains("namespace") && m["namespace"].is_string()) name = m["namespace"].get<std::string>() + "/";
     if (m.contains("name") && m["name"].is_string()) name += m["name"].get<std::string>();
   }
-  return fmt::format("item {} ({} {})", index, kind, name);
+  return name.empty() ? fmt::format("item {} ({})", index, kind)
+                      : fmt::format("item {} ({} {})", index, kind, name);
 }
 
 // Runs `parse` on items[index], naming the item in any shape error.
