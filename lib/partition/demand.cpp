@@ -102,8 +102,11 @@ std::vector<WorkloadDemand> assessWorkloads(const ClusterSnapshot& snapshot, con
     double tolerance = hpa.scaleUpTolerance.value_or(policy->tolerance);
     d.wanted = hpaWantedReplicas(hpa, ready, tolerance);
     if (unschedulable) d.wanted = std::max(d.wanted, target->specReplicas);
+    // Without a ScalingLimited verdict (older status, or conditions not yet written) fall back to the numbers;
+    // an explicit ScaleUpLimit means the HPA is still growing.
+    bool rateLimited = hpa.hasCondition("ScalingLimited", "True", "ScaleUpLimit");
     bool limited = hpa.hasCondition("ScalingLimited", "True", "TooManyReplicas") ||
-                   (hpa.desiredReplicas >= hpa.maxReplicas && d.wanted > hpa.maxReplicas);
+                   (!rateLimited && hpa.desiredReplicas >= hpa.maxReplicas && d.wanted > hpa.maxReplicas);
     bool active = !hpa.hasCondition("ScalingActive", "False");
     if (unschedulable) {
       d.blocked = true;

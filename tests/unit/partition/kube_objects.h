@@ -116,6 +116,19 @@ struct HpaSpec {
   std::string lastScaleTime = "2026-11-22T00:00:00Z";
 };
 
+inline HpaSpec hpaSpec(int min, int max, int current, int desired, std::string average, std::string target,
+                       bool limited) {
+  HpaSpec s;
+  s.min = min;
+  s.max = max;
+  s.current = current;
+  s.desired = desired;
+  s.average = std::move(average);
+  s.target = std::move(target);
+  s.limited = limited;
+  return s;
+}
+
 inline json hpa(const std::string& ns, const std::string& name, const HpaSpec& s) {
   auto annotations = s.annotations;
   if (!s.policy.empty()) annotations["gpuscale.io/partition-policy"] = s.policy;
