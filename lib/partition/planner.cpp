@@ -50,6 +50,15 @@ int removedInstances(const MigGeometry& from, const MigGeometry& to) {
   return removed;
 }
 
+// Profiles in `to` that `from` does not have, other than `wanted`: new resource types for the cluster.
+int introducedProfiles(const MigGeometry& from, const MigGeometry& to, const std::string& wanted) {
+  int introduced = 0;
+  for (const auto& [profile, count] : to) {
+    if (profile != wanted && from.count(profile) == 0) ++introduced;
+  }
+  return introduced;
+}
+
 int countOf(const MigGeometry& g, const std::string& profile) {
   auto it = g.find(profile);
   return it == g.end() ? 0 : it->second;
@@ -228,7 +237,7 @@ class PlanBuilder {
       const int before = podsOn(d, i);
       const int have = countOf(cur.geometry, profile->name);
       const MigGeometry* best = nullptr;
-      std::tuple<int, int, int, std::string> bestKey;
+      std::tuple<int, int, int, int, std::string> bestKey;
       int bestGain = 0;
       for (const auto& g : candidates) {
         int extra = countOf(g, profile->name) - have;
@@ -237,8 +246,9 @@ class PlanBuilder {
         if (gain <= 0) continue;
         bool enough = gain >= need - gained;
         int removed = removedInstances(cur.geometry, g);
-        auto key = enough ? std::make_tuple(0, removed, gain, formatGeometry(g))
-                          : std::make_tuple(1, -gain, removed, formatGeometry(g));
+        int introduced = introducedProfiles(cur.geometry, g, profile->name);
+        auto key = enough ? std::make_tuple(0, removed, introduced, gain, formatGeometry(g))
+                          : std::make_tuple(1, -gain, removed, introduced, formatGeometry(g));
         if (best == nullptr || key < bestKey) {
           best = &g;
           bestKey = std::move(key);

@@ -5,7 +5,8 @@
 //   migReshape  - rebuild GPUs of idle nodes (no GPU pod bound to the node; the snapshot has no per-GPU pod
 //                 mapping, so one GPU pod makes every GPU of its node busy). Per GPU it picks, among the
 //                 maximal geometries of the allowed profiles, one that covers the remaining need while removing
-//                 the fewest existing instances (else the one adding the most). Single-strategy nodes are
+//                 the fewest existing instances and introducing the fewest new profile types (else the one
+//                 adding the most). Single-strategy nodes are
 //                 rebuilt uniformly to the allowed profile with the most instances. Nodes are changed with a
 //                 per-GPU mig-parted config that restates untouched GPUs.
 //   timeSlicing - raise node-wide replicas of the workload's resource, up to the policy's per-device limit
