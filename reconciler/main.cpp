@@ -1,4 +1,5 @@
-// gpuscale-reconciler: grows GPU partitions for HPAs held at their ceiling. Subcommands so far: plan.
+// gpuscale-reconciler: grows GPU partitions for HPAs held at their ceiling. Subcommands so far:
+// plan.
 #include <iostream>
 #include <string>
 #include <vector>
@@ -11,8 +12,10 @@ constexpr const char* kUsage =
     "usage: gpuscale-reconciler plan --from DUMP.json [--policy POLICY.yaml] [--output json|text]\n"
     "                                [--now RFC3339]\n"
     "\n"
-    "  plan   read a `kubectl get nodes,pods,hpa,deployments,configmaps -A -o json` dump (\"-\" for stdin)\n"
-    "         and print the partition plan. Without --policy the built-in policy \"default\" applies to\n"
+    "  plan   read a `kubectl get nodes,pods,hpa,deployments,configmaps -A -o json` dump (\"-\" "
+    "for stdin)\n"
+    "         and print the partition plan. Without --policy the built-in policy \"default\" "
+    "applies to\n"
     "         HPAs annotated gpuscale.io/partition-policy: default.\n";
 
 }  // namespace

@@ -39,7 +39,8 @@ SharingConfig parseSharing(const YAML::Node& node, std::string_view what) {
       yamlFail(kv.first, "unexpected field \"" + key + "\" in " + std::string(what));
     }
   }
-  if (!sawResources || s.resources.empty()) yamlFail(node, std::string(what) + ".resources is required");
+  if (!sawResources || s.resources.empty())
+    yamlFail(node, std::string(what) + ".resources is required");
   return s;
 }
 
@@ -89,7 +90,8 @@ void emitSharing(YAML::Emitter& out, std::string_view name, const SharingConfig&
   out << YAML::Key << std::string(name) << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "renameByDefault" << YAML::Value << s.renameByDefault;
   if (s.failRequestsGreaterThanOne) {
-    out << YAML::Key << "failRequestsGreaterThanOne" << YAML::Value << *s.failRequestsGreaterThanOne;
+    out << YAML::Key << "failRequestsGreaterThanOne" << YAML::Value
+        << *s.failRequestsGreaterThanOne;
   }
   out << YAML::Key << "resources" << YAML::Value << YAML::BeginSeq;
   for (const auto& r : s.resources) {
@@ -137,7 +139,8 @@ std::string emitDevicePluginConfig(const DevicePluginConfig& c) {
   if (c.migStrategy || !c.otherFlags.empty()) {
     out << YAML::Key << "flags" << YAML::Value << YAML::BeginMap;
     if (c.migStrategy) {
-      out << YAML::Key << "migStrategy" << YAML::Value << std::string(migStrategyName(*c.migStrategy));
+      out << YAML::Key << "migStrategy" << YAML::Value
+          << std::string(migStrategyName(*c.migStrategy));
     }
     for (const auto& [name, text] : c.otherFlags) {
       out << YAML::Key << name << YAML::Value << YAML::Load(text);

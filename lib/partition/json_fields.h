@@ -1,6 +1,6 @@
 // Typed, shape-checked access to Kubernetes JSON objects (private helper of the snapshot builder).
-// Absent or null fields give defaults; present fields of the wrong type throw JsonShapeError, which the
-// builder turns into a Status naming the item and field.
+// Absent or null fields give defaults; present fields of the wrong type throw JsonShapeError, which
+// the builder turns into a Status naming the item and field.
 #pragma once
 
 #include <cstdint>
@@ -68,7 +68,8 @@ inline std::map<std::string, std::string> stringMap(const json& obj, std::string
   return out;
 }
 
-// A quantity that Kubernetes may serialise as a string ("7", "399300m") or, in hand-written dumps, a number.
+// A quantity that Kubernetes may serialise as a string ("7", "399300m") or, in hand-written dumps,
+// a number.
 inline std::string quantityText(const json& obj, std::string_view key) {
   const json* v = find(obj, key);
   if (v == nullptr) return {};

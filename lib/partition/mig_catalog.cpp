@@ -33,8 +33,8 @@ MigProfile profile(int g, int memGb, std::string_view suffix, int slots, std::ve
 
 // The 8-slot, 7-compute-slice layout shared by A100, H100, H200, B200 and their relatives
 // (`-lgipp`: 1g {0..6}:1, 1g-double {0,2,4,6}:2, 2g {0,2,4}:2, 3g {0,4}:4, 4g {0}:4, 7g {0}:8).
-std::vector<MigProfile> eightSlotProfiles(int mem1g, int mem1gDouble, int mem2g, int mem3g, int mem4g,
-                                          int mem7g) {
+std::vector<MigProfile> eightSlotProfiles(int mem1g, int mem1gDouble, int mem2g, int mem3g,
+                                          int mem4g, int mem7g) {
   return {
       profile(1, mem1g, "", 1, range(0, 6), 7),
       profile(1, mem1g, "+me", 1, range(0, 6), 1),
@@ -119,7 +119,8 @@ std::vector<GpuModel> buildCatalog() {
                                 profile(4, 96, "", 4, {0}, 1),
                                 profile(4, 96, "+gfx", 4, {0}, 1),
                             }));
-  // The reference lists only names and a 2-instance limit for this part; slot sizes follow the 4-slot layout.
+  // The reference lists only names and a 2-instance limit for this part; slot sizes follow the
+  // 4-slot layout.
   GpuModel rtx5000 = fourSlotModel("RTX-PRO-5000", {"RTX-PRO-5000"}, 48, {},
                                    {
                                        profile(1, 12, "", 1, range(0, 3), 2),
@@ -147,7 +148,8 @@ std::string normalizeProduct(std::string_view product) {
   std::string p = upper(product);
   if (auto mig = p.find("-MIG-"); mig != std::string::npos) p.erase(mig);
   const std::string shared = "-SHARED";
-  if (p.size() >= shared.size() && p.compare(p.size() - shared.size(), shared.size(), shared) == 0) {
+  if (p.size() >= shared.size() &&
+      p.compare(p.size() - shared.size(), shared.size(), shared) == 0) {
     p.erase(p.size() - shared.size());
   }
   std::replace(p.begin(), p.end(), ' ', '-');

@@ -8,8 +8,8 @@
 namespace gpuscale::partition {
 namespace {
 
-// Depth-first walk over slots in increasing order: at each slot either leave it empty or start an allowed
-// instance there. Each set of placements is visited exactly once.
+// Depth-first walk over slots in increasing order: at each slot either leave it empty or start an
+// allowed instance there. Each set of placements is visited exactly once.
 class PlacementWalker {
  public:
   PlacementWalker(const GpuModel& model, std::vector<const MigProfile*> profiles)
@@ -73,7 +73,8 @@ class PlacementWalker {
   int media_ = 0;
 };
 
-MigGeometry toGeometry(const std::vector<const MigProfile*>& profiles, const std::vector<int>& counts) {
+MigGeometry toGeometry(const std::vector<const MigProfile*>& profiles,
+                       const std::vector<int>& counts) {
   MigGeometry g;
   for (std::size_t i = 0; i < profiles.size(); ++i) {
     if (counts[i] > 0) g[profiles[i]->name] = counts[i];
@@ -133,7 +134,8 @@ bool ProfileFilter::allows(const MigProfile& p) const {
   return profiles.empty() || profiles.count(p.name) > 0;
 }
 
-std::optional<std::vector<MigPlacement>> placeGeometry(const GpuModel& model, const MigGeometry& g) {
+std::optional<std::vector<MigPlacement>> placeGeometry(const GpuModel& model,
+                                                       const MigGeometry& g) {
   std::vector<const MigProfile*> profiles;
   std::vector<int> wanted;
   for (const auto& [name, count] : g) {

@@ -56,7 +56,8 @@ MigConfigEntry parseEntry(const YAML::Node& node) {
   if (!sawDevices) yamlFail(node, "missing required field \"devices\"");
   if (!sawEnabled) yamlFail(node, "missing required field \"mig-enabled\"");
   if (migDevices && !migDevices.IsNull()) {
-    if (!migDevices.IsMap()) yamlFail(migDevices, "mig-devices must be a mapping of profile to count");
+    if (!migDevices.IsMap())
+      yamlFail(migDevices, "mig-devices must be a mapping of profile to count");
     if (!entry.migEnabled && migDevices.size() > 0) {
       yamlFail(migDevices, "mig-devices must be empty when mig-enabled is false");
     }
@@ -80,7 +81,8 @@ MigPartedConfig parseRoot(std::string_view text) {
     const auto key = kv.first.as<std::string>();
     if (key == "version") {
       sawVersion = true;
-      if (yamlAs<std::string>(kv.second, "version") != "v1") yamlFail(kv.second, "version must be v1");
+      if (yamlAs<std::string>(kv.second, "version") != "v1")
+        yamlFail(kv.second, "version must be v1");
     } else if (key == "mig-configs") {
       if (!kv.second.IsMap()) yamlFail(kv.second, "mig-configs must be a mapping");
       for (const auto& named : kv.second) {
@@ -102,9 +104,10 @@ MigPartedConfig parseRoot(std::string_view text) {
 bool selects(const MigConfigEntry& entry, const GpuModel* model, int index) {
   if (!entry.deviceFilter.empty()) {
     if (model == nullptr) return false;
-    bool match = std::any_of(entry.deviceFilter.begin(), entry.deviceFilter.end(), [&](std::uint32_t id) {
-      return std::find(model->pciIds.begin(), model->pciIds.end(), id) != model->pciIds.end();
-    });
+    bool match =
+        std::any_of(entry.deviceFilter.begin(), entry.deviceFilter.end(), [&](std::uint32_t id) {
+          return std::find(model->pciIds.begin(), model->pciIds.end(), id) != model->pciIds.end();
+        });
     if (!match) return false;
   }
   return entry.allDevices ||

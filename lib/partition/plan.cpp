@@ -16,7 +16,8 @@ Json geometryJson(const MigGeometry& g) {
 Json actionJson(const MigReconfigure& a) {
   Json gpus = Json::array();
   for (const auto& g : a.gpus) {
-    gpus.push_back({{"index", g.index}, {"from", geometryJson(g.from)}, {"to", geometryJson(g.to)}});
+    gpus.push_back(
+        {{"index", g.index}, {"from", geometryJson(g.from)}, {"to", geometryJson(g.to)}});
   }
   Json entries = Json::array();
   for (const auto& e : a.entries) {
@@ -31,11 +32,17 @@ Json actionJson(const MigReconfigure& a) {
 }
 
 Json actionJson(const TimeSlicingChange& a) {
-  return {{"kind", "TimeSlicing"}, {"node", a.node}, {"resource", a.resource}, {"replicas", a.replicas}};
+  return {{"kind", "TimeSlicing"},
+          {"node", a.node},
+          {"resource", a.resource},
+          {"replicas", a.replicas}};
 }
 
 Json actionJson(const SetMaxReplicas& a) {
-  return {{"kind", "SetMaxReplicas"}, {"namespace", a.ns}, {"name", a.name}, {"from", a.from},
+  return {{"kind", "SetMaxReplicas"},
+          {"namespace", a.ns},
+          {"name", a.name},
+          {"from", a.from},
           {"to", a.to}};
 }
 
@@ -86,8 +93,8 @@ std::string planToText(const Plan& plan) {
   std::string out;
   out += fmt::format("Demands ({}):\n", plan.demands.size());
   for (const auto& d : plan.demands) {
-    out += fmt::format("  HPA {}/{} blocked ({}) on {}: ceiling {}, wants {}\n", d.ns, d.name, d.reason,
-                       d.resource, d.ceiling, d.wanted);
+    out += fmt::format("  HPA {}/{} blocked ({}) on {}: ceiling {}, wants {}\n", d.ns, d.name,
+                       d.reason, d.resource, d.ceiling, d.wanted);
   }
   out += fmt::format("Actions ({}):\n", plan.actions.size());
   for (const auto& a : plan.actions) {

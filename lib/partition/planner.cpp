@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "gpuscale/partition/resource_names.h"
 
@@ -15,7 +16,8 @@ namespace {
 
 constexpr double kBytesPerGb = 1e9;  // profile names count decimal gigabytes
 constexpr double kBytesPerGiB = 1073741824.0;
-constexpr std::size_t kMaxConfigNodeChars = 45;  // keeps config names within 63-character label values
+constexpr std::size_t kMaxConfigNodeChars =
+    45;  // keeps config names within 63-character label values
 
 struct WorkingNode {
   std::vector<MigGpuSetting> gpus;
@@ -50,7 +52,8 @@ int removedInstances(const MigGeometry& from, const MigGeometry& to) {
   return removed;
 }
 
-// Profiles in `to` that `from` does not have, other than `wanted`: new resource types for the cluster.
+// Profiles in `to` that `from` does not have, other than `wanted`: new resource types for the
+// cluster.
 int introducedProfiles(const MigGeometry& from, const MigGeometry& to, const std::string& wanted) {
   int introduced = 0;
   for (const auto& [profile, count] : to) {
@@ -81,7 +84,8 @@ class PlanBuilder {
     const Policy& policy = *d.policy;
     if (auto last = d.hpa->annotationTime(kLastChangeAnnotation);
         last && now_ - *last < policy.scaleUpCooldown) {
-      notes_.push_back(fmt::format("{}/{}: within the scale-up cooldown, not changed", d.ns, d.name));
+      notes_.push_back(
+          fmt::format("{}/{}: within the scale-up cooldown, not changed", d.ns, d.name));
       return;
     }
     const int hardMax = policy.hardMaxFor(d.ceiling);
@@ -95,8 +99,9 @@ class PlanBuilder {
     const int newMax = std::min(hardMax, after);
     if (newMax > d.hpa->maxReplicas) setMax(d, newMax);
     if (need > 0) {
-      notes_.push_back(fmt::format("{}/{}: aims at {} pods of {}, partitions hold {} after this plan",
-                                   d.ns, d.name, aim, d.resource, after));
+      notes_.push_back(
+          fmt::format("{}/{}: aims at {} pods of {}, partitions hold {} after this plan", d.ns,
+                      d.name, aim, d.resource, after));
     }
   }
 
@@ -106,14 +111,20 @@ class PlanBuilder {
     if (original == d.hpa->annotations.end()) return;
     int originalMax = 0;
     if (std::sscanf(original->second.c_str(), "%d", &originalMax) != 1) return;
-    auto cooled = [&](std::optional<TimePoint> t) { return !t || now_ - *t >= policy.scaleDownCooldown; };
-    if (!cooled(d.hpa->annotationTime(kLastChangeAnnotation)) || !cooled(d.hpa->lastScaleTime)) return;
-    const int floorPods = std::max({d.wanted, d.target->specReplicas, d.hpa->minReplicas, d.runningPods});
+    auto cooled = [&](std::optional<TimePoint> t) {
+      return !t || now_ - *t >= policy.scaleDownCooldown;
+    };
+    if (!cooled(d.hpa->annotationTime(kLastChangeAnnotation)) || !cooled(d.hpa->lastScaleTime))
+      return;
+    const int floorPods =
+        std::max({d.wanted, d.target->specReplicas, d.hpa->minReplicas, d.runningPods});
     const std::string base(unsharedResourceName(d.resource));
     int current = ceiling(d);
-    for (auto it = d.eligibleNodes.rbegin(); it != d.eligibleNodes.rend() && current > floorPods; ++it) {
+    for (auto it = d.eligibleNodes.rbegin(); it != d.eligibleNodes.rend() && current > floorPods;
+         ++it) {
       const std::size_t i = *it;
-      if (!changeable(d, i) || !snap_.nodes[i].ownsDevicePluginConfig() || nodes_[i].raised.count(base)) {
+      if (!changeable(d, i) || !snap_.nodes[i].ownsDevicePluginConfig() ||
+          nodes_[i].raised.count(base)) {
         continue;
       }
       const int r = replicas(i, base);
@@ -139,7 +150,8 @@ class PlanBuilder {
   Plan finish(const std::vector<WorkloadDemand>& workloads) {
     Plan plan;
     for (const auto& d : workloads) {
-      if (d.blocked) plan.demands.push_back({d.ns, d.name, d.resource, d.reason, d.ceiling, d.wanted});
+      if (d.blocked)
+        plan.demands.push_back({d.ns, d.name, d.resource, d.reason, d.ceiling, d.wanted});
       plan.capacityAfter.push_back({d.ns, d.name, ceiling(d)});
     }
     for (std::size_t i = 0; i < nodes_.size(); ++i) {
@@ -148,7 +160,8 @@ class PlanBuilder {
     for (std::size_t i = 0; i < nodes_.size(); ++i) {
       for (const auto& [resource, r] : nodes_[i].replicas) {
         int from = snap_.nodes[i].replicasFor(resource);
-        if (r != from) plan.actions.emplace_back(TimeSlicingChange{snap_.nodes[i].name, resource, from, r});
+        if (r != from)
+          plan.actions.emplace_back(TimeSlicingChange{snap_.nodes[i].name, resource, from, r});
       }
     }
     for (const auto& [key, change] : maxChanges_) plan.actions.emplace_back(change);
@@ -208,7 +221,7 @@ class PlanBuilder {
     w.gpus[gpu] = MigGpuSetting{true, std::move(g)};
     w.reshaped[gpu] = true;
     auto exposed = exposedResources(w.gpus, snap_.nodes[i].migStrategy, nullptr);
-    if (exposed) w.devices = std::move(*exposed);
+    if (exposed) w.devices = ResourceCounts(exposed->begin(), exposed->end());
   }
 
   int reshapeFor(const WorkloadDemand& d, int need) {
@@ -216,8 +229,9 @@ class PlanBuilder {
     for (std::size_t i : d.eligibleNodes) {
       if (gained >= need) break;
       if (!reshapeable(d, i)) continue;
-      gained += snap_.nodes[i].migStrategy == MigStrategy::kSingle ? reshapeSingle(d, i)
-                                                                    : reshapeMixed(d, i, need - gained);
+      gained += snap_.nodes[i].migStrategy == MigStrategy::kSingle
+                    ? reshapeSingle(d, i)
+                    : reshapeMixed(d, i, need - gained);
     }
     return gained;
   }
@@ -237,9 +251,12 @@ class PlanBuilder {
       const int before = podsOn(d, i);
       const int have = countOf(cur.geometry, profile->name);
       const MigGeometry* best = nullptr;
-      std::tuple<int, int, int, int, std::string> bestKey;
+      // Candidates are sorted by formatGeometry(), so their index is the deterministic last
+      // tie-break.
+      std::tuple<int, int, int, int, std::size_t> bestKey;
       int bestGain = 0;
-      for (const auto& g : candidates) {
+      for (std::size_t c = 0; c < candidates.size(); ++c) {
+        const MigGeometry& g = candidates[c];
         int extra = countOf(g, profile->name) - have;
         if (extra <= 0) continue;
         int gain = podsFitting(d, i, (deviceCount(i, base) + extra) * r, used) - before;
@@ -247,11 +264,11 @@ class PlanBuilder {
         bool enough = gain >= need - gained;
         int removed = removedInstances(cur.geometry, g);
         int introduced = introducedProfiles(cur.geometry, g, profile->name);
-        auto key = enough ? std::make_tuple(0, removed, introduced, gain, formatGeometry(g))
-                          : std::make_tuple(1, -gain, removed, introduced, formatGeometry(g));
+        auto key = enough ? std::make_tuple(0, removed, introduced, gain, c)
+                          : std::make_tuple(1, -gain, removed, introduced, c);
         if (best == nullptr || key < bestKey) {
           best = &g;
-          bestKey = std::move(key);
+          bestKey = key;
           bestGain = gain;
         }
       }
@@ -262,7 +279,8 @@ class PlanBuilder {
     return gained;
   }
 
-  // Single strategy: every GPU must hold the same one-profile geometry, so the node changes as a whole.
+  // Single strategy: every GPU must hold the same one-profile geometry, so the node changes as a
+  // whole.
   int reshapeSingle(const WorkloadDemand& d, std::size_t i) {
     const NodeState& n = snap_.nodes[i];
     if (unsharedResourceName(d.resource) != kGpuResource) return 0;
@@ -278,7 +296,8 @@ class PlanBuilder {
     const int before = podsOn(d, i);
     std::vector<MigGpuSetting> saved = w.gpus;
     ResourceCounts savedDevices = w.devices;
-    for (std::size_t gpu = 0; gpu < w.gpus.size(); ++gpu) setGeometry(i, gpu, {{best->name, best->maxCount}});
+    for (std::size_t gpu = 0; gpu < w.gpus.size(); ++gpu)
+      setGeometry(i, gpu, {{best->name, best->maxCount}});
     const int gain = podsOn(d, i) - before;
     if (gain > 0) return gain;
     w.gpus = std::move(saved);
@@ -291,7 +310,8 @@ class PlanBuilder {
   std::optional<double> partitionMemoryBytes(std::size_t i, const std::string& base) const {
     const NodeState& n = snap_.nodes[i];
     if (n.model != nullptr) {
-      if (const MigProfile* p = profileForResource(*n.model, base)) return p->memoryGb * kBytesPerGb;
+      if (const MigProfile* p = profileForResource(*n.model, base))
+        return p->memoryGb * kBytesPerGb;
       if (n.migStrategy == MigStrategy::kSingle && !nodes_[i].gpus.empty() &&
           nodes_[i].gpus.front().geometry.size() == 1) {
         const MigProfile* p = n.model->profile(nodes_[i].gpus.front().geometry.begin()->first);
@@ -356,10 +376,13 @@ class PlanBuilder {
     }
     if (a.gpus.empty()) return std::nullopt;
     a.entries = perGpuEntries(w.gpus);
-    MigPartedConfig file;
-    file.configs[""] = a.entries;
-    a.configName = fmt::format("{}{}-{:08x}", kOwnedConfigPrefix, n.name.substr(0, kMaxConfigNodeChars),
-                               fnv1a(emitMigPartedConfig(file)));
+    std::string canonical;
+    for (const auto& e : a.entries) {
+      canonical += fmt::format("{}|{}|{};", fmt::join(e.devices, ","), e.migEnabled,
+                               formatGeometry(e.migDevices));
+    }
+    a.configName = fmt::format("{}{}-{:08x}", kOwnedConfigPrefix,
+                               n.name.substr(0, kMaxConfigNodeChars), fnv1a(canonical));
     return a;
   }
 

@@ -22,7 +22,8 @@ void forEachField(const YAML::Node& node, std::string_view what, Handle&& handle
   if (!node.IsMap()) yamlFail(node, std::string(what) + " must be a mapping");
   for (const auto& kv : node) {
     const auto key = kv.first.as<std::string>();
-    if (!handle(key, kv.second)) yamlFail(kv.first, "unexpected field \"" + key + "\" in " + std::string(what));
+    if (!handle(key, kv.second))
+      yamlFail(kv.first, "unexpected field \"" + key + "\" in " + std::string(what));
   }
 }
 
@@ -34,16 +35,18 @@ Policy parsePolicy(const YAML::Node& node) {
     } else if (key == "hpas") {
       p.hpas = yamlAs<std::vector<std::string>>(v, key);
       for (const auto& h : p.hpas) {
-        if (std::count(h.begin(), h.end(), '/') != 1) yamlFail(v, "hpas entries must be namespace/name");
+        if (std::count(h.begin(), h.end(), '/') != 1)
+          yamlFail(v, "hpas entries must be namespace/name");
       }
     } else if (key == "levers") {
       p.levers.clear();
       for (const auto& l : v) {
         auto name = yamlAs<std::string>(l, key);
-        Lever lever = name == "migReshape"    ? Lever::kMigReshape
-                      : name == "timeSlicing" ? Lever::kTimeSlicing
-                                              : (yamlFail(l, "levers are migReshape or timeSlicing"),
-                                                 Lever::kMigReshape);
+        Lever lever =
+            name == "migReshape" ? Lever::kMigReshape
+            : name == "timeSlicing"
+                ? Lever::kTimeSlicing
+                : (yamlFail(l, "levers are migReshape or timeSlicing"), Lever::kMigReshape);
         if (std::find(p.levers.begin(), p.levers.end(), lever) != p.levers.end()) {
           yamlFail(l, "lever \"" + name + "\" is listed twice");
         }
@@ -56,7 +59,8 @@ Policy parsePolicy(const YAML::Node& node) {
       forEachField(v, "timeSlicing", [&](const std::string& k, const YAML::Node& tv) {
         if (k == "maxReplicas") {
           p.maxTimeSlicingReplicas = yamlAs<int>(tv, k);
-          if (p.maxTimeSlicingReplicas < 1) yamlFail(tv, "timeSlicing.maxReplicas must be at least 1");
+          if (p.maxTimeSlicingReplicas < 1)
+            yamlFail(tv, "timeSlicing.maxReplicas must be at least 1");
         } else if (k == "perPodGpuMemory") {
           p.perPodGpuMemoryBytes = parseQuantity(yamlAs<std::string>(tv, k));
           if (!p.perPodGpuMemoryBytes || *p.perPodGpuMemoryBytes <= 0) {
@@ -110,7 +114,8 @@ PolicySet parseRoot(std::string_view text) {
   if (!root.IsMap()) yamlFail(root, "a policy file must be a mapping");
   PolicySet set;
   if (root["policies"]) {
-    if (root.size() != 1) yamlFail(root, "a file with \"policies\" may have no other top-level field");
+    if (root.size() != 1)
+      yamlFail(root, "a file with \"policies\" may have no other top-level field");
     const YAML::Node list = root["policies"];
     if (!list.IsSequence() || list.size() == 0) yamlFail(list, "policies must be a non-empty list");
     for (const auto& node : list) {

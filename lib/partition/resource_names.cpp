@@ -24,7 +24,8 @@ core::Result<std::map<std::string, std::int64_t>> physicalResources(
     for (const auto& g : gpus) {
       if (!g.migEnabled || g.geometry.size() != 1 || g.geometry != gpus.front().geometry) {
         return core::Status::invalid(
-            "the single MIG strategy needs every GPU MIG-enabled with the same one-profile geometry");
+            "the single MIG strategy needs every GPU MIG-enabled with the same one-profile "
+            "geometry");
       }
       out[std::string(kGpuResource)] += instanceCount(g.geometry);
     }
@@ -65,7 +66,8 @@ const MigProfile* profileForResource(const GpuModel& model, std::string_view res
 }
 
 core::Result<std::map<std::string, std::int64_t>> exposedResources(
-    const std::vector<MigGpuSetting>& gpus, MigStrategy strategy, const SharingConfig* timeSlicing) {
+    const std::vector<MigGpuSetting>& gpus, MigStrategy strategy,
+    const SharingConfig* timeSlicing) {
   auto physical = physicalResources(gpus, strategy);
   if (!physical || timeSlicing == nullptr) return physical;
   std::map<std::string, std::int64_t> out;

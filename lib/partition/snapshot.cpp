@@ -38,9 +38,9 @@ class ConfigSources {
     for (std::size_t i = 0; i < maps_.size(); ++i) {
       const MigPartedConfig* c = migConfig(i);
       if (c == nullptr) continue;
-      int rank = maps_[i].name == node + "-mig-config"      ? 0
+      int rank = maps_[i].name == node + "-mig-config"   ? 0
                  : maps_[i].name == kDefaultMigConfigMap ? 2
-                                                             : 1;
+                                                         : 1;
       ranked.emplace_back(rank, c);
     }
     std::stable_sort(ranked.begin(), ranked.end(),
@@ -111,7 +111,8 @@ ResourceCounts gpuResources(const json& list, std::string_view field) {
   return out;
 }
 
-// Per-pod GPU requests: the sum over containers of max(request, limit) (extended resources need both equal).
+// Per-pod GPU requests: the sum over containers of max(request, limit) (extended resources need
+// both equal).
 ResourceCounts podGpuRequests(const json& podSpec) {
   ResourceCounts out;
   for (const auto& c : jf::array(podSpec, "containers")) {
@@ -163,6 +164,29 @@ void resolveGeometry(NodeState& node, ConfigSources& sources) {
   node.geometryKnown = true;
 }
 
+// The plugin config, when the node selects one, is the whole truth; otherwise GFD's
+// `<resource>.replicas`.
+void collectSharedReplicas(NodeState& n) {
+  if (n.devicePluginConfig) {
+    if (!n.devicePluginConfig->timeSlicing) return;
+    for (const auto& r : n.devicePluginConfig->timeSlicing->resources) {
+      if (r.replicas > 1) n.sharedReplicas[r.name] = r.replicas;
+    }
+    return;
+  }
+  const std::string suffix = ".replicas";
+  for (const auto& [key, value] : n.labels) {
+    if (key.rfind(kNvidiaPrefix, 0) != 0 || key.size() <= suffix.size() ||
+        key.compare(key.size() - suffix.size(), suffix.size(), suffix) != 0) {
+      continue;
+    }
+    auto replicas = labelInt(n.labels, key);
+    if (replicas && *replicas > 1) {
+      n.sharedReplicas[key.substr(0, key.size() - suffix.size())] = static_cast<int>(*replicas);
+    }
+  }
+}
+
 NodeState parseNode(const json& item, ConfigSources& sources) {
   const json& meta = jf::object(item, "metadata");
   NodeState n;
@@ -175,8 +199,10 @@ NodeState parseNode(const json& item, ConfigSources& sources) {
   n.migConfigState = label(n.labels, "nvidia.com/mig.config.state");
   n.devicePluginConfigName = label(n.labels, "nvidia.com/device-plugin.config");
   if (!n.devicePluginConfigName.empty()) {
-    if (const auto* c = sources.devicePluginConfig(n.devicePluginConfigName)) n.devicePluginConfig = *c;
+    if (const auto* c = sources.devicePluginConfig(n.devicePluginConfigName))
+      n.devicePluginConfig = *c;
   }
+  collectSharedReplicas(n);
   auto strategy = parseMigStrategy(label(n.labels, "nvidia.com/mig.strategy"));
   if (!strategy && n.devicePluginConfig) strategy = n.devicePluginConfig->migStrategy;
   n.migStrategy = strategy.value_or(MigStrategy::kNone);
@@ -198,7 +224,7 @@ NodeState parseNode(const json& item, ConfigSources& sources) {
     std::vector<MigGpuSetting> settings;
     for (const auto& g : n.gpus) settings.push_back(g.setting);
     auto exposed = exposedResources(settings, n.migStrategy, nullptr);
-    if (exposed) n.devices = std::move(*exposed);
+    if (exposed) n.devices = ResourceCounts(exposed->begin(), exposed->end());
   } else {
     for (const auto& [name, count] : n.allocatable) {
       n.devices[std::string(unsharedResourceName(name))] = count / std::max(1, n.replicasFor(name));
@@ -240,7 +266,8 @@ PodState parsePod(const json& item) {
   for (const auto& c : jf::array(status, "conditions")) {
     if (jf::string(c, "type") == "Ready") p.ready = jf::string(c, "status") == "True";
   }
-  if (p.phase == "Pending" && p.nodeName.empty()) p.insufficientResource = insufficientResource(status);
+  if (p.phase == "Pending" && p.nodeName.empty())
+    p.insufficientResource = insufficientResource(status);
   return p;
 }
 
@@ -274,16 +301,22 @@ std::string metricKey(const json& m, const std::string& type) {
 
 const json& metricBody(const json& m, const std::string& type) {
   static const std::map<std::string, std::string> kFields{
-      {"Pods", "pods"}, {"Resource", "resource"}, {"ContainerResource", "containerResource"},
-      {"Object", "object"}, {"External", "external"}};
+      {"Pods", "pods"},
+      {"Resource", "resource"},
+      {"ContainerResource", "containerResource"},
+      {"Object", "object"},
+      {"External", "external"}};
   auto it = kFields.find(type);
-  if (it == kFields.end()) jf::fail("metrics[].type", "Pods, Resource, ContainerResource, Object or External");
+  if (it == kFields.end())
+    jf::fail("metrics[].type", "Pods, Resource, ContainerResource, Object or External");
   return jf::object(m, it->second);
 }
 
 double metricNumber(const json& values, std::string_view targetType) {
-  if (targetType == "Utilization") return static_cast<double>(jf::integer(values, "averageUtilization"));
-  auto q = parseQuantity(jf::quantityText(values, targetType == "Value" ? "value" : "averageValue"));
+  if (targetType == "Utilization")
+    return static_cast<double>(jf::integer(values, "averageUtilization"));
+  auto q =
+      parseQuantity(jf::quantityText(values, targetType == "Value" ? "value" : "averageValue"));
   if (!q) jf::fail(targetType == "Value" ? "value" : "averageValue", "a quantity");
   return *q;
 }
@@ -305,9 +338,11 @@ HpaState parseHpa(const json& item) {
   h.desiredReplicas = static_cast<int>(jf::integer(status, "desiredReplicas"));
   if (auto t = jf::string(status, "lastScaleTime"); !t.empty()) h.lastScaleTime = parseTimestamp(t);
   for (const auto& c : jf::array(status, "conditions")) {
-    h.conditions.push_back({jf::string(c, "type"), jf::string(c, "status"), jf::string(c, "reason")});
+    h.conditions.push_back(
+        {jf::string(c, "type"), jf::string(c, "status"), jf::string(c, "reason")});
   }
-  auto tolerance = jf::quantityText(jf::object(jf::object(spec, "behavior"), "scaleUp"), "tolerance");
+  auto tolerance =
+      jf::quantityText(jf::object(jf::object(spec, "behavior"), "scaleUp"), "tolerance");
   if (!tolerance.empty()) h.scaleUpTolerance = parseQuantity(tolerance);
   for (const auto& m : jf::array(spec, "metrics")) {
     HpaMetric metric;
@@ -317,11 +352,12 @@ HpaState parseHpa(const json& item) {
     metric.targetType = jf::string(target, "type");
     metric.target = metricNumber(target, metric.targetType);
     for (const auto& cm : jf::array(status, "currentMetrics")) {
-      if (jf::string(cm, "type") != metric.type || metricKey(cm, metric.type) != metric.key) continue;
+      if (jf::string(cm, "type") != metric.type || metricKey(cm, metric.type) != metric.key)
+        continue;
       const json& current = jf::object(metricBody(cm, metric.type), "current");
       if (jf::find(current, metric.targetType == "Utilization" ? "averageUtilization"
-                             : metric.targetType == "Value"   ? "value"
-                                                              : "averageValue") != nullptr) {
+                            : metric.targetType == "Value"     ? "value"
+                                                               : "averageValue") != nullptr) {
         metric.current = metricNumber(current, metric.targetType);
       }
     }
@@ -345,11 +381,13 @@ void collectItems(const json& node, std::vector<const json*>& out) {
 }
 
 std::string describe(const json& item, std::size_t index) {
-  std::string kind = item.contains("kind") && item["kind"].is_string() ? item["kind"].get<std::string>() : "?";
+  std::string kind =
+      item.contains("kind") && item["kind"].is_string() ? item["kind"].get<std::string>() : "?";
   std::string name;
   if (item.contains("metadata") && item["metadata"].is_object()) {
     const json& m = item["metadata"];
-    if (m.contains("namespace") && m["namespace"].is_string()) name = m["namespace"].get<std::string>() + "/";
+    if (m.contains("namespace") && m["namespace"].is_string())
+      name = m["namespace"].get<std::string>() + "/";
     if (m.contains("name") && m["name"].is_string()) name += m["name"].get<std::string>();
   }
   return name.empty() ? fmt::format("item {} ({})", index, kind)
@@ -398,7 +436,9 @@ ClusterSnapshot build(const std::vector<const json*>& items) {
   std::sort(snap.nodes.begin(), snap.nodes.end(),
             [](const auto& a, const auto& b) { return a.name < b.name; });
   for (std::size_t i = 0; i < snap.nodes.size(); ++i) snap.nodeIndex_[snap.nodes[i].name] = i;
-  auto byName = [](const auto& a, const auto& b) { return std::tie(a.ns, a.name) < std::tie(b.ns, b.name); };
+  auto byName = [](const auto& a, const auto& b) {
+    return std::tie(a.ns, a.name) < std::tie(b.ns, b.name);
+  };
   std::sort(snap.pods.begin(), snap.pods.end(), byName);
   std::sort(snap.hpas.begin(), snap.hpas.end(), byName);
   std::sort(snap.targets.begin(), snap.targets.end(), [](const auto& a, const auto& b) {
@@ -421,17 +461,12 @@ ClusterSnapshot build(const std::vector<const json*>& items) {
 }  // namespace
 
 int NodeState::replicasFor(std::string_view resource) const {
-  resource = unsharedResourceName(resource);
-  if (devicePluginConfig) {
-    return devicePluginConfig->timeSlicing ? devicePluginConfig->timeSlicing->replicasFor(resource) : 1;
-  }
-  std::string base(resource.substr(kNvidiaPrefix.size()));
-  auto replicas = labelInt(labels, "nvidia.com/" + base + ".replicas");
-  return replicas && *replicas > 0 ? static_cast<int>(*replicas) : 1;
+  auto it = sharedReplicas.find(unsharedResourceName(resource));
+  return it == sharedReplicas.end() ? 1 : it->second;
 }
 
 std::int64_t NodeState::capacityFor(std::string_view resource) const {
-  auto it = devices.find(std::string(unsharedResourceName(resource)));
+  auto it = devices.find(unsharedResourceName(resource));
   return it == devices.end() ? 0 : it->second * replicasFor(resource);
 }
 

@@ -1,4 +1,5 @@
-// Turns yaml-cpp exceptions and nodes into Status errors with line:column positions (private helper).
+// Turns yaml-cpp exceptions and nodes into Status errors with line:column positions (private
+// helper).
 #pragma once
 
 #include <string>
@@ -26,7 +27,8 @@ inline std::string yamlPosition(const YAML::Node& node) {
   throw YamlInputError{core::Status::invalid(yamlPosition(node) + std::string(message))};
 }
 
-// Runs `parse` (which may throw YAML::Exception or YamlInputError) and returns its result or the error.
+// Runs `parse` (which may throw YAML::Exception or YamlInputError) and returns its result or the
+// error.
 template <typename T, typename Parse>
 core::Result<T> guardYaml(std::string_view what, Parse&& parse) {
   try {
@@ -34,8 +36,8 @@ core::Result<T> guardYaml(std::string_view what, Parse&& parse) {
   } catch (const YamlInputError& e) {
     return e.status.withContext(what);
   } catch (const YAML::Exception& e) {
-    return core::Status::invalid(fmt::format("{}: line {}, column {}: {}", what, e.mark.line + 1,
-                                             e.mark.column + 1, e.msg));
+    return core::Status::invalid(
+        fmt::format("{}: line {}, column {}: {}", what, e.mark.line + 1, e.mark.column + 1, e.msg));
   }
 }
 

@@ -1,10 +1,11 @@
-// The NVIDIA k8s-device-plugin configuration file (`version: v1`, `flags:`, `sharing:`), one per key of the
-// plugin's ConfigMap and selected per node with the `nvidia.com/device-plugin.config` label.
+// The NVIDIA k8s-device-plugin configuration file (`version: v1`, `flags:`, `sharing:`), one per
+// key of the plugin's ConfigMap and selected per node with the `nvidia.com/device-plugin.config`
+// label.
 //
-// The model covers what partitioning needs: the MIG strategy flag and the time-slicing / MPS sharing blocks
-// (replicas per resource, `renameByDefault`, `failRequestsGreaterThanOne`). Other flags and top-level fields
-// are kept verbatim so rewriting a config never drops an operator's settings. Replicas are per resource type
-// and node-wide: the plugin has no per-GPU replica counts.
+// The model covers what partitioning needs: the MIG strategy flag and the time-slicing / MPS
+// sharing blocks (replicas per resource, `renameByDefault`, `failRequestsGreaterThanOne`). Other
+// flags and top-level fields are kept verbatim so rewriting a config never drops an operator's
+// settings. Replicas are per resource type and node-wide: the plugin has no per-GPU replica counts.
 //
 // Thread safety: pure functions over values.
 #pragma once
@@ -49,16 +50,16 @@ struct DevicePluginConfig {
   friend bool operator==(const DevicePluginConfig&, const DevicePluginConfig&) = default;
 };
 
-// Parses one config file. Errors (Status::invalid, with line and column) for a missing or wrong `version`,
-// an unknown `migStrategy`, both timeSlicing and mps set, an empty `resources` list, replicas < 1, a resource
-// listed twice, and wrongly typed fields.
+// Parses one config file. Errors (Status::invalid, with line and column) for a missing or wrong
+// `version`, an unknown `migStrategy`, both timeSlicing and mps set, an empty `resources` list,
+// replicas < 1, a resource listed twice, and wrongly typed fields.
 core::Result<DevicePluginConfig> parseDevicePluginConfig(std::string_view yaml);
 
 // The file text; parseDevicePluginConfig(emitDevicePluginConfig(c)) == c.
 std::string emitDevicePluginConfig(const DevicePluginConfig& config);
 
-// `config` with time-slicing replicas of `resource` set to `replicas` (other resources and flags kept).
-// replicas <= 1 removes the resource; time-slicing disappears when no resource is left.
+// `config` with time-slicing replicas of `resource` set to `replicas` (other resources and flags
+// kept). replicas <= 1 removes the resource; time-slicing disappears when no resource is left.
 DevicePluginConfig withTimeSlicingReplicas(DevicePluginConfig config, std::string_view resource,
                                            int replicas);
 

@@ -1,7 +1,8 @@
-// A partition plan: what the planner decided, as data for the actuator, the `plan` command and tests.
+// A partition plan: what the planner decided, as data for the actuator, the `plan` command and
+// tests.
 //
-// Actions come in a fixed order (MIG reconfigurations by node, time-slicing changes by node and resource,
-// maxReplicas changes by HPA), so equal inputs give byte-identical JSON.
+// Actions come in a fixed order (MIG reconfigurations by node, time-slicing changes by node and
+// resource, maxReplicas changes by HPA), so equal inputs give byte-identical JSON.
 //
 // JSON shape (`planToJson`):
 //   {"demands":[{"namespace","name","resource","ceiling","wanted"}],
@@ -9,8 +10,9 @@
 //              |{"kind":"TimeSlicing","node","resource","replicas"}
 //              |{"kind":"SetMaxReplicas","namespace","name","from","to"}],
 //    "capacityAfter":[{"namespace","name","ceiling"}]}
-// where "from"/"to" of a GPU are mig-devices maps ({"1g.5gb": 7}) and "config" is the named mig-parted config
-// to add to the mig-manager ConfigMap and select with the node label `nvidia.com/mig.config`:
+// where "from"/"to" of a GPU are mig-devices maps ({"1g.5gb": 7}) and "config" is the named
+// mig-parted config to add to the mig-manager ConfigMap and select with the node label
+// `nvidia.com/mig.config`:
 // {"name": "...", "entries": [{"devices": [0, 1], "mig-enabled": true, "mig-devices": {...}}]}.
 //
 // Thread safety: values.
@@ -35,8 +37,8 @@ struct GpuChange {
 // Rebuild the listed GPUs of an idle node through mig-manager.
 struct MigReconfigure {
   std::string node;
-  std::vector<GpuChange> gpus;  // only GPUs whose geometry changes
-  std::string configName;       // gpuscale-<node>-<hash of entries>
+  std::vector<GpuChange> gpus;          // only GPUs whose geometry changes
+  std::string configName;               // gpuscale-<node>-<hash of entries>
   std::vector<MigConfigEntry> entries;  // every GPU of the node, per-GPU `devices:` lists
 };
 
@@ -69,7 +71,8 @@ struct Plan {
   std::vector<DemandSummary> demands;
   std::vector<PlanAction> actions;
   std::vector<CapacitySummary> capacityAfter;
-  std::vector<std::string> notes;  // why a demand was not (fully) met; shown in the text output only
+  std::vector<std::string>
+      notes;  // why a demand was not (fully) met; shown in the text output only
 };
 
 nlohmann::ordered_json planToJson(const Plan& plan);

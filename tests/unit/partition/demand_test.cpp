@@ -7,7 +7,8 @@
 namespace gpuscale::partition {
 namespace {
 
-HpaMetric metric(std::string type, std::string targetType, double target, std::optional<double> current) {
+HpaMetric metric(std::string type, std::string targetType, double target,
+                 std::optional<double> current) {
   return HpaMetric{std::move(type), "m", std::move(targetType), target, current};
 }
 
@@ -22,23 +23,42 @@ struct WantedCase {
 
 TEST(DemandTest, WantedReplicasFollowTheHpaFormula) {
   const WantedCase cases[] = {
-      {"seed: 399.3 vs 50 on 7 ready pods", 7, 7, {metric("Pods", "AverageValue", 50, 399.3)}, 0.1, 56},
+      {"seed: 399.3 vs 50 on 7 ready pods",
+       7,
+       7,
+       {metric("Pods", "AverageValue", 50, 399.3)},
+       0.1,
+       56},
       {"within tolerance keeps current", 7, 7, {metric("Pods", "AverageValue", 50, 54)}, 0.1, 7},
       {"just outside tolerance scales", 7, 7, {metric("Pods", "AverageValue", 50, 56)}, 0.1, 8},
       {"tighter tolerance scales", 7, 7, {metric("Pods", "AverageValue", 50, 54)}, 0.05, 8},
       {"uses ready pods, not current", 4, 1, {metric("Pods", "AverageValue", 50, 1000)}, 0.1, 20},
-      {"no ready count falls back to current", 4, 0, {metric("Pods", "AverageValue", 50, 100)}, 0.1, 8},
+      {"no ready count falls back to current",
+       4,
+       0,
+       {metric("Pods", "AverageValue", 50, 100)},
+       0.1,
+       8},
       {"utilization", 3, 3, {metric("Resource", "Utilization", 60, 90)}, 0.1, 5},
       {"scale down", 10, 10, {metric("Pods", "AverageValue", 50, 10)}, 0.1, 2},
-      {"external average value scales current", 4, 2, {metric("External", "AverageValue", 10, 30)}, 0.1, 12},
+      {"external average value scales current",
+       4,
+       2,
+       {metric("External", "AverageValue", 10, 30)},
+       0.1,
+       12},
       {"largest proposal wins",
        5,
        5,
        {metric("Pods", "AverageValue", 50, 60), metric("Resource", "Utilization", 50, 100)},
        0.1,
        10},
-      {"metric without current value is skipped", 3, 3, {metric("Pods", "AverageValue", 50, std::nullopt)},
-       0.1, 3},
+      {"metric without current value is skipped",
+       3,
+       3,
+       {metric("Pods", "AverageValue", 50, std::nullopt)},
+       0.1,
+       3},
   };
   for (const auto& c : cases) {
     HpaState hpa;
@@ -72,7 +92,8 @@ TEST(DemandTest, PendingUnschedulablePodsBlock) {
   EXPECT_EQ(ws[0].ceiling, 1);
   EXPECT_EQ(ws[0].wanted, 20);
   EXPECT_EQ(ws[0].eligibleNodes.size(), 1u) << "the CPU node does not match the pod's nodeSelector";
-  EXPECT_TRUE(assessWorkloads(snap, defaultPolicies()).empty()) << "not annotated for the default policy";
+  EXPECT_TRUE(assessWorkloads(snap, defaultPolicies()).empty())
+      << "not annotated for the default policy";
 }
 
 struct BlockCase {
@@ -87,7 +108,10 @@ TEST(DemandTest, WhenAnHpaCountsAsBlocked) {
   const BlockCase cases[] = {
       {"limited at the ceiling", testing::hpaSpec(1, 7, 7, 7, "400", "50", true), {}, true},
       {"within range", testing::hpaSpec(1, 7, 7, 7, "52", "50", false), {}, false},
-      {"desired at max with metrics above target, no condition", testing::hpaSpec(1, 7, 7, 7, "400", "50", false), {}, true},
+      {"desired at max with metrics above target, no condition",
+       testing::hpaSpec(1, 7, 7, 7, "400", "50", false),
+       {},
+       true},
       {"rate limited is still growing",
        testing::hpaSpec(1, 7, 7, 7, "400", "50", false),
        {{"ScalingLimited", "True/ScaleUpLimit"}, {"AbleToScale", "True/ScaleUpStabilized"}},
@@ -96,13 +120,17 @@ TEST(DemandTest, WhenAnHpaCountsAsBlocked) {
        testing::hpaSpec(1, 7, 7, 7, "400", "50", true),
        {{"ScalingActive", "False/FailedGetPodsMetric"}},
        false},
-      {"max below the ceiling: raising max alone would do", testing::hpaSpec(1, 5, 5, 5, "400", "50", true), {}, false},
+      {"max below the ceiling: raising max alone would do",
+       testing::hpaSpec(1, 5, 5, 5, "400", "50", true),
+       {},
+       false},
   };
   for (const auto& c : cases) {
     std::vector<testing::json> items{
         testing::migNode("n", "NVIDIA-A100-SXM4-40GB", 1, "custom", {{"1g.5gb", 7}}),
         testing::deployment("default", "app", c.spec.current, res)};
-    for (int i = 0; i < c.spec.current; ++i) items.push_back(testing::gpuPod("default", "app", i, res, "n"));
+    for (int i = 0; i < c.spec.current; ++i)
+      items.push_back(testing::gpuPod("default", "app", i, res, "n"));
     auto h = testing::hpa("default", "app", c.spec);
     if (!c.conditionOverride.empty()) {
       h["status"]["conditions"] = testing::json::array();

@@ -60,11 +60,12 @@ TEST(DevicePluginConfigTest, SetsReplicasPerResource) {
   EXPECT_EQ(raised.otherFlags, c->otherFlags);
   auto added = withTimeSlicingReplicas(raised, "nvidia.com/mig-2g.20gb", 2);
   EXPECT_EQ(added.timeSlicing->resources.size(), 3u);
-  auto removed = withTimeSlicingReplicas(withTimeSlicingReplicas(added, "nvidia.com/mig-2g.20gb", 1),
-                                         "nvidia.com/mig-3g.40gb", 1);
+  auto removed = withTimeSlicingReplicas(
+      withTimeSlicingReplicas(added, "nvidia.com/mig-2g.20gb", 1), "nvidia.com/mig-3g.40gb", 1);
   EXPECT_EQ(removed.timeSlicing->resources.size(), 1u);
   auto none = withTimeSlicingReplicas(removed, "nvidia.com/mig-1g.10gb", 1);
-  EXPECT_FALSE(none.timeSlicing.has_value()) << "no shared resource left means no timeSlicing block";
+  EXPECT_FALSE(none.timeSlicing.has_value())
+      << "no shared resource left means no timeSlicing block";
   auto fresh = withTimeSlicingReplicas(DevicePluginConfig{}, "nvidia.com/gpu", 14);
   auto parsed = parseDevicePluginConfig(emitDevicePluginConfig(fresh));
   ASSERT_TRUE(parsed.ok()) << parsed.status().toString();
@@ -83,19 +84,23 @@ TEST(DevicePluginConfigTest, RejectsMalformedFiles) {
       {"wrong version", "version: v2\n", "version must be v1"},
       {"unknown strategy", "version: v1\nflags: {migStrategy: half}\n", "migStrategy"},
       {"zero replicas",
-       "version: v1\nsharing:\n  timeSlicing:\n    resources:\n    - {name: nvidia.com/gpu, replicas: 0}\n",
+       "version: v1\nsharing:\n  timeSlicing:\n    resources:\n    - {name: nvidia.com/gpu, "
+       "replicas: 0}\n",
        "at least 1"},
       {"empty resources", "version: v1\nsharing:\n  timeSlicing:\n    resources: []\n", "required"},
       {"resource listed twice",
-       "version: v1\nsharing:\n  timeSlicing:\n    resources:\n    - {name: nvidia.com/gpu, replicas: 2}\n"
+       "version: v1\nsharing:\n  timeSlicing:\n    resources:\n    - {name: nvidia.com/gpu, "
+       "replicas: 2}\n"
        "    - {name: nvidia.com/gpu, replicas: 3}\n",
        "twice"},
       {"both sharing modes",
-       "version: v1\nsharing:\n  timeSlicing:\n    resources: [{name: nvidia.com/gpu, replicas: 2}]\n"
+       "version: v1\nsharing:\n  timeSlicing:\n    resources: [{name: nvidia.com/gpu, replicas: "
+       "2}]\n"
        "  mps:\n    resources: [{name: nvidia.com/gpu, replicas: 2}]\n",
        "mutually exclusive"},
       {"replicas not a number",
-       "version: v1\nsharing:\n  timeSlicing:\n    resources: [{name: nvidia.com/gpu, replicas: many}]\n",
+       "version: v1\nsharing:\n  timeSlicing:\n    resources: [{name: nvidia.com/gpu, replicas: "
+       "many}]\n",
        "line 4"},
   };
   for (const auto& c : cases) {

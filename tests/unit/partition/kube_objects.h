@@ -1,5 +1,6 @@
-// Builders for the Kubernetes objects partition tests feed to buildSnapshot(), shaped like `kubectl get -o json`
-// output but with only the fields the snapshot reads, plus readers for the committed seed dumps.
+// Builders for the Kubernetes objects partition tests feed to buildSnapshot(), shaped like `kubectl
+// get -o json` output but with only the fields the snapshot reads, plus readers for the committed
+// seed dumps.
 #pragma once
 
 #include <cstdlib>
@@ -46,12 +47,10 @@ inline json migNode(const std::string& name, const std::string& product, int gpu
                     const std::string& migConfig, const std::map<std::string, int>& counts,
                     const std::map<std::string, int>& replicas = {},
                     const std::string& pluginConfig = "", const std::string& strategy = "mixed") {
-  std::map<std::string, std::string> labels{{"nvidia.com/gpu.product", product},
-                                            {"nvidia.com/gpu.count", std::to_string(gpus)},
-                                            {"nvidia.com/mig.capable", "true"},
-                                            {"nvidia.com/mig.strategy", strategy},
-                                            {"nvidia.com/mig.config", migConfig},
-                                            {"nvidia.com/mig.config.state", "success"}};
+  std::map<std::string, std::string> labels{
+      {"nvidia.com/gpu.product", product},  {"nvidia.com/gpu.count", std::to_string(gpus)},
+      {"nvidia.com/mig.capable", "true"},   {"nvidia.com/mig.strategy", strategy},
+      {"nvidia.com/mig.config", migConfig}, {"nvidia.com/mig.config.state", "success"}};
   if (!pluginConfig.empty()) labels["nvidia.com/device-plugin.config"] = pluginConfig;
   std::map<std::string, std::string> allocatable;
   for (const auto& [profile, count] : counts) {
@@ -70,22 +69,25 @@ inline json container(const std::string& resource, int count) {
             {"requests", {{"cpu", "1"}, {resource, std::to_string(count)}}}}}};
 }
 
-// A pod of `app`: Running and Ready on `node`, or Pending Unschedulable for lack of `resource` when `node`
-// is empty.
-inline json gpuPod(const std::string& ns, const std::string& app, int index, const std::string& resource,
-                   const std::string& node) {
+// A pod of `app`: Running and Ready on `node`, or Pending Unschedulable for lack of `resource` when
+// `node` is empty.
+inline json gpuPod(const std::string& ns, const std::string& app, int index,
+                   const std::string& resource, const std::string& node) {
   json pod{{"apiVersion", "v1"},
            {"kind", "Pod"},
            {"metadata",
-            {{"name", app + "-" + std::to_string(index)}, {"namespace", ns}, {"labels", {{"app", app}}}}},
+            {{"name", app + "-" + std::to_string(index)},
+             {"namespace", ns},
+             {"labels", {{"app", app}}}}},
            {"spec", {{"containers", json::array({container(resource, 1)})}}}};
   if (node.empty()) {
-    pod["status"] = {{"phase", "Pending"},
-                     {"conditions", json::array({{{"type", "PodScheduled"},
-                                                  {"status", "False"},
-                                                  {"reason", "Unschedulable"},
-                                                  {"message", "0/1 nodes are available: 1 Insufficient " +
-                                                                  resource + ". preemption: 0/1 nodes"}}})}};
+    pod["status"] = {
+        {"phase", "Pending"},
+        {"conditions", json::array({{{"type", "PodScheduled"},
+                                     {"status", "False"},
+                                     {"reason", "Unschedulable"},
+                                     {"message", "0/1 nodes are available: 1 Insufficient " +
+                                                     resource + ". preemption: 0/1 nodes"}}})}};
   } else {
     pod["spec"]["nodeName"] = node;
     pod["status"] = {{"phase", "Running"},
@@ -116,8 +118,8 @@ struct HpaSpec {
   std::string lastScaleTime = "2026-11-22T00:00:00Z";
 };
 
-inline HpaSpec hpaSpec(int min, int max, int current, int desired, std::string average, std::string target,
-                       bool limited) {
+inline HpaSpec hpaSpec(int min, int max, int current, int desired, std::string average,
+                       std::string target, bool limited) {
   HpaSpec s;
   s.min = min;
   s.max = max;
@@ -132,7 +134,8 @@ inline HpaSpec hpaSpec(int min, int max, int current, int desired, std::string a
 inline json hpa(const std::string& ns, const std::string& name, const HpaSpec& s) {
   auto annotations = s.annotations;
   if (!s.policy.empty()) annotations["gpuscale.io/partition-policy"] = s.policy;
-  json conditions = json::array({{{"type", "ScalingActive"}, {"status", "True"}, {"reason", "ValidMetricFound"}}});
+  json conditions = json::array(
+      {{{"type", "ScalingActive"}, {"status", "True"}, {"reason", "ValidMetricFound"}}});
   conditions.push_back({{"type", "ScalingLimited"},
                         {"status", s.limited ? "True" : "False"},
                         {"reason", s.limited ? "TooManyReplicas" : "DesiredWithinRange"}});

@@ -20,7 +20,8 @@ TEST(MigCatalogTest, MatchesProductAndMemoryLabels) {
       {"A100 SXM 40GB by name", "NVIDIA-A100-SXM4-40GB", 40960, "A100-40GB"},
       {"A100 PCIe 80GB by name", "NVIDIA-A100-PCIE-80GB", 81920, "A100-80GB"},
       {"A100 without size uses memory", "NVIDIA-A100-SXM4", 81920, "A100-80GB"},
-      {"single-strategy suffix is ignored", "NVIDIA-A100-SXM4-40GB-MIG-1g.5gb", std::nullopt, "A100-40GB"},
+      {"single-strategy suffix is ignored", "NVIDIA-A100-SXM4-40GB-MIG-1g.5gb", std::nullopt,
+       "A100-40GB"},
       {"shared suffix is ignored", "NVIDIA-A100-SXM4-80GB-SHARED", 81920, "A100-80GB"},
       {"A800 belongs to the A100 family", "NVIDIA-A800-SXM4-40GB", 40960, "A100-40GB"},
       {"A30", "NVIDIA-A30", 24576, "A30-24GB"},
@@ -64,9 +65,9 @@ TEST(MigCatalogTest, EveryProfileFitsItsModel) {
 }
 
 TEST(MigCatalogTest, CoversTheReferenceModels) {
-  for (const char* name : {"A30-24GB", "A100-40GB", "A100-80GB", "H100-80GB", "H100-94GB", "H100-96GB",
-                           "H200-141GB", "GH200-144GB", "B200", "GB200", "B300", "GB300", "RTX-PRO-6000",
-                           "RTX-PRO-5000"}) {
+  for (const char* name :
+       {"A30-24GB", "A100-40GB", "A100-80GB", "H100-80GB", "H100-94GB", "H100-96GB", "H200-141GB",
+        "GH200-144GB", "B200", "GB200", "B300", "GB300", "RTX-PRO-6000", "RTX-PRO-5000"}) {
     EXPECT_NE(findModelByName(name), nullptr) << name;
   }
   const GpuModel* a100 = findModelByName("A100-40GB");

@@ -8,9 +8,10 @@
 namespace gpuscale::partition {
 namespace {
 
-// An independent oracle: tries every start slot for every instance (no shared code with the walker).
-bool bruteForceValid(const GpuModel& model, const std::vector<const MigProfile*>& instances, std::size_t next,
-                     unsigned used) {
+// An independent oracle: tries every start slot for every instance (no shared code with the
+// walker).
+bool bruteForceValid(const GpuModel& model, const std::vector<const MigProfile*>& instances,
+                     std::size_t next, unsigned used) {
   if (next == instances.size()) return true;
   const MigProfile& p = *instances[next];
   for (int s : p.starts) {
@@ -41,8 +42,8 @@ bool oracleValid(const GpuModel& model, const MigGeometry& g) {
 }
 
 // Every multiset of profiles whose slots fit the GPU (a superset of the valid ones).
-void candidateGeometries(const GpuModel& model, std::size_t profile, int slotsLeft, MigGeometry& current,
-                         std::vector<MigGeometry>& out) {
+void candidateGeometries(const GpuModel& model, std::size_t profile, int slotsLeft,
+                         MigGeometry& current, std::vector<MigGeometry>& out) {
   if (profile == model.profiles.size()) {
     if (!current.empty()) out.push_back(current);
     return;
@@ -68,7 +69,8 @@ TEST(MigGeometryTest, EveryEnumeratedGeometryIsValidAndEveryValidOneIsFound) {
       for (const auto& p : *placement) {
         const MigProfile* profile = model.profile(p.profile);
         ASSERT_NE(profile, nullptr);
-        EXPECT_NE(std::find(profile->starts.begin(), profile->starts.end(), p.start), profile->starts.end())
+        EXPECT_NE(std::find(profile->starts.begin(), profile->starts.end(), p.start),
+                  profile->starts.end())
             << model.name << " " << p.profile << "@" << p.start;
         unsigned mask = ((1u << p.slots) - 1u) << p.start;
         EXPECT_EQ(used & mask, 0u) << model.name << " overlapping " << formatGeometry(g);
@@ -80,7 +82,8 @@ TEST(MigGeometryTest, EveryEnumeratedGeometryIsValidAndEveryValidOneIsFound) {
     MigGeometry scratch;
     candidateGeometries(model, 0, model.slots, scratch, candidates);
     for (const auto& g : candidates) {
-      EXPECT_EQ(oracleValid(model, g), found.count(g) == 1) << model.name << " " << formatGeometry(g);
+      EXPECT_EQ(oracleValid(model, g), found.count(g) == 1)
+          << model.name << " " << formatGeometry(g);
     }
   }
 }
@@ -107,9 +110,10 @@ TEST(MigGeometryTest, MaximalGeometriesMatchTheReference) {
        {"1g.5gb", "2g.10gb", "3g.20gb", "4g.20gb", "7g.40gb"},
        false,
        12,
-       {"1g.5gb:7", "1g.5gb:5,2g.10gb:1", "1g.5gb:4,3g.20gb:1", "1g.5gb:3,2g.10gb:2", "1g.5gb:3,4g.20gb:1",
-        "1g.5gb:2,2g.10gb:1,3g.20gb:1", "1g.5gb:1,2g.10gb:3", "1g.5gb:1,2g.10gb:1,4g.20gb:1",
-        "2g.10gb:2,3g.20gb:1", "3g.20gb:2", "3g.20gb:1,4g.20gb:1", "7g.40gb:1"}},
+       {"1g.5gb:7", "1g.5gb:5,2g.10gb:1", "1g.5gb:4,3g.20gb:1", "1g.5gb:3,2g.10gb:2",
+        "1g.5gb:3,4g.20gb:1", "1g.5gb:2,2g.10gb:1,3g.20gb:1", "1g.5gb:1,2g.10gb:3",
+        "1g.5gb:1,2g.10gb:1,4g.20gb:1", "2g.10gb:2,3g.20gb:1", "3g.20gb:2", "3g.20gb:1,4g.20gb:1",
+        "7g.40gb:1"}},
       {"A100-40GB base profiles incl. the 2-slot 1g: 28 layouts",
        "A100-40GB",
        {},
@@ -163,7 +167,8 @@ TEST(MigGeometryTest, ValidityOnA100_40GB) {
 }
 
 TEST(MigGeometryTest, WitnessPlacementOfAllBalanced) {
-  auto placement = placeGeometry(*findModelByName("A100-40GB"), {{"1g.5gb", 2}, {"2g.10gb", 1}, {"3g.20gb", 1}});
+  auto placement =
+      placeGeometry(*findModelByName("A100-40GB"), {{"1g.5gb", 2}, {"2g.10gb", 1}, {"3g.20gb", 1}});
   ASSERT_TRUE(placement.has_value());
   int slots = 0;
   for (const auto& p : *placement) slots += p.slots;

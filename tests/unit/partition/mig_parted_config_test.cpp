@@ -43,7 +43,8 @@ TEST(MigPartedConfigTest, ResolvesPerGpuSettings) {
   const ResolveCase cases[] = {
       {"all-balanced on A100-40GB", "all-balanced", "A100-40GB", 0, "1g.5gb:2,2g.10gb:1,3g.20gb:1"},
       {"all-balanced on A30", "all-balanced", "A30-24GB", 3, "1g.6gb:2,2g.12gb:1"},
-      {"all-balanced on H100-80GB", "all-balanced", "H100-80GB", 1, "1g.10gb:2,2g.20gb:1,3g.40gb:1"},
+      {"all-balanced on H100-80GB", "all-balanced", "H100-80GB", 1,
+       "1g.10gb:2,2g.20gb:1,3g.40gb:1"},
       {"all-1g.10gb on 40GB parts is the 2-slot 1g", "all-1g.10gb", "A100-40GB", 0, "1g.10gb:4"},
       {"all-1g.10gb on 80GB parts", "all-1g.10gb", "A100-80GB", 0, "1g.10gb:7"},
       {"all-1g.5gb has no device filter", "all-1g.5gb", "A100-40GB", 5, "1g.5gb:7"},
@@ -85,11 +86,13 @@ TEST(MigPartedConfigTest, RejectsMalformedFiles) {
       {"missing version", "mig-configs: {}\n", "missing required field \"version\""},
       {"unknown top-level field", "version: v1\nextra: 1\n", "unexpected field \"extra\""},
       {"unknown entry field",
-       "version: v1\nmig-configs:\n  a:\n  - devices: all\n    mig-enabled: true\n    mig-devices: {}\n"
+       "version: v1\nmig-configs:\n  a:\n  - devices: all\n    mig-enabled: true\n    mig-devices: "
+       "{}\n"
        "    colour: red\n",
        "line 7"},
       {"mig-devices with MIG disabled",
-       "version: v1\nmig-configs:\n  a:\n  - devices: all\n    mig-enabled: false\n    mig-devices: "
+       "version: v1\nmig-configs:\n  a:\n  - devices: all\n    mig-enabled: false\n    "
+       "mig-devices: "
        "{\"1g.5gb\": 1}\n",
        "must be empty"},
       {"negative count",
@@ -97,9 +100,11 @@ TEST(MigPartedConfigTest, RejectsMalformedFiles) {
        "{\"1g.5gb\": -1}\n",
        "negative"},
       {"bad device filter",
-       "version: v1\nmig-configs:\n  a:\n  - device-filter: nvidia\n    devices: all\n    mig-enabled: false\n",
+       "version: v1\nmig-configs:\n  a:\n  - device-filter: nvidia\n    devices: all\n    "
+       "mig-enabled: false\n",
        "PCI ids"},
-      {"missing devices", "version: v1\nmig-configs:\n  a:\n  - mig-enabled: false\n", "\"devices\""},
+      {"missing devices", "version: v1\nmig-configs:\n  a:\n  - mig-enabled: false\n",
+       "\"devices\""},
       {"empty config list", "version: v1\nmig-configs:\n  a: []\n", "non-empty"},
       {"not YAML", "version: [v1\n", "line"},
   };
@@ -112,10 +117,8 @@ TEST(MigPartedConfigTest, RejectsMalformedFiles) {
 }
 
 TEST(MigPartedConfigTest, PerGpuEntriesGroupEqualGeometriesAndRestateUntouchedGpus) {
-  std::vector<MigGpuSetting> gpus{{true, {{"3g.40gb", 2}}},
-                                  {true, {{"1g.10gb", 7}}},
-                                  {true, {{"3g.40gb", 2}}},
-                                  {false, {}}};
+  std::vector<MigGpuSetting> gpus{
+      {true, {{"3g.40gb", 2}}}, {true, {{"1g.10gb", 7}}}, {true, {{"3g.40gb", 2}}}, {false, {}}};
   auto entries = perGpuEntries(gpus);
   ASSERT_EQ(entries.size(), 3u);
   EXPECT_EQ(entries[0].devices, (std::vector<int>{0, 2}));

@@ -10,9 +10,18 @@ TEST(QuantityTest, ParsesKubernetesQuantities) {
     const char* text;
     std::optional<double> value;
   } cases[] = {
-      {"7", 7},         {"399300m", 399.3}, {"1.5", 1.5},          {"40Gi", 40.0 * 1073741824.0},
-      {"2k", 2000},     {"+3", 3},          {"-1", -1},            {"", std::nullopt},
-      {"Gi", std::nullopt}, {"1e3", std::nullopt}, {"7 ", std::nullopt}, {"seven", std::nullopt},
+      {"7", 7},
+      {"399300m", 399.3},
+      {"1.5", 1.5},
+      {"40Gi", 40.0 * 1073741824.0},
+      {"2k", 2000},
+      {"+3", 3},
+      {"-1", -1},
+      {"", std::nullopt},
+      {"Gi", std::nullopt},
+      {"1e3", std::nullopt},
+      {"7 ", std::nullopt},
+      {"seven", std::nullopt},
   };
   for (const auto& c : cases) {
     auto got = parseQuantity(c.text);

@@ -30,25 +30,46 @@ TEST(ResourceNamesTest, ExposedResourcesPerStrategy) {
   const MigGpuSetting seven{true, {{"1g.5gb", 7}}};
   const MigGpuSetting whole{false, {}};
   const ExposedCase cases[] = {
-      {"none: one resource per GPU", {whole, whole}, MigStrategy::kNone, std::nullopt, {{"nvidia.com/gpu", 2}}},
-      {"single: MIG devices as nvidia.com/gpu", {seven, seven}, MigStrategy::kSingle, std::nullopt,
+      {"none: one resource per GPU",
+       {whole, whole},
+       MigStrategy::kNone,
+       std::nullopt,
+       {{"nvidia.com/gpu", 2}}},
+      {"single: MIG devices as nvidia.com/gpu",
+       {seven, seven},
+       MigStrategy::kSingle,
+       std::nullopt,
        {{"nvidia.com/gpu", 14}}},
       {"mixed: one resource per profile",
        {balanced, seven},
        MigStrategy::kMixed,
        std::nullopt,
-       {{"nvidia.com/mig-1g.5gb", 9}, {"nvidia.com/mig-2g.10gb", 1}, {"nvidia.com/mig-3g.20gb", 1}}},
-      {"mixed with a non-MIG GPU", {seven, whole}, MigStrategy::kMixed, std::nullopt,
+       {{"nvidia.com/mig-1g.5gb", 9},
+        {"nvidia.com/mig-2g.10gb", 1},
+        {"nvidia.com/mig-3g.20gb", 1}}},
+      {"mixed with a non-MIG GPU",
+       {seven, whole},
+       MigStrategy::kMixed,
+       std::nullopt,
        {{"nvidia.com/mig-1g.5gb", 7}, {"nvidia.com/gpu", 1}}},
       {"time-slicing multiplies per profile",
        {balanced},
        MigStrategy::kMixed,
-       SharingConfig{false, std::nullopt, {{"nvidia.com/mig-1g.5gb", 2}, {"nvidia.com/mig-3g.20gb", 3}}},
-       {{"nvidia.com/mig-1g.5gb", 4}, {"nvidia.com/mig-2g.10gb", 1}, {"nvidia.com/mig-3g.20gb", 3}}},
-      {"T4 with 14 replicas", {whole}, MigStrategy::kNone,
-       SharingConfig{false, std::nullopt, {{"nvidia.com/gpu", 14}}}, {{"nvidia.com/gpu", 14}}},
-      {"renameByDefault advertises .shared", {whole, whole}, MigStrategy::kNone,
-       SharingConfig{true, std::nullopt, {{"nvidia.com/gpu", 4}}}, {{"nvidia.com/gpu.shared", 8}}},
+       SharingConfig{
+           false, std::nullopt, {{"nvidia.com/mig-1g.5gb", 2}, {"nvidia.com/mig-3g.20gb", 3}}},
+       {{"nvidia.com/mig-1g.5gb", 4},
+        {"nvidia.com/mig-2g.10gb", 1},
+        {"nvidia.com/mig-3g.20gb", 3}}},
+      {"T4 with 14 replicas",
+       {whole},
+       MigStrategy::kNone,
+       SharingConfig{false, std::nullopt, {{"nvidia.com/gpu", 14}}},
+       {{"nvidia.com/gpu", 14}}},
+      {"renameByDefault advertises .shared",
+       {whole, whole},
+       MigStrategy::kNone,
+       SharingConfig{true, std::nullopt, {{"nvidia.com/gpu", 4}}},
+       {{"nvidia.com/gpu.shared", 8}}},
   };
   for (const auto& c : cases) {
     auto got = exposedResources(c.gpus, c.strategy, c.timeSlicing ? &*c.timeSlicing : nullptr);
@@ -61,7 +82,8 @@ TEST(ResourceNamesTest, SingleStrategyNeedsUniformGeometry) {
   const MigGpuSetting balanced{true, {{"1g.5gb", 2}, {"2g.10gb", 1}, {"3g.20gb", 1}}};
   const MigGpuSetting seven{true, {{"1g.5gb", 7}}};
   EXPECT_FALSE(exposedResources({balanced}, MigStrategy::kSingle, nullptr).ok());
-  EXPECT_FALSE(exposedResources({seven, {true, {{"2g.10gb", 3}}}}, MigStrategy::kSingle, nullptr).ok());
+  EXPECT_FALSE(
+      exposedResources({seven, {true, {{"2g.10gb", 3}}}}, MigStrategy::kSingle, nullptr).ok());
   EXPECT_FALSE(exposedResources({seven, {false, {}}}, MigStrategy::kSingle, nullptr).ok());
 }
 

@@ -63,8 +63,8 @@ TEST(SnapshotTest, T4NodeAndPendingPods) {
 }
 
 TEST(SnapshotTest, GeometryFromGfdLabelsWithoutConfigMap) {
-  auto snap = testing::snapshotOf(testing::list(
-      {testing::migNode("n", "NVIDIA-A100-SXM4-80GB", 2, "custom", {{"3g.40gb", 2}, {"1g.10gb", 8}})}));
+  auto snap = testing::snapshotOf(testing::list({testing::migNode(
+      "n", "NVIDIA-A100-SXM4-80GB", 2, "custom", {{"3g.40gb", 2}, {"1g.10gb", 8}})}));
   const NodeState& node = snap.nodes.at(0);
   ASSERT_TRUE(node.geometryKnown);
   ASSERT_EQ(node.gpus.size(), 2u);
@@ -90,8 +90,8 @@ TEST(SnapshotTest, PerNodeMigConfigMapWinsOverTheDefault) {
 }
 
 TEST(SnapshotTest, SingleStrategyCountsPhysicalGpus) {
-  auto node = testing::migNode("n", "NVIDIA-A100-SXM4-40GB-MIG-1g.5gb", 14, "all-1g.5gb", {}, {}, "",
-                               "single");
+  auto node = testing::migNode("n", "NVIDIA-A100-SXM4-40GB-MIG-1g.5gb", 14, "all-1g.5gb", {}, {},
+                               "", "single");
   node["status"]["allocatable"]["nvidia.com/gpu"] = "14";
   auto snap = testing::snapshotOf(testing::list({node, testing::defaultMigConfigMap()}));
   const NodeState& n = snap.nodes.at(0);
@@ -144,7 +144,8 @@ TEST(SnapshotTest, MalformedDumpsAreErrorsNamingTheItem) {
                        {"status", {{"allocatable", {{"nvidia.com/gpu", "lots"}}}}}}}),
        "allocatable.nvidia.com/gpu"},
       {"containers not a list",
-       testing::list({{{"kind", "Pod"}, {"metadata", {{"name", "p"}}}, {"spec", {{"containers", "x"}}}}}),
+       testing::list(
+           {{{"kind", "Pod"}, {"metadata", {{"name", "p"}}}, {"spec", {{"containers", "x"}}}}}),
        "item 0 (Pod p): containers must be a list"},
       {"maxReplicas not an integer",
        testing::list({{{"kind", "HorizontalPodAutoscaler"},
@@ -166,7 +167,8 @@ TEST(SnapshotTest, MalformedDumpsAreErrorsNamingTheItem) {
 }
 
 TEST(SnapshotTest, IgnoresOtherKinds) {
-  auto snap = testing::snapshotOf(testing::list({{{"kind", "Service"}, {"metadata", {{"name", "s"}}}}}));
+  auto snap =
+      testing::snapshotOf(testing::list({{{"kind", "Service"}, {"metadata", {{"name", "s"}}}}}));
   EXPECT_TRUE(snap.nodes.empty());
   EXPECT_TRUE(snap.pods.empty());
 }
