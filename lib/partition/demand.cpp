@@ -60,7 +60,7 @@ class LabelIndex {
     auto it = pods_.find(indexKey(target.ns, first.first, first.second));
     if (it == pods_.end()) return out;
     for (const PodState* p : it->second) {
-      if (matches(target.selector, p->labels)) out.push_back(p);
+      if (target.selects(*p)) out.push_back(p);
     }
     return out;
   }
