@@ -77,30 +77,52 @@ Result<MetricLabelNames> labelNamesPerMetric(Client& client, std::string_view se
   return out;
 }
 
-}  // namespace
+// The parts of a series selector: the metric name before the braces and the matchers inside them.
+struct SelectorParts {
+  std::string_view name;
+  std::string_view matchers;
+};
 
-Result<std::string> restrictToMetric(std::string_view seriesQuery, std::string_view name) {
+Result<SelectorParts> splitSelector(std::string_view seriesQuery) {
   std::string_view query = trim(seriesQuery);
   auto open = query.find('{');
-  std::string_view prefix = trim(query.substr(0, open));
   if (open == std::string_view::npos) {
-    if (prefix == name) return std::string(query);
-    return Status::badRequest("series query \"" + std::string(seriesQuery) + "\" does not select " +
-                              std::string(name));
+    if (query.empty()) return Status::badRequest("empty series query");
+    return SelectorParts{query, {}};
   }
   if (query.back() != '}') {
     return Status::badRequest("series query \"" + std::string(seriesQuery) +
                               "\" is not a series selector");
   }
-  if (!prefix.empty()) {
-    if (prefix == name) return std::string(query);
+  return SelectorParts{trim(query.substr(0, open)),
+                       trim(query.substr(open + 1, query.size() - open - 2))};
+}
+
+std::string joinSelector(std::string_view name, std::string_view first, std::string_view rest) {
+  std::string out(name);
+  out += "{";
+  out += first;
+  if (!rest.empty()) out += "," + std::string(rest);
+  return out + "}";
+}
+
+}  // namespace
+
+Result<std::string> addMatcher(std::string_view seriesQuery, std::string_view matcher) {
+  auto parts = splitSelector(seriesQuery);
+  if (!parts) return parts.status();
+  return joinSelector(parts->name, matcher, parts->matchers);
+}
+
+Result<std::string> restrictToMetric(std::string_view seriesQuery, std::string_view name) {
+  auto parts = splitSelector(seriesQuery);
+  if (!parts) return parts.status();
+  if (!parts->name.empty()) {
+    if (parts->name == name) return std::string(trim(seriesQuery));
     return Status::badRequest("series query \"" + std::string(seriesQuery) + "\" does not select " +
                               std::string(name));
   }
-  std::string_view inner = trim(query.substr(open + 1, query.size() - open - 2));
-  std::string out = "{__name__=" + quoteLabelValue(name);
-  if (!inner.empty()) out += "," + std::string(inner);
-  return out + "}";
+  return joinSelector("", "__name__=" + quoteLabelValue(name), parts->matchers);
 }
 
 MetricLabelNames labelNamesOf(const std::vector<Series>& series) {
@@ -125,6 +147,47 @@ Result<MetricLabelNames> discoverLabelNamesFromSeries(Client& client, std::strin
   auto series = client.series({std::string(seriesQuery)}, window);
   if (!series) return series.status();
   return labelNamesOf(*series);
+}
+
+Result<MetricLabelNames> discoverLabelPresence(Client& client, std::string_view seriesQuery,
+                                               const std::vector<std::string>& labels,
+                                               const TimeRange& window, DiscoveryReport* report) {
+  std::vector<std::string> selectors = {std::string(seriesQuery)};
+  for (const auto& label : labels) {
+    auto selector = addMatcher(seriesQuery, label + "!=\"\"");
+    if (!selector) return selector.status();
+    selectors.push_back(std::move(*selector));
+  }
+  std::vector<Result<std::vector<std::string>>> answers(selectors.size(),
+                                                        Status::unavailable("not answered"));
+  std::mutex mutex;
+  std::condition_variable idle;
+  size_t pending = selectors.size();
+  for (size_t i = 0; i < selectors.size(); ++i) {
+    client.labelValuesAsync("__name__", {selectors[i]}, window,
+                            [&, i](Result<std::vector<std::string>> names) {
+                              std::lock_guard lock(mutex);
+                              answers[i] = std::move(names);
+                              if (--pending == 0) idle.notify_all();
+                            });
+  }
+  {
+    std::unique_lock lock(mutex);
+    idle.wait(lock, [&] { return pending == 0; });
+  }
+  if (report) *report = {false, selectors.size()};
+  for (const auto& answer : answers) {
+    if (!answer) return answer.status();
+  }
+  MetricLabelNames out;
+  for (const auto& name : *answers[0]) out[name];
+  for (size_t i = 0; i < labels.size(); ++i) {
+    for (const auto& name : *answers[i + 1]) {
+      if (auto it = out.find(name); it != out.end()) it->second.push_back(labels[i]);
+    }
+  }
+  for (auto& [name, present] : out) std::sort(present.begin(), present.end());
+  return out;
 }
 
 Result<MetricLabelNames> discoverLabelNames(Client& client, std::string_view seriesQuery,
