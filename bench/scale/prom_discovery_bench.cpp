@@ -30,6 +30,7 @@ struct Args {
   long metrics = 100;
   int runs = 3;
   size_t concurrency = 4;
+  std::string seriesQuery = R"({namespace!="",pod!=""})";
   std::string keepData;
 };
 
@@ -41,6 +42,7 @@ Args parseArgs(int argc, char** argv) {
     if (name == "--metrics") args.metrics = std::stol(argv[i + 1]);
     if (name == "--runs") args.runs = std::stoi(argv[i + 1]);
     if (name == "--concurrency") args.concurrency = std::stoul(argv[i + 1]);
+    if (name == "--series-query") args.seriesQuery = argv[i + 1];
     if (name == "--keep-data") args.keepData = argv[i + 1];
   }
   return args;
@@ -157,7 +159,7 @@ int main(int argc, char** argv) {
   clientOptions.maxBodyBytes = size_t{2} << 30;
   auto client = prom::HttpClient::create(clientOptions);
   if (!client.ok()) return 1;
-  const std::string seriesQuery = R"({namespace!="",pod!=""})";
+  const std::string& seriesQuery = args.seriesQuery;
   prom::TimeRange window{std::chrono::system_clock::now() - std::chrono::hours(1), std::nullopt};
   uint64_t rssBefore = (*server)->rssBytes();
 
@@ -173,6 +175,7 @@ int main(int argc, char** argv) {
   auto series = measure(args, **server, **client, [&] {
     return prom::discoverLabelNamesFromSeries(**client, seriesQuery, window);
   });
+  std::printf("\nseries query: `%s`\n\n", seriesQuery.c_str());
   std::printf(
       "| series | metrics | approach | time min (s) | time median (s) | bytes | calls | metrics "
       "found | Prometheus RSS before | after |\n|---|---|---|---|---|---|---|---|---|---|\n");

@@ -108,6 +108,41 @@ std::string joinSelector(std::string_view name, std::string_view first, std::str
 
 }  // namespace
 
+bool requiresLabel(std::string_view seriesQuery, std::string_view label) {
+  auto parts = splitSelector(seriesQuery);
+  if (!parts) return false;
+  std::string_view rest = parts->matchers;
+  while (!rest.empty()) {
+    // One matcher: name, operator, quoted value (commas inside quotes do not split).
+    size_t end = 0;
+    char quote = 0;
+    for (; end < rest.size(); ++end) {
+      char c = rest[end];
+      if (quote != 0) {
+        if (c == '\\') {
+          ++end;
+        } else if (c == quote) {
+          quote = 0;
+        }
+      } else if (c == '"' || c == '\'' || c == '`') {
+        quote = c;
+      } else if (c == ',') {
+        break;
+      }
+    }
+    std::string_view matcher = trim(rest.substr(0, end));
+    rest = end < rest.size() ? rest.substr(end + 1) : std::string_view();
+    auto op = matcher.find_first_of("!=~");
+    if (op == std::string_view::npos || trim(matcher.substr(0, op)) != label) continue;
+    std::string_view tail = trim(matcher.substr(op));
+    if (tail == "!=\"\"" || tail == "!=''") return true;
+    if (tail.size() > 3 && tail[0] == '=' && tail[1] != '~' && tail != "=\"\"" && tail != "=''") {
+      return true;
+    }
+  }
+  return false;
+}
+
 Result<std::string> addMatcher(std::string_view seriesQuery, std::string_view matcher) {
   auto parts = splitSelector(seriesQuery);
   if (!parts) return parts.status();
@@ -153,10 +188,17 @@ Result<MetricLabelNames> discoverLabelPresence(Client& client, std::string_view 
                                                const std::vector<std::string>& labels,
                                                const TimeRange& window, DiscoveryReport* report) {
   std::vector<std::string> selectors = {std::string(seriesQuery)};
+  std::vector<std::string> implied;  // labels every matching series has by the query's own matchers
+  std::vector<std::string> probed;
   for (const auto& label : labels) {
+    if (requiresLabel(seriesQuery, label)) {
+      implied.push_back(label);
+      continue;
+    }
     auto selector = addMatcher(seriesQuery, label + "!=\"\"");
     if (!selector) return selector.status();
     selectors.push_back(std::move(*selector));
+    probed.push_back(label);
   }
   std::vector<Result<std::vector<std::string>>> answers(selectors.size(),
                                                         Status::unavailable("not answered"));
@@ -180,10 +222,10 @@ Result<MetricLabelNames> discoverLabelPresence(Client& client, std::string_view 
     if (!answer) return answer.status();
   }
   MetricLabelNames out;
-  for (const auto& name : *answers[0]) out[name];
-  for (size_t i = 0; i < labels.size(); ++i) {
+  for (const auto& name : *answers[0]) out[name] = implied;
+  for (size_t i = 0; i < probed.size(); ++i) {
     for (const auto& name : *answers[i + 1]) {
-      if (auto it = out.find(name); it != out.end()) it->second.push_back(labels[i]);
+      if (auto it = out.find(name); it != out.end()) it->second.push_back(probed[i]);
     }
   }
   for (auto& [name, present] : out) std::sort(present.begin(), present.end());

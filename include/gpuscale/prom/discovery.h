@@ -66,6 +66,10 @@ Result<MetricLabelNames> discoverLabelNamesFromSeries(Client& client, std::strin
 // The view of a list of series (pure).
 MetricLabelNames labelNamesOf(const std::vector<Series>& series);
 
+// True when `seriesQuery`'s own matchers require `label` to be non-empty (`label!=""`, `label="v"`
+// with v non-empty). Conservative: regex matchers never count.
+bool requiresLabel(std::string_view seriesQuery, std::string_view label);
+
 // `seriesQuery` with one more label matcher (`pod!=""`) inside its braces (added when it has none).
 Result<std::string> addMatcher(std::string_view seriesQuery, std::string_view matcher);
 

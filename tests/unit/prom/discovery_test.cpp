@@ -60,6 +60,38 @@ TEST(DiscoveryTest, AddMatcher) {
   }
 }
 
+TEST(DiscoveryTest, RequiresLabel) {
+  struct Row {
+    const char* query;
+    const char* label;
+    bool want;
+  } rows[] = {
+      {R"({namespace!="",pod!=""})", "pod", true},
+      {R"({namespace!="",pod!=""})", "namespace", true},
+      {R"(m{pod="a,b",namespace="x"})", "namespace", true},
+      {R"({pod=""})", "pod", false},
+      {R"({pod=~".+"})", "pod", false},
+      {R"({podx!=""})", "pod", false},
+      {R"({a="pod!="""})", "pod", false},
+      {"m", "pod", false},
+  };
+  for (const auto& row : rows) {
+    EXPECT_EQ(requiresLabel(row.query, row.label), row.want) << row.query << " " << row.label;
+  }
+}
+
+TEST(DiscoveryTest, LabelsTheQueryRequiresCostNoCall) {
+  fakes::FakePrometheusClient fake;
+  const std::string query = R"({namespace!="",pod!=""})";
+  fake.setLabelValues("__name__", {query}, Names{"a", "b"});
+  DiscoveryReport report;
+  auto got = discoverLabelPresence(fake, query, {"namespace", "pod"}, {}, &report);
+  ASSERT_TRUE(got.ok());
+  MetricLabelNames want = {{"a", {"namespace", "pod"}}, {"b", {"namespace", "pod"}}};
+  EXPECT_EQ(*got, want);
+  EXPECT_EQ(fake.totalCalls(), 1u);
+}
+
 TEST(DiscoveryTest, LabelPresenceCostsOneCallPerLabel) {
   fakes::FakePrometheusClient fake;
   const std::string query = R"({__name__=~"nv_.*"})";
