@@ -180,7 +180,7 @@ int main(int argc, char** argv) {
       "| series | metrics | approach | time min (s) | time median (s) | bytes | calls | metrics "
       "found | Prometheus RSS before | after |\n|---|---|---|---|---|---|---|---|---|---|\n");
   printRow("label presence (overrides)", args, rssBefore, presence);
-  printRow("label names per metric", args, presence.rssAfter, labels);
+  printRow("label names", args, presence.rssAfter, labels);
   printRow("/api/v1/series", args, rssMiddle, series);
   (*server)->stop();
   if (temporary) test::removeTree(storage);
