@@ -1,8 +1,9 @@
-// Discovery cost against a real Prometheus, both ways: the label APIs (`__name__` values, then
-// label names per metric) and prometheus-adapter's `/api/v1/series` relist. Backfills N series over
-// M metric names with promtool (each series has pod, namespace and container labels), starts the
-// Debian Prometheus on it, and prints one Markdown table row per approach: time (min and median of
-// the runs), response bytes, calls, and Prometheus' RSS before and after.
+// Discovery cost against a real Prometheus, three ways: label presence for override rules
+// (discoverLabelPresence), all label names per metric for template rules (discoverLabelNames), and
+// prometheus-adapter's `/api/v1/series` relist. Backfills N series over M metric names with
+// promtool (each series has pod, namespace and container labels), starts the Debian Prometheus on
+// it, and prints one Markdown table row per approach: time (min and median of the runs), response
+// bytes, calls, and Prometheus' RSS before and after.
 //
 //   prom_discovery_bench --series 100000 --metrics 1000 [--runs 3] [--concurrency 4] [--keep-data
 //   DIR]
