@@ -5,8 +5,8 @@
 // it, and prints one Markdown table row per approach: time (min and median of the runs), response
 // bytes, calls, and Prometheus' RSS before and after.
 //
-//   prom_discovery_bench --series 100000 --metrics 1000 [--runs 3] [--concurrency 4] [--keep-data
-//   DIR]
+//   prom_discovery_bench --series 100000 --metrics 1000 [--runs 3] [--concurrency 4]
+//       [--series-query '{namespace!="",pod!=""}'] [--keep-data DIR]
 //
 // With --keep-data the backfilled storage is kept in (or reused from) DIR.
 #include <algorithm>
