@@ -151,10 +151,11 @@ Result<http::http_request> HttpClient::Connection::buildRequest(const std::strin
 
 Status HttpClient::Connection::classify(const Exchange& ex, std::exception_ptr error) const {
   auto aborted = static_cast<Abort>(ex.aborted.load());
-  if (aborted == Abort::kTimeout) {
+  auto timedOut = [&] {
     return failure(FailureKind::kTimeout, "no complete answer within " +
                                               formatTimeout(options.timeout) + " from " + ex.what);
-  }
+  };
+  if (aborted == Abort::kTimeout) return timedOut();
   if (aborted == Abort::kTooLarge) {
     return failure(FailureKind::kBodyTooLarge,
                    "more than " + std::to_string(options.maxBodyBytes) + " bytes from " + ex.what);
@@ -162,9 +163,7 @@ Status HttpClient::Connection::classify(const Exchange& ex, std::exception_ptr e
   try {
     std::rethrow_exception(error);
   } catch (const http::http_exception& e) {
-    if (e.error_code() == std::errc::timed_out) {
-      return failure(FailureKind::kTimeout, std::string(e.what()) + " from " + ex.what);
-    }
+    if (e.error_code() == std::errc::timed_out) return timedOut();
     return failure(FailureKind::kConnection, std::string(e.what()) + " (" + ex.what + ")");
   } catch (const pplx::task_canceled&) {
     return failure(FailureKind::kConnection, "request cancelled (" + ex.what + ")");
@@ -249,7 +248,9 @@ Result<std::unique_ptr<HttpClient>> HttpClient::create(const PrometheusOptions& 
     return Status::invalid(std::string("prometheus TLS material: ") + e.what());
   }
   http::client::http_client_config config;
-  config.set_timeout(options.timeout);
+  // cpprestsdk's timeout is per read; the exchange's own deadline is the real bound and fires
+  // first.
+  config.set_timeout(options.timeout + std::chrono::seconds(1));
   config.set_chunksize(kChunkBytes);
   config.set_validate_certificates(!credentials->insecureSkipTlsVerify);
   if (isLoopbackHost(url.host())) config.set_proxy(web::web_proxy(web::web_proxy::disabled));
