@@ -131,7 +131,13 @@ Result<http::http_request> HttpClient::Connection::buildRequest(const std::strin
   if (!post && !encoded.empty()) query += (query.empty() ? "" : "&") + encoded;
   if (!query.empty()) target += "?" + query;
   request.set_request_uri(web::uri(target));
-  if (post) request.set_body(std::move(encoded), "application/x-www-form-urlencoded");
+  if (post) {
+    // The byte-vector overload: cpprestsdk's string overload reinterprets a char stream buffer as
+    // an unsigned-char one, which UndefinedBehaviorSanitizer rejects. The content type set first is
+    // kept.
+    request.headers().set_content_type("application/x-www-form-urlencoded");
+    request.set_body(std::vector<unsigned char>(encoded.begin(), encoded.end()));
+  }
   auto& headers = request.headers();
   headers.add("Accept", "application/json");
   for (const auto& [name, value] : options.headers) headers.add(name, value);
