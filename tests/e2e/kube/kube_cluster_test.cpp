@@ -502,7 +502,7 @@ TEST_F(ClusterTest, ReviewEndpointsDownFailClosed) {
   auto reply = tokenClient.get(kDiscovery, "Authorization: Bearer some-token\r\n");
   ASSERT_TRUE(reply.has_value());
   EXPECT_EQ(reply->status, 401);
-  EXPECT_EQ(reply->body, kUnauthorized);
+  EXPECT_EQ(reply->body, kUnauthorized + "\n");  // Kubernetes ends JSON bodies with a newline
 
   testing::TlsClient proxied(secured.port(), fromFiles("front-proxy-client"));
   reply = proxied.get(kDiscovery, "X-Remote-User: alice\r\n");
