@@ -324,9 +324,8 @@ struct SecuredServer {
     serving.securePort = 0;
     auto tls = apiserver::generateSelfSignedCertificate("localhost", {}, {"127.0.0.1"});
     EXPECT_TRUE(tls.ok());
-    apiserver::TlsConfig tlsConfig{tls->certificateChainPem,
-                                   tls->privateKeyPem,
-                                   {readFile(pki("front-proxy-ca.crt")), readFile(pki("ca.crt"))},
+    apiserver::TlsConfig tlsConfig{tls->certificateChainPem, tls->privateKeyPem,
+                                   auth::clientCaPemsForTls(*auth.config->current()),
                                    apiserver::TlsMinVersion::kTls12};
     server = std::make_unique<apiserver::HttpsServer>(
         serving, tlsConfig, [this](const apiserver::HttpRequest& r) { return handler->handle(r); });
