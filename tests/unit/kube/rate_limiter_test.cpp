@@ -1,0 +1,47 @@
+#include "gpuscale/kube/rate_limiter.h"
+
+#include <gtest/gtest.h>
+
+namespace gpuscale::kube {
+namespace {
+
+using Clock = RateLimiter::Clock;
+using std::chrono::milliseconds;
+
+TEST(RateLimiterTest, BurstThenQps) {
+  RateLimiter limiter(5, 10);
+  const auto t0 = Clock::now();
+  int granted = 0;
+  while (limiter.tryAcquire(t0)) ++granted;
+  EXPECT_EQ(granted, 10);
+  EXPECT_FALSE(limiter.tryAcquire(t0 + milliseconds(100)));  // 0.5 token
+  EXPECT_TRUE(limiter.tryAcquire(t0 + milliseconds(250)));   // 1.25 tokens at 5/s
+  EXPECT_FALSE(limiter.tryAcquire(t0 + milliseconds(250)));  // 0.25 left
+  EXPECT_GT(limiter.waitTime(t0 + milliseconds(250)), milliseconds(100));
+  EXPECT_LT(limiter.waitTime(t0 + milliseconds(250)), milliseconds(200));
+}
+
+TEST(RateLimiterTest, SavesAtMostBurst) {
+  RateLimiter limiter(100, 3);
+  const auto t0 = Clock::now();
+  int granted = 0;
+  while (limiter.tryAcquire(t0 + std::chrono::hours(1))) ++granted;
+  EXPECT_EQ(granted, 3);
+}
+
+TEST(RateLimiterTest, ZeroQpsIsUnlimited) {
+  RateLimiter limiter(0, 1);
+  for (int i = 0; i < 1000; ++i) ASSERT_TRUE(limiter.tryAcquire());
+  EXPECT_TRUE(limiter.acquire());
+}
+
+TEST(RateLimiterTest, AcquireGivesUpWhenStopped) {
+  RateLimiter limiter(0.001, 1);
+  ASSERT_TRUE(limiter.acquire());
+  std::stop_source stop;
+  stop.request_stop();
+  EXPECT_FALSE(limiter.acquire(stop.get_token()));
+}
+
+}  // namespace
+}  // namespace gpuscale::kube
