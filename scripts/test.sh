@@ -11,6 +11,8 @@ scripts/setup.sh
 launcher=()
 if command -v ccache >/dev/null 2>&1; then
   launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  # Share hits between checkouts in different folders (a fresh clone, CI).
+  export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1
 fi
 
 echo "== build (warnings as errors)"
