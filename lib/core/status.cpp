@@ -42,7 +42,9 @@ Status Status::timeout(std::string message) {
   return {504, "Timeout", std::move(message), std::move(details)};
 }
 
-Status Status::plain(std::string message, int httpCode) { return {httpCode, "", std::move(message)}; }
+Status Status::plain(std::string message, int httpCode) {
+  return {httpCode, "", std::move(message)};
+}
 
 Status Status::withContext(std::string_view context) const {
   Status copy = *this;
