@@ -81,6 +81,7 @@ bool acceptsPlainJson(std::string_view accept);
 // A JSON response (Cache-Control: no-cache, private) and a Status response with the Status's HTTP
 // code.
 HttpResponse jsonResponse(int status, const Json& document, bool pretty);
+HttpResponse jsonTextResponse(int status, std::string body);
 HttpResponse statusResponse(const core::Status& status, bool pretty);
 
 }  // namespace gpuscale::apiserver
