@@ -30,9 +30,16 @@ url="https://127.0.0.1:$port$path"
 curl -sk -A bench "$url" | head -c 200; echo " ..."
 echo "== warm-up"
 wrk -t "$wrk_threads" -c "$connections" -d 2s "$url" >/dev/null
-echo "== wrk -t $wrk_threads -c $connections -d $duration --latency (server workers: $workers, cores: $(nproc))"
+# Server CPU time (user+system, clock ticks) around the run: CPU per request does not depend on how busy the
+# machine is, unlike req/s.
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$pid/stat"; }
+echo "== wrk -t $wrk_threads -c $connections -d $duration --latency (server workers: $workers, cores: $(nproc), load: $(cut -d' ' -f1-3 /proc/loadavg))"
+before=$(cpu_ticks)
 wrk -t "$wrk_threads" -c "$connections" -d "$duration" --latency "$url" | tee "$work/wrk.txt"
+after=$(cpu_ticks)
 rps=$(awk '/Requests\/sec/ {print $2}' "$work/wrk.txt")
+requests=$(awk '/requests in/ {print $1}' "$work/wrk.txt")
 p50=$(awk '$1 == "50%" {print $2}' "$work/wrk.txt")
 p99=$(awk '$1 == "99%" {print $2}' "$work/wrk.txt")
-echo "RESULT req/s=$rps p50=$p50 p99=$p99"
+cpu_us=$(awk -v t=$((after - before)) -v n="$requests" -v hz="$(getconf CLK_TCK)" 'BEGIN {printf "%.1f", t / hz * 1e6 / n}')
+echo "RESULT req/s=$rps p50=$p50 p99=$p99 server-cpu-per-request=${cpu_us}us"
