@@ -228,6 +228,7 @@ std::string canonicalDecimal(bool negative, Decimal d, Quantity::Format format) 
 // Rounds magnitude × 10^shift to an integer away from zero and clamps it to the int64 range.
 int64_t saturatedInteger(bool negative, Decimal d, int64_t shift) {
   const uint64_t limit = negative ? kInt64MinMagnitude : kInt64MaxMagnitude;
+  stripTrailingZeros(d);  // afterwards any dropped digit is non-zero, so dropping digits rounds up
   d.exponent += shift;
   uint64_t magnitude = 0;
   if (d.exponent >= 0) {

@@ -327,6 +327,37 @@ TEST(QuantityCompareTest, MetricValueEqualsParsedMilli) {
   EXPECT_LT(Quantity::fromMilli(kMin), Quantity::fromMilli(kMax));
 }
 
+struct RoundingCase {
+  const char* what;
+  Quantity quantity;
+  int64_t value;
+  int64_t milli;
+};
+
+void PrintTo(const RoundingCase& c, std::ostream* os) { *os << c.what; }
+
+const RoundingCase kRoundingCases[] = {
+    {"whole milli value is exact", Quantity::fromMilli(401'000), 401, 401'000},
+    {"fraction rounds up", Quantity::fromMilli(1'500), 2, 1'500},
+    {"negative fraction rounds away from zero", Quantity::fromMilli(-1'500), -2, -1'500},
+    {"below one rounds up to one", Quantity::fromMilli(1), 1, 1},
+    {"zero", Quantity::fromMilli(0), 0, 0},
+    {"units to milli", Quantity::fromInt(5), 5, 5'000},
+    {"milli saturates", Quantity::fromInt(kMax), kMax, kMax},
+    {"negative milli saturates", Quantity::fromInt(kMin), kMin, kMin},
+    {"largest milli", Quantity::fromMilli(kMax), 9'223'372'036'854'776, kMax},
+    {"smallest milli", Quantity::fromMilli(kMin), -9'223'372'036'854'776, kMin},
+};
+
+class QuantityRoundingTest : public testing::TestWithParam<RoundingCase> {};
+
+TEST_P(QuantityRoundingTest, RoundsAwayFromZeroAndSaturates) {
+  EXPECT_EQ(GetParam().quantity.value(), GetParam().value);
+  EXPECT_EQ(GetParam().quantity.milliValue(), GetParam().milli);
+}
+
+INSTANTIATE_TEST_SUITE_P(Table, QuantityRoundingTest, testing::ValuesIn(kRoundingCases));
+
 struct DoubleCase {
   const char* what;
   std::string_view text;
