@@ -35,11 +35,15 @@ wrk -t "$wrk_threads" -c "$connections" -d 2s "$url" >/dev/null
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$pid/stat"; }
 echo "== wrk -t $wrk_threads -c $connections -d $duration --latency (server workers: $workers, cores: $(nproc), load: $(cut -d' ' -f1-3 /proc/loadavg))"
 before=$(cpu_ticks)
-wrk -t "$wrk_threads" -c "$connections" -d "$duration" --latency "$url" | tee "$work/wrk.txt"
+/usr/bin/time -f "%U %S" -o "$work/wrk.time" wrk -t "$wrk_threads" -c "$connections" -d "$duration" \
+  --latency "$url" | tee "$work/wrk.txt"
 after=$(cpu_ticks)
 rps=$(awk '/Requests\/sec/ {print $2}' "$work/wrk.txt")
 requests=$(awk '/requests in/ {print $1}' "$work/wrk.txt")
 p50=$(awk '$1 == "50%" {print $2}' "$work/wrk.txt")
 p99=$(awk '$1 == "99%" {print $2}' "$work/wrk.txt")
 cpu_us=$(awk -v t=$((after - before)) -v n="$requests" -v hz="$(getconf CLK_TCK)" 'BEGIN {printf "%.1f", t / hz * 1e6 / n}')
-echo "RESULT req/s=$rps p50=$p50 p99=$p99 server-cpu-per-request=${cpu_us}us"
+wrk_us=$(awk -v n="$requests" '{printf "%.1f", ($1 + $2) * 1e6 / n}' "$work/wrk.time")
+# What both cores could do if nothing else ran: 2 CPU-seconds per second over (server + client) CPU per request.
+capacity=$(awk -v s="$cpu_us" -v c="$wrk_us" -v n="$(nproc)" 'BEGIN {printf "%.0f", n * 1e6 / (s + c)}')
+echo "RESULT req/s=$rps p50=$p50 p99=$p99 server-cpu-per-request=${cpu_us}us wrk-cpu-per-request=${wrk_us}us cpu-bound-capacity=${capacity}req/s"
