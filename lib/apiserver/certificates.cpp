@@ -163,6 +163,7 @@ Result<GeneratedCertificate> generateSelfSignedCertificate(
 Result<TlsConfig> loadServingTls(const ServerOptions& options) {
   TlsConfig config;
   config.minVersion = options.tlsMinVersion;
+  config.cipherList = options.tlsCipherList;
   for (const auto& file : options.clientCaFiles) {
     auto pem = readFile(file);
     if (!pem) return Status::invalid("--client-ca-file: cannot read " + file);

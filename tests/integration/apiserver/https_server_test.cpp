@@ -302,6 +302,20 @@ TEST_F(HttpsServerTest, Tls13OnlyRejectsTls12Clients) {
   EXPECT_EQ(modern.out, "GET / ");
 }
 
+TEST_F(HttpsServerTest, CipherSuitesRestrictTls12) {
+  auto parsed =
+      parseServingFlags({"--tls-cipher-suites=TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256"}, options_);
+  ASSERT_TRUE(parsed.ok());
+  start();
+  const std::string url = "https://127.0.0.1:" + std::to_string(port_) + "/";
+  const auto allowed = testing::runProcess(
+      {"curl", "-sk", "--tls-max", "1.2", "--ciphers", "ECDHE-ECDSA-AES128-GCM-SHA256", url});
+  EXPECT_EQ(allowed.out, "GET / ");
+  const auto refused = testing::runProcess(
+      {"curl", "-sk", "--tls-max", "1.2", "--ciphers", "ECDHE-ECDSA-AES256-GCM-SHA384", url});
+  EXPECT_NE(refused.exitCode, 0);
+}
+
 TEST_F(HttpsServerTest, BadCertificateFailsStart) {
   std::ofstream(dir_.file("c.pem")) << "not a certificate";
   std::ofstream(dir_.file("k.pem")) << "not a key";
