@@ -120,6 +120,15 @@ ApiHandler::ApiHandler(ApiHandlerConfig config) : config_(std::move(config)) {
   if (!config_.authenticator) config_.authenticator = std::make_shared<AllowAllAuthenticator>();
   if (!config_.authorizer) config_.authorizer = std::make_shared<AllowAllAuthorizer>();
   if (!config_.health) config_.health = std::make_shared<HealthChecks>();
+  if (config_.discoveryFinished) {
+    config_.health->add(
+        "metrics-discovery",
+        [finished = config_.discoveryFinished] {
+          return finished() ? Status()
+                            : Status::unavailable("the first metrics discovery has not finished");
+        },
+        HealthChecks::kReadyz);
+  }
   if (!config_.registry) config_.registry = std::make_shared<prometheus::Registry>();
   metrics_ = std::make_unique<RequestMetrics>(config_.registry);
 }

@@ -21,6 +21,7 @@
 #pragma once
 
 #include <prometheus/registry.h>
+#include <functional>
 #include <memory>
 #include <string>
 

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+
 #include "fakes/fake_metrics_provider.h"
 
 namespace gpuscale::apiserver {
@@ -310,6 +312,18 @@ TEST_F(ApiHandlerTest, HealthEndpoints) {
   handler().health().beginShutdown();
   EXPECT_EQ(call("/readyz").status, 500);
   EXPECT_EQ(call("/livez").status, 200);
+}
+
+TEST_F(ApiHandlerTest, ReadinessWaitsForTheFirstDiscovery) {
+  std::atomic<bool> finished{false};
+  config_.discoveryFinished = [&finished] { return finished.load(); };
+  EXPECT_EQ(call("/readyz").status, 500);
+  EXPECT_EQ(call("/readyz/metrics-discovery").body,
+            "internal server error: the first metrics discovery has not finished\n");
+  EXPECT_EQ(call("/healthz").status, 200);
+  EXPECT_EQ(call(kPrefix).status, 200);  // the aggregator's probe is answered regardless
+  finished = true;
+  EXPECT_EQ(call("/readyz").status, 200);
 }
 
 TEST_F(ApiHandlerTest, VersionAndRoot) {
