@@ -147,6 +147,7 @@ std::vector<ApiGroupVersions> ApiHandler::servedGroups() const {
 
 HttpResponse ApiHandler::handle(const HttpRequest& request) const {
   const auto started = std::chrono::steady_clock::now();
+  const auto inFlight = metrics_->trackInFlight();
   Dispatch state;
   state.query = QueryParams::parse(request.rawQuery);
   state.pretty = wantsPrettyJson(state.query, request.header("User-Agent").value_or(""));

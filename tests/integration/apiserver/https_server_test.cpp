@@ -33,8 +33,13 @@ std::string slurp(const std::string& path) {
 // Echoes what the server saw: method, path, query and the peer certificate's verdict. "/slow"
 // sleeps,
 // "/throw" throws.
+std::atomic<int> slowRequestsEntered{0};
+
 HttpResponse echo(const HttpRequest& request) {
-  if (request.path == "/slow") std::this_thread::sleep_for(700ms);
+  if (request.path == "/slow") {
+    ++slowRequestsEntered;
+    std::this_thread::sleep_for(700ms);
+  }
   if (request.path == "/throw") throw std::runtime_error("handler bug");
   HttpResponse response;
   response.contentType = "text/plain";
@@ -269,8 +274,9 @@ TEST_F(HttpsServerTest, GracefulShutdownFinishesInFlightRequests) {
   TlsClient idle(port_);
   EXPECT_EQ(idle.get("/")->status, 200);
   TlsClient busy(port_);
+  const int entered = slowRequestsEntered.load();
   ASSERT_TRUE(busy.send("GET /slow HTTP/1.1\r\nHost: x\r\n\r\n"));
-  std::this_thread::sleep_for(100ms);  // let the request reach the handler
+  ASSERT_TRUE(testing::waitUntil([&] { return slowRequestsEntered.load() > entered; }, 10s, 1ms));
   auto stopped = std::async(std::launch::async, [this] { server_->shutdown(10s); });
   auto reply = busy.readReply();
   ASSERT_TRUE(reply);

@@ -341,6 +341,8 @@ TEST_F(ApiHandlerTest, MetricsCountRequestsByRouteAndCode) {
   const auto metrics = call("/metrics");
   EXPECT_EQ(metrics.status, 200);
   EXPECT_EQ(metrics.contentType, "text/plain; version=0.0.4; charset=utf-8");
+  // The /metrics request itself is the one in flight.
+  EXPECT_NE(metrics.body.find("gpuscale_apiserver_inflight_requests 1\n"), std::string::npos);
   EXPECT_NE(
       metrics.body.find(R"(gpuscale_apiserver_requests_total{code="200",route="custom_metric"} 1)"),
       std::string::npos)
