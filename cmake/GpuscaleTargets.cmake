@@ -51,6 +51,10 @@ function(gpuscale_script_test name)
   add_test(NAME ${name} COMMAND bash ${ARG_SCRIPT} ${ARG_ARGS})
   set_tests_properties(${name} PROPERTIES LABELS ${ARG_LABEL} TIMEOUT ${ARG_TIMEOUT} SKIP_RETURN_CODE 77
                        ENVIRONMENT "GPUSCALE_SOURCE_DIR=${CMAKE_SOURCE_DIR};GPUSCALE_BINARY_DIR=${CMAKE_BINARY_DIR}")
+  if(ARG_LABEL STREQUAL "e2e")
+    # End-to-end tests run a whole control plane; on 2 cores they must not overlap anything else.
+    set_tests_properties(${name} PROPERTIES RUN_SERIAL TRUE)
+  endif()
 endfunction()
 
 # gpuscale_fuzzer(NAME SOURCES ... DEPS ...): a libFuzzer target (clang, GPUSCALE_FUZZ=ON).
@@ -61,4 +65,8 @@ function(gpuscale_fuzzer name)
   target_compile_options(${name} PRIVATE -fsanitize=fuzzer)
   target_link_options(${name} PRIVATE -fsanitize=fuzzer)
   target_link_libraries(${name} PRIVATE ${ARG_DEPS})
+  if(NOT TARGET fuzzers)
+    add_custom_target(fuzzers)
+  endif()
+  add_dependencies(fuzzers ${name})
 endfunction()

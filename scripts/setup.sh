@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(
-  build-essential cmake ninja-build pkg-config git curl ca-certificates openssl
+  build-essential cmake ninja-build pkg-config ccache git curl ca-certificates openssl
   libboost-dev libboost-system-dev libssl-dev libcpprest-dev prometheus-cpp-dev nlohmann-json3-dev
   libyaml-cpp-dev libfmt-dev libspdlog-dev libre2-dev libgtest-dev libgmock-dev libbenchmark-dev
   clang clang-format libclang-rt-14-dev

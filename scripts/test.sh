@@ -7,23 +7,32 @@ jobs=${GPUSCALE_JOBS:-$(nproc)}
 
 scripts/setup.sh
 
+# ccache makes the repeated builds of a CI machine cheap; a cold machine just builds.
+launcher=()
+if command -v ccache >/dev/null 2>&1; then
+  launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+fi
+
 echo "== build (warnings as errors)"
-cmake -S . -B build -G Ninja -DGPUSCALE_WERROR=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake -S . -B build -G Ninja "${launcher[@]}" -DGPUSCALE_WERROR=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j "$jobs"
 
 echo "== tests"
 ctest --test-dir build --output-on-failure -j "$jobs"
 
 echo "== unit tests under ASan+UBSan"
-cmake -S . -B build-asan -G Ninja -DGPUSCALE_WERROR=ON -DGPUSCALE_SANITIZE=ON -DGPUSCALE_UNIT_ONLY=ON \
+cmake -S . -B build-asan -G Ninja "${launcher[@]}" -DGPUSCALE_WERROR=ON -DGPUSCALE_SANITIZE=ON -DGPUSCALE_UNIT_ONLY=ON \
   -DCMAKE_BUILD_TYPE=Debug >/dev/null
 cmake --build build-asan -j "$jobs"
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir build-asan --output-on-failure -j "$jobs" -L unit
 
 echo "== fuzzers (short run)"
-CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DGPUSCALE_FUZZ=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null
-cmake --build build-fuzz -j "$jobs"
+CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja "${launcher[@]}" -DGPUSCALE_FUZZ=ON \
+  -DCMAKE_BUILD_TYPE=Debug >/dev/null
+if cmake --build build-fuzz --target help | grep -q '^fuzzers:'; then
+  cmake --build build-fuzz -j "$jobs" --target fuzzers
+fi
 shopt -s nullglob
 for fuzzer in build-fuzz/fuzz/*; do
   corpus="tests/fuzz/corpus/$(basename "$fuzzer")"
