@@ -49,12 +49,12 @@ struct QueryRequest {
   GroupResource resource;              // normalised (plural) resource the metric describes
   std::string_view namespaceName;      // "" for root-scoped objects
   std::span<const std::string> names;  // object names; at least one unless allObjects
+  const core::LabelSelector* metricSelector = nullptr;  // metricLabelSelector, may be null
+  std::span<const std::string> extraGroupBy;            // resource metrics: the container label
   // Every object in the namespace (or cluster): the resource matcher becomes `label!=""` and
   // `names` is ignored. Lets callers query once and filter locally instead of sending an
   // unbounded `label=~"a|b|…"` alternation.
   bool allObjects = false;
-  const core::LabelSelector* metricSelector = nullptr;  // metricLabelSelector, may be null
-  std::span<const std::string> extraGroupBy;            // resource metrics: the container label
 };
 
 // The fields a metricsQuery template can read.
