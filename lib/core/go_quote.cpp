@@ -17,6 +17,15 @@ constexpr RuneRange kPrintableRanges[] = {
 #include "go_printable_table.inc"
 };
 
+constexpr bool ascendingAndDisjoint() {
+  for (size_t i = 0; i < std::size(kPrintableRanges); ++i) {
+    if (kPrintableRanges[i].first > kPrintableRanges[i].last) return false;
+    if (i > 0 && kPrintableRanges[i - 1].last >= kPrintableRanges[i].first) return false;
+  }
+  return true;
+}
+static_assert(ascendingAndDisjoint(), "isPrintable() binary-searches the table");
+
 constexpr char kLowerHex[] = "0123456789abcdef";
 
 // Go's strconv.IsPrint.

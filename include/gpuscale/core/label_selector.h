@@ -1,15 +1,20 @@
-// Kubernetes label selectors: parsing, matching and validation, with the semantics of apimachinery's
-// `labels.Parse` (the string form used by `?labelSelector=` and `?metricLabelSelector=`).
+// Kubernetes label selectors: parsing, matching and validation, with the semantics of
+// apimachinery's `labels.Parse` (the string form used by `?labelSelector=` and
+// `?metricLabelSelector=`).
 //
-// Grammar: comma-separated requirements; each is `key`, `!key`, `key=value`, `key==value`, `key!=value`,
-// `key in (v1,v2)`, `key notin (v1,v2)`, `key>N`, `key<N`. Whitespace around tokens is allowed. Keys must be
-// qualified names (optional DNS-subdomain prefix + "/" + name of ≤63 characters); values must be valid label
-// values (empty, or ≤63 characters matching `[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?`); `>`/`<` take an integer.
-// After parsing, requirements are sorted by key (stable) and each requirement's values are sorted ascending and
-// deduplicated, as labels.Parse returns them. The empty string is the selector that matches everything.
+// Grammar: comma-separated requirements; each is `key`, `!key`, `key=value`, `key==value`,
+// `key!=value`, `key in (v1,v2)`, `key notin (v1,v2)`, `key>N`, `key<N`. Whitespace around tokens
+// is allowed. Keys must be qualified names (optional DNS-subdomain prefix + "/" + name of ≤63
+// characters); values must be valid label values (empty, or ≤63 characters matching
+// `[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?`); `>`/`<` take an integer. After parsing, requirements
+// are sorted by key (stable) and each requirement's values are sorted ascending and deduplicated,
+// as labels.Parse returns them. The empty string is the selector that matches everything.
 //
-// Parse errors are Status::badRequest values that quote the offending text; nothing in here throws or aborts on
-// any input (the parser is fuzzed: tests/fuzz/).
+// Parse errors are Status::badRequest values that quote the offending text; nothing in here throws
+// or aborts on any input (the parser is fuzzed: tests/fuzz/). Error messages are apimachinery's,
+// word for word. One deliberate difference: apimachinery treats a NUL byte at the start of a token
+// as the end of the input (so "\0x" would match everything); here NUL is an ordinary character,
+// which key/value validation rejects.
 //
 // Thread safety: immutable value types.
 #pragma once
@@ -66,8 +71,8 @@ class LabelSelector {
   std::vector<Requirement> requirements_;
 };
 
-// Validation as apimachinery's validation.IsValidLabelValue / IsQualifiedName. On failure the returned
-// string explains why; empty means valid.
+// Validation as apimachinery's validation.IsValidLabelValue / IsQualifiedName. On failure the
+// returned string explains why; empty means valid.
 std::string labelValueError(std::string_view value);
 std::string labelKeyError(std::string_view key);
 inline bool isValidLabelValue(std::string_view value) { return labelValueError(value).empty(); }

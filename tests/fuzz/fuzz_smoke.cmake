@@ -1,0 +1,18 @@
+# gpuscale_fuzz_smoke_test(TARGET [SECONDS s]): registers a ctest (label "fuzz") that runs the libFuzzer
+# target TARGET for a short while over its seed corpus in tests/fuzz/corpus/TARGET. New inputs go to a
+# scratch directory in the build tree, so the seed corpus in the source tree is left as it is.
+include_guard(GLOBAL)
+
+function(gpuscale_fuzz_smoke_test target)
+  cmake_parse_arguments(ARG "" "SECONDS" "" ${ARGN})
+  if(NOT ARG_SECONDS)
+    set(ARG_SECONDS 10)
+  endif()
+  set(scratch ${CMAKE_BINARY_DIR}/fuzz/${target}_corpus)
+  file(MAKE_DIRECTORY ${scratch})
+  add_test(NAME ${target}_smoke
+           COMMAND ${target} -max_total_time=${ARG_SECONDS} -timeout=10 ${scratch}
+                   ${CMAKE_SOURCE_DIR}/tests/fuzz/corpus/${target})
+  math(EXPR timeout "${ARG_SECONDS} * 3 + 30")
+  set_tests_properties(${target}_smoke PROPERTIES LABELS fuzz TIMEOUT ${timeout})
+endfunction()
