@@ -33,13 +33,7 @@ CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja "${launcher[@]}" -DGPUSCA
 if cmake --build build-fuzz --target help | grep -q '^fuzzers:'; then
   cmake --build build-fuzz -j "$jobs" --target fuzzers
 fi
-shopt -s nullglob
-for fuzzer in build-fuzz/fuzz/*; do
-  corpus="tests/fuzz/corpus/$(basename "$fuzzer")"
-  mkdir -p "build-fuzz/corpus/$(basename "$fuzzer")"
-  args=("build-fuzz/corpus/$(basename "$fuzzer")")
-  [ -d "$corpus" ] && args+=("$corpus")
-  echo "-- $(basename "$fuzzer")"
-  "$fuzzer" -max_total_time="${GPUSCALE_FUZZ_SECONDS:-20}" -print_final_stats=0 "${args[@]}" 2>&1 | tail -n 2
-done
+if [ -d build-fuzz/fuzz ]; then
+  ctest --test-dir build-fuzz --output-on-failure -L fuzz
+fi
 echo "== all tests passed"

@@ -77,30 +77,87 @@ Result<MetricLabelNames> labelNamesPerMetric(Client& client, std::string_view se
   return out;
 }
 
-}  // namespace
+// The parts of a series selector: the metric name before the braces and the matchers inside them.
+struct SelectorParts {
+  std::string_view name;
+  std::string_view matchers;
+};
 
-Result<std::string> restrictToMetric(std::string_view seriesQuery, std::string_view name) {
+Result<SelectorParts> splitSelector(std::string_view seriesQuery) {
   std::string_view query = trim(seriesQuery);
   auto open = query.find('{');
-  std::string_view prefix = trim(query.substr(0, open));
   if (open == std::string_view::npos) {
-    if (prefix == name) return std::string(query);
-    return Status::badRequest("series query \"" + std::string(seriesQuery) + "\" does not select " +
-                              std::string(name));
+    if (query.empty()) return Status::badRequest("empty series query");
+    return SelectorParts{query, {}};
   }
   if (query.back() != '}') {
     return Status::badRequest("series query \"" + std::string(seriesQuery) +
                               "\" is not a series selector");
   }
-  if (!prefix.empty()) {
-    if (prefix == name) return std::string(query);
+  return SelectorParts{trim(query.substr(0, open)),
+                       trim(query.substr(open + 1, query.size() - open - 2))};
+}
+
+std::string joinSelector(std::string_view name, std::string_view first, std::string_view rest) {
+  std::string out(name);
+  out += "{";
+  out += first;
+  if (!rest.empty()) out += "," + std::string(rest);
+  return out + "}";
+}
+
+}  // namespace
+
+bool requiresLabel(std::string_view seriesQuery, std::string_view label) {
+  auto parts = splitSelector(seriesQuery);
+  if (!parts) return false;
+  std::string_view rest = parts->matchers;
+  while (!rest.empty()) {
+    // One matcher: name, operator, quoted value (commas inside quotes do not split).
+    size_t end = 0;
+    char quote = 0;
+    for (; end < rest.size(); ++end) {
+      char c = rest[end];
+      if (quote != 0) {
+        if (c == '\\') {
+          ++end;
+        } else if (c == quote) {
+          quote = 0;
+        }
+      } else if (c == '"' || c == '\'' || c == '`') {
+        quote = c;
+      } else if (c == ',') {
+        break;
+      }
+    }
+    std::string_view matcher = trim(rest.substr(0, end));
+    rest = end < rest.size() ? rest.substr(end + 1) : std::string_view();
+    auto op = matcher.find_first_of("!=~");
+    if (op == std::string_view::npos || trim(matcher.substr(0, op)) != label) continue;
+    std::string_view tail = trim(matcher.substr(op));
+    if (tail == "!=\"\"" || tail == "!=''") return true;
+    if (tail.size() > 3 && tail[0] == '=' && tail[1] != '~' && tail != "=\"\"" && tail != "=''") {
+      return true;
+    }
+  }
+  return false;
+}
+
+Result<std::string> addMatcher(std::string_view seriesQuery, std::string_view matcher) {
+  auto parts = splitSelector(seriesQuery);
+  if (!parts) return parts.status();
+  return joinSelector(parts->name, matcher, parts->matchers);
+}
+
+Result<std::string> restrictToMetric(std::string_view seriesQuery, std::string_view name) {
+  auto parts = splitSelector(seriesQuery);
+  if (!parts) return parts.status();
+  if (!parts->name.empty()) {
+    if (parts->name == name) return std::string(trim(seriesQuery));
     return Status::badRequest("series query \"" + std::string(seriesQuery) + "\" does not select " +
                               std::string(name));
   }
-  std::string_view inner = trim(query.substr(open + 1, query.size() - open - 2));
-  std::string out = "{__name__=" + quoteLabelValue(name);
-  if (!inner.empty()) out += "," + std::string(inner);
-  return out + "}";
+  return joinSelector("", "__name__=" + quoteLabelValue(name), parts->matchers);
 }
 
 MetricLabelNames labelNamesOf(const std::vector<Series>& series) {
@@ -125,6 +182,54 @@ Result<MetricLabelNames> discoverLabelNamesFromSeries(Client& client, std::strin
   auto series = client.series({std::string(seriesQuery)}, window);
   if (!series) return series.status();
   return labelNamesOf(*series);
+}
+
+Result<MetricLabelNames> discoverLabelPresence(Client& client, std::string_view seriesQuery,
+                                               const std::vector<std::string>& labels,
+                                               const TimeRange& window, DiscoveryReport* report) {
+  std::vector<std::string> selectors = {std::string(seriesQuery)};
+  std::vector<std::string> implied;  // labels every matching series has by the query's own matchers
+  std::vector<std::string> probed;
+  for (const auto& label : labels) {
+    if (requiresLabel(seriesQuery, label)) {
+      implied.push_back(label);
+      continue;
+    }
+    auto selector = addMatcher(seriesQuery, label + "!=\"\"");
+    if (!selector) return selector.status();
+    selectors.push_back(std::move(*selector));
+    probed.push_back(label);
+  }
+  std::vector<Result<std::vector<std::string>>> answers(selectors.size(),
+                                                        Status::unavailable("not answered"));
+  std::mutex mutex;
+  std::condition_variable idle;
+  size_t pending = selectors.size();
+  for (size_t i = 0; i < selectors.size(); ++i) {
+    client.labelValuesAsync("__name__", {selectors[i]}, window,
+                            [&, i](Result<std::vector<std::string>> names) {
+                              std::lock_guard lock(mutex);
+                              answers[i] = std::move(names);
+                              if (--pending == 0) idle.notify_all();
+                            });
+  }
+  {
+    std::unique_lock lock(mutex);
+    idle.wait(lock, [&] { return pending == 0; });
+  }
+  if (report) *report = {false, selectors.size()};
+  for (const auto& answer : answers) {
+    if (!answer) return answer.status();
+  }
+  MetricLabelNames out;
+  for (const auto& name : *answers[0]) out[name] = implied;
+  for (size_t i = 0; i < probed.size(); ++i) {
+    for (const auto& name : *answers[i + 1]) {
+      if (auto it = out.find(name); it != out.end()) it->second.push_back(probed[i]);
+    }
+  }
+  for (auto& [name, present] : out) std::sort(present.begin(), present.end());
+  return out;
 }
 
 Result<MetricLabelNames> discoverLabelNames(Client& client, std::string_view seriesQuery,

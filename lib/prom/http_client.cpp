@@ -1,11 +1,11 @@
 #include "gpuscale/prom/http_client.h"
 
 #include <cpprest/http_client.h>
+#include <openssl/evp.h>
 #include <pplx/threadpool.h>
 #include <boost/algorithm/string/predicate.hpp>
 #include <boost/asio/ssl.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <openssl/evp.h>
 
 #include <atomic>
 #include <utility>
@@ -116,6 +116,9 @@ struct HttpClient::Connection {
   http::client::http_client http;
   std::unique_ptr<TokenFile> tokenFile;
   bool explicitAuthorization = false;
+  std::atomic<uint64_t> requests{0};
+  std::atomic<uint64_t> failures{0};
+  std::atomic<uint64_t> bodyBytes{0};
 };
 
 Result<http::http_request> HttpClient::Connection::buildRequest(const std::string& path,
@@ -175,7 +178,10 @@ void HttpClient::Connection::readBody(std::shared_ptr<Exchange> ex,
   body.getn(ex->chunk.data(), ex->chunk.size()).then([this, ex, body](pplx::task<size_t> read) {
     try {
       size_t n = read.get();
-      if (n == 0) return ex->finish(std::move(ex->response));
+      if (n == 0) {
+        bodyBytes += ex->response.body.size();
+        return ex->finish(std::move(ex->response));
+      }
       if (ex->response.body.size() + n > options.maxBodyBytes) {
         ex->abort(Abort::kTooLarge);
         return ex->finish(classify(*ex, nullptr));
@@ -195,14 +201,19 @@ void HttpClient::Connection::exchange(std::string_view apiPath, const Params& pa
       std::string(options.verb == HttpVerb::kPost ? "POST " : "GET ") + origin + path;
   auto request = buildRequest(path, params);
   if (!request) return done(request.status());
+  ++requests;
   auto ex = std::make_shared<Exchange>(crossplat::threadpool::shared_instance().service(),
-                                       std::move(what), std::move(done));
+                                       std::move(what),
+                                       [this, done = std::move(done)](Result<RawResponse> raw) {
+                                         if (!raw) ++failures;
+                                         done(std::move(raw));
+                                       });
   ex->chunk.resize(kChunkBytes);
   ex->timer.expires_after(options.timeout);
   ex->timer.async_wait([ex](const boost::system::error_code& ec) {
     if (!ec) ex->abort(Abort::kTimeout);
   });
-  // The connection outlives every exchange: HttpClient's destructor does not wait, so hold it here.
+  // `done` holds the Connection (see decodeInto), so `this` outlives the exchange.
   http.request(*request, ex->cancel.get_token())
       .then([this, ex](pplx::task<http::http_response> sent) {
         try {
@@ -256,6 +267,11 @@ HttpClient::HttpClient(std::shared_ptr<Connection> connection)
     : connection_(std::move(connection)) {}
 
 HttpClient::~HttpClient() = default;
+
+HttpClient::Stats HttpClient::stats() const {
+  return {connection_->requests.load(), connection_->failures.load(),
+          connection_->bodyBytes.load()};
+}
 
 namespace {
 

@@ -40,16 +40,24 @@ pid_t spawn(const std::vector<std::string>& argv, const std::string& logPath) {
   return rc == 0 ? pid : -1;
 }
 
-bool probeReady(const std::string& base, const std::string& authorization) {
+bool probeReady(const std::string& base, const PrometheusServerOptions& options) {
   try {
     web::http::client::http_client_config config;
+    if (!options.probeClientCert.empty()) {
+      config.set_ssl_context_callback([&options](boost::asio::ssl::context& ctx) {
+        ctx.use_certificate_chain_file(options.probeClientCert);
+        ctx.use_private_key_file(options.probeClientKey, boost::asio::ssl::context::pem);
+      });
+    }
     config.set_timeout(std::chrono::seconds(2));
     config.set_validate_certificates(false);
     config.set_proxy(web::web_proxy(web::web_proxy::disabled));
     web::http::client::http_client client(web::uri(base), config);
     web::http::http_request request(web::http::methods::GET);
     request.set_request_uri(web::uri("-/ready"));
-    if (!authorization.empty()) request.headers().add("Authorization", authorization);
+    if (!options.probeAuthorization.empty()) {
+      request.headers().add("Authorization", options.probeAuthorization);
+    }
     return client.request(request).get().status_code() == 200;
   } catch (const std::exception&) {
     return false;
@@ -119,6 +127,57 @@ Status backfillOpenMetrics(const std::string& openMetricsFile, const std::string
   return Status();
 }
 
+core::Result<TestCertificates> generateTestCertificates(const std::string& dir) {
+  const std::string openssl = "/usr/bin/openssl";
+  const std::string log = dir + "/openssl.log";
+  TestCertificates out{dir + "/ca.crt", dir + "/server.crt", dir + "/server.key",
+                       dir + "/client.crt", dir + "/client.key"};
+  auto keyArgs = [](const std::string& key) {
+    return std::vector<std::string>{
+        "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", key};
+  };
+  std::vector<std::string> ca = {
+      openssl, "req", "-x509", "-days", "2", "-subj", "/CN=gpuscale-test-ca", "-out", out.caCert};
+  auto caKey = keyArgs(dir + "/ca.key");
+  ca.insert(ca.begin() + 2, caKey.begin(), caKey.end());
+  if (runProgram(ca, log) != 0) return Status::internal("openssl: cannot make the test CA");
+  struct Leaf {
+    std::string name, cert, key, extensions;
+  } leaves[] = {
+      {"server", out.serverCert, out.serverKey,
+       "subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth"},
+      {"client", out.clientCert, out.clientKey, "extendedKeyUsage=clientAuth"},
+  };
+  for (const auto& leaf : leaves) {
+    std::string csr = dir + "/" + leaf.name + ".csr";
+    std::string ext = dir + "/" + leaf.name + ".ext";
+    std::ofstream(ext) << leaf.extensions << "\n";
+    std::vector<std::string> request = {openssl, "req", "-subj", "/CN=" + leaf.name, "-out", csr};
+    auto key = keyArgs(leaf.key);
+    request.insert(request.begin() + 2, key.begin(), key.end());
+    std::vector<std::string> sign = {openssl,
+                                     "x509",
+                                     "-req",
+                                     "-in",
+                                     csr,
+                                     "-CA",
+                                     out.caCert,
+                                     "-CAkey",
+                                     dir + "/ca.key",
+                                     "-CAcreateserial",
+                                     "-days",
+                                     "2",
+                                     "-extfile",
+                                     ext,
+                                     "-out",
+                                     leaf.cert};
+    if (runProgram(request, log) != 0 || runProgram(sign, log) != 0) {
+      return Status::internal("openssl: cannot make the " + leaf.name + " certificate");
+    }
+  }
+  return out;
+}
+
 bool PrometheusServer::available() {
   return ::access(kPrometheus, X_OK) == 0 && ::access(kPromtool, X_OK) == 0;
 }
@@ -165,7 +224,7 @@ core::Result<std::unique_ptr<PrometheusServer>> PrometheusServer::start(
         server->pid_ = -1;
         break;
       }
-      if (probeReady(base, options.probeAuthorization)) return server;
+      if (probeReady(base, options)) return server;
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
     if (server->pid_ > 0) {

@@ -31,6 +31,10 @@ struct PrometheusServerOptions {
   bool tls = false;  // set when webConfig serves TLS
   // The Authorization header the readiness probe sends (for basic auth web configs).
   std::string probeAuthorization;
+  // The client certificate and key (PEM files) the readiness probe presents, for mutual-TLS web
+  // configs.
+  std::string probeClientCert;
+  std::string probeClientKey;
   // Use this storage folder (e.g. backfilled); empty makes a fresh temporary one.
   std::string storageDir;
   std::vector<std::string> extraArgs;
@@ -75,6 +79,17 @@ uint16_t freeLoopbackPort();
 // Loads OpenMetrics text (must end with "# EOF") from `openMetricsFile` into TSDB blocks under
 // `storageDir`.
 core::Status backfillOpenMetrics(const std::string& openMetricsFile, const std::string& storageDir);
+// A throwaway PKI made with the openssl command: a CA, a server certificate for 127.0.0.1/localhost
+// and a client certificate, all PEM files in `dir`.
+struct TestCertificates {
+  std::string caCert;
+  std::string serverCert;
+  std::string serverKey;
+  std::string clientCert;
+  std::string clientKey;
+};
+core::Result<TestCertificates> generateTestCertificates(const std::string& dir);
+
 // Runs a program (argv[0] is its path), waits, and returns its exit code; output goes to `logPath`.
 int runProgram(const std::vector<std::string>& argv, const std::string& logPath);
 

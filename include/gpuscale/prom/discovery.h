@@ -44,7 +44,16 @@ struct DiscoveryReport {
   size_t calls = 0;
 };
 
-// Cheap discovery as described above.
+// Which of `labels` each metric has, for rules whose resources come from fixed label overrides: one
+// `__name__` values call for `seriesQuery` plus one per label L with `L!=""` added, all in flight
+// at once (1 + labels.size() calls, however many metrics and series). Every metric of `seriesQuery`
+// is in the result, with the subset of `labels` that at least one of its series carries.
+Result<MetricLabelNames> discoverLabelPresence(Client& client, std::string_view seriesQuery,
+                                               const std::vector<std::string>& labels,
+                                               const TimeRange& window,
+                                               DiscoveryReport* report = nullptr);
+
+// Every label name of every metric (for `<<.Resource>>` template rules), as described above.
 Result<MetricLabelNames> discoverLabelNames(Client& client, std::string_view seriesQuery,
                                             const TimeRange& window,
                                             const DiscoveryOptions& options = {},
@@ -56,6 +65,13 @@ Result<MetricLabelNames> discoverLabelNamesFromSeries(Client& client, std::strin
 
 // The view of a list of series (pure).
 MetricLabelNames labelNamesOf(const std::vector<Series>& series);
+
+// True when `seriesQuery`'s own matchers require `label` to be non-empty (`label!=""`, `label="v"`
+// with v non-empty). Conservative: regex matchers never count.
+bool requiresLabel(std::string_view seriesQuery, std::string_view label);
+
+// `seriesQuery` with one more label matcher (`pod!=""`) inside its braces (added when it has none).
+Result<std::string> addMatcher(std::string_view seriesQuery, std::string_view matcher);
 
 // `seriesQuery` narrowed to the metric `name`: `{a="b"}` -> `{__name__="name",a="b"}`; a query that
 // already names the metric (`name{...}`, `name`) is returned unchanged. A query naming another

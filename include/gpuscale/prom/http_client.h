@@ -24,6 +24,7 @@
 // connection state alive after the HttpClient is destroyed and still call their callbacks.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 
 #include "gpuscale/prom/client.h"
@@ -44,6 +45,14 @@ class HttpClient final : public Client {
                         Callback<std::vector<std::string>> done) override;
   void labelNamesAsync(Matchers match, TimeRange window,
                        Callback<std::vector<std::string>> done) override;
+
+  // Counters since creation (for /metrics and benchmarks).
+  struct Stats {
+    uint64_t requests = 0;   // HTTP exchanges started
+    uint64_t failures = 0;   // exchanges that ended without a complete response
+    uint64_t bodyBytes = 0;  // response body bytes received
+  };
+  Stats stats() const;
 
   struct Connection;
 

@@ -37,6 +37,82 @@ TEST(DiscoveryTest, RestrictToMetric) {
   }
 }
 
+TEST(DiscoveryTest, AddMatcher) {
+  struct Row {
+    const char* what;
+    const char* query;
+    const char* want;  // null: an error
+  } rows[] = {
+      {"into braces", R"({namespace!=""})", R"({pod!="",namespace!=""})"},
+      {"into named braces", R"(m{a="b"})", R"(m{pod!="",a="b"})"},
+      {"bare name gets braces", "m", R"(m{pod!=""})"},
+      {"empty braces", "{}", R"({pod!=""})"},
+      {"empty query", "  ", nullptr},
+  };
+  for (const auto& row : rows) {
+    auto got = addMatcher(row.query, R"(pod!="")");
+    if (row.want == nullptr) {
+      EXPECT_FALSE(got.ok()) << row.what;
+    } else {
+      ASSERT_TRUE(got.ok()) << row.what << ": " << got.status().toString();
+      EXPECT_EQ(*got, row.want) << row.what;
+    }
+  }
+}
+
+TEST(DiscoveryTest, RequiresLabel) {
+  struct Row {
+    const char* query;
+    const char* label;
+    bool want;
+  } rows[] = {
+      {R"({namespace!="",pod!=""})", "pod", true},
+      {R"({namespace!="",pod!=""})", "namespace", true},
+      {R"(m{pod="a,b",namespace="x"})", "namespace", true},
+      {R"({pod=""})", "pod", false},
+      {R"({pod=~".+"})", "pod", false},
+      {R"({podx!=""})", "pod", false},
+      {R"({a="pod!="""})", "pod", false},
+      {"m", "pod", false},
+  };
+  for (const auto& row : rows) {
+    EXPECT_EQ(requiresLabel(row.query, row.label), row.want) << row.query << " " << row.label;
+  }
+}
+
+TEST(DiscoveryTest, LabelsTheQueryRequiresCostNoCall) {
+  fakes::FakePrometheusClient fake;
+  const std::string query = R"({namespace!="",pod!=""})";
+  fake.setLabelValues("__name__", {query}, Names{"a", "b"});
+  DiscoveryReport report;
+  auto got = discoverLabelPresence(fake, query, {"namespace", "pod"}, {}, &report);
+  ASSERT_TRUE(got.ok());
+  MetricLabelNames want = {{"a", {"namespace", "pod"}}, {"b", {"namespace", "pod"}}};
+  EXPECT_EQ(*got, want);
+  EXPECT_EQ(fake.totalCalls(), 1u);
+}
+
+TEST(DiscoveryTest, LabelPresenceCostsOneCallPerLabel) {
+  fakes::FakePrometheusClient fake;
+  const std::string query = R"({__name__=~"nv_.*"})";
+  fake.setLabelValues("__name__", {query}, Names{"a", "b", "c"});
+  fake.setLabelValues("__name__", {R"({namespace!="",__name__=~"nv_.*"})"}, Names{"a", "b"});
+  fake.setLabelValues("__name__", {R"({pod!="",__name__=~"nv_.*"})"}, Names{"a", "x"});
+  DiscoveryReport report;
+  auto got = discoverLabelPresence(fake, query, {"namespace", "pod"}, {}, &report);
+  ASSERT_TRUE(got.ok()) << got.status().toString();
+  MetricLabelNames want = {{"a", {"namespace", "pod"}}, {"b", {"namespace"}}, {"c", {}}};
+  EXPECT_EQ(*got, want) << "metrics outside the base query are ignored";
+  EXPECT_EQ(report.calls, 3u);
+  EXPECT_EQ(fake.totalCalls(), 3u);
+
+  fake.setLabelValues("__name__", {R"({pod!="",__name__=~"nv_.*"})"},
+                      failure(FailureKind::kTimeout, "slow"));
+  EXPECT_EQ(failureKindOf(discoverLabelPresence(fake, query, {"namespace", "pod"}, {}).status()),
+            FailureKind::kTimeout)
+      << "any failed call fails the discovery";
+}
+
 TEST(DiscoveryTest, LabelNamesOfSeriesDropNameAndDeduplicate) {
   std::vector<Series> series = {
       {{"__name__", "a"}, {"pod", "p1"}, {"namespace", "n"}},

@@ -116,6 +116,26 @@ TEST(WireTest, DecodesEveryResultType) {
             "Internal error occurred: prometheus unexpected result type: string (wanted vector)");
 }
 
+TEST(WireTest, DecodingIgnoresFieldOrderAndUnknownFields) {
+  auto result =
+      decodeQueryResponse(200, R"({"data":{"result":[{"value":[2,"5"],"extra":{"a":[1,{}]},
+      "metric":{"b":"2","a":"1"}}],"stats":{"x":[1,2,3]},"resultType":"vector"},"infos":[],
+      "status":"success"})");
+  ASSERT_TRUE(result.ok()) << result.status().toString();
+  ASSERT_EQ((*result)->vector.size(), 1u);
+  EXPECT_EQ((*result)->vector[0].point.value, 5);
+  EXPECT_EQ((*result)->vector[0].metric, (Labels{{"a", "1"}, {"b", "2"}})) << "unsorted labels";
+}
+
+TEST(WireTest, NativeHistogramSampleIsNaNNotZero) {
+  auto result = decodeQueryResponse(200, R"({"status":"success","data":{"resultType":"vector",
+      "result":[{"metric":{"a":"b"},"histogram":[7,{"count":"3","sum":"1","buckets":[[0,"1","2","3"]]}]}]}})");
+  ASSERT_TRUE(result.ok()) << result.status().toString();
+  ASSERT_EQ((*result)->vector.size(), 1u);
+  EXPECT_TRUE(std::isnan((*result)->vector[0].point.value));
+  EXPECT_EQ((*result)->vector[0].point.timestamp, at(7000));
+}
+
 TEST(WireTest, DecodeFailuresNameTheirClass) {
   struct Row {
     const char* what;
@@ -153,6 +173,20 @@ TEST(WireTest, DecodeFailuresNameTheirClass) {
        "unknown response code 502"},
       {"HTTP 503 without JSON", 503, "Service Unavailable", FailureKind::kHttpStatus, 503,
        "without a JSON body"},
+      {"vector element that is not an object", 200,
+       R"({"status":"success","data":{"resultType":"vector","result":[1]}})", FailureKind::kBadJson,
+       500, "not an object"},
+      {"vector element without value", 200,
+       R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{}}]}})",
+       FailureKind::kBadJson, 500, "has no value"},
+      {"scalar with a third item", 200,
+       R"({"status":"success","data":{"resultType":"scalar","result":[1,"2",3]}})",
+       FailureKind::kBadJson, 500, "not [<time>"},
+      {"label value that is a number", 200,
+       R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{"a":1},"value":[1,"1"]}]}})",
+       FailureKind::kBadJson, 500, "label \"a\""},
+      {"no data", 200, R"({"status":"success"})", FailureKind::kBadJson, 500, "no \"data\""},
+      {"a JSON array body", 200, "[1,2]", FailureKind::kBadJson, 500, "not a JSON object"},
       {"HTTP 404 (wrong path prefix)", 404, "404 page not found", FailureKind::kHttpStatus, 500,
        "unknown response code 404"},
   };
@@ -180,6 +214,12 @@ TEST(WireTest, DecodesSeriesAndStringLists) {
   EXPECT_TRUE(none->empty());
   auto bad = decodeSeriesResponse(200, R"({"status":"success","data":[{"a":1}]})");
   EXPECT_EQ(failureKindOf(bad.status()), FailureKind::kBadJson) << "non-string label value";
+  EXPECT_FALSE(decodeSeriesResponse(200, R"({"status":"success","data":{}})").ok())
+      << "series data must be an array";
+  EXPECT_FALSE(decodeSeriesResponse(200, R"({"status":"success","data":["x"]})").ok())
+      << "series must be objects";
+  EXPECT_FALSE(decodeStringListResponse(200, R"({"status":"success","data":[1]})").ok())
+      << "names must be strings";
 }
 
 TEST(ErrorsTest, FailureKindRoundTrips) {
