@@ -118,7 +118,7 @@ void LabelMatchers::addNames(std::string_view label, std::span<const std::string
   }
 }
 
-void LabelMatchers::addAnyName(std::string_view label) {
+void LabelMatchers::addAnyValue(std::string_view label) {
   matchers_.push_back(formatMatcher(label, MatchOp::kNotEqual, ""));
   valuesByName_[std::string(label)] = ".+";
 }

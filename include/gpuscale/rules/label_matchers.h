@@ -10,8 +10,7 @@
 //   k=v, k==v → k="v"     k!=v → k!="v"     k in (v) → k=~"v"     k notin (v) → k!~"v"
 //   ≥2 values: =, ==, in → k=~"a|b"; !=, notin → k!~"a|b"
 //   k (exists) → k!=""    !k → k=""          k>n, k<n → error (unsupported operator)
-// Resource matcher: one name → pod="a"; several → pod=~"a|b" (names in the order given); every
-// object → pod!="" (a gpuscale extension for namespace-wide queries filtered locally).
+// Resource matcher: one name → pod="a"; several → pod=~"a|b" (names in the order given).
 //
 // Deliberate difference from prometheus-adapter (documented in docs/rules.md): every value placed
 // inside a regex matcher (=~, !~) is escaped with core::regexQuoteMeta, so `a.b` only matches "a.b"
@@ -59,8 +58,8 @@ class LabelMatchers {
   // The resource matcher: label="name" for one name, label=~"a|b" for several. `names` must not be
   // empty.
   void addNames(std::string_view label, std::span<const std::string> names);
-  // The "every object" resource matcher: label!="" (`.LabelValuesByName` gets ".+").
-  void addAnyName(std::string_view label);
+  // label!="" (any object); `.LabelValuesByName` gets ".+".
+  void addAnyValue(std::string_view label);
 
   const std::vector<std::string>& matchers() const { return matchers_; }
   // label → values joined with '|' (regex-escaped, string-escaped), as `.LabelValuesByName`.
