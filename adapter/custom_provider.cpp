@@ -32,7 +32,7 @@ struct CustomProvider::Lookup {
     request.resource = resource.groupResource;
     request.namespaceName = namespaceName;
     request.names = names;
-    request.allObjects = allObjects;
+    request.anyName = allObjects;
     request.metricSelector = metricSelector.empty() ? nullptr : &metricSelector;
     auto query = entry->rule->queryFor(request);
     if (!query) return queryBuildError(query.status());
