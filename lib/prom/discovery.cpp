@@ -184,10 +184,16 @@ Result<MetricLabelNames> discoverLabelNamesFromSeries(Client& client, std::strin
   return labelNamesOf(*series);
 }
 
-Result<MetricLabelNames> discoverLabelPresence(Client& client, std::string_view seriesQuery,
-                                               const std::vector<std::string>& labels,
-                                               const TimeRange& window, DiscoveryReport* report) {
-  std::vector<std::string> selectors = {std::string(seriesQuery)};
+namespace {
+
+// Label presence with the base `__name__` call answered already (`knownNames`) or made here. Adds
+// the number of calls made to `calls`.
+Result<MetricLabelNames> presence(Client& client, std::string_view seriesQuery,
+                                  const std::vector<std::string>* knownNames,
+                                  const std::vector<std::string>& labels, const TimeRange& window,
+                                  size_t& calls) {
+  std::vector<std::string> selectors;
+  if (!knownNames) selectors.emplace_back(seriesQuery);
   std::vector<std::string> implied;  // labels every matching series has by the query's own matchers
   std::vector<std::string> probed;
   for (const auto& label : labels) {
@@ -217,18 +223,31 @@ Result<MetricLabelNames> discoverLabelPresence(Client& client, std::string_view 
     std::unique_lock lock(mutex);
     idle.wait(lock, [&] { return pending == 0; });
   }
-  if (report) *report = {false, selectors.size()};
+  calls += selectors.size();
   for (const auto& answer : answers) {
     if (!answer) return answer.status();
   }
+  const std::vector<std::string>& names = knownNames ? *knownNames : *answers[0];
+  size_t firstProbe = knownNames ? 0 : 1;
   MetricLabelNames out;
-  for (const auto& name : *answers[0]) out[name] = implied;
+  for (const auto& name : names) out[name] = implied;
   for (size_t i = 0; i < probed.size(); ++i) {
-    for (const auto& name : *answers[i + 1]) {
+    for (const auto& name : *answers[firstProbe + i]) {
       if (auto it = out.find(name); it != out.end()) it->second.push_back(probed[i]);
     }
   }
   for (auto& [name, present] : out) std::sort(present.begin(), present.end());
+  return out;
+}
+
+}  // namespace
+
+Result<MetricLabelNames> discoverLabelPresence(Client& client, std::string_view seriesQuery,
+                                               const std::vector<std::string>& labels,
+                                               const TimeRange& window, DiscoveryReport* report) {
+  size_t calls = 0;
+  auto out = presence(client, seriesQuery, nullptr, labels, window, calls);
+  if (report) *report = {false, calls};
   return out;
 }
 
@@ -247,11 +266,25 @@ Result<MetricLabelNames> discoverLabelNames(Client& client, std::string_view ser
     ++r.calls;
     return discoverLabelNamesFromSeries(client, seriesQuery, window);
   };
-  ++r.calls;
+  r.calls += 2;
   auto names = client.labelValues("__name__", {std::string(seriesQuery)}, window);
   if (!names) return useFallback(names.status()) ? fallback() : names.status();
-  r.calls += names->size();
-  auto labels = labelNamesPerMetric(client, seriesQuery, *names, window, options.concurrency);
+  auto all = client.labelNames({std::string(seriesQuery)}, window);
+  if (!all) return useFallback(all.status()) ? fallback() : all.status();
+  std::vector<std::string> candidates;
+  size_t probes = 0;
+  for (auto& label : *all) {
+    if (label == "__name__") continue;
+    if (!requiresLabel(seriesQuery, label)) ++probes;
+    candidates.push_back(std::move(label));
+  }
+  Result<MetricLabelNames> labels = Status::unavailable("not asked");
+  if (probes < names->size()) {
+    labels = presence(client, seriesQuery, &*names, candidates, window, r.calls);
+  } else {
+    r.calls += names->size();
+    labels = labelNamesPerMetric(client, seriesQuery, *names, window, options.concurrency);
+  }
   if (!labels && useFallback(labels.status())) return fallback();
   return labels;
 }
