@@ -72,6 +72,7 @@ BuiltinResourceTable::BuiltinResourceTable() {
   for (const Row& row : kRows) {
     resources_.push_back(
         {{row.group, row.plural}, row.version, row.singular, row.kind, row.namespaced});
+    kindsLower_.push_back(lower(row.kind));
   }
 }
 
@@ -86,7 +87,7 @@ core::Result<ResourceInfo> BuiltinResourceTable::resourceFor(const GroupResource
   for (const ResourceInfo& info : resources_) {
     if (!group.empty() && info.groupResource.group != group) continue;
     if (info.groupResource.resource == resource || info.singular == resource ||
-        lower(info.kind) == resource) {
+        kindsLower_[static_cast<size_t>(&info - resources_.data())] == resource) {
       return info;
     }
   }

@@ -206,6 +206,17 @@ class RuleCompiler {
     return core::Status();
   }
 
+  // True when a label of the rule stands for a namespaced resource (whose queries need a namespace
+  // label).
+  bool mapsNamespacedResource(const ResourceConverter& converter) const {
+    if (converter.hasTemplate()) return true;
+    for (const auto& [label, resource] : converter.overrides()) {
+      core::Result<ResourceInfo> info = mapper_.resourceFor(resource);
+      if (info && info->namespaced) return true;
+    }
+    return false;
+  }
+
   void checkUsability(const DiscoveryRule& rule, RuleKind kind, const CompiledRule& out) {
     SourcePos queryPos = rule.metricsQuery.present ? rule.metricsQuery.pos : rule.pos;
     const std::string queryPath = rule.path + ".metricsQuery";
@@ -227,7 +238,7 @@ class RuleCompiler {
              "no label for namespaces (no override and no template): requests in a namespace will "
              "fail; add an override for the namespace label or set namespaced: false");
       }
-    } else if (!hasNamespaceLabel) {
+    } else if (!hasNamespaceLabel && mapsNamespacedResource(out.resources_)) {
       warn(rule.pos, rule.path + ".resources",
            "no label for namespaces (no override and no template): queries for namespaced objects "
            "will fail");

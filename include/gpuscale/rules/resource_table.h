@@ -67,6 +67,7 @@ class BuiltinResourceTable final : public ResourceMapper {
 
  private:
   std::vector<ResourceInfo> resources_;
+  std::vector<std::string> kindsLower_;  // parallel to resources_
 };
 
 }  // namespace gpuscale::rules

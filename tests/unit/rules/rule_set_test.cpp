@@ -136,6 +136,11 @@ const WarningRow kWarningRows[] = {
      "<<.Series>>\n",
      {"t.yaml:2:3: rules[0].resources: no label for namespaces (no override and no template): "
       "queries for namespaced objects will fail"}},
+    {"node override only: nothing namespaced, no warning",
+     "rules:\n- seriesQuery: x\n  resources: {overrides: {instance: {resource: node}}}\n  "
+     "metricsQuery: "
+     "<<.Series>>\n",
+     {}},
     {"empty seriesQuery and metricsQuery",
      "rules:\n- resources: {template: <<.Resource>>}\n",
      {"t.yaml:2:3: rules[0].seriesQuery: empty seriesQuery: Prometheus rejects it and every relist "
