@@ -5,16 +5,10 @@
 #include <mutex>
 
 #include "gpuscale/prom/errors.h"
+#include "text.h"
 
 namespace gpuscale::prom {
 namespace {
-
-std::string_view trim(std::string_view text) {
-  constexpr std::string_view kSpace = " \t\r\n";
-  auto first = text.find_first_not_of(kSpace);
-  if (first == std::string_view::npos) return {};
-  return text.substr(first, text.find_last_not_of(kSpace) - first + 1);
-}
 
 std::string quoteLabelValue(std::string_view value) {
   std::string out = "\"";
@@ -84,7 +78,7 @@ struct SelectorParts {
 };
 
 Result<SelectorParts> splitSelector(std::string_view seriesQuery) {
-  std::string_view query = trim(seriesQuery);
+  std::string_view query = trimSpace(seriesQuery);
   auto open = query.find('{');
   if (open == std::string_view::npos) {
     if (query.empty()) return Status::badRequest("empty series query");
@@ -94,8 +88,8 @@ Result<SelectorParts> splitSelector(std::string_view seriesQuery) {
     return Status::badRequest("series query \"" + std::string(seriesQuery) +
                               "\" is not a series selector");
   }
-  return SelectorParts{trim(query.substr(0, open)),
-                       trim(query.substr(open + 1, query.size() - open - 2))};
+  return SelectorParts{trimSpace(query.substr(0, open)),
+                       trimSpace(query.substr(open + 1, query.size() - open - 2))};
 }
 
 std::string joinSelector(std::string_view name, std::string_view first, std::string_view rest) {
@@ -130,11 +124,11 @@ bool requiresLabel(std::string_view seriesQuery, std::string_view label) {
         break;
       }
     }
-    std::string_view matcher = trim(rest.substr(0, end));
+    std::string_view matcher = trimSpace(rest.substr(0, end));
     rest = end < rest.size() ? rest.substr(end + 1) : std::string_view();
     auto op = matcher.find_first_of("!=~");
-    if (op == std::string_view::npos || trim(matcher.substr(0, op)) != label) continue;
-    std::string_view tail = trim(matcher.substr(op));
+    if (op == std::string_view::npos || trimSpace(matcher.substr(0, op)) != label) continue;
+    std::string_view tail = trimSpace(matcher.substr(op));
     if (tail == "!=\"\"" || tail == "!=''") return true;
     if (tail.size() > 3 && tail[0] == '=' && tail[1] != '~' && tail != "=\"\"" && tail != "=''") {
       return true;
@@ -153,7 +147,7 @@ Result<std::string> restrictToMetric(std::string_view seriesQuery, std::string_v
   auto parts = splitSelector(seriesQuery);
   if (!parts) return parts.status();
   if (!parts->name.empty()) {
-    if (parts->name == name) return std::string(trim(seriesQuery));
+    if (parts->name == name) return std::string(trimSpace(seriesQuery));
     return Status::badRequest("series query \"" + std::string(seriesQuery) + "\" does not select " +
                               std::string(name));
   }
