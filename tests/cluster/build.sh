@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# Builds the test control plane from the Go module proxy: kube-apiserver, kube-controller-manager,
+# kube-scheduler and kubectl (k8s/), etcd (etcd/) and kwok (kwok/), each from its own wrapper module.
+#
+# Idempotent and cached: module and build caches and the binaries live in a per-user cache directory
+# outside the repository; the binaries are keyed by a stamp (hash of the wrapper go.mod/go.sum files,
+# the Go version and this script), so an unchanged checkout only relinks tests/cluster/bin.
+#
+# Environment: GO (go binary), GPUSCALE_CLUSTER_CACHE (cache root), GPUSCALE_CLUSTER_JOBS (go build -p).
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+GO=${GO:-$(command -v go || echo /usr/local/go/bin/go)}
+if [ ! -x "$GO" ]; then
+  echo "cluster build: no Go toolchain found (set GO=...)" >&2
+  exit 1
+fi
+
+cache=${GPUSCALE_CLUSTER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gpuscale/cluster}
+mkdir -p "$cache"
+
+export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-buildvcs=false
+export GOMODCACHE="$cache/gomod" GOCACHE="$cache/gocache"
+jobs=${GPUSCALE_CLUSTER_JOBS:-2}
+
+stamp=$(cat "$here"/{k8s,etcd,kwok}/go.{mod,sum} "$here/build.sh" <("$GO" version) |
+  sha256sum | cut -c1-16)
+out="$cache/bin-$stamp"
+
+link_bin() {
+  ln -sfn "$out" "$here/bin.tmp.$$"
+  mv -Tf "$here/bin.tmp.$$" "$here/bin"
+}
+
+# Several worktrees on one machine share the cache: one build at a time.
+exec 9>"$cache/.lock"
+flock 9
+
+if [ -f "$out/.complete" ]; then
+  link_bin
+  echo "cluster build: up to date ($out)"
+  exit 0
+fi
+
+rm -rf "$out.partial"
+mkdir -p "$out.partial"
+log="$cache/build-$stamp.log"
+echo "cluster build: building into $out (log: $log)"
+
+# Version stamping as the upstream release build does (hack/lib/version.sh); the minor must be right
+# because it drives feature-gate emulation floors.
+kver=$(cd "$here/k8s" && "$GO" list -m -f '{{.Version}}' k8s.io/kubernetes)
+kmaj=${kver#v}
+kmaj=${kmaj%%.*}
+kmin=$(echo "$kver" | cut -d. -f2)
+kld="-s -w"
+for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+  kld="$kld -X $p.gitVersion=$kver -X $p.gitMajor=$kmaj -X $p.gitMinor=$kmin -X $p.gitTreeState=clean"
+done
+
+build() { # module-dir output-dir-or-file ldflags tags packages...
+  local dir=$1 dst=$2 ld=$3 tags=$4
+  shift 4
+  echo "== $(date -u +%FT%TZ) $dir: $*" >>"$log"
+  (cd "$here/$dir" && "$GO" mod download >>"$log" 2>&1 &&
+    nice -n 10 "$GO" build -p "$jobs" -trimpath -tags="$tags" -ldflags="$ld" -o "$dst" "$@") \
+    >>"$log" 2>&1 || {
+    echo "cluster build: $dir failed; tail of $log:" >&2
+    tail -n 30 "$log" >&2
+    exit 1
+  }
+}
+
+build etcd "$out.partial/etcd" "-s -w" "" go.etcd.io/etcd/server/v3
+build kwok "$out.partial/" "-s -w" "" sigs.k8s.io/kwok/cmd/kwok
+build k8s "$out.partial/" "$kld" "selinux,notest,grpcnotrace" \
+  k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
+  k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl
+
+# The KWOK stage definitions ship in its module zip; keep the ones up.sh uses next to the binaries.
+kwokdir=$(cd "$here/kwok" && "$GO" list -m -f '{{.Dir}}' sigs.k8s.io/kwok)
+mkdir -p "$out.partial/kwok-stages"
+cp "$kwokdir"/kustomize/stage/node/fast/node-initialize.yaml \
+  "$kwokdir"/kustomize/stage/node/heartbeat-with-lease/node-heartbeat-with-lease.yaml \
+  "$kwokdir"/kustomize/stage/pod/fast/pod-ready.yaml \
+  "$kwokdir"/kustomize/stage/pod/fast/pod-complete.yaml \
+  "$kwokdir"/kustomize/stage/pod/fast/pod-delete.yaml "$out.partial/kwok-stages/"
+chmod -R u+w "$out.partial/kwok-stages"
+
+"$out.partial/kube-apiserver" --version >>"$log"
+"$out.partial/etcd" --version >>"$log"
+"$out.partial/kwok" --version >>"$log" 2>&1 || true
+touch "$out.partial/.complete"
+rm -rf "$out"
+mv "$out.partial" "$out"
+link_bin
+# Keep the three newest builds (other worktrees may still point at an older stamp).
+ls -1dt "$cache"/bin-* 2>/dev/null | grep -v '\.partial$' | tail -n +4 | xargs -r rm -rf
+echo "cluster build: done ($out)"

@@ -1,0 +1,262 @@
+#!/usr/bin/env bash
+# Starts a real local Kubernetes control plane as ordinary processes on 127.0.0.1:
+# etcd -> kube-apiserver (RBAC, aggregation, front-proxy PKI) -> kube-controller-manager ->
+# kube-scheduler -> kwok (fake nodes and pod lifecycles). Ports are picked free at run time.
+#
+# Usage: up.sh DIR [--scenario FILE]
+# Writes DIR/kubeconfig (admin), DIR/env (sourceable: ports, paths), DIR/pki, DIR/logs, DIR/run/*.pid
+# and returns once the cluster is ready. Stop it with down.sh DIR (also called here on failure).
+# Binaries come from $GPUSCALE_CLUSTER_BIN (default tests/cluster/bin, made by build.sh).
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+usage() {
+  echo "usage: $0 DIR [--scenario FILE]" >&2
+  exit 2
+}
+[ $# -ge 1 ] || usage
+mkdir -p "$1"
+dir=$(cd "$1" && pwd)
+shift
+scenario=
+while [ $# -gt 0 ]; do
+  case $1 in
+    --scenario)
+      [ $# -ge 2 ] || usage
+      scenario=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")
+      shift 2
+      ;;
+    *) usage ;;
+  esac
+done
+
+bin=$(cd "${GPUSCALE_CLUSTER_BIN:-$here/bin}" 2>/dev/null && pwd -P) || {
+  echo "up: no binaries; run tests/cluster/build.sh first" >&2
+  exit 3
+}
+for b in etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kwok; do
+  [ -x "$bin/$b" ] || {
+    echo "up: $bin/$b missing; run tests/cluster/build.sh" >&2
+    exit 3
+  }
+done
+if [ -e "$dir/run" ] && ls "$dir"/run/*.pid >/dev/null 2>&1; then
+  echo "up: $dir already has a running cluster (run down.sh first)" >&2
+  exit 1
+fi
+
+pki=$dir/pki logs=$dir/logs run=$dir/run
+mkdir -p "$pki" "$logs" "$run" "$dir/etcd"
+: >"$run/order"
+
+# Overridable timing knobs for tests that want faster or slower HPA behaviour.
+hpa_sync=${GPUSCALE_HPA_SYNC_PERIOD:-5s}
+hpa_down=${GPUSCALE_HPA_DOWNSCALE_STABILIZATION:-30s}
+ready_timeout=${GPUSCALE_CLUSTER_READY_TIMEOUT:-180}
+node_annotation=kwok.x-k8s.io/node
+node_annotation_value=fake
+
+fail() {
+  echo "up: $*" >&2
+  "$here/down.sh" "$dir" >/dev/null 2>&1 || true
+  exit 1
+}
+trap 'fail "interrupted"' INT TERM
+
+# --- free ports: bind them all at once so they are distinct, then release -----------------------
+read -r etcd_port etcd_peer_port kas_port kcm_port sched_port kwok_port < <(
+  python3 - <<'EOF'
+import socket
+socks = []
+for _ in range(6):
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    socks.append(s)
+print(" ".join(str(s.getsockname()[1]) for s in socks))
+EOF
+)
+server=https://127.0.0.1:$kas_port
+
+# --- PKI ------------------------------------------------------------------------------------------
+"$here/lib/pki.sh" "$pki" >"$logs/pki.log" 2>&1 || fail "certificate generation failed, see $logs/pki.log"
+
+kubeconfig() { # file user-cert-basename
+  cat >"$1" <<EOF
+apiVersion: v1
+kind: Config
+clusters:
+- name: gpuscale-test
+  cluster:
+    server: $server
+    certificate-authority: $pki/ca.crt
+users:
+- name: $2
+  user:
+    client-certificate: $pki/$2.crt
+    client-key: $pki/$2.key
+contexts:
+- name: gpuscale-test
+  context: {cluster: gpuscale-test, user: $2}
+current-context: gpuscale-test
+EOF
+}
+kubeconfig "$dir/kubeconfig" admin
+kubeconfig "$pki/kube-controller-manager.kubeconfig" kube-controller-manager
+kubeconfig "$pki/kube-scheduler.kubeconfig" kube-scheduler
+
+# --- process handling -----------------------------------------------------------------------------
+start() { # name binary args...
+  local name=$1 exe=$2
+  shift 2
+  setsid "$exe" "$@" >"$logs/$name.log" 2>&1 </dev/null &
+  echo $! >"$run/$name.pid"
+  echo "$name" >>"$run/order"
+}
+
+alive() { kill -0 "$(cat "$run/$1.pid")" 2>/dev/null; }
+
+wait_for() { # name description command...
+  local name=$1 what=$2 deadline=$((SECONDS + ready_timeout))
+  shift 2
+  until "$@" >/dev/null 2>&1; do
+    if ! alive "$name"; then
+      tail -n 20 "$logs/$name.log" >&2
+      fail "$name exited while waiting for $what (log: $logs/$name.log)"
+    fi
+    [ $SECONDS -lt $deadline ] || fail "timed out waiting for $what (log: $logs/$name.log)"
+    sleep 0.5
+  done
+}
+
+https_ok() { # url [client cert basename]
+  local auth=()
+  [ -z "${2:-}" ] || auth=(--cert "$pki/$2.crt" --key "$pki/$2.key")
+  curl -sf --max-time 5 --cacert "$pki/ca.crt" "${auth[@]}" "$1"
+}
+insecure_ok() { curl -skf --max-time 5 "$1"; }
+kc() { "$bin/kubectl" --kubeconfig "$dir/kubeconfig" "$@"; }
+
+# --- etcd -----------------------------------------------------------------------------------------
+start etcd "$bin/etcd" \
+  --name=node0 --data-dir="$dir/etcd" \
+  --listen-client-urls="http://127.0.0.1:$etcd_port" \
+  --advertise-client-urls="http://127.0.0.1:$etcd_port" \
+  --listen-peer-urls="http://127.0.0.1:$etcd_peer_port" \
+  --initial-advertise-peer-urls="http://127.0.0.1:$etcd_peer_port" \
+  --initial-cluster="node0=http://127.0.0.1:$etcd_peer_port" \
+  --listen-metrics-urls= \
+  --unsafe-no-fsync=true --quota-backend-bytes=2147483648 --auto-compaction-retention=1 \
+  --log-level=warn
+wait_for etcd "etcd health" curl -sf --max-time 5 "http://127.0.0.1:$etcd_port/health"
+
+# --- kube-apiserver -------------------------------------------------------------------------------
+# A loopback advertise address would be written into the `kubernetes` Endpoints, which rejects
+# loopback IPs; with the endpoint reconciler off nothing writes them, and the apiserver does not
+# need a default route to pick an address.
+start kube-apiserver "$bin/kube-apiserver" \
+  --etcd-servers="http://127.0.0.1:$etcd_port" \
+  --bind-address=127.0.0.1 --secure-port="$kas_port" \
+  --advertise-address=127.0.0.1 --endpoint-reconciler-type=none \
+  --cert-dir="$pki/kube-apiserver" \
+  --tls-cert-file="$pki/apiserver.crt" --tls-private-key-file="$pki/apiserver.key" \
+  --client-ca-file="$pki/ca.crt" \
+  --authorization-mode=RBAC \
+  --service-account-issuer=https://kubernetes.default.svc.cluster.local \
+  --service-account-key-file="$pki/sa.pub" \
+  --service-account-signing-key-file="$pki/sa.key" \
+  --service-cluster-ip-range=10.0.0.0/24 \
+  --allow-privileged=true \
+  --requestheader-client-ca-file="$pki/front-proxy-ca.crt" \
+  --requestheader-allowed-names=front-proxy-client \
+  --requestheader-username-headers=X-Remote-User \
+  --requestheader-group-headers=X-Remote-Group \
+  --requestheader-extra-headers-prefix=X-Remote-Extra- \
+  --proxy-client-cert-file="$pki/front-proxy-client.crt" \
+  --proxy-client-key-file="$pki/front-proxy-client.key" \
+  --enable-aggregator-routing=false
+wait_for kube-apiserver "kube-apiserver /readyz" https_ok "$server/readyz" admin
+
+# --- kube-controller-manager ----------------------------------------------------------------------
+# Each controller acts as its own service account with the bootstrap RBAC roles, as in kubeadm
+# clusters (the HPA controller's custom-metrics calls then carry its real identity).
+controllers=serviceaccount-token-controller,serviceaccount-controller,namespace-controller
+controllers+=,garbage-collector-controller,deployment-controller,replicaset-controller
+controllers+=,horizontal-pod-autoscaler-controller,node-lifecycle-controller
+controllers+=,pod-garbage-collector-controller,root-ca-certificate-publisher-controller
+controllers+=,clusterrole-aggregation-controller
+start kube-controller-manager "$bin/kube-controller-manager" \
+  --kubeconfig="$pki/kube-controller-manager.kubeconfig" \
+  --authentication-kubeconfig="$pki/kube-controller-manager.kubeconfig" \
+  --authorization-kubeconfig="$pki/kube-controller-manager.kubeconfig" \
+  --bind-address=127.0.0.1 --secure-port="$kcm_port" \
+  --leader-elect=false \
+  --use-service-account-credentials=true \
+  --controllers="$controllers" \
+  --service-account-private-key-file="$pki/sa.key" \
+  --root-ca-file="$pki/ca.crt" \
+  --horizontal-pod-autoscaler-sync-period="$hpa_sync" \
+  --horizontal-pod-autoscaler-downscale-stabilization="$hpa_down" \
+  --node-monitor-period=5s --node-monitor-grace-period=2m
+
+# --- kube-scheduler -------------------------------------------------------------------------------
+start kube-scheduler "$bin/kube-scheduler" \
+  --kubeconfig="$pki/kube-scheduler.kubeconfig" \
+  --authentication-kubeconfig="$pki/kube-scheduler.kubeconfig" \
+  --authorization-kubeconfig="$pki/kube-scheduler.kubeconfig" \
+  --bind-address=127.0.0.1 --secure-port="$sched_port" \
+  --leader-elect=false
+
+# --- kwok -----------------------------------------------------------------------------------------
+# Explicit stages: node initialisation, lease-based heartbeat, pods to Running, job pods to
+# Succeeded, and deletion of terminating pods (nothing else would remove them without kubelets).
+stages=$dir/kwok-stages.yaml
+: >"$stages"
+for f in node-initialize node-heartbeat-with-lease pod-ready pod-complete pod-delete; do
+  cat "$bin/kwok-stages/$f.yaml" >>"$stages"
+  echo "---" >>"$stages"
+done
+start kwok "$bin/kwok" \
+  --kubeconfig="$dir/kubeconfig" \
+  --config="$stages" \
+  --manage-all-nodes=false \
+  --manage-nodes-with-annotation-selector="$node_annotation=$node_annotation_value" \
+  --cidr=10.244.0.1/16 --node-ip=10.10.0.1 \
+  --node-lease-duration-seconds=40 \
+  --server-address="127.0.0.1:$kwok_port"
+
+wait_for kube-controller-manager "kube-controller-manager /healthz" \
+  insecure_ok "https://127.0.0.1:$kcm_port/healthz"
+wait_for kube-scheduler "kube-scheduler /healthz" insecure_ok "https://127.0.0.1:$sched_port/healthz"
+wait_for kwok "kwok /healthz" curl -sf --max-time 5 "http://127.0.0.1:$kwok_port/healthz"
+wait_for kube-apiserver "the default namespace" kc get namespace default
+wait_for kube-controller-manager "the default service account" kc -n default get serviceaccount default
+
+# --- environment for users of the cluster ---------------------------------------------------------
+{
+  echo "# Written by tests/cluster/up.sh; source it to talk to this cluster."
+  for kv in \
+    "GPUSCALE_CLUSTER_DIR=$dir" \
+    "GPUSCALE_CLUSTER_BIN=$bin" \
+    "KUBECONFIG=$dir/kubeconfig" \
+    "GPUSCALE_APISERVER_URL=$server" \
+    "GPUSCALE_APISERVER_PORT=$kas_port" \
+    "GPUSCALE_ETCD_PORT=$etcd_port" \
+    "GPUSCALE_ETCD_PEER_PORT=$etcd_peer_port" \
+    "GPUSCALE_KCM_PORT=$kcm_port" \
+    "GPUSCALE_SCHEDULER_PORT=$sched_port" \
+    "GPUSCALE_KWOK_PORT=$kwok_port" \
+    "GPUSCALE_PKI_DIR=$pki" \
+    "GPUSCALE_CA_CERT=$pki/ca.crt" \
+    "GPUSCALE_ADMIN_CERT=$pki/admin.crt" \
+    "GPUSCALE_ADMIN_KEY=$pki/admin.key" \
+    "GPUSCALE_FRONT_PROXY_CA_CERT=$pki/front-proxy-ca.crt" \
+    "GPUSCALE_KWOK_NODE_ANNOTATION=$node_annotation" \
+    "GPUSCALE_KWOK_NODE_ANNOTATION_VALUE=$node_annotation_value" \
+    "GPUSCALE_HPA_SYNC_PERIOD=$hpa_sync" \
+    "GPUSCALE_SCENARIO=$scenario"; do
+    printf 'export %s=%q\n' "${kv%%=*}" "${kv#*=}"
+  done
+} >"$dir/env"
+
+trap - INT TERM
+echo "up: cluster ready at $server (kubeconfig: $dir/kubeconfig, env: $dir/env)"
