@@ -1,7 +1,13 @@
 #include "gpuscale/sim/scenario.h"
 
+
+#include <cstdlib>
+#include <filesystem>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include "gpuscale/sim/operator_config.h"
 
 namespace gpuscale::sim {
 namespace {
@@ -197,6 +203,31 @@ TEST(ScenarioTest, LoadPatternRates) {
       {"diurnal trough three quarters in", diurnal, 300, 50},
   };
   for (const auto& c : cases) EXPECT_NEAR(c.pattern.rateAt(c.t), c.rps, 1e-9) << c.what;
+}
+
+// Every shipped scenario parses and its nodes' initial MIG configs resolve in the operator's
+// ConfigMaps (as the emulator requires at start).
+TEST(ScenarioTest, ShippedScenariosLoad) {
+  const char* root = std::getenv("GPUSCALE_SOURCE_DIR");
+  ASSERT_NE(root, nullptr) << "run through ctest";
+  int seen = 0;
+  for (const auto& dir : {"bench/scenario", "tests/e2e/sim"}) {
+    for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::path(root) / dir)) {
+      if (entry.path().extension() != ".yaml") continue;
+      ++seen;
+      auto s = loadScenarioFile(entry.path().string());
+      ASSERT_TRUE(s.ok()) << s.status().toString();
+      std::vector<partition::MigPartedConfig> configs = {defaultMigPartedConfig()};
+      if (s->gpuOperator.customMigConfig) configs.insert(configs.begin(), *s->gpuOperator.customMigConfig);
+      for (const auto& node : s->nodes) {
+        if (node.migConfig.empty()) continue;
+        EXPECT_TRUE(resolveNodeMigConfig(configs, node, node.migConfig,
+                                         std::vector<partition::MigGpuSetting>(node.gpus)))
+            << entry.path() << ": " << node.name;
+      }
+    }
+  }
+  EXPECT_GE(seen, 5);
 }
 
 }  // namespace
