@@ -22,23 +22,46 @@ void appendSegment(std::string& out, std::string_view segment) {
 
 std::string reasonForCode(int code) {
   switch (code) {
-    case 400: return "BadRequest";
-    case 401: return "Unauthorized";
-    case 403: return "Forbidden";
-    case 404: return "NotFound";
-    case 405: return "MethodNotAllowed";
-    case 409: return "Conflict";
-    case 410: return "Gone";
-    case 415: return "UnsupportedMediaType";
-    case 422: return "Invalid";
-    case 429: return "TooManyRequests";
-    case 503: return "ServiceUnavailable";
-    case 504: return "Timeout";
-    default: return code >= 500 ? "InternalError" : "";
+    case 400:
+      return "BadRequest";
+    case 401:
+      return "Unauthorized";
+    case 403:
+      return "Forbidden";
+    case 404:
+      return "NotFound";
+    case 405:
+      return "MethodNotAllowed";
+    case 409:
+      return "Conflict";
+    case 410:
+      return "Gone";
+    case 415:
+      return "UnsupportedMediaType";
+    case 422:
+      return "Invalid";
+    case 429:
+      return "TooManyRequests";
+    case 503:
+      return "ServiceUnavailable";
+    case 504:
+      return "Timeout";
+    default:
+      return code >= 500 ? "InternalError" : "";
   }
 }
 
 }  // namespace
+
+ResourceRef ResourceRef::collection(std::string_view group, std::string_view version,
+                                    std::string_view resource, std::string_view ns) {
+  ResourceRef ref;
+  ref.group = group;
+  ref.version = version;
+  ref.resource = resource;
+  ref.namespaceName = ns;
+  return ref;
+}
 
 std::string ResourceRef::path() const {
   std::string out = group.empty() ? "/api" : "/apis";
@@ -77,9 +100,9 @@ bool isTooManyRequests(const core::Status& status) { return status.httpCode() ==
 
 core::Status statusFromObject(const Object& object, int fallbackCode) {
   if (!object.is_object() || object.value("kind", "") != "Status") {
-    return core::Status(fallbackCode, reasonForCode(fallbackCode),
-                        fmt::format("unexpected error object from the server (HTTP {})",
-                                    fallbackCode));
+    return core::Status(
+        fallbackCode, reasonForCode(fallbackCode),
+        fmt::format("unexpected error object from the server (HTTP {})", fallbackCode));
   }
   int code = object.value("code", fallbackCode);
   if (code < 400) code = fallbackCode >= 400 ? fallbackCode : 500;

@@ -73,7 +73,8 @@ core::Result<ClientConfig> parseKubeconfig(const YAML::Node& root, const fs::pat
                                            const std::string& contextName) {
   const fs::path baseDir = path.parent_path();
   std::string current = contextName;
-  if (current.empty() && root["current-context"]) current = root["current-context"].as<std::string>();
+  if (current.empty() && root["current-context"])
+    current = root["current-context"].as<std::string>();
   if (current.empty()) {
     return core::Status::invalid(fmt::format("{}: no current-context", path.string()));
   }
@@ -95,7 +96,8 @@ core::Result<ClientConfig> parseKubeconfig(const YAML::Node& root, const fs::pat
   if (context["namespace"]) config.defaultNamespace = context["namespace"].as<std::string>();
   config.insecureSkipTlsVerify =
       cluster["insecure-skip-tls-verify"] && cluster["insecure-skip-tls-verify"].as<bool>();
-  if (cluster["tls-server-name"]) config.tlsServerName = cluster["tls-server-name"].as<std::string>();
+  if (cluster["tls-server-name"])
+    config.tlsServerName = cluster["tls-server-name"].as<std::string>();
   auto ca = pemField(cluster, "certificate-authority", baseDir);
   if (!ca) return ca.status();
   config.caPem = *ca;

@@ -17,7 +17,8 @@ std::string lower(std::string_view text) {
   return out;
 }
 
-bool sameTable(const std::vector<rules::ResourceInfo>& a, const std::vector<rules::ResourceInfo>& b) {
+bool sameTable(const std::vector<rules::ResourceInfo>& a,
+               const std::vector<rules::ResourceInfo>& b) {
   return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](const auto& x, const auto& y) {
     return x.groupResource == y.groupResource && x.version == y.version &&
            x.singular == y.singular && x.kind == y.kind && x.namespaced == y.namespaced;

@@ -13,9 +13,7 @@ const Object& metadataOf(const Object& object) {
   return it != object.end() && it->is_object() ? *it : empty;
 }
 
-std::string namespaceOf(const Object& object) {
-  return metadataOf(object).value("namespace", "");
-}
+std::string namespaceOf(const Object& object) { return metadataOf(object).value("namespace", ""); }
 
 std::string labelKey(std::string_view key, std::string_view value) {
   std::string out(key);
@@ -113,7 +111,8 @@ ObjectStore::Change ObjectStore::erase(const Object& object) {
 }
 
 ObjectStore::Ptr ObjectStore::get(std::string_view ns, std::string_view name) const {
-  const std::string key = ns.empty() ? std::string(name) : std::string(ns) + "/" + std::string(name);
+  const std::string key =
+      ns.empty() ? std::string(name) : std::string(ns) + "/" + std::string(name);
   std::shared_lock lock(mu_);
   const auto it = objects_.find(key);
   return it == objects_.end() ? nullptr : it->second;

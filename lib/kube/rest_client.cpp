@@ -36,8 +36,8 @@ std::string withQuery(std::string path, const Query& query) {
 }
 
 bool pemParses(const std::string& pem, bool isKey) {
-  std::unique_ptr<BIO, decltype(&BIO_free)> bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())),
-                                                BIO_free);
+  std::unique_ptr<BIO, decltype(&BIO_free)> bio(
+      BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())), BIO_free);
   if (isKey) {
     EVP_PKEY* key = PEM_read_bio_PrivateKey(bio.get(), nullptr, nullptr, nullptr);
     EVP_PKEY_free(key);
@@ -61,7 +61,8 @@ int retryAfter(const http::http_headers& headers) {
 core::Status transportError(const std::string& server, const std::exception& e) {
   if (const auto* httpError = dynamic_cast<const http::http_exception*>(&e);
       httpError != nullptr && httpError->error_code() == std::errc::timed_out) {
-    return core::Status::timeout(fmt::format("timed out talking to the Kubernetes API at {}", server));
+    return core::Status::timeout(
+        fmt::format("timed out talking to the Kubernetes API at {}", server));
   }
   if (dynamic_cast<const pplx::task_canceled*>(&e) != nullptr) {
     return core::Status::unavailable("request to the Kubernetes API was cancelled");
@@ -148,12 +149,13 @@ struct RestKubeClient::Impl {
       } catch (const std::exception& e) {
         return transportError(config.server, e);
       }
-      const bool throttled = reply.code == 429 || (reply.code == 503 && reply.retryAfterSeconds > 0);
+      const bool throttled =
+          reply.code == 429 || (reply.code == 503 && reply.retryAfterSeconds > 0);
       if (!throttled || attempt >= config.maxRetries) return reply;
       const auto wait = std::min<std::chrono::seconds>(
           std::chrono::seconds(std::max(1, reply.retryAfterSeconds)), config.maxRetryAfter);
-      spdlog::warn("kube client: {} {} throttled (HTTP {}), retrying in {}s", method,
-                   pathAndQuery, reply.code, wait.count());
+      spdlog::warn("kube client: {} {} throttled (HTTP {}), retrying in {}s", method, pathAndQuery,
+                   reply.code, wait.count());
       std::this_thread::sleep_for(wait);
     }
   }
@@ -173,11 +175,12 @@ struct RestKubeClient::Impl {
     ObjectList out;
     std::string continueToken;
     do {
-      const Query query = {{"labelSelector", options.labelSelector},
-                           {"fieldSelector", options.fieldSelector},
-                           {"limit", options.limit > 0 ? std::to_string(options.limit) : ""},
-                           {"continue", continueToken},
-                           {"resourceVersion", continueToken.empty() ? options.resourceVersion : ""}};
+      const Query query = {
+          {"labelSelector", options.labelSelector},
+          {"fieldSelector", options.fieldSelector},
+          {"limit", options.limit > 0 ? std::to_string(options.limit) : ""},
+          {"continue", continueToken},
+          {"resourceVersion", continueToken.empty() ? options.resourceVersion : ""}};
       auto page = call(http::methods::GET, withQuery(ref.path(), query));
       if (!page) return page.status();
       if (!page->is_object() || !page->contains("items")) {
@@ -256,9 +259,9 @@ core::Result<Object> RestKubeClient::update(const ResourceRef& ref, const Object
 core::Result<Object> RestKubeClient::patch(const ResourceRef& ref, PatchType type,
                                            const Object& patch) {
   const std::string body = patch.dump();
-  return impl_->call(http::methods::PATCH, ref.path(), &body,
-                     type == PatchType::kMerge ? "application/merge-patch+json"
-                                               : "application/json-patch+json");
+  return impl_->call(
+      http::methods::PATCH, ref.path(), &body,
+      type == PatchType::kMerge ? "application/merge-patch+json" : "application/json-patch+json");
 }
 
 core::Status RestKubeClient::remove(const ResourceRef& ref) {
@@ -283,9 +286,9 @@ core::Status RestKubeClient::watch(const ResourceRef& ref, const WatchOptions& o
   try {
     http::http_response response =
         impl_->watch
-            ->request(impl_->buildRequest(http::methods::GET, withQuery(ref.path(), query),
-                                          nullptr, ""),
-                      cancel.get_token())
+            ->request(
+                impl_->buildRequest(http::methods::GET, withQuery(ref.path(), query), nullptr, ""),
+                cancel.get_token())
             .get();
     if (response.status_code() != http::status_codes::OK) {
       const int retry = retryAfter(response.headers());

@@ -118,6 +118,11 @@ void LabelMatchers::addNames(std::string_view label, std::span<const std::string
   }
 }
 
+void LabelMatchers::addAnyValue(std::string_view label) {
+  matchers_.push_back(formatMatcher(label, MatchOp::kNotEqual, ""));
+  valuesByName_[std::string(label)] = ".+";
+}
+
 std::string LabelMatchers::joined() const {
   std::string out;
   for (size_t i = 0; i < matchers_.size(); ++i) {

@@ -78,7 +78,9 @@ class Reader {
                     std::initializer_list<std::string_view> known, const Handler& handler) {
     std::map<std::string, SourcePos> seen;
     for (auto it = map.begin(); it != map.end(); ++it) {
-      const YAML::Node& keyNode = it->first;
+      // Copies, not references: the iterator hands out a temporary pair of node handles.
+      const YAML::Node keyNode = it->first;
+      const YAML::Node valueNode = it->second;
       SourcePos keyPos = posOf(keyNode.Mark());
       if (!keyNode.IsScalar()) {
         return fail(keyNode, {}, path,
@@ -100,7 +102,7 @@ class Reader {
         return fail(keyNode, {}, path,
                     fmt::format("unknown field {:?} (expected {})", key, expected));
       }
-      if (!handler(key, it->second, keyPos)) return false;
+      if (!handler(key, valueNode, keyPos)) return false;
     }
     return true;
   }

@@ -45,7 +45,7 @@ core::Result<std::string> runQuery(const Template& tmpl, std::string_view series
 core::Result<std::string> renderResourceQuery(const Template& tmpl,
                                               const ResourceConverter& resources,
                                               const QueryRequest& request) {
-  if (request.names.empty()) {
+  if (request.names.empty() && !request.anyName) {
     return core::Status::invalid(
         fmt::format("no resource names requested while producing a query "
                     "for {}",
@@ -63,7 +63,11 @@ core::Result<std::string> renderResourceQuery(const Template& tmpl,
   }
   core::Result<std::string> label = resources.labelForResource(request.resource);
   if (!label) return label.status();
-  matchers.addNames(*label, request.names);
+  if (request.anyName) {
+    matchers.addAnyValue(*label);
+  } else {
+    matchers.addNames(*label, request.names);
+  }
   std::vector<std::string> groupBy;
   groupBy.reserve(1 + request.extraGroupBy.size());
   groupBy.push_back(*label);

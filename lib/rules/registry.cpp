@@ -151,7 +151,7 @@ class ResourceScan {
   Interner& interner_;
   std::unordered_map<std::string, int> cache_;
   std::vector<bool> clusterScoped_;
-  const std::vector<std::string>* lastLabels_ = nullptr;
+  const LabelNames* lastLabels_ = nullptr;
   std::vector<int> lastResources_;
   bool lastNamespaced_ = false;
 };
@@ -211,7 +211,7 @@ core::Result<std::shared_ptr<const CustomRegistry>> CustomRegistry::build(
       const int metric = names.metricFor(s);
       if (metric < 0) continue;
       bool namespaced = false;
-      scan.resolve(s.labels, resources, namespaced);
+      scan.resolve(*s.labels, resources, namespaced);
       if (resources.empty()) {
         stats.droppedNoResource += s.count;
         continue;
@@ -245,12 +245,12 @@ core::Result<std::shared_ptr<const CustomRegistry>> CustomRegistry::build(
 
 const CustomEntry* CustomRegistry::find(const GroupResource& resource, bool namespaced,
                                         std::string_view metric) const {
-  auto key = std::tie(resource.group, resource.resource, namespaced, metric);
-  auto it = std::lower_bound(entries_.begin(), entries_.end(), key,
-                             [](const CustomEntry& e, const auto& k) {
-                               return std::tie(e.info.resource.group, e.info.resource.resource,
-                                               e.info.namespaced, e.info.metric) < k;
-                             });
+  auto before = [&](const CustomEntry& e) {
+    using Key = std::tuple<std::string_view, std::string_view, bool, std::string_view>;
+    return Key(e.info.resource.group, e.info.resource.resource, e.info.namespaced, e.info.metric) <
+           Key(resource.group, resource.resource, namespaced, metric);
+  };
+  auto it = std::partition_point(entries_.begin(), entries_.end(), before);
   if (it == entries_.end() || it->info.resource != resource || it->info.namespaced != namespaced ||
       it->info.metric != metric) {
     return nullptr;

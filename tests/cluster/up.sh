@@ -10,6 +10,18 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
+
+# Free ports are picked before the components bind them; if another process takes one in between,
+# the attempt exits with 75 and the whole start is retried with new ports.
+if [ -z "${GPUSCALE_UP_ATTEMPT:-}" ]; then
+  for attempt in 1 2 3; do
+    rc=0
+    GPUSCALE_UP_ATTEMPT=$attempt "$0" "$@" || rc=$?
+    [ $rc -eq 75 ] || exit $rc
+    echo "up: a port was taken before it was bound; retrying with new ports" >&2
+  done
+  exit 1
+fi
 usage() {
   echo "usage: $0 DIR [--scenario FILE]" >&2
   exit 2
@@ -46,6 +58,8 @@ if [ -e "$dir/run" ] && ls "$dir"/run/*.pid >/dev/null 2>&1; then
 fi
 
 pki=$dir/pki logs=$dir/logs run=$dir/run
+# A cluster always starts empty: state from an earlier run in DIR is discarded.
+rm -rf "$dir/etcd"
 mkdir -p "$pki" "$logs" "$run" "$dir/etcd"
 : >"$run/order"
 
@@ -53,13 +67,17 @@ mkdir -p "$pki" "$logs" "$run" "$dir/etcd"
 hpa_sync=${GPUSCALE_HPA_SYNC_PERIOD:-5s}
 hpa_down=${GPUSCALE_HPA_DOWNSCALE_STABILIZATION:-30s}
 ready_timeout=${GPUSCALE_CLUSTER_READY_TIMEOUT:-180}
+# Extra flags appended per component (whitespace-separated; later flags override earlier ones).
+read -r -a kas_extra <<<"${GPUSCALE_KUBE_APISERVER_EXTRA_ARGS:-}"
+read -r -a kcm_extra <<<"${GPUSCALE_KUBE_CONTROLLER_MANAGER_EXTRA_ARGS:-}"
+read -r -a sched_extra <<<"${GPUSCALE_KUBE_SCHEDULER_EXTRA_ARGS:-}"
 node_annotation=kwok.x-k8s.io/node
 node_annotation_value=fake
 
-fail() {
-  echo "up: $*" >&2
+fail() { # message [exit code]
+  echo "up: $1" >&2
   "$here/down.sh" "$dir" >/dev/null 2>&1 || true
-  exit 1
+  exit "${2:-1}"
 }
 trap 'fail "interrupted"' INT TERM
 
@@ -120,6 +138,9 @@ wait_for() { # name description command...
   shift 2
   until "$@" >/dev/null 2>&1; do
     if ! alive "$name"; then
+      if grep -q "address already in use" "$logs/$name.log"; then
+        fail "$name: port taken (log: $logs/$name.log)" 75
+      fi
       tail -n 20 "$logs/$name.log" >&2
       fail "$name exited while waiting for $what (log: $logs/$name.log)"
     fi
@@ -173,7 +194,8 @@ start kube-apiserver "$bin/kube-apiserver" \
   --requestheader-extra-headers-prefix=X-Remote-Extra- \
   --proxy-client-cert-file="$pki/front-proxy-client.crt" \
   --proxy-client-key-file="$pki/front-proxy-client.key" \
-  --enable-aggregator-routing=false
+  --enable-aggregator-routing=false \
+  "${kas_extra[@]}"
 wait_for kube-apiserver "kube-apiserver /readyz" https_ok "$server/readyz" admin
 
 # --- kube-controller-manager ----------------------------------------------------------------------
@@ -196,7 +218,8 @@ start kube-controller-manager "$bin/kube-controller-manager" \
   --root-ca-file="$pki/ca.crt" \
   --horizontal-pod-autoscaler-sync-period="$hpa_sync" \
   --horizontal-pod-autoscaler-downscale-stabilization="$hpa_down" \
-  --node-monitor-period=5s --node-monitor-grace-period=2m
+  --node-monitor-period=5s --node-monitor-grace-period=2m \
+  "${kcm_extra[@]}"
 
 # --- kube-scheduler -------------------------------------------------------------------------------
 start kube-scheduler "$bin/kube-scheduler" \
@@ -204,7 +227,8 @@ start kube-scheduler "$bin/kube-scheduler" \
   --authentication-kubeconfig="$pki/kube-scheduler.kubeconfig" \
   --authorization-kubeconfig="$pki/kube-scheduler.kubeconfig" \
   --bind-address=127.0.0.1 --secure-port="$sched_port" \
-  --leader-elect=false
+  --leader-elect=false \
+  "${sched_extra[@]}"
 
 # --- kwok -----------------------------------------------------------------------------------------
 # Explicit stages: node initialisation, lease-based heartbeat, pods to Running, job pods to

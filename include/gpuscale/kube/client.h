@@ -1,8 +1,8 @@
 // KubeClient: the seam between gpuscale and the Kubernetes API.
 //
-// Objects travel as parsed JSON (kube-apiserver ignores key order, so plain nlohmann::json is used).
-// Every call returns a value or the Kubernetes Status of the failed response: the HTTP code, reason
-// and message exactly as the server sent them (404 NotFound, 409 Conflict/AlreadyExists, 410
+// Objects travel as parsed JSON (kube-apiserver ignores key order, so plain nlohmann::json is
+// used). Every call returns a value or the Kubernetes Status of the failed response: the HTTP code,
+// reason and message exactly as the server sent them (404 NotFound, 409 Conflict/AlreadyExists, 410
 // Gone/Expired, 422 Invalid, 429 TooManyRequests ...), or a transport failure as 503
 // ServiceUnavailable / 504 Timeout. Use the is*() helpers below to branch on the kind of error.
 //
@@ -34,6 +34,9 @@ struct ResourceRef {
   std::string name;
   std::string subresource;
 
+  // A collection: ResourceRef::collection("apps", "v1", "deployments", "default").
+  static ResourceRef collection(std::string_view group, std::string_view version,
+                                std::string_view resource, std::string_view ns = {});
   // "/api/v1/namespaces/ns/pods/name/status"; segments are percent-encoded.
   std::string path() const;
   ResourceRef named(std::string_view objectName) const;

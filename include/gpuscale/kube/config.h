@@ -75,8 +75,8 @@ core::Result<ClientConfig> loadKubeconfig(const std::filesystem::path& path,
                                           const std::string& context = "");
 
 // In-cluster configuration. `serviceAccountDir` is overridable for tests.
-core::Result<ClientConfig> inClusterConfig(
-    const std::filesystem::path& serviceAccountDir = "/var/run/secrets/kubernetes.io/serviceaccount");
+core::Result<ClientConfig> inClusterConfig(const std::filesystem::path& serviceAccountDir =
+                                               "/var/run/secrets/kubernetes.io/serviceaccount");
 
 // `kubeconfigPath` if non-empty, otherwise in-cluster, otherwise $KUBECONFIG (as the
 // --*-kubeconfig flags of Kubernetes components behave).

@@ -1,6 +1,7 @@
-// DiscoveryResourceMapper: the rule engine's ResourceMapper built from the Kubernetes API's discovery
-// documents (/api, /api/v1, /apis, /apis/<group>/<preferred version>), so operators can name any
-// resource the cluster serves, including CRDs installed later (refresh() or startRefreshing()).
+// DiscoveryResourceMapper: the rule engine's ResourceMapper built from the Kubernetes API's
+// discovery documents (/api, /api/v1, /apis, /apis/<group>/<preferred version>), so operators can
+// name any resource the cluster serves, including CRDs installed later (refresh() or
+// startRefreshing()).
 //
 // Resolution follows the RESTMapper: case-insensitive; the plural, the singular or the kind; an
 // empty group searches the core group first and then the groups in the order discovery lists them

@@ -1,5 +1,5 @@
-// ObjectStore: the informer's cache of Kubernetes objects, keyed by namespace/name, with an index by
-// namespace and by label (key=value) so label-selector lookups touch only candidate objects.
+// ObjectStore: the informer's cache of Kubernetes objects, keyed by namespace/name, with an index
+// by namespace and by label (key=value) so label-selector lookups touch only candidate objects.
 //
 // A selector with an equality or `in` requirement is answered from the label index (the
 // requirement with the fewest candidates), anything else by scanning the namespace (or all);

@@ -58,6 +58,8 @@ class LabelMatchers {
   // The resource matcher: label="name" for one name, label=~"a|b" for several. `names` must not be
   // empty.
   void addNames(std::string_view label, std::span<const std::string> names);
+  // label!="" (any object); `.LabelValuesByName` gets ".+".
+  void addAnyValue(std::string_view label);
 
   const std::vector<std::string>& matchers() const { return matchers_; }
   // label → values joined with '|' (regex-escaped, string-escaped), as `.LabelValuesByName`.

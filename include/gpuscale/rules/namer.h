@@ -48,9 +48,14 @@ struct QueryRequest {
   std::string_view seriesName;         // the registered series' __name__ (.Series)
   GroupResource resource;              // normalised (plural) resource the metric describes
   std::string_view namespaceName;      // "" for root-scoped objects
-  std::span<const std::string> names;  // object names; at least one
+  std::span<const std::string> names;  // object names; at least one unless anyName
   const core::LabelSelector* metricSelector = nullptr;  // metricLabelSelector, may be null
   std::span<const std::string> extraGroupBy;            // resource metrics: the container label
+  // Select every object instead of listing names: the resource matcher becomes `label!=""` (and
+  // .LabelValuesByName gives ".+"). For wildcard requests over many objects (thousands of pods) the
+  // caller keeps the query small and filters the returned samples by name itself. Not a
+  // prometheus-adapter mode.
+  bool anyName = false;
 };
 
 // The fields a metricsQuery template can read.

@@ -38,10 +38,26 @@
 
 namespace gpuscale::rules {
 
+using LabelNames = std::vector<std::string>;
+
+// A series as discovery needs it. The label names are shared: a Prometheus response has few
+// distinct label name sets, so a caller should intern them (withLabels()); consecutive series
+// sharing one set are also what makes building fast.
 struct Series {
-  std::string name;                 // __name__
-  std::vector<std::string> labels;  // the other label names
-  size_t count = 1;                 // how many series this one stands for (statistics only)
+  Series(std::string seriesName, LabelNames labelNames, size_t seriesCount = 1)
+      : name(std::move(seriesName)),
+        labels(std::make_shared<const LabelNames>(std::move(labelNames))),
+        count(seriesCount) {}
+  static Series withLabels(std::string seriesName, std::shared_ptr<const LabelNames> labelNames,
+                           size_t seriesCount = 1) {
+    Series s(std::move(seriesName), LabelNames{}, seriesCount);
+    s.labels = std::move(labelNames);
+    return s;
+  }
+
+  std::string name;                          // __name__
+  std::shared_ptr<const LabelNames> labels;  // the other label names; never null
+  size_t count = 1;  // how many series this one stands for (statistics only)
 };
 
 // seriesQuery → the series Prometheus returned for it (in Prometheus' order).
