@@ -1,11 +1,13 @@
 // gpuscale-sim: the GPU side of the test bed. This file only dispatches modes; each mode lives in
-// its own file. Modes: `run` (the GPU Operator emulator on a real cluster).
+// its own file. Modes so far: `exporter` (Triton-like series for a Prometheus to scrape) and `run`
+// (the GPU Operator emulator on a real cluster).
 #include <array>
 #include <iostream>
 #include <span>
 #include <string_view>
 #include <vector>
 
+#include "exporter_command.h"
 #include "run_command.h"
 
 namespace {
@@ -19,6 +21,9 @@ struct Mode {
 };
 
 constexpr std::array kModes = {
+    Mode{"exporter",
+         "serve Triton-like metrics of three pods (exporter [--listen H:P] [--port-file F])",
+         &gpuscale::sim::runExporterCommand},
     Mode{"run",
          "emulate the GPU Operator on a cluster (run --scenario FILE [--kubeconfig KC] "
          "[--listen H:P])",
