@@ -308,7 +308,9 @@ class GpuOperatorEmulator::Impl {
                                {"osImage", ""},
                                {"systemUUID", ""}}}}}};
     auto created = client_->create(kNodes, object);
-    if (!created.ok() && !kube::isConflict(created.status())) {
+    if (!created.ok()) {
+      // The informer may not have seen a node created a moment ago.
+      if (kube::isConflict(created.status())) return {};
       return created.status().withContext("create node " + node.spec.name);
     }
     spdlog::info("node {}: created ({} GPU {}, strategy {}, mig.config \"{}\", allocatable {})",
