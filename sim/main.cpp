@@ -1,5 +1,6 @@
 // gpuscale-sim: the GPU side of the test bed. This file only dispatches modes; each mode lives in
-// its own file. Modes so far: `exporter` (Triton-like series for a Prometheus to scrape).
+// its own file. Modes so far: `exporter` (Triton-like series for a Prometheus to scrape) and `run`
+// (the GPU Operator emulator on a real cluster).
 #include <array>
 #include <iostream>
 #include <span>
@@ -7,6 +8,7 @@
 #include <vector>
 
 #include "exporter_command.h"
+#include "run_command.h"
 
 namespace {
 
@@ -22,6 +24,10 @@ constexpr std::array kModes = {
     Mode{"exporter",
          "serve Triton-like metrics of three pods (exporter [--listen H:P] [--port-file F])",
          &gpuscale::sim::runExporterCommand},
+    Mode{"run",
+         "emulate the GPU Operator on a cluster (run --scenario FILE [--kubeconfig KC] "
+         "[--listen H:P])",
+         &gpuscale::sim::runRunCommand},
 };
 
 int usage(std::ostream& out, int code) {
