@@ -1,0 +1,62 @@
+// Demand detection: for each HPA a partition policy manages, how many GPU partitions its pods can get now
+// (the ceiling), how many replicas the HPA would want without limits (the HPA controller's own formula), and
+// whether it is blocked by partitions.
+//
+// An HPA is blocked when
+//   - it is limited by maxReplicas (condition ScalingLimited=True/TooManyReplicas, or desiredReplicas >= max
+//     with the formula asking for more, while ScalingActive is not False) and maxReplicas is not below its
+//     partition ceiling, or
+//   - a pod of its target is Pending, unbound, not preempting, with PodScheduled=False/Unschedulable and a
+//     message naming `Insufficient nvidia.com/...`.
+// Rate limiting (ScaleUpLimit) alone is not a block: the HPA is still growing.
+//
+// Wanted replicas: per metric, ratio = current/target; within tolerance (|1 - ratio| <= tolerance, the
+// policy's value or spec.behavior.scaleUp.tolerance) the proposal is currentReplicas, else
+// ceil(ratio x ready pods) for per-pod metrics and Value targets, ceil(ratio x currentReplicas) for Object and
+// External AverageValue targets; the largest proposal wins. With unschedulable pods the target's
+// spec.replicas is a lower bound.
+//
+// Thread safety: pure functions.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gpuscale/partition/policy.h"
+#include "gpuscale/partition/snapshot.h"
+
+namespace gpuscale::partition {
+
+struct WorkloadDemand {
+  std::string ns, name;  // the HPA
+  const Policy* policy = nullptr;
+  const HpaState* hpa = nullptr;
+  const ScaleTarget* target = nullptr;
+  std::string resource;  // the nvidia.com/ resource one pod requests
+  std::int64_t perPod = 1;
+  int ceiling = 0;  // pods the partitions can hold now (own usage + free)
+  int wanted = 0;   // the HPA formula, unclamped
+  int runningPods = 0;
+  bool blocked = false;
+  std::string reason;  // "TooManyReplicas" | "Unschedulable" when blocked
+  std::vector<std::size_t> eligibleNodes;           // snapshot node indices the pods can land on
+  std::map<std::size_t, std::int64_t> ownUsage;     // node index -> resource used by this target's pods
+};
+
+// The HPA controller's replica proposal for `hpa` (see the file comment); `readyPods` <= 0 means "use
+// currentReplicas".
+int hpaWantedReplicas(const HpaState& hpa, int readyPods, double tolerance);
+
+// Pods that fit on `node` when it offers `capacity` units of the demand's resource (capacity minus what other
+// workloads use there, divided by the per-pod request).
+int podsFitting(const WorkloadDemand& d, std::size_t nodeIndex, std::int64_t capacity,
+                std::int64_t usedOnNode);
+
+// Every HPA managed by `policies` whose target requests an nvidia.com/ resource, sorted by namespace/name.
+// HPAs whose target is missing from the snapshot are skipped.
+std::vector<WorkloadDemand> assessWorkloads(const ClusterSnapshot& snapshot, const PolicySet& policies);
+
+}  // namespace gpuscale::partition

@@ -1,0 +1,65 @@
+// The NVIDIA k8s-device-plugin configuration file (`version: v1`, `flags:`, `sharing:`), one per key of the
+// plugin's ConfigMap and selected per node with the `nvidia.com/device-plugin.config` label.
+//
+// The model covers what partitioning needs: the MIG strategy flag and the time-slicing / MPS sharing blocks
+// (replicas per resource, `renameByDefault`, `failRequestsGreaterThanOne`). Other flags and top-level fields
+// are kept verbatim so rewriting a config never drops an operator's settings. Replicas are per resource type
+// and node-wide: the plugin has no per-GPU replica counts.
+//
+// Thread safety: pure functions over values.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "gpuscale/core/result.h"
+
+namespace gpuscale::partition {
+
+enum class MigStrategy { kNone, kSingle, kMixed };
+std::string_view migStrategyName(MigStrategy s);  // "none" | "single" | "mixed"
+std::optional<MigStrategy> parseMigStrategy(std::string_view text);
+
+struct ReplicatedResource {
+  std::string name;  // "nvidia.com/gpu" or "nvidia.com/mig-<profile>"
+  int replicas = 1;
+  friend bool operator==(const ReplicatedResource&, const ReplicatedResource&) = default;
+};
+
+// `sharing.timeSlicing` or `sharing.mps`.
+struct SharingConfig {
+  bool renameByDefault = false;
+  std::optional<bool> failRequestsGreaterThanOne;  // unset: the plugin's default
+  std::vector<ReplicatedResource> resources;       // non-empty in a valid file
+  // Replicas of `resource` (1 when it is not shared).
+  int replicasFor(std::string_view resource) const;
+  friend bool operator==(const SharingConfig&, const SharingConfig&) = default;
+};
+
+struct DevicePluginConfig {
+  std::optional<MigStrategy> migStrategy;  // flags.migStrategy
+  std::optional<SharingConfig> timeSlicing;
+  std::optional<SharingConfig> mps;
+  // Fields the model does not interpret, as YAML text per key, kept in file order.
+  std::vector<std::pair<std::string, std::string>> otherFlags;
+  std::vector<std::pair<std::string, std::string>> otherFields;
+  friend bool operator==(const DevicePluginConfig&, const DevicePluginConfig&) = default;
+};
+
+// Parses one config file. Errors (Status::invalid, with line and column) for a missing or wrong `version`,
+// an unknown `migStrategy`, both timeSlicing and mps set, an empty `resources` list, replicas < 1, a resource
+// listed twice, and wrongly typed fields.
+core::Result<DevicePluginConfig> parseDevicePluginConfig(std::string_view yaml);
+
+// The file text; parseDevicePluginConfig(emitDevicePluginConfig(c)) == c.
+std::string emitDevicePluginConfig(const DevicePluginConfig& config);
+
+// `config` with time-slicing replicas of `resource` set to `replicas` (other resources and flags kept).
+// replicas <= 1 removes the resource; time-slicing disappears when no resource is left.
+DevicePluginConfig withTimeSlicingReplicas(DevicePluginConfig config, std::string_view resource,
+                                           int replicas);
+
+}  // namespace gpuscale::partition

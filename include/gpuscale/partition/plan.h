@@ -1,0 +1,79 @@
+// A partition plan: what the planner decided, as data for the actuator, the `plan` command and tests.
+//
+// Actions come in a fixed order (MIG reconfigurations by node, time-slicing changes by node and resource,
+// maxReplicas changes by HPA), so equal inputs give byte-identical JSON.
+//
+// JSON shape (`planToJson`):
+//   {"demands":[{"namespace","name","resource","ceiling","wanted"}],
+//    "actions":[{"kind":"MigReconfigure","node","gpus":[{"index","from","to"}],"config"}
+//              |{"kind":"TimeSlicing","node","resource","replicas"}
+//              |{"kind":"SetMaxReplicas","namespace","name","from","to"}],
+//    "capacityAfter":[{"namespace","name","ceiling"}]}
+// where "from"/"to" of a GPU are mig-devices maps ({"1g.5gb": 7}) and "config" is the named mig-parted config
+// to add to the mig-manager ConfigMap and select with the node label `nvidia.com/mig.config`:
+// {"name": "...", "entries": [{"devices": [0, 1], "mig-enabled": true, "mig-devices": {...}}]}.
+//
+// Thread safety: values.
+#pragma once
+
+#include <string>
+#include <variant>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "gpuscale/partition/mig_geometry.h"
+#include "gpuscale/partition/mig_parted_config.h"
+
+namespace gpuscale::partition {
+
+struct GpuChange {
+  int index = 0;
+  MigGeometry from, to;
+};
+
+// Rebuild the listed GPUs of an idle node through mig-manager.
+struct MigReconfigure {
+  std::string node;
+  std::vector<GpuChange> gpus;  // only GPUs whose geometry changes
+  std::string configName;       // gpuscale-<node>-<hash of entries>
+  std::vector<MigConfigEntry> entries;  // every GPU of the node, per-GPU `devices:` lists
+};
+
+// Set the node's time-slicing replicas for one resource (node-wide, as the device plugin allows).
+struct TimeSlicingChange {
+  std::string node;
+  std::string resource;
+  int from = 1;
+  int replicas = 1;
+};
+
+struct SetMaxReplicas {
+  std::string ns, name;
+  int from = 0, to = 0;
+};
+
+using PlanAction = std::variant<MigReconfigure, TimeSlicingChange, SetMaxReplicas>;
+
+struct DemandSummary {
+  std::string ns, name, resource, reason;
+  int ceiling = 0, wanted = 0;
+};
+
+struct CapacitySummary {
+  std::string ns, name;
+  int ceiling = 0;
+};
+
+struct Plan {
+  std::vector<DemandSummary> demands;
+  std::vector<PlanAction> actions;
+  std::vector<CapacitySummary> capacityAfter;
+  std::vector<std::string> notes;  // why a demand was not (fully) met; shown in the text output only
+};
+
+nlohmann::ordered_json planToJson(const Plan& plan);
+// A human-readable summary: demands, then one line per action, then notes.
+std::string planToText(const Plan& plan);
+
+}  // namespace gpuscale::partition

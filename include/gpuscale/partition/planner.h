@@ -1,0 +1,42 @@
+// The planner: snapshot + demands + policies -> plan. Pure and deterministic (same inputs, same plan).
+//
+// For each blocked workload (in namespace/name order) it aims at min(wanted, the policy's hard max) pods and
+// tries the policy's levers in order until the partitions its pods can get reach that aim:
+//   migReshape  - rebuild GPUs of idle nodes (no GPU pod bound to the node; the snapshot has no per-GPU pod
+//                 mapping, so one GPU pod makes every GPU of its node busy). Per GPU it picks, among the
+//                 maximal geometries of the allowed profiles, one that covers the remaining need while removing
+//                 the fewest existing instances and introducing the fewest new profile types (else the one
+//                 adding the most). Single-strategy nodes are
+//                 rebuilt uniformly to the allowed profile with the most instances. Nodes are changed with a
+//                 per-GPU mig-parted config that restates untouched GPUs.
+//   timeSlicing - raise node-wide replicas of the workload's resource, up to the policy's per-device limit
+//                 and to partition memory / per-pod GPU memory, by the least step that covers the need.
+// Then it raises the HPA's maxReplicas to min(hard max, new partition ceiling).
+//
+// Scale-in: for a managed workload that is not blocked, whose maxReplicas gpuscale raised (annotation
+// gpuscale.io/original-max-replicas) and whose last change and last HPA scale are older than the policy's
+// scale-down cooldown, it lowers time-slicing replicas on nodes whose device-plugin config gpuscale wrote,
+// keeping room for max(wanted, spec.replicas, minReplicas) pods and never going below what pods bound to the
+// node use, then lowers maxReplicas towards the original value (never below spec.replicas).
+//
+// Safety: a node in a MIG transition (mig.config.state pending/rebooting/failed, operands paused) is never
+// touched; a GPU is reshaped only when idle and at most once per plan; time-slicing changes do not affect
+// running pods; nodes outside the policy's nodeSelector are not changed. The scale-up cooldown skips workloads
+// changed less than `scaleUp` ago (annotation gpuscale.io/last-change).
+//
+// Thread safety: pure function.
+#pragma once
+
+#include <vector>
+
+#include "gpuscale/partition/demand.h"
+#include "gpuscale/partition/plan.h"
+#include "gpuscale/partition/snapshot.h"
+
+namespace gpuscale::partition {
+
+// `workloads` come from assessWorkloads(snapshot, ...); `now` is compared with cooldown timestamps.
+Plan planPartitions(const ClusterSnapshot& snapshot, const std::vector<WorkloadDemand>& workloads,
+                    TimePoint now);
+
+}  // namespace gpuscale::partition

@@ -1,0 +1,151 @@
+// The cluster as the planner sees it: GPU nodes with their MIG layout, time-slicing and allocatable, pods with
+// their GPU requests and scheduling state, HPAs with spec, status and conditions, and their scale targets.
+// Built from Kubernetes JSON objects (a `kubectl get nodes,pods,hpa,deployments,configmaps -A -o json` dump or
+// informer caches); no I/O here.
+//
+// A node's per-GPU MIG layout comes from its `nvidia.com/mig.config` label resolved in the mig-parted
+// ConfigMaps (the per-node `<node>-mig-config` first, then custom ones, `default-mig-parted-config` last); when
+// no ConfigMap resolves it, mixed-strategy GFD labels `nvidia.com/mig-<profile>.count` are split evenly across
+// GPUs if that gives a valid geometry. Time-slicing replicas come from the `nvidia.com/device-plugin.config`
+// label resolved in any ConfigMap holding that key, else from the GFD `*.replicas` labels.
+//
+// Busy GPUs: the snapshot has no pod-to-GPU mapping, so every GPU of a node counts as busy when any pod that
+// requests an `nvidia.com/` resource is bound there and not finished.
+//
+// Thread safety: an immutable value once built.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "gpuscale/core/result.h"
+#include "gpuscale/partition/device_plugin_config.h"
+#include "gpuscale/partition/mig_catalog.h"
+#include "gpuscale/partition/mig_parted_config.h"
+
+namespace gpuscale::partition {
+
+using Labels = std::map<std::string, std::string>;
+using ResourceCounts = std::map<std::string, std::int64_t>;
+using TimePoint = std::chrono::system_clock::time_point;
+
+// Annotations gpuscale writes on HPAs it changed (read here for cooldowns and scale-in).
+inline constexpr std::string_view kLastChangeAnnotation = "gpuscale.io/last-change";
+inline constexpr std::string_view kOriginalMaxAnnotation = "gpuscale.io/original-max-replicas";
+// Device-plugin config keys gpuscale writes start with this; scale-in only lowers time-slicing it set.
+inline constexpr std::string_view kOwnedConfigPrefix = "gpuscale-";
+
+struct GpuState {
+  int index = 0;
+  MigGpuSetting setting;
+  bool busy = false;
+};
+
+struct NodeState {
+  std::string name;
+  Labels labels;
+  bool schedulable = true;
+  std::string product;              // nvidia.com/gpu.product
+  const GpuModel* model = nullptr;  // nullptr: not MIG-capable or not recognised
+  MigStrategy migStrategy = MigStrategy::kNone;
+  std::string migConfig;       // nvidia.com/mig.config
+  std::string migConfigState;  // nvidia.com/mig.config.state
+  bool geometryKnown = false;  // gpus[] carry each GPU's MIG setting
+  std::vector<GpuState> gpus;  // one per physical GPU when known
+  std::string devicePluginConfigName;                    // nvidia.com/device-plugin.config
+  std::optional<DevicePluginConfig> devicePluginConfig;  // when the label resolves
+  std::optional<double> gpuMemoryGiB;                    // whole-GPU memory (nvidia.com/gpu.memory)
+  ResourceCounts allocatable;  // nvidia.com/* only
+  ResourceCounts devices;      // physical devices behind each advertised resource (before time-slicing)
+  ResourceCounts used;         // requested by bound, unfinished pods
+  bool hasGpuPods = false;
+  bool inTransition = false;  // a MIG change is pending/failed or operands are paused: leave it alone
+
+  // Time-slicing replicas of `resource` (".shared" names map to their base resource).
+  int replicasFor(std::string_view resource) const;
+  // Units of `resource` the node offers: physical devices x time-slicing replicas.
+  std::int64_t capacityFor(std::string_view resource) const;
+  // Whether gpuscale wrote the node's device-plugin config.
+  bool ownsDevicePluginConfig() const;
+};
+
+struct PodState {
+  std::string ns, name;
+  Labels labels;
+  std::string nodeName;
+  std::string phase;
+  bool ready = false;
+  bool terminating = false;
+  ResourceCounts gpuRequests;        // nvidia.com/* per pod
+  std::string insufficientResource;  // Pending+Unschedulable with "Insufficient nvidia.com/..."
+  bool nominated = false;            // status.nominatedNodeName set (preempting)
+  bool active() const { return phase != "Succeeded" && phase != "Failed"; }
+};
+
+struct ScaleTarget {
+  std::string kind, ns, name;
+  int specReplicas = 0;
+  Labels selector;  // spec.selector.matchLabels
+  ResourceCounts gpuRequests;
+  Labels nodeSelector;  // of the pod template
+  bool selects(const PodState& pod) const;
+};
+
+// One metric of an HPA: its target from spec.metrics and, when reported, its current value.
+struct HpaMetric {
+  std::string type;        // Pods | Resource | ContainerResource | Object | External
+  std::string key;         // metric or resource name (plus container / described object)
+  std::string targetType;  // Utilization | AverageValue | Value
+  double target = 0;
+  std::optional<double> current;
+};
+
+struct HpaCondition {
+  std::string type, status, reason;
+};
+
+struct HpaState {
+  std::string ns, name;
+  Labels annotations;
+  std::string targetKind, targetName;
+  int minReplicas = 1, maxReplicas = 1;
+  int currentReplicas = 0, desiredReplicas = 0;
+  std::optional<TimePoint> lastScaleTime;
+  std::vector<HpaCondition> conditions;
+  std::vector<HpaMetric> metrics;
+  std::optional<double> scaleUpTolerance;  // spec.behavior.scaleUp.tolerance
+  bool hasCondition(std::string_view type, std::string_view status, std::string_view reason = {}) const;
+  std::optional<TimePoint> annotationTime(std::string_view key) const;
+};
+
+struct ClusterSnapshot {
+  std::vector<NodeState> nodes;  // sorted by name
+  std::vector<PodState> pods;    // sorted by namespace/name
+  std::vector<HpaState> hpas;    // sorted by namespace/name
+  std::vector<ScaleTarget> targets;
+
+  const NodeState* node(std::string_view name) const;
+  std::optional<std::size_t> nodeIndex(std::string_view name) const;
+  const ScaleTarget* target(std::string_view ns, std::string_view kind, std::string_view name) const;
+
+  std::unordered_map<std::string, std::size_t> nodeIndex_;
+};
+
+// An RFC 3339 timestamp as Kubernetes writes it ("2026-11-22T00:30:00Z"); nullopt when malformed.
+std::optional<TimePoint> parseKubernetesTime(std::string_view text);
+
+// Builds the snapshot from a `kind: List` (or an array of Lists/objects, or an object with `items`).
+// Kinds used: Node, Pod, HorizontalPodAutoscaler, Deployment, StatefulSet, ReplicaSet, ConfigMap; others
+// are ignored. Errors (Status::invalid) name the item and field when the JSON does not have the shape
+// Kubernetes gives it.
+core::Result<ClusterSnapshot> buildSnapshot(const nlohmann::json& dump);
+
+}  // namespace gpuscale::partition

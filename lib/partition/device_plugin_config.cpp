@@ -1,0 +1,180 @@
+#include "gpuscale/partition/device_plugin_config.h"
+
+#include <algorithm>
+
+#include <yaml-cpp/yaml.h>
+
+#include "yaml_errors.h"
+
+namespace gpuscale::partition {
+namespace {
+
+SharingConfig parseSharing(const YAML::Node& node, std::string_view what) {
+  if (!node.IsMap()) yamlFail(node, std::string(what) + " must be a mapping");
+  SharingConfig s;
+  bool sawResources = false;
+  for (const auto& kv : node) {
+    const auto key = kv.first.as<std::string>();
+    if (key == "renameByDefault") {
+      s.renameByDefault = yamlAs<bool>(kv.second, key);
+    } else if (key == "failRequestsGreaterThanOne") {
+      s.failRequestsGreaterThanOne = yamlAs<bool>(kv.second, key);
+    } else if (key == "resources") {
+      sawResources = true;
+      if (!kv.second.IsSequence()) yamlFail(kv.second, "resources must be a list");
+      for (const auto& r : kv.second) {
+        if (!r.IsMap() || !r["name"] || !r["replicas"]) {
+          yamlFail(r, "each resource needs a name and replicas");
+        }
+        ReplicatedResource res{yamlAs<std::string>(r["name"], "name"),
+                               yamlAs<int>(r["replicas"], "replicas")};
+        if (res.replicas < 1) yamlFail(r["replicas"], "replicas must be at least 1");
+        if (std::any_of(s.resources.begin(), s.resources.end(),
+                        [&](const ReplicatedResource& o) { return o.name == res.name; })) {
+          yamlFail(r, "resource \"" + res.name + "\" is listed twice");
+        }
+        s.resources.push_back(std::move(res));
+      }
+    } else {
+      yamlFail(kv.first, "unexpected field \"" + key + "\" in " + std::string(what));
+    }
+  }
+  if (!sawResources || s.resources.empty()) yamlFail(node, std::string(what) + ".resources is required");
+  return s;
+}
+
+DevicePluginConfig parseRoot(std::string_view text) {
+  YAML::Node root = YAML::Load(std::string(text));
+  if (!root.IsMap()) yamlFail(root, "a device-plugin config must be a mapping");
+  DevicePluginConfig c;
+  bool sawVersion = false;
+  for (const auto& kv : root) {
+    const auto key = kv.first.as<std::string>();
+    if (key == "version") {
+      sawVersion = true;
+      if (yamlAs<std::string>(kv.second, key) != "v1") yamlFail(kv.second, "version must be v1");
+    } else if (key == "flags") {
+      if (!kv.second.IsMap()) yamlFail(kv.second, "flags must be a mapping");
+      for (const auto& flag : kv.second) {
+        const auto name = flag.first.as<std::string>();
+        if (name == "migStrategy") {
+          c.migStrategy = parseMigStrategy(yamlAs<std::string>(flag.second, name));
+          if (!c.migStrategy) yamlFail(flag.second, "migStrategy must be none, single or mixed");
+        } else {
+          c.otherFlags.emplace_back(name, YAML::Dump(flag.second));
+        }
+      }
+    } else if (key == "sharing") {
+      if (!kv.second.IsMap()) yamlFail(kv.second, "sharing must be a mapping");
+      for (const auto& mode : kv.second) {
+        const auto name = mode.first.as<std::string>();
+        if (name == "timeSlicing") {
+          c.timeSlicing = parseSharing(mode.second, "sharing.timeSlicing");
+        } else if (name == "mps") {
+          c.mps = parseSharing(mode.second, "sharing.mps");
+        } else {
+          yamlFail(mode.first, "unexpected field \"" + name + "\" in sharing");
+        }
+      }
+      if (c.timeSlicing && c.mps) yamlFail(kv.second, "timeSlicing and mps are mutually exclusive");
+    } else {
+      c.otherFields.emplace_back(key, YAML::Dump(kv.second));
+    }
+  }
+  if (!sawVersion) yamlFail(root, "missing required field \"version\"");
+  return c;
+}
+
+void emitSharing(YAML::Emitter& out, std::string_view name, const SharingConfig& s) {
+  out << YAML::Key << std::string(name) << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "renameByDefault" << YAML::Value << s.renameByDefault;
+  if (s.failRequestsGreaterThanOne) {
+    out << YAML::Key << "failRequestsGreaterThanOne" << YAML::Value << *s.failRequestsGreaterThanOne;
+  }
+  out << YAML::Key << "resources" << YAML::Value << YAML::BeginSeq;
+  for (const auto& r : s.resources) {
+    out << YAML::BeginMap << YAML::Key << "name" << YAML::Value << r.name << YAML::Key << "replicas"
+        << YAML::Value << r.replicas << YAML::EndMap;
+  }
+  out << YAML::EndSeq << YAML::EndMap;
+}
+
+}  // namespace
+
+std::string_view migStrategyName(MigStrategy s) {
+  switch (s) {
+    case MigStrategy::kSingle:
+      return "single";
+    case MigStrategy::kMixed:
+      return "mixed";
+    case MigStrategy::kNone:
+      break;
+  }
+  return "none";
+}
+
+std::optional<MigStrategy> parseMigStrategy(std::string_view text) {
+  if (text == "none") return MigStrategy::kNone;
+  if (text == "single") return MigStrategy::kSingle;
+  if (text == "mixed") return MigStrategy::kMixed;
+  return std::nullopt;
+}
+
+int SharingConfig::replicasFor(std::string_view resource) const {
+  for (const auto& r : resources) {
+    if (r.name == resource) return r.replicas;
+  }
+  return 1;
+}
+
+core::Result<DevicePluginConfig> parseDevicePluginConfig(std::string_view yaml) {
+  return guardYaml<DevicePluginConfig>("device-plugin config", [&] { return parseRoot(yaml); });
+}
+
+std::string emitDevicePluginConfig(const DevicePluginConfig& c) {
+  YAML::Emitter out;
+  out << YAML::BeginMap << YAML::Key << "version" << YAML::Value << "v1";
+  if (c.migStrategy || !c.otherFlags.empty()) {
+    out << YAML::Key << "flags" << YAML::Value << YAML::BeginMap;
+    if (c.migStrategy) {
+      out << YAML::Key << "migStrategy" << YAML::Value << std::string(migStrategyName(*c.migStrategy));
+    }
+    for (const auto& [name, text] : c.otherFlags) {
+      out << YAML::Key << name << YAML::Value << YAML::Load(text);
+    }
+    out << YAML::EndMap;
+  }
+  if (c.timeSlicing || c.mps) {
+    out << YAML::Key << "sharing" << YAML::Value << YAML::BeginMap;
+    if (c.timeSlicing) emitSharing(out, "timeSlicing", *c.timeSlicing);
+    if (c.mps) emitSharing(out, "mps", *c.mps);
+    out << YAML::EndMap;
+  }
+  for (const auto& [name, text] : c.otherFields) {
+    out << YAML::Key << name << YAML::Value << YAML::Load(text);
+  }
+  out << YAML::EndMap;
+  return std::string(out.c_str()) + "\n";
+}
+
+DevicePluginConfig withTimeSlicingReplicas(DevicePluginConfig config, std::string_view resource,
+                                           int replicas) {
+  SharingConfig ts = config.timeSlicing.value_or(SharingConfig{});
+  auto it = std::find_if(ts.resources.begin(), ts.resources.end(),
+                         [&](const ReplicatedResource& r) { return r.name == resource; });
+  if (replicas <= 1) {
+    if (it != ts.resources.end()) ts.resources.erase(it);
+  } else if (it != ts.resources.end()) {
+    it->replicas = replicas;
+  } else {
+    ts.resources.push_back({std::string(resource), replicas});
+  }
+  if (ts.resources.empty()) {
+    config.timeSlicing.reset();
+  } else {
+    config.timeSlicing = std::move(ts);
+  }
+  return config;
+}
+
+}  // namespace gpuscale::partition

@@ -1,0 +1,107 @@
+#include "gpuscale/partition/plan.h"
+
+#include <fmt/format.h>
+
+namespace gpuscale::partition {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+Json geometryJson(const MigGeometry& g) {
+  Json out = Json::object();
+  for (const auto& [profile, count] : g) out[profile] = count;
+  return out;
+}
+
+Json actionJson(const MigReconfigure& a) {
+  Json gpus = Json::array();
+  for (const auto& g : a.gpus) {
+    gpus.push_back({{"index", g.index}, {"from", geometryJson(g.from)}, {"to", geometryJson(g.to)}});
+  }
+  Json entries = Json::array();
+  for (const auto& e : a.entries) {
+    Json entry{{"devices", e.devices}, {"mig-enabled", e.migEnabled}};
+    if (e.migEnabled) entry["mig-devices"] = geometryJson(e.migDevices);
+    entries.push_back(std::move(entry));
+  }
+  return {{"kind", "MigReconfigure"},
+          {"node", a.node},
+          {"gpus", std::move(gpus)},
+          {"config", {{"name", a.configName}, {"entries", std::move(entries)}}}};
+}
+
+Json actionJson(const TimeSlicingChange& a) {
+  return {{"kind", "TimeSlicing"}, {"node", a.node}, {"resource", a.resource}, {"replicas", a.replicas}};
+}
+
+Json actionJson(const SetMaxReplicas& a) {
+  return {{"kind", "SetMaxReplicas"}, {"namespace", a.ns}, {"name", a.name}, {"from", a.from},
+          {"to", a.to}};
+}
+
+std::string geometryText(const MigGeometry& g) { return g.empty() ? "(empty)" : formatGeometry(g); }
+
+std::string actionText(const MigReconfigure& a) {
+  std::string out = fmt::format("reshape MIG on node {} (config {}):", a.node, a.configName);
+  for (const auto& g : a.gpus) {
+    out += fmt::format("\n    gpu {}: {} -> {}", g.index, geometryText(g.from), geometryText(g.to));
+  }
+  return out;
+}
+
+std::string actionText(const TimeSlicingChange& a) {
+  return fmt::format("time-slice {} on node {}: {} -> {} replicas", a.resource, a.node, a.from,
+                     a.replicas);
+}
+
+std::string actionText(const SetMaxReplicas& a) {
+  return fmt::format("set maxReplicas of HPA {}/{}: {} -> {}", a.ns, a.name, a.from, a.to);
+}
+
+}  // namespace
+
+nlohmann::ordered_json planToJson(const Plan& plan) {
+  Json demands = Json::array();
+  for (const auto& d : plan.demands) {
+    demands.push_back({{"namespace", d.ns},
+                       {"name", d.name},
+                       {"resource", d.resource},
+                       {"ceiling", d.ceiling},
+                       {"wanted", d.wanted}});
+  }
+  Json actions = Json::array();
+  for (const auto& a : plan.actions) {
+    actions.push_back(std::visit([](const auto& v) { return actionJson(v); }, a));
+  }
+  Json capacity = Json::array();
+  for (const auto& c : plan.capacityAfter) {
+    capacity.push_back({{"namespace", c.ns}, {"name", c.name}, {"ceiling", c.ceiling}});
+  }
+  return {{"demands", std::move(demands)},
+          {"actions", std::move(actions)},
+          {"capacityAfter", std::move(capacity)}};
+}
+
+std::string planToText(const Plan& plan) {
+  std::string out;
+  out += fmt::format("Demands ({}):\n", plan.demands.size());
+  for (const auto& d : plan.demands) {
+    out += fmt::format("  HPA {}/{} blocked ({}) on {}: ceiling {}, wants {}\n", d.ns, d.name, d.reason,
+                       d.resource, d.ceiling, d.wanted);
+  }
+  out += fmt::format("Actions ({}):\n", plan.actions.size());
+  for (const auto& a : plan.actions) {
+    out += "  " + std::visit([](const auto& v) { return actionText(v); }, a) + "\n";
+  }
+  out += "Capacity after:\n";
+  for (const auto& c : plan.capacityAfter) {
+    out += fmt::format("  HPA {}/{}: {} pods\n", c.ns, c.name, c.ceiling);
+  }
+  if (!plan.notes.empty()) {
+    out += "Notes:\n";
+    for (const auto& n : plan.notes) out += "  " + n + "\n";
+  }
+  return out;
+}
+
+}  // namespace gpuscale::partition

@@ -1,0 +1,388 @@
+#include "gpuscale/partition/planner.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <set>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "gpuscale/partition/resource_names.h"
+
+namespace gpuscale::partition {
+namespace {
+
+constexpr double kBytesPerGb = 1e9;  // profile names count decimal gigabytes
+constexpr double kBytesPerGiB = 1073741824.0;
+constexpr std::size_t kMaxConfigNodeChars = 45;  // keeps config names within 63-character label values
+
+struct WorkingNode {
+  std::vector<MigGpuSetting> gpus;
+  std::vector<bool> reshaped;
+  std::map<std::string, int> replicas;  // changed time-slicing replicas per base resource
+  std::set<std::string> raised;         // resources whose replicas this plan raised
+  ResourceCounts devices;
+};
+
+std::uint32_t fnv1a(std::string_view text) {
+  std::uint32_t h = 2166136261u;
+  for (unsigned char ch : text) {
+    h ^= ch;
+    h *= 16777619u;
+  }
+  return h;
+}
+
+ProfileFilter filterFor(const Policy& policy) {
+  ProfileFilter f;
+  f.profiles = policy.migProfiles;
+  f.baseOnly = policy.migProfiles.empty();
+  return f;
+}
+
+int removedInstances(const MigGeometry& from, const MigGeometry& to) {
+  int removed = 0;
+  for (const auto& [profile, count] : from) {
+    auto it = to.find(profile);
+    removed += std::max(0, count - (it == to.end() ? 0 : it->second));
+  }
+  return removed;
+}
+
+// Profiles in `to` that `from` does not have, other than `wanted`: new resource types for the cluster.
+int introducedProfiles(const MigGeometry& from, const MigGeometry& to, const std::string& wanted) {
+  int introduced = 0;
+  for (const auto& [profile, count] : to) {
+    if (profile != wanted && from.count(profile) == 0) ++introduced;
+  }
+  return introduced;
+}
+
+int countOf(const MigGeometry& g, const std::string& profile) {
+  auto it = g.find(profile);
+  return it == g.end() ? 0 : it->second;
+}
+
+class PlanBuilder {
+ public:
+  PlanBuilder(const ClusterSnapshot& snapshot, TimePoint now) : snap_(snapshot), now_(now) {
+    nodes_.reserve(snap_.nodes.size());
+    for (const auto& n : snap_.nodes) {
+      WorkingNode w;
+      for (const auto& g : n.gpus) w.gpus.push_back(g.setting);
+      w.reshaped.assign(w.gpus.size(), false);
+      w.devices = n.devices;
+      nodes_.push_back(std::move(w));
+    }
+  }
+
+  void grow(const WorkloadDemand& d) {
+    const Policy& policy = *d.policy;
+    if (auto last = d.hpa->annotationTime(kLastChangeAnnotation);
+        last && now_ - *last < policy.scaleUpCooldown) {
+      notes_.push_back(fmt::format("{}/{}: within the scale-up cooldown, not changed", d.ns, d.name));
+      return;
+    }
+    const int hardMax = policy.hardMaxFor(d.ceiling);
+    const int aim = std::min(d.wanted, hardMax);
+    int need = aim - ceiling(d);
+    for (Lever lever : policy.levers) {
+      if (need <= 0) break;
+      need -= lever == Lever::kMigReshape ? reshapeFor(d, need) : timeSliceFor(d, need);
+    }
+    const int after = ceiling(d);
+    const int newMax = std::min(hardMax, after);
+    if (newMax > d.hpa->maxReplicas) setMax(d, newMax);
+    if (need > 0) {
+      notes_.push_back(fmt::format("{}/{}: aims at {} pods of {}, partitions hold {} after this plan",
+                                   d.ns, d.name, aim, d.resource, after));
+    }
+  }
+
+  void shrink(const WorkloadDemand& d) {
+    const Policy& policy = *d.policy;
+    auto original = d.hpa->annotations.find(std::string(kOriginalMaxAnnotation));
+    if (original == d.hpa->annotations.end()) return;
+    int originalMax = 0;
+    if (std::sscanf(original->second.c_str(), "%d", &originalMax) != 1) return;
+    auto cooled = [&](std::optional<TimePoint> t) { return !t || now_ - *t >= policy.scaleDownCooldown; };
+    if (!cooled(d.hpa->annotationTime(kLastChangeAnnotation)) || !cooled(d.hpa->lastScaleTime)) return;
+    const int floorPods = std::max({d.wanted, d.target->specReplicas, d.hpa->minReplicas, d.runningPods});
+    const std::string base(unsharedResourceName(d.resource));
+    int current = ceiling(d);
+    for (auto it = d.eligibleNodes.rbegin(); it != d.eligibleNodes.rend() && current > floorPods; ++it) {
+      const std::size_t i = *it;
+      if (!changeable(d, i) || !snap_.nodes[i].ownsDevicePluginConfig() || nodes_[i].raised.count(base)) {
+        continue;
+      }
+      const int r = replicas(i, base);
+      const std::int64_t devices = deviceCount(i, base);
+      if (r <= 1 || devices <= 0) continue;
+      const std::int64_t used = usedOn(i, d.resource);
+      const int minReplicas = std::max<int>(1, static_cast<int>((used + devices - 1) / devices));
+      const int before = podsOn(d, i);
+      for (int r2 = minReplicas; r2 < r; ++r2) {
+        int after = podsFitting(d, i, devices * r2, used);
+        if (current - (before - after) >= floorPods) {
+          nodes_[i].replicas[base] = r2;
+          current -= before - after;
+          break;
+        }
+      }
+    }
+    const int lowered = std::max({originalMax, d.target->specReplicas, d.hpa->minReplicas,
+                                  std::min(d.hpa->maxReplicas, ceiling(d))});
+    if (lowered < d.hpa->maxReplicas) setMax(d, lowered);
+  }
+
+  Plan finish(const std::vector<WorkloadDemand>& workloads) {
+    Plan plan;
+    for (const auto& d : workloads) {
+      if (d.blocked) plan.demands.push_back({d.ns, d.name, d.resource, d.reason, d.ceiling, d.wanted});
+      plan.capacityAfter.push_back({d.ns, d.name, ceiling(d)});
+    }
+    for (std::size_t i = 0; i < nodes_.size(); ++i) {
+      if (auto a = migAction(i)) plan.actions.emplace_back(std::move(*a));
+    }
+    for (std::size_t i = 0; i < nodes_.size(); ++i) {
+      for (const auto& [resource, r] : nodes_[i].replicas) {
+        int from = snap_.nodes[i].replicasFor(resource);
+        if (r != from) plan.actions.emplace_back(TimeSlicingChange{snap_.nodes[i].name, resource, from, r});
+      }
+    }
+    for (const auto& [key, change] : maxChanges_) plan.actions.emplace_back(change);
+    plan.notes = std::move(notes_);
+    return plan;
+  }
+
+ private:
+  int replicas(std::size_t i, const std::string& base) const {
+    auto it = nodes_[i].replicas.find(base);
+    return it != nodes_[i].replicas.end() ? it->second : snap_.nodes[i].replicasFor(base);
+  }
+
+  std::int64_t deviceCount(std::size_t i, const std::string& base) const {
+    auto it = nodes_[i].devices.find(base);
+    return it == nodes_[i].devices.end() ? 0 : it->second;
+  }
+
+  std::int64_t usedOn(std::size_t i, const std::string& resource) const {
+    auto it = snap_.nodes[i].used.find(resource);
+    return it == snap_.nodes[i].used.end() ? 0 : it->second;
+  }
+
+  int podsOn(const WorkloadDemand& d, std::size_t i) const {
+    const std::string base(unsharedResourceName(d.resource));
+    return podsFitting(d, i, deviceCount(i, base) * replicas(i, base), usedOn(i, d.resource));
+  }
+
+  int ceiling(const WorkloadDemand& d) const {
+    int total = 0;
+    for (std::size_t i : d.eligibleNodes) total += podsOn(d, i);
+    return total;
+  }
+
+  bool changeable(const WorkloadDemand& d, std::size_t i) const {
+    const NodeState& n = snap_.nodes[i];
+    return !n.inTransition && d.policy->selectsNode(n.labels);
+  }
+
+  bool reshapeable(const WorkloadDemand& d, std::size_t i) const {
+    const NodeState& n = snap_.nodes[i];
+    return changeable(d, i) && n.model != nullptr && n.geometryKnown && !n.hasGpuPods &&
+           n.migStrategy != MigStrategy::kNone;
+  }
+
+  const std::vector<MigGeometry>& maximal(const GpuModel& model, const Policy& policy) {
+    auto key = std::make_pair(&model, &policy);
+    auto it = maximalCache_.find(key);
+    if (it == maximalCache_.end()) {
+      it = maximalCache_.emplace(key, maximalGeometries(model, filterFor(policy))).first;
+    }
+    return it->second;
+  }
+
+  void setGeometry(std::size_t i, std::size_t gpu, MigGeometry g) {
+    WorkingNode& w = nodes_[i];
+    w.gpus[gpu] = MigGpuSetting{true, std::move(g)};
+    w.reshaped[gpu] = true;
+    auto exposed = exposedResources(w.gpus, snap_.nodes[i].migStrategy, nullptr);
+    if (exposed) w.devices = std::move(*exposed);
+  }
+
+  int reshapeFor(const WorkloadDemand& d, int need) {
+    int gained = 0;
+    for (std::size_t i : d.eligibleNodes) {
+      if (gained >= need) break;
+      if (!reshapeable(d, i)) continue;
+      gained += snap_.nodes[i].migStrategy == MigStrategy::kSingle ? reshapeSingle(d, i)
+                                                                    : reshapeMixed(d, i, need - gained);
+    }
+    return gained;
+  }
+
+  int reshapeMixed(const WorkloadDemand& d, std::size_t i, int need) {
+    const NodeState& n = snap_.nodes[i];
+    const std::string base(unsharedResourceName(d.resource));
+    const MigProfile* profile = profileForResource(*n.model, base);
+    if (profile == nullptr || !filterFor(*d.policy).allows(*profile)) return 0;
+    const auto& candidates = maximal(*n.model, *d.policy);
+    const int r = replicas(i, base);
+    const std::int64_t used = usedOn(i, d.resource);
+    int gained = 0;
+    for (std::size_t gpu = 0; gpu < nodes_[i].gpus.size() && gained < need; ++gpu) {
+      const MigGpuSetting& cur = nodes_[i].gpus[gpu];
+      if (nodes_[i].reshaped[gpu] || !cur.migEnabled) continue;
+      const int before = podsOn(d, i);
+      const int have = countOf(cur.geometry, profile->name);
+      const MigGeometry* best = nullptr;
+      std::tuple<int, int, int, int, std::string> bestKey;
+      int bestGain = 0;
+      for (const auto& g : candidates) {
+        int extra = countOf(g, profile->name) - have;
+        if (extra <= 0) continue;
+        int gain = podsFitting(d, i, (deviceCount(i, base) + extra) * r, used) - before;
+        if (gain <= 0) continue;
+        bool enough = gain >= need - gained;
+        int removed = removedInstances(cur.geometry, g);
+        int introduced = introducedProfiles(cur.geometry, g, profile->name);
+        auto key = enough ? std::make_tuple(0, removed, introduced, gain, formatGeometry(g))
+                          : std::make_tuple(1, -gain, removed, introduced, formatGeometry(g));
+        if (best == nullptr || key < bestKey) {
+          best = &g;
+          bestKey = std::move(key);
+          bestGain = gain;
+        }
+      }
+      if (best == nullptr) continue;
+      setGeometry(i, gpu, *best);
+      gained += bestGain;
+    }
+    return gained;
+  }
+
+  // Single strategy: every GPU must hold the same one-profile geometry, so the node changes as a whole.
+  int reshapeSingle(const WorkloadDemand& d, std::size_t i) {
+    const NodeState& n = snap_.nodes[i];
+    if (unsharedResourceName(d.resource) != kGpuResource) return 0;
+    WorkingNode& w = nodes_[i];
+    if (std::any_of(w.reshaped.begin(), w.reshaped.end(), [](bool b) { return b; })) return 0;
+    const ProfileFilter filter = filterFor(*d.policy);
+    const MigProfile* best = nullptr;
+    for (const auto& p : n.model->profiles) {
+      if (!filter.allows(p) || !isValidGeometry(*n.model, {{p.name, p.maxCount}})) continue;
+      if (best == nullptr || p.maxCount > best->maxCount) best = &p;
+    }
+    if (best == nullptr) return 0;
+    const int before = podsOn(d, i);
+    std::vector<MigGpuSetting> saved = w.gpus;
+    ResourceCounts savedDevices = w.devices;
+    for (std::size_t gpu = 0; gpu < w.gpus.size(); ++gpu) setGeometry(i, gpu, {{best->name, best->maxCount}});
+    const int gain = podsOn(d, i) - before;
+    if (gain > 0) return gain;
+    w.gpus = std::move(saved);
+    w.devices = std::move(savedDevices);
+    w.reshaped.assign(w.gpus.size(), false);
+    return 0;
+  }
+
+  // Memory behind one unit of `base` on node i, when known.
+  std::optional<double> partitionMemoryBytes(std::size_t i, const std::string& base) const {
+    const NodeState& n = snap_.nodes[i];
+    if (n.model != nullptr) {
+      if (const MigProfile* p = profileForResource(*n.model, base)) return p->memoryGb * kBytesPerGb;
+      if (n.migStrategy == MigStrategy::kSingle && !nodes_[i].gpus.empty() &&
+          nodes_[i].gpus.front().geometry.size() == 1) {
+        const MigProfile* p = n.model->profile(nodes_[i].gpus.front().geometry.begin()->first);
+        if (p != nullptr) return p->memoryGb * kBytesPerGb;
+      }
+    }
+    if (base == kGpuResource && n.migStrategy != MigStrategy::kSingle && n.gpuMemoryGiB) {
+      return *n.gpuMemoryGiB * kBytesPerGiB;
+    }
+    return std::nullopt;
+  }
+
+  int timeSliceFor(const WorkloadDemand& d, int need) {
+    const Policy& policy = *d.policy;
+    const std::string base(unsharedResourceName(d.resource));
+    int gained = 0;
+    for (std::size_t i : d.eligibleNodes) {
+      if (gained >= need) break;
+      const NodeState& n = snap_.nodes[i];
+      if (!changeable(d, i) || (n.devicePluginConfig && n.devicePluginConfig->mps)) continue;
+      const std::int64_t devices = deviceCount(i, base);
+      if (devices <= 0) continue;
+      int limit = policy.maxTimeSlicingReplicas;
+      if (policy.perPodGpuMemoryBytes) {
+        auto memory = partitionMemoryBytes(i, base);
+        if (!memory) continue;
+        double perPodBytes = *policy.perPodGpuMemoryBytes * static_cast<double>(d.perPod);
+        limit = std::min(limit, static_cast<int>(std::floor(*memory / perPodBytes)));
+      }
+      const int r = replicas(i, base);
+      const std::int64_t used = usedOn(i, d.resource);
+      const int before = podsOn(d, i);
+      int chosen = r;
+      int gain = 0;
+      for (int r2 = r + 1; r2 <= limit; ++r2) {
+        chosen = r2;
+        gain = podsFitting(d, i, devices * r2, used) - before;
+        if (gain >= need - gained) break;
+      }
+      if (gain <= 0) continue;
+      nodes_[i].replicas[base] = chosen;
+      nodes_[i].raised.insert(base);
+      gained += gain;
+    }
+    return gained;
+  }
+
+  void setMax(const WorkloadDemand& d, int to) {
+    maxChanges_[{d.ns, d.name}] = SetMaxReplicas{d.ns, d.name, d.hpa->maxReplicas, to};
+  }
+
+  std::optional<MigReconfigure> migAction(std::size_t i) const {
+    const WorkingNode& w = nodes_[i];
+    const NodeState& n = snap_.nodes[i];
+    MigReconfigure a;
+    a.node = n.name;
+    for (std::size_t gpu = 0; gpu < w.gpus.size(); ++gpu) {
+      const MigGeometry& from = n.gpus[gpu].setting.geometry;
+      if (w.reshaped[gpu] && w.gpus[gpu].geometry != from) {
+        a.gpus.push_back({static_cast<int>(gpu), from, w.gpus[gpu].geometry});
+      }
+    }
+    if (a.gpus.empty()) return std::nullopt;
+    a.entries = perGpuEntries(w.gpus);
+    MigPartedConfig file;
+    file.configs[""] = a.entries;
+    a.configName = fmt::format("{}{}-{:08x}", kOwnedConfigPrefix, n.name.substr(0, kMaxConfigNodeChars),
+                               fnv1a(emitMigPartedConfig(file)));
+    return a;
+  }
+
+  const ClusterSnapshot& snap_;
+  TimePoint now_;
+  std::vector<WorkingNode> nodes_;
+  std::map<std::pair<std::string, std::string>, SetMaxReplicas> maxChanges_;
+  std::map<std::pair<const GpuModel*, const Policy*>, std::vector<MigGeometry>> maximalCache_;
+  std::vector<std::string> notes_;
+};
+
+}  // namespace
+
+Plan planPartitions(const ClusterSnapshot& snapshot, const std::vector<WorkloadDemand>& workloads,
+                    TimePoint now) {
+  PlanBuilder builder(snapshot, now);
+  for (const auto& d : workloads) {
+    if (d.blocked) builder.grow(d);
+  }
+  for (const auto& d : workloads) {
+    if (!d.blocked) builder.shrink(d);
+  }
+  return builder.finish(workloads);
+}
+
+}  // namespace gpuscale::partition

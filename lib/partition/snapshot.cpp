@@ -1,0 +1,496 @@
+#include "gpuscale/partition/snapshot.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "gpuscale/partition/resource_names.h"
+#include "json_fields.h"
+#include "quantity.h"
+
+namespace gpuscale::partition {
+namespace {
+
+namespace jf = json_fields;
+using nlohmann::json;
+
+constexpr std::string_view kMigConfigKey = "config.yaml";
+constexpr std::string_view kDefaultMigConfigMap = "default-mig-parted-config";
+
+struct ConfigMapState {
+  std::string ns, name;
+  std::map<std::string, std::string> data;
+};
+
+// Both ConfigMap kinds parsed lazily, once per key.
+class ConfigSources {
+ public:
+  explicit ConfigSources(std::vector<ConfigMapState> maps) : maps_(std::move(maps)) {
+    std::sort(maps_.begin(), maps_.end(), [](const auto& a, const auto& b) {
+      return std::tie(a.ns, a.name) < std::tie(b.ns, b.name);
+    });
+  }
+
+  // The mig-parted configs that may define a node's config, most specific first.
+  std::vector<const MigPartedConfig*> migConfigsFor(const std::string& node) {
+    std::vector<std::pair<int, const MigPartedConfig*>> ranked;
+    for (std::size_t i = 0; i < maps_.size(); ++i) {
+      const MigPartedConfig* c = migConfig(i);
+      if (c == nullptr) continue;
+      int rank = maps_[i].name == node + "-mig-config"      ? 0
+                 : maps_[i].name == kDefaultMigConfigMap ? 2
+                                                             : 1;
+      ranked.emplace_back(rank, c);
+    }
+    std::stable_sort(ranked.begin(), ranked.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::vector<const MigPartedConfig*> out;
+    for (const auto& r : ranked) out.push_back(r.second);
+    return out;
+  }
+
+  const DevicePluginConfig* devicePluginConfig(const std::string& key) {
+    auto cached = pluginConfigs_.find(key);
+    if (cached != pluginConfigs_.end()) return cached->second ? &*cached->second : nullptr;
+    std::optional<DevicePluginConfig> found;
+    for (const auto& m : maps_) {
+      auto it = m.data.find(key);
+      if (it == m.data.end()) continue;
+      auto parsed = parseDevicePluginConfig(it->second);
+      if (parsed) {
+        found = std::move(*parsed);
+        break;
+      }
+    }
+    auto& slot = pluginConfigs_[key] = std::move(found);
+    return slot ? &*slot : nullptr;
+  }
+
+ private:
+  const MigPartedConfig* migConfig(std::size_t i) {
+    auto cached = migConfigs_.find(i);
+    if (cached == migConfigs_.end()) {
+      std::optional<MigPartedConfig> parsed;
+      auto it = maps_[i].data.find(std::string(kMigConfigKey));
+      if (it != maps_[i].data.end()) {
+        auto r = parseMigPartedConfig(it->second);
+        if (r) parsed = std::move(*r);
+      }
+      cached = migConfigs_.emplace(i, std::move(parsed)).first;
+    }
+    return cached->second ? &*cached->second : nullptr;
+  }
+
+  std::vector<ConfigMapState> maps_;
+  std::map<std::size_t, std::optional<MigPartedConfig>> migConfigs_;
+  std::map<std::string, std::optional<DevicePluginConfig>> pluginConfigs_;
+};
+
+std::optional<std::int64_t> labelInt(const Labels& labels, const std::string& key) {
+  auto it = labels.find(key);
+  if (it == labels.end()) return std::nullopt;
+  auto q = parseQuantity(it->second);
+  if (!q || *q < 0) return std::nullopt;
+  return static_cast<std::int64_t>(*q);
+}
+
+std::string label(const Labels& labels, std::string_view key) {
+  auto it = labels.find(std::string(key));
+  return it == labels.end() ? std::string() : it->second;
+}
+
+ResourceCounts gpuResources(const json& list, std::string_view field) {
+  ResourceCounts out;
+  for (const auto& [name, value] : jf::object(list, field).items()) {
+    if (name.rfind(kNvidiaPrefix, 0) != 0) continue;
+    auto q = parseQuantity(jf::quantityText(jf::object(list, field), name));
+    if (!q || *q < 0) jf::fail(std::string(field) + "." + name, "a non-negative quantity");
+    out[name] = static_cast<std::int64_t>(std::ceil(*q));
+  }
+  return out;
+}
+
+// Per-pod GPU requests: the sum over containers of max(request, limit) (extended resources need both equal).
+ResourceCounts podGpuRequests(const json& podSpec) {
+  ResourceCounts out;
+  for (const auto& c : jf::array(podSpec, "containers")) {
+    const json& res = jf::object(c, "resources");
+    ResourceCounts requests = gpuResources(res, "requests");
+    for (const auto& [name, n] : gpuResources(res, "limits")) {
+      requests[name] = std::max(requests[name], n);
+    }
+    for (const auto& [name, n] : requests) out[name] += n;
+  }
+  return out;
+}
+
+void resolveGeometry(NodeState& node, ConfigSources& sources) {
+  if (node.model == nullptr) return;
+  auto count = labelInt(node.labels, "nvidia.com/gpu.count");
+  if (!node.migConfig.empty()) {
+    for (const MigPartedConfig* config : sources.migConfigsFor(node.name)) {
+      auto first = resolveMigConfig(*config, node.migConfig, node.model, 0);
+      if (!first) continue;
+      int physical = count.value_or(1);
+      if (node.migStrategy == MigStrategy::kSingle && first->migEnabled &&
+          instanceCount(first->geometry) > 0) {
+        physical = std::max<int>(1, physical / instanceCount(first->geometry));
+      }
+      std::vector<GpuState> gpus;
+      for (int i = 0; i < physical; ++i) {
+        auto s = resolveMigConfig(*config, node.migConfig, node.model, i);
+        if (!s) break;
+        gpus.push_back({i, *s, false});
+      }
+      if (static_cast<int>(gpus.size()) == physical) {
+        node.gpus = std::move(gpus);
+        node.geometryKnown = true;
+        return;
+      }
+    }
+  }
+  if (node.migStrategy != MigStrategy::kMixed || !count || *count <= 0) return;
+  MigGeometry perGpu;
+  for (const auto& p : node.model->profiles) {
+    auto n = labelInt(node.labels, migResourceName(p.name) + ".count");
+    if (!n || *n == 0) continue;
+    if (*n % *count != 0) return;
+    perGpu[p.name] = static_cast<int>(*n / *count);
+  }
+  if (perGpu.empty() || !isValidGeometry(*node.model, perGpu)) return;
+  for (int i = 0; i < *count; ++i) node.gpus.push_back({i, {true, perGpu}, false});
+  node.geometryKnown = true;
+}
+
+NodeState parseNode(const json& item, ConfigSources& sources) {
+  const json& meta = jf::object(item, "metadata");
+  NodeState n;
+  n.name = jf::string(meta, "name");
+  n.labels = jf::stringMap(meta, "labels");
+  n.schedulable = !jf::object(item, "spec").value("unschedulable", false);
+  n.allocatable = gpuResources(jf::object(item, "status"), "allocatable");
+  n.product = label(n.labels, "nvidia.com/gpu.product");
+  n.migConfig = label(n.labels, "nvidia.com/mig.config");
+  n.migConfigState = label(n.labels, "nvidia.com/mig.config.state");
+  n.devicePluginConfigName = label(n.labels, "nvidia.com/device-plugin.config");
+  if (!n.devicePluginConfigName.empty()) {
+    if (const auto* c = sources.devicePluginConfig(n.devicePluginConfigName)) n.devicePluginConfig = *c;
+  }
+  auto strategy = parseMigStrategy(label(n.labels, "nvidia.com/mig.strategy"));
+  if (!strategy && n.devicePluginConfig) strategy = n.devicePluginConfig->migStrategy;
+  n.migStrategy = strategy.value_or(MigStrategy::kNone);
+  auto memory = labelInt(n.labels, "nvidia.com/gpu.memory");
+  bool memoryIsWholeGpu = n.migStrategy != MigStrategy::kSingle;
+  if (memory && memoryIsWholeGpu) n.gpuMemoryGiB = static_cast<double>(*memory) / 1024.0;
+  if (!n.product.empty() && label(n.labels, "nvidia.com/mig.capable") != "false") {
+    n.model = matchModel(n.product, memoryIsWholeGpu ? memory : std::nullopt);
+  }
+  n.inTransition = n.migConfigState == "pending" || n.migConfigState == "rebooting" ||
+                   n.migConfigState == "failed";
+  for (const auto& [key, value] : n.labels) {
+    if (key.rfind("nvidia.com/gpu.deploy.", 0) == 0 && value == "paused-for-mig-change") {
+      n.inTransition = true;
+    }
+  }
+  resolveGeometry(n, sources);
+  if (n.geometryKnown) {
+    std::vector<MigGpuSetting> settings;
+    for (const auto& g : n.gpus) settings.push_back(g.setting);
+    auto exposed = exposedResources(settings, n.migStrategy, nullptr);
+    if (exposed) n.devices = std::move(*exposed);
+  } else {
+    for (const auto& [name, count] : n.allocatable) {
+      n.devices[std::string(unsharedResourceName(name))] = count / std::max(1, n.replicasFor(name));
+    }
+  }
+  return n;
+}
+
+std::string insufficientResource(const json& status) {
+  for (const auto& c : jf::array(status, "conditions")) {
+    if (jf::string(c, "type") != "PodScheduled" || jf::string(c, "status") != "False" ||
+        jf::string(c, "reason") != "Unschedulable") {
+      continue;
+    }
+    const std::string message = jf::string(c, "message");
+    const std::string marker = "Insufficient nvidia.com/";
+    auto at = message.find(marker);
+    if (at == std::string::npos) return {};
+    auto begin = at + std::string_view("Insufficient ").size();
+    auto end = message.find_first_of(" ,", begin);
+    return message.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
+  }
+  return {};
+}
+
+PodState parsePod(const json& item) {
+  const json& meta = jf::object(item, "metadata");
+  const json& spec = jf::object(item, "spec");
+  const json& status = jf::object(item, "status");
+  PodState p;
+  p.ns = jf::string(meta, "namespace", "default");
+  p.name = jf::string(meta, "name");
+  p.labels = jf::stringMap(meta, "labels");
+  p.terminating = jf::find(meta, "deletionTimestamp") != nullptr;
+  p.nodeName = jf::string(spec, "nodeName");
+  p.phase = jf::string(status, "phase", "Pending");
+  p.nominated = !jf::string(status, "nominatedNodeName").empty();
+  p.gpuRequests = podGpuRequests(spec);
+  for (const auto& c : jf::array(status, "conditions")) {
+    if (jf::string(c, "type") == "Ready") p.ready = jf::string(c, "status") == "True";
+  }
+  if (p.phase == "Pending" && p.nodeName.empty()) p.insufficientResource = insufficientResource(status);
+  return p;
+}
+
+ScaleTarget parseTarget(const json& item, const std::string& kind) {
+  const json& meta = jf::object(item, "metadata");
+  const json& spec = jf::object(item, "spec");
+  const json& podSpec = jf::object(jf::object(spec, "template"), "spec");
+  ScaleTarget t;
+  t.kind = kind;
+  t.ns = jf::string(meta, "namespace", "default");
+  t.name = jf::string(meta, "name");
+  t.specReplicas = static_cast<int>(jf::integer(spec, "replicas", 1));
+  t.selector = jf::stringMap(jf::object(spec, "selector"), "matchLabels");
+  t.gpuRequests = podGpuRequests(podSpec);
+  t.nodeSelector = jf::stringMap(podSpec, "nodeSelector");
+  return t;
+}
+
+std::string metricKey(const json& m, const std::string& type) {
+  if (type == "Resource") return jf::string(jf::object(m, "resource"), "name");
+  if (type == "ContainerResource") {
+    const json& r = jf::object(m, "containerResource");
+    return jf::string(r, "name") + "/" + jf::string(r, "container");
+  }
+  std::string field = type == "Pods" ? "pods" : type == "Object" ? "object" : "external";
+  const json& body = jf::object(m, field);
+  std::string key = jf::string(jf::object(body, "metric"), "name");
+  if (type == "Object") key += "/" + jf::string(jf::object(body, "describedObject"), "name");
+  return key;
+}
+
+const json& metricBody(const json& m, const std::string& type) {
+  static const std::map<std::string, std::string> kFields{
+      {"Pods", "pods"}, {"Resource", "resource"}, {"ContainerResource", "containerResource"},
+      {"Object", "object"}, {"External", "external"}};
+  auto it = kFields.find(type);
+  if (it == kFields.end()) jf::fail("metrics[].type", "Pods, Resource, ContainerResource, Object or External");
+  return jf::object(m, it->second);
+}
+
+double metricNumber(const json& values, std::string_view targetType) {
+  if (targetType == "Utilization") return static_cast<double>(jf::integer(values, "averageUtilization"));
+  auto q = parseQuantity(jf::quantityText(values, targetType == "Value" ? "value" : "averageValue"));
+  if (!q) jf::fail(targetType == "Value" ? "value" : "averageValue", "a quantity");
+  return *q;
+}
+
+HpaState parseHpa(const json& item) {
+  const json& meta = jf::object(item, "metadata");
+  const json& spec = jf::object(item, "spec");
+  const json& status = jf::object(item, "status");
+  HpaState h;
+  h.ns = jf::string(meta, "namespace", "default");
+  h.name = jf::string(meta, "name");
+  h.annotations = jf::stringMap(meta, "annotations");
+  const json& ref = jf::object(spec, "scaleTargetRef");
+  h.targetKind = jf::string(ref, "kind", "Deployment");
+  h.targetName = jf::string(ref, "name");
+  h.minReplicas = static_cast<int>(jf::integer(spec, "minReplicas", 1));
+  h.maxReplicas = static_cast<int>(jf::integer(spec, "maxReplicas", 1));
+  h.currentReplicas = static_cast<int>(jf::integer(status, "currentReplicas"));
+  h.desiredReplicas = static_cast<int>(jf::integer(status, "desiredReplicas"));
+  if (auto t = jf::string(status, "lastScaleTime"); !t.empty()) h.lastScaleTime = parseTimestamp(t);
+  for (const auto& c : jf::array(status, "conditions")) {
+    h.conditions.push_back({jf::string(c, "type"), jf::string(c, "status"), jf::string(c, "reason")});
+  }
+  auto tolerance = jf::quantityText(jf::object(jf::object(spec, "behavior"), "scaleUp"), "tolerance");
+  if (!tolerance.empty()) h.scaleUpTolerance = parseQuantity(tolerance);
+  for (const auto& m : jf::array(spec, "metrics")) {
+    HpaMetric metric;
+    metric.type = jf::string(m, "type");
+    metric.key = metricKey(m, metric.type);
+    const json& target = jf::object(metricBody(m, metric.type), "target");
+    metric.targetType = jf::string(target, "type");
+    metric.target = metricNumber(target, metric.targetType);
+    for (const auto& cm : jf::array(status, "currentMetrics")) {
+      if (jf::string(cm, "type") != metric.type || metricKey(cm, metric.type) != metric.key) continue;
+      const json& current = jf::object(metricBody(cm, metric.type), "current");
+      if (jf::find(current, metric.targetType == "Utilization" ? "averageUtilization"
+                             : metric.targetType == "Value"   ? "value"
+                                                              : "averageValue") != nullptr) {
+        metric.current = metricNumber(current, metric.targetType);
+      }
+    }
+    h.metrics.push_back(std::move(metric));
+  }
+  return h;
+}
+
+// Flattens Lists (and arrays of them) into the objects they hold.
+void collectItems(const json& node, std::vector<const json*>& out) {
+  if (node.is_array()) {
+    for (const auto& child : node) collectItems(child, out);
+  } else if (node.is_object() && node.contains("items")) {
+    if (!node["items"].is_array()) jf::fail("items", "a list");
+    for (const auto& child : node["items"]) collectItems(child, out);
+  } else if (node.is_object()) {
+    out.push_back(&node);
+  } else {
+    jf::fail("item", "an object");
+  }
+}
+
+std::string describe(const json& item, std::size_t index) {
+  std::string kind = item.contains("kind") && item["kind"].is_string() ? item["kind"].get<std::string>() : "?";
+  std::string name;
+  if (item.contains("metadata") && item["metadata"].is_object()) {
+    const json& m = item["metadata"];
+    if (m.contains("namespace") && m["namespace"].is_string()) name = m["namespace"].get<std::string>() + "/";
+    if (m.contains("name") && m["name"].is_string()) name += m["name"].get<std::string>();
+  }
+  return name.empty() ? fmt::format("item {} ({})", index, kind)
+                      : fmt::format("item {} ({} {})", index, kind, name);
+}
+
+// Runs `parse` on items[index], naming the item in any shape error.
+template <typename Parse>
+void withItemContext(const json& item, std::size_t index, Parse&& parse) {
+  try {
+    parse();
+  } catch (const jf::JsonShapeError& e) {
+    throw jf::JsonShapeError{describe(item, index) + ": " + e.message};
+  } catch (const json::exception& e) {
+    throw jf::JsonShapeError{describe(item, index) + ": " + e.what()};
+  }
+}
+
+ClusterSnapshot build(const std::vector<const json*>& items) {
+  ClusterSnapshot snap;
+  std::vector<ConfigMapState> configMaps;
+  std::vector<std::size_t> nodes;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    const json& item = *items[i];
+    withItemContext(item, i, [&] {
+      const std::string kind = jf::string(item, "kind");
+      if (kind == "Node") {
+        nodes.push_back(i);
+      } else if (kind == "Pod") {
+        snap.pods.push_back(parsePod(item));
+      } else if (kind == "HorizontalPodAutoscaler") {
+        snap.hpas.push_back(parseHpa(item));
+      } else if (kind == "Deployment" || kind == "StatefulSet" || kind == "ReplicaSet") {
+        snap.targets.push_back(parseTarget(item, kind));
+      } else if (kind == "ConfigMap") {
+        const json& meta = jf::object(item, "metadata");
+        configMaps.push_back({jf::string(meta, "namespace", "default"), jf::string(meta, "name"),
+                              jf::stringMap(item, "data")});
+      }
+    });
+  }
+  ConfigSources sources(std::move(configMaps));
+  for (std::size_t i : nodes) {
+    withItemContext(*items[i], i, [&] { snap.nodes.push_back(parseNode(*items[i], sources)); });
+  }
+  std::sort(snap.nodes.begin(), snap.nodes.end(),
+            [](const auto& a, const auto& b) { return a.name < b.name; });
+  for (std::size_t i = 0; i < snap.nodes.size(); ++i) snap.nodeIndex_[snap.nodes[i].name] = i;
+  auto byName = [](const auto& a, const auto& b) { return std::tie(a.ns, a.name) < std::tie(b.ns, b.name); };
+  std::sort(snap.pods.begin(), snap.pods.end(), byName);
+  std::sort(snap.hpas.begin(), snap.hpas.end(), byName);
+  std::sort(snap.targets.begin(), snap.targets.end(), [](const auto& a, const auto& b) {
+    return std::tie(a.ns, a.kind, a.name) < std::tie(b.ns, b.kind, b.name);
+  });
+  for (const auto& pod : snap.pods) {
+    if (pod.nodeName.empty() || !pod.active() || pod.gpuRequests.empty()) continue;
+    auto idx = snap.nodeIndex(pod.nodeName);
+    if (!idx) continue;
+    NodeState& node = snap.nodes[*idx];
+    node.hasGpuPods = true;
+    for (const auto& [name, n] : pod.gpuRequests) node.used[name] += n;
+  }
+  for (auto& node : snap.nodes) {
+    for (auto& gpu : node.gpus) gpu.busy = node.hasGpuPods;
+  }
+  return snap;
+}
+
+}  // namespace
+
+int NodeState::replicasFor(std::string_view resource) const {
+  resource = unsharedResourceName(resource);
+  if (devicePluginConfig) {
+    return devicePluginConfig->timeSlicing ? devicePluginConfig->timeSlicing->replicasFor(resource) : 1;
+  }
+  std::string base(resource.substr(kNvidiaPrefix.size()));
+  auto replicas = labelInt(labels, "nvidia.com/" + base + ".replicas");
+  return replicas && *replicas > 0 ? static_cast<int>(*replicas) : 1;
+}
+
+std::int64_t NodeState::capacityFor(std::string_view resource) const {
+  auto it = devices.find(std::string(unsharedResourceName(resource)));
+  return it == devices.end() ? 0 : it->second * replicasFor(resource);
+}
+
+bool NodeState::ownsDevicePluginConfig() const {
+  return devicePluginConfigName.rfind(kOwnedConfigPrefix, 0) == 0;
+}
+
+bool ScaleTarget::selects(const PodState& pod) const {
+  if (pod.ns != ns || selector.empty()) return false;
+  return std::all_of(selector.begin(), selector.end(), [&](const auto& kv) {
+    auto it = pod.labels.find(kv.first);
+    return it != pod.labels.end() && it->second == kv.second;
+  });
+}
+
+bool HpaState::hasCondition(std::string_view type, std::string_view status,
+                            std::string_view reason) const {
+  return std::any_of(conditions.begin(), conditions.end(), [&](const HpaCondition& c) {
+    return c.type == type && c.status == status && (reason.empty() || c.reason == reason);
+  });
+}
+
+std::optional<TimePoint> HpaState::annotationTime(std::string_view key) const {
+  auto it = annotations.find(std::string(key));
+  if (it == annotations.end()) return std::nullopt;
+  return parseTimestamp(it->second);
+}
+
+const NodeState* ClusterSnapshot::node(std::string_view name) const {
+  auto idx = nodeIndex(name);
+  return idx ? &nodes[*idx] : nullptr;
+}
+
+std::optional<std::size_t> ClusterSnapshot::nodeIndex(std::string_view name) const {
+  auto it = nodeIndex_.find(std::string(name));
+  if (it == nodeIndex_.end()) return std::nullopt;
+  return it->second;
+}
+
+const ScaleTarget* ClusterSnapshot::target(std::string_view ns, std::string_view kind,
+                                           std::string_view name) const {
+  for (const auto& t : targets) {
+    if (t.ns == ns && t.kind == kind && t.name == name) return &t;
+  }
+  return nullptr;
+}
+
+std::optional<TimePoint> parseKubernetesTime(std::string_view text) { return parseTimestamp(text); }
+
+core::Result<ClusterSnapshot> buildSnapshot(const nlohmann::json& dump) {
+  try {
+    std::vector<const json*> items;
+    collectItems(dump, items);
+    return build(items);
+  } catch (const jf::JsonShapeError& e) {
+    return core::Status::invalid("malformed Kubernetes dump: " + e.message);
+  } catch (const json::exception& e) {
+    return core::Status::invalid(std::string("malformed Kubernetes dump: ") + e.what());
+  }
+}
+
+}  // namespace gpuscale::partition

@@ -1,0 +1,128 @@
+#include "plan_command.h"
+
+#include <chrono>
+#include <fstream>
+#include <iostream>
+#include <optional>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "gpuscale/partition/demand.h"
+#include "gpuscale/partition/planner.h"
+#include "gpuscale/partition/policy.h"
+#include "gpuscale/partition/snapshot.h"
+
+namespace gpuscale::reconciler {
+namespace {
+
+namespace partition = gpuscale::partition;
+
+constexpr int kUsageOrInputError = 2;
+
+struct PlanArgs {
+  std::string from;
+  std::string policyFile;
+  std::string output = "json";
+  std::optional<partition::TimePoint> now;
+};
+
+bool readText(const std::string& path, std::string& text, std::ostream& err) {
+  if (path == "-") {
+    std::ostringstream buffer;
+    buffer << std::cin.rdbuf();
+    text = buffer.str();
+    return true;
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    err << "gpuscale-reconciler plan: cannot read " << path << "\n";
+    return false;
+  }
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  text = buffer.str();
+  return true;
+}
+
+std::optional<PlanArgs> parseArgs(const std::vector<std::string>& args, std::ostream& err) {
+  PlanArgs parsed;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& flag = args[i];
+    if (i + 1 >= args.size()) {
+      err << "gpuscale-reconciler plan: " << flag << " needs a value\n";
+      return std::nullopt;
+    }
+    const std::string& value = args[++i];
+    if (flag == "--from") {
+      parsed.from = value;
+    } else if (flag == "--policy") {
+      parsed.policyFile = value;
+    } else if (flag == "--output" || flag == "-o") {
+      if (value != "json" && value != "text") {
+        err << "gpuscale-reconciler plan: --output must be json or text\n";
+        return std::nullopt;
+      }
+      parsed.output = value;
+    } else if (flag == "--now") {
+      parsed.now = partition::parseKubernetesTime(value);
+      if (!parsed.now) {
+        err << "gpuscale-reconciler plan: --now must be an RFC 3339 time such as 2026-11-22T00:00:00Z\n";
+        return std::nullopt;
+      }
+    } else {
+      err << "gpuscale-reconciler plan: unknown flag " << flag << "\n";
+      return std::nullopt;
+    }
+  }
+  if (parsed.from.empty()) {
+    err << "gpuscale-reconciler plan: --from DUMP.json is required\n";
+    return std::nullopt;
+  }
+  return parsed;
+}
+
+}  // namespace
+
+int runPlanCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  auto parsed = parseArgs(args, err);
+  if (!parsed) return kUsageOrInputError;
+
+  partition::PolicySet policies = partition::defaultPolicies();
+  if (!parsed->policyFile.empty()) {
+    std::string text;
+    if (!readText(parsed->policyFile, text, err)) return kUsageOrInputError;
+    auto loaded = partition::parsePolicies(text);
+    if (!loaded) {
+      err << "gpuscale-reconciler plan: " << parsed->policyFile << ": " << loaded.status().message()
+          << "\n";
+      return kUsageOrInputError;
+    }
+    policies = std::move(*loaded);
+  }
+
+  std::string text;
+  if (!readText(parsed->from, text, err)) return kUsageOrInputError;
+  nlohmann::json dump = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (dump.is_discarded()) {
+    err << "gpuscale-reconciler plan: " << parsed->from << ": not valid JSON\n";
+    return kUsageOrInputError;
+  }
+  auto snapshot = partition::buildSnapshot(dump);
+  if (!snapshot) {
+    err << "gpuscale-reconciler plan: " << parsed->from << ": " << snapshot.status().message() << "\n";
+    return kUsageOrInputError;
+  }
+
+  auto workloads = partition::assessWorkloads(*snapshot, policies);
+  auto plan = partition::planPartitions(*snapshot, workloads,
+                                        parsed->now.value_or(std::chrono::system_clock::now()));
+  if (parsed->output == "text") {
+    out << partition::planToText(plan);
+  } else {
+    out << partition::planToJson(plan).dump(2) << "\n";
+  }
+  return 0;
+}
+
+}  // namespace gpuscale::reconciler

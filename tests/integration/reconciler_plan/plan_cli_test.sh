@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# `gpuscale-reconciler plan` end to end: the seed dumps give the committed plans byte for byte, the text
+# summary is stable, and bad input exits 2 with a message naming the problem.
+set -euo pipefail
+bin="${GPUSCALE_BINARY_DIR:?}/bin/gpuscale-reconciler"
+data="${GPUSCALE_SOURCE_DIR:?}/tests/data/partition"
+now=2026-11-22T01:00:00Z
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+failures=0
+
+fail() {
+  echo "FAIL: $*" >&2
+  failures=$((failures + 1))
+}
+
+# expect_plan NAME EXPECTED_FILE ARGS...: the command succeeds and prints exactly EXPECTED_FILE.
+expect_plan() {
+  local name=$1 expected=$2
+  shift 2
+  if ! "$bin" plan "$@" --now "$now" >"$work/out" 2>"$work/err"; then
+    fail "$name: exit $? ($(cat "$work/err"))"
+    return
+  fi
+  diff -u "$expected" "$work/out" >"$work/diff" || fail "$name: output differs: $(cat "$work/diff")"
+}
+
+# expect_error NAME FRAGMENT ARGS...: the command exits 2 and stderr contains FRAGMENT.
+expect_error() {
+  local name=$1 fragment=$2 rc=0
+  shift 2
+  "$bin" "$@" >"$work/out" 2>"$work/err" || rc=$?
+  [ "$rc" -eq 2 ] || fail "$name: exit $rc, want 2"
+  grep -qF -- "$fragment" "$work/err" || fail "$name: stderr lacks '$fragment': $(cat "$work/err")"
+}
+
+for scenario in a100_1g_stuck a100_balanced_timeslicing a100_idle_reshape; do
+  expect_plan "$scenario" "$data/expected/$scenario.plan.json" --from "$data/$scenario.json"
+done
+expect_plan t4_timeslicing "$data/expected/t4_timeslicing.plan.json" \
+  --from "$data/t4_timeslicing.json" --policy "$data/t4-policy.yaml"
+expect_plan "text output" "$data/expected/a100_1g_stuck.plan.txt" \
+  --from "$data/a100_1g_stuck.json" --output text
+expect_plan "dump on stdin" "$data/expected/a100_1g_stuck.plan.json" --from - <"$data/a100_1g_stuck.json"
+
+# The default policy manages only HPAs annotated for it: the T4 HPA names another policy.
+"$bin" plan --from "$data/t4_timeslicing.json" --now "$now" >"$work/out"
+[ "$(jq -c '[.demands, .actions, .capacityAfter]' "$work/out")" = '[[],[],[]]' ] ||
+  fail "default policy planned for an HPA annotated with another policy: $(cat "$work/out")"
+
+# Valid JSON that is not a Kubernetes dump, broken JSON, a broken policy, bad flags.
+echo '{"items":[{"kind":"Pod","metadata":{"name":"p"},"spec":{"containers":"x"}}]}' >"$work/bad.json"
+expect_error "malformed dump" "item 0 (Pod p): containers must be a list" plan --from "$work/bad.json"
+echo '{"items": [' >"$work/broken.json"
+expect_error "broken JSON" "not valid JSON" plan --from "$work/broken.json"
+printf 'policies:\n- name: x\n  levers: [magic]\n' >"$work/bad.yaml"
+expect_error "malformed policy" "line 3, column 12" plan --from "$data/a100_1g_stuck.json" --policy "$work/bad.yaml"
+expect_error "missing dump" "cannot read" plan --from "$work/none.json"
+expect_error "missing --from" "--from DUMP.json is required" plan
+expect_error "bad output" "--output must be json or text" plan --from "$data/a100_1g_stuck.json" --output yaml
+expect_error "unknown subcommand" "unknown subcommand \"run\"" run
+expect_error "no subcommand" "usage: gpuscale-reconciler plan" 
+
+[ "$failures" -eq 0 ] || exit 1
+echo "plan CLI: all checks passed"

@@ -1,0 +1,307 @@
+#include "gpuscale/partition/planner.h"
+
+#include <gtest/gtest.h>
+
+#include "kube_objects.h"
+
+namespace gpuscale::partition {
+namespace {
+
+using testing::json;
+
+const TimePoint kNow = *parseKubernetesTime("2026-11-22T01:00:00Z");
+const std::string k1g = "nvidia.com/mig-1g.5gb";
+
+struct Planned {
+  ClusterSnapshot snapshot;
+  PolicySet policies;
+  std::vector<WorkloadDemand> workloads;
+  Plan plan;
+};
+
+// Owns everything the plan points into (workloads point at the snapshot and the policies).
+std::unique_ptr<Planned> planFor(const json& dump, PolicySet policies = defaultPolicies()) {
+  auto p = std::make_unique<Planned>();
+  p->snapshot = testing::snapshotOf(dump);
+  p->policies = std::move(policies);
+  p->workloads = assessWorkloads(p->snapshot, p->policies);
+  p->plan = planPartitions(p->snapshot, p->workloads, kNow);
+  return p;
+}
+
+PolicySet policiesFrom(const std::string& yaml) {
+  auto set = parsePolicies(yaml);
+  EXPECT_TRUE(set.ok()) << set.status().toString();
+  return set.ok() ? *set : PolicySet{};
+}
+
+json actions(const Plan& plan) { return json::parse(planToJson(plan).dump())["actions"]; }
+
+TEST(PlannerTest, SeedA100StuckAtSevenTimeSlicesTheBusyGpu) {
+  auto p = planFor(testing::loadDump("a100_1g_stuck.json"));
+  EXPECT_EQ(json::parse(planToJson(p->plan).dump()), json::parse(R"({
+    "demands": [{"namespace": "default", "name": "triton", "resource": "nvidia.com/mig-1g.5gb",
+                 "ceiling": 7, "wanted": 56}],
+    "actions": [
+      {"kind": "TimeSlicing", "node": "a100-node-1", "resource": "nvidia.com/mig-1g.5gb", "replicas": 4},
+      {"kind": "SetMaxReplicas", "namespace": "default", "name": "triton", "from": 7, "to": 28}],
+    "capacityAfter": [{"namespace": "default", "name": "triton", "ceiling": 28}]})"));
+}
+
+TEST(PlannerTest, SeedT4GetsFourteenReplicasUnderItsPolicy) {
+  auto p = planFor(testing::loadDump("t4_timeslicing.json"), policiesFrom(testing::readDataFile("t4-policy.yaml")));
+  EXPECT_EQ(json::parse(planToJson(p->plan).dump()), json::parse(R"({
+    "demands": [{"namespace": "default", "name": "triton-t4", "resource": "nvidia.com/gpu",
+                 "ceiling": 1, "wanted": 20}],
+    "actions": [{"kind": "TimeSlicing", "node": "t4-node-1", "resource": "nvidia.com/gpu", "replicas": 14}],
+    "capacityAfter": [{"namespace": "default", "name": "triton-t4", "ceiling": 14}]})"))
+      << "maxReplicas is already 14, the policy's hard max";
+}
+
+TEST(PlannerTest, SeedAllBalancedRaisesTimeSlicingPerProfile) {
+  auto p = planFor(testing::loadDump("a100_balanced_timeslicing.json"));
+  EXPECT_EQ(json::parse(planToJson(p->plan).dump()), json::parse(R"({
+    "demands": [
+      {"namespace": "default", "name": "llm-medium", "resource": "nvidia.com/mig-2g.10gb", "ceiling": 2, "wanted": 4},
+      {"namespace": "default", "name": "llm-small", "resource": "nvidia.com/mig-1g.5gb", "ceiling": 4, "wanted": 12}],
+    "actions": [
+      {"kind": "TimeSlicing", "node": "a100-node-2", "resource": "nvidia.com/mig-1g.5gb", "replicas": 4},
+      {"kind": "TimeSlicing", "node": "a100-node-2", "resource": "nvidia.com/mig-2g.10gb", "replicas": 4},
+      {"kind": "SetMaxReplicas", "namespace": "default", "name": "llm-medium", "from": 2, "to": 4},
+      {"kind": "SetMaxReplicas", "namespace": "default", "name": "llm-small", "from": 4, "to": 8}],
+    "capacityAfter": [
+      {"namespace": "default", "name": "llm-large", "ceiling": 2},
+      {"namespace": "default", "name": "llm-medium", "ceiling": 4},
+      {"namespace": "default", "name": "llm-small", "ceiling": 8}]})"));
+  ASSERT_EQ(p->plan.notes.size(), 1u) << "llm-small wants 12 but 4 replicas per device is the limit";
+}
+
+TEST(PlannerTest, IdleNodeIsReshapedFirstWithPerGpuConfig) {
+  auto p = planFor(testing::loadDump("a100_idle_reshape.json"));
+  json a = actions(p->plan);
+  ASSERT_EQ(a.size(), 3u) << a.dump(2);
+  EXPECT_EQ(a[0]["kind"], "MigReconfigure");
+  EXPECT_EQ(a[0]["node"], "a100-node-3");
+  EXPECT_EQ(a[0]["gpus"], json::parse(R"([{"index": 0, "from": {"3g.20gb": 2}, "to": {"1g.5gb": 7}},
+                                          {"index": 1, "from": {"3g.20gb": 2}, "to": {"1g.5gb": 7}}])"));
+  EXPECT_EQ(a[0]["config"]["entries"],
+            json::parse(R"([{"devices": [0, 1], "mig-enabled": true, "mig-devices": {"1g.5gb": 7}}])"));
+  EXPECT_LE(a[0]["config"]["name"].get<std::string>().size(), 63u);
+  EXPECT_EQ(a[1], json::parse(R"({"kind": "TimeSlicing", "node": "a100-node-1",
+                                  "resource": "nvidia.com/mig-1g.5gb", "replicas": 2})"));
+  EXPECT_EQ(a[2]["to"], 28);
+}
+
+json migCluster(std::vector<json> extra) {
+  std::vector<json> items{testing::defaultMigConfigMap()};
+  for (auto& e : extra) items.push_back(std::move(e));
+  return testing::list(items);
+}
+
+// A blocked HPA `app` with `running` pods on `node` and `pending` unschedulable ones.
+std::vector<json> blockedApp(const std::string& app, const std::string& resource, const std::string& node,
+                             int running, int pending, const std::string& policy = "default") {
+  std::vector<json> items{testing::deployment("default", app, running + pending, resource)};
+  for (int i = 0; i < running; ++i) items.push_back(testing::gpuPod("default", app, i, resource, node));
+  for (int i = 0; i < pending; ++i) items.push_back(testing::gpuPod("default", app, running + i, resource, ""));
+  auto spec = testing::hpaSpec(1, running + pending, running + pending, running + pending, "100", "50", true);
+  spec.policy = policy;
+  items.push_back(testing::hpa("default", app, spec));
+  return items;
+}
+
+void append(std::vector<json>& to, std::vector<json> from) {
+  for (auto& j : from) to.push_back(std::move(j));
+}
+
+TEST(PlannerTest, ReshapeRemovesTheFewestInstances) {
+  std::vector<json> items{
+      testing::migNode("busy", "NVIDIA-A100-SXM4-40GB", 1, "all-2g.10gb", {{"2g.10gb", 3}}),
+      testing::migNode("idle", "NVIDIA-A100-SXM4-40GB", 1, "all-balanced",
+                       {{"1g.5gb", 2}, {"2g.10gb", 1}, {"3g.20gb", 1}})};
+  append(items, blockedApp("app", "nvidia.com/mig-2g.10gb", "busy", 3, 1));
+  auto p = planFor(migCluster(items), policiesFrom("name: default\nmaxReplicas: {hard: 5}\n"));
+  json a = actions(p->plan);
+  ASSERT_EQ(a.size(), 2u) << a.dump(2);
+  EXPECT_EQ(a[0]["kind"], "MigReconfigure");
+  EXPECT_EQ(a[0]["gpus"][0]["to"], json::parse(R"({"1g.5gb": 3, "2g.10gb": 2})"))
+      << "one more 2g (aim 5, ceiling 4): giving up the 3g removes one instance, the others remove two";
+  EXPECT_EQ(a[1]["to"], 5);
+}
+
+TEST(PlannerTest, SingleStrategyNodeIsRebuiltUniformly) {
+  auto node = testing::migNode("single", "NVIDIA-A100-SXM4-40GB-MIG-3g.20gb", 4, "all-3g.20gb", {}, {}, "",
+                               "single");
+  node["status"]["allocatable"]["nvidia.com/gpu"] = "4";
+  std::vector<json> items{node};
+  append(items, blockedApp("app", "nvidia.com/gpu", "", 0, 6));
+  auto p = planFor(migCluster(items));
+  json a = actions(p->plan);
+  ASSERT_EQ(a.size(), 2u) << a.dump(2);
+  EXPECT_EQ(a[0]["gpus"].size(), 2u);
+  EXPECT_EQ(a[0]["gpus"][1]["to"], json::parse(R"({"1g.5gb": 7})"));
+  EXPECT_EQ(a[1], json::parse(R"({"kind": "SetMaxReplicas", "namespace": "default", "name": "app",
+                                  "from": 6, "to": 14})"));
+}
+
+TEST(PlannerTest, PerPodMemoryBoundsTimeSlicing) {
+  std::vector<json> items{testing::migNode("busy", "NVIDIA-A100-SXM4-40GB", 1, "all-1g.5gb", {{"1g.5gb", 7}})};
+  append(items, blockedApp("app", k1g, "busy", 7, 0));
+  auto p = planFor(migCluster(items), policiesFrom("name: default\ntimeSlicing: {maxReplicas: 8, "
+                                                   "perPodGpuMemory: 2Gi}\n"));
+  json a = actions(p->plan);
+  ASSERT_EQ(a.size(), 2u) << a.dump(2);
+  EXPECT_EQ(a[0]["replicas"], 2) << "5 GB / 2 GiB per pod = 2 pods per 1g.5gb instance";
+  EXPECT_EQ(a[1]["to"], 14);
+}
+
+TEST(PlannerTest, LeverOrderFollowsThePolicy) {
+  std::vector<json> items{
+      testing::migNode("a-busy", "NVIDIA-A100-SXM4-40GB", 1, "all-1g.5gb", {{"1g.5gb", 7}}),
+      testing::migNode("b-idle", "NVIDIA-A100-SXM4-40GB", 1, "all-3g.20gb", {{"3g.20gb", 2}})};
+  append(items, blockedApp("app", k1g, "a-busy", 7, 0));
+  auto p = planFor(migCluster(items), policiesFrom("name: default\nlevers: [timeSlicing, migReshape]\n"));
+  json a = actions(p->plan);
+  ASSERT_EQ(a.size(), 2u) << a.dump(2);
+  EXPECT_EQ(a[0]["kind"], "TimeSlicing") << "time-slicing first, so the idle node keeps its 3g instances";
+  EXPECT_EQ(a[0]["replicas"], 2) << "wanted 14 = 7 instances x 2";
+}
+
+TEST(PlannerTest, NodesOutsideTheSelectorOrInTransitionAreLeftAlone) {
+  auto pending = testing::migNode("a-pending", "NVIDIA-A100-SXM4-40GB", 1, "all-3g.20gb", {{"3g.20gb", 2}});
+  pending["metadata"]["labels"]["nvidia.com/mig.config.state"] = "pending";
+  auto otherPool = testing::migNode("b-other", "NVIDIA-A100-SXM4-40GB", 1, "all-3g.20gb", {{"3g.20gb", 2}});
+  otherPool["metadata"]["labels"]["pool"] = "batch";
+  auto busy = testing::migNode("c-busy", "NVIDIA-A100-SXM4-40GB", 1, "all-1g.5gb", {{"1g.5gb", 7}});
+  busy["metadata"]["labels"]["pool"] = "batch";
+  std::vector<json> items{pending, otherPool, busy};
+  append(items, blockedApp("app", k1g, "c-busy", 7, 0));
+  auto p = planFor(migCluster(items),
+                   policiesFrom("name: default\nnodeSelector: {pool: inference}\n"));
+  EXPECT_TRUE(p->plan.actions.empty()) << planToJson(p->plan).dump(2);
+  ASSERT_EQ(p->plan.demands.size(), 1u);
+  EXPECT_EQ(p->plan.notes.size(), 1u);
+}
+
+TEST(PlannerTest, ScaleUpCooldownHoldsRecentlyChangedHpas) {
+  std::vector<json> items{testing::migNode("busy", "NVIDIA-A100-SXM4-40GB", 1, "all-1g.5gb", {{"1g.5gb", 7}})};
+  append(items, blockedApp("app", k1g, "busy", 7, 0));
+  items.back()["metadata"]["annotations"]["gpuscale.io/last-change"] = "2026-11-22T00:59:30Z";
+  auto p = planFor(migCluster(items), policiesFrom("name: default\ncooldown: {scaleUp: 1m}\n"));
+  EXPECT_TRUE(p->plan.actions.empty());
+  EXPECT_EQ(p->plan.demands.size(), 1u);
+}
+
+// A node whose time-slicing gpuscale raised to 4 on 1g.5gb, and an HPA it grew from 7 to 28.
+std::vector<json> grownCluster(int runningPods, const std::string& average) {
+  auto node = testing::migNode("n1", "NVIDIA-A100-SXM4-40GB", 1, "all-1g.5gb", {{"1g.5gb", 7}}, {{"1g.5gb", 4}},
+                               "gpuscale-n1-ts");
+  std::vector<json> items{
+      node, testing::configMap("gpu-operator", "device-plugin-configs",
+                               {{"gpuscale-n1-ts",
+                                 "version: v1\nflags: {migStrategy: mixed}\nsharing:\n  timeSlicing:\n"
+                                 "    resources: [{name: nvidia.com/mig-1g.5gb, replicas: 4}]\n"}})};
+  items.push_back(testing::deployment("default", "app", runningPods, k1g));
+  for (int i = 0; i < runningPods; ++i) items.push_back(testing::gpuPod("default", "app", i, k1g, "n1"));
+  auto spec = testing::hpaSpec(1, 28, runningPods, runningPods, average, "50", false);
+  spec.annotations = {{"gpuscale.io/original-max-replicas", "7"},
+                      {"gpuscale.io/last-change", "2026-11-22T00:00:00Z"}};
+  spec.lastScaleTime = "2026-11-22T00:30:00Z";
+  items.push_back(testing::hpa("default", "app", spec));
+  return items;
+}
+
+TEST(PlannerTest, ScaleInRestoresIsolationAfterTheCooldown) {
+  auto p = planFor(migCluster(grownCluster(10, "50")));
+  EXPECT_EQ(actions(p->plan), json::parse(R"([
+      {"kind": "TimeSlicing", "node": "n1", "resource": "nvidia.com/mig-1g.5gb", "replicas": 2},
+      {"kind": "SetMaxReplicas", "namespace": "default", "name": "app", "from": 28, "to": 14}])"))
+      << "10 pods need 2 replicas on 7 instances; maxReplicas follows capacity";
+}
+
+TEST(PlannerTest, ScaleInNeverGoesBelowRunningPods) {
+  auto p = planFor(migCluster(grownCluster(20, "5")));
+  json a = actions(p->plan);
+  ASSERT_EQ(a.size(), 2u) << a.dump(2);
+  EXPECT_EQ(a[0]["replicas"], 3) << "20 running pods need ceil(20/7) = 3 replicas although 2 are wanted";
+  EXPECT_EQ(a[1]["to"], 21);
+}
+
+TEST(PlannerTest, ScaleInWaitsForTheCooldown) {
+  auto items = grownCluster(10, "50");
+  items.back()["status"]["lastScaleTime"] = "2026-11-22T00:55:00Z";
+  auto p = planFor(migCluster(items));
+  EXPECT_TRUE(p->plan.actions.empty()) << planToJson(p->plan).dump(2);
+}
+
+// Deterministic pseudo-random clusters for the safety properties.
+class Lcg {
+ public:
+  explicit Lcg(std::uint32_t seed) : state_(seed) {}
+  int next(int bound) {
+    state_ = state_ * 1664525u + 1013904223u;
+    return static_cast<int>((state_ >> 8) % static_cast<std::uint32_t>(bound));
+  }
+
+ private:
+  std::uint32_t state_;
+};
+
+json randomCluster(std::uint32_t seed) {
+  Lcg rng(seed);
+  const char* configs[] = {"all-1g.5gb", "all-balanced", "all-3g.20gb", "all-2g.10gb", "all-7g.40gb"};
+  const std::map<std::string, std::map<std::string, int>> perGpu{
+      {"all-1g.5gb", {{"1g.5gb", 7}}},
+      {"all-balanced", {{"1g.5gb", 2}, {"2g.10gb", 1}, {"3g.20gb", 1}}},
+      {"all-3g.20gb", {{"3g.20gb", 2}}},
+      {"all-2g.10gb", {{"2g.10gb", 3}}},
+      {"all-7g.40gb", {{"7g.40gb", 1}}}};
+  const char* resources[] = {"nvidia.com/mig-1g.5gb", "nvidia.com/mig-2g.10gb", "nvidia.com/mig-3g.20gb"};
+  std::vector<json> items;
+  std::vector<std::string> names;
+  for (int n = 0; n < 6; ++n) {
+    std::string config = configs[rng.next(5)];
+    int gpus = 1 + rng.next(4);
+    std::map<std::string, int> counts;
+    for (const auto& [profile, count] : perGpu.at(config)) counts[profile] = count * gpus;
+    names.push_back("node-" + std::to_string(n));
+    auto node = testing::migNode(names.back(), "NVIDIA-A100-SXM4-40GB", gpus, config, counts);
+    if (rng.next(6) == 0) node["metadata"]["labels"]["nvidia.com/mig.config.state"] = "failed";
+    items.push_back(node);
+  }
+  for (int a = 0; a < 4; ++a) {
+    std::string resource = resources[rng.next(3)];
+    std::string node = rng.next(3) == 0 ? "" : names[rng.next(6)];
+    append(items, blockedApp("app" + std::to_string(a), resource, node, 1 + rng.next(3), rng.next(3)));
+  }
+  return migCluster(items);
+}
+
+TEST(PlannerTest, SafetyPropertiesOnGeneratedClusters) {
+  for (std::uint32_t seed = 1; seed <= 200; ++seed) {
+    auto p = planFor(randomCluster(seed));
+    auto again = planPartitions(p->snapshot, p->workloads, kNow);
+    EXPECT_EQ(planToJson(again).dump(), planToJson(p->plan).dump()) << "seed " << seed << ": deterministic";
+    for (const auto& action : p->plan.actions) {
+      if (const auto* mig = std::get_if<MigReconfigure>(&action)) {
+        const NodeState* node = p->snapshot.node(mig->node);
+        ASSERT_NE(node, nullptr);
+        EXPECT_FALSE(node->hasGpuPods) << "seed " << seed << ": reshaped " << mig->node << " with GPU pods";
+        EXPECT_FALSE(node->inTransition) << "seed " << seed << ": reshaped " << mig->node << " mid-change";
+        for (const auto& g : mig->gpus) {
+          EXPECT_TRUE(isValidGeometry(*node->model, g.to)) << "seed " << seed << ": " << formatGeometry(g.to);
+        }
+      } else if (const auto* ts = std::get_if<TimeSlicingChange>(&action)) {
+        const NodeState* node = p->snapshot.node(ts->node);
+        EXPECT_FALSE(node->inTransition) << "seed " << seed;
+        EXPECT_GT(ts->replicas, ts->from) << "seed " << seed << ": only growth for blocked HPAs here";
+        EXPECT_LE(ts->replicas, 4) << "seed " << seed << ": the default policy's per-device limit";
+      } else if (const auto* max = std::get_if<SetMaxReplicas>(&action)) {
+        EXPECT_GT(max->to, max->from) << "seed " << seed;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace gpuscale::partition

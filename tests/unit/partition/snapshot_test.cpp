@@ -1,0 +1,175 @@
+#include "gpuscale/partition/snapshot.h"
+
+#include <gtest/gtest.h>
+
+#include "kube_objects.h"
+
+namespace gpuscale::partition {
+namespace {
+
+using testing::json;
+
+TEST(SnapshotTest, SeedA100NodeFromTheDump) {
+  auto snap = testing::snapshotOf(testing::loadDump("a100_1g_stuck.json"));
+  const NodeState* node = snap.node("a100-node-1");
+  ASSERT_NE(node, nullptr);
+  ASSERT_NE(node->model, nullptr);
+  EXPECT_EQ(node->model->name, "A100-40GB");
+  EXPECT_EQ(node->migStrategy, MigStrategy::kMixed);
+  ASSERT_TRUE(node->geometryKnown);
+  ASSERT_EQ(node->gpus.size(), 1u);
+  EXPECT_EQ(formatGeometry(node->gpus[0].setting.geometry), "1g.5gb:7");
+  EXPECT_TRUE(node->gpus[0].busy);
+  EXPECT_TRUE(node->hasGpuPods);
+  EXPECT_EQ(node->devices.at("nvidia.com/mig-1g.5gb"), 7);
+  EXPECT_EQ(node->used.at("nvidia.com/mig-1g.5gb"), 7);
+  EXPECT_EQ(node->capacityFor("nvidia.com/mig-1g.5gb"), 7);
+  EXPECT_FALSE(node->inTransition);
+  EXPECT_EQ(snap.pods.size(), 7u);
+  ASSERT_EQ(snap.hpas.size(), 1u);
+  const HpaState& hpa = snap.hpas[0];
+  EXPECT_EQ(hpa.maxReplicas, 7);
+  EXPECT_TRUE(hpa.hasCondition("ScalingLimited", "True", "TooManyReplicas"));
+  ASSERT_EQ(hpa.metrics.size(), 1u);
+  EXPECT_DOUBLE_EQ(*hpa.metrics[0].current, 399.3);
+  EXPECT_DOUBLE_EQ(hpa.metrics[0].target, 50);
+  const ScaleTarget* target = snap.target("default", "Deployment", "triton");
+  ASSERT_NE(target, nullptr);
+  EXPECT_EQ(target->gpuRequests.at("nvidia.com/mig-1g.5gb"), 1);
+}
+
+TEST(SnapshotTest, TimeSlicingPerProfileFromThePluginConfigMap) {
+  auto snap = testing::snapshotOf(testing::loadDump("a100_balanced_timeslicing.json"));
+  const NodeState* node = snap.node("a100-node-2");
+  ASSERT_NE(node, nullptr);
+  ASSERT_TRUE(node->devicePluginConfig.has_value());
+  EXPECT_EQ(formatGeometry(node->gpus.at(0).setting.geometry), "1g.5gb:2,2g.10gb:1,3g.20gb:1");
+  EXPECT_EQ(node->replicasFor("nvidia.com/mig-1g.5gb"), 2);
+  EXPECT_EQ(node->capacityFor("nvidia.com/mig-1g.5gb"), 4);
+  EXPECT_EQ(node->capacityFor("nvidia.com/mig-3g.20gb"), 2);
+  EXPECT_FALSE(node->ownsDevicePluginConfig());
+}
+
+TEST(SnapshotTest, T4NodeAndPendingPods) {
+  auto snap = testing::snapshotOf(testing::loadDump("t4_timeslicing.json"));
+  const NodeState* t4 = snap.node("t4-node-1");
+  ASSERT_NE(t4, nullptr);
+  EXPECT_EQ(t4->model, nullptr);
+  EXPECT_EQ(t4->devices.at("nvidia.com/gpu"), 1);
+  EXPECT_DOUBLE_EQ(*t4->gpuMemoryGiB, 15.0);
+  int pending = 0;
+  for (const auto& p : snap.pods) pending += p.insufficientResource == "nvidia.com/gpu" ? 1 : 0;
+  EXPECT_EQ(pending, 3);
+}
+
+TEST(SnapshotTest, GeometryFromGfdLabelsWithoutConfigMap) {
+  auto snap = testing::snapshotOf(testing::list(
+      {testing::migNode("n", "NVIDIA-A100-SXM4-80GB", 2, "custom", {{"3g.40gb", 2}, {"1g.10gb", 8}})}));
+  const NodeState& node = snap.nodes.at(0);
+  ASSERT_TRUE(node.geometryKnown);
+  ASSERT_EQ(node.gpus.size(), 2u);
+  EXPECT_EQ(formatGeometry(node.gpus[1].setting.geometry), "1g.10gb:4,3g.40gb:1");
+  EXPECT_FALSE(node.gpus[1].busy);
+}
+
+TEST(SnapshotTest, UnsplittableLabelsLeaveGeometryUnknown) {
+  auto snap = testing::snapshotOf(testing::list(
+      {testing::migNode("n", "NVIDIA-A100-SXM4-40GB", 2, "custom", {{"1g.5gb", 7}})}));
+  EXPECT_FALSE(snap.nodes.at(0).geometryKnown);
+  EXPECT_EQ(snap.nodes.at(0).devices.at("nvidia.com/mig-1g.5gb"), 7) << "allocatable still counts";
+}
+
+TEST(SnapshotTest, PerNodeMigConfigMapWinsOverTheDefault) {
+  auto node = testing::migNode("n1", "NVIDIA-A100-SXM4-40GB", 1, "all-balanced", {{"1g.5gb", 7}});
+  auto own = testing::configMap("gpu-operator", "n1-mig-config",
+                                {{"config.yaml",
+                                  "version: v1\nmig-configs:\n  all-balanced:\n  - devices: all\n"
+                                  "    mig-enabled: true\n    mig-devices: {\"1g.5gb\": 7}\n"}});
+  auto snap = testing::snapshotOf(testing::list({node, testing::defaultMigConfigMap(), own}));
+  EXPECT_EQ(formatGeometry(snap.nodes.at(0).gpus.at(0).setting.geometry), "1g.5gb:7");
+}
+
+TEST(SnapshotTest, SingleStrategyCountsPhysicalGpus) {
+  auto node = testing::migNode("n", "NVIDIA-A100-SXM4-40GB-MIG-1g.5gb", 14, "all-1g.5gb", {}, {}, "",
+                               "single");
+  node["status"]["allocatable"]["nvidia.com/gpu"] = "14";
+  auto snap = testing::snapshotOf(testing::list({node, testing::defaultMigConfigMap()}));
+  const NodeState& n = snap.nodes.at(0);
+  ASSERT_TRUE(n.geometryKnown);
+  EXPECT_EQ(n.gpus.size(), 2u);
+  EXPECT_EQ(n.devices.at("nvidia.com/gpu"), 14);
+}
+
+TEST(SnapshotTest, TransitionsAndCordons) {
+  auto pending = testing::migNode("a", "NVIDIA-A100-SXM4-40GB", 1, "all-1g.5gb", {{"1g.5gb", 7}});
+  pending["metadata"]["labels"]["nvidia.com/mig.config.state"] = "pending";
+  auto paused = testing::migNode("b", "NVIDIA-A100-SXM4-40GB", 1, "all-1g.5gb", {{"1g.5gb", 7}});
+  paused["metadata"]["labels"]["nvidia.com/gpu.deploy.device-plugin"] = "paused-for-mig-change";
+  auto cordoned = testing::migNode("c", "NVIDIA-A100-SXM4-40GB", 1, "all-1g.5gb", {{"1g.5gb", 7}});
+  cordoned["spec"] = {{"unschedulable", true}};
+  auto snap = testing::snapshotOf(testing::list({pending, paused, cordoned}));
+  EXPECT_TRUE(snap.node("a")->inTransition);
+  EXPECT_TRUE(snap.node("b")->inTransition);
+  EXPECT_FALSE(snap.node("c")->inTransition);
+  EXPECT_FALSE(snap.node("c")->schedulable);
+}
+
+TEST(SnapshotTest, FinishedPodsDoNotMakeGpusBusy) {
+  auto node = testing::migNode("n", "NVIDIA-A100-SXM4-40GB", 1, "custom", {{"1g.5gb", 7}});
+  auto done = testing::gpuPod("default", "job", 0, "nvidia.com/mig-1g.5gb", "n");
+  done["status"]["phase"] = "Succeeded";
+  auto snap = testing::snapshotOf(testing::list({node, done}));
+  EXPECT_FALSE(snap.nodes.at(0).hasGpuPods);
+  EXPECT_TRUE(snap.nodes.at(0).used.empty());
+}
+
+struct MalformedCase {
+  const char* what;
+  json dump;
+  const char* fragment;
+};
+
+TEST(SnapshotTest, MalformedDumpsAreErrorsNamingTheItem) {
+  const MalformedCase cases[] = {
+      {"not an object", json::array({1}), "item must be an object"},
+      {"items not a list", json{{"items", 3}}, "items must be a list"},
+      {"node name not a string", testing::list({{{"kind", "Node"}, {"metadata", {{"name", 5}}}}}),
+       "item 0 (Node): name must be a string"},
+      {"labels not strings",
+       testing::list({{{"kind", "Node"}, {"metadata", {{"name", "n"}, {"labels", {{"a", 1}}}}}}}),
+       "labels.a must be a string"},
+      {"bad quantity",
+       testing::list({{{"kind", "Node"},
+                       {"metadata", {{"name", "n"}}},
+                       {"status", {{"allocatable", {{"nvidia.com/gpu", "lots"}}}}}}}),
+       "allocatable.nvidia.com/gpu"},
+      {"containers not a list",
+       testing::list({{{"kind", "Pod"}, {"metadata", {{"name", "p"}}}, {"spec", {{"containers", "x"}}}}}),
+       "item 0 (Pod p): containers must be a list"},
+      {"maxReplicas not an integer",
+       testing::list({{{"kind", "HorizontalPodAutoscaler"},
+                       {"metadata", {{"name", "h"}, {"namespace", "ns"}}},
+                       {"spec", {{"maxReplicas", "7"}}}}}),
+       "item 0 (HorizontalPodAutoscaler ns/h): maxReplicas must be an integer"},
+      {"unknown metric type",
+       testing::list({{{"kind", "HorizontalPodAutoscaler"},
+                       {"metadata", {{"name", "h"}}},
+                       {"spec", {{"metrics", json::array({{{"type", "Magic"}}})}}}}}),
+       "metrics[].type"},
+  };
+  for (const auto& c : cases) {
+    auto r = buildSnapshot(c.dump);
+    ASSERT_FALSE(r.ok()) << c.what;
+    EXPECT_NE(r.status().message().find(c.fragment), std::string::npos)
+        << c.what << ": " << r.status().message();
+  }
+}
+
+TEST(SnapshotTest, IgnoresOtherKinds) {
+  auto snap = testing::snapshotOf(testing::list({{{"kind", "Service"}, {"metadata", {{"name", "s"}}}}}));
+  EXPECT_TRUE(snap.nodes.empty());
+  EXPECT_TRUE(snap.pods.empty());
+}
+
+}  // namespace
+}  // namespace gpuscale::partition
