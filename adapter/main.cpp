@@ -1,0 +1,49 @@
+// gpuscale-adapter: the custom/external metrics adapter. This file only dispatches subcommands;
+// each subcommand lives in its own file.
+#include <array>
+#include <iostream>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "rules_command.h"
+
+namespace {
+
+using Run = int (*)(std::span<const std::string_view> args, std::ostream& out, std::ostream& err);
+
+struct Subcommand {
+  std::string_view name;
+  std::string_view summary;
+  Run run;
+};
+
+constexpr std::array kSubcommands = {
+    Subcommand{"rules", "check or render a rule file (rules check FILE | rules render FILE ...)",
+               &gpuscale::adapter::runRulesCommand},
+};
+
+int usage(std::ostream& out, int code) {
+  out << "usage: gpuscale-adapter <command> [arguments]\n\ncommands:\n";
+  for (const Subcommand& command : kSubcommands) {
+    out << "  " << command.name << "\t" << command.summary << "\n";
+  }
+  return code;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string_view> args(argv + 1, argv + argc);
+  if (args.empty()) return usage(std::cerr, 2);
+  if (args.front() == "-h" || args.front() == "--help" || args.front() == "help") {
+    return usage(std::cout, 0);
+  }
+  for (const Subcommand& command : kSubcommands) {
+    if (args.front() == command.name) {
+      return command.run(std::span<const std::string_view>(args).subspan(1), std::cout, std::cerr);
+    }
+  }
+  std::cerr << "gpuscale-adapter: unknown command \"" << args.front() << "\"\n";
+  return usage(std::cerr, 2);
+}

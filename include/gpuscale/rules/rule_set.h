@@ -1,0 +1,77 @@
+// A validated, compiled rule file: what the adapter runs. compileRules() performs every startup
+// check that prometheus-adapter's NamersFromConfig does, each reported as `FILE:LINE:COL: PATH:
+// message`:
+//   - a filter with both `is` and `isNot`, or neither;
+//   - a regex that does not compile (Go RE2 syntax) in seriesFilters or name.matches;
+//   - name.matches with more than one capture group and no `as`;
+//   - a metricsQuery / containerQuery / nodeQuery / resources.template that does not parse;
+//   - a resources.template that cannot be used as a label regex or lacks <<.Resource>>;
+//   - an override whose resource the ResourceMapper does not know;
+//   - a resourceRules.window that is not a Prometheus duration.
+// It also collects warnings for rules that load but cannot work as written: the `$1_per_second`
+// trap in `as`, template fields that do not exist (every request would fail), .GroupBy in external
+// rules (always empty), no way to build a namespace matcher, an empty seriesQuery or metricsQuery.
+//
+// The ResourceMapper given to compileRules() must outlive the RuleSet (rules keep a pointer to it).
+//
+// Thread safety: a RuleSet is immutable; share it as std::shared_ptr<const RuleSet>.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gpuscale/core/result.h"
+#include "gpuscale/rules/config.h"
+#include "gpuscale/rules/namer.h"
+#include "gpuscale/rules/resource_table.h"
+
+namespace gpuscale::rules {
+
+// resourceRules.cpu or .memory, compiled.
+struct CompiledResourceRule {
+  std::string path;
+  Template containerQuery;
+  Template nodeQuery;
+  ResourceConverter resources;
+  std::string containerLabel;
+
+  // Container query for pods in one namespace: .GroupBy is "<pod label>,<containerLabel>".
+  core::Result<std::string> containerQueryFor(std::string_view namespaceName,
+                                              std::span<const std::string> podNames) const;
+  // Node query (root-scoped; .GroupBy is the node label).
+  core::Result<std::string> nodeQueryFor(std::span<const std::string> nodeNames) const;
+};
+
+struct CompiledResourceRules {
+  CompiledResourceRule cpu;
+  CompiledResourceRule memory;
+  std::chrono::nanoseconds window{0};
+};
+
+struct RuleSet {
+  std::string file;
+  std::vector<CompiledRule> rules;          // custom.metrics.k8s.io
+  std::vector<CompiledRule> externalRules;  // external.metrics.k8s.io
+  std::optional<CompiledResourceRules> resourceRules;
+  std::vector<Diagnostic> warnings;  // in file order
+
+  const std::vector<CompiledRule>& of(RuleKind kind) const {
+    return kind == RuleKind::kCustom ? rules : externalRules;
+  }
+  // The distinct seriesQuery strings of `kind`'s rules, in first-use order (one Prometheus call
+  // each).
+  std::vector<std::string> seriesQueries(RuleKind kind) const;
+};
+
+// Validates and compiles `config`. The first error is returned; warnings are kept in the RuleSet.
+core::Result<std::shared_ptr<const RuleSet>> compileRules(const RuleConfig& config,
+                                                          const ResourceMapper& mapper);
+
+// loadRuleConfigFile() + compileRules().
+core::Result<std::shared_ptr<const RuleSet>> loadRules(const std::string& path,
+                                                       const ResourceMapper& mapper);
+
+}  // namespace gpuscale::rules
