@@ -196,6 +196,7 @@ class Connection : public ConnectionBase, public std::enable_shared_from_this<Co
 
   void writeError(http::status status) {
     keepAlive_ = false;
+    lingering_ = true;
     response_ = protocolError(status);
     write();
   }
@@ -206,6 +207,7 @@ class Connection : public ConnectionBase, public std::enable_shared_from_this<Co
     http::async_write(stream_, response_,
                       [self = this->shared_from_this()](beast::error_code ec, size_t) {
                         if (ec) return self->closeSocket();
+                        if (self->lingering_) return self->drainThenClose();
                         if (!self->keepAlive_) return self->closeGracefully();
                         self->waitForRequest();
                       });
@@ -222,6 +224,26 @@ class Connection : public ConnectionBase, public std::enable_shared_from_this<Co
       lowest().socket().shutdown(tcp::socket::shutdown_send, ec);
       closeSocket();
     }
+  }
+
+  // After rejecting a request the client may still be sending it; closing with unread bytes would
+  // reset the connection and could destroy the error response before the client reads it. Read and
+  // discard for a bounded time and amount first.
+  void drainThenClose() {
+    phase_ = Phase::kClosing;
+    lowest().expires_after(std::chrono::seconds(2));
+    drainMore();
+  }
+
+  void drainMore() {
+    constexpr size_t kMaxDrain = 8 * 1024 * 1024;
+    buffer_.clear();
+    stream_.async_read_some(buffer_.prepare(64 * 1024),
+                            [self = this->shared_from_this()](beast::error_code ec, size_t n) {
+                              self->drained_ += n;
+                              if (ec || self->drained_ > kMaxDrain) return self->closeSocket();
+                              self->drainMore();
+                            });
   }
 
   void closeSocket() {
@@ -241,6 +263,8 @@ class Connection : public ConnectionBase, public std::enable_shared_from_this<Co
   Phase phase_ = Phase::kHandshake;
   bool closeRequested_ = false;
   bool keepAlive_ = false;
+  bool lingering_ = false;
+  size_t drained_ = 0;
   uint64_t id_ = 0;
 };
 
