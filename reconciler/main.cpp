@@ -1,9 +1,10 @@
-// gpuscale-reconciler: grows GPU partitions for HPAs held at their ceiling. Subcommands so far: plan.
+// gpuscale-reconciler: grows GPU partitions for HPAs held at their ceiling. Subcommands: plan, run.
 #include <iostream>
 #include <string>
 #include <vector>
 
 #include "plan_command.h"
+#include "run_command.h"
 
 namespace {
 
@@ -11,8 +12,10 @@ constexpr const char* kUsage =
     "usage: gpuscale-reconciler plan --from DUMP.json [--policy POLICY.yaml] [--output json|text]\n"
     "                                [--now RFC3339]\n"
     "\n"
-    "  plan   read a `kubectl get nodes,pods,hpa,deployments,configmaps -A -o json` dump (\"-\" for stdin)\n"
-    "         and print the partition plan. Without --policy the built-in policy \"default\" applies to\n"
+    "  plan   read a `kubectl get nodes,pods,hpa,deployments,configmaps -A -o json` dump (\"-\" "
+    "for stdin)\n"
+    "         and print the partition plan. Without --policy the built-in policy \"default\" "
+    "applies to\n"
     "         HPAs annotated gpuscale.io/partition-policy: default.\n";
 
 }  // namespace
@@ -20,8 +23,11 @@ constexpr const char* kUsage =
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   if (!args.empty() && (args[0] == "-h" || args[0] == "--help" || args[0] == "help")) {
-    std::cout << kUsage;
+    std::cout << kUsage << "\n" << gpuscale::reconciler::runUsage();
     return 0;
+  }
+  if (!args.empty() && args[0] == "run") {
+    return gpuscale::reconciler::runRunCommand({args.begin() + 1, args.end()}, std::cerr);
   }
   if (args.empty() || args[0] != "plan") {
     std::cerr << (args.empty() ? "gpuscale-reconciler: missing subcommand\n"

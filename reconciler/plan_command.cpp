@@ -67,7 +67,8 @@ std::optional<PlanArgs> parseArgs(const std::vector<std::string>& args, std::ost
     } else if (flag == "--now") {
       parsed.now = partition::parseKubernetesTime(value);
       if (!parsed.now) {
-        err << "gpuscale-reconciler plan: --now must be an RFC 3339 time such as 2026-11-22T00:00:00Z\n";
+        err << "gpuscale-reconciler plan: --now must be an RFC 3339 time such as "
+               "2026-11-22T00:00:00Z\n";
         return std::nullopt;
       }
     } else {
@@ -110,7 +111,8 @@ int runPlanCommand(const std::vector<std::string>& args, std::ostream& out, std:
   }
   auto snapshot = partition::buildSnapshot(dump);
   if (!snapshot) {
-    err << "gpuscale-reconciler plan: " << parsed->from << ": " << snapshot.status().message() << "\n";
+    err << "gpuscale-reconciler plan: " << parsed->from << ": " << snapshot.status().message()
+        << "\n";
     return kUsageOrInputError;
   }
 

@@ -1,4 +1,5 @@
-// `gpuscale-reconciler plan`: plans offline from a `kubectl get ... -o json` dump and prints the plan.
+// `gpuscale-reconciler plan`: plans offline from a `kubectl get ... -o json` dump and prints the
+// plan.
 #pragma once
 
 #include <iosfwd>
