@@ -296,9 +296,19 @@ bool KubeActuator::raiseMaxReplicas(const std::string& ns, const std::string& na
                                     int to, const std::string& plan, const ClusterState& state,
                                     TimePoint now, ActuationReport& report) {
   const auto* demand = findDemand(state, ns, name);
-  const int capacity = demand != nullptr && state.snapshot != nullptr
-                           ? allocatableCeiling(*demand, *state.snapshot)
-                           : 0;
+  int capacity = 0;
+  if (demand != nullptr && state.snapshot != nullptr) {
+    // Fresh allocatable: the caches may not show yet what advanceNode just read.
+    partition::ClusterSnapshot fresh = *state.snapshot;
+    for (std::size_t i : demand->eligibleNodes) {
+      auto node = client_->get(actuator_detail::nodeRef(fresh.nodes[i].name));
+      if (node) {
+        fresh.nodes[i].allocatable[demand->resource] =
+            actuator_detail::allocatableOf(*node, demand->resource);
+      }
+    }
+    capacity = allocatableCeiling(*demand, fresh);
+  }
   std::optional<HpaIntent> started;
   int raisedTo = 0;
   auto r = patchWithRetry(

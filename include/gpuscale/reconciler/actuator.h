@@ -91,8 +91,10 @@ class KubeActuator final : public Actuator {
   // Advances one node's operation (exposed for tests). True while it is still in flight.
   bool advanceNode(const std::string& node, TimePoint now, ActuationReport& report);
 
- private:
+ // One node's operation derived from a plan (defined with the implementation).
   struct NodeWork;
+
+ private:
   bool startNode(const NodeWork& work, const std::string& plan, TimePoint now,
                  ActuationReport& report);
   bool advanceHpa(const std::string& ns, const std::string& name, const ClusterState& state,
