@@ -19,7 +19,7 @@ build=${GPUSCALE_BINARY_DIR:-$src/build}
 here=$src/tests/e2e/reconciler
 cluster=$src/tests/cluster
 bin=${GPUSCALE_CLUSTER_BIN:-$cluster/bin}
-sim=$build/bin/gpuscale-sim
+sim=${GPUSCALE_SIM:-$build/bin/gpuscale-sim}
 rec=$build/bin/gpuscale-reconciler
 for b in "$bin"/{etcd,kube-apiserver,kube-controller-manager,kube-scheduler,kubectl,kwok} "$sim" "$rec"; do
   if [ ! -x "$b" ]; then
@@ -117,7 +117,7 @@ events_for triton | grep -q MaxReplicasRaised || die "no MaxReplicasRaised event
 events_for gpu-a100-0 | grep -q TimeSlicingSucceeded || die "no TimeSlicingSucceeded event"
 annotation hpa triton gpuscale.io/status | grep -q '"lastAction":"maxReplicas 9 ->' || die "no status annotation"
 [ -z "$(annotation hpa triton gpuscale.io/intent)" ] || die "HPA intent left behind"
-flips=$(grep -c "TimeSlicingStarted" "$work"/rec-*.log || true)
+flips=$(cat "$work"/rec-*.log | grep -c "TimeSlicingStarted" || true)
 [ "$flips" -le 1 ] || die "time-slicing started $flips times"
 
 step "a reshape of the idle node fails in mig-manager: reverted, operands unpaused, backing off"
