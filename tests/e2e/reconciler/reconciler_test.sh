@@ -98,6 +98,9 @@ annotation() { kc get "$1" "$2" -o jsonpath="{.metadata.annotations.${3//./\\.}}
 alloc() { kc get node "$1" -o jsonpath="{.status.allocatable.${2//./\\.}}"; }
 running() { kc get pods -l "app=$1" --field-selector=status.phase=Running -o name | wc -l; }
 events_for() { kc get events -A --field-selector "involvedObject.name=$1" -o jsonpath='{range .items[*]}{.reason}{"\n"}{end}'; }
+has_event() { events_for "$1" | grep -q "^$2\$"; }
+# expect_event OBJECT REASON: the Event shows up (it is written right after the change it reports).
+expect_event() { eventually 15 "$2 event on $1" has_event "$1" "$2"; }
 
 step "Triton: 9 wanted, 7 slices"
 kc apply -f "$here/triton.yaml" >/dev/null
@@ -113,10 +116,11 @@ kc get configmap -n gpu-operator device-plugin-config -o jsonpath="{.data.$cfg}"
   die "device-plugin config $cfg not in the ConfigMap"
 eventually 120 "9 Triton pods Running" sh -c "[ \$($bin/kubectl get pods -l app=triton --field-selector=status.phase=Running -o name | wc -l) -eq 9 ]"
 still=$(kc get pods -l app=triton -o jsonpath='{range .items[*]}{.metadata.uid}{"\n"}{end}' | sort | comm -12 - <(echo "$first7") | wc -l)
-[ "$still" -eq 7 ] || die "running pods disturbed: $still of 7 left"
-events_for triton | grep -q PartitionsRequested || die "no PartitionsRequested event"
-events_for triton | grep -q MaxReplicasRaised || die "no MaxReplicasRaised event"
-events_for gpu-a100-0 | grep -q TimeSlicingSucceeded || die "no TimeSlicingSucceeded event"
+n_first=$(echo "$first7" | wc -l)
+[ "$still" -eq "$n_first" ] || die "running pods disturbed: $still of $n_first left"
+expect_event triton PartitionsRequested
+expect_event triton MaxReplicasRaised
+expect_event gpu-a100-0 TimeSlicingSucceeded
 annotation hpa triton gpuscale.io/status | grep -q '"lastAction":"maxReplicas 9 ->' || die "no status annotation"
 [ -z "$(annotation hpa triton gpuscale.io/intent)" ] || die "HPA intent left behind"
 flips=$(cat "$work"/rec-*.log | grep -c "TimeSlicingStarted" || true)
@@ -128,7 +132,7 @@ eventually 120 "the failed run is reverted" sh -c "$bin/kubectl get node gpu-a10
 eventually 30 "previous config restored" sh -c "[ \"\$($bin/kubectl get node gpu-a100-1 -o jsonpath='{.metadata.labels.nvidia\.com/mig\.config}')\" = all-3g.20gb ]"
 eventually 30 "state success on the old config" sh -c "[ \"\$($bin/kubectl get node gpu-a100-1 -o jsonpath='{.metadata.labels.nvidia\.com/mig\.config\.state}')\" = success ]"
 [ -n "$(annotation node gpu-a100-1 gpuscale.io/backoff-until)" ] || die "no backoff"
-events_for gpu-a100-1 | grep -q MigReconfigureFailed || die "no MigReconfigureFailed event"
+expect_event gpu-a100-1 MigReconfigureFailed
 [ "$(alloc gpu-a100-1 nvidia.com/mig-3g.20gb)" = 2 ] || die "old geometry not advertised again"
 [ "$(kc get hpa spare -o jsonpath='{.spec.maxReplicas}')" = 2 ] || die "spare maxReplicas changed"
 
@@ -143,7 +147,7 @@ start_reconciler a "$port_a"
 eventually 30 "replica a back" curl -sf "http://127.0.0.1:$port_a/readyz" -o /dev/null
 eventually 90 "the hung run times out" sh -c "$bin/kubectl get node gpu-a100-2 -o jsonpath='{.metadata.annotations.gpuscale\.io/outcome}' | grep -q '\"result\":\"timeout\"'"
 [ "$(label gpu-a100-2 nvidia.com/mig.config)" = all-3g.20gb ] || die "previous config not restored"
-events_for gpu-a100-2 | grep -q MigReconfigureTimedOut || die "no MigReconfigureTimedOut event"
+expect_event gpu-a100-2 MigReconfigureTimedOut
 started=$(cat "$work"/rec-*.log | grep -c "gpu-a100-2: MigReconfigureStarted" || true)
 [ "$started" -eq 1 ] || die "reshape of gpu-a100-2 started $started times"
 [ "$(curl -sf "http://127.0.0.1:$port_a/leader")" = false ] || die "restarted replica leads too"
