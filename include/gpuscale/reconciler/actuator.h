@@ -91,7 +91,7 @@ class KubeActuator final : public Actuator {
   // Advances one node's operation (exposed for tests). True while it is still in flight.
   bool advanceNode(const std::string& node, TimePoint now, ActuationReport& report);
 
- // One node's operation derived from a plan (defined with the implementation).
+  // One node's operation derived from a plan (defined with the implementation).
   struct NodeWork;
 
  private:

@@ -284,6 +284,28 @@ TEST_F(ActuatorTest, SomeoneElseChangingTheLabelSupersedesTheOperation) {
   EXPECT_EQ(labelOf(node(kReshapeNode), kMigConfigLabel), "all-balanced");
 }
 
+TEST_F(ActuatorTest, ScaleInLowersMaxReplicasButNeverBelowCurrentReplicas) {
+  KubeActuator actuator(client_, events_, std::make_shared<NodeLevelGpuPodMapping>(), options_);
+  partition::Plan plan;
+  plan.actions.push_back(partition::SetMaxReplicas{"default", "triton", 7, 3});
+  auto snapshot = partition::buildSnapshot(json(objectsOf(*fake_)));
+  ASSERT_TRUE(snapshot.ok());
+  ClusterState state;
+  state.snapshot = &*snapshot;
+  // The HPA still runs 7 replicas: lowering the ceiling below them is refused.
+  actuator.apply(plan, state, t0_);
+  EXPECT_EQ(maxReplicas(), 7);
+  ASSERT_TRUE(
+      fake_->patch(hpaRef(), kube::PatchType::kMerge, {{"status", {{"currentReplicas", 2}}}}).ok());
+  actuator.apply(plan, state, t0_ + 1s);
+  EXPECT_EQ(maxReplicas(), 3);
+  EXPECT_EQ(annotationOf(hpa(), partition::kLastChangeAnnotation), "2026-11-22T01:00:01Z");
+  EXPECT_EQ(events_->withReason("MaxReplicasLowered").size(), 1u);
+  // A stale plan (maxReplicas is no longer 7) changes nothing.
+  actuator.apply(plan, state, t0_ + 2s);
+  EXPECT_EQ(events_->withReason("MaxReplicasLowered").size(), 1u);
+}
+
 TEST_F(ActuatorTest, DryRunWritesNothing) {
   auto c = controller(/*dryRun=*/true);
   const std::string before = fake_->currentResourceVersion();
