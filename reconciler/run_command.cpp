@@ -6,6 +6,7 @@
 #include <iostream>
 #include <map>
 #include <random>
+#include <set>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -71,6 +72,28 @@ std::optional<RunArgs> parseArgs(const std::vector<std::string>& args, std::ostr
       }
       (flag == "--dry-run" ? a.dryRun : a.leaderElect) = v;
       continue;
+    }
+    static const std::set<std::string> kValueFlags{"--kubeconfig",
+                                                   "--config",
+                                                   "--health-bind-address",
+                                                   "--operator-namespace",
+                                                   "--mig-config-map",
+                                                   "--default-mig-config-map",
+                                                   "--device-plugin-config-map",
+                                                   "--max-nodes-in-flight",
+                                                   "--mig-timeout",
+                                                   "--allocatable-timeout",
+                                                   "--failure-backoff",
+                                                   "--resync-period",
+                                                   "--leader-elect-namespace",
+                                                   "--leader-elect-name",
+                                                   "--leader-elect-identity",
+                                                   "--lease-duration",
+                                                   "--renew-deadline",
+                                                   "--retry-period"};
+    if (!kValueFlags.contains(flag)) {
+      err << "gpuscale-reconciler run: unknown flag " << flag << "\n" << runUsage();
+      return std::nullopt;
     }
     if (!hasValue) {
       if (i + 1 >= args.size()) {
