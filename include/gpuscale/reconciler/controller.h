@@ -57,8 +57,7 @@ class Controller {
   bool synced() const;
   void trigger();
 
-  // One pass over `objects` (Kubernetes objects of any of the watched kinds; `kind` may be
-  // missing when `kinds[i]` gives it).
+  // One pass over `objects` (Kubernetes objects of the watched kinds, each with `kind` set).
   PassResult pass(const std::vector<kube::Object>& objects, TimePoint now);
   // One pass over the informer caches.
   PassResult passFromCaches(TimePoint now);
