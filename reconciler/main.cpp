@@ -1,10 +1,10 @@
-// gpuscale-reconciler: grows GPU partitions for HPAs held at their ceiling. Subcommands so far:
-// plan.
+// gpuscale-reconciler: grows GPU partitions for HPAs held at their ceiling. Subcommands: plan, run.
 #include <iostream>
 #include <string>
 #include <vector>
 
 #include "plan_command.h"
+#include "run_command.h"
 
 namespace {
 
@@ -23,8 +23,11 @@ constexpr const char* kUsage =
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   if (!args.empty() && (args[0] == "-h" || args[0] == "--help" || args[0] == "help")) {
-    std::cout << kUsage;
+    std::cout << kUsage << "\n" << gpuscale::reconciler::runUsage();
     return 0;
+  }
+  if (!args.empty() && args[0] == "run") {
+    return gpuscale::reconciler::runRunCommand({args.begin() + 1, args.end()}, std::cerr);
   }
   if (args.empty() || args[0] != "plan") {
     std::cerr << (args.empty() ? "gpuscale-reconciler: missing subcommand\n"

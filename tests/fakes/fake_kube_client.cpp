@@ -194,6 +194,14 @@ core::Result<Object> FakeKubeClient::patch(const kube::ResourceRef& ref, kube::P
   const auto it = collection.find(key);
   if (it == collection.end()) return core::Status::notFound(ref.resource + " not found");
   Object patched = it->second;
+  // As kube-apiserver: a merge patch carrying metadata.resourceVersion is a precondition.
+  if (type == kube::PatchType::kMerge && patch.contains("metadata") &&
+      patch["metadata"].is_object() && patch["metadata"].contains("resourceVersion") &&
+      patch["metadata"]["resourceVersion"] != it->second["metadata"]["resourceVersion"]) {
+    return core::Status(409, "Conflict",
+                        "the object has been modified; please apply your changes to the latest "
+                        "version and try again");
+  }
   try {
     if (type == kube::PatchType::kMerge) {
       patched.merge_patch(patch);

@@ -58,7 +58,11 @@ expect_error "malformed policy" "line 3, column 12" plan --from "$data/a100_1g_s
 expect_error "missing dump" "cannot read" plan --from "$work/none.json"
 expect_error "missing --from" "--from DUMP.json is required" plan
 expect_error "bad output" "--output must be json or text" plan --from "$data/a100_1g_stuck.json" --output yaml
-expect_error "unknown subcommand" "unknown subcommand \"run\"" run
+expect_error "unknown subcommand" "unknown subcommand \"apply\"" apply
+expect_error "run: unknown flag" "unknown flag --bogus" run --bogus
+expect_error "run: bad duration" "bad value \"soon\" for --mig-timeout" run --mig-timeout soon
+printf 'policies:\n- name: x\n  levers: [magic]\n' >"$work/bad-run.yaml"
+expect_error "run: bad policy file" "line 3, column 12" run --config "$work/bad-run.yaml"
 expect_error "no subcommand" "usage: gpuscale-reconciler plan" 
 
 [ "$failures" -eq 0 ] || exit 1

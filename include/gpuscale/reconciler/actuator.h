@@ -1,0 +1,132 @@
+// The Actuator seam: a plan in, Kubernetes API calls out. It is the only code that writes to the
+// cluster (besides Events and the HPA status annotation).
+//
+// KubeActuator acts through the GPU Operator's own interfaces and never blocks on a wait: each call
+// advances every operation in flight by one step and starts new ones, and the controller calls it
+// again on the next event or resync. An operation's state lives in annotations on its Node and HPA
+// (intent.h), written before each step, so a restarted reconciler resumes it.
+//
+// Node operation (one per node at a time, at most maxNodesInFlight nodes):
+//   MIG:  intent(prepared) -> the config in the reconciler-owned mig-parted ConfigMap -> pods on
+//   the
+//         node re-checked -> label nvidia.com/mig.config flipped + intent(applied) in one write ->
+//         wait for nvidia.com/mig.config.state=success and allocatable == the new geometry's
+//         resources. `failed`: the previous config name is restored, paused
+//         nvidia.com/gpu.deploy.* operand labels are set back to "true", the node backs off. No
+//         answer within migTimeout: the previous name is restored and the node backs off.
+//   Time-slicing: intent(prepared) -> the key in the device-plugin ConfigMap -> label
+//         nvidia.com/device-plugin.config flipped + intent(applied) -> wait for allocatable;
+//         allocatableTimeout: previous label restored, back off.
+// HPA: before a plan's node operations start, each HPA the plan raises gets an intent naming the
+// nodes; once all of them have an outcome, maxReplicas is raised to min(planned, what the nodes'
+// allocatable now holds for the HPA's pods) — only then, and never above what allocatable shows.
+// Lowering maxReplicas (scale-in) happens at once, never below the HPA's current replicas.
+// Every write is a merge patch with the read resourceVersion, retried on 409 (optimistic_write.h).
+//
+// Thread safety: apply() is called from one thread at a time.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "gpuscale/kube/client.h"
+#include "gpuscale/partition/demand.h"
+#include "gpuscale/partition/plan.h"
+#include "gpuscale/partition/snapshot.h"
+#include "gpuscale/reconciler/event_recorder.h"
+#include "gpuscale/reconciler/gpu_pod_mapping.h"
+#include "gpuscale/reconciler/intent.h"
+
+namespace gpuscale::reconciler {
+
+struct ActuatorOptions {
+  std::string operatorNamespace = "gpu-operator";
+  std::string migConfigMap = "gpuscale-mig-parted-config";  // ClusterPolicy migManager.config.name
+  std::string defaultMigConfigMap = "default-mig-parted-config";
+  std::string devicePluginConfigMap = "device-plugin-config";  // ClusterPolicy devicePlugin.config
+  int maxNodesInFlight = 1;
+  std::chrono::seconds migTimeout{600};
+  std::chrono::seconds allocatableTimeout{300};
+  std::chrono::seconds failureBackoff{900};
+};
+
+// What the actuator sees of the cluster in one pass (built by the controller from its caches).
+struct ClusterState {
+  const partition::ClusterSnapshot* snapshot = nullptr;
+  const std::vector<partition::WorkloadDemand>* workloads = nullptr;  // every managed HPA
+  std::set<std::string> nodesWithIntent;
+  std::set<std::pair<std::string, std::string>> hpasWithIntent;  // namespace, name
+};
+
+struct ActionOutcome {
+  std::string kind;     // mig | timeSlicing | maxReplicas
+  std::string outcome;  // started | success | failed | timeout | aborted | superseded | error
+};
+
+struct ActuationReport {
+  std::vector<ActionOutcome> outcomes;
+  int nodesInFlight = 0;
+  std::vector<double> ceilingToCapacitySeconds;
+};
+
+class Actuator {
+ public:
+  virtual ~Actuator() = default;
+  virtual ActuationReport apply(const partition::Plan& plan, const ClusterState& state,
+                                TimePoint now) = 0;
+};
+
+class KubeActuator final : public Actuator {
+ public:
+  KubeActuator(std::shared_ptr<kube::KubeClient> client, std::shared_ptr<EventRecorder> events,
+               std::shared_ptr<GpuPodMapping> gpuPods, ActuatorOptions options);
+
+  ActuationReport apply(const partition::Plan& plan, const ClusterState& state,
+                        TimePoint now) override;
+
+  // Advances one node's operation (exposed for tests). True while it is still in flight.
+  bool advanceNode(const std::string& node, TimePoint now, ActuationReport& report);
+
+  // One node's operation derived from a plan (defined with the implementation).
+  struct NodeWork;
+
+ private:
+  bool startNode(const NodeWork& work, const std::string& plan, TimePoint now,
+                 ActuationReport& report);
+  bool advanceHpa(const std::string& ns, const std::string& name, const ClusterState& state,
+                  TimePoint now, ActuationReport& report);
+  bool raiseMaxReplicas(const std::string& ns, const std::string& name, int from, int to,
+                        const std::string& plan, const ClusterState& state, TimePoint now,
+                        ActuationReport& report);
+  void lowerMaxReplicas(const partition::SetMaxReplicas& change, TimePoint now,
+                        ActuationReport& report);
+  bool writeHpaIntent(const partition::SetMaxReplicas& change, const HpaIntent& intent);
+  core::Status writeConfig(const NodeIntent& intent);
+  core::Status writeMigConfig(const NodeIntent& intent);
+  core::Status writeDevicePluginConfig(const NodeIntent& intent);
+  // A pod that would be disturbed by rebuilding `gpus` of `node`, or "" when none.
+  core::Result<std::string> podInTheWay(const std::string& node, const std::vector<int>& gpus);
+  void finishNode(const std::string& node, const NodeIntent& intent, const std::string& result,
+                  const std::string& message, bool revert, bool backoff, TimePoint now,
+                  ActuationReport& report);
+
+  std::shared_ptr<kube::KubeClient> client_;
+  std::shared_ptr<EventRecorder> events_;
+  std::shared_ptr<GpuPodMapping> gpuPods_;
+  ActuatorOptions options_;
+  // Operations started by this process whose annotations the caches may not show yet.
+  std::set<std::string> startedNodes_;
+  std::set<std::pair<std::string, std::string>> startedHpas_;
+  uint64_t planCounter_ = 0;
+};
+
+// Allocatable-based ceiling: pods of `demand` the nodes' allocatable (not the planned geometry) can
+// hold now, given what other pods use.
+int allocatableCeiling(const partition::WorkloadDemand& demand,
+                       const partition::ClusterSnapshot& snapshot);
+
+}  // namespace gpuscale::reconciler

@@ -1,0 +1,86 @@
+// The reconcile loop: informers on Nodes, Pods, HPAs, Deployments, StatefulSets and the GPU
+// Operator's ConfigMaps; a pass on every change (coalesced) and every resync period; each pass is
+// level-based: snapshot -> demand per managed HPA -> planner -> actuator, from the caches' current
+// state only, so passes are idempotent and a restart simply runs the next one.
+//
+// Before planning, nodes with an operation in flight (intent annotation) or backing off after a
+// failure are marked in transition (the planner leaves them alone), and HPAs with an intent are
+// left out (their operation is still running). With --dry-run nothing is written: the plan is
+// logged and kept for /plan, and events only logged.
+//
+// Thread safety: start/stop from one thread; pass() from the loop thread (or a test);
+// lastPlanJson()/synced() from any thread.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gpuscale/kube/client.h"
+#include "gpuscale/kube/informer.h"
+#include "gpuscale/reconciler/actuator.h"
+#include "gpuscale/reconciler/event_recorder.h"
+#include "gpuscale/reconciler/policy_source.h"
+#include "gpuscale/reconciler/reconciler_metrics.h"
+
+namespace gpuscale::reconciler {
+
+struct ControllerOptions {
+  std::string operatorNamespace = "gpu-operator";
+  std::chrono::milliseconds resyncPeriod{30000};
+  std::chrono::milliseconds minPassInterval{500};  // coalesces bursts of events
+  bool dryRun = false;
+};
+
+struct PassResult {
+  bool planned = false;
+  partition::Plan plan;
+  ActuationReport report;
+  std::string error;
+};
+
+class Controller {
+ public:
+  Controller(std::shared_ptr<kube::KubeClient> client, std::shared_ptr<Actuator> actuator,
+             std::shared_ptr<PolicySource> policies, std::shared_ptr<EventRecorder> events,
+             std::shared_ptr<ReconcilerMetrics> metrics, ControllerOptions options);
+  ~Controller();
+
+  // Starts the informers and the loop; passes run only while isLeader() is true.
+  void start(std::function<bool()> isLeader);
+  void stop();
+  bool synced() const;
+  void trigger();
+
+  // One pass over `objects` (Kubernetes objects of the watched kinds, each with `kind` set).
+  PassResult pass(const std::vector<kube::Object>& objects, TimePoint now);
+  // One pass over the informer caches.
+  PassResult passFromCaches(TimePoint now);
+  std::string lastPlanJson() const;
+
+ private:
+  void loop(std::stop_token stop);
+  void updateHpaStatus(const std::vector<partition::WorkloadDemand>& workloads,
+                       const std::vector<kube::Object>& objects, TimePoint now);
+
+  std::shared_ptr<kube::KubeClient> client_;
+  std::shared_ptr<Actuator> actuator_;
+  std::shared_ptr<PolicySource> policies_;
+  std::shared_ptr<EventRecorder> events_;
+  std::shared_ptr<ReconcilerMetrics> metrics_;
+  ControllerOptions options_;
+  std::function<bool()> isLeader_;
+  std::vector<std::pair<std::string, std::unique_ptr<kube::Informer>>> informers_;  // kind
+  mutable std::mutex mu_;
+  std::condition_variable_any cv_;
+  bool dirty_ = true;
+  std::string lastPlanJson_;
+  std::jthread loop_;
+};
+
+}  // namespace gpuscale::reconciler

@@ -1,0 +1,111 @@
+// Intent and outcome annotations: what the reconciler is about to do (or did) to a node or an HPA,
+// written on the object BEFORE acting, so a restarted or newly elected reconciler resumes an
+// operation from where it stands instead of starting it again.
+//
+// Node annotations (values are compact JSON):
+//   gpuscale.io/intent         {"plan","kind":"mig"|"timeSlicing","phase":"prepared"|"applied",
+//                               "label","previous","config","expect":{resource:count},
+//                               "started","applied"}
+//   gpuscale.io/outcome        {"plan","kind","result":"success"|"failed"|"timeout"|"aborted"|
+//                               "superseded","message","at"}
+//   gpuscale.io/backoff-until  RFC 3339; the planner leaves the node alone until then
+// HPA annotations:
+//   gpuscale.io/intent         {"plan","from","to","nodes":[...],"started"}
+//   gpuscale.io/status         {"ceiling","lastAction","reason","at"}
+//   gpuscale.io/last-change, gpuscale.io/original-max-replicas (read by the planner)
+//
+// Thread safety: values; pure functions.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "gpuscale/partition/snapshot.h"
+
+namespace gpuscale::reconciler {
+
+using TimePoint = partition::TimePoint;
+
+inline constexpr std::string_view kIntentAnnotation = "gpuscale.io/intent";
+inline constexpr std::string_view kOutcomeAnnotation = "gpuscale.io/outcome";
+inline constexpr std::string_view kBackoffAnnotation = "gpuscale.io/backoff-until";
+inline constexpr std::string_view kStatusAnnotation = "gpuscale.io/status";
+
+inline constexpr std::string_view kMigConfigLabel = "nvidia.com/mig.config";
+inline constexpr std::string_view kMigConfigStateLabel = "nvidia.com/mig.config.state";
+inline constexpr std::string_view kDevicePluginConfigLabel = "nvidia.com/device-plugin.config";
+inline constexpr std::string_view kDeployLabelPrefix = "nvidia.com/gpu.deploy.";
+inline constexpr std::string_view kPausedForMigChange = "paused-for-mig-change";
+
+enum class NodeOpKind { kMig, kTimeSlicing };
+enum class NodeOpPhase { kPrepared, kApplied };
+
+// An operation on one node: change the label `labelKey()` from `previous` to `label`, after the
+// ConfigMap entry `config` (YAML text) is in place, then wait until allocatable shows `expect`.
+struct NodeIntent {
+  std::string plan;
+  NodeOpKind kind = NodeOpKind::kMig;
+  NodeOpPhase phase = NodeOpPhase::kPrepared;
+  std::string label;                           // the new label value (config name / key)
+  std::string previous;                        // the label value before; "" = the label was absent
+  std::string config;                          // the ConfigMap entry to write under `label`
+  std::map<std::string, std::int64_t> expect;  // allocatable that proves the change is real
+  std::vector<int> gpus;                       // MIG: GPU indices that are rebuilt
+  TimePoint started{};
+  std::optional<TimePoint> applied;
+
+  std::string_view labelKey() const;
+  friend bool operator==(const NodeIntent&, const NodeIntent&) = default;
+};
+
+struct NodeOutcome {
+  std::string plan;
+  NodeOpKind kind = NodeOpKind::kMig;
+  std::string result;  // success | failed | timeout | aborted | superseded
+  std::string message;
+  TimePoint at{};
+  bool succeeded() const { return result == "success"; }
+};
+
+struct HpaIntent {
+  std::string plan;
+  int from = 0, to = 0;
+  std::vector<std::string> nodes;
+  TimePoint started{};
+  friend bool operator==(const HpaIntent&, const HpaIntent&) = default;
+};
+
+struct HpaStatus {
+  int ceiling = 0;
+  std::string lastAction;
+  std::string reason;
+  TimePoint at{};
+};
+
+std::string_view nodeOpKindName(NodeOpKind kind);  // "mig" | "timeSlicing"
+
+std::string formatTime(TimePoint t);  // RFC 3339, seconds, UTC ("2026-11-22T01:02:03Z")
+
+std::string encodeNodeIntent(const NodeIntent& intent);
+std::string encodeNodeOutcome(const NodeOutcome& outcome);
+std::string encodeHpaIntent(const HpaIntent& intent);
+std::string encodeHpaStatus(const HpaStatus& status);
+
+// Decoders return nullopt for a missing or malformed annotation (a malformed one is treated as
+// absent: the object is re-planned from its observed state, which the planner checks anyway).
+std::optional<NodeIntent> decodeNodeIntent(std::string_view text);
+std::optional<NodeOutcome> decodeNodeOutcome(std::string_view text);
+std::optional<HpaIntent> decodeHpaIntent(std::string_view text);
+std::optional<HpaStatus> decodeHpaStatus(std::string_view text);
+
+// metadata.annotations[key] of a Kubernetes object, or "".
+std::string annotationOf(const nlohmann::json& object, std::string_view key);
+// metadata.labels[key] of a Kubernetes object, or "".
+std::string labelOf(const nlohmann::json& object, std::string_view key);
+
+}  // namespace gpuscale::reconciler

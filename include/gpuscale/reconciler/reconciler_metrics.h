@@ -1,0 +1,41 @@
+// The reconciler's /metrics: reconcile passes, actions by kind and outcome, time from a ceiling to
+// the capacity behind a raised maxReplicas, nodes in flight, leadership and policy reloads.
+//
+// Thread safety: prometheus-cpp metrics are thread-safe.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include <prometheus/counter.h>
+#include <prometheus/family.h>
+#include <prometheus/gauge.h>
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
+
+namespace gpuscale::reconciler {
+
+class ReconcilerMetrics {
+ public:
+  explicit ReconcilerMetrics(std::shared_ptr<prometheus::Registry> registry);
+
+  void reconcile(const std::string& result);  // ok | error | skipped
+  void action(const std::string& kind, const std::string& outcome);
+  void ceilingToCapacity(double seconds);
+  void nodesInFlight(int n);
+  void leader(bool isLeader);
+  void configReload(bool ok);
+  std::shared_ptr<prometheus::Registry> registry() const { return registry_; }
+
+ private:
+  std::shared_ptr<prometheus::Registry> registry_;
+  prometheus::Family<prometheus::Counter>& reconciles_;
+  prometheus::Family<prometheus::Counter>& actions_;
+  prometheus::Histogram& ceilingToCapacity_;
+  prometheus::Gauge& nodesInFlight_;
+  prometheus::Gauge& leader_;
+  prometheus::Gauge& reloadOk_;
+  prometheus::Counter& reloads_;
+};
+
+}  // namespace gpuscale::reconciler

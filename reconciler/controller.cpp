@@ -1,0 +1,224 @@
+#include "gpuscale/reconciler/controller.h"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "gpuscale/partition/planner.h"
+#include "gpuscale/reconciler/intent.h"
+#include "gpuscale/reconciler/optimistic_write.h"
+
+namespace gpuscale::reconciler {
+namespace {
+
+using nlohmann::json;
+
+struct Watched {
+  const char* kind;
+  const char* group;
+  const char* version;
+  const char* resource;
+  bool operatorNamespaceOnly;
+};
+
+constexpr Watched kWatched[] = {
+    {"Node", "", "v1", "nodes", false},
+    {"Pod", "", "v1", "pods", false},
+    {"HorizontalPodAutoscaler", "autoscaling", "v2", "horizontalpodautoscalers", false},
+    {"Deployment", "apps", "v1", "deployments", false},
+    {"StatefulSet", "apps", "v1", "statefulsets", false},
+    {"ConfigMap", "", "v1", "configmaps", true},
+};
+
+bool backingOff(const json& node, TimePoint now) {
+  auto until = partition::parseKubernetesTime(annotationOf(node, kBackoffAnnotation));
+  return until && *until > now;
+}
+
+}  // namespace
+
+Controller::Controller(std::shared_ptr<kube::KubeClient> client, std::shared_ptr<Actuator> actuator,
+                       std::shared_ptr<PolicySource> policies,
+                       std::shared_ptr<EventRecorder> events,
+                       std::shared_ptr<ReconcilerMetrics> metrics, ControllerOptions options)
+    : client_(std::move(client)),
+      actuator_(std::move(actuator)),
+      policies_(std::move(policies)),
+      events_(std::move(events)),
+      metrics_(std::move(metrics)),
+      options_(std::move(options)) {}
+
+Controller::~Controller() { stop(); }
+
+void Controller::start(std::function<bool()> isLeader) {
+  isLeader_ = std::move(isLeader);
+  for (const auto& w : kWatched) {
+    kube::InformerOptions o;
+    o.resource = kube::ResourceRef::collection(
+        w.group, w.version, w.resource, w.operatorNamespaceOnly ? options_.operatorNamespace : "");
+    auto informer = std::make_unique<kube::Informer>(client_, o);
+    auto poke = [this](const kube::Object&) { trigger(); };
+    informer->addHandler(
+        {poke, [this](const kube::Object&, const kube::Object&) { trigger(); }, poke});
+    informer->start();
+    informers_.emplace_back(w.kind, std::move(informer));
+  }
+  loop_ = std::jthread([this](std::stop_token stop) { loop(stop); });
+}
+
+void Controller::stop() {
+  if (loop_.joinable()) {
+    loop_.request_stop();
+    cv_.notify_all();
+    loop_.join();
+  }
+  for (auto& [_, informer] : informers_) informer->stop();
+}
+
+bool Controller::synced() const {
+  for (const auto& [_, informer] : informers_) {
+    if (!informer->hasSynced()) return false;
+  }
+  return !informers_.empty();
+}
+
+void Controller::trigger() {
+  {
+    std::lock_guard lock(mu_);
+    dirty_ = true;
+  }
+  cv_.notify_all();
+}
+
+std::string Controller::lastPlanJson() const {
+  std::lock_guard lock(mu_);
+  return lastPlanJson_;
+}
+
+void Controller::loop(std::stop_token stop) {
+  while (!stop.stop_requested()) {
+    {
+      std::unique_lock lock(mu_);
+      cv_.wait_for(lock, stop, options_.resyncPeriod, [this] { return dirty_; });
+      if (stop.stop_requested()) return;
+      dirty_ = false;
+    }
+    if (policies_->reloadIfChanged() || policies_->reloads() > 0) {
+      metrics_->configReload(policies_->lastReloadSuccessful());
+    }
+    const bool leader = isLeader_ && isLeader_();
+    metrics_->leader(leader);
+    if (!leader || !synced()) {
+      metrics_->reconcile("skipped");
+    } else {
+      auto r = passFromCaches(std::chrono::system_clock::now());
+      metrics_->reconcile(r.error.empty() ? "ok" : "error");
+      // An operation in flight waits for the operator: look again soon even without events.
+      if (r.report.nodesInFlight > 0) trigger();
+    }
+    std::unique_lock lock(mu_);
+    cv_.wait_for(lock, stop, options_.minPassInterval, [] { return false; });
+  }
+}
+
+PassResult Controller::passFromCaches(TimePoint now) {
+  std::vector<kube::Object> objects;
+  for (const auto& [kind, informer] : informers_) {
+    for (const auto& ptr : informer->store().all()) {
+      kube::Object o = *ptr;
+      o["kind"] = kind;
+      objects.push_back(std::move(o));
+    }
+  }
+  return pass(objects, now);
+}
+
+PassResult Controller::pass(const std::vector<kube::Object>& objects, TimePoint now) {
+  PassResult result;
+  auto snapshot = partition::buildSnapshot(json(objects));
+  if (!snapshot) {
+    result.error = snapshot.status().message();
+    spdlog::error("snapshot: {}", result.error);
+    return result;
+  }
+  ClusterState state;
+  for (const auto& o : objects) {
+    const std::string kind = o.value("kind", "");
+    const bool intent = !annotationOf(o, kIntentAnnotation).empty();
+    if (kind == "Node" && (intent || backingOff(o, now))) {
+      const std::string name = o["metadata"].value("name", "");
+      if (intent) state.nodesWithIntent.insert(name);
+      if (auto idx = snapshot->nodeIndex(name)) snapshot->nodes[*idx].inTransition = true;
+    } else if (kind == "HorizontalPodAutoscaler" && intent) {
+      state.hpasWithIntent.insert(
+          {o["metadata"].value("namespace", ""), o["metadata"].value("name", "")});
+    }
+  }
+  auto policies = policies_->current();
+  auto workloads = partition::assessWorkloads(*snapshot, *policies);
+  std::vector<partition::WorkloadDemand> plannable;
+  for (const auto& w : workloads) {
+    if (!state.hpasWithIntent.contains({w.ns, w.name})) plannable.push_back(w);
+  }
+  result.plan = partition::planPartitions(*snapshot, plannable, now);
+  result.planned = true;
+  const std::string planJson = partition::planToJson(result.plan).dump();
+  {
+    std::lock_guard lock(mu_);
+    if (planJson != lastPlanJson_ && !result.plan.actions.empty()) {
+      spdlog::info("{}plan: {}", options_.dryRun ? "dry run, not applied: " : "", planJson);
+    }
+    lastPlanJson_ = planJson;
+  }
+  if (options_.dryRun) return result;
+  state.snapshot = &*snapshot;
+  state.workloads = &workloads;
+  result.report = actuator_->apply(result.plan, state, now);
+  for (const auto& o : result.report.outcomes) metrics_->action(o.kind, o.outcome);
+  for (double s : result.report.ceilingToCapacitySeconds) metrics_->ceilingToCapacity(s);
+  metrics_->nodesInFlight(result.report.nodesInFlight);
+  updateHpaStatus(workloads, objects, now);
+  return result;
+}
+
+void Controller::updateHpaStatus(const std::vector<partition::WorkloadDemand>& workloads,
+                                 const std::vector<kube::Object>& objects, TimePoint now) {
+  for (const auto& w : workloads) {
+    const json* hpa = nullptr;
+    for (const auto& o : objects) {
+      if (o.value("kind", "") == "HorizontalPodAutoscaler" &&
+          o["metadata"].value("namespace", "") == w.ns &&
+          o["metadata"].value("name", "") == w.name) {
+        hpa = &o;
+      }
+    }
+    if (hpa == nullptr) continue;
+    auto old = decodeHpaStatus(annotationOf(*hpa, kStatusAnnotation));
+    const std::string reason =
+        w.blocked ? "at partition ceiling (" + w.reason + ")" : "within partition ceiling";
+    if (old && old->ceiling == w.ceiling && old->reason == reason) continue;
+    HpaStatus status{w.ceiling, old ? old->lastAction : "none", reason, now};
+    auto r = patchWithRetry(
+        *client_,
+        kube::ResourceRef::collection("autoscaling", "v2", "horizontalpodautoscalers", w.ns)
+            .named(w.name),
+        [&](const kube::Object& current) -> core::Result<std::optional<kube::Object>> {
+          auto now2 = decodeHpaStatus(annotationOf(current, kStatusAnnotation));
+          if (now2 && now2->ceiling == w.ceiling && now2->reason == reason) {
+            return std::optional<kube::Object>{};
+          }
+          if (now2) status.lastAction = now2->lastAction;
+          return std::optional<kube::Object>(json{
+              {"metadata",
+               {{"annotations", {{std::string(kStatusAnnotation), encodeHpaStatus(status)}}}}}});
+        });
+    if (!r) {
+      spdlog::warn("hpa {}/{}: status annotation: {}", w.ns, w.name, r.status().message());
+    } else if (r->changed && w.blocked) {
+      events_->record(EventTarget::hpa(w.ns, w.name), false, "AtPartitionCeiling",
+                      fmt::format("{} pods of {} fit the GPU partitions; the HPA wants {} ({})",
+                                  w.ceiling, w.resource, w.wanted, w.reason));
+    }
+  }
+}
+
+}  // namespace gpuscale::reconciler

@@ -1,0 +1,173 @@
+#include "gpuscale/reconciler/intent.h"
+
+#include <ctime>
+
+#include <fmt/format.h>
+
+namespace gpuscale::reconciler {
+namespace {
+
+using nlohmann::json;
+
+std::string_view phaseName(NodeOpPhase phase) {
+  return phase == NodeOpPhase::kApplied ? "applied" : "prepared";
+}
+
+std::optional<NodeOpKind> parseKind(const std::string& text) {
+  if (text == "mig") return NodeOpKind::kMig;
+  if (text == "timeSlicing") return NodeOpKind::kTimeSlicing;
+  return std::nullopt;
+}
+
+std::optional<TimePoint> timeField(const json& j, const char* key) {
+  if (!j.contains(key) || !j[key].is_string()) return std::nullopt;
+  return partition::parseKubernetesTime(j[key].get<std::string>());
+}
+
+template <typename T, typename Decode>
+std::optional<T> decodeJson(std::string_view text, Decode&& decode) {
+  if (text.empty()) return std::nullopt;
+  try {
+    json j = json::parse(text);
+    if (!j.is_object()) return std::nullopt;
+    return decode(j);
+  } catch (const json::exception&) {
+    return std::nullopt;
+  }
+}
+
+std::string stringAt(const json& object, std::string_view section, std::string_view key) {
+  auto meta = object.find("metadata");
+  if (meta == object.end() || !meta->is_object()) return {};
+  auto map = meta->find(std::string(section));
+  if (map == meta->end() || !map->is_object()) return {};
+  auto it = map->find(std::string(key));
+  return it != map->end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+}  // namespace
+
+std::string_view NodeIntent::labelKey() const {
+  return kind == NodeOpKind::kMig ? kMigConfigLabel : kDevicePluginConfigLabel;
+}
+
+std::string_view nodeOpKindName(NodeOpKind kind) {
+  return kind == NodeOpKind::kMig ? "mig" : "timeSlicing";
+}
+
+std::string formatTime(TimePoint t) {
+  std::time_t secs = std::chrono::system_clock::to_time_t(t);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z", tm.tm_year + 1900, tm.tm_mon + 1,
+                     tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+}
+
+std::string encodeNodeIntent(const NodeIntent& intent) {
+  nlohmann::ordered_json j{{"plan", intent.plan},
+                           {"kind", nodeOpKindName(intent.kind)},
+                           {"phase", phaseName(intent.phase)},
+                           {"label", intent.label},
+                           {"previous", intent.previous},
+                           {"config", intent.config},
+                           {"expect", intent.expect},
+                           {"gpus", intent.gpus},
+                           {"started", formatTime(intent.started)}};
+  if (intent.applied) j["applied"] = formatTime(*intent.applied);
+  return j.dump();
+}
+
+std::optional<NodeIntent> decodeNodeIntent(std::string_view text) {
+  return decodeJson<NodeIntent>(text, [](const json& j) -> std::optional<NodeIntent> {
+    NodeIntent n;
+    auto kind = parseKind(j.value("kind", ""));
+    auto started = timeField(j, "started");
+    if (!kind || !started) return std::nullopt;
+    n.plan = j.value("plan", "");
+    n.kind = *kind;
+    n.phase = j.value("phase", "") == "applied" ? NodeOpPhase::kApplied : NodeOpPhase::kPrepared;
+    n.label = j.value("label", "");
+    n.previous = j.value("previous", "");
+    n.config = j.value("config", "");
+    n.expect = j.value("expect", std::map<std::string, std::int64_t>{});
+    n.gpus = j.value("gpus", std::vector<int>{});
+    n.started = *started;
+    n.applied = timeField(j, "applied");
+    if (n.plan.empty() || n.label.empty()) return std::nullopt;
+    return n;
+  });
+}
+
+std::string encodeNodeOutcome(const NodeOutcome& outcome) {
+  nlohmann::ordered_json j{{"plan", outcome.plan},
+                           {"kind", nodeOpKindName(outcome.kind)},
+                           {"result", outcome.result},
+                           {"message", outcome.message},
+                           {"at", formatTime(outcome.at)}};
+  return j.dump();
+}
+
+std::optional<NodeOutcome> decodeNodeOutcome(std::string_view text) {
+  return decodeJson<NodeOutcome>(text, [](const json& j) -> std::optional<NodeOutcome> {
+    NodeOutcome o;
+    o.plan = j.value("plan", "");
+    o.kind = parseKind(j.value("kind", "")).value_or(NodeOpKind::kMig);
+    o.result = j.value("result", "");
+    o.message = j.value("message", "");
+    o.at = timeField(j, "at").value_or(TimePoint{});
+    if (o.plan.empty() || o.result.empty()) return std::nullopt;
+    return o;
+  });
+}
+
+std::string encodeHpaIntent(const HpaIntent& intent) {
+  nlohmann::ordered_json j{{"plan", intent.plan},
+                           {"from", intent.from},
+                           {"to", intent.to},
+                           {"nodes", intent.nodes},
+                           {"started", formatTime(intent.started)}};
+  return j.dump();
+}
+
+std::optional<HpaIntent> decodeHpaIntent(std::string_view text) {
+  return decodeJson<HpaIntent>(text, [](const json& j) -> std::optional<HpaIntent> {
+    HpaIntent h;
+    auto started = timeField(j, "started");
+    h.plan = j.value("plan", "");
+    h.from = j.value("from", 0);
+    h.to = j.value("to", 0);
+    h.nodes = j.value("nodes", std::vector<std::string>{});
+    if (h.plan.empty() || !started) return std::nullopt;
+    h.started = *started;
+    return h;
+  });
+}
+
+std::string encodeHpaStatus(const HpaStatus& status) {
+  nlohmann::ordered_json j{{"ceiling", status.ceiling},
+                           {"lastAction", status.lastAction},
+                           {"reason", status.reason},
+                           {"at", formatTime(status.at)}};
+  return j.dump();
+}
+
+std::optional<HpaStatus> decodeHpaStatus(std::string_view text) {
+  return decodeJson<HpaStatus>(text, [](const json& j) -> std::optional<HpaStatus> {
+    HpaStatus s;
+    s.ceiling = j.value("ceiling", 0);
+    s.lastAction = j.value("lastAction", "");
+    s.reason = j.value("reason", "");
+    s.at = timeField(j, "at").value_or(TimePoint{});
+    return s;
+  });
+}
+
+std::string annotationOf(const nlohmann::json& object, std::string_view key) {
+  return stringAt(object, "annotations", key);
+}
+
+std::string labelOf(const nlohmann::json& object, std::string_view key) {
+  return stringAt(object, "labels", key);
+}
+
+}  // namespace gpuscale::reconciler

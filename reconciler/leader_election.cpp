@@ -1,0 +1,144 @@
+#include "gpuscale/reconciler/leader_election.h"
+
+#include <condition_variable>
+#include <ctime>
+#include <mutex>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+namespace gpuscale::reconciler {
+namespace {
+
+using nlohmann::json;
+
+// metav1.MicroTime as the API server writes it.
+std::string microTime(std::chrono::system_clock::time_point t) {
+  auto us = std::chrono::duration_cast<std::chrono::microseconds>(t.time_since_epoch()).count();
+  std::time_t secs = static_cast<std::time_t>(us / 1000000);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:06}Z", tm.tm_year + 1900, tm.tm_mon + 1,
+                     tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, us % 1000000);
+}
+
+}  // namespace
+
+LeaderElector::LeaderElector(std::shared_ptr<kube::KubeClient> client,
+                             LeaderElectionOptions options)
+    : client_(std::move(client)), options_(std::move(options)) {}
+
+LeaderElector::~LeaderElector() { stop(); }
+
+kube::ResourceRef LeaderElector::leaseRef() const {
+  return kube::ResourceRef::collection("coordination.k8s.io", "v1", "leases", options_.ns)
+      .named(options_.name);
+}
+
+bool LeaderElector::tryAcquireOrRenew(Clock::time_point now,
+                                      std::chrono::system_clock::time_point wall) {
+  const std::string stamp = microTime(wall);
+  const int duration = static_cast<int>(options_.leaseDuration.count());
+  auto current = client_->get(leaseRef());
+  if (!current) {
+    if (!kube::isNotFound(current.status())) {
+      spdlog::warn("leader election: reading lease failed: {}", current.status().message());
+      return leader_.load() && now - lastRenew_ < options_.renewDeadline;
+    }
+    json lease{{"apiVersion", "coordination.k8s.io/v1"},
+               {"kind", "Lease"},
+               {"metadata", {{"name", options_.name}, {"namespace", options_.ns}}},
+               {"spec",
+                {{"holderIdentity", options_.identity},
+                 {"leaseDurationSeconds", duration},
+                 {"acquireTime", stamp},
+                 {"renewTime", stamp},
+                 {"leaseTransitions", 0}}}};
+    auto created = client_->create(leaseRef().named(""), lease);
+    leader_.store(static_cast<bool>(created));
+    if (created) lastRenew_ = now;
+    return leader_.load();
+  }
+  const json spec = current->value("spec", json::object());
+  const std::string holder = spec.value("holderIdentity", "");
+  const std::string record = holder + "|" + spec.value("renewTime", "") + "|" +
+                             (*current)["metadata"].value("resourceVersion", "");
+  if (record != observedRecord_) {
+    observedRecord_ = record;
+    observedAt_ = now;
+  }
+  const int observedDuration = spec.value("leaseDurationSeconds", duration);
+  const bool held = holder == options_.identity;
+  const bool expired = now - observedAt_ >= std::chrono::seconds(observedDuration);
+  if (!held && !holder.empty() && !expired) {
+    leader_.store(false);
+    return false;
+  }
+  json updated = *current;
+  updated["spec"]["holderIdentity"] = options_.identity;
+  updated["spec"]["leaseDurationSeconds"] = duration;
+  updated["spec"]["renewTime"] = stamp;
+  if (!held) {
+    updated["spec"]["acquireTime"] = stamp;
+    updated["spec"]["leaseTransitions"] = spec.value("leaseTransitions", 0) + 1;
+  }
+  auto r = client_->update(leaseRef(), updated);
+  if (!r) {
+    if (!kube::isConflict(r.status())) {
+      spdlog::warn("leader election: writing lease failed: {}", r.status().message());
+    }
+    const bool keep =
+        held && !kube::isConflict(r.status()) && now - lastRenew_ < options_.renewDeadline;
+    leader_.store(keep);
+    return keep;
+  }
+  if (!held)
+    spdlog::info("leader election: {} acquired lease {}/{}", options_.identity, options_.ns,
+                 options_.name);
+  lastRenew_ = now;
+  observedRecord_.clear();
+  leader_.store(true);
+  return true;
+}
+
+void LeaderElector::release() {
+  if (!leader_.exchange(false)) return;
+  auto current = client_->get(leaseRef());
+  if (!current || (*current)["spec"].value("holderIdentity", "") != options_.identity) return;
+  json updated = *current;
+  updated["spec"]["holderIdentity"] = "";
+  updated["spec"]["leaseDurationSeconds"] = 1;
+  updated["spec"]["renewTime"] = microTime(std::chrono::system_clock::now());
+  auto r = client_->update(leaseRef(), updated);
+  if (!r) spdlog::warn("leader election: releasing lease failed: {}", r.status().message());
+}
+
+void LeaderElector::run(std::function<void()> onStartedLeading,
+                        std::function<void()> onStoppedLeading) {
+  thread_ = std::jthread([this, onStartedLeading = std::move(onStartedLeading),
+                          onStoppedLeading = std::move(onStoppedLeading)](std::stop_token stop) {
+    bool was = false;
+    while (!stop.stop_requested()) {
+      const bool is = tryAcquireOrRenew(Clock::now());
+      if (is && !was) onStartedLeading();
+      if (!is && was) {
+        onStoppedLeading();
+        return;
+      }
+      was = is;
+      std::mutex mu;
+      std::condition_variable_any cv;
+      std::unique_lock lock(mu);
+      cv.wait_for(lock, stop, options_.retryPeriod, [] { return false; });
+    }
+  });
+}
+
+void LeaderElector::stop() {
+  if (thread_.joinable()) {
+    thread_.request_stop();
+    thread_.join();
+  }
+}
+
+}  // namespace gpuscale::reconciler

@@ -1,0 +1,351 @@
+// The node half of KubeActuator: start, advance and finish one node's MIG or time-slicing change.
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "actuator_internal.h"
+#include "gpuscale/partition/device_plugin_config.h"
+#include "gpuscale/partition/mig_parted_config.h"
+#include "gpuscale/reconciler/optimistic_write.h"
+
+namespace gpuscale::reconciler {
+namespace {
+
+using actuator_detail::configMapRef;
+using actuator_detail::nodeRef;
+using nlohmann::json;
+
+std::string opTitle(NodeOpKind kind) {
+  return kind == NodeOpKind::kMig ? "MigReconfigure" : "TimeSlicing";
+}
+
+// Entries named like `label` without its hash ("gpuscale-<node>-"): earlier configs for the node.
+std::string ownedPrefix(const std::string& label) {
+  auto dash = label.rfind('-');
+  return dash == std::string::npos ? label : label.substr(0, dash + 1);
+}
+
+bool isStale(const std::string& key, const NodeIntent& intent) {
+  return key.rfind(ownedPrefix(intent.label), 0) == 0 && key != intent.label &&
+         key != intent.previous;
+}
+
+core::Result<std::optional<kube::Object>> noChange() { return std::optional<kube::Object>{}; }
+
+}  // namespace
+
+core::Status KubeActuator::writeConfig(const NodeIntent& intent) {
+  return intent.kind == NodeOpKind::kMig ? writeMigConfig(intent) : writeDevicePluginConfig(intent);
+}
+
+core::Status KubeActuator::writeMigConfig(const NodeIntent& intent) {
+  auto wanted = partition::parseMigPartedConfig(intent.config);
+  if (!wanted) return wanted.status();
+  // mig-manager reads only the ConfigMap the ClusterPolicy names: the previous config must be
+  // there too, or restoring it after a failure would fail as well.
+  std::optional<std::vector<partition::MigConfigEntry>> previousEntries;
+  if (!intent.previous.empty()) {
+    auto defaults =
+        client_->get(configMapRef(options_.operatorNamespace, options_.defaultMigConfigMap));
+    if (defaults) {
+      auto text = (*defaults)["data"].value("config.yaml", "");
+      if (auto parsed = partition::parseMigPartedConfig(text)) {
+        auto it = parsed->configs.find(intent.previous);
+        if (it != parsed->configs.end()) previousEntries = it->second;
+      }
+    }
+  }
+  auto r = upsertWithRetry(
+      *client_, configMapRef(options_.operatorNamespace, options_.migConfigMap), "v1", "ConfigMap",
+      [&](const kube::Object& cm) -> core::Result<std::optional<kube::Object>> {
+        partition::MigPartedConfig file;
+        std::string text;
+        if (cm.contains("data") && cm["data"].is_object())
+          text = cm["data"].value("config.yaml", "");
+        if (!text.empty()) {
+          auto parsed = partition::parseMigPartedConfig(text);
+          if (!parsed) {
+            return core::Status::invalid("ConfigMap " + options_.migConfigMap +
+                                         " holds a config.yaml mig-parted rejects; not touching "
+                                         "it: " +
+                                         parsed.status().message());
+          }
+          file = std::move(*parsed);
+        }
+        partition::MigPartedConfig before = file;
+        for (const auto& [name, entries] : wanted->configs) file.configs[name] = entries;
+        if (previousEntries && !file.configs.contains(intent.previous)) {
+          file.configs[intent.previous] = *previousEntries;
+        }
+        std::erase_if(file.configs, [&](const auto& kv) { return isStale(kv.first, intent); });
+        if (file == before && !text.empty()) return noChange();
+        return std::optional<kube::Object>(
+            json{{"data", {{"config.yaml", partition::emitMigPartedConfig(file)}}}});
+      });
+  return r ? core::Status() : r.status();
+}
+
+core::Status KubeActuator::writeDevicePluginConfig(const NodeIntent& intent) {
+  auto r = upsertWithRetry(
+      *client_, configMapRef(options_.operatorNamespace, options_.devicePluginConfigMap), "v1",
+      "ConfigMap", [&](const kube::Object& cm) -> core::Result<std::optional<kube::Object>> {
+        json data = json::object();
+        const json empty = json::object();
+        const json& current = cm.contains("data") && cm["data"].is_object() ? cm["data"] : empty;
+        if (current.value(intent.label, "") != intent.config) data[intent.label] = intent.config;
+        for (const auto& [key, value] : current.items()) {
+          if (isStale(key, intent)) data[key] = nullptr;
+        }
+        if (data.empty()) return noChange();
+        return std::optional<kube::Object>(json{{"data", data}});
+      });
+  return r ? core::Status() : r.status();
+}
+
+core::Result<std::string> KubeActuator::podInTheWay(const std::string& node,
+                                                    const std::vector<int>& gpus) {
+  kube::ListOptions options;
+  options.fieldSelector = "spec.nodeName=" + node;
+  auto pods = client_->list(kube::ResourceRef::collection("", "v1", "pods"), options);
+  if (!pods) return pods.status();
+  std::string first;
+  for (const auto& pod : pods->items) {
+    const std::string phase = pod.contains("status") ? pod["status"].value("phase", "") : "";
+    if (phase == "Succeeded" || phase == "Failed") continue;
+    bool gpu = false;
+    for (const auto& c : pod["spec"].value("containers", json::array())) {
+      for (const char* field : {"requests", "limits"}) {
+        const json& res = c.contains("resources") ? c["resources"] : json::object();
+        if (!res.contains(field) || !res[field].is_object()) continue;
+        for (const auto& [name, _] : res[field].items()) {
+          if (name.rfind("nvidia.com/", 0) == 0) gpu = true;
+        }
+      }
+    }
+    if (gpu) {
+      first = pod["metadata"].value("namespace", "") + "/" + pod["metadata"].value("name", "");
+      break;
+    }
+  }
+  if (first.empty()) return first;
+  auto busy = gpuPods_->busyGpus(node);
+  if (!busy) return first;  // no per-GPU mapping: the whole node is busy
+  for (int g : gpus) {
+    if (busy->contains(g)) return first + fmt::format(" (GPU {})", g);
+  }
+  return std::string();
+}
+
+bool KubeActuator::startNode(const NodeWork& work, const std::string& plan, TimePoint now,
+                             ActuationReport& report) {
+  NodeIntent intent = work.intent;
+  intent.plan = plan;
+  intent.started = now;
+  const auto target = EventTarget::node(work.node);
+  if (intent.kind == NodeOpKind::kMig) {
+    auto busy = podInTheWay(work.node, intent.gpus);
+    if (!busy || !busy->empty()) {
+      std::string why = busy ? "pod " + *busy + " runs there" : busy.status().message();
+      events_->record(target, true, "ReshapeSkipped", "not reshaping MIG on this node: " + why);
+      report.outcomes.push_back({"mig", "aborted"});
+      return false;
+    }
+  }
+  bool written = false;
+  auto r = patchWithRetry(
+      *client_, nodeRef(work.node),
+      [&](const kube::Object& node) -> core::Result<std::optional<kube::Object>> {
+        written = false;
+        if (!annotationOf(node, kIntentAnnotation).empty()) return noChange();  // already in flight
+        const std::string state = labelOf(node, kMigConfigStateLabel);
+        if (state == "pending" || state == "failed" || state == "rebooting") return noChange();
+        intent.previous = labelOf(node, intent.labelKey());
+        if (intent.previous == intent.label) return noChange();
+        written = true;
+        return std::optional<kube::Object>(json{
+            {"metadata",
+             {{"annotations", {{std::string(kIntentAnnotation), encodeNodeIntent(intent)}}}}}});
+      });
+  if (!r || !written) {
+    if (!r) spdlog::warn("node {}: could not record intent: {}", work.node, r.status().message());
+    return false;
+  }
+  startedNodes_.insert(work.node);
+  report.outcomes.push_back({std::string(nodeOpKindName(intent.kind)), "started"});
+  std::string what =
+      intent.kind == NodeOpKind::kMig
+          ? fmt::format("MIG config {} -> {}", intent.previous, intent.label)
+          : fmt::format("device-plugin config {} -> {}", intent.previous, intent.label);
+  events_->record(
+      target, false, opTitle(intent.kind) + "Planned",
+      fmt::format("plan {}: {}; expecting allocatable {}", plan, what, json(intent.expect).dump()));
+  return advanceNode(work.node, now, report);
+}
+
+bool KubeActuator::advanceNode(const std::string& name, TimePoint now, ActuationReport& report) {
+  auto node = client_->get(nodeRef(name));
+  if (!node) {
+    if (kube::isNotFound(node.status())) startedNodes_.erase(name);
+    return !kube::isNotFound(node.status());
+  }
+  auto intent = decodeNodeIntent(annotationOf(*node, kIntentAnnotation));
+  if (!intent) {
+    startedNodes_.erase(name);
+    return false;
+  }
+  const auto target = EventTarget::node(name, (*node)["metadata"].value("uid", ""));
+  if (intent->phase == NodeOpPhase::kPrepared) {
+    if (now - intent->started > options_.allocatableTimeout) {
+      finishNode(name, *intent, "failed", "could not prepare the change in time", false, true, now,
+                 report);
+      return false;
+    }
+    if (auto s = writeConfig(*intent); !s.ok()) {
+      spdlog::warn("node {}: writing config {} failed: {}", name, intent->label, s.message());
+      return true;
+    }
+    if (intent->kind == NodeOpKind::kMig) {
+      // Re-checked right before acting: a pod may have started since the plan was made.
+      auto busy = podInTheWay(name, intent->gpus);
+      if (!busy) return true;
+      if (!busy->empty()) {
+        finishNode(name, *intent, "aborted",
+                   "pod " + *busy + " started on the node before the reshape; nothing changed",
+                   false, false, now, report);
+        return false;
+      }
+    }
+    NodeIntent applied = *intent;
+    applied.phase = NodeOpPhase::kApplied;
+    applied.applied = now;
+    auto r = patchWithRetry(
+        *client_, nodeRef(name),
+        [&](const kube::Object& current) -> core::Result<std::optional<kube::Object>> {
+          if (decodeNodeIntent(annotationOf(current, kIntentAnnotation)) != intent)
+            return noChange();
+          return std::optional<kube::Object>(json{
+              {"metadata",
+               {{"labels", {{std::string(intent->labelKey()), intent->label}}},
+                {"annotations", {{std::string(kIntentAnnotation), encodeNodeIntent(applied)}}}}}});
+        });
+    if (!r) {
+      spdlog::warn("node {}: flipping {} failed: {}", name, intent->labelKey(),
+                   r.status().message());
+      return true;
+    }
+    if (r->changed) {
+      events_->record(target, false, opTitle(intent->kind) + "Started",
+                      fmt::format("plan {}: {}={} set; waiting for the GPU Operator", intent->plan,
+                                  intent->labelKey(), intent->label));
+    }
+    return true;
+  }
+  // Applied: wait for the operator's answer.
+  if (labelOf(*node, intent->labelKey()) != intent->label) {
+    finishNode(name, *intent, "superseded",
+               fmt::format("{} was changed by someone else to \"{}\"", intent->labelKey(),
+                           labelOf(*node, intent->labelKey())),
+               false, false, now, report);
+    return false;
+  }
+  const auto since = now - intent->applied.value_or(intent->started);
+  const bool allocatableReady = actuator_detail::allocatableMatches(*node, intent->expect);
+  if (intent->kind == NodeOpKind::kMig) {
+    const std::string state = labelOf(*node, kMigConfigStateLabel);
+    if (state == "failed") {
+      finishNode(
+          name, *intent, "failed",
+          "mig-manager reported failed; previous config \"" + intent->previous + "\" restored",
+          true, true, now, report);
+      return false;
+    }
+    if (state == "success" && allocatableReady) {
+      finishNode(name, *intent, "success",
+                 fmt::format("MIG config {} applied and allocatable shows {}", intent->label,
+                             json(intent->expect).dump()),
+                 false, false, now, report);
+      return false;
+    }
+    if (since > options_.migTimeout) {
+      const bool applied = state == "success";
+      finishNode(name, *intent, "timeout",
+                 applied ? "MIG config applied but allocatable never showed the new resources"
+                         : "mig-manager did not answer in time (state \"" + state +
+                               "\"); previous config \"" + intent->previous + "\" restored",
+                 !applied, true, now, report);
+      return false;
+    }
+    return true;
+  }
+  if (allocatableReady) {
+    finishNode(name, *intent, "success",
+               fmt::format("device-plugin config {} active; allocatable shows {}", intent->label,
+                           json(intent->expect).dump()),
+               false, false, now, report);
+    return false;
+  }
+  if (since > options_.allocatableTimeout) {
+    finishNode(name, *intent, "timeout",
+               "allocatable never showed the new replicas; previous device-plugin config "
+               "restored",
+               true, true, now, report);
+    return false;
+  }
+  return true;
+}
+
+void KubeActuator::finishNode(const std::string& name, const NodeIntent& intent,
+                              const std::string& result, const std::string& message, bool revert,
+                              bool backoff, TimePoint now, ActuationReport& report) {
+  NodeOutcome outcome{intent.plan, intent.kind, result, message, now};
+  std::vector<std::string> repaired;
+  auto r = patchWithRetry(
+      *client_, nodeRef(name),
+      [&](const kube::Object& current) -> core::Result<std::optional<kube::Object>> {
+        repaired.clear();
+        auto ours = decodeNodeIntent(annotationOf(current, kIntentAnnotation));
+        if (!ours || ours->plan != intent.plan) return noChange();
+        json labels = json::object();
+        if (revert && labelOf(current, intent.labelKey()) == intent.label) {
+          labels[std::string(intent.labelKey())] =
+              intent.previous.empty() ? json(nullptr) : json(intent.previous);
+        }
+        if (intent.kind == NodeOpKind::kMig && result != "success") {
+          const json& all = current["metadata"].value("labels", json::object());
+          for (const auto& [key, value] : all.items()) {
+            if (key.rfind(kDeployLabelPrefix, 0) == 0 && value == kPausedForMigChange &&
+                labelOf(current, kMigConfigStateLabel) != "pending") {
+              labels[key] = "true";
+              repaired.push_back(key);
+            }
+          }
+        }
+        json annotations{{std::string(kIntentAnnotation), nullptr},
+                         {std::string(kOutcomeAnnotation), encodeNodeOutcome(outcome)}};
+        if (backoff) {
+          annotations[std::string(kBackoffAnnotation)] = formatTime(now + options_.failureBackoff);
+        }
+        json patch{{"metadata", {{"annotations", annotations}}}};
+        if (!labels.empty()) patch["metadata"]["labels"] = labels;
+        return std::optional<kube::Object>(patch);
+      });
+  if (!r) {
+    spdlog::warn("node {}: recording outcome {} failed: {}", name, result, r.status().message());
+    return;
+  }
+  startedNodes_.erase(name);
+  report.outcomes.push_back({std::string(nodeOpKindName(intent.kind)), result});
+  const auto target = EventTarget::node(name, r->object["metadata"].value("uid", ""));
+  const bool ok = result == "success";
+  std::string reason = opTitle(intent.kind) + (ok ? "Succeeded" : "Failed");
+  if (result == "timeout") reason = opTitle(intent.kind) + "TimedOut";
+  if (result == "aborted") reason = opTitle(intent.kind) + "Aborted";
+  events_->record(target, !ok, reason, fmt::format("plan {}: {}", intent.plan, message));
+  if (!repaired.empty()) {
+    events_->record(target, true, "OperandsUnpaused",
+                    fmt::format("operand labels left paused after the failed MIG change set back "
+                                "to \"true\": {}",
+                                fmt::join(repaired, ", ")));
+  }
+}
+
+}  // namespace gpuscale::reconciler

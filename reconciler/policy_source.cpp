@@ -1,0 +1,59 @@
+#include "gpuscale/reconciler/policy_source.h"
+
+#include <fstream>
+#include <sstream>
+
+#include <spdlog/spdlog.h>
+
+namespace gpuscale::reconciler {
+
+core::Result<std::shared_ptr<PolicySource>> PolicySource::open(std::filesystem::path path) {
+  std::shared_ptr<PolicySource> source(new PolicySource(std::move(path)));
+  if (source->path_.empty()) {
+    source->policies_ = std::make_shared<const partition::PolicySet>(partition::defaultPolicies());
+    return source;
+  }
+  if (auto s = source->load(); !s.ok()) return s;
+  return source;
+}
+
+core::Status PolicySource::load() {
+  std::error_code ec;
+  auto mtime = std::filesystem::last_write_time(path_, ec);
+  auto size = ec ? 0 : std::filesystem::file_size(path_, ec);
+  std::ifstream in(path_);
+  if (ec || !in) return core::Status::invalid(path_.string() + ": cannot read the policy file");
+  std::ostringstream text;
+  text << in.rdbuf();
+  mtime_ = mtime;
+  size_ = size;
+  auto parsed = partition::parsePolicies(text.str());
+  if (!parsed) return core::Status::invalid(path_.string() + ": " + parsed.status().message());
+  std::lock_guard lock(mu_);
+  policies_ = std::make_shared<const partition::PolicySet>(std::move(*parsed));
+  return {};
+}
+
+std::shared_ptr<const partition::PolicySet> PolicySource::current() const {
+  std::lock_guard lock(mu_);
+  return policies_;
+}
+
+bool PolicySource::reloadIfChanged() {
+  if (path_.empty()) return false;
+  std::error_code ec;
+  auto mtime = std::filesystem::last_write_time(path_, ec);
+  auto size = ec ? 0 : std::filesystem::file_size(path_, ec);
+  if (!ec && mtime == mtime_ && size == size_) return false;
+  auto s = load();
+  reloads_.fetch_add(1);
+  lastOk_.store(s.ok());
+  if (!s.ok()) {
+    spdlog::error("policy reload rejected, keeping the previous policies: {}", s.message());
+    return false;
+  }
+  spdlog::info("policies reloaded from {}", path_.string());
+  return true;
+}
+
+}  // namespace gpuscale::reconciler

@@ -1,0 +1,63 @@
+#include "gpuscale/reconciler/reconciler_metrics.h"
+
+namespace gpuscale::reconciler {
+
+ReconcilerMetrics::ReconcilerMetrics(std::shared_ptr<prometheus::Registry> registry)
+    : registry_(std::move(registry)),
+      reconciles_(prometheus::BuildCounter()
+                      .Name("gpuscale_reconciler_reconciles_total")
+                      .Help("Reconcile passes by result")
+                      .Register(*registry_)),
+      actions_(prometheus::BuildCounter()
+                   .Name("gpuscale_reconciler_actions_total")
+                   .Help("Partition and maxReplicas actions by kind and outcome")
+                   .Register(*registry_)),
+      ceilingToCapacity_(
+          prometheus::BuildHistogram()
+              .Name("gpuscale_reconciler_ceiling_to_capacity_seconds")
+              .Help("Seconds from a partition change being requested for an HPA at its ceiling "
+                    "to its raised maxReplicas")
+              .Register(*registry_)
+              .Add({}, prometheus::Histogram::BucketBoundaries{5, 10, 20, 30, 60, 120, 300, 600,
+                                                               1200})),
+      nodesInFlight_(prometheus::BuildGauge()
+                         .Name("gpuscale_reconciler_nodes_in_flight")
+                         .Help("Nodes with a partition change in flight")
+                         .Register(*registry_)
+                         .Add({})),
+      leader_(prometheus::BuildGauge()
+                  .Name("gpuscale_reconciler_is_leader")
+                  .Help("1 when this replica holds the leader lease")
+                  .Register(*registry_)
+                  .Add({})),
+      reloadOk_(prometheus::BuildGauge()
+                    .Name("gpuscale_config_last_reload_successful")
+                    .Help("Whether the last policy file (re)load succeeded")
+                    .Register(*registry_)
+                    .Add({})),
+      reloads_(prometheus::BuildCounter()
+                   .Name("gpuscale_config_reloads_total")
+                   .Help("Policy file reload attempts")
+                   .Register(*registry_)
+                   .Add({})) {
+  reloadOk_.Set(1);
+}
+
+void ReconcilerMetrics::reconcile(const std::string& result) {
+  reconciles_.Add({{"result", result}}).Increment();
+}
+
+void ReconcilerMetrics::action(const std::string& kind, const std::string& outcome) {
+  actions_.Add({{"kind", kind}, {"outcome", outcome}}).Increment();
+}
+
+void ReconcilerMetrics::ceilingToCapacity(double seconds) { ceilingToCapacity_.Observe(seconds); }
+void ReconcilerMetrics::nodesInFlight(int n) { nodesInFlight_.Set(n); }
+void ReconcilerMetrics::leader(bool isLeader) { leader_.Set(isLeader ? 1 : 0); }
+
+void ReconcilerMetrics::configReload(bool ok) {
+  reloads_.Increment();
+  reloadOk_.Set(ok ? 1 : 0);
+}
+
+}  // namespace gpuscale::reconciler

@@ -1,0 +1,268 @@
+#include "run_command.h"
+
+#include <unistd.h>
+
+#include <csignal>
+#include <iostream>
+#include <map>
+#include <random>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <prometheus/text_serializer.h>
+#include <spdlog/spdlog.h>
+
+#include "gpuscale/core/duration.h"
+#include "gpuscale/kube/config.h"
+#include "gpuscale/kube/rest_client.h"
+#include "gpuscale/reconciler/controller.h"
+#include "gpuscale/reconciler/leader_election.h"
+#include "health_server.h"
+
+namespace gpuscale::reconciler {
+namespace {
+
+constexpr int kBadUsage = 2;
+
+struct RunArgs {
+  std::string kubeconfig;
+  std::string config;
+  std::string healthBind = "0.0.0.0:8081";
+  bool dryRun = false;
+  bool leaderElect = true;
+  ActuatorOptions actuator;
+  ControllerOptions controller;
+  LeaderElectionOptions lease;
+};
+
+std::atomic<bool> gStop{false};
+void onSignal(int) { gStop.store(true); }
+
+template <typename D>
+bool parseDuration(const std::string& text, D& out) {
+  auto d = core::parseGoDuration(text);
+  if (!d || d->count() < 0) return false;
+  out = std::chrono::duration_cast<D>(*d);
+  return true;
+}
+
+std::string defaultIdentity() {
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  return fmt::format("{}_{:08x}", host, std::random_device{}());
+}
+
+std::optional<RunArgs> parseArgs(const std::vector<std::string>& args, std::ostream& err) {
+  RunArgs a;
+  a.lease.identity = defaultIdentity();
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    std::string flag = args[i], value;
+    bool hasValue = false;
+    if (auto eq = flag.find('='); eq != std::string::npos) {
+      value = flag.substr(eq + 1);
+      flag = flag.substr(0, eq);
+      hasValue = true;
+    }
+    if (flag == "--dry-run" || flag == "--leader-elect") {
+      bool v = !hasValue || value == "true";
+      if (hasValue && value != "true" && value != "false") {
+        err << "gpuscale-reconciler run: " << flag << " takes true or false\n";
+        return std::nullopt;
+      }
+      (flag == "--dry-run" ? a.dryRun : a.leaderElect) = v;
+      continue;
+    }
+    static const std::set<std::string> kValueFlags{"--kubeconfig",
+                                                   "--config",
+                                                   "--health-bind-address",
+                                                   "--operator-namespace",
+                                                   "--mig-config-map",
+                                                   "--default-mig-config-map",
+                                                   "--device-plugin-config-map",
+                                                   "--max-nodes-in-flight",
+                                                   "--mig-timeout",
+                                                   "--allocatable-timeout",
+                                                   "--failure-backoff",
+                                                   "--resync-period",
+                                                   "--leader-elect-namespace",
+                                                   "--leader-elect-name",
+                                                   "--leader-elect-identity",
+                                                   "--lease-duration",
+                                                   "--renew-deadline",
+                                                   "--retry-period"};
+    if (!kValueFlags.contains(flag)) {
+      err << "gpuscale-reconciler run: unknown flag " << flag << "\n" << runUsage();
+      return std::nullopt;
+    }
+    if (!hasValue) {
+      if (i + 1 >= args.size()) {
+        err << "gpuscale-reconciler run: " << flag << " needs a value\n";
+        return std::nullopt;
+      }
+      value = args[++i];
+    }
+    bool ok = true;
+    if (flag == "--kubeconfig") {
+      a.kubeconfig = value;
+    } else if (flag == "--config") {
+      a.config = value;
+    } else if (flag == "--health-bind-address") {
+      a.healthBind = value;
+    } else if (flag == "--operator-namespace") {
+      a.actuator.operatorNamespace = a.controller.operatorNamespace = value;
+    } else if (flag == "--mig-config-map") {
+      a.actuator.migConfigMap = value;
+    } else if (flag == "--default-mig-config-map") {
+      a.actuator.defaultMigConfigMap = value;
+    } else if (flag == "--device-plugin-config-map") {
+      a.actuator.devicePluginConfigMap = value;
+    } else if (flag == "--max-nodes-in-flight") {
+      a.actuator.maxNodesInFlight = std::atoi(value.c_str());
+      ok = a.actuator.maxNodesInFlight >= 1;
+    } else if (flag == "--mig-timeout") {
+      ok = parseDuration(value, a.actuator.migTimeout);
+    } else if (flag == "--allocatable-timeout") {
+      ok = parseDuration(value, a.actuator.allocatableTimeout);
+    } else if (flag == "--failure-backoff") {
+      ok = parseDuration(value, a.actuator.failureBackoff);
+    } else if (flag == "--resync-period") {
+      ok = parseDuration(value, a.controller.resyncPeriod);
+    } else if (flag == "--leader-elect-namespace") {
+      a.lease.ns = value;
+    } else if (flag == "--leader-elect-name") {
+      a.lease.name = value;
+    } else if (flag == "--leader-elect-identity") {
+      a.lease.identity = value;
+    } else if (flag == "--lease-duration") {
+      ok = parseDuration(value, a.lease.leaseDuration);
+    } else if (flag == "--renew-deadline") {
+      ok = parseDuration(value, a.lease.renewDeadline);
+    } else if (flag == "--retry-period") {
+      ok = parseDuration(value, a.lease.retryPeriod);
+    } else {
+      err << "gpuscale-reconciler run: unknown flag " << flag << "\n" << runUsage();
+      return std::nullopt;
+    }
+    if (!ok) {
+      err << "gpuscale-reconciler run: bad value \"" << value << "\" for " << flag << "\n";
+      return std::nullopt;
+    }
+  }
+  if (a.lease.renewDeadline >= a.lease.leaseDuration) {
+    err << "gpuscale-reconciler run: --renew-deadline must be below --lease-duration\n";
+    return std::nullopt;
+  }
+  a.controller.dryRun = a.dryRun;
+  return a;
+}
+
+HttpAnswer answer(const std::string& path, const Controller& controller,
+                  const LeaderElector* elector, bool leaderElect,
+                  const std::shared_ptr<prometheus::Registry>& registry) {
+  if (path == "/healthz" || path == "/livez") return {200, "text/plain; charset=utf-8", "ok"};
+  if (path == "/readyz") {
+    if (!controller.synced()) return {500, "text/plain; charset=utf-8", "informers not synced"};
+    return {200, "text/plain; charset=utf-8", "ok"};
+  }
+  if (path == "/metrics") {
+    prometheus::TextSerializer serializer;
+    std::ostringstream out;
+    serializer.Serialize(out, registry->Collect());
+    return {200, "text/plain; version=0.0.4; charset=utf-8", out.str()};
+  }
+  if (path == "/plan") return {200, "application/json", controller.lastPlanJson()};
+  if (path == "/leader") {
+    bool leader = !leaderElect || (elector != nullptr && elector->isLeader());
+    return {200, "text/plain; charset=utf-8", leader ? "true" : "false"};
+  }
+  return {404, "text/plain; charset=utf-8", "404 page not found"};
+}
+
+}  // namespace
+
+std::string runUsage() {
+  return "usage: gpuscale-reconciler run [--kubeconfig PATH] [--config POLICY.yaml] [--dry-run]\n"
+         "    [--operator-namespace gpu-operator] [--mig-config-map gpuscale-mig-parted-config]\n"
+         "    [--default-mig-config-map default-mig-parted-config]\n"
+         "    [--device-plugin-config-map device-plugin-config] [--max-nodes-in-flight 1]\n"
+         "    [--mig-timeout 10m] [--allocatable-timeout 5m] [--failure-backoff 15m]\n"
+         "    [--resync-period 30s] [--health-bind-address 0.0.0.0:8081]\n"
+         "    [--leader-elect=true|false] [--leader-elect-namespace default]\n"
+         "    [--leader-elect-name gpuscale-reconciler] [--leader-elect-identity ID]\n"
+         "    [--lease-duration 15s] [--renew-deadline 10s] [--retry-period 2s]\n"
+         "\n"
+         "  run    watch HPAs annotated gpuscale.io/partition-policy and grow their GPU "
+         "partitions\n"
+         "         through the GPU Operator; serves /healthz, /readyz, /metrics and /plan.\n";
+}
+
+int runRunCommand(const std::vector<std::string>& args, std::ostream& err) {
+  auto parsed = parseArgs(args, err);
+  if (!parsed) return kBadUsage;
+  RunArgs& a = *parsed;
+  auto policies = PolicySource::open(a.config);
+  if (!policies) {
+    err << "gpuscale-reconciler run: " << policies.status().message() << "\n";
+    return kBadUsage;
+  }
+  auto config = kube::loadClientConfig(a.kubeconfig);
+  if (!config) {
+    err << "gpuscale-reconciler run: " << config.status().message() << "\n";
+    return kBadUsage;
+  }
+  config->userAgent = "gpuscale-reconciler";
+  config->qps = 20;
+  config->burst = 40;
+  auto client = kube::RestKubeClient::create(*config);
+  if (!client) {
+    err << "gpuscale-reconciler run: " << client.status().message() << "\n";
+    return kBadUsage;
+  }
+  std::shared_ptr<kube::KubeClient> kc = *client;
+  auto registry = std::make_shared<prometheus::Registry>();
+  auto metrics = std::make_shared<ReconcilerMetrics>(registry);
+  std::shared_ptr<EventRecorder> events;
+  if (a.dryRun) {
+    events = std::make_shared<MemoryEventRecorder>();
+  } else {
+    events = std::make_shared<KubeEventRecorder>(kc, a.lease.identity);
+  }
+  auto actuator = std::make_shared<KubeActuator>(
+      kc, events, std::make_shared<NodeLevelGpuPodMapping>(), a.actuator);
+  Controller controller(kc, actuator, *policies, events, metrics, a.controller);
+  std::unique_ptr<LeaderElector> elector;
+  std::atomic<bool> lostLeadership{false};
+  if (a.leaderElect && !a.dryRun) {
+    elector = std::make_unique<LeaderElector>(kc, a.lease);
+    elector->run([&] { controller.trigger(); },
+                 [&] {
+                   spdlog::error("leader election: lost the lease; exiting");
+                   lostLeadership.store(true);
+                   gStop.store(true);
+                 });
+  }
+  HealthServer health([&](const std::string& path) {
+    return answer(path, controller, elector.get(), a.leaderElect && !a.dryRun, registry);
+  });
+  if (auto s = health.start(a.healthBind); !s.ok()) {
+    err << "gpuscale-reconciler run: " << s.message() << "\n";
+    return kBadUsage;
+  }
+  std::signal(SIGTERM, onSignal);
+  std::signal(SIGINT, onSignal);
+  const LeaderElector* le = elector.get();
+  controller.start([le] { return le == nullptr || le->isLeader(); });
+  spdlog::info("gpuscale-reconciler running (identity {}, dry run {}, health on port {})",
+               a.lease.identity, a.dryRun, health.port());
+  while (!gStop.load()) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  controller.stop();
+  if (elector) {
+    elector->stop();
+    elector->release();
+  }
+  health.stop();
+  return lostLeadership.load() ? 1 : 0;
+}
+
+}  // namespace gpuscale::reconciler

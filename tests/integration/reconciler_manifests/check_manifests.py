@@ -1,0 +1,59 @@
+"""Checks the rendered reconciler and example manifests (argv: reconciler.yaml examples.yaml)."""
+import sys
+
+import yaml
+
+
+def load(path):
+    with open(path) as f:
+        return [d for d in yaml.safe_load_all(f) if d]
+
+
+def find(docs, kind, name=None):
+    out = [d for d in docs if d["kind"] == kind and (name is None or d["metadata"]["name"] == name)]
+    assert out, f"no {kind} {name or ''}"
+    return out
+
+
+def main():
+    rec = load(sys.argv[1])
+    ex = load(sys.argv[2])
+    dep = find(rec, "Deployment", "gpuscale-reconciler")[0]
+    assert dep["spec"]["replicas"] == 2, "two replicas"
+    c = dep["spec"]["template"]["spec"]["containers"][0]
+    args = c["args"]
+    assert args[0] == "run" and "--leader-elect=true" in args, args
+    assert c["livenessProbe"]["httpGet"]["path"] == "/healthz"
+    assert c["readinessProbe"]["httpGet"]["path"] == "/readyz"
+    assert c["securityContext"]["readOnlyRootFilesystem"] is True
+    vols = dep["spec"]["template"]["spec"]["volumes"]
+    cm_name = vols[0]["configMap"]["name"]
+    assert cm_name.startswith("gpuscale-reconciler-policy"), cm_name
+    find(rec, "ConfigMap", cm_name)
+    find(rec, "ServiceAccount", "gpuscale-reconciler")
+    # Least privilege: no wildcards, no secrets, writes only where the reconciler acts.
+    writes = {}
+    for kind in ("ClusterRole", "Role"):
+        for role in [d for d in rec if d["kind"] == kind]:
+            for rule in role["rules"]:
+                assert "*" not in rule["verbs"] and "*" not in rule["resources"], rule
+                assert "secrets" not in rule["resources"], rule
+                for r in rule["resources"]:
+                    for v in rule["verbs"]:
+                        if v in ("create", "update", "patch", "delete"):
+                            writes.setdefault(r, set()).add(v)
+                if "configmaps" in rule["resources"] and ({"update", "patch"} & set(rule["verbs"])):
+                    assert rule.get("resourceNames"), "ConfigMap writes limited by name"
+    assert set(writes) == {"nodes", "horizontalpodautoscalers", "events", "configmaps", "leases"}, writes
+    assert "delete" not in set().union(*writes.values()), writes
+    hpa = find(ex, "HorizontalPodAutoscaler", "triton")[0]
+    assert hpa["metadata"]["annotations"]["gpuscale.io/partition-policy"] == "inference"
+    assert hpa["spec"]["maxReplicas"] == 7
+    tdep = find(ex, "Deployment", "triton")[0]
+    limits = tdep["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"]
+    assert "nvidia.com/mig-1g.5gb" in limits
+    print("checked", len(rec), "reconciler objects and", len(ex), "example objects")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,320 @@
+// KubeActuator and the controller pass against the fake API: the order of writes through the GPU
+// Operator's interfaces, failure handling, resume from annotations, the in-flight limit and dry
+// run.
+#include "gpuscale/reconciler/actuator.h"
+
+#include <gtest/gtest.h>
+
+#include "cluster_fixture.h"
+#include "gpuscale/reconciler/controller.h"
+
+namespace gpuscale::reconciler {
+namespace {
+
+using nlohmann::json;
+using testing::objectsOf;
+using testing::RecordingClient;
+using testing::Write;
+using namespace std::chrono_literals;
+
+constexpr const char* kReshapeNode = "a100-node-3";
+constexpr const char* kSlicedNode = "a100-node-1";
+
+kube::ResourceRef nodeRef(const std::string& name) {
+  return kube::ResourceRef::collection("", "v1", "nodes").named(name);
+}
+
+kube::ResourceRef hpaRef() {
+  return kube::ResourceRef::collection("autoscaling", "v2", "horizontalpodautoscalers", "default")
+      .named("triton");
+}
+
+class ActuatorTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    testing::seed(*fake_, partition::testing::loadDump("a100_idle_reshape.json"));
+    options_.maxNodesInFlight = 2;
+  }
+
+  // A controller as a freshly started process would build it.
+  std::unique_ptr<Controller> controller(bool dryRun = false) {
+    auto actuator = std::make_shared<KubeActuator>(
+        client_, events_, std::make_shared<NodeLevelGpuPodMapping>(), options_);
+    auto policies = PolicySource::open("");
+    ControllerOptions o;
+    o.dryRun = dryRun;
+    return std::make_unique<Controller>(
+        client_, actuator, *policies, events_,
+        std::make_shared<ReconcilerMetrics>(std::make_shared<prometheus::Registry>()), o);
+  }
+
+  PassResult pass(Controller& c, TimePoint at) { return c.pass(objectsOf(*fake_), at); }
+
+  json node(const std::string& name) { return *fake_->get(nodeRef(name)); }
+  json hpa() { return *fake_->get(hpaRef()); }
+  int maxReplicas() { return hpa()["spec"].value("maxReplicas", 0); }
+
+  // What mig-manager and the device plugin do: labels and allocatable.
+  void setNode(const std::string& name, json labels, json allocatable = json::object()) {
+    json patch{{"metadata", {{"labels", labels}}}};
+    if (!allocatable.empty()) patch["status"] = {{"allocatable", allocatable}};
+    ASSERT_TRUE(fake_->patch(nodeRef(name), kube::PatchType::kMerge, patch).ok());
+  }
+
+  static bool flips(const Write& w, const std::string& node, std::string_view label) {
+    return w.resource == "nodes" && w.name == node && w.body.contains("metadata") &&
+           w.body["metadata"].contains("labels") &&
+           w.body["metadata"]["labels"].contains(std::string(label));
+  }
+
+  std::shared_ptr<gpuscale::testing::FakeKubeClient> fake_ =
+      std::make_shared<gpuscale::testing::FakeKubeClient>();
+  std::shared_ptr<RecordingClient> client_ = std::make_shared<RecordingClient>(fake_);
+  std::shared_ptr<MemoryEventRecorder> events_ = std::make_shared<MemoryEventRecorder>();
+  ActuatorOptions options_;
+  TimePoint t0_ = *partition::parseKubernetesTime("2026-11-22T01:00:00Z");
+};
+
+TEST_F(ActuatorTest, ConfigBeforeLabelAndMaxReplicasOnlyAfterAllocatable) {
+  auto c = controller();
+  auto first = pass(*c, t0_);
+  ASSERT_EQ(first.plan.actions.size(), 3u) << partition::planToJson(first.plan).dump();
+
+  // The ConfigMaps were written before the labels that select them flipped.
+  int migConfig = client_->firstWhere([](const Write& w) {
+    return w.resource == "configmaps" && w.name == "gpuscale-mig-parted-config";
+  });
+  int migLabel =
+      client_->firstWhere([](const Write& w) { return flips(w, kReshapeNode, kMigConfigLabel); });
+  int pluginConfig = client_->firstWhere([](const Write& w) {
+    return w.resource == "configmaps" && w.name == "device-plugin-config";
+  });
+  int pluginLabel = client_->firstWhere(
+      [](const Write& w) { return flips(w, kSlicedNode, kDevicePluginConfigLabel); });
+  ASSERT_GE(migConfig, 0);
+  ASSERT_GE(pluginConfig, 0);
+  EXPECT_LT(migConfig, migLabel);
+  EXPECT_LT(pluginConfig, pluginLabel);
+  // Intent was on the HPA before any node changed.
+  int hpaIntent =
+      client_->firstWhere([](const Write& w) { return w.resource == "horizontalpodautoscalers"; });
+  EXPECT_LT(hpaIntent, migLabel);
+
+  const std::string config = labelOf(node(kReshapeNode), kMigConfigLabel);
+  EXPECT_EQ(config.rfind("gpuscale-a100-node-3-", 0), 0u);
+  auto cm = fake_->get(kube::ResourceRef::collection("", "v1", "configmaps", "gpu-operator")
+                           .named("gpuscale-mig-parted-config"));
+  ASSERT_TRUE(cm.ok());
+  EXPECT_NE((*cm)["data"]["config.yaml"].get<std::string>().find(config), std::string::npos);
+  EXPECT_EQ(maxReplicas(), 7);
+
+  // mig-manager answers success but the device plugin has not re-advertised: still waiting.
+  setNode(kReshapeNode, {{"nvidia.com/mig.config.state", "success"}});
+  pass(*c, t0_ + 10s);
+  EXPECT_EQ(maxReplicas(), 7);
+  EXPECT_FALSE(annotationOf(node(kReshapeNode), kIntentAnnotation).empty());
+
+  // Allocatable shows the new partitions on both nodes: now, and only now, maxReplicas grows.
+  setNode(kReshapeNode, json::object(),
+          {{"nvidia.com/mig-1g.5gb", "14"}, {"nvidia.com/mig-3g.20gb", "0"}});
+  setNode(kSlicedNode, json::object(), {{"nvidia.com/mig-1g.5gb", "14"}});
+  auto last = pass(*c, t0_ + 20s);
+  EXPECT_GT(maxReplicas(), 7);
+  EXPECT_LE(maxReplicas(), 28);
+  int raise = client_->firstWhere([](const Write& w) {
+    return w.resource == "horizontalpodautoscalers" && w.body.contains("spec");
+  });
+  EXPECT_GT(raise, migLabel);
+  EXPECT_TRUE(annotationOf(node(kReshapeNode), kIntentAnnotation).empty());
+  EXPECT_EQ(decodeNodeOutcome(annotationOf(node(kReshapeNode), kOutcomeAnnotation))->result,
+            "success");
+  EXPECT_TRUE(annotationOf(hpa(), kIntentAnnotation).empty());
+  EXPECT_EQ(annotationOf(hpa(), partition::kOriginalMaxAnnotation), "7");
+  EXPECT_FALSE(annotationOf(hpa(), kStatusAnnotation).empty());
+  EXPECT_EQ(events_->withReason("MaxReplicasRaised").size(), 1u);
+  EXPECT_EQ(events_->withReason("MigReconfigureSucceeded").size(), 1u);
+  EXPECT_EQ(events_->withReason("TimeSlicingSucceeded").size(), 1u);
+  ASSERT_EQ(last.report.ceilingToCapacitySeconds.size(), 1u);
+  EXPECT_DOUBLE_EQ(last.report.ceilingToCapacitySeconds[0], 20.0);
+  // Each label was set exactly once.
+  EXPECT_EQ(
+      client_->countWhere([](const Write& w) { return flips(w, kReshapeNode, kMigConfigLabel); }),
+      1);
+}
+
+TEST_F(ActuatorTest, FailedMigManagerRunIsRevertedAndOperandsUnpaused) {
+  options_.maxNodesInFlight = 1;
+  auto c = controller();
+  pass(*c, t0_);
+  const json before = node(kReshapeNode);
+  auto intent = decodeNodeIntent(annotationOf(before, kIntentAnnotation));
+  ASSERT_TRUE(intent.has_value());
+  EXPECT_EQ(intent->previous, "all-3g.20gb");
+  // The HPA waits for the only node the limit let start.
+  EXPECT_EQ(decodeHpaIntent(annotationOf(hpa(), kIntentAnnotation))->nodes,
+            std::vector<std::string>{kReshapeNode});
+  EXPECT_TRUE(labelOf(node(kSlicedNode), kDevicePluginConfigLabel).empty());
+
+  setNode(kReshapeNode, {{"nvidia.com/mig.config.state", "failed"},
+                         {"nvidia.com/gpu.deploy.device-plugin", "paused-for-mig-change"}});
+  pass(*c, t0_ + 30s);
+  const json after = node(kReshapeNode);
+  EXPECT_EQ(labelOf(after, kMigConfigLabel), "all-3g.20gb");
+  EXPECT_EQ(labelOf(after, "nvidia.com/gpu.deploy.device-plugin"), "true");
+  EXPECT_TRUE(annotationOf(after, kIntentAnnotation).empty());
+  EXPECT_EQ(decodeNodeOutcome(annotationOf(after, kOutcomeAnnotation))->result, "failed");
+  EXPECT_FALSE(annotationOf(after, kBackoffAnnotation).empty());
+  EXPECT_EQ(events_->withReason("MigReconfigureFailed").size(), 1u);
+  EXPECT_EQ(events_->withReason("OperandsUnpaused").size(), 1u);
+  EXPECT_EQ(events_->withReason("PartitionChangeIncomplete").size(), 1u);
+  EXPECT_EQ(maxReplicas(), 7);
+
+  // Backing off: the next passes do not touch the node again.
+  setNode(kReshapeNode, {{"nvidia.com/mig.config.state", "success"}});
+  pass(*c, t0_ + 60s);
+  EXPECT_EQ(
+      client_->countWhere([](const Write& w) { return flips(w, kReshapeNode, kMigConfigLabel); }),
+      2);  // the flip and the revert
+}
+
+TEST_F(ActuatorTest, MigManagerThatNeverAnswersTimesOutAndRestoresThePreviousConfig) {
+  options_.maxNodesInFlight = 1;
+  options_.migTimeout = 120s;
+  auto c = controller();
+  pass(*c, t0_);
+  setNode(kReshapeNode, {{"nvidia.com/mig.config.state", "pending"},
+                         {"nvidia.com/gpu.deploy.device-plugin", "paused-for-mig-change"}});
+  pass(*c, t0_ + 60s);
+  EXPECT_FALSE(annotationOf(node(kReshapeNode), kIntentAnnotation).empty());
+  pass(*c, t0_ + 121s);
+  const json after = node(kReshapeNode);
+  EXPECT_EQ(labelOf(after, kMigConfigLabel), "all-3g.20gb");
+  EXPECT_EQ(decodeNodeOutcome(annotationOf(after, kOutcomeAnnotation))->result, "timeout");
+  // Still pending: mig-manager owns the operand labels while it runs.
+  EXPECT_EQ(labelOf(after, "nvidia.com/gpu.deploy.device-plugin"), "paused-for-mig-change");
+  EXPECT_EQ(events_->withReason("MigReconfigureTimedOut").size(), 1u);
+  EXPECT_EQ(maxReplicas(), 7);
+}
+
+TEST_F(ActuatorTest, PodStartingBetweenPlanAndActionStopsTheReshape) {
+  options_.maxNodesInFlight = 1;
+  auto c = controller();
+  auto stale = objectsOf(*fake_);  // the plan is made from this view
+  auto pod =
+      partition::testing::gpuPod("default", "other", 0, "nvidia.com/mig-3g.20gb", kReshapeNode);
+  ASSERT_TRUE(fake_->create(kube::ResourceRef::collection("", "v1", "pods", "default"), pod).ok());
+  auto r = c->pass(stale, t0_);
+  ASSERT_FALSE(r.plan.actions.empty());
+  EXPECT_EQ(labelOf(node(kReshapeNode), kMigConfigLabel), "all-3g.20gb");
+  EXPECT_EQ(
+      client_->countWhere([](const Write& w) { return flips(w, kReshapeNode, kMigConfigLabel); }),
+      0);
+  EXPECT_EQ(events_->withReason("ReshapeSkipped").size(), 1u);
+}
+
+TEST_F(ActuatorTest, RestartedReconcilerResumesFromTheIntentAnnotation) {
+  options_.maxNodesInFlight = 1;
+  {
+    auto first = controller();
+    pass(*first, t0_);
+  }
+  // The process died after flipping the label. A new one must not flip it again nor plan anew.
+  auto second = controller();
+  pass(*second, t0_ + 5s);
+  pass(*second, t0_ + 10s);
+  EXPECT_EQ(
+      client_->countWhere([](const Write& w) { return flips(w, kReshapeNode, kMigConfigLabel); }),
+      1);
+  EXPECT_EQ(client_->countWhere([](const Write& w) {
+    return w.resource == "horizontalpodautoscalers" && w.body.contains("spec");
+  }),
+            0);
+  setNode(kReshapeNode, {{"nvidia.com/mig.config.state", "success"}},
+          {{"nvidia.com/mig-1g.5gb", "14"}, {"nvidia.com/mig-3g.20gb", "0"}});
+  pass(*second, t0_ + 20s);
+  EXPECT_GT(maxReplicas(), 7);
+  EXPECT_EQ(events_->withReason("MaxReplicasRaised").size(), 1u);
+}
+
+TEST_F(ActuatorTest, RestartAfterIntentBeforeTheFlipFinishesTheStepOnce) {
+  // A process that died right after recording its intent (phase "prepared").
+  NodeIntent intent;
+  intent.plan = "p1";
+  intent.kind = NodeOpKind::kTimeSlicing;
+  intent.label = "gpuscale-a100-node-1-0000beef";
+  intent.config = "version: v1\nflags:\n  migStrategy: mixed\n";
+  intent.expect = {{"nvidia.com/mig-1g.5gb", 14}};
+  intent.started = t0_;
+  ASSERT_TRUE(fake_
+                  ->patch(nodeRef(kSlicedNode), kube::PatchType::kMerge,
+                          {{"metadata",
+                            {{"annotations", {{"gpuscale.io/intent", encodeNodeIntent(intent)}}}}}})
+                  .ok());
+  options_.maxNodesInFlight = 1;
+  auto c = controller();
+  pass(*c, t0_ + 1s);
+  pass(*c, t0_ + 2s);
+  EXPECT_EQ(labelOf(node(kSlicedNode), kDevicePluginConfigLabel), intent.label);
+  EXPECT_EQ(client_->countWhere(
+                [&](const Write& w) { return flips(w, kSlicedNode, kDevicePluginConfigLabel); }),
+            1);
+  // The in-flight limit of 1 is taken: the reshape of the other node waits.
+  EXPECT_TRUE(annotationOf(node(kReshapeNode), kIntentAnnotation).empty());
+}
+
+TEST_F(ActuatorTest, ConflictingWriteIsRetriedOnTheNewVersion) {
+  options_.maxNodesInFlight = 1;
+  fake_->failNext("patch", core::Status(409, "Conflict", "the object has been modified"), 1);
+  auto c = controller();
+  pass(*c, t0_);
+  EXPECT_FALSE(annotationOf(node(kReshapeNode), kIntentAnnotation).empty());
+  EXPECT_EQ(
+      client_->countWhere([](const Write& w) { return flips(w, kReshapeNode, kMigConfigLabel); }),
+      1);
+}
+
+TEST_F(ActuatorTest, SomeoneElseChangingTheLabelSupersedesTheOperation) {
+  options_.maxNodesInFlight = 1;
+  auto c = controller();
+  pass(*c, t0_);
+  setNode(kReshapeNode, {{"nvidia.com/mig.config", "all-balanced"}});
+  pass(*c, t0_ + 5s);
+  EXPECT_EQ(decodeNodeOutcome(annotationOf(node(kReshapeNode), kOutcomeAnnotation))->result,
+            "superseded");
+  EXPECT_EQ(labelOf(node(kReshapeNode), kMigConfigLabel), "all-balanced");
+}
+
+TEST_F(ActuatorTest, ScaleInLowersMaxReplicasButNeverBelowCurrentReplicas) {
+  KubeActuator actuator(client_, events_, std::make_shared<NodeLevelGpuPodMapping>(), options_);
+  partition::Plan plan;
+  plan.actions.push_back(partition::SetMaxReplicas{"default", "triton", 7, 3});
+  auto snapshot = partition::buildSnapshot(json(objectsOf(*fake_)));
+  ASSERT_TRUE(snapshot.ok());
+  ClusterState state;
+  state.snapshot = &*snapshot;
+  // The HPA still runs 7 replicas: lowering the ceiling below them is refused.
+  actuator.apply(plan, state, t0_);
+  EXPECT_EQ(maxReplicas(), 7);
+  ASSERT_TRUE(
+      fake_->patch(hpaRef(), kube::PatchType::kMerge, {{"status", {{"currentReplicas", 2}}}}).ok());
+  actuator.apply(plan, state, t0_ + 1s);
+  EXPECT_EQ(maxReplicas(), 3);
+  EXPECT_EQ(annotationOf(hpa(), partition::kLastChangeAnnotation), "2026-11-22T01:00:01Z");
+  EXPECT_EQ(events_->withReason("MaxReplicasLowered").size(), 1u);
+  // A stale plan (maxReplicas is no longer 7) changes nothing.
+  actuator.apply(plan, state, t0_ + 2s);
+  EXPECT_EQ(events_->withReason("MaxReplicasLowered").size(), 1u);
+}
+
+TEST_F(ActuatorTest, DryRunWritesNothing) {
+  auto c = controller(/*dryRun=*/true);
+  const std::string before = fake_->currentResourceVersion();
+  auto r = pass(*c, t0_);
+  EXPECT_FALSE(r.plan.actions.empty());
+  EXPECT_EQ(fake_->currentResourceVersion(), before);
+  EXPECT_TRUE(client_->writes().empty());
+  EXPECT_NE(c->lastPlanJson().find("MigReconfigure"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace gpuscale::reconciler

@@ -1,0 +1,141 @@
+// A FakeKubeClient seeded from the partition seed dumps, a client wrapper that records every write
+// in order, and readers that turn the fake's contents back into the object list a controller pass
+// takes.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "fakes/fake_kube_client.h"
+#include "unit/partition/kube_objects.h"
+
+namespace gpuscale::reconciler::testing {
+
+using nlohmann::json;
+
+struct Kind {
+  const char* kind;
+  const char* group;
+  const char* version;
+  const char* resource;
+  bool namespaced;
+};
+
+inline constexpr Kind kKinds[] = {
+    {"Node", "", "v1", "nodes", false},
+    {"Pod", "", "v1", "pods", true},
+    {"HorizontalPodAutoscaler", "autoscaling", "v2", "horizontalpodautoscalers", true},
+    {"Deployment", "apps", "v1", "deployments", true},
+    {"ConfigMap", "", "v1", "configmaps", true},
+};
+
+inline kube::ResourceRef refFor(const Kind& k, const std::string& ns = {}) {
+  return kube::ResourceRef::collection(k.group, k.version, k.resource, k.namespaced ? ns : "");
+}
+
+// One write as the API server saw it.
+struct Write {
+  std::string verb, resource, name;
+  json body;
+};
+
+// Delegates to a FakeKubeClient and keeps the writes in order.
+class RecordingClient final : public kube::KubeClient {
+ public:
+  explicit RecordingClient(std::shared_ptr<gpuscale::testing::FakeKubeClient> fake)
+      : fake_(std::move(fake)) {}
+  core::Result<kube::Object> get(const kube::ResourceRef& ref) override { return fake_->get(ref); }
+  core::Result<kube::ObjectList> list(const kube::ResourceRef& ref,
+                                      const kube::ListOptions& options) override {
+    if (options.fieldSelector.rfind("spec.nodeName=", 0) != 0) return fake_->list(ref, options);
+    // The fake knows only metadata field selectors; filter pods by node here.
+    kube::ListOptions all = options;
+    all.fieldSelector.clear();
+    auto r = fake_->list(ref, all);
+    if (!r) return r;
+    const std::string node = options.fieldSelector.substr(14);
+    std::erase_if(r->items, [&](const json& p) { return p["spec"].value("nodeName", "") != node; });
+    return r;
+  }
+  core::Status watch(const kube::ResourceRef& ref, const kube::WatchOptions& o,
+                     const kube::WatchHandler& h, std::stop_token s) override {
+    return fake_->watch(ref, o, h, s);
+  }
+  core::Result<kube::Object> create(const kube::ResourceRef& ref, const kube::Object& o) override {
+    log("create", ref, o.value("metadata", json::object()).value("name", ""), o);
+    return fake_->create(ref, o);
+  }
+  core::Result<kube::Object> update(const kube::ResourceRef& ref, const kube::Object& o) override {
+    log("update", ref, ref.name, o);
+    return fake_->update(ref, o);
+  }
+  core::Result<kube::Object> patch(const kube::ResourceRef& ref, kube::PatchType type,
+                                   const kube::Object& p) override {
+    log("patch", ref, ref.name, p);
+    return fake_->patch(ref, type, p);
+  }
+  core::Status remove(const kube::ResourceRef& ref) override { return fake_->remove(ref); }
+  core::Result<kube::Object> getPath(std::string_view path) override {
+    return fake_->getPath(path);
+  }
+
+  std::vector<Write> writes() const {
+    std::lock_guard lock(mu_);
+    return writes_;
+  }
+  // Index of the first write matching `pred`, or -1.
+  template <typename Pred>
+  int firstWhere(Pred pred) const {
+    auto all = writes();
+    for (std::size_t i = 0; i < all.size(); ++i) {
+      if (pred(all[i])) return static_cast<int>(i);
+    }
+    return -1;
+  }
+  template <typename Pred>
+  int countWhere(Pred pred) const {
+    int n = 0;
+    for (const auto& w : writes()) n += pred(w) ? 1 : 0;
+    return n;
+  }
+
+ private:
+  void log(const char* verb, const kube::ResourceRef& ref, std::string name, const json& body) {
+    std::lock_guard lock(mu_);
+    writes_.push_back({verb, ref.resource, std::move(name), body});
+  }
+  std::shared_ptr<gpuscale::testing::FakeKubeClient> fake_;
+  mutable std::mutex mu_;
+  std::vector<Write> writes_;
+};
+
+// Creates every item of a seed dump in `fake`.
+inline void seed(gpuscale::testing::FakeKubeClient& fake, const json& dump) {
+  for (const auto& item : dump["items"]) {
+    for (const auto& k : kKinds) {
+      if (item.value("kind", "") != k.kind) continue;
+      auto r = fake.create(refFor(k, item["metadata"].value("namespace", "")), item);
+      EXPECT_TRUE(r.ok()) << r.status().toString();
+    }
+  }
+}
+
+// Everything in `fake`, with `kind` set as a controller's informers deliver it.
+inline std::vector<json> objectsOf(gpuscale::testing::FakeKubeClient& fake) {
+  std::vector<json> out;
+  for (const auto& k : kKinds) {
+    auto r = fake.list(refFor(k), {});
+    EXPECT_TRUE(r.ok());
+    if (!r) continue;
+    for (auto item : r->items) {
+      item["kind"] = k.kind;
+      out.push_back(std::move(item));
+    }
+  }
+  return out;
+}
+
+}  // namespace gpuscale::reconciler::testing

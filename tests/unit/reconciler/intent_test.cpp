@@ -1,0 +1,59 @@
+#include "gpuscale/reconciler/intent.h"
+
+#include <gtest/gtest.h>
+
+namespace gpuscale::reconciler {
+namespace {
+
+TimePoint at(const char* text) { return *partition::parseKubernetesTime(text); }
+
+TEST(IntentTest, NodeIntentRoundTrips) {
+  NodeIntent i;
+  i.plan = "2026-11-22T01:00:00Z-1";
+  i.kind = NodeOpKind::kMig;
+  i.phase = NodeOpPhase::kApplied;
+  i.label = "gpuscale-node-1-0badf00d";
+  i.previous = "all-1g.5gb";
+  i.config = "version: v1\n";
+  i.expect = {{"nvidia.com/mig-1g.5gb", 14}};
+  i.gpus = {0, 1};
+  i.started = at("2026-11-22T01:00:00Z");
+  i.applied = at("2026-11-22T01:00:05Z");
+  EXPECT_EQ(decodeNodeIntent(encodeNodeIntent(i)), i);
+}
+
+TEST(IntentTest, HpaIntentRoundTrips) {
+  HpaIntent h{"p", 7, 28, {"a", "b"}, at("2026-11-22T01:00:00Z")};
+  EXPECT_EQ(decodeHpaIntent(encodeHpaIntent(h)), h);
+}
+
+TEST(IntentTest, MalformedAnnotationsReadAsAbsent) {
+  struct Row {
+    const char* what;
+    const char* text;
+  };
+  const Row rows[] = {
+      {"empty", ""},
+      {"not JSON", "{oops"},
+      {"not an object", "[1,2]"},
+      {"unknown kind", R"({"plan":"p","kind":"mps","label":"x","started":"2026-11-22T01:00:00Z"})"},
+      {"no start time", R"({"plan":"p","kind":"mig","label":"x"})"},
+      {"no label", R"({"plan":"p","kind":"mig","started":"2026-11-22T01:00:00Z"})"},
+  };
+  for (const auto& row : rows) {
+    EXPECT_FALSE(decodeNodeIntent(row.text).has_value()) << row.what;
+  }
+}
+
+TEST(IntentTest, OutcomeKeepsItsResult) {
+  NodeOutcome o{"p", NodeOpKind::kTimeSlicing, "timeout", "no answer", at("2026-11-22T01:02:03Z")};
+  auto back = decodeNodeOutcome(encodeNodeOutcome(o));
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ(back->result, "timeout");
+  EXPECT_EQ(back->kind, NodeOpKind::kTimeSlicing);
+  EXPECT_FALSE(back->succeeded());
+  EXPECT_EQ(formatTime(back->at), "2026-11-22T01:02:03Z");
+}
+
+}  // namespace
+}  // namespace gpuscale::reconciler

@@ -1,0 +1,52 @@
+#include "gpuscale/reconciler/policy_source.h"
+
+#include <unistd.h>
+
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+namespace gpuscale::reconciler {
+namespace {
+
+class PolicySourceTest : public ::testing::Test {
+ protected:
+  void write(const std::string& text) {
+    std::ofstream(path_) << text;
+    // A different size makes the change visible even within one mtime tick.
+  }
+  void TearDown() override { std::filesystem::remove(path_); }
+  std::string path_ = ::testing::TempDir() + "policy-" + std::to_string(getpid()) + ".yaml";
+};
+
+TEST_F(PolicySourceTest, BadReloadKeepsThePreviousPolicies) {
+  write("policies:\n- name: a\n");
+  auto source = PolicySource::open(path_);
+  ASSERT_TRUE(source.ok()) << source.status().toString();
+  EXPECT_EQ((*source)->current()->policies.at(0).name, "a");
+
+  write("policies:\n- name: a\n  levers: [teleport]\n");
+  EXPECT_FALSE((*source)->reloadIfChanged());
+  EXPECT_FALSE((*source)->lastReloadSuccessful());
+  EXPECT_EQ((*source)->current()->policies.at(0).name, "a");
+
+  write("policies:\n- name: bigger-name\n");
+  EXPECT_TRUE((*source)->reloadIfChanged());
+  EXPECT_TRUE((*source)->lastReloadSuccessful());
+  EXPECT_EQ((*source)->current()->policies.at(0).name, "bigger-name");
+  EXPECT_FALSE((*source)->reloadIfChanged());  // unchanged file
+}
+
+TEST_F(PolicySourceTest, BadFileAtStartIsAnError) {
+  write("policies: [1, 2\n");
+  EXPECT_FALSE(PolicySource::open(path_).ok());
+}
+
+TEST_F(PolicySourceTest, NoFileMeansTheBuiltInDefault) {
+  auto source = PolicySource::open("");
+  ASSERT_TRUE(source.ok());
+  EXPECT_EQ((*source)->current()->policies.at(0).name, "default");
+}
+
+}  // namespace
+}  // namespace gpuscale::reconciler
