@@ -1,5 +1,6 @@
 // gpuscale-adapter: the custom/external metrics adapter. This file only dispatches subcommands;
-// each subcommand lives in its own file.
+// each subcommand lives in its own file. Without a subcommand (flags only, as prometheus-adapter is
+// started) the adapter serves.
 #include <array>
 #include <iostream>
 #include <span>
@@ -7,6 +8,7 @@
 #include <vector>
 
 #include "rules_command.h"
+#include "serve_command.h"
 
 namespace {
 
@@ -19,15 +21,18 @@ struct Subcommand {
 };
 
 constexpr std::array kSubcommands = {
+    Subcommand{"serve", "serve the metrics APIs (the default: gpuscale-adapter --config FILE ...)",
+               &gpuscale::adapter::runServeCommand},
     Subcommand{"rules", "check or render a rule file (rules check FILE | rules render FILE ...)",
                &gpuscale::adapter::runRulesCommand},
 };
 
 int usage(std::ostream& out, int code) {
-  out << "usage: gpuscale-adapter <command> [arguments]\n\ncommands:\n";
+  out << "usage: gpuscale-adapter [<command>] [arguments]\n\ncommands:\n";
   for (const Subcommand& command : kSubcommands) {
     out << "  " << command.name << "\t" << command.summary << "\n";
   }
+  out << "\n'gpuscale-adapter serve --help' lists the serving flags.\n";
   return code;
 }
 
@@ -43,6 +48,9 @@ int main(int argc, char** argv) {
     if (args.front() == command.name) {
       return command.run(std::span<const std::string_view>(args).subspan(1), std::cout, std::cerr);
     }
+  }
+  if (args.front().starts_with("-")) {
+    return gpuscale::adapter::runServeCommand(args, std::cout, std::cerr);
   }
   std::cerr << "gpuscale-adapter: unknown command \"" << args.front() << "\"\n";
   return usage(std::cerr, 2);

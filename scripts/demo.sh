@@ -1,5 +1,93 @@
 #!/usr/bin/env bash
-# The demo: the adapter serving avg_time_queue_us from a real Prometheus. Lands with the serving issue.
+# The demo: gpuscale-adapter serving Triton's queue time as a custom metric from a real Prometheus.
+#
+# Installs what is missing (scripts/setup.sh without the test cluster build), builds the adapter and the
+# simulator, then starts on loopback ports, each with its own temporary files:
+#   1. gpuscale-sim exporter: Triton-like counters (and kube-state-metrics label series) for three pods,
+#   2. the Debian prometheus, scraping it every second,
+#   3. gpuscale-adapter --standalone with rules/triton.yaml,
+# waits until the adapter has discovered avg_time_queue_us, and shows what `kubectl get --raw` sees.
+# Everything it started is stopped when it exits (also on Ctrl-C).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-echo "demo: not yet available (the adapter's serving path is still being built); run scripts/test.sh"
+
+GPUSCALE_SKIP_CLUSTER_BUILD=1 scripts/setup.sh
+build=${GPUSCALE_BUILD_DIR:-build}
+echo "demo: building gpuscale-adapter and gpuscale-sim in $build/"
+cmake -S . -B "$build" -G Ninja >/dev/null
+cmake --build "$build" -j2 --target gpuscale-adapter gpuscale-sim >/dev/null
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/gpuscale-demo.XXXXXX")
+pids=()
+cleanup() {
+  local pid
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+free_port() {
+  /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+# wait_for SECONDS DESCRIPTION COMMAND...: polls COMMAND until it succeeds.
+wait_for() {
+  local seconds=$1 what=$2
+  shift 2
+  for _ in $(seq $((seconds * 5))); do
+    if "$@" >/dev/null 2>&1; then return 0; fi
+    sleep 0.2
+  done
+  echo "demo: $what did not come up within ${seconds}s; logs in $work:" >&2
+  tail -n 20 "$work"/*.log >&2 || true
+  exit 1
+}
+
+"$build/bin/gpuscale-sim" exporter --listen 127.0.0.1:0 --port-file "$work/exporter.port" \
+  >"$work/exporter.log" 2>&1 &
+pids+=($!)
+wait_for 10 "the exporter" test -s "$work/exporter.port"
+exporter_port=$(cat "$work/exporter.port")
+
+prometheus_port=$(free_port)
+cat >"$work/prometheus.yml" <<YAML
+global: {scrape_interval: 1s, evaluation_interval: 1s}
+scrape_configs:
+- job_name: triton
+  static_configs: [{targets: ["127.0.0.1:$exporter_port"]}]
+YAML
+prometheus --config.file="$work/prometheus.yml" --storage.tsdb.path="$work/prometheus" \
+  --web.listen-address="127.0.0.1:$prometheus_port" >"$work/prometheus.log" 2>&1 &
+pids+=($!)
+wait_for 30 "prometheus" curl -sf "http://127.0.0.1:$prometheus_port/-/ready"
+echo "demo: exporter on 127.0.0.1:$exporter_port, prometheus on 127.0.0.1:$prometheus_port"
+
+adapter_port=$(free_port)
+"$build/bin/gpuscale-adapter" --config rules/triton.yaml --standalone \
+  --prometheus-url "http://127.0.0.1:$prometheus_port" --metrics-relist-interval 2s \
+  --secure-port "$adapter_port" --cert-dir "$work/certs" >"$work/adapter.log" 2>&1 &
+pids+=($!)
+
+kubectl_raw() {
+  kubectl --kubeconfig=/dev/null --server "https://127.0.0.1:$adapter_port" --insecure-skip-tls-verify \
+    --token=x get --raw "$1"
+}
+discovered() { kubectl_raw /apis/custom.metrics.k8s.io/v1beta1 | grep -q 'pods/avg_time_queue_us'; }
+has_values() {
+  kubectl_raw '/apis/custom.metrics.k8s.io/v1beta1/namespaces/default/pods/%2A/avg_time_queue_us' |
+    grep -q '"name":"triton-2"'
+}
+wait_for 60 "discovery of avg_time_queue_us" discovered
+wait_for 60 "the first avg_time_queue_us values" has_values
+echo "demo: gpuscale-adapter on https://127.0.0.1:$adapter_port (standalone)"
+
+show() {
+  echo
+  echo "\$ kubectl --kubeconfig=/dev/null --server https://127.0.0.1:$adapter_port --insecure-skip-tls-verify --token=x get --raw '$1'"
+  kubectl_raw "$1"
+}
+show /apis/custom.metrics.k8s.io/v1beta1
+show '/apis/custom.metrics.k8s.io/v1beta1/namespaces/default/pods/%2A/avg_time_queue_us'
+echo
+echo "demo: done; stopping the adapter, prometheus and the exporter"

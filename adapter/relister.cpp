@@ -1,0 +1,274 @@
+#include "gpuscale/adapter/relister.h"
+
+#include <prometheus/counter.h>
+#include <prometheus/gauge.h>
+#include <prometheus/histogram.h>
+#include <spdlog/spdlog.h>
+
+#include <map>
+#include <set>
+
+namespace gpuscale::adapter {
+namespace {
+
+using Clock = std::chrono::system_clock;
+
+double unixSeconds(Clock::time_point t) {
+  return std::chrono::duration<double>(t.time_since_epoch()).count();
+}
+
+// Every query of `rules` mapped to no series: what registries are built from before discovery.
+rules::SeriesByQuery emptySeries(const rules::RuleSet& rules) {
+  rules::SeriesByQuery out;
+  for (rules::RuleKind kind : {rules::RuleKind::kCustom, rules::RuleKind::kExternal}) {
+    for (const std::string& query : rules.seriesQueries(kind)) out[query];
+  }
+  return out;
+}
+
+}  // namespace
+
+struct Relister::Metrics {
+  prometheus::Histogram* duration = nullptr;
+  prometheus::Counter* successes = nullptr;
+  prometheus::Counter* failures = nullptr;
+  prometheus::Gauge* lastSuccess = nullptr;
+  std::map<std::string, prometheus::Gauge*> registryMetrics;  // api -> gauge
+  std::map<std::string, prometheus::Gauge*> metricNames;      // api -> gauge
+  struct Rule {
+    prometheus::Gauge* series = nullptr;
+    prometheus::Gauge* entries = nullptr;
+    prometheus::Gauge* lastError = nullptr;
+  };
+  std::map<std::string, Rule> rules;  // rule path -> gauges
+
+  Metrics(prometheus::Registry& registry, const rules::RuleSet& ruleSet) {
+    duration = &prometheus::BuildHistogram()
+                    .Name("gpuscale_adapter_relist_duration_seconds")
+                    .Help("Duration of a discovery run (all series queries)")
+                    .Register(registry)
+                    .Add({}, prometheus::Histogram::BucketBoundaries{0.005, 0.01, 0.025, 0.05, 0.1,
+                                                                     0.25, 0.5, 1, 2.5, 5, 10, 30});
+    auto& runs = prometheus::BuildCounter()
+                     .Name("gpuscale_adapter_relists_total")
+                     .Help("Discovery runs by result")
+                     .Register(registry);
+    successes = &runs.Add({{"result", "success"}});
+    failures = &runs.Add({{"result", "failure"}});
+    lastSuccess = &prometheus::BuildGauge()
+                       .Name("gpuscale_adapter_last_relist_success_timestamp_seconds")
+                       .Help("When a discovery run last succeeded (Unix time)")
+                       .Register(registry)
+                       .Add({});
+    auto& served = prometheus::BuildGauge()
+                       .Name("gpuscale_adapter_registry_metrics")
+                       .Help("Metrics in the served registry")
+                       .Register(registry);
+    auto& names = prometheus::BuildGauge()
+                      .Name("gpuscale_adapter_discovered_metric_names")
+                      .Help("Prometheus metric names the series queries returned in the last run")
+                      .Register(registry);
+    for (std::string api : {"custom", "external"}) {
+      registryMetrics[api] = &served.Add({{"api", api}});
+      metricNames[api] = &names.Add({{"api", api}});
+    }
+    auto& series = prometheus::BuildGauge()
+                       .Name("gpuscale_adapter_rule_series")
+                       .Help("Metric names the rule's seriesQuery returned in its last discovery")
+                       .Register(registry);
+    auto& entries = prometheus::BuildGauge()
+                        .Name("gpuscale_adapter_rule_entries")
+                        .Help("Metrics the rule serves")
+                        .Register(registry);
+    auto& errors = prometheus::BuildGauge()
+                       .Name("gpuscale_adapter_rule_last_error")
+                       .Help("1 when the rule's last discovery failed")
+                       .Register(registry);
+    for (rules::RuleKind kind : {rules::RuleKind::kCustom, rules::RuleKind::kExternal}) {
+      for (const rules::CompiledRule& rule : ruleSet.of(kind)) {
+        rules[rule.path()] =
+            Rule{&series.Add({{"rule", rule.path()}}), &entries.Add({{"rule", rule.path()}}),
+                 &errors.Add({{"rule", rule.path()}})};
+      }
+    }
+  }
+
+  void ruleStats(const std::vector<rules::RuleStats>& stats) {
+    for (const rules::RuleStats& s : stats) {
+      auto it = rules.find(s.path);
+      if (it == rules.end()) continue;
+      it->second.series->Set(static_cast<double>(s.series));
+      it->second.entries->Set(static_cast<double>(s.entries));
+    }
+  }
+};
+
+core::Result<RelistOptions> resolveRelistOptions(RelistOptions options,
+                                                 const rules::RuleSet& rules) {
+  if (options.interval <= core::Duration::zero()) {
+    return core::Status::badRequest("--metrics-relist-interval must be positive");
+  }
+  if (options.maxAge == core::Duration::zero()) options.maxAge = options.interval;
+  if (options.maxAge < options.interval && !rules.rules.empty()) {
+    return core::Status::badRequest("max age must not be less than relist interval");
+  }
+  return options;
+}
+
+Relister::Relister(std::shared_ptr<const rules::RuleSet> rules,
+                   std::shared_ptr<prom::Client> client, RelistOptions options,
+                   std::shared_ptr<prometheus::Registry> registry)
+    : rules_(std::move(rules)), client_(std::move(client)), options_(options) {
+  if (options_.maxAge == core::Duration::zero()) options_.maxAge = options_.interval;
+  if (registry) metrics_ = std::make_unique<Metrics>(*registry, *rules_);
+  rules::SeriesByQuery none = emptySeries(*rules_);
+  auto snapshot = std::make_shared<DiscoverySnapshot>();
+  // Building from no series cannot fail: every query is a key.
+  snapshot->custom = *rules::CustomRegistry::build(rules_, none);
+  snapshot->external = *rules::ExternalRegistry::build(rules_, none);
+  snapshot_ = std::move(snapshot);
+}
+
+Relister::~Relister() { stop(); }
+
+void Relister::start() {
+  std::lock_guard lock(mutex_);
+  if (thread_.joinable()) return;
+  stopping_ = false;
+  thread_ = std::thread([this] { loop(); });
+}
+
+void Relister::stop() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void Relister::loop() {
+  while (true) {
+    relistOnce();
+    std::unique_lock lock(mutex_);
+    if (wake_.wait_for(lock, options_.interval, [this] { return stopping_; })) return;
+  }
+}
+
+std::shared_ptr<const DiscoverySnapshot> Relister::snapshot() const {
+  std::lock_guard lock(mutex_);
+  return snapshot_;
+}
+
+core::Status Relister::lastError() const {
+  std::lock_guard lock(mutex_);
+  return lastError_;
+}
+
+core::Status Relister::relistOnce() {
+  const auto started = std::chrono::steady_clock::now();
+  const Clock::time_point now = Clock::now();
+  prom::TimeRange window{now - std::chrono::duration_cast<Clock::duration>(options_.maxAge),
+                         std::nullopt};
+
+  // Every distinct seriesQuery once, whichever kinds use it.
+  rules::SeriesByQuery series;
+  std::map<std::string, core::Status, std::less<>> failed;
+  std::set<std::string, std::less<>> names[2];
+  for (rules::RuleKind kind : {rules::RuleKind::kCustom, rules::RuleKind::kExternal}) {
+    for (const std::string& query : rules_->seriesQueries(kind)) {
+      if (!series.contains(query) && !failed.contains(query)) {
+        auto found = prom::discoverLabelNames(*client_, query, window, options_.discovery);
+        if (!found) {
+          failed.emplace(query, found.status());
+          continue;
+        }
+        auto& list = series[query];
+        for (auto& [name, labels] : *found) list.push_back(rules::Series{name, labels, 1});
+      }
+      if (auto it = series.find(query); it != series.end()) {
+        for (const rules::Series& s : it->second) names[static_cast<int>(kind)].insert(s.name);
+      }
+    }
+  }
+  auto kindFailed = [&](rules::RuleKind kind) -> core::Status {
+    for (const std::string& query : rules_->seriesQueries(kind)) {
+      if (auto it = failed.find(query); it != failed.end()) {
+        return it->second.withContext("unable to fetch metrics for query \"" + query + "\"");
+      }
+    }
+    return core::Status();
+  };
+
+  core::Status customError = kindFailed(rules::RuleKind::kCustom);
+  core::Status externalError = kindFailed(rules::RuleKind::kExternal);
+  std::shared_ptr<const rules::CustomRegistry> custom;
+  std::shared_ptr<const rules::ExternalRegistry> external;
+  if (customError.ok()) {
+    auto built = rules::CustomRegistry::build(rules_, series);
+    if (built)
+      custom = std::move(*built);
+    else
+      customError = built.status();
+  }
+  if (externalError.ok()) {
+    auto built = rules::ExternalRegistry::build(rules_, series);
+    if (built)
+      external = std::move(*built);
+    else
+      externalError = built.status();
+  }
+  core::Status error = customError.ok() ? externalError : customError;
+
+  core::Status previous;
+  {
+    std::lock_guard lock(mutex_);
+    auto next = std::make_shared<DiscoverySnapshot>(*snapshot_);
+    if (custom) {
+      next->custom = custom;
+      builtCustom_ = true;
+    }
+    if (external) {
+      next->external = external;
+      builtExternal_ = true;
+    }
+    snapshot_ = next;
+    previous = lastError_;
+    lastError_ = error;
+    if (builtCustom_ && builtExternal_) ready_.store(true);
+  }
+
+  if (!error.ok() && error.message() != previous.message()) {
+    spdlog::warn("unable to update list of all metrics (keeping the last good one): {}",
+                 error.message());
+  } else if (error.ok() && !previous.ok()) {
+    spdlog::info("metric discovery recovered");
+  }
+  spdlog::debug("discovery: {} custom, {} external metrics", custom ? custom->entries().size() : 0,
+                external ? external->entries().size() : 0);
+
+  if (metrics_) {
+    std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - started;
+    metrics_->duration->Observe(elapsed.count());
+    (error.ok() ? metrics_->successes : metrics_->failures)->Increment();
+    if (error.ok()) metrics_->lastSuccess->Set(unixSeconds(now));
+    if (custom) {
+      metrics_->ruleStats(custom->ruleStats());
+      metrics_->registryMetrics["custom"]->Set(static_cast<double>(custom->entries().size()));
+      metrics_->metricNames["custom"]->Set(static_cast<double>(names[0].size()));
+    }
+    if (external) {
+      metrics_->ruleStats(external->ruleStats());
+      metrics_->registryMetrics["external"]->Set(static_cast<double>(external->entries().size()));
+      metrics_->metricNames["external"]->Set(static_cast<double>(names[1].size()));
+    }
+    for (rules::RuleKind kind : {rules::RuleKind::kCustom, rules::RuleKind::kExternal}) {
+      for (const rules::CompiledRule& rule : rules_->of(kind)) {
+        metrics_->rules[rule.path()].lastError->Set(failed.contains(rule.seriesQuery()) ? 1 : 0);
+      }
+    }
+  }
+  return error;
+}
+
+}  // namespace gpuscale::adapter

@@ -1,0 +1,140 @@
+#include "serve_command.h"
+
+#include <spdlog/spdlog.h>
+
+#include <csignal>
+#include <ostream>
+
+#include "gpuscale/adapter/custom_provider.h"
+#include "gpuscale/adapter/external_provider.h"
+#include "gpuscale/adapter/instrumented_client.h"
+#include "gpuscale/adapter/relister.h"
+#include "gpuscale/adapter/serve_options.h"
+#include "gpuscale/adapter/standalone_object_lister.h"
+#include "gpuscale/apiserver/serve.h"
+#include "gpuscale/prom/caching_client.h"
+#include "gpuscale/prom/http_client.h"
+#include "gpuscale/rules/rule_set.h"
+
+namespace gpuscale::adapter {
+namespace {
+
+constexpr int kUsageError = 2;
+
+void configureLogging(int verbosity) {
+  spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%eZ %^%L%$ %v", spdlog::pattern_time_type::utc);
+  if (verbosity >= 8) {
+    spdlog::set_level(spdlog::level::trace);
+  } else if (verbosity >= 6) {
+    spdlog::set_level(spdlog::level::debug);
+  } else {
+    spdlog::set_level(spdlog::level::info);
+  }
+}
+
+bool hasFlag(std::span<const std::string_view> args, std::string_view name) {
+  for (std::string_view arg : args) {
+    if (arg == "--" + std::string(name) || arg.starts_with("--" + std::string(name) + "=")) {
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+int runServeCommand(std::span<const std::string_view> args, std::ostream& out, std::ostream& err) {
+  if (hasFlag(args, "help") || (!args.empty() && args.front() == "-h")) {
+    out << serveUsage();
+    return 0;
+  }
+  // Block the termination signals before any thread exists (the HTTP client's pool starts early),
+  // so every thread inherits the mask and serveUntilTerminated() alone receives them.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  auto options = parseServeFlags(std::vector<std::string>(args.begin(), args.end()));
+  if (!options) {
+    err << "Error: " << options.status().message() << "\n" << serveUsage();
+    return kUsageError;
+  }
+  configureLogging(options->verbosity);
+  for (const std::string& warning : options->warnings) spdlog::warn("{}", warning);
+  if (!options->standalone) {
+    err << "Error: in-cluster mode (object lookup and delegated authentication through the "
+           "Kubernetes API) is not available in this build; run with --standalone\n";
+    return kUsageError;
+  }
+  if (!hasFlag(args, "bind-address")) options->server.bindAddress = "127.0.0.1";
+  spdlog::warn(
+      "standalone mode: delegated authentication and authorization are off, every client is "
+      "allowed; objects are resolved from Prometheus");
+
+  const rules::ResourceMapper& mapper = rules::BuiltinResourceTable::instance();
+  auto ruleSet = rules::loadRules(options->configFile, mapper);
+  if (!ruleSet) {
+    err << ruleSet.status().message() << "\n";
+    return kUsageError;
+  }
+  for (const rules::Diagnostic& warning : (*ruleSet)->warnings) {
+    spdlog::warn("{}", warning.format((*ruleSet)->file));
+  }
+  auto relist = resolveRelistOptions(options->relist, **ruleSet);
+  if (!relist) {
+    err << "Error: " << relist.status().message() << "\n";
+    return kUsageError;
+  }
+  if (auto valid = prom::validate(options->prometheus); !valid.ok()) {
+    err << "Error: " << valid.message() << "\n";
+    return kUsageError;
+  }
+  auto http = prom::HttpClient::create(options->prometheus);
+  if (!http) {
+    err << "Error: " << http.status().message() << "\n";
+    return kUsageError;
+  }
+
+  auto registry = std::make_shared<prometheus::Registry>();
+  auto instrumented = std::make_shared<InstrumentedClient>(
+      std::shared_ptr<prom::Client>(std::move(*http)), registry);
+  prom::CacheOptions cacheOptions;
+  cacheOptions.ttl = options->prometheus.cacheTtl;
+  auto cache = std::make_shared<prom::CachingClient>(instrumented, cacheOptions);
+  auto runner = std::make_shared<QueryRunner>(cache, cache, registry);
+  auto relister = std::make_shared<Relister>(*ruleSet, instrumented, *relist, registry);
+  SnapshotSource snapshots = [relister] { return relister->snapshot(); };
+
+  apiserver::ApiHandlerConfig config;
+  config.registry = registry;
+  if (!(*ruleSet)->rules.empty()) {
+    config.customMetrics = std::make_shared<CustomProvider>(
+        snapshots, mapper, std::make_shared<StandaloneObjectLister>(runner), runner);
+  }
+  if (!(*ruleSet)->externalRules.empty()) {
+    config.externalMetrics = std::make_shared<ExternalProvider>(snapshots, runner);
+  }
+  config.health = std::make_shared<apiserver::HealthChecks>();
+  config.health->add(
+      "metrics-discovery",
+      [relister] {
+        return relister->ready()
+                   ? core::Status()
+                   : core::Status::unavailable("the first metric discovery has not finished");
+      },
+      apiserver::HealthChecks::kReadyz);
+
+  spdlog::info("rules from {}: {} custom, {} external; relist every {} (max age {}); Prometheus {}",
+               options->configFile, (*ruleSet)->rules.size(), (*ruleSet)->externalRules.size(),
+               core::formatGoDuration(relist->interval), core::formatGoDuration(relist->maxAge),
+               options->prometheus.url);
+  int code =
+      apiserver::serveUntilTerminated(options->server, std::move(config),
+                                      [relister](apiserver::ApiHandler&) { relister->start(); });
+  relister->stop();
+  return code;
+}
+
+}  // namespace gpuscale::adapter

@@ -1,0 +1,110 @@
+// Relister: keeps the registries the providers serve from up to date (prometheus-adapter's relist
+// loops, one thread for custom and external rules).
+//
+// Every `interval` (sliding: measured from the end of the previous run; the first run starts at
+// once) it discovers, for each distinct seriesQuery of the custom and external rules, the metric
+// names and their label names within [now - maxAge, now] with the label APIs (prom/discovery.h:
+// cost independent of the series count; /api/v1/series only as a fallback), builds the registries
+// (rules/registry.h) and swaps in a new immutable DiscoverySnapshot. When a seriesQuery fails, the
+// registry of the rule kind that uses it keeps its last good version (the other kind is still
+// refreshed); the failure is logged once per change of state (failing, recovered, different error)
+// and counted. Readiness is "the first discovery finished" (both kinds built at least once).
+//
+// `/metrics` families (registered on the given registry):
+//   gpuscale_adapter_relist_duration_seconds                      histogram
+//   gpuscale_adapter_relists_total{result="success"|"failure"}     counter
+//   gpuscale_adapter_last_relist_success_timestamp_seconds         gauge
+//   gpuscale_adapter_registry_metrics{api="custom"|"external"}     gauge (served metrics)
+//   gpuscale_adapter_discovered_metric_names{api}                  gauge (metric names seen)
+//   gpuscale_adapter_rule_series{rule}                             gauge (metric names the rule's
+//                                                                         seriesQuery returned)
+//   gpuscale_adapter_rule_entries{rule}                            gauge (metrics the rule serves)
+//   gpuscale_adapter_rule_last_error{rule}                         gauge (1 when the rule's last
+//                                                                         discovery failed)
+//
+// Thread safety: snapshot(), ready() and lastError() from any thread; start()/stop() from one
+// controlling thread. relistOnce() must not run concurrently with the background thread (tests use
+// it without start()).
+#pragma once
+
+#include <prometheus/registry.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "gpuscale/core/duration.h"
+#include "gpuscale/core/status.h"
+#include "gpuscale/prom/client.h"
+#include "gpuscale/prom/discovery.h"
+#include "gpuscale/rules/registry.h"
+#include "gpuscale/rules/rule_set.h"
+
+namespace gpuscale::adapter {
+
+// What the providers serve from: both registries of one point in time. Never null members.
+struct DiscoverySnapshot {
+  std::shared_ptr<const rules::CustomRegistry> custom;
+  std::shared_ptr<const rules::ExternalRegistry> external;
+};
+
+struct RelistOptions {
+  core::Duration interval = std::chrono::minutes(10);
+  // Window of discovery; 0 means `interval`.
+  core::Duration maxAge = core::Duration::zero();
+  prom::DiscoveryOptions discovery;
+};
+
+// Checks the interval/max-age combination as prometheus-adapter does at start: max age shorter than
+// the relist interval is an error when there are custom rules. Returns the effective options.
+core::Result<RelistOptions> resolveRelistOptions(RelistOptions options,
+                                                 const rules::RuleSet& rules);
+
+class Relister {
+ public:
+  Relister(std::shared_ptr<const rules::RuleSet> rules, std::shared_ptr<prom::Client> client,
+           RelistOptions options, std::shared_ptr<prometheus::Registry> registry);
+  ~Relister();
+  Relister(const Relister&) = delete;
+  Relister& operator=(const Relister&) = delete;
+
+  // Starts the background thread (first run at once).
+  void start();
+  // Stops it; waits for a run in progress (bounded by the Prometheus client's timeout).
+  void stop();
+
+  // One discovery run; OK when every seriesQuery succeeded.
+  core::Status relistOnce();
+
+  // The current registries: empty ones until the first discovery finished.
+  std::shared_ptr<const DiscoverySnapshot> snapshot() const;
+  bool ready() const { return ready_.load(); }
+  // The error of the last run (OK when it succeeded).
+  core::Status lastError() const;
+
+  struct Metrics;
+
+ private:
+  void loop();
+
+  std::shared_ptr<const rules::RuleSet> rules_;
+  std::shared_ptr<prom::Client> client_;
+  RelistOptions options_;
+  std::unique_ptr<Metrics> metrics_;
+
+  mutable std::mutex mutex_;  // guards snapshot_, lastError_, stopping_
+  std::shared_ptr<const DiscoverySnapshot> snapshot_;
+  core::Status lastError_;
+  bool builtCustom_ = false;
+  bool builtExternal_ = false;
+  std::atomic<bool> ready_{false};
+  bool stopping_ = false;
+  std::condition_variable wake_;
+  std::thread thread_;
+};
+
+}  // namespace gpuscale::adapter

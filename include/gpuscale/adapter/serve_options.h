@@ -1,0 +1,49 @@
+// The `serve` command's flags: prometheus-adapter's command line (so existing Deployments start
+// unchanged) plus gpuscale's own.
+//
+//   --config FILE                  rule file (mandatory; without it: "no metrics discovery
+//                                  configuration file specified (make sure to use --config)")
+//   --metrics-relist-interval D    discovery period, Go duration (10m)
+//   --metrics-max-age D            discovery window (0 = the relist interval)
+//   --standalone                   no Kubernetes API: objects come from Prometheus, no delegated
+//                                  authentication, bind to 127.0.0.1 unless --bind-address is given
+//   --workers N                    server worker threads (8; alias of --worker-threads)
+//   --v N, -v N                    log verbosity (klog levels: >= 6 debug, every PromQL; >= 8
+//   trace) the --prometheus-* and --metrics-cache-ttl flags (prom/options.h) the serving flags
+//   (apiserver/server_options.h)
+// Flags prometheus-adapter accepts (or accepted: --logtostderr, --rate-interval, ...) that gpuscale
+// does not implement are accepted and ignored, each with a warning, so old manifests keep working.
+// Any other flag is an error (the command prints it with the usage and exits 2). Positional
+// arguments are ignored, as prometheus-adapter does.
+//
+// Thread safety: plain values and pure functions.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "gpuscale/adapter/relister.h"
+#include "gpuscale/apiserver/server_options.h"
+#include "gpuscale/core/result.h"
+#include "gpuscale/prom/options.h"
+
+namespace gpuscale::adapter {
+
+struct ServeOptions {
+  std::string configFile;
+  RelistOptions relist;
+  bool standalone = false;
+  int verbosity = 0;
+  prom::PrometheusOptions prometheus;
+  apiserver::ServerOptions server;
+  // One line per flag that was accepted but ignored (to be logged as warnings).
+  std::vector<std::string> warnings;
+};
+
+// Parses argv[1..]. Errors are Status::badRequest values whose message is what to print.
+core::Result<ServeOptions> parseServeFlags(const std::vector<std::string>& args);
+
+// The flag reference printed by --help and after a flag error.
+std::string serveUsage();
+
+}  // namespace gpuscale::adapter

@@ -1,0 +1,86 @@
+// ApiHandler: everything the metrics API server answers, as a function from HttpRequest to
+// HttpResponse.
+//
+// Per request, in Kubernetes' filter order: RequestInfo -> authenticate (error: its Status,
+// normally 401) -> authorize (deny: 403 forbiddenStatus(); error: 500) -> dispatch:
+//   /healthz /livez /readyz[/<check>]   health (HealthChecks)
+//   /metrics                            Prometheus text exposition of the shared registry
+//   /version, /, /index.html            version.Info and the root path list (pretty, as Kubernetes
+//   writes them) /apis, /apis/<group>                APIGroupList / APIGroup (custom lists only
+//   v1beta1, as upstream) /apis/<group>/<version>[/...]       routeMetricsApi() -> resource list or
+//   provider call -> JSON anything else                       plain-text "404 page not found" (so
+//   also /openapi/v2)
+// JSON responses honour `?pretty=` and the curl/Wget/Mozilla user-agent rule, and answer 406 when
+// the Accept header admits no plain JSON (the aggregated-discovery Accept of kube-aggregator falls
+// back on 406). Provider errors are written as Status bodies with their HTTP codes; provider
+// exceptions become 500s. The resource lists come from the providers' listMetrics() and never wait
+// for discovery.
+//
+// Thread safety: handle() is called concurrently from server worker threads; it is thread-safe as
+// long as the providers, authenticator and authorizer are.
+#pragma once
+
+#include <prometheus/registry.h>
+#include <memory>
+#include <string>
+
+#include "gpuscale/apiserver/auth.h"
+#include "gpuscale/apiserver/health.h"
+#include "gpuscale/apiserver/http_message.h"
+#include "gpuscale/apiserver/provider.h"
+#include "gpuscale/apiserver/request_metrics.h"
+#include "gpuscale/apiserver/wire_format.h"
+
+namespace gpuscale::apiserver {
+
+struct ApiHandlerConfig {
+  std::shared_ptr<CustomMetricsProvider> customMetrics;  // null: custom.metrics.k8s.io not served
+  std::shared_ptr<ExternalMetricsProvider>
+      externalMetrics;                             // null: external.metrics.k8s.io not served
+  std::shared_ptr<Authenticator> authenticator;    // null: AllowAllAuthenticator
+  std::shared_ptr<Authorizer> authorizer;          // null: AllowAllAuthorizer
+  std::shared_ptr<HealthChecks> health;            // null: ping (+ shutdown on readyz)
+  std::shared_ptr<prometheus::Registry> registry;  // null: a new registry
+  VersionInfo version;
+  std::string serverAddress;  // serverAddressByClientCIDRs in /apis, e.g. "127.0.0.1:6443"
+};
+
+class ApiHandler {
+ public:
+  explicit ApiHandler(ApiHandlerConfig config);
+
+  // The secure port: authentication, authorization and every route above.
+  HttpResponse handle(const HttpRequest& request) const;
+  // The optional plain metrics port: `/metrics` only, no authentication; other paths 404.
+  HttpResponse handleMetricsOnly(const HttpRequest& request) const;
+
+  HealthChecks& health() const { return *config_.health; }
+  RequestMetrics& metrics() const { return *metrics_; }
+
+ private:
+  struct Dispatch;
+  HttpResponse dispatch(const HttpRequest& request, Dispatch& state) const;
+  HttpResponse groupVersionResponse(const HttpRequest& request, Dispatch& state,
+                                    std::string_view group, std::string_view version) const;
+  HttpResponse customMetricResponse(const MetricRequest& request, bool pretty) const;
+  HttpResponse externalMetricResponse(const MetricRequest& request, bool pretty) const;
+  std::vector<ApiGroupVersions> servedGroups() const;
+
+  ApiHandlerConfig config_;
+  std::unique_ptr<RequestMetrics> metrics_;
+};
+
+// True when Kubernetes would pretty-print: `pretty` parses as true, or it is absent/empty and the
+// user agent starts with "curl", "Wget" or "Mozilla/5.0".
+bool wantsPrettyJson(const QueryParams& query, std::string_view userAgent);
+
+// True when the Accept header admits application/json without an `as=` conversion (or is absent, or
+// */*).
+bool acceptsPlainJson(std::string_view accept);
+
+// A JSON response (Cache-Control: no-cache, private) and a Status response with the Status's HTTP
+// code.
+HttpResponse jsonResponse(int status, const Json& document, bool pretty);
+HttpResponse statusResponse(const core::Status& status, bool pretty);
+
+}  // namespace gpuscale::apiserver

@@ -1,0 +1,73 @@
+// The authentication and authorization seam, called for every request before any handler
+// (Kubernetes' filter order: authenticate, then authorize, then route).
+//
+// Authenticator: request (headers, TLS peer certificates) -> the user, or an error. An error Status
+// is sent as is (normally 401 Unauthorized); "no credentials" is not an error but the anonymous
+// user, decided by the implementation. Authorizer: user + RequestInfo -> allow, deny (403 with
+// Kubernetes' message, see forbiddenStatus()) or an error (500 InternalError, fail closed). The
+// front-proxy, x509, TokenReview and SubjectAccessReview implementations come with issue 4;
+// standalone mode uses AllowAll below.
+//
+// Thread safety: implementations are called concurrently from server worker threads and must be
+// thread-safe.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gpuscale/apiserver/http_message.h"
+#include "gpuscale/apiserver/request_info.h"
+#include "gpuscale/core/result.h"
+
+namespace gpuscale::apiserver {
+
+struct UserInfo {
+  std::string name;
+  std::string uid;
+  std::vector<std::string> groups;
+  std::map<std::string, std::vector<std::string>> extra;
+};
+
+class Authenticator {
+ public:
+  virtual ~Authenticator() = default;
+  // `request.peer` carries the TLS client certificates, if any. May strip credential headers it
+  // consumed only through its own copy; the request is read-only here.
+  virtual core::Result<UserInfo> authenticate(const HttpRequest& request) = 0;
+};
+
+struct AuthorizationDecision {
+  bool allowed = false;
+  std::string reason;  // appended to the 403 message after ": " when non-empty
+};
+
+class Authorizer {
+ public:
+  virtual ~Authorizer() = default;
+  virtual core::Result<AuthorizationDecision> authorize(const UserInfo& user,
+                                                        const RequestInfo& info) = 0;
+};
+
+// Standalone mode: everyone is "system:anonymous" (group system:unauthenticated) and everything is
+// allowed.
+class AllowAllAuthenticator final : public Authenticator {
+ public:
+  core::Result<UserInfo> authenticate(const HttpRequest& request) override;
+};
+
+class AllowAllAuthorizer final : public Authorizer {
+ public:
+  core::Result<AuthorizationDecision> authorize(const UserInfo& user,
+                                                const RequestInfo& info) override;
+};
+
+// The 403 Status Kubernetes writes for a denied request, e.g.
+//   pods.custom.metrics.k8s.io "*" is forbidden: User "u" cannot get resource "pods/m" in API group
+//   "custom.metrics.k8s.io" in the namespace "default"
+// (details name/group/kind) or `forbidden: User "u" cannot get path "/metrics"` (empty details).
+core::Status forbiddenStatus(const UserInfo& user, const RequestInfo& info,
+                             std::string_view reason);
+
+}  // namespace gpuscale::apiserver

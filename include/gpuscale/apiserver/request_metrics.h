@@ -1,0 +1,48 @@
+// The server's own Prometheus metrics and the `/metrics` exposition.
+//
+// The registry is shared: other modules (Prometheus client, relister, rules) register their
+// families on the same prometheus::Registry and `/metrics` serialises all of them with
+// prometheus-cpp's text serializer. Families registered here:
+//   gpuscale_apiserver_requests_total{route,code}             counter
+//   gpuscale_apiserver_request_duration_seconds{route,code}   histogram (0.5 ms .. 10 s)
+// `route` is a fixed route name ("custom_metric", "discovery", "healthz", ...), never the raw path,
+// so label cardinality stays bounded.
+//
+// Thread safety: all methods are thread-safe.
+#pragma once
+
+#include <prometheus/counter.h>
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <utility>
+
+namespace gpuscale::apiserver {
+
+class RequestMetrics {
+ public:
+  explicit RequestMetrics(std::shared_ptr<prometheus::Registry> registry);
+
+  void observe(std::string_view route, int code, std::chrono::nanoseconds duration);
+
+  // The text exposition (format 0.0.4) of every family in the registry.
+  std::string exposition() const;
+
+  const std::shared_ptr<prometheus::Registry>& registry() const { return registry_; }
+
+ private:
+  std::shared_ptr<prometheus::Registry> registry_;
+  prometheus::Family<prometheus::Counter>& requests_;
+  prometheus::Family<prometheus::Histogram>& durations_;
+  mutable std::mutex mutex_;
+  std::map<std::pair<std::string, int>, std::pair<prometheus::Counter*, prometheus::Histogram*>,
+           std::less<>>
+      series_;
+};
+
+}  // namespace gpuscale::apiserver

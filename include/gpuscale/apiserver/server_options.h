@@ -1,0 +1,68 @@
+// ServerOptions: how the HTTPS server listens, with the serving flags of k8s.io/apiserver (as
+// prometheus-adapter accepts them) so the adapter's main can reuse them:
+//   --secure-port (443)  --bind-address (0.0.0.0)  --tls-cert-file  --tls-private-key-file
+//   --cert-dir (apiserver.local.config/certificates)  --tls-min-version (VersionTLS12 |
+//   VersionTLS13)
+//   --client-ca-file / --requestheader-client-ca-file (repeatable: CA bundles client certificates
+//   are verified against; the certificate is requested, never required)
+//   --worker-threads (2)  --shutdown-timeout (Go duration, 30s)  --request-read-timeout (10s: a
+//   request, once started, and the TLS handshake must arrive within it)  --idle-timeout (90s)
+//   --metrics-bind-address (host:port of an optional plain-HTTP listener serving /metrics only; ""
+//   = off)
+//   --disable-http2, --http2-max-streams-per-connection (accepted and ignored: the server speaks
+//   HTTP/1.1)
+// Flags are `--name=value` or `--name value`; booleans may omit the value.
+//
+// Thread safety: plain values and pure functions.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gpuscale/core/result.h"
+
+namespace gpuscale::apiserver {
+
+enum class TlsMinVersion { kTls12, kTls13 };
+
+struct ServerOptions {
+  std::string bindAddress = "0.0.0.0";
+  uint16_t securePort = 443;  // 0 picks a free port (tests)
+  std::string tlsCertFile;
+  std::string tlsPrivateKeyFile;
+  std::string certDir = "apiserver.local.config/certificates";
+  TlsMinVersion tlsMinVersion = TlsMinVersion::kTls12;
+  std::vector<std::string> clientCaFiles;
+  unsigned workerThreads = 2;
+  std::chrono::milliseconds shutdownTimeout{30'000};
+  std::chrono::milliseconds requestReadTimeout{10'000};
+  std::chrono::milliseconds idleTimeout{90'000};
+  std::chrono::milliseconds writeTimeout{30'000};
+  size_t headerLimitBytes = 1 << 20;  // request line + headers (Go's MaxHeaderBytes, 1 MiB)
+  size_t bodyLimitBytes = 1 << 20;
+  std::string metricsBindAddress;  // "host:port"; empty: no plain listener
+};
+
+// Applies one flag (`name` without dashes). Returns false when the flag is not a serving flag (the
+// caller handles it), an error when the value is invalid (BadRequest naming the flag).
+core::Result<bool> applyServingFlag(ServerOptions& options, std::string_view name,
+                                    std::string_view value);
+
+// True for serving flags that take no value when written alone (`--disable-http2`).
+bool isBooleanServingFlag(std::string_view name);
+
+// Parses argv-style arguments; serving flags go into `options`, everything else is returned in
+// order (unchanged, so the caller can parse its own flags).
+core::Result<std::vector<std::string>> parseServingFlags(const std::vector<std::string>& args,
+                                                         ServerOptions& options);
+
+// One line per flag, for --help.
+std::string servingFlagsUsage();
+
+// Splits "host:port" ("[::1]:9100" allowed). Error on a missing or bad port.
+core::Result<std::pair<std::string, uint16_t>> splitHostPort(std::string_view address);
+
+}  // namespace gpuscale::apiserver

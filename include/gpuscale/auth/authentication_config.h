@@ -1,0 +1,84 @@
+// AuthenticationConfig: which CAs and headers client authentication trusts, from flags or from the
+// kube-system/extension-apiserver-authentication ConfigMap that kube-apiserver publishes.
+//
+// ConfigMap keys: `client-ca-file` (PEM), `requestheader-client-ca-file` (PEM), and
+// `requestheader-username-headers`, `-group-headers`, `-extra-headers-prefix`, `-allowed-names`,
+// each a JSON array string such as `["X-Remote-User"]`. As k8s.io/apiserver does, the ConfigMap
+// fills only what the flags left unset: the client CA if --client-ca-file is empty, the whole
+// request-header block if --requestheader-client-ca-file is empty.
+//
+// AuthenticationConfigSource holds the current config as an immutable snapshot; with a KubeClient
+// it watches the ConfigMap (an Informer on that one object) and swaps in a new snapshot when it
+// changes. A ConfigMap that fails to parse keeps the previous snapshot.
+//
+// Thread safety: AuthenticationConfig is immutable once built; the source is thread-safe.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "gpuscale/auth/ca_bundle.h"
+#include "gpuscale/core/result.h"
+#include "gpuscale/kube/client.h"
+
+namespace gpuscale::kube {
+class Informer;
+}
+
+namespace gpuscale::auth {
+
+struct RequestHeaderConfig {
+  std::shared_ptr<const CaBundle> ca;  // null: front-proxy authentication off
+  std::vector<std::string> usernameHeaders{"X-Remote-User"};
+  std::vector<std::string> groupHeaders{"X-Remote-Group"};
+  std::vector<std::string> extraHeaderPrefixes{"X-Remote-Extra-"};
+  std::vector<std::string> allowedNames;  // empty: any CN the CA signed
+};
+
+struct AuthenticationConfig {
+  std::shared_ptr<const CaBundle> clientCa;  // null: x509 client certificates off
+  RequestHeaderConfig requestHeader;
+};
+
+// What the flags set; empty fields may be filled from the ConfigMap.
+struct AuthenticationFlags {
+  std::string clientCaFile;
+  std::string requestHeaderClientCaFile;
+  std::vector<std::string> requestHeaderUsernameHeaders{"X-Remote-User"};
+  std::vector<std::string> requestHeaderGroupHeaders{"X-Remote-Group"};
+  std::vector<std::string> requestHeaderExtraHeaderPrefixes{"X-Remote-Extra-"};
+  std::vector<std::string> requestHeaderAllowedNames;
+};
+
+inline constexpr const char* kAuthenticationConfigMapNamespace = "kube-system";
+inline constexpr const char* kAuthenticationConfigMapName = "extension-apiserver-authentication";
+
+// The config from flags alone (CA files are read now).
+core::Result<AuthenticationConfig> configFromFlags(const AuthenticationFlags& flags);
+// `base` (from flags) completed from the ConfigMap object, under the rules above.
+core::Result<AuthenticationConfig> mergeConfigMap(const AuthenticationConfig& base,
+                                                  const AuthenticationFlags& flags,
+                                                  const kube::Object& configMap);
+
+class AuthenticationConfigSource {
+ public:
+  explicit AuthenticationConfigSource(AuthenticationConfig config);
+  ~AuthenticationConfigSource();
+
+  // Reads the ConfigMap once (error if that fails), then keeps watching it.
+  core::Status startWatching(std::shared_ptr<kube::KubeClient> client, AuthenticationFlags flags);
+
+  std::shared_ptr<const AuthenticationConfig> current() const;
+  void set(AuthenticationConfig config);
+
+ private:
+  AuthenticationConfig base_;
+  AuthenticationFlags flags_;
+  mutable std::mutex mu_;
+  std::shared_ptr<const AuthenticationConfig> current_;
+  std::unique_ptr<kube::Informer> informer_;
+};
+
+}  // namespace gpuscale::auth

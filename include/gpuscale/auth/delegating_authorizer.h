@@ -1,0 +1,54 @@
+// DelegatingAuthorizer: the apiserver::Authorizer of an aggregated API server (k8s.io/apiserver's
+// delegating authorizer), in order:
+//   1. users in the group system:masters are allowed (no review; the aggregator's availability
+//      checks come as system:masters);
+//   2. non-resource requests whose path is in the always-allowed list are allowed (exact match, or
+//   a
+//      prefix when the entry ends in '*'; default /healthz, /readyz, /livez);
+//   3. otherwise a SubjectAccessReview (authorization.k8s.io/v1) with the user and the request's
+//      exact attributes from RequestInfo (resourceAttributes {namespace, verb, group, version,
+//      resource, subresource, name} or nonResourceAttributes {path, verb}); allowed answers are
+//      cached for `allowedTtl`, denied ones for `deniedTtl`.
+// A review that cannot be done (API down, slow beyond the client's timeout, a malformed answer)
+// fails closed: an InternalError Status naming the cause, never an allow.
+//
+// Thread safety: thread-safe; authorize() may block for a review on a cache miss.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gpuscale/apiserver/auth.h"
+#include "gpuscale/auth/ttl_cache.h"
+#include "gpuscale/kube/client.h"
+
+namespace gpuscale::auth {
+
+struct AuthorizerOptions {
+  std::vector<std::string> alwaysAllowPaths{"/healthz", "/readyz", "/livez"};
+  std::vector<std::string> alwaysAllowGroups{"system:masters"};
+  std::chrono::milliseconds allowedTtl{10'000};
+  std::chrono::milliseconds deniedTtl{10'000};
+};
+
+class DelegatingAuthorizer final : public apiserver::Authorizer {
+ public:
+  // `client` may be null: then every request not allowed by rules 1-2 is denied.
+  DelegatingAuthorizer(std::shared_ptr<kube::KubeClient> client, AuthorizerOptions options);
+
+  core::Result<apiserver::AuthorizationDecision> authorize(
+      const apiserver::UserInfo& user, const apiserver::RequestInfo& info) override;
+
+ private:
+  std::shared_ptr<kube::KubeClient> client_;
+  AuthorizerOptions options_;
+  TtlCache<apiserver::AuthorizationDecision> cache_;
+};
+
+// The SubjectAccessReview request body for `user` doing `info`.
+nlohmann::ordered_json subjectAccessReview(const apiserver::UserInfo& user,
+                                           const apiserver::RequestInfo& info);
+
+}  // namespace gpuscale::auth

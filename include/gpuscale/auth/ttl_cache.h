@@ -1,0 +1,73 @@
+// TtlCache: a bounded map whose entries expire, for caching TokenReview and SubjectAccessReview
+// answers (--authentication-token-webhook-cache-ttl, --authorization-webhook-cache-*-ttl).
+//
+// When full, expired entries are dropped first, then the entry that expires soonest. Only answers
+// are cached, never errors: a failed review is retried by the next request.
+//
+// Thread safety: thread-safe.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+
+namespace gpuscale::auth {
+
+template <typename V>
+class TtlCache {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  explicit TtlCache(size_t maxEntries = 4096) : maxEntries_(maxEntries) {}
+
+  std::optional<V> get(const std::string& key, Clock::time_point now = Clock::now()) {
+    std::lock_guard lock(mu_);
+    auto it = entries_.find(key);
+    if (it == entries_.end()) return std::nullopt;
+    if (it->second.expires <= now) {
+      eraseLocked(it);
+      return std::nullopt;
+    }
+    return it->second.value;
+  }
+
+  void put(const std::string& key, V value, Clock::duration ttl,
+           Clock::time_point now = Clock::now()) {
+    if (ttl <= Clock::duration::zero() || maxEntries_ == 0) return;
+    std::lock_guard lock(mu_);
+    if (auto it = entries_.find(key); it != entries_.end()) eraseLocked(it);
+    while (entries_.size() >= maxEntries_) {
+      // byExpiry_ is ordered by expiry, so this drops expired entries first, then the soonest.
+      eraseLocked(entries_.find(byExpiry_.begin()->second));
+    }
+    const auto expires = now + ttl;
+    auto order = byExpiry_.emplace(expires, key);
+    entries_.emplace(key, Entry{std::move(value), expires, order});
+  }
+
+  size_t size() const {
+    std::lock_guard lock(mu_);
+    return entries_.size();
+  }
+
+ private:
+  struct Entry {
+    V value;
+    Clock::time_point expires;
+    typename std::multimap<Clock::time_point, std::string>::iterator order;
+  };
+  void eraseLocked(typename std::unordered_map<std::string, Entry>::iterator it) {
+    byExpiry_.erase(it->second.order);
+    entries_.erase(it);
+  }
+
+  const size_t maxEntries_;
+  mutable std::mutex mu_;
+  std::unordered_map<std::string, Entry> entries_;
+  std::multimap<Clock::time_point, std::string> byExpiry_;
+};
+
+}  // namespace gpuscale::auth

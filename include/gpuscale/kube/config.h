@@ -1,0 +1,85 @@
+// Where the Kubernetes API is and how to authenticate to it: kubeconfig files and in-cluster
+// service-account configuration, reduced to one ClientConfig.
+//
+// kubeconfig: the current context (or a named one) selects a cluster (server, certificate-authority
+// or -data, insecure-skip-tls-verify, tls-server-name) and a user (token, tokenFile,
+// client-certificate/-key or -data). Relative file paths are resolved against the kubeconfig's
+// directory; files are read at load time, except the token file, which is re-read when it changes
+// (projected service-account tokens rotate). Unsupported user kinds (exec, auth-provider,
+// username/password) are an error, never silently anonymous.
+//
+// In-cluster: https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT, the CA and the rotating
+// token from the service-account directory (/var/run/secrets/kubernetes.io/serviceaccount).
+//
+// Thread safety: ClientConfig is a value; TokenSource is thread-safe.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "gpuscale/core/result.h"
+
+namespace gpuscale::kube {
+
+// A bearer token that is either fixed or read from a file; the file is re-read when its
+// modification time changes, checked at most once per `recheck`.
+class TokenSource {
+ public:
+  static std::shared_ptr<TokenSource> fixed(std::string token);
+  static std::shared_ptr<TokenSource> file(std::filesystem::path path,
+                                           std::chrono::seconds recheck = std::chrono::seconds(10));
+  // The current token ("" when the file is unreadable: the request then goes out without one and
+  // the server answers 401, which is logged by the caller).
+  std::string token();
+
+ private:
+  TokenSource() = default;
+  std::mutex mu_;
+  std::string token_;
+  std::filesystem::path path_;
+  std::chrono::seconds recheck_{0};
+  std::chrono::steady_clock::time_point nextCheck_{};
+  std::filesystem::file_time_type mtime_{};
+};
+
+struct ClientConfig {
+  std::string server;  // "https://host:port" (no trailing slash)
+  std::string caPem;   // trust anchors; empty = the system's
+  bool insecureSkipTlsVerify = false;
+  std::string tlsServerName;
+  std::string clientCertPem;
+  std::string clientKeyPem;
+  std::shared_ptr<TokenSource> token;  // null = no bearer token
+  std::string defaultNamespace = "default";
+
+  // Client-side rate limit (client-go defaults: 5 QPS, burst 10).
+  double qps = 5;
+  int burst = 10;
+  // Per-read timeout of ordinary requests; watches use their own, above the stream's timeout.
+  std::chrono::seconds requestTimeout{30};
+  // Per-read timeout of watch streams: above the longest silence a healthy stream has (its
+  // timeoutSeconds, bookmarks come about once a minute). Watch timeoutSeconds are clamped below it.
+  std::chrono::seconds watchReadTimeout{360};
+  // 429 (and 503 with Retry-After) responses are retried this many times, sleeping as told
+  // (capped at maxRetryAfter). 0 returns the 429 at once.
+  int maxRetries = 3;
+  std::chrono::seconds maxRetryAfter{10};
+  std::string userAgent = "gpuscale";
+};
+
+// Loads `path` with the given context ("" = current-context).
+core::Result<ClientConfig> loadKubeconfig(const std::filesystem::path& path,
+                                          const std::string& context = "");
+
+// In-cluster configuration. `serviceAccountDir` is overridable for tests.
+core::Result<ClientConfig> inClusterConfig(const std::filesystem::path& serviceAccountDir =
+                                               "/var/run/secrets/kubernetes.io/serviceaccount");
+
+// `kubeconfigPath` if non-empty, otherwise in-cluster, otherwise $KUBECONFIG (as the
+// --*-kubeconfig flags of Kubernetes components behave).
+core::Result<ClientConfig> loadClientConfig(const std::string& kubeconfigPath);
+
+}  // namespace gpuscale::kube

@@ -1,0 +1,71 @@
+// A Client decorator that makes repeated instant queries cheap: identical PromQL asked while a
+// query for it is in flight waits for that query instead of sending another (coalescing), and
+// results are kept for a TTL
+// (`--metrics-cache-ttl`). This is what keeps "at most one Prometheus query per (rule, namespace,
+// selector) per TTL however many callers" (DESIGN.md) true.
+//
+// Semantics:
+//  - Key: the PromQL text. A cached result answers a query whose evaluation time `at` lies within
+//  `ttl` of the
+//    cached result's evaluation time and was fetched less than `ttl` ago; callers therefore see
+//    data up to `ttl` old. A query in flight is joined when the evaluation times differ by at most
+//    max(ttl, joinWindow), so even with ttl 0 a burst of identical "now" queries runs once.
+//  - Errors are not cached unless `errorTtl` > 0 (a short error TTL shields a struggling
+//  Prometheus), but an
+//    error is delivered to every caller that joined the failed query.
+//  - At most `maxEntries` results are kept (least recently used evicted first).
+//  - Series and label calls pass through unchanged (the relister deduplicates those itself).
+//  - Callbacks of joined callers run on the thread that completes the backend call, in join order.
+//
+// Thread safety: thread-safe. The backend is shared; calls in flight keep the cache state alive
+// after the CachingClient is destroyed.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+
+#include "gpuscale/core/duration.h"
+#include "gpuscale/prom/client.h"
+
+namespace gpuscale::prom {
+
+struct CacheOptions {
+  core::Duration ttl = std::chrono::seconds(2);
+  core::Duration errorTtl = core::Duration::zero();
+  core::Duration joinWindow = std::chrono::seconds(1);
+  size_t maxEntries = 4096;
+  // The clock that ages entries (tests substitute their own).
+  std::function<std::chrono::steady_clock::time_point()> now = std::chrono::steady_clock::now;
+};
+
+struct CacheStats {
+  uint64_t hits = 0;       // answered from the cache
+  uint64_t misses = 0;     // sent to the backend
+  uint64_t coalesced = 0;  // joined a query in flight
+  uint64_t evictions = 0;  // dropped for size
+  size_t entries = 0;      // results held now
+};
+
+class CachingClient final : public Client {
+ public:
+  CachingClient(std::shared_ptr<Client> backend, CacheOptions options);
+  ~CachingClient() override;
+
+  void queryAsync(std::string promql, Timestamp at, Callback<QueryResultPtr> done) override;
+  void seriesAsync(Matchers match, TimeRange window, Callback<std::vector<Series>> done) override;
+  void labelValuesAsync(std::string label, Matchers match, TimeRange window,
+                        Callback<std::vector<std::string>> done) override;
+  void labelNamesAsync(Matchers match, TimeRange window,
+                       Callback<std::vector<std::string>> done) override;
+
+  CacheStats stats() const;
+
+ private:
+  struct State;
+  std::shared_ptr<Client> backend_;
+  std::shared_ptr<State> state_;
+};
+
+}  // namespace gpuscale::prom

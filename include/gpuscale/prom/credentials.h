@@ -1,0 +1,36 @@
+// Credentials and TLS material for talking to Prometheus, resolved from the `--prometheus-*` flags
+// and a kubeconfig-style auth config file (`--prometheus-auth-config`, as prometheus-adapter reads
+// it: the current context's user and cluster sections; the server URL in it is ignored).
+//
+// Thread safety: functions that read files; no shared state.
+#pragma once
+
+#include <string>
+
+#include "gpuscale/core/result.h"
+#include "gpuscale/prom/options.h"
+
+namespace gpuscale::prom {
+
+// Credentials and TLS material, resolved from the flags and the auth config (flags win).
+struct Credentials {
+  std::string bearerToken;  // a fixed token (auth config `token`)
+  std::string tokenFile;    // re-read when it changes
+  std::string basicAuth;    // "user:password", sent as Basic
+  std::string caPem;        // extra trusted CAs
+  std::string clientCertPem;
+  std::string clientKeyPem;
+  bool insecureSkipTlsVerify = false;
+};
+
+// Reads the kubeconfig-style file's current context (user and cluster sections) into Credentials.
+// Relative file paths in it are relative to the file's folder, as kubectl resolves them.
+Result<Credentials> loadAuthConfig(const std::string& path);
+
+// Resolves all credential sources of `options` and reads the CA and client key material.
+Result<Credentials> resolveCredentials(const PrometheusOptions& options);
+
+// Reads a whole file (a Status naming the file when it cannot).
+Result<std::string> readFile(const std::string& path);
+
+}  // namespace gpuscale::prom

@@ -1,0 +1,81 @@
+// How gpuscale reaches Prometheus: the `--prometheus-*` and `--metrics-cache-ttl` flags, with
+// prometheus-adapter's names and meanings where it has the flag, and the credentials they point to.
+//
+// Flags (values as `--name=value` or `--name value`; booleans also bare):
+//   --prometheus-url                      base URL, may carry a path prefix (https://localhost)
+//   --prometheus-verb                     GET or POST (form body) for every call (GET)
+//   --prometheus-timeout                  Go duration; the whole call, also sent as `timeout=`
+//   (10s)
+//   --prometheus-auth-config              kubeconfig-style file: token/tokenFile,
+//   username/password,
+//                                         client certificate and key (file or -data), CA, insecure
+//                                         flag
+//   --prometheus-auth-incluster           the pod's service-account token and cluster CA
+//   --prometheus-token-file               bearer token file, trimmed, re-read when it changes
+//   --prometheus-ca-file                  PEM CA bundle that verifies the server
+//   --prometheus-client-tls-cert-file     PEM client certificate (alias --prometheus-client-cert)
+//   --prometheus-client-tls-key-file      PEM client key (alias --prometheus-client-key)
+//   --prometheus-insecure-skip-tls-verify do not verify the server certificate (tests only)
+//   --prometheus-header                   repeatable, "Name=Value" (prometheus-adapter) or "Name:
+//   Value"
+//   --prometheus-max-body-bytes           response size cap (52428800)
+//   --metrics-cache-ttl                   Go duration; query result cache and coalescing window, 0
+//   = off (2s)
+//
+// Differences from prometheus-adapter, on purpose: the token is trimmed and re-read on change;
+// client certificates work without a CA file; a CA file does not switch off the auth config;
+// timeouts exist.
+//
+// Thread safety: plain values and pure functions.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "gpuscale/core/duration.h"
+#include "gpuscale/core/result.h"
+
+namespace gpuscale::prom {
+
+using core::Result;
+using core::Status;
+
+enum class HttpVerb { kGet, kPost };
+
+struct PrometheusOptions {
+  std::string url = "https://localhost";
+  HttpVerb verb = HttpVerb::kGet;
+  core::Duration timeout = std::chrono::seconds(10);
+  std::string authConfigFile;
+  bool authInCluster = false;
+  std::string tokenFile;
+  std::string caFile;
+  std::string clientCertFile;
+  std::string clientKeyFile;
+  bool insecureSkipTlsVerify = false;
+  std::vector<std::pair<std::string, std::string>> headers;
+  size_t maxBodyBytes = 50u << 20;
+  core::Duration cacheTtl = std::chrono::seconds(2);
+};
+
+// Applies one flag (`name` without leading dashes). Returns false when `name` is not one of the
+// flags above, a Status::badRequest for a bad value. An empty `value` sets a boolean flag to true.
+Result<bool> applyPrometheusFlag(PrometheusOptions& options, std::string_view name,
+                                 std::string_view value);
+// True for the flags that may stand without a value.
+bool isPrometheusBoolFlag(std::string_view name);
+
+// Parses the flags above out of `args` (e.g. argv[1..]); everything else is returned in `rest`, in
+// order.
+Result<PrometheusOptions> parsePrometheusFlags(const std::vector<std::string>& args,
+                                               std::vector<std::string>* rest);
+
+// Checks what single flags cannot: URL scheme and host, certificate and key given together,
+// incompatible auth sources.
+Status validate(const PrometheusOptions& options);
+
+}  // namespace gpuscale::prom

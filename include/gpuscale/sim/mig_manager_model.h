@@ -1,0 +1,82 @@
+// MigManagerModel: the GPU Operator's k8s-mig-manager for one node, as a state machine with the
+// clock passed in (no threads, no I/O), so the emulator drives it and tests step it.
+//
+// Behaviour (reference: gpu-partitioning.md §2.3): it acts only when the node's
+// `nvidia.com/mig.config` label changes value (setting the same value again after a failure does
+// nothing). An unknown config name fails at once (`failed`, nothing paused). A config that matches
+// the current geometry succeeds at once. Otherwise: state `pending`, the device plugin and GFD are
+// paused (GPU allocatable 0), and after the reconfigure delay mig-parted rebuilds the GPUs whose
+// setting changes. If one of those GPUs holds a running pod (NVML "In use by another client"), or
+// the scenario injects a failure into this reconfiguration, the state becomes `failed` and the
+// operands come back on the old geometry; else the new geometry is applied and the state is
+// `success`. A label change seen while pending is applied after the current run. Injected `hang`
+// leaves the run pending (plugin paused) for ever; `ignore` never reacts.
+//
+// Thread safety: not thread-safe; the emulator calls it under its own lock.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "gpuscale/partition/mig_parted_config.h"
+#include "gpuscale/sim/scenario.h"
+
+namespace gpuscale::sim {
+
+enum class MigConfigState { kSuccess, kPending, kFailed };
+std::string_view migConfigStateName(MigConfigState state);  // the label value
+
+using SteadyTime = std::chrono::steady_clock::time_point;
+// The per-GPU settings a named config gives this node (GPUs no entry selects keep `current`), or
+// nullopt when no mig-parted ConfigMap the node uses has that name.
+using MigConfigResolver = std::function<std::optional<std::vector<partition::MigGpuSetting>>(
+    const std::string& name, const std::vector<partition::MigGpuSetting>& current)>;
+
+class MigManagerModel {
+ public:
+  // `initialConfig` is the label value the node starts with, already applied as `gpus`; a run
+  // takes `delay` from pending to its outcome.
+  MigManagerModel(GpuNodeSpec node, std::chrono::milliseconds delay, std::string initialConfig,
+                  std::vector<partition::MigGpuSetting> gpus);
+
+  // The node's label is `label` now (call on every observation; only changes act). Returns a log
+  // line when something happened, else "".
+  std::string observeLabel(const std::string& label, const MigConfigResolver& resolve,
+                           SteadyTime now);
+  // Finishes a pending run whose delay has passed. `busyGpus`: indices of GPUs holding pods.
+  std::string tick(SteadyTime now, const std::set<int>& busyGpus, const MigConfigResolver& resolve);
+
+  MigConfigState state() const { return state_; }
+  const std::vector<partition::MigGpuSetting>& gpus() const { return gpus_; }
+  // The device plugin and GFD are stopped (a run is pending).
+  bool paused() const { return state_ == MigConfigState::kPending; }
+  // When tick() has work to do; nullopt when nothing is scheduled.
+  std::optional<SteadyTime> deadline() const;
+  int reconfigurations() const { return reconfigurations_; }
+  uint64_t successes() const { return successes_; }
+  uint64_t failures() const { return failures_; }
+
+ private:
+  std::string start(const std::string& label, const MigConfigResolver& resolve, SteadyTime now);
+  std::string finish(MigConfigState state, std::string message);
+
+  GpuNodeSpec node_;
+  std::chrono::milliseconds delay_;
+  std::string observed_;  // the label value last acted on
+  MigConfigState state_ = MigConfigState::kSuccess;
+  std::vector<partition::MigGpuSetting> gpus_;
+  std::vector<partition::MigGpuSetting> target_;
+  std::optional<SteadyTime> due_;  // pending run completes then; nullopt while hung
+  std::optional<std::string> queued_;
+  FailureMode injected_ = FailureMode::kFail;
+  bool injectedFailure_ = false;
+  int reconfigurations_ = 0;
+  uint64_t successes_ = 0;
+  uint64_t failures_ = 0;
+};
+
+}  // namespace gpuscale::sim

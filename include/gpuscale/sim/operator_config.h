@@ -1,0 +1,44 @@
+// The GPU Operator's ConfigMaps as gpuscale-sim creates and reads them.
+//
+// mig-manager: `default-mig-parted-config` (key `config.yaml`) holds the configs the operator
+// ships, generated here from the partition catalog the way mig-manager >= v0.15 generates them from
+// NVML: `all-disabled`, `all-enabled`, `all-<profile>` ("+" spelled "."; the profile's maximum
+// count, one device-filter entry per model that has it) and `all-balanced` (1g:2, 2g:1, 3g:1 on
+// 7-slice models; 1g:2, 2g:1 on 4-slice ones). A node's named config is looked up in the custom
+// ConfigMap (ClusterPolicy migManager.config.name) first, then in `<node>-mig-config`, then in the
+// default.
+//
+// device plugin: one ConfigMap (ClusterPolicy devicePlugin.config.name), one key per named config.
+//
+// Thread safety: pure functions.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gpuscale/kube/client.h"
+#include "gpuscale/partition/device_plugin_config.h"
+#include "gpuscale/partition/mig_parted_config.h"
+#include "gpuscale/sim/scenario.h"
+
+namespace gpuscale::sim {
+
+inline constexpr std::string_view kMigConfigKey = "config.yaml";
+
+partition::MigPartedConfig defaultMigPartedConfig();
+
+// A v1 ConfigMap with `data`.
+kube::Object configMapObject(const std::string& ns, const std::string& name,
+                             const std::map<std::string, std::string>& data);
+
+// The ConfigMap names a node's mig-manager reads, most specific first.
+std::vector<std::string> migConfigMapsFor(const OperatorSpec& op, const std::string& node);
+
+// Per-GPU settings of config `name` for `node` (GPUs no entry selects keep `current`), searching
+// `configs` in order (parsed from migConfigMapsFor); nullopt when no config has that name.
+std::optional<std::vector<partition::MigGpuSetting>> resolveNodeMigConfig(
+    const std::vector<partition::MigPartedConfig>& configs, const GpuNodeSpec& node,
+    const std::string& name, const std::vector<partition::MigGpuSetting>& current);
+
+}  // namespace gpuscale::sim

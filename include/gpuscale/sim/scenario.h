@@ -1,0 +1,122 @@
+// Scenario: what gpuscale-sim emulates — the GPU Operator's settings (namespaces, ConfigMaps,
+// mig-manager timing), the GPU nodes with their initial MIG and sharing state, injected mig-manager
+// failures, and the inference load (issue 8; parsed and validated, driven by the load model).
+//
+// The file format is YAML with camelCase keys, documented with examples in docs/simulator.md.
+// Unknown keys are errors (a typo must not silently become a default). Errors are Status::invalid
+// values naming the line and column.
+//
+// Thread safety: values; parseScenario is a pure function of its input text.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gpuscale/core/result.h"
+#include "gpuscale/partition/device_plugin_config.h"
+#include "gpuscale/partition/mig_parted_config.h"
+
+namespace gpuscale::sim {
+
+// How an injected mig-manager failure shows.
+enum class FailureMode {
+  kFail,    // state `failed` after the delay; operands come back on the old geometry
+  kHang,    // state stays `pending` and the device plugin stays paused
+  kIgnore,  // no reaction at all: the state label never changes
+};
+std::string_view failureModeName(FailureMode mode);
+
+struct InjectedFailure {
+  // 1-based count of the node's reconfigurations (label changes that need a rebuild);
+  // nullopt = every one.
+  std::optional<int> reconfiguration;
+  FailureMode mode = FailureMode::kFail;
+  bool appliesTo(int reconfigurationNumber) const {
+    return !reconfiguration || *reconfiguration == reconfigurationNumber;
+  }
+};
+
+struct GpuNodeSpec {
+  std::string name;
+  std::string product;  // nvidia.com/gpu.product of the whole GPU, e.g. "NVIDIA-A100-SXM4-40GB"
+  int gpus = 1;         // physical GPUs
+  std::int64_t memoryMiB = 0;
+  bool migCapable = false;  // default: true when the catalog knows the product's model
+  partition::MigStrategy migStrategy = partition::MigStrategy::kNone;
+  // The initial `nvidia.com/mig.config` label; resolved in the mig-parted ConfigMaps. Empty with
+  // `geometry` set: a per-node config `<node>-initial` is generated into the custom ConfigMap.
+  std::string migConfig;
+  std::vector<partition::MigGpuSetting> geometry;  // per GPU, when given explicitly
+  std::string devicePluginConfig;                  // initial `nvidia.com/device-plugin.config`
+  std::map<std::string, std::string> labels;       // extra node labels
+  std::string cpu = "32";
+  std::string memory = "256Gi";
+  std::string pods = "110";
+  std::vector<InjectedFailure> failures;
+
+  // The failure injected into reconfiguration number `n` (1-based), if any.
+  const InjectedFailure* failureFor(int n) const;
+};
+
+struct OperatorSpec {
+  std::string namespaceName = "gpu-operator";
+  // mig-manager: the GPU Operator's default ConfigMap (generated from the partition catalog) and an
+  // optional custom one (ClusterPolicy migManager.config.name), read first.
+  std::string defaultMigConfigMap = "default-mig-parted-config";
+  std::string customMigConfigMap;                             // "" = none
+  std::optional<partition::MigPartedConfig> customMigConfig;  // its `config.yaml`
+  std::chrono::milliseconds reconfigureDelay{5000};           // pending -> success/failed
+  // Device plugin: ClusterPolicy devicePlugin.config {name, default} and the ConfigMap's keys.
+  std::string devicePluginConfigMap = "device-plugin-config";
+  std::string devicePluginDefault;                         // "" = no sharing unless labelled
+  std::map<std::string, std::string> devicePluginConfigs;  // key -> config file text (validated)
+  std::chrono::milliseconds devicePluginReload{0};         // label change -> new allocatable
+};
+
+// The inference load of issue 8 (per Running pod of the Deployment). Parsed and validated here.
+enum class LoadPatternKind { kConstant, kRamp, kSpike, kDiurnal };
+std::string_view loadPatternName(LoadPatternKind kind);
+
+struct LoadPattern {
+  LoadPatternKind kind = LoadPatternKind::kConstant;
+  double baseRps = 0;          // constant level; ramp start; level outside a spike; diurnal mean
+  double peakRps = 0;          // ramp end; spike level; diurnal mean + amplitude
+  double startSeconds = 0;     // ramp/spike start
+  double durationSeconds = 0;  // ramp length; spike length; diurnal period
+  // Requests per second offered to the whole Deployment at `t` seconds after the start.
+  double rateAt(double t) const;
+};
+
+struct LoadSpec {
+  std::string namespaceName = "default";
+  std::string podSelector;  // label selector of the inference pods, e.g. "app=triton"
+  std::string model = "simple";
+  LoadPattern pattern;
+  // Per request: GPU work on a whole GPU and the non-GPU part (pre/post-processing, network).
+  double gpuMillisOnFullGpu = 0;
+  double cpuMillis = 0;
+  // Share of its partition one pod keeps busy (the explicit utilisation parameter of issue 8).
+  double gpuUtilization = 1.0;
+  // Extra service time per additional pod time-sliced on the same device (context switches).
+  double timeSlicingOverhead = 0.15;
+};
+
+struct Scenario {
+  std::string name;
+  std::string description;
+  OperatorSpec gpuOperator;
+  std::vector<GpuNodeSpec> nodes;
+  std::optional<LoadSpec> load;
+};
+
+// Parses and validates a scenario: node names unique and valid, strategies known, geometries valid
+// for the node's model, device-plugin configs parse, failure counts positive, load numbers sane.
+core::Result<Scenario> parseScenario(std::string_view yaml);
+core::Result<Scenario> loadScenarioFile(const std::string& path);
+
+}  // namespace gpuscale::sim

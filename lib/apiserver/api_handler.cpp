@@ -1,0 +1,289 @@
+#include "gpuscale/apiserver/api_handler.h"
+
+#include <algorithm>
+#include <chrono>
+#include <exception>
+
+#include "gpuscale/apiserver/metric_request.h"
+#include "gpuscale/apiserver/request_info.h"
+#include "gpuscale/apiserver/url.h"
+
+namespace gpuscale::apiserver {
+namespace {
+
+using core::Status;
+
+constexpr std::string_view kJsonType = "application/json";
+
+bool startsWith(std::string_view text, std::string_view prefix) {
+  return text.substr(0, prefix.size()) == prefix;
+}
+
+std::string_view trim(std::string_view text) {
+  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
+  return text;
+}
+
+bool isParseBoolTrue(std::string_view value) {
+  return value == "1" || value == "t" || value == "T" || value == "true" || value == "TRUE" ||
+         value == "True";
+}
+
+HttpResponse notFoundText() { return plainTextResponse(404, "404 page not found"); }
+
+HttpResponse metricsExposition(const RequestMetrics& metrics) {
+  HttpResponse response;
+  response.contentType = "text/plain; version=0.0.4; charset=utf-8";
+  response.body = metrics.exposition();
+  return response;
+}
+
+// "healthz" for "/healthz/ping".
+std::string firstSegment(std::string_view path) {
+  path.remove_prefix(1);
+  return std::string(path.substr(0, path.find('/')));
+}
+
+HttpResponse notAcceptable(bool pretty) {
+  return statusResponse(
+      Status(406, "NotAcceptable",
+             "only the following media types are accepted: " + std::string(kJsonType)),
+      pretty);
+}
+
+// Go's MarshalIndent output as Kubernetes' WriteRawJSON sends it (no trailing newline).
+HttpResponse rawPrettyJson(const Json& document) {
+  HttpResponse response;
+  response.contentType = std::string(kJsonType);
+  response.body = encodeJson(document, true);
+  return response;
+}
+
+}  // namespace
+
+struct ApiHandler::Dispatch {
+  QueryParams query;
+  bool pretty = false;
+  std::string route = "other";
+};
+
+bool wantsPrettyJson(const QueryParams& query, std::string_view userAgent) {
+  if (auto pretty = query.get("pretty"); pretty && !pretty->empty())
+    return isParseBoolTrue(*pretty);
+  return startsWith(userAgent, "curl") || startsWith(userAgent, "Wget") ||
+         startsWith(userAgent, "Mozilla/5.0");
+}
+
+bool acceptsPlainJson(std::string_view accept) {
+  if (trim(accept).empty()) return true;
+  while (!accept.empty()) {
+    const size_t comma = accept.find(',');
+    std::string_view range = accept.substr(0, comma);
+    accept = comma == std::string_view::npos ? std::string_view() : accept.substr(comma + 1);
+    const size_t semicolon = range.find(';');
+    const std::string_view type = trim(range.substr(0, semicolon));
+    bool conversion = false;
+    if (semicolon != std::string_view::npos) {
+      std::string_view params = range.substr(semicolon + 1);
+      while (!params.empty()) {
+        const size_t next = params.find(';');
+        const std::string_view param = trim(params.substr(0, next));
+        if (startsWith(param, "as=") || startsWith(param, "g=")) conversion = true;
+        params = next == std::string_view::npos ? std::string_view() : params.substr(next + 1);
+      }
+    }
+    if (type == "*/*" || type == "application/*") return true;
+    if (type == kJsonType && !conversion) return true;
+  }
+  return false;
+}
+
+HttpResponse jsonResponse(int status, const Json& document, bool pretty) {
+  HttpResponse response;
+  response.status = status;
+  response.contentType = std::string(kJsonType);
+  response.headers.emplace_back("Cache-Control", "no-cache, private");
+  response.body = encodeJson(document, pretty);
+  return response;
+}
+
+HttpResponse statusResponse(const core::Status& status, bool pretty) {
+  return jsonResponse(status.httpCode(), status.toKubernetesJson(), pretty);
+}
+
+ApiHandler::ApiHandler(ApiHandlerConfig config) : config_(std::move(config)) {
+  if (!config_.authenticator) config_.authenticator = std::make_shared<AllowAllAuthenticator>();
+  if (!config_.authorizer) config_.authorizer = std::make_shared<AllowAllAuthorizer>();
+  if (!config_.health) config_.health = std::make_shared<HealthChecks>();
+  if (!config_.registry) config_.registry = std::make_shared<prometheus::Registry>();
+  metrics_ = std::make_unique<RequestMetrics>(config_.registry);
+}
+
+std::vector<ApiGroupVersions> ApiHandler::servedGroups() const {
+  std::vector<ApiGroupVersions> groups;
+  // Upstream lists only the highest-priority custom version, v1beta1, although v1beta2 is served
+  // too.
+  if (config_.customMetrics)
+    groups.push_back({std::string(kCustomMetricsGroup), {"v1beta1"}, "v1beta1"});
+  if (config_.externalMetrics) {
+    groups.push_back({std::string(kExternalMetricsGroup), {"v1beta1"}, "v1beta1"});
+  }
+  return groups;
+}
+
+HttpResponse ApiHandler::handle(const HttpRequest& request) const {
+  const auto started = std::chrono::steady_clock::now();
+  Dispatch state;
+  state.query = QueryParams::parse(request.rawQuery);
+  state.pretty = wantsPrettyJson(state.query, request.header("User-Agent").value_or(""));
+
+  HttpResponse response;
+  try {
+    const RequestInfo info = parseRequestInfo(request.method, request.path, state.query);
+    auto user = config_.authenticator->authenticate(request);
+    if (!user) {
+      state.route = "unauthenticated";
+      response = statusResponse(user.status(), state.pretty);
+    } else if (auto decision = config_.authorizer->authorize(*user, info); !decision) {
+      state.route = "authorization_error";
+      response = statusResponse(Status::internal(decision.status().message()), state.pretty);
+    } else if (!decision->allowed) {
+      state.route = "forbidden";
+      response = statusResponse(forbiddenStatus(*user, info, decision->reason), state.pretty);
+    } else {
+      response = dispatch(request, state);
+    }
+  } catch (const std::exception& error) {
+    response = statusResponse(Status::internal(error.what()), state.pretty);
+  }
+  metrics_->observe(state.route, response.status, std::chrono::steady_clock::now() - started);
+  return response;
+}
+
+HttpResponse ApiHandler::handleMetricsOnly(const HttpRequest& request) const {
+  const auto started = std::chrono::steady_clock::now();
+  const bool metrics = request.path == "/metrics";
+  HttpResponse response = metrics ? metricsExposition(*metrics_) : notFoundText();
+  metrics_->observe(metrics ? "metrics" : "not_found", response.status,
+                    std::chrono::steady_clock::now() - started);
+  return response;
+}
+
+HttpResponse ApiHandler::dispatch(const HttpRequest& request, Dispatch& state) const {
+  const std::string& path = request.path;
+  if (HealthChecks::isHealthPath(path)) {
+    state.route = firstSegment(path);
+    return config_.health->evaluate(path, state.query);
+  }
+  if (path == "/metrics") {
+    state.route = "metrics";
+    return metricsExposition(*metrics_);
+  }
+
+  const bool get = request.method == "GET";
+  const auto accept = request.header("Accept").value_or("");
+  if (path == "/version") {
+    state.route = "version";
+    if (!get) return statusResponse(methodNotAllowedStatus(), state.pretty);
+    return rawPrettyJson(versionJson(config_.version));
+  }
+  if (path == "/" || path == "/index.html") {
+    state.route = "root";
+    std::vector<std::string> paths = {
+        "/apis",    "/healthz", "/healthz/ping", "/livez",           "/livez/ping",
+        "/metrics", "/readyz",  "/readyz/ping",  "/readyz/shutdown", "/version"};
+    for (const auto& group : servedGroups()) {
+      paths.push_back("/apis/" + group.name);
+      paths.push_back("/apis/" + group.name + "/v1beta1");
+      if (group.name == kCustomMetricsGroup) paths.push_back("/apis/" + group.name + "/v1beta2");
+    }
+    std::sort(paths.begin(), paths.end());
+    Json document;
+    document["paths"] = paths;
+    return rawPrettyJson(document);
+  }
+  if (path == "/apis" || path == "/apis/") {
+    state.route = "discovery";
+    if (!get) return statusResponse(methodNotAllowedStatus(), state.pretty);
+    if (!acceptsPlainJson(accept)) return notAcceptable(state.pretty);
+    return jsonResponse(200, apiGroupListJson(servedGroups(), config_.serverAddress), state.pretty);
+  }
+  for (const auto& group : servedGroups()) {
+    const std::string groupPath = "/apis/" + group.name;
+    if (path == groupPath || path == groupPath + "/") {
+      state.route = "discovery";
+      if (!get) return statusResponse(methodNotAllowedStatus(), state.pretty);
+      if (!acceptsPlainJson(accept)) return notAcceptable(state.pretty);
+      return jsonResponse(200, apiGroupJson(group), state.pretty);
+    }
+    const std::vector<std::string> versions = group.name == kCustomMetricsGroup
+                                                  ? std::vector<std::string>{"v1beta1", "v1beta2"}
+                                                  : std::vector<std::string>{"v1beta1"};
+    for (const auto& version : versions) {
+      const std::string prefix = groupPath + "/" + version;
+      if (path == prefix || startsWith(path, prefix + "/")) {
+        if (!acceptsPlainJson(accept)) return notAcceptable(state.pretty);
+        return groupVersionResponse(request, state, group.name, version);
+      }
+    }
+  }
+  state.route = "not_found";
+  return notFoundText();
+}
+
+HttpResponse ApiHandler::groupVersionResponse(const HttpRequest& request, Dispatch& state,
+                                              std::string_view group,
+                                              std::string_view version) const {
+  auto route = routeMetricsApi(request.method, group, version, request.path, state.query);
+  if (!route) {
+    state.route = "invalid";
+    return statusResponse(route.status(), state.pretty);
+  }
+  switch (route->kind) {
+    case ApiRoute::Kind::kResourceList:
+      state.route = "resource_list";
+      if (group == kCustomMetricsGroup) {
+        return jsonResponse(200,
+                            customResourceListJson(version, config_.customMetrics->listMetrics()),
+                            state.pretty);
+      }
+      return jsonResponse(200, externalResourceListJson(config_.externalMetrics->listMetrics()),
+                          state.pretty);
+    case ApiRoute::Kind::kCustomMetric:
+      state.route = "custom_metric";
+      return customMetricResponse(route->request, state.pretty);
+    case ApiRoute::Kind::kExternalMetric:
+      state.route = "external_metric";
+      return externalMetricResponse(route->request, state.pretty);
+  }
+  return statusResponse(Status::internal("unroutable request"), state.pretty);
+}
+
+HttpResponse ApiHandler::customMetricResponse(const MetricRequest& request, bool pretty) const {
+  const CustomMetricInfo info{request.resource, !request.namespaceName.empty(), request.metric};
+  std::vector<MetricValue> items;
+  if (request.wildcard) {
+    auto values = config_.customMetrics->getMetricBySelector(
+        request.namespaceName, request.objectSelector, info, request.metricSelector);
+    if (!values) return statusResponse(values.status(), pretty);
+    items = std::move(*values);
+  } else {
+    auto value = config_.customMetrics->getMetricByName(request.namespaceName, request.name, info,
+                                                        request.metricSelector);
+    if (!value) return statusResponse(value.status(), pretty);
+    items.push_back(std::move(*value));
+  }
+  auto document = metricValueListJson(request.version, items);
+  if (!document) return statusResponse(document.status(), pretty);
+  return jsonResponse(200, *document, pretty);
+}
+
+HttpResponse ApiHandler::externalMetricResponse(const MetricRequest& request, bool pretty) const {
+  auto values = config_.externalMetrics->getExternalMetric(request.namespaceName, request.metric,
+                                                           request.metricSelector);
+  if (!values) return statusResponse(values.status(), pretty);
+  return jsonResponse(200, externalMetricValueListJson(*values), pretty);
+}
+
+}  // namespace gpuscale::apiserver

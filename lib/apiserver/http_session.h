@@ -1,0 +1,271 @@
+// Private: one HTTP/1.1 connection (TLS or plain) of HttpsServer, and the registry of open
+// connections that graceful shutdown walks.
+#pragma once
+
+#include <atomic>
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/ssl/context.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <type_traits>
+#include <unordered_map>
+
+#include "gpuscale/apiserver/https_server.h"
+#include "tls_context.h"
+
+namespace gpuscale::apiserver::detail {
+
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace net = boost::asio;
+using tcp = net::ip::tcp;
+
+class ConnectionBase {
+ public:
+  virtual ~ConnectionBase() = default;
+  // Asks the connection to finish: idle connections close now, busy ones after their current
+  // response.
+  virtual void requestClose() = 0;
+};
+
+// Open connections; shutdown() waits here until they are gone.
+class ConnectionRegistry {
+ public:
+  uint64_t add(std::weak_ptr<ConnectionBase> connection);
+  void remove(uint64_t id);
+  // Calls requestClose() on every open connection.
+  void closeAll();
+  // Waits until no connection is open or `deadline` passes; true when none is left.
+  bool waitUntilEmpty(std::chrono::steady_clock::time_point deadline);
+  size_t size() const;
+
+  std::atomic<bool> stopping{false};
+
+ private:
+  mutable std::mutex mutex_;
+  std::condition_variable empty_;
+  std::unordered_map<uint64_t, std::weak_ptr<ConnectionBase>> connections_;
+  uint64_t nextId_ = 1;
+};
+
+// What every connection of a listener shares.
+struct ListenerContext {
+  const ServerOptions* options = nullptr;
+  const HttpHandler* handler = nullptr;
+  std::shared_ptr<ConnectionRegistry> registry;
+  std::shared_ptr<net::ssl::context> tls;  // null for the plain listener
+};
+
+// Converts a parsed request; nullopt when the target is not an origin-form path or has a bad
+// escape.
+std::optional<HttpRequest> toHttpRequest(http::request<http::string_body>&& parsed, bool secure,
+                                         std::string remoteAddress,
+                                         std::shared_ptr<const PeerCertificates> peer);
+
+// The handler's response (a 500 if it threw).
+HttpResponse callHandler(const HttpHandler& handler, const HttpRequest& request);
+
+// Plain-text answer to a request that could not be parsed ("400 Bad Request", "431 ...").
+http::response<http::string_body> protocolError(http::status status);
+
+http::response<http::string_body> toBeastResponse(HttpResponse&& response, bool head);
+
+template <bool kTls>
+class Connection : public ConnectionBase, public std::enable_shared_from_this<Connection<kTls>> {
+ public:
+  using Stream = std::conditional_t<kTls, beast::ssl_stream<beast::tcp_stream>, beast::tcp_stream>;
+
+  Connection(tcp::socket&& socket, ListenerContext context)
+      : context_(std::move(context)), stream_(makeStream(std::move(socket), context_.tls.get())) {}
+
+  ~Connection() override {
+    if (id_ != 0) context_.registry->remove(id_);
+  }
+
+  void run() {
+    net::dispatch(stream_.get_executor(), [self = this->shared_from_this()] { self->start(); });
+  }
+
+  void requestClose() override {
+    net::post(stream_.get_executor(), [self = this->shared_from_this()] {
+      self->closeRequested_ = true;
+      if (self->phase_ == Phase::kIdle || self->phase_ == Phase::kHandshake) {
+        beast::get_lowest_layer(self->stream_).cancel();
+      }
+    });
+  }
+
+ private:
+  enum class Phase { kHandshake, kIdle, kReading, kBusy, kClosing };
+
+  static Stream makeStream(tcp::socket&& socket, net::ssl::context* tls) {
+    if constexpr (kTls) {
+      return Stream(std::move(socket), *tls);
+    } else {
+      (void)tls;
+      return Stream(std::move(socket));
+    }
+  }
+
+  const ServerOptions& options() const { return *context_.options; }
+  beast::tcp_stream& lowest() { return beast::get_lowest_layer(stream_); }
+
+  void start() {
+    id_ = context_.registry->add(this->weak_from_this());
+    beast::error_code ec;
+    const auto endpoint = lowest().socket().remote_endpoint(ec);
+    if (!ec)
+      remoteAddress_ = endpoint.address().to_string() + ":" + std::to_string(endpoint.port());
+    if (context_.registry->stopping.load()) return closeSocket();
+    if constexpr (kTls) {
+      phase_ = Phase::kHandshake;
+      lowest().expires_after(options().requestReadTimeout);
+      stream_.async_handshake(
+          net::ssl::stream_base::server,
+          [self = this->shared_from_this()](beast::error_code error) { self->onHandshake(error); });
+    } else {
+      waitForRequest();
+    }
+  }
+
+  void onHandshake(beast::error_code ec) {
+    if (ec) return closeSocket();
+    if constexpr (kTls) peer_ = peerCertificates(stream_.native_handle());
+    waitForRequest();
+  }
+
+  // Idle keep-alive wait for the first byte of the next request, then the request under its own
+  // deadline.
+  void waitForRequest() {
+    if (closeRequested_ || context_.registry->stopping.load()) return closeGracefully();
+    if (buffer_.size() > 0) return readRequest();
+    phase_ = Phase::kIdle;
+    lowest().expires_after(options().idleTimeout);
+    stream_.async_read_some(buffer_.prepare(16 * 1024),
+                            [self = this->shared_from_this()](beast::error_code ec, size_t n) {
+                              if (ec) return self->closeSocket();
+                              self->buffer_.commit(n);
+                              self->readRequest();
+                            });
+  }
+
+  void readRequest() {
+    phase_ = Phase::kReading;
+    parser_.emplace();
+    parser_->header_limit(static_cast<uint32_t>(options().headerLimitBytes));
+    parser_->body_limit(options().bodyLimitBytes);
+    lowest().expires_after(options().requestReadTimeout);
+    http::async_read(
+        stream_, buffer_, *parser_,
+        [self = this->shared_from_this()](beast::error_code ec, size_t) { self->onRead(ec); });
+  }
+
+  void onRead(beast::error_code ec) {
+    phase_ = Phase::kBusy;
+    if (ec == http::error::header_limit)
+      return writeError(http::status::request_header_fields_too_large);
+    if (ec == http::error::body_limit) return writeError(http::status::payload_too_large);
+    if (ec) {
+      // Malformed bytes get a 400; a peer that went away or ran out of time gets nothing.
+      const bool malformed =
+          ec.category() == http::make_error_code(http::error::bad_target).category() &&
+          ec != http::error::end_of_stream && ec != http::error::partial_message;
+      if (malformed) return writeError(http::status::bad_request);
+      return closeSocket();
+    }
+
+    const bool head = parser_->get().method() == http::verb::head;
+    const bool wantsKeepAlive = parser_->get().keep_alive();
+    auto request = toHttpRequest(parser_->release(), kTls, remoteAddress_, peer_);
+    parser_.reset();
+    if (!request) return writeError(http::status::bad_request);
+    HttpResponse response = callHandler(*context_.handler, *request);
+    keepAlive_ = wantsKeepAlive && !response.closeConnection && !closeRequested_ &&
+                 !context_.registry->stopping.load();
+    response_ = toBeastResponse(std::move(response), head);
+    write();
+  }
+
+  void writeError(http::status status) {
+    keepAlive_ = false;
+    lingering_ = true;
+    response_ = protocolError(status);
+    write();
+  }
+
+  void write() {
+    response_.keep_alive(keepAlive_);
+    lowest().expires_after(options().writeTimeout);
+    http::async_write(stream_, response_,
+                      [self = this->shared_from_this()](beast::error_code ec, size_t) {
+                        if (ec) return self->closeSocket();
+                        if (self->lingering_) return self->drainThenClose();
+                        if (!self->keepAlive_) return self->closeGracefully();
+                        self->waitForRequest();
+                      });
+  }
+
+  void closeGracefully() {
+    phase_ = Phase::kClosing;
+    if constexpr (kTls) {
+      lowest().expires_after(std::chrono::seconds(1));
+      stream_.async_shutdown(
+          [self = this->shared_from_this()](beast::error_code) { self->closeSocket(); });
+    } else {
+      beast::error_code ec;
+      lowest().socket().shutdown(tcp::socket::shutdown_send, ec);
+      closeSocket();
+    }
+  }
+
+  // After rejecting a request the client may still be sending it; closing with unread bytes would
+  // reset the connection and could destroy the error response before the client reads it. Read and
+  // discard for a bounded time and amount first.
+  void drainThenClose() {
+    phase_ = Phase::kClosing;
+    lowest().expires_after(std::chrono::seconds(2));
+    drainMore();
+  }
+
+  void drainMore() {
+    constexpr size_t kMaxDrain = 8 * 1024 * 1024;
+    buffer_.clear();
+    stream_.async_read_some(buffer_.prepare(64 * 1024),
+                            [self = this->shared_from_this()](beast::error_code ec, size_t n) {
+                              self->drained_ += n;
+                              if (ec || self->drained_ > kMaxDrain) return self->closeSocket();
+                              self->drainMore();
+                            });
+  }
+
+  void closeSocket() {
+    phase_ = Phase::kClosing;
+    beast::error_code ec;
+    lowest().socket().shutdown(tcp::socket::shutdown_both, ec);
+    lowest().close();
+  }
+
+  ListenerContext context_;
+  Stream stream_;
+  beast::flat_buffer buffer_;
+  std::optional<http::request_parser<http::string_body>> parser_;
+  http::response<http::string_body> response_;
+  std::shared_ptr<const PeerCertificates> peer_;
+  std::string remoteAddress_;
+  Phase phase_ = Phase::kHandshake;
+  bool closeRequested_ = false;
+  bool keepAlive_ = false;
+  bool lingering_ = false;
+  size_t drained_ = 0;
+  uint64_t id_ = 0;
+};
+
+}  // namespace gpuscale::apiserver::detail

@@ -1,0 +1,46 @@
+#include "gpuscale/apiserver/request_metrics.h"
+
+#include <prometheus/text_serializer.h>
+
+#include <sstream>
+
+namespace gpuscale::apiserver {
+
+RequestMetrics::RequestMetrics(std::shared_ptr<prometheus::Registry> registry)
+    : registry_(std::move(registry)),
+      requests_(prometheus::BuildCounter()
+                    .Name("gpuscale_apiserver_requests_total")
+                    .Help("HTTP requests served, by route and status code.")
+                    .Register(*registry_)),
+      durations_(prometheus::BuildHistogram()
+                     .Name("gpuscale_apiserver_request_duration_seconds")
+                     .Help("Time from a parsed request to its response, by route and status code.")
+                     .Register(*registry_)) {}
+
+void RequestMetrics::observe(std::string_view route, int code, std::chrono::nanoseconds duration) {
+  std::pair<prometheus::Counter*, prometheus::Histogram*> handles;
+  {
+    std::lock_guard lock(mutex_);
+    auto key = std::make_pair(std::string(route), code);
+    auto it = series_.find(key);
+    if (it == series_.end()) {
+      const prometheus::Labels labels{{"route", key.first}, {"code", std::to_string(code)}};
+      static const prometheus::Histogram::BucketBoundaries kBuckets{
+          0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
+      auto* counter = &requests_.Add(labels);
+      auto* histogram = &durations_.Add(labels, kBuckets);
+      it = series_.emplace(std::move(key), std::make_pair(counter, histogram)).first;
+    }
+    handles = it->second;
+  }
+  handles.first->Increment();
+  handles.second->Observe(std::chrono::duration<double>(duration).count());
+}
+
+std::string RequestMetrics::exposition() const {
+  std::ostringstream out;
+  prometheus::TextSerializer().Serialize(out, registry_->Collect());
+  return out.str();
+}
+
+}  // namespace gpuscale::apiserver

@@ -1,0 +1,53 @@
+#include "gpuscale/apiserver/serve.h"
+
+#include <spdlog/spdlog.h>
+
+#include <csignal>
+
+#include "gpuscale/apiserver/certificates.h"
+#include "gpuscale/apiserver/https_server.h"
+
+namespace gpuscale::apiserver {
+
+int serveUntilTerminated(const ServerOptions& options, ApiHandlerConfig config,
+                         const std::function<void(ApiHandler&)>& onStarted) {
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  auto tls = loadServingTls(options);
+  if (!tls) {
+    spdlog::error("serving certificate: {}", tls.status().message());
+    return 1;
+  }
+  if (config.serverAddress.empty()) {
+    config.serverAddress = options.bindAddress + ":" + std::to_string(options.securePort);
+  }
+  auto handler = std::make_shared<ApiHandler>(std::move(config));
+  HttpsServer server(
+      options, std::move(*tls), [handler](const HttpRequest& r) { return handler->handle(r); },
+      [handler](const HttpRequest& r) { return handler->handleMetricsOnly(r); });
+  if (auto started = server.start(); !started.ok()) {
+    spdlog::error("cannot serve: {}", started.message());
+    return 1;
+  }
+  spdlog::info("serving HTTPS on {}:{} with {} worker threads", options.bindAddress,
+               server.securePort(), options.workerThreads);
+  if (server.plainPort() != 0) {
+    spdlog::info("serving plain-HTTP /metrics on {}", options.metricsBindAddress);
+  }
+  if (onStarted) onStarted(*handler);
+
+  int received = 0;
+  sigwait(&signals, &received);
+  spdlog::info("received signal {}, shutting down (deadline {} ms)", received,
+               options.shutdownTimeout.count());
+  handler->health().beginShutdown();
+  server.shutdown(options.shutdownTimeout);
+  spdlog::info("shut down");
+  return 0;
+}
+
+}  // namespace gpuscale::apiserver

@@ -1,0 +1,163 @@
+#include "gpuscale/apiserver/server_options.h"
+
+#include <charconv>
+
+#include "gpuscale/core/duration.h"
+
+namespace gpuscale::apiserver {
+namespace {
+
+using core::Result;
+using core::Status;
+
+Status badFlag(std::string_view name, std::string_view value, std::string_view why) {
+  return Status::badRequest("invalid argument \"" + std::string(value) + "\" for \"--" +
+                            std::string(name) + "\" flag: " + std::string(why));
+}
+
+Result<uint64_t> parseUnsigned(std::string_view name, std::string_view value, uint64_t max) {
+  uint64_t number = 0;
+  const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), number);
+  if (value.empty() || error != std::errc() || end != value.data() + value.size() || number > max) {
+    return badFlag(name, value, "must be an integer between 0 and " + std::to_string(max));
+  }
+  return number;
+}
+
+Result<std::chrono::milliseconds> parsePositiveDuration(std::string_view name,
+                                                        std::string_view value) {
+  auto duration = core::parseGoDuration(value);
+  if (!duration) return badFlag(name, value, duration.status().message());
+  if (duration->count() <= 0) return badFlag(name, value, "must be positive");
+  return std::chrono::duration_cast<std::chrono::milliseconds>(*duration);
+}
+
+}  // namespace
+
+Result<std::pair<std::string, uint16_t>> splitHostPort(std::string_view address) {
+  const size_t colon = address.rfind(':');
+  if (colon == std::string_view::npos) {
+    return Status::badRequest("address \"" + std::string(address) + "\": missing port");
+  }
+  std::string host(address.substr(0, colon));
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']')
+    host = host.substr(1, host.size() - 2);
+  auto port = parseUnsigned("port", address.substr(colon + 1), 65535);
+  if (!port) return Status::badRequest("address \"" + std::string(address) + "\": bad port");
+  return std::make_pair(host.empty() ? std::string("0.0.0.0") : host, static_cast<uint16_t>(*port));
+}
+
+bool isBooleanServingFlag(std::string_view name) { return name == "disable-http2"; }
+
+Result<bool> applyServingFlag(ServerOptions& options, std::string_view name,
+                              std::string_view value) {
+  if (name == "secure-port") {
+    auto port = parseUnsigned(name, value, 65535);
+    if (!port) return port.status();
+    options.securePort = static_cast<uint16_t>(*port);
+  } else if (name == "bind-address") {
+    if (value.empty()) return badFlag(name, value, "must not be empty");
+    options.bindAddress = std::string(value);
+  } else if (name == "tls-cert-file") {
+    options.tlsCertFile = std::string(value);
+  } else if (name == "tls-private-key-file") {
+    options.tlsPrivateKeyFile = std::string(value);
+  } else if (name == "cert-dir") {
+    options.certDir = std::string(value);
+  } else if (name == "tls-min-version") {
+    if (value == "VersionTLS12") {
+      options.tlsMinVersion = TlsMinVersion::kTls12;
+    } else if (value == "VersionTLS13") {
+      options.tlsMinVersion = TlsMinVersion::kTls13;
+    } else {
+      return badFlag(name, value, "allowed values are VersionTLS12, VersionTLS13");
+    }
+  } else if (name == "client-ca-file" || name == "requestheader-client-ca-file") {
+    if (!value.empty()) options.clientCaFiles.emplace_back(value);
+  } else if (name == "worker-threads") {
+    auto workers = parseUnsigned(name, value, 256);
+    if (!workers) return workers.status();
+    if (*workers == 0) return badFlag(name, value, "must be at least 1");
+    options.workerThreads = static_cast<unsigned>(*workers);
+  } else if (name == "shutdown-timeout") {
+    auto timeout = parsePositiveDuration(name, value);
+    if (!timeout) return timeout.status();
+    options.shutdownTimeout = *timeout;
+  } else if (name == "request-read-timeout") {
+    auto timeout = parsePositiveDuration(name, value);
+    if (!timeout) return timeout.status();
+    options.requestReadTimeout = *timeout;
+  } else if (name == "idle-timeout") {
+    auto timeout = parsePositiveDuration(name, value);
+    if (!timeout) return timeout.status();
+    options.idleTimeout = *timeout;
+  } else if (name == "metrics-bind-address") {
+    if (!value.empty()) {
+      auto split = splitHostPort(value);
+      if (!split) return badFlag(name, value, split.status().message());
+    }
+    options.metricsBindAddress = std::string(value);
+  } else if (name == "disable-http2" || name == "http2-max-streams-per-connection") {
+    // HTTP/1.1 only; accepted so prometheus-adapter command lines keep working.
+  } else {
+    return false;
+  }
+  return true;
+}
+
+Result<std::vector<std::string>> parseServingFlags(const std::vector<std::string>& args,
+                                                   ServerOptions& options) {
+  std::vector<std::string> rest;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg.size() < 3 || arg.compare(0, 2, "--") != 0) {
+      rest.push_back(arg);
+      continue;
+    }
+    const size_t eq = arg.find('=');
+    const std::string name = arg.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
+    std::string value;
+    bool consumedNext = false;
+    if (eq != std::string::npos) {
+      value = arg.substr(eq + 1);
+    } else if (isBooleanServingFlag(name)) {
+      value = "true";
+    } else if (i + 1 < args.size()) {
+      value = args[i + 1];
+      consumedNext = true;
+    }
+    auto applied = applyServingFlag(options, name, value);
+    if (!applied) return applied.status();
+    if (!*applied) {
+      rest.push_back(arg);
+      continue;
+    }
+    if (eq == std::string::npos && !isBooleanServingFlag(name) && !consumedNext) {
+      return Status::badRequest("flag needs an argument: --" + name);
+    }
+    if (consumedNext) ++i;
+  }
+  return rest;
+}
+
+std::string servingFlagsUsage() {
+  return "      --secure-port int                 HTTPS port (default 443)\n"
+         "      --bind-address string             address to listen on (default 0.0.0.0)\n"
+         "      --tls-cert-file string            serving certificate (PEM, chain allowed)\n"
+         "      --tls-private-key-file string     serving private key (PEM)\n"
+         "      --cert-dir string                 where a self-signed pair is kept when no files "
+         "are "
+         "given (default apiserver.local.config/certificates)\n"
+         "      --tls-min-version string          VersionTLS12 (default) or VersionTLS13\n"
+         "      --client-ca-file string           CA bundle for client certificates (repeatable)\n"
+         "      --worker-threads int              request worker threads (default 2)\n"
+         "      --shutdown-timeout duration       graceful shutdown deadline (default 30s)\n"
+         "      --request-read-timeout duration   deadline for a TLS handshake or a started "
+         "request "
+         "(default 10s)\n"
+         "      --idle-timeout duration           keep-alive idle timeout (default 1m30s)\n"
+         "      --metrics-bind-address string     host:port of a plain-HTTP /metrics listener "
+         "(default off)\n";
+}
+
+}  // namespace gpuscale::apiserver

@@ -1,0 +1,221 @@
+#include "gpuscale/auth/delegation_options.h"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <charconv>
+
+#include "gpuscale/auth/delegating_authenticator.h"
+#include "gpuscale/auth/token_reviewer.h"
+#include "gpuscale/core/duration.h"
+
+namespace gpuscale::auth {
+namespace {
+
+std::vector<std::string> splitList(std::string_view value) {
+  std::vector<std::string> out;
+  while (!value.empty()) {
+    const size_t comma = value.find(',');
+    std::string_view item = value.substr(0, comma);
+    while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
+    while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
+    if (!item.empty()) out.emplace_back(item);
+    if (comma == std::string_view::npos) break;
+    value.remove_prefix(comma + 1);
+  }
+  return out;
+}
+
+core::Result<std::chrono::milliseconds> duration(std::string_view name, std::string_view value) {
+  auto parsed = core::parseGoDuration(value);
+  if (!parsed)
+    return core::Status::badRequest(fmt::format("--{}: {}", name, parsed.status().message()));
+  return std::chrono::duration_cast<std::chrono::milliseconds>(*parsed);
+}
+
+core::Result<bool> boolean(std::string_view name, std::string_view value) {
+  if (value == "true" || value == "1") return true;
+  if (value == "false" || value == "0") return false;
+  return core::Status::badRequest(fmt::format("--{}: invalid boolean {:?}", name, value));
+}
+
+// A review client: 10 s per request, no 429 retries (the caller fails closed instead), and the
+// rate limits k8s.io/apiserver uses for delegation (200 QPS, burst 400).
+core::Result<std::shared_ptr<kube::KubeClient>> reviewClient(const std::string& kubeconfig,
+                                                             const char* purpose) {
+  auto config = kubeconfig.empty() ? kube::inClusterConfig() : kube::loadKubeconfig(kubeconfig);
+  if (!config) {
+    if (!kubeconfig.empty()) return config.status().withContext(purpose);
+    spdlog::warn("no {} kubeconfig and not in a cluster ({}): delegated {} is off", purpose,
+                 config.status().message(), purpose);
+    return std::shared_ptr<kube::KubeClient>();
+  }
+  config->requestTimeout = std::chrono::seconds(10);
+  config->maxRetries = 0;
+  config->qps = 200;
+  config->burst = 400;
+  auto client = kube::RestKubeClient::create(std::move(*config));
+  if (!client) return client.status().withContext(purpose);
+  return std::shared_ptr<kube::KubeClient>(*client);
+}
+
+}  // namespace
+
+bool isBooleanDelegationFlag(std::string_view name) {
+  return name == "authentication-skip-lookup" || name == "authentication-tolerate-lookup-failure";
+}
+
+core::Result<bool> applyDelegationFlag(DelegationOptions& options, std::string_view name,
+                                       std::string_view value) {
+  auto& authn = options.authentication;
+  if (name == "lister-kubeconfig") {
+    options.listerKubeconfig = value;
+  } else if (name == "client-qps" || name == "client-burst") {
+    double number = 0;
+    const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), number);
+    if (ec != std::errc() || end != value.data() + value.size() || number < 0) {
+      return core::Status::badRequest(fmt::format("--{}: invalid number {:?}", name, value));
+    }
+    if (name == "client-qps") {
+      options.clientQps = number;
+    } else {
+      options.clientBurst = static_cast<int>(number);
+    }
+  } else if (name == "authentication-kubeconfig") {
+    options.authenticationKubeconfig = value;
+  } else if (name == "authentication-token-webhook-cache-ttl") {
+    auto ttl = duration(name, value);
+    if (!ttl) return ttl.status();
+    options.tokenCacheTtl = *ttl;
+  } else if (name == "client-ca-file") {
+    authn.clientCaFile = value;
+  } else if (name == "requestheader-client-ca-file") {
+    authn.requestHeaderClientCaFile = value;
+  } else if (name == "requestheader-username-headers") {
+    authn.requestHeaderUsernameHeaders = splitList(value);
+  } else if (name == "requestheader-group-headers") {
+    authn.requestHeaderGroupHeaders = splitList(value);
+  } else if (name == "requestheader-extra-headers-prefix") {
+    authn.requestHeaderExtraHeaderPrefixes = splitList(value);
+  } else if (name == "requestheader-allowed-names") {
+    authn.requestHeaderAllowedNames = splitList(value);
+  } else if (name == "authentication-skip-lookup" ||
+             name == "authentication-tolerate-lookup-failure") {
+    auto flag = boolean(name, value);
+    if (!flag) return flag.status();
+    (name == "authentication-skip-lookup" ? options.skipLookup : options.tolerateLookupFailure) =
+        *flag;
+  } else if (name == "authorization-kubeconfig") {
+    options.authorizationKubeconfig = value;
+  } else if (name == "authorization-webhook-cache-authorized-ttl" ||
+             name == "authorization-webhook-cache-unauthorized-ttl") {
+    auto ttl = duration(name, value);
+    if (!ttl) return ttl.status();
+    (name == "authorization-webhook-cache-authorized-ttl" ? options.authorization.allowedTtl
+                                                          : options.authorization.deniedTtl) = *ttl;
+  } else if (name == "authorization-always-allow-paths") {
+    options.authorization.alwaysAllowPaths = splitList(value);
+  } else {
+    return false;
+  }
+  return true;
+}
+
+core::Result<std::vector<std::string>> parseDelegationFlags(const std::vector<std::string>& args,
+                                                            DelegationOptions& options) {
+  std::vector<std::string> rest;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg.size() < 3 || arg.compare(0, 2, "--") != 0) {
+      rest.push_back(arg);
+      continue;
+    }
+    const size_t eq = arg.find('=');
+    const std::string name = arg.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
+    const bool takesNext = eq == std::string::npos && !isBooleanDelegationFlag(name);
+    std::string value = eq != std::string::npos ? arg.substr(eq + 1)
+                        : !takesNext            ? "true"
+                        : i + 1 < args.size()   ? args[i + 1]
+                                                : "";
+    auto applied = applyDelegationFlag(options, name, value);
+    if (!applied) return applied.status();
+    if (!*applied) {
+      rest.push_back(arg);
+      continue;
+    }
+    if (takesNext && i + 1 >= args.size()) {
+      return core::Status::badRequest("flag needs an argument: --" + name);
+    }
+    if (name == "client-ca-file" || name == "requestheader-client-ca-file") {
+      rest.push_back(arg);
+      if (takesNext) rest.push_back(args[i + 1]);
+    }
+    if (takesNext) ++i;
+  }
+  return rest;
+}
+
+std::string delegationFlagsUsage() {
+  return R"(      --lister-kubeconfig string     kubeconfig for listing and watching objects (default in-cluster)
+      --client-qps float             client-side requests per second to the Kubernetes API (default 5)
+      --client-burst int             client-side burst (default 10)
+      --authentication-kubeconfig string   kubeconfig for TokenReviews (default in-cluster)
+      --authentication-token-webhook-cache-ttl duration   TokenReview cache (default 10s)
+      --authentication-skip-lookup   do not read kube-system/extension-apiserver-authentication
+      --authentication-tolerate-lookup-failure   start even if that ConfigMap cannot be read
+      --client-ca-file string        CA bundle for x509 client certificates
+      --requestheader-client-ca-file string   CA bundle for front-proxy client certificates
+      --requestheader-allowed-names strings   front-proxy certificate CNs accepted (default any)
+      --requestheader-username-headers strings   (default x-remote-user)
+      --requestheader-group-headers strings      (default x-remote-group)
+      --requestheader-extra-headers-prefix strings   (default x-remote-extra-)
+      --authorization-kubeconfig string   kubeconfig for SubjectAccessReviews (default in-cluster)
+      --authorization-webhook-cache-authorized-ttl duration     (default 10s)
+      --authorization-webhook-cache-unauthorized-ttl duration   (default 10s)
+      --authorization-always-allow-paths strings   (default /healthz,/readyz,/livez)
+)";
+}
+
+core::Result<DelegatedAuth> buildDelegatedAuth(const DelegationOptions& options) {
+  auto base = configFromFlags(options.authentication);
+  if (!base) return base.status();
+  auto authnClient = reviewClient(options.authenticationKubeconfig, "authentication");
+  if (!authnClient) return authnClient.status();
+  auto authzClient = reviewClient(options.authorizationKubeconfig, "authorization");
+  if (!authzClient) return authzClient.status();
+
+  DelegatedAuth out;
+  out.config = std::make_shared<AuthenticationConfigSource>(*base);
+  const bool needsLookup = options.authentication.clientCaFile.empty() ||
+                           options.authentication.requestHeaderClientCaFile.empty();
+  if (!options.skipLookup && needsLookup) {
+    core::Status lookup = *authnClient
+                              ? out.config->startWatching(*authnClient, options.authentication)
+                              : core::Status::unavailable("no authentication kubeconfig");
+    if (!lookup.ok()) {
+      if (!options.tolerateLookupFailure) {
+        return lookup.withContext(
+            "authentication config lookup (use "
+            "--authentication-tolerate-lookup-failure to start anyway)");
+      }
+      spdlog::warn("authentication config lookup failed, continuing with flags only: {}",
+                   lookup.message());
+    }
+  }
+  std::shared_ptr<TokenReviewer> tokens;
+  if (*authnClient) tokens = std::make_shared<TokenReviewer>(*authnClient, options.tokenCacheTtl);
+  out.authenticator = std::make_shared<DelegatingAuthenticator>(out.config, std::move(tokens));
+  out.authorizer = std::make_shared<DelegatingAuthorizer>(*authzClient, options.authorization);
+  return out;
+}
+
+core::Result<std::shared_ptr<kube::RestKubeClient>> buildListerClient(
+    const DelegationOptions& options) {
+  auto config = kube::loadClientConfig(options.listerKubeconfig);
+  if (!config) return config.status().withContext("--lister-kubeconfig");
+  config->qps = options.clientQps;
+  config->burst = options.clientBurst;
+  return kube::RestKubeClient::create(std::move(*config));
+}
+
+}  // namespace gpuscale::auth

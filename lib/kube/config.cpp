@@ -1,0 +1,210 @@
+#include "gpuscale/kube/config.h"
+
+#include <fmt/format.h>
+#include <openssl/evp.h>
+#include <yaml-cpp/yaml.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+namespace gpuscale::kube {
+namespace fs = std::filesystem;
+namespace {
+
+core::Result<std::string> readFile(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return core::Status::invalid(fmt::format("cannot read {}", path.string()));
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+std::string trimmed(std::string text) {
+  const auto begin = text.find_first_not_of(" \t\r\n");
+  if (begin == std::string::npos) return "";
+  const auto end = text.find_last_not_of(" \t\r\n");
+  return text.substr(begin, end - begin + 1);
+}
+
+core::Result<std::string> decodeBase64(std::string_view text, std::string_view what) {
+  std::string compact;
+  for (char c : text) {
+    if (!std::isspace(static_cast<unsigned char>(c))) compact += c;
+  }
+  if (compact.size() % 4 != 0) {
+    return core::Status::invalid(fmt::format("{}: invalid base64 (length)", what));
+  }
+  std::string out(compact.size() / 4 * 3, '\0');
+  const int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                                reinterpret_cast<const unsigned char*>(compact.data()),
+                                static_cast<int>(compact.size()));
+  if (n < 0) return core::Status::invalid(fmt::format("{}: invalid base64", what));
+  size_t padding = 0;
+  if (!compact.empty() && compact.back() == '=') ++padding;
+  if (compact.size() > 1 && compact[compact.size() - 2] == '=') ++padding;
+  out.resize(static_cast<size_t>(n) - padding);
+  return out;
+}
+
+// A PEM value given either inline (`<key>-data`, base64) or as a file (`<key>`).
+core::Result<std::string> pemField(const YAML::Node& node, const std::string& key,
+                                   const fs::path& baseDir) {
+  if (const auto data = node[key + "-data"]; data && !data.as<std::string>().empty()) {
+    return decodeBase64(data.as<std::string>(), key + "-data");
+  }
+  if (const auto file = node[key]; file && !file.as<std::string>().empty()) {
+    fs::path path = file.as<std::string>();
+    if (path.is_relative()) path = baseDir / path;
+    return readFile(path);
+  }
+  return std::string();
+}
+
+YAML::Node findNamed(const YAML::Node& list, const std::string& name, const char* field) {
+  if (!list || !list.IsSequence()) return {};
+  for (const auto& entry : list) {
+    if (entry["name"] && entry["name"].as<std::string>() == name) return entry[field];
+  }
+  return {};
+}
+
+core::Result<ClientConfig> parseKubeconfig(const YAML::Node& root, const fs::path& path,
+                                           const std::string& contextName) {
+  const fs::path baseDir = path.parent_path();
+  std::string current = contextName;
+  if (current.empty() && root["current-context"])
+    current = root["current-context"].as<std::string>();
+  if (current.empty()) {
+    return core::Status::invalid(fmt::format("{}: no current-context", path.string()));
+  }
+  const YAML::Node context = findNamed(root["contexts"], current, "context");
+  if (!context) {
+    return core::Status::invalid(fmt::format("{}: context {:?} not found", path.string(), current));
+  }
+  const std::string clusterName = context["cluster"] ? context["cluster"].as<std::string>() : "";
+  const std::string userName = context["user"] ? context["user"].as<std::string>() : "";
+  const YAML::Node cluster = findNamed(root["clusters"], clusterName, "cluster");
+  if (!cluster || !cluster["server"]) {
+    return core::Status::invalid(
+        fmt::format("{}: cluster {:?} not found or has no server", path.string(), clusterName));
+  }
+
+  ClientConfig config;
+  config.server = cluster["server"].as<std::string>();
+  while (!config.server.empty() && config.server.back() == '/') config.server.pop_back();
+  if (context["namespace"]) config.defaultNamespace = context["namespace"].as<std::string>();
+  config.insecureSkipTlsVerify =
+      cluster["insecure-skip-tls-verify"] && cluster["insecure-skip-tls-verify"].as<bool>();
+  if (cluster["tls-server-name"])
+    config.tlsServerName = cluster["tls-server-name"].as<std::string>();
+  auto ca = pemField(cluster, "certificate-authority", baseDir);
+  if (!ca) return ca.status();
+  config.caPem = *ca;
+
+  const YAML::Node user = findNamed(root["users"], userName, "user");
+  if (!user || user.IsNull()) return config;  // a user-less context: no credentials
+  for (const char* unsupported : {"exec", "auth-provider", "username"}) {
+    if (user[unsupported]) {
+      return core::Status::invalid(fmt::format("{}: user {:?}: {} credentials are not supported",
+                                               path.string(), userName, unsupported));
+    }
+  }
+  auto cert = pemField(user, "client-certificate", baseDir);
+  if (!cert) return cert.status();
+  auto key = pemField(user, "client-key", baseDir);
+  if (!key) return key.status();
+  if (cert->empty() != key->empty()) {
+    return core::Status::invalid(
+        fmt::format("{}: user {:?}: client certificate and key must be given together",
+                    path.string(), userName));
+  }
+  config.clientCertPem = *cert;
+  config.clientKeyPem = *key;
+  if (user["token"] && !user["token"].as<std::string>().empty()) {
+    config.token = TokenSource::fixed(user["token"].as<std::string>());
+  } else if (user["tokenFile"] && !user["tokenFile"].as<std::string>().empty()) {
+    fs::path tokenFile = user["tokenFile"].as<std::string>();
+    if (tokenFile.is_relative()) tokenFile = baseDir / tokenFile;
+    config.token = TokenSource::file(tokenFile);
+  }
+  return config;
+}
+
+}  // namespace
+
+std::shared_ptr<TokenSource> TokenSource::fixed(std::string token) {
+  std::shared_ptr<TokenSource> source(new TokenSource());
+  source->token_ = trimmed(std::move(token));
+  return source;
+}
+
+std::shared_ptr<TokenSource> TokenSource::file(fs::path path, std::chrono::seconds recheck) {
+  std::shared_ptr<TokenSource> source(new TokenSource());
+  source->path_ = std::move(path);
+  source->recheck_ = recheck;
+  return source;
+}
+
+std::string TokenSource::token() {
+  std::lock_guard lock(mu_);
+  if (path_.empty()) return token_;
+  const auto now = std::chrono::steady_clock::now();
+  if (now < nextCheck_ && !token_.empty()) return token_;
+  nextCheck_ = now + recheck_;
+  std::error_code ec;
+  const auto mtime = fs::last_write_time(path_, ec);
+  if (ec) return token_;  // keep the last good token while the file is being replaced
+  if (mtime != mtime_ || token_.empty()) {
+    if (auto text = readFile(path_)) {
+      token_ = trimmed(*text);
+      mtime_ = mtime;
+    }
+  }
+  return token_;
+}
+
+core::Result<ClientConfig> loadKubeconfig(const fs::path& path, const std::string& context) {
+  auto text = readFile(path);
+  if (!text) return text.status();
+  try {
+    return parseKubeconfig(YAML::Load(*text), path, context);
+  } catch (const YAML::Exception& e) {
+    return core::Status::invalid(fmt::format("{}: {}", path.string(), e.what()));
+  }
+}
+
+core::Result<ClientConfig> inClusterConfig(const fs::path& serviceAccountDir) {
+  const char* host = std::getenv("KUBERNETES_SERVICE_HOST");
+  const char* port = std::getenv("KUBERNETES_SERVICE_PORT");
+  if (host == nullptr || port == nullptr || *host == '\0' || *port == '\0') {
+    return core::Status::invalid(
+        "not running in a cluster: KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT are unset");
+  }
+  ClientConfig config;
+  const std::string hostText = host;
+  const bool ipv6 = hostText.find(':') != std::string::npos;
+  config.server = fmt::format("https://{}:{}", ipv6 ? "[" + hostText + "]" : hostText, port);
+  auto ca = readFile(serviceAccountDir / "ca.crt");
+  if (!ca) return ca.status();
+  config.caPem = *ca;
+  if (!fs::exists(serviceAccountDir / "token")) {
+    return core::Status::invalid(
+        fmt::format("no service-account token in {}", serviceAccountDir.string()));
+  }
+  config.token = TokenSource::file(serviceAccountDir / "token");
+  if (auto ns = readFile(serviceAccountDir / "namespace")) config.defaultNamespace = trimmed(*ns);
+  return config;
+}
+
+core::Result<ClientConfig> loadClientConfig(const std::string& kubeconfigPath) {
+  if (!kubeconfigPath.empty()) return loadKubeconfig(kubeconfigPath);
+  auto inCluster = inClusterConfig();
+  if (inCluster) return inCluster;
+  if (const char* env = std::getenv("KUBECONFIG"); env != nullptr && *env != '\0') {
+    return loadKubeconfig(env);
+  }
+  return inCluster.status();
+}
+
+}  // namespace gpuscale::kube

@@ -1,0 +1,130 @@
+#include "gpuscale/kube/discovery.h"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <condition_variable>
+#include <map>
+
+namespace gpuscale::kube {
+namespace {
+
+std::string lower(std::string_view text) {
+  std::string out(text);
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
+bool sameTable(const std::vector<rules::ResourceInfo>& a,
+               const std::vector<rules::ResourceInfo>& b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](const auto& x, const auto& y) {
+    return x.groupResource == y.groupResource && x.version == y.version &&
+           x.singular == y.singular && x.kind == y.kind && x.namespaced == y.namespaced;
+  });
+}
+
+}  // namespace
+
+std::vector<rules::ResourceInfo> parseResourceList(const Object& list, const std::string& group,
+                                                   const std::string& version) {
+  std::vector<rules::ResourceInfo> out;
+  if (!list.is_object() || !list.contains("resources") || !list["resources"].is_array()) return out;
+  for (const auto& resource : list["resources"]) {
+    if (!resource.is_object()) continue;
+    const std::string name = resource.value("name", "");
+    if (name.empty() || name.find('/') != std::string::npos) continue;
+    rules::ResourceInfo info;
+    info.groupResource = {group, name};
+    info.version = version;
+    info.kind = resource.value("kind", "");
+    info.singular = resource.value("singularName", "");
+    if (info.singular.empty()) info.singular = lower(info.kind);
+    info.namespaced = resource.value("namespaced", false);
+    out.push_back(std::move(info));
+  }
+  return out;
+}
+
+DiscoveryResourceMapper::DiscoveryResourceMapper(std::shared_ptr<KubeClient> client)
+    : client_(std::move(client)), table_(std::make_shared<const Table>()) {}
+
+DiscoveryResourceMapper::~DiscoveryResourceMapper() {
+  refresher_.request_stop();
+  if (refresher_.joinable()) refresher_.join();
+}
+
+std::shared_ptr<const DiscoveryResourceMapper::Table> DiscoveryResourceMapper::current() const {
+  std::lock_guard lock(mu_);
+  return table_;
+}
+
+core::Status DiscoveryResourceMapper::refresh() {
+  auto core = client_->getPath("/api/v1");
+  if (!core) return core.status().withContext("discovery of /api/v1");
+  auto groups = client_->getPath("/apis");
+  if (!groups) return groups.status().withContext("discovery of /apis");
+
+  const auto previous = current();
+  Table table = parseResourceList(*core, "", "v1");
+  if (groups->contains("groups") && (*groups)["groups"].is_array()) {
+    for (const auto& group : (*groups)["groups"]) {
+      const std::string name = group.value("name", "");
+      const std::string version =
+          group.value("preferredVersion", Object::object()).value("version", "");
+      if (name.empty() || version.empty()) continue;
+      auto resources = client_->getPath(fmt::format("/apis/{}/{}", name, version));
+      if (!resources) {
+        spdlog::warn("discovery: skipping {}/{}: {}", name, version, resources.status().toString());
+        for (const auto& info : *previous) {
+          if (info.groupResource.group == name) table.push_back(info);
+        }
+        continue;
+      }
+      auto parsed = parseResourceList(*resources, name, version);
+      table.insert(table.end(), parsed.begin(), parsed.end());
+    }
+  }
+  if (sameTable(table, *previous)) return {};
+  std::lock_guard lock(mu_);
+  retired_.push_back(std::move(table_));
+  table_ = std::make_shared<const Table>(std::move(table));
+  return {};
+}
+
+void DiscoveryResourceMapper::startRefreshing(std::chrono::seconds interval) {
+  refresher_ = std::jthread([this, interval](std::stop_token stop) {
+    std::mutex waitMu;
+    std::condition_variable_any cv;
+    std::unique_lock lock(waitMu);
+    while (!cv.wait_for(lock, stop, interval, [] { return false; }) && !stop.stop_requested()) {
+      if (auto status = refresh(); !status.ok()) {
+        spdlog::warn("discovery refresh failed, keeping the last table: {}", status.toString());
+      }
+    }
+  });
+}
+
+const std::vector<rules::ResourceInfo>& DiscoveryResourceMapper::resources() const {
+  std::lock_guard lock(mu_);
+  return *table_;
+}
+
+core::Result<rules::ResourceInfo> DiscoveryResourceMapper::resourceFor(
+    const rules::GroupResource& gr) const {
+  const auto table = current();
+  const std::string group = lower(gr.group);
+  const std::string resource = lower(gr.resource);
+  for (const auto& info : *table) {
+    if (!group.empty() && info.groupResource.group != group) continue;
+    if (info.groupResource.resource == resource || info.singular == resource ||
+        lower(info.kind) == resource) {
+      return info;
+    }
+  }
+  return core::Status::notFound(
+      fmt::format("the server doesn't have a resource type \"{}\"", gr.toString()));
+}
+
+}  // namespace gpuscale::kube

@@ -1,0 +1,336 @@
+#include "gpuscale/kube/rest_client.h"
+
+#include <cpprest/containerstream.h>
+#include <cpprest/http_client.h>
+#include <fmt/format.h>
+#include <openssl/bio.h>
+#include <openssl/pem.h>
+#include <spdlog/spdlog.h>
+
+#include <boost/asio/ssl.hpp>
+#include <thread>
+
+namespace gpuscale::kube {
+namespace http = web::http;
+namespace {
+
+struct Reply {
+  int code = 0;
+  std::string body;
+  int retryAfterSeconds = 0;
+};
+
+using Query = std::vector<std::pair<std::string, std::string>>;
+
+std::string withQuery(std::string path, const Query& query) {
+  char separator = '?';
+  for (const auto& [key, value] : query) {
+    if (value.empty()) continue;
+    path += separator;
+    path += key;
+    path += '=';
+    path += web::uri::encode_data_string(value);
+    separator = '&';
+  }
+  return path;
+}
+
+bool pemParses(const std::string& pem, bool isKey) {
+  std::unique_ptr<BIO, decltype(&BIO_free)> bio(
+      BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())), BIO_free);
+  if (isKey) {
+    EVP_PKEY* key = PEM_read_bio_PrivateKey(bio.get(), nullptr, nullptr, nullptr);
+    EVP_PKEY_free(key);
+    return key != nullptr;
+  }
+  X509* cert = PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr);
+  X509_free(cert);
+  return cert != nullptr;
+}
+
+int retryAfter(const http::http_headers& headers) {
+  const auto it = headers.find("Retry-After");
+  if (it == headers.end()) return 0;
+  try {
+    return std::max(0, std::stoi(it->second));
+  } catch (const std::exception&) {
+    return 1;  // an HTTP-date or junk: retry soon rather than never
+  }
+}
+
+core::Status transportError(const std::string& server, const std::exception& e) {
+  if (const auto* httpError = dynamic_cast<const http::http_exception*>(&e);
+      httpError != nullptr && httpError->error_code() == std::errc::timed_out) {
+    return core::Status::timeout(
+        fmt::format("timed out talking to the Kubernetes API at {}", server));
+  }
+  if (dynamic_cast<const pplx::task_canceled*>(&e) != nullptr) {
+    return core::Status::unavailable("request to the Kubernetes API was cancelled");
+  }
+  return core::Status::unavailable(
+      fmt::format("cannot reach the Kubernetes API at {}: {}", server, e.what()));
+}
+
+core::Result<Object> parseObject(const Reply& reply) {
+  if (reply.body.empty()) return Object::object();
+  Object parsed = Object::parse(reply.body, nullptr, /*allow_exceptions=*/false);
+  if (parsed.is_discarded()) {
+    return core::Status::internal("the Kubernetes API returned a body that is not JSON");
+  }
+  return parsed;
+}
+
+}  // namespace
+
+struct RestKubeClient::Impl {
+  ClientConfig config;
+  RateLimiter limiter;
+  std::unique_ptr<http::client::http_client> rest;
+  std::unique_ptr<http::client::http_client> watch;
+
+  explicit Impl(ClientConfig c) : config(std::move(c)), limiter(config.qps, config.burst) {}
+
+  http::client::http_client_config httpConfig(std::chrono::seconds timeout) const {
+    http::client::http_client_config cfg;
+    cfg.set_timeout(timeout);
+    cfg.set_proxy(web::web_proxy(web::web_proxy::disabled));
+    cfg.set_validate_certificates(!config.insecureSkipTlsVerify);
+    cfg.set_ssl_context_callback([ca = config.caPem, cert = config.clientCertPem,
+                                  key = config.clientKeyPem](boost::asio::ssl::context& ctx) {
+      // The PEM blocks were checked in create(); a failure here leaves the context without them
+      // and the handshake or the server rejects the request.
+      boost::system::error_code ec;
+      if (!ca.empty()) ctx.add_certificate_authority(boost::asio::buffer(ca), ec);
+      if (!cert.empty()) {
+        ctx.use_certificate_chain(boost::asio::buffer(cert), ec);
+        ctx.use_private_key(boost::asio::buffer(key), boost::asio::ssl::context::pem, ec);
+      }
+      if (ec) spdlog::error("kube client: TLS configuration: {}", ec.message());
+    });
+    return cfg;
+  }
+
+  http::http_request buildRequest(const http::method& method, const std::string& pathAndQuery,
+                                  const std::string* body, const std::string& contentType) const {
+    http::http_request request(method);
+    request.set_request_uri(web::uri(pathAndQuery));
+    request.headers().add("Accept", "application/json");
+    request.headers().add("User-Agent", config.userAgent);
+    if (config.token) {
+      if (std::string token = config.token->token(); !token.empty()) {
+        request.headers().add("Authorization", "Bearer " + token);
+      }
+    }
+    if (body != nullptr) request.set_body(*body, contentType);
+    return request;
+  }
+
+  static pplx::task<Reply> sendAsync(http::client::http_client& client, http::http_request request,
+                                     pplx::cancellation_token cancel) {
+    return client.request(std::move(request), cancel).then([](http::http_response response) {
+      const int code = response.status_code();
+      const int retry = retryAfter(response.headers());
+      return response.extract_utf8string(true).then([code, retry](std::string body) {
+        return Reply{code, std::move(body), retry};
+      });
+    });
+  }
+
+  core::Result<Reply> send(const http::method& method, const std::string& pathAndQuery,
+                           const std::string* body = nullptr,
+                           const std::string& contentType = "application/json") {
+    for (int attempt = 0;; ++attempt) {
+      limiter.acquire();
+      Reply reply;
+      try {
+        reply = sendAsync(*rest, buildRequest(method, pathAndQuery, body, contentType),
+                          pplx::cancellation_token::none())
+                    .get();
+      } catch (const std::exception& e) {
+        return transportError(config.server, e);
+      }
+      const bool throttled =
+          reply.code == 429 || (reply.code == 503 && reply.retryAfterSeconds > 0);
+      if (!throttled || attempt >= config.maxRetries) return reply;
+      const auto wait = std::min<std::chrono::seconds>(
+          std::chrono::seconds(std::max(1, reply.retryAfterSeconds)), config.maxRetryAfter);
+      spdlog::warn("kube client: {} {} throttled (HTTP {}), retrying in {}s", method, pathAndQuery,
+                   reply.code, wait.count());
+      std::this_thread::sleep_for(wait);
+    }
+  }
+
+  core::Result<Object> call(const http::method& method, const std::string& pathAndQuery,
+                            const std::string* body = nullptr,
+                            const std::string& contentType = "application/json") {
+    auto reply = send(method, pathAndQuery, body, contentType);
+    if (!reply) return reply.status();
+    if (reply->code < 200 || reply->code >= 300) {
+      return statusFromResponse(reply->code, reply->body, reply->retryAfterSeconds);
+    }
+    return parseObject(*reply);
+  }
+
+  core::Result<ObjectList> listOnce(const ResourceRef& ref, const ListOptions& options) {
+    ObjectList out;
+    std::string continueToken;
+    do {
+      const Query query = {
+          {"labelSelector", options.labelSelector},
+          {"fieldSelector", options.fieldSelector},
+          {"limit", options.limit > 0 ? std::to_string(options.limit) : ""},
+          {"continue", continueToken},
+          {"resourceVersion", continueToken.empty() ? options.resourceVersion : ""}};
+      auto page = call(http::methods::GET, withQuery(ref.path(), query));
+      if (!page) return page.status();
+      if (!page->is_object() || !page->contains("items")) {
+        return core::Status::internal("the Kubernetes API returned a list without items");
+      }
+      for (auto& item : (*page)["items"]) out.items.push_back(std::move(item));
+      const Object& meta = page->value("metadata", Object::object());
+      out.resourceVersion = meta.value("resourceVersion", "");
+      continueToken = meta.value("continue", "");
+    } while (!continueToken.empty());
+    return out;
+  }
+};
+
+core::Result<std::shared_ptr<RestKubeClient>> RestKubeClient::create(ClientConfig config) {
+  if (config.server.rfind("https://", 0) != 0 && config.server.rfind("http://", 0) != 0) {
+    return core::Status::invalid(fmt::format("server {:?} is not an http(s) URL", config.server));
+  }
+  if (!config.tlsServerName.empty()) {
+    return core::Status::invalid("tls-server-name is not supported by this client");
+  }
+  if (!config.caPem.empty() && !pemParses(config.caPem, false)) {
+    return core::Status::invalid("certificate authority is not a PEM certificate");
+  }
+  if (!config.clientCertPem.empty() &&
+      (!pemParses(config.clientCertPem, false) || !pemParses(config.clientKeyPem, true))) {
+    return core::Status::invalid("client certificate or key is not valid PEM");
+  }
+  auto impl = std::make_unique<Impl>(std::move(config));
+  try {
+    const web::uri base(impl->config.server);
+    impl->rest = std::make_unique<http::client::http_client>(
+        base, impl->httpConfig(impl->config.requestTimeout));
+    impl->watch = std::make_unique<http::client::http_client>(
+        base, impl->httpConfig(impl->config.watchReadTimeout));
+  } catch (const std::exception& e) {
+    return core::Status::invalid(fmt::format("server {:?}: {}", impl->config.server, e.what()));
+  }
+  return std::shared_ptr<RestKubeClient>(new RestKubeClient(std::move(impl)));
+}
+
+RestKubeClient::RestKubeClient(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+RestKubeClient::~RestKubeClient() = default;
+
+const ClientConfig& RestKubeClient::config() const { return impl_->config; }
+
+core::Result<Object> RestKubeClient::get(const ResourceRef& ref) {
+  return impl_->call(http::methods::GET, ref.path());
+}
+
+core::Result<Object> RestKubeClient::getPath(std::string_view path) {
+  return impl_->call(http::methods::GET, std::string(path));
+}
+
+core::Result<ObjectList> RestKubeClient::list(const ResourceRef& ref, const ListOptions& options) {
+  auto result = impl_->listOnce(ref, options);
+  if (!result && isGone(result.status()) && options.limit > 0) {
+    spdlog::info("kube client: continue token for {} expired, listing without pages", ref.path());
+    ListOptions whole = options;
+    whole.limit = 0;
+    return impl_->listOnce(ref, whole);
+  }
+  return result;
+}
+
+core::Result<Object> RestKubeClient::create(const ResourceRef& ref, const Object& object) {
+  const std::string body = object.dump();
+  return impl_->call(http::methods::POST, ref.path(), &body);
+}
+
+core::Result<Object> RestKubeClient::update(const ResourceRef& ref, const Object& object) {
+  const std::string body = object.dump();
+  return impl_->call(http::methods::PUT, ref.path(), &body);
+}
+
+core::Result<Object> RestKubeClient::patch(const ResourceRef& ref, PatchType type,
+                                           const Object& patch) {
+  const std::string body = patch.dump();
+  return impl_->call(
+      http::methods::PATCH, ref.path(), &body,
+      type == PatchType::kMerge ? "application/merge-patch+json" : "application/json-patch+json");
+}
+
+core::Status RestKubeClient::remove(const ResourceRef& ref) {
+  auto result = impl_->call(http::methods::DEL, ref.path());
+  return result ? core::Status() : result.status();
+}
+
+core::Status RestKubeClient::watch(const ResourceRef& ref, const WatchOptions& options,
+                                   const WatchHandler& handler, std::stop_token stop) {
+  if (!impl_->limiter.acquire(stop)) return {};
+  // The server must end the stream before the read timeout would.
+  const auto readTimeout = static_cast<int>(impl_->config.watchReadTimeout.count());
+  const int timeoutSeconds = std::max(1, std::min(options.timeoutSeconds, readTimeout * 5 / 6));
+  const Query query = {{"watch", "true"},
+                       {"resourceVersion", options.resourceVersion},
+                       {"allowWatchBookmarks", options.allowWatchBookmarks ? "true" : ""},
+                       {"timeoutSeconds", std::to_string(timeoutSeconds)},
+                       {"labelSelector", options.labelSelector},
+                       {"fieldSelector", options.fieldSelector}};
+  pplx::cancellation_token_source cancel;
+  std::stop_callback onStop(stop, [&cancel] { cancel.cancel(); });
+  try {
+    http::http_response response =
+        impl_->watch
+            ->request(
+                impl_->buildRequest(http::methods::GET, withQuery(ref.path(), query), nullptr, ""),
+                cancel.get_token())
+            .get();
+    if (response.status_code() != http::status_codes::OK) {
+      const int retry = retryAfter(response.headers());
+      return statusFromResponse(response.status_code(), response.extract_utf8string(true).get(),
+                                retry);
+    }
+    auto body = response.body();
+    while (!stop.stop_requested()) {
+      concurrency::streams::container_buffer<std::string> line;
+      body.read_line(line).get();
+      const std::string& text = line.collection();
+      if (text.empty()) {
+        if (body.is_eof()) return {};
+        continue;
+      }
+      Object event = Object::parse(text, nullptr, /*allow_exceptions=*/false);
+      if (event.is_discarded() || !event.is_object()) {
+        return core::Status::internal("the Kubernetes API sent a watch event that is not JSON");
+      }
+      const std::string type = event.value("type", "");
+      WatchEvent out;
+      if (type == "ADDED") {
+        out.type = WatchEvent::Type::kAdded;
+      } else if (type == "MODIFIED") {
+        out.type = WatchEvent::Type::kModified;
+      } else if (type == "DELETED") {
+        out.type = WatchEvent::Type::kDeleted;
+      } else if (type == "BOOKMARK") {
+        out.type = WatchEvent::Type::kBookmark;
+      } else if (type == "ERROR") {
+        return statusFromObject(event.value("object", Object::object()), 500);
+      } else {
+        return core::Status::internal(fmt::format("unknown watch event type {:?}", type));
+      }
+      out.object = std::move(event["object"]);
+      if (!handler(out)) return {};
+    }
+    return {};
+  } catch (const std::exception& e) {
+    if (stop.stop_requested()) return {};
+    return transportError(impl_->config.server, e);
+  }
+}
+
+}  // namespace gpuscale::kube

@@ -1,0 +1,44 @@
+#include "gpuscale/prom/client.h"
+
+#include <future>
+#include <utility>
+
+namespace gpuscale::prom {
+namespace {
+
+// Runs an asynchronous call and waits for its callback.
+template <typename T, typename Start>
+Result<T> await(Start start) {
+  auto promise = std::make_shared<std::promise<Result<T>>>();
+  auto future = promise->get_future();
+  start([promise](Result<T> result) { promise->set_value(std::move(result)); });
+  return future.get();
+}
+
+}  // namespace
+
+Result<QueryResultPtr> Client::query(std::string promql, Timestamp at) {
+  return await<QueryResultPtr>(
+      [&](Callback<QueryResultPtr> done) { queryAsync(std::move(promql), at, std::move(done)); });
+}
+
+Result<std::vector<Series>> Client::series(Matchers match, TimeRange window) {
+  return await<std::vector<Series>>([&](Callback<std::vector<Series>> done) {
+    seriesAsync(std::move(match), window, std::move(done));
+  });
+}
+
+Result<std::vector<std::string>> Client::labelValues(std::string label, Matchers match,
+                                                     TimeRange window) {
+  return await<std::vector<std::string>>([&](Callback<std::vector<std::string>> done) {
+    labelValuesAsync(std::move(label), std::move(match), window, std::move(done));
+  });
+}
+
+Result<std::vector<std::string>> Client::labelNames(Matchers match, TimeRange window) {
+  return await<std::vector<std::string>>([&](Callback<std::vector<std::string>> done) {
+    labelNamesAsync(std::move(match), window, std::move(done));
+  });
+}
+
+}  // namespace gpuscale::prom

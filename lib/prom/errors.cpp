@@ -1,0 +1,86 @@
+#include "gpuscale/prom/errors.h"
+
+#include <array>
+#include <string>
+
+namespace gpuscale::prom {
+namespace {
+
+constexpr std::string_view kPrefix = "prometheus ";
+
+constexpr std::array<FailureKind, 8> kKinds = {
+    FailureKind::kConnection,           FailureKind::kTimeout,    FailureKind::kHttpStatus,
+    FailureKind::kPrometheusError,      FailureKind::kBadJson,    FailureKind::kBodyTooLarge,
+    FailureKind::kUnexpectedResultType, FailureKind::kCredentials};
+
+}  // namespace
+
+std::string_view failureKindName(FailureKind kind) {
+  switch (kind) {
+    case FailureKind::kConnection:
+      return "connection failed";
+    case FailureKind::kTimeout:
+      return "timeout";
+    case FailureKind::kHttpStatus:
+      return "bad HTTP status";
+    case FailureKind::kPrometheusError:
+      return "error";
+    case FailureKind::kBadJson:
+      return "bad JSON";
+    case FailureKind::kBodyTooLarge:
+      return "body too large";
+    case FailureKind::kUnexpectedResultType:
+      return "unexpected result type";
+    case FailureKind::kCredentials:
+      return "credentials";
+  }
+  return "unknown";
+}
+
+Status failure(FailureKind kind, std::string_view detail, bool transient) {
+  std::string message(kPrefix);
+  message += failureKindName(kind);
+  message += ": ";
+  message += detail;
+  if (transient || kind == FailureKind::kConnection || kind == FailureKind::kTimeout) {
+    return Status::unavailable(std::move(message));
+  }
+  return Status::internal(std::move(message));
+}
+
+std::optional<FailureKind> failureKindOf(const Status& status) {
+  std::string_view message = status.message();
+  if (auto at = message.find(kPrefix); at != std::string_view::npos) {
+    message.remove_prefix(at + kPrefix.size());
+    for (FailureKind kind : kKinds) {
+      std::string_view name = failureKindName(kind);
+      if (message.substr(0, name.size()) == name && message.substr(name.size(), 1) == ":") {
+        return kind;
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+Status expectResultType(const QueryResult& result, ResultType wanted) {
+  if (result.type == wanted) return Status();
+  return failure(FailureKind::kUnexpectedResultType, std::string(resultTypeName(result.type)) +
+                                                         " (wanted " +
+                                                         std::string(resultTypeName(wanted)) + ")");
+}
+
+std::string_view resultTypeName(ResultType type) {
+  switch (type) {
+    case ResultType::kVector:
+      return "vector";
+    case ResultType::kScalar:
+      return "scalar";
+    case ResultType::kMatrix:
+      return "matrix";
+    case ResultType::kString:
+      return "string";
+  }
+  return "unknown";
+}
+
+}  // namespace gpuscale::prom

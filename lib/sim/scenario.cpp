@@ -1,0 +1,380 @@
+#include "gpuscale/sim/scenario.h"
+
+#include <cmath>
+#include <fstream>
+#include <numbers>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include "gpuscale/partition/mig_catalog.h"
+#include "gpuscale/partition/mig_geometry.h"
+
+namespace gpuscale::sim {
+namespace {
+
+using partition::MigGpuSetting;
+
+// Thrown inside the parser only; parseScenario() turns it into a Status.
+struct ScenarioError {
+  core::Status status;
+};
+
+[[noreturn]] void fail(const YAML::Node& node, std::string_view message) {
+  const YAML::Mark mark = node.Mark();
+  std::string where =
+      mark.is_null() ? "" : fmt::format("line {}, column {}: ", mark.line + 1, mark.column + 1);
+  throw ScenarioError{core::Status::invalid(where + std::string(message))};
+}
+
+// A mapping whose keys must all be in `known`.
+void expectKeys(const YAML::Node& node, std::string_view what,
+                std::initializer_list<std::string_view> known) {
+  if (!node.IsMap()) fail(node, fmt::format("{} must be a mapping", what));
+  for (const auto& kv : node) {
+    const auto key = kv.first.as<std::string>();
+    if (std::find(known.begin(), known.end(), key) == known.end()) {
+      fail(kv.first, fmt::format("unknown field \"{}\" in {}", key, what));
+    }
+  }
+}
+
+template <typename T>
+T get(const YAML::Node& parent, std::string_view key, T fallback) {
+  const YAML::Node node = parent[std::string(key)];
+  if (!node || node.IsNull()) return fallback;
+  try {
+    return node.as<T>();
+  } catch (const YAML::Exception&) {
+    fail(node, fmt::format("field \"{}\" has the wrong type", key));
+  }
+}
+
+double nonNegative(const YAML::Node& parent, std::string_view key, double fallback) {
+  double v = get<double>(parent, key, fallback);
+  if (!(v >= 0) || !std::isfinite(v)) {
+    fail(parent[std::string(key)], fmt::format("\"{}\" must be a finite number >= 0", key));
+  }
+  return v;
+}
+
+std::chrono::milliseconds seconds(const YAML::Node& parent, std::string_view key,
+                                  std::chrono::milliseconds fallback) {
+  double s = nonNegative(parent, key, fallback.count() / 1000.0);
+  return std::chrono::milliseconds(static_cast<int64_t>(std::llround(s * 1000)));
+}
+
+std::map<std::string, std::string> stringMap(const YAML::Node& node, std::string_view what) {
+  std::map<std::string, std::string> out;
+  if (!node || node.IsNull()) return out;
+  if (!node.IsMap()) fail(node, fmt::format("{} must be a mapping of strings", what));
+  for (const auto& kv : node) {
+    if (!kv.second.IsScalar()) fail(kv.second, fmt::format("{} values must be strings", what));
+    out[kv.first.as<std::string>()] = kv.second.as<std::string>();
+  }
+  return out;
+}
+
+bool isDnsLabel(std::string_view s) {
+  if (s.empty() || s.size() > 63) return false;
+  for (char c : s) {
+    if (!(std::islower(static_cast<unsigned char>(c)) ||
+          std::isdigit(static_cast<unsigned char>(c)) || c == '-' || c == '.')) {
+      return false;
+    }
+  }
+  return s.front() != '-' && s.back() != '-';
+}
+
+std::vector<InjectedFailure> parseFailures(const YAML::Node& node) {
+  std::vector<InjectedFailure> out;
+  if (!node || node.IsNull()) return out;
+  if (!node.IsSequence()) fail(node, "failures must be a list");
+  for (const auto& item : node) {
+    expectKeys(item, "a failure", {"reconfiguration", "mode"});
+    InjectedFailure f;
+    if (item["reconfiguration"]) {
+      int n = get<int>(item, "reconfiguration", 0);
+      if (n < 1) fail(item["reconfiguration"], "reconfiguration counts from 1");
+      f.reconfiguration = n;
+    }
+    const auto mode = get<std::string>(item, "mode", "fail");
+    if (mode == "fail") {
+      f.mode = FailureMode::kFail;
+    } else if (mode == "hang") {
+      f.mode = FailureMode::kHang;
+    } else if (mode == "ignore") {
+      f.mode = FailureMode::kIgnore;
+    } else {
+      fail(item["mode"], fmt::format("unknown failure mode \"{}\" (fail, hang, ignore)", mode));
+    }
+    out.push_back(f);
+  }
+  return out;
+}
+
+std::vector<MigGpuSetting> parseGeometry(const YAML::Node& node, const GpuNodeSpec& spec) {
+  std::vector<MigGpuSetting> out;
+  if (!node.IsSequence()) fail(node, "geometry must be a list with one entry per GPU");
+  const partition::GpuModel* model = partition::matchModel(spec.product, spec.memoryMiB);
+  for (const auto& item : node) {
+    const auto text = item.as<std::string>();
+    MigGpuSetting setting;
+    if (text != "disabled") {
+      auto g = partition::parseGeometry(text);
+      if (!g) fail(item, g.status().message());
+      if (model == nullptr)
+        fail(item, fmt::format("no MIG-capable model matches \"{}\"", spec.product));
+      if (!partition::isValidGeometry(*model, *g)) {
+        fail(item, fmt::format("geometry \"{}\" does not fit a {}", text, model->name));
+      }
+      setting.migEnabled = true;
+      setting.geometry = std::move(*g);
+    }
+    out.push_back(std::move(setting));
+  }
+  if (static_cast<int>(out.size()) != spec.gpus) {
+    fail(node, fmt::format("geometry lists {} GPUs, the node has {}", out.size(), spec.gpus));
+  }
+  return out;
+}
+
+GpuNodeSpec parseNode(const YAML::Node& node) {
+  expectKeys(node, "a node",
+             {"name", "product", "gpus", "memoryMiB", "migCapable", "migStrategy", "migConfig",
+              "geometry", "devicePluginConfig", "labels", "cpu", "memory", "pods", "failures"});
+  GpuNodeSpec spec;
+  spec.name = get<std::string>(node, "name", "");
+  if (!isDnsLabel(spec.name)) fail(node, fmt::format("node name \"{}\" is not valid", spec.name));
+  spec.product = get<std::string>(node, "product", "");
+  if (spec.product.empty()) fail(node, "a node needs a product");
+  spec.gpus = get<int>(node, "gpus", 1);
+  if (spec.gpus < 1 || spec.gpus > 64) fail(node["gpus"], "gpus must be 1..64");
+  spec.memoryMiB = get<int64_t>(node, "memoryMiB", 0);
+  if (spec.memoryMiB <= 0) fail(node, "memoryMiB must be > 0");
+  const partition::GpuModel* model = partition::matchModel(spec.product, spec.memoryMiB);
+  spec.migCapable = get<bool>(node, "migCapable", model != nullptr);
+  if (spec.migCapable && model == nullptr) {
+    fail(node, fmt::format("migCapable, but no catalog model matches \"{}\"", spec.product));
+  }
+  const auto strategy = get<std::string>(node, "migStrategy", spec.migCapable ? "single" : "none");
+  auto parsed = partition::parseMigStrategy(strategy);
+  if (!parsed) fail(node["migStrategy"], fmt::format("unknown migStrategy \"{}\"", strategy));
+  spec.migStrategy = *parsed;
+  spec.migConfig = get<std::string>(node, "migConfig", "");
+  if (node["geometry"]) {
+    if (!spec.migConfig.empty()) fail(node["geometry"], "give migConfig or geometry, not both");
+    spec.geometry = parseGeometry(node["geometry"], spec);
+  }
+  if (!spec.migCapable && (!spec.migConfig.empty() || !spec.geometry.empty())) {
+    fail(node, "MIG settings on a node that is not MIG-capable");
+  }
+  spec.devicePluginConfig = get<std::string>(node, "devicePluginConfig", "");
+  spec.labels = stringMap(node["labels"], "labels");
+  spec.cpu = get<std::string>(node, "cpu", spec.cpu);
+  spec.memory = get<std::string>(node, "memory", spec.memory);
+  spec.pods = get<std::string>(node, "pods", spec.pods);
+  spec.failures = parseFailures(node["failures"]);
+  return spec;
+}
+
+OperatorSpec parseOperator(const YAML::Node& node) {
+  OperatorSpec op;
+  if (!node || node.IsNull()) return op;
+  expectKeys(node, "gpuOperator", {"namespace", "migManager", "devicePlugin"});
+  op.namespaceName = get<std::string>(node, "namespace", op.namespaceName);
+  if (const YAML::Node mm = node["migManager"]; mm && !mm.IsNull()) {
+    expectKeys(mm, "migManager",
+               {"defaultConfigMap", "customConfigMap", "customConfig", "reconfigureSeconds"});
+    op.defaultMigConfigMap = get<std::string>(mm, "defaultConfigMap", op.defaultMigConfigMap);
+    op.customMigConfigMap = get<std::string>(mm, "customConfigMap", "");
+    if (mm["customConfig"]) {
+      auto parsed = partition::parseMigPartedConfig(get<std::string>(mm, "customConfig", ""));
+      if (!parsed) fail(mm["customConfig"], parsed.status().message());
+      op.customMigConfig = std::move(*parsed);
+      if (op.customMigConfigMap.empty()) op.customMigConfigMap = "custom-mig-parted-config";
+    }
+    op.reconfigureDelay = seconds(mm, "reconfigureSeconds", op.reconfigureDelay);
+  }
+  if (const YAML::Node dp = node["devicePlugin"]; dp && !dp.IsNull()) {
+    expectKeys(dp, "devicePlugin", {"configMap", "default", "configs", "reloadSeconds"});
+    op.devicePluginConfigMap = get<std::string>(dp, "configMap", op.devicePluginConfigMap);
+    op.devicePluginDefault = get<std::string>(dp, "default", "");
+    op.devicePluginConfigs = stringMap(dp["configs"], "devicePlugin.configs");
+    for (const auto& [key, text] : op.devicePluginConfigs) {
+      auto parsed = partition::parseDevicePluginConfig(text);
+      if (!parsed)
+        fail(dp["configs"][key], fmt::format("config \"{}\": {}", key, parsed.status().message()));
+    }
+    if (!op.devicePluginDefault.empty() &&
+        !op.devicePluginConfigs.contains(op.devicePluginDefault)) {
+      fail(dp["default"],
+           fmt::format("default config \"{}\" is not in configs", op.devicePluginDefault));
+    }
+    op.devicePluginReload = seconds(dp, "reloadSeconds", op.devicePluginReload);
+  }
+  return op;
+}
+
+LoadPattern parsePattern(const YAML::Node& node) {
+  expectKeys(node, "load.pattern",
+             {"kind", "baseRps", "peakRps", "startSeconds", "durationSeconds"});
+  LoadPattern p;
+  const auto kind = get<std::string>(node, "kind", "constant");
+  if (kind == "constant") {
+    p.kind = LoadPatternKind::kConstant;
+  } else if (kind == "ramp") {
+    p.kind = LoadPatternKind::kRamp;
+  } else if (kind == "spike") {
+    p.kind = LoadPatternKind::kSpike;
+  } else if (kind == "diurnal") {
+    p.kind = LoadPatternKind::kDiurnal;
+  } else {
+    fail(node["kind"],
+         fmt::format("unknown pattern \"{}\" (constant, ramp, spike, diurnal)", kind));
+  }
+  p.baseRps = nonNegative(node, "baseRps", 0);
+  p.peakRps = nonNegative(node, "peakRps", p.baseRps);
+  p.startSeconds = nonNegative(node, "startSeconds", 0);
+  p.durationSeconds = nonNegative(node, "durationSeconds", 0);
+  if (p.kind != LoadPatternKind::kConstant && p.durationSeconds <= 0) {
+    fail(node, fmt::format("a {} pattern needs durationSeconds > 0", kind));
+  }
+  return p;
+}
+
+LoadSpec parseLoad(const YAML::Node& node) {
+  expectKeys(node, "load",
+             {"namespace", "podSelector", "model", "pattern", "gpuMillisOnFullGpu", "cpuMillis",
+              "gpuUtilization", "timeSlicingOverhead"});
+  LoadSpec load;
+  load.namespaceName = get<std::string>(node, "namespace", load.namespaceName);
+  load.podSelector = get<std::string>(node, "podSelector", "");
+  if (load.podSelector.empty()) fail(node, "load needs a podSelector");
+  load.model = get<std::string>(node, "model", load.model);
+  if (node["pattern"]) load.pattern = parsePattern(node["pattern"]);
+  load.gpuMillisOnFullGpu = nonNegative(node, "gpuMillisOnFullGpu", 0);
+  load.cpuMillis = nonNegative(node, "cpuMillis", 0);
+  load.gpuUtilization = nonNegative(node, "gpuUtilization", load.gpuUtilization);
+  if (load.gpuUtilization > 1) fail(node["gpuUtilization"], "gpuUtilization is a share in [0, 1]");
+  load.timeSlicingOverhead = nonNegative(node, "timeSlicingOverhead", load.timeSlicingOverhead);
+  return load;
+}
+
+// Explicit per-GPU geometries become a named config `<node>-initial` in the custom ConfigMap, so
+// the node's mig.config label resolves like any other (the reconciler reads geometry from it).
+void addInitialConfigs(Scenario& s) {
+  for (auto& node : s.nodes) {
+    if (node.geometry.empty()) continue;
+    auto& op = s.gpuOperator;
+    if (!op.customMigConfig) op.customMigConfig.emplace();
+    if (op.customMigConfigMap.empty()) op.customMigConfigMap = "custom-mig-parted-config";
+    node.migConfig = node.name + "-initial";
+    op.customMigConfig->configs[node.migConfig] = partition::perGpuEntries(node.geometry);
+  }
+}
+
+Scenario parseRoot(const YAML::Node& root) {
+  expectKeys(root, "the scenario", {"name", "description", "gpuOperator", "nodes", "load"});
+  Scenario s;
+  s.name = get<std::string>(root, "name", "");
+  if (s.name.empty()) fail(root, "a scenario needs a name");
+  s.description = get<std::string>(root, "description", "");
+  s.gpuOperator = parseOperator(root["gpuOperator"]);
+  const YAML::Node nodes = root["nodes"];
+  if (!nodes || !nodes.IsSequence() || nodes.size() == 0) fail(root, "a scenario needs nodes");
+  std::set<std::string> names;
+  for (const auto& n : nodes) {
+    s.nodes.push_back(parseNode(n));
+    if (!names.insert(s.nodes.back().name).second) {
+      fail(n, fmt::format("node \"{}\" appears twice", s.nodes.back().name));
+    }
+    const std::string& dp = s.nodes.back().devicePluginConfig;
+    if (!dp.empty() && !s.gpuOperator.devicePluginConfigs.contains(dp)) {
+      fail(n,
+           fmt::format("devicePluginConfig \"{}\" is not in gpuOperator.devicePlugin.configs", dp));
+    }
+  }
+  if (root["load"] && !root["load"].IsNull()) s.load = parseLoad(root["load"]);
+  addInitialConfigs(s);
+  return s;
+}
+
+}  // namespace
+
+std::string_view failureModeName(FailureMode mode) {
+  switch (mode) {
+    case FailureMode::kFail:
+      return "fail";
+    case FailureMode::kHang:
+      return "hang";
+    case FailureMode::kIgnore:
+      return "ignore";
+  }
+  return "fail";
+}
+
+std::string_view loadPatternName(LoadPatternKind kind) {
+  switch (kind) {
+    case LoadPatternKind::kConstant:
+      return "constant";
+    case LoadPatternKind::kRamp:
+      return "ramp";
+    case LoadPatternKind::kSpike:
+      return "spike";
+    case LoadPatternKind::kDiurnal:
+      return "diurnal";
+  }
+  return "constant";
+}
+
+const InjectedFailure* GpuNodeSpec::failureFor(int n) const {
+  for (const auto& f : failures) {
+    if (f.appliesTo(n)) return &f;
+  }
+  return nullptr;
+}
+
+double LoadPattern::rateAt(double t) const {
+  switch (kind) {
+    case LoadPatternKind::kConstant:
+      return baseRps;
+    case LoadPatternKind::kRamp: {
+      double x = std::clamp((t - startSeconds) / durationSeconds, 0.0, 1.0);
+      return baseRps + (peakRps - baseRps) * x;
+    }
+    case LoadPatternKind::kSpike:
+      return t >= startSeconds && t < startSeconds + durationSeconds ? peakRps : baseRps;
+    case LoadPatternKind::kDiurnal: {
+      // Mean baseRps, crest peakRps at a quarter period after startSeconds.
+      double phase = 2 * std::numbers::pi * (t - startSeconds) / durationSeconds;
+      return std::max(0.0, baseRps + (peakRps - baseRps) * std::sin(phase));
+    }
+  }
+  return baseRps;
+}
+
+core::Result<Scenario> parseScenario(std::string_view yaml) {
+  try {
+    return parseRoot(YAML::Load(std::string(yaml)));
+  } catch (const ScenarioError& e) {
+    return e.status.withContext("scenario");
+  } catch (const YAML::Exception& e) {
+    return core::Status::invalid(
+        fmt::format("scenario: line {}, column {}: {}", e.mark.line + 1, e.mark.column + 1, e.msg));
+  }
+}
+
+core::Result<Scenario> loadScenarioFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return core::Status::invalid(fmt::format("cannot read scenario file {}", path));
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  auto s = parseScenario(buffer.str());
+  if (!s) return s.status().withContext(path);
+  return s;
+}
+
+}  // namespace gpuscale::sim

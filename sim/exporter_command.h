@@ -1,0 +1,17 @@
+// `gpuscale-sim exporter [--listen HOST:PORT] [--port-file FILE]`: serves the Triton model's series
+// (triton_model.h) on plain HTTP at /metrics for a Prometheus to scrape (the demo and the adapter's
+// integration tests use it). Port 0 picks a free port; the bound port is printed ("listening on
+// 127.0.0.1:PORT") and, with --port-file, written to FILE once the socket listens. Runs until
+// SIGTERM/SIGINT (exit 0). Every response closes its connection (one scraper, tiny bodies).
+#pragma once
+
+#include <iosfwd>
+#include <span>
+#include <string_view>
+
+namespace gpuscale::sim {
+
+int runExporterCommand(std::span<const std::string_view> args, std::ostream& out,
+                       std::ostream& err);
+
+}  // namespace gpuscale::sim

@@ -1,0 +1,48 @@
+// TritonModel: the series a Triton Inference Server pod exports, generated from a steady load per
+// pod, plus kube-state-metrics' label series for those pods (what standalone mode evaluates
+// labelSelectors against). The first building block of the GPU emulator; `gpuscale-sim exporter`
+// serves it.
+//
+// Each pod has a request rate (requests/s) and a mean queue time (µs per request). The cumulative
+// counters at `elapsed` seconds since start are `nv_inference_request_success = rate × elapsed` and
+// `nv_inference_queue_duration_us = rate × queue × elapsed`, so the Triton rule's
+// delta(queue)/(1 + delta(success)) over a window of w seconds reads rate·queue·w / (1 + rate·w).
+//
+// Thread safety: immutable after construction; render() is const.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace gpuscale::sim {
+
+struct TritonPod {
+  std::string name;
+  double requestsPerSecond = 0;
+  double queueMicrosPerRequest = 0;
+  std::map<std::string, std::string> labels;  // the pod's Kubernetes labels
+};
+
+struct TritonModelOptions {
+  std::string namespaceName = "default";
+  std::string model = "simple";
+  std::map<std::string, std::string> namespaceLabels;
+  std::vector<TritonPod> pods;
+};
+
+// Three pods: a busy one, an idle one and a lightly loaded one.
+TritonModelOptions demoTritonModel();
+
+class TritonModel {
+ public:
+  explicit TritonModel(TritonModelOptions options) : options_(std::move(options)) {}
+
+  // The Prometheus text exposition (format 0.0.4) at `elapsedSeconds` since start.
+  std::string render(double elapsedSeconds) const;
+
+ private:
+  TritonModelOptions options_;
+};
+
+}  // namespace gpuscale::sim

@@ -1,0 +1,183 @@
+// In-memory CustomMetricsProvider and ExternalMetricsProvider for handler tests, the integration
+// fixture server and the load benchmark. Values are set up front; errors and delays can be injected
+// per metric. Behaviour follows the provider contract in include/gpuscale/apiserver/provider.h:
+// unknown metric -> 404, a named object without a value -> 404, a wildcard with no matching object
+// -> 404, matching objects without values are left out. Timestamps are the fixed `timestamp` member
+// so outputs can be compared byte for byte.
+//
+// Thread safety: set up before use; the provider calls are thread-safe.
+#pragma once
+
+#include <algorithm>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gpuscale/apiserver/provider.h"
+
+namespace gpuscale::testing {
+
+class FakeCustomMetricsProvider final : public apiserver::CustomMetricsProvider {
+ public:
+  struct Entry {
+    apiserver::CustomMetricInfo info;
+    apiserver::ObjectReference object;  // kind, namespace, name, apiVersion
+    core::Labels labels;                // the object's labels (for labelSelector)
+    core::Quantity value;
+  };
+
+  apiserver::Timestamp timestamp{std::chrono::seconds(1714557600)};  // 2024-05-01T10:00:00Z
+
+  // Registers a metric without values (listed by discovery).
+  void addMetric(const apiserver::CustomMetricInfo& info) {
+    std::lock_guard lock(mutex_);
+    if (std::find(metrics_.begin(), metrics_.end(), info) == metrics_.end())
+      metrics_.push_back(info);
+  }
+  // Registers the metric (if needed) and an object's value.
+  void addValue(Entry entry) {
+    addMetric(entry.info);
+    std::lock_guard lock(mutex_);
+    entries_.push_back(std::move(entry));
+  }
+  void failMetric(const std::string& metric, core::Status status) {
+    std::lock_guard lock(mutex_);
+    failures_.insert_or_assign(metric, std::move(status));
+  }
+  void delayMetric(const std::string& metric, std::chrono::milliseconds delay) {
+    std::lock_guard lock(mutex_);
+    delays_.insert_or_assign(metric, delay);
+  }
+
+  std::vector<apiserver::CustomMetricInfo> listMetrics() const override {
+    std::lock_guard lock(mutex_);
+    return metrics_;
+  }
+
+  core::Result<apiserver::MetricValue> getMetricByName(
+      std::string_view namespaceName, std::string_view name,
+      const apiserver::CustomMetricInfo& info, const core::LabelSelector& metricSelector) override {
+    if (auto status = prepare(info); !status.ok()) return status;
+    std::lock_guard lock(mutex_);
+    for (const auto& entry : entries_) {
+      if (entry.info == info && entry.object.namespaceName == namespaceName &&
+          entry.object.name == name) {
+        return valueOf(entry, metricSelector);
+      }
+    }
+    return apiserver::objectMetricNotFound(info.resource, info.metric, name);
+  }
+
+  core::Result<std::vector<apiserver::MetricValue>> getMetricBySelector(
+      std::string_view namespaceName, const core::LabelSelector& objectSelector,
+      const apiserver::CustomMetricInfo& info, const core::LabelSelector& metricSelector) override {
+    if (auto status = prepare(info); !status.ok()) return status;
+    std::lock_guard lock(mutex_);
+    std::vector<apiserver::MetricValue> values;
+    for (const auto& entry : entries_) {
+      if (entry.info == info && entry.object.namespaceName == namespaceName &&
+          objectSelector.matches(entry.labels)) {
+        values.push_back(valueOf(entry, metricSelector));
+      }
+    }
+    if (values.empty()) return apiserver::metricNotFound(info.resource, info.metric);
+    return values;
+  }
+
+ private:
+  // Unknown metric, injected failure or delay.
+  core::Status prepare(const apiserver::CustomMetricInfo& info) {
+    std::chrono::milliseconds delay{0};
+    {
+      std::lock_guard lock(mutex_);
+      if (std::find(metrics_.begin(), metrics_.end(), info) == metrics_.end()) {
+        return apiserver::metricNotFound(info.resource, info.metric);
+      }
+      if (auto it = failures_.find(info.metric); it != failures_.end()) return it->second;
+      if (auto it = delays_.find(info.metric); it != delays_.end()) delay = it->second;
+    }
+    if (delay.count() > 0) std::this_thread::sleep_for(delay);
+    return {};
+  }
+
+  apiserver::MetricValue valueOf(const Entry& entry,
+                                 const core::LabelSelector& metricSelector) const {
+    apiserver::MetricValue value;
+    value.describedObject = entry.object;
+    value.metricName = entry.info.metric;
+    value.timestamp = timestamp;
+    value.value = entry.value;
+    if (!metricSelector.empty()) value.selector = metricSelector;
+    return value;
+  }
+
+  mutable std::mutex mutex_;
+  std::vector<apiserver::CustomMetricInfo> metrics_;
+  std::vector<Entry> entries_;
+  std::map<std::string, core::Status, std::less<>> failures_;
+  std::map<std::string, std::chrono::milliseconds, std::less<>> delays_;
+};
+
+class FakeExternalMetricsProvider final : public apiserver::ExternalMetricsProvider {
+ public:
+  struct Sample {
+    std::string metric;
+    std::string namespaceName;
+    std::optional<std::map<std::string, std::string>> labels;  // nullopt: a scalar result
+    core::Quantity value;
+  };
+
+  apiserver::Timestamp timestamp{std::chrono::seconds(1714557600)};
+
+  void addMetric(const std::string& metric) {
+    std::lock_guard lock(mutex_);
+    if (std::find(metrics_.begin(), metrics_.end(), apiserver::ExternalMetricInfo{metric}) ==
+        metrics_.end()) {
+      metrics_.push_back({metric});
+    }
+  }
+  void addSample(Sample sample) {
+    addMetric(sample.metric);
+    std::lock_guard lock(mutex_);
+    samples_.push_back(std::move(sample));
+  }
+  void failMetric(const std::string& metric, core::Status status) {
+    std::lock_guard lock(mutex_);
+    failures_.insert_or_assign(metric, std::move(status));
+  }
+
+  std::vector<apiserver::ExternalMetricInfo> listMetrics() const override {
+    std::lock_guard lock(mutex_);
+    return metrics_;
+  }
+
+  core::Result<std::vector<apiserver::ExternalMetricValue>> getExternalMetric(
+      std::string_view namespaceName, std::string_view metric,
+      const core::LabelSelector& metricSelector) override {
+    std::lock_guard lock(mutex_);
+    if (auto it = failures_.find(metric); it != failures_.end()) return it->second;
+    if (std::find(metrics_.begin(), metrics_.end(),
+                  apiserver::ExternalMetricInfo{std::string(metric)}) == metrics_.end()) {
+      return apiserver::metricNotFound({"", "namespaces"}, metric);
+    }
+    std::vector<apiserver::ExternalMetricValue> values;
+    for (const auto& sample : samples_) {
+      if (sample.metric != metric || sample.namespaceName != namespaceName) continue;
+      core::Labels labels;
+      if (sample.labels) labels.insert(sample.labels->begin(), sample.labels->end());
+      if (!metricSelector.matches(labels)) continue;
+      values.push_back({sample.metric, sample.labels, timestamp, std::nullopt, sample.value});
+    }
+    return values;
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::vector<apiserver::ExternalMetricInfo> metrics_;
+  std::vector<Sample> samples_;
+  std::map<std::string, core::Status, std::less<>> failures_;
+};
+
+}  // namespace gpuscale::testing

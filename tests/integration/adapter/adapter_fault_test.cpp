@@ -1,0 +1,176 @@
+// gpuscale-adapter against a fake Prometheus that misbehaves on purpose: slow, HTTP 500, a matrix,
+// a scalar, garbage, a 50 MB body. Each answer must be a Status naming the cause, and the adapter
+// must keep serving. Also: many concurrent identical requests cost one Prometheus query per cache
+// TTL.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+
+#include "adapter_process.h"
+#include "support/prometheus_stub_server.h"
+
+namespace gpuscale::adapter::testing {
+namespace {
+
+using gpuscale::test::PrometheusStubServer;
+using gpuscale::test::StubRequest;
+using gpuscale::test::StubResponse;
+
+constexpr char kRules[] = R"(
+rules:
+- seriesQuery: 'm{namespace!="",pod!=""}'
+  resources:
+    overrides:
+      namespace: {resource: "namespace"}
+      pod: {resource: "pod"}
+  metricsQuery: 'sum(<<.Series>>{<<.LabelMatchers>>}) by (<<.GroupBy>>)'
+)";
+
+constexpr char kNamed[] = "/apis/custom.metrics.k8s.io/v1beta1/namespaces/default/pods/p/m";
+
+enum class Mode { kGood, kSlow, kHttp500, kMatrix, kScalar, kGarbage, kHuge };
+
+class FakePrometheus {
+ public:
+  FakePrometheus() : server_([this](const StubRequest& request) { return answer(request); }) {}
+
+  std::string url() const { return server_.url(); }
+  void set(Mode mode) { mode_ = mode; }
+  size_t queries() const { return queries_; }
+
+ private:
+  StubResponse answer(const StubRequest& request) {
+    StubResponse r;
+    if (request.path == "/api/v1/label/__name__/values") {
+      r.body = R"({"status":"success","data":["m"]})";
+    } else if (request.path == "/api/v1/labels") {
+      r.body = R"({"status":"success","data":["__name__","namespace","pod"]})";
+    } else if (request.path == "/api/v1/query") {
+      ++queries_;
+      switch (mode_.load()) {
+        case Mode::kGood:
+          r.body =
+              R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{"pod":"p"},"value":[1714557600,"1.5"]}]}})";
+          break;
+        case Mode::kSlow:
+          r.delay = std::chrono::seconds(5);
+          r.body = R"({"status":"success","data":{"resultType":"vector","result":[]}})";
+          break;
+        case Mode::kHttp500:
+          r.status = 500;
+          r.contentType = "text/plain";
+          r.body = "internal server error";
+          break;
+        case Mode::kMatrix:
+          r.body =
+              R"({"status":"success","data":{"resultType":"matrix","result":[{"metric":{"pod":"p"},"values":[[1714557600,"1"]]}]}})";
+          break;
+        case Mode::kScalar:
+          r.body =
+              R"({"status":"success","data":{"resultType":"scalar","result":[1714557600,"1"]}})";
+          break;
+        case Mode::kGarbage:
+          r.body = "<html>this is not JSON";
+          break;
+        case Mode::kHuge:
+          r.body = R"({"status":"success","data":{"resultType":"vector","result":[)" +
+                   std::string(51u << 20, ' ') + "]}}";
+          break;
+      }
+    } else {
+      r.status = 404;
+    }
+    return r;
+  }
+
+  std::atomic<Mode> mode_{Mode::kGood};
+  std::atomic<size_t> queries_{0};
+  PrometheusStubServer server_;
+};
+
+class AdapterFaultTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    writeFile(dir_.file("rules.yaml"), kRules);
+    adapter_ = std::make_unique<AdapterProcess>(
+        dir_.file("rules.yaml"), prometheus_.url(),
+        std::vector<std::string>{"--prometheus-timeout=1s", "--metrics-cache-ttl=0s"});
+    ASSERT_TRUE(gpuscale::testing::waitUntil(
+        [&] { return curl(adapter_->url(kNamed)).code == 200; }, std::chrono::seconds(30)))
+        << adapter_->log();
+  }
+
+  gpuscale::testing::TempDir dir_;
+  FakePrometheus prometheus_;
+  std::unique_ptr<AdapterProcess> adapter_;
+};
+
+TEST_F(AdapterFaultTest, EveryFaultIsAStatusAndTheAdapterKeepsServing) {
+  struct Case {
+    std::string what;
+    Mode mode;
+    int code;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {"slow: the timeout is honoured", Mode::kSlow, 503,
+       "unable to fetch metrics: prometheus timeout"},
+      {"HTTP 500", Mode::kHttp500, 500, "unable to fetch metrics: prometheus bad HTTP status"},
+      {"matrix", Mode::kMatrix, 500, "unable to fetch metrics: prometheus unexpected result type"},
+      {"scalar", Mode::kScalar, 500, "unable to fetch metrics: prometheus unexpected result type"},
+      {"garbage JSON", Mode::kGarbage, 500, "unable to fetch metrics: prometheus bad JSON"},
+      {"50 MB body", Mode::kHuge, 500, "unable to fetch metrics: prometheus body too large"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    prometheus_.set(c.mode);
+    const auto start = std::chrono::steady_clock::now();
+    HttpReply reply = curl(adapter_->url(kNamed));
+    EXPECT_EQ(reply.code, c.code) << reply.body;
+    EXPECT_NE(reply.body.find(c.message), std::string::npos) << reply.body;
+    EXPECT_NE(reply.body.find(R"("kind":"Status")"), std::string::npos);
+    if (c.mode == Mode::kSlow) {
+      // Bounded by --prometheus-timeout, not by the 5 s the fake takes (a bound, not a benchmark).
+      EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(4));
+    }
+    EXPECT_EQ(curl(adapter_->url("/healthz")).code, 200);
+    EXPECT_TRUE(adapter_->running());
+  }
+  prometheus_.set(Mode::kGood);
+  HttpReply good = curl(adapter_->url(kNamed));
+  EXPECT_EQ(good.code, 200);
+  EXPECT_NE(good.body.find(R"("value":"1500m")"), std::string::npos) << good.body;
+}
+
+TEST_F(AdapterFaultTest, GracefulShutdownOnSigterm) {
+  EXPECT_EQ(adapter_->stop(), std::optional<int>(0));
+}
+
+TEST(AdapterCoalescing, ConcurrentIdenticalRequestsCostOneQueryPerTtl) {
+  gpuscale::testing::TempDir dir;
+  FakePrometheus prometheus;
+  writeFile(dir.file("rules.yaml"), kRules);
+  AdapterProcess adapter(dir.file("rules.yaml"), prometheus.url(),
+                         {"--metrics-cache-ttl=30s", "--workers=8"});
+  ASSERT_TRUE(gpuscale::testing::waitUntil(
+      [&] {
+        return curl(adapter.url("/apis/custom.metrics.k8s.io/v1beta1")).body.find("pods/m") !=
+               std::string::npos;
+      },
+      std::chrono::seconds(30)));
+  const size_t before = prometheus.queries();
+  std::vector<std::thread> clients;
+  std::atomic<int> ok{0};
+  for (int i = 0; i < 40; ++i) {
+    clients.emplace_back([&] {
+      if (curl(adapter.url(kNamed)).code == 200) ++ok;
+    });
+  }
+  for (auto& t : clients) t.join();
+  EXPECT_EQ(ok.load(), 40);
+  EXPECT_EQ(prometheus.queries() - before, 1u);
+}
+
+}  // namespace
+}  // namespace gpuscale::adapter::testing

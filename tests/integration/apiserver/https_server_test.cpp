@@ -1,0 +1,317 @@
+// HttpsServer in-process on a loopback port: TLS and client certificates, keep-alive, limits,
+// deadlines, bad bytes, concurrency and graceful shutdown.
+#include "gpuscale/apiserver/https_server.h"
+
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <fstream>
+#include <future>
+#include <thread>
+
+#include "support/process.h"
+#include "support/temp_dir.h"
+#include "support/tls_client.h"
+#include "support/wait_until.h"
+
+namespace gpuscale::apiserver {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::ClientCertificate;
+using testing::TlsClient;
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// Echoes what the server saw: method, path, query and the peer certificate's verdict. "/slow"
+// sleeps,
+// "/throw" throws.
+HttpResponse echo(const HttpRequest& request) {
+  if (request.path == "/slow") std::this_thread::sleep_for(700ms);
+  if (request.path == "/throw") throw std::runtime_error("handler bug");
+  HttpResponse response;
+  response.contentType = "text/plain";
+  response.body = request.method + " " + request.path + " " + request.rawQuery;
+  if (request.peer) {
+    response.body += " peer=" + request.peer->commonName +
+                     (request.peer->verified ? " verified" : " unverified");
+    for (const auto& o : request.peer->organizations) response.body += " O=" + o;
+  }
+  return response;
+}
+
+class HttpsServerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    options_.bindAddress = "127.0.0.1";
+    options_.securePort = 0;
+    options_.certDir = dir_.file("certs");
+    options_.workerThreads = 2;
+    options_.requestReadTimeout = 600ms;
+    options_.idleTimeout = 5s;
+    options_.headerLimitBytes = 64 * 1024;
+  }
+
+  void start(HttpHandler handler = echo) {
+    auto tls = loadServingTls(options_);
+    ASSERT_TRUE(tls.ok()) << tls.status().toString();
+    server_ = std::make_unique<HttpsServer>(options_, std::move(*tls), std::move(handler),
+                                            [](const HttpRequest&) {
+                                              HttpResponse r;
+                                              r.body = "plain";
+                                              return r;
+                                            });
+    const auto started = server_->start();
+    ASSERT_TRUE(started.ok()) << started.toString();
+    port_ = server_->securePort();
+  }
+
+  // A client CA and a client certificate (clientAuth) signed by it, made with the openssl CLI.
+  ClientCertificate clientCertificate(const std::string& name, const std::string& cn) {
+    const std::string ca = dir_.file(name + "-ca");
+    const std::string leaf = dir_.file(name + "-leaf");
+    const auto run = [](std::vector<std::string> argv) {
+      const auto result = testing::runProcess(argv);
+      EXPECT_EQ(result.exitCode, 0) << result.err;
+    };
+    run({"openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256",
+         "-nodes", "-keyout", ca + ".key", "-out", ca + ".crt", "-subj", "/CN=" + name + "-ca",
+         "-days", "1"});
+    run({"openssl", "req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+         "-keyout", leaf + ".key", "-out", leaf + ".csr", "-subj",
+         "/O=system:masters/O=team-b/CN=" + cn});
+    std::ofstream(leaf + ".ext") << "extendedKeyUsage=clientAuth\n";
+    run({"openssl", "x509", "-req", "-in", leaf + ".csr", "-CA", ca + ".crt", "-CAkey", ca + ".key",
+         "-CAcreateserial", "-out", leaf + ".crt", "-days", "1", "-extfile", leaf + ".ext"});
+    return {slurp(leaf + ".crt"), slurp(leaf + ".key")};
+  }
+
+  testing::TempDir dir_;
+  ServerOptions options_;
+  std::unique_ptr<HttpsServer> server_;
+  uint16_t port_ = 0;
+};
+
+TEST_F(HttpsServerTest, KeepAliveServesManyRequestsOnOneConnection) {
+  start();
+  TlsClient client(port_);
+  for (int i = 0; i < 5; ++i) {
+    auto reply = client.get("/a/%2A/b?x=" + std::to_string(i));
+    ASSERT_TRUE(reply);
+    EXPECT_EQ(reply->status, 200);
+    EXPECT_EQ(reply->body, "GET /a/*/b x=" + std::to_string(i));
+    EXPECT_FALSE(reply->closeRequested);
+  }
+  EXPECT_EQ(server_->openConnections(), 1u);
+}
+
+TEST_F(HttpsServerTest, PeerCertificateReachesTheHandler) {
+  const auto trusted = clientCertificate("front-proxy", "front-proxy-client");
+  const auto stranger = clientCertificate("other", "mallory");
+  options_.clientCaFiles = {dir_.file("front-proxy-ca.crt")};
+  start();
+  {
+    TlsClient client(port_);
+    EXPECT_EQ(client.get("/")->body, "GET / ");
+  }
+  {
+    TlsClient client(port_, trusted);
+    EXPECT_EQ(client.get("/")->body,
+              "GET /  peer=front-proxy-client verified O=system:masters O=team-b");
+  }
+  {
+    TlsClient client(port_, stranger);
+    EXPECT_EQ(client.get("/")->body, "GET /  peer=mallory unverified O=system:masters O=team-b");
+  }
+}
+
+TEST_F(HttpsServerTest, MalformedRequestsGet400AndAClose) {
+  start();
+  for (const std::string bad : {"\x16\x03\x01garbage\r\n\r\n", "GET / HTTP/9.9\r\n\r\n",
+                                "GET / HTTP/1.1\r\nBad Header\r\n\r\n",
+                                "GET relative HTTP/1.1\r\n\r\n", "GET /%zz HTTP/1.1\r\n\r\n"}) {
+    TlsClient client(port_);
+    ASSERT_TRUE(client.send(bad));
+    auto reply = client.readReply();
+    ASSERT_TRUE(reply) << bad;
+    EXPECT_EQ(reply->status, 400) << bad;
+    EXPECT_EQ(reply->body, "400 Bad Request");
+    EXPECT_TRUE(client.closedByPeer(5s)) << bad;
+  }
+  TlsClient after(port_);
+  EXPECT_EQ(after.get("/")->status, 200);
+}
+
+TEST_F(HttpsServerTest, PlainTextOnTheTlsPortIsDropped) {
+  start();
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  address.sin_port = htons(port_);
+  ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+  const std::string request = "GET / HTTP/1.1\r\nHost: x\r\n\r\n";
+  ASSERT_GT(::write(fd, request.data(), request.size()), 0);
+  char buffer[512];
+  ssize_t n;
+  while ((n = ::read(fd, buffer, sizeof buffer)) > 0) {
+  }
+  EXPECT_LE(n, 0);  // closed, nothing served
+  ::close(fd);
+  TlsClient after(port_);
+  EXPECT_EQ(after.get("/")->status, 200);
+}
+
+TEST_F(HttpsServerTest, HugeHeadersAndUrlsGet431) {
+  start();
+  {
+    TlsClient client(port_);
+    auto reply = client.get("/", "X-Big: " + std::string(100 * 1024, 'a') + "\r\n");
+    ASSERT_TRUE(reply);
+    EXPECT_EQ(reply->status, 431);
+  }
+  {
+    TlsClient client(port_);
+    auto reply = client.get("/" + std::string(200 * 1024, 'b'));
+    ASSERT_TRUE(reply);
+    EXPECT_EQ(reply->status, 431);
+    EXPECT_TRUE(client.closedByPeer(5s));
+  }
+}
+
+TEST_F(HttpsServerTest, OversizedBodyGets413) {
+  options_.bodyLimitBytes = 1024;
+  start();
+  TlsClient client(port_);
+  ASSERT_TRUE(client.send("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 4096\r\n\r\n" +
+                          std::string(4096, 'x')));
+  auto reply = client.readReply();
+  ASSERT_TRUE(reply);
+  EXPECT_EQ(reply->status, 413);
+}
+
+TEST_F(HttpsServerTest, SlowlorisConnectionIsDroppedAfterTheRequestDeadline) {
+  start();
+  TlsClient slow(port_);
+  ASSERT_TRUE(slow.send("GET / HTTP/1.1\r\nHost: x\r\nX-A: 1\r\n"));
+  // The server must hang up on the half-sent request by itself (deadline 600 ms; allow generously
+  // more).
+  EXPECT_TRUE(slow.closedByPeer(10s));
+  TlsClient other(port_);
+  EXPECT_EQ(other.get("/")->status, 200);
+}
+
+TEST_F(HttpsServerTest, IdleKeepAliveConnectionIsClosed) {
+  options_.idleTimeout = 300ms;
+  start();
+  TlsClient client(port_);
+  EXPECT_EQ(client.get("/")->status, 200);
+  EXPECT_TRUE(client.closedByPeer(10s));
+}
+
+TEST_F(HttpsServerTest, ConnectionCloseAndHttp10AreHonoured) {
+  start();
+  TlsClient client(port_);
+  auto reply = client.get("/", "Connection: close\r\n");
+  ASSERT_TRUE(reply);
+  EXPECT_TRUE(reply->closeRequested);
+  EXPECT_TRUE(client.closedByPeer(5s));
+  TlsClient old(port_);
+  ASSERT_TRUE(old.send("GET /x HTTP/1.0\r\n\r\n"));
+  EXPECT_EQ(old.readReply()->body, "GET /x ");
+  EXPECT_TRUE(old.closedByPeer(5s));
+}
+
+TEST_F(HttpsServerTest, HandlerExceptionIs500AndHeadKeepsContentLength) {
+  start();
+  TlsClient client(port_);
+  auto thrown = client.get("/throw");
+  ASSERT_TRUE(thrown);
+  EXPECT_EQ(thrown->status, 500);
+  EXPECT_EQ(thrown->body, "internal server error: handler bug\n");
+  const auto head =
+      testing::runProcess({"curl", "-skI", "https://127.0.0.1:" + std::to_string(port_) + "/h"});
+  EXPECT_EQ(head.exitCode, 0);
+  EXPECT_EQ(head.out.substr(0, 15), "HTTP/1.1 200 OK");
+  EXPECT_NE(head.out.find("Content-Length: 8"), std::string::npos) << head.out;
+}
+
+TEST_F(HttpsServerTest, ManyConcurrentKeepAliveClients) {
+  options_.workerThreads = 2;
+  start();
+  constexpr int kClients = 32;
+  constexpr int kRequests = 40;
+  std::atomic<int> ok{0};
+  std::vector<std::thread> clients;
+  for (int c = 0; c < kClients; ++c) {
+    clients.emplace_back([&, c] {
+      TlsClient client(port_);
+      for (int i = 0; i < kRequests; ++i) {
+        const std::string query = std::to_string(c) + "-" + std::to_string(i);
+        auto reply = client.get("/c?" + query);
+        if (reply && reply->status == 200 && reply->body == "GET /c " + query) ++ok;
+      }
+    });
+  }
+  for (auto& t : clients) t.join();
+  EXPECT_EQ(ok.load(), kClients * kRequests);
+}
+
+TEST_F(HttpsServerTest, GracefulShutdownFinishesInFlightRequests) {
+  start();
+  TlsClient idle(port_);
+  EXPECT_EQ(idle.get("/")->status, 200);
+  TlsClient busy(port_);
+  ASSERT_TRUE(busy.send("GET /slow HTTP/1.1\r\nHost: x\r\n\r\n"));
+  std::this_thread::sleep_for(100ms);  // let the request reach the handler
+  auto stopped = std::async(std::launch::async, [this] { server_->shutdown(10s); });
+  auto reply = busy.readReply();
+  ASSERT_TRUE(reply);
+  EXPECT_EQ(reply->status, 200);
+  EXPECT_EQ(reply->body, "GET /slow ");
+  EXPECT_TRUE(reply->closeRequested);
+  EXPECT_TRUE(idle.closedByPeer(5s));
+  stopped.get();
+  EXPECT_THROW(TlsClient refused(port_), std::runtime_error);
+}
+
+TEST_F(HttpsServerTest, PlainMetricsListener) {
+  options_.metricsBindAddress = "127.0.0.1:0";
+  start();
+  ASSERT_NE(server_->plainPort(), 0);
+  const auto result = testing::runProcess(
+      {"curl", "-s", "http://127.0.0.1:" + std::to_string(server_->plainPort()) + "/metrics"});
+  EXPECT_EQ(result.out, "plain");
+}
+
+TEST_F(HttpsServerTest, Tls13OnlyRejectsTls12Clients) {
+  options_.tlsMinVersion = TlsMinVersion::kTls13;
+  start();
+  const std::string url = "https://127.0.0.1:" + std::to_string(port_) + "/";
+  const auto old = testing::runProcess({"curl", "-sk", "--tls-max", "1.2", "-o", "/dev/null", url});
+  EXPECT_NE(old.exitCode, 0);
+  const auto modern = testing::runProcess({"curl", "-sk", "--tlsv1.3", url});
+  EXPECT_EQ(modern.exitCode, 0);
+  EXPECT_EQ(modern.out, "GET / ");
+}
+
+TEST_F(HttpsServerTest, BadCertificateFailsStart) {
+  std::ofstream(dir_.file("c.pem")) << "not a certificate";
+  std::ofstream(dir_.file("k.pem")) << "not a key";
+  options_.tlsCertFile = dir_.file("c.pem");
+  options_.tlsPrivateKeyFile = dir_.file("k.pem");
+  auto tls = loadServingTls(options_);
+  ASSERT_TRUE(tls.ok());
+  HttpsServer server(options_, std::move(*tls), echo);
+  EXPECT_FALSE(server.start().ok());
+}
+
+}  // namespace
+}  // namespace gpuscale::apiserver

@@ -1,0 +1,293 @@
+// The Prometheus client against the real Debian Prometheus: scraped data through every API call,
+// GET and POST, a path prefix, basic auth, TLS with server verification and client certificates,
+// and a stopped server. Skipped when prometheus is not installed.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <thread>
+
+#include "gpuscale/prom/caching_client.h"
+#include "gpuscale/prom/discovery.h"
+#include "gpuscale/prom/errors.h"
+#include "gpuscale/prom/http_client.h"
+#include "support/exporter_server.h"
+#include "support/prometheus_server.h"
+
+namespace gpuscale::prom {
+namespace {
+
+using test::ExporterServer;
+using test::PrometheusServer;
+using test::PrometheusServerOptions;
+
+// bcrypt (cost 4) of "secret", for the basic-auth web config.
+constexpr const char* kSecretHash = "$2b$04$YR7/VlHKwi6jLR7ymQJt1OH5SLX7YEO0QAX9e6uGv6.l4Vz1W.NEa";
+constexpr const char* kTriton = R"(nv_inference_request_success{namespace="default"})";
+
+Timestamp now() { return std::chrono::system_clock::now(); }
+
+std::unique_ptr<HttpClient> clientFor(PrometheusOptions options) {
+  auto client = HttpClient::create(options);
+  EXPECT_TRUE(client.ok()) << client.status().toString();
+  return client.ok() ? std::move(*client) : nullptr;
+}
+
+// Waits (bounded) until `promql` returns at least `want` samples; returns the last result.
+Result<QueryResultPtr> waitForSamples(Client& client, const std::string& promql, size_t want) {
+  Result<QueryResultPtr> result = Status::unavailable("not asked");
+  for (int i = 0; i < 300; ++i) {
+    result = client.query(promql, now());
+    if (result.ok() && (*result)->vector.size() >= want) return result;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return result;
+}
+
+class RealPrometheusTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    if (!PrometheusServer::available()) return;
+    exporter_ = new ExporterServer();
+    exporter_->addTritonRequests("default", "triton-a", 10, 4000);
+    exporter_->addTritonRequests("default", "triton-b", 20, 100);
+    exporter_->addTritonRequests("other", "triton-c", 1, 1);
+    PrometheusServerOptions options;
+    options.scrapeTargets = {exporter_->target()};
+    auto server = PrometheusServer::start(options);
+    if (!server.ok()) {
+      startError_ = server.status().toString();
+      return;
+    }
+    server_ = server->release();
+  }
+  static void TearDownTestSuite() {
+    delete server_;
+    delete exporter_;
+    server_ = nullptr;
+    exporter_ = nullptr;
+  }
+  void SetUp() override {
+    if (!PrometheusServer::available()) GTEST_SKIP() << "prometheus is not installed";
+    ASSERT_NE(server_, nullptr) << startError_;
+  }
+  PrometheusOptions options() const {
+    PrometheusOptions o;
+    o.url = server_->url();
+    o.timeout = std::chrono::seconds(10);
+    return o;
+  }
+
+  static inline ExporterServer* exporter_ = nullptr;
+  static inline PrometheusServer* server_ = nullptr;
+  static inline std::string startError_;
+};
+
+TEST_F(RealPrometheusTest, QueriesAScrapedSeriesWithGetAndPost) {
+  for (HttpVerb verb : {HttpVerb::kGet, HttpVerb::kPost}) {
+    auto o = options();
+    o.verb = verb;
+    auto client = clientFor(o);
+    auto result = waitForSamples(*client, kTriton, 2);
+    ASSERT_TRUE(result.ok()) << result.status().toString();
+    ASSERT_EQ((*result)->vector.size(), 2u);
+    std::map<std::string, double> byPod;
+    for (const auto& sample : (*result)->vector)
+      byPod[sample.metric.at("pod")] = sample.point.value;
+    EXPECT_EQ(byPod["triton-a"], 10);
+    EXPECT_EQ(byPod["triton-b"], 20);
+  }
+}
+
+TEST_F(RealPrometheusTest, EveryResultTypeAndPrometheusErrors) {
+  auto client = clientFor(options());
+  ASSERT_TRUE(waitForSamples(*client, kTriton, 2).ok());
+  auto scalar = client->query("1 + 1", now());
+  ASSERT_TRUE(scalar.ok()) << scalar.status().toString();
+  EXPECT_EQ((*scalar)->type, ResultType::kScalar);
+  EXPECT_EQ((*scalar)->scalar.value, 2);
+  auto matrix = client->query(std::string(kTriton) + "[1m]", now());
+  ASSERT_TRUE(matrix.ok());
+  EXPECT_EQ((*matrix)->type, ResultType::kMatrix);
+  EXPECT_EQ((*matrix)->matrix.size(), 2u);
+  auto string = client->query("\"hello\"", now());
+  ASSERT_TRUE(string.ok());
+  EXPECT_EQ((*string)->string, "hello");
+  auto inf = client->query("1/0", now());
+  ASSERT_TRUE(inf.ok());
+  EXPECT_TRUE(std::isinf((*inf)->scalar.value)) << "+Inf arrives as +Inf";
+  auto nan = client->query("0/0", now());
+  ASSERT_TRUE(nan.ok());
+  EXPECT_TRUE(std::isnan((*nan)->scalar.value)) << "NaN arrives as NaN";
+  auto bad = client->query("sum(", now());
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(failureKindOf(bad.status()), FailureKind::kPrometheusError);
+  EXPECT_NE(bad.status().message().find("bad_data"), std::string::npos) << bad.status().message();
+  auto empty = client->query("nv_inference_request_success{pod=\"nope\"}", now());
+  ASSERT_TRUE(empty.ok()) << "no data is an empty vector, not an error";
+  EXPECT_TRUE((*empty)->vector.empty());
+}
+
+TEST_F(RealPrometheusTest, SeriesAndLabelApisAndCheapDiscoveryAgree) {
+  auto client = clientFor(options());
+  ASSERT_TRUE(waitForSamples(*client, "nv_inference_queue_duration_us", 3).ok());
+  TimeRange window{now() - std::chrono::minutes(10), std::nullopt};
+  auto series = client->series({kTriton}, window);
+  ASSERT_TRUE(series.ok()) << series.status().toString();
+  EXPECT_EQ(series->size(), 2u);
+  auto pods = client->labelValues("pod", {R"({__name__=~"nv_inference_.*"})"}, window);
+  ASSERT_TRUE(pods.ok());
+  EXPECT_EQ(*pods, (std::vector<std::string>{"triton-a", "triton-b", "triton-c"}));
+  auto names = client->labelNames({kTriton}, window);
+  ASSERT_TRUE(names.ok());
+  EXPECT_NE(std::find(names->begin(), names->end(), "namespace"), names->end());
+
+  const std::string seriesQuery = R"({__name__=~"nv_inference_.*",namespace!="",pod!=""})";
+  DiscoveryReport report;
+  auto cheap = discoverLabelNames(*client, seriesQuery, window, {}, &report);
+  ASSERT_TRUE(cheap.ok()) << cheap.status().toString();
+  EXPECT_FALSE(report.usedSeriesFallback);
+  auto full = discoverLabelNamesFromSeries(*client, seriesQuery, window);
+  ASSERT_TRUE(full.ok());
+  EXPECT_EQ(*cheap, *full);
+  ASSERT_EQ(cheap->size(), 2u);
+  EXPECT_EQ(cheap->at("nv_inference_queue_duration_us"),
+            (std::vector<std::string>{"instance", "job", "model", "namespace", "pod", "version"}));
+}
+
+TEST_F(RealPrometheusTest, CachedClientSendsOneQueryForManyCallers) {
+  auto http = clientFor(options());
+  ASSERT_TRUE(waitForSamples(*http, kTriton, 2).ok());
+  CacheOptions cacheOptions;
+  cacheOptions.ttl = std::chrono::minutes(1);
+  CachingClient cache(std::shared_ptr<Client>(std::move(http)), cacheOptions);
+  Timestamp at = now();
+  std::vector<std::thread> threads;
+  std::atomic<int> ok{0};
+  for (int i = 0; i < 8; ++i) {
+    threads.emplace_back([&] {
+      for (int j = 0; j < 50; ++j) {
+        if (cache.query(kTriton, at).ok()) ++ok;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(ok.load(), 400);
+  auto stats = cache.stats();
+  EXPECT_EQ(stats.misses, 1u);
+  EXPECT_EQ(stats.hits + stats.coalesced, 399u);
+}
+
+TEST_F(RealPrometheusTest, StoppedPrometheusIsAConnectionError) {
+  PrometheusServerOptions o;
+  auto server = PrometheusServer::start(o);
+  ASSERT_TRUE(server.ok()) << server.status().toString();
+  PrometheusOptions po;
+  po.url = (*server)->url();
+  auto client = clientFor(po);
+  ASSERT_TRUE(client->query("1", now()).ok());
+  (*server)->stop();
+  auto result = client->query("1", now());
+  EXPECT_EQ(failureKindOf(result.status()), FailureKind::kConnection) << result.status().toString();
+  EXPECT_EQ(result.status().httpCode(), 503);
+}
+
+TEST(RealPrometheusServing, PathPrefix) {
+  if (!PrometheusServer::available()) GTEST_SKIP() << "prometheus is not installed";
+  PrometheusServerOptions o;
+  o.routePrefix = "/prom";
+  auto server = PrometheusServer::start(o);
+  ASSERT_TRUE(server.ok()) << server.status().toString();
+  PrometheusOptions po;
+  po.url = (*server)->url() + "/";
+  auto client = clientFor(po);
+  auto result = client->query("1", now());
+  ASSERT_TRUE(result.ok()) << result.status().toString();
+  po.url = "http://127.0.0.1:" + std::to_string((*server)->port());
+  auto withoutPrefix = clientFor(po)->query("1", now());
+  EXPECT_EQ(failureKindOf(withoutPrefix.status()), FailureKind::kHttpStatus)
+      << "the wrong prefix is a 404, not data: " << withoutPrefix.status().toString();
+}
+
+TEST(RealPrometheusServing, BasicAuthFromHeaderAndAuthConfig) {
+  if (!PrometheusServer::available()) GTEST_SKIP() << "prometheus is not installed";
+  PrometheusServerOptions o;
+  o.webConfig = std::string("basic_auth_users:\n  gpuscale: ") + kSecretHash + "\n";
+  o.probeAuthorization = "Basic Z3B1c2NhbGU6c2VjcmV0";  // gpuscale:secret
+  auto server = PrometheusServer::start(o);
+  ASSERT_TRUE(server.ok()) << server.status().toString();
+  PrometheusOptions po;
+  po.url = (*server)->url();
+  auto anonymous = clientFor(po)->query("1", now());
+  EXPECT_EQ(failureKindOf(anonymous.status()), FailureKind::kHttpStatus)
+      << anonymous.status().toString();
+  po.headers = {{"Authorization", o.probeAuthorization}};
+  EXPECT_TRUE(clientFor(po)->query("1", now()).ok()) << "--prometheus-header Authorization";
+
+  std::string dir = test::makeTempDir("gpuscale-auth-");
+  std::ofstream(dir + "/auth.yaml") << "current-context: p\n"
+                                       "contexts: [{name: p, context: {cluster: c, user: u}}]\n"
+                                       "clusters: [{name: c, cluster: {server: http://x}}]\n"
+                                       "users: [{name: u, user: {username: gpuscale, password: "
+                                       "secret}}]\n";
+  PrometheusOptions fromConfig;
+  fromConfig.url = (*server)->url();
+  fromConfig.authConfigFile = dir + "/auth.yaml";
+  auto result = clientFor(fromConfig)->query("1", now());
+  EXPECT_TRUE(result.ok()) << "--prometheus-auth-config: " << result.status().toString();
+  test::removeTree(dir);
+}
+
+TEST(RealPrometheusServing, TlsServerVerification) {
+  if (!PrometheusServer::available()) GTEST_SKIP() << "prometheus is not installed";
+  std::string dir = test::makeTempDir("gpuscale-tls-");
+  auto certs = test::generateTestCertificates(dir);
+  ASSERT_TRUE(certs.ok()) << certs.status().toString();
+  for (bool requireClientCert : {false, true}) {
+    PrometheusServerOptions o;
+    o.tls = true;
+    o.webConfig = "tls_server_config:\n  cert_file: " + certs->serverCert +
+                  "\n  key_file: " + certs->serverKey + "\n";
+    if (requireClientCert) {
+      o.webConfig +=
+          "  client_auth_type: RequireAndVerifyClientCert\n  client_ca_file: " + certs->caCert +
+          "\n";
+      o.probeClientCert = certs->clientCert;
+      o.probeClientKey = certs->clientKey;
+    }
+    auto server = PrometheusServer::start(o);
+    ASSERT_TRUE(server.ok()) << server.status().toString();
+    struct Row {
+      const char* what;
+      bool ca;
+      bool clientCert;
+      bool insecure;
+      bool wantOk;
+    } rows[] = {
+        {"CA and client certificate", true, true, false, true},
+        {"no client certificate", true, false, false, !requireClientCert},
+        {"unknown CA", false, true, false, false},
+        {"insecure skips server verification", false, true, true, true},
+    };
+    for (const auto& row : rows) {
+      PrometheusOptions po;
+      po.url = (*server)->url();
+      if (row.ca) po.caFile = certs->caCert;
+      if (row.clientCert) {
+        po.clientCertFile = certs->clientCert;
+        po.clientKeyFile = certs->clientKey;
+      }
+      po.insecureSkipTlsVerify = row.insecure;
+      auto result = clientFor(po)->query("1", now());
+      EXPECT_EQ(result.ok(), row.wantOk)
+          << row.what << " (client cert required: " << requireClientCert
+          << "): " << result.status().toString();
+      if (!row.wantOk) {
+        EXPECT_EQ(failureKindOf(result.status()), FailureKind::kConnection) << row.what;
+      }
+    }
+  }
+  test::removeTree(dir);
+}
+
+}  // namespace
+}  // namespace gpuscale::prom

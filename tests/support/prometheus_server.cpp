@@ -1,0 +1,279 @@
+#include "support/prometheus_server.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cpprest/http_client.h>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+extern char** environ;
+
+namespace gpuscale::test {
+namespace {
+
+using core::Status;
+constexpr const char* kPrometheus = "/usr/bin/prometheus";
+constexpr const char* kPromtool = "/usr/bin/promtool";
+
+pid_t spawn(const std::vector<std::string>& argv, const std::string& logPath) {
+  std::vector<char*> args;
+  for (const auto& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
+  args.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, logPath.c_str(), O_WRONLY | O_CREAT | O_APPEND,
+                                   0644);
+  posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  pid_t pid = -1;
+  int rc = posix_spawn(&pid, args[0], &actions, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  return rc == 0 ? pid : -1;
+}
+
+bool probeReady(const std::string& base, const PrometheusServerOptions& options) {
+  try {
+    web::http::client::http_client_config config;
+    if (!options.probeClientCert.empty()) {
+      config.set_ssl_context_callback([&options](boost::asio::ssl::context& ctx) {
+        ctx.use_certificate_chain_file(options.probeClientCert);
+        ctx.use_private_key_file(options.probeClientKey, boost::asio::ssl::context::pem);
+      });
+    }
+    config.set_timeout(std::chrono::seconds(2));
+    config.set_validate_certificates(false);
+    config.set_proxy(web::web_proxy(web::web_proxy::disabled));
+    web::http::client::http_client client(web::uri(base), config);
+    web::http::http_request request(web::http::methods::GET);
+    request.set_request_uri(web::uri("-/ready"));
+    if (!options.probeAuthorization.empty()) {
+      request.headers().add("Authorization", options.probeAuthorization);
+    }
+    return client.request(request).get().status_code() == 200;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+std::string scrapeConfig(const PrometheusServerOptions& options) {
+  std::ostringstream out;
+  out << "global:\n  scrape_interval: " << options.scrapeInterval
+      << "\n  evaluation_interval: " << options.scrapeInterval << "\n";
+  out << "scrape_configs:\n  - job_name: exporter\n    static_configs:\n      - targets: [";
+  for (size_t i = 0; i < options.scrapeTargets.size(); ++i) {
+    out << (i ? ", " : "") << "'" << options.scrapeTargets[i] << "'";
+  }
+  out << "]\n";
+  return out.str();
+}
+
+}  // namespace
+
+std::string makeTempDir(const std::string& prefix) {
+  const char* base = std::getenv("TMPDIR");
+  std::string pattern = std::string(base && *base ? base : "/tmp") + "/" + prefix + "XXXXXX";
+  if (::mkdtemp(pattern.data()) == nullptr) return {};
+  return pattern;
+}
+
+void removeTree(const std::string& path) {
+  std::error_code ignored;
+  if (!path.empty()) std::filesystem::remove_all(path, ignored);
+}
+
+uint16_t freeLoopbackPort() {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof address;
+  uint16_t port = 0;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0) {
+    port = ntohs(address.sin_port);
+  }
+  ::close(fd);
+  return port;
+}
+
+int runProgram(const std::vector<std::string>& argv, const std::string& logPath) {
+  pid_t pid = spawn(argv, logPath);
+  if (pid < 0) return -1;
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+Status backfillOpenMetrics(const std::string& openMetricsFile, const std::string& storageDir) {
+  std::string log = storageDir + "/promtool.log";
+  int rc = runProgram(
+      {kPromtool, "tsdb", "create-blocks-from", "openmetrics", openMetricsFile, storageDir}, log);
+  if (rc != 0) {
+    std::ifstream in(log);
+    std::stringstream text;
+    text << in.rdbuf();
+    return Status::internal("promtool exited with " + std::to_string(rc) + ": " + text.str());
+  }
+  return Status();
+}
+
+core::Result<TestCertificates> generateTestCertificates(const std::string& dir) {
+  const std::string openssl = "/usr/bin/openssl";
+  const std::string log = dir + "/openssl.log";
+  TestCertificates out{dir + "/ca.crt", dir + "/server.crt", dir + "/server.key",
+                       dir + "/client.crt", dir + "/client.key"};
+  auto keyArgs = [](const std::string& key) {
+    return std::vector<std::string>{
+        "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", key};
+  };
+  std::vector<std::string> ca = {
+      openssl, "req", "-x509", "-days", "2", "-subj", "/CN=gpuscale-test-ca", "-out", out.caCert};
+  auto caKey = keyArgs(dir + "/ca.key");
+  ca.insert(ca.begin() + 2, caKey.begin(), caKey.end());
+  if (runProgram(ca, log) != 0) return Status::internal("openssl: cannot make the test CA");
+  struct Leaf {
+    std::string name, cert, key, extensions;
+  } leaves[] = {
+      {"server", out.serverCert, out.serverKey,
+       "subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth"},
+      {"client", out.clientCert, out.clientKey, "extendedKeyUsage=clientAuth"},
+  };
+  for (const auto& leaf : leaves) {
+    std::string csr = dir + "/" + leaf.name + ".csr";
+    std::string ext = dir + "/" + leaf.name + ".ext";
+    std::ofstream(ext) << leaf.extensions << "\n";
+    std::vector<std::string> request = {openssl, "req", "-subj", "/CN=" + leaf.name, "-out", csr};
+    auto key = keyArgs(leaf.key);
+    request.insert(request.begin() + 2, key.begin(), key.end());
+    std::vector<std::string> sign = {openssl,
+                                     "x509",
+                                     "-req",
+                                     "-in",
+                                     csr,
+                                     "-CA",
+                                     out.caCert,
+                                     "-CAkey",
+                                     dir + "/ca.key",
+                                     "-CAcreateserial",
+                                     "-days",
+                                     "2",
+                                     "-extfile",
+                                     ext,
+                                     "-out",
+                                     leaf.cert};
+    if (runProgram(request, log) != 0 || runProgram(sign, log) != 0) {
+      return Status::internal("openssl: cannot make the " + leaf.name + " certificate");
+    }
+  }
+  return out;
+}
+
+bool PrometheusServer::available() {
+  return ::access(kPrometheus, X_OK) == 0 && ::access(kPromtool, X_OK) == 0;
+}
+
+core::Result<std::unique_ptr<PrometheusServer>> PrometheusServer::start(
+    PrometheusServerOptions options) {
+  std::unique_ptr<PrometheusServer> server(new PrometheusServer());
+  server->workDir_ = makeTempDir("gpuscale-prometheus-");
+  if (server->workDir_.empty()) return Status::internal("cannot create a temporary folder");
+  server->storageDir_ =
+      options.storageDir.empty() ? server->workDir_ + "/data" : options.storageDir;
+  server->logPath_ = server->workDir_ + "/prometheus.log";
+  server->scheme_ = options.tls ? "https" : "http";
+  server->prefix_ = options.routePrefix;
+  std::ofstream(server->workDir_ + "/prometheus.yml") << scrapeConfig(options);
+  // A port can be taken between probing and binding; a few attempts make that race harmless.
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    server->port_ = freeLoopbackPort();
+    std::vector<std::string> argv = {
+        kPrometheus,
+        "--config.file=" + server->workDir_ + "/prometheus.yml",
+        "--storage.tsdb.path=" + server->storageDir_,
+        "--web.listen-address=127.0.0.1:" + std::to_string(server->port_),
+        "--storage.tsdb.retention.time=30d",
+        "--log.level=warn",
+    };
+    if (!options.routePrefix.empty()) {
+      argv.push_back("--web.route-prefix=" + options.routePrefix);
+      argv.push_back("--web.external-url=" + server->scheme_ +
+                     "://127.0.0.1:" + std::to_string(server->port_) + options.routePrefix);
+    }
+    if (!options.webConfig.empty()) {
+      std::ofstream(server->workDir_ + "/web.yml") << options.webConfig;
+      argv.push_back("--web.config.file=" + server->workDir_ + "/web.yml");
+    }
+    argv.insert(argv.end(), options.extraArgs.begin(), options.extraArgs.end());
+    server->pid_ = spawn(argv, server->logPath_);
+    if (server->pid_ < 0) return Status::internal("cannot start " + std::string(kPrometheus));
+    auto deadline = std::chrono::steady_clock::now() + options.readyTimeout;
+    std::string base = server->url() + "/";
+    while (std::chrono::steady_clock::now() < deadline) {
+      int status = 0;
+      if (::waitpid(server->pid_, &status, WNOHANG) == server->pid_) {
+        server->pid_ = -1;
+        break;
+      }
+      if (probeReady(base, options)) return server;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    if (server->pid_ > 0) {
+      return Status::internal("prometheus not ready in time: " + server->logTail());
+    }
+  }
+  return Status::internal("prometheus exited: " + server->logTail());
+}
+
+PrometheusServer::~PrometheusServer() {
+  stop();
+  removeTree(workDir_);
+}
+
+std::string PrometheusServer::url() const {
+  return scheme_ + "://127.0.0.1:" + std::to_string(port_) + prefix_;
+}
+
+uint64_t PrometheusServer::rssBytes() const {
+  std::ifstream in("/proc/" + std::to_string(pid_) + "/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::stoull(line.substr(6)) * 1024;
+  }
+  return 0;
+}
+
+std::string PrometheusServer::logTail() const {
+  std::ifstream in(logPath_);
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string all = text.str();
+  return all.size() > 2000 ? all.substr(all.size() - 2000) : all;
+}
+
+void PrometheusServer::stop() {
+  if (pid_ <= 0) return;
+  ::kill(pid_, SIGTERM);
+  for (int i = 0; i < 200; ++i) {
+    int status = 0;
+    if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+      pid_ = -1;
+      return;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ::kill(pid_, SIGKILL);
+  ::waitpid(pid_, nullptr, 0);
+  pid_ = -1;
+}
+
+}  // namespace gpuscale::test

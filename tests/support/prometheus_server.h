@@ -1,0 +1,96 @@
+// A real Prometheus for tests and benchmarks: the Debian `/usr/bin/prometheus` started on a free
+// loopback port with its own temporary storage and a generated configuration (scraping the targets
+// a test gives, every second by default), waited for until `/-/ready` answers, and stopped
+// (SIGTERM, then SIGKILL) on destruction. Also: backfilling history with `promtool tsdb
+// create-blocks-from openmetrics` (backfilled data ends in the past, so "now" queries over short
+// ranges need a scraped exporter instead; see DESIGN.md).
+//
+// Thread safety: one owner; url()/port()/rssBytes() may be read from any thread.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gpuscale/core/result.h"
+
+namespace gpuscale::test {
+
+struct PrometheusServerOptions {
+  // "host:port" targets of the one scrape job ("exporter").
+  std::vector<std::string> scrapeTargets;
+  std::string scrapeInterval = "1s";
+  // --web.route-prefix (and external URL path), e.g. "/prom".
+  std::string routePrefix;
+  // Contents of --web.config.file (TLS, basic auth); empty for none. Paths in it are absolute.
+  std::string webConfig;
+  bool tls = false;  // set when webConfig serves TLS
+  // The Authorization header the readiness probe sends (for basic auth web configs).
+  std::string probeAuthorization;
+  // The client certificate and key (PEM files) the readiness probe presents, for mutual-TLS web
+  // configs.
+  std::string probeClientCert;
+  std::string probeClientKey;
+  // Use this storage folder (e.g. backfilled); empty makes a fresh temporary one.
+  std::string storageDir;
+  std::vector<std::string> extraArgs;
+  std::chrono::seconds readyTimeout{60};
+};
+
+class PrometheusServer {
+ public:
+  // True when the prometheus and promtool binaries are installed.
+  static bool available();
+  static core::Result<std::unique_ptr<PrometheusServer>> start(PrometheusServerOptions options);
+  ~PrometheusServer();
+
+  uint16_t port() const { return port_; }
+  pid_t pid() const { return pid_; }
+  // "http(s)://127.0.0.1:<port><routePrefix>".
+  std::string url() const;
+  const std::string& storageDir() const { return storageDir_; }
+  // The server's resident set size now (VmRSS), 0 when unknown.
+  uint64_t rssBytes() const;
+  // The tail of the server's log (for failure messages).
+  std::string logTail() const;
+  void stop();
+
+ private:
+  PrometheusServer() = default;
+  std::string workDir_;
+  std::string storageDir_;
+  std::string logPath_;
+  std::string scheme_ = "http";
+  std::string prefix_;
+  uint16_t port_ = 0;
+  pid_t pid_ = -1;
+};
+
+// A new empty folder under $TMPDIR (or /tmp) named "<prefix>XXXXXX".
+std::string makeTempDir(const std::string& prefix);
+// Removes a folder tree, ignoring errors.
+void removeTree(const std::string& path);
+// A loopback TCP port that was free a moment ago.
+uint16_t freeLoopbackPort();
+// Loads OpenMetrics text (must end with "# EOF") from `openMetricsFile` into TSDB blocks under
+// `storageDir`.
+core::Status backfillOpenMetrics(const std::string& openMetricsFile, const std::string& storageDir);
+// A throwaway PKI made with the openssl command: a CA, a server certificate for 127.0.0.1/localhost
+// and a client certificate, all PEM files in `dir`.
+struct TestCertificates {
+  std::string caCert;
+  std::string serverCert;
+  std::string serverKey;
+  std::string clientCert;
+  std::string clientKey;
+};
+core::Result<TestCertificates> generateTestCertificates(const std::string& dir);
+
+// Runs a program (argv[0] is its path), waits, and returns its exit code; output goes to `logPath`.
+int runProgram(const std::vector<std::string>& argv, const std::string& logPath);
+
+}  // namespace gpuscale::test

@@ -1,0 +1,75 @@
+#include "gpuscale/apiserver/server_options.h"
+
+#include <gtest/gtest.h>
+
+namespace gpuscale::apiserver {
+namespace {
+
+TEST(ServingFlags, ParsesServingFlagsAndLeavesTheRest) {
+  ServerOptions options;
+  const auto rest = parseServingFlags(
+      {"/adapter", "--secure-port=6443", "--bind-address", "127.0.0.1", "--config=x.yaml",
+       "--cert-dir=/tmp/c", "--tls-min-version=VersionTLS13", "--client-ca-file=a.pem",
+       "--requestheader-client-ca-file=b.pem", "--worker-threads=4", "--shutdown-timeout=1m30s",
+       "--request-read-timeout=2s", "--idle-timeout=500ms", "--disable-http2", "--v", "6",
+       "--metrics-bind-address=127.0.0.1:9100"},
+      options);
+  ASSERT_TRUE(rest.ok()) << rest.status().toString();
+  EXPECT_EQ(*rest, (std::vector<std::string>{"/adapter", "--config=x.yaml", "--v", "6"}));
+  EXPECT_EQ(options.securePort, 6443);
+  EXPECT_EQ(options.bindAddress, "127.0.0.1");
+  EXPECT_EQ(options.certDir, "/tmp/c");
+  EXPECT_EQ(options.tlsMinVersion, TlsMinVersion::kTls13);
+  EXPECT_EQ(options.clientCaFiles, (std::vector<std::string>{"a.pem", "b.pem"}));
+  EXPECT_EQ(options.workerThreads, 4u);
+  EXPECT_EQ(options.shutdownTimeout, std::chrono::seconds(90));
+  EXPECT_EQ(options.requestReadTimeout, std::chrono::seconds(2));
+  EXPECT_EQ(options.idleTimeout, std::chrono::milliseconds(500));
+  EXPECT_EQ(options.metricsBindAddress, "127.0.0.1:9100");
+}
+
+TEST(ServingFlags, Defaults) {
+  const ServerOptions options;
+  EXPECT_EQ(options.securePort, 443);
+  EXPECT_EQ(options.bindAddress, "0.0.0.0");
+  EXPECT_EQ(options.certDir, "apiserver.local.config/certificates");
+  EXPECT_EQ(options.tlsMinVersion, TlsMinVersion::kTls12);
+}
+
+struct BadFlagRow {
+  const char* what;
+  const char* arg;
+};
+
+class BadFlagTest : public ::testing::TestWithParam<BadFlagRow> {};
+
+TEST_P(BadFlagTest, IsAnError) {
+  ServerOptions options;
+  const auto rest = parseServingFlags({GetParam().arg}, options);
+  ASSERT_FALSE(rest.ok()) << GetParam().what;
+  EXPECT_EQ(rest.status().httpCode(), 400) << GetParam().what;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Table, BadFlagTest,
+    ::testing::Values(BadFlagRow{"port out of range", "--secure-port=70000"},
+                      BadFlagRow{"port not a number", "--secure-port=https"},
+                      BadFlagRow{"unknown TLS version", "--tls-min-version=VersionTLS10"},
+                      BadFlagRow{"zero workers", "--worker-threads=0"},
+                      BadFlagRow{"duration without unit", "--shutdown-timeout=30"},
+                      BadFlagRow{"negative duration", "--idle-timeout=-1s"},
+                      BadFlagRow{"metrics address without port",
+                                 "--metrics-bind-address=localhost"},
+                      BadFlagRow{"value missing at the end", "--cert-dir"}));
+
+TEST(SplitHostPort, Forms) {
+  EXPECT_EQ(*splitHostPort("127.0.0.1:9100"),
+            std::make_pair(std::string("127.0.0.1"), uint16_t{9100}));
+  EXPECT_EQ(*splitHostPort("[::1]:80"), std::make_pair(std::string("::1"), uint16_t{80}));
+  EXPECT_EQ(*splitHostPort(":8080"), std::make_pair(std::string("0.0.0.0"), uint16_t{8080}));
+  EXPECT_FALSE(splitHostPort("host").ok());
+  EXPECT_FALSE(splitHostPort("host:x").ok());
+}
+
+}  // namespace
+}  // namespace gpuscale::apiserver

@@ -1,0 +1,177 @@
+#include "gpuscale/auth/delegating_authorizer.h"
+
+#include <gtest/gtest.h>
+
+#include "fakes/fake_kube_client.h"
+
+namespace gpuscale::auth {
+namespace {
+
+using apiserver::parseRequestInfo;
+using apiserver::QueryParams;
+using apiserver::UserInfo;
+using testing::FakeKubeClient;
+
+apiserver::RequestInfo infoFor(const std::string& path) {
+  return parseRequestInfo("GET", path, QueryParams());
+}
+
+struct Fixture {
+  std::shared_ptr<FakeKubeClient> kube = std::make_shared<FakeKubeClient>();
+  std::vector<kube::Object> reviews;
+  DelegatingAuthorizer authorizer;
+
+  explicit Fixture(AuthorizerOptions options = {}) : authorizer(kube, options) {
+    // RBAC stand-in: "hpa" may get custom metrics, nobody else may do anything.
+    kube->setCreateHook("subjectaccessreviews", [this](const kube::Object& review) {
+      reviews.push_back(review);
+      kube::Object answer = review;
+      const auto& spec = review["spec"];
+      const bool allowed = spec["user"] == "hpa" && spec.contains("resourceAttributes") &&
+                           spec["resourceAttributes"]["group"] == "custom.metrics.k8s.io";
+      answer["status"] = {{"allowed", allowed}};
+      if (!allowed) answer["status"]["reason"] = "no RBAC policy matched";
+      return core::Result<kube::Object>(answer);
+    });
+  }
+};
+
+TEST(DelegatingAuthorizerTest, ResourceRequestSendsExactAttributes) {
+  Fixture f;
+  const UserInfo hpa{"hpa", "uid-7", {"system:authenticated"}, {{"scopes", {"a"}}}};
+  auto decision = f.authorizer.authorize(
+      hpa, infoFor("/apis/custom.metrics.k8s.io/v1beta2/namespaces/default/pods/*/http_requests"));
+  ASSERT_TRUE(decision.ok());
+  EXPECT_TRUE(decision->allowed);
+  ASSERT_EQ(f.reviews.size(), 1u);
+  EXPECT_EQ(f.reviews[0]["spec"], kube::Object::parse(R"({
+    "resourceAttributes": {"namespace": "default", "verb": "get", "group": "custom.metrics.k8s.io",
+      "version": "v1beta2", "resource": "pods", "subresource": "http_requests", "name": "*"},
+    "user": "hpa", "groups": ["system:authenticated"], "extra": {"scopes": ["a"]}, "uid": "uid-7"})"));
+  EXPECT_EQ(f.reviews[0]["kind"], "SubjectAccessReview");
+  EXPECT_EQ(f.reviews[0]["apiVersion"], "authorization.k8s.io/v1");
+}
+
+TEST(DelegatingAuthorizerTest, ExternalAndNonResourceAttributes) {
+  Fixture f;
+  const UserInfo user{"u", "", {}, {}};
+  ASSERT_TRUE(
+      f.authorizer
+          .authorize(user,
+                     infoFor("/apis/external.metrics.k8s.io/v1beta1/namespaces/ns/queue_depth"))
+          .ok());
+  ASSERT_TRUE(f.authorizer.authorize(user, infoFor("/apis/custom.metrics.k8s.io/v1beta1")).ok());
+  ASSERT_EQ(f.reviews.size(), 2u);
+  const auto& external = f.reviews[0]["spec"]["resourceAttributes"];
+  EXPECT_EQ(external["verb"], "list");
+  EXPECT_EQ(external["resource"], "queue_depth");
+  EXPECT_EQ(external["namespace"], "ns");
+  EXPECT_EQ(external["name"], "");
+  EXPECT_EQ(
+      f.reviews[1]["spec"]["nonResourceAttributes"],
+      kube::Object::parse(R"({"path": "/apis/custom.metrics.k8s.io/v1beta1", "verb": "get"})"));
+}
+
+struct ShortcutCase {
+  const char* what;
+  UserInfo user;
+  std::string path;
+  bool allowed;
+  size_t reviews;
+};
+
+class ShortcutTest : public ::testing::TestWithParam<ShortcutCase> {};
+
+TEST_P(ShortcutTest, Decides) {
+  const auto& c = GetParam();
+  AuthorizerOptions options;
+  options.alwaysAllowPaths = {"/healthz", "/readyz", "/livez", "/debug/*"};
+  Fixture f(options);
+  auto decision = f.authorizer.authorize(c.user, infoFor(c.path));
+  ASSERT_TRUE(decision.ok()) << c.what;
+  EXPECT_EQ(decision->allowed, c.allowed) << c.what;
+  EXPECT_EQ(f.reviews.size(), c.reviews) << c.what;
+}
+
+const UserInfo kAnonymous{"system:anonymous", "", {"system:unauthenticated"}, {}};
+const UserInfo kMaster{"system:kube-aggregator", "", {"system:masters"}, {}};
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, ShortcutTest,
+    ::testing::Values(
+        ShortcutCase{"system:masters bypasses review", kMaster,
+                     "/apis/custom.metrics.k8s.io/v1beta1/namespaces/x/pods/*/m", true, 0},
+        ShortcutCase{"/healthz always allowed", kAnonymous, "/healthz", true, 0},
+        ShortcutCase{"/livez always allowed", kAnonymous, "/livez", true, 0},
+        ShortcutCase{"/readyz always allowed", kAnonymous, "/readyz", true, 0},
+        ShortcutCase{"/healthz/ping is not an exact match", kAnonymous, "/healthz/ping", false, 1},
+        ShortcutCase{"trailing * is a prefix", kAnonymous, "/debug/pprof", true, 0},
+        ShortcutCase{"/metrics needs a review", kAnonymous, "/metrics", false, 1},
+        ShortcutCase{"discovery needs a review", kAnonymous, "/apis", false, 1}));
+
+TEST(DelegatingAuthorizerTest, DenialCarriesReasonAndIsCached) {
+  Fixture f;
+  const UserInfo user{"mallory", "", {"system:authenticated"}, {}};
+  const auto info = infoFor("/apis/custom.metrics.k8s.io/v1beta1/namespaces/a/pods/*/m");
+  for (int i = 0; i < 3; ++i) {
+    auto decision = f.authorizer.authorize(user, info);
+    ASSERT_TRUE(decision.ok());
+    EXPECT_FALSE(decision->allowed);
+    EXPECT_EQ(decision->reason, "no RBAC policy matched");
+  }
+  EXPECT_EQ(f.reviews.size(), 1u);
+  const auto forbidden = apiserver::forbiddenStatus(user, info, "");
+  EXPECT_EQ(forbidden.toKubernetesJson().dump(),
+            R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":)"
+            R"("pods.custom.metrics.k8s.io \"*\" is forbidden: User \"mallory\" cannot get )"
+            R"(resource \"pods/m\" in API group \"custom.metrics.k8s.io\" in the namespace \"a\"",)"
+            R"("reason":"Forbidden","details":{"name":"*","group":"custom.metrics.k8s.io",)"
+            R"("kind":"pods"},"code":403})");
+}
+
+TEST(DelegatingAuthorizerTest, ZeroTtlDisablesTheCache) {
+  AuthorizerOptions options;
+  options.allowedTtl = std::chrono::milliseconds(0);
+  Fixture f(options);
+  const UserInfo hpa{"hpa", "", {}, {}};
+  const auto info = infoFor("/apis/custom.metrics.k8s.io/v1beta1/namespaces/a/pods/*/m");
+  for (int i = 0; i < 2; ++i) ASSERT_TRUE(f.authorizer.authorize(hpa, info)->allowed);
+  EXPECT_EQ(f.reviews.size(), 2u);
+}
+
+TEST(DelegatingAuthorizerTest, ReviewFailureFailsClosedAndIsNotCached) {
+  Fixture f;
+  const UserInfo hpa{"hpa", "", {}, {}};
+  const auto info = infoFor("/apis/custom.metrics.k8s.io/v1beta1/namespaces/a/pods/*/m");
+  f.kube->failNext("create", core::Status::timeout("timed out talking to the Kubernetes API"));
+  auto failed = f.authorizer.authorize(hpa, info);
+  ASSERT_FALSE(failed.ok());
+  EXPECT_EQ(failed.status().httpCode(), 500);
+  EXPECT_EQ(failed.status().reason(), "InternalError");
+  EXPECT_NE(failed.status().message().find("SubjectAccessReview failed"), std::string::npos);
+  auto retried = f.authorizer.authorize(hpa, info);
+  ASSERT_TRUE(retried.ok());
+  EXPECT_TRUE(retried->allowed);
+}
+
+TEST(DelegatingAuthorizerTest, MalformedAnswerFailsClosed) {
+  Fixture f;
+  f.kube->setCreateHook("subjectaccessreviews", [](const kube::Object&) {
+    return core::Result<kube::Object>(kube::Object{{"status", {{"allowed", "yes"}}}});
+  });
+  auto decision = f.authorizer.authorize(
+      {"hpa", "", {}, {}}, infoFor("/apis/custom.metrics.k8s.io/v1beta1/namespaces/a/pods/*/m"));
+  ASSERT_FALSE(decision.ok());
+  EXPECT_EQ(decision.status().httpCode(), 500);
+}
+
+TEST(DelegatingAuthorizerTest, NoClientDeniesWhatNeedsAReview) {
+  DelegatingAuthorizer authorizer(nullptr, {});
+  auto decision = authorizer.authorize(kAnonymous, infoFor("/apis"));
+  ASSERT_TRUE(decision.ok());
+  EXPECT_FALSE(decision->allowed);
+  EXPECT_TRUE(authorizer.authorize(kAnonymous, infoFor("/healthz"))->allowed);
+}
+
+}  // namespace
+}  // namespace gpuscale::auth

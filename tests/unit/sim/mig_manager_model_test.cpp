@@ -1,0 +1,134 @@
+#include "gpuscale/sim/mig_manager_model.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace gpuscale::sim {
+namespace {
+
+using partition::MigGpuSetting;
+using std::chrono::seconds;
+using ::testing::HasSubstr;
+
+const MigGpuSetting kSeven{true, {{"1g.5gb", 7}}};
+const MigGpuSetting kTwo3g{true, {{"3g.20gb", 2}}};
+
+// Named configs for a two-GPU node: "all-1g", "all-3g", "gpu1-3g" (only GPU 1 changes).
+std::optional<std::vector<MigGpuSetting>> resolve(const std::string& name,
+                                                  const std::vector<MigGpuSetting>& current) {
+  if (name == "all-1g") return std::vector{kSeven, kSeven};
+  if (name == "all-3g") return std::vector{kTwo3g, kTwo3g};
+  if (name == "gpu1-3g") return std::vector{current[0], kTwo3g};
+  return std::nullopt;
+}
+
+GpuNodeSpec node(std::vector<InjectedFailure> failures = {}) {
+  GpuNodeSpec n;
+  n.name = "a100";
+  n.gpus = 2;
+  n.failures = std::move(failures);
+  return n;
+}
+
+// One step of a scenario: at time t (seconds), optionally observe a label, then tick with busy
+// GPUs.
+struct Step {
+  int t;
+  const char* label;  // nullptr: no label observation
+  std::set<int> busy;
+  MigConfigState state;
+  bool paused;
+  std::vector<MigGpuSetting> gpus;
+  const char* log;  // substring of the step's log ("" = no log)
+};
+
+struct Case {
+  const char* what;
+  std::vector<InjectedFailure> failures;
+  std::vector<Step> steps;
+};
+
+TEST(MigManagerModelTest, StateMachine) {
+  using S = MigConfigState;
+  const std::vector<MigGpuSetting> ones{kSeven, kSeven}, threes{kTwo3g, kTwo3g},
+      mixed{kSeven, kTwo3g};
+  const Case cases[] = {
+      {"idle node: pending, paused, then success with the new geometry after the delay",
+       {},
+       {{0, "all-3g", {}, S::kPending, true, ones, "pending"},
+        {4, nullptr, {}, S::kPending, true, ones, ""},
+        {5, nullptr, {}, S::kSuccess, false, threes, "applied"}}},
+      {"same label again does nothing", {}, {{0, "all-1g", {}, S::kSuccess, false, ones, ""}}},
+      {"unknown config fails at once without pausing",
+       {},
+       {{0, "nope", {}, S::kFailed, false, ones, "not in any mig-parted ConfigMap"}}},
+      {"a config equal to the current geometry succeeds at once",
+       {},
+       {{0, "all-3g", {}, S::kPending, true, ones, "pending"},
+        {5, nullptr, {}, S::kSuccess, false, threes, "applied"},
+        {6, "all-1g", {}, S::kPending, true, threes, "pending"},
+        {7, "all-3g", {}, S::kPending, true, threes, "queued"},
+        {11, nullptr, {}, S::kSuccess, false, threes, "already applied"}}},
+      {"a busy GPU that must be rebuilt fails the run; the old geometry stays",
+       {},
+       {{0, "all-3g", {1}, S::kPending, true, ones, "pending"},
+        {5, nullptr, {1}, S::kFailed, false, ones, "GPU 1 in use"}}},
+      {"a busy GPU that keeps its geometry does not block",
+       {},
+       {{0, "gpu1-3g", {0}, S::kPending, true, ones, "pending"},
+        {5, nullptr, {0}, S::kSuccess, false, mixed, "applied"}}},
+      {"re-setting the label after a failure does nothing; a new value retries",
+       {},
+       {{0, "all-3g", {0}, S::kPending, true, ones, ""},
+        {5, nullptr, {0}, S::kFailed, false, ones, "in use"},
+        {6, "all-3g", {}, S::kFailed, false, ones, ""},
+        {7, "gpu1-3g", {0}, S::kPending, true, ones, "reconfiguration 2"},
+        {12, nullptr, {0}, S::kSuccess, false, mixed, ""}}},
+      {"injected failure on the 2nd reconfiguration only",
+       {{2, FailureMode::kFail}},
+       {{0, "all-3g", {}, S::kPending, true, ones, ""},
+        {5, nullptr, {}, S::kSuccess, false, threes, ""},
+        {6, "all-1g", {}, S::kPending, true, threes, ""},
+        {11, nullptr, {}, S::kFailed, false, threes, "injected failure"}}},
+      {"hang: pending and paused for ever",
+       {{std::nullopt, FailureMode::kHang}},
+       {{0, "all-3g", {}, S::kPending, true, ones, ""},
+        {1000, nullptr, {}, S::kPending, true, ones, ""}}},
+      {"ignore: the state label never changes",
+       {{std::nullopt, FailureMode::kIgnore}},
+       {{0, "all-3g", {}, S::kSuccess, false, ones, "ignores"},
+        {100, nullptr, {}, S::kSuccess, false, ones, ""}}},
+  };
+  for (const auto& c : cases) {
+    MigManagerModel model(node(c.failures), seconds(5), "all-1g", {kSeven, kSeven});
+    const auto t0 = SteadyTime{};
+    for (size_t i = 0; i < c.steps.size(); ++i) {
+      const Step& s = c.steps[i];
+      const auto now = t0 + seconds(s.t);
+      std::string log;
+      if (s.label != nullptr) log += model.observeLabel(s.label, resolve, now);
+      log += model.tick(now, s.busy, resolve);
+      const std::string at = std::string(c.what) + " (step " + std::to_string(i) + ")";
+      EXPECT_EQ(model.state(), s.state) << at;
+      EXPECT_EQ(model.paused(), s.paused) << at;
+      EXPECT_EQ(model.gpus(), s.gpus) << at;
+      if (*s.log == '\0') {
+        EXPECT_TRUE(s.label != nullptr || log.empty()) << at << ": " << log;
+      } else {
+        EXPECT_THAT(log, HasSubstr(s.log)) << at;
+      }
+    }
+  }
+}
+
+TEST(MigManagerModelTest, DeadlineIsTheEndOfThePendingRun) {
+  MigManagerModel model(node(), seconds(5), "all-1g", {kSeven, kSeven});
+  EXPECT_FALSE(model.deadline());
+  (void)model.observeLabel("all-3g", resolve, SteadyTime{} + seconds(10));
+  ASSERT_TRUE(model.deadline());
+  EXPECT_EQ(*model.deadline(), SteadyTime{} + seconds(15));
+  EXPECT_EQ(model.reconfigurations(), 1);
+}
+
+}  // namespace
+}  // namespace gpuscale::sim

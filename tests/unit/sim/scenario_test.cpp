@@ -1,0 +1,234 @@
+#include "gpuscale/sim/scenario.h"
+
+
+#include <cstdlib>
+#include <filesystem>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "gpuscale/sim/operator_config.h"
+
+namespace gpuscale::sim {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr const char* kFull = R"(
+name: demo
+description: two nodes
+gpuOperator:
+  namespace: ops
+  migManager:
+    reconfigureSeconds: 2.5
+    customConfigMap: my-mig
+    customConfig: |
+      version: v1
+      mig-configs:
+        two-3g:
+          - devices: all
+            mig-enabled: true
+            mig-devices: {"3g.20gb": 2}
+  devicePlugin:
+    configMap: plugin-configs
+    default: ts-2
+    reloadSeconds: 1
+    configs:
+      ts-2: |
+        version: v1
+        sharing:
+          timeSlicing:
+            resources: [{name: nvidia.com/gpu, replicas: 2}]
+nodes:
+- name: a100-0
+  product: NVIDIA-A100-SXM4-40GB
+  gpus: 2
+  memoryMiB: 40960
+  migStrategy: mixed
+  migConfig: all-1g.5gb
+  failures:
+  - {reconfiguration: 2, mode: hang}
+  - {mode: fail}
+- name: a100-1
+  product: NVIDIA-A100-SXM4-40GB
+  gpus: 2
+  memoryMiB: 40960
+  migStrategy: mixed
+  geometry: ["1g.5gb:7", disabled]
+- name: t4-0
+  product: Tesla-T4
+  memoryMiB: 15360
+  devicePluginConfig: ts-2
+load:
+  podSelector: app=triton
+  pattern: {kind: ramp, baseRps: 10, peakRps: 110, startSeconds: 10, durationSeconds: 100}
+  gpuMillisOnFullGpu: 20
+  gpuUtilization: 0.5
+)";
+
+TEST(ScenarioTest, ParsesEveryField) {
+  auto s = parseScenario(kFull);
+  ASSERT_TRUE(s.ok()) << s.status().toString();
+  EXPECT_EQ(s->name, "demo");
+  EXPECT_EQ(s->gpuOperator.namespaceName, "ops");
+  EXPECT_EQ(s->gpuOperator.reconfigureDelay, std::chrono::milliseconds(2500));
+  EXPECT_EQ(s->gpuOperator.devicePluginReload, std::chrono::milliseconds(1000));
+  EXPECT_EQ(s->gpuOperator.customMigConfigMap, "my-mig");
+  ASSERT_TRUE(s->gpuOperator.customMigConfig);
+  EXPECT_TRUE(s->gpuOperator.customMigConfig->configs.contains("two-3g"));
+  EXPECT_EQ(s->gpuOperator.devicePluginDefault, "ts-2");
+  ASSERT_EQ(s->nodes.size(), 3u);
+  const auto& a = s->nodes[0];
+  EXPECT_TRUE(a.migCapable);
+  EXPECT_EQ(a.migStrategy, partition::MigStrategy::kMixed);
+  EXPECT_EQ(a.gpus, 2);
+  ASSERT_EQ(a.failures.size(), 2u);
+  EXPECT_EQ(a.failureFor(1)->mode, FailureMode::kFail);
+  EXPECT_EQ(a.failureFor(2)->mode, FailureMode::kHang);
+  // Explicit geometry becomes a named per-node config in the custom ConfigMap.
+  const auto& b = s->nodes[1];
+  EXPECT_EQ(b.migConfig, "a100-1-initial");
+  ASSERT_EQ(b.geometry.size(), 2u);
+  EXPECT_FALSE(b.geometry[1].migEnabled);
+  EXPECT_TRUE(s->gpuOperator.customMigConfig->configs.contains("a100-1-initial"));
+  const auto& t4 = s->nodes[2];
+  EXPECT_FALSE(t4.migCapable);
+  EXPECT_EQ(t4.migStrategy, partition::MigStrategy::kNone);
+  EXPECT_EQ(t4.devicePluginConfig, "ts-2");
+  ASSERT_TRUE(s->load);
+  EXPECT_EQ(s->load->pattern.kind, LoadPatternKind::kRamp);
+  EXPECT_DOUBLE_EQ(s->load->gpuUtilization, 0.5);
+}
+
+struct BadCase {
+  const char* what;
+  const char* yaml;
+  const char* error;
+};
+
+TEST(ScenarioTest, RejectsBadInput) {
+  const BadCase cases[] = {
+      {"no name", "nodes: [{name: a, product: Tesla-T4, memoryMiB: 1}]", "needs a name"},
+      {"no nodes", "name: x", "needs nodes"},
+      {"unknown top-level key", "name: x\nnodez: []", "unknown field \"nodez\""},
+      {"unknown node key", "name: x\nnodes: [{name: a, product: Tesla-T4, memoryMiB: 1, gpu: 2}]",
+       "unknown field \"gpu\""},
+      {"duplicate node",
+       "name: x\nnodes: [{name: a, product: Tesla-T4, memoryMiB: 1}, {name: a, product: Tesla-T4, "
+       "memoryMiB: 1}]",
+       "appears twice"},
+      {"bad node name", "name: x\nnodes: [{name: A_B, product: Tesla-T4, memoryMiB: 1}]",
+       "not valid"},
+      {"MIG on a T4",
+       "name: x\nnodes: [{name: a, product: Tesla-T4, memoryMiB: 1, migCapable: true}]",
+       "no catalog model"},
+      {"bad strategy",
+       "name: x\nnodes: [{name: a, product: NVIDIA-A100-SXM4-40GB, memoryMiB: 40960, migStrategy: "
+       "both}]",
+       "unknown migStrategy"},
+      {"geometry that does not fit",
+       "name: x\nnodes: [{name: a, product: NVIDIA-A100-SXM4-40GB, memoryMiB: 40960, geometry: "
+       "['1g.5gb:8']}]",
+       "does not fit"},
+      {"geometry count differs from gpus",
+       "name: x\nnodes: [{name: a, product: NVIDIA-A100-SXM4-40GB, memoryMiB: 40960, gpus: 2, "
+       "geometry: ['1g.5gb:7']}]",
+       "the node has 2"},
+      {"both migConfig and geometry",
+       "name: x\nnodes: [{name: a, product: NVIDIA-A100-SXM4-40GB, memoryMiB: 40960, migConfig: "
+       "all-1g.5gb, geometry: ['1g.5gb:7']}]",
+       "not both"},
+      {"failure count from 1",
+       "name: x\nnodes: [{name: a, product: Tesla-T4, memoryMiB: 1, failures: [{reconfiguration: "
+       "0}]}]",
+       "counts from 1"},
+      {"unknown failure mode",
+       "name: x\nnodes: [{name: a, product: Tesla-T4, memoryMiB: 1, failures: [{mode: explode}]}]",
+       "unknown failure mode"},
+      {"device-plugin config that does not parse",
+       "name: x\ngpuOperator: {devicePlugin: {configs: {bad: 'version: v2'}}}\nnodes: [{name: a, "
+       "product: Tesla-T4, memoryMiB: 1}]",
+       "config \"bad\""},
+      {"node selects a missing device-plugin config",
+       "name: x\nnodes: [{name: a, product: Tesla-T4, memoryMiB: 1, devicePluginConfig: ts-9}]",
+       "not in gpuOperator.devicePlugin.configs"},
+      {"negative delay",
+       "name: x\ngpuOperator: {migManager: {reconfigureSeconds: -1}}\nnodes: [{name: a, product: "
+       "Tesla-T4, memoryMiB: 1}]",
+       ">= 0"},
+      {"utilisation above 1",
+       "name: x\nnodes: [{name: a, product: Tesla-T4, memoryMiB: 1}]\nload: {podSelector: app=t, "
+       "gpuUtilization: 2}",
+       "share in [0, 1]"},
+      {"ramp without duration",
+       "name: x\nnodes: [{name: a, product: Tesla-T4, memoryMiB: 1}]\nload: {podSelector: app=t, "
+       "pattern: {kind: ramp}}",
+       "durationSeconds > 0"},
+      {"YAML syntax error", "name: [x", "line"},
+  };
+  for (const auto& c : cases) {
+    auto s = parseScenario(c.yaml);
+    ASSERT_FALSE(s.ok()) << c.what;
+    EXPECT_THAT(s.status().message(), HasSubstr(c.error)) << c.what;
+  }
+}
+
+TEST(ScenarioTest, ErrorsNameTheLine) {
+  auto s =
+      parseScenario("name: x\nnodes:\n- name: a\n  product: Tesla-T4\n  memoryMiB: 1\n  gpus: 0\n");
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.status().message(), HasSubstr("line 6"));
+}
+
+struct RateCase {
+  const char* what;
+  LoadPattern pattern;
+  double t;
+  double rps;
+};
+
+TEST(ScenarioTest, LoadPatternRates) {
+  const LoadPattern ramp{LoadPatternKind::kRamp, 10, 110, 10, 100};
+  const LoadPattern spike{LoadPatternKind::kSpike, 5, 50, 20, 10};
+  const LoadPattern diurnal{LoadPatternKind::kDiurnal, 100, 150, 0, 400};
+  const RateCase cases[] = {
+      {"constant ignores time", {LoadPatternKind::kConstant, 7, 0, 0, 0}, 1e6, 7},
+      {"ramp before start", ramp, 0, 10},
+      {"ramp half way", ramp, 60, 60},
+      {"ramp after end holds the peak", ramp, 500, 110},
+      {"spike before", spike, 19.9, 5},
+      {"spike during", spike, 20, 50},
+      {"spike after", spike, 30, 5},
+      {"diurnal crest a quarter period in", diurnal, 100, 150},
+      {"diurnal trough three quarters in", diurnal, 300, 50},
+  };
+  for (const auto& c : cases) EXPECT_NEAR(c.pattern.rateAt(c.t), c.rps, 1e-9) << c.what;
+}
+
+// Every shipped scenario parses and its nodes' initial MIG configs resolve in the operator's
+// ConfigMaps (as the emulator requires at start).
+TEST(ScenarioTest, ShippedScenariosLoad) {
+  const char* root = std::getenv("GPUSCALE_SOURCE_DIR");
+  ASSERT_NE(root, nullptr) << "run through ctest";
+  int seen = 0;
+  for (const auto& dir : {"bench/scenario", "tests/e2e/sim"}) {
+    for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::path(root) / dir)) {
+      if (entry.path().extension() != ".yaml") continue;
+      ++seen;
+      auto s = loadScenarioFile(entry.path().string());
+      ASSERT_TRUE(s.ok()) << s.status().toString();
+      std::vector<partition::MigPartedConfig> configs = {defaultMigPartedConfig()};
+      if (s->gpuOperator.customMigConfig) configs.insert(configs.begin(), *s->gpuOperator.customMigConfig);
+      for (const auto& node : s->nodes) {
+        if (node.migConfig.empty()) continue;
+        EXPECT_TRUE(resolveNodeMigConfig(configs, node, node.migConfig,
+                                         std::vector<partition::MigGpuSetting>(node.gpus)))
+            << entry.path() << ": " << node.name;
+      }
+    }
+  }
+  EXPECT_GE(seen, 5);
+}
+
+}  // namespace
+}  // namespace gpuscale::sim
