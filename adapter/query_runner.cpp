@@ -52,7 +52,10 @@ QueryRunner::QueryRunner(std::shared_ptr<prom::Client> client,
 }
 
 core::Status QueryRunner::fetchError(const core::Status& cause) {
-  std::string message = "unable to fetch metrics: " + cause.message();
+  // An InternalError's message already carries "Internal error occurred: "; its cause is the text.
+  const auto& causes = cause.details().causes;
+  std::string message =
+      "unable to fetch metrics: " + (causes.empty() ? cause.message() : causes.front());
   if (cause.httpCode() == 503) return core::Status::unavailable(message);
   return core::Status::internal(message);
 }

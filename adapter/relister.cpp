@@ -40,7 +40,7 @@ struct Relister::Metrics {
     prometheus::Gauge* entries = nullptr;
     prometheus::Gauge* lastError = nullptr;
   };
-  std::map<std::string, Rule> rules;  // rule path -> gauges
+  std::map<std::string, Rule> perRule;  // rule path -> gauges
 
   Metrics(prometheus::Registry& registry, const rules::RuleSet& ruleSet) {
     duration = &prometheus::BuildHistogram()
@@ -86,7 +86,7 @@ struct Relister::Metrics {
                        .Register(registry);
     for (rules::RuleKind kind : {rules::RuleKind::kCustom, rules::RuleKind::kExternal}) {
       for (const rules::CompiledRule& rule : ruleSet.of(kind)) {
-        rules[rule.path()] =
+        perRule[rule.path()] =
             Rule{&series.Add({{"rule", rule.path()}}), &entries.Add({{"rule", rule.path()}}),
                  &errors.Add({{"rule", rule.path()}})};
       }
@@ -95,8 +95,8 @@ struct Relister::Metrics {
 
   void ruleStats(const std::vector<rules::RuleStats>& stats) {
     for (const rules::RuleStats& s : stats) {
-      auto it = rules.find(s.path);
-      if (it == rules.end()) continue;
+      auto it = perRule.find(s.path);
+      if (it == perRule.end()) continue;
       it->second.series->Set(static_cast<double>(s.series));
       it->second.entries->Set(static_cast<double>(s.entries));
     }
@@ -264,7 +264,7 @@ core::Status Relister::relistOnce() {
     }
     for (rules::RuleKind kind : {rules::RuleKind::kCustom, rules::RuleKind::kExternal}) {
       for (const rules::CompiledRule& rule : rules_->of(kind)) {
-        metrics_->rules[rule.path()].lastError->Set(failed.contains(rule.seriesQuery()) ? 1 : 0);
+        metrics_->perRule[rule.path()].lastError->Set(failed.contains(rule.seriesQuery()) ? 1 : 0);
       }
     }
   }

@@ -23,6 +23,7 @@ cleanup() {
   local pid
   for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
   for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+  tests/support/prometheus_run.sh stop "$work/prometheus" || true
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -40,7 +41,7 @@ wait_for() {
     sleep 0.2
   done
   echo "demo: $what did not come up within ${seconds}s; logs in $work:" >&2
-  tail -n 20 "$work"/*.log >&2 || true
+  tail -n 20 "$work"/*.log "$work"/prometheus/*.log >&2 || true
   exit 1
 }
 
@@ -50,22 +51,12 @@ pids+=($!)
 wait_for 10 "the exporter" test -s "$work/exporter.port"
 exporter_port=$(cat "$work/exporter.port")
 
-prometheus_port=$(free_port)
-cat >"$work/prometheus.yml" <<YAML
-global: {scrape_interval: 1s, evaluation_interval: 1s}
-scrape_configs:
-- job_name: triton
-  static_configs: [{targets: ["127.0.0.1:$exporter_port"]}]
-YAML
-prometheus --config.file="$work/prometheus.yml" --storage.tsdb.path="$work/prometheus" \
-  --web.listen-address="127.0.0.1:$prometheus_port" >"$work/prometheus.log" 2>&1 &
-pids+=($!)
-wait_for 30 "prometheus" curl -sf "http://127.0.0.1:$prometheus_port/-/ready"
-echo "demo: exporter on 127.0.0.1:$exporter_port, prometheus on 127.0.0.1:$prometheus_port"
+prometheus_url=$(tests/support/prometheus_run.sh start "$work/prometheus" --scrape "127.0.0.1:$exporter_port")
+echo "demo: exporter on 127.0.0.1:$exporter_port, prometheus at $prometheus_url"
 
 adapter_port=$(free_port)
 "$build/bin/gpuscale-adapter" --config rules/triton.yaml --standalone \
-  --prometheus-url "http://127.0.0.1:$prometheus_port" --metrics-relist-interval 2s \
+  --prometheus-url "$prometheus_url" --metrics-relist-interval 2s \
   --secure-port "$adapter_port" --cert-dir "$work/certs" >"$work/adapter.log" 2>&1 &
 pids+=($!)
 

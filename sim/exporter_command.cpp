@@ -4,6 +4,7 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <csignal>
+#include <cstdio>
 #include <fstream>
 #include <ostream>
 #include <string>

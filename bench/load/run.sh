@@ -21,6 +21,7 @@ cleanup() {
   local pid
   for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
   for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+  tests/support/prometheus_run.sh stop "$work/prometheus" || true
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -36,20 +37,10 @@ wait_for() {
 "$build/bin/gpuscale-sim" exporter --listen 127.0.0.1:0 --port-file "$work/exporter.port" >"$work/exporter.log" 2>&1 &
 pids+=($!)
 wait_for test -s "$work/exporter.port"
-prom_port=$(free_port)
-cat >"$work/prometheus.yml" <<YAML
-global: {scrape_interval: 1s}
-scrape_configs:
-- job_name: triton
-  static_configs: [{targets: ["127.0.0.1:$(cat "$work/exporter.port")"]}]
-YAML
-prometheus --config.file="$work/prometheus.yml" --storage.tsdb.path="$work/data" \
-  --web.listen-address="127.0.0.1:$prom_port" >"$work/prometheus.log" 2>&1 &
-pids+=($!)
-wait_for curl -sf "http://127.0.0.1:$prom_port/-/ready"
+prom_url=$(tests/support/prometheus_run.sh start "$work/prometheus" --scrape "127.0.0.1:$(cat "$work/exporter.port")")
 
 start_adapter() {  # PORT TTL
-  "$build/bin/gpuscale-adapter" --config rules/triton.yaml --standalone --prometheus-url "http://127.0.0.1:$prom_port" \
+  "$build/bin/gpuscale-adapter" --config rules/triton.yaml --standalone --prometheus-url "$prom_url" \
     --metrics-relist-interval 5s --secure-port "$1" --cert-dir "$work/certs-$1" --metrics-cache-ttl "$2" \
     --workers 4 >"$work/adapter-$1.log" 2>&1 &
   pids+=($!)
@@ -65,7 +56,7 @@ done
 
 # The PromQL the adapter sends for that request (rules/triton.yaml, all pods of the namespace).
 promql='avg(delta(nv_inference_queue_duration_us{namespace="default",pod!=""}[30s])/(1+delta(nv_inference_request_success{namespace="default",pod!=""}[30s]))) by (pod)'
-direct="http://127.0.0.1:$prom_port/api/v1/query?query=$(/usr/bin/python3 -c 'import sys,urllib.parse; print(urllib.parse.quote(sys.argv[1]))' "$promql")"
+direct="$prom_url/api/v1/query?query=$(/usr/bin/python3 -c 'import sys,urllib.parse; print(urllib.parse.quote(sys.argv[1]))' "$promql")"
 
 hey_percentiles() {  # URL -> "p50 p99" in ms
   hey -z "${duration}s" -c 4 -q 50 "$1" >"$work/hey.txt"

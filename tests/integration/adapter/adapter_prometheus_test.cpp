@@ -169,9 +169,8 @@ TEST_F(AdapterPrometheusTest, NamedPodV1beta1AndV1beta2) {
 }
 
 std::vector<std::string> describedNames(const std::string& body) {
-  static const std::regex kName(R"("kind":"Pod","namespace":"default","name":"([^"]+)") ");
-      std::vector<std::string>
-          out;
+  static const std::regex kName(R"re("kind":"Pod","namespace":"default","name":"([^"]+)")re");
+  std::vector<std::string> out;
   for (std::sregex_iterator it(body.begin(), body.end(), kName), end; it != end; ++it) {
     out.push_back((*it)[1]);
   }

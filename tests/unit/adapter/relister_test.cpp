@@ -144,7 +144,9 @@ TEST(ResolveRelistOptions, MaxAgeRules) {
     options.maxAge = c.maxAge;
     auto resolved = resolveRelistOptions(options, *rules);
     ASSERT_EQ(resolved.ok(), c.ok);
-    if (c.ok) EXPECT_EQ(resolved->maxAge, c.effectiveMaxAge);
+    if (c.ok) {
+      EXPECT_EQ(resolved->maxAge, c.effectiveMaxAge);
+    }
   }
 }
 
