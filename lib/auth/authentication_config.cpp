@@ -41,6 +41,13 @@ core::Result<std::vector<std::string>> jsonStringList(const kube::Object& data, 
 
 }  // namespace
 
+std::vector<std::string> clientCaPemsForTls(const AuthenticationConfig& config) {
+  std::vector<std::string> pems;
+  if (config.requestHeader.ca) pems.push_back(config.requestHeader.ca->pem());
+  if (config.clientCa) pems.push_back(config.clientCa->pem());
+  return pems;
+}
+
 core::Result<AuthenticationConfig> configFromFlags(const AuthenticationFlags& flags) {
   AuthenticationConfig config;
   if (!flags.clientCaFile.empty()) {

@@ -39,9 +39,10 @@ core::Result<bool> boolean(std::string_view name, std::string_view value) {
   return core::Status::badRequest(fmt::format("--{}: invalid boolean {:?}", name, value));
 }
 
-// A review client: 10 s per request, no 429 retries (the caller fails closed instead), and the
+// A review client: `timeout` per request, no 429 retries (the caller fails closed instead), and the
 // rate limits k8s.io/apiserver uses for delegation (200 QPS, burst 400).
 core::Result<std::shared_ptr<kube::KubeClient>> reviewClient(const std::string& kubeconfig,
+                                                             std::chrono::seconds timeout,
                                                              const char* purpose) {
   auto config = kubeconfig.empty() ? kube::inClusterConfig() : kube::loadKubeconfig(kubeconfig);
   if (!config) {
@@ -50,7 +51,7 @@ core::Result<std::shared_ptr<kube::KubeClient>> reviewClient(const std::string& 
                  config.status().message(), purpose);
     return std::shared_ptr<kube::KubeClient>();
   }
-  config->requestTimeout = std::chrono::seconds(10);
+  config->requestTimeout = timeout;
   config->maxRetries = 0;
   config->qps = 200;
   config->burst = 400;
@@ -179,9 +180,11 @@ std::string delegationFlagsUsage() {
 core::Result<DelegatedAuth> buildDelegatedAuth(const DelegationOptions& options) {
   auto base = configFromFlags(options.authentication);
   if (!base) return base.status();
-  auto authnClient = reviewClient(options.authenticationKubeconfig, "authentication");
+  auto authnClient =
+      reviewClient(options.authenticationKubeconfig, options.reviewTimeout, "authentication");
   if (!authnClient) return authnClient.status();
-  auto authzClient = reviewClient(options.authorizationKubeconfig, "authorization");
+  auto authzClient =
+      reviewClient(options.authorizationKubeconfig, options.reviewTimeout, "authorization");
   if (!authzClient) return authzClient.status();
 
   DelegatedAuth out;

@@ -61,8 +61,9 @@ class FakeHttpServer {
   int requests() const { return requests_.load(); }
   void stop();
 
+  struct State;  // shared with the connection threads (defined in the .cpp)
+
  private:
-  struct State;
   void serve(int fd);
 
   Handler handler_;

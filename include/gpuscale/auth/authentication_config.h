@@ -55,6 +55,12 @@ struct AuthenticationFlags {
 inline constexpr const char* kAuthenticationConfigMapNamespace = "kube-system";
 inline constexpr const char* kAuthenticationConfigMapName = "extension-apiserver-authentication";
 
+// The CA bundles the HTTPS server should name in its TLS CertificateRequest
+// (TlsConfig::clientCaPems): Go clients such as kube-apiserver's front proxy send a certificate
+// only if its issuer is listed (or the list is empty), so CAs learnt from the ConfigMap must be
+// listed too.
+std::vector<std::string> clientCaPemsForTls(const AuthenticationConfig& config);
+
 // The config from flags alone (CA files are read now).
 core::Result<AuthenticationConfig> configFromFlags(const AuthenticationFlags& flags);
 // `base` (from flags) completed from the ConfigMap object, under the rules above.

@@ -50,6 +50,10 @@ struct DelegationOptions {
 
   std::string authorizationKubeconfig;
   AuthorizerOptions authorization;
+
+  // How long one TokenReview/SubjectAccessReview may take before the request fails closed
+  // (k8s.io/apiserver fixes it at 10 s; no flag).
+  std::chrono::seconds reviewTimeout{10};
 };
 
 // Applies one flag (`name` without dashes): false when it is not a delegation flag, an error when

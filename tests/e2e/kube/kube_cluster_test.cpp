@@ -324,9 +324,8 @@ struct SecuredServer {
     serving.securePort = 0;
     auto tls = apiserver::generateSelfSignedCertificate("localhost", {}, {"127.0.0.1"});
     EXPECT_TRUE(tls.ok());
-    apiserver::TlsConfig tlsConfig{tls->certificateChainPem,
-                                   tls->privateKeyPem,
-                                   {readFile(pki("front-proxy-ca.crt")), readFile(pki("ca.crt"))},
+    apiserver::TlsConfig tlsConfig{tls->certificateChainPem, tls->privateKeyPem,
+                                   auth::clientCaPemsForTls(*auth.config->current()),
                                    apiserver::TlsMinVersion::kTls12};
     server = std::make_unique<apiserver::HttpsServer>(
         serving, tlsConfig, [this](const apiserver::HttpRequest& r) { return handler->handle(r); });
@@ -365,52 +364,69 @@ const std::string kUnauthorized =
     R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",)"
     R"("message":"Unauthorized","reason":"Unauthorized","code":401})";
 
+constexpr const char* kMetric =
+    "/apis/custom.metrics.k8s.io/v1beta1/namespaces/kube-e2e/pods/*/queue_time";
+
 struct TlsCase {
   const char* what;
   std::function<std::optional<testing::ClientCertificate>()> certificate;
   std::string headers;
+  std::string path;
   int status;
   std::string bodyContains;
 };
 
+std::string forbiddenFor(const std::string& user) {
+  return R"(pods.custom.metrics.k8s.io \"*\" is forbidden: User \")" + user +
+         R"(\" cannot get resource \"pods/queue_time\" in API group \"custom.metrics.k8s.io\" )"
+         R"(in the namespace \"kube-e2e\")";
+}
+
+// Every authenticated user may read discovery paths (system:discovery), so the denials are checked
+// on a metric, which needs RBAC the test users do not have.
 TEST_F(ClusterTest, RealTlsConnectionsForEveryCredentialCase) {
   SecuredServer secured(clusterOptions());
+  const auto none = [] { return std::optional<testing::ClientCertificate>(); };
+  const auto proxy = [] { return std::optional(fromFiles("front-proxy-client")); };
   const std::vector<TlsCase> cases = {
-      {"front proxy with allowed CN and a masters group",
-       [] { return fromFiles("front-proxy-client"); },
-       "X-Remote-User: alice\r\nX-Remote-Group: system:masters\r\n", 200, "APIResourceList"},
-      {"front proxy, ordinary user: SubjectAccessReview denies",
-       [] { return fromFiles("front-proxy-client"); }, "X-Remote-User: alice\r\n", 403,
-       R"(forbidden: User \"alice\" cannot get path \"/apis/custom.metrics.k8s.io/v1beta1\")"},
-      {"forged X-Remote-* without a certificate: anonymous, forbidden", [] { return std::nullopt; },
-       kForged, 403, R"(User \"system:anonymous\")"},
+      {"front proxy with allowed CN, user in system:masters", proxy,
+       "X-Remote-User: alice\r\nX-Remote-Group: system:masters\r\n", kDiscovery, 200,
+       "APIResourceList"},
+      {"front proxy, ordinary user: authenticated, discovery allowed by RBAC", proxy,
+       "X-Remote-User: alice\r\n", kDiscovery, 200, "APIResourceList"},
+      {"front proxy, ordinary user: the SubjectAccessReview denies the metric", proxy,
+       "X-Remote-User: alice\r\n", kMetric, 403, forbiddenFor("alice")},
+      {"forged X-Remote-* without a certificate: anonymous", none, kForged, kMetric, 403,
+       forbiddenFor("system:anonymous")},
+      {"forged X-Remote-* without a certificate: anonymous on discovery too", none, kForged,
+       kDiscovery, 403,
+       R"(forbidden: User \"system:anonymous\" cannot get path \"/apis/custom.metrics.k8s.io/v1beta1\")"},
       {"forged X-Remote-* with a cluster client certificate: that certificate's user",
-       [] { return fromFiles("kube-scheduler"); }, kForged, 403,
-       R"(User \"system:kube-scheduler\")"},
+       [] { return std::optional(fromFiles("kube-scheduler")); }, kForged, kMetric, 403,
+       forbiddenFor("system:kube-scheduler")},
       {"CN not in the allowed names",
-       [] { return signedByFrontProxyCa("intruder", seconds(3600)); }, kForged, 401, kUnauthorized},
+       [] { return std::optional(signedByFrontProxyCa("intruder", seconds(3600))); }, kForged,
+       kDiscovery, 401, kUnauthorized},
       {"expired front-proxy certificate",
-       [] { return signedByFrontProxyCa("front-proxy-client", seconds(-60)); }, kForged, 401,
-       kUnauthorized},
+       [] { return std::optional(signedByFrontProxyCa("front-proxy-client", seconds(-60))); },
+       kForged, kDiscovery, 401, kUnauthorized},
       {"front-proxy CN from the wrong CA",
        [] {
          const auto rogue = testing::makeCa("rogue-ca");
          testing::CertificateSpec spec;
          spec.commonName = "front-proxy-client";
          const auto cert = testing::makeCertificate(spec, &rogue);
-         return std::optional<testing::ClientCertificate>(
-             testing::ClientCertificate{cert.certificatePem, cert.privateKeyPem});
+         return std::optional(testing::ClientCertificate{cert.certificatePem, cert.privateKeyPem});
        },
-       kForged, 401, kUnauthorized},
-      {"admin client certificate (system:masters)", [] { return fromFiles("admin"); }, "", 200,
-       "APIResourceList"},
-      {"healthz is always allowed, even anonymously", [] { return std::nullopt; }, "", 200, "ok"},
+       kForged, kDiscovery, 401, kUnauthorized},
+      {"admin client certificate (system:masters): past authorization to the provider",
+       [] { return std::optional(fromFiles("admin")); }, "", kMetric, 404,
+       "the server could not find the metric queue_time for pods"},
+      {"healthz is always allowed, even anonymously", none, "", "/healthz", 200, "ok"},
   };
   for (const auto& c : cases) {
     testing::TlsClient client(secured.port(), c.certificate());
-    const std::string path =
-        std::string(c.what).find("healthz") != std::string::npos ? "/healthz" : kDiscovery;
-    auto reply = client.get(path, c.headers);
+    auto reply = client.get(c.path, c.headers);
     ASSERT_TRUE(reply.has_value()) << c.what;
     EXPECT_EQ(reply->status, c.status) << c.what << ": " << reply->body;
     EXPECT_NE(reply->body.find(c.bodyContains), std::string::npos) << c.what << ": " << reply->body;
@@ -437,6 +453,14 @@ TEST_F(ClusterTest, KubectlWithServiceAccountTokensAndRbac) {
   EXPECT_NE(unauthorized.err.find("Unauthorized"), std::string::npos) << unauthorized.err;
 
   apply(R"(apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: metrics-reader, namespace: kube-e2e}
+rules:
+- apiGroups: [custom.metrics.k8s.io]
+  resources: [pods/queue_time]
+  verbs: [get]
+---
+apiVersion: rbac.authorization.k8s.io/v1
 kind: RoleBinding
 metadata: {name: hpa-like-metrics, namespace: kube-e2e}
 roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: metrics-reader}
@@ -470,13 +494,14 @@ TEST_F(ClusterTest, ReviewEndpointsDownFailClosed) {
   options.authentication.clientCaFile = pki("ca.crt");
   options.authentication.requestHeaderClientCaFile = pki("front-proxy-ca.crt");
   options.authentication.requestHeaderAllowedNames = {"front-proxy-client"};
+  options.reviewTimeout = seconds(2);
   SecuredServer secured(options);
 
   testing::TlsClient tokenClient(secured.port());
   auto reply = tokenClient.get(kDiscovery, "Authorization: Bearer some-token\r\n");
   ASSERT_TRUE(reply.has_value());
   EXPECT_EQ(reply->status, 401);
-  EXPECT_EQ(reply->body, kUnauthorized);
+  EXPECT_EQ(reply->body, kUnauthorized + "\n");  // Kubernetes ends JSON bodies with a newline
 
   testing::TlsClient proxied(secured.port(), fromFiles("front-proxy-client"));
   reply = proxied.get(kDiscovery, "X-Remote-User: alice\r\n");
@@ -519,9 +544,11 @@ spec:
   EXPECT_EQ(discovery.exitCode, 0) << discovery.err;
   EXPECT_NE(discovery.out.find("pods/queue_time"), std::string::npos) << discovery.out;
   // A service account without RBAC is forbidden by our SubjectAccessReview, relayed by the proxy.
+  // Only the token: the admin kubeconfig's client certificate would authenticate first.
   auto denied = testing::runProcess(
-      {env("GPUSCALE_KUBECTL", "kubectl"), "--kubeconfig", kubeconfig(), "--token",
-       serviceAccountToken("no-rights"), "get", "--raw",
+      {env("GPUSCALE_KUBECTL", "kubectl"), "--kubeconfig=/dev/null", "--server",
+       kube::loadKubeconfig(kubeconfig())->server, "--certificate-authority", pki("ca.crt"),
+       "--token", serviceAccountToken("no-rights"), "get", "--raw",
        "/apis/custom.metrics.k8s.io/v1beta1/namespaces/kube-e2e/pods/*/queue_time"},
       seconds(60));
   EXPECT_NE(denied.exitCode, 0);

@@ -43,6 +43,8 @@ TEST(AuthenticationConfigTest, ConfigMapFillsWhatFlagsLeaveUnset) {
   EXPECT_EQ(merged->requestHeader.ca->pem(), ca2.certificatePem);
   EXPECT_EQ(merged->requestHeader.allowedNames,
             (std::vector<std::string>{"front-proxy-client", "other"}));
+  EXPECT_EQ(clientCaPemsForTls(*merged),
+            (std::vector<std::string>{ca2.certificatePem, ca1.certificatePem}));
 }
 
 TEST(AuthenticationConfigTest, FlagsWinOverConfigMap) {

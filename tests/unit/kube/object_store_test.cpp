@@ -9,13 +9,11 @@ Object pod(const std::string& ns, const std::string& name, Object labels) {
   return {{"metadata", {{"namespace", ns}, {"name", name}, {"labels", std::move(labels)}}}};
 }
 
-ObjectStore sample() {
-  ObjectStore store;
+void fillSample(ObjectStore& store) {
   store.replace({pod("a", "web-1", {{"app", "web"}, {"tier", "front"}}),
                  pod("a", "web-2", {{"app", "web"}, {"tier", "back"}}),
                  pod("a", "db-1", {{"app", "db"}}), pod("b", "web-3", {{"app", "web"}}),
                  pod("b", "bare", Object::object())});
-  return store;
 }
 
 struct Case {
@@ -29,7 +27,8 @@ class ListTest : public ::testing::TestWithParam<Case> {};
 
 TEST_P(ListTest, Selects) {
   const auto& c = GetParam();
-  const ObjectStore store = sample();
+  ObjectStore store;
+  fillSample(store);
   auto selector = core::LabelSelector::parse(c.selector);
   ASSERT_TRUE(selector.ok()) << c.what;
   std::vector<std::string> names;
@@ -53,7 +52,8 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"no match", "app=cache", "", {}}, Case{"unknown namespace", "", "zzz", {}}));
 
 TEST(ObjectStoreTest, ReplaceReportsTheDifference) {
-  ObjectStore store = sample();
+  ObjectStore store;
+  fillSample(store);
   auto changes = store.replace({pod("a", "web-1", {{"app", "web"}, {"tier", "front"}}),
                                 pod("a", "web-2", {{"app", "web"}, {"tier", "middle"}}),
                                 pod("c", "new", {{"app", "web"}})});
@@ -75,7 +75,8 @@ TEST(ObjectStoreTest, ReplaceReportsTheDifference) {
 }
 
 TEST(ObjectStoreTest, UpsertAndEraseKeepIndexesInStep) {
-  ObjectStore store = sample();
+  ObjectStore store;
+  fillSample(store);
   auto change = store.upsert(pod("a", "web-1", {{"app", "api"}}));
   ASSERT_TRUE(change.before && change.after);
   EXPECT_EQ((*change.before)["metadata"]["labels"]["app"], "web");
@@ -89,7 +90,8 @@ TEST(ObjectStoreTest, UpsertAndEraseKeepIndexesInStep) {
 }
 
 TEST(ObjectStoreTest, ReadersKeepTheirSnapshot) {
-  ObjectStore store = sample();
+  ObjectStore store;
+  fillSample(store);
   auto before = store.get("a", "web-1");
   store.upsert(pod("a", "web-1", {{"app", "changed"}}));
   EXPECT_EQ((*before)["metadata"]["labels"]["app"], "web");

@@ -15,9 +15,10 @@ TEST(RateLimiterTest, BurstThenQps) {
   while (limiter.tryAcquire(t0)) ++granted;
   EXPECT_EQ(granted, 10);
   EXPECT_FALSE(limiter.tryAcquire(t0 + milliseconds(100)));  // 0.5 token
-  EXPECT_TRUE(limiter.tryAcquire(t0 + milliseconds(200)));   // 1 token at 5/s
-  EXPECT_FALSE(limiter.tryAcquire(t0 + milliseconds(200)));
-  EXPECT_GT(limiter.waitTime(t0 + milliseconds(200)), milliseconds(150));
+  EXPECT_TRUE(limiter.tryAcquire(t0 + milliseconds(250)));   // 1.25 tokens at 5/s
+  EXPECT_FALSE(limiter.tryAcquire(t0 + milliseconds(250)));  // 0.25 left
+  EXPECT_GT(limiter.waitTime(t0 + milliseconds(250)), milliseconds(100));
+  EXPECT_LT(limiter.waitTime(t0 + milliseconds(250)), milliseconds(200));
 }
 
 TEST(RateLimiterTest, SavesAtMostBurst) {
