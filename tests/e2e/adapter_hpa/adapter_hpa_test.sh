@@ -7,8 +7,10 @@
 #   and an ExternalName Service -> checks:
 #   1. `kubectl get --raw .../namespaces/default/pods/%2A/avg_time_queue_us` through kube-apiserver
 #      lists exactly the Running pods with their queue time (v1beta1 and v1beta2);
-#   2. a caller without RBAC gets 403 from the adapter's SubjectAccessReview; a direct call that forges
-#      X-Remote-User without the front-proxy certificate is refused;
+#   2. through kube-apiserver a ServiceAccount without RBAC gets 403; directly at the adapter, with the
+#      front-proxy certificate, the HPA controller's identity is allowed and that ServiceAccount is
+#      refused by the adapter's SubjectAccessReview; X-Remote-User without that certificate is not
+#      believed; the cluster CA's admin certificate authenticates as itself (x509);
 #   3. an autoscaling/v2 HPA (Pods, averageValue 50, min 1, max 7) scales the Deployment to 7 while
 #      queue time is high;
 #   4. with Prometheus stopped the adapter answers 5xx, the HPA reports FailedGetPodsMetric and keeps
@@ -169,16 +171,34 @@ eventually 60 "v1beta2 items for the Running pods" items_match_high v1beta2
 kc get --raw "$(metric_path v1beta1)"
 echo
 
-step "authorization and authentication are delegated"
+step "authentication and authorization are delegated to kube-apiserver"
+# Through kube-apiserver: a ServiceAccount without RBAC is refused (token only, no admin certificate).
 kc create serviceaccount nobody -n default
 nobody=$(kc -n default create token nobody)
-set +e
-denied=$(kc --token="$nobody" get --raw "$(metric_path v1beta1)" 2>&1)
-set -e
-grep -q 'forbidden' <<<"$denied" || die "an unprivileged caller was not refused: $denied"
-forged=$(curl -sk --max-time 10 -o /dev/null -w '%{http_code}' -H 'X-Remote-User: admin' \
-  -H 'X-Remote-Group: system:masters' "https://127.0.0.1:$ADAPTER_PORT$(metric_path v1beta1)")
-[ "$forged" = 401 ] || [ "$forged" = 403 ] || die "forged X-Remote-User got HTTP $forged"
+as_nobody() { "$bin/kubectl" --kubeconfig=/dev/null --server "$GPUSCALE_APISERVER_URL" \
+  --certificate-authority "$pki/ca.crt" --token "$nobody" "$@"; }
+denied=$(as_nobody get --raw "$(metric_path v1beta1)" 2>&1) && die "nobody was allowed: $denied"
+grep -q -i forbidden <<<"$denied" || die "nobody was not refused with 403: $denied"
+# Directly at the adapter, as the aggregator calls it: the front-proxy client certificate and the
+# caller in X-Remote-User. The adapter asks kube-apiserver (SubjectAccessReview) about that caller.
+direct() { # user [curl args...] -> HTTP status
+  local user=$1
+  shift
+  curl -sk --max-time 20 -o "$work/direct.body" -w '%{http_code}' -H "X-Remote-User: $user" "$@" \
+    "https://127.0.0.1:$ADAPTER_PORT$(metric_path v1beta1)"
+}
+proxy_cert=(--cert "$pki/front-proxy-client.crt" --key "$pki/front-proxy-client.key")
+code=$(direct system:serviceaccount:kube-system:horizontal-pod-autoscaler "${proxy_cert[@]}")
+[ "$code" = 200 ] || die "the HPA controller's identity got HTTP $code: $(cat "$work/direct.body")"
+code=$(direct system:serviceaccount:default:nobody "${proxy_cert[@]}")
+[ "$code" = 403 ] || die "nobody through the front proxy got HTTP $code: $(cat "$work/direct.body")"
+# The same headers without the front-proxy certificate are not believed.
+code=$(direct admin -H 'X-Remote-Group: system:masters')
+[ "$code" = 401 ] || [ "$code" = 403 ] || die "forged X-Remote-User got HTTP $code"
+# A client certificate from the cluster CA that is not an allowed front-proxy name: the headers are
+# ignored and the certificate's own user (kubernetes-admin, system:masters) is used.
+code=$(direct nobody-forged --cert "$pki/admin.crt" --key "$pki/admin.key")
+[ "$code" = 200 ] || die "the admin's client certificate got HTTP $code"
 
 step "an HPA on avg_time_queue_us (Pods, averageValue 50, 1..7) scales triton to 7"
 kc -n default apply -f - <<YAML
