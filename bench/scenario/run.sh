@@ -5,7 +5,10 @@
 # report.py). Writes OUT/samples.jsonl, OUT/result.json, OUT/timeline.svg and the logs.
 #
 #   bench/scenario/run.sh NAME --reconciler on|off [--speed N] [--out DIR] [--slo-us N]
-#                         [--resource NAME] [--tail SECONDS] [--sample SECONDS]
+#                         [--resource NAME] [--tail SECONDS] [--sample SECONDS] [--duration SECONDS]
+# --duration caps the scenario time sampled (default: the load pattern's end + --tail, 90 s).
+# Binaries: $GPUSCALE_BINARY_DIR/bin (default build/bin), or GPUSCALE_{SIM,ADAPTER,RECONCILER}_BIN;
+# GPUSCALE_EXTRA_SCRAPE=HOST:PORT adds a scrape target (another exporter).
 #
 # Parts (who simulates what):
 #   tests/cluster   the real control plane: kube-apiserver + aggregator, controller-manager (the real
@@ -23,11 +26,11 @@
 # missing.
 set -euo pipefail
 
-usage() { sed -n '7,8p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '7,11p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 [ $# -ge 1 ] || usage
 name=$1
 shift
-reconciler= speed=1 out= slo_us=50 resource= tail_s=90 sample_s=2
+reconciler= speed=1 out= slo_us=50 resource= tail_s=90 sample_s=2 duration=
 while [ $# -gt 0 ]; do
   case $1 in
     --reconciler) reconciler=$2; shift 2 ;;
@@ -37,6 +40,7 @@ while [ $# -gt 0 ]; do
     --resource) resource=$2; shift 2 ;;
     --tail) tail_s=$2; shift 2 ;;
     --sample) sample_s=$2; shift 2 ;;
+    --duration) duration=$2; shift 2 ;;
     *) usage ;;
   esac
 done
@@ -47,9 +51,9 @@ build=${GPUSCALE_BINARY_DIR:-$src/build}
 scenario=$src/bench/scenario/$name.yaml
 [ -f "$scenario" ] || { echo "no scenario $scenario" >&2; exit 2; }
 bin=${GPUSCALE_CLUSTER_BIN:-$src/tests/cluster/bin}
-sim=$build/bin/gpuscale-sim
+sim=${GPUSCALE_SIM_BIN:-$build/bin/gpuscale-sim}
 adapter=${GPUSCALE_ADAPTER_BIN:-$build/bin/gpuscale-adapter}
-rec=$build/bin/gpuscale-reconciler
+rec=${GPUSCALE_RECONCILER_BIN:-$build/bin/gpuscale-reconciler}
 needed=("$bin"/{etcd,kube-apiserver,kube-controller-manager,kube-scheduler,kubectl,kwok} "$sim"
   "$adapter" /usr/bin/prometheus)
 [ "$reconciler" = off ] || needed+=("$rec")
@@ -129,7 +133,7 @@ wait_until 120 "gpuscale-sim /healthz" curl -sf "http://$sim_addr/healthz" -o /d
 
 log "Prometheus scraping gpuscale-sim"
 prom=$("$src/tests/support/prometheus_run.sh" start "$work/prometheus" --scrape "$sim_addr" \
-  --interval 1s) || fail "prometheus did not start"
+  ${GPUSCALE_EXTRA_SCRAPE:+--scrape "$GPUSCALE_EXTRA_SCRAPE"} --interval 1s) || fail "prometheus did not start"
 
 log "gpuscale-adapter (in-cluster) behind the aggregator"
 # shellcheck source=../../tests/e2e/lib/adapter_stack.sh
@@ -240,7 +244,7 @@ print(json.dumps({"t": t, "load_rps": q('sum(rate(nv_inference_request_success{%
 PY
 }
 
-run_s=$(( (load_s + tail_s) / speed + 1 ))
+run_s=$(( (${duration:-$((load_s + tail_s))}) / speed + 1 ))
 log "running for ${run_s}s (load ${load_s}s + tail ${tail_s}s, speed $speed), sampling every ${sample_s}s"
 start=$SECONDS
 while [ $((SECONDS - start)) -lt "$run_s" ]; do
