@@ -155,7 +155,7 @@ wait_until 120 "allocatable $resource" positive
 ceiling=$(allocatable)
 
 log "Deployment triton ($resource: 1 per pod) and its HPA (max $ceiling)"
-kc create namespace "$ns" --dry-run=client -o yaml | kc apply -f - >/dev/null
+kc get namespace "$ns" >/dev/null 2>&1 || kc create namespace "$ns" >/dev/null
 wait_until 60 "default service account" kc -n "$ns" get serviceaccount default -o name
 policy_annotation=
 [ "$reconciler" = off ] || policy_annotation="annotations: {gpuscale.io/partition-policy: default}"
