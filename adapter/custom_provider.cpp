@@ -2,7 +2,6 @@
 
 #include <chrono>
 #include <map>
-#include <unordered_set>
 
 namespace gpuscale::adapter {
 namespace {

@@ -5,7 +5,7 @@
 #      so every request reaches Prometheus; p50/p99 of both and the difference;
 #   2. throughput: `wrk` (HTTPS keep-alive) as fast as possible on the cached HPA-style request
 #      (same metric and namespace, default 2s TTL) and on the direct Prometheus query.
-# Starts the simulator's exporter, a Debian prometheus and two adapters on loopback ports, stops them at exit.
+# Both adapters run with --workers 4. Starts the simulator's exporter, a Debian prometheus and two adapters on loopback ports, stops them at exit.
 # Usage: bench/load/run.sh [BUILD_DIR]   (prints a markdown block for docs/benchmarks.md)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -60,11 +60,11 @@ direct="$prom_url/api/v1/query?query=$(/usr/bin/python3 -c 'import sys,urllib.pa
 
 hey_percentiles() {  # URL -> "p50 p99" in ms
   hey -z "${duration}s" -c 4 -q 50 "$1" >"$work/hey.txt"
-  awk '/ 50% in/ {p50=$3*1000} / 99% in/ {p99=$3*1000} /Requests\/sec/ {rps=$2} END {printf "%.2f %.2f %.0f", p50, p99, rps}' "$work/hey.txt"
+  awk '/ 50% in/ {p50=$3*1000} / 99% in/ {p99=$3*1000} /Requests\/sec/ {rps=$2} END {printf "%.2f %.2f %.0f\n", p50, p99, rps}' "$work/hey.txt"
 }
 wrk_rate() {  # URL -> "req/s p99(ms)"
   wrk -t2 -c32 -d"${duration}s" --latency "$1" >"$work/wrk.txt"
-  awk '/Requests\/sec/ {rps=$2} /^ +99%/ {v=$2; if (v ~ /ms$/) {sub("ms","",v)} else if (v ~ /us$/) {sub("us","",v); v=v/1000} else if (v ~ /s$/) {sub("s","",v); v=v*1000}; p99=v} END {printf "%.0f %.2f", rps, p99}' "$work/wrk.txt"
+  awk '/Requests\/sec/ {rps=$2} /^ +99%/ {v=$2; if (v ~ /ms$/) {sub("ms","",v)} else if (v ~ /us$/) {sub("us","",v); v=v/1000} else if (v ~ /s$/) {sub("s","",v); v=v*1000}; p99=v} END {printf "%.0f %.2f\n", rps, p99}' "$work/wrk.txt"
 }
 
 read -r d50 d99 drps < <(hey_percentiles "$direct")
@@ -72,7 +72,10 @@ read -r a50 a99 arps < <(hey_percentiles "https://127.0.0.1:$uncached$path")
 read -r c50 c99 crps < <(hey_percentiles "https://127.0.0.1:$cached$path")
 read -r wd wd99 < <(wrk_rate "$direct")
 read -r wc wc99 < <(wrk_rate "https://127.0.0.1:$cached$path")
-queries=$(curl -sk "https://127.0.0.1:$cached/metrics" | awk '/^gpuscale_adapter_prometheus_requests_total\{endpoint="query",result="success"\}/ {print $2}')
+sent() {  # PORT -> instant queries that adapter sent to Prometheus
+  curl -sk "https://127.0.0.1:$1/metrics" |
+    awk '/^gpuscale_adapter_prometheus_requests_total\{endpoint="query",result="success"\}/ {print $2}'
+}
 
 cat <<MD
 Machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), load average $(cut -d' ' -f1-3 /proc/loadavg); $(date -u +%Y-%m-%dT%H:%MZ)
@@ -81,7 +84,7 @@ Command: bench/load/run.sh (hey -z ${duration}s -c 4 -q 50; wrk -t2 -c32 -d${dur
 | at 200 req/s (hey, keep-alive) | p50 ms | p99 ms | req/s |
 |---|---|---|---|
 | Prometheus direct (baseline) | $d50 | $d99 | $drps |
-| adapter, cache off (every request queries Prometheus) | $a50 | $a99 | $arps |
+| adapter, cache off (only concurrent identical queries coalesce) | $a50 | $a99 | $arps |
 | adapter, cache 2s | $c50 | $c99 | $crps |
 
 Overhead p99 (adapter cache off minus direct): $(awk -v a="$a99" -v d="$d99" 'BEGIN {printf "%.2f ms", a-d}')
@@ -91,5 +94,6 @@ Overhead p99 (adapter cache off minus direct): $(awk -v a="$a99" -v d="$d99" 'BE
 | Prometheus direct (baseline) | $wd | $wd99 |
 | adapter, cached HPA-style request | $wc | $wc99 |
 
-Prometheus queries sent by the cached adapter over the whole run: $queries
+Prometheus queries sent over the whole run: adapter with cache off $(sent "$uncached") (for $((arps * duration)) requests),
+cached adapter $(sent "$cached") (hey and wrk phases, one per TTL).
 MD

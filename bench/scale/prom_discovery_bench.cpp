@@ -1,11 +1,12 @@
-// Discovery cost against a real Prometheus, both ways: the label APIs (`__name__` values, then
-// label names per metric) and prometheus-adapter's `/api/v1/series` relist. Backfills N series over
-// M metric names with promtool (each series has pod, namespace and container labels), starts the
-// Debian Prometheus on it, and prints one Markdown table row per approach: time (min and median of
-// the runs), response bytes, calls, and Prometheus' RSS before and after.
+// Discovery cost against a real Prometheus, three ways: label presence for override rules
+// (discoverLabelPresence), all label names per metric for template rules (discoverLabelNames), and
+// prometheus-adapter's `/api/v1/series` relist. Backfills N series over M metric names with
+// promtool (each series has pod, namespace and container labels), starts the Debian Prometheus on
+// it, and prints one Markdown table row per approach: time (min and median of the runs), response
+// bytes, calls, and Prometheus' RSS before and after.
 //
-//   prom_discovery_bench --series 100000 --metrics 1000 [--runs 3] [--concurrency 4] [--keep-data
-//   DIR]
+//   prom_discovery_bench --series 100000 --metrics 1000 [--runs 3] [--concurrency 4]
+//       [--series-query '{namespace!="",pod!=""}'] [--keep-data DIR]
 //
 // With --keep-data the backfilled storage is kept in (or reused from) DIR.
 #include <algorithm>
@@ -180,7 +181,7 @@ int main(int argc, char** argv) {
       "| series | metrics | approach | time min (s) | time median (s) | bytes | calls | metrics "
       "found | Prometheus RSS before | after |\n|---|---|---|---|---|---|---|---|---|---|\n");
   printRow("label presence (overrides)", args, rssBefore, presence);
-  printRow("label names per metric", args, presence.rssAfter, labels);
+  printRow("label names", args, presence.rssAfter, labels);
   printRow("/api/v1/series", args, rssMiddle, series);
   (*server)->stop();
   if (temporary) test::removeTree(storage);

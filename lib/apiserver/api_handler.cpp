@@ -99,13 +99,17 @@ bool acceptsPlainJson(std::string_view accept) {
   return false;
 }
 
-HttpResponse jsonResponse(int status, const Json& document, bool pretty) {
+HttpResponse jsonTextResponse(int status, std::string body) {
   HttpResponse response;
   response.status = status;
   response.contentType = std::string(kJsonType);
   response.headers.emplace_back("Cache-Control", "no-cache, private");
-  response.body = encodeJson(document, pretty);
+  response.body = std::move(body);
   return response;
+}
+
+HttpResponse jsonResponse(int status, const Json& document, bool pretty) {
+  return jsonTextResponse(status, encodeJson(document, pretty));
 }
 
 HttpResponse statusResponse(const core::Status& status, bool pretty) {
@@ -116,6 +120,15 @@ ApiHandler::ApiHandler(ApiHandlerConfig config) : config_(std::move(config)) {
   if (!config_.authenticator) config_.authenticator = std::make_shared<AllowAllAuthenticator>();
   if (!config_.authorizer) config_.authorizer = std::make_shared<AllowAllAuthorizer>();
   if (!config_.health) config_.health = std::make_shared<HealthChecks>();
+  if (config_.discoveryFinished) {
+    config_.health->add(
+        "metrics-discovery",
+        [finished = config_.discoveryFinished] {
+          return finished() ? Status()
+                            : Status::unavailable("the first metrics discovery has not finished");
+        },
+        HealthChecks::kReadyz);
+  }
   if (!config_.registry) config_.registry = std::make_shared<prometheus::Registry>();
   metrics_ = std::make_unique<RequestMetrics>(config_.registry);
 }
@@ -134,6 +147,7 @@ std::vector<ApiGroupVersions> ApiHandler::servedGroups() const {
 
 HttpResponse ApiHandler::handle(const HttpRequest& request) const {
   const auto started = std::chrono::steady_clock::now();
+  const auto inFlight = metrics_->trackInFlight();
   Dispatch state;
   state.query = QueryParams::parse(request.rawQuery);
   state.pretty = wantsPrettyJson(state.query, request.header("User-Agent").value_or(""));
@@ -274,16 +288,16 @@ HttpResponse ApiHandler::customMetricResponse(const MetricRequest& request, bool
     if (!value) return statusResponse(value.status(), pretty);
     items.push_back(std::move(*value));
   }
-  auto document = metricValueListJson(request.version, items);
-  if (!document) return statusResponse(document.status(), pretty);
-  return jsonResponse(200, *document, pretty);
+  auto text = encodeMetricValueList(request.version, items, pretty);
+  if (!text) return statusResponse(text.status(), pretty);
+  return jsonTextResponse(200, std::move(*text));
 }
 
 HttpResponse ApiHandler::externalMetricResponse(const MetricRequest& request, bool pretty) const {
   auto values = config_.externalMetrics->getExternalMetric(request.namespaceName, request.metric,
                                                            request.metricSelector);
   if (!values) return statusResponse(values.status(), pretty);
-  return jsonResponse(200, externalMetricValueListJson(*values), pretty);
+  return jsonTextResponse(200, encodeExternalMetricValueList(*values, pretty));
 }
 
 }  // namespace gpuscale::apiserver

@@ -163,6 +163,7 @@ Result<GeneratedCertificate> generateSelfSignedCertificate(
 Result<TlsConfig> loadServingTls(const ServerOptions& options) {
   TlsConfig config;
   config.minVersion = options.tlsMinVersion;
+  config.cipherList = options.tlsCipherList;
   for (const auto& file : options.clientCaFiles) {
     auto pem = readFile(file);
     if (!pem) return Status::invalid("--client-ca-file: cannot read " + file);
@@ -198,6 +199,10 @@ Result<TlsConfig> loadServingTls(const ServerOptions& options) {
     dnsNames.push_back(host);
   }
   auto generated = generateSelfSignedCertificate("localhost", dnsNames, {"127.0.0.1"});
+  // A host name OpenSSL will not take as a DNS SAN must not keep the server from starting.
+  if (!generated && dnsNames.size() > 1) {
+    generated = generateSelfSignedCertificate("localhost", {"localhost"}, {"127.0.0.1"});
+  }
   if (!generated) return generated.status();
   std::error_code error;
   std::filesystem::create_directories(dir, error);

@@ -15,7 +15,12 @@ RequestMetrics::RequestMetrics(std::shared_ptr<prometheus::Registry> registry)
       durations_(prometheus::BuildHistogram()
                      .Name("gpuscale_apiserver_request_duration_seconds")
                      .Help("Time from a parsed request to its response, by route and status code.")
-                     .Register(*registry_)) {}
+                     .Register(*registry_)),
+      inflight_(prometheus::BuildGauge()
+                    .Name("gpuscale_apiserver_inflight_requests")
+                    .Help("Requests being handled right now.")
+                    .Register(*registry_)
+                    .Add({})) {}
 
 void RequestMetrics::observe(std::string_view route, int code, std::chrono::nanoseconds duration) {
   std::pair<prometheus::Counter*, prometheus::Histogram*> handles;

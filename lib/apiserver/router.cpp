@@ -1,8 +1,8 @@
+#include "gpuscale/apiserver/metric_request.h"
+
 #include <optional>
 #include <string>
 #include <vector>
-
-#include "gpuscale/apiserver/metric_request.h"
 
 namespace gpuscale::apiserver {
 namespace {

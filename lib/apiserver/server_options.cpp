@@ -32,6 +32,47 @@ Result<std::chrono::milliseconds> parsePositiveDuration(std::string_view name,
   return std::chrono::duration_cast<std::chrono::milliseconds>(*duration);
 }
 
+// Go's names of the TLS 1.2 suites Kubernetes accepts, and OpenSSL's names for them.
+constexpr std::pair<std::string_view, std::string_view> kTls12Suites[] = {
+    {"TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256", "ECDHE-ECDSA-AES128-GCM-SHA256"},
+    {"TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256", "ECDHE-RSA-AES128-GCM-SHA256"},
+    {"TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384", "ECDHE-ECDSA-AES256-GCM-SHA384"},
+    {"TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384", "ECDHE-RSA-AES256-GCM-SHA384"},
+    {"TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305", "ECDHE-ECDSA-CHACHA20-POLY1305"},
+    {"TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256", "ECDHE-ECDSA-CHACHA20-POLY1305"},
+    {"TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305", "ECDHE-RSA-CHACHA20-POLY1305"},
+    {"TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256", "ECDHE-RSA-CHACHA20-POLY1305"},
+    {"TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA", "ECDHE-ECDSA-AES128-SHA"},
+    {"TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA", "ECDHE-RSA-AES128-SHA"},
+    {"TLS_ECDHE_ECDSA_WITH_AES_256_CBC_SHA", "ECDHE-ECDSA-AES256-SHA"},
+    {"TLS_ECDHE_RSA_WITH_AES_256_CBC_SHA", "ECDHE-RSA-AES256-SHA"},
+    {"TLS_RSA_WITH_AES_128_GCM_SHA256", "AES128-GCM-SHA256"},
+    {"TLS_RSA_WITH_AES_256_GCM_SHA384", "AES256-GCM-SHA384"},
+    {"TLS_RSA_WITH_AES_128_CBC_SHA", "AES128-SHA"},
+    {"TLS_RSA_WITH_AES_256_CBC_SHA", "AES256-SHA"},
+};
+constexpr std::string_view kTls13Suites[] = {"TLS_AES_128_GCM_SHA256", "TLS_AES_256_GCM_SHA384",
+                                             "TLS_CHACHA20_POLY1305_SHA256"};
+
+Result<std::string> openSslCipherList(std::string_view value) {
+  std::string list;
+  while (!value.empty()) {
+    const size_t comma = value.find(',');
+    const std::string_view name = value.substr(0, comma);
+    value = comma == std::string_view::npos ? std::string_view() : value.substr(comma + 1);
+    if (name.empty()) continue;
+    bool known = false;
+    for (const auto& [goName, openSslName] : kTls12Suites) {
+      if (goName != name) continue;
+      list += (list.empty() ? "" : ":") + std::string(openSslName);
+      known = true;
+    }
+    for (const auto tls13 : kTls13Suites) known = known || tls13 == name;
+    if (!known) return badFlag("tls-cipher-suites", name, "unknown or insecure cipher suite");
+  }
+  return list;
+}
+
 }  // namespace
 
 Result<std::pair<std::string, uint16_t>> splitHostPort(std::string_view address) {
@@ -72,6 +113,10 @@ Result<bool> applyServingFlag(ServerOptions& options, std::string_view name,
     } else {
       return badFlag(name, value, "allowed values are VersionTLS12, VersionTLS13");
     }
+  } else if (name == "tls-cipher-suites") {
+    auto list = openSslCipherList(value);
+    if (!list) return list.status();
+    options.tlsCipherList = std::move(*list);
   } else if (name == "client-ca-file" || name == "requestheader-client-ca-file") {
     if (!value.empty()) options.clientCaFiles.emplace_back(value);
   } else if (name == "worker-threads") {
@@ -149,6 +194,7 @@ std::string servingFlagsUsage() {
          "are "
          "given (default apiserver.local.config/certificates)\n"
          "      --tls-min-version string          VersionTLS12 (default) or VersionTLS13\n"
+         "      --tls-cipher-suites strings       TLS 1.2 cipher suites (Go/IANA names)\n"
          "      --client-ca-file string           CA bundle for client certificates (repeatable)\n"
          "      --worker-threads int              request worker threads (default 2)\n"
          "      --shutdown-timeout duration       graceful shutdown deadline (default 30s)\n"

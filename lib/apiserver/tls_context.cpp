@@ -92,6 +92,9 @@ Result<std::shared_ptr<boost::asio::ssl::context>> makeServerTlsContext(const Tl
   }
   const int minVersion = tls.minVersion == TlsMinVersion::kTls13 ? TLS1_3_VERSION : TLS1_2_VERSION;
   SSL_CTX_set_min_proto_version(ctx, minVersion);
+  if (!tls.cipherList.empty() && SSL_CTX_set_cipher_list(ctx, tls.cipherList.c_str()) != 1) {
+    return Status::invalid("no usable TLS 1.2 cipher suite in --tls-cipher-suites");
+  }
   SSL_CTX_set_alpn_select_cb(ctx, selectHttp11, nullptr);
   // Required for session resumption once client certificates are requested.
   SSL_CTX_set_session_id_context(ctx, kSessionContext, sizeof kSessionContext - 1);

@@ -70,7 +70,8 @@ Json groupVersionJson(const std::string& group, const std::string& version) {
 void addGroupFields(Json& out, const ApiGroupVersions& group) {
   out["name"] = group.name;
   Json versions = Json::array();
-  for (const auto& version : group.versions) versions.push_back(groupVersionJson(group.name, version));
+  for (const auto& version : group.versions)
+    versions.push_back(groupVersionJson(group.name, version));
   out["versions"] = std::move(versions);
   out["preferredVersion"] = groupVersionJson(group.name, group.preferredVersion);
 }

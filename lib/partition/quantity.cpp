@@ -1,5 +1,8 @@
 #include "quantity.h"
 
+#include "gpuscale/core/duration.h"
+#include "gpuscale/core/quantity.h"
+
 #include <array>
 #include <charconv>
 #include <cmath>
@@ -9,67 +12,15 @@
 namespace gpuscale::partition {
 
 std::optional<double> parseQuantity(std::string_view text) {
-  static constexpr std::array<std::pair<std::string_view, double>, 13> kSuffixes{{
-      {"Ki", 1024.0},
-      {"Mi", 1048576.0},
-      {"Gi", 1073741824.0},
-      {"Ti", 1099511627776.0},
-      {"Pi", 1125899906842624.0},
-      {"Ei", 1152921504606846976.0},
-      {"m", 1e-3},
-      {"k", 1e3},
-      {"M", 1e6},
-      {"G", 1e9},
-      {"T", 1e12},
-      {"P", 1e15},
-      {"E", 1e18},
-  }};
-  double scale = 1.0;
-  for (const auto& [suffix, factor] : kSuffixes) {
-    if (text.size() > suffix.size() && text.substr(text.size() - suffix.size()) == suffix) {
-      text.remove_suffix(suffix.size());
-      scale = factor;
-      break;
-    }
-  }
-  if (text.empty()) return std::nullopt;
-  // Only plain decimals: no exponents, signs other than a leading one, or spaces.
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    char ch = text[i];
-    bool sign = i == 0 && (ch == '-' || ch == '+');
-    if (!sign && ch != '.' && (ch < '0' || ch > '9')) return std::nullopt;
-  }
-  std::string digits(text.front() == '+' ? text.substr(1) : text);
-  double value = 0;
-  auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
-  if (ec != std::errc() || ptr != digits.data() + digits.size() || !std::isfinite(value)) {
-    return std::nullopt;
-  }
-  return value * scale;
+  auto quantity = core::Quantity::parse(text);
+  if (!quantity) return std::nullopt;
+  return quantity->toDouble();
 }
 
 std::optional<std::chrono::milliseconds> parseDuration(std::string_view text) {
-  if (text.empty()) return std::nullopt;
-  if (text == "0") return std::chrono::milliseconds{0};
-  std::chrono::milliseconds total{0};
-  while (!text.empty()) {
-    long long n = 0;
-    auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
-    if (ec != std::errc() || n < 0) return std::nullopt;
-    text.remove_prefix(static_cast<std::size_t>(ptr - text.data()));
-    long long unitMs = 0;
-    if (text.substr(0, 2) == "ms") {
-      unitMs = 1;
-      text.remove_prefix(2);
-    } else if (!text.empty() && (text[0] == 's' || text[0] == 'm' || text[0] == 'h')) {
-      unitMs = text[0] == 's' ? 1000 : text[0] == 'm' ? 60000 : 3600000;
-      text.remove_prefix(1);
-    } else {
-      return std::nullopt;
-    }
-    total += std::chrono::milliseconds{n * unitMs};
-  }
-  return total;
+  auto duration = core::parseGoDuration(text);
+  if (!duration || duration->count() < 0) return std::nullopt;
+  return std::chrono::duration_cast<std::chrono::milliseconds>(*duration);
 }
 
 }  // namespace gpuscale::partition

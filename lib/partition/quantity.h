@@ -1,5 +1,5 @@
-// Small parsers for the few Kubernetes quantities and Go durations the partition module reads
-// (private). A local stand-in until the core Quantity type is available to this module.
+// The few Kubernetes quantities, Go durations and timestamps the partition module reads, in the
+// shapes its callers want (private). Quantities and durations delegate to gpuscale::core.
 #pragma once
 
 #include <chrono>

@@ -5,16 +5,10 @@
 #include <mutex>
 
 #include "gpuscale/prom/errors.h"
+#include "text.h"
 
 namespace gpuscale::prom {
 namespace {
-
-std::string_view trim(std::string_view text) {
-  constexpr std::string_view kSpace = " \t\r\n";
-  auto first = text.find_first_not_of(kSpace);
-  if (first == std::string_view::npos) return {};
-  return text.substr(first, text.find_last_not_of(kSpace) - first + 1);
-}
 
 std::string quoteLabelValue(std::string_view value) {
   std::string out = "\"";
@@ -84,7 +78,7 @@ struct SelectorParts {
 };
 
 Result<SelectorParts> splitSelector(std::string_view seriesQuery) {
-  std::string_view query = trim(seriesQuery);
+  std::string_view query = trimSpace(seriesQuery);
   auto open = query.find('{');
   if (open == std::string_view::npos) {
     if (query.empty()) return Status::badRequest("empty series query");
@@ -94,8 +88,8 @@ Result<SelectorParts> splitSelector(std::string_view seriesQuery) {
     return Status::badRequest("series query \"" + std::string(seriesQuery) +
                               "\" is not a series selector");
   }
-  return SelectorParts{trim(query.substr(0, open)),
-                       trim(query.substr(open + 1, query.size() - open - 2))};
+  return SelectorParts{trimSpace(query.substr(0, open)),
+                       trimSpace(query.substr(open + 1, query.size() - open - 2))};
 }
 
 std::string joinSelector(std::string_view name, std::string_view first, std::string_view rest) {
@@ -130,11 +124,11 @@ bool requiresLabel(std::string_view seriesQuery, std::string_view label) {
         break;
       }
     }
-    std::string_view matcher = trim(rest.substr(0, end));
+    std::string_view matcher = trimSpace(rest.substr(0, end));
     rest = end < rest.size() ? rest.substr(end + 1) : std::string_view();
     auto op = matcher.find_first_of("!=~");
-    if (op == std::string_view::npos || trim(matcher.substr(0, op)) != label) continue;
-    std::string_view tail = trim(matcher.substr(op));
+    if (op == std::string_view::npos || trimSpace(matcher.substr(0, op)) != label) continue;
+    std::string_view tail = trimSpace(matcher.substr(op));
     if (tail == "!=\"\"" || tail == "!=''") return true;
     if (tail.size() > 3 && tail[0] == '=' && tail[1] != '~' && tail != "=\"\"" && tail != "=''") {
       return true;
@@ -153,7 +147,7 @@ Result<std::string> restrictToMetric(std::string_view seriesQuery, std::string_v
   auto parts = splitSelector(seriesQuery);
   if (!parts) return parts.status();
   if (!parts->name.empty()) {
-    if (parts->name == name) return std::string(trim(seriesQuery));
+    if (parts->name == name) return std::string(trimSpace(seriesQuery));
     return Status::badRequest("series query \"" + std::string(seriesQuery) + "\" does not select " +
                               std::string(name));
   }
@@ -184,10 +178,16 @@ Result<MetricLabelNames> discoverLabelNamesFromSeries(Client& client, std::strin
   return labelNamesOf(*series);
 }
 
-Result<MetricLabelNames> discoverLabelPresence(Client& client, std::string_view seriesQuery,
-                                               const std::vector<std::string>& labels,
-                                               const TimeRange& window, DiscoveryReport* report) {
-  std::vector<std::string> selectors = {std::string(seriesQuery)};
+namespace {
+
+// Label presence with the base `__name__` call answered already (`knownNames`) or made here. Adds
+// the number of calls made to `calls`.
+Result<MetricLabelNames> presence(Client& client, std::string_view seriesQuery,
+                                  const std::vector<std::string>* knownNames,
+                                  const std::vector<std::string>& labels, const TimeRange& window,
+                                  size_t& calls) {
+  std::vector<std::string> selectors;
+  if (!knownNames) selectors.emplace_back(seriesQuery);
   std::vector<std::string> implied;  // labels every matching series has by the query's own matchers
   std::vector<std::string> probed;
   for (const auto& label : labels) {
@@ -217,18 +217,31 @@ Result<MetricLabelNames> discoverLabelPresence(Client& client, std::string_view 
     std::unique_lock lock(mutex);
     idle.wait(lock, [&] { return pending == 0; });
   }
-  if (report) *report = {false, selectors.size()};
+  calls += selectors.size();
   for (const auto& answer : answers) {
     if (!answer) return answer.status();
   }
+  const std::vector<std::string>& names = knownNames ? *knownNames : *answers[0];
+  size_t firstProbe = knownNames ? 0 : 1;
   MetricLabelNames out;
-  for (const auto& name : *answers[0]) out[name] = implied;
+  for (const auto& name : names) out[name] = implied;
   for (size_t i = 0; i < probed.size(); ++i) {
-    for (const auto& name : *answers[i + 1]) {
+    for (const auto& name : *answers[firstProbe + i]) {
       if (auto it = out.find(name); it != out.end()) it->second.push_back(probed[i]);
     }
   }
   for (auto& [name, present] : out) std::sort(present.begin(), present.end());
+  return out;
+}
+
+}  // namespace
+
+Result<MetricLabelNames> discoverLabelPresence(Client& client, std::string_view seriesQuery,
+                                               const std::vector<std::string>& labels,
+                                               const TimeRange& window, DiscoveryReport* report) {
+  size_t calls = 0;
+  auto out = presence(client, seriesQuery, nullptr, labels, window, calls);
+  if (report) *report = {false, calls};
   return out;
 }
 
@@ -247,11 +260,25 @@ Result<MetricLabelNames> discoverLabelNames(Client& client, std::string_view ser
     ++r.calls;
     return discoverLabelNamesFromSeries(client, seriesQuery, window);
   };
-  ++r.calls;
+  r.calls += 2;
   auto names = client.labelValues("__name__", {std::string(seriesQuery)}, window);
   if (!names) return useFallback(names.status()) ? fallback() : names.status();
-  r.calls += names->size();
-  auto labels = labelNamesPerMetric(client, seriesQuery, *names, window, options.concurrency);
+  auto all = client.labelNames({std::string(seriesQuery)}, window);
+  if (!all) return useFallback(all.status()) ? fallback() : all.status();
+  std::vector<std::string> candidates;
+  size_t probes = 0;
+  for (auto& label : *all) {
+    if (label == "__name__") continue;
+    if (!requiresLabel(seriesQuery, label)) ++probes;
+    candidates.push_back(std::move(label));
+  }
+  Result<MetricLabelNames> labels = Status::unavailable("not asked");
+  if (probes < names->size()) {
+    labels = presence(client, seriesQuery, &*names, candidates, window, r.calls);
+  } else {
+    r.calls += names->size();
+    labels = labelNamesPerMetric(client, seriesQuery, *names, window, options.concurrency);
+  }
   if (!labels && useFallback(labels.status())) return fallback();
   return labels;
 }

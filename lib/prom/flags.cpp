@@ -2,15 +2,10 @@
 
 #include <charconv>
 
+#include "text.h"
+
 namespace gpuscale::prom {
 namespace {
-
-std::string_view trim(std::string_view text) {
-  constexpr std::string_view kSpace = " \t\r\n";
-  auto first = text.find_first_not_of(kSpace);
-  if (first == std::string_view::npos) return {};
-  return text.substr(first, text.find_last_not_of(kSpace) - first + 1);
-}
 
 Status badFlag(std::string_view name, std::string_view value, std::string_view why) {
   return Status::badRequest("invalid value \"" + std::string(value) + "\" for flag --" +
@@ -33,7 +28,7 @@ Result<core::Duration> parseNonNegativeDuration(std::string_view name, std::stri
 // "Name=Value" (prometheus-adapter) or "Name: Value"; the name ends at the first '=' or ':'.
 Result<std::pair<std::string, std::string>> parseHeader(std::string_view value) {
   auto split = value.find_first_of("=:");
-  std::string_view name = trim(value.substr(0, split));
+  std::string_view name = trimSpace(value.substr(0, split));
   if (split == std::string_view::npos || name.empty()) {
     return badFlag("prometheus-header", value, "want Name=Value or \"Name: Value\"");
   }
@@ -43,7 +38,7 @@ Result<std::pair<std::string, std::string>> parseHeader(std::string_view value) 
       return badFlag("prometheus-header", value, "header name has an invalid character");
     }
   }
-  std::string_view content = trim(value.substr(split + 1));
+  std::string_view content = trimSpace(value.substr(split + 1));
   for (char c : content) {
     if (c == '\r' || c == '\n' || c == '\0') {
       return badFlag("prometheus-header", value, "header value has a line break");

@@ -131,7 +131,13 @@ Result<http::http_request> HttpClient::Connection::buildRequest(const std::strin
   if (!post && !encoded.empty()) query += (query.empty() ? "" : "&") + encoded;
   if (!query.empty()) target += "?" + query;
   request.set_request_uri(web::uri(target));
-  if (post) request.set_body(std::move(encoded), "application/x-www-form-urlencoded");
+  if (post) {
+    // The byte-vector overload: cpprestsdk's string overload reinterprets a char stream buffer as
+    // an unsigned-char one, which UndefinedBehaviorSanitizer rejects. The content type set first is
+    // kept.
+    request.headers().set_content_type("application/x-www-form-urlencoded");
+    request.set_body(std::vector<unsigned char>(encoded.begin(), encoded.end()));
+  }
   auto& headers = request.headers();
   headers.add("Accept", "application/json");
   for (const auto& [name, value] : options.headers) headers.add(name, value);
@@ -151,10 +157,11 @@ Result<http::http_request> HttpClient::Connection::buildRequest(const std::strin
 
 Status HttpClient::Connection::classify(const Exchange& ex, std::exception_ptr error) const {
   auto aborted = static_cast<Abort>(ex.aborted.load());
-  if (aborted == Abort::kTimeout) {
+  auto timedOut = [&] {
     return failure(FailureKind::kTimeout, "no complete answer within " +
                                               formatTimeout(options.timeout) + " from " + ex.what);
-  }
+  };
+  if (aborted == Abort::kTimeout) return timedOut();
   if (aborted == Abort::kTooLarge) {
     return failure(FailureKind::kBodyTooLarge,
                    "more than " + std::to_string(options.maxBodyBytes) + " bytes from " + ex.what);
@@ -162,9 +169,7 @@ Status HttpClient::Connection::classify(const Exchange& ex, std::exception_ptr e
   try {
     std::rethrow_exception(error);
   } catch (const http::http_exception& e) {
-    if (e.error_code() == std::errc::timed_out) {
-      return failure(FailureKind::kTimeout, std::string(e.what()) + " from " + ex.what);
-    }
+    if (e.error_code() == std::errc::timed_out) return timedOut();
     return failure(FailureKind::kConnection, std::string(e.what()) + " (" + ex.what + ")");
   } catch (const pplx::task_canceled&) {
     return failure(FailureKind::kConnection, "request cancelled (" + ex.what + ")");
@@ -249,7 +254,9 @@ Result<std::unique_ptr<HttpClient>> HttpClient::create(const PrometheusOptions& 
     return Status::invalid(std::string("prometheus TLS material: ") + e.what());
   }
   http::client::http_client_config config;
-  config.set_timeout(options.timeout);
+  // cpprestsdk's timeout is per read; the exchange's own deadline is the real bound and fires
+  // first.
+  config.set_timeout(options.timeout + std::chrono::seconds(1));
   config.set_chunksize(kChunkBytes);
   config.set_validate_certificates(!credentials->insecureSkipTlsVerify);
   if (isLoopbackHost(url.host())) config.set_proxy(web::web_proxy(web::web_proxy::disabled));

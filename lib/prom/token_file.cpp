@@ -4,6 +4,7 @@
 
 #include "gpuscale/prom/credentials.h"
 #include "gpuscale/prom/errors.h"
+#include "text.h"
 
 namespace gpuscale::prom {
 
@@ -16,11 +17,7 @@ core::Result<std::string> TokenFile::token() {
   if (!loaded_ || changed) {
     auto content = statOk ? readFile(path_) : core::Result<std::string>(Status::invalid(""));
     if (content) {
-      std::string_view text = *content;
-      auto first = text.find_first_not_of(" \t\r\n");
-      auto last = text.find_last_not_of(" \t\r\n");
-      std::string trimmed =
-          first == std::string_view::npos ? "" : std::string(text.substr(first, last - first + 1));
+      std::string trimmed(trimSpace(*content));
       if (!trimmed.empty()) {
         token_ = std::move(trimmed);
         loaded_ = true;

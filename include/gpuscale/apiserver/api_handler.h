@@ -21,6 +21,7 @@
 #pragma once
 
 #include <prometheus/registry.h>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -34,15 +35,22 @@
 namespace gpuscale::apiserver {
 
 struct ApiHandlerConfig {
-  std::shared_ptr<CustomMetricsProvider> customMetrics;  // null: custom.metrics.k8s.io not served
-  std::shared_ptr<ExternalMetricsProvider>
-      externalMetrics;                             // null: external.metrics.k8s.io not served
-  std::shared_ptr<Authenticator> authenticator;    // null: AllowAllAuthenticator
-  std::shared_ptr<Authorizer> authorizer;          // null: AllowAllAuthorizer
-  std::shared_ptr<HealthChecks> health;            // null: ping (+ shutdown on readyz)
-  std::shared_ptr<prometheus::Registry> registry;  // null: a new registry
+  // Null providers: that group is not served (its paths are plain 404s and /apis leaves it out).
+  std::shared_ptr<CustomMetricsProvider> customMetrics;
+  std::shared_ptr<ExternalMetricsProvider> externalMetrics;
+  // Null: AllowAllAuthenticator / AllowAllAuthorizer (standalone mode).
+  std::shared_ptr<Authenticator> authenticator;
+  std::shared_ptr<Authorizer> authorizer;
+  // Null: ping (+ shutdown on readyz).
+  std::shared_ptr<HealthChecks> health;
+  // When set, readyz gets the check "metrics-discovery", failing until this returns true (the
+  // adapter passes "the first discovery finished"). Discovery documents are served either way.
+  std::function<bool()> discoveryFinished;
+  // Null: a new registry. Share one to expose other modules' metrics on /metrics.
+  std::shared_ptr<prometheus::Registry> registry;
   VersionInfo version;
-  std::string serverAddress;  // serverAddressByClientCIDRs in /apis, e.g. "127.0.0.1:6443"
+  // serverAddressByClientCIDRs in /apis, e.g. "127.0.0.1:6443".
+  std::string serverAddress;
 };
 
 class ApiHandler {
@@ -81,6 +89,7 @@ bool acceptsPlainJson(std::string_view accept);
 // A JSON response (Cache-Control: no-cache, private) and a Status response with the Status's HTTP
 // code.
 HttpResponse jsonResponse(int status, const Json& document, bool pretty);
+HttpResponse jsonTextResponse(int status, std::string body);
 HttpResponse statusResponse(const core::Status& status, bool pretty);
 
 }  // namespace gpuscale::apiserver

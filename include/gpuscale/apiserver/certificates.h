@@ -25,6 +25,7 @@ struct TlsConfig {
   std::string privateKeyPem;
   std::vector<std::string> clientCaPems;  // bundles client certificates are verified against
   TlsMinVersion minVersion = TlsMinVersion::kTls12;
+  std::string cipherList;  // OpenSSL cipher list for TLS 1.2; "" keeps OpenSSL's default
 };
 
 struct GeneratedCertificate {

@@ -5,6 +5,7 @@
 // prometheus-cpp's text serializer. Families registered here:
 //   gpuscale_apiserver_requests_total{route,code}             counter
 //   gpuscale_apiserver_request_duration_seconds{route,code}   histogram (0.5 ms .. 10 s)
+//   gpuscale_apiserver_inflight_requests                       gauge (requests being handled)
 // `route` is a fixed route name ("custom_metric", "discovery", "healthz", ...), never the raw path,
 // so label cardinality stays bounded.
 //
@@ -12,6 +13,7 @@
 #pragma once
 
 #include <prometheus/counter.h>
+#include <prometheus/gauge.h>
 #include <prometheus/histogram.h>
 #include <prometheus/registry.h>
 #include <chrono>
@@ -30,6 +32,19 @@ class RequestMetrics {
 
   void observe(std::string_view route, int code, std::chrono::nanoseconds duration);
 
+  // Counts a request in flight for the lifetime of the returned object.
+  class InFlight {
+   public:
+    explicit InFlight(prometheus::Gauge& gauge) : gauge_(gauge) { gauge_.Increment(); }
+    ~InFlight() { gauge_.Decrement(); }
+    InFlight(const InFlight&) = delete;
+    InFlight& operator=(const InFlight&) = delete;
+
+   private:
+    prometheus::Gauge& gauge_;
+  };
+  InFlight trackInFlight() { return InFlight(inflight_); }
+
   // The text exposition (format 0.0.4) of every family in the registry.
   std::string exposition() const;
 
@@ -39,6 +54,7 @@ class RequestMetrics {
   std::shared_ptr<prometheus::Registry> registry_;
   prometheus::Family<prometheus::Counter>& requests_;
   prometheus::Family<prometheus::Histogram>& durations_;
+  prometheus::Gauge& inflight_;
   mutable std::mutex mutex_;
   std::map<std::pair<std::string, int>, std::pair<prometheus::Counter*, prometheus::Histogram*>,
            std::less<>>

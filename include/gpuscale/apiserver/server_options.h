@@ -35,6 +35,7 @@ struct ServerOptions {
   std::string tlsPrivateKeyFile;
   std::string certDir = "apiserver.local.config/certificates";
   TlsMinVersion tlsMinVersion = TlsMinVersion::kTls12;
+  std::string tlsCipherList;  // OpenSSL cipher list for TLS 1.2 ("" = OpenSSL's default)
   std::vector<std::string> clientCaFiles;
   unsigned workerThreads = 2;
   std::chrono::milliseconds shutdownTimeout{30'000};

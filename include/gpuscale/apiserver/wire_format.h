@@ -57,6 +57,17 @@ core::Result<Json> metricValueListJson(std::string_view version,
 
 Json externalMetricValueListJson(const std::vector<ExternalMetricValue>& items);
 
+// The same documents as text, written directly (the request hot path): byte-identical to
+// encodeJson(metricValueListJson(version, items), pretty) and
+// encodeJson(externalMetricValueListJson(items), pretty).
+core::Result<std::string> encodeMetricValueList(std::string_view version,
+                                                const std::vector<MetricValue>& items, bool pretty);
+std::string encodeExternalMetricValueList(const std::vector<ExternalMetricValue>& items,
+                                          bool pretty);
+
+// Appends `text` as a JSON string literal escaped as Go's encoding/json does (see encodeJson()).
+void appendJsonString(std::string& out, std::string_view text);
+
 // `GET /version` (version.Info field order).
 struct VersionInfo {
   std::string major = "0";

@@ -1,11 +1,11 @@
-// Series discovery whose cost does not grow with the number of series: for a rule's `seriesQuery`,
-// the metric names come from `/api/v1/label/__name__/values?match[]=<seriesQuery>` and each
-// metric's label names from
-// `/api/v1/labels?match[]=<seriesQuery restricted to that metric>`, several calls in flight at
-// once. The rule registry only needs each series' name and label NAMES to associate resources, so
-// this replaces prometheus-adapter's `/api/v1/series` relist (which returns every series and, at a
-// million series, costs seconds, ~100 MB and a Prometheus memory surge: see DESIGN.md and
-// docs/benchmarks.md).
+// Series discovery through Prometheus' label APIs instead of `/api/v1/series`: answers are a few KB
+// however many series match, and Prometheus does not load every series' labels into a response (at
+// a million series the series relist costs tens of seconds, ~90 MB and ~700 MB of Prometheus
+// memory: docs/benchmarks.md). The rule registry only needs each metric's name and label NAMES to
+// associate resources:
+//  - discoverLabelPresence: which of a few given labels (resource overrides) each metric carries;
+//  - discoverLabelNames: every label name of every metric (`<<.Resource>>` templates).
+// Both start from `/api/v1/label/__name__/values?match[]=<seriesQuery>`.
 //
 // `/api/v1/series` remains for what needs label VALUES (standalone object listing) and as the
 // fallback when a server rejects the label calls (kHttpStatus, kPrometheusError other than
@@ -53,7 +53,11 @@ Result<MetricLabelNames> discoverLabelPresence(Client& client, std::string_view 
                                                const TimeRange& window,
                                                DiscoveryReport* report = nullptr);
 
-// Every label name of every metric (for `<<.Resource>>` template rules), as described above.
+// Every label name of every metric (for `<<.Resource>>` template rules). After the `__name__` call
+// and one
+// `/api/v1/labels?match[]=<seriesQuery>` call (the union of label names), it takes the cheaper of:
+// label presence over that union (one call per label the query does not already require) or one
+// label-names call per metric (`concurrency` in flight).
 Result<MetricLabelNames> discoverLabelNames(Client& client, std::string_view seriesQuery,
                                             const TimeRange& window,
                                             const DiscoveryOptions& options = {},

@@ -33,8 +33,13 @@ std::string slurp(const std::string& path) {
 // Echoes what the server saw: method, path, query and the peer certificate's verdict. "/slow"
 // sleeps,
 // "/throw" throws.
+std::atomic<int> slowRequestsEntered{0};
+
 HttpResponse echo(const HttpRequest& request) {
-  if (request.path == "/slow") std::this_thread::sleep_for(700ms);
+  if (request.path == "/slow") {
+    ++slowRequestsEntered;
+    std::this_thread::sleep_for(700ms);
+  }
   if (request.path == "/throw") throw std::runtime_error("handler bug");
   HttpResponse response;
   response.contentType = "text/plain";
@@ -269,8 +274,9 @@ TEST_F(HttpsServerTest, GracefulShutdownFinishesInFlightRequests) {
   TlsClient idle(port_);
   EXPECT_EQ(idle.get("/")->status, 200);
   TlsClient busy(port_);
+  const int entered = slowRequestsEntered.load();
   ASSERT_TRUE(busy.send("GET /slow HTTP/1.1\r\nHost: x\r\n\r\n"));
-  std::this_thread::sleep_for(100ms);  // let the request reach the handler
+  ASSERT_TRUE(testing::waitUntil([&] { return slowRequestsEntered.load() > entered; }, 10s, 1ms));
   auto stopped = std::async(std::launch::async, [this] { server_->shutdown(10s); });
   auto reply = busy.readReply();
   ASSERT_TRUE(reply);
@@ -300,6 +306,20 @@ TEST_F(HttpsServerTest, Tls13OnlyRejectsTls12Clients) {
   const auto modern = testing::runProcess({"curl", "-sk", "--tlsv1.3", url});
   EXPECT_EQ(modern.exitCode, 0);
   EXPECT_EQ(modern.out, "GET / ");
+}
+
+TEST_F(HttpsServerTest, CipherSuitesRestrictTls12) {
+  auto parsed =
+      parseServingFlags({"--tls-cipher-suites=TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256"}, options_);
+  ASSERT_TRUE(parsed.ok());
+  start();
+  const std::string url = "https://127.0.0.1:" + std::to_string(port_) + "/";
+  const auto allowed = testing::runProcess(
+      {"curl", "-sk", "--tls-max", "1.2", "--ciphers", "ECDHE-ECDSA-AES128-GCM-SHA256", url});
+  EXPECT_EQ(allowed.out, "GET / ");
+  const auto refused = testing::runProcess(
+      {"curl", "-sk", "--tls-max", "1.2", "--ciphers", "ECDHE-ECDSA-AES256-GCM-SHA384", url});
+  EXPECT_NE(refused.exitCode, 0);
 }
 
 TEST_F(HttpsServerTest, BadCertificateFailsStart) {

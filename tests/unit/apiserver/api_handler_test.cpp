@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+
 #include "fakes/fake_metrics_provider.h"
 
 namespace gpuscale::apiserver {
@@ -312,6 +314,18 @@ TEST_F(ApiHandlerTest, HealthEndpoints) {
   EXPECT_EQ(call("/livez").status, 200);
 }
 
+TEST_F(ApiHandlerTest, ReadinessWaitsForTheFirstDiscovery) {
+  std::atomic<bool> finished{false};
+  config_.discoveryFinished = [&finished] { return finished.load(); };
+  EXPECT_EQ(call("/readyz").status, 500);
+  EXPECT_EQ(call("/readyz/metrics-discovery").body,
+            "internal server error: the first metrics discovery has not finished\n");
+  EXPECT_EQ(call("/healthz").status, 200);
+  EXPECT_EQ(call(kPrefix).status, 200);  // the aggregator's probe is answered regardless
+  finished = true;
+  EXPECT_EQ(call("/readyz").status, 200);
+}
+
 TEST_F(ApiHandlerTest, VersionAndRoot) {
   const auto version = call("/version");
   EXPECT_EQ(version.status, 200);
@@ -327,6 +341,8 @@ TEST_F(ApiHandlerTest, MetricsCountRequestsByRouteAndCode) {
   const auto metrics = call("/metrics");
   EXPECT_EQ(metrics.status, 200);
   EXPECT_EQ(metrics.contentType, "text/plain; version=0.0.4; charset=utf-8");
+  // The /metrics request itself is the one in flight.
+  EXPECT_NE(metrics.body.find("gpuscale_apiserver_inflight_requests 1\n"), std::string::npos);
   EXPECT_NE(
       metrics.body.find(R"(gpuscale_apiserver_requests_total{code="200",route="custom_metric"} 1)"),
       std::string::npos)

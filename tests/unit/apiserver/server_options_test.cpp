@@ -28,6 +28,18 @@ TEST(ServingFlags, ParsesServingFlagsAndLeavesTheRest) {
   EXPECT_EQ(options.metricsBindAddress, "127.0.0.1:9100");
 }
 
+TEST(ServingFlags, CipherSuitesUseGoNames) {
+  ServerOptions options;
+  // The list prometheus-adapter's manifests pass; TLS 1.3 names are accepted and do not restrict
+  // anything.
+  ASSERT_TRUE(parseServingFlags({"--tls-cipher-suites=TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305,"
+                                 "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,TLS_AES_128_GCM_SHA256"},
+                                options)
+                  .ok());
+  EXPECT_EQ(options.tlsCipherList, "ECDHE-RSA-CHACHA20-POLY1305:ECDHE-ECDSA-AES128-GCM-SHA256");
+  EXPECT_FALSE(parseServingFlags({"--tls-cipher-suites=TLS_RSA_WITH_RC4_128_SHA"}, options).ok());
+}
+
 TEST(ServingFlags, Defaults) {
   const ServerOptions options;
   EXPECT_EQ(options.securePort, 443);

@@ -213,6 +213,43 @@ INSTANTIATE_TEST_SUITE_P(
                       EncodeRow{"invalid UTF-8 becomes U+FFFD", "a\xFFz", "\"a\xEF\xBF\xBDz\""},
                       EncodeRow{"non-ASCII kept", "caf\xC3\xA9", "\"caf\xC3\xA9\""}));
 
+// The direct encoders must write exactly what the JSON-tree path writes.
+TEST(WireFormat, DirectEncodersMatchTheTreePath) {
+  std::vector<MetricValue> items = {podValue(), podValue(selector("verb in (GET,PUT),zone=a"))};
+  items[1].describedObject = {"Node", "", "n<1>&\"q\"\\\n\x01\xE2\x80\xA8\xC3\xA9\xFF", "/v1"};
+  items[1].windowSeconds = 60;
+  items[1].value = core::Quantity::fromMilli(-1500);
+  items.push_back(podValue());
+  items[2].describedObject = {"Deployment", "ns", "web", "apps/v1"};
+  items[2].timestamp = kMay1 + std::chrono::hours(49) + std::chrono::milliseconds(1);
+  for (const char* version : {"v1beta1", "v1beta2"}) {
+    for (const bool pretty : {false, true}) {
+      for (size_t n = 0; n <= items.size(); ++n) {
+        const std::vector<MetricValue> some(items.begin(), items.begin() + static_cast<long>(n));
+        const auto direct = encodeMetricValueList(version, some, pretty);
+        const auto tree = metricValueListJson(version, some);
+        ASSERT_TRUE(direct.ok() && tree.ok());
+        EXPECT_EQ(*direct, encodeJson(*tree, pretty))
+            << version << " pretty=" << pretty << " n=" << n;
+      }
+    }
+  }
+  EXPECT_FALSE(encodeMetricValueList("v1beta1", {podValue(selector("a!=b"))}, false).ok());
+
+  const std::vector<ExternalMetricValue> external = {
+      {"q<1>", std::map<std::string, std::string>{{"b&", "x\ty"}, {"a", ""}}, kMay1, 30,
+       core::Quantity::fromMilli(42)},
+      {"q", std::nullopt, kMay1, std::nullopt, core::Quantity::fromMilli(0)},
+      {"q", std::map<std::string, std::string>{}, kMay1, std::nullopt,
+       core::Quantity::fromMilli(1)}};
+  for (const bool pretty : {false, true}) {
+    EXPECT_EQ(encodeExternalMetricValueList(external, pretty),
+              encodeJson(externalMetricValueListJson(external), pretty));
+    EXPECT_EQ(encodeExternalMetricValueList({}, pretty),
+              encodeJson(externalMetricValueListJson({}), pretty));
+  }
+}
+
 TEST(WireFormat, PrettyIsTwoSpaceIndentWithoutNewline) {
   Json document;
   document["a"] = Json::object();

@@ -128,6 +128,7 @@ TEST(DiscoveryTest, UsesLabelApisAndAgreesWithTheSeriesView) {
   fakes::FakePrometheusClient fake;
   const std::string query = R"({namespace!="",pod!=""})";
   fake.setLabelValues("__name__", {query}, Names{"a", "b"});
+  fake.setLabelNames({query}, Names{"__name__", "container", "namespace", "pod", "zone"});
   fake.setLabelNames({R"({__name__="a",namespace!="",pod!=""})"},
                      Names{"__name__", "namespace", "pod"});
   fake.setLabelNames({R"({__name__="b",namespace!="",pod!=""})"},
@@ -141,8 +142,31 @@ TEST(DiscoveryTest, UsesLabelApisAndAgreesWithTheSeriesView) {
   auto cheap = discoverLabelNames(fake, query, {}, {}, &report);
   ASSERT_TRUE(cheap.ok()) << cheap.status().toString();
   EXPECT_FALSE(report.usedSeriesFallback);
-  EXPECT_EQ(report.calls, 3u);
+  EXPECT_EQ(report.calls, 4u) << "names, union, one per metric (2 metrics < 2 labels to probe)";
+  EXPECT_EQ(fake.calls("labels:" + query), 1u);
   EXPECT_EQ(fake.calls("series:" + query), 0u) << "no /api/v1/series call";
+  auto full = discoverLabelNamesFromSeries(fake, query, {});
+  ASSERT_TRUE(full.ok());
+  EXPECT_EQ(*cheap, *full);
+}
+
+TEST(DiscoveryTest, ProbesLabelsWhenThereAreFewerLabelsThanMetrics) {
+  fakes::FakePrometheusClient fake;
+  const std::string query = R"({pod!=""})";
+  fake.setLabelValues("__name__", {query}, Names{"a", "b", "c", "d"});
+  fake.setLabelNames({query}, Names{"__name__", "container", "pod"});
+  fake.setLabelValues("__name__", {R"({container!="",pod!=""})"}, Names{"b", "d"});
+  fake.setSeries({query}, std::vector<Series>{
+                              {{"__name__", "a"}, {"pod", "p"}},
+                              {{"__name__", "b"}, {"pod", "p"}, {"container", "c"}},
+                              {{"__name__", "c"}, {"pod", "p"}},
+                              {{"__name__", "d"}, {"pod", "p"}, {"container", "c"}},
+                          });
+  DiscoveryReport report;
+  auto cheap = discoverLabelNames(fake, query, {}, {}, &report);
+  ASSERT_TRUE(cheap.ok()) << cheap.status().toString();
+  EXPECT_EQ(report.calls, 3u) << "names, union, one probe for container (pod is required)";
+  EXPECT_EQ(fake.totalCalls(), 3u);
   auto full = discoverLabelNamesFromSeries(fake, query, {});
   ASSERT_TRUE(full.ok());
   EXPECT_EQ(*cheap, *full);

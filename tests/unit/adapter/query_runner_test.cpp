@@ -1,0 +1,53 @@
+#include "gpuscale/adapter/query_runner.h"
+
+#include <gtest/gtest.h>
+
+#include "fakes/prom_fake_client.h"
+#include "gpuscale/prom/errors.h"
+
+namespace gpuscale::adapter {
+namespace {
+
+TEST(QueryRunnerFetchError, NamesTheCauseOnceWithTheRightCode) {
+  struct Case {
+    std::string what;
+    core::Status cause;
+    int code;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {"connection refused is transient", prom::failure(prom::FailureKind::kConnection, "refused"),
+       503, "unable to fetch metrics: prometheus connection failed: refused"},
+      {"timeout is transient", prom::failure(prom::FailureKind::kTimeout, "2s"), 503,
+       "unable to fetch metrics: prometheus timeout: 2s"},
+      {"garbage is an internal error", prom::failure(prom::FailureKind::kBadJson, "at byte 1"), 500,
+       "Internal error occurred: unable to fetch metrics: prometheus bad JSON: at byte 1"},
+      {"an overloaded Prometheus (HTTP 503) is transient",
+       prom::failure(prom::FailureKind::kHttpStatus, "503", true), 503,
+       "unable to fetch metrics: prometheus bad HTTP status: 503"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    core::Status status = QueryRunner::fetchError(c.cause);
+    EXPECT_EQ(status.httpCode(), c.code);
+    EXPECT_EQ(status.message(), c.message);
+  }
+}
+
+TEST(QueryRunner, RejectsResultTypesTheCallerCannotUse) {
+  auto prometheus = std::make_shared<fakes::FakePrometheusClient>();
+  auto scalar = std::make_shared<prom::QueryResult>();
+  scalar->type = prom::ResultType::kScalar;
+  prometheus->setQuery("q", prom::QueryResultPtr(scalar));
+  QueryRunner runner(prometheus, nullptr, nullptr);
+  auto vectorOnly = runner.run("q", {prom::ResultType::kVector});
+  ASSERT_FALSE(vectorOnly.ok());
+  EXPECT_EQ(vectorOnly.status().httpCode(), 500);
+  EXPECT_NE(vectorOnly.status().message().find("scalar where a vector was expected"),
+            std::string::npos)
+      << vectorOnly.status().message();
+  EXPECT_TRUE(runner.run("q", {prom::ResultType::kVector, prom::ResultType::kScalar}).ok());
+}
+
+}  // namespace
+}  // namespace gpuscale::adapter
