@@ -14,6 +14,7 @@
 #include "gpuscale/sim/gpu_allocation.h"
 #include "gpuscale/sim/mig_manager_model.h"
 #include "gpuscale/sim/node_advertisement.h"
+#include "gpuscale/sim/node_objects.h"
 #include "gpuscale/sim/operator_config.h"
 
 namespace gpuscale::sim {
@@ -39,12 +40,6 @@ std::string labelOf(const kube::Object& node, std::string_view key) {
       node.value("metadata", kube::Object::object()).value("labels", kube::Object::object());
   auto it = labels.find(key);
   return it != labels.end() && it->is_string() ? it->get<std::string>() : "";
-}
-
-kube::Object resourcesJson(const ResourceCounts& counts) {
-  kube::Object out = kube::Object::object();
-  for (const auto& [name, n] : counts) out[name] = std::to_string(n);
-  return out;
 }
 
 // The device plugin of one node with its config-manager sidecar.
@@ -265,56 +260,24 @@ class GpuOperatorEmulator::Impl {
       return {};
     }
     auto adv = advertise(node.spec, node.migManager.gpus(), node.plugin.current(), false);
-    kube::Object labels = {{"type", "kwok"},
-                           {"kubernetes.io/hostname", node.spec.name},
-                           {"kubernetes.io/os", "linux"},
-                           {"kubernetes.io/arch", "amd64"}};
-    for (const auto& [k, v] : node.spec.labels) labels[k] = v;
-    for (const auto& [k, v] : adv.labels) labels[k] = v;
+    Labels labels = adv.labels;
     for (const auto& [k, v] : operatorLabels(node)) labels[k] = v;
     if (!node.spec.migConfig.empty()) labels[std::string(kMigConfigLabel)] = node.spec.migConfig;
     if (!node.spec.devicePluginConfig.empty()) {
       labels[std::string(kPluginConfigLabel)] = node.spec.devicePluginConfig;
     }
-    kube::Object capacity = resourcesJson(adv.capacity);
-    kube::Object allocatable = resourcesJson(adv.allocatable);
-    for (auto* r : {&capacity, &allocatable}) {
-      (*r)["cpu"] = node.spec.cpu;
-      (*r)["memory"] = node.spec.memory;
-      (*r)["pods"] = node.spec.pods;
-    }
-    kube::Object object = {{"apiVersion", "v1"},
-                           {"kind", "Node"},
-                           {"metadata",
-                            {{"name", node.spec.name},
-                             {"labels", labels},
-                             {"annotations",
-                              {{options_.kwokAnnotationKey, options_.kwokAnnotationValue},
-                               {"node.alpha.kubernetes.io/ttl", "0"}}}}},
-                           {"spec", {{"providerID", "kwok://" + node.spec.name}}},
-                           {"status",
-                            {{"capacity", capacity},
-                             {"allocatable", allocatable},
-                             {"phase", "Running"},
-                             {"nodeInfo",
-                              {{"architecture", "amd64"},
-                               {"operatingSystem", "linux"},
-                               {"kubeletVersion", "fake"},
-                               {"kubeProxyVersion", "fake"},
-                               {"bootID", ""},
-                               {"containerRuntimeVersion", ""},
-                               {"kernelVersion", ""},
-                               {"machineID", ""},
-                               {"osImage", ""},
-                               {"systemUUID", ""}}}}}};
+    const kube::Object object = newNodeObject(node.spec, labels, adv, options_.kwokAnnotationKey,
+                                              options_.kwokAnnotationValue);
     auto created = client_->create(kNodes, object);
-    if (!created.ok() && !kube::isConflict(created.status())) {
+    if (!created.ok()) {
+      // The informer may not have seen a node created a moment ago.
+      if (kube::isConflict(created.status())) return {};
       return created.status().withContext("create node " + node.spec.name);
     }
     spdlog::info("node {}: created ({} GPU {}, strategy {}, mig.config \"{}\", allocatable {})",
                  node.spec.name, node.spec.gpus, node.spec.product,
                  partition::migStrategyName(node.spec.migStrategy), node.spec.migConfig,
-                 allocatable.dump());
+                 object["status"]["allocatable"].dump());
     updateGauges(node, adv);
     return {};
   }
@@ -441,16 +404,7 @@ class GpuOperatorEmulator::Impl {
                    const NodeAdvertisement& adv) {
     Labels desired = adv.labels;
     for (auto& [k, v] : operatorLabels(node)) desired[k] = v;
-    const auto& current =
-        object.value("metadata", kube::Object::object()).value("labels", kube::Object::object());
-    kube::Object patch = kube::Object::object();
-    for (const auto& [k, v] : desired) {
-      auto it = current.find(k);
-      if (it == current.end() || *it != v) patch[k] = v;
-    }
-    for (const auto& [k, v] : current.items()) {
-      if (isGfdLabel(k) && !desired.contains(k)) patch[k] = nullptr;
-    }
+    const kube::Object patch = labelPatch(object, desired);
     if (patch.empty()) return;
     auto r = client_->patch(kNodes.named(node.spec.name), kube::PatchType::kMerge,
                             {{"metadata", {{"labels", patch}}}});
@@ -459,22 +413,7 @@ class GpuOperatorEmulator::Impl {
 
   void writeStatus(const NodeState& node, const kube::Object& object,
                    const NodeAdvertisement& adv) {
-    const auto& status = object.value("status", kube::Object::object());
-    kube::Object patch = kube::Object::object();
-    auto diff = [&](const char* field, const ResourceCounts& want) {
-      const auto& have = status.value(field, kube::Object::object());
-      kube::Object out = kube::Object::object();
-      for (const auto& [name, n] : want) {
-        auto it = have.find(name);
-        if (it == have.end() || *it != std::to_string(n)) out[name] = std::to_string(n);
-      }
-      for (const auto& [name, v] : have.items()) {
-        if (name.starts_with("nvidia.com/") && !want.contains(name)) out[name] = nullptr;
-      }
-      if (!out.empty()) patch[field] = out;
-    };
-    diff("capacity", adv.capacity);
-    diff("allocatable", adv.allocatable);
+    const kube::Object patch = statusPatch(object, adv);
     if (patch.empty()) return;
     auto ref = kNodes.named(node.spec.name);
     ref.subresource = "status";

@@ -38,8 +38,12 @@ MigConfigEntry entryFor(const GpuModel& model, partition::MigGeometry geometry) 
 
 partition::MigPartedConfig defaultMigPartedConfig() {
   partition::MigPartedConfig config;
-  config.configs["all-disabled"] = {MigConfigEntry{.migEnabled = false}};
-  config.configs["all-enabled"] = {MigConfigEntry{.migEnabled = true}};
+  MigConfigEntry disabled;
+  disabled.migEnabled = false;
+  MigConfigEntry enabled;
+  enabled.migEnabled = true;
+  config.configs["all-disabled"] = {disabled};
+  config.configs["all-enabled"] = {enabled};
   for (const GpuModel& model : partition::migCatalog()) {
     if (model.pciIds.empty()) continue;
     for (const MigProfile& p : model.profiles) {

@@ -125,7 +125,8 @@ deployment slices gpu-a100-0 nvidia.com/mig-1g.5gb 9
 count_phase() { kc -n e2e get pods -l "app=$1" --field-selector="status.phase=$2" -o name | wc -l; }
 seven_two() { [ "$(count_phase slices Running)" = 7 ] && [ "$(count_phase slices Pending)" = 2 ]; }
 eventually 120 "7 Running and 2 Pending" seven_two
-pending=$(kc -n e2e get pods -l app=slices --field-selector=status.phase=Pending -o name | head -1)
+pending=pod/$(kc -n e2e get pods -l app=slices --field-selector=status.phase=Pending \
+  -o jsonpath='{.items[0].metadata.name}')
 unschedulable() {
   kc -n e2e get "$pending" -o jsonpath='{.status.conditions[?(@.type=="PodScheduled")].message}' |
     grep -q "Insufficient nvidia.com/mig-1g.5gb"

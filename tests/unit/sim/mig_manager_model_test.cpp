@@ -13,12 +13,14 @@ using ::testing::HasSubstr;
 const MigGpuSetting kSeven{true, {{"1g.5gb", 7}}};
 const MigGpuSetting kTwo3g{true, {{"3g.20gb", 2}}};
 
-// Named configs for a two-GPU node: "all-1g", "all-3g", "gpu1-3g" (only GPU 1 changes).
+// Named configs for a two-GPU node: "all-1g", "all-3g", "gpu1-3g" (only GPU 1 changes),
+// "ones-again" (the same geometry as "all-1g" under another name).
 std::optional<std::vector<MigGpuSetting>> resolve(const std::string& name,
                                                   const std::vector<MigGpuSetting>& current) {
   if (name == "all-1g") return std::vector{kSeven, kSeven};
   if (name == "all-3g") return std::vector{kTwo3g, kTwo3g};
   if (name == "gpu1-3g") return std::vector{current[0], kTwo3g};
+  if (name == "ones-again") return std::vector{kSeven, kSeven};
   return std::nullopt;
 }
 
@@ -64,11 +66,13 @@ TEST(MigManagerModelTest, StateMachine) {
        {{0, "nope", {}, S::kFailed, false, ones, "not in any mig-parted ConfigMap"}}},
       {"a config equal to the current geometry succeeds at once",
        {},
+       {{0, "ones-again", {}, S::kSuccess, false, ones, "already applied"}}},
+      {"a change during a run is queued and runs after it",
+       {},
        {{0, "all-3g", {}, S::kPending, true, ones, "pending"},
-        {5, nullptr, {}, S::kSuccess, false, threes, "applied"},
-        {6, "all-1g", {}, S::kPending, true, threes, "pending"},
-        {7, "all-3g", {}, S::kPending, true, threes, "queued"},
-        {11, nullptr, {}, S::kSuccess, false, threes, "already applied"}}},
+        {1, "ones-again", {}, S::kPending, true, ones, "queued"},
+        {5, nullptr, {}, S::kPending, true, threes, "reconfiguration 2"},
+        {10, nullptr, {}, S::kSuccess, false, ones, "applied"}}},
       {"a busy GPU that must be rebuilt fails the run; the old geometry stays",
        {},
        {{0, "all-3g", {1}, S::kPending, true, ones, "pending"},
@@ -83,11 +87,11 @@ TEST(MigManagerModelTest, StateMachine) {
         {5, nullptr, {0}, S::kFailed, false, ones, "in use"},
         {6, "all-3g", {}, S::kFailed, false, ones, ""},
         {7, "gpu1-3g", {0}, S::kPending, true, ones, "reconfiguration 2"},
-        {12, nullptr, {0}, S::kSuccess, false, mixed, ""}}},
+        {12, nullptr, {0}, S::kSuccess, false, mixed, "applied"}}},
       {"injected failure on the 2nd reconfiguration only",
        {{2, FailureMode::kFail}},
        {{0, "all-3g", {}, S::kPending, true, ones, ""},
-        {5, nullptr, {}, S::kSuccess, false, threes, ""},
+        {5, nullptr, {}, S::kSuccess, false, threes, "applied"},
         {6, "all-1g", {}, S::kPending, true, threes, ""},
         {11, nullptr, {}, S::kFailed, false, threes, "injected failure"}}},
       {"hang: pending and paused for ever",

@@ -1,6 +1,5 @@
 #include "gpuscale/sim/scenario.h"
 
-
 #include <cstdlib>
 #include <filesystem>
 
@@ -212,13 +211,15 @@ TEST(ScenarioTest, ShippedScenariosLoad) {
   ASSERT_NE(root, nullptr) << "run through ctest";
   int seen = 0;
   for (const auto& dir : {"bench/scenario", "tests/e2e/sim"}) {
-    for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::path(root) / dir)) {
+    for (const auto& entry :
+         std::filesystem::directory_iterator(std::filesystem::path(root) / dir)) {
       if (entry.path().extension() != ".yaml") continue;
       ++seen;
       auto s = loadScenarioFile(entry.path().string());
       ASSERT_TRUE(s.ok()) << s.status().toString();
       std::vector<partition::MigPartedConfig> configs = {defaultMigPartedConfig()};
-      if (s->gpuOperator.customMigConfig) configs.insert(configs.begin(), *s->gpuOperator.customMigConfig);
+      if (s->gpuOperator.customMigConfig)
+        configs.insert(configs.begin(), *s->gpuOperator.customMigConfig);
       for (const auto& node : s->nodes) {
         if (node.migConfig.empty()) continue;
         EXPECT_TRUE(resolveNodeMigConfig(configs, node, node.migConfig,
