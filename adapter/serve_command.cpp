@@ -8,10 +8,12 @@
 #include "gpuscale/adapter/custom_provider.h"
 #include "gpuscale/adapter/external_provider.h"
 #include "gpuscale/adapter/instrumented_client.h"
+#include "gpuscale/adapter/kube_object_lister.h"
 #include "gpuscale/adapter/relister.h"
 #include "gpuscale/adapter/serve_options.h"
 #include "gpuscale/adapter/standalone_object_lister.h"
 #include "gpuscale/apiserver/serve.h"
+#include "gpuscale/auth/delegation_options.h"
 #include "gpuscale/prom/caching_client.h"
 #include "gpuscale/prom/http_client.h"
 #include "gpuscale/rules/rule_set.h"
@@ -41,6 +43,35 @@ bool hasFlag(std::span<const std::string_view> args, std::string_view name) {
   return false;
 }
 
+// Who may call and how objects are found: in-cluster, delegated authentication/authorization
+// and LISTs against kube-apiserver; standalone, everyone is allowed and objects come from
+// Prometheus (null lister and authenticators).
+struct ObjectAccess {
+  auth::DelegatedAuth auth;
+  std::shared_ptr<ObjectLister> lister;
+};
+
+core::Result<ObjectAccess> buildObjectAccess(ServeOptions& options,
+                                             const auth::DelegationOptions& delegation) {
+  ObjectAccess access;
+  if (options.standalone) {
+    spdlog::warn(
+        "standalone mode: delegated authentication and authorization are off, every client is "
+        "allowed; objects are resolved from Prometheus");
+    return access;
+  }
+  auto built = auth::buildDelegatedAuth(delegation);
+  if (!built) return built.status();
+  access.auth = std::move(*built);
+  auto lister = auth::buildListerClient(delegation);
+  if (!lister) return lister.status();
+  access.lister = std::make_shared<KubeObjectLister>(std::move(*lister));
+  spdlog::info(
+      "in-cluster mode: delegated authentication and authorization; objects listed from "
+      "the Kubernetes API");
+  return access;
+}
+
 }  // namespace
 
 int runServeCommand(std::span<const std::string_view> args, std::ostream& out, std::ostream& err) {
@@ -56,22 +87,33 @@ int runServeCommand(std::span<const std::string_view> args, std::ostream& out, s
   sigaddset(&signals, SIGINT);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
-  auto options = parseServeFlags(std::vector<std::string>(args.begin(), args.end()));
+  // In-cluster mode consumes the delegation flags first (they are ignored in standalone mode).
+  auth::DelegationOptions delegation;
+  std::vector<std::string> rest(args.begin(), args.end());
+  const bool standalone = hasFlag(args, "standalone") && !hasFlag(args, "standalone=false");
+  if (!standalone) {
+    auto remaining = auth::parseDelegationFlags(rest, delegation);
+    if (!remaining) {
+      err << "Error: " << remaining.status().message() << "\n" << serveUsage();
+      return kUsageError;
+    }
+    rest = std::move(*remaining);
+  }
+  auto options = parseServeFlags(rest);
   if (!options) {
     err << "Error: " << options.status().message() << "\n" << serveUsage();
     return kUsageError;
   }
   configureLogging(options->verbosity);
   for (const std::string& warning : options->warnings) spdlog::warn("{}", warning);
-  if (!options->standalone) {
-    err << "Error: in-cluster mode (object lookup and delegated authentication through the "
-           "Kubernetes API) is not available in this build; run with --standalone\n";
+  if (options->standalone && !hasFlag(args, "bind-address")) {
+    options->server.bindAddress = "127.0.0.1";
+  }
+  auto access = buildObjectAccess(*options, delegation);
+  if (!access) {
+    err << "Error: " << access.status().message() << "\n";
     return kUsageError;
   }
-  if (!hasFlag(args, "bind-address")) options->server.bindAddress = "127.0.0.1";
-  spdlog::warn(
-      "standalone mode: delegated authentication and authorization are off, every client is "
-      "allowed; objects are resolved from Prometheus");
 
   const rules::ResourceMapper& mapper = rules::BuiltinResourceTable::instance();
   auto ruleSet = rules::loadRules(options->configFile, mapper);
@@ -110,12 +152,15 @@ int runServeCommand(std::span<const std::string_view> args, std::ostream& out, s
   apiserver::ApiHandlerConfig config;
   config.registry = registry;
   if (!(*ruleSet)->rules.empty()) {
-    config.customMetrics = std::make_shared<CustomProvider>(
-        snapshots, mapper, std::make_shared<StandaloneObjectLister>(runner), runner);
+    std::shared_ptr<ObjectLister> lister = access->lister;
+    if (!lister) lister = std::make_shared<StandaloneObjectLister>(runner);
+    config.customMetrics = std::make_shared<CustomProvider>(snapshots, mapper, lister, runner);
   }
   if (!(*ruleSet)->externalRules.empty()) {
     config.externalMetrics = std::make_shared<ExternalProvider>(snapshots, runner);
   }
+  config.authenticator = access->auth.authenticator;
+  config.authorizer = access->auth.authorizer;
   config.health = std::make_shared<apiserver::HealthChecks>();
   config.health->add(
       "metrics-discovery",

@@ -4,6 +4,7 @@
 #include <array>
 #include <charconv>
 
+#include "gpuscale/auth/delegation_options.h"
 #include "gpuscale/core/duration.h"
 
 namespace gpuscale::adapter {
@@ -223,6 +224,10 @@ std::string serveUsage() {
          "\n"
          "Serving flags:\n" +
          apiserver::servingFlagsUsage() +
+         "\n"
+         "Kubernetes flags (in-cluster mode: delegated authentication and authorization, object "
+         "lists):\n" +
+         auth::delegationFlagsUsage() +
          "\n"
          "prometheus-adapter flags gpuscale does not implement (logging, audit, delegated auth\n"
          "in standalone mode, --rate-interval, --label-prefix, ...) are accepted and ignored with "

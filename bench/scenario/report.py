@@ -1,0 +1,172 @@
+#!/usr/bin/env python3
+"""Summarises one scenario run: samples.jsonl -> one JSON line (stdout) and a timeline SVG.
+
+Each sample line (written by run.sh): {"t": seconds since the load started, "load_rps": requests/s
+served, "replicas": Deployment .spec.replicas, "running": Running pods, "pending": Pending pods,
+"ceiling": HPA .spec.maxReplicas, "queue_us": mean queue time over the pods (null: no data),
+"reconfigurations": cumulative MIG reconfigurations + device-plugin config changes,
+"pods": names of the Running pods, "limited": HPA ScalingLimited is True}.
+
+Definitions (documented in docs/benchmarks.md):
+  slo_violation_seconds   time with queue_us above the SLO (each sample counts until the next one)
+  p50/p95_queue_us        over samples with data
+  max_replicas            most Running pods seen
+  ceiling_to_capacity_seconds  from the first sample where the HPA is held at its ceiling to the
+                          first where more pods Run than the initial ceiling; null if never
+  reconfigurations        the last cumulative count minus the first
+  pods_disturbed          pods that vanished while the Deployment did not scale in
+Usage: report.py SAMPLES --scenario NAME --reconciler on|off --slo-us N --svg OUT [--note TEXT]
+"""
+import argparse
+import json
+import math
+
+
+def percentile(values, q):
+    if not values:
+        return None
+    s = sorted(values)
+    k = (len(s) - 1) * q
+    lo, hi = math.floor(k), math.ceil(k)
+    return s[lo] + (s[hi] - s[lo]) * (k - lo)
+
+
+def summarise(samples, args):
+    out = {"scenario": args.scenario, "reconciler": args.reconciler, "slo_us": args.slo_us}
+    violation = 0.0
+    for a, b in zip(samples, samples[1:]):
+        if a.get("queue_us") is not None and a["queue_us"] > args.slo_us:
+            violation += b["t"] - a["t"]
+    queues = [s["queue_us"] for s in samples if s.get("queue_us") is not None]
+    out["slo_violation_seconds"] = round(violation, 1)
+    p50, p95 = percentile(queues, 0.5), percentile(queues, 0.95)
+    out["p50_queue_us"] = None if p50 is None else round(p50)
+    out["p95_queue_us"] = None if p95 is None else round(p95)
+    out["max_replicas"] = max((s["running"] for s in samples), default=0)
+    initial_ceiling = samples[0]["ceiling"] if samples else None
+    held = next((s["t"] for s in samples if s.get("limited")), None)
+    beyond = None
+    if held is not None and initial_ceiling is not None:
+        beyond = next((s["t"] for s in samples if s["t"] >= held and s["running"] > initial_ceiling),
+                      None)
+    out["ceiling_to_capacity_seconds"] = None if beyond is None else round(beyond - held, 1)
+    counts = [s["reconfigurations"] for s in samples if s.get("reconfigurations") is not None]
+    out["reconfigurations"] = (counts[-1] - counts[0]) if counts else 0
+    disturbed = 0
+    for a, b in zip(samples, samples[1:]):
+        gone = set(a.get("pods", [])) - set(b.get("pods", []))
+        if gone and b["replicas"] >= a["replicas"]:
+            disturbed += len(gone)
+    out["pods_disturbed"] = disturbed
+    out["samples"] = len(samples)
+    out["duration_seconds"] = round(samples[-1]["t"] - samples[0]["t"], 1) if samples else 0
+    if args.note:
+        out["note"] = args.note
+    return out
+
+
+def polyline(points, color, width=2, dash=None):
+    if len(points) < 2:
+        return ""
+    d = " ".join("%.1f,%.1f" % p for p in points)
+    extra = ' stroke-dasharray="%s"' % dash if dash else ""
+    return ('<polyline fill="none" stroke="%s" stroke-width="%s"%s points="%s"/>'
+            % (color, width, extra, d))
+
+
+def svg(samples, summary, args):
+    w, h, left, right = 900, 520, 60, 60
+    top_plot = (40, 250)    # replicas, ceiling, load (scaled)
+    bottom_plot = (290, 470)  # queue time, SLO
+    t0 = samples[0]["t"] if samples else 0
+    t1 = max(samples[-1]["t"] if samples else 1, t0 + 1)
+
+    def x(t):
+        return left + (t - t0) / (t1 - t0) * (w - left - right)
+
+    def y(v, vmax, plot):
+        return plot[1] - (v / vmax if vmax else 0) * (plot[1] - plot[0])
+
+    rmax = max([s["ceiling"] for s in samples] + [s["replicas"] for s in samples] + [1]) * 1.15
+    lmax = max([s.get("load_rps") or 0 for s in samples] + [1]) * 1.15
+    queues = [s["queue_us"] for s in samples if s.get("queue_us") is not None]
+    qmax = max(queues + [args.slo_us * 2]) * 1.1
+    parts = ['<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" '
+             'font-family="sans-serif" font-size="12">' % (w, h),
+             '<rect width="100%" height="100%" fill="white"/>',
+             '<text x="%d" y="20" font-size="15">%s, reconciler %s: SLO violation %ss, p95 queue '
+             '%s µs, max replicas %s, reconfigurations %s</text>'
+             % (left, args.scenario, args.reconciler, summary["slo_violation_seconds"],
+                summary["p95_queue_us"], summary["max_replicas"], summary["reconfigurations"])]
+    for plot in (top_plot, bottom_plot):
+        parts.append('<rect x="%d" y="%d" width="%d" height="%d" fill="none" stroke="#999"/>'
+                     % (left, plot[0], w - left - right, plot[1] - plot[0]))
+    step = max(1, int(rmax / 6))
+    for r in range(0, int(rmax) + 1, step):
+        parts.append('<text x="%d" y="%.1f" text-anchor="end">%d</text>'
+                     % (left - 5, y(r, rmax, top_plot) + 4, r))
+    parts.append('<text x="%d" y="%d" text-anchor="end" fill="#777">%.0f rps</text>'
+                 % (w - 5, top_plot[0] + 12, lmax))
+    parts.append('<text x="%d" y="%d" text-anchor="end">%.0f µs</text>'
+                 % (left - 5, bottom_plot[0] + 12, qmax))
+    for frac in (0, 0.25, 0.5, 0.75, 1):
+        t = t0 + frac * (t1 - t0)
+        parts.append('<text x="%.1f" y="%d" text-anchor="middle">%.0fs</text>'
+                     % (x(t), bottom_plot[1] + 16, t))
+    parts.append(polyline([(x(s["t"]), y(s.get("load_rps") or 0, lmax, top_plot))
+                           for s in samples], "#bbbbbb", 2))
+    parts.append(polyline([(x(s["t"]), y(s["ceiling"], rmax, top_plot)) for s in samples],
+                          "#d62728", 2, "6,4"))
+    parts.append(polyline([(x(s["t"]), y(s["replicas"], rmax, top_plot)) for s in samples],
+                          "#1f77b4", 1, "2,2"))
+    parts.append(polyline([(x(s["t"]), y(s["running"], rmax, top_plot)) for s in samples],
+                          "#1f77b4", 2.5))
+    slo_y = y(args.slo_us, qmax, bottom_plot)
+    parts.append('<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" stroke="#d62728" stroke-dasharray="6,4"/>'
+                 % (left, w - right, slo_y, slo_y))
+    segment = []
+    for s in samples:
+        if s.get("queue_us") is None:
+            parts.append(polyline(segment, "#2ca02c", 2))
+            segment = []
+        else:
+            segment.append((x(s["t"]), y(s["queue_us"], qmax, bottom_plot)))
+    parts.append(polyline(segment, "#2ca02c", 2))
+    previous = samples[0].get("reconfigurations") if samples else None
+    for s in samples:
+        count = s.get("reconfigurations")
+        if count is not None and previous is not None and count > previous:
+            parts.append('<line x1="%.1f" x2="%.1f" y1="%d" y2="%d" stroke="#9467bd" '
+                         'stroke-width="2"/>' % (x(s["t"]), x(s["t"]), top_plot[0], bottom_plot[1]))
+        if count is not None:
+            previous = count
+    legend = [("#1f77b4", "Running pods (dotted: desired)"), ("#d62728", "HPA ceiling / SLO"),
+              ("#bbbbbb", "load served (rps)"), ("#2ca02c", "mean queue time (µs)"),
+              ("#9467bd", "reconfiguration")]
+    for i, (color, text) in enumerate(legend):
+        lx = left + i * 165
+        parts.append('<rect x="%d" y="%d" width="12" height="12" fill="%s"/>'
+                     '<text x="%d" y="%d">%s</text>' % (lx, h - 28, color, lx + 16, h - 18, text))
+    parts.append("</svg>")
+    return "\n".join(p for p in parts if p) + "\n"
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("samples")
+    parser.add_argument("--scenario", required=True)
+    parser.add_argument("--reconciler", required=True)
+    parser.add_argument("--slo-us", type=float, required=True)
+    parser.add_argument("--svg", required=True)
+    parser.add_argument("--note", default="")
+    args = parser.parse_args()
+    with open(args.samples) as f:
+        samples = [json.loads(line) for line in f if line.strip()]
+    summary = summarise(samples, args)
+    with open(args.svg, "w") as f:
+        f.write(svg(samples, summary, args) if samples else "<svg xmlns=\"http://www.w3.org/2000/svg\"/>\n")
+    print(json.dumps(summary))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,260 @@
+#!/usr/bin/env bash
+# Runs one scenario of bench/scenario on the test control plane and prints, as its LAST line, one
+# JSON object: scenario, reconciler, slo_violation_seconds, p50_queue_us, p95_queue_us,
+# max_replicas, ceiling_to_capacity_seconds, reconfigurations, pods_disturbed (definitions in
+# report.py). Writes OUT/samples.jsonl, OUT/result.json, OUT/timeline.svg and the logs.
+#
+#   bench/scenario/run.sh NAME --reconciler on|off [--speed N] [--out DIR] [--slo-us N]
+#                         [--resource NAME] [--tail SECONDS] [--sample SECONDS] [--duration SECONDS]
+# --duration caps the scenario time sampled (default: the load pattern's end + --tail, 90 s).
+# Binaries: $GPUSCALE_BINARY_DIR/bin (default build/bin), or GPUSCALE_{SIM,ADAPTER,RECONCILER}_BIN;
+# GPUSCALE_EXTRA_SCRAPE=HOST:PORT adds a scrape target (another exporter).
+#
+# Parts (who simulates what):
+#   tests/cluster   the real control plane: kube-apiserver + aggregator, controller-manager (the real
+#                   HPA and Deployment controllers), scheduler; KWOK runs the pods (no containers)
+#   gpuscale-sim    `run --scenario`: GPU nodes, GPU Operator (mig-manager, device plugin, GFD) through
+#                   the API, and the inference load model (per-pod Triton series on its /metrics) when
+#                   the build has it
+#   prometheus      the real Debian server, scraping gpuscale-sim every second
+#   gpuscale-adapter in-cluster mode behind the aggregator (tests/e2e/lib/adapter_stack.sh)
+#   gpuscale-reconciler  with --reconciler on, policy bench/scenario/policy.yaml
+# The Deployment `triton` (namespace and selector from the scenario's load section) requests one
+# unit of the scenario's partition resource; its HPA (Pods avg_time_queue_us, averageValue = the SLO,
+# min 1) starts with maxReplicas = the resource's initial allocatable: the static ceiling.
+# Exit: 0 with a result; 1 when a part fails (the JSON then carries "error"); 2 usage; 77 parts
+# missing.
+set -euo pipefail
+
+usage() { sed -n '7,11p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+[ $# -ge 1 ] || usage
+name=$1
+shift
+reconciler= speed=1 out= slo_us=50 resource= tail_s=90 sample_s=2 duration=
+while [ $# -gt 0 ]; do
+  case $1 in
+    --reconciler) reconciler=$2; shift 2 ;;
+    --speed) speed=$2; shift 2 ;;
+    --out) out=$2; shift 2 ;;
+    --slo-us) slo_us=$2; shift 2 ;;
+    --resource) resource=$2; shift 2 ;;
+    --tail) tail_s=$2; shift 2 ;;
+    --sample) sample_s=$2; shift 2 ;;
+    --duration) duration=$2; shift 2 ;;
+    *) usage ;;
+  esac
+done
+case $reconciler in on | off) ;; *) usage ;; esac
+
+src=$(cd "$(dirname "$0")/../.." && pwd)
+build=${GPUSCALE_BINARY_DIR:-$src/build}
+scenario=$src/bench/scenario/$name.yaml
+[ -f "$scenario" ] || { echo "no scenario $scenario" >&2; exit 2; }
+bin=${GPUSCALE_CLUSTER_BIN:-$src/tests/cluster/bin}
+sim=${GPUSCALE_SIM_BIN:-$build/bin/gpuscale-sim}
+adapter=${GPUSCALE_ADAPTER_BIN:-$build/bin/gpuscale-adapter}
+rec=${GPUSCALE_RECONCILER_BIN:-$build/bin/gpuscale-reconciler}
+needed=("$bin"/{etcd,kube-apiserver,kube-controller-manager,kube-scheduler,kubectl,kwok} "$sim"
+  "$adapter" /usr/bin/prometheus)
+[ "$reconciler" = off ] || needed+=("$rec")
+for b in "${needed[@]}"; do
+  [ -x "$b" ] || { echo "skip: $b not built or installed" >&2; exit 77; }
+done
+
+out=${out:-$src/bench/scenario/results/$name-reconciler-$reconciler}
+rm -rf "$out"
+mkdir -p "$out"
+work=$out/run
+mkdir -p "$work"
+sim_pid= rec_pid=
+stop_pid() { [ -n "$1" ] || return 0; kill -TERM "$1" 2>/dev/null || true; wait "$1" 2>/dev/null || true; }
+cleanup() {
+  stop_pid "$rec_pid"
+  stop_pid "${ADAPTER_PID:-}"
+  stop_pid "$sim_pid"
+  "$src/tests/support/prometheus_run.sh" stop "$work/prometheus" >/dev/null 2>&1 || true
+  "$src/tests/cluster/down.sh" "$work/cluster" >/dev/null 2>&1 || true
+}
+trap cleanup EXIT
+log() { echo "== $(date -u +%H:%M:%S) $*" >&2; }
+fail() { # message: the JSON line with the error, exit 1
+  log "FAIL: $1"
+  python3 -c 'import json,sys; print(json.dumps({"scenario": sys.argv[1], "reconciler": sys.argv[2],
+"error": sys.argv[3]}))' "$name" "$reconciler" "$1"
+  exit 1
+}
+wait_until() { # seconds what command...
+  local deadline=$((SECONDS + $1)) what=$2
+  shift 2
+  until "$@"; do
+    [ $SECONDS -lt $deadline ] || fail "timed out: $what"
+    sleep 1
+  done
+}
+
+# What the scenario says: namespace, selector, load length, and the partition resource.
+read -r ns selector load_s default_resource < <(python3 - "$scenario" <<'PY'
+import sys, yaml
+s = yaml.safe_load(open(sys.argv[1]))
+load = s.get("load") or {}
+p = load.get("pattern") or {}
+length = float(p.get("startSeconds", 0)) + float(p.get("durationSeconds", 0))
+node = s["nodes"][0]
+mig = node.get("migStrategy") == "mixed" and str(node.get("migConfig", "")).startswith("all-1g")
+print(load.get("namespace", "default"), load.get("podSelector", "app=triton"), int(length),
+      "nvidia.com/mig-1g.5gb" if mig or node.get("migConfig") == "all-balanced" else "nvidia.com/gpu")
+PY
+)
+resource=${resource:-$default_resource}
+app=${selector#*=}
+
+log "cluster up ($name, reconciler $reconciler)"
+"$src/tests/cluster/up.sh" "$work/cluster" --scenario "$scenario" >"$work/up.log" 2>&1 ||
+  fail "tests/cluster/up.sh failed (see $work/up.log)"
+# shellcheck disable=SC1091
+source "$work/cluster/env"
+export KUBECTL=$bin/kubectl
+kc() { "$KUBECTL" "$@"; }
+
+log "gpuscale-sim run"
+sim_args=(run --scenario "$scenario" --kubeconfig "$KUBECONFIG" --resync 1 --listen 127.0.0.1:0
+  --port-file "$work/sim.port")
+if "$sim" run --help 2>&1 | grep -q -- '--speed'; then
+  sim_args+=(--speed "$speed")
+elif [ "$speed" != 1 ]; then
+  log "gpuscale-sim has no --speed: running in real time"
+  speed=1
+fi
+"$sim" "${sim_args[@]}" >"$work/sim.log" 2>&1 &
+sim_pid=$!
+wait_until 60 "gpuscale-sim port file" test -s "$work/sim.port"
+sim_addr=127.0.0.1:$(cat "$work/sim.port")
+wait_until 120 "gpuscale-sim /healthz" curl -sf "http://$sim_addr/healthz" -o /dev/null
+
+log "Prometheus scraping gpuscale-sim"
+prom=$("$src/tests/support/prometheus_run.sh" start "$work/prometheus" --scrape "$sim_addr" \
+  ${GPUSCALE_EXTRA_SCRAPE:+--scrape "$GPUSCALE_EXTRA_SCRAPE"} --interval 1s) || fail "prometheus did not start"
+
+log "gpuscale-adapter (in-cluster) behind the aggregator"
+# shellcheck source=../../tests/e2e/lib/adapter_stack.sh
+source "$src/tests/e2e/lib/adapter_stack.sh"
+adapter_stack_init "$work" "$adapter" "$src/rules/triton.yaml"
+adapter_stack_identity || fail "adapter identity"
+adapter_stack_certificate || fail "adapter certificate"
+adapter_stack_start "$prom" || fail "the adapter did not start"
+adapter_stack_register || fail "APIServices not Available"
+
+allocatable() {
+  kc get nodes -o json | python3 -c '
+import json, sys
+r = sys.argv[1]
+print(sum(int(n["status"].get("allocatable", {}).get(r, "0")) for n in json.load(sys.stdin)["items"]))' "$resource"
+}
+positive() { [ "$(allocatable)" -gt 0 ]; }
+wait_until 120 "allocatable $resource" positive
+ceiling=$(allocatable)
+
+log "Deployment triton ($resource: 1 per pod) and its HPA (max $ceiling)"
+kc get namespace "$ns" >/dev/null 2>&1 || kc create namespace "$ns" >/dev/null
+wait_until 60 "default service account" kc -n "$ns" get serviceaccount default -o name
+policy_annotation=
+[ "$reconciler" = off ] || policy_annotation="annotations: {gpuscale.io/partition-policy: default}"
+kc -n "$ns" apply -f - >/dev/null <<YAML
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: triton}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: $app}}
+  template:
+    metadata: {labels: {app: $app}}
+    spec:
+      tolerations: [{operator: Exists}]
+      containers:
+      - name: triton
+        image: registry.invalid/tritonserver:never-pulled
+        resources:
+          requests: {$resource: "1"}
+          limits: {$resource: "1"}
+---
+apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata:
+  name: triton
+  $policy_annotation
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: triton}
+  minReplicas: 1
+  maxReplicas: $ceiling
+  metrics:
+  - type: Pods
+    pods:
+      metric: {name: avg_time_queue_us}
+      target: {type: AverageValue, averageValue: "$slo_us"}
+YAML
+
+if [ "$reconciler" = on ]; then
+  log "gpuscale-reconciler"
+  "$rec" run --kubeconfig "$KUBECONFIG" --config "$src/bench/scenario/policy.yaml" \
+    --leader-elect-identity bench --leader-elect-namespace default \
+    --health-bind-address "127.0.0.1:$(_as_free_port)" >"$work/reconciler.log" 2>&1 &
+  rec_pid=$!
+fi
+
+has_series() {
+  curl -sf "$prom/api/v1/query" --data-urlencode 'query=count(nv_inference_queue_duration_us)' |
+    python3 -c 'import json,sys; sys.exit(0 if json.load(sys.stdin)["data"]["result"] else 1)'
+}
+deadline=$((SECONDS + 120))
+until has_series; do
+  [ $SECONDS -lt $deadline ] || fail "no nv_inference_* series from gpuscale-sim after 120 s: this build of gpuscale-sim has no inference load model"
+  sleep 2
+done
+
+# One sample: the Prometheus and API state the chart and the summary need.
+sample() { # t
+  kc -n "$ns" get deployment triton -o json >"$work/dep.json"
+  kc -n "$ns" get hpa triton -o json >"$work/hpa.json"
+  kc -n "$ns" get pods -l "$selector" -o json >"$work/pods.json"
+  python3 - "$1" "$prom" "$ns" "$work" <<'PY'
+import json, sys, urllib.parse, urllib.request
+t, prom, ns, work = float(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+def q(expr):
+    url = prom + "/api/v1/query?" + urllib.parse.urlencode({"query": expr})
+    try:
+        r = json.load(urllib.request.urlopen(url, timeout=10))["data"]["result"]
+        return float(r[0]["value"][1]) if r else None
+    except Exception:
+        return None
+dep, hpa, pods = (json.load(open("%s/%s.json" % (work, n))) for n in ("dep", "hpa", "pods"))
+running = sorted(p["metadata"]["name"] for p in pods["items"] if p["status"].get("phase") == "Running"
+                 and "deletionTimestamp" not in p["metadata"])
+pending = sum(1 for p in pods["items"] if p["status"].get("phase") == "Pending")
+cond = {c["type"]: c for c in hpa.get("status", {}).get("conditions", [])}
+lim = cond.get("ScalingLimited", {})
+sel = 'namespace="%s"' % ns
+queue = q('avg(delta(nv_inference_queue_duration_us{%s}[30s])/(1+delta(nv_inference_request_success{%s}[30s])))' % (sel, sel))
+reconf = q('sum(gpuscale_sim_mig_reconfigurations_total) or vector(0)')
+plugin = q('sum(gpuscale_sim_transitions_total{kind=~".*device.plugin.*"}) or vector(0)')
+print(json.dumps({"t": t, "load_rps": q('sum(rate(nv_inference_request_success{%s}[10s]))' % sel),
+  "replicas": dep["spec"]["replicas"], "running": len(running), "pending": pending,
+  "ceiling": hpa["spec"]["maxReplicas"], "queue_us": queue,
+  "reconfigurations": (reconf or 0) + (plugin or 0), "pods": running,
+  "limited": lim.get("status") == "True" and lim.get("reason") == "TooManyReplicas"}))
+PY
+}
+
+run_s=$(( (${duration:-$((load_s + tail_s))}) / speed + 1 ))
+log "running for ${run_s}s (load ${load_s}s + tail ${tail_s}s, speed $speed), sampling every ${sample_s}s"
+start=$SECONDS
+while [ $((SECONDS - start)) -lt "$run_s" ]; do
+  sample $(( (SECONDS - start) * speed )) >>"$out/samples.jsonl" || log "a sample failed"
+  sleep "$sample_s"
+done
+
+note="speed $speed; SLO ${slo_us} us; static ceiling $ceiling x $resource"
+python3 "$src/bench/scenario/report.py" "$out/samples.jsonl" --scenario "$name" \
+  --reconciler "$reconciler" --slo-us "$slo_us" --svg "$out/timeline.svg" --note "$note" \
+  >"$out/result.json"
+log "chart: $out/timeline.svg"
+cat "$out/result.json"

@@ -1,0 +1,141 @@
+# Sourced by the e2e tests and bench/scenario/run.sh: gpuscale-adapter as it runs in a cluster, on
+# loopback behind the real aggregator of a tests/cluster control plane.
+#
+#   adapter_stack_init WORK ADAPTER_BIN RULES  after `source CLUSTER/env`; kubectl is "$KUBECTL"
+#   adapter_stack_identity        namespace, ServiceAccount and RBAC from manifests/adapter, a token
+#                                 and a kubeconfig for it (WORK/adapter.kubeconfig)
+#   adapter_stack_certificate     a CA and a serving certificate with the Service's DNS name
+#   adapter_stack_start PROM_URL  starts the adapter in in-cluster mode (delegated authn/authz, pods
+#                                 LISTed from the API) on ADAPTER_PORT (a free port at first, the same
+#                                 one on restarts); sets ADAPTER_PID; returns when /healthz answers
+#   adapter_stack_stop            SIGTERM and wait
+#   adapter_stack_register        ExternalName Service localhost + APIServices v1beta1/v1beta2 with the
+#                                 CA bundle; returns when both are Available
+# Functions return non-zero on failure (callers run under `set -e`). Logs: WORK/adapter.log.
+
+ADAPTER_PORT=
+ADAPTER_PID=
+
+adapter_stack_init() { # work adapter-binary rules-file
+  _as_work=$1 _as_bin=$2 _as_rules=$3
+  _as_src=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
+  : "${KUBECTL:?}" "${GPUSCALE_PKI_DIR:?}" "${GPUSCALE_APISERVER_URL:?}"
+}
+
+_as_free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+adapter_stack_identity() {
+  local f token
+  for f in namespace service-account rbac; do
+    "$KUBECTL" apply -f "$_as_src/manifests/adapter/$f.yaml" >/dev/null
+  done
+  token=$("$KUBECTL" -n gpuscale create token gpuscale-adapter --duration=6h)
+  cat >"$_as_work/adapter.kubeconfig" <<YAML
+apiVersion: v1
+kind: Config
+clusters:
+- name: test
+  cluster: {server: "$GPUSCALE_APISERVER_URL", certificate-authority: "$GPUSCALE_PKI_DIR/ca.crt"}
+users:
+- name: gpuscale-adapter
+  user: {token: "$token"}
+contexts:
+- name: test
+  context: {cluster: test, user: gpuscale-adapter}
+current-context: test
+YAML
+}
+
+adapter_stack_certificate() {
+  local tls=$_as_work/tls
+  mkdir -p "$tls"
+  openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=gpuscale-test-ca \
+    -keyout "$tls/ca.key" -out "$tls/ca.crt" 2>/dev/null
+  openssl req -newkey rsa:2048 -nodes -subj /CN=gpuscale-adapter -keyout "$tls/serving.key" \
+    -out "$tls/serving.csr" 2>/dev/null
+  printf 'subjectAltName=DNS:gpuscale-adapter.gpuscale.svc,DNS:localhost,IP:127.0.0.1\n' \
+    >"$tls/ext"
+  openssl x509 -req -in "$tls/serving.csr" -CA "$tls/ca.crt" -CAkey "$tls/ca.key" \
+    -CAcreateserial -days 1 -extfile "$tls/ext" -out "$tls/serving.crt" 2>/dev/null
+}
+
+adapter_stack_start() { # prometheus-url
+  local attempt deadline tls=$_as_work/tls
+  for attempt in 1 2 3 4 5; do
+    # A restart keeps the port the APIService points at; a taken port is replaced.
+    if [ -z "$ADAPTER_PORT" ] || [ "$attempt" -gt 1 ]; then ADAPTER_PORT=$(_as_free_port); fi
+    "$_as_bin" serve --config "$_as_rules" --prometheus-url "$1" \
+      --bind-address 127.0.0.1 --secure-port "$ADAPTER_PORT" \
+      --tls-cert-file "$tls/serving.crt" --tls-private-key-file "$tls/serving.key" \
+      --lister-kubeconfig "$_as_work/adapter.kubeconfig" \
+      --authentication-kubeconfig "$_as_work/adapter.kubeconfig" \
+      --authorization-kubeconfig "$_as_work/adapter.kubeconfig" \
+      --requestheader-client-ca-file "$GPUSCALE_PKI_DIR/front-proxy-ca.crt" \
+      --client-ca-file "$GPUSCALE_PKI_DIR/ca.crt" \
+      --metrics-relist-interval 5s >>"$_as_work/adapter.log" 2>&1 &
+    ADAPTER_PID=$!
+    deadline=$((SECONDS + 60))
+    while kill -0 "$ADAPTER_PID" 2>/dev/null && [ $SECONDS -lt $deadline ]; do
+      curl -sk --max-time 5 -o /dev/null "https://127.0.0.1:$ADAPTER_PORT/healthz" && return 0
+      sleep 1
+    done
+    adapter_stack_stop
+  done
+  echo "the adapter did not start (log: $_as_work/adapter.log)" >&2
+  return 1
+}
+
+adapter_stack_stop() {
+  [ -n "$ADAPTER_PID" ] || return 0
+  kill -TERM "$ADAPTER_PID" 2>/dev/null || true
+  wait "$ADAPTER_PID" 2>/dev/null || true
+  ADAPTER_PID=
+}
+
+_as_apiservice() { # version priority ca-bundle
+  cat <<YAML
+---
+apiVersion: apiregistration.k8s.io/v1
+kind: APIService
+metadata: {name: $1.custom.metrics.k8s.io}
+spec:
+  group: custom.metrics.k8s.io
+  version: $1
+  service: {name: gpuscale-adapter, namespace: gpuscale, port: $ADAPTER_PORT}
+  caBundle: $3
+  groupPriorityMinimum: 100
+  versionPriority: $2
+YAML
+}
+
+_as_available() { # version
+  [ "$("$KUBECTL" get apiservice "$1.custom.metrics.k8s.io" \
+    -o jsonpath='{.status.conditions[?(@.type=="Available")].status}')" = True ]
+}
+
+adapter_stack_register() {
+  local bundle version deadline
+  bundle=$(base64 -w0 <"$_as_work/tls/ca.crt")
+  {
+    cat <<YAML
+apiVersion: v1
+kind: Service
+metadata: {name: gpuscale-adapter, namespace: gpuscale}
+spec: {type: ExternalName, externalName: localhost}
+YAML
+    _as_apiservice v1beta1 100 "$bundle"
+    _as_apiservice v1beta2 200 "$bundle"
+  } | "$KUBECTL" apply -f - >/dev/null
+  deadline=$((SECONDS + 180))
+  for version in v1beta1 v1beta2; do
+    until _as_available "$version"; do
+      if [ $SECONDS -ge $deadline ]; then
+        echo "APIService $version.custom.metrics.k8s.io is not Available" >&2
+        return 1
+      fi
+      sleep 1
+    done
+  done
+}

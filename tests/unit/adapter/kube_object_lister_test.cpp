@@ -1,0 +1,95 @@
+#include "gpuscale/adapter/kube_object_lister.h"
+
+#include <gtest/gtest.h>
+
+#include "fakes/fake_kube_client.h"
+#include "gpuscale/rules/resource_table.h"
+
+namespace gpuscale::adapter {
+namespace {
+
+kube::Object object(const std::string& ns, const std::string& name, const std::string& app,
+                    bool terminating = false) {
+  kube::Object out = {{"metadata", {{"name", name}, {"labels", {{"app", app}}}}}};
+  if (!ns.empty()) out["metadata"]["namespace"] = ns;
+  if (terminating) out["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z";
+  return out;
+}
+
+rules::ResourceInfo resource(const std::string& plural) {
+  return *rules::BuiltinResourceTable::instance().resourceFor({"", plural});
+}
+
+class KubeObjectListerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto pods = [](const std::string& ns) {
+      return kube::ResourceRef::collection("", "v1", "pods", ns);
+    };
+    ASSERT_TRUE(kube_->create(pods("default"), object("default", "web-b", "web")).ok());
+    ASSERT_TRUE(kube_->create(pods("default"), object("default", "web-a", "web")).ok());
+    ASSERT_TRUE(kube_->create(pods("default"), object("default", "db-0", "db")).ok());
+    ASSERT_TRUE(
+        kube_->create(pods("default"), object("default", "web-old", "web", /*terminating=*/true))
+            .ok());
+    ASSERT_TRUE(kube_->create(pods("other"), object("other", "web-x", "web")).ok());
+    const auto namespaces = kube::ResourceRef::collection("", "v1", "namespaces");
+    ASSERT_TRUE(kube_->create(namespaces, object("", "default", "none")).ok());
+    ASSERT_TRUE(kube_->create(namespaces, object("", "other", "team")).ok());
+  }
+
+  std::shared_ptr<testing::FakeKubeClient> kube_ = std::make_shared<testing::FakeKubeClient>();
+};
+
+struct ListCase {
+  const char* what;
+  const char* resource;
+  const char* namespaceName;
+  const char* selector;
+  std::vector<std::string> names;
+};
+
+TEST_F(KubeObjectListerTest, ListsExactlyTheLiveObjectsTheSelectorMatches) {
+  const ListCase cases[] = {
+      {"a selector picks the matching pods of one namespace, sorted, not terminating ones",
+       "pods",
+       "default",
+       "app=web",
+       {"web-a", "web-b"}},
+      {"no selector lists every live pod of the namespace",
+       "pods",
+       "default",
+       "",
+       {"db-0", "web-a", "web-b"}},
+      {"a set-based selector is passed through", "pods", "default", "app in (db)", {"db-0"}},
+      {"other namespaces are not listed", "pods", "other", "app=web", {"web-x"}},
+      {"no match is an empty list, not everything", "pods", "default", "app=none", {}},
+      {"root-scoped resources ignore the namespace",
+       "namespaces",
+       "default",
+       "app=team",
+       {"other"}},
+  };
+  KubeObjectLister lister(kube_);
+  for (const ListCase& c : cases) {
+    SCOPED_TRACE(c.what);
+    auto selector = core::LabelSelector::parse(c.selector);
+    ASSERT_TRUE(selector.ok());
+    auto listed = lister.list(resource(c.resource), c.namespaceName, *selector);
+    ASSERT_TRUE(listed.ok()) << listed.status().message();
+    EXPECT_FALSE(listed->all);
+    EXPECT_EQ(listed->names, c.names);
+  }
+}
+
+TEST_F(KubeObjectListerTest, AFailedListIsAnErrorValueNotAnEmptySet) {
+  kube_->failNext("list", core::Status::unavailable("etcd is gone"));
+  KubeObjectLister lister(kube_);
+  auto listed = lister.list(resource("pods"), "default", core::LabelSelector());
+  ASSERT_FALSE(listed.ok());
+  EXPECT_EQ(listed.status().httpCode(), 503);
+  EXPECT_NE(listed.status().message().find("etcd is gone"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace gpuscale::adapter
