@@ -1,8 +1,9 @@
 // Result<T>: a value or the Status that explains why there is none.
 //
-// The project targets C++20, which has no std::expected; Result is the small subset we need. A Result built
-// from a Status must carry a non-OK status (an OK status without a value is a programming error and becomes an
-// InternalError). Accessing value() of a failed Result is a programming error (asserted in debug builds).
+// The project targets C++20, which has no std::expected; Result is the small subset we need. A
+// Result built from a Status must carry a non-OK status (an OK status without a value is a
+// programming error and becomes an InternalError). Accessing value() of a failed Result is a
+// programming error (asserted in debug builds).
 //
 // Usage:
 //   Result<Rule> r = parseRule(node);
@@ -26,10 +27,11 @@ class [[nodiscard]] Result {
   static_assert(!std::is_same_v<T, Status>, "use Status for operations without a value");
 
  public:
-  Result(const T& value) : state_(value) {}  // NOLINT(google-explicit-constructor)
+  Result(const T& value) : state_(value) {}        // NOLINT(google-explicit-constructor)
   Result(T&& value) : state_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
-  Result(Status status)  // NOLINT(google-explicit-constructor)
-      : state_(status.ok() ? Status::internal("error result built from an OK status") : std::move(status)) {}
+  Result(Status status)                            // NOLINT(google-explicit-constructor)
+      : state_(status.ok() ? Status::internal("error result built from an OK status")
+                           : std::move(status)) {}
 
   bool ok() const { return std::holds_alternative<T>(state_); }
   explicit operator bool() const { return ok(); }

@@ -1,10 +1,10 @@
 // Status: the error value of gpuscale.
 //
-// Every path that untrusted input or a remote system can reach returns a Status (or a Result<T>, which is a
-// value or a Status) instead of throwing. A Status carries what the Kubernetes API machinery puts in a
-// `metav1.Status`: an HTTP code, a machine-readable reason ("NotFound", "BadRequest", "InternalError", ...) and a
-// human message, plus optional details. The API layer serialises it with toKubernetesJson(); other layers only
-// create and inspect it.
+// Every path that untrusted input or a remote system can reach returns a Status (or a Result<T>,
+// which is a value or a Status) instead of throwing. A Status carries what the Kubernetes API
+// machinery puts in a `metav1.Status`: an HTTP code, a machine-readable reason ("NotFound",
+// "BadRequest", "InternalError", ...) and a human message, plus optional details. The API layer
+// serialises it with toKubernetesJson(); other layers only create and inspect it.
 //
 // Thread safety: a Status is an immutable value once built; copies are independent.
 #pragma once
@@ -35,17 +35,20 @@ class Status {
   static Status notFound(std::string message);
   static Status badRequest(std::string message);
   // A failed request to a backend or a broken invariant. The message names the cause class
-  // (for example "unable to fetch metrics"); Kubernetes renders it as "Internal error occurred: <cause>".
+  // (for example "unable to fetch metrics"); Kubernetes renders it as "Internal error occurred:
+  // <cause>".
   static Status internal(std::string cause);
   // A dependency is not available yet or is down (HTTP 503, reason ServiceUnavailable).
   static Status unavailable(std::string message);
   static Status unauthorized(std::string message = "Unauthorized");
   static Status forbidden(std::string message, StatusDetails details = {});
-  // Invalid configuration or input that is not an HTTP request (rule files, flags). HTTP 422, reason Invalid.
+  // Invalid configuration or input that is not an HTTP request (rule files, flags). HTTP 422,
+  // reason Invalid.
   static Status invalid(std::string message);
   // A timeout talking to a backend (HTTP 504, reason Timeout).
   static Status timeout(std::string message);
-  // An error with no reason, as a plain Go error surfaces through the apiserver (HTTP 500, reason omitted).
+  // An error with no reason, as a plain Go error surfaces through the apiserver (HTTP 500, reason
+  // omitted).
   static Status plain(std::string message, int httpCode = 500);
 
   bool ok() const { return httpCode_ >= 200 && httpCode_ < 300; }
