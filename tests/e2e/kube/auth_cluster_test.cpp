@@ -100,9 +100,10 @@ struct SecuredServer {
     serving.securePort = 0;
     auto tls = apiserver::generateSelfSignedCertificate("localhost", {}, {"127.0.0.1"});
     EXPECT_TRUE(tls.ok());
-    apiserver::TlsConfig tlsConfig{tls->certificateChainPem, tls->privateKeyPem,
-                                   auth::clientCaPemsForTls(*auth.config->current()),
-                                   apiserver::TlsMinVersion::kTls12};
+    apiserver::TlsConfig tlsConfig;
+    tlsConfig.certificateChainPem = tls->certificateChainPem;
+    tlsConfig.privateKeyPem = tls->privateKeyPem;
+    tlsConfig.clientCaPems = auth::clientCaPemsForTls(*auth.config->current());
     server = std::make_unique<apiserver::HttpsServer>(
         serving, tlsConfig, [this](const apiserver::HttpRequest& r) { return handler->handle(r); });
     const auto started = server->start();
