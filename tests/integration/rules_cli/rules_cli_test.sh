@@ -138,7 +138,7 @@ expect "check a missing file" 2 '' "$work/missing.yaml: unable to read rule file
 expect "check without a file" 2 '' 'gpuscale-adapter rules: check takes exactly one FILE...' -- rules check
 expect "unknown rules subcommand" 2 '' 'gpuscale-adapter rules: unknown subcommand "lint"...' -- rules lint x
 expect "unknown command" 2 '' 'gpuscale-adapter: unknown command "serve-nothing"...' -- serve-nothing
-expect "help" 0 'usage: gpuscale-adapter <command> [arguments]...' '' -- --help
+expect "help" 0 'usage: gpuscale-adapter [<command>] [arguments]...' '' -- --help
 
 if [ $failures -gt 0 ]; then
   echo "$failures failure(s)"
