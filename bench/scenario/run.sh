@@ -18,7 +18,7 @@
 #                   the build has it
 #   prometheus      the real Debian server, scraping gpuscale-sim every second
 #   gpuscale-adapter in-cluster mode behind the aggregator (tests/e2e/lib/adapter_stack.sh)
-#   gpuscale-reconciler  with --reconciler on, policy bench/scenario/policy.yaml
+#   gpuscale-reconciler  with --reconciler on, policy bench/scenario/policies/reconciler.yaml
 # The Deployment `triton` (namespace and selector from the scenario's load section) requests one
 # unit of the scenario's partition resource; its HPA (Pods avg_time_queue_us, averageValue = the SLO,
 # min 1) starts with maxReplicas = the resource's initial allocatable: the static ceiling.
@@ -195,7 +195,7 @@ YAML
 
 if [ "$reconciler" = on ]; then
   log "gpuscale-reconciler"
-  "$rec" run --kubeconfig "$KUBECONFIG" --config "$src/bench/scenario/policy.yaml" \
+  "$rec" run --kubeconfig "$KUBECONFIG" --config "$src/bench/scenario/policies/reconciler.yaml" \
     --leader-elect-identity bench --leader-elect-namespace default \
     --health-bind-address "127.0.0.1:$(_as_free_port)" >"$work/reconciler.log" 2>&1 &
   rec_pid=$!

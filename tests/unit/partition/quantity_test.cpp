@@ -19,7 +19,7 @@ TEST(QuantityTest, ParsesKubernetesQuantities) {
       {"-1", -1},
       {"", std::nullopt},
       {"Gi", std::nullopt},
-      {"1e3", std::nullopt},
+      {"1e3", 1000},
       {"7 ", std::nullopt},
       {"seven", std::nullopt},
   };
