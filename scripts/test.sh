@@ -26,7 +26,7 @@ echo "== unit tests under ASan+UBSan"
 cmake -S . -B build-asan -G Ninja "${launcher[@]}" -DGPUSCALE_WERROR=ON -DGPUSCALE_SANITIZE=ON -DGPUSCALE_UNIT_ONLY=ON \
   -DCMAKE_BUILD_TYPE=Debug >/dev/null
 cmake --build build-asan -j "$jobs"
-ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS="print_stacktrace=1:suppressions=$PWD/tests/ubsan.supp" \
   ctest --test-dir build-asan --output-on-failure -j "$jobs" -L unit
 
 echo "== fuzzers (short run)"

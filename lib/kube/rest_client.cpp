@@ -121,7 +121,12 @@ struct RestKubeClient::Impl {
         request.headers().add("Authorization", "Bearer " + token);
       }
     }
-    if (body != nullptr) request.set_body(*body, contentType);
+    if (body != nullptr) {
+      // The byte-vector overload: cpprestsdk's std::string overload makes a call through a
+      // mistyped stream buffer that UBSan rejects.
+      request.headers().set_content_type(contentType);
+      request.set_body(std::vector<unsigned char>(body->begin(), body->end()));
+    }
     return request;
   }
 
