@@ -272,7 +272,9 @@ TEST(RestKubeClientTest, StreamDroppedMidEventIsAnError) {
   auto client = clientFor(server);
   int seen = 0;
   const auto status = client->watch(kPods, {}, [&](const WatchEvent&) { return ++seen > 0; }, {});
-  EXPECT_EQ(seen, 1);
+  // The hang-up may reset the connection before the client has read the complete first event (a
+  // reset discards unread data), so that one may or may not arrive; the torn second one never does.
+  EXPECT_LE(seen, 1);
   EXPECT_FALSE(status.ok());
 }
 
