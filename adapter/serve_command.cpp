@@ -6,6 +6,7 @@
 #include <ostream>
 
 #include "gpuscale/adapter/custom_provider.h"
+#include "gpuscale/adapter/explain_endpoint.h"
 #include "gpuscale/adapter/external_provider.h"
 #include "gpuscale/adapter/instrumented_client.h"
 #include "gpuscale/adapter/kube_object_lister.h"
@@ -145,8 +146,9 @@ int runServeCommand(std::span<const std::string_view> args, std::ostream& out, s
   prom::CacheOptions cacheOptions;
   cacheOptions.ttl = options->prometheus.cacheTtl;
   auto cache = std::make_shared<prom::CachingClient>(instrumented, cacheOptions);
-  auto runner = std::make_shared<QueryRunner>(cache, cache, registry);
-  auto relister = std::make_shared<Relister>(*ruleSet, instrumented, *relist, registry);
+  auto status = std::make_shared<RuleStatus>(registry);
+  auto runner = std::make_shared<QueryRunner>(cache, cache, registry, status);
+  auto relister = std::make_shared<Relister>(*ruleSet, instrumented, *relist, registry, status);
   SnapshotSource snapshots = [relister] { return relister->snapshot(); };
 
   apiserver::ApiHandlerConfig config;
@@ -159,6 +161,9 @@ int runServeCommand(std::span<const std::string_view> args, std::ostream& out, s
   if (!(*ruleSet)->externalRules.empty()) {
     config.externalMetrics = std::make_shared<ExternalProvider>(snapshots, runner);
   }
+  config.extraRoutes.emplace(
+      std::string(kExplainPath),
+      explainRoute({[rules = *ruleSet] { return rules; }, instrumented, status, relist->maxAge}));
   config.authenticator = access->auth.authenticator;
   config.authorizer = access->auth.authorizer;
   config.health = std::make_shared<apiserver::HealthChecks>();
