@@ -17,8 +17,8 @@ using rules::CompiledRule;
 using rules::GroupResource;
 
 bool clusterScoped(const GroupResource& gr) {
-  return gr.group.empty() &&
-         (gr.resource == "namespaces" || gr.resource == "nodes" || gr.resource == "persistentvolumes");
+  return gr.group.empty() && (gr.resource == "namespaces" || gr.resource == "nodes" ||
+                              gr.resource == "persistentvolumes");
 }
 
 std::string joined(const std::vector<std::string>& items) {
@@ -32,7 +32,8 @@ std::string resourceLabelsWanted(const rules::ResourceConverter& resources) {
   std::string out = "needs a label that maps to a resource";
   if (!labels.empty()) out += ": overrides " + joined(labels);
   if (resources.hasTemplate()) {
-    out += (labels.empty() ? ": " : "; ") + fmt::format("template {:?}", resources.labelTemplateText());
+    out += (labels.empty() ? ": " : "; ") +
+           fmt::format("template {:?}", resources.labelTemplateText());
   }
   return out;
 }
@@ -123,7 +124,8 @@ RuleExplanation explainDiscovery(const CompiledRule& rule, const prom::MetricLab
     ++out.names;
     std::string metric;
     const bool named = rule.metricNameFor(name, metric);
-    if (!options.metric.empty() && (name == options.metric || (named && metric == options.metric))) {
+    if (!options.metric.empty() &&
+        (name == options.metric || (named && metric == options.metric))) {
       related = true;
     }
     const int failing = rule.firstFailingFilter(name);

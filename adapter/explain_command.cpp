@@ -26,7 +26,8 @@ constexpr std::string_view kUsage =
     "\n"
     "Shows per rule the series query, the metric names it matched, which were dropped by which\n"
     "filter, the metrics and resources produced, an example PromQL with a live sample, and the\n"
-    "errors met. The --prometheus-* flags are those of serve (see 'gpuscale-adapter serve --help').\n";
+    "errors met. The --prometheus-* flags are those of serve (see 'gpuscale-adapter serve "
+    "--help').\n";
 
 struct ExplainFlags {
   std::string config;

@@ -17,7 +17,6 @@
 namespace gpuscale::adapter {
 
 // `args` are the words after "explain". Returns the process exit code.
-int runExplainCommand(std::span<const std::string_view> args, std::ostream& out,
-                      std::ostream& err);
+int runExplainCommand(std::span<const std::string_view> args, std::ostream& out, std::ostream& err);
 
 }  // namespace gpuscale::adapter

@@ -34,8 +34,10 @@ std::string errorLine(const RecordedError& error, std::string_view what) {
 std::vector<std::string> lastErrors(const RuleExplanation& rule) {
   std::vector<std::string> out;
   if (!rule.discoveryError.empty()) out.push_back("discovery: " + rule.discoveryError);
-  if (rule.example && !rule.example->error.empty()) out.push_back("example: " + rule.example->error);
-  if (rule.sample && !rule.sample->error.empty()) out.push_back("live query: " + rule.sample->error);
+  if (rule.example && !rule.example->error.empty())
+    out.push_back("example: " + rule.example->error);
+  if (rule.sample && !rule.sample->error.empty())
+    out.push_back("live query: " + rule.sample->error);
   if (rule.recorded) {
     if (rule.recorded->lastDiscoveryError) {
       out.push_back(errorLine(*rule.recorded->lastDiscoveryError, "adapter discovery"));
@@ -78,11 +80,13 @@ std::string verdict(const RuleExplanation& rule) {
 
 void appendRuleText(std::string& out, const RuleExplanation& rule) {
   auto line = [&](std::string_view key, const std::string& value) {
-    out += fmt::format("  {:<14} {}\n", std::string(key) + ":", value);
+    out +=
+        fmt::format("  {:<14} {}\n", key.empty() ? std::string() : std::string(key) + ":", value);
   };
   out += fmt::format("{} ({})\n", rule.path, rule.kind);
   line("series query", rule.seriesQuery);
-  line("matched", fmt::format("{} metric name(s)", rule.names));
+  line("matched", rule.discoveryError.empty() ? fmt::format("{} metric name(s)", rule.names)
+                                              : std::string("unknown (the series query failed)"));
   if (rule.dropped.empty()) line("dropped", "none");
   for (size_t i = 0; i < rule.dropped.size(); ++i) {
     const DroppedNames& drop = rule.dropped[i];
@@ -160,8 +164,9 @@ Json ruleJson(const RuleExplanation& rule) {
                         {"value", fmt::format("{}", v.value)},
                         {"timestamp", apiserver::formatTimestamp(v.at)}});
     }
-    out["sample"] = {
-        {"total", rule.sample->total}, {"values", std::move(values)}, {"error", rule.sample->error}};
+    out["sample"] = {{"total", rule.sample->total},
+                     {"values", std::move(values)},
+                     {"error", rule.sample->error}};
   }
   if (rule.recorded && rule.recorded->lastRelistSuccess) {
     out["lastRelistSuccess"] = apiserver::formatTimestamp(*rule.recorded->lastRelistSuccess);
@@ -192,9 +197,8 @@ std::string explanationText(const Explanation& explanation) {
   out += "\n\n";
   const bool filtered = !explanation.metric.empty() && anyRelevant(explanation);
   if (!explanation.metric.empty() && !filtered) {
-    out += fmt::format(
-        "no rule produces, names or mentions metric {:?}; every rule follows.\n\n",
-        explanation.metric);
+    out += fmt::format("no rule produces, names or mentions metric {:?}; every rule follows.\n\n",
+                       explanation.metric);
   }
   if (explanation.rules.empty()) out += "no rule selected\n";
   for (const RuleExplanation& rule : explanation.rules) {

@@ -61,7 +61,8 @@ class RuleProbe {
     ExampleQuery example;
     example.metric = metric.metric;
     auto match = prom::restrictToMetric(rule_.seriesQuery(), metric.seriesName);
-    const std::string selector = match ? *match : fmt::format("{{__name__={:?}}}", metric.seriesName);
+    const std::string selector =
+        match ? *match : fmt::format("{{__name__={:?}}}", metric.seriesName);
     core::Result<std::string> promql = rule_.kind() == rules::RuleKind::kCustom
                                            ? customQuery(metric, selector, example)
                                            : externalQuery(metric, selector, example);
@@ -177,8 +178,8 @@ Explanation explain(const rules::RuleSet& rules, prom::Client& client,
   out.file = rules.file;
   out.metric = options.metric;
   out.at = Clock::now();
-  const prom::TimeRange window{
-      out.at - std::chrono::duration_cast<Clock::duration>(options.maxAge), std::nullopt};
+  const prom::TimeRange window{out.at - std::chrono::duration_cast<Clock::duration>(options.maxAge),
+                               std::nullopt};
   std::map<std::string, core::Result<prom::MetricLabelNames>, std::less<>> discovered;
   for (rules::RuleKind kind : {rules::RuleKind::kCustom, rules::RuleKind::kExternal}) {
     for (const CompiledRule& rule : rules.of(kind)) {

@@ -78,10 +78,10 @@ core::Result<prom::QueryResultPtr> QueryRunner::run(
     if (report) status_->querySucceeded(*origin, **result, std::chrono::system_clock::now());
     return result;
   }
-  core::Status wrongType = prom::failure(
-      prom::FailureKind::kUnexpectedResultType,
-      "Prometheus returned a " + std::string(prom::resultTypeName((*result)->type)) + " where a " +
-          acceptedNames(accepted) + " was expected");
+  core::Status wrongType =
+      prom::failure(prom::FailureKind::kUnexpectedResultType,
+                    "Prometheus returned a " + std::string(prom::resultTypeName((*result)->type)) +
+                        " where a " + acceptedNames(accepted) + " was expected");
   if (report) status_->queryFailed(*origin, wrongType, std::chrono::system_clock::now());
   return fetchError(wrongType);
 }

@@ -56,6 +56,59 @@ inline std::string withoutTimestamps(const std::string& body) {
   return std::regex_replace(body, kTimestamp, R"("timestamp":"T")");
 }
 
+// The Debian prometheus on a fixed port and storage folder, so it can be stopped and started again.
+class Prometheus {
+ public:
+  Prometheus(const gpuscale::testing::TempDir& dir, const std::string& target)
+      : dir_(dir), port_(gpuscale::testing::freeLoopbackPort()) {
+    writeFile(dir_.file("prometheus.yml"),
+              "global: {scrape_interval: 1s, evaluation_interval: 1s}\n"
+              "scrape_configs:\n"
+              "- job_name: triton\n"
+              "  static_configs: [{targets: [\"" +
+                  target + "\"]}]\n");
+    start();
+  }
+  void start() {
+    process_ = std::make_unique<BackgroundProcess>(
+        std::vector<std::string>{"prometheus", "--config.file=" + dir_.file("prometheus.yml"),
+                                 "--storage.tsdb.path=" + dir_.file("data"),
+                                 "--web.listen-address=" + address()},
+        dir_.file("prometheus.log"));
+    ASSERT_TRUE(gpuscale::testing::waitUntil([&] { return curl(url() + "/-/ready").code == 200; },
+                                             std::chrono::seconds(60)))
+        << process_->log();
+  }
+  void stop() {
+    process_->signal(SIGTERM);
+    process_->wait(std::chrono::seconds(30));
+  }
+  std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
+  std::string url() const { return "http://" + address(); }
+
+ private:
+  const gpuscale::testing::TempDir& dir_;
+  uint16_t port_;
+  std::unique_ptr<BackgroundProcess> process_;
+};
+
+// The simulator's Triton exporter on a free loopback port; `target` becomes "127.0.0.1:<port>"
+// (empty when it did not start).
+inline std::unique_ptr<BackgroundProcess> startExporter(const gpuscale::testing::TempDir& dir,
+                                                        std::string& target) {
+  auto exporter = std::make_unique<BackgroundProcess>(
+      std::vector<std::string>{binary("gpuscale-sim"), "exporter", "--listen", "127.0.0.1:0",
+                               "--port-file", dir.file("exporter.port")},
+      dir.file("exporter.log"));
+  if (gpuscale::testing::waitUntil([&] { return std::ifstream(dir.file("exporter.port")).good(); },
+                                   std::chrono::seconds(10))) {
+    std::string port;
+    std::ifstream(dir.file("exporter.port")) >> port;
+    if (!port.empty()) target = "127.0.0.1:" + port;
+  }
+  return exporter;
+}
+
 // The adapter program in standalone mode.
 class AdapterProcess {
  public:

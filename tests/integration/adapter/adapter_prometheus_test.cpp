@@ -36,42 +36,6 @@ externalRules:
 
 constexpr char kCustom[] = "/apis/custom.metrics.k8s.io/v1beta1";
 
-// The Debian prometheus on a fixed port and storage folder, so it can be stopped and started again.
-class Prometheus {
- public:
-  Prometheus(const gpuscale::testing::TempDir& dir, const std::string& target)
-      : dir_(dir), port_(gpuscale::testing::freeLoopbackPort()) {
-    writeFile(dir_.file("prometheus.yml"),
-              "global: {scrape_interval: 1s, evaluation_interval: 1s}\n"
-              "scrape_configs:\n"
-              "- job_name: triton\n"
-              "  static_configs: [{targets: [\"" +
-                  target + "\"]}]\n");
-    start();
-  }
-  void start() {
-    process_ = std::make_unique<BackgroundProcess>(
-        std::vector<std::string>{"prometheus", "--config.file=" + dir_.file("prometheus.yml"),
-                                 "--storage.tsdb.path=" + dir_.file("data"),
-                                 "--web.listen-address=" + address()},
-        dir_.file("prometheus.log"));
-    ASSERT_TRUE(gpuscale::testing::waitUntil([&] { return curl(url() + "/-/ready").code == 200; },
-                                             std::chrono::seconds(60)))
-        << process_->log();
-  }
-  void stop() {
-    process_->signal(SIGTERM);
-    process_->wait(std::chrono::seconds(30));
-  }
-  std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
-  std::string url() const { return "http://" + address(); }
-
- private:
-  const gpuscale::testing::TempDir& dir_;
-  uint16_t port_;
-  std::unique_ptr<BackgroundProcess> process_;
-};
-
 class AdapterPrometheusTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
@@ -80,15 +44,10 @@ class AdapterPrometheusTest : public ::testing::Test {
       return;
     }
     dir_ = new gpuscale::testing::TempDir();
-    exporter_ = new BackgroundProcess({binary("gpuscale-sim"), "exporter", "--listen",
-                                       "127.0.0.1:0", "--port-file", dir_->file("exporter.port")},
-                                      dir_->file("exporter.log"));
-    ASSERT_TRUE(gpuscale::testing::waitUntil(
-        [] { return std::ifstream(dir_->file("exporter.port")).good(); },
-        std::chrono::seconds(10)));
-    std::string port;
-    std::ifstream(dir_->file("exporter.port")) >> port;
-    prometheus_ = new Prometheus(*dir_, "127.0.0.1:" + port);
+    std::string target;
+    exporter_ = startExporter(*dir_, target).release();
+    ASSERT_FALSE(target.empty()) << "the exporter did not start";
+    prometheus_ = new Prometheus(*dir_, target);
     writeFile(dir_->file("rules.yaml"), kRules);
     adapter_ = new AdapterProcess(dir_->file("rules.yaml"), prometheus_->url());
     // Discovery, then two scrapes' worth of data for the delta()/rate() windows.

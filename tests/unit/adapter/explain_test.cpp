@@ -137,8 +137,8 @@ TEST(ExplainDiscovery, PerFilterAccounting) {
     rules::SeriesByQuery series;
     auto& list = series[rule.seriesQuery()];
     for (const auto& [name, labels] : row.names) list.push_back(rules::Series{name, labels});
-    for (const rules::CompiledRule& other : set->of(row.external ? rules::RuleKind::kCustom
-                                                                 : rules::RuleKind::kExternal)) {
+    for (const rules::CompiledRule& other :
+         set->of(row.external ? rules::RuleKind::kCustom : rules::RuleKind::kExternal)) {
       series[other.seriesQuery()];
     }
     const rules::RuleStats stats =

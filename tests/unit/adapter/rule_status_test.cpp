@@ -46,13 +46,16 @@ TEST_F(RuleStatusTest, DiscoveryPerRule) {
   RuleStatus status(registry_);
   status.discoveryFailed("rules[0]", prom::failure(prom::FailureKind::kConnection, "refused"),
                          now_);
-  EXPECT_TRUE(has(R"(gpuscale_adapter_rule_discovery_errors_total{class="unreachable",rule="rules[0]"} 1)"));
-  EXPECT_TRUE(has(R"(gpuscale_adapter_rule_last_relist_success_timestamp_seconds{rule="rules[0]"} 0)"));
+  EXPECT_TRUE(has(
+      R"(gpuscale_adapter_rule_discovery_errors_total{class="unreachable",rule="rules[0]"} 1)"));
+  EXPECT_TRUE(
+      has(R"(gpuscale_adapter_rule_last_relist_success_timestamp_seconds{rule="rules[0]"} 0)"));
   ASSERT_TRUE(status.state("rules[0]").lastDiscoveryError.has_value());
   EXPECT_EQ(status.state("rules[0]").lastDiscoveryError->errorClass, "unreachable");
 
   status.discoverySucceeded("rules[0]", now_);
-  EXPECT_TRUE(has(R"(gpuscale_adapter_rule_last_relist_success_timestamp_seconds{rule="rules[0]"} 1800000000)"));
+  EXPECT_TRUE(has(
+      R"(gpuscale_adapter_rule_last_relist_success_timestamp_seconds{rule="rules[0]"} 1800000000)"));
   EXPECT_FALSE(status.state("rules[0]").lastDiscoveryError.has_value());
   EXPECT_EQ(status.state("rules[0]").lastRelistSuccess, now_);
 }
@@ -69,8 +72,8 @@ TEST_F(RuleStatusTest, QueriesEmptyResultsErrorsAndValueAge) {
   const std::string labels = R"(metric="queue_time",rule="rules[1]")";
   EXPECT_TRUE(has("gpuscale_adapter_metric_queries_total{" + labels + "} 3"));
   EXPECT_TRUE(has("gpuscale_adapter_metric_empty_results_total{" + labels + "} 1"));
-  EXPECT_TRUE(has(R"(gpuscale_adapter_metric_query_errors_total{class="timeout",)" + labels +
-                  "} 1"));
+  EXPECT_TRUE(
+      has(R"(gpuscale_adapter_metric_query_errors_total{class="timeout",)" + labels + "} 1"));
   // The newest sample served was 3 s old; the empty answer leaves the gauge as it was.
   EXPECT_TRUE(has("gpuscale_adapter_metric_value_age_seconds{" + labels + "} 3"));
   RuleState state = status.state("rules[1]");
@@ -88,7 +91,8 @@ TEST_F(RuleStatusTest, MetricLabelsAreBounded) {
   }
   EXPECT_TRUE(has(R"(gpuscale_adapter_metric_queries_total{metric="m2",rule="rules[0]"} 1)"));
   EXPECT_FALSE(has(R"(metric="m3")"));
-  EXPECT_TRUE(has(R"x(gpuscale_adapter_metric_queries_total{metric="(other)",rule="rules[0]"} 2)x"));
+  EXPECT_TRUE(
+      has(R"x(gpuscale_adapter_metric_queries_total{metric="(other)",rule="rules[0]"} 2)x"));
 }
 
 TEST_F(RuleStatusTest, WithoutRegistryStateIsStillKept) {
