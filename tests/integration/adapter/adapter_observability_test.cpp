@@ -52,29 +52,17 @@ bool contains(const std::string& text, const std::string& part) {
 class AdapterExplainTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    if (!gpuscale::testing::programAvailable("prometheus") ||
-        !gpuscale::testing::programAvailable("kubectl")) {
-      return;
-    }
-    dir_ = new gpuscale::testing::TempDir();
-    std::string target;
-    exporter_ = startExporter(*dir_, target).release();
-    ASSERT_FALSE(target.empty()) << "the exporter did not start";
-    prometheus_ = new Prometheus(*dir_, target);
-    writeFile(dir_->file("rules.yaml"), kRules);
     // A discovery window wider than the 1 s relist, so a slow scrape on a busy machine does not
     // empty the registry between two relists.
-    adapter_ =
-        new AdapterProcess(dir_->file("rules.yaml"), prometheus_->url(), {"--metrics-max-age=30s"});
-    ASSERT_TRUE(gpuscale::testing::waitUntil([] { return curl(adapter_->url(kNamed)).code == 200; },
-                                             std::chrono::seconds(60)))
-        << adapter_->log();
+    stack_ = TritonStack::start(kRules, {"--metrics-max-age=30s"}, kNamed).release();
+    if (stack_ != nullptr && stack_->adapter) {
+      adapter_ = stack_->adapter.get();
+      prometheus_ = stack_->prometheus.get();
+    }
   }
   static void TearDownTestSuite() {
-    delete adapter_;
-    delete prometheus_;
-    delete exporter_;
-    delete dir_;
+    delete stack_;
+    adapter_ = nullptr;
   }
   void SetUp() override {
     if (adapter_ == nullptr) GTEST_SKIP() << "prometheus or kubectl not installed";
@@ -82,20 +70,18 @@ class AdapterExplainTest : public ::testing::Test {
 
   static ProcessResult explainCli(std::vector<std::string> extra) {
     std::vector<std::string> argv = {
-        binary("gpuscale-adapter"), "explain",          "--config",
-        dir_->file("rules.yaml"),   "--prometheus-url", prometheus_->url()};
+        binary("gpuscale-adapter"),     "explain",          "--config",
+        stack_->dir.file("rules.yaml"), "--prometheus-url", prometheus_->url()};
     argv.insert(argv.end(), extra.begin(), extra.end());
     return runProcess(argv);
   }
 
-  static gpuscale::testing::TempDir* dir_;
-  static BackgroundProcess* exporter_;
+  static TritonStack* stack_;
   static Prometheus* prometheus_;
   static AdapterProcess* adapter_;
 };
 
-gpuscale::testing::TempDir* AdapterExplainTest::dir_ = nullptr;
-BackgroundProcess* AdapterExplainTest::exporter_ = nullptr;
+TritonStack* AdapterExplainTest::stack_ = nullptr;
 Prometheus* AdapterExplainTest::prometheus_ = nullptr;
 AdapterProcess* AdapterExplainTest::adapter_ = nullptr;
 
@@ -172,7 +158,7 @@ TEST_F(AdapterExplainTest, CliJsonAndMetricFilter) {
 TEST_F(AdapterExplainTest, CliShowsAnUnreachablePrometheus) {
   const uint16_t nothing = gpuscale::testing::freeLoopbackPort();
   ProcessResult r =
-      runProcess({binary("gpuscale-adapter"), "explain", "--config", dir_->file("rules.yaml"),
+      runProcess({binary("gpuscale-adapter"), "explain", "--config", stack_->dir.file("rules.yaml"),
                   "--prometheus-url", "http://127.0.0.1:" + std::to_string(nothing)});
   ASSERT_EQ(r.exitCode, 0) << r.err;
   EXPECT_TRUE(contains(r.out, "last error:    discovery: prometheus connection failed")) << r.out;

@@ -161,4 +161,39 @@ class AdapterProcess {
   std::unique_ptr<BackgroundProcess> process_;
 };
 
+// What a suite against a real Prometheus shares: the exporter, Prometheus scraping it, and the
+// adapter serving `rules`, started once and stopped in reverse order.
+struct TritonStack {
+  // Null when prometheus or kubectl is not installed. Fails the calling test (and returns what was
+  // started) when a part does not come up or `readyPath` does not answer 200 within a minute.
+  static std::unique_ptr<TritonStack> start(const std::string& rules,
+                                            const std::vector<std::string>& adapterArgs,
+                                            const std::string& readyPath) {
+    if (!gpuscale::testing::programAvailable("prometheus") ||
+        !gpuscale::testing::programAvailable("kubectl")) {
+      return nullptr;
+    }
+    auto stack = std::make_unique<TritonStack>();
+    std::string target;
+    stack->exporter = startExporter(stack->dir, target);
+    EXPECT_FALSE(target.empty()) << "the exporter did not start";
+    if (target.empty()) return stack;
+    stack->prometheus = std::make_unique<Prometheus>(stack->dir, target);
+    writeFile(stack->dir.file("rules.yaml"), rules);
+    stack->adapter = std::make_unique<AdapterProcess>(stack->dir.file("rules.yaml"),
+                                                      stack->prometheus->url(), adapterArgs);
+    AdapterProcess& adapter = *stack->adapter;
+    // Discovery, then two scrapes' worth of data for the delta()/rate() windows.
+    EXPECT_TRUE(gpuscale::testing::waitUntil(
+        [&] { return curl(adapter.url(readyPath)).code == 200; }, std::chrono::seconds(60)))
+        << adapter.log();
+    return stack;
+  }
+
+  gpuscale::testing::TempDir dir;
+  std::unique_ptr<BackgroundProcess> exporter;
+  std::unique_ptr<Prometheus> prometheus;
+  std::unique_ptr<AdapterProcess> adapter;
+};
+
 }  // namespace gpuscale::adapter::testing

@@ -39,32 +39,18 @@ constexpr char kCustom[] = "/apis/custom.metrics.k8s.io/v1beta1";
 class AdapterPrometheusTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    if (!gpuscale::testing::programAvailable("prometheus") ||
-        !gpuscale::testing::programAvailable("kubectl")) {
-      return;
+    stack_ = TritonStack::start(
+                 kRules, {},
+                 std::string(kCustom) + "/namespaces/default/pods/triton-2/avg_time_queue_us")
+                 .release();
+    if (stack_ != nullptr && stack_->adapter) {
+      adapter_ = stack_->adapter.get();
+      prometheus_ = stack_->prometheus.get();
     }
-    dir_ = new gpuscale::testing::TempDir();
-    std::string target;
-    exporter_ = startExporter(*dir_, target).release();
-    ASSERT_FALSE(target.empty()) << "the exporter did not start";
-    prometheus_ = new Prometheus(*dir_, target);
-    writeFile(dir_->file("rules.yaml"), kRules);
-    adapter_ = new AdapterProcess(dir_->file("rules.yaml"), prometheus_->url());
-    // Discovery, then two scrapes' worth of data for the delta()/rate() windows.
-    ASSERT_TRUE(gpuscale::testing::waitUntil(
-        [] {
-          return curl(adapter_->url(std::string(kCustom) +
-                                    "/namespaces/default/pods/triton-2/avg_time_queue_us"))
-                     .code == 200;
-        },
-        std::chrono::seconds(60)))
-        << adapter_->log();
   }
   static void TearDownTestSuite() {
-    delete adapter_;
-    delete prometheus_;
-    delete exporter_;
-    delete dir_;
+    delete stack_;
+    adapter_ = nullptr;
   }
   void SetUp() override {
     if (adapter_ == nullptr) GTEST_SKIP() << "prometheus or kubectl not installed";
@@ -82,14 +68,12 @@ class AdapterPrometheusTest : public ::testing::Test {
     return withoutTimestamps(c.body);
   }
 
-  static gpuscale::testing::TempDir* dir_;
-  static BackgroundProcess* exporter_;
+  static TritonStack* stack_;
   static Prometheus* prometheus_;
   static AdapterProcess* adapter_;
 };
 
-gpuscale::testing::TempDir* AdapterPrometheusTest::dir_ = nullptr;
-BackgroundProcess* AdapterPrometheusTest::exporter_ = nullptr;
+TritonStack* AdapterPrometheusTest::stack_ = nullptr;
 Prometheus* AdapterPrometheusTest::prometheus_ = nullptr;
 AdapterProcess* AdapterPrometheusTest::adapter_ = nullptr;
 
