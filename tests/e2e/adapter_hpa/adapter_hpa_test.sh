@@ -20,67 +20,22 @@
 # Exit 77 (skipped) when the cluster binaries, gpuscale-adapter or prometheus are missing.
 set -euo pipefail
 
-src=${GPUSCALE_SOURCE_DIR:-$(cd "$(dirname "$0")/../../.." && pwd)}
-build=${GPUSCALE_BINARY_DIR:-$src/build}
+# shellcheck source=../lib/common.sh
+source "$(dirname "$0")/../lib/common.sh"
+# shellcheck source=../lib/adapter_stack.sh
+source "$(dirname "$0")/../lib/adapter_stack.sh"
+e2e_init adapter-hpa
 here=$src/tests/e2e/adapter_hpa
-cluster=$src/tests/cluster
-bin=${GPUSCALE_CLUSTER_BIN:-$cluster/bin}
 adapter=${GPUSCALE_ADAPTER_BIN:-$build/bin/gpuscale-adapter}
-for b in "$bin"/{etcd,kube-apiserver,kube-controller-manager,kube-scheduler,kubectl,kwok} "$adapter" \
-  /usr/bin/prometheus /usr/bin/openssl /usr/bin/python3; do
-  if [ ! -x "$b" ]; then
-    echo "skip: $b not built or installed"
-    exit 77
-  fi
-done
-
-work=$(mktemp -d "${TMPDIR:-/tmp}/gpuscale-adapter-hpa.XXXXXX")
-exporter_pid=
-stop_pid() { # pid
-  [ -n "$1" ] || return 0
-  kill -TERM "$1" 2>/dev/null || true
-  wait "$1" 2>/dev/null || true
-}
-cleanup() {
-  local rc=$?
-  stop_pid "${ADAPTER_PID:-}"
-  stop_pid "$exporter_pid"
-  "$src/tests/support/prometheus_run.sh" stop "$work/prometheus" || true
-  "$cluster/down.sh" "$work/cluster" || { [ $rc -ne 0 ] || rc=1; }
-  if [ $rc -eq 0 ]; then
-    rm -rf "$work"
-  else
-    echo "FAILED (rc=$rc); logs kept in $work" >&2
-    for f in "$work"/adapter.log "$work"/exporter.log "$work"/prometheus/prometheus.log \
-      "$work"/cluster/logs/kube-controller-manager.log; do
-      [ -f "$f" ] && { echo "--- tail $f" >&2; tail -n 30 "$f" >&2; }
-    done
-  fi
-  exit $rc
-}
-trap cleanup EXIT
-
-step() { echo "== $(date -u +%H:%M:%S) $*"; }
-die() {
-  echo "FAIL: $*" >&2
-  exit 1
-}
-# eventually TIMEOUT-SECONDS DESCRIPTION COMMAND...: poll until COMMAND succeeds. Waits are generous:
-# the test runs in CI on 2 loaded cores.
-eventually() {
-  local deadline=$((SECONDS + $1)) what=$2
-  shift 2
-  until "$@"; do
-    [ $SECONDS -lt $deadline ] || die "timed out after $1 s: $what"
-    sleep 1
-  done
-}
+e2e_require_cluster
+e2e_require "$adapter" /usr/bin/prometheus /usr/bin/openssl /usr/bin/python3
+e2e_on_exit 'adapter_stack_stop'
+e2e_on_exit '"$src/tests/support/prometheus_run.sh" stop "$work/prometheus"'
+e2e_show_on_failure "$work/adapter.log" "$work/exporter.log" "$work/prometheus/prometheus.log" \
+  "$work/cluster/logs/kube-controller-manager.log"
 
 step "start the control plane"
-"$cluster/up.sh" "$work/cluster"
-# shellcheck disable=SC1091
-source "$work/cluster/env"
-kc() { "$bin/kubectl" "$@"; }
+e2e_cluster_up
 pki=$GPUSCALE_PKI_DIR
 
 step "a KWOK node and the Deployment triton (1 replica) in default"
@@ -120,18 +75,15 @@ eventually 180 "one Running triton pod" running_is 1
 
 step "the pod exporter and Prometheus"
 echo 400000 >"$work/queue_us"
-python3 "$here/pod_exporter.py" --kubectl "$bin/kubectl" --namespace default --selector app=triton \
-  --queue-file "$work/queue_us" --port-file "$work/exporter.port" >"$work/exporter.log" 2>&1 &
-exporter_pid=$!
+e2e_spawn "$work/exporter.log" python3 "$here/pod_exporter.py" --kubectl "$bin/kubectl" \
+  --namespace default --selector app=triton --queue-file "$work/queue_us" \
+  --port-file "$work/exporter.port"
 eventually 60 "exporter port file" test -s "$work/exporter.port"
 exporter=127.0.0.1:$(cat "$work/exporter.port")
 prom_url=$("$src/tests/support/prometheus_run.sh" start "$work/prometheus" --scrape "$exporter" \
   --interval 1s)
 
 step "the adapter: identity (manifests/adapter RBAC), serving certificate, in-cluster mode, APIServices"
-export KUBECTL=$bin/kubectl
-# shellcheck source=../lib/adapter_stack.sh
-source "$src/tests/e2e/lib/adapter_stack.sh"
 adapter_stack_init "$work" "$adapter" "$src/rules/triton.yaml"
 adapter_stack_identity
 adapter_stack_certificate
@@ -237,11 +189,7 @@ eventually 120 "HPA ScalingActive=False FailedGetPodsMetric" failed_get
 # scaled triton down by now.
 stabilization=${GPUSCALE_HPA_DOWNSCALE_STABILIZATION:-30s}
 hold=$((${stabilization%s} + 30))
-deadline=$((SECONDS + hold))
-while [ $SECONDS -lt $deadline ]; do
-  replicas_are 7 || die "the HPA scaled to $(spec_replicas) while Prometheus was down"
-  sleep 2
-done
+holds "$hold" "the HPA scaled while Prometheus was down" replicas_are 7
 failed_get || die "HPA condition changed while Prometheus was down: $(condition ScalingActive)"
 
 step "Prometheus back (a new port) and the adapter restarted on its port: triton scales in to 1"
