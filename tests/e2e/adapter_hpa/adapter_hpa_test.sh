@@ -23,8 +23,8 @@
 #   5. fault, Prometheus stopped while the load falls to zero: through kube-apiserver the adapter
 #      answers 503 with a Status naming the Prometheus connection failure, the HPA reports
 #      ScalingActive=False FailedGetPodsMetric and keeps 7 replicas past the downscale stabilization
-#      window (no made-up 0); Prometheus back on its port: the adapter recovers by itself and the
-#      HPA scales in to 1;
+#      window (no made-up 0); the adapter's /metrics counts the failed Prometheus calls; Prometheus
+#      back on its port: the adapter recovers by itself and the HPA scales in to 1;
 #   6. fault, the adapter killed (SIGKILL) while the load rises again: the aggregator answers 503,
 #      the APIServices turn Available=False, the HPA holds 1 replica; the adapter started again on
 #      its port: the APIServices are Available again and the HPA scales to 7.
@@ -234,6 +234,16 @@ holding() { replicas_are "$1" && failed_get; }
 holds $((${stabilization%s} + 30)) "the HPA left 7 replicas or FailedGetPodsMetric while Prometheus was down" \
   holding 7
 [ "$(max_replicas)" = 7 ] || die "maxReplicas changed while Prometheus was down"
+# The degraded mode is counted in the adapter's /metrics (as the admin, directly at the adapter).
+connection_failures() {
+  curl -sk --max-time 20 --cert "$pki/admin.crt" --key "$pki/admin.key" \
+    "https://127.0.0.1:$ADAPTER_PORT/metrics" |
+    awk '/^gpuscale_adapter_prometheus_requests_total\{.*result="connection failed"/ {n += $NF}
+         END {print n + 0}'
+}
+failures=$(connection_failures)
+echo "Prometheus calls that could not connect: $failures"
+awk -v n="$failures" 'BEGIN {exit !(n > 0)}' || die "the outage is not counted in /metrics"
 
 step "Prometheus back on its port: the adapter recovers by itself, triton scales in to 1"
 "$prometheus_run" start "$work/prometheus" --scrape "$exporter" --interval 1s --port "$prom_port"
