@@ -206,9 +206,9 @@ expect_event triton PartitionChangeIncomplete
   die "the reshape of gpu-a100-1 did not start exactly once"
 
 step "fault: Prometheus stopped while the load falls to 0; the adapter answers 503, the HPA holds 7"
-echo 0 >"$work/queue_us" # the load is gone, but nobody can see it
 prom_port=${prom_url##*:}
 "$prometheus_run" stop "$work/prometheus"
+echo 0 >"$work/queue_us" # the load is gone, but nobody can see it
 # raw_error PATH: kubectl's verbose request line (the HTTP status) and the error it printed.
 raw_error() { ! kc get --raw "$1" -v=6 >"$work/raw.out" 2>&1; }
 eventually 120 "the metric request fails while Prometheus is down" raw_error "$(metric_path v1beta1)"
@@ -251,8 +251,8 @@ eventually 300 "the HPA scales triton to 1" replicas_are 1
 kc -n default get hpa triton
 
 step "fault: the adapter killed while the load rises; the APIServices go unavailable, the HPA holds 1"
-echo 400000 >"$work/queue_us"
 adapter_stack_stop KILL
+echo 400000 >"$work/queue_us" # the load is back, but nobody can see it
 unavailable() { [ "$(kc get apiservice "$1.custom.metrics.k8s.io" \
   -o jsonpath='{.status.conditions[?(@.type=="Available")].status}')" = False ]; }
 eventually 120 "APIService v1beta1 Available=False" unavailable v1beta1
