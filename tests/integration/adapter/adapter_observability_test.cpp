@@ -4,6 +4,7 @@
 // Prometheus outage, and the Grafana dashboard's metric names against a live `/metrics`.
 #include <gtest/gtest.h>
 
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
@@ -11,6 +12,7 @@
 #include <thread>
 
 #include "adapter_process.h"
+#include "fakes/fake_http_server.h"
 
 namespace gpuscale::adapter::testing {
 namespace {
@@ -186,6 +188,98 @@ TEST_F(AdapterExplainTest, DebugExplainThroughKubectl) {
 
   HttpReply wrong = curl(adapter_->url("/debug/explain?output=yaml"));
   EXPECT_EQ(wrong.code, 400) << wrong.body;
+}
+
+// A kube-apiserver stand-in for delegated authentication and authorization: TokenReview knows the
+// tokens "alice-token" and "bob-token"; SubjectAccessReview allows only alice to get the
+// non-resource path /debug/explain, and records every review.
+class FakeDelegationServer {
+ public:
+  FakeDelegationServer()
+      : server_([this](const gpuscale::testing::FakeRequest& request,
+                       gpuscale::testing::FakeHttpServer::Exchange& exchange) {
+          answer(request, exchange);
+        }) {}
+
+  std::string url() const { return server_.url(); }
+  std::vector<nlohmann::json> reviews() {
+    std::lock_guard lock(mutex_);
+    return reviews_;
+  }
+
+ private:
+  void answer(const gpuscale::testing::FakeRequest& request,
+              gpuscale::testing::FakeHttpServer::Exchange& exchange) {
+    auto body = nlohmann::json::parse(request.body, nullptr, false);
+    nlohmann::json status;
+    if (request.path() == "/apis/authentication.k8s.io/v1/tokenreviews") {
+      const std::string token = body["spec"].value("token", "");
+      status["authenticated"] = token == "alice-token" || token == "bob-token";
+      if (status["authenticated"]) {
+        status["user"] = {{"username", token.substr(0, token.find('-'))}, {"groups", {"devs"}}};
+      }
+    } else if (request.path() == "/apis/authorization.k8s.io/v1/subjectaccessreviews") {
+      {
+        std::lock_guard lock(mutex_);
+        reviews_.push_back(body["spec"]);
+      }
+      const auto& spec = body["spec"];
+      status["allowed"] = spec.value("user", "") == "alice" &&
+                          spec.contains("nonResourceAttributes") &&
+                          spec["nonResourceAttributes"].value("path", "") == "/debug/explain" &&
+                          spec["nonResourceAttributes"].value("verb", "") == "get";
+    } else {
+      exchange.respond(404, R"({"kind":"Status","code":404})");
+      return;
+    }
+    body["status"] = status;
+    exchange.respond(201, body.dump(), {{"Content-Type", "application/json"}});
+  }
+
+  std::mutex mutex_;
+  std::vector<nlohmann::json> reviews_;
+  gpuscale::testing::FakeHttpServer server_;
+};
+
+TEST_F(AdapterExplainTest, DebugExplainInDelegatedModeNeedsTheNonResourcePermission) {
+  FakeDelegationServer kube;
+  const std::string kubeconfig = stack_->dir.file("delegation.kubeconfig");
+  writeFile(kubeconfig,
+            "apiVersion: v1\nkind: Config\n"
+            "clusters: [{name: c, cluster: {server: \"" +
+                kube.url() +
+                "\"}}]\n"
+                "users: [{name: u, user: {token: adapter}}]\n"
+                "contexts: [{name: c, context: {cluster: c, user: u}}]\n"
+                "current-context: c\n");
+  AdapterProcess delegated(
+      stack_->dir.file("rules.yaml"), prometheus_->url(),
+      {"--authentication-kubeconfig", kubeconfig, "--authorization-kubeconfig", kubeconfig,
+       "--lister-kubeconfig", kubeconfig, "--authentication-skip-lookup"},
+      false);
+  const std::string path = "/debug/explain?rule=rules%5B1%5D&sample=false";
+  ProcessResult bob = delegated.kubectl(path, "bob-token");
+  EXPECT_NE(bob.exitCode, 0);
+  EXPECT_TRUE(contains(bob.err, "Error from server (Forbidden)")) << bob.err;
+  ProcessResult nobody = delegated.kubectl(path, "unknown-token");
+  EXPECT_NE(nobody.exitCode, 0);
+  EXPECT_TRUE(contains(nobody.err, "Unauthorized")) << nobody.err;
+  ProcessResult alice = delegated.kubectl(path, "alice-token");
+  ASSERT_EQ(alice.exitCode, 0) << alice.err << delegated.log();
+  EXPECT_EQ(nlohmann::json::parse(alice.out)["rules"][0]["rule"], "rules[1]");
+
+  // kubectl also asks /version; the explain reviews are non-resource {path, verb get}.
+  std::set<std::string> explainUsers;
+  for (const auto& spec : kube.reviews()) {
+    if (!spec.contains("nonResourceAttributes") ||
+        spec["nonResourceAttributes"].value("path", "") != "/debug/explain") {
+      continue;
+    }
+    EXPECT_EQ(spec["nonResourceAttributes"]["verb"], "get");
+    EXPECT_FALSE(spec.contains("resourceAttributes"));
+    explainUsers.insert(spec.value("user", ""));
+  }
+  EXPECT_EQ(explainUsers, (std::set<std::string>{"alice", "bob"}));
 }
 
 // The exposition's metric names: every sample line's name, plus _bucket/_sum/_count of histograms.

@@ -109,16 +109,17 @@ inline std::unique_ptr<BackgroundProcess> startExporter(const gpuscale::testing:
   return exporter;
 }
 
-// The adapter program in standalone mode.
+// The adapter program, in standalone mode unless `standalone` is false (then the extra arguments
+// give the delegation flags; it binds to 127.0.0.1 either way).
 class AdapterProcess {
  public:
   AdapterProcess(const std::string& config, const std::string& prometheusUrl,
-                 std::vector<std::string> extraArgs = {}) {
+                 std::vector<std::string> extraArgs = {}, bool standalone = true) {
     port_ = gpuscale::testing::freeLoopbackPort();
     std::vector<std::string> argv = {binary("gpuscale-adapter"),
                                      "--config",
                                      config,
-                                     "--standalone",
+                                     standalone ? "--standalone" : "--bind-address=127.0.0.1",
                                      "--prometheus-url",
                                      prometheusUrl,
                                      "--secure-port",
@@ -138,11 +139,12 @@ class AdapterProcess {
   std::string url(const std::string& path) const {
     return "https://127.0.0.1:" + std::to_string(port_) + path;
   }
-  // kubectl --kubeconfig=/dev/null --server ... --insecure-skip-tls-verify --token=x get --raw PATH
-  ProcessResult kubectl(const std::string& path) const {
+  // kubectl --kubeconfig=/dev/null --server ... --insecure-skip-tls-verify --token=TOKEN get --raw
+  // PATH
+  ProcessResult kubectl(const std::string& path, const std::string& token = "x") const {
     return runProcess({"kubectl", "--kubeconfig=/dev/null", "--server",
                        "https://127.0.0.1:" + std::to_string(port_), "--insecure-skip-tls-verify",
-                       "--token=x", "get", "--raw", path});
+                       "--token=" + token, "get", "--raw", path});
   }
   bool running() { return process_ && process_->running(); }
   std::string log() const { return process_ ? process_->log() : ""; }
