@@ -53,14 +53,20 @@ prom::PrometheusOptions backendOptions(const rules::BackendSpec& spec,
   return options;
 }
 
+BackendFactory httpBackends(std::shared_ptr<prometheus::Registry> registry) {
+  return [registry = std::move(registry)](const std::string& name,
+                                          const prom::PrometheusOptions& options) {
+    return Backend::create(name, options, registry);
+  };
+}
+
 core::Result<std::shared_ptr<const BackendSet>> buildBackends(
     const rules::RuleSet& rules, std::shared_ptr<const Backend> fallback,
-    const prom::PrometheusOptions& defaults,
-    const std::shared_ptr<prometheus::Registry>& registry) {
+    const prom::PrometheusOptions& defaults, const BackendFactory& make) {
   std::vector<std::shared_ptr<const Backend>> backends;
   backends.push_back(std::move(fallback));
   for (const rules::BackendSpec& spec : rules.backends) {
-    auto backend = Backend::create(spec.name, backendOptions(spec, defaults), registry);
+    auto backend = make(spec.name, backendOptions(spec, defaults));
     if (!backend) {
       return core::Status::invalid(
           rules::Diagnostic{spec.pos, spec.path, backend.status().message()}.format(rules.file));

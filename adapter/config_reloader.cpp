@@ -21,9 +21,10 @@ struct ConfigReloader::Generation {
 };
 
 core::Result<std::shared_ptr<ConfigReloader>> ConfigReloader::create(ReloadSettings settings) {
+  if (!settings.makeBackend) settings.makeBackend = httpBackends(settings.registry);
   std::shared_ptr<ConfigReloader> reloader(new ConfigReloader(std::move(settings)));
-  auto fallback = Backend::create(std::string(rules::kDefaultBackend),
-                                  reloader->settings_.prometheus, reloader->settings_.registry);
+  auto fallback = reloader->settings_.makeBackend(std::string(rules::kDefaultBackend),
+                                                  reloader->settings_.prometheus);
   if (!fallback) return fallback.status();
   reloader->defaultBackend_ = std::move(*fallback);
   auto first = reloader->build();
@@ -69,7 +70,7 @@ core::Result<std::shared_ptr<ConfigReloader::Generation>> ConfigReloader::build(
   if (!relist) return relist.status();
   next->relist = *relist;
   auto backends =
-      buildBackends(*next->rules, defaultBackend_, settings_.prometheus, settings_.registry);
+      buildBackends(*next->rules, defaultBackend_, settings_.prometheus, settings_.makeBackend);
   if (!backends) return backends.status();
   next->backends = std::move(*backends);
   next->relister =

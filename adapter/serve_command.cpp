@@ -120,8 +120,13 @@ int runServeCommand(std::span<const std::string_view> args, std::ostream& out, s
   }
   auto registry = std::make_shared<prometheus::Registry>();
   const rules::ResourceMapper& mapper = rules::BuiltinResourceTable::instance();
-  auto reloader = ConfigReloader::create(
-      {options->configFile, &mapper, options->prometheus, options->relist, registry, {}});
+  ReloadSettings reload;
+  reload.configFile = options->configFile;
+  reload.mapper = &mapper;
+  reload.prometheus = options->prometheus;
+  reload.relist = options->relist;
+  reload.registry = registry;
+  auto reloader = ConfigReloader::create(std::move(reload));
   if (!reloader) {
     err << reloader.status().message() << "\n";
     return kUsageError;

@@ -18,7 +18,7 @@
 
 #include <prometheus/registry.h>
 
-#include <map>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -72,11 +72,18 @@ class BackendSet {
 prom::PrometheusOptions backendOptions(const rules::BackendSpec& spec,
                                        const prom::PrometheusOptions& defaults);
 
+// Makes one backend from its name and options (Backend::create in the program, fakes in tests).
+using BackendFactory = std::function<core::Result<std::shared_ptr<const Backend>>(
+    const std::string& name, const prom::PrometheusOptions& options)>;
+
+// The factory of real backends, with metrics on `registry`.
+BackendFactory httpBackends(std::shared_ptr<prometheus::Registry> registry);
+
 // `fallback` (the `default` backend, built once from `defaults`: the flags do not change on a
-// reload) and every backend `rules` declares, built new. An error names the backend where it is
-// declared ("FILE:LINE:COL: backends[1]: ...").
+// reload) and every backend `rules` declares, made new by `make`. An error names the backend where
+// it is declared ("FILE:LINE:COL: backends[1]: ...").
 core::Result<std::shared_ptr<const BackendSet>> buildBackends(
     const rules::RuleSet& rules, std::shared_ptr<const Backend> fallback,
-    const prom::PrometheusOptions& defaults, const std::shared_ptr<prometheus::Registry>& registry);
+    const prom::PrometheusOptions& defaults, const BackendFactory& make);
 
 }  // namespace gpuscale::adapter

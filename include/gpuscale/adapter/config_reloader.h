@@ -52,6 +52,8 @@ struct ReloadSettings {
   RelistOptions relist;                // as given; checked against every generation's rules
   std::shared_ptr<prometheus::Registry> registry;  // not null
   ConfigWatcherOptions watch;
+  // Makes the backends; empty means real ones (httpBackends(registry)).
+  BackendFactory makeBackend;
 };
 
 class ConfigReloader {
