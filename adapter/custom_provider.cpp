@@ -23,6 +23,8 @@ struct CustomProvider::Lookup {
   rules::ResourceInfo resource;
   std::string label;  // the Prometheus label holding object names
 
+  const Backend* backend() const { return snapshot->backendFor(*entry->rule); }
+
   core::Result<std::string> render(std::string_view namespaceName,
                                    std::span<const std::string> names, bool allObjects,
                                    const core::LabelSelector& metricSelector) const {
@@ -100,7 +102,7 @@ core::Result<apiserver::MetricValue> CustomProvider::getMetricByName(
   auto query = found->render(namespaceName, names, false, metricSelector);
   if (!query) return query.status();
   const QueryOrigin origin{found->entry->rule->path(), info.metric};
-  auto result = runner_->run(*query, {prom::ResultType::kVector}, &origin);
+  auto result = runner_->run(found->backend(), *query, {prom::ResultType::kVector}, &origin);
   if (!result) return result.status();
   const prom::Sample* match = nullptr;
   for (const prom::Sample& sample : (*result)->vector) {
@@ -139,7 +141,7 @@ core::Result<std::vector<apiserver::MetricValue>> CustomProvider::getMetricBySel
   if (namespaceWide) query = found->render(namespaceName, {}, true, metricSelector);
   if (!query) return query.status();
   const QueryOrigin origin{found->entry->rule->path(), info.metric};
-  auto result = runner_->run(*query, {prom::ResultType::kVector}, &origin);
+  auto result = runner_->run(found->backend(), *query, {prom::ResultType::kVector}, &origin);
   if (!result) return result.status();
 
   // Object name -> its sample's value; the last sample of a name wins (prometheus-adapter).
