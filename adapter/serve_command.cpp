@@ -14,6 +14,7 @@
 #include "gpuscale/adapter/standalone_object_lister.h"
 #include "gpuscale/apiserver/serve.h"
 #include "gpuscale/auth/delegation_options.h"
+#include "gpuscale/auth/serving_client_cas.h"
 #include "gpuscale/prom/caching_client.h"
 #include "gpuscale/prom/http_client.h"
 #include "gpuscale/rules/rule_set.h"
@@ -175,9 +176,16 @@ int runServeCommand(std::span<const std::string_view> args, std::ostream& out, s
                options->configFile, (*ruleSet)->rules.size(), (*ruleSet)->externalRules.size(),
                core::formatGoDuration(relist->interval), core::formatGoDuration(relist->maxAge),
                options->prometheus.url);
-  int code =
-      apiserver::serveUntilTerminated(options->server, std::move(config),
-                                      [relister](apiserver::ApiHandler&) { relister->start(); });
+  // The listener asks for client certificates of every CA the authenticator trusts (flags and
+  // the authentication ConfigMap) and follows their changes and certificate rotation.
+  auto tls = auth::servingTlsWithClientCas(options->server, access->auth.config, registry);
+  if (!tls) {
+    err << "Error: serving certificate: " << tls.status().message() << "\n";
+    return 1;
+  }
+  int code = apiserver::serveUntilTerminated(
+      options->server, std::move(config), [relister](apiserver::ApiHandler&) { relister->start(); },
+      *tls);
   relister->stop();
   return code;
 }

@@ -188,7 +188,7 @@ core::Result<DelegatedAuth> buildDelegatedAuth(const DelegationOptions& options)
   if (!authzClient) return authzClient.status();
 
   DelegatedAuth out;
-  out.config = std::make_shared<AuthenticationConfigSource>(*base);
+  out.config = std::make_shared<AuthenticationConfigSource>(*base, options.authentication);
   const bool needsLookup = options.authentication.clientCaFile.empty() ||
                            options.authentication.requestHeaderClientCaFile.empty();
   if (!options.skipLookup && needsLookup) {
