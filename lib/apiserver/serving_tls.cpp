@@ -12,17 +12,18 @@
 namespace gpuscale::apiserver {
 
 struct ServingTls::Metrics {
+  std::shared_ptr<prometheus::Registry> registry;  // owns the families below
   prometheus::Counter* successes = nullptr;
   prometheus::Counter* failures = nullptr;
   prometheus::Gauge* lastSuccessful = nullptr;
 
-  explicit Metrics(prometheus::Registry& registry) {
+  explicit Metrics(std::shared_ptr<prometheus::Registry> shared) : registry(std::move(shared)) {
     auto& reloads = prometheus::BuildCounter()
                         .Name("gpuscale_serving_tls_reloads_total")
                         .Help(
                             "TLS context rebuilds after the serving certificate or the client "
                             "CAs changed, by result (a failure keeps the previous context)")
-                        .Register(registry);
+                        .Register(*registry);
     successes = &reloads.Add({{"result", "success"}});
     failures = &reloads.Add({{"result", "failure"}});
     lastSuccessful = &prometheus::BuildGauge()
@@ -30,7 +31,7 @@ struct ServingTls::Metrics {
                           .Help(
                               "1 if the last TLS reload attempt succeeded or nothing changed, "
                               "0 if the serving certificate, key or client CAs were rejected")
-                          .Register(registry)
+                          .Register(*registry)
                           .Add({});
     lastSuccessful->Set(1);
   }
@@ -43,7 +44,7 @@ core::Result<std::shared_ptr<ServingTls>> ServingTls::create(
   auto context = detail::makeServerTlsContext(*config);
   if (!context) return context.status();
   std::shared_ptr<ServingTls> tls(
-      new ServingTls(std::move(loader), registry ? std::make_unique<Metrics>(*registry) : nullptr));
+      new ServingTls(std::move(loader), registry ? std::make_unique<Metrics>(registry) : nullptr));
   tls->context_ = std::move(*context);
   tls->config_ = std::move(*config);
   tls->generation_ = 1;
