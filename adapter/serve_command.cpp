@@ -15,6 +15,7 @@
 #include "gpuscale/apiserver/serve.h"
 #include "gpuscale/auth/delegation_options.h"
 #include "gpuscale/auth/serving_client_cas.h"
+#include "gpuscale/kube/client_metrics.h"
 #include "gpuscale/prom/caching_client.h"
 #include "gpuscale/prom/http_client.h"
 #include "gpuscale/rules/rule_set.h"
@@ -110,6 +111,11 @@ int runServeCommand(std::span<const std::string_view> args, std::ostream& out, s
   if (options->standalone && !hasFlag(args, "bind-address")) {
     options->server.bindAddress = "127.0.0.1";
   }
+  // One /metrics registry; the Kubernetes clients (delegation, listing) report to it too.
+  auto registry = std::make_shared<prometheus::Registry>();
+  if (!options->standalone) {
+    delegation.observer = std::make_shared<kube::KubeClientMetrics>(registry);
+  }
   auto access = buildObjectAccess(*options, delegation);
   if (!access) {
     err << "Error: " << access.status().message() << "\n";
@@ -140,7 +146,6 @@ int runServeCommand(std::span<const std::string_view> args, std::ostream& out, s
     return kUsageError;
   }
 
-  auto registry = std::make_shared<prometheus::Registry>();
   auto instrumented = std::make_shared<InstrumentedClient>(
       std::shared_ptr<prom::Client>(std::move(*http)), registry);
   prom::CacheOptions cacheOptions;
