@@ -115,24 +115,7 @@ TEST_F(ClusterTest, AdapterFollowsTheFrontProxyCaOfTheAuthenticationConfigMap) {
 
   // Through kube-apiserver's aggregator: the front-proxy certificate vouches for the forwarded
   // user, whom our SubjectAccessReview then names in the denial.
-  apply(std::string(R"(apiVersion: v1
-kind: Service
-metadata: {name: e2e-adapter-process, namespace: kube-e2e}
-spec: {type: ExternalName, externalName: localhost}
----
-apiVersion: apiregistration.k8s.io/v1
-kind: APIService
-metadata: {name: v1beta1.custom.metrics.k8s.io}
-spec:
-  group: custom.metrics.k8s.io
-  version: v1beta1
-  groupPriorityMinimum: 100
-  versionPriority: 100
-  insecureSkipTLSVerify: true
-  service: {name: e2e-adapter-process, namespace: kube-e2e, port: )") +
-        std::to_string(adapter.port()) + "}\n");
-  auto available = kubectl({"wait", "--for=condition=Available",
-                            "apiservice/v1beta1.custom.metrics.k8s.io", "--timeout=120s"});
+  auto available = registerCustomMetricsApiService("e2e-adapter-process", adapter.port());
   ASSERT_EQ(available.exitCode, 0) << available.err << adapter.log();
   const auto throughAggregator = [&] {
     return testing::runProcess(

@@ -10,6 +10,7 @@
 #include "fakes/test_pki.h"
 #include "support/temp_dir.h"
 #include "support/wait_until.h"
+#include "unit/auth/authentication_config_map.h"
 
 namespace gpuscale::auth {
 namespace {
@@ -61,18 +62,6 @@ class ServingFiles : public ::testing::Test {
   testing::TempDir dir_;
   apiserver::ServerOptions options_;
 };
-
-kube::Object authenticationConfigMap(const std::string& clientCa, const std::string& frontProxyCa) {
-  return {
-      {"apiVersion", "v1"},
-      {"kind", "ConfigMap"},
-      {"metadata",
-       {{"name", kAuthenticationConfigMapName}, {"namespace", kAuthenticationConfigMapNamespace}}},
-      {"data",
-       {{"client-ca-file", clientCa},
-        {"requestheader-client-ca-file", frontProxyCa},
-        {"requestheader-allowed-names", R"(["front-proxy-client"])"}}}};
-}
 
 const kube::ResourceRef kConfigMaps =
     kube::ResourceRef::collection("", "v1", "configmaps", kAuthenticationConfigMapNamespace);

@@ -13,6 +13,7 @@
 #include "fakes/fake_kube_client.h"
 #include "gpuscale/kube/informer.h"
 #include "gpuscale/kube/rest_client.h"
+#include "support/wait_until.h"
 
 namespace gpuscale::kube {
 namespace {
@@ -64,15 +65,6 @@ class RecordingObserver final : public ClientObserver {
   int waits_ = 0;
   Seconds waited_{0};
 };
-
-template <typename F>
-bool eventually(F done) {
-  for (int i = 0; i < 1000; ++i) {
-    if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  return done();
-}
 
 TEST(ClientObserverTest, LabelsAreBounded) {
   struct Row {
@@ -158,14 +150,17 @@ TEST(ClientObserverTest, InformerReportsListsWatchesAndGone) {
   Informer informer(kube, options);
   informer.start();
   ASSERT_TRUE(informer.waitForSync(std::chrono::seconds(5)));
-  ASSERT_TRUE(eventually([&] { return kube->openWatches() == 1; }));
+  ASSERT_TRUE(
+      testing::waitUntil([&] { return kube->openWatches() == 1; }, std::chrono::seconds(10)));
   EXPECT_EQ(observer->count("listed pods"), 1u);
   EXPECT_EQ(observer->count("watch pods"), 1u);
 
   kube->endWatches();  // a stream that ends normally resumes without a LIST
-  ASSERT_TRUE(eventually([&] { return observer->count("watch pods") == 2; }));
+  ASSERT_TRUE(testing::waitUntil([&] { return observer->count("watch pods") == 2; },
+                                 std::chrono::seconds(10)));
   kube->endWatches(core::Status(410, "Expired", "too old resource version"));
-  ASSERT_TRUE(eventually([&] { return observer->count("watch pods") == 3; }));
+  ASSERT_TRUE(testing::waitUntil([&] { return observer->count("watch pods") == 3; },
+                                 std::chrono::seconds(10)));
   EXPECT_EQ(observer->count("gone pods"), 1u);
   EXPECT_EQ(observer->count("listed pods"), 2u);
   informer.stop();
