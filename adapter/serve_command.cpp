@@ -7,6 +7,7 @@
 
 #include "gpuscale/adapter/custom_provider.h"
 #include "gpuscale/adapter/external_provider.h"
+#include "gpuscale/adapter/forwarding_external_provider.h"
 #include "gpuscale/adapter/instrumented_client.h"
 #include "gpuscale/adapter/kube_object_lister.h"
 #include "gpuscale/adapter/relister.h"
@@ -159,6 +160,13 @@ int runServeCommand(std::span<const std::string_view> args, std::ostream& out, s
   if (!(*ruleSet)->externalRules.empty()) {
     config.externalMetrics = std::make_shared<ExternalProvider>(snapshots, runner);
   }
+  auto external =
+      withExternalFallback(std::move(config.externalMetrics), options->externalFallback, registry);
+  if (!external) {
+    err << "Error: " << external.status().message() << "\n";
+    return kUsageError;
+  }
+  config.externalMetrics = std::move(*external);
   config.authenticator = access->auth.authenticator;
   config.authorizer = access->auth.authorizer;
   config.health = std::make_shared<apiserver::HealthChecks>();

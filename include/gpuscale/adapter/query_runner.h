@@ -41,6 +41,8 @@ class QueryRunner {
 
   // Counts a sample whose value was NaN (left out of a response; `api` is "custom" or "external").
   void countNaN(std::string_view api);
+  // Counts an external-metric sample left out because its value was ±Inf.
+  void countInfinite();
 
   // The Status for a failed Prometheus call (see the file comment).
   static core::Status fetchError(const core::Status& cause);
@@ -52,6 +54,7 @@ class QueryRunner {
   std::shared_ptr<prom::CachingClient> cache_;
   prometheus::Counter* nanCustom_ = nullptr;
   prometheus::Counter* nanExternal_ = nullptr;
+  prometheus::Counter* infiniteExternal_ = nullptr;
   prometheus::Counter* cacheHits_ = nullptr;
   prometheus::Counter* cacheMisses_ = nullptr;
   prometheus::Counter* cacheCoalesced_ = nullptr;
