@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <charconv>
+#include <set>
 
 #include "gpuscale/auth/delegation_options.h"
 #include "gpuscale/core/duration.h"
@@ -37,6 +38,12 @@ constexpr std::array kIgnored = {
     IgnoredFlag{"one-output", true, kKlog},
     IgnoredFlag{"vmodule", false, kKlog},
     IgnoredFlag{"log-flush-frequency", false, kKlog},
+    IgnoredFlag{"legacy-stderr-threshold-behavior", true, kKlog},
+    IgnoredFlag{"logging-format", false, kKlog},
+    IgnoredFlag{"log-json-split-stream", true, kKlog},
+    IgnoredFlag{"log-json-info-buffer-size", false, kKlog},
+    IgnoredFlag{"log-text-split-stream", true, kKlog},
+    IgnoredFlag{"log-text-info-buffer-size", false, kKlog},
     IgnoredFlag{"rate-interval", false, kRemoved},
     IgnoredFlag{"label-prefix", false, kRemoved},
     IgnoredFlag{"lister-kubeconfig", false, kNoKube},
@@ -66,7 +73,16 @@ constexpr std::array kIgnored = {
     IgnoredFlag{"enable-priority-and-fairness", true, kUnsupported},
 };
 
-const IgnoredFlag* ignoredFlag(std::string_view name) {
+// klog registers its flags with underscores (--log_dir, --skip_headers); Kubernetes components
+// normalise '_' to '-', so both spellings name the same flag.
+std::string normalizedFlagName(std::string_view name) {
+  std::string out(name);
+  std::replace(out.begin(), out.end(), '_', '-');
+  return out;
+}
+
+const IgnoredFlag* ignoredFlag(std::string_view rawName) {
+  const std::string name = normalizedFlagName(rawName);
   for (const IgnoredFlag& flag : kIgnored) {
     if (flag.name == name) return &flag;
   }
@@ -187,6 +203,7 @@ core::Result<ServeOptions> parseServeFlags(const std::vector<std::string>& args)
   if (!remaining) return remaining.status();
 
   const std::vector<std::string>& own = *remaining;
+  std::set<std::string> warned;
   for (size_t i = 0; i < own.size(); ++i) {
     std::string_view arg = own[i];
     const size_t dashes = arg.starts_with("--") ? 2 : (arg.starts_with("-") ? 1 : 0);
@@ -214,8 +231,11 @@ core::Result<ServeOptions> parseServeFlags(const std::vector<std::string>& args)
       return core::Status::badRequest("flag needs an argument: " + std::string(arg));
     }
     if (ignored != nullptr) {
-      options.warnings.push_back("flag --" + std::string(name) + " is ignored (" +
-                                 std::string(ignored->why) + ")");
+      // One warning per flag, however often (and in whichever spelling) it is given.
+      if (warned.insert(normalizedFlagName(name)).second) {
+        options.warnings.push_back("flag --" + std::string(name) + " is ignored (" +
+                                   std::string(ignored->why) + ")");
+      }
     } else {
       auto applied = applyOwnFlag(options, name, value);
       if (!applied) return applied.status();
