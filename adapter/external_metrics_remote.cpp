@@ -375,7 +375,12 @@ const std::string& ExternalMetricsRemote::url() const { return impl_->options.ur
 
 core::Result<std::vector<apiserver::ExternalMetricInfo>> ExternalMetricsRemote::listMetrics()
     const {
-  auto reply = impl_->get(impl_->endpoint.pathPrefix + std::string(kGroupVersionPath), {});
+  // A front-proxy certificate without a user would be refused (the remote's x509 step rejects it),
+  // so the cached discovery list is asked for as our own user.
+  apiserver::UserInfo self;
+  self.name = std::string(kDiscoveryUser);
+  auto reply = impl_->get(impl_->endpoint.pathPrefix + std::string(kGroupVersionPath),
+                          aggregatorIdentityHeaders(self));
   if (!reply) return reply.status();
   return decodeExternalResourceList(reply->code, reply->body);
 }

@@ -4,8 +4,11 @@
 //
 // Requests (HTTPS only, one connection per request, each bounded by `timeout` as a whole: connect,
 // TLS handshake, request and response):
-//   listMetrics()        GET /apis/external.metrics.k8s.io/v1beta1 as the adapter itself (the
-//                        bearer token and/or client certificate, no X-Remote-* headers)
+//   listMetrics()        GET /apis/external.metrics.k8s.io/v1beta1 as the adapter itself:
+//                        X-Remote-User kDiscoveryUser (no groups; the remote adds
+//                        system:authenticated, which Kubernetes' system:discovery role lets read
+//                        discovery paths), or the bearer token's identity when no front-proxy
+//                        certificate is given
 //   getExternalMetric()  GET /apis/external.metrics.k8s.io/v1beta1/namespaces/{ns}/{metric}
 //                        [?labelSelector=<as the caller sent it>] with the caller's identity as
 //                        kube-aggregator sends it: X-Remote-User, one X-Remote-Group header per
@@ -34,6 +37,9 @@
 #include "gpuscale/core/result.h"
 
 namespace gpuscale::adapter {
+
+// The user the remote's discovery list is fetched as (front-proxy headers).
+inline constexpr std::string_view kDiscoveryUser = "gpuscale-adapter";
 
 struct ExternalFallbackOptions {
   std::string url;  // https://host[:port][/prefix]; empty: no fallback

@@ -1,6 +1,10 @@
 #include "gpuscale/adapter/external_metrics_remote.h"
 
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "support/free_port.h"
 
@@ -153,6 +157,32 @@ TEST(ExternalMetricsRemote, UnreachableIs503NamingTheFallback) {
   EXPECT_NE(values.status().message().find("external metrics fallback " + options.url +
                                            " unreachable: connect"),
             std::string::npos)
+      << values.status().message();
+}
+
+TEST(ExternalMetricsRemote, APeerThatNeverAnswersIs504) {
+  // A listening socket nobody accepts on: the TCP connection completes, the TLS handshake never
+  // does.
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+  ASSERT_EQ(::listen(fd, 4), 0);
+  socklen_t length = sizeof address;
+  ASSERT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length), 0);
+  ExternalFallbackOptions options;
+  options.url = "https://127.0.0.1:" + std::to_string(ntohs(address.sin_port));
+  options.timeout = std::chrono::seconds(1);
+  auto remote = ExternalMetricsRemote::create(options);
+  ASSERT_TRUE(remote.ok());
+  auto values = (*remote)->getExternalMetric({"u", "", {}, {}}, "", "default", "q");
+  ::close(fd);
+  ASSERT_FALSE(values.ok());
+  EXPECT_EQ(values.status().httpCode(), 504);
+  EXPECT_EQ(values.status().reason(), "Timeout");
+  EXPECT_NE(values.status().message().find("timed out after 1s"), std::string::npos)
       << values.status().message();
 }
 
