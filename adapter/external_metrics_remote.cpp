@@ -11,10 +11,9 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
 #include <charconv>
-#include <cstdio>
-#include <ctime>
 #include <nlohmann/json.hpp>
 
+#include "gpuscale/core/rfc3339.h"
 #include "gpuscale/prom/credentials.h"
 
 namespace gpuscale::adapter {
@@ -102,21 +101,6 @@ std::string trimmed(std::string text) {
   return text.substr(start);
 }
 
-// "2024-05-01T10:00:00Z" (metav1.Time; fractions and offsets are not what Kubernetes writes).
-std::optional<apiserver::Timestamp> parseTime(const std::string& text) {
-  std::tm tm{};
-  char zone = 0;
-  int consumed = 0;
-  if (std::sscanf(text.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%c%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
-                  &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &zone, &consumed) != 7 ||
-      zone != 'Z' || static_cast<size_t>(consumed) != text.size()) {
-    return std::nullopt;
-  }
-  tm.tm_year -= 1900;
-  tm.tm_mon -= 1;
-  return std::chrono::system_clock::from_time_t(timegm(&tm));
-}
-
 core::Status badReply(std::string_view why) {
   return core::Status::internal("unable to fetch metrics: external metrics fallback: " +
                                 std::string(why));
@@ -169,7 +153,7 @@ core::Result<apiserver::ExternalMetricValue> decodeItem(const Json& item) {
   auto parsed = core::Quantity::parse(quantity->get<std::string>());
   if (!parsed) return badReply("bad value: " + parsed.status().message());
   value.value = *parsed;
-  auto at = parseTime(timestamp->get<std::string>());
+  auto at = core::parseRfc3339(timestamp->get<std::string>());
   if (!at) return badReply("bad timestamp \"" + timestamp->get<std::string>() + "\"");
   value.timestamp = *at;
   if (auto labels = item.find("metricLabels"); labels != item.end() && labels->is_object()) {
