@@ -169,13 +169,35 @@ core::Result<apiserver::ExternalMetricValue> decodeItem(const Json& item) {
   return value;
 }
 
-core::Result<Json> decodeList(int httpCode, std::string_view body, std::string_view kind) {
+core::Result<apiserver::ExternalMetricInfo> decodeResource(const Json& resource) {
+  if (!resource.is_object() || !resource.contains("name") || !resource["name"].is_string()) {
+    return badReply("a resource has no name");
+  }
+  return apiserver::ExternalMetricInfo{resource["name"].get<std::string>(),
+                                       resource.value("namespaced", true)};
+}
+
+// The elements of the `field` array of a list of `kind` in a 200 answer, each decoded with
+// `decodeOne`; a missing or null array is empty. Non-200 answers are errorReply().
+template <typename T>
+core::Result<std::vector<T>> decodeList(int httpCode, std::string_view body, std::string_view kind,
+                                        std::string_view field,
+                                        core::Result<T> (*decodeOne)(const Json&)) {
   if (httpCode != 200) return errorReply(httpCode, body);
   Json parsed = Json::parse(body, nullptr, /*allow_exceptions=*/false);
   if (!parsed.is_object() || parsed.value("kind", "") != kind) {
     return badReply("the answer is not an " + std::string(kind));
   }
-  return parsed;
+  std::vector<T> out;
+  const auto elements = parsed.find(field);
+  if (elements == parsed.end() || elements->is_null()) return out;
+  if (!elements->is_array()) return badReply(std::string(field) + " is not a list");
+  for (const Json& element : *elements) {
+    auto decoded = decodeOne(element);
+    if (!decoded) return decoded.status();
+    out.push_back(std::move(*decoded));
+  }
+  return out;
 }
 
 }  // namespace
@@ -195,35 +217,14 @@ Headers aggregatorIdentityHeaders(const apiserver::UserInfo& user) {
 
 core::Result<std::vector<apiserver::ExternalMetricValue>> decodeExternalMetricReply(
     int httpCode, std::string_view body) {
-  auto list = decodeList(httpCode, body, "ExternalMetricValueList");
-  if (!list) return list.status();
-  std::vector<apiserver::ExternalMetricValue> values;
-  const auto items = list->find("items");
-  if (items == list->end() || items->is_null()) return values;
-  if (!items->is_array()) return badReply("items is not a list");
-  for (const Json& item : *items) {
-    auto value = decodeItem(item);
-    if (!value) return value.status();
-    values.push_back(std::move(*value));
-  }
-  return values;
+  return decodeList<apiserver::ExternalMetricValue>(httpCode, body, "ExternalMetricValueList",
+                                                    "items", decodeItem);
 }
 
 core::Result<std::vector<apiserver::ExternalMetricInfo>> decodeExternalResourceList(
     int httpCode, std::string_view body) {
-  auto list = decodeList(httpCode, body, "APIResourceList");
-  if (!list) return list.status();
-  std::vector<apiserver::ExternalMetricInfo> metrics;
-  const auto resources = list->find("resources");
-  if (resources == list->end() || resources->is_null()) return metrics;
-  if (!resources->is_array()) return badReply("resources is not a list");
-  for (const Json& resource : *resources) {
-    if (!resource.is_object() || !resource.contains("name") || !resource["name"].is_string()) {
-      return badReply("a resource has no name");
-    }
-    metrics.push_back({resource["name"].get<std::string>(), resource.value("namespaced", true)});
-  }
-  return metrics;
+  return decodeList<apiserver::ExternalMetricInfo>(httpCode, body, "APIResourceList", "resources",
+                                                   decodeResource);
 }
 
 struct ExternalMetricsRemote::Impl {
@@ -303,6 +304,7 @@ struct ExternalMetricsRemote::Impl {
     // The stream's own deadline ends every step; this bounds name resolution too.
     io.run_for(options.timeout + std::chrono::seconds(1));
     if (!done) {
+      resolver.cancel();
       beast::get_lowest_layer(stream).close();
       io.run();
       if (!failure) failure = transportFailure("exchange", beast::error::timeout);
