@@ -1,5 +1,7 @@
 #include "gpuscale/adapter/external_provider.h"
 
+#include <cmath>
+
 namespace gpuscale::adapter {
 
 ExternalProvider::ExternalProvider(SnapshotSource snapshots, std::shared_ptr<QueryRunner> runner)
@@ -10,7 +12,7 @@ std::vector<apiserver::ExternalMetricInfo> ExternalProvider::listMetrics() const
   std::vector<apiserver::ExternalMetricInfo> out;
   out.reserve(snapshot->external->entries().size());
   for (const rules::ExternalEntry& entry : snapshot->external->entries()) {
-    out.push_back({entry.metric});
+    out.push_back({entry.metric, entry.rule->namespaced()});
   }
   return out;
 }
@@ -33,10 +35,19 @@ core::Result<std::vector<apiserver::ExternalMetricValue>> ExternalProvider::getE
   if (!result) return result.status();
 
   std::vector<apiserver::ExternalMetricValue> items;
+  size_t leftOut = 0;
   auto add = [&](const prom::Point& point, const core::Labels* labels) {
+    // The HPA sums the items' milli-values in int64: a saturated ±Inf would wrap around once two
+    // of them are added, so non-finite values are left out like NaN.
+    if (std::isinf(point.value)) {
+      runner_->countInfinite();
+      ++leftOut;
+      return;
+    }
     auto quantity = core::Quantity::fromMetricValue(point.value);
     if (!quantity) {
       runner_->countNaN("external");
+      ++leftOut;
       return;
     }
     apiserver::ExternalMetricValue item;
@@ -52,10 +63,13 @@ core::Result<std::vector<apiserver::ExternalMetricValue>> ExternalProvider::getE
     for (const prom::Sample& sample : (*result)->vector) add(sample.point, &sample.metric);
   }
   if (items.empty()) {
-    return core::Status::notFound(
-        "the server could not find the metric " + std::string(metric) +
-        " for namespaces: Prometheus has no data for it" +
-        (namespaceName.empty() ? std::string() : " in namespace " + std::string(namespaceName)));
+    std::string message = "the server could not find the metric " + std::string(metric) +
+                          " for namespaces: Prometheus has no data for it";
+    if (entry->rule->namespaced() && !namespaceName.empty()) {
+      message += " in namespace " + std::string(namespaceName);
+    }
+    if (leftOut > 0) message += " (" + std::to_string(leftOut) + " NaN or ±Inf samples left out)";
+    return core::Status::notFound(std::move(message));
   }
   return items;
 }

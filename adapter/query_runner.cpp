@@ -36,6 +36,12 @@ QueryRunner::QueryRunner(std::shared_ptr<prom::Client> client,
                   .Register(*registry);
   nanCustom_ = &nan.Add({{"api", "custom"}});
   nanExternal_ = &nan.Add({{"api", "external"}});
+  infiniteExternal_ =
+      &prometheus::BuildCounter()
+           .Name("gpuscale_adapter_infinite_values_total")
+           .Help("External-metric samples left out because Prometheus returned ±Inf")
+           .Register(*registry)
+           .Add({{"api", "external"}});
   cacheCalls_ = &prometheus::BuildCounter()
                      .Name("gpuscale_adapter_query_cache_total")
                      .Help(
@@ -90,6 +96,10 @@ core::Result<prom::QueryResultPtr> QueryRunner::run(
 void QueryRunner::countNaN(std::string_view api) {
   prometheus::Counter* counter = api == "external" ? nanExternal_ : nanCustom_;
   if (counter != nullptr) counter->Increment();
+}
+
+void QueryRunner::countInfinite() {
+  if (infiniteExternal_ != nullptr) infiniteExternal_->Increment();
 }
 
 void QueryRunner::publishCacheStats(const std::string& backend,

@@ -9,6 +9,7 @@
 #include "gpuscale/adapter/custom_provider.h"
 #include "gpuscale/adapter/explain_endpoint.h"
 #include "gpuscale/adapter/external_provider.h"
+#include "gpuscale/adapter/forwarding_external_provider.h"
 #include "gpuscale/adapter/kube_object_lister.h"
 #include "gpuscale/adapter/serve_options.h"
 #include "gpuscale/adapter/standalone_object_lister.h"
@@ -156,6 +157,13 @@ int runServeCommand(std::span<const std::string_view> args, std::ostream& out, s
   if (!ruleSet->externalRules.empty()) {
     config.externalMetrics = std::make_shared<ExternalProvider>(snapshots, runner);
   }
+  auto external =
+      withExternalFallback(std::move(config.externalMetrics), options->externalFallback, registry);
+  if (!external) {
+    err << "Error: " << external.status().message() << "\n";
+    return kUsageError;
+  }
+  config.externalMetrics = std::move(*external);
   config.extraRoutes.emplace(
       std::string(kExplainPath),
       explainRoute({[reloader = *reloader] { return reloader->rules(); },

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <charconv>
+#include <set>
 
 #include "gpuscale/auth/delegation_options.h"
 #include "gpuscale/core/duration.h"
@@ -37,6 +38,12 @@ constexpr std::array kIgnored = {
     IgnoredFlag{"one-output", true, kKlog},
     IgnoredFlag{"vmodule", false, kKlog},
     IgnoredFlag{"log-flush-frequency", false, kKlog},
+    IgnoredFlag{"legacy-stderr-threshold-behavior", true, kKlog},
+    IgnoredFlag{"logging-format", false, kKlog},
+    IgnoredFlag{"log-json-split-stream", true, kKlog},
+    IgnoredFlag{"log-json-info-buffer-size", false, kKlog},
+    IgnoredFlag{"log-text-split-stream", true, kKlog},
+    IgnoredFlag{"log-text-info-buffer-size", false, kKlog},
     IgnoredFlag{"rate-interval", false, kRemoved},
     IgnoredFlag{"label-prefix", false, kRemoved},
     IgnoredFlag{"lister-kubeconfig", false, kNoKube},
@@ -66,7 +73,16 @@ constexpr std::array kIgnored = {
     IgnoredFlag{"enable-priority-and-fairness", true, kUnsupported},
 };
 
-const IgnoredFlag* ignoredFlag(std::string_view name) {
+// klog registers its flags with underscores (--log_dir, --skip_headers); Kubernetes components
+// normalise '_' to '-', so both spellings name the same flag.
+std::string normalizedFlagName(std::string_view name) {
+  std::string out(name);
+  std::replace(out.begin(), out.end(), '_', '-');
+  return out;
+}
+
+const IgnoredFlag* ignoredFlag(std::string_view rawName) {
+  const std::string name = normalizedFlagName(rawName);
   for (const IgnoredFlag& flag : kIgnored) {
     if (flag.name == name) return &flag;
   }
@@ -81,7 +97,11 @@ const IgnoredFlag* ignoredFlag(std::string_view name) {
   return nullptr;
 }
 
-bool isOwnBoolFlag(std::string_view name) { return name == "standalone"; }
+constexpr std::string_view kFallbackPrefix = "external-metrics-fallback-";
+
+bool isOwnBoolFlag(std::string_view name) {
+  return name == "standalone" || name == "external-metrics-fallback-insecure-skip-tls-verify";
+}
 
 core::Status badFlag(std::string_view name, std::string_view value, std::string_view why) {
   return core::Status::badRequest("invalid argument \"" + std::string(value) + "\" for \"--" +
@@ -104,6 +124,41 @@ core::Result<int> intFlag(std::string_view name, std::string_view value, int min
   return out;
 }
 
+core::Result<bool> boolFlag(std::string_view name, std::string_view value) {
+  if (value != "true" && value != "false") return badFlag(name, value, "must be true or false");
+  return value == "true";
+}
+
+// Applies one --external-metrics-fallback-* flag; false when `name` is not one.
+core::Result<bool> applyFallbackFlag(ExternalFallbackOptions& fallback, std::string_view name,
+                                     std::string_view value) {
+  if (!name.starts_with(kFallbackPrefix)) return false;
+  const std::string_view key = name.substr(kFallbackPrefix.size());
+  if (key == "url") {
+    fallback.url = std::string(value);
+  } else if (key == "ca-file") {
+    fallback.caFile = std::string(value);
+  } else if (key == "client-cert-file") {
+    fallback.clientCertFile = std::string(value);
+  } else if (key == "client-key-file") {
+    fallback.clientKeyFile = std::string(value);
+  } else if (key == "token-file") {
+    fallback.tokenFile = std::string(value);
+  } else if (key == "insecure-skip-tls-verify") {
+    auto b = boolFlag(name, value);
+    if (!b) return b.status();
+    fallback.insecureSkipTlsVerify = *b;
+  } else if (key == "timeout" || key == "discovery-ttl") {
+    auto d = durationFlag(name, value);
+    if (!d) return d.status();
+    if (d->count() == 0) return badFlag(name, value, "must be positive");
+    (key == "timeout" ? fallback.timeout : fallback.discoveryTtl) = *d;
+  } else {
+    return false;
+  }
+  return true;
+}
+
 // Applies one of the serve command's own flags; false when `name` is not one.
 core::Result<bool> applyOwnFlag(ServeOptions& options, std::string_view name,
                                 std::string_view value) {
@@ -118,8 +173,9 @@ core::Result<bool> applyOwnFlag(ServeOptions& options, std::string_view name,
     if (!d) return d.status();
     options.relist.maxAge = *d;
   } else if (name == "standalone") {
-    if (value != "true" && value != "false") return badFlag(name, value, "must be true or false");
-    options.standalone = value == "true";
+    auto b = boolFlag(name, value);
+    if (!b) return b.status();
+    options.standalone = *b;
   } else if (name == "workers") {
     auto n = intFlag(name, value, 1);
     if (!n) return n.status();
@@ -129,7 +185,7 @@ core::Result<bool> applyOwnFlag(ServeOptions& options, std::string_view name,
     if (!n) return n.status();
     options.verbosity = *n;
   } else {
-    return false;
+    return applyFallbackFlag(options.externalFallback, name, value);
   }
   return true;
 }
@@ -147,6 +203,7 @@ core::Result<ServeOptions> parseServeFlags(const std::vector<std::string>& args)
   if (!remaining) return remaining.status();
 
   const std::vector<std::string>& own = *remaining;
+  std::set<std::string> warned;
   for (size_t i = 0; i < own.size(); ++i) {
     std::string_view arg = own[i];
     const size_t dashes = arg.starts_with("--") ? 2 : (arg.starts_with("-") ? 1 : 0);
@@ -170,12 +227,15 @@ core::Result<ServeOptions> parseServeFlags(const std::vector<std::string>& args)
       value = own[i + 1];
       consumedNext = true;
     } else if (ignored != nullptr || name == "config" || name.starts_with("metrics-") ||
-               name == "workers" || name == "v") {
+               name.starts_with(kFallbackPrefix) || name == "workers" || name == "v") {
       return core::Status::badRequest("flag needs an argument: " + std::string(arg));
     }
     if (ignored != nullptr) {
-      options.warnings.push_back("flag --" + std::string(name) + " is ignored (" +
-                                 std::string(ignored->why) + ")");
+      // One warning per flag, however often (and in whichever spelling) it is given.
+      if (warned.insert(normalizedFlagName(name)).second) {
+        options.warnings.push_back("flag --" + std::string(name) + " is ignored (" +
+                                   std::string(ignored->why) + ")");
+      }
     } else {
       auto applied = applyOwnFlag(options, name, value);
       if (!applied) return applied.status();
@@ -222,6 +282,21 @@ std::string serveUsage() {
          "      --prometheus-max-body-bytes int   response size cap (default 52428800)\n"
          "      --metrics-cache-ttl duration      query cache and coalescing window, 0 = no "
          "cache (default 2s)\n"
+         "\n"
+         "External metrics fallback (coexistence with another external-metrics server):\n"
+         "      --external-metrics-fallback-url string  https URL of an external.metrics.k8s.io "
+         "server;\n"
+         "                                        metrics no rule serves are forwarded to it\n"
+         "      --external-metrics-fallback-ca-file string, "
+         "--external-metrics-fallback-insecure-skip-tls-verify\n"
+         "      --external-metrics-fallback-client-cert-file string, "
+         "--external-metrics-fallback-client-key-file string\n"
+         "                                        front-proxy client certificate the remote "
+         "trusts\n"
+         "      --external-metrics-fallback-token-file string  bearer token (re-read per request)\n"
+         "      --external-metrics-fallback-timeout duration   per forwarded request (default 5s)\n"
+         "      --external-metrics-fallback-discovery-ttl duration  remote discovery cache "
+         "(default 30s)\n"
          "\n"
          "Serving flags:\n" +
          apiserver::servingFlagsUsage() +

@@ -64,6 +64,7 @@ HttpResponse rawPrettyJson(const Json& document) {
 
 struct ApiHandler::Dispatch {
   QueryParams query;
+  UserInfo user;  // the authenticated caller
   bool pretty = false;
   std::string route = "other";
 };
@@ -166,6 +167,7 @@ HttpResponse ApiHandler::handle(const HttpRequest& request) const {
       state.route = "forbidden";
       response = statusResponse(forbiddenStatus(*user, info, decision->reason), state.pretty);
     } else {
+      state.user = std::move(*user);
       response = dispatch(request, state);
     }
   } catch (const std::exception& error) {
@@ -275,7 +277,7 @@ HttpResponse ApiHandler::groupVersionResponse(const HttpRequest& request, Dispat
       return customMetricResponse(route->request, state.pretty);
     case ApiRoute::Kind::kExternalMetric:
       state.route = "external_metric";
-      return externalMetricResponse(route->request, state.pretty);
+      return externalMetricResponse(route->request, state);
   }
   return statusResponse(Status::internal("unroutable request"), state.pretty);
 }
@@ -299,11 +301,13 @@ HttpResponse ApiHandler::customMetricResponse(const MetricRequest& request, bool
   return jsonTextResponse(200, std::move(*text));
 }
 
-HttpResponse ApiHandler::externalMetricResponse(const MetricRequest& request, bool pretty) const {
-  auto values = config_.externalMetrics->getExternalMetric(request.namespaceName, request.metric,
-                                                           request.metricSelector);
-  if (!values) return statusResponse(values.status(), pretty);
-  return jsonTextResponse(200, encodeExternalMetricValueList(*values, pretty));
+HttpResponse ApiHandler::externalMetricResponse(const MetricRequest& request,
+                                                const Dispatch& state) const {
+  auto values = config_.externalMetrics->getExternalMetricAs(state.user, request.labelSelector,
+                                                             request.namespaceName, request.metric,
+                                                             request.metricSelector);
+  if (!values) return statusResponse(values.status(), state.pretty);
+  return jsonTextResponse(200, encodeExternalMetricValueList(*values, state.pretty));
 }
 
 }  // namespace gpuscale::apiserver

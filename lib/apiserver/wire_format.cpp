@@ -139,7 +139,7 @@ Json customResourceListJson(std::string_view version,
 Json externalResourceListJson(const std::vector<ExternalMetricInfo>& metrics) {
   Json resources = Json::array();
   for (const auto& info : metrics) {
-    resources.push_back(resourceEntry(info.metric, true, "ExternalMetricValueList"));
+    resources.push_back(resourceEntry(info.metric, info.namespaced, "ExternalMetricValueList"));
   }
   return resourceList(std::string(kExternalMetricsGroup) + "/v1beta1", std::move(resources));
 }

@@ -55,6 +55,8 @@ class QueryRunner {
 
   // Counts a sample whose value was NaN (left out of a response; `api` is "custom" or "external").
   void countNaN(std::string_view api);
+  // Counts an external-metric sample left out because its value was ±Inf.
+  void countInfinite();
 
   // The Status for a failed Prometheus call (see the file comment).
   static core::Status fetchError(const core::Status& cause);
@@ -78,6 +80,7 @@ class QueryRunner {
   std::shared_ptr<RuleStatus> status_;
   prometheus::Counter* nanCustom_ = nullptr;
   prometheus::Counter* nanExternal_ = nullptr;
+  prometheus::Counter* infiniteExternal_ = nullptr;
   prometheus::Family<prometheus::Counter>* cacheCalls_ = nullptr;
   prometheus::Family<prometheus::Gauge>* cacheEntries_ = nullptr;
   std::mutex statsMutex_;

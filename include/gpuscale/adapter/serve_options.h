@@ -11,6 +11,10 @@
 //   --v N, -v N                    log verbosity (klog levels: >= 6 debug, every PromQL; >= 8
 //   trace) the --prometheus-* and --metrics-cache-ttl flags (prom/options.h) the serving flags
 //   (apiserver/server_options.h)
+//   --external-metrics-fallback-url URL (https) and its -ca-file, -client-cert-file,
+//   -client-key-file, -token-file, -insecure-skip-tls-verify, -timeout D (5s) and
+//   -discovery-ttl D (30s): forward external metrics no rule serves to that external-metrics API
+//   server (forwarding_external_provider.h)
 // Flags prometheus-adapter accepts (or accepted: --logtostderr, --rate-interval, ...) that gpuscale
 // does not implement are accepted and ignored, each with a warning, so old manifests keep working.
 // Any other flag is an error (the command prints it with the usage and exits 2). Positional
@@ -22,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "gpuscale/adapter/external_metrics_remote.h"
 #include "gpuscale/adapter/relister.h"
 #include "gpuscale/apiserver/server_options.h"
 #include "gpuscale/core/result.h"
@@ -36,6 +41,7 @@ struct ServeOptions {
   int verbosity = 0;
   prom::PrometheusOptions prometheus;
   apiserver::ServerOptions server;
+  ExternalFallbackOptions externalFallback;
   // One line per flag that was accepted but ignored (to be logged as warnings).
   std::vector<std::string> warnings;
 };

@@ -82,7 +82,7 @@ class ApiHandler {
   HttpResponse groupVersionResponse(const HttpRequest& request, Dispatch& state,
                                     std::string_view group, std::string_view version) const;
   HttpResponse customMetricResponse(const MetricRequest& request, bool pretty) const;
-  HttpResponse externalMetricResponse(const MetricRequest& request, bool pretty) const;
+  HttpResponse externalMetricResponse(const MetricRequest& request, const Dispatch& state) const;
   std::vector<ApiGroupVersions> servedGroups() const;
 
   ApiHandlerConfig config_;

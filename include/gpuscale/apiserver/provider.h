@@ -25,6 +25,7 @@
 #include <string_view>
 #include <vector>
 
+#include "gpuscale/apiserver/auth.h"
 #include "gpuscale/apiserver/metric_request.h"
 #include "gpuscale/core/label_selector.h"
 #include "gpuscale/core/quantity.h"
@@ -44,6 +45,10 @@ struct CustomMetricInfo {
 
 struct ExternalMetricInfo {
   std::string metric;
+  // False for metrics of `resources: {namespaced: false}` rules (their query ignores the request's
+  // namespace); discovery says so, unlike prometheus-adapter, which lists every external metric as
+  // namespaced.
+  bool namespaced = true;
   friend bool operator==(const ExternalMetricInfo&, const ExternalMetricInfo&) = default;
 };
 
@@ -105,6 +110,17 @@ class ExternalMetricsProvider {
   virtual core::Result<std::vector<ExternalMetricValue>> getExternalMetric(
       std::string_view namespaceName, std::string_view metric,
       const core::LabelSelector& metricSelector) = 0;
+
+  // The same call as `caller` made it, with the request's `labelSelector` exactly as sent. The API
+  // layer calls this one; providers that act on the caller's behalf (forwarding to another
+  // external-metrics server) override it. The default ignores both and calls getExternalMetric().
+  virtual core::Result<std::vector<ExternalMetricValue>> getExternalMetricAs(
+      const UserInfo& caller, std::string_view rawLabelSelector, std::string_view namespaceName,
+      std::string_view metric, const core::LabelSelector& metricSelector) {
+    (void)caller;
+    (void)rawLabelSelector;
+    return getExternalMetric(namespaceName, metric, metricSelector);
+  }
 };
 
 // 404 "the server could not find the metric <metric> for <resource>" (unknown metric, or no

@@ -30,7 +30,8 @@ std::string formatTimestamp(Timestamp at);
 
 // APIResourceList of a custom-metrics version: one "<resource>/<metric>" entry per metric.
 Json customResourceListJson(std::string_view version, const std::vector<CustomMetricInfo>& metrics);
-// APIResourceList of external.metrics.k8s.io/v1beta1: one "<metric>" entry (namespaced) per metric.
+// APIResourceList of external.metrics.k8s.io/v1beta1: one "<metric>" entry per metric, `namespaced`
+// as the metric's rule says.
 Json externalResourceListJson(const std::vector<ExternalMetricInfo>& metrics);
 
 // A served API group: its versions (in priority order) and the preferred one.

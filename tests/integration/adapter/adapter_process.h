@@ -201,4 +201,18 @@ struct TritonStack {
   std::unique_ptr<AdapterProcess> adapter;
 };
 
+// The body curl receives for `path` (timestamps masked), after checking its HTTP code and, for a
+// 200, that kubectl get --raw prints the same body.
+inline std::string kubectlAndCurl(const AdapterProcess& adapter, const std::string& path,
+                                  int code = 200) {
+  ProcessResult k = adapter.kubectl(path);
+  HttpReply c = curl(adapter.url(path));
+  EXPECT_EQ(c.code, code) << path << "\n" << c.body;
+  if (code == 200) {
+    EXPECT_EQ(k.exitCode, 0) << k.err;
+    EXPECT_EQ(withoutTimestamps(k.out), withoutTimestamps(c.body)) << path;
+  }
+  return withoutTimestamps(c.body);
+}
+
 }  // namespace gpuscale::adapter::testing

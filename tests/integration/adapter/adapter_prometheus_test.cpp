@@ -56,16 +56,8 @@ class AdapterPrometheusTest : public ::testing::Test {
     if (adapter_ == nullptr) GTEST_SKIP() << "prometheus or kubectl not installed";
   }
 
-  // The body kubectl prints, which must equal the one curl receives.
   static std::string both(const std::string& path, int code = 200) {
-    ProcessResult k = adapter_->kubectl(path);
-    HttpReply c = curl(adapter_->url(path));
-    EXPECT_EQ(c.code, code) << path;
-    if (code == 200) {
-      EXPECT_EQ(k.exitCode, 0) << k.err;
-      EXPECT_EQ(withoutTimestamps(k.out), withoutTimestamps(c.body)) << path;
-    }
-    return withoutTimestamps(c.body);
+    return kubectlAndCurl(*adapter_, path, code);
   }
 
   static TritonStack* stack_;

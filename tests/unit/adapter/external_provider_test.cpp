@@ -53,7 +53,9 @@ TEST_F(ExternalProviderTest, ListsMetricNames) {
   auto metrics = provider_->listMetrics();
   ASSERT_EQ(metrics.size(), 2u);
   EXPECT_EQ(metrics[0].metric, "cluster_load");
+  EXPECT_FALSE(metrics[0].namespaced);  // `namespaced: false`: discovery says so
   EXPECT_EQ(metrics[1].metric, "queue_depth");
+  EXPECT_TRUE(metrics[1].namespaced);
 }
 
 TEST_F(ExternalProviderTest, VectorSamplesBecomeItemsWithTheirLabels) {
@@ -104,6 +106,9 @@ TEST_F(ExternalProviderTest, Errors) {
       {"empty result: 404, never 0", "queue_depth", vector({}), 404, "Prometheus has no data"},
       {"only NaN: 404", "queue_depth", vector({sample({{"queue", "q"}}, std::nan(""))}), 404,
        "Prometheus has no data"},
+      {"only ±Inf: 404 (the HPA sums items in int64, a saturated value could wrap)", "queue_depth",
+       vector({sample({{"queue", "q"}}, INFINITY), sample({{"queue", "r"}}, -INFINITY)}), 404,
+       "(2 NaN or ±Inf samples left out)"},
       {"matrix: 500", "queue_depth", prom::QueryResultPtr(matrix), 500, "matrix"},
       {"timeout: 503", "queue_depth", prom::failure(prom::FailureKind::kTimeout, "2s"), 503,
        "unable to fetch metrics: prometheus timeout"},

@@ -67,6 +67,61 @@ TEST(ParseServeFlags, Table) {
   }
 }
 
+TEST(ParseServeFlags, KlogFlagsInBothSpellingsAndFormsWarnOncePerFlag) {
+  auto options = parseServeFlags(
+      {"--config=c", "--logtostderr=true", "--logtostderr", "--alsologtostderr=false", "--log_dir",
+       "/var/log", "--log-dir=/tmp", "--log_file=/tmp/a.log", "--stderrthreshold", "2",
+       "--skip_headers", "--vmodule=foo=3", "--one_output=true", "--log_file_max_size", "1800",
+       "--logging-format=text", "--v", "2"});
+  ASSERT_TRUE(options.ok()) << options.status().message();
+  EXPECT_EQ(options->verbosity, 2);
+  const std::vector<std::string> flags = {
+      "--logtostderr",       "--alsologtostderr", "--log_dir", "--log_file",
+      "--stderrthreshold",   "--skip_headers",    "--vmodule", "--one_output",
+      "--log_file_max_size", "--logging-format"};
+  ASSERT_EQ(options->warnings.size(), flags.size());
+  for (size_t i = 0; i < flags.size(); ++i) {
+    EXPECT_NE(options->warnings[i].find("flag " + flags[i] + " is ignored"), std::string::npos)
+        << options->warnings[i];
+  }
+}
+
+TEST(ParseServeFlags, ExternalMetricsFallback) {
+  auto options = parseServeFlags(
+      {"--config=c", "--external-metrics-fallback-url=https://keda-metrics.keda.svc:443",
+       "--external-metrics-fallback-ca-file", "/ca.crt",
+       "--external-metrics-fallback-client-cert-file=/front.crt",
+       "--external-metrics-fallback-client-key-file=/front.key",
+       "--external-metrics-fallback-token-file=/token",
+       "--external-metrics-fallback-insecure-skip-tls-verify",
+       "--external-metrics-fallback-timeout=2s", "--external-metrics-fallback-discovery-ttl",
+       "1m"});
+  ASSERT_TRUE(options.ok()) << options.status().message();
+  const ExternalFallbackOptions& fallback = options->externalFallback;
+  EXPECT_TRUE(fallback.enabled());
+  EXPECT_EQ(fallback.url, "https://keda-metrics.keda.svc:443");
+  EXPECT_EQ(fallback.caFile, "/ca.crt");
+  EXPECT_EQ(fallback.clientCertFile, "/front.crt");
+  EXPECT_EQ(fallback.clientKeyFile, "/front.key");
+  EXPECT_EQ(fallback.tokenFile, "/token");
+  EXPECT_TRUE(fallback.insecureSkipTlsVerify);
+  EXPECT_EQ(fallback.timeout, std::chrono::seconds(2));
+  EXPECT_EQ(fallback.discoveryTtl, std::chrono::minutes(1));
+  EXPECT_TRUE(options->warnings.empty());
+
+  auto defaults = parseServeFlags({"--config=c"});
+  ASSERT_TRUE(defaults.ok());
+  EXPECT_FALSE(defaults->externalFallback.enabled());
+  EXPECT_EQ(defaults->externalFallback.timeout, std::chrono::seconds(5));
+  EXPECT_EQ(defaults->externalFallback.discoveryTtl, std::chrono::seconds(30));
+
+  for (Args bad : {Args{"--config=c", "--external-metrics-fallback-timeout=0s"},
+                   Args{"--config=c", "--external-metrics-fallback-insecure-skip-tls-verify=1"},
+                   Args{"--config=c", "--external-metrics-fallback-urll=https://x"}}) {
+    EXPECT_FALSE(parseServeFlags(bad).ok()) << bad[1];
+  }
+}
+
 TEST(ParseServeFlags, DefaultsMatchPrometheusAdapter) {
   auto options = parseServeFlags({"--config=c"});
   ASSERT_TRUE(options.ok());

@@ -478,6 +478,43 @@ class ThrowingProvider final : public ExternalMetricsProvider {
   }
 };
 
+// Records what the API layer hands a provider that acts on the caller's behalf.
+class CallerRecordingProvider final : public ExternalMetricsProvider {
+ public:
+  std::vector<ExternalMetricInfo> listMetrics() const override { return {{"q"}}; }
+  core::Result<std::vector<ExternalMetricValue>> getExternalMetric(
+      std::string_view, std::string_view, const core::LabelSelector&) override {
+    return core::Status::internal("the API layer must call getExternalMetricAs");
+  }
+  core::Result<std::vector<ExternalMetricValue>> getExternalMetricAs(
+      const UserInfo& caller, std::string_view rawLabelSelector, std::string_view namespaceName,
+      std::string_view metric, const core::LabelSelector& selector) override {
+    user = caller;
+    raw = std::string(rawLabelSelector);
+    parsed = selector.toString();
+    where = std::string(namespaceName) + "/" + std::string(metric);
+    return std::vector<ExternalMetricValue>{};
+  }
+  UserInfo user;
+  std::string raw;
+  std::string parsed;
+  std::string where;
+};
+
+TEST_F(ApiHandlerTest, ExternalProvidersGetTheCallerAndTheSelectorAsSent) {
+  auto provider = std::make_shared<CallerRecordingProvider>();
+  config_.externalMetrics = provider;
+  config_.authenticator = std::make_shared<FixedUser>();
+  const auto response = call(
+      "/apis/external.metrics.k8s.io/v1beta1/namespaces/jobs/q?labelSelector=topic%20in%20(b,a)");
+  EXPECT_EQ(response.status, 200) << response.body;
+  EXPECT_EQ(provider->user.name, "u");
+  EXPECT_EQ(provider->user.groups, std::vector<std::string>{"g"});
+  EXPECT_EQ(provider->raw, "topic in (b,a)");
+  EXPECT_EQ(provider->parsed, core::LabelSelector::parse("topic in (a,b)")->toString());
+  EXPECT_EQ(provider->where, "jobs/q");
+}
+
 TEST_F(ApiHandlerTest, ProviderExceptionsBecome500) {
   config_.externalMetrics = std::make_shared<ThrowingProvider>();
   const auto response = call("/apis/external.metrics.k8s.io/v1beta1/namespaces/default/q");

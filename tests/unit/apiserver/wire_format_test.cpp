@@ -45,6 +45,11 @@ TEST(WireFormat, ExternalResourceListMatchesReference) {
       encodeJson(externalResourceListJson({{"queue_depth"}}), false),
       R"({"kind":"APIResourceList","apiVersion":"v1","groupVersion":"external.metrics.k8s.io/v1beta1","resources":[{"name":"queue_depth","singularName":"","namespaced":true,"kind":"ExternalMetricValueList","verbs":["get"]}]})"
       "\n");
+  // A `namespaced: false` rule's metric (prometheus-adapter would still say true).
+  EXPECT_EQ(
+      encodeJson(externalResourceListJson({{"cluster_load", false}}), false),
+      R"({"kind":"APIResourceList","apiVersion":"v1","groupVersion":"external.metrics.k8s.io/v1beta1","resources":[{"name":"cluster_load","singularName":"","namespaced":false,"kind":"ExternalMetricValueList","verbs":["get"]}]})"
+      "\n");
 }
 
 TEST(WireFormat, MetricValueListV1beta1MatchesReference) {
