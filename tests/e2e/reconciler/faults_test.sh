@@ -15,109 +15,56 @@
 #      the reconciler's re-check sees it and aborts; the label never flips, the pod keeps running,
 #      MigReconfigureAborted is recorded.
 # Exit 77 (skipped) when the cluster binaries, gpuscale-sim or gpuscale-reconciler are missing.
+# Shell helpers: tests/e2e/lib/common.sh.
 set -euo pipefail
-
-src=${GPUSCALE_SOURCE_DIR:-$(cd "$(dirname "$0")/../../.." && pwd)}
-build=${GPUSCALE_BINARY_DIR:-$src/build}
-here=$src/tests/e2e/reconciler
-cluster=$src/tests/cluster
-bin=${GPUSCALE_CLUSTER_BIN:-$cluster/bin}
-sim=${GPUSCALE_SIM:-$build/bin/gpuscale-sim}
+# shellcheck disable=SC1091
+source "$(dirname "$0")/../lib/common.sh"
+e2e_init reconciler-faults
 rec=$build/bin/gpuscale-reconciler
-for b in "$bin"/{etcd,kube-apiserver,kube-controller-manager,kube-scheduler,kubectl,kwok} "$sim" "$rec"; do
-  if [ ! -x "$b" ]; then
-    echo "skip: $b not built"
-    exit 77
-  fi
-done
-
-work=$(mktemp -d "${TMPDIR:-/tmp}/gpuscale-reconciler-faults.XXXXXX")
-pids=()
-cleanup() {
-  local rc=$?
-  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-  "$cluster/down.sh" "$work/cluster" || { [ $rc -ne 0 ] || rc=1; }
-  if [ $rc -eq 0 ]; then
-    rm -rf "$work"
-  else
-    echo "FAILED (rc=$rc); logs kept in $work" >&2
-    for f in "$work"/rec.log "$work"/proxy.log "$work"/sim.log; do
-      [ -f "$f" ] && { echo "--- tail $f" >&2; tail -n 30 "$f" >&2; }
-    done
-  fi
-  exit $rc
-}
-trap cleanup EXIT
-
-# Shell helpers shared with the other e2e scripts once tests/e2e/lib/common.sh exists.
-if [ -f "$src/tests/e2e/lib/common.sh" ]; then
-  # shellcheck disable=SC1091
-  source "$src/tests/e2e/lib/common.sh"
-fi
-declare -F step >/dev/null || step() { echo "== $*"; }
-declare -F die >/dev/null || die() {
-  echo "FAIL: $*" >&2
-  exit 1
-}
-declare -F eventually >/dev/null || eventually() {
-  local deadline=$((SECONDS + $1)) what=$2
-  shift 2
-  until "$@"; do
-    [ $SECONDS -lt $deadline ] || die "timed out: $what"
-    sleep 0.5
-  done
-}
-free_port() { python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'; }
+here=$src/tests/e2e/reconciler
+e2e_require_cluster
+e2e_require "$sim" "$rec"
+e2e_show_on_failure "$work/rec.log" "$work/proxy.log" "$work/sim.log"
 
 step "start the control plane, gpuscale-sim, the fault proxy and the reconciler behind it"
-"$cluster/up.sh" "$work/cluster" --scenario "$here/faults_scenario.yaml"
-# shellcheck disable=SC1091
-source "$work/cluster/env"
-kc() { "$bin/kubectl" "$@"; }
-"$sim" run --scenario "$GPUSCALE_SCENARIO" --kubeconfig "$KUBECONFIG" --resync 1 \
-  --listen 127.0.0.1:0 --port-file "$work/sim.port" >"$work/sim.log" 2>&1 &
-pids+=($!)
-eventually 30 "gpuscale-sim port file" test -s "$work/sim.port"
-eventually 60 "gpuscale-sim /healthz" curl -sf "http://127.0.0.1:$(cat "$work/sim.port")/healthz" -o /dev/null
+e2e_cluster_up --scenario "$here/faults_scenario.yaml"
+e2e_start_sim "$GPUSCALE_SCENARIO" --resync 1
 
 rules=$work/rules.json
 set_rules() { printf '%s\n' "$1" >"$rules.tmp" && mv "$rules.tmp" "$rules"; }
 set_rules '{}'
-python3 "$here/fault_proxy.py" --upstream "$GPUSCALE_APISERVER_URL" --ca "$GPUSCALE_CA_CERT" \
-  --client-cert "$GPUSCALE_ADMIN_CERT" --client-key "$GPUSCALE_ADMIN_KEY" \
+e2e_spawn "$work/proxy.log" python3 "$here/fault_proxy.py" --upstream "$GPUSCALE_APISERVER_URL" \
+  --ca "$GPUSCALE_CA_CERT" --client-cert "$GPUSCALE_ADMIN_CERT" --client-key "$GPUSCALE_ADMIN_KEY" \
   --serve-cert "$GPUSCALE_PKI_DIR/apiserver.crt" --serve-key "$GPUSCALE_PKI_DIR/apiserver.key" \
-  --rules "$rules" --port-file "$work/proxy.port" >"$work/proxy.log" 2>&1 &
-pids+=($!)
+  --rules "$rules" --port-file "$work/proxy.port"
 eventually 30 "fault proxy port file" test -s "$work/proxy.port"
 sed "s#server: .*#server: https://127.0.0.1:$(cat "$work/proxy.port")#" "$KUBECONFIG" >"$work/proxied.kubeconfig"
 
 port=$(free_port)
-"$rec" run --kubeconfig "$work/proxied.kubeconfig" --config "$here/policy.yaml" \
-  --leader-elect=false --resync-period 2s --mig-timeout 30s --allocatable-timeout 60s \
-  --failure-backoff 10m --health-bind-address "127.0.0.1:$port" >"$work/rec.log" 2>&1 &
-pids+=($!)
+e2e_spawn "$work/rec.log" "$rec" run --kubeconfig "$work/proxied.kubeconfig" \
+  --config "$here/policy.yaml" --leader-elect=false --resync-period 2s --mig-timeout 30s \
+  --allocatable-timeout 60s --failure-backoff 10m --health-bind-address "127.0.0.1:$port"
 eventually 60 "reconciler ready" curl -sf "http://127.0.0.1:$port/readyz" -o /dev/null
 
-label() { kc get node "$1" -o jsonpath="{.metadata.labels.${2//./\\.}}"; }
-annotation() { kc get "$1" "$2" -o jsonpath="{.metadata.annotations.${3//./\\.}}"; }
-alloc() { kc get node "$1" -o jsonpath="{.status.allocatable.${2//./\\.}}"; }
-running() { kc get pods -l "app=$1" --field-selector=status.phase=Running -o name | wc -l; }
 uids() { kc get pods -l "app=$1" --field-selector=status.phase=Running -o jsonpath='{range .items[*]}{.metadata.uid}{"\n"}{end}' | sort; }
-events_for() { kc get events -A --field-selector "involvedObject.name=$1" -o jsonpath='{range .items[*]}{.reason} {.count}{"\n"}{end}'; }
-event_count() { events_for "$1" | awk -v r="$2" '$1 == r { n += ($2 == "" ? 1 : $2) } END { print n + 0 }'; }
-has_event() { [ "$(event_count "$1" "$2")" -ge 1 ]; }
-expect_event() { eventually 15 "$2 event on $1" has_event "$1" "$2"; }
+event_count() { # NAME REASON: occurrences (an Event's count, summed)
+  kc get events -A --field-selector "involvedObject.name=$1" -o jsonpath='{range .items[*]}{.reason} {.count}{"\n"}{end}' |
+    awk -v r="$2" '$1 == r { n += ($2 == "" ? 1 : $2) } END { print n + 0 }'
+}
 in_log() { grep -c -- "$2" "$1" || true; }
+running_at_least() { [ "$(uids "$1" | grep -c .)" -ge "$2" ]; }
+max_replicas_above() { [ "$(kc get hpa "$1" -o jsonpath='{.spec.maxReplicas}')" -gt "$2" ]; }
+node_intent_is() { annotation node "$1" gpuscale.io/intent | grep -q "\"kind\":\"$2\""; }
+outcome_is() { annotation node "$1" gpuscale.io/outcome | grep -q "\"result\":\"$2\""; }
 
-# kube-apiserver stopped and started again with the same command line (tests/cluster/up.sh's pid
-# file is updated, so down.sh still stops it).
+# kube-apiserver stopped and started again with the same command line (the pid file up.sh wrote is
+# updated, so down.sh still stops it).
 restart_apiserver() {
   local pidfile=$GPUSCALE_CLUSTER_DIR/run/kube-apiserver.pid pid
   pid=$(cat "$pidfile")
   local -a cmd
   mapfile -d '' cmd <"/proc/$pid/cmdline"
-  local gone="[ ! -e /proc/$pid ] || grep -q '^State:.*Z' /proc/$pid/status"  # or a zombie
+  local gone="[ ! -e /proc/$pid ] || grep -q '^State:.*Z' /proc/$pid/status" # or a zombie
   kill -TERM "$pid"
   # A graceful stop waits for open requests (watches); after 10 s it is a crash instead.
   for _ in $(seq 20); do sh -c "$gone" && break || sleep 0.5; done
@@ -133,25 +80,27 @@ restart_apiserver() {
 step "1. throttled writes, conflicting writers and a kube-apiserver restart during a time-slicing change"
 hpa_path='^PATCH /apis/autoscaling/v2/namespaces/default/horizontalpodautoscalers/triton'
 node_path='^PATCH /api/v1/nodes/gpu-a100-0'
+# The other writer retries until its edit lands (kube-apiserver may be restarting just then).
+other_writer() { echo "for i in \$(seq 60); do $bin/kubectl $* --overwrite >/dev/null 2>&1 && exit 0; sleep 1; done; exit 1"; }
 set_rules "$(
   cat <<JSON
 {"throttle": {"methods": ["PATCH", "POST", "PUT"], "every": 2, "retryAfter": 1},
  "hooks": [
   {"match": "$node_path", "body": "device-plugin.config",
-   "run": "$bin/kubectl label node gpu-a100-0 example.com/edited-by=someone-else --overwrite"},
+   "run": "$(other_writer label node gpu-a100-0 example.com/edited-by=someone-else)"},
   {"match": "$hpa_path", "body": "maxReplicas",
-   "run": "$bin/kubectl annotate hpa triton example.com/edited-by=someone-else --overwrite"}]}
+   "run": "$(other_writer annotate hpa triton example.com/edited-by=someone-else)"}]}
 JSON
 )"
 kc apply -f "$here/triton.yaml" >/dev/null
-eventually 60 "7 Triton pods Running" sh -c "[ \$($bin/kubectl get pods -l app=triton --field-selector=status.phase=Running -o name | wc -l) -ge 7 ]"
+eventually 60 "7 Triton pods Running" running_at_least triton 7
 first7=$(uids triton)
-eventually 60 "the time-slicing change is in flight" sh -c "$bin/kubectl get node gpu-a100-0 -o jsonpath='{.metadata.annotations.gpuscale\.io/intent}' | grep -q timeSlicing"
+eventually 60 "the time-slicing change is in flight" node_intent_is gpu-a100-0 timeSlicing
 set_rules "$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); r["expireWatches"]=3; print(json.dumps(r))' "$rules")"
 restart_apiserver
-eventually 120 "maxReplicas raised" sh -c "[ \$($bin/kubectl get hpa triton -o jsonpath='{.spec.maxReplicas}') -gt 9 ]"
-[ "$(alloc gpu-a100-0 nvidia.com/mig-1g.5gb)" -ge 14 ] || die "maxReplicas raised before allocatable"
-eventually 120 "9 Triton pods Running" sh -c "[ \$($bin/kubectl get pods -l app=triton --field-selector=status.phase=Running -o name | wc -l) -eq 9 ]"
+eventually 120 "maxReplicas raised" max_replicas_above triton 9
+[ "$(node_allocatable gpu-a100-0 nvidia.com/mig-1g.5gb)" -ge 14 ] || die "maxReplicas raised before allocatable"
+eventually 120 "9 Triton pods Running" running_at_least triton 9
 still=$(uids triton | comm -12 - <(echo "$first7") | wc -l)
 [ "$still" -eq "$(echo "$first7" | wc -l)" ] || die "running pods disturbed: $still left"
 expect_event gpu-a100-0 TimeSlicingSucceeded
@@ -159,7 +108,7 @@ expect_event triton MaxReplicasRaised
 [ "$(event_count triton MaxReplicasRaised)" -eq 1 ] || die "maxReplicas raised more than once"
 [ "$(event_count gpu-a100-0 TimeSlicingStarted)" -eq 1 ] || die "time-slicing started more than once"
 [ "$(in_log "$work/rec.log" TimeSlicingStarted)" -eq 1 ] || die "time-slicing label flipped more than once"
-[ "$(label gpu-a100-0 example.com/edited-by)" = someone-else ] || die "the other writer's node label was lost"
+[ "$(node_label gpu-a100-0 example.com/edited-by)" = someone-else ] || die "the other writer's node label was lost"
 [ "$(annotation hpa triton example.com/edited-by)" = someone-else ] || die "the other writer's HPA annotation was lost"
 [ -z "$(annotation node gpu-a100-0 gpuscale.io/intent)" ] || die "node intent left behind"
 [ -z "$(annotation hpa triton gpuscale.io/intent)" ] || die "HPA intent left behind"
@@ -178,16 +127,16 @@ set_rules "$(
 JSON
 )"
 kc apply -f "$here/spare.yaml" >/dev/null
-eventually 90 "the reshape is aborted" sh -c "$bin/kubectl get node gpu-a100-1 -o jsonpath='{.metadata.annotations.gpuscale\.io/outcome}' | grep -q '\"result\":\"aborted\"'"
+eventually 90 "the reshape is aborted" outcome_is gpu-a100-1 aborted
 grep -q "hook ran before PATCH /api/v1/namespaces/gpu-operator/configmaps/gpuscale-mig-parted-config\|hook ran before PUT" "$work/proxy.log" || die "the hook did not run"
 expect_event gpu-a100-1 MigReconfigureAborted
-[ "$(label gpu-a100-1 nvidia.com/mig.config)" = all-3g.20gb ] || die "mig.config changed"
+[ "$(node_label gpu-a100-1 nvidia.com/mig.config)" = all-3g.20gb ] || die "mig.config changed"
 [ "$(in_log "$work/rec.log" 'gpu-a100-1: MigReconfigureStarted')" -eq 0 ] || die "the reshape started anyway"
 uid=$(kc get pod intruder -o jsonpath='{.metadata.uid}')
 sleep 4  # a few more passes: nothing may retry the reshape while the pod runs
 [ "$(kc get pod intruder -o jsonpath='{.status.phase}')" = Running ] || die "the intruder is not running"
 [ "$(kc get pod intruder -o jsonpath='{.metadata.uid}')" = "$uid" ] || die "the intruder was replaced"
-[ "$(label gpu-a100-1 nvidia.com/mig.config)" = all-3g.20gb ] || die "mig.config changed later"
+[ "$(node_label gpu-a100-1 nvidia.com/mig.config)" = all-3g.20gb ] || die "mig.config changed later"
 [ -z "$(annotation node gpu-a100-1 gpuscale.io/intent)" ] || die "node intent left behind"
 [ "$(kc get hpa spare -o jsonpath='{.spec.maxReplicas}')" = 2 ] || die "spare maxReplicas changed"
 curl -sf "http://127.0.0.1:$port/metrics" | grep -q 'gpuscale_reconciler_actions_total{kind="mig",outcome="aborted"}' ||

@@ -2,8 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "cluster_fixture.h"
 #include "gpuscale/partition/planner.h"
-#include "unit/partition/kube_objects.h"
 
 namespace gpuscale::reconciler {
 namespace {
@@ -13,20 +13,7 @@ using nlohmann::json;
 
 const auto kNow = *partition::parseKubernetesTime("2026-11-22T01:00:00Z");
 
-// Answers a fixed occupancy and records the pods it was asked about.
-class FixedMapping final : public GpuPodMapping {
- public:
-  explicit FixedMapping(std::optional<GpuOccupancy> answer) : answer_(std::move(answer)) {}
-  std::optional<GpuOccupancy> occupancy(const std::string& node, const std::set<std::string>& pods,
-                                        std::chrono::system_clock::time_point) override {
-    asked[node] = pods;
-    return answer_;
-  }
-  std::map<std::string, std::set<std::string>> asked;
-
- private:
-  std::optional<GpuOccupancy> answer_;
-};
+using FixedMapping = testing::FixedGpuPodMapping;
 
 // Node "n" (two A100s, both 2x 3g.20gb) runs two pods of "big"; "small" waits for three 1g.5gb
 // slices no GPU has.
