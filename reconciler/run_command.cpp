@@ -16,6 +16,7 @@
 #include "gpuscale/core/duration.h"
 #include "gpuscale/kube/config.h"
 #include "gpuscale/kube/rest_client.h"
+#include "gpuscale/prom/caching_client.h"
 #include "gpuscale/prom/http_client.h"
 #include "gpuscale/prom/options.h"
 #include "gpuscale/reconciler/controller.h"
@@ -290,19 +291,25 @@ int runRunCommand(const std::vector<std::string>& args, std::ostream& err) {
   } else {
     events = std::make_shared<KubeEventRecorder>(kc, a.lease.identity);
   }
-  std::shared_ptr<GpuPodMapping> gpuPods = std::make_shared<NodeLevelGpuPodMapping>();
+  // The actuator's check right before a MIG change asks Prometheus afresh; planning passes go
+  // through the query cache (--metrics-cache-ttl) so bursts of passes ask once.
+  std::shared_ptr<GpuPodMapping> actuatorGpuPods = std::make_shared<NodeLevelGpuPodMapping>();
+  std::shared_ptr<GpuPodMapping> plannerGpuPods;
   if (a.gpuMapping == "dcgm") {
     auto prometheus = prom::HttpClient::create(a.prometheus);
     if (!prometheus) {
       err << "gpuscale-reconciler run: " << prometheus.status().message() << "\n";
       return kBadUsage;
     }
-    gpuPods = std::make_shared<DcgmGpuPodMapping>(
-        std::shared_ptr<prom::Client>(std::move(*prometheus)), a.dcgm, metrics);
+    std::shared_ptr<prom::Client> direct(std::move(*prometheus));
+    prom::CacheOptions cache;
+    cache.ttl = a.prometheus.cacheTtl;
+    actuatorGpuPods = std::make_shared<DcgmGpuPodMapping>(direct, a.dcgm, metrics);
+    plannerGpuPods = std::make_shared<DcgmGpuPodMapping>(
+        std::make_shared<prom::CachingClient>(direct, cache), a.dcgm, metrics);
   }
-  auto actuator = std::make_shared<KubeActuator>(kc, events, gpuPods, a.actuator);
-  Controller controller(kc, actuator, *policies, events, metrics, a.controller,
-                        a.gpuMapping == "dcgm" ? gpuPods : nullptr);
+  auto actuator = std::make_shared<KubeActuator>(kc, events, actuatorGpuPods, a.actuator);
+  Controller controller(kc, actuator, *policies, events, metrics, a.controller, plannerGpuPods);
   std::unique_ptr<LeaderElector> elector;
   std::atomic<bool> lostLeadership{false};
   if (a.leaderElect && !a.dryRun) {

@@ -10,6 +10,8 @@
 #      after it are answered "resourceVersion too old" (410): informers re-list. Triton ends with
 #      9 Running pods, the first 7 untouched, each action applied once, the other writers' edits
 #      kept, and the Events that say what happened.
+#   The reconciler runs with --gpu-mapping=dcgm against a Prometheus that is not there: every
+#   mapping answer falls back to the node-level rule (counted in /metrics).
 #   2. A pod starts on the spare node's GPU between the plan and the MIG change (the proxy runs
 #      `kubectl apply` right before the reconciler's mig-parted ConfigMap write reaches the API):
 #      the reconciler's re-check sees it and aborts; the label never flips, the pod keeps running,
@@ -40,10 +42,13 @@ e2e_spawn "$work/proxy.log" python3 "$here/fault_proxy.py" --upstream "$GPUSCALE
 eventually 30 "fault proxy port file" test -s "$work/proxy.port"
 sed "s#server: .*#server: https://127.0.0.1:$(cat "$work/proxy.port")#" "$KUBECONFIG" >"$work/proxied.kubeconfig"
 
+# The per-GPU mapping is on, but its Prometheus is down: every answer must fall back to the
+# node-level rule (never less safe than without it).
 port=$(free_port)
 e2e_spawn "$work/rec.log" "$rec" run --kubeconfig "$work/proxied.kubeconfig" \
   --config "$here/policy.yaml" --leader-elect=false --resync-period 2s --mig-timeout 30s \
-  --allocatable-timeout 60s --failure-backoff 10m --health-bind-address "127.0.0.1:$port"
+  --allocatable-timeout 60s --failure-backoff 10m --health-bind-address "127.0.0.1:$port" \
+  --gpu-mapping=dcgm --prometheus-url "http://127.0.0.1:$(free_port)" --prometheus-timeout 2s
 eventually 60 "reconciler ready" curl -sf "http://127.0.0.1:$port/readyz" -o /dev/null
 
 uids() { kc get pods -l "app=$1" --field-selector=status.phase=Running -o jsonpath='{range .items[*]}{.metadata.uid}{"\n"}{end}' | sort; }
@@ -141,4 +146,8 @@ sleep 4  # a few more passes: nothing may retry the reshape while the pod runs
 [ "$(kc get hpa spare -o jsonpath='{.spec.maxReplicas}')" = 2 ] || die "spare maxReplicas changed"
 curl -sf "http://127.0.0.1:$port/metrics" | grep -q 'gpuscale_reconciler_actions_total{kind="mig",outcome="aborted"}' ||
   die "no aborted action in /metrics"
+curl -sf "http://127.0.0.1:$port/metrics" | grep -q 'gpuscale_reconciler_gpu_mapping_total{result="fallback_error"}' ||
+  die "the unreachable Prometheus did not count as a GPU mapping fallback"
+curl -sf "http://127.0.0.1:$port/metrics" | grep -q 'gpuscale_reconciler_gpu_mapping_total{result="per_gpu"}' &&
+  die "a per-GPU answer without Prometheus"
 echo "PASS"
