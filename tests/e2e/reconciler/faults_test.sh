@@ -121,6 +121,7 @@ expect_event triton MaxReplicasRaised
 [ "$(in_log "$work/proxy.log" "^PATCH /api/v1/nodes/gpu-a100-0.* 409")" -ge 1 ] || die "no node write conflict reached the reconciler"
 [ "$(in_log "$work/proxy.log" "^PATCH /apis/autoscaling/v2/.*/triton.* 409")" -ge 1 ] || die "no HPA write conflict reached the reconciler"
 [ "$(in_log "$work/proxy.log" 'watch expired (410) injected')" -ge 1 ] || die "no watch was expired"
+[ "$(in_log "$work/rec.log" 'expired, relisting')" -ge 1 ] || die "no informer re-listed after a 410"
 echo "   429s injected: $(in_log "$work/proxy.log" ' 429 injected'), 409s: $(in_log "$work/proxy.log" ' 409$'), 410s: $(in_log "$work/proxy.log" '(410) injected'), upstream-down answers: $(in_log "$work/proxy.log" ' 503 upstream')"
 
 step "2. a pod starts on the spare GPU between plan and action: the reshape is aborted"
