@@ -39,14 +39,15 @@
 #   node_label NODE KEY         the label's value (empty when unset)
 #   node_allocatable NODE RES   status.allocatable[RES]
 #   annotation KIND NAME KEY    metadata.annotations[KEY] of KIND/NAME in the current namespace
-#   event_reasons NAME          the reasons of every Event whose involved object is NAME, one a line
+#   event_reasons NAME          the reasons of every Event (all namespaces) whose involved object is
+#                               NAME, one a line
 #   expect_event NAME REASON    an Event REASON about NAME shows up within 15 s
 #
 # gpuscale-sim (the GPU Operator emulator)
 #   e2e_start_sim SCENARIO [ARGS...]  gpuscale-sim run against the cluster (log: $work/sim.log);
 #                               sets SIM_PID and SIM_URL and returns once /healthz answers
 #
-# Everything dies on failure; callers run under `set -euo pipefail`.
+# Checks die on failure; queries return kubectl's status. Callers run under `set -euo pipefail`.
 
 E2E_POLL=${E2E_POLL:-1}
 E2E_PIDS=()
