@@ -4,6 +4,8 @@
 
 #include <chrono>
 
+#include "gpuscale/rules/loader.h"
+
 namespace gpuscale::adapter {
 namespace {
 
@@ -18,6 +20,7 @@ struct ConfigReloader::Generation {
   std::shared_ptr<const BackendSet> backends;
   RelistOptions relist;
   std::shared_ptr<Relister> relister;
+  std::string source;  // the file's text this generation was built from
 };
 
 core::Result<std::shared_ptr<ConfigReloader>> ConfigReloader::create(ReloadSettings settings) {
@@ -60,7 +63,10 @@ ConfigReloader::~ConfigReloader() { stop(); }
 
 core::Result<std::shared_ptr<ConfigReloader::Generation>> ConfigReloader::build() const {
   auto next = std::make_shared<Generation>();
-  auto rules = rules::loadRules(settings_.configFile, *settings_.mapper);
+  auto config = rules::loadRuleConfigFile(settings_.configFile);
+  if (!config) return config.status();
+  next->source = config->source;
+  auto rules = rules::compileRules(*config, *settings_.mapper);
   if (!rules) return rules.status();
   next->rules = std::move(*rules);
   for (const rules::Diagnostic& warning : next->rules->warnings) {
@@ -73,8 +79,8 @@ core::Result<std::shared_ptr<ConfigReloader::Generation>> ConfigReloader::build(
       buildBackends(*next->rules, defaultBackend_, settings_.prometheus, settings_.makeBackend);
   if (!backends) return backends.status();
   next->backends = std::move(*backends);
-  next->relister =
-      std::make_shared<Relister>(next->rules, next->backends, next->relist, settings_.registry);
+  next->relister = std::make_shared<Relister>(next->rules, next->backends, next->relist,
+                                              settings_.registry, settings_.status);
   return next;
 }
 
@@ -111,7 +117,7 @@ void ConfigReloader::start() {
   watcher_ = std::make_unique<ConfigWatcher>(
       settings_.configFile, [this](ConfigWatcher::Trigger) { return reload().httpCode() != 503; },
       settings_.watch);
-  watcher_->start();
+  watcher_->start(current->source);
 }
 
 void ConfigReloader::stop() {

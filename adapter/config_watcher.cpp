@@ -58,9 +58,9 @@ ConfigWatcher::ConfigWatcher(std::string path, Callback onChange, ConfigWatcherO
 
 ConfigWatcher::~ConfigWatcher() { stop(); }
 
-void ConfigWatcher::start() {
+void ConfigWatcher::start(std::optional<std::string> reference) {
   if (thread_.joinable()) return;
-  content_ = readAll(path_);
+  content_ = reference ? std::move(*reference) : readAll(path_);
   wakeup_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   inotify_ = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
   if (inotify_ < 0 || ::inotify_add_watch(inotify_, folderOf(path_).c_str(), kFolderEvents) < 0) {

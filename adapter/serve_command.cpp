@@ -7,6 +7,7 @@
 
 #include "gpuscale/adapter/config_reloader.h"
 #include "gpuscale/adapter/custom_provider.h"
+#include "gpuscale/adapter/explain_endpoint.h"
 #include "gpuscale/adapter/external_provider.h"
 #include "gpuscale/adapter/kube_object_lister.h"
 #include "gpuscale/adapter/serve_options.h"
@@ -126,6 +127,8 @@ int runServeCommand(std::span<const std::string_view> args, std::ostream& out, s
   reload.prometheus = options->prometheus;
   reload.relist = options->relist;
   reload.registry = registry;
+  auto status = std::make_shared<RuleStatus>(registry);
+  reload.status = status;
   auto reloader = ConfigReloader::create(std::move(reload));
   if (!reloader) {
     err << reloader.status().message() << "\n";
@@ -133,7 +136,8 @@ int runServeCommand(std::span<const std::string_view> args, std::ostream& out, s
   }
   std::shared_ptr<const rules::RuleSet> ruleSet = (*reloader)->rules();
   const std::shared_ptr<const Backend>& fallback = (*reloader)->defaultBackend();
-  auto runner = std::make_shared<QueryRunner>(fallback->cache(), fallback->cache(), registry);
+  auto runner =
+      std::make_shared<QueryRunner>(fallback->cache(), fallback->cache(), registry, status);
   SnapshotSource snapshots = [reloader = *reloader] { return reloader->snapshot(); };
 
   apiserver::ApiHandlerConfig config;
@@ -146,6 +150,11 @@ int runServeCommand(std::span<const std::string_view> args, std::ostream& out, s
   if (!ruleSet->externalRules.empty()) {
     config.externalMetrics = std::make_shared<ExternalProvider>(snapshots, runner);
   }
+  config.extraRoutes.emplace(
+      std::string(kExplainPath),
+      explainRoute({[reloader = *reloader] { return reloader->rules(); },
+                    std::shared_ptr<prom::Client>(fallback, &fallback->discovery()), status,
+                    (*reloader)->relistOptions().maxAge}));
   config.authenticator = access->auth.authenticator;
   config.authorizer = access->auth.authorizer;
   config.health = std::make_shared<apiserver::HealthChecks>();

@@ -22,6 +22,7 @@
 
 #include <chrono>
 #include <functional>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -46,8 +47,9 @@ class ConfigWatcher {
   ConfigWatcher(const ConfigWatcher&) = delete;
   ConfigWatcher& operator=(const ConfigWatcher&) = delete;
 
-  // Reads the file's current content as the reference and starts the thread.
-  void start();
+  // Starts the thread. `reference` is the content the owner loaded last (a change between that
+  // load and start() is then reported); without it the file's current content is the reference.
+  void start(std::optional<std::string> reference = std::nullopt);
   // Stops and joins the thread (waits for a callback in progress).
   void stop();
 

@@ -10,6 +10,7 @@
 #include "gpuscale/adapter/query_runner.h"
 #include "gpuscale/prom/errors.h"
 #include "support/temp_dir.h"
+#include "support/wait_until.h"
 
 namespace gpuscale::adapter {
 namespace {
@@ -63,8 +64,9 @@ class ConfigReloaderTest : public ::testing::Test {
     std::filesystem::rename(dir_.file("next.yaml"), dir_.file("rules.yaml"));
   }
 
-  core::Result<std::shared_ptr<ConfigReloader>> create() {
+  core::Result<std::shared_ptr<ConfigReloader>> create(ConfigWatcherOptions watch = {}) {
     ReloadSettings settings;
+    settings.watch = watch;
     settings.configFile = dir_.file("rules.yaml");
     settings.registry = registry_;
     settings.relist.interval = std::chrono::hours(1);
@@ -173,6 +175,21 @@ TEST_F(ConfigReloaderTest, ANewBackendThatDoesNotAnswerKeepsTheOldRules) {
   EXPECT_NE(status.message().find("of backend thanos"), std::string::npos) << status.message();
   EXPECT_EQ(metrics(**reloader), (std::vector<std::string>{"namespaces/a_total", "pods/a_total"}));
   EXPECT_TRUE(exposes("gpuscale_config_last_reload_successful 0"));
+  (*reloader)->stop();
+}
+
+TEST_F(ConfigReloaderTest, AChangeBetweenLoadAndWatchIsNotMissed) {
+  ConfigWatcherOptions watch;
+  watch.pollInterval =
+      std::chrono::milliseconds(20);  // no event follows the change: the poll sees it
+  watch.sighup = false;
+  auto reloader = create(watch);
+  ASSERT_TRUE(reloader.ok()) << reloader.status().message();
+  write(kSecond);
+  (*reloader)->start();
+  EXPECT_TRUE(
+      testing::waitUntil([&] { return (*reloader)->rules()->rules[0].backend() == "thanos"; },
+                         std::chrono::seconds(20)));
   (*reloader)->stop();
 }
 
