@@ -39,13 +39,15 @@ bool backingOff(const json& node, TimePoint now) {
 Controller::Controller(std::shared_ptr<kube::KubeClient> client, std::shared_ptr<Actuator> actuator,
                        std::shared_ptr<PolicySource> policies,
                        std::shared_ptr<EventRecorder> events,
-                       std::shared_ptr<ReconcilerMetrics> metrics, ControllerOptions options)
+                       std::shared_ptr<ReconcilerMetrics> metrics, ControllerOptions options,
+                       std::shared_ptr<GpuPodMapping> gpuPods)
     : client_(std::move(client)),
       actuator_(std::move(actuator)),
       policies_(std::move(policies)),
       events_(std::move(events)),
       metrics_(std::move(metrics)),
-      options_(std::move(options)) {}
+      options_(std::move(options)),
+      gpuPods_(std::move(gpuPods)) {}
 
 Controller::~Controller() { stop(); }
 
@@ -156,9 +158,15 @@ PassResult Controller::pass(const std::vector<kube::Object>& objects, TimePoint 
   auto policies = policies_->current();
   auto workloads = partition::assessWorkloads(*snapshot, *policies);
   std::vector<partition::WorkloadDemand> plannable;
+  bool blocked = false;
   for (const auto& w : workloads) {
-    if (!state.hpasWithIntent.contains({w.ns, w.name})) plannable.push_back(w);
+    if (!state.hpasWithIntent.contains({w.ns, w.name})) {
+      plannable.push_back(w);
+      blocked = blocked || w.blocked;
+    }
   }
+  // Only a blocked workload can lead to a reshape: ask Prometheus only then.
+  if (gpuPods_ && blocked) applyGpuMapping(*snapshot, *gpuPods_, now);
   result.plan = partition::planPartitions(*snapshot, plannable, now);
   result.planned = true;
   const std::string planJson = partition::planToJson(result.plan).dump();

@@ -2,6 +2,8 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <set>
+
 #include "actuator_internal.h"
 #include "gpuscale/partition/device_plugin_config.h"
 #include "gpuscale/partition/mig_parted_config.h"
@@ -102,12 +104,12 @@ core::Status KubeActuator::writeDevicePluginConfig(const NodeIntent& intent) {
 }
 
 core::Result<std::string> KubeActuator::podInTheWay(const std::string& node,
-                                                    const std::vector<int>& gpus) {
+                                                    const std::vector<int>& gpus, TimePoint now) {
   kube::ListOptions options;
   options.fieldSelector = "spec.nodeName=" + node;
   auto pods = client_->list(kube::ResourceRef::collection("", "v1", "pods"), options);
   if (!pods) return pods.status();
-  std::string first;
+  std::set<std::string> gpuPods;
   for (const auto& pod : pods->items) {
     const std::string phase = pod.contains("status") ? pod["status"].value("phase", "") : "";
     if (phase == "Succeeded" || phase == "Failed") continue;
@@ -122,15 +124,19 @@ core::Result<std::string> KubeActuator::podInTheWay(const std::string& node,
       }
     }
     if (gpu) {
-      first = pod["metadata"].value("namespace", "") + "/" + pod["metadata"].value("name", "");
-      break;
+      gpuPods.insert(pod["metadata"].value("namespace", "") + "/" +
+                     pod["metadata"].value("name", ""));
     }
   }
-  if (first.empty()) return first;
-  auto busy = gpuPods_->busyGpus(node);
-  if (!busy) return first;  // no per-GPU mapping: the whole node is busy
+  if (gpuPods.empty()) return std::string();
+  const std::string first = *gpuPods.begin();
+  auto occupancy = gpuPods_->occupancy(node, gpuPods, now);
+  if (!occupancy) return first;  // no per-GPU mapping: the whole node is busy
   for (int g : gpus) {
-    if (busy->contains(g)) return first + fmt::format(" (GPU {})", g);
+    if (!occupancy->idle(g)) {
+      return fmt::format("{} (GPU {} {})", first, g,
+                         occupancy->reported.contains(g) ? "holds a pod" : "not reported");
+    }
   }
   return std::string();
 }
@@ -142,7 +148,7 @@ bool KubeActuator::startNode(const NodeWork& work, const std::string& plan, Time
   intent.started = now;
   const auto target = EventTarget::node(work.node);
   if (intent.kind == NodeOpKind::kMig) {
-    auto busy = podInTheWay(work.node, intent.gpus);
+    auto busy = podInTheWay(work.node, intent.gpus, now);
     if (!busy || !busy->empty()) {
       std::string why = busy ? "pod " + *busy + " runs there" : busy.status().message();
       events_->record(target, true, "ReshapeSkipped", "not reshaping MIG on this node: " + why);
@@ -205,7 +211,7 @@ bool KubeActuator::advanceNode(const std::string& name, TimePoint now, Actuation
     }
     if (intent->kind == NodeOpKind::kMig) {
       // Re-checked right before acting: a pod may have started since the plan was made.
-      auto busy = podInTheWay(name, intent->gpus);
+      auto busy = podInTheWay(name, intent->gpus, now);
       if (!busy) return true;
       if (!busy->empty()) {
         finishNode(name, *intent, "aborted",

@@ -39,7 +39,12 @@ ReconcilerMetrics::ReconcilerMetrics(std::shared_ptr<prometheus::Registry> regis
                    .Name("gpuscale_config_reloads_total")
                    .Help("Policy file reload attempts")
                    .Register(*registry_)
-                   .Add({})) {
+                   .Add({})),
+      gpuMapping_(prometheus::BuildCounter()
+                      .Name("gpuscale_reconciler_gpu_mapping_total")
+                      .Help("Per-GPU mapping answers: per_gpu, or fallback_<cause> when a node "
+                            "was treated as all busy")
+                      .Register(*registry_)) {
   reloadOk_.Set(1);
 }
 
@@ -54,6 +59,10 @@ void ReconcilerMetrics::action(const std::string& kind, const std::string& outco
 void ReconcilerMetrics::ceilingToCapacity(double seconds) { ceilingToCapacity_.Observe(seconds); }
 void ReconcilerMetrics::nodesInFlight(int n) { nodesInFlight_.Set(n); }
 void ReconcilerMetrics::leader(bool isLeader) { leader_.Set(isLeader ? 1 : 0); }
+
+void ReconcilerMetrics::gpuMapping(const std::string& result) {
+  gpuMapping_.Add({{"result", result}}).Increment();
+}
 
 void ReconcilerMetrics::configReload(bool ok) {
   reloads_.Increment();

@@ -17,7 +17,11 @@
 #include "gpuscale/kube/client_metrics.h"
 #include "gpuscale/kube/config.h"
 #include "gpuscale/kube/rest_client.h"
+#include "gpuscale/prom/caching_client.h"
+#include "gpuscale/prom/http_client.h"
+#include "gpuscale/prom/options.h"
 #include "gpuscale/reconciler/controller.h"
+#include "gpuscale/reconciler/dcgm_gpu_pod_mapping.h"
 #include "gpuscale/reconciler/leader_election.h"
 #include "health_server.h"
 
@@ -35,7 +39,21 @@ struct RunArgs {
   ActuatorOptions actuator;
   ControllerOptions controller;
   LeaderElectionOptions lease;
+  std::string gpuMapping = "node";  // node | dcgm
+  prom::PrometheusOptions prometheus;
+  bool prometheusUrlSet = false;
+  DcgmMappingOptions dcgm;
 };
+
+std::vector<std::string> splitComma(const std::string& text) {
+  std::vector<std::string> out;
+  std::string part;
+  std::istringstream in(text);
+  while (std::getline(in, part, ',')) {
+    if (!part.empty()) out.push_back(part);
+  }
+  return out;
+}
 
 std::atomic<bool> gStop{false};
 void onSignal(int) { gStop.store(true); }
@@ -54,9 +72,19 @@ std::string defaultIdentity() {
   return fmt::format("{}_{:08x}", host, std::random_device{}());
 }
 
-std::optional<RunArgs> parseArgs(const std::vector<std::string>& args, std::ostream& err) {
+std::optional<RunArgs> parseArgs(const std::vector<std::string>& all, std::ostream& err) {
   RunArgs a;
   a.lease.identity = defaultIdentity();
+  std::vector<std::string> args;
+  auto prometheus = prom::parsePrometheusFlags(all, &args);
+  if (!prometheus) {
+    err << "gpuscale-reconciler run: " << prometheus.status().message() << "\n";
+    return std::nullopt;
+  }
+  a.prometheus = *prometheus;
+  for (const auto& arg : all) {
+    if (arg.rfind("--prometheus-url", 0) == 0) a.prometheusUrlSet = true;
+  }
   for (std::size_t i = 0; i < args.size(); ++i) {
     std::string flag = args[i], value;
     bool hasValue = false;
@@ -91,7 +119,14 @@ std::optional<RunArgs> parseArgs(const std::vector<std::string>& args, std::ostr
                                                    "--leader-elect-identity",
                                                    "--lease-duration",
                                                    "--renew-deadline",
-                                                   "--retry-period"};
+                                                   "--retry-period",
+                                                   "--gpu-mapping",
+                                                   "--dcgm-metric",
+                                                   "--dcgm-node-labels",
+                                                   "--dcgm-gpu-label",
+                                                   "--dcgm-pod-label",
+                                                   "--dcgm-namespace-label",
+                                                   "--dcgm-max-age"};
     if (!kValueFlags.contains(flag)) {
       err << "gpuscale-reconciler run: unknown flag " << flag << "\n" << runUsage();
       return std::nullopt;
@@ -141,6 +176,26 @@ std::optional<RunArgs> parseArgs(const std::vector<std::string>& args, std::ostr
       ok = parseDuration(value, a.lease.renewDeadline);
     } else if (flag == "--retry-period") {
       ok = parseDuration(value, a.lease.retryPeriod);
+    } else if (flag == "--gpu-mapping") {
+      a.gpuMapping = value;
+      ok = value == "node" || value == "dcgm";
+    } else if (flag == "--dcgm-metric") {
+      a.dcgm.metric = value;
+      ok = !value.empty();
+    } else if (flag == "--dcgm-node-labels") {
+      a.dcgm.nodeLabels = splitComma(value);
+      ok = !a.dcgm.nodeLabels.empty();
+    } else if (flag == "--dcgm-gpu-label") {
+      a.dcgm.gpuLabel = value;
+      ok = !value.empty();
+    } else if (flag == "--dcgm-pod-label") {
+      a.dcgm.podLabel = value;
+      ok = !value.empty();
+    } else if (flag == "--dcgm-namespace-label") {
+      a.dcgm.namespaceLabel = value;
+      ok = !value.empty();
+    } else if (flag == "--dcgm-max-age") {
+      ok = parseDuration(value, a.dcgm.maxAge) && a.dcgm.maxAge.count() > 0;
     } else {
       err << "gpuscale-reconciler run: unknown flag " << flag << "\n" << runUsage();
       return std::nullopt;
@@ -152,6 +207,10 @@ std::optional<RunArgs> parseArgs(const std::vector<std::string>& args, std::ostr
   }
   if (a.lease.renewDeadline >= a.lease.leaseDuration) {
     err << "gpuscale-reconciler run: --renew-deadline must be below --lease-duration\n";
+    return std::nullopt;
+  }
+  if (a.gpuMapping == "dcgm" && !a.prometheusUrlSet) {
+    err << "gpuscale-reconciler run: --gpu-mapping=dcgm needs --prometheus-url\n";
     return std::nullopt;
   }
   a.controller.dryRun = a.dryRun;
@@ -192,6 +251,10 @@ std::string runUsage() {
          "    [--leader-elect=true|false] [--leader-elect-namespace default]\n"
          "    [--leader-elect-name gpuscale-reconciler] [--leader-elect-identity ID]\n"
          "    [--lease-duration 15s] [--renew-deadline 10s] [--retry-period 2s]\n"
+         "    [--gpu-mapping node|dcgm] [--prometheus-url URL and the other --prometheus-* flags]\n"
+         "    [--dcgm-metric DCGM_FI_DEV_FB_USED] [--dcgm-node-labels Hostname,hostname]\n"
+         "    [--dcgm-gpu-label gpu] [--dcgm-pod-label pod] [--dcgm-namespace-label namespace]\n"
+         "    [--dcgm-max-age 2m]\n"
          "\n"
          "  run    watch HPAs annotated gpuscale.io/partition-policy and grow their GPU "
          "partitions\n"
@@ -230,9 +293,25 @@ int runRunCommand(const std::vector<std::string>& args, std::ostream& err) {
   } else {
     events = std::make_shared<KubeEventRecorder>(kc, a.lease.identity);
   }
-  auto actuator = std::make_shared<KubeActuator>(
-      kc, events, std::make_shared<NodeLevelGpuPodMapping>(), a.actuator);
-  Controller controller(kc, actuator, *policies, events, metrics, a.controller);
+  // The actuator's check right before a MIG change asks Prometheus afresh; planning passes go
+  // through the query cache (--metrics-cache-ttl) so bursts of passes ask once.
+  std::shared_ptr<GpuPodMapping> actuatorGpuPods = std::make_shared<NodeLevelGpuPodMapping>();
+  std::shared_ptr<GpuPodMapping> plannerGpuPods;
+  if (a.gpuMapping == "dcgm") {
+    auto prometheus = prom::HttpClient::create(a.prometheus);
+    if (!prometheus) {
+      err << "gpuscale-reconciler run: " << prometheus.status().message() << "\n";
+      return kBadUsage;
+    }
+    std::shared_ptr<prom::Client> direct(std::move(*prometheus));
+    prom::CacheOptions cache;
+    cache.ttl = a.prometheus.cacheTtl;
+    actuatorGpuPods = std::make_shared<DcgmGpuPodMapping>(direct, a.dcgm, metrics);
+    plannerGpuPods = std::make_shared<DcgmGpuPodMapping>(
+        std::make_shared<prom::CachingClient>(direct, cache), a.dcgm, metrics);
+  }
+  auto actuator = std::make_shared<KubeActuator>(kc, events, actuatorGpuPods, a.actuator);
+  Controller controller(kc, actuator, *policies, events, metrics, a.controller, plannerGpuPods);
   std::unique_ptr<LeaderElector> elector;
   std::atomic<bool> lostLeadership{false};
   if (a.leaderElect && !a.dryRun) {

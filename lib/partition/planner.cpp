@@ -203,8 +203,11 @@ class PlanBuilder {
 
   bool reshapeable(const WorkloadDemand& d, std::size_t i) const {
     const NodeState& n = snap_.nodes[i];
-    return changeable(d, i) && n.model != nullptr && n.geometryKnown && !n.hasGpuPods &&
-           n.migStrategy != MigStrategy::kNone;
+    // With GPU pods on the node only mixed-strategy GPUs known idle may change (reshapeMixed
+    // checks each GPU's `busy`); the single strategy rebuilds every GPU of the node.
+    return changeable(d, i) && n.model != nullptr && n.geometryKnown &&
+           n.migStrategy != MigStrategy::kNone &&
+           (!n.hasGpuPods || n.migStrategy == MigStrategy::kMixed);
   }
 
   const std::vector<MigGeometry>& maximal(const GpuModel& model, const Policy& policy) {
@@ -247,7 +250,9 @@ class PlanBuilder {
     int gained = 0;
     for (std::size_t gpu = 0; gpu < nodes_[i].gpus.size() && gained < need; ++gpu) {
       const MigGpuSetting& cur = nodes_[i].gpus[gpu];
-      if (nodes_[i].reshaped[gpu] || !cur.migEnabled) continue;
+      // MIG mode never changes here: that needs a GPU reset, which other GPUs' pods may not
+      // survive.
+      if (nodes_[i].reshaped[gpu] || !cur.migEnabled || n.gpus[gpu].busy) continue;
       const int before = podsOn(d, i);
       const int have = countOf(cur.geometry, profile->name);
       const MigGeometry* best = nullptr;

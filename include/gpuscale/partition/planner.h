@@ -3,9 +3,10 @@
 //
 // For each blocked workload (in namespace/name order) it aims at min(wanted, the policy's hard max)
 // pods and tries the policy's levers in order until the partitions its pods can get reach that aim:
-//   migReshape  - rebuild GPUs of idle nodes (no GPU pod bound to the node; the snapshot has no
-//   per-GPU pod
-//                 mapping, so one GPU pod makes every GPU of its node busy). Per GPU it picks,
+//   migReshape  - rebuild idle GPUs: every GPU of a node with no GPU pod bound to it, and on a
+//                 mixed-strategy node with GPU pods the MIG-enabled GPUs whose `busy` the caller
+//                 cleared (a per-GPU mapping; by default one GPU pod makes every GPU of its node
+//                 busy). MIG mode is never switched on or off here. Per GPU it picks,
 //                 among the maximal geometries of the allowed profiles, one that covers the
 //                 remaining need while removing the fewest existing instances and introducing the
 //                 fewest new profile types (else the one adding the most). Single-strategy nodes

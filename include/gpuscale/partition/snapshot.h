@@ -11,7 +11,10 @@
 // ConfigMap holding that key, else from the GFD `*.replicas` labels.
 //
 // Busy GPUs: the snapshot has no pod-to-GPU mapping, so every GPU of a node counts as busy when any
-// pod that requests an `nvidia.com/` resource is bound there and not finished.
+// pod that requests an `nvidia.com/` resource is bound there and not finished. A caller that knows
+// more (the reconciler's dcgm-exporter mapping) may clear `GpuState::busy` on GPUs it knows idle;
+// the planner then reshapes those GPUs of a mixed-strategy node while its other GPUs hold pods,
+// never changing a GPU's MIG mode (see planner.h).
 //
 // Thread safety: an immutable value once built.
 #pragma once

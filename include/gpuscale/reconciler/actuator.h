@@ -109,7 +109,8 @@ class KubeActuator final : public Actuator {
   core::Status writeMigConfig(const NodeIntent& intent);
   core::Status writeDevicePluginConfig(const NodeIntent& intent);
   // A pod that would be disturbed by rebuilding `gpus` of `node`, or "" when none.
-  core::Result<std::string> podInTheWay(const std::string& node, const std::vector<int>& gpus);
+  core::Result<std::string> podInTheWay(const std::string& node, const std::vector<int>& gpus,
+                                        TimePoint now);
   void finishNode(const std::string& node, const NodeIntent& intent, const std::string& result,
                   const std::string& message, bool revert, bool backoff, TimePoint now,
                   ActuationReport& report);

@@ -5,8 +5,9 @@
 //
 // Before planning, nodes with an operation in flight (intent annotation) or backing off after a
 // failure are marked in transition (the planner leaves them alone), and HPAs with an intent are
-// left out (their operation is still running). With --dry-run nothing is written: the plan is
-// logged and kept for /plan, and events only logged.
+// left out (their operation is still running). When a workload is blocked and a per-GPU mapping is
+// given, it clears `busy` on the GPUs the mapping reports idle (applyGpuMapping). With --dry-run
+// nothing is written: the plan is logged and kept for /plan, and events only logged.
 //
 // Thread safety: start/stop from one thread; pass() from the loop thread (or a test);
 // lastPlanJson()/synced() from any thread.
@@ -25,6 +26,7 @@
 #include "gpuscale/kube/informer.h"
 #include "gpuscale/reconciler/actuator.h"
 #include "gpuscale/reconciler/event_recorder.h"
+#include "gpuscale/reconciler/gpu_pod_mapping.h"
 #include "gpuscale/reconciler/policy_source.h"
 #include "gpuscale/reconciler/reconciler_metrics.h"
 
@@ -48,7 +50,8 @@ class Controller {
  public:
   Controller(std::shared_ptr<kube::KubeClient> client, std::shared_ptr<Actuator> actuator,
              std::shared_ptr<PolicySource> policies, std::shared_ptr<EventRecorder> events,
-             std::shared_ptr<ReconcilerMetrics> metrics, ControllerOptions options);
+             std::shared_ptr<ReconcilerMetrics> metrics, ControllerOptions options,
+             std::shared_ptr<GpuPodMapping> gpuPods = nullptr);
   ~Controller();
 
   // Starts the informers and the loop; passes run only while isLeader() is true.
@@ -74,6 +77,7 @@ class Controller {
   std::shared_ptr<EventRecorder> events_;
   std::shared_ptr<ReconcilerMetrics> metrics_;
   ControllerOptions options_;
+  std::shared_ptr<GpuPodMapping> gpuPods_;  // null: the node-level rule
   std::function<bool()> isLeader_;
   std::vector<std::pair<std::string, std::unique_ptr<kube::Informer>>> informers_;  // kind
   mutable std::mutex mu_;

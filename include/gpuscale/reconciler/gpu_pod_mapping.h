@@ -1,28 +1,60 @@
 // Which GPUs of a node hold running pods. The Kubernetes API does not say which GPU a pod got, so
 // the default answer is "unknown", and the reconciler then treats every GPU of a node with a
-// running GPU pod as busy. A Prometheus-backed implementation would read dcgm-exporter series
-// (labels `gpu`/`UUID`, `GPU_I_ID`, `pod`, `namespace`) and answer per GPU; none is wired in yet.
+// running GPU pod as busy (the node-level rule). DcgmGpuPodMapping (dcgm_gpu_pod_mapping.h) reads
+// dcgm-exporter series from Prometheus and answers per GPU when they account for every GPU pod the
+// API places on the node.
+//
+// The rule callers apply (docs/reconciler.md, "Per-GPU mapping"): a GPU may be reshaped while
+// other GPUs of its node hold pods only when the answer is known, the GPU was reported and holds
+// no pod, the node uses the mixed MIG strategy and the GPU's MIG mode does not change. A
+// mig-manager run pauses the node's device plugin (and dcgm-exporter) as a whole, which running
+// pods survive; a MIG mode change needs a GPU reset, which they may not.
 //
 // Thread safety: implementations are thread-safe.
 #pragma once
 
+#include <chrono>
 #include <optional>
 #include <set>
 #include <string>
 
+#include "gpuscale/partition/snapshot.h"
+
 namespace gpuscale::reconciler {
+
+// One node's GPUs as a mapping reports them. GPUs not in `reported` are unknown, hence busy.
+struct GpuOccupancy {
+  std::set<int> reported;  // GPU indices (nvidia-smi / mig-parted `devices` order) seen fresh
+  std::set<int> busy;      // GPU indices that hold at least one pod
+  bool idle(int gpu) const { return reported.contains(gpu) && !busy.contains(gpu); }
+  bool operator==(const GpuOccupancy&) const = default;
+};
 
 class GpuPodMapping {
  public:
   virtual ~GpuPodMapping() = default;
-  // GPU indices of `node` that hold a pod, or nullopt when the mapping is unknown.
-  virtual std::optional<std::set<int>> busyGpus(const std::string& node) = 0;
+  // The GPUs of `node` and the pods on them, given `pods`: the bound, unfinished pods with an
+  // `nvidia.com/` request that the API places on the node ("namespace/name"). nullopt when the
+  // mapping is unknown, stale, could not be read, or does not account for every pod of `pods`:
+  // callers then treat every GPU of the node as busy.
+  virtual std::optional<GpuOccupancy> occupancy(const std::string& node,
+                                                const std::set<std::string>& pods,
+                                                std::chrono::system_clock::time_point now) = 0;
 };
 
 // The node-level rule: the mapping is never known.
 class NodeLevelGpuPodMapping final : public GpuPodMapping {
  public:
-  std::optional<std::set<int>> busyGpus(const std::string&) override { return std::nullopt; }
+  std::optional<GpuOccupancy> occupancy(const std::string&, const std::set<std::string>&,
+                                        std::chrono::system_clock::time_point) override {
+    return std::nullopt;
+  }
 };
+
+// Clears `busy` on the GPUs `mapping` reports idle, on the nodes where the planner could use it:
+// mixed MIG strategy, known geometry, GPU pods bound, not in transition. Other nodes keep the
+// node-level rule. Returns how many nodes got a per-GPU answer.
+int applyGpuMapping(partition::ClusterSnapshot& snapshot, GpuPodMapping& mapping,
+                    std::chrono::system_clock::time_point now);
 
 }  // namespace gpuscale::reconciler

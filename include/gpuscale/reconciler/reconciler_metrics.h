@@ -1,5 +1,6 @@
 // The reconciler's /metrics: reconcile passes, actions by kind and outcome, time from a ceiling to
-// the capacity behind a raised maxReplicas, nodes in flight, leadership and policy reloads.
+// the capacity behind a raised maxReplicas, nodes in flight, leadership, policy reloads and per-GPU
+// mapping answers (and their fallbacks to the node-level rule).
 //
 // Thread safety: prometheus-cpp metrics are thread-safe.
 #pragma once
@@ -25,6 +26,8 @@ class ReconcilerMetrics {
   void nodesInFlight(int n);
   void leader(bool isLeader);
   void configReload(bool ok);
+  // One per-GPU mapping answer: per_gpu, or fallback_<cause> (see dcgm_gpu_pod_mapping.h).
+  void gpuMapping(const std::string& result);
   std::shared_ptr<prometheus::Registry> registry() const { return registry_; }
 
  private:
@@ -36,6 +39,7 @@ class ReconcilerMetrics {
   prometheus::Gauge& leader_;
   prometheus::Gauge& reloadOk_;
   prometheus::Counter& reloads_;
+  prometheus::Family<prometheus::Counter>& gpuMapping_;
 };
 
 }  // namespace gpuscale::reconciler

@@ -61,6 +61,10 @@ expect_error "bad output" "--output must be json or text" plan --from "$data/a10
 expect_error "unknown subcommand" "unknown subcommand \"apply\"" apply
 expect_error "run: unknown flag" "unknown flag --bogus" run --bogus
 expect_error "run: bad duration" "bad value \"soon\" for --mig-timeout" run --mig-timeout soon
+expect_error "run: bad GPU mapping" "bad value \"gpu\" for --gpu-mapping" run --gpu-mapping gpu
+expect_error "run: dcgm mapping needs Prometheus" "--gpu-mapping=dcgm needs --prometheus-url" run --gpu-mapping=dcgm
+expect_error "run: bad dcgm max age" "bad value \"0s\" for --dcgm-max-age" run --dcgm-max-age 0s
+expect_error "run: bad Prometheus flag" "--prometheus-timeout" run --gpu-mapping=dcgm --prometheus-url http://127.0.0.1:1 --prometheus-timeout soon
 printf 'policies:\n- name: x\n  levers: [magic]\n' >"$work/bad-run.yaml"
 expect_error "run: bad policy file" "line 3, column 12" run --config "$work/bad-run.yaml"
 expect_error "no subcommand" "usage: gpuscale-reconciler plan" 

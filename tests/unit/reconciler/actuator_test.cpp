@@ -37,9 +37,10 @@ class ActuatorTest : public ::testing::Test {
   }
 
   // A controller as a freshly started process would build it.
-  std::unique_ptr<Controller> controller(bool dryRun = false) {
-    auto actuator = std::make_shared<KubeActuator>(
-        client_, events_, std::make_shared<NodeLevelGpuPodMapping>(), options_);
+  std::unique_ptr<Controller> controller(
+      bool dryRun = false,
+      std::shared_ptr<GpuPodMapping> gpuPods = std::make_shared<NodeLevelGpuPodMapping>()) {
+    auto actuator = std::make_shared<KubeActuator>(client_, events_, gpuPods, options_);
     auto policies = PolicySource::open("");
     ControllerOptions o;
     o.dryRun = dryRun;
@@ -210,6 +211,42 @@ TEST_F(ActuatorTest, PodStartingBetweenPlanAndActionStopsTheReshape) {
       client_->countWhere([](const Write& w) { return flips(w, kReshapeNode, kMigConfigLabel); }),
       0);
   EXPECT_EQ(events_->withReason("ReshapeSkipped").size(), 1u);
+}
+
+TEST_F(ActuatorTest, PodBetweenPlanAndActionIsCheckedPerGpuWhenTheMappingKnows) {
+  struct Row {
+    const char* what;
+    std::optional<GpuOccupancy> answer;
+    int flips;  // of nvidia.com/mig.config
+  };
+  // The plan rebuilds GPUs 0 and 1 of the reshape node.
+  const std::vector<Row> rows{
+      {"unknown mapping: the whole node is busy", std::nullopt, 0},
+      {"the new pod holds GPU 1, which is rebuilt", GpuOccupancy{{0, 1}, {1}}, 0},
+      {"GPU 1 not reported: unknown is busy", GpuOccupancy{{0}, {}}, 0},
+      {"the mapping places the pod on no rebuilt GPU", GpuOccupancy{{0, 1, 2}, {2}}, 1},
+  };
+  for (const auto& row : rows) {
+    SCOPED_TRACE(row.what);
+    fake_ = std::make_shared<gpuscale::testing::FakeKubeClient>();
+    client_ = std::make_shared<RecordingClient>(fake_);
+    events_ = std::make_shared<MemoryEventRecorder>();
+    testing::seed(*fake_, partition::testing::loadDump("a100_idle_reshape.json"));
+    options_.maxNodesInFlight = 1;
+    auto mapping = std::make_shared<testing::FixedGpuPodMapping>(row.answer);
+    auto c = controller(false, mapping);
+    auto stale = objectsOf(*fake_);  // the plan is made from this view: no pod on the node
+    auto pod =
+        partition::testing::gpuPod("default", "other", 0, "nvidia.com/mig-3g.20gb", kReshapeNode);
+    ASSERT_TRUE(
+        fake_->create(kube::ResourceRef::collection("", "v1", "pods", "default"), pod).ok());
+    c->pass(stale, t0_);
+    EXPECT_EQ(
+        client_->countWhere([](const Write& w) { return flips(w, kReshapeNode, kMigConfigLabel); }),
+        row.flips);
+    EXPECT_EQ(mapping->asked[kReshapeNode], std::set<std::string>{"default/other-0"})
+        << "the actuator asks with the pods the API lists on the node now";
+  }
 }
 
 TEST_F(ActuatorTest, RestartedReconcilerResumesFromTheIntentAnnotation) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "fakes/fake_kube_client.h"
+#include "gpuscale/reconciler/gpu_pod_mapping.h"
 #include "unit/partition/kube_objects.h"
 
 namespace gpuscale::reconciler::testing {
@@ -137,5 +138,22 @@ inline std::vector<json> objectsOf(gpuscale::testing::FakeKubeClient& fake) {
   }
   return out;
 }
+
+// A GpuPodMapping that answers a fixed occupancy and records the pods it was asked about.
+class FixedGpuPodMapping final : public GpuPodMapping {
+ public:
+  explicit FixedGpuPodMapping(std::optional<GpuOccupancy> answer) : answer_(std::move(answer)) {}
+  std::optional<GpuOccupancy> occupancy(const std::string& node, const std::set<std::string>& pods,
+                                        std::chrono::system_clock::time_point) override {
+    std::lock_guard lock(mu_);
+    asked[node] = pods;
+    return answer_;
+  }
+  std::map<std::string, std::set<std::string>> asked;
+
+ private:
+  std::mutex mu_;
+  std::optional<GpuOccupancy> answer_;
+};
 
 }  // namespace gpuscale::reconciler::testing
