@@ -26,6 +26,19 @@ rules::SeriesByQuery emptySeries(const rules::RuleSet& rules) {
   return out;
 }
 
+// What discovery must find for `query`: the override labels of its custom rules, or every label
+// name (nullopt) when one of them maps labels by a template. External rules need names only.
+std::optional<std::vector<std::string>> labelsNeeded(const rules::RuleSet& rules,
+                                                     std::string_view query) {
+  std::set<std::string> labels;
+  for (const rules::CompiledRule& rule : rules.of(rules::RuleKind::kCustom)) {
+    if (rule.seriesQuery() != query) continue;
+    if (rule.resources().hasTemplate()) return std::nullopt;
+    for (const auto& [label, resource] : rule.resources().overrides()) labels.insert(label);
+  }
+  return std::vector<std::string>(labels.begin(), labels.end());
+}
+
 }  // namespace
 
 struct Relister::Metrics {
@@ -178,7 +191,8 @@ core::Status Relister::relistOnce() {
   for (rules::RuleKind kind : {rules::RuleKind::kCustom, rules::RuleKind::kExternal}) {
     for (const std::string& query : rules_->seriesQueries(kind)) {
       if (!series.contains(query) && !failed.contains(query)) {
-        auto found = prom::discoverLabelNames(*client_, query, window, options_.discovery);
+        auto found = prom::discoverMetrics(*client_, query, labelsNeeded(*rules_, query), window,
+                                           options_.discovery);
         if (!found) {
           failed.emplace(query, found.status());
           continue;
