@@ -265,25 +265,28 @@ Result<MetricLabelNames> withSeriesFallback(Client& client, std::string_view que
 
 }  // namespace
 
-MetricLabelNames labelNamesOf(const std::vector<Series>& series) {
-  MetricLabelNames out;
-  for (const auto& labels : series) {
-    auto name = labels.find("__name__");
-    if (name == labels.end()) continue;
-    auto& target = out[name->second];
-    for (const auto& [label, value] : labels) {
-      if (label != "__name__") target.push_back(label);
-    }
+void MetricLabelNamesBuilder::add(const Series& series) {
+  auto name = series.find("__name__");
+  if (name == series.end()) return;
+  auto it = view_.find(name->second);
+  if (it == view_.end()) it = view_.emplace(name->second, Names{}).first;
+  Names& target = it->second;
+  for (const auto& [label, value] : series) {
+    if (label == "__name__") continue;
+    auto at = std::lower_bound(target.begin(), target.end(), label);
+    if (at == target.end() || *at != label) target.insert(at, label);
   }
-  for (auto& [name, labels] : out) sortUnique(labels);
-  return out;
+}
+
+MetricLabelNames labelNamesOf(const std::vector<Series>& series) {
+  MetricLabelNamesBuilder builder;
+  for (const auto& labels : series) builder.add(labels);
+  return builder.take();
 }
 
 Result<MetricLabelNames> discoverLabelNamesFromSeries(Client& client, std::string_view seriesQuery,
                                                       const TimeRange& window) {
-  auto series = client.series({std::string(seriesQuery)}, window);
-  if (!series) return series.status();
-  return labelNamesOf(*series);
+  return client.seriesLabelNames({std::string(seriesQuery)}, window);
 }
 
 Result<MetricLabelNames> discoverLabelPresence(Client& client, std::string_view seriesQuery,

@@ -43,9 +43,6 @@
 
 namespace gpuscale::prom {
 
-// Metric name -> its label names (sorted, without `__name__`).
-using MetricLabelNames = std::map<std::string, std::vector<std::string>, std::less<>>;
-
 // How discoverLabelNames finds every label name of every metric.
 enum class LabelNamesStrategy {
   kAuto,       // kProbes, or kUnion when the candidate labels exceed maxLabelProbes
@@ -112,6 +109,18 @@ Result<MetricLabelNames> discoverLabelNamesFromSeries(Client& client, std::strin
 
 // The view of a list of series (pure).
 MetricLabelNames labelNamesOf(const std::vector<Series>& series);
+
+// Builds the view one series at a time, keeping only each metric's distinct label names (memory
+// proportional to metrics x label names, not to series). Not thread-safe.
+class MetricLabelNamesBuilder {
+ public:
+  // Adds the label names of `series` (ignored when it has no `__name__`).
+  void add(const Series& series);
+  MetricLabelNames take() { return std::move(view_); }
+
+ private:
+  MetricLabelNames view_;
+};
 
 // True when `seriesQuery`'s own matchers require `label` to be non-empty (`label!=""`, `label="v"`
 // with v non-empty). Conservative: regex matchers never count.

@@ -4,6 +4,7 @@
 
 #include "fakes/prom_fake_client.h"
 #include "gpuscale/prom/errors.h"
+#include "gpuscale/prom/wire.h"
 #include "series_backed_client.h"
 
 namespace gpuscale::prom {
@@ -139,6 +140,45 @@ TEST(DiscoveryTest, LabelNamesOfSeriesDropNameAndDeduplicate) {
   };
   MetricLabelNames want = {{"a", {"container", "namespace", "pod"}}, {"b", {}}};
   EXPECT_EQ(labelNamesOf(series), want);
+}
+
+TEST(DiscoveryTest, SeriesBodyDecodesStraightToTheLabelNameView) {
+  struct Row {
+    const char* what;
+    const char* body;
+    bool ok;
+  } rows[] = {
+      {"several metrics, labels on some series only",
+       R"({"status":"success","data":[{"__name__":"a","pod":"p","namespace":"n"},)"
+       R"({"pod":"q","__name__":"a","container":"c"},{"__name__":"b"},{"job":"no name"}]})",
+       true},
+      {"nested values are skipped, field order does not matter",
+       R"({"data":[{"__name__":"a","x":"1"}],"warnings":["w"],"status":"success"})", true},
+      {"empty", R"({"status":"success","data":[]})", true},
+      {"a label value that is not a string", R"({"status":"success","data":[{"__name__":1}]})",
+       false},
+      {"data is not an array", R"({"status":"success","data":{}})", false},
+      {"a label set that is not an object", R"({"status":"success","data":["a"]})", false},
+      {"a Prometheus error", R"({"status":"error","errorType":"bad_data","error":"x"})", false},
+  };
+  for (const auto& row : rows) {
+    auto direct = decodeSeriesLabelNamesResponse(row.ok ? 200 : 400, row.body);
+    auto series = decodeSeriesResponse(row.ok ? 200 : 400, row.body);
+    ASSERT_EQ(direct.ok(), row.ok) << row.what;
+    ASSERT_EQ(series.ok(), row.ok) << row.what;
+    if (row.ok) {
+      EXPECT_EQ(*direct, labelNamesOf(*series)) << row.what;
+    }
+  }
+}
+
+TEST(DiscoveryTest, BuilderKeepsDistinctSortedLabelNames) {
+  MetricLabelNamesBuilder builder;
+  builder.add({{"__name__", "a"}, {"z", "1"}, {"b", "2"}});
+  builder.add({{"__name__", "a"}, {"m", "1"}, {"b", "3"}});
+  builder.add({{"b", "no name"}});
+  MetricLabelNames want = {{"a", {"b", "m", "z"}}};
+  EXPECT_EQ(builder.take(), want);
 }
 
 // Series with the edge cases discovery must get right: labels on only some series of a metric, a
