@@ -11,7 +11,9 @@
 //   prom_discovery_bench --series 1000000 --metrics 1000 [--runs 3] [--concurrency 4]
 //       [--shards 2] [--series-query '{namespace!="",pod!=""}'] [--keep-data DIR]
 //
-// With --keep-data the backfilled storage is kept in (or reused from) DIR.
+// With --keep-data the backfilled storage is kept in (or reused from) DIR; the discovery window
+// starts 10 minutes before the backfilled samples, so kept data stays usable later (Prometheus
+// answers from blocks without a retention cut for a few days). DIR made for other sizes is refused.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -59,9 +61,10 @@ Args parseArgs(int argc, char** argv) {
 }
 
 // OpenMetrics text: `metrics` gauge families, series spread evenly, one sample 20 minutes ago each.
-void writeOpenMetrics(const std::string& path, const Args& args) {
+// Returns the samples' Unix time.
+long writeOpenMetrics(const std::string& path, const Args& args) {
   std::ofstream out(path);
-  auto sampleTime = std::chrono::duration_cast<std::chrono::seconds>(
+  long sampleTime = std::chrono::duration_cast<std::chrono::seconds>(
                         std::chrono::system_clock::now().time_since_epoch())
                         .count() -
                     20 * 60;
@@ -76,6 +79,7 @@ void writeOpenMetrics(const std::string& path, const Args& args) {
     }
   }
   out << "# EOF\n";
+  return sampleTime;
 }
 
 double seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
@@ -186,18 +190,28 @@ int main(int argc, char** argv) {
   bool temporary = storage.empty();
   if (temporary) storage = test::makeTempDir("gpuscale-discovery-");
   std::filesystem::create_directories(storage);
-  bool reuse = !temporary && std::filesystem::exists(storage + "/.backfilled");
-  if (!reuse) {
+  const std::string stamp = storage + "/.backfilled";
+  long sampleTime = 0;
+  bool reuse = !temporary && std::filesystem::exists(stamp);
+  if (reuse) {
+    long series = 0, metrics = 0;
+    std::ifstream(stamp) >> series >> metrics >> sampleTime;
+    if (series != args.series || metrics != args.metrics || sampleTime == 0) {
+      std::fprintf(stderr, "%s holds other data (%ld series, %ld metrics): use another folder\n",
+                   storage.c_str(), series, metrics);
+      return 2;
+    }
+  } else {
     std::string input = storage + "/input.om";
     auto start = Clock::now();
-    writeOpenMetrics(input, args);
+    sampleTime = writeOpenMetrics(input, args);
     auto written = Clock::now();
     if (auto s = test::backfillOpenMetrics(input, storage); !s.ok()) {
       std::fprintf(stderr, "backfill failed: %s\n", s.toString().c_str());
       return 1;
     }
     std::filesystem::remove(input);
-    std::ofstream(storage + "/.backfilled") << "ok\n";
+    std::ofstream(stamp) << args.series << ' ' << args.metrics << ' ' << sampleTime << '\n';
     std::fprintf(stderr, "generated in %.1fs, backfilled in %.1fs\n", seconds(written - start),
                  seconds(Clock::now() - written));
   }
@@ -218,7 +232,9 @@ int main(int argc, char** argv) {
   auto client = prom::HttpClient::create(clientOptions);
   if (!client.ok()) return 1;
   const std::string& seriesQuery = args.seriesQuery;
-  prom::TimeRange window{std::chrono::system_clock::now() - std::chrono::hours(1), std::nullopt};
+  prom::TimeRange window{
+      std::chrono::system_clock::time_point(std::chrono::seconds(sampleTime - 10 * 60)),
+      std::nullopt};
 
   std::string load = loadAverage();
   const std::vector<std::string> overrides{"namespace", "pod"};
@@ -267,7 +283,7 @@ int main(int argc, char** argv) {
   std::printf(
       "| approach | wall min (s) | wall median (s) | Prometheus CPU (s) | bytes | calls | metrics "
       "| same as series relist | Prometheus RSS |\n|---|---|---|---|---|---|---|---|---|\n");
-  bool ok = series.ok;
+  bool ok = series.ok && series.metrics > 0;
   for (size_t i = 0; i < approaches.size(); ++i) {
     bool same = series.ok && measured[i].ok &&
                 measured[i].view ==

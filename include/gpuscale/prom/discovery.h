@@ -65,7 +65,7 @@ struct DiscoveryOptions {
   size_t minNamesPerShard = 100;
   // ... and a name alternation of at most this many bytes (more shards when needed), so that every
   // request stays well inside URL limits of proxies in front of Prometheus.
-  size_t maxShardBytes = 12 * 1024;
+  size_t maxShardBytes = 16 * 1024;
   // kAuto: probe at most this many candidate labels one by one.
   size_t maxLabelProbes = 16;
 };
