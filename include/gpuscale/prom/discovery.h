@@ -103,7 +103,8 @@ Result<MetricLabelNames> discoverMetrics(Client& client, std::string_view series
                                          const DiscoveryOptions& options = {},
                                          DiscoveryReport* report = nullptr);
 
-// The same view from `/api/v1/series` (one call, cost proportional to the series count).
+// The same view from `/api/v1/series` (one call, cost proportional to the series count), through
+// Client::seriesLabelNamesAsync: HttpClient builds the view while decoding, holding no Series.
 Result<MetricLabelNames> discoverLabelNamesFromSeries(Client& client, std::string_view seriesQuery,
                                                       const TimeRange& window);
 
