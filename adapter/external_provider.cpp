@@ -27,7 +27,8 @@ core::Result<std::vector<apiserver::ExternalMetricValue>> ExternalProvider::getE
     if (query.status().httpCode() == 400) return query.status();
     return core::Status::internal("unable to build the query: " + query.status().message());
   }
-  auto result = runner_->run(*query, {prom::ResultType::kVector, prom::ResultType::kScalar});
+  auto result = runner_->run(snapshot->backendFor(*entry->rule), *query,
+                             {prom::ResultType::kVector, prom::ResultType::kScalar});
   if (!result) return result.status();
 
   std::vector<apiserver::ExternalMetricValue> items;

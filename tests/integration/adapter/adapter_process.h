@@ -92,6 +92,9 @@ class AdapterProcess {
                        "--token=x", "get", "--raw", path});
   }
   bool running() { return process_ && process_->running(); }
+  void signal(int signo) {
+    if (process_) process_->signal(signo);
+  }
   std::string log() const { return process_ ? process_->log() : ""; }
   // SIGTERM; the exit code (nullopt when it did not exit in time).
   std::optional<int> stop() {

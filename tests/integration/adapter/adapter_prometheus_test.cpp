@@ -267,11 +267,11 @@ TEST_F(AdapterPrometheusTest, SelfMetrics) {
   HttpReply reply = curl(adapter_->url("/metrics"));
   ASSERT_EQ(reply.code, 200);
   for (std::string family :
-       {"gpuscale_adapter_prometheus_request_duration_seconds_bucket{endpoint=\"query\"",
+       {"gpuscale_adapter_prometheus_request_duration_seconds_bucket{backend=\"default\",endpoint=\"query\"",
         "gpuscale_adapter_relist_duration_seconds_count",
         "gpuscale_adapter_registry_metrics{api=\"custom\"} 4",
         "gpuscale_adapter_rule_last_error{rule=\"rules[0]\"} 0",
-        "gpuscale_adapter_query_cache_total{outcome=\"miss\"}",
+        "gpuscale_adapter_query_cache_total{backend=\"default\",outcome=\"miss\"}",
         "gpuscale_apiserver_requests_total"}) {
     EXPECT_NE(reply.body.find(family), std::string::npos) << family;
   }
