@@ -79,8 +79,8 @@ core::Result<std::shared_ptr<ConfigReloader::Generation>> ConfigReloader::build(
       buildBackends(*next->rules, defaultBackend_, settings_.prometheus, settings_.makeBackend);
   if (!backends) return backends.status();
   next->backends = std::move(*backends);
-  next->relister =
-      std::make_shared<Relister>(next->rules, next->backends, next->relist, settings_.registry);
+  next->relister = std::make_shared<Relister>(next->rules, next->backends, next->relist,
+                                              settings_.registry, settings_.status);
   return next;
 }
 

@@ -101,7 +101,8 @@ core::Result<apiserver::MetricValue> CustomProvider::getMetricByName(
   const std::string names[] = {std::string(name)};
   auto query = found->render(namespaceName, names, false, metricSelector);
   if (!query) return query.status();
-  auto result = runner_->run(found->backend(), *query, {prom::ResultType::kVector});
+  const QueryOrigin origin{found->entry->rule->path(), info.metric};
+  auto result = runner_->run(found->backend(), *query, {prom::ResultType::kVector}, &origin);
   if (!result) return result.status();
   const prom::Sample* match = nullptr;
   for (const prom::Sample& sample : (*result)->vector) {
@@ -139,7 +140,8 @@ core::Result<std::vector<apiserver::MetricValue>> CustomProvider::getMetricBySel
   }
   if (namespaceWide) query = found->render(namespaceName, {}, true, metricSelector);
   if (!query) return query.status();
-  auto result = runner_->run(found->backend(), *query, {prom::ResultType::kVector});
+  const QueryOrigin origin{found->entry->rule->path(), info.metric};
+  auto result = runner_->run(found->backend(), *query, {prom::ResultType::kVector}, &origin);
   if (!result) return result.status();
 
   // Object name -> its sample's value; the last sample of a name wins (prometheus-adapter).

@@ -26,8 +26,9 @@ void addDelta(prometheus::Counter* counter, uint64_t now, uint64_t before) {
 
 QueryRunner::QueryRunner(std::shared_ptr<prom::Client> client,
                          std::shared_ptr<prom::CachingClient> cache,
-                         std::shared_ptr<prometheus::Registry> registry)
-    : client_(std::move(client)), cache_(std::move(cache)) {
+                         std::shared_ptr<prometheus::Registry> registry,
+                         std::shared_ptr<RuleStatus> status)
+    : client_(std::move(client)), cache_(std::move(cache)), status_(std::move(status)) {
   if (!registry) return;
   auto& nan = prometheus::BuildCounter()
                   .Name("gpuscale_adapter_nan_values_total")
@@ -58,7 +59,7 @@ core::Status QueryRunner::fetchError(const core::Status& cause) {
 
 core::Result<prom::QueryResultPtr> QueryRunner::run(
     const Backend* backend, const std::string& promql,
-    std::initializer_list<prom::ResultType> accepted) {
+    std::initializer_list<prom::ResultType> accepted, const QueryOrigin* origin) {
   spdlog::debug("query: {}", promql);
   prom::Client& client = backend != nullptr ? backend->queries() : *client_;
   core::Result<prom::QueryResultPtr> result =
@@ -68,14 +69,22 @@ core::Result<prom::QueryResultPtr> QueryRunner::run(
   } else {
     publishCacheStats(std::string(rules::kDefaultBackend), cache_);
   }
-  if (!result) return fetchError(result.status());
-  for (prom::ResultType type : accepted) {
-    if ((*result)->type == type) return result;
+  const bool report = status_ && origin != nullptr;
+  if (!result) {
+    if (report) status_->queryFailed(*origin, result.status(), std::chrono::system_clock::now());
+    return fetchError(result.status());
   }
-  return fetchError(prom::failure(prom::FailureKind::kUnexpectedResultType,
-                                  "Prometheus returned a " +
-                                      std::string(prom::resultTypeName((*result)->type)) +
-                                      " where a " + acceptedNames(accepted) + " was expected"));
+  for (prom::ResultType type : accepted) {
+    if ((*result)->type != type) continue;
+    if (report) status_->querySucceeded(*origin, **result, std::chrono::system_clock::now());
+    return result;
+  }
+  core::Status wrongType =
+      prom::failure(prom::FailureKind::kUnexpectedResultType,
+                    "Prometheus returned a " + std::string(prom::resultTypeName((*result)->type)) +
+                        " where a " + acceptedNames(accepted) + " was expected");
+  if (report) status_->queryFailed(*origin, wrongType, std::chrono::system_clock::now());
+  return fetchError(wrongType);
 }
 
 void QueryRunner::countNaN(std::string_view api) {

@@ -132,16 +132,21 @@ core::Result<RelistOptions> resolveRelistOptions(RelistOptions options,
 
 Relister::Relister(std::shared_ptr<const rules::RuleSet> rules,
                    std::shared_ptr<prom::Client> client, RelistOptions options,
-                   std::shared_ptr<prometheus::Registry> registry)
-    : Relister(std::move(rules), std::shared_ptr<const BackendSet>(), options,
-               std::move(registry)) {
+                   std::shared_ptr<prometheus::Registry> registry,
+                   std::shared_ptr<RuleStatus> status)
+    : Relister(std::move(rules), std::shared_ptr<const BackendSet>(), options, std::move(registry),
+               std::move(status)) {
   client_ = std::move(client);
 }
 
 Relister::Relister(std::shared_ptr<const rules::RuleSet> rules,
                    std::shared_ptr<const BackendSet> backends, RelistOptions options,
-                   std::shared_ptr<prometheus::Registry> registry)
-    : rules_(std::move(rules)), backends_(std::move(backends)), options_(options) {
+                   std::shared_ptr<prometheus::Registry> registry,
+                   std::shared_ptr<RuleStatus> status)
+    : rules_(std::move(rules)),
+      backends_(std::move(backends)),
+      options_(options),
+      status_(std::move(status)) {
   if (options_.maxAge == core::Duration::zero()) options_.maxAge = options_.interval;
   if (registry) metrics_ = std::make_unique<Metrics>(*registry, *rules_);
   rules::SeriesByQuery none = emptySeries(*rules_);
@@ -281,6 +286,18 @@ core::Status Relister::relistOnce() {
   spdlog::debug("discovery: {} custom, {} external metrics", custom ? custom->entries().size() : 0,
                 external ? external->entries().size() : 0);
 
+  if (status_) {
+    for (rules::RuleKind kind : {rules::RuleKind::kCustom, rules::RuleKind::kExternal}) {
+      const bool built = kind == rules::RuleKind::kCustom ? custom != nullptr : external != nullptr;
+      for (const rules::CompiledRule& rule : rules_->of(kind)) {
+        if (auto it = failed.find(rule.seriesQuery()); it != failed.end()) {
+          status_->discoveryFailed(rule.path(), it->second, now);
+        } else if (built) {
+          status_->discoverySucceeded(rule.path(), now);
+        }
+      }
+    }
+  }
   if (metrics_) {
     std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - started;
     metrics_->duration->Observe(elapsed.count());

@@ -7,12 +7,15 @@
 
 #include "gpuscale/adapter/config_reloader.h"
 #include "gpuscale/adapter/custom_provider.h"
+#include "gpuscale/adapter/explain_endpoint.h"
 #include "gpuscale/adapter/external_provider.h"
 #include "gpuscale/adapter/kube_object_lister.h"
 #include "gpuscale/adapter/serve_options.h"
 #include "gpuscale/adapter/standalone_object_lister.h"
 #include "gpuscale/apiserver/serve.h"
 #include "gpuscale/auth/delegation_options.h"
+#include "gpuscale/auth/serving_client_cas.h"
+#include "gpuscale/kube/client_metrics.h"
 #include "gpuscale/rules/rule_set.h"
 
 namespace gpuscale::adapter {
@@ -108,6 +111,11 @@ int runServeCommand(std::span<const std::string_view> args, std::ostream& out, s
   if (options->standalone && !hasFlag(args, "bind-address")) {
     options->server.bindAddress = "127.0.0.1";
   }
+  // One /metrics registry; the Kubernetes clients (delegation, listing) report to it too.
+  auto registry = std::make_shared<prometheus::Registry>();
+  if (!options->standalone) {
+    delegation.observer = std::make_shared<kube::KubeClientMetrics>(registry);
+  }
   auto access = buildObjectAccess(*options, delegation);
   if (!access) {
     err << "Error: " << access.status().message() << "\n";
@@ -118,7 +126,6 @@ int runServeCommand(std::span<const std::string_view> args, std::ostream& out, s
     err << "Error: " << valid.message() << "\n";
     return kUsageError;
   }
-  auto registry = std::make_shared<prometheus::Registry>();
   const rules::ResourceMapper& mapper = rules::BuiltinResourceTable::instance();
   ReloadSettings reload;
   reload.configFile = options->configFile;
@@ -126,6 +133,8 @@ int runServeCommand(std::span<const std::string_view> args, std::ostream& out, s
   reload.prometheus = options->prometheus;
   reload.relist = options->relist;
   reload.registry = registry;
+  auto status = std::make_shared<RuleStatus>(registry);
+  reload.status = status;
   auto reloader = ConfigReloader::create(std::move(reload));
   if (!reloader) {
     err << reloader.status().message() << "\n";
@@ -133,7 +142,8 @@ int runServeCommand(std::span<const std::string_view> args, std::ostream& out, s
   }
   std::shared_ptr<const rules::RuleSet> ruleSet = (*reloader)->rules();
   const std::shared_ptr<const Backend>& fallback = (*reloader)->defaultBackend();
-  auto runner = std::make_shared<QueryRunner>(fallback->cache(), fallback->cache(), registry);
+  auto runner =
+      std::make_shared<QueryRunner>(fallback->cache(), fallback->cache(), registry, status);
   SnapshotSource snapshots = [reloader = *reloader] { return reloader->snapshot(); };
 
   apiserver::ApiHandlerConfig config;
@@ -146,6 +156,11 @@ int runServeCommand(std::span<const std::string_view> args, std::ostream& out, s
   if (!ruleSet->externalRules.empty()) {
     config.externalMetrics = std::make_shared<ExternalProvider>(snapshots, runner);
   }
+  config.extraRoutes.emplace(
+      std::string(kExplainPath),
+      explainRoute({[reloader = *reloader] { return reloader->rules(); },
+                    std::shared_ptr<prom::Client>(fallback, &fallback->discovery()), status,
+                    (*reloader)->relistOptions().maxAge}));
   config.authenticator = access->auth.authenticator;
   config.authorizer = access->auth.authorizer;
   config.health = std::make_shared<apiserver::HealthChecks>();
@@ -165,9 +180,16 @@ int runServeCommand(std::span<const std::string_view> args, std::ostream& out, s
       options->configFile, ruleSet->rules.size(), ruleSet->externalRules.size(),
       ruleSet->backends.size() + 1, core::formatGoDuration(relist.interval),
       core::formatGoDuration(relist.maxAge), options->prometheus.url);
+  // The listener asks for client certificates of every CA the authenticator trusts (flags and
+  // the authentication ConfigMap) and follows their changes and certificate rotation.
+  auto tls = auth::servingTlsWithClientCas(options->server, access->auth.config, registry);
+  if (!tls) {
+    err << "Error: serving certificate: " << tls.status().message() << "\n";
+    return 1;
+  }
   int code = apiserver::serveUntilTerminated(
       options->server, std::move(config),
-      [reloader = *reloader](apiserver::ApiHandler&) { reloader->start(); });
+      [reloader = *reloader](apiserver::ApiHandler&) { reloader->start(); }, *tls);
   (*reloader)->stop();
   return code;
 }

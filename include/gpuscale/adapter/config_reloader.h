@@ -51,6 +51,7 @@ struct ReloadSettings {
   prom::PrometheusOptions prometheus;  // the default backend
   RelistOptions relist;                // as given; checked against every generation's rules
   std::shared_ptr<prometheus::Registry> registry;  // not null
+  std::shared_ptr<RuleStatus> status;              // per-rule status; may be null
   ConfigWatcherOptions watch;
   // Makes the backends; empty means real ones (httpBackends(registry)).
   BackendFactory makeBackend;

@@ -7,7 +7,8 @@
 // credentials), so an operator reading `kubectl get --raw` or the HPA's events knows what to fix.
 // It also keeps the provider-side counters of `/metrics` (values dropped because they were NaN,
 // cache statistics by backend: gpuscale_adapter_query_cache_total{backend,outcome} and
-// gpuscale_adapter_query_cache_entries{backend}).
+// gpuscale_adapter_query_cache_entries{backend}) and, for queries that name their origin, the
+// per-rule and per-metric status (rule_status.h).
 //
 // Thread safety: thread-safe; run() blocks the calling thread (a server worker, never a Client
 // callback thread).
@@ -25,6 +26,7 @@
 #include <string_view>
 
 #include "gpuscale/adapter/backend.h"
+#include "gpuscale/adapter/rule_status.h"
 #include "gpuscale/core/result.h"
 #include "gpuscale/prom/caching_client.h"
 #include "gpuscale/prom/client.h"
@@ -34,18 +36,21 @@ namespace gpuscale::adapter {
 class QueryRunner {
  public:
   // `cache` (may be null) is only read for its statistics; queries go to `client`. `registry` may
-  // be null (no metrics).
+  // be null (no metrics). `status` may be null (no per-rule status).
   QueryRunner(std::shared_ptr<prom::Client> client, std::shared_ptr<prom::CachingClient> cache,
-              std::shared_ptr<prometheus::Registry> registry);
+              std::shared_ptr<prometheus::Registry> registry,
+              std::shared_ptr<RuleStatus> status = nullptr);
 
   // Evaluates `promql` now through `backend`'s query client, or through `client` (the default
   // backend) when `backend` is null. A result of a type not in `accepted` is a 500 naming both
-  // types.
+  // types. `origin` (may be null) names the rule and metric the query serves, for RuleStatus.
   core::Result<prom::QueryResultPtr> run(const Backend* backend, const std::string& promql,
-                                         std::initializer_list<prom::ResultType> accepted);
+                                         std::initializer_list<prom::ResultType> accepted,
+                                         const QueryOrigin* origin = nullptr);
   core::Result<prom::QueryResultPtr> run(const std::string& promql,
-                                         std::initializer_list<prom::ResultType> accepted) {
-    return run(nullptr, promql, accepted);
+                                         std::initializer_list<prom::ResultType> accepted,
+                                         const QueryOrigin* origin = nullptr) {
+    return run(nullptr, promql, accepted, origin);
   }
 
   // Counts a sample whose value was NaN (left out of a response; `api` is "custom" or "external").
@@ -70,6 +75,7 @@ class QueryRunner {
 
   std::shared_ptr<prom::Client> client_;
   std::shared_ptr<prom::CachingClient> cache_;
+  std::shared_ptr<RuleStatus> status_;
   prometheus::Counter* nanCustom_ = nullptr;
   prometheus::Counter* nanExternal_ = nullptr;
   prometheus::Family<prometheus::Counter>* cacheCalls_ = nullptr;

@@ -22,6 +22,7 @@
 //   gpuscale_adapter_rule_entries{rule}                            gauge (metrics the rule serves)
 //   gpuscale_adapter_rule_last_error{rule}                         gauge (1 when the rule's last
 //                                                                         discovery failed)
+// and, when a RuleStatus is given, each rule's discovery outcome (rule_status.h).
 //
 // Thread safety: snapshot(), ready() and lastError() from any thread; start()/stop() from one
 // controlling thread. relistOnce() must not run concurrently with the background thread (tests use
@@ -39,6 +40,7 @@
 #include <thread>
 
 #include "gpuscale/adapter/backend.h"
+#include "gpuscale/adapter/rule_status.h"
 #include "gpuscale/core/duration.h"
 #include "gpuscale/core/status.h"
 #include "gpuscale/prom/client.h"
@@ -79,11 +81,13 @@ class Relister {
   // Every rule is discovered through `client` (whatever backend it names); snapshots carry no
   // backends.
   Relister(std::shared_ptr<const rules::RuleSet> rules, std::shared_ptr<prom::Client> client,
-           RelistOptions options, std::shared_ptr<prometheus::Registry> registry);
+           RelistOptions options, std::shared_ptr<prometheus::Registry> registry,
+           std::shared_ptr<RuleStatus> status = nullptr);
   // Each rule is discovered through its backend's discovery client; snapshots carry `backends`
-  // (which must hold every backend the rules name).
+  // (which must hold every backend the rules name). `status` may be null (no per-rule status).
   Relister(std::shared_ptr<const rules::RuleSet> rules, std::shared_ptr<const BackendSet> backends,
-           RelistOptions options, std::shared_ptr<prometheus::Registry> registry);
+           RelistOptions options, std::shared_ptr<prometheus::Registry> registry,
+           std::shared_ptr<RuleStatus> status = nullptr);
   ~Relister();
   Relister(const Relister&) = delete;
   Relister& operator=(const Relister&) = delete;
@@ -113,6 +117,7 @@ class Relister {
   std::shared_ptr<prom::Client> client_;        // for discovery when backends_ is null
   RelistOptions options_;
   std::unique_ptr<Metrics> metrics_;
+  std::shared_ptr<RuleStatus> status_;
 
   mutable std::mutex mutex_;  // guards snapshot_, lastError_, stopping_
   std::shared_ptr<const DiscoverySnapshot> snapshot_;
