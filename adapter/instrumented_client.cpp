@@ -85,6 +85,12 @@ void InstrumentedClient::seriesAsync(prom::Matchers match, prom::TimeRange windo
   backend_->seriesAsync(std::move(match), window, series_->wrap(series_, std::move(done)));
 }
 
+void InstrumentedClient::seriesLabelNamesAsync(prom::Matchers match, prom::TimeRange window,
+                                               prom::Callback<prom::MetricLabelNames> done) {
+  backend_->seriesLabelNamesAsync(std::move(match), window,
+                                  series_->wrap(series_, std::move(done)));
+}
+
 void InstrumentedClient::labelValuesAsync(std::string label, prom::Matchers match,
                                           prom::TimeRange window,
                                           prom::Callback<std::vector<std::string>> done) {

@@ -26,6 +26,21 @@ rules::SeriesByQuery emptySeries(const rules::RuleSet& rules) {
   return out;
 }
 
+// What discovery must find for `query` of `backend`: the override labels of its custom rules, or
+// every label name (nullopt) when one of them maps labels by a template. External rules need names
+// only.
+std::optional<std::vector<std::string>> labelsNeeded(const rules::RuleSet& rules,
+                                                     std::string_view backend,
+                                                     std::string_view query) {
+  std::set<std::string> labels;
+  for (const rules::CompiledRule& rule : rules.of(rules::RuleKind::kCustom)) {
+    if (rule.seriesQuery() != query || rule.backend() != backend) continue;
+    if (rule.resources().hasTemplate()) return std::nullopt;
+    for (const auto& [label, resource] : rule.resources().overrides()) labels.insert(label);
+  }
+  return std::vector<std::string>(labels.begin(), labels.end());
+}
+
 }  // namespace
 
 struct Relister::Metrics {
@@ -194,8 +209,9 @@ core::Status Relister::relistOnce() {
       if (!series.contains(key) && !failed.contains(key)) {
         const Backend* backend = backends_ ? backends_->find(backendName) : nullptr;
         auto found = backend != nullptr || client_
-                         ? prom::discoverLabelNames(backend ? backend->discovery() : *client_,
-                                                    query, window, options_.discovery)
+                         ? prom::discoverMetrics(backend ? backend->discovery() : *client_, query,
+                                                 labelsNeeded(*rules_, backendName, query), window,
+                                                 options_.discovery)
                          : core::Result<prom::MetricLabelNames>(core::Status::internal(
                                "backend " + backendName + " is not configured"));
         if (!found) {

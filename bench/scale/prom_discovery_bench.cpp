@@ -1,21 +1,30 @@
-// Discovery cost against a real Prometheus, three ways: label presence for override rules
-// (discoverLabelPresence), all label names per metric for template rules (discoverLabelNames), and
+// Discovery cost against a real Prometheus, side by side in one run: label presence for override
+// rules (discoverLabelPresence, split over parallel calls and in one call), all label names per
+// metric for template rules (discoverLabelNames: probes, and the union strategy), and
 // prometheus-adapter's `/api/v1/series` relist. Backfills N series over M metric names with
 // promtool (each series has pod, namespace and container labels), starts the Debian Prometheus on
-// it, and prints one Markdown table row per approach: time (min and median of the runs), response
-// bytes, calls, and Prometheus' RSS before and after.
+// it, and prints the load average and one Markdown table row per approach: wall time (min and
+// median of the runs), Prometheus CPU time (min), response bytes, calls, metrics found, whether the
+// view equals the series relist's, and Prometheus' RSS before and after. Exits non-zero when an
+// approach fails or disagrees with the series relist.
 //
-//   prom_discovery_bench --series 100000 --metrics 1000 [--runs 3] [--concurrency 4]
-//       [--series-query '{namespace!="",pod!=""}'] [--keep-data DIR]
+//   prom_discovery_bench --series 1000000 --metrics 1000 [--runs 3] [--concurrency 4]
+//       [--shards 2] [--series-query '{namespace!="",pod!=""}'] [--keep-data DIR]
 //
-// With --keep-data the backfilled storage is kept in (or reused from) DIR.
+// With --keep-data the backfilled storage is kept in (or reused from) DIR; the discovery window
+// starts 10 minutes before the backfilled samples, so kept data stays usable later (Prometheus
+// answers from blocks without a retention cut for a few days). DIR made for other sizes is refused.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <sstream>
 #include <string>
 #include <vector>
+
+#include <unistd.h>
 
 #include "gpuscale/prom/discovery.h"
 #include "gpuscale/prom/http_client.h"
@@ -31,6 +40,7 @@ struct Args {
   long metrics = 100;
   int runs = 3;
   size_t concurrency = 4;
+  size_t shards = 2;
   std::string seriesQuery = R"({namespace!="",pod!=""})";
   std::string keepData;
 };
@@ -43,6 +53,7 @@ Args parseArgs(int argc, char** argv) {
     if (name == "--metrics") args.metrics = std::stol(argv[i + 1]);
     if (name == "--runs") args.runs = std::stoi(argv[i + 1]);
     if (name == "--concurrency") args.concurrency = std::stoul(argv[i + 1]);
+    if (name == "--shards") args.shards = std::stoul(argv[i + 1]);
     if (name == "--series-query") args.seriesQuery = argv[i + 1];
     if (name == "--keep-data") args.keepData = argv[i + 1];
   }
@@ -50,9 +61,10 @@ Args parseArgs(int argc, char** argv) {
 }
 
 // OpenMetrics text: `metrics` gauge families, series spread evenly, one sample 20 minutes ago each.
-void writeOpenMetrics(const std::string& path, const Args& args) {
+// Returns the samples' Unix time.
+long writeOpenMetrics(const std::string& path, const Args& args) {
   std::ofstream out(path);
-  auto sampleTime = std::chrono::duration_cast<std::chrono::seconds>(
+  long sampleTime = std::chrono::duration_cast<std::chrono::seconds>(
                         std::chrono::system_clock::now().time_since_epoch())
                         .count() -
                     20 * 60;
@@ -67,12 +79,47 @@ void writeOpenMetrics(const std::string& path, const Args& args) {
     }
   }
   out << "# EOF\n";
+  return sampleTime;
 }
 
 double seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
+// CPU time (user + system) a process has used so far, 0 when unknown.
+double cpuSeconds(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto close = text.rfind(')');
+  if (close == std::string::npos) return 0;
+  std::istringstream fields(text.substr(close + 2));
+  std::string field;
+  double ticks = 0;
+  for (int i = 3; fields >> field && i <= 15; ++i) {
+    if (i == 14 || i == 15) ticks += std::stod(field);
+  }
+  return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+// This process' peak resident set size (VmHWM) in bytes.
+uint64_t peakRssBytes() {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::stoull(line.substr(6)) * 1024;
+  }
+  return 0;
+}
+
+std::string loadAverage() {
+  std::ifstream in("/proc/loadavg");
+  std::string one, five, fifteen;
+  in >> one >> five >> fifteen;
+  return one + " " + five + " " + fifteen;
+}
+
 struct Measurement {
   std::vector<double> times;
+  double cpu = 0;  // Prometheus CPU seconds, least of the runs
+  prom::MetricLabelNames view;
   uint64_t bytes = 0;
   uint64_t calls = 0;
   size_t metrics = 0;
@@ -87,9 +134,12 @@ Measurement measure(const Args& args, const test::PrometheusServer& server,
   Measurement m;
   for (int i = 0; i < args.runs; ++i) {
     auto before = client.stats();
+    double cpuBefore = cpuSeconds(server.pid());
     auto start = Clock::now();
     auto result = run();
     m.times.push_back(seconds(Clock::now() - start));
+    double cpu = cpuSeconds(server.pid()) - cpuBefore;
+    m.cpu = i == 0 ? cpu : std::min(m.cpu, cpu);
     auto after = client.stats();
     if (!result.ok()) {
       m.ok = false;
@@ -97,6 +147,7 @@ Measurement measure(const Args& args, const test::PrometheusServer& server,
       break;
     }
     m.metrics = result->size();
+    m.view = std::move(*result);
     m.bytes = after.bodyBytes - before.bodyBytes;
     m.calls = after.requests - before.requests;
   }
@@ -105,16 +156,26 @@ Measurement measure(const Args& args, const test::PrometheusServer& server,
   return m;
 }
 
-void printRow(const char* approach, const Args& args, uint64_t rssBefore, const Measurement& m) {
+// The series relist's view reduced to `labels` (what label presence reports).
+prom::MetricLabelNames onlyLabels(prom::MetricLabelNames view,
+                                  const std::vector<std::string>& keep) {
+  for (auto& [name, labels] : view) {
+    std::erase_if(labels, [&](const std::string& label) {
+      return std::find(keep.begin(), keep.end(), label) == keep.end();
+    });
+  }
+  return view;
+}
+
+void printRow(const char* approach, uint64_t rssBefore, const Measurement& m, const char* agrees) {
   if (!m.ok) {
-    std::printf("| %ld | %ld | %s | failed: %s |\n", args.series, args.metrics, approach,
-                m.error.c_str());
+    std::printf("| %s | failed: %s |\n", approach, m.error.c_str());
     return;
   }
-  std::printf("| %ld | %ld | %s | %.3f | %.3f | %.1f KB | %llu | %zu | %.0f MB | %.0f MB |\n",
-              args.series, args.metrics, approach, m.times.front(), m.times[m.times.size() / 2],
-              m.bytes / 1024.0, static_cast<unsigned long long>(m.calls), m.metrics,
-              rssBefore / 1048576.0, m.rssAfter / 1048576.0);
+  std::printf("| %s | %.3f | %.3f | %.3f | %.1f KB | %llu | %zu | %s | %.0f → %.0f MB |\n",
+              approach, m.times.front(), m.times[m.times.size() / 2], m.cpu, m.bytes / 1024.0,
+              static_cast<unsigned long long>(m.calls), m.metrics, agrees, rssBefore / 1048576.0,
+              m.rssAfter / 1048576.0);
 }
 
 }  // namespace
@@ -129,18 +190,28 @@ int main(int argc, char** argv) {
   bool temporary = storage.empty();
   if (temporary) storage = test::makeTempDir("gpuscale-discovery-");
   std::filesystem::create_directories(storage);
-  bool reuse = !temporary && std::filesystem::exists(storage + "/.backfilled");
-  if (!reuse) {
+  const std::string stamp = storage + "/.backfilled";
+  long sampleTime = 0;
+  bool reuse = !temporary && std::filesystem::exists(stamp);
+  if (reuse) {
+    long series = 0, metrics = 0;
+    std::ifstream(stamp) >> series >> metrics >> sampleTime;
+    if (series != args.series || metrics != args.metrics || sampleTime == 0) {
+      std::fprintf(stderr, "%s holds other data (%ld series, %ld metrics): use another folder\n",
+                   storage.c_str(), series, metrics);
+      return 2;
+    }
+  } else {
     std::string input = storage + "/input.om";
     auto start = Clock::now();
-    writeOpenMetrics(input, args);
+    sampleTime = writeOpenMetrics(input, args);
     auto written = Clock::now();
     if (auto s = test::backfillOpenMetrics(input, storage); !s.ok()) {
       std::fprintf(stderr, "backfill failed: %s\n", s.toString().c_str());
       return 1;
     }
     std::filesystem::remove(input);
-    std::ofstream(storage + "/.backfilled") << "ok\n";
+    std::ofstream(stamp) << args.series << ' ' << args.metrics << ' ' << sampleTime << '\n';
     std::fprintf(stderr, "generated in %.1fs, backfilled in %.1fs\n", seconds(written - start),
                  seconds(Clock::now() - written));
   }
@@ -161,29 +232,69 @@ int main(int argc, char** argv) {
   auto client = prom::HttpClient::create(clientOptions);
   if (!client.ok()) return 1;
   const std::string& seriesQuery = args.seriesQuery;
-  prom::TimeRange window{std::chrono::system_clock::now() - std::chrono::hours(1), std::nullopt};
-  uint64_t rssBefore = (*server)->rssBytes();
+  prom::TimeRange window{
+      std::chrono::system_clock::time_point(std::chrono::seconds(sampleTime - 10 * 60)),
+      std::nullopt};
 
-  auto presence = measure(args, **server, **client, [&] {
-    return prom::discoverLabelPresence(**client, seriesQuery, {"namespace", "pod"}, window);
-  });
-  prom::DiscoveryOptions discovery;
-  discovery.concurrency = args.concurrency;
-  auto labels = measure(args, **server, **client, [&] {
-    return prom::discoverLabelNames(**client, seriesQuery, window, discovery);
-  });
-  uint64_t rssMiddle = labels.rssAfter;
+  std::string load = loadAverage();
+  const std::vector<std::string> overrides{"namespace", "pod"};
+  prom::DiscoveryOptions split;
+  split.concurrency = args.concurrency;
+  split.nameShards = args.shards;
+  prom::DiscoveryOptions single = split;
+  single.nameShards = 1;
+  prom::DiscoveryOptions unionOptions = split;
+  unionOptions.strategy = prom::LabelNamesStrategy::kUnion;
+  unionOptions.nameShards = 1;
+  struct Approach {
+    const char* name;
+    std::function<prom::Result<prom::MetricLabelNames>()> run;
+    bool presence;
+  };
+  std::vector<Approach> approaches{
+      {"label presence (overrides), split",
+       [&] { return prom::discoverLabelPresence(**client, seriesQuery, overrides, window, split); },
+       true},
+      {"label presence (overrides), one call",
+       [&] {
+         return prom::discoverLabelPresence(**client, seriesQuery, overrides, window, single);
+       },
+       true},
+      {"label names (template), probes",
+       [&] { return prom::discoverLabelNames(**client, seriesQuery, window, split); }, false},
+      {"label names (template), union (before)",
+       [&] { return prom::discoverLabelNames(**client, seriesQuery, window, unionOptions); },
+       false},
+  };
+  std::vector<Measurement> measured;
+  std::vector<uint64_t> rssBefore;
+  for (const auto& approach : approaches) {
+    rssBefore.push_back((*server)->rssBytes());
+    measured.push_back(measure(args, **server, **client, approach.run));
+  }
+  uint64_t seriesRssBefore = (*server)->rssBytes();
+  uint64_t selfPeakBefore = peakRssBytes();
   auto series = measure(args, **server, **client, [&] {
     return prom::discoverLabelNamesFromSeries(**client, seriesQuery, window);
   });
-  std::printf("\nseries query: `%s`\n\n", seriesQuery.c_str());
+  uint64_t selfPeakAfter = peakRssBytes();
+  std::printf("\n%ld series, %ld metric names; series query `%s`; load average before: %s\n\n",
+              args.series, args.metrics, seriesQuery.c_str(), load.c_str());
   std::printf(
-      "| series | metrics | approach | time min (s) | time median (s) | bytes | calls | metrics "
-      "found | Prometheus RSS before | after |\n|---|---|---|---|---|---|---|---|---|---|\n");
-  printRow("label presence (overrides)", args, rssBefore, presence);
-  printRow("label names", args, presence.rssAfter, labels);
-  printRow("/api/v1/series", args, rssMiddle, series);
+      "| approach | wall min (s) | wall median (s) | Prometheus CPU (s) | bytes | calls | metrics "
+      "| same as series relist | Prometheus RSS |\n|---|---|---|---|---|---|---|---|---|\n");
+  bool ok = series.ok && series.metrics > 0;
+  for (size_t i = 0; i < approaches.size(); ++i) {
+    bool same = series.ok && measured[i].ok &&
+                measured[i].view ==
+                    (approaches[i].presence ? onlyLabels(series.view, overrides) : series.view);
+    ok = ok && measured[i].ok && same;
+    printRow(approaches[i].name, rssBefore[i], measured[i], same ? "yes" : "NO");
+  }
+  printRow("/api/v1/series", seriesRssBefore, series, "—");
+  std::printf("\nbenchmark process peak RSS: %.0f MB before the series relist, %.0f MB after\n",
+              selfPeakBefore / 1048576.0, selfPeakAfter / 1048576.0);
   (*server)->stop();
   if (temporary) test::removeTree(storage);
-  return presence.ok && labels.ok && series.ok ? 0 : 1;
+  return ok ? 0 : 1;
 }

@@ -3,6 +3,8 @@
 #include <future>
 #include <utility>
 
+#include "gpuscale/prom/discovery.h"
+
 namespace gpuscale::prom {
 namespace {
 
@@ -16,6 +18,21 @@ Result<T> await(Start start) {
 }
 
 }  // namespace
+
+void Client::seriesLabelNamesAsync(Matchers match, TimeRange window,
+                                   Callback<MetricLabelNames> done) {
+  seriesAsync(std::move(match), window,
+              [done = std::move(done)](Result<std::vector<Series>> series) {
+                if (!series) return done(series.status());
+                done(labelNamesOf(*series));
+              });
+}
+
+Result<MetricLabelNames> Client::seriesLabelNames(Matchers match, TimeRange window) {
+  return await<MetricLabelNames>([&](Callback<MetricLabelNames> done) {
+    seriesLabelNamesAsync(std::move(match), window, std::move(done));
+  });
+}
 
 Result<QueryResultPtr> Client::query(std::string promql, Timestamp at) {
   return await<QueryResultPtr>(

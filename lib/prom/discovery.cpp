@@ -4,245 +4,303 @@
 #include <condition_variable>
 #include <mutex>
 
+#include "gpuscale/core/go_quote.h"
 #include "gpuscale/prom/errors.h"
-#include "text.h"
 
 namespace gpuscale::prom {
 namespace {
 
-std::string quoteLabelValue(std::string_view value) {
-  std::string out = "\"";
-  for (char c : value) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (c == '\n') {
-      out += "\\n";
-      continue;
-    }
-    out += c;
-  }
-  return out + "\"";
-}
+using Names = std::vector<std::string>;
 
 bool isTransient(const Status& status) { return status.httpCode() == 503; }
 
-// Label names for each metric, `concurrency` calls in flight. Stops issuing calls after the first
-// error.
-Result<MetricLabelNames> labelNamesPerMetric(Client& client, std::string_view seriesQuery,
-                                             const std::vector<std::string>& names,
-                                             const TimeRange& window, size_t concurrency) {
-  std::vector<std::string> selectors;
-  selectors.reserve(names.size());
-  for (const auto& name : names) {
-    auto selector = restrictToMetric(seriesQuery, name);
-    if (!selector) return selector.status();
-    selectors.push_back(std::move(*selector));
-  }
+// One label-API call: the values of `label` (`__name__` for metric names), or the label names when
+// `label` is empty, over the series matching any of `match` (none: every series).
+struct LabelCall {
+  std::string label;
+  Matchers match;
+};
+
+// Runs `calls` with at most `concurrency` in flight and returns their answers in order. After the
+// first failure no further call is issued; the ones not issued answer with that failure.
+std::vector<Result<Names>> runCalls(Client& client, const std::vector<LabelCall>& calls,
+                                    const TimeRange& window, size_t concurrency, size_t& counter) {
+  std::vector<Result<Names>> answers(calls.size(), Status::unavailable("not asked"));
   std::mutex mutex;
   std::condition_variable idle;
   size_t inFlight = 0;
   Status firstError;
-  MetricLabelNames out;
-  for (size_t i = 0; i < names.size(); ++i) {
+  for (size_t i = 0; i < calls.size(); ++i) {
     {
       std::unique_lock lock(mutex);
       idle.wait(lock, [&] { return inFlight < std::max<size_t>(1, concurrency); });
-      if (!firstError.ok()) break;
+      if (!firstError.ok()) {
+        answers[i] = firstError;
+        continue;
+      }
       ++inFlight;
+      ++counter;
     }
-    client.labelNamesAsync({selectors[i]}, window,
-                           [&, name = names[i]](Result<std::vector<std::string>> labels) {
-                             std::lock_guard lock(mutex);
-                             if (!labels) {
-                               if (firstError.ok()) firstError = labels.status();
-                             } else {
-                               auto& target = out[name];
-                               for (auto& label : *labels) {
-                                 if (label != "__name__") target.push_back(std::move(label));
-                               }
-                               std::sort(target.begin(), target.end());
-                             }
-                             --inFlight;
-                             idle.notify_all();
-                           });
+    auto done = [&, i](Result<Names> answer) {
+      std::lock_guard lock(mutex);
+      if (!answer && firstError.ok()) firstError = answer.status();
+      answers[i] = std::move(answer);
+      --inFlight;
+      idle.notify_all();
+    };
+    if (calls[i].label.empty()) {
+      client.labelNamesAsync(calls[i].match, window, done);
+    } else {
+      client.labelValuesAsync(calls[i].label, calls[i].match, window, done);
+    }
   }
   std::unique_lock lock(mutex);
   idle.wait(lock, [&] { return inFlight == 0; });
-  if (!firstError.ok()) return firstError;
+  return answers;
+}
+
+Matchers matchersOf(const std::string& selector) {
+  return selector.empty() ? Matchers{} : Matchers{selector};
+}
+
+// `selector` split over disjoint groups of `candidates` (sorted) as `options` allows; `selector`
+// alone when splitting is not worth it.
+Result<std::vector<std::string>> shards(const std::string& selector, const Names& candidates,
+                                        const DiscoveryOptions& options) {
+  const size_t minPerShard = std::max<size_t>(1, options.minNamesPerShard);
+  if (options.nameShards <= 1 || candidates.size() < 2 * minPerShard) return {{selector}};
+  size_t bytes = 0;
+  for (const auto& name : candidates) bytes += core::regexQuoteMeta(name).size() + 1;
+  size_t count = std::min(options.nameShards, candidates.size() / minPerShard);
+  count = std::max(
+      count, (bytes + options.maxShardBytes - 1) / std::max<size_t>(1, options.maxShardBytes));
+  count = std::min(count, candidates.size());
+  std::vector<std::string> out;
+  for (size_t s = 0; s < count; ++s) {
+    Names group(candidates.begin() + static_cast<ptrdiff_t>(s * candidates.size() / count),
+                candidates.begin() + static_cast<ptrdiff_t>((s + 1) * candidates.size() / count));
+    auto restricted = restrictToMetrics(selector, group);
+    if (!restricted) return restricted.status();
+    out.push_back(std::move(*restricted));
+  }
   return out;
 }
 
-// The parts of a series selector: the metric name before the braces and the matchers inside them.
-struct SelectorParts {
-  std::string_view name;
-  std::string_view matchers;
-};
-
-Result<SelectorParts> splitSelector(std::string_view seriesQuery) {
-  std::string_view query = trimSpace(seriesQuery);
-  auto open = query.find('{');
-  if (open == std::string_view::npos) {
-    if (query.empty()) return Status::badRequest("empty series query");
-    return SelectorParts{query, {}};
-  }
-  if (query.back() != '}') {
-    return Status::badRequest("series query \"" + std::string(seriesQuery) +
-                              "\" is not a series selector");
-  }
-  return SelectorParts{trimSpace(query.substr(0, open)),
-                       trimSpace(query.substr(open + 1, query.size() - open - 2))};
+void sortUnique(Names& names) {
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
 }
 
-std::string joinSelector(std::string_view name, std::string_view first, std::string_view rest) {
-  std::string out(name);
-  out += "{";
-  out += first;
-  if (!rest.empty()) out += "," + std::string(rest);
-  return out + "}";
+// The metric names matching `query` (`known` when the caller has them already) and, for each label
+// of `probes`, the names matching `query` plus `label!=""`, every call split into shards over
+// `candidates`.
+struct ProbeAnswers {
+  Names base;
+  std::vector<Names> probed;
+};
+
+Result<ProbeAnswers> probe(Client& client, std::string_view query, const Names* known,
+                           const Names& candidates, const Names& probes, const TimeRange& window,
+                           const DiscoveryOptions& options, size_t& counter) {
+  std::vector<LabelCall> calls;
+  std::vector<size_t> owner;  // 0: the base query, i + 1: probes[i]
+  auto add = [&](const std::string& selector, size_t who) -> Status {
+    auto split = shards(selector, candidates, options);
+    if (!split) return split.status();
+    for (auto& shard : *split) {
+      calls.push_back({"__name__", {std::move(shard)}});
+      owner.push_back(who);
+    }
+    return Status();
+  };
+  if (!known) {
+    if (Status s = add(std::string(query), 0); !s.ok()) return s;
+  }
+  for (size_t i = 0; i < probes.size(); ++i) {
+    auto selector = addMatcher(query, probes[i] + "!=\"\"");
+    if (!selector) return selector.status();
+    if (Status s = add(*selector, i + 1); !s.ok()) return s;
+  }
+  auto answers = runCalls(client, calls, window, options.concurrency, counter);
+  ProbeAnswers out;
+  out.probed.resize(probes.size());
+  if (known) out.base = *known;
+  for (size_t c = 0; c < calls.size(); ++c) {
+    if (!answers[c]) return answers[c].status();
+    Names& target = owner[c] == 0 ? out.base : out.probed[owner[c] - 1];
+    target.insert(target.end(), answers[c]->begin(), answers[c]->end());
+  }
+  sortUnique(out.base);
+  for (auto& names : out.probed) sortUnique(names);
+  return out;
+}
+
+// Every name of `answers.base` with `implied` plus each probed label it answered to.
+MetricLabelNames assemble(const ProbeAnswers& answers, const Names& implied, const Names& probes) {
+  MetricLabelNames out;
+  for (const auto& name : answers.base) out[name] = implied;
+  for (size_t i = 0; i < probes.size(); ++i) {
+    for (const auto& name : answers.probed[i]) {
+      if (auto it = out.find(name); it != out.end()) it->second.push_back(probes[i]);
+    }
+  }
+  for (auto& [name, present] : out) sortUnique(present);
+  return out;
+}
+
+// `labels` split into those `query` requires (every matching series has them) and those to probe.
+void splitRequired(std::string_view query, const Names& labels, Names& implied, Names& probes) {
+  for (const auto& label : labels) {
+    if (label == "__name__") continue;
+    (requiresLabel(query, label) ? implied : probes).push_back(label);
+  }
+}
+
+Result<MetricLabelNames> presence(Client& client, std::string_view query, const Names& labels,
+                                  const TimeRange& window, const DiscoveryOptions& options,
+                                  size_t& counter) {
+  auto names = nameSelectorOf(query);
+  if (!names) return names.status();
+  auto candidates = runCalls(client, {{"__name__", matchersOf(names->selector)}}, window,
+                             options.concurrency, counter)[0];
+  if (!candidates) return candidates.status();
+  Names implied, probes;
+  splitRequired(query, labels, implied, probes);
+  if (candidates->empty()) return MetricLabelNames{};
+  auto answers = probe(client, query, names->complete ? &*candidates : nullptr, *candidates, probes,
+                       window, options, counter);
+  if (!answers) return answers.status();
+  return assemble(*answers, implied, probes);
+}
+
+// Label names for each of `names`, one label-names call per metric.
+Result<MetricLabelNames> labelNamesPerMetric(Client& client, std::string_view query,
+                                             const Names& names, const TimeRange& window,
+                                             const DiscoveryOptions& options, size_t& counter) {
+  std::vector<LabelCall> calls;
+  for (const auto& name : names) {
+    auto selector = restrictToMetric(query, name);
+    if (!selector) return selector.status();
+    calls.push_back({"", {std::move(*selector)}});
+  }
+  auto answers = runCalls(client, calls, window, options.concurrency, counter);
+  MetricLabelNames out;
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (!answers[i]) return answers[i].status();
+    auto& target = out[names[i]];
+    for (auto& label : *answers[i]) {
+      if (label != "__name__") target.push_back(std::move(label));
+    }
+    sortUnique(target);
+  }
+  return out;
+}
+
+// Names and the union of label names of the full query, then the cheaper of probes over that union
+// or one label-names call per metric (kUnion), or the per-metric calls directly (kPerMetric).
+Result<MetricLabelNames> labelNamesOfQuery(Client& client, std::string_view query,
+                                           const TimeRange& window, const DiscoveryOptions& options,
+                                           bool perMetric, size_t& counter) {
+  Matchers match{std::string(query)};
+  std::vector<LabelCall> calls{{"__name__", match}};
+  if (!perMetric) calls.push_back({"", match});
+  auto answers = runCalls(client, calls, window, options.concurrency, counter);
+  for (const auto& answer : answers) {
+    if (!answer) return answer.status();
+  }
+  const Names& names = *answers[0];
+  if (perMetric) return labelNamesPerMetric(client, query, names, window, options, counter);
+  Names implied, probes;
+  splitRequired(query, *answers[1], implied, probes);
+  if (probes.size() >= names.size()) {
+    return labelNamesPerMetric(client, query, names, window, options, counter);
+  }
+  auto probed = probe(client, query, &names, names, probes, window, options, counter);
+  if (!probed) return probed.status();
+  return assemble(*probed, implied, probes);
+}
+
+Result<MetricLabelNames> labelNamesByProbes(Client& client, std::string_view query,
+                                            const TimeRange& window,
+                                            const DiscoveryOptions& options,
+                                            DiscoveryReport& report) {
+  auto names = nameSelectorOf(query);
+  if (!names) return names.status();
+  Matchers match = matchersOf(names->selector);
+  auto answers = runCalls(client, {{"__name__", match}, {"", match}}, window, options.concurrency,
+                          report.calls);
+  for (const auto& answer : answers) {
+    if (!answer) return answer.status();
+  }
+  const Names& candidates = *answers[0];
+  Names implied, probes;
+  splitRequired(query, *answers[1], implied, probes);
+  if (options.strategy == LabelNamesStrategy::kAuto && probes.size() > options.maxLabelProbes) {
+    report.strategy = "union";
+    return labelNamesOfQuery(client, query, window, options, false, report.calls);
+  }
+  if (candidates.empty()) return MetricLabelNames{};
+  auto probed = probe(client, query, names->complete ? &candidates : nullptr, candidates, probes,
+                      window, options, report.calls);
+  if (!probed) return probed.status();
+  return assemble(*probed, implied, probes);
+}
+
+// Runs `discover`, then the series relist instead when it failed in a way the series API may not.
+template <typename Discover>
+Result<MetricLabelNames> withSeriesFallback(Client& client, std::string_view query,
+                                            const TimeRange& window,
+                                            const DiscoveryOptions& options,
+                                            DiscoveryReport& report, Discover discover) {
+  auto found = discover();
+  if (found || !options.fallbackToSeries || isTransient(found.status()) ||
+      !failureKindOf(found.status()).has_value()) {
+    return found;
+  }
+  report.usedSeriesFallback = true;
+  report.strategy = "series";
+  ++report.calls;
+  return discoverLabelNamesFromSeries(client, query, window);
 }
 
 }  // namespace
 
-bool requiresLabel(std::string_view seriesQuery, std::string_view label) {
-  auto parts = splitSelector(seriesQuery);
-  if (!parts) return false;
-  std::string_view rest = parts->matchers;
-  while (!rest.empty()) {
-    // One matcher: name, operator, quoted value (commas inside quotes do not split).
-    size_t end = 0;
-    char quote = 0;
-    for (; end < rest.size(); ++end) {
-      char c = rest[end];
-      if (quote != 0) {
-        if (c == '\\') {
-          ++end;
-        } else if (c == quote) {
-          quote = 0;
-        }
-      } else if (c == '"' || c == '\'' || c == '`') {
-        quote = c;
-      } else if (c == ',') {
-        break;
-      }
-    }
-    std::string_view matcher = trimSpace(rest.substr(0, end));
-    rest = end < rest.size() ? rest.substr(end + 1) : std::string_view();
-    auto op = matcher.find_first_of("!=~");
-    if (op == std::string_view::npos || trimSpace(matcher.substr(0, op)) != label) continue;
-    std::string_view tail = trimSpace(matcher.substr(op));
-    if (tail == "!=\"\"" || tail == "!=''") return true;
-    if (tail.size() > 3 && tail[0] == '=' && tail[1] != '~' && tail != "=\"\"" && tail != "=''") {
-      return true;
-    }
+void MetricLabelNamesBuilder::add(const Series& series) {
+  auto name = series.find("__name__");
+  if (name == series.end()) return;
+  auto it = view_.find(name->second);
+  if (it == view_.end()) it = view_.emplace(name->second, Names{}).first;
+  Names& target = it->second;
+  for (const auto& [label, value] : series) {
+    if (label == "__name__") continue;
+    auto at = std::lower_bound(target.begin(), target.end(), label);
+    if (at == target.end() || *at != label) target.insert(at, label);
   }
-  return false;
-}
-
-Result<std::string> addMatcher(std::string_view seriesQuery, std::string_view matcher) {
-  auto parts = splitSelector(seriesQuery);
-  if (!parts) return parts.status();
-  return joinSelector(parts->name, matcher, parts->matchers);
-}
-
-Result<std::string> restrictToMetric(std::string_view seriesQuery, std::string_view name) {
-  auto parts = splitSelector(seriesQuery);
-  if (!parts) return parts.status();
-  if (!parts->name.empty()) {
-    if (parts->name == name) return std::string(trimSpace(seriesQuery));
-    return Status::badRequest("series query \"" + std::string(seriesQuery) + "\" does not select " +
-                              std::string(name));
-  }
-  return joinSelector("", "__name__=" + quoteLabelValue(name), parts->matchers);
 }
 
 MetricLabelNames labelNamesOf(const std::vector<Series>& series) {
-  MetricLabelNames out;
-  for (const auto& labels : series) {
-    auto name = labels.find("__name__");
-    if (name == labels.end()) continue;
-    auto& target = out[name->second];
-    for (const auto& [label, value] : labels) {
-      if (label != "__name__") target.push_back(label);
-    }
-  }
-  for (auto& [name, labels] : out) {
-    std::sort(labels.begin(), labels.end());
-    labels.erase(std::unique(labels.begin(), labels.end()), labels.end());
-  }
-  return out;
+  MetricLabelNamesBuilder builder;
+  for (const auto& labels : series) builder.add(labels);
+  return builder.take();
 }
 
 Result<MetricLabelNames> discoverLabelNamesFromSeries(Client& client, std::string_view seriesQuery,
                                                       const TimeRange& window) {
-  auto series = client.series({std::string(seriesQuery)}, window);
-  if (!series) return series.status();
-  return labelNamesOf(*series);
+  return client.seriesLabelNames({std::string(seriesQuery)}, window);
 }
-
-namespace {
-
-// Label presence with the base `__name__` call answered already (`knownNames`) or made here. Adds
-// the number of calls made to `calls`.
-Result<MetricLabelNames> presence(Client& client, std::string_view seriesQuery,
-                                  const std::vector<std::string>* knownNames,
-                                  const std::vector<std::string>& labels, const TimeRange& window,
-                                  size_t& calls) {
-  std::vector<std::string> selectors;
-  if (!knownNames) selectors.emplace_back(seriesQuery);
-  std::vector<std::string> implied;  // labels every matching series has by the query's own matchers
-  std::vector<std::string> probed;
-  for (const auto& label : labels) {
-    if (requiresLabel(seriesQuery, label)) {
-      implied.push_back(label);
-      continue;
-    }
-    auto selector = addMatcher(seriesQuery, label + "!=\"\"");
-    if (!selector) return selector.status();
-    selectors.push_back(std::move(*selector));
-    probed.push_back(label);
-  }
-  std::vector<Result<std::vector<std::string>>> answers(selectors.size(),
-                                                        Status::unavailable("not answered"));
-  std::mutex mutex;
-  std::condition_variable idle;
-  size_t pending = selectors.size();
-  for (size_t i = 0; i < selectors.size(); ++i) {
-    client.labelValuesAsync("__name__", {selectors[i]}, window,
-                            [&, i](Result<std::vector<std::string>> names) {
-                              std::lock_guard lock(mutex);
-                              answers[i] = std::move(names);
-                              if (--pending == 0) idle.notify_all();
-                            });
-  }
-  {
-    std::unique_lock lock(mutex);
-    idle.wait(lock, [&] { return pending == 0; });
-  }
-  calls += selectors.size();
-  for (const auto& answer : answers) {
-    if (!answer) return answer.status();
-  }
-  const std::vector<std::string>& names = knownNames ? *knownNames : *answers[0];
-  size_t firstProbe = knownNames ? 0 : 1;
-  MetricLabelNames out;
-  for (const auto& name : names) out[name] = implied;
-  for (size_t i = 0; i < probed.size(); ++i) {
-    for (const auto& name : *answers[firstProbe + i]) {
-      if (auto it = out.find(name); it != out.end()) it->second.push_back(probed[i]);
-    }
-  }
-  for (auto& [name, present] : out) std::sort(present.begin(), present.end());
-  return out;
-}
-
-}  // namespace
 
 Result<MetricLabelNames> discoverLabelPresence(Client& client, std::string_view seriesQuery,
                                                const std::vector<std::string>& labels,
-                                               const TimeRange& window, DiscoveryReport* report) {
-  size_t calls = 0;
-  auto out = presence(client, seriesQuery, nullptr, labels, window, calls);
-  if (report) *report = {false, calls};
-  return out;
+                                               const TimeRange& window,
+                                               const DiscoveryOptions& options,
+                                               DiscoveryReport* report) {
+  DiscoveryReport local;
+  DiscoveryReport& r = report ? *report : local;
+  r = {};
+  r.strategy = "presence";
+  return withSeriesFallback(client, seriesQuery, window, options, r, [&] {
+    return presence(client, seriesQuery, labels, window, options, r.calls);
+  });
 }
 
 Result<MetricLabelNames> discoverLabelNames(Client& client, std::string_view seriesQuery,
@@ -252,35 +310,28 @@ Result<MetricLabelNames> discoverLabelNames(Client& client, std::string_view ser
   DiscoveryReport local;
   DiscoveryReport& r = report ? *report : local;
   r = {};
-  auto useFallback = [&](const Status& status) {
-    return options.fallbackToSeries && !isTransient(status) && failureKindOf(status).has_value();
-  };
-  auto fallback = [&]() {
-    r.usedSeriesFallback = true;
-    ++r.calls;
-    return discoverLabelNamesFromSeries(client, seriesQuery, window);
-  };
-  r.calls += 2;
-  auto names = client.labelValues("__name__", {std::string(seriesQuery)}, window);
-  if (!names) return useFallback(names.status()) ? fallback() : names.status();
-  auto all = client.labelNames({std::string(seriesQuery)}, window);
-  if (!all) return useFallback(all.status()) ? fallback() : all.status();
-  std::vector<std::string> candidates;
-  size_t probes = 0;
-  for (auto& label : *all) {
-    if (label == "__name__") continue;
-    if (!requiresLabel(seriesQuery, label)) ++probes;
-    candidates.push_back(std::move(label));
-  }
-  Result<MetricLabelNames> labels = Status::unavailable("not asked");
-  if (probes < names->size()) {
-    labels = presence(client, seriesQuery, &*names, candidates, window, r.calls);
-  } else {
-    r.calls += names->size();
-    labels = labelNamesPerMetric(client, seriesQuery, *names, window, options.concurrency);
-  }
-  if (!labels && useFallback(labels.status())) return fallback();
-  return labels;
+  return withSeriesFallback(client, seriesQuery, window, options, r, [&] {
+    switch (options.strategy) {
+      case LabelNamesStrategy::kUnion:
+      case LabelNamesStrategy::kPerMetric:
+        r.strategy = options.strategy == LabelNamesStrategy::kUnion ? "union" : "per-metric";
+        return labelNamesOfQuery(client, seriesQuery, window, options,
+                                 options.strategy == LabelNamesStrategy::kPerMetric, r.calls);
+      case LabelNamesStrategy::kAuto:
+      case LabelNamesStrategy::kProbes:
+        break;
+    }
+    r.strategy = "probes";
+    return labelNamesByProbes(client, seriesQuery, window, options, r);
+  });
+}
+
+Result<MetricLabelNames> discoverMetrics(Client& client, std::string_view seriesQuery,
+                                         const std::optional<std::vector<std::string>>& labels,
+                                         const TimeRange& window, const DiscoveryOptions& options,
+                                         DiscoveryReport* report) {
+  if (labels) return discoverLabelPresence(client, seriesQuery, *labels, window, options, report);
+  return discoverLabelNames(client, seriesQuery, window, options, report);
 }
 
 }  // namespace gpuscale::prom

@@ -305,6 +305,12 @@ void HttpClient::seriesAsync(Matchers match, TimeRange window, Callback<std::vec
                         decodeInto(decodeSeriesResponse, std::move(done), connection_));
 }
 
+void HttpClient::seriesLabelNamesAsync(Matchers match, TimeRange window,
+                                       Callback<MetricLabelNames> done) {
+  connection_->exchange("/api/v1/series", matchParams(match, window),
+                        decodeInto(decodeSeriesLabelNamesResponse, std::move(done), connection_));
+}
+
 void HttpClient::labelValuesAsync(std::string label, Matchers match, TimeRange window,
                                   Callback<std::vector<std::string>> done) {
   connection_->exchange("/api/v1/label/" + pathEscape(label) + "/values",

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "gpuscale/prom/discovery.h"
 #include "gpuscale/prom/errors.h"
 
 namespace gpuscale::prom {
@@ -101,8 +102,7 @@ class Handler : public nlohmann::json_sax<json> {
     size_t depth = stack_.size();
     if (depth == 0) rootIsObject = true;
     if (depth == 1 && stack_[0].key == Key::kData) dataKind = 'o';
-    if (shape_ == ResponseShape::kSeries && depth == 2 && stack_[0].key == Key::kData &&
-        !stack_[1].object) {
+    if (seriesShape() && depth == 2 && stack_[0].key == Key::kData && !stack_[1].object) {
       series.emplace_back();
     }
     if (inResultArray()) elements.emplace_back();
@@ -116,6 +116,12 @@ class Handler : public nlohmann::json_sax<json> {
   }
   bool end_object() override {
     stack_.pop_back();
+    // One label set read: fold it into the view and reuse its slot.
+    if (shape_ == ResponseShape::kSeriesLabelNames && stack_.size() == 2 &&
+        stack_[0].key == Key::kData && !stack_[1].object && !series.empty()) {
+      labelNames.add(series.back());
+      series.pop_back();
+    }
     finishChild();
     return true;
   }
@@ -153,6 +159,7 @@ class Handler : public nlohmann::json_sax<json> {
   char resultKind = 0;  // 'a' array, 's' anything else
   size_t resultItems = 0;
   std::vector<Series> series;
+  MetricLabelNamesBuilder labelNames;  // kSeriesLabelNames
   std::vector<std::string> strings;
   std::vector<Element> elements;
   Pair resultPair;
@@ -165,6 +172,9 @@ class Handler : public nlohmann::json_sax<json> {
     size_t index;  // arrays: the index of the item being read
   };
 
+  bool seriesShape() const {
+    return shape_ == ResponseShape::kSeries || shape_ == ResponseShape::kSeriesLabelNames;
+  }
   bool inResult() const {
     return shape_ == ResponseShape::kQuery && stack_.size() >= 2 && stack_[0].key == Key::kData &&
            stack_[1].object && stack_[1].key == Key::kResult;
@@ -267,6 +277,7 @@ class Handler : public nlohmann::json_sax<json> {
         strings.push_back(std::move(*text));
         return true;
       case ResponseShape::kSeries:
+      case ResponseShape::kSeriesLabelNames:
         if (depth == 2 && !top.object) return fail(badJson("a label set is not an object"));
         if (depth != 3 || !top.object || stack_[1].object) return true;
         if (!text) return fail(badJson("label \"" + snippet(currentKey_) + "\" is not a string"));
@@ -342,6 +353,10 @@ core::Status decodeResponse(int httpStatus, std::string_view body, ResponseShape
     case ResponseShape::kSeries:
       if (h.dataKind != 'a') return badJson("series \"data\" is not an array");
       out.series = std::move(h.series);
+      return core::Status();
+    case ResponseShape::kSeriesLabelNames:
+      if (h.dataKind != 'a') return badJson("series \"data\" is not an array");
+      out.labelNames = h.labelNames.take();
       return core::Status();
     case ResponseShape::kQuery:
       break;

@@ -15,11 +15,13 @@
 
 namespace gpuscale::prom {
 
-enum class ResponseShape { kQuery, kSeries, kStringList };
+// kSeriesLabelNames: a /api/v1/series body reduced to MetricLabelNames while it is decoded.
+enum class ResponseShape { kQuery, kSeries, kSeriesLabelNames, kStringList };
 
 struct DecodedResponse {
   QueryResult query;                 // kQuery
   std::vector<Series> series;        // kSeries
+  MetricLabelNames labelNames;       // kSeriesLabelNames
   std::vector<std::string> strings;  // kStringList
 };
 

@@ -112,6 +112,15 @@ Result<std::vector<Series>> decodeSeriesResponse(int httpStatus, std::string_vie
   return std::move(decoded.series);
 }
 
+Result<MetricLabelNames> decodeSeriesLabelNamesResponse(int httpStatus, std::string_view body) {
+  DecodedResponse decoded;
+  if (Status s = decodeResponse(httpStatus, body, ResponseShape::kSeriesLabelNames, decoded);
+      !s.ok()) {
+    return s;
+  }
+  return std::move(decoded.labelNames);
+}
+
 Result<std::vector<std::string>> decodeStringListResponse(int httpStatus, std::string_view body) {
   DecodedResponse decoded;
   if (Status s = decodeResponse(httpStatus, body, ResponseShape::kStringList, decoded); !s.ok()) {

@@ -34,6 +34,9 @@ class InstrumentedClient final : public prom::Client {
                   prom::Callback<prom::QueryResultPtr> done) override;
   void seriesAsync(prom::Matchers match, prom::TimeRange window,
                    prom::Callback<std::vector<prom::Series>> done) override;
+  // Counted as a series call: the same endpoint, decoded straight to the label-name view.
+  void seriesLabelNamesAsync(prom::Matchers match, prom::TimeRange window,
+                             prom::Callback<prom::MetricLabelNames> done) override;
   void labelValuesAsync(std::string label, prom::Matchers match, prom::TimeRange window,
                         prom::Callback<std::vector<std::string>> done) override;
   void labelNamesAsync(prom::Matchers match, prom::TimeRange window,

@@ -51,12 +51,18 @@ class Client {
   // Label names over the series matching any of `match` (/api/v1/labels), sorted.
   virtual void labelNamesAsync(Matchers match, TimeRange window,
                                Callback<std::vector<std::string>> done) = 0;
+  // The series of seriesAsync reduced to each metric's label names (MetricLabelNames). The default
+  // reduces seriesAsync's answer; implementations that decode the body override it to build the
+  // view while decoding, without holding every series' label set.
+  virtual void seriesLabelNamesAsync(Matchers match, TimeRange window,
+                                     Callback<MetricLabelNames> done);
 
   // Blocking forms of the calls above (see the file comment for where they may be used).
   Result<QueryResultPtr> query(std::string promql, Timestamp at);
   Result<std::vector<Series>> series(Matchers match, TimeRange window);
   Result<std::vector<std::string>> labelValues(std::string label, Matchers match, TimeRange window);
   Result<std::vector<std::string>> labelNames(Matchers match, TimeRange window);
+  Result<MetricLabelNames> seriesLabelNames(Matchers match, TimeRange window);
 };
 
 }  // namespace gpuscale::prom

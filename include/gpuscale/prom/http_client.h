@@ -41,6 +41,8 @@ class HttpClient final : public Client {
 
   void queryAsync(std::string promql, Timestamp at, Callback<QueryResultPtr> done) override;
   void seriesAsync(Matchers match, TimeRange window, Callback<std::vector<Series>> done) override;
+  void seriesLabelNamesAsync(Matchers match, TimeRange window,
+                             Callback<MetricLabelNames> done) override;
   void labelValuesAsync(std::string label, Matchers match, TimeRange window,
                         Callback<std::vector<std::string>> done) override;
   void labelNamesAsync(Matchers match, TimeRange window,

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <chrono>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -72,5 +73,9 @@ using QueryResultPtr = std::shared_ptr<const QueryResult>;
 
 // A series as /api/v1/series returns it: its full label set including `__name__`.
 using Series = Labels;
+
+// Metric name -> the union of its series' label names (sorted, without `__name__`): what discovery
+// needs of a set of series.
+using MetricLabelNames = std::map<std::string, std::vector<std::string>, std::less<>>;
 
 }  // namespace gpuscale::prom

@@ -47,6 +47,8 @@ Params matchParams(const Matchers& match, const TimeRange& window);
 // Decoders. `httpStatus` is the HTTP status of the response, `body` its complete body.
 Result<QueryResultPtr> decodeQueryResponse(int httpStatus, std::string_view body);
 Result<std::vector<Series>> decodeSeriesResponse(int httpStatus, std::string_view body);
+// The same body reduced to each metric's label names while decoding (one label set at a time).
+Result<MetricLabelNames> decodeSeriesLabelNamesResponse(int httpStatus, std::string_view body);
 // For /api/v1/labels and /api/v1/label/<name>/values.
 Result<std::vector<std::string>> decodeStringListResponse(int httpStatus, std::string_view body);
 

@@ -55,6 +55,9 @@ class ConfigReloaderTest : public ::testing::Test {
 
   static void discover(fakes::FakePrometheusClient& fake, const std::string& query,
                        const std::string& name) {
+    // Discovery asks for candidates by the metric name, then for the full query.
+    fake.setLabelValues("__name__", {name}, std::vector<std::string>{name});
+    fake.setLabelNames({name}, std::vector<std::string>{"__name__", "namespace", "pod"});
     fake.setLabelValues("__name__", {query}, std::vector<std::string>{name});
     fake.setLabelNames({query}, std::vector<std::string>{"__name__", "namespace", "pod"});
   }

@@ -204,6 +204,11 @@ constexpr char kPods[] = R"(http_requests{namespace!="",pod!=""})";
 class ExplainTest : public ::testing::Test {
  protected:
   ExplainTest() {
+    // Discovery asks for candidates by the metric name, then for the full query.
+    prometheus_.setLabelValues("__name__", {"http_requests"},
+                               std::vector<std::string>{"http_requests"});
+    prometheus_.setLabelNames({"http_requests"},
+                              std::vector<std::string>{"__name__", "namespace", "pod"});
     prometheus_.setLabelValues("__name__", {kPods}, std::vector<std::string>{"http_requests"});
     prometheus_.setLabelNames({kPods}, std::vector<std::string>{"__name__", "namespace", "pod"});
     prometheus_.setLabelValues("namespace", {kPods}, std::vector<std::string>{"prod", "test"});

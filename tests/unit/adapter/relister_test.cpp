@@ -35,6 +35,9 @@ constexpr char kPods[] = R"(http_requests{namespace!="",pod!=""})";
 class RelisterTest : public ::testing::Test {
  protected:
   RelisterTest() {
+    // Discovery first asks for candidate names by the metric-name part of the query.
+    prometheus_->setLabelValues("__name__", {"http_requests"},
+                                std::vector<std::string>{"http_requests"});
     prometheus_->setLabelValues("__name__", {kPods}, std::vector<std::string>{"http_requests"});
     prometheus_->setLabelNames({kPods}, std::vector<std::string>{"__name__", "namespace", "pod"});
     prometheus_->setLabelValues("__name__", {"queue_depth"},
