@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Summarises one scenario run: samples.jsonl -> one JSON line (stdout) and a timeline SVG.
 
-Each sample line (written by run.sh): {"t": seconds since the load started, "load_rps": requests/s
-served, "replicas": Deployment .spec.replicas, "running": Running pods, "pending": Pending pods,
+Each sample line (written by run.sh): {"t": the load pattern's clock (scenario seconds since the
+first pod ran), "load_rps": requests/s the pattern offers (model truth), "served_rps": requests/s
+completed (Prometheus, 10 s rate), "queued": requests waiting over all pods (model truth), "replicas": Deployment .spec.replicas, "running": Running pods, "pending": Pending pods,
 "ceiling": HPA .spec.maxReplicas, "queue_us": mean queue time over the pods (null: no data),
 "reconfigurations": cumulative MIG reconfigurations + device-plugin config changes,
 "pods": names of the Running pods, "limited": HPA ScalingLimited is True}.
@@ -115,6 +116,9 @@ def svg(samples, summary, args):
                      % (x(t), bottom_plot[1] + 16, t))
     parts.append(polyline([(x(s["t"]), y(s.get("load_rps") or 0, lmax, top_plot))
                            for s in samples], "#bbbbbb", 2))
+    parts.append(polyline([(x(s["t"]), y(s.get("served_rps") or 0, lmax, top_plot))
+                           for s in samples if s.get("served_rps") is not None], "#777777", 1,
+                          "3,3"))
     parts.append(polyline([(x(s["t"]), y(s["ceiling"], rmax, top_plot)) for s in samples],
                           "#d62728", 2, "6,4"))
     parts.append(polyline([(x(s["t"]), y(s["replicas"], rmax, top_plot)) for s in samples],
@@ -141,7 +145,7 @@ def svg(samples, summary, args):
         if count is not None:
             previous = count
     legend = [("#1f77b4", "Running pods (dotted: desired)"), ("#d62728", "HPA ceiling / SLO"),
-              ("#bbbbbb", "load served (rps)"), ("#2ca02c", "mean queue time (µs)"),
+              ("#bbbbbb", "load offered (dotted: served)"), ("#2ca02c", "mean queue time (µs)"),
               ("#9467bd", "reconfiguration")]
     for i, (color, text) in enumerate(legend):
         lx = left + i * 165
