@@ -5,12 +5,14 @@ Each sample line (written by run.sh): {"t": the load pattern's clock (scenario s
 first pod ran), "load_rps": requests/s the pattern offers (model truth), "served_rps": requests/s
 completed (Prometheus, 10 s rate), "queued": requests waiting over all pods (model truth), "replicas": Deployment .spec.replicas, "running": Running pods, "pending": Pending pods,
 "ceiling": HPA .spec.maxReplicas, "queue_us": mean queue time over the pods (null: no data),
+"latency_us": mean request duration (queue + compute) over the pods,
 "reconfigurations": cumulative MIG reconfigurations + device-plugin config changes,
 "pods": names of the Running pods, "limited": HPA ScalingLimited is True}.
 
 Definitions (documented in docs/benchmarks.md):
   slo_violation_seconds   time with queue_us above the SLO (each sample counts until the next one)
   p50/p95_queue_us        over samples with data
+  p50/p95_latency_us      the same for the whole request (queue + compute)
   max_replicas            most Running pods seen
   ceiling_to_capacity_seconds  from the first sample where the HPA is held at its ceiling to the
                           first where more pods Run than the initial ceiling; null if never
@@ -43,6 +45,10 @@ def summarise(samples, args):
     p50, p95 = percentile(queues, 0.5), percentile(queues, 0.95)
     out["p50_queue_us"] = None if p50 is None else round(p50)
     out["p95_queue_us"] = None if p95 is None else round(p95)
+    latencies = [s["latency_us"] for s in samples if s.get("latency_us") is not None]
+    l50, l95 = percentile(latencies, 0.5), percentile(latencies, 0.95)
+    out["p50_latency_us"] = None if l50 is None else round(l50)
+    out["p95_latency_us"] = None if l95 is None else round(l95)
     out["max_replicas"] = max((s["running"] for s in samples), default=0)
     initial_ceiling = samples[0]["ceiling"] if samples else None
     held = next((s["t"] for s in samples if s.get("limited")), None)

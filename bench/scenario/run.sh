@@ -272,12 +272,14 @@ cond = {c["type"]: c for c in hpa.get("status", {}).get("conditions", [])}
 lim = cond.get("ScalingLimited", {})
 sel = 'namespace="%s"' % ns
 queue = q('avg(delta(nv_inference_queue_duration_us{%s}[30s])/(1+delta(nv_inference_request_success{%s}[30s])))' % (sel, sel))
+# End-to-end request latency the same way: time-slicing can trade queue time for compute time.
+latency = q('avg(delta(nv_inference_request_duration_us{%s}[30s])/(1+delta(nv_inference_request_success{%s}[30s])))' % (sel, sel))
 reconf = q('sum(gpuscale_sim_mig_reconfigurations_total) or vector(0)')
 plugin = q('sum(gpuscale_sim_transitions_total{kind=~".*device.plugin.*"}) or vector(0)')
 print(json.dumps({"t": round(t, 1), "load_rps": truth.get("gpuscale_sim_load_offered_rps"),
   "served_rps": q('sum(rate(nv_inference_request_success{%s}[10s]))' % sel), "queued": queued,
   "replicas": dep["spec"]["replicas"], "running": len(running), "pending": pending,
-  "ceiling": hpa["spec"]["maxReplicas"], "queue_us": queue,
+  "ceiling": hpa["spec"]["maxReplicas"], "queue_us": queue, "latency_us": latency,
   "reconfigurations": (reconf or 0) + (plugin or 0), "pods": running,
   "uids": [p["metadata"]["uid"] for p in live], "restarts": restarts,
   "hpa_queue_us": quantity(current[0]) if current else None,
