@@ -17,8 +17,12 @@ Definitions (documented in docs/benchmarks.md):
   ceiling_to_capacity_seconds  from the first sample where the HPA is held at its ceiling to the
                           first where more pods Run than the initial ceiling; null if never
   reconfigurations        the last cumulative count minus the first
-  pods_disturbed          pods that vanished while the Deployment did not scale in
+  pods_disturbed          pods seen Running that vanished without the ReplicaSet controller
+                          deleting them (a SuccessfulDelete Event naming the pod, i.e. a scale-in),
+                          plus container restarts; with --events. Without it: pods that vanished
+                          while the Deployment's replicas did not fall between two samples
 Usage: report.py SAMPLES --scenario NAME --reconciler on|off --slo-us N --svg OUT [--note TEXT]
+                 [--events EVENTS.json]
 """
 import argparse
 import json
@@ -34,7 +38,7 @@ def percentile(values, q):
     return s[lo] + (s[hi] - s[lo]) * (k - lo)
 
 
-def summarise(samples, args):
+def summarise(samples, args, events=None):
     out = {"scenario": args.scenario, "reconciler": args.reconciler, "slo_us": args.slo_us}
     violation = 0.0
     for a, b in zip(samples, samples[1:]):
@@ -60,10 +64,20 @@ def summarise(samples, args):
     counts = [s["reconfigurations"] for s in samples if s.get("reconfigurations") is not None]
     out["reconfigurations"] = (counts[-1] - counts[0]) if counts else 0
     disturbed = 0
-    for a, b in zip(samples, samples[1:]):
-        gone = set(a.get("pods", [])) - set(b.get("pods", []))
-        if gone and b["replicas"] >= a["replicas"]:
-            disturbed += len(gone)
+    if events is not None:
+        deleted = {e.get("message", "").split("Deleted pod: ", 1)[1].strip()
+                   for e in events if e.get("reason") == "SuccessfulDelete"
+                   and "Deleted pod: " in e.get("message", "")}
+        seen, last = set(), set(samples[-1].get("pods", [])) if samples else set()
+        for s in samples:
+            seen |= set(s.get("pods", []))
+        disturbed = len(seen - last - deleted)
+        disturbed += max((s.get("restarts", 0) for s in samples), default=0)
+    else:
+        for a, b in zip(samples, samples[1:]):
+            gone = set(a.get("pods", [])) - set(b.get("pods", []))
+            if gone and b["replicas"] >= a["replicas"]:
+                disturbed += len(gone)
     out["pods_disturbed"] = disturbed
     out["samples"] = len(samples)
     out["duration_seconds"] = round(samples[-1]["t"] - samples[0]["t"], 1) if samples else 0
@@ -169,10 +183,15 @@ def main():
     parser.add_argument("--slo-us", type=float, required=True)
     parser.add_argument("--svg", required=True)
     parser.add_argument("--note", default="")
+    parser.add_argument("--events", help="kubectl get events -A -o json at the end of the run")
     args = parser.parse_args()
     with open(args.samples) as f:
         samples = [json.loads(line) for line in f if line.strip()]
-    summary = summarise(samples, args)
+    events = None
+    if args.events:
+        with open(args.events) as f:
+            events = json.load(f)["items"]
+    summary = summarise(samples, args, events)
     with open(args.svg, "w") as f:
         f.write(svg(samples, summary, args) if samples else "<svg xmlns=\"http://www.w3.org/2000/svg\"/>\n")
     print(json.dumps(summary))

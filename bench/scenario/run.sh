@@ -312,6 +312,7 @@ kc -n "$ns" get pods -l "$selector" -o json >"$out/pods-final.json" || log "coul
 note="speed $speed; SLO ${slo_us} us; HPA target ${target_us} us; static ceiling $ceiling x $resource"
 python3 "$src/bench/scenario/report.py" "$out/samples.jsonl" --scenario "$name" \
   --reconciler "$reconciler" --slo-us "$slo_us" --svg "$out/timeline.svg" --note "$note" \
+  --events "$out/events.json" \
   >"$out/result.json"
 log "chart: $out/timeline.svg"
 cat "$out/result.json"
