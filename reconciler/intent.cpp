@@ -1,6 +1,6 @@
 #include "gpuscale/reconciler/intent.h"
 
-#include <ctime>
+#include "gpuscale/core/rfc3339.h"
 
 #include <fmt/format.h>
 
@@ -55,13 +55,7 @@ std::string_view nodeOpKindName(NodeOpKind kind) {
   return kind == NodeOpKind::kMig ? "mig" : "timeSlicing";
 }
 
-std::string formatTime(TimePoint t) {
-  std::time_t secs = std::chrono::system_clock::to_time_t(t);
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z", tm.tm_year + 1900, tm.tm_mon + 1,
-                     tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
-}
+std::string formatTime(TimePoint t) { return core::formatRfc3339(t); }
 
 std::string encodeNodeIntent(const NodeIntent& intent) {
   nlohmann::ordered_json j{{"plan", intent.plan},

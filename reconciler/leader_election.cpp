@@ -1,7 +1,8 @@
 #include "gpuscale/reconciler/leader_election.h"
 
+#include "gpuscale/core/rfc3339.h"
+
 #include <condition_variable>
-#include <ctime>
 #include <mutex>
 
 #include <fmt/format.h>
@@ -14,12 +15,7 @@ using nlohmann::json;
 
 // metav1.MicroTime as the API server writes it.
 std::string microTime(std::chrono::system_clock::time_point t) {
-  auto us = std::chrono::duration_cast<std::chrono::microseconds>(t.time_since_epoch()).count();
-  std::time_t secs = static_cast<std::time_t>(us / 1000000);
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:06}Z", tm.tm_year + 1900, tm.tm_mon + 1,
-                     tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, us % 1000000);
+  return core::formatRfc3339Micro(t);
 }
 
 }  // namespace

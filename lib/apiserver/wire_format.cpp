@@ -1,6 +1,7 @@
 #include "gpuscale/apiserver/wire_format.h"
 
-#include <ctime>
+#include "gpuscale/core/rfc3339.h"
+
 #include <map>
 
 namespace gpuscale::apiserver {
@@ -122,15 +123,7 @@ std::string encodeJson(const Json& document, bool pretty) {
   return escapeLikeGo(std::move(text));
 }
 
-std::string formatTimestamp(Timestamp at) {
-  const std::time_t seconds =
-      std::chrono::system_clock::to_time_t(std::chrono::floor<std::chrono::seconds>(at));
-  std::tm utc{};
-  gmtime_r(&seconds, &utc);
-  char buffer[32];
-  const size_t n = std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%SZ", &utc);
-  return std::string(buffer, n);
-}
+std::string formatTimestamp(Timestamp at) { return core::formatRfc3339(at); }
 
 Json customResourceListJson(std::string_view version,
                             const std::vector<CustomMetricInfo>& metrics) {

@@ -122,8 +122,10 @@ core::Status FakeKubeClient::watch(const kube::ResourceRef& ref, const kube::Wat
   while (true) {
     std::vector<kube::WatchEvent> pending;
     for (const auto& event : events_) {
-      if (event.version <= from || event.collection != collection) continue;
+      if (event.version <= from) continue;
+      // Past every newer event, whatever its collection: the wait below sleeps until a newer one.
       from = event.version;
+      if (event.collection != collection) continue;
       if (event.event.type == kube::WatchEvent::Type::kBookmark ||
           selected(ref, options.labelSelector, options.fieldSelector, event.event.object)) {
         if (event.event.type != kube::WatchEvent::Type::kBookmark || options.allowWatchBookmarks) {

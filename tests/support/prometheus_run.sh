@@ -2,16 +2,17 @@
 # Starts and stops a real Prometheus for shell-driven tests and the demo (the C++ twin is prometheus_server.h).
 #
 #   prometheus_run.sh start DIR [--scrape HOST:PORT]... [--interval 1s] [--route-prefix /p]
-#                               [--web-config FILE] [--storage PATH]
+#                               [--web-config FILE] [--storage PATH] [--port N]
 #   prometheus_run.sh stop DIR
 #
 # start: runs /usr/bin/prometheus on a free 127.0.0.1 port with its configuration, log and (unless --storage)
 # storage in DIR, waits until /-/ready answers (at most 60 s), and writes DIR/url and DIR/pid. It prints the
-# URL. stop: SIGTERM, then SIGKILL after 10 s, for the process recorded in DIR/pid.
+# URL. --port N listens on that port instead (a restart where its clients expect it; retries keep
+# it). stop: SIGTERM, then SIGKILL after 10 s, for the process recorded in DIR/pid.
 # Exit codes: 0 ok, 1 failure (the log tail is printed), 2 usage, 77 prometheus not installed.
 set -euo pipefail
 
-usage() { sed -n '4,7p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '4,8p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 [ $# -ge 2 ] || usage
 command=$1 dir=$2
 shift 2
@@ -34,7 +35,7 @@ free_port() {
 
 start() {
   [ -x /usr/bin/prometheus ] || { echo "prometheus is not installed" >&2; exit 77; }
-  local targets=() interval=1s prefix="" web_config="" storage="$dir/data"
+  local targets=() interval=1s prefix="" web_config="" storage="$dir/data" fixed_port=""
   while [ $# -gt 0 ]; do
     case $1 in
       --scrape) targets+=("'$2'"); shift 2 ;;
@@ -42,6 +43,7 @@ start() {
       --route-prefix) prefix=$2; shift 2 ;;
       --web-config) web_config=$2; shift 2 ;;
       --storage) storage=$2; shift 2 ;;
+      --port) fixed_port=$2; shift 2 ;;
       *) usage ;;
     esac
   done
@@ -63,7 +65,7 @@ YAML
   [ -n "$web_config" ] && grep -q tls_server_config "$web_config" && scheme=https
   for _ in 1 2 3 4 5; do
     local port
-    port=$(free_port)
+    port=${fixed_port:-$(free_port)}
     local url="$scheme://127.0.0.1:$port$prefix"
     local run=("${args[@]}" --web.listen-address="127.0.0.1:$port")
     [ -n "$prefix" ] && run+=(--web.route-prefix="$prefix" --web.external-url="$url")

@@ -1,103 +1,65 @@
 #!/usr/bin/env bash
-# The adapter behind the real aggregator, and the real HPA controller scaling on it (issue 8, item 1):
-#   tests/cluster/up.sh -> a KWOK-run Deployment `triton` in `default` -> pod_exporter.py serves
-#   Triton counters for its Running pods -> a real Prometheus scrapes them -> gpuscale-adapter (in-cluster
-#   mode: front-proxy authentication, delegated TokenReview/SubjectAccessReview, pods LISTed from the
-#   API, RBAC and ServiceAccount from manifests/adapter) registered through APIServices v1beta1/v1beta2
-#   and an ExternalName Service -> checks:
+# The inference autoscaling story behind the real aggregator and the real HPA controller, and its
+# faults (issue 8, item 1 and "Faults"), on one cluster:
+#   tests/cluster/up.sh with gpuscale-sim as the GPU Operator (scenario.yaml: gpu-a100-0 at
+#   all-1g.5gb serving, gpu-a100-1 idle at all-3g.20gb whose first mig-manager run fails) -> a
+#   KWOK-run Deployment `triton` in `default`, one nvidia.com/mig-1g.5gb per pod -> pod_exporter.py
+#   serves Triton counters for its Running pods -> a real Prometheus scrapes them -> gpuscale-adapter
+#   (in-cluster mode: front-proxy authentication, delegated TokenReview/SubjectAccessReview, pods
+#   LISTed from the API, RBAC and ServiceAccount from manifests/adapter) registered through
+#   APIServices v1beta1/v1beta2 and an ExternalName Service -> an HPA opted in to
+#   gpuscale-reconciler (policy.yaml: MIG reshapes only). Checks:
 #   1. `kubectl get --raw .../namespaces/default/pods/%2A/avg_time_queue_us` through kube-apiserver
 #      lists exactly the Running pods with their queue time (v1beta1 and v1beta2);
 #   2. through kube-apiserver a ServiceAccount without RBAC gets 403; directly at the adapter, with the
 #      front-proxy certificate, the HPA controller's identity is allowed and that ServiceAccount is
 #      refused by the adapter's SubjectAccessReview; X-Remote-User without that certificate is not
 #      believed; the cluster CA's admin certificate authenticates as itself (x509);
-#   3. an autoscaling/v2 HPA (Pods, averageValue 50, min 1, max 7) scales the Deployment to 7 while
-#      queue time is high;
-#   4. with Prometheus stopped the adapter answers 5xx, the HPA reports FailedGetPodsMetric and keeps
-#      7 replicas past the downscale stabilization window although the load fell to zero (no made-up 0);
-#   5. Prometheus back and the adapter restarted (same port, the APIService unchanged) with zero queue
-#      time: the HPA scales back to 1.
-# Exit 77 (skipped) when the cluster binaries, gpuscale-adapter or prometheus are missing.
+#   3. an autoscaling/v2 HPA (Pods, averageValue 50, min 1, max 7) scales the Deployment to the 7
+#      slices of gpu-a100-0 while queue time is high;
+#   4. fault, mig-manager fails: at that ceiling the reconciler reshapes the idle gpu-a100-1; the
+#      injected failure is reverted (previous config, state success, backoff), maxReplicas stays 7,
+#      Events MigReconfigureFailed (node) and PartitionChangeIncomplete (HPA) say so, no pod moved;
+#   5. fault, Prometheus stopped while the load falls to zero: through kube-apiserver the adapter
+#      answers 503 with a Status naming the Prometheus connection failure, the HPA reports
+#      ScalingActive=False FailedGetPodsMetric and keeps 7 replicas past the downscale stabilization
+#      window (no made-up 0); the adapter's /metrics counts the failed Prometheus calls; Prometheus
+#      back on its port: the adapter recovers by itself and the HPA scales in to 1;
+#   6. fault, the adapter killed (SIGKILL) while the load rises again: the aggregator answers 503,
+#      the APIServices turn Available=False, the HPA holds 1 replica; the adapter started again on
+#      its port: the APIServices are Available again and the HPA scales to 7.
+# Exit 77 (skipped) when the cluster binaries, gpuscale-adapter, gpuscale-sim, gpuscale-reconciler or
+# prometheus are missing.
 set -euo pipefail
 
-src=${GPUSCALE_SOURCE_DIR:-$(cd "$(dirname "$0")/../../.." && pwd)}
-build=${GPUSCALE_BINARY_DIR:-$src/build}
+# shellcheck source=../lib/common.sh
+source "$(dirname "$0")/../lib/common.sh"
+# shellcheck source=../lib/adapter_stack.sh
+source "$(dirname "$0")/../lib/adapter_stack.sh"
+e2e_init adapter-hpa
 here=$src/tests/e2e/adapter_hpa
-cluster=$src/tests/cluster
-bin=${GPUSCALE_CLUSTER_BIN:-$cluster/bin}
 adapter=${GPUSCALE_ADAPTER_BIN:-$build/bin/gpuscale-adapter}
-for b in "$bin"/{etcd,kube-apiserver,kube-controller-manager,kube-scheduler,kubectl,kwok} "$adapter" \
-  /usr/bin/prometheus /usr/bin/openssl /usr/bin/python3; do
-  if [ ! -x "$b" ]; then
-    echo "skip: $b not built or installed"
-    exit 77
-  fi
-done
+rec=$build/bin/gpuscale-reconciler
+prometheus_run=$src/tests/support/prometheus_run.sh
+e2e_require_cluster
+e2e_require "$adapter" "$sim" "$rec" /usr/bin/prometheus /usr/bin/openssl /usr/bin/python3
+e2e_on_exit 'adapter_stack_stop'
+e2e_on_exit '"$prometheus_run" stop "$work/prometheus"'
+e2e_show_on_failure "$work/adapter.log" "$work/exporter.log" "$work/prometheus/prometheus.log" \
+  "$work/reconciler.log" "$work/sim.log" "$work/cluster/logs/kube-controller-manager.log"
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/gpuscale-adapter-hpa.XXXXXX")
-exporter_pid=
-stop_pid() { # pid
-  [ -n "$1" ] || return 0
-  kill -TERM "$1" 2>/dev/null || true
-  wait "$1" 2>/dev/null || true
-}
-cleanup() {
-  local rc=$?
-  stop_pid "${ADAPTER_PID:-}"
-  stop_pid "$exporter_pid"
-  "$src/tests/support/prometheus_run.sh" stop "$work/prometheus" || true
-  "$cluster/down.sh" "$work/cluster" || { [ $rc -ne 0 ] || rc=1; }
-  if [ $rc -eq 0 ]; then
-    rm -rf "$work"
-  else
-    echo "FAILED (rc=$rc); logs kept in $work" >&2
-    for f in "$work"/adapter.log "$work"/exporter.log "$work"/prometheus/prometheus.log \
-      "$work"/cluster/logs/kube-controller-manager.log; do
-      [ -f "$f" ] && { echo "--- tail $f" >&2; tail -n 30 "$f" >&2; }
-    done
-  fi
-  exit $rc
-}
-trap cleanup EXIT
-
-step() { echo "== $(date -u +%H:%M:%S) $*"; }
-die() {
-  echo "FAIL: $*" >&2
-  exit 1
-}
-# eventually TIMEOUT-SECONDS DESCRIPTION COMMAND...: poll until COMMAND succeeds. Waits are generous:
-# the test runs in CI on 2 loaded cores.
-eventually() {
-  local deadline=$((SECONDS + $1)) what=$2
-  shift 2
-  until "$@"; do
-    [ $SECONDS -lt $deadline ] || die "timed out after $1 s: $what"
-    sleep 1
-  done
-}
-
-step "start the control plane"
-"$cluster/up.sh" "$work/cluster"
-# shellcheck disable=SC1091
-source "$work/cluster/env"
-kc() { "$bin/kubectl" "$@"; }
+step "start the control plane, gpuscale-sim and gpuscale-reconciler"
+e2e_cluster_up --scenario "$here/scenario.yaml"
 pki=$GPUSCALE_PKI_DIR
+e2e_start_sim "$GPUSCALE_SCENARIO" --resync 1
+rec_url=http://127.0.0.1:$(free_port)
+e2e_spawn "$work/reconciler.log" "$rec" run --kubeconfig "$KUBECONFIG" --config "$here/policy.yaml" \
+  --leader-elect-identity e2e --leader-elect-namespace default --resync-period 2s \
+  --mig-timeout 30s --failure-backoff 10m --health-bind-address "${rec_url#http://}"
+eventually 60 "gpuscale-reconciler ready" curl -sf "$rec_url/readyz" -o /dev/null
+for n in gpu-a100-0 gpu-a100-1; do kc wait --for=condition=Ready "node/$n" --timeout=180s; done
 
-step "a KWOK node and the Deployment triton (1 replica) in default"
-node=kwok-node-0
-kc apply -f - <<YAML
-apiVersion: v1
-kind: Node
-metadata:
-  name: $node
-  annotations: {$GPUSCALE_KWOK_NODE_ANNOTATION: "$GPUSCALE_KWOK_NODE_ANNOTATION_VALUE"}
-  labels: {kubernetes.io/hostname: $node, kubernetes.io/os: linux, kubernetes.io/arch: amd64}
-status:
-  capacity: {cpu: "32", memory: 256Gi, pods: "110"}
-  allocatable: {cpu: "32", memory: 256Gi, pods: "110"}
-YAML
-kc wait --for=condition=Ready "node/$node" --timeout=180s
-eventually 60 "default service account" kc -n default get serviceaccount default -o name
+step "the Deployment triton (1 replica, one nvidia.com/mig-1g.5gb each) in default"
 kc -n default apply -f - <<YAML
 apiVersion: apps/v1
 kind: Deployment
@@ -112,7 +74,7 @@ spec:
       containers:
       - name: triton
         image: registry.invalid/tritonserver:never-pulled
-        resources: {requests: {cpu: 100m}}
+        resources: {limits: {nvidia.com/mig-1g.5gb: 1}}
 YAML
 running() { kc -n default get pods -l app=triton --field-selector=status.phase=Running -o name | wc -l; }
 running_is() { [ "$(running)" -eq "$1" ]; }
@@ -120,18 +82,14 @@ eventually 180 "one Running triton pod" running_is 1
 
 step "the pod exporter and Prometheus"
 echo 400000 >"$work/queue_us"
-python3 "$here/pod_exporter.py" --kubectl "$bin/kubectl" --namespace default --selector app=triton \
-  --queue-file "$work/queue_us" --port-file "$work/exporter.port" >"$work/exporter.log" 2>&1 &
-exporter_pid=$!
+e2e_spawn "$work/exporter.log" python3 "$here/pod_exporter.py" --kubectl "$bin/kubectl" \
+  --namespace default --selector app=triton --queue-file "$work/queue_us" \
+  --port-file "$work/exporter.port"
 eventually 60 "exporter port file" test -s "$work/exporter.port"
 exporter=127.0.0.1:$(cat "$work/exporter.port")
-prom_url=$("$src/tests/support/prometheus_run.sh" start "$work/prometheus" --scrape "$exporter" \
-  --interval 1s)
+prom_url=$("$prometheus_run" start "$work/prometheus" --scrape "$exporter" --interval 1s)
 
 step "the adapter: identity (manifests/adapter RBAC), serving certificate, in-cluster mode, APIServices"
-export KUBECTL=$bin/kubectl
-# shellcheck source=../lib/adapter_stack.sh
-source "$src/tests/e2e/lib/adapter_stack.sh"
 adapter_stack_init "$work" "$adapter" "$src/rules/triton.yaml"
 adapter_stack_identity
 adapter_stack_certificate
@@ -205,7 +163,9 @@ step "an HPA on avg_time_queue_us (Pods, averageValue 50, 1..7) scales triton to
 kc -n default apply -f - <<YAML
 apiVersion: autoscaling/v2
 kind: HorizontalPodAutoscaler
-metadata: {name: triton}
+metadata:
+  name: triton
+  annotations: {gpuscale.io/partition-policy: default}
 spec:
   scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: triton}
   minReplicas: 1
@@ -218,37 +178,102 @@ spec:
 YAML
 spec_replicas() { kc -n default get deployment triton -o jsonpath='{.spec.replicas}'; }
 replicas_are() { [ "$(spec_replicas)" = "$1" ]; }
+max_replicas() { kc -n default get hpa triton -o jsonpath='{.spec.maxReplicas}'; }
 eventually 300 "the HPA scales triton to 7" replicas_are 7
 eventually 240 "7 Running pods" running_is 7
 kc -n default get hpa triton
+pod_uids() { kc -n default get pods -l app=triton -o jsonpath='{range .items[*]}{.metadata.uid}{"\n"}{end}' | sort; }
+uids7=$(pod_uids)
 
-step "Prometheus stopped: the adapter answers with an error, the HPA holds at 7"
-echo 0 >"$work/queue_us"  # the load is gone, but nobody can see it
-"$src/tests/support/prometheus_run.sh" stop "$work/prometheus"
-metric_fails() { ! kc get --raw "$(metric_path v1beta1)" >/dev/null 2>&1; }
-eventually 120 "the metric request fails while Prometheus is down" metric_fails
-kc get --raw "$(metric_path v1beta1)" 2>&1 | tail -n 1 || true
+step "fault: mig-manager fails the reshape of the idle gpu-a100-1; reverted, the ceiling stays 7"
+outcome() { annotation node "$1" gpuscale.io/outcome; }
+reverted() {
+  outcome gpu-a100-1 | grep -q '"result":"failed"' &&
+    [ "$(node_label gpu-a100-1 nvidia.com/mig.config)" = all-3g.20gb ] &&
+    [ "$(node_label gpu-a100-1 nvidia.com/mig.config.state)" = success ]
+}
+eventually 120 "the failed reshape of gpu-a100-1 is reverted" reverted
+outcome gpu-a100-1
+echo
+[ -n "$(annotation node gpu-a100-1 gpuscale.io/backoff-until)" ] || die "gpu-a100-1 is not backing off"
+[ "$(node_allocatable gpu-a100-1 nvidia.com/mig-3g.20gb)" = 2 ] || die "old geometry not advertised"
+[ "$(node_label gpu-a100-1 nvidia.com/gpu.deploy.device-plugin)" = true ] || die "operands paused"
+expect_event gpu-a100-1 MigReconfigureFailed
+expect_event triton PartitionChangeIncomplete
+[ "$(max_replicas)" = 7 ] || die "maxReplicas is $(max_replicas) after the failed reshape"
+[ "$(pod_uids)" = "$uids7" ] || die "triton pods were disturbed"
+[ "$(grep -c 'gpu-a100-1: MigReconfigureStarted' "$work/reconciler.log")" = 1 ] ||
+  die "the reshape of gpu-a100-1 did not start exactly once"
+
+step "fault: Prometheus stopped while the load falls to 0; the adapter answers 503, the HPA holds 7"
+prom_port=${prom_url##*:}
+"$prometheus_run" stop "$work/prometheus"
+echo 0 >"$work/queue_us" # the load is gone, but nobody can see it
+# raw_error PATH: kubectl's verbose request line (the HTTP status) and the error it printed.
+raw_error() { ! kc get --raw "$1" -v=6 >"$work/raw.out" 2>&1; }
+eventually 120 "the metric request fails while Prometheus is down" raw_error "$(metric_path v1beta1)"
+grep -E '503 Service Unavailable' "$work/raw.out" | tail -n 1
+grep -q '503 Service Unavailable' "$work/raw.out" || die "not a 503: $(cat "$work/raw.out")"
+grep '^Error from server' "$work/raw.out"
+grep -q '^Error from server (ServiceUnavailable): unable to fetch metrics: prometheus connection failed' \
+  "$work/raw.out" || die "the Status does not name the cause: $(tail -n 1 "$work/raw.out")"
 condition() { # type -> "status reason"
   kc -n default get hpa triton -o jsonpath="{.status.conditions[?(@.type==\"$1\")].status} {.status.conditions[?(@.type==\"$1\")].reason}"
 }
 failed_get() { [ "$(condition ScalingActive)" = "False FailedGetPodsMetric" ]; }
 eventually 120 "HPA ScalingActive=False FailedGetPodsMetric" failed_get
+# The adapter's Status reaches the HPA: its condition names the cause too.
+scaling_active=$(kc -n default get hpa triton \
+  -o jsonpath='{.status.conditions[?(@.type=="ScalingActive")].message}')
+echo "ScalingActive: $scaling_active"
+grep -q 'prometheus connection failed' <<<"$scaling_active" || die "the HPA does not see the cause"
 # Longer than the downscale stabilization window plus several HPA syncs: a made-up 0 would have
 # scaled triton down by now.
 stabilization=${GPUSCALE_HPA_DOWNSCALE_STABILIZATION:-30s}
-hold=$((${stabilization%s} + 30))
-deadline=$((SECONDS + hold))
-while [ $SECONDS -lt $deadline ]; do
-  replicas_are 7 || die "the HPA scaled to $(spec_replicas) while Prometheus was down"
-  sleep 2
-done
-failed_get || die "HPA condition changed while Prometheus was down: $(condition ScalingActive)"
+holding() { replicas_are "$1" && failed_get; }
+holds $((${stabilization%s} + 30)) "the HPA left 7 replicas or FailedGetPodsMetric while Prometheus was down" \
+  holding 7
+[ "$(max_replicas)" = 7 ] || die "maxReplicas changed while Prometheus was down"
+# The degraded mode is counted in the adapter's /metrics (as the admin, directly at the adapter).
+connection_failures() {
+  curl -sk --max-time 20 --cert "$pki/admin.crt" --key "$pki/admin.key" \
+    "https://127.0.0.1:$ADAPTER_PORT/metrics" |
+    awk '/^gpuscale_adapter_prometheus_requests_total\{.*result="connection failed"/ {n += $NF}
+         END {print n + 0}'
+}
+failures=$(connection_failures)
+echo "Prometheus calls that could not connect: $failures"
+awk -v n="$failures" 'BEGIN {exit !(n > 0)}' || die "the outage is not counted in /metrics"
 
-step "Prometheus back (a new port) and the adapter restarted on its port: triton scales in to 1"
-prom_url=$("$src/tests/support/prometheus_run.sh" start "$work/prometheus" --scrape "$exporter" \
-  --interval 1s)
-adapter_stack_stop
-adapter_stack_start "$prom_url"
+step "Prometheus back on its port: the adapter recovers by itself, triton scales in to 1"
+"$prometheus_run" start "$work/prometheus" --scrape "$exporter" --interval 1s --port "$prom_port"
 eventually 300 "the HPA scales triton to 1" replicas_are 1
 kc -n default get hpa triton
+
+step "fault: the adapter killed while the load rises; the APIServices go unavailable, the HPA holds 1"
+adapter_stack_stop KILL
+echo 400000 >"$work/queue_us" # the load is back, but nobody can see it
+unavailable() { [ "$(kc get apiservice "$1.custom.metrics.k8s.io" \
+  -o jsonpath='{.status.conditions[?(@.type=="Available")].status}')" = False ]; }
+eventually 120 "APIService v1beta1 Available=False" unavailable v1beta1
+eventually 60 "APIService v1beta2 Available=False" unavailable v1beta2
+kc get apiservice v1beta1.custom.metrics.k8s.io
+raw_error "$(metric_path v1beta1)" || die "the metric answered with the adapter down"
+grep '^Error from server' "$work/raw.out"
+grep -q '503 Service Unavailable' "$work/raw.out" || die "not a 503: $(cat "$work/raw.out")"
+eventually 60 "HPA ScalingActive=False FailedGetPodsMetric" failed_get
+holds 20 "the HPA left 1 replica or FailedGetPodsMetric while the adapter was down" holding 1
+
+step "the adapter started again on its port: the APIServices are Available, triton scales to 7"
+port_before=$ADAPTER_PORT
+adapter_stack_start "$prom_url"
+[ "$ADAPTER_PORT" = "$port_before" ] || die "the adapter came back on another port"
+kc wait --for=condition=Available apiservice/v1beta1.custom.metrics.k8s.io \
+  apiservice/v1beta2.custom.metrics.k8s.io --timeout=180s
+eventually 300 "the HPA scales triton to 7" replicas_are 7
+[ "$(max_replicas)" = 7 ] || die "maxReplicas is $(max_replicas)"
+kc -n default get hpa triton
+# Back at the ceiling, gpu-a100-1 is still backing off: no second attempt.
+[ "$(grep -c 'gpu-a100-1: MigReconfigureStarted' "$work/reconciler.log")" = 1 ] ||
+  die "the reshape of gpu-a100-1 was retried during its backoff"
 step "PASS"

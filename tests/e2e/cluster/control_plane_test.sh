@@ -10,62 +10,15 @@
 # Exit 77 (skipped) when the binaries have not been built.
 set -euo pipefail
 
-src=${GPUSCALE_SOURCE_DIR:-$(cd "$(dirname "$0")/../../.." && pwd)}
+# shellcheck source=../lib/common.sh
+source "$(dirname "$0")/../lib/common.sh"
+e2e_init cluster-test
 here=$src/tests/e2e/cluster
-cluster=$src/tests/cluster
-bin=${GPUSCALE_CLUSTER_BIN:-$cluster/bin}
-for b in etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kwok; do
-  if [ ! -x "$bin/$b" ]; then
-    echo "skip: $bin/$b not built (run tests/cluster/build.sh)"
-    exit 77
-  fi
-done
-
-work=$(mktemp -d "${TMPDIR:-/tmp}/gpuscale-cluster-test.XXXXXX")
-backend_pid=
-cleanup() {
-  local rc=$?
-  [ -z "$backend_pid" ] || kill "$backend_pid" 2>/dev/null || true
-  if ! "$cluster/down.sh" "$work/cluster"; then
-    echo "FAIL: down.sh failed" >&2
-    [ $rc -ne 0 ] || rc=1
-  fi
-  if pgrep -f -- "$work/cluster" >/dev/null; then
-    echo "FAIL: processes of this cluster survived down.sh" >&2
-    [ $rc -ne 0 ] || rc=1
-  fi
-  if [ $rc -eq 0 ]; then
-    rm -rf "$work"
-  else
-    echo "FAILED (rc=$rc); logs kept in $work" >&2
-    for f in "$work"/cluster/logs/*.log "$work"/backend.log; do
-      [ -f "$f" ] && { echo "--- tail $f" >&2; tail -n 15 "$f" >&2; }
-    done
-  fi
-  exit $rc
-}
-trap cleanup EXIT
-
-step() { echo "== [${SECONDS}s] $*"; }
-die() {
-  echo "FAIL: $*" >&2
-  exit 1
-}
-# eventually TIMEOUT-SECONDS DESCRIPTION COMMAND...: poll until COMMAND succeeds.
-eventually() {
-  local deadline=$((SECONDS + $1)) what=$2
-  shift 2
-  until "$@"; do
-    [ $SECONDS -lt $deadline ] || die "timed out: $what"
-    sleep 1
-  done
-}
+e2e_require_cluster
+e2e_show_on_failure "$work/cluster/logs/*.log" "$work/backend.log"
 
 step "start the control plane"
-"$cluster/up.sh" "$work/cluster"
-# shellcheck disable=SC1091
-source "$work/cluster/env"
-kc() { "$bin/kubectl" "$@"; }
+e2e_cluster_up
 
 step "kubectl get --raw /readyz"
 [ "$(kc get --raw /readyz)" = ok ] || die "/readyz is not ok"
@@ -154,10 +107,9 @@ svc=custom-metrics-test
   openssl x509 -req -sha256 -days 1 -in backend.csr -CA backend-ca.crt -CAkey backend-ca.key \
     -CAcreateserial -out backend.crt -extfile backend.ext
 ) >"$work/backend-pki.log" 2>&1
-python3 "$here/tls_backend.py" --cert "$work/backend.crt" --key "$work/backend.key" \
-  --client-ca "$GPUSCALE_FRONT_PROXY_CA_CERT" --port-file "$work/backend.port" \
-  >"$work/backend.log" 2>&1 &
-backend_pid=$!
+e2e_spawn "$work/backend.log" python3 "$here/tls_backend.py" --cert "$work/backend.crt" \
+  --key "$work/backend.key" --client-ca "$GPUSCALE_FRONT_PROXY_CA_CERT" \
+  --port-file "$work/backend.port"
 eventually 30 "backend listening" test -s "$work/backend.port"
 backend_port=$(cat "$work/backend.port")
 kc apply -f - <<EOF

@@ -10,6 +10,25 @@
 namespace gpuscale::e2e {
 namespace {
 
+// RBAC that lets ServiceAccount `account` of kube-e2e get the pods/queue_time custom metric there.
+void grantQueueTimeRead(const std::string& account) {
+  apply(R"(apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: metrics-reader, namespace: kube-e2e}
+rules:
+- apiGroups: [custom.metrics.k8s.io]
+  resources: [pods/queue_time]
+  verbs: [get]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: )" +
+        account + R"(-metrics, namespace: kube-e2e}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: metrics-reader}
+subjects: [{kind: ServiceAccount, name: )" +
+        account + ", namespace: kube-e2e}]\n");
+}
+
 TEST_F(ClusterTest, RealTokenReview) {
   auth::TokenReviewer reviewer(adminClient(), seconds(10));
   auto user = reviewer.review(serviceAccountToken("reviewed"));
@@ -37,20 +56,7 @@ TEST_F(ClusterTest, RealSubjectAccessReviewFollowsRbac) {
   auto denied = authorizer.authorize(user, info);
   ASSERT_TRUE(denied.ok()) << denied.status().toString();
   EXPECT_FALSE(denied->allowed);
-  apply(R"(apiVersion: rbac.authorization.k8s.io/v1
-kind: Role
-metadata: {name: metrics-reader, namespace: kube-e2e}
-rules:
-- apiGroups: [custom.metrics.k8s.io]
-  resources: [pods/queue_time]
-  verbs: [get]
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: RoleBinding
-metadata: {name: sar-subject-metrics, namespace: kube-e2e}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: metrics-reader}
-subjects: [{kind: ServiceAccount, name: sar-subject, namespace: kube-e2e}]
-)");
+  grantQueueTimeRead("sar-subject");
   EXPECT_TRUE(testing::waitUntil(
       [&] {
         auto decision = authorizer.authorize(user, info);
@@ -229,20 +235,7 @@ TEST_F(ClusterTest, KubectlWithServiceAccountTokensAndRbac) {
   EXPECT_NE(unauthorized.exitCode, 0);
   EXPECT_NE(unauthorized.err.find("Unauthorized"), std::string::npos) << unauthorized.err;
 
-  apply(R"(apiVersion: rbac.authorization.k8s.io/v1
-kind: Role
-metadata: {name: metrics-reader, namespace: kube-e2e}
-rules:
-- apiGroups: [custom.metrics.k8s.io]
-  resources: [pods/queue_time]
-  verbs: [get]
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: RoleBinding
-metadata: {name: hpa-like-metrics, namespace: kube-e2e}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: metrics-reader}
-subjects: [{kind: ServiceAccount, name: hpa-like, namespace: kube-e2e}]
-)");
+  grantQueueTimeRead("hpa-like");
   bool allowed = testing::waitUntil(
       [&] {
         auto result = raw(token);

@@ -8,7 +8,7 @@
 #   adapter_stack_start PROM_URL  starts the adapter in in-cluster mode (delegated authn/authz, pods
 #                                 LISTed from the API) on ADAPTER_PORT (a free port at first, the same
 #                                 one on restarts); sets ADAPTER_PID; returns when /healthz answers
-#   adapter_stack_stop            SIGTERM and wait
+#   adapter_stack_stop [SIGNAL]   SIGTERM (or SIGNAL, e.g. KILL for a crash) and wait
 #   adapter_stack_register        ExternalName Service localhost + APIServices v1beta1/v1beta2 with the
 #                                 CA bundle; returns when both are Available
 # Functions return non-zero on failure (callers run under `set -e`). Logs: WORK/adapter.log.
@@ -87,9 +87,9 @@ adapter_stack_start() { # prometheus-url
   return 1
 }
 
-adapter_stack_stop() {
+adapter_stack_stop() { # [signal]
   [ -n "$ADAPTER_PID" ] || return 0
-  kill -TERM "$ADAPTER_PID" 2>/dev/null || true
+  kill "-${1:-TERM}" "$ADAPTER_PID" 2>/dev/null || true
   wait "$ADAPTER_PID" 2>/dev/null || true
   ADAPTER_PID=
 }

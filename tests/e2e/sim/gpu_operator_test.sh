@@ -10,91 +10,42 @@
 # Exit 77 (skipped) when the cluster binaries or gpuscale-sim are missing.
 set -euo pipefail
 
-src=${GPUSCALE_SOURCE_DIR:-$(cd "$(dirname "$0")/../../.." && pwd)}
-build=${GPUSCALE_BINARY_DIR:-$src/build}
-cluster=$src/tests/cluster
-bin=${GPUSCALE_CLUSTER_BIN:-$cluster/bin}
-sim=$build/bin/gpuscale-sim
-for b in "$bin"/{etcd,kube-apiserver,kube-controller-manager,kube-scheduler,kubectl,kwok} "$sim"; do
-  if [ ! -x "$b" ]; then
-    echo "skip: $b not built"
-    exit 77
-  fi
-done
-
-work=$(mktemp -d "${TMPDIR:-/tmp}/gpuscale-sim-test.XXXXXX")
-sim_pid=
-cleanup() {
-  local rc=$?
-  if [ -n "$sim_pid" ]; then
-    kill -TERM "$sim_pid" 2>/dev/null || true
-    wait "$sim_pid" 2>/dev/null || true
-  fi
-  "$cluster/down.sh" "$work/cluster" || { [ $rc -ne 0 ] || rc=1; }
-  if [ $rc -eq 0 ]; then
-    rm -rf "$work"
-  else
-    echo "FAILED (rc=$rc); logs kept in $work" >&2
-    for f in "$work"/sim.log "$work"/cluster/logs/kube-scheduler.log "$work"/cluster/logs/kwok.log; do
-      [ -f "$f" ] && { echo "--- tail $f" >&2; tail -n 25 "$f" >&2; }
-    done
-  fi
-  exit $rc
-}
-trap cleanup EXIT
-
-step() { echo "== $*"; }
-die() {
-  echo "FAIL: $*" >&2
-  exit 1
-}
-# eventually TIMEOUT-SECONDS DESCRIPTION COMMAND...: poll until COMMAND succeeds.
-eventually() {
-  local deadline=$((SECONDS + $1)) what=$2
-  shift 2
-  until "$@"; do
-    [ $SECONDS -lt $deadline ] || die "timed out: $what"
-    sleep 0.5
-  done
-}
+# shellcheck source=../lib/common.sh
+source "$(dirname "$0")/../lib/common.sh"
+E2E_POLL=0.5
+e2e_init sim-test
+e2e_require_cluster
+e2e_require "$sim"
+e2e_show_on_failure "$work/sim.log" "$work/cluster/logs/kube-scheduler.log" \
+  "$work/cluster/logs/kwok.log"
 
 step "start the control plane and gpuscale-sim"
-"$cluster/up.sh" "$work/cluster" --scenario "$src/tests/e2e/sim/scenario.yaml"
-# shellcheck disable=SC1091
-source "$work/cluster/env"
-kc() { "$bin/kubectl" "$@"; }
-"$sim" run --scenario "$GPUSCALE_SCENARIO" --kubeconfig "$KUBECONFIG" \
-  --listen 127.0.0.1:0 --port-file "$work/sim.port" >"$work/sim.log" 2>&1 &
-sim_pid=$!
-eventually 30 "gpuscale-sim port file" test -s "$work/sim.port"
-sim_url=http://127.0.0.1:$(cat "$work/sim.port")
-eventually 60 "gpuscale-sim /healthz" curl -sf "$sim_url/healthz" -o /dev/null
+e2e_cluster_up --scenario "$src/tests/e2e/sim/scenario.yaml"
+e2e_start_sim "$GPUSCALE_SCENARIO"
 
-label() { kc get node "$1" -o jsonpath="{.metadata.labels.${2//./\\.}}"; }
-alloc() { kc get node "$1" -o jsonpath="{.status.allocatable.${2//./\\.}}"; }
 # expect_eq DESCRIPTION ACTUAL EXPECTED
 expect_eq() { [ "$2" = "$3" ] || die "$1: got '$2', want '$3'"; }
-is_label() { [ "$(label "$1" "$2")" = "$3" ]; }
-is_alloc() { [ "$(alloc "$1" "$2")" = "$3" ]; }
+is_label() { [ "$(node_label "$1" "$2")" = "$3" ]; }
+is_alloc() { [ "$(node_allocatable "$1" "$2")" = "$3" ]; }
 
 step "kubectl sees the GPU nodes with GFD labels and allocatable"
 for n in gpu-a100-0 gpu-a100-1 gpu-t4-0; do
   kc wait --for=condition=Ready "node/$n" --timeout=120s >/dev/null
 done
 kc get nodes -L nvidia.com/gpu.product,nvidia.com/mig.config,nvidia.com/mig.config.state
-expect_eq "a100 product" "$(label gpu-a100-0 nvidia.com/gpu.product)" NVIDIA-A100-SXM4-40GB
-expect_eq "a100 strategy" "$(label gpu-a100-0 nvidia.com/mig.strategy)" mixed
-expect_eq "a100 mig.capable" "$(label gpu-a100-0 nvidia.com/mig.capable)" true
-expect_eq "a100 mig.config" "$(label gpu-a100-0 nvidia.com/mig.config)" all-1g.5gb
-expect_eq "a100 state" "$(label gpu-a100-0 nvidia.com/mig.config.state)" success
-expect_eq "a100 1g count" "$(label gpu-a100-0 nvidia.com/mig-1g.5gb.count)" 7
-expect_eq "a100 gpu.count" "$(label gpu-a100-0 nvidia.com/gpu.count)" 1
-expect_eq "a100 gpu.memory" "$(label gpu-a100-0 nvidia.com/gpu.memory)" 40960
-expect_eq "a100 allocatable" "$(alloc gpu-a100-0 nvidia.com/mig-1g.5gb)" 7
-expect_eq "t4 allocatable" "$(alloc gpu-t4-0 nvidia.com/gpu)" 1
-expect_eq "t4 replicas" "$(label gpu-t4-0 nvidia.com/gpu.replicas)" 1
-expect_eq "t4 sharing" "$(label gpu-t4-0 nvidia.com/gpu.sharing-strategy)" none
-expect_eq "t4 mig.capable" "$(label gpu-t4-0 nvidia.com/mig.capable)" false
+expect_eq "a100 product" "$(node_label gpu-a100-0 nvidia.com/gpu.product)" NVIDIA-A100-SXM4-40GB
+expect_eq "a100 strategy" "$(node_label gpu-a100-0 nvidia.com/mig.strategy)" mixed
+expect_eq "a100 mig.capable" "$(node_label gpu-a100-0 nvidia.com/mig.capable)" true
+expect_eq "a100 mig.config" "$(node_label gpu-a100-0 nvidia.com/mig.config)" all-1g.5gb
+expect_eq "a100 state" "$(node_label gpu-a100-0 nvidia.com/mig.config.state)" success
+expect_eq "a100 1g count" "$(node_label gpu-a100-0 nvidia.com/mig-1g.5gb.count)" 7
+expect_eq "a100 gpu.count" "$(node_label gpu-a100-0 nvidia.com/gpu.count)" 1
+expect_eq "a100 gpu.memory" "$(node_label gpu-a100-0 nvidia.com/gpu.memory)" 40960
+expect_eq "a100 allocatable" "$(node_allocatable gpu-a100-0 nvidia.com/mig-1g.5gb)" 7
+expect_eq "t4 allocatable" "$(node_allocatable gpu-t4-0 nvidia.com/gpu)" 1
+expect_eq "t4 replicas" "$(node_label gpu-t4-0 nvidia.com/gpu.replicas)" 1
+expect_eq "t4 sharing" "$(node_label gpu-t4-0 nvidia.com/gpu.sharing-strategy)" none
+expect_eq "t4 mig.capable" "$(node_label gpu-t4-0 nvidia.com/mig.capable)" false
 kc -n gpu-operator get configmap default-mig-parted-config device-plugin-config >/dev/null ||
   die "the GPU Operator ConfigMaps are missing"
 kc -n gpu-operator get configmap default-mig-parted-config -o jsonpath='{.data.config\.yaml}' |
@@ -137,7 +88,7 @@ kc -n e2e get "$pending" -o jsonpath='{.status.conditions[?(@.type=="PodSchedule
 step "mig.config change on the busy GPU: pending -> failed, allocatable kept"
 kc label node gpu-a100-0 nvidia.com/mig.config=all-3g.20gb --overwrite >/dev/null
 eventually 30 "state failed" is_label gpu-a100-0 nvidia.com/mig.config.state failed
-expect_eq "allocatable after failure" "$(alloc gpu-a100-0 nvidia.com/mig-1g.5gb)" 7
+expect_eq "allocatable after failure" "$(node_allocatable gpu-a100-0 nvidia.com/mig-1g.5gb)" 7
 expect_eq "pods untouched" "$(count_phase slices Running)" 7
 grep -q "in use by another client" "$work/sim.log" || die "the failure is not logged"
 
@@ -150,9 +101,9 @@ saw_pending=no
 states=""
 deadline=$((SECONDS + 60))
 while :; do
-  state=$(label gpu-a100-0 nvidia.com/mig.config.state)
+  state=$(node_label gpu-a100-0 nvidia.com/mig.config.state)
   case " $states " in *" $state "*) ;; *) states="$states $state" ;; esac
-  if [ "$state" = pending ] && [ "$(alloc gpu-a100-0 nvidia.com/mig-1g.5gb)" = 0 ]; then
+  if [ "$state" = pending ] && [ "$(node_allocatable gpu-a100-0 nvidia.com/mig-1g.5gb)" = 0 ]; then
     saw_pending=yes
   fi
   [ "$state" = success ] && break
@@ -161,16 +112,16 @@ while :; do
 done
 echo "states seen:$states"
 expect_eq "pending with allocatable 0 was observed" "$saw_pending" yes
-expect_eq "1g.5gb after all-balanced" "$(alloc gpu-a100-0 nvidia.com/mig-1g.5gb)" 2
-expect_eq "2g.10gb after all-balanced" "$(alloc gpu-a100-0 nvidia.com/mig-2g.10gb)" 1
-expect_eq "3g.20gb after all-balanced" "$(alloc gpu-a100-0 nvidia.com/mig-3g.20gb)" 1
-expect_eq "GFD count label" "$(label gpu-a100-0 nvidia.com/mig-3g.20gb.count)" 1
-expect_eq "deploy label restored" "$(label gpu-a100-0 nvidia.com/gpu.deploy.device-plugin)" true
+expect_eq "1g.5gb after all-balanced" "$(node_allocatable gpu-a100-0 nvidia.com/mig-1g.5gb)" 2
+expect_eq "2g.10gb after all-balanced" "$(node_allocatable gpu-a100-0 nvidia.com/mig-2g.10gb)" 1
+expect_eq "3g.20gb after all-balanced" "$(node_allocatable gpu-a100-0 nvidia.com/mig-3g.20gb)" 1
+expect_eq "GFD count label" "$(node_label gpu-a100-0 nvidia.com/mig-3g.20gb.count)" 1
+expect_eq "deploy label restored" "$(node_label gpu-a100-0 nvidia.com/gpu.deploy.device-plugin)" true
 
 step "injected failure on gpu-a100-1: pending -> failed"
 kc label node gpu-a100-1 nvidia.com/mig.config=all-3g.20gb --overwrite >/dev/null
 eventually 30 "state failed" is_label gpu-a100-1 nvidia.com/mig.config.state failed
-expect_eq "allocatable after injected failure" "$(alloc gpu-a100-1 nvidia.com/mig-1g.5gb)" 7
+expect_eq "allocatable after injected failure" "$(node_allocatable gpu-a100-1 nvidia.com/mig-1g.5gb)" 7
 grep -q "injected failure" "$work/sim.log" || die "the injected failure is not logged"
 
 step "time-slicing on the T4 raises allocatable without touching the running pod"
@@ -179,16 +130,16 @@ eventually 60 "ts pod Running" test "$(count_phase ts Running)" = 1
 uid=$(kc -n e2e get pods -l app=ts -o jsonpath='{.items[0].metadata.uid}')
 kc label node gpu-t4-0 nvidia.com/device-plugin.config=ts-4 --overwrite >/dev/null
 eventually 30 "nvidia.com/gpu = 4" is_alloc gpu-t4-0 nvidia.com/gpu 4
-expect_eq "t4 replicas" "$(label gpu-t4-0 nvidia.com/gpu.replicas)" 4
-expect_eq "t4 product" "$(label gpu-t4-0 nvidia.com/gpu.product)" Tesla-T4-SHARED
-expect_eq "t4 sharing" "$(label gpu-t4-0 nvidia.com/gpu.sharing-strategy)" time-slicing
+expect_eq "t4 replicas" "$(node_label gpu-t4-0 nvidia.com/gpu.replicas)" 4
+expect_eq "t4 product" "$(node_label gpu-t4-0 nvidia.com/gpu.product)" Tesla-T4-SHARED
+expect_eq "t4 sharing" "$(node_label gpu-t4-0 nvidia.com/gpu.sharing-strategy)" time-slicing
 expect_eq "same pod" "$(kc -n e2e get pods -l app=ts -o jsonpath='{.items[0].metadata.uid}')" "$uid"
 expect_eq "still Running" "$(kc -n e2e get pods -l app=ts -o jsonpath='{.items[0].status.phase}')" Running
 kc -n e2e scale deployment ts --replicas=4 >/dev/null
 eventually 60 "4 time-sliced pods Running" test "$(count_phase ts Running)" = 4
 
 step "/metrics"
-metrics=$(curl -sf "$sim_url/metrics")
+metrics=$(curl -sf "$SIM_URL/metrics")
 grep -q 'gpuscale_sim_mig_reconfigurations_total{node="gpu-a100-0",result="success"} 1' <<<"$metrics" ||
   die "no success counted for gpu-a100-0"
 grep -q 'gpuscale_sim_mig_reconfigurations_total{node="gpu-a100-1",result="failed"} 1' <<<"$metrics" ||
@@ -197,7 +148,5 @@ grep -q 'gpuscale_sim_node_allocatable{node="gpu-t4-0",resource="nvidia.com/gpu"
   die "allocatable gauge of gpu-t4-0"
 
 step "SIGTERM stops gpuscale-sim"
-kill -TERM "$sim_pid"
-wait "$sim_pid" || die "gpuscale-sim exited with $?"
-sim_pid=
+e2e_stop "$SIM_PID" || die "gpuscale-sim exited with $?"
 echo "PASS"

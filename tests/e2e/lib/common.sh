@@ -1,0 +1,190 @@
+# Sourced by the shell end-to-end tests (tests/e2e/*/*_test.sh): what every one of them needs, so a
+# test reads as its story. These names are a stable interface for every e2e script; change them
+# only together with all callers.
+#
+# Set-up and tear-down
+#   e2e_init NAME               sets src, build, cluster (tests/cluster), bin (its binaries,
+#                               $GPUSCALE_CLUSTER_BIN), sim (gpuscale-sim, $GPUSCALE_SIM) and work
+#                               (a new temporary directory gpuscale-NAME.XXXXXX); installs the EXIT
+#                               trap below
+#   e2e_require FILE...         exit 77 (ctest: skipped) unless every FILE is executable
+#   e2e_require_cluster         e2e_require for the control-plane binaries (tests/cluster/build.sh)
+#   e2e_cluster_up [ARGS...]    tests/cluster/up.sh "$work/cluster" ARGS, then sources its env
+#                               (KUBECONFIG, GPUSCALE_*) and exports KUBECTL
+#   kc ARGS...                  kubectl against that cluster
+#   e2e_spawn LOG CMD...        runs CMD in the background, output appended to LOG; sets SPAWNED_PID;
+#                               the process is stopped (SIGTERM) at exit unless e2e_stop reaped it
+#   e2e_stop PID [SIGNAL]       sends SIGNAL (default TERM) to PID, waits for it and returns its exit
+#                               status; it is no longer stopped at exit
+#   e2e_on_exit COMMAND         a command string eval'd at exit, before the cluster stops (the last
+#                               registered runs first)
+#   e2e_show_on_failure PATH... files (globs allowed, expanded at exit) whose last 30 lines are
+#                               printed when the test fails
+# At exit: spawned processes stop, e2e_on_exit commands run, the cluster stops (down.sh) and no
+# process of it may survive; on success the work directory is removed, on failure it is kept and
+# the registered logs are shown (a skip, 77, removes it too). A failing tear-down fails a passing
+# test.
+#
+# Checks
+#   step TEXT...                prints "== HH:MM:SS [Ns] TEXT" (wall clock and seconds since start)
+#   die TEXT...                 prints "FAIL: TEXT" on stderr and exits 1
+#   eventually SECS WHAT CMD... runs CMD every $E2E_POLL seconds (default 1) until it succeeds; dies
+#                               "timed out after SECS s: WHAT" when it has not by then. Waits are
+#                               generous: the tests run in CI on 2 loaded cores.
+#   holds SECS WHAT CMD...      CMD keeps succeeding for SECS seconds (checked every $E2E_POLL s);
+#                               dies "WHAT" at the first failure
+#   free_port                   prints a free loopback TCP port
+#
+# Cluster objects (kubectl through kube-apiserver)
+#   node_label NODE KEY         the label's value (empty when unset)
+#   node_allocatable NODE RES   status.allocatable[RES]
+#   annotation KIND NAME KEY    metadata.annotations[KEY] of KIND/NAME in the current namespace
+#   event_reasons NAME          the reasons of every Event (all namespaces) whose involved object is
+#                               NAME, one a line
+#   expect_event NAME REASON    an Event REASON about NAME shows up within 15 s
+#
+# gpuscale-sim (the GPU Operator emulator)
+#   e2e_start_sim SCENARIO [ARGS...]  gpuscale-sim run against the cluster (log: $work/sim.log);
+#                               sets SIM_PID and SIM_URL and returns once /healthz answers
+#
+# Checks die on failure; queries return kubectl's status. Callers run under `set -euo pipefail`.
+
+E2E_POLL=${E2E_POLL:-1}
+E2E_PIDS=()
+_e2e_on_exit=()
+_e2e_logs=()
+
+e2e_init() { # name
+  src=${GPUSCALE_SOURCE_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)}
+  build=${GPUSCALE_BINARY_DIR:-$src/build}
+  cluster=$src/tests/cluster
+  bin=${GPUSCALE_CLUSTER_BIN:-$cluster/bin}
+  sim=${GPUSCALE_SIM:-$build/bin/gpuscale-sim}
+  work=$(mktemp -d "${TMPDIR:-/tmp}/gpuscale-$1.XXXXXX")
+  trap _e2e_exit EXIT
+}
+
+e2e_require() { # file...
+  local f
+  for f in "$@"; do
+    if [ ! -x "$f" ]; then
+      echo "skip: $f not built or installed (tests/cluster/build.sh builds the cluster binaries)"
+      exit 77
+    fi
+  done
+}
+
+e2e_require_cluster() {
+  e2e_require "$bin"/{etcd,kube-apiserver,kube-controller-manager,kube-scheduler,kubectl,kwok}
+}
+
+e2e_cluster_up() { # [up.sh args...]
+  "$cluster/up.sh" "$work/cluster" "$@"
+  # shellcheck disable=SC1091
+  source "$work/cluster/env"
+  export KUBECTL=$bin/kubectl
+}
+
+kc() { "$bin/kubectl" "$@"; }
+
+e2e_spawn() { # log command...
+  local log=$1
+  shift
+  "$@" >>"$log" 2>&1 &
+  SPAWNED_PID=$!
+  E2E_PIDS+=("$SPAWNED_PID")
+}
+
+e2e_stop() { # pid [signal]
+  local pid=$1 p rc=0 left=()
+  for p in "${E2E_PIDS[@]}"; do [ "$p" = "$pid" ] || left+=("$p"); done
+  E2E_PIDS=("${left[@]}")
+  kill "-${2:-TERM}" "$pid" 2>/dev/null || true
+  wait "$pid" 2>/dev/null || rc=$?
+  return $rc
+}
+
+e2e_on_exit() { _e2e_on_exit+=("$1"); }
+
+e2e_show_on_failure() { _e2e_logs+=("$@"); }
+
+_e2e_exit() {
+  local rc=$? i p f
+  set +e
+  for p in "${E2E_PIDS[@]}"; do kill -TERM "$p" 2>/dev/null; done
+  for p in "${E2E_PIDS[@]}"; do wait "$p" 2>/dev/null; done
+  for ((i = ${#_e2e_on_exit[@]} - 1; i >= 0; i--)); do eval "${_e2e_on_exit[$i]}"; done
+  if [ -d "$work/cluster" ]; then
+    if ! "$cluster/down.sh" "$work/cluster"; then
+      echo "FAIL: down.sh failed" >&2
+      [ $rc -ne 0 ] || rc=1
+    fi
+    if pgrep -f -- "$work/cluster" >/dev/null; then
+      echo "FAIL: processes of this cluster survived down.sh" >&2
+      [ $rc -ne 0 ] || rc=1
+    fi
+  fi
+  if [ $rc -eq 0 ] || [ $rc -eq 77 ]; then
+    rm -rf "$work"
+  else
+    echo "FAILED (rc=$rc); logs kept in $work" >&2
+    for p in "${_e2e_logs[@]}"; do
+      # shellcheck disable=SC2086 # the registered patterns are globs
+      for f in $p; do
+        [ -f "$f" ] && { echo "--- tail $f" >&2; tail -n 30 "$f" >&2; }
+      done
+    done
+  fi
+  exit $rc
+}
+
+step() { echo "== $(date -u +%H:%M:%S) [${SECONDS}s] $*"; }
+
+die() {
+  echo "FAIL: $*" >&2
+  exit 1
+}
+
+eventually() { # seconds description command...
+  local limit=$1 deadline=$((SECONDS + $1)) what=$2
+  shift 2
+  until "$@"; do
+    [ $SECONDS -lt $deadline ] || die "timed out after $limit s: $what"
+    sleep "$E2E_POLL"
+  done
+}
+
+holds() { # seconds description command...
+  local deadline=$((SECONDS + $1)) what=$2
+  shift 2
+  while [ $SECONDS -lt $deadline ]; do
+    "$@" || die "$what"
+    sleep "$E2E_POLL"
+  done
+}
+
+free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+node_label() { kc get node "$1" -o jsonpath="{.metadata.labels.${2//./\\.}}"; }
+node_allocatable() { kc get node "$1" -o jsonpath="{.status.allocatable.${2//./\\.}}"; }
+annotation() { kc get "$1" "$2" -o jsonpath="{.metadata.annotations.${3//./\\.}}"; }
+event_reasons() {
+  kc get events -A --field-selector "involvedObject.name=$1" \
+    -o jsonpath='{range .items[*]}{.reason}{"\n"}{end}'
+}
+_e2e_has_event() { event_reasons "$1" | grep -qx -- "$2"; }
+expect_event() { eventually 15 "$2 event on $1" _e2e_has_event "$1" "$2"; }
+
+e2e_start_sim() { # scenario [args...]
+  local scenario=$1
+  shift
+  rm -f "$work/sim.port"
+  e2e_spawn "$work/sim.log" "$sim" run --scenario "$scenario" \
+    --kubeconfig "$KUBECONFIG" --listen 127.0.0.1:0 --port-file "$work/sim.port" "$@"
+  SIM_PID=$SPAWNED_PID
+  eventually 30 "gpuscale-sim port file" test -s "$work/sim.port"
+  SIM_URL=http://127.0.0.1:$(cat "$work/sim.port")
+  eventually 60 "gpuscale-sim /healthz" curl -sf "$SIM_URL/healthz" -o /dev/null
+}
