@@ -123,7 +123,8 @@ int runRunCommand(std::span<const std::string_view> args, std::ostream& out, std
   GpuOperatorEmulator* sim = emulator->get();
   std::unique_ptr<InferenceLoadDriver> driver;
   if (load) {
-    auto created = InferenceLoadDriver::create(*load, loadOptions, [sim] { return sim->podDevices(); });
+    auto created =
+        InferenceLoadDriver::create(*load, loadOptions, [sim] { return sim->podDevices(); });
     if (!created) {
       err << "run: " << created.status().message() << "\n";
       return 2;
@@ -160,9 +161,8 @@ int runRunCommand(std::span<const std::string_view> args, std::ostream& out, std
   }
   if (driver) {
     driver->start();
-    spdlog::info("load model: {} pods selected by \"{}\" in {}, speed {}, seed {}",
-                 load->model, load->podSelector, load->namespaceName, loadOptions.speed,
-                 loadOptions.seed);
+    spdlog::info("load model: {} pods selected by \"{}\" in {}, speed {}, seed {}", load->model,
+                 load->podSelector, load->namespaceName, loadOptions.speed, loadOptions.seed);
   }
   spdlog::info("gpuscale-sim running scenario; SIGTERM stops");
   int received = 0;

@@ -17,12 +17,12 @@ Definitions (documented in docs/benchmarks.md):
   ceiling_to_capacity_seconds  from the first sample where the HPA is held at its ceiling to the
                           first where more pods Run than the initial ceiling; null if never
   reconfigurations        the last cumulative count minus the first
-  pods_disturbed          pods seen Running that vanished without the ReplicaSet controller
-                          deleting them (a SuccessfulDelete Event naming the pod, i.e. a scale-in),
-                          plus container restarts; with --events. Without it: pods that vanished
-                          while the Deployment's replicas did not fall between two samples
+  pods_disturbed          pod deletions no drop of the Deployment's desired replicas explains (from
+                          the timestamped watches --replicas-log/--pods-log; each drop of n allows
+                          n deletions), plus container restarts. Without the watches: pods that
+                          vanished while the Deployment's replicas did not fall between samples
 Usage: report.py SAMPLES --scenario NAME --reconciler on|off --slo-us N --svg OUT [--note TEXT]
-                 [--events EVENTS.json]
+                 [--replicas-log FILE --pods-log FILE]
 """
 import argparse
 import json
@@ -38,7 +38,44 @@ def percentile(values, q):
     return s[lo] + (s[hi] - s[lo]) * (k - lo)
 
 
-def summarise(samples, args, events=None):
+def read_watches(replicas_log, pods_log):
+    """[(time, "scale-in", n)] for each drop of the desired replicas and [(time, "delete", pod)] for
+    the first deletionTimestamp seen per pod, in time order."""
+    out, previous = [], None
+    for line in open(replicas_log):
+        parts = line.split()
+        if len(parts) != 2:
+            continue
+        t, replicas = float(parts[0]), int(parts[1])
+        if previous is not None and replicas < previous:
+            out.append((t, "scale-in", previous - replicas))
+        previous = replicas
+    deleted = set()
+    for line in open(pods_log):
+        parts = line.split()
+        if len(parts) == 3 and parts[1] not in deleted:
+            deleted.add(parts[1])
+            out.append((float(parts[0]), "delete", parts[1]))
+    return sorted(out, key=lambda e: (e[0], e[1] != "scale-in"))
+
+
+def unexplained_deletions(timeline, slack=2.0):
+    """Pod deletions not matched by a scale-in before them (or within `slack` s after: the two
+    watches see the same change at slightly different times)."""
+    scale_ins = [[t, n] for t, kind, n in timeline if kind == "scale-in"]
+    unexplained = []
+    for t, kind, pod in timeline:
+        if kind != "delete":
+            continue
+        source = next((s for s in scale_ins if s[0] <= t + slack and s[1] > 0), None)
+        if source is None:
+            unexplained.append(pod)
+        else:
+            source[1] -= 1
+    return unexplained
+
+
+def summarise(samples, args, deletions=None):
     out = {"scenario": args.scenario, "reconciler": args.reconciler, "slo_us": args.slo_us}
     violation = 0.0
     for a, b in zip(samples, samples[1:]):
@@ -64,15 +101,9 @@ def summarise(samples, args, events=None):
     counts = [s["reconfigurations"] for s in samples if s.get("reconfigurations") is not None]
     out["reconfigurations"] = (counts[-1] - counts[0]) if counts else 0
     disturbed = 0
-    if events is not None:
-        deleted = {e.get("message", "").split("Deleted pod: ", 1)[1].strip()
-                   for e in events if e.get("reason") == "SuccessfulDelete"
-                   and "Deleted pod: " in e.get("message", "")}
-        seen, last = set(), set(samples[-1].get("pods", [])) if samples else set()
-        for s in samples:
-            seen |= set(s.get("pods", []))
-        disturbed = len(seen - last - deleted)
-        disturbed += max((s.get("restarts", 0) for s in samples), default=0)
+    if deletions is not None:
+        disturbed = len(unexplained_deletions(deletions)) + max(
+            (s.get("restarts", 0) for s in samples), default=0)
     else:
         for a, b in zip(samples, samples[1:]):
             gone = set(a.get("pods", [])) - set(b.get("pods", []))
@@ -183,15 +214,15 @@ def main():
     parser.add_argument("--slo-us", type=float, required=True)
     parser.add_argument("--svg", required=True)
     parser.add_argument("--note", default="")
-    parser.add_argument("--events", help="kubectl get events -A -o json at the end of the run")
+    parser.add_argument("--replicas-log", help="timestamped watch of the Deployment's .spec.replicas")
+    parser.add_argument("--pods-log", help="timestamped watch: pod name, deletionTimestamp")
     args = parser.parse_args()
     with open(args.samples) as f:
         samples = [json.loads(line) for line in f if line.strip()]
-    events = None
-    if args.events:
-        with open(args.events) as f:
-            events = json.load(f)["items"]
-    summary = summarise(samples, args, events)
+    deletions = None
+    if args.replicas_log and args.pods_log:
+        deletions = read_watches(args.replicas_log, args.pods_log)
+    summary = summarise(samples, args, deletions)
     with open(args.svg, "w") as f:
         f.write(svg(samples, summary, args) if samples else "<svg xmlns=\"http://www.w3.org/2000/svg\"/>\n")
     print(json.dumps(summary))

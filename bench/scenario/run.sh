@@ -82,9 +82,11 @@ rm -rf "$out"
 mkdir -p "$out"
 work=$out/run
 mkdir -p "$work"
-sim_pid= rec_pid=
+sim_pid= rec_pid= watch_pids=()
 stop_pid() { [ -n "$1" ] || return 0; kill -TERM "$1" 2>/dev/null || true; wait "$1" 2>/dev/null || true; }
 cleanup() {
+  local p
+  for p in "${watch_pids[@]}"; do stop_pid "$p"; done
   stop_pid "$rec_pid"
   stop_pid "${ADAPTER_PID:-}"
   stop_pid "$sim_pid"
@@ -208,6 +210,26 @@ spec:
       target: {type: AverageValue, averageValue: "$target_us"}
 YAML
 
+# Watches, timestamped, for pods_disturbed: every change of the Deployment's desired replicas and
+# every pod deletion (report.py matches deletions to scale-ins).
+watch_to() { # file kubectl-args...
+  python3 -c 'import signal, subprocess, sys, time
+p = subprocess.Popen(sys.argv[2:], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+def stop(*_):
+    p.terminate()
+    sys.exit(0)
+signal.signal(signal.SIGTERM, stop)
+with open(sys.argv[1], "a") as f:
+    for line in p.stdout:
+        f.write("%.3f %s" % (time.time(), line))
+        f.flush()' "$@" &
+  watch_pids+=($!)
+}
+watch_to "$out/replicas.log" "$KUBECTL" -n "$ns" get deployment triton -w \
+  -o 'jsonpath={.spec.replicas}{"\n"}'
+watch_to "$out/pod-deletions.log" "$KUBECTL" -n "$ns" get pods -l "$selector" -w \
+  -o 'jsonpath={.metadata.name} {.metadata.deletionTimestamp}{"\n"}'
+
 if [ "$reconciler" = on ]; then
   log "gpuscale-reconciler"
   "$rec" run --kubeconfig "$KUBECONFIG" --config "$src/bench/scenario/policies/reconciler.yaml" \
@@ -312,7 +334,7 @@ kc -n "$ns" get pods -l "$selector" -o json >"$out/pods-final.json" || log "coul
 note="speed $speed; SLO ${slo_us} us; HPA target ${target_us} us; static ceiling $ceiling x $resource"
 python3 "$src/bench/scenario/report.py" "$out/samples.jsonl" --scenario "$name" \
   --reconciler "$reconciler" --slo-us "$slo_us" --svg "$out/timeline.svg" --note "$note" \
-  --events "$out/events.json" \
+  --replicas-log "$out/replicas.log" --pods-log "$out/pod-deletions.log" \
   >"$out/result.json"
 log "chart: $out/timeline.svg"
 cat "$out/result.json"

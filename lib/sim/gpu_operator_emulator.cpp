@@ -191,9 +191,12 @@ class GpuOperatorEmulator::Impl {
         if (pod->value("status", kube::Object::object()).value("phase", "") != "Running") continue;
         auto claim = podGpuClaim(*pod, name);
         if (!claim) continue;
-        NodePod p{claim->uid,         meta.value("namespace", ""),
-                  meta.value("name", ""), meta.value("creationTimestamp", ""),
-                  {},                 claim->requests,
+        NodePod p{claim->uid,
+                  meta.value("namespace", ""),
+                  meta.value("name", ""),
+                  meta.value("creationTimestamp", ""),
+                  {},
+                  claim->requests,
                   node.allocation.gpusOf(claim->uid)};
         const kube::Object labels = meta.value("labels", kube::Object::object());
         for (const auto& [k, v] : labels.items()) {

@@ -15,8 +15,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-void family(std::string& out, std::string_view name, std::string_view type,
-            std::string_view help) {
+void family(std::string& out, std::string_view name, std::string_view type, std::string_view help) {
   out += fmt::format("# HELP {} {}\n# TYPE {} {}\n", name, help, name, type);
 }
 
@@ -75,7 +74,8 @@ class InferenceLoadDriver::Impl {
     std::string out;
     family(out, "gpuscale_sim_load_offered_rps", "gauge",
            "Requests per second the load pattern offers now");
-    out += fmt::format("gpuscale_sim_load_offered_rps {}\n", formatSampleValue(model_.offeredRps()));
+    out +=
+        fmt::format("gpuscale_sim_load_offered_rps {}\n", formatSampleValue(model_.offeredRps()));
     family(out, "gpuscale_sim_load_pattern_seconds", "gauge",
            "The load pattern's clock: seconds since start times the speed");
     out += fmt::format("gpuscale_sim_load_pattern_seconds {}\n",
@@ -131,8 +131,8 @@ core::Result<std::unique_ptr<InferenceLoadDriver>> InferenceLoadDriver::create(
   }
   if (!(options.speed > 0)) return core::Status::invalid("speed must be > 0");
   std::unique_ptr<InferenceLoadDriver> d(new InferenceLoadDriver());
-  d->impl_ = std::make_unique<Impl>(std::move(spec), options, std::move(*selector),
-                                    std::move(pods));
+  d->impl_ =
+      std::make_unique<Impl>(std::move(spec), options, std::move(*selector), std::move(pods));
   return d;
 }
 

@@ -106,8 +106,9 @@ void InferenceLoadModel::serve(PodState& pod, double from, double to, double gpu
       pod.queue.pop_front();
       cursor = std::max(cursor, arrival);
       const double half = spec_.cpuMillis / 2000.0;
-      pod.current = Request{arrival, cursor, half,
-                            spec_.gpuMillisOnFullGpu / 1000.0 / pod.pod.computeFraction, half, 0};
+      pod.current = Request{arrival, cursor,
+                            half,    spec_.gpuMillisOnFullGpu / 1000.0 / pod.pod.computeFraction,
+                            half,    0};
     }
     Request& r = *pod.current;
     if (r.inputLeft > 0 && !spend(r.inputLeft, 1.0)) return;

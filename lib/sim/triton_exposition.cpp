@@ -57,8 +57,7 @@ std::vector<std::pair<std::string, std::string>> podLabels(const TritonPodSeries
           {"version", pod.version}};
 }
 
-void header(std::string& out, std::string_view name, std::string_view type,
-            std::string_view help) {
+void header(std::string& out, std::string_view name, std::string_view type, std::string_view help) {
   out += fmt::format("# HELP {} {}\n# TYPE {} {}\n", name, help, name, type);
 }
 

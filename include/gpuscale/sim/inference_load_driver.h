@@ -1,10 +1,10 @@
 // InferenceLoadDriver: runs the InferenceLoadModel (inference_load_model.h) in real time for
 // `gpuscale-sim run`. Every tick it takes the Running pods of the scenario's Deployment (the load
 // section's namespace and podSelector) with the devices they hold (from the GPU Operator emulator's
-// informers and allocation, via `pods`), advances the model by the wall time elapsed (from the first
-// tick that finds a pod: the load pattern starts with the service), and keeps the
-// exposition that /metrics serves: the Triton series of every pod (triton_exposition.h) and the
-// model truth for reports:
+// informers and allocation, via `pods`), advances the model by the wall time elapsed (from the
+// first tick that finds a pod: the load pattern starts with the service), and keeps the exposition
+// that /metrics serves: the Triton series of every pod (triton_exposition.h) and the model truth
+// for reports:
 //   gpuscale_sim_load_offered_rps            requests/s the pattern offers now
 //   gpuscale_sim_load_pattern_seconds        the pattern's clock (wall time x speed)
 //   gpuscale_sim_load_requests_total{result} arrived | completed | lost_no_pod | lost_pod_gone

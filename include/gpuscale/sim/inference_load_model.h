@@ -8,14 +8,14 @@
 // with no pod Running the request is lost.
 //
 // Service: each pod runs one model instance, so it serves its queue one request at a time (FIFO).
-// A request has a non-GPU part, `cpuMillis` (half before the GPU part, as compute input, half after,
-// as compute output), and a GPU part, `gpuMillisOnFullGpu` / f milliseconds of its device at full
-// speed, where f is the device's compute fraction of a whole GPU (1g on an A100: 1/7). One pod alone
-// keeps its device busy only `gpuUtilization` (u) of the time, so its GPU part takes
-// gpu / u wall time. Pods on the same device (time-slicing) share it: with k of them in their GPU
-// part at once the device loses `timeSlicingOverhead` (o) to context switches and each gets
-// min(u, 1 / (k (1 + o))) of it. Time-slicing thus adds replicas, not GPU throughput: it helps only
-// while k u < 1. Sharing is evaluated per step (kStepSeconds) from the pods busy at its start.
+// A request has a non-GPU part, `cpuMillis` (half before the GPU part, as compute input, half
+// after, as compute output), and a GPU part, `gpuMillisOnFullGpu` / f milliseconds of its device at
+// full speed, where f is the device's compute fraction of a whole GPU (1g on an A100: 1/7). One pod
+// alone keeps its device busy only `gpuUtilization` (u) of the time, so its GPU part takes gpu / u
+// wall time. Pods on the same device (time-slicing) share it: with k of them in their GPU part at
+// once the device loses `timeSlicingOverhead` (o) to context switches and each gets min(u, 1 / (k
+// (1 + o))) of it. Time-slicing thus adds replicas, not GPU throughput: it helps only while k u
+// < 1. Sharing is evaluated per step (kStepSeconds) from the pods busy at its start.
 //
 // Counters follow Triton: durations and counts are added when a request completes; queue time is
 // arrival to start of service. A pod that disappears takes its counters with it (a new Triton
@@ -113,7 +113,7 @@ class InferenceLoadModel {
   std::mt19937_64 rng_;
   std::int64_t steps_ = 0;
   double carry_ = 0;
-  std::size_t nextPod_ = 0;             // round-robin cursor
+  std::size_t nextPod_ = 0;               // round-robin cursor
   std::map<std::string, PodState> pods_;  // by uid
   std::vector<std::string> order_;        // uids sorted by namespace/name
   LoadTotals totals_;

@@ -37,7 +37,8 @@ TEST(TritonExpositionTest, FamiliesLabelsAndValues) {
        "\n"},
       {"pending gauge", "nv_inference_pending_request_count" + labels + " 3\n"},
       {"compute infer", "nv_inference_compute_infer_duration_us" + labels + " 0\n"},
-      {"second pod", R"(nv_inference_count{model="simple",namespace="ns",pod="triton-1",version="1"} 0)"},
+      {"second pod",
+       R"(nv_inference_count{model="simple",namespace="ns",pod="triton-1",version="1"} 0)"},
   };
   for (const Row& row : rows) {
     EXPECT_NE(text.find(row.line), std::string::npos) << row.what << "\n" << text;
