@@ -46,10 +46,17 @@ show() { # what command...
   kc "$@" || true
 }
 raw=/apis/custom.metrics.k8s.io/v1beta1/namespaces/default/pods/%2A/avg_time_queue_us
-pretty() { python3 -c 'import json,sys
-d = json.load(sys.stdin)
-for i in d.get("items", []):
-    print("  %-32s %s" % (i["describedObject"]["name"], i["value"]))'; }
+pretty() { # a MetricValueList as "pod value" lines; anything else (an error) as it is
+  python3 -c 'import json,sys
+text = sys.stdin.read()
+try:
+    items = json.loads(text).get("items", [])
+except ValueError:
+    print(text.strip())
+    sys.exit(0)
+for i in items:
+    print("  %-32s %s" % (i["describedObject"]["name"], i["value"]))'
+}
 
 # Wait for the harness to bring the cluster and the Deployment up (its log says when).
 until grep -q "running until" "$out.log" 2>/dev/null; do
