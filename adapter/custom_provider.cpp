@@ -23,6 +23,8 @@ struct CustomProvider::Lookup {
   rules::ResourceInfo resource;
   std::string label;  // the Prometheus label holding object names
 
+  const Backend* backend() const { return snapshot->backendFor(*entry->rule); }
+
   core::Result<std::string> render(std::string_view namespaceName,
                                    std::span<const std::string> names, bool allObjects,
                                    const core::LabelSelector& metricSelector) const {
@@ -99,7 +101,8 @@ core::Result<apiserver::MetricValue> CustomProvider::getMetricByName(
   const std::string names[] = {std::string(name)};
   auto query = found->render(namespaceName, names, false, metricSelector);
   if (!query) return query.status();
-  auto result = runner_->run(*query, {prom::ResultType::kVector});
+  const QueryOrigin origin{found->entry->rule->path(), info.metric};
+  auto result = runner_->run(found->backend(), *query, {prom::ResultType::kVector}, &origin);
   if (!result) return result.status();
   const prom::Sample* match = nullptr;
   for (const prom::Sample& sample : (*result)->vector) {
@@ -137,7 +140,8 @@ core::Result<std::vector<apiserver::MetricValue>> CustomProvider::getMetricBySel
   }
   if (namespaceWide) query = found->render(namespaceName, {}, true, metricSelector);
   if (!query) return query.status();
-  auto result = runner_->run(*query, {prom::ResultType::kVector});
+  const QueryOrigin origin{found->entry->rule->path(), info.metric};
+  auto result = runner_->run(found->backend(), *query, {prom::ResultType::kVector}, &origin);
   if (!result) return result.status();
 
   // Object name -> its sample's value; the last sample of a name wins (prometheus-adapter).

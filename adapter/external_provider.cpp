@@ -27,7 +27,9 @@ core::Result<std::vector<apiserver::ExternalMetricValue>> ExternalProvider::getE
     if (query.status().httpCode() == 400) return query.status();
     return core::Status::internal("unable to build the query: " + query.status().message());
   }
-  auto result = runner_->run(*query, {prom::ResultType::kVector, prom::ResultType::kScalar});
+  const QueryOrigin origin{entry->rule->path(), std::string(metric)};
+  auto result = runner_->run(snapshot->backendFor(*entry->rule), *query,
+                             {prom::ResultType::kVector, prom::ResultType::kScalar}, &origin);
   if (!result) return result.status();
 
   std::vector<apiserver::ExternalMetricValue> items;

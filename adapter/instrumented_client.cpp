@@ -14,6 +14,7 @@ struct InstrumentedClient::Endpoint {
   prometheus::Histogram* duration = nullptr;
   prometheus::Family<prometheus::Counter>* results = nullptr;
   std::string name;
+  std::string backend;
   std::mutex mutex;
   std::map<std::string, prometheus::Counter*, std::less<>> counters;
 
@@ -37,14 +38,16 @@ struct InstrumentedClient::Endpoint {
     std::lock_guard lock(mutex);
     auto it = counters.find(outcome);
     if (it != counters.end()) return it->second;
-    prometheus::Counter* c = &results->Add({{"endpoint", name}, {"result", std::string(outcome)}});
+    prometheus::Counter* c =
+        &results->Add({{"backend", backend}, {"endpoint", name}, {"result", std::string(outcome)}});
     counters.emplace(std::string(outcome), c);
     return c;
   }
 };
 
 InstrumentedClient::InstrumentedClient(std::shared_ptr<prom::Client> backend,
-                                       std::shared_ptr<prometheus::Registry> registry)
+                                       std::shared_ptr<prometheus::Registry> registry,
+                                       std::string backendName)
     : backend_(std::move(backend)), registry_(std::move(registry)) {
   auto& durations =
       prometheus::BuildHistogram()
@@ -60,7 +63,8 @@ InstrumentedClient::InstrumentedClient(std::shared_ptr<prom::Client> backend,
   auto make = [&](const std::string& name) {
     auto endpoint = std::make_shared<Endpoint>();
     endpoint->name = name;
-    endpoint->duration = &durations.Add({{"endpoint", name}}, buckets);
+    endpoint->backend = backendName;
+    endpoint->duration = &durations.Add({{"backend", backendName}, {"endpoint", name}}, buckets);
     endpoint->results = &results;
     endpoint->counter("success");
     return endpoint;

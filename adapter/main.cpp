@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "explain_command.h"
 #include "rules_command.h"
 #include "serve_command.h"
 
@@ -23,6 +24,9 @@ struct Subcommand {
 constexpr std::array kSubcommands = {
     Subcommand{"serve", "serve the metrics APIs (the default: gpuscale-adapter --config FILE ...)",
                &gpuscale::adapter::runServeCommand},
+    Subcommand{"explain",
+               "why a metric is (not) served (explain --config FILE --prometheus-url URL ...)",
+               &gpuscale::adapter::runExplainCommand},
     Subcommand{"rules", "check or render a rule file (rules check FILE | rules render FILE ...)",
                &gpuscale::adapter::runRulesCommand},
 };

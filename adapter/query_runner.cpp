@@ -26,8 +26,9 @@ void addDelta(prometheus::Counter* counter, uint64_t now, uint64_t before) {
 
 QueryRunner::QueryRunner(std::shared_ptr<prom::Client> client,
                          std::shared_ptr<prom::CachingClient> cache,
-                         std::shared_ptr<prometheus::Registry> registry)
-    : client_(std::move(client)), cache_(std::move(cache)) {
+                         std::shared_ptr<prometheus::Registry> registry,
+                         std::shared_ptr<RuleStatus> status)
+    : client_(std::move(client)), cache_(std::move(cache)), status_(std::move(status)) {
   if (!registry) return;
   auto& nan = prometheus::BuildCounter()
                   .Name("gpuscale_adapter_nan_values_total")
@@ -35,20 +36,16 @@ QueryRunner::QueryRunner(std::shared_ptr<prom::Client> client,
                   .Register(*registry);
   nanCustom_ = &nan.Add({{"api", "custom"}});
   nanExternal_ = &nan.Add({{"api", "external"}});
-  auto& cache_calls = prometheus::BuildCounter()
-                          .Name("gpuscale_adapter_query_cache_total")
-                          .Help(
-                              "Instant queries by how the cache answered them (hit: cached "
-                              "result, coalesced: joined a query in flight, miss: sent)")
-                          .Register(*registry);
-  cacheHits_ = &cache_calls.Add({{"outcome", "hit"}});
-  cacheCoalesced_ = &cache_calls.Add({{"outcome", "coalesced"}});
-  cacheMisses_ = &cache_calls.Add({{"outcome", "miss"}});
+  cacheCalls_ = &prometheus::BuildCounter()
+                     .Name("gpuscale_adapter_query_cache_total")
+                     .Help(
+                         "Instant queries by backend and how the cache answered them (hit: cached "
+                         "result, coalesced: joined a query in flight, miss: sent)")
+                     .Register(*registry);
   cacheEntries_ = &prometheus::BuildGauge()
                        .Name("gpuscale_adapter_query_cache_entries")
-                       .Help("Query results held in the cache")
-                       .Register(*registry)
-                       .Add({});
+                       .Help("Query results held in the cache, by backend")
+                       .Register(*registry);
 }
 
 core::Status QueryRunner::fetchError(const core::Status& cause) {
@@ -61,19 +58,33 @@ core::Status QueryRunner::fetchError(const core::Status& cause) {
 }
 
 core::Result<prom::QueryResultPtr> QueryRunner::run(
-    const std::string& promql, std::initializer_list<prom::ResultType> accepted) {
+    const Backend* backend, const std::string& promql,
+    std::initializer_list<prom::ResultType> accepted, const QueryOrigin* origin) {
   spdlog::debug("query: {}", promql);
+  prom::Client& client = backend != nullptr ? backend->queries() : *client_;
   core::Result<prom::QueryResultPtr> result =
-      client_->query(promql, std::chrono::system_clock::now());
-  publishCacheStats();
-  if (!result) return fetchError(result.status());
-  for (prom::ResultType type : accepted) {
-    if ((*result)->type == type) return result;
+      client.query(promql, std::chrono::system_clock::now());
+  if (backend != nullptr) {
+    publishCacheStats(backend->name(), backend->cache());
+  } else {
+    publishCacheStats(std::string(rules::kDefaultBackend), cache_);
   }
-  return fetchError(prom::failure(prom::FailureKind::kUnexpectedResultType,
-                                  "Prometheus returned a " +
-                                      std::string(prom::resultTypeName((*result)->type)) +
-                                      " where a " + acceptedNames(accepted) + " was expected"));
+  const bool report = status_ && origin != nullptr;
+  if (!result) {
+    if (report) status_->queryFailed(*origin, result.status(), std::chrono::system_clock::now());
+    return fetchError(result.status());
+  }
+  for (prom::ResultType type : accepted) {
+    if ((*result)->type != type) continue;
+    if (report) status_->querySucceeded(*origin, **result, std::chrono::system_clock::now());
+    return result;
+  }
+  core::Status wrongType =
+      prom::failure(prom::FailureKind::kUnexpectedResultType,
+                    "Prometheus returned a " + std::string(prom::resultTypeName((*result)->type)) +
+                        " where a " + acceptedNames(accepted) + " was expected");
+  if (report) status_->queryFailed(*origin, wrongType, std::chrono::system_clock::now());
+  return fetchError(wrongType);
 }
 
 void QueryRunner::countNaN(std::string_view api) {
@@ -81,15 +92,28 @@ void QueryRunner::countNaN(std::string_view api) {
   if (counter != nullptr) counter->Increment();
 }
 
-void QueryRunner::publishCacheStats() {
-  if (!cache_ || cacheHits_ == nullptr) return;
-  prom::CacheStats now = cache_->stats();
+void QueryRunner::publishCacheStats(const std::string& backend,
+                                    const std::shared_ptr<prom::CachingClient>& cache) {
+  if (!cache || cacheCalls_ == nullptr) return;
+  prom::CacheStats now = cache->stats();
   std::lock_guard lock(statsMutex_);
-  addDelta(cacheHits_, now.hits, published_.hits);
-  addDelta(cacheCoalesced_, now.coalesced, published_.coalesced);
-  addDelta(cacheMisses_, now.misses, published_.misses);
-  cacheEntries_->Set(static_cast<double>(now.entries));
-  published_ = now;
+  auto [it, created] = published_.try_emplace(backend);
+  PublishedCache& p = it->second;
+  if (created) {
+    p.hits = &cacheCalls_->Add({{"backend", backend}, {"outcome", "hit"}});
+    p.coalesced = &cacheCalls_->Add({{"backend", backend}, {"outcome", "coalesced"}});
+    p.misses = &cacheCalls_->Add({{"backend", backend}, {"outcome", "miss"}});
+    p.entries = &cacheEntries_->Add({{"backend", backend}});
+  }
+  if (p.cache.lock() != cache) {
+    p.cache = cache;
+    p.stats = {};
+  }
+  addDelta(p.hits, now.hits, p.stats.hits);
+  addDelta(p.coalesced, now.coalesced, p.stats.coalesced);
+  addDelta(p.misses, now.misses, p.stats.misses);
+  p.entries->Set(static_cast<double>(now.entries));
+  p.stats = now;
 }
 
 }  // namespace gpuscale::adapter

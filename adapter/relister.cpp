@@ -21,7 +21,7 @@ double unixSeconds(Clock::time_point t) {
 rules::SeriesByQuery emptySeries(const rules::RuleSet& rules) {
   rules::SeriesByQuery out;
   for (rules::RuleKind kind : {rules::RuleKind::kCustom, rules::RuleKind::kExternal}) {
-    for (const std::string& query : rules.seriesQueries(kind)) out[query];
+    for (const auto& query : rules.discoveryQueries(kind)) out[query.key];
   }
   return out;
 }
@@ -117,8 +117,21 @@ core::Result<RelistOptions> resolveRelistOptions(RelistOptions options,
 
 Relister::Relister(std::shared_ptr<const rules::RuleSet> rules,
                    std::shared_ptr<prom::Client> client, RelistOptions options,
-                   std::shared_ptr<prometheus::Registry> registry)
-    : rules_(std::move(rules)), client_(std::move(client)), options_(options) {
+                   std::shared_ptr<prometheus::Registry> registry,
+                   std::shared_ptr<RuleStatus> status)
+    : Relister(std::move(rules), std::shared_ptr<const BackendSet>(), options, std::move(registry),
+               std::move(status)) {
+  client_ = std::move(client);
+}
+
+Relister::Relister(std::shared_ptr<const rules::RuleSet> rules,
+                   std::shared_ptr<const BackendSet> backends, RelistOptions options,
+                   std::shared_ptr<prometheus::Registry> registry,
+                   std::shared_ptr<RuleStatus> status)
+    : rules_(std::move(rules)),
+      backends_(std::move(backends)),
+      options_(options),
+      status_(std::move(status)) {
   if (options_.maxAge == core::Duration::zero()) options_.maxAge = options_.interval;
   if (registry) metrics_ = std::make_unique<Metrics>(*registry, *rules_);
   rules::SeriesByQuery none = emptySeries(*rules_);
@@ -126,16 +139,17 @@ Relister::Relister(std::shared_ptr<const rules::RuleSet> rules,
   // Building from no series cannot fail: every query is a key.
   snapshot->custom = *rules::CustomRegistry::build(rules_, none);
   snapshot->external = *rules::ExternalRegistry::build(rules_, none);
+  snapshot->backends = backends_;
   snapshot_ = std::move(snapshot);
 }
 
 Relister::~Relister() { stop(); }
 
-void Relister::start() {
+void Relister::start(bool firstRunDone) {
   std::lock_guard lock(mutex_);
   if (thread_.joinable()) return;
   stopping_ = false;
-  thread_ = std::thread([this] { loop(); });
+  thread_ = std::thread([this, firstRunDone] { loop(firstRunDone); });
 }
 
 void Relister::stop() {
@@ -147,9 +161,9 @@ void Relister::stop() {
   if (thread_.joinable()) thread_.join();
 }
 
-void Relister::loop() {
-  while (true) {
-    relistOnce();
+void Relister::loop(bool firstRunDone) {
+  for (bool run = !firstRunDone;; run = true) {
+    if (run) relistOnce();
     std::unique_lock lock(mutex_);
     if (wake_.wait_for(lock, options_.interval, [this] { return stopping_; })) return;
   }
@@ -176,25 +190,34 @@ core::Status Relister::relistOnce() {
   std::map<std::string, core::Status, std::less<>> failed;
   std::set<std::string, std::less<>> names[2];
   for (rules::RuleKind kind : {rules::RuleKind::kCustom, rules::RuleKind::kExternal}) {
-    for (const std::string& query : rules_->seriesQueries(kind)) {
-      if (!series.contains(query) && !failed.contains(query)) {
-        auto found = prom::discoverLabelNames(*client_, query, window, options_.discovery);
+    for (const auto& [key, backendName, query] : rules_->discoveryQueries(kind)) {
+      if (!series.contains(key) && !failed.contains(key)) {
+        const Backend* backend = backends_ ? backends_->find(backendName) : nullptr;
+        auto found = backend != nullptr || client_
+                         ? prom::discoverLabelNames(backend ? backend->discovery() : *client_,
+                                                    query, window, options_.discovery)
+                         : core::Result<prom::MetricLabelNames>(core::Status::internal(
+                               "backend " + backendName + " is not configured"));
         if (!found) {
-          failed.emplace(query, found.status());
+          failed.emplace(key, found.status());
           continue;
         }
-        auto& list = series[query];
+        auto& list = series[key];
         for (auto& [name, labels] : *found) list.push_back(rules::Series{name, labels, 1});
       }
-      if (auto it = series.find(query); it != series.end()) {
+      if (auto it = series.find(key); it != series.end()) {
         for (const rules::Series& s : it->second) names[static_cast<int>(kind)].insert(s.name);
       }
     }
   }
   auto kindFailed = [&](rules::RuleKind kind) -> core::Status {
-    for (const std::string& query : rules_->seriesQueries(kind)) {
-      if (auto it = failed.find(query); it != failed.end()) {
-        return it->second.withContext("unable to fetch metrics for query \"" + query + "\"");
+    for (const auto& query : rules_->discoveryQueries(kind)) {
+      if (auto it = failed.find(query.key); it != failed.end()) {
+        std::string where = query.backend == rules::kDefaultBackend
+                                ? std::string()
+                                : " of backend " + query.backend;
+        return it->second.withContext("unable to fetch metrics for query \"" + query.seriesQuery +
+                                      "\"" + where);
       }
     }
     return core::Status();
@@ -247,6 +270,18 @@ core::Status Relister::relistOnce() {
   spdlog::debug("discovery: {} custom, {} external metrics", custom ? custom->entries().size() : 0,
                 external ? external->entries().size() : 0);
 
+  if (status_) {
+    for (rules::RuleKind kind : {rules::RuleKind::kCustom, rules::RuleKind::kExternal}) {
+      const bool built = kind == rules::RuleKind::kCustom ? custom != nullptr : external != nullptr;
+      for (const rules::CompiledRule& rule : rules_->of(kind)) {
+        if (auto it = failed.find(rule.seriesQuery()); it != failed.end()) {
+          status_->discoveryFailed(rule.path(), it->second, now);
+        } else if (built) {
+          status_->discoverySucceeded(rule.path(), now);
+        }
+      }
+    }
+  }
   if (metrics_) {
     std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - started;
     metrics_->duration->Observe(elapsed.count());
@@ -264,7 +299,7 @@ core::Status Relister::relistOnce() {
     }
     for (rules::RuleKind kind : {rules::RuleKind::kCustom, rules::RuleKind::kExternal}) {
       for (const rules::CompiledRule& rule : rules_->of(kind)) {
-        metrics_->perRule[rule.path()].lastError->Set(failed.contains(rule.seriesQuery()) ? 1 : 0);
+        metrics_->perRule[rule.path()].lastError->Set(failed.contains(rule.discoveryKey()) ? 1 : 0);
       }
     }
   }

@@ -5,17 +5,15 @@
 #include <csignal>
 #include <ostream>
 
+#include "gpuscale/adapter/config_reloader.h"
 #include "gpuscale/adapter/custom_provider.h"
+#include "gpuscale/adapter/explain_endpoint.h"
 #include "gpuscale/adapter/external_provider.h"
-#include "gpuscale/adapter/instrumented_client.h"
 #include "gpuscale/adapter/kube_object_lister.h"
-#include "gpuscale/adapter/relister.h"
 #include "gpuscale/adapter/serve_options.h"
 #include "gpuscale/adapter/standalone_object_lister.h"
 #include "gpuscale/apiserver/serve.h"
 #include "gpuscale/auth/delegation_options.h"
-#include "gpuscale/prom/caching_client.h"
-#include "gpuscale/prom/http_client.h"
 #include "gpuscale/rules/rule_set.h"
 
 namespace gpuscale::adapter {
@@ -79,12 +77,14 @@ int runServeCommand(std::span<const std::string_view> args, std::ostream& out, s
     out << serveUsage();
     return 0;
   }
-  // Block the termination signals before any thread exists (the HTTP client's pool starts early),
-  // so every thread inherits the mask and serveUntilTerminated() alone receives them.
+  // Block the termination and reload signals before any thread exists (the HTTP client's pool
+  // starts early), so every thread inherits the mask and serveUntilTerminated() alone receives
+  // them.
   sigset_t signals;
   sigemptyset(&signals);
   sigaddset(&signals, SIGTERM);
   sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGHUP);  // read by the rule file watcher (config_watcher.h)
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
   // In-cluster mode consumes the delegation flags first (they are ignored in standalone mode).
@@ -115,70 +115,69 @@ int runServeCommand(std::span<const std::string_view> args, std::ostream& out, s
     return kUsageError;
   }
 
-  const rules::ResourceMapper& mapper = rules::BuiltinResourceTable::instance();
-  auto ruleSet = rules::loadRules(options->configFile, mapper);
-  if (!ruleSet) {
-    err << ruleSet.status().message() << "\n";
-    return kUsageError;
-  }
-  for (const rules::Diagnostic& warning : (*ruleSet)->warnings) {
-    spdlog::warn("{}", warning.format((*ruleSet)->file));
-  }
-  auto relist = resolveRelistOptions(options->relist, **ruleSet);
-  if (!relist) {
-    err << "Error: " << relist.status().message() << "\n";
-    return kUsageError;
-  }
   if (auto valid = prom::validate(options->prometheus); !valid.ok()) {
     err << "Error: " << valid.message() << "\n";
     return kUsageError;
   }
-  auto http = prom::HttpClient::create(options->prometheus);
-  if (!http) {
-    err << "Error: " << http.status().message() << "\n";
+  auto registry = std::make_shared<prometheus::Registry>();
+  const rules::ResourceMapper& mapper = rules::BuiltinResourceTable::instance();
+  ReloadSettings reload;
+  reload.configFile = options->configFile;
+  reload.mapper = &mapper;
+  reload.prometheus = options->prometheus;
+  reload.relist = options->relist;
+  reload.registry = registry;
+  auto status = std::make_shared<RuleStatus>(registry);
+  reload.status = status;
+  auto reloader = ConfigReloader::create(std::move(reload));
+  if (!reloader) {
+    err << reloader.status().message() << "\n";
     return kUsageError;
   }
-
-  auto registry = std::make_shared<prometheus::Registry>();
-  auto instrumented = std::make_shared<InstrumentedClient>(
-      std::shared_ptr<prom::Client>(std::move(*http)), registry);
-  prom::CacheOptions cacheOptions;
-  cacheOptions.ttl = options->prometheus.cacheTtl;
-  auto cache = std::make_shared<prom::CachingClient>(instrumented, cacheOptions);
-  auto runner = std::make_shared<QueryRunner>(cache, cache, registry);
-  auto relister = std::make_shared<Relister>(*ruleSet, instrumented, *relist, registry);
-  SnapshotSource snapshots = [relister] { return relister->snapshot(); };
+  std::shared_ptr<const rules::RuleSet> ruleSet = (*reloader)->rules();
+  const std::shared_ptr<const Backend>& fallback = (*reloader)->defaultBackend();
+  auto runner =
+      std::make_shared<QueryRunner>(fallback->cache(), fallback->cache(), registry, status);
+  SnapshotSource snapshots = [reloader = *reloader] { return reloader->snapshot(); };
 
   apiserver::ApiHandlerConfig config;
   config.registry = registry;
-  if (!(*ruleSet)->rules.empty()) {
+  if (!ruleSet->rules.empty()) {
     std::shared_ptr<ObjectLister> lister = access->lister;
     if (!lister) lister = std::make_shared<StandaloneObjectLister>(runner);
     config.customMetrics = std::make_shared<CustomProvider>(snapshots, mapper, lister, runner);
   }
-  if (!(*ruleSet)->externalRules.empty()) {
+  if (!ruleSet->externalRules.empty()) {
     config.externalMetrics = std::make_shared<ExternalProvider>(snapshots, runner);
   }
+  config.extraRoutes.emplace(
+      std::string(kExplainPath),
+      explainRoute({[reloader = *reloader] { return reloader->rules(); },
+                    std::shared_ptr<prom::Client>(fallback, &fallback->discovery()), status,
+                    (*reloader)->relistOptions().maxAge}));
   config.authenticator = access->auth.authenticator;
   config.authorizer = access->auth.authorizer;
   config.health = std::make_shared<apiserver::HealthChecks>();
   config.health->add(
       "metrics-discovery",
-      [relister] {
-        return relister->ready()
+      [reloader = *reloader] {
+        return reloader->ready()
                    ? core::Status()
                    : core::Status::unavailable("the first metric discovery has not finished");
       },
       apiserver::HealthChecks::kReadyz);
 
-  spdlog::info("rules from {}: {} custom, {} external; relist every {} (max age {}); Prometheus {}",
-               options->configFile, (*ruleSet)->rules.size(), (*ruleSet)->externalRules.size(),
-               core::formatGoDuration(relist->interval), core::formatGoDuration(relist->maxAge),
-               options->prometheus.url);
-  int code =
-      apiserver::serveUntilTerminated(options->server, std::move(config),
-                                      [relister](apiserver::ApiHandler&) { relister->start(); });
-  relister->stop();
+  RelistOptions relist = (*reloader)->relistOptions();
+  spdlog::info(
+      "rules from {} (watched; reloaded on change and SIGHUP): {} custom, {} external, {} "
+      "backends; relist every {} (max age {}); Prometheus {}",
+      options->configFile, ruleSet->rules.size(), ruleSet->externalRules.size(),
+      ruleSet->backends.size() + 1, core::formatGoDuration(relist.interval),
+      core::formatGoDuration(relist.maxAge), options->prometheus.url);
+  int code = apiserver::serveUntilTerminated(
+      options->server, std::move(config),
+      [reloader = *reloader](apiserver::ApiHandler&) { reloader->start(); });
+  (*reloader)->stop();
   return code;
 }
 

@@ -74,7 +74,7 @@ read -r wd wd99 < <(wrk_rate "$direct")
 read -r wc wc99 < <(wrk_rate "https://127.0.0.1:$cached$path")
 sent() {  # PORT -> instant queries that adapter sent to Prometheus
   curl -sk "https://127.0.0.1:$1/metrics" |
-    awk '/^gpuscale_adapter_prometheus_requests_total\{endpoint="query",result="success"\}/ {print $2}'
+    awk '/^gpuscale_adapter_prometheus_requests_total\{backend="default",endpoint="query",result="success"\}/ {print $2}'
 }
 
 cat <<MD

@@ -197,6 +197,11 @@ HttpResponse ApiHandler::dispatch(const HttpRequest& request, Dispatch& state) c
 
   const bool get = request.method == "GET";
   const auto accept = request.header("Accept").value_or("");
+  if (auto extra = config_.extraRoutes.find(path); extra != config_.extraRoutes.end()) {
+    state.route = "extra";
+    if (!get) return statusResponse(methodNotAllowedStatus(), state.pretty);
+    return extra->second(request, state.query);
+  }
   if (path == "/version") {
     state.route = "version";
     if (!get) return statusResponse(methodNotAllowedStatus(), state.pretty);
@@ -207,6 +212,7 @@ HttpResponse ApiHandler::dispatch(const HttpRequest& request, Dispatch& state) c
     std::vector<std::string> paths = {
         "/apis",    "/healthz", "/healthz/ping", "/livez",           "/livez/ping",
         "/metrics", "/readyz",  "/readyz/ping",  "/readyz/shutdown", "/version"};
+    for (const auto& [extraPath, route] : config_.extraRoutes) paths.push_back(extraPath);
     for (const auto& group : servedGroups()) {
       paths.push_back("/apis/" + group.name);
       paths.push_back("/apis/" + group.name + "/v1beta1");

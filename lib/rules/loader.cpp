@@ -42,16 +42,18 @@ class Reader {
   bool readTop(const YAML::Node& root, RuleConfig& config) {
     if (!root.IsMap()) {
       return fail(root, {}, "",
-                  fmt::format("expected a mapping with rules, externalRules or "
-                              "resourceRules at the top level, got {}",
+                  fmt::format("expected a mapping with rules, externalRules, resourceRules or "
+                              "backends at the top level, got {}",
                               typeName(root)));
     }
-    return forEachField(root, "", {"rules", "externalRules", "resourceRules"},
+    return forEachField(root, "", {"rules", "externalRules", "resourceRules", "backends"},
                         [&](const std::string& key, const YAML::Node& value, SourcePos keyPos) {
                           if (key == "resourceRules") {
                             config.resourceRules.emplace();
                             return readResourceRules(value, keyPos, *config.resourceRules);
                           }
+                          if (key == "backends")
+                            return readBackends(value, keyPos, config.backends);
                           return readRuleList(value, keyPos, key,
                                               key == "rules" ? config.rules : config.externalRules);
                         });
@@ -164,20 +166,73 @@ class Reader {
       return fail(node, keyPos, rule.path,
                   fmt::format("expected a rule (a mapping), got {}", typeName(node)));
     }
-    return forEachField(node, rule.path,
-                        {"seriesQuery", "seriesFilters", "resources", "name", "metricsQuery"},
-                        [&](const std::string& key, const YAML::Node& value, SourcePos pos) {
-                          const std::string path = join(rule.path, key);
-                          if (key == "seriesQuery")
-                            return readString(value, pos, path, rule.seriesQuery);
-                          if (key == "metricsQuery")
-                            return readString(value, pos, path, rule.metricsQuery);
-                          if (key == "seriesFilters")
-                            return readFilters(value, pos, path, rule.seriesFilters);
-                          if (key == "resources")
-                            return readResources(value, pos, path, rule.resources);
-                          return readName(value, pos, path, rule.name);
-                        });
+    return forEachField(
+        node, rule.path,
+        {"seriesQuery", "seriesFilters", "resources", "name", "metricsQuery", "backend"},
+        [&](const std::string& key, const YAML::Node& value, SourcePos pos) {
+          const std::string path = join(rule.path, key);
+          if (key == "backend") return readString(value, pos, path, rule.backend);
+          if (key == "seriesQuery") return readString(value, pos, path, rule.seriesQuery);
+          if (key == "metricsQuery") return readString(value, pos, path, rule.metricsQuery);
+          if (key == "seriesFilters") return readFilters(value, pos, path, rule.seriesFilters);
+          if (key == "resources") return readResources(value, pos, path, rule.resources);
+          return readName(value, pos, path, rule.name);
+        });
+  }
+
+  bool readBackends(const YAML::Node& node, SourcePos keyPos, std::vector<BackendConfig>& out) {
+    if (node.IsNull()) return true;
+    if (!node.IsSequence()) {
+      return fail(node, keyPos, "backends",
+                  fmt::format("expected a list of backends, got {}", typeName(node)));
+    }
+    for (size_t i = 0; i < node.size(); ++i) {
+      BackendConfig backend;
+      backend.path = fmt::format("backends[{}]", i);
+      backend.pos = posOf(node[i].Mark());
+      if (!node[i].IsMap()) {
+        return fail(node[i], keyPos, backend.path,
+                    fmt::format("expected a backend (a mapping), got {}", typeName(node[i])));
+      }
+      if (!readBackend(node[i], backend)) return false;
+      out.push_back(std::move(backend));
+    }
+    return true;
+  }
+
+  bool readBackend(const YAML::Node& node, BackendConfig& b) {
+    const std::map<std::string_view, Located<std::string>*> strings = {
+        {"name", &b.name},
+        {"url", &b.url},
+        {"bearerTokenFile", &b.bearerTokenFile},
+        {"caFile", &b.caFile},
+        {"clientCertFile", &b.clientCertFile},
+        {"clientKeyFile", &b.clientKeyFile},
+        {"timeout", &b.timeout},
+        {"verb", &b.verb}};
+    return forEachField(
+        node, b.path,
+        {"name", "url", "headers", "bearerTokenFile", "caFile", "clientCertFile", "clientKeyFile",
+         "insecureSkipTLSVerify", "timeout", "verb"},
+        [&](const std::string& key, const YAML::Node& value, SourcePos pos) {
+          const std::string path = join(b.path, key);
+          if (key == "insecureSkipTLSVerify") {
+            return readBool(value, pos, path, b.insecureSkipTLSVerify);
+          }
+          if (key != "headers") return readString(value, pos, path, *strings.at(key));
+          bool isNull = false;
+          if (!expectMap(value, pos, path, isNull)) return false;
+          if (isNull) return true;
+          return forEachField(
+              value, path, {},
+              [&](const std::string& header, const YAML::Node& headerValue, SourcePos headerPos) {
+                Located<std::string> name{header, headerPos, true};
+                Located<std::string> text;
+                if (!readString(headerValue, headerPos, join(path, header), text)) return false;
+                b.headers.emplace_back(std::move(name), std::move(text));
+                return true;
+              });
+        });
   }
 
   bool readFilters(const YAML::Node& node, SourcePos keyPos, const std::string& path,

@@ -125,4 +125,10 @@ std::string CompiledRule::summary() const {
   return line;
 }
 
+std::string CompiledRule::discoveryKey() const {
+  // A unit separator cannot start a selector, so no default-backend query collides with these.
+  if (backend_ == "default") return seriesQuery_;
+  return backend_ + '\x1f' + seriesQuery_;
+}
+
 }  // namespace gpuscale::rules

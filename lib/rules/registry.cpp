@@ -167,7 +167,7 @@ uint64_t entryKey(int resource, bool namespaced, int metric) {
 }
 
 const std::vector<Series>* seriesOf(const SeriesByQuery& series, const CompiledRule& rule) {
-  auto it = series.find(rule.seriesQuery());
+  auto it = series.find(rule.discoveryKey());
   return it == series.end() ? nullptr : &it->second;
 }
 

@@ -90,6 +90,14 @@ std::optional<GroupResource> ResourceConverter::resourceForLabel(std::string_vie
   for (const auto& [overrideLabel, resource] : overrides_) {
     if (overrideLabel == label) return resource;
   }
+  std::optional<GroupResource> candidate = templateCandidate(label);
+  if (!candidate) return std::nullopt;
+  Result<ResourceInfo> info = mapper_->resourceFor(*candidate);
+  if (!info) return std::nullopt;
+  return info->groupResource;
+}
+
+std::optional<GroupResource> ResourceConverter::templateCandidate(std::string_view label) const {
   if (!labelRegex_) return std::nullopt;
   const RE2& re = labelRegex_->re2();
   const int groups = re.NumberOfCapturingGroups() + 1;
@@ -101,9 +109,7 @@ std::optional<GroupResource> ResourceConverter::resourceForLabel(std::string_vie
   GroupResource candidate;
   if (groupIndex_ >= 0) candidate.group = std::string(match[static_cast<size_t>(groupIndex_)]);
   candidate.resource = std::string(match[static_cast<size_t>(resourceIndex_)]);
-  Result<ResourceInfo> info = mapper_->resourceFor(candidate);
-  if (!info) return std::nullopt;
-  return info->groupResource;
+  return candidate;
 }
 
 Result<std::string> ResourceConverter::labelFromTemplate(const GroupResource& resource) const {

@@ -22,6 +22,7 @@ class RuleCompiler {
       : config_(config), mapper_(mapper), out_(out) {}
 
   core::Status compileAll() {
+    if (core::Status status = compileBackends(config_, out_.backends); !status.ok()) return status;
     for (const auto& [list, kind] : {std::pair{&config_.rules, RuleKind::kCustom},
                                      std::pair{&config_.externalRules, RuleKind::kExternal}}) {
       for (const DiscoveryRule& rule : *list) {
@@ -182,6 +183,7 @@ class RuleCompiler {
     out.pos_ = rule.pos;
     out.seriesQuery_ = rule.seriesQuery.value;
     out.namespaced_ = rule.resources.namespaced.value;
+    if (core::Status status = compileBackendRef(rule, out); !status.ok()) return status;
     if (rule.seriesQuery.value.empty()) {
       warn(rule.seriesQuery.present ? rule.seriesQuery.pos : rule.pos, rule.path + ".seriesQuery",
            "empty seriesQuery: Prometheus rejects it and every relist will fail");
@@ -204,6 +206,21 @@ class RuleCompiler {
     }
     checkUsability(rule, kind, out);
     return core::Status();
+  }
+
+  core::Status compileBackendRef(const DiscoveryRule& rule, CompiledRule& out) const {
+    const std::string& name = rule.backend.value;
+    if (name.empty() || name == kDefaultBackend) return core::Status();
+    for (const BackendSpec& backend : out_.backends) {
+      if (backend.name == name) {
+        out.backend_ = name;
+        return core::Status();
+      }
+    }
+    std::string declared = std::string(kDefaultBackend);
+    for (const BackendSpec& backend : out_.backends) declared += ", " + backend.name;
+    return error(rule.backend.pos, rule.path + ".backend",
+                 fmt::format("unknown backend {:?} (declared: {})", name, declared));
   }
 
   // True when a label of the rule stands for a namespaced resource (whose queries need a namespace
@@ -300,6 +317,16 @@ std::vector<std::string> RuleSet::seriesQueries(RuleKind kind) const {
   std::set<std::string_view> seen;
   for (const CompiledRule& rule : of(kind)) {
     if (seen.insert(rule.seriesQuery()).second) out.push_back(rule.seriesQuery());
+  }
+  return out;
+}
+
+std::vector<RuleSet::DiscoveryQuery> RuleSet::discoveryQueries(RuleKind kind) const {
+  std::vector<DiscoveryQuery> out;
+  std::set<std::string> seen;
+  for (const CompiledRule& rule : of(kind)) {
+    std::string key = rule.discoveryKey();
+    if (seen.insert(key).second) out.push_back({key, rule.backend(), rule.seriesQuery()});
   }
   return out;
 }

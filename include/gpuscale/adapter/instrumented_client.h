@@ -1,11 +1,12 @@
 // InstrumentedClient: a prom::Client decorator that measures every call that reaches the backend,
 // for `/metrics`:
-//   gpuscale_adapter_prometheus_request_duration_seconds{endpoint}   histogram
-//   gpuscale_adapter_prometheus_requests_total{endpoint,result}      counter (result: "success" or
-//                                                                     the failure class, e.g.
-//                                                                     "timeout", "connection
-//                                                                     failed")
-// `endpoint` is "query", "series", "label_values" or "labels". Placed between the cache and the
+//   gpuscale_adapter_prometheus_request_duration_seconds{backend,endpoint}   histogram
+//   gpuscale_adapter_prometheus_requests_total{backend,endpoint,result}      counter (result:
+//                                                     "success" or the failure class, e.g.
+//                                                     "timeout", "connection failed")
+// `backend` is the backend's name (backend.h; "default" for the --prometheus-* flags' server),
+// `endpoint` is "query", "series", "label_values" or "labels". Clients built again for the same
+// backend (a rule-file reload) continue the same series. Placed between the cache and the
 // HTTP client, it counts real Prometheus calls (cache hits and coalesced callers are not calls).
 //
 // Thread safety: thread-safe, like the wrapped client.
@@ -16,6 +17,7 @@
 #include <prometheus/registry.h>
 
 #include <memory>
+#include <string>
 #include <string_view>
 
 #include "gpuscale/prom/client.h"
@@ -25,7 +27,8 @@ namespace gpuscale::adapter {
 class InstrumentedClient final : public prom::Client {
  public:
   InstrumentedClient(std::shared_ptr<prom::Client> backend,
-                     std::shared_ptr<prometheus::Registry> registry);
+                     std::shared_ptr<prometheus::Registry> registry,
+                     std::string backendName = "default");
 
   void queryAsync(std::string promql, prom::Timestamp at,
                   prom::Callback<prom::QueryResultPtr> done) override;

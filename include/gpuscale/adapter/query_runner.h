@@ -6,7 +6,9 @@
 // the message "unable to fetch metrics: <cause class>: <detail>" (never the PromQL, never
 // credentials), so an operator reading `kubectl get --raw` or the HPA's events knows what to fix.
 // It also keeps the provider-side counters of `/metrics` (values dropped because they were NaN,
-// cache statistics).
+// cache statistics by backend: gpuscale_adapter_query_cache_total{backend,outcome} and
+// gpuscale_adapter_query_cache_entries{backend}) and, for queries that name their origin, the
+// per-rule and per-metric status (rule_status.h).
 //
 // Thread safety: thread-safe; run() blocks the calling thread (a server worker, never a Client
 // callback thread).
@@ -17,11 +19,14 @@
 #include <prometheus/registry.h>
 
 #include <initializer_list>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
 
+#include "gpuscale/adapter/backend.h"
+#include "gpuscale/adapter/rule_status.h"
 #include "gpuscale/core/result.h"
 #include "gpuscale/prom/caching_client.h"
 #include "gpuscale/prom/client.h"
@@ -31,13 +36,22 @@ namespace gpuscale::adapter {
 class QueryRunner {
  public:
   // `cache` (may be null) is only read for its statistics; queries go to `client`. `registry` may
-  // be null (no metrics).
+  // be null (no metrics). `status` may be null (no per-rule status).
   QueryRunner(std::shared_ptr<prom::Client> client, std::shared_ptr<prom::CachingClient> cache,
-              std::shared_ptr<prometheus::Registry> registry);
+              std::shared_ptr<prometheus::Registry> registry,
+              std::shared_ptr<RuleStatus> status = nullptr);
 
-  // Evaluates `promql` now. A result of a type not in `accepted` is a 500 naming both types.
+  // Evaluates `promql` now through `backend`'s query client, or through `client` (the default
+  // backend) when `backend` is null. A result of a type not in `accepted` is a 500 naming both
+  // types. `origin` (may be null) names the rule and metric the query serves, for RuleStatus.
+  core::Result<prom::QueryResultPtr> run(const Backend* backend, const std::string& promql,
+                                         std::initializer_list<prom::ResultType> accepted,
+                                         const QueryOrigin* origin = nullptr);
   core::Result<prom::QueryResultPtr> run(const std::string& promql,
-                                         std::initializer_list<prom::ResultType> accepted);
+                                         std::initializer_list<prom::ResultType> accepted,
+                                         const QueryOrigin* origin = nullptr) {
+    return run(nullptr, promql, accepted, origin);
+  }
 
   // Counts a sample whose value was NaN (left out of a response; `api` is "custom" or "external").
   void countNaN(std::string_view api);
@@ -46,18 +60,28 @@ class QueryRunner {
   static core::Status fetchError(const core::Status& cause);
 
  private:
-  void publishCacheStats();
+  // What was published for one backend's cache (a reload replaces the cache: counting restarts
+  // from the new cache's zero).
+  struct PublishedCache {
+    std::weak_ptr<prom::CachingClient> cache;
+    prom::CacheStats stats;
+    prometheus::Counter* hits = nullptr;
+    prometheus::Counter* misses = nullptr;
+    prometheus::Counter* coalesced = nullptr;
+    prometheus::Gauge* entries = nullptr;
+  };
+  void publishCacheStats(const std::string& backend,
+                         const std::shared_ptr<prom::CachingClient>& cache);
 
   std::shared_ptr<prom::Client> client_;
   std::shared_ptr<prom::CachingClient> cache_;
+  std::shared_ptr<RuleStatus> status_;
   prometheus::Counter* nanCustom_ = nullptr;
   prometheus::Counter* nanExternal_ = nullptr;
-  prometheus::Counter* cacheHits_ = nullptr;
-  prometheus::Counter* cacheMisses_ = nullptr;
-  prometheus::Counter* cacheCoalesced_ = nullptr;
-  prometheus::Gauge* cacheEntries_ = nullptr;
+  prometheus::Family<prometheus::Counter>* cacheCalls_ = nullptr;
+  prometheus::Family<prometheus::Gauge>* cacheEntries_ = nullptr;
   std::mutex statsMutex_;
-  prom::CacheStats published_;
+  std::map<std::string, PublishedCache, std::less<>> published_;
 };
 
 }  // namespace gpuscale::adapter

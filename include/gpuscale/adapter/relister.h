@@ -2,7 +2,8 @@
 // loops, one thread for custom and external rules).
 //
 // Every `interval` (sliding: measured from the end of the previous run; the first run starts at
-// once) it discovers, for each distinct seriesQuery of the custom and external rules, the metric
+// once unless start() says otherwise) it discovers, for each distinct (backend, seriesQuery) of
+// the custom and external rules, asked of that backend (backend.h), the metric
 // names and their label names within [now - maxAge, now] with the label APIs (prom/discovery.h:
 // cost independent of the series count; /api/v1/series only as a fallback), builds the registries
 // (rules/registry.h) and swaps in a new immutable DiscoverySnapshot. When a seriesQuery fails, the
@@ -21,6 +22,7 @@
 //   gpuscale_adapter_rule_entries{rule}                            gauge (metrics the rule serves)
 //   gpuscale_adapter_rule_last_error{rule}                         gauge (1 when the rule's last
 //                                                                         discovery failed)
+// and, when a RuleStatus is given, each rule's discovery outcome (rule_status.h).
 //
 // Thread safety: snapshot(), ready() and lastError() from any thread; start()/stop() from one
 // controlling thread. relistOnce() must not run concurrently with the background thread (tests use
@@ -37,6 +39,8 @@
 #include <string>
 #include <thread>
 
+#include "gpuscale/adapter/backend.h"
+#include "gpuscale/adapter/rule_status.h"
 #include "gpuscale/core/duration.h"
 #include "gpuscale/core/status.h"
 #include "gpuscale/prom/client.h"
@@ -46,10 +50,18 @@
 
 namespace gpuscale::adapter {
 
-// What the providers serve from: both registries of one point in time. Never null members.
+// What the providers serve from: both registries of one point in time. Never null registries.
 struct DiscoverySnapshot {
   std::shared_ptr<const rules::CustomRegistry> custom;
   std::shared_ptr<const rules::ExternalRegistry> external;
+  // The backends the rules of these registries query; null when the relister was given a single
+  // client (the providers then query through their QueryRunner's client).
+  std::shared_ptr<const BackendSet> backends;
+
+  // The backend `rule` queries, or null (see `backends`).
+  const Backend* backendFor(const rules::CompiledRule& rule) const {
+    return backends ? backends->find(rule.backend()) : nullptr;
+  }
 };
 
 struct RelistOptions {
@@ -66,14 +78,23 @@ core::Result<RelistOptions> resolveRelistOptions(RelistOptions options,
 
 class Relister {
  public:
+  // Every rule is discovered through `client` (whatever backend it names); snapshots carry no
+  // backends.
   Relister(std::shared_ptr<const rules::RuleSet> rules, std::shared_ptr<prom::Client> client,
-           RelistOptions options, std::shared_ptr<prometheus::Registry> registry);
+           RelistOptions options, std::shared_ptr<prometheus::Registry> registry,
+           std::shared_ptr<RuleStatus> status = nullptr);
+  // Each rule is discovered through its backend's discovery client; snapshots carry `backends`
+  // (which must hold every backend the rules name). `status` may be null (no per-rule status).
+  Relister(std::shared_ptr<const rules::RuleSet> rules, std::shared_ptr<const BackendSet> backends,
+           RelistOptions options, std::shared_ptr<prometheus::Registry> registry,
+           std::shared_ptr<RuleStatus> status = nullptr);
   ~Relister();
   Relister(const Relister&) = delete;
   Relister& operator=(const Relister&) = delete;
 
-  // Starts the background thread (first run at once).
-  void start();
+  // Starts the background thread: the first run at once, or after one interval when
+  // `firstRunDone` (the caller ran relistOnce() itself).
+  void start(bool firstRunDone = false);
   // Stops it; waits for a run in progress (bounded by the Prometheus client's timeout).
   void stop();
 
@@ -89,12 +110,14 @@ class Relister {
   struct Metrics;
 
  private:
-  void loop();
+  void loop(bool firstRunDone);
 
   std::shared_ptr<const rules::RuleSet> rules_;
-  std::shared_ptr<prom::Client> client_;
+  std::shared_ptr<const BackendSet> backends_;  // for discovery
+  std::shared_ptr<prom::Client> client_;        // for discovery when backends_ is null
   RelistOptions options_;
   std::unique_ptr<Metrics> metrics_;
+  std::shared_ptr<RuleStatus> status_;
 
   mutable std::mutex mutex_;  // guards snapshot_, lastError_, stopping_
   std::shared_ptr<const DiscoverySnapshot> snapshot_;

@@ -3,13 +3,15 @@
 //
 // Per request, in Kubernetes' filter order: RequestInfo -> authenticate (error: its Status,
 // normally 401) -> authorize (deny: 403 forbiddenStatus(); error: 500) -> dispatch:
-//   /healthz /livez /readyz[/<check>]   health (HealthChecks)
-//   /metrics                            Prometheus text exposition of the shared registry
-//   /version, /, /index.html            version.Info and the root path list (pretty, as Kubernetes
-//   writes them) /apis, /apis/<group>                APIGroupList / APIGroup (custom lists only
-//   v1beta1, as upstream) /apis/<group>/<version>[/...]       routeMetricsApi() -> resource list or
-//   provider call -> JSON anything else                       plain-text "404 page not found" (so
-//   also /openapi/v2)
+//   /healthz /livez /readyz[/<check>]  health (HealthChecks)
+//   /metrics                           Prometheus text exposition of the shared registry
+//   /version, /, /index.html           version.Info and the root path list (pretty, as Kubernetes
+//                                      writes them)
+//   /apis, /apis/<group>               APIGroupList / APIGroup (custom lists only v1beta1, as
+//                                      upstream)
+//   /apis/<group>/<version>[/...]      routeMetricsApi() -> resource list or provider call -> JSON
+//   extraRoutes (e.g. /debug/explain)  the configured handler (GET only)
+//   anything else                      plain-text "404 page not found" (so also /openapi/v2)
 // JSON responses honour `?pretty=` and the curl/Wget/Mozilla user-agent rule, and answer 406 when
 // the Accept header admits no plain JSON (the aggregated-discovery Accept of kube-aggregator falls
 // back on 406). Provider errors are written as Status bodies with their HTTP codes; provider
@@ -22,6 +24,7 @@
 
 #include <prometheus/registry.h>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -30,9 +33,13 @@
 #include "gpuscale/apiserver/http_message.h"
 #include "gpuscale/apiserver/provider.h"
 #include "gpuscale/apiserver/request_metrics.h"
+#include "gpuscale/apiserver/url.h"
 #include "gpuscale/apiserver/wire_format.h"
 
 namespace gpuscale::apiserver {
+
+// A handler for one extra path: the request and its parsed query parameters.
+using ExtraRoute = std::function<HttpResponse(const HttpRequest&, const QueryParams&)>;
 
 struct ApiHandlerConfig {
   // Null providers: that group is not served (its paths are plain 404s and /apis leaves it out).
@@ -51,6 +58,10 @@ struct ApiHandlerConfig {
   VersionInfo version;
   // serverAddressByClientCIDRs in /apis, e.g. "127.0.0.1:6443".
   std::string serverAddress;
+  // Extra GET paths (exact match) served after authentication and authorization, such as the
+  // adapter's /debug/explain. They are non-resource requests, so the authorizer sees {path, verb
+  // "get"}. Other methods get 405. Listed in the root path list.
+  std::map<std::string, ExtraRoute> extraRoutes;
 };
 
 class ApiHandler {

@@ -75,6 +75,7 @@ struct DiscoveryRule {
   ResourceMapping resources;
   NameMapping name;
   Located<std::string> metricsQuery;
+  Located<std::string> backend;  // gpuscale: the `backends` entry it queries ("" = `default`)
 };
 
 // `resourceRules.cpu` / `resourceRules.memory`.
@@ -95,6 +96,24 @@ struct ResourceRules {
   Located<std::string> window;  // Prometheus duration, e.g. "5m"
 };
 
+// One `backends` entry (gpuscale, not prometheus-adapter): a Prometheus-compatible server that
+// rules may name with `backend:`. Credentials are never inherited from the command line's default
+// backend; timeout and verb are, when absent.
+struct BackendConfig {
+  std::string path;  // "backends[1]"
+  SourcePos pos;
+  Located<std::string> name;
+  Located<std::string> url;
+  std::vector<std::pair<Located<std::string>, Located<std::string>>> headers;  // in file order
+  Located<std::string> bearerTokenFile;
+  Located<std::string> caFile;
+  Located<std::string> clientCertFile;
+  Located<std::string> clientKeyFile;
+  Located<bool> insecureSkipTLSVerify;
+  Located<std::string> timeout;  // Go duration
+  Located<std::string> verb;     // GET or POST
+};
+
 // The whole file.
 struct RuleConfig {
   std::string file;    // the name used in messages ("FILE:LINE:COL: ...")
@@ -102,6 +121,7 @@ struct RuleConfig {
   std::vector<DiscoveryRule> rules;
   std::vector<DiscoveryRule> externalRules;
   std::optional<ResourceRules> resourceRules;
+  std::vector<BackendConfig> backends;
 };
 
 // A positioned message about a rule file (an error or a warning).

@@ -1,5 +1,6 @@
 // Strict loading of rule files (prometheus-adapter's `--config` format, see config.h) with
-// yaml-cpp.
+// yaml-cpp. gpuscale adds two optional fields prometheus-adapter files do not have: a top-level
+// `backends` list (config.h: BackendConfig) and a rule's `backend`.
 //
 // Strict like prometheus-adapter's yaml.v2 UnmarshalStrict: unknown keys and duplicate keys are
 // errors (yaml-cpp silently keeps one of two duplicate keys, so duplicates are detected here), as

@@ -84,6 +84,11 @@ class CompiledRule {
   const Template& metricsQuery() const { return metricsQuery_; }
   // `resources.namespaced` (external rules: whether the namespace matcher is added).
   bool namespaced() const { return namespaced_; }
+  // The backend the rule queries (backend.h: "default" unless the rule names one).
+  const std::string& backend() const { return backend_; }
+  // The key of the rule's discovery result in a SeriesByQuery (registry.h): the seriesQuery for
+  // rules of the default backend, so that the same query asked of two backends stays two keys.
+  std::string discoveryKey() const;
 
   // Index of the first filter `seriesName` fails, or -1 when it passes them all.
   int firstFailingFilter(std::string_view seriesName) const;
@@ -113,6 +118,7 @@ class CompiledRule {
   ResourceConverter resources_;
   Template metricsQuery_;
   bool namespaced_ = true;
+  std::string backend_ = "default";
 };
 
 }  // namespace gpuscale::rules

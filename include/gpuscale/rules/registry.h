@@ -60,7 +60,8 @@ struct Series {
   size_t count = 1;  // how many series this one stands for (statistics only)
 };
 
-// seriesQuery → the series Prometheus returned for it (in Prometheus' order).
+// CompiledRule::discoveryKey() (the seriesQuery, prefixed by the backend for rules that name one)
+// → the series the backend returned for it (in Prometheus' order).
 using SeriesByQuery = std::map<std::string, std::vector<Series>, std::less<>>;
 
 struct RuleStats {

@@ -58,6 +58,10 @@ class ResourceConverter {
   // The normalised group-resource `label` stands for, if any (uncached: callers that look up many
   // labels should cache per label name).
   std::optional<GroupResource> resourceForLabel(std::string_view label) const;
+  // What the label template reads from `label` before normalisation ({group, resource} as
+  // captured), or nullopt when there is no template or it does not match. A candidate that
+  // resourceForLabel() does not return is a resource the mapper does not know (explain shows it).
+  std::optional<GroupResource> templateCandidate(std::string_view label) const;
 
   // The label that holds `resource`'s object names. `resource` must be normalised.
   core::Result<std::string> labelForResource(const GroupResource& resource) const;

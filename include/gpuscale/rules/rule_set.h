@@ -8,6 +8,7 @@
 //   - a resources.template that cannot be used as a label regex or lacks <<.Resource>>;
 //   - an override whose resource the ResourceMapper does not know;
 //   - a resourceRules.window that is not a Prometheus duration.
+//   - a backend declaration that is invalid (backend.h), or a rule naming an undeclared backend.
 // It also collects warnings for rules that load but cannot work as written: the `$1_per_second`
 // trap in `as`, template fields that do not exist (every request would fail), .GroupBy in external
 // rules (always empty), no way to build a namespace matcher, an empty seriesQuery or metricsQuery.
@@ -24,6 +25,7 @@
 #include <vector>
 
 #include "gpuscale/core/result.h"
+#include "gpuscale/rules/backend.h"
 #include "gpuscale/rules/config.h"
 #include "gpuscale/rules/namer.h"
 #include "gpuscale/rules/resource_table.h"
@@ -56,7 +58,8 @@ struct RuleSet {
   std::vector<CompiledRule> rules;          // custom.metrics.k8s.io
   std::vector<CompiledRule> externalRules;  // external.metrics.k8s.io
   std::optional<CompiledResourceRules> resourceRules;
-  std::vector<Diagnostic> warnings;  // in file order
+  std::vector<BackendSpec> backends;  // declared in the file (the default one is not)
+  std::vector<Diagnostic> warnings;   // in file order
 
   const std::vector<CompiledRule>& of(RuleKind kind) const {
     return kind == RuleKind::kCustom ? rules : externalRules;
@@ -64,6 +67,15 @@ struct RuleSet {
   // The distinct seriesQuery strings of `kind`'s rules, in first-use order (one Prometheus call
   // each).
   std::vector<std::string> seriesQueries(RuleKind kind) const;
+
+  // One discovery call: a seriesQuery asked of a backend, filed under `key` (discoveryKey()).
+  struct DiscoveryQuery {
+    std::string key;
+    std::string backend;
+    std::string seriesQuery;
+  };
+  // The distinct discovery calls of `kind`'s rules, in first-use order.
+  std::vector<DiscoveryQuery> discoveryQueries(RuleKind kind) const;
 };
 
 // Validates and compiles `config`. The first error is returned; warnings are kept in the RuleSet.

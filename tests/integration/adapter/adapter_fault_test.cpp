@@ -141,6 +141,14 @@ TEST_F(AdapterFaultTest, EveryFaultIsAStatusAndTheAdapterKeepsServing) {
   HttpReply good = curl(adapter_->url(kNamed));
   EXPECT_EQ(good.code, 200);
   EXPECT_NE(good.body.find(R"("value":"1500m")"), std::string::npos) << good.body;
+  // Per metric, by class: the slow answer timed out, the five others were bad responses.
+  const std::string metrics = curl(adapter_->url("/metrics")).body;
+  for (
+      std::string line :
+      {R"(gpuscale_adapter_metric_query_errors_total{class="timeout",metric="m",rule="rules[0]"} 1)",
+       R"(gpuscale_adapter_metric_query_errors_total{class="bad_response",metric="m",rule="rules[0]"} 5)"}) {
+    EXPECT_NE(metrics.find(line), std::string::npos) << line;
+  }
 }
 
 TEST_F(AdapterFaultTest, GracefulShutdownOnSigterm) {

@@ -56,16 +56,70 @@ inline std::string withoutTimestamps(const std::string& body) {
   return std::regex_replace(body, kTimestamp, R"("timestamp":"T")");
 }
 
-// The adapter program in standalone mode.
+// The Debian prometheus on a fixed port and storage folder, so it can be stopped and started again.
+class Prometheus {
+ public:
+  Prometheus(const gpuscale::testing::TempDir& dir, const std::string& target)
+      : dir_(dir), port_(gpuscale::testing::freeLoopbackPort()) {
+    writeFile(dir_.file("prometheus.yml"),
+              "global: {scrape_interval: 1s, evaluation_interval: 1s}\n"
+              "scrape_configs:\n"
+              "- job_name: triton\n"
+              "  static_configs: [{targets: [\"" +
+                  target + "\"]}]\n");
+    start();
+  }
+  void start() {
+    process_ = std::make_unique<BackgroundProcess>(
+        std::vector<std::string>{"prometheus", "--config.file=" + dir_.file("prometheus.yml"),
+                                 "--storage.tsdb.path=" + dir_.file("data"),
+                                 "--web.listen-address=" + address()},
+        dir_.file("prometheus.log"));
+    ASSERT_TRUE(gpuscale::testing::waitUntil([&] { return curl(url() + "/-/ready").code == 200; },
+                                             std::chrono::seconds(60)))
+        << process_->log();
+  }
+  void stop() {
+    process_->signal(SIGTERM);
+    process_->wait(std::chrono::seconds(30));
+  }
+  std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
+  std::string url() const { return "http://" + address(); }
+
+ private:
+  const gpuscale::testing::TempDir& dir_;
+  uint16_t port_;
+  std::unique_ptr<BackgroundProcess> process_;
+};
+
+// The simulator's Triton exporter on a free loopback port; `target` becomes "127.0.0.1:<port>"
+// (empty when it did not start).
+inline std::unique_ptr<BackgroundProcess> startExporter(const gpuscale::testing::TempDir& dir,
+                                                        std::string& target) {
+  auto exporter = std::make_unique<BackgroundProcess>(
+      std::vector<std::string>{binary("gpuscale-sim"), "exporter", "--listen", "127.0.0.1:0",
+                               "--port-file", dir.file("exporter.port")},
+      dir.file("exporter.log"));
+  if (gpuscale::testing::waitUntil([&] { return std::ifstream(dir.file("exporter.port")).good(); },
+                                   std::chrono::seconds(10))) {
+    std::string port;
+    std::ifstream(dir.file("exporter.port")) >> port;
+    if (!port.empty()) target = "127.0.0.1:" + port;
+  }
+  return exporter;
+}
+
+// The adapter program, in standalone mode unless `standalone` is false (then the extra arguments
+// give the delegation flags; it binds to 127.0.0.1 either way).
 class AdapterProcess {
  public:
   AdapterProcess(const std::string& config, const std::string& prometheusUrl,
-                 std::vector<std::string> extraArgs = {}) {
+                 std::vector<std::string> extraArgs = {}, bool standalone = true) {
     port_ = gpuscale::testing::freeLoopbackPort();
     std::vector<std::string> argv = {binary("gpuscale-adapter"),
                                      "--config",
                                      config,
-                                     "--standalone",
+                                     standalone ? "--standalone" : "--bind-address=127.0.0.1",
                                      "--prometheus-url",
                                      prometheusUrl,
                                      "--secure-port",
@@ -85,13 +139,17 @@ class AdapterProcess {
   std::string url(const std::string& path) const {
     return "https://127.0.0.1:" + std::to_string(port_) + path;
   }
-  // kubectl --kubeconfig=/dev/null --server ... --insecure-skip-tls-verify --token=x get --raw PATH
-  ProcessResult kubectl(const std::string& path) const {
+  // kubectl --kubeconfig=/dev/null --server ... --insecure-skip-tls-verify --token=TOKEN get --raw
+  // PATH
+  ProcessResult kubectl(const std::string& path, const std::string& token = "x") const {
     return runProcess({"kubectl", "--kubeconfig=/dev/null", "--server",
                        "https://127.0.0.1:" + std::to_string(port_), "--insecure-skip-tls-verify",
-                       "--token=x", "get", "--raw", path});
+                       "--token=" + token, "get", "--raw", path});
   }
   bool running() { return process_ && process_->running(); }
+  void signal(int signo) {
+    if (process_) process_->signal(signo);
+  }
   std::string log() const { return process_ ? process_->log() : ""; }
   // SIGTERM; the exit code (nullopt when it did not exit in time).
   std::optional<int> stop() {
@@ -106,6 +164,41 @@ class AdapterProcess {
   gpuscale::testing::TempDir dir_;
   uint16_t port_ = 0;
   std::unique_ptr<BackgroundProcess> process_;
+};
+
+// What a suite against a real Prometheus shares: the exporter, Prometheus scraping it, and the
+// adapter serving `rules`, started once and stopped in reverse order.
+struct TritonStack {
+  // Null when prometheus or kubectl is not installed. Fails the calling test (and returns what was
+  // started) when a part does not come up or `readyPath` does not answer 200 within a minute.
+  static std::unique_ptr<TritonStack> start(const std::string& rules,
+                                            const std::vector<std::string>& adapterArgs,
+                                            const std::string& readyPath) {
+    if (!gpuscale::testing::programAvailable("prometheus") ||
+        !gpuscale::testing::programAvailable("kubectl")) {
+      return nullptr;
+    }
+    auto stack = std::make_unique<TritonStack>();
+    std::string target;
+    stack->exporter = startExporter(stack->dir, target);
+    EXPECT_FALSE(target.empty()) << "the exporter did not start";
+    if (target.empty()) return stack;
+    stack->prometheus = std::make_unique<Prometheus>(stack->dir, target);
+    writeFile(stack->dir.file("rules.yaml"), rules);
+    stack->adapter = std::make_unique<AdapterProcess>(stack->dir.file("rules.yaml"),
+                                                      stack->prometheus->url(), adapterArgs);
+    AdapterProcess& adapter = *stack->adapter;
+    // Discovery, then two scrapes' worth of data for the delta()/rate() windows.
+    EXPECT_TRUE(gpuscale::testing::waitUntil(
+        [&] { return curl(adapter.url(readyPath)).code == 200; }, std::chrono::seconds(60)))
+        << adapter.log();
+    return stack;
+  }
+
+  gpuscale::testing::TempDir dir;
+  std::unique_ptr<BackgroundProcess> exporter;
+  std::unique_ptr<Prometheus> prometheus;
+  std::unique_ptr<AdapterProcess> adapter;
 };
 
 }  // namespace gpuscale::adapter::testing

@@ -36,76 +36,21 @@ externalRules:
 
 constexpr char kCustom[] = "/apis/custom.metrics.k8s.io/v1beta1";
 
-// The Debian prometheus on a fixed port and storage folder, so it can be stopped and started again.
-class Prometheus {
- public:
-  Prometheus(const gpuscale::testing::TempDir& dir, const std::string& target)
-      : dir_(dir), port_(gpuscale::testing::freeLoopbackPort()) {
-    writeFile(dir_.file("prometheus.yml"),
-              "global: {scrape_interval: 1s, evaluation_interval: 1s}\n"
-              "scrape_configs:\n"
-              "- job_name: triton\n"
-              "  static_configs: [{targets: [\"" +
-                  target + "\"]}]\n");
-    start();
-  }
-  void start() {
-    process_ = std::make_unique<BackgroundProcess>(
-        std::vector<std::string>{"prometheus", "--config.file=" + dir_.file("prometheus.yml"),
-                                 "--storage.tsdb.path=" + dir_.file("data"),
-                                 "--web.listen-address=" + address()},
-        dir_.file("prometheus.log"));
-    ASSERT_TRUE(gpuscale::testing::waitUntil([&] { return curl(url() + "/-/ready").code == 200; },
-                                             std::chrono::seconds(60)))
-        << process_->log();
-  }
-  void stop() {
-    process_->signal(SIGTERM);
-    process_->wait(std::chrono::seconds(30));
-  }
-  std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
-  std::string url() const { return "http://" + address(); }
-
- private:
-  const gpuscale::testing::TempDir& dir_;
-  uint16_t port_;
-  std::unique_ptr<BackgroundProcess> process_;
-};
-
 class AdapterPrometheusTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    if (!gpuscale::testing::programAvailable("prometheus") ||
-        !gpuscale::testing::programAvailable("kubectl")) {
-      return;
+    stack_ = TritonStack::start(
+                 kRules, {},
+                 std::string(kCustom) + "/namespaces/default/pods/triton-2/avg_time_queue_us")
+                 .release();
+    if (stack_ != nullptr && stack_->adapter) {
+      adapter_ = stack_->adapter.get();
+      prometheus_ = stack_->prometheus.get();
     }
-    dir_ = new gpuscale::testing::TempDir();
-    exporter_ = new BackgroundProcess({binary("gpuscale-sim"), "exporter", "--listen",
-                                       "127.0.0.1:0", "--port-file", dir_->file("exporter.port")},
-                                      dir_->file("exporter.log"));
-    ASSERT_TRUE(gpuscale::testing::waitUntil(
-        [] { return std::ifstream(dir_->file("exporter.port")).good(); },
-        std::chrono::seconds(10)));
-    std::string port;
-    std::ifstream(dir_->file("exporter.port")) >> port;
-    prometheus_ = new Prometheus(*dir_, "127.0.0.1:" + port);
-    writeFile(dir_->file("rules.yaml"), kRules);
-    adapter_ = new AdapterProcess(dir_->file("rules.yaml"), prometheus_->url());
-    // Discovery, then two scrapes' worth of data for the delta()/rate() windows.
-    ASSERT_TRUE(gpuscale::testing::waitUntil(
-        [] {
-          return curl(adapter_->url(std::string(kCustom) +
-                                    "/namespaces/default/pods/triton-2/avg_time_queue_us"))
-                     .code == 200;
-        },
-        std::chrono::seconds(60)))
-        << adapter_->log();
   }
   static void TearDownTestSuite() {
-    delete adapter_;
-    delete prometheus_;
-    delete exporter_;
-    delete dir_;
+    delete stack_;
+    adapter_ = nullptr;
   }
   void SetUp() override {
     if (adapter_ == nullptr) GTEST_SKIP() << "prometheus or kubectl not installed";
@@ -123,14 +68,12 @@ class AdapterPrometheusTest : public ::testing::Test {
     return withoutTimestamps(c.body);
   }
 
-  static gpuscale::testing::TempDir* dir_;
-  static BackgroundProcess* exporter_;
+  static TritonStack* stack_;
   static Prometheus* prometheus_;
   static AdapterProcess* adapter_;
 };
 
-gpuscale::testing::TempDir* AdapterPrometheusTest::dir_ = nullptr;
-BackgroundProcess* AdapterPrometheusTest::exporter_ = nullptr;
+TritonStack* AdapterPrometheusTest::stack_ = nullptr;
 Prometheus* AdapterPrometheusTest::prometheus_ = nullptr;
 AdapterProcess* AdapterPrometheusTest::adapter_ = nullptr;
 
@@ -267,11 +210,11 @@ TEST_F(AdapterPrometheusTest, SelfMetrics) {
   HttpReply reply = curl(adapter_->url("/metrics"));
   ASSERT_EQ(reply.code, 200);
   for (std::string family :
-       {"gpuscale_adapter_prometheus_request_duration_seconds_bucket{endpoint=\"query\"",
+       {"gpuscale_adapter_prometheus_request_duration_seconds_bucket{backend=\"default\",endpoint=\"query\"",
         "gpuscale_adapter_relist_duration_seconds_count",
         "gpuscale_adapter_registry_metrics{api=\"custom\"} 4",
         "gpuscale_adapter_rule_last_error{rule=\"rules[0]\"} 0",
-        "gpuscale_adapter_query_cache_total{outcome=\"miss\"}",
+        "gpuscale_adapter_query_cache_total{backend=\"default\",outcome=\"miss\"}",
         "gpuscale_apiserver_requests_total"}) {
     EXPECT_NE(reply.body.find(family), std::string::npos) << family;
   }

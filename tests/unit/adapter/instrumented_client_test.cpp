@@ -20,11 +20,12 @@ TEST(InstrumentedClient, CountsCallsByEndpointAndResultClass) {
   EXPECT_TRUE(client.labelValues("__name__", {"up"}, {}).ok());
 
   const std::string text = prometheus::TextSerializer().Serialize(registry->Collect());
-  for (std::string line :
-       {R"(gpuscale_adapter_prometheus_requests_total{endpoint="query",result="success"} 2)",
-        R"(gpuscale_adapter_prometheus_requests_total{endpoint="query",result="timeout"} 1)",
-        R"(gpuscale_adapter_prometheus_requests_total{endpoint="label_values",result="success"} 1)",
-        R"(gpuscale_adapter_prometheus_request_duration_seconds_count{endpoint="query"} 3)"}) {
+  for (
+      std::string line :
+      {R"(gpuscale_adapter_prometheus_requests_total{backend="default",endpoint="query",result="success"} 2)",
+       R"(gpuscale_adapter_prometheus_requests_total{backend="default",endpoint="query",result="timeout"} 1)",
+       R"(gpuscale_adapter_prometheus_requests_total{backend="default",endpoint="label_values",result="success"} 1)",
+       R"(gpuscale_adapter_prometheus_request_duration_seconds_count{backend="default",endpoint="query"} 3)"}) {
     EXPECT_NE(text.find(line), std::string::npos) << line;
   }
 }

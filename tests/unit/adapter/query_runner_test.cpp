@@ -49,5 +49,27 @@ TEST(QueryRunner, RejectsResultTypesTheCallerCannotUse) {
   EXPECT_TRUE(runner.run("q", {prom::ResultType::kVector, prom::ResultType::kScalar}).ok());
 }
 
+TEST(QueryRunner, ReportsQueriesWithAnOriginToRuleStatus) {
+  auto prometheus = std::make_shared<fakes::FakePrometheusClient>();
+  auto status = std::make_shared<RuleStatus>(nullptr);
+  QueryRunner runner(prometheus, nullptr, nullptr, status);
+  const QueryOrigin origin{"rules[0]", "m"};
+  auto matrix = std::make_shared<prom::QueryResult>();
+  matrix->type = prom::ResultType::kMatrix;
+  prometheus->setQuery("matrix", prom::QueryResultPtr(matrix));
+  prometheus->setQuery("down", prom::failure(prom::FailureKind::kConnection, "refused"));
+
+  EXPECT_TRUE(runner.run("empty", {prom::ResultType::kVector}, &origin).ok());
+  EXPECT_FALSE(runner.run("matrix", {prom::ResultType::kVector}, &origin).ok());
+  EXPECT_FALSE(runner.run("down", {prom::ResultType::kVector}, &origin).ok());
+  EXPECT_TRUE(runner.run("no origin", {prom::ResultType::kVector}).ok());
+  RuleState state = status->state("rules[0]");
+  EXPECT_EQ(state.queries, 3u);
+  EXPECT_EQ(state.emptyResults, 1u);
+  EXPECT_EQ(state.queryErrors, 2u);
+  ASSERT_TRUE(state.lastQueryError.has_value());
+  EXPECT_EQ(state.lastQueryError->errorClass, "unreachable");
+}
+
 }  // namespace
 }  // namespace gpuscale::adapter

@@ -101,6 +101,27 @@ TEST_F(RelisterTest, AFailureKeepsTheLastGoodRegistry) {
   EXPECT_TRUE(customNames(relister).empty());  // recovered: the series are gone now
 }
 
+TEST_F(RelisterTest, RuleStatusRecordsEachRulesDiscovery) {
+  auto status = std::make_shared<RuleStatus>(registry_);
+  Relister relister(rules_, prometheus_, {}, registry_, status);
+  ASSERT_TRUE(relister.relistOnce().ok());
+  EXPECT_TRUE(status->state("rules[1]").lastRelistSuccess.has_value());
+  EXPECT_TRUE(status->state("externalRules[0]").lastRelistSuccess.has_value());
+  prometheus_->setLabelValues("__name__", {kPods},
+                              prom::failure(prom::FailureKind::kTimeout, "2s"));
+  EXPECT_FALSE(relister.relistOnce().ok());
+  // Both custom rules share the failing seriesQuery; the external rule's own query succeeded.
+  for (std::string rule : {"rules[0]", "rules[1]"}) {
+    ASSERT_TRUE(status->state(rule).lastDiscoveryError.has_value()) << rule;
+    EXPECT_EQ(status->state(rule).lastDiscoveryError->errorClass, "timeout");
+  }
+  EXPECT_FALSE(status->state("externalRules[0]").lastDiscoveryError.has_value());
+  EXPECT_NE(
+      exposition().find(
+          R"(gpuscale_adapter_rule_discovery_errors_total{class="timeout",rule="rules[1]"} 1)"),
+      std::string::npos);
+}
+
 TEST_F(RelisterTest, NotReadyWhileDiscoveryHasNeverSucceeded) {
   prometheus_->setDefaultError(prom::failure(prom::FailureKind::kConnection, "refused"));
   prometheus_->setLabelValues("__name__", {kPods},

@@ -427,6 +427,48 @@ TEST_F(ApiHandlerTest, AuthorizationDenialIs403WithKubernetesMessage) {
   EXPECT_NE(failed.body.find("subjectaccessreviews unavailable"), std::string::npos);
 }
 
+// Records what it was asked and allows only what `allow` says.
+class RecordingAuthorizer final : public Authorizer {
+ public:
+  core::Result<AuthorizationDecision> authorize(const UserInfo&, const RequestInfo& info) override {
+    seen.push_back(info);
+    return AuthorizationDecision{allow, ""};
+  }
+  bool allow = false;
+  std::vector<RequestInfo> seen;
+};
+
+TEST_F(ApiHandlerTest, ExtraRoutesAreAuthorizedAsNonResourcePaths) {
+  auto authorizer = std::make_shared<RecordingAuthorizer>();
+  config_.authenticator = std::make_shared<FixedUser>();
+  config_.authorizer = authorizer;
+  int calls = 0;
+  config_.extraRoutes["/debug/explain"] = [&calls](const HttpRequest&, const QueryParams& query) {
+    ++calls;
+    return plainTextResponse(200, "explained " + query.get("metric").value_or(""));
+  };
+  const auto denied = call("/debug/explain?metric=m");
+  EXPECT_EQ(denied.status, 403);
+  EXPECT_NE(denied.body.find(R"(forbidden: User \"u\" cannot get path \"/debug/explain\")"),
+            std::string::npos)
+      << denied.body;
+  EXPECT_EQ(calls, 0);
+  ASSERT_EQ(authorizer->seen.size(), 1u);
+  EXPECT_FALSE(authorizer->seen[0].isResourceRequest);
+  EXPECT_EQ(authorizer->seen[0].path, "/debug/explain");
+  EXPECT_EQ(authorizer->seen[0].verb, "get");
+
+  authorizer->allow = true;
+  const auto allowed = call("/debug/explain?metric=m");
+  EXPECT_EQ(allowed.status, 200);
+  EXPECT_EQ(allowed.body, "explained m\n");
+  EXPECT_EQ(calls, 1);
+  HttpRequest post = get("/debug/explain");
+  post.method = "POST";
+  EXPECT_EQ(handler().handle(post).status, 405);
+  EXPECT_NE(call("/").body.find("\"/debug/explain\""), std::string::npos);
+}
+
 class ThrowingProvider final : public ExternalMetricsProvider {
  public:
   std::vector<ExternalMetricInfo> listMetrics() const override { return {{"q"}}; }

@@ -22,11 +22,11 @@ const ErrorRow kErrorRows[] = {
     {"no rules at all", "rules: []\n",
      "t.yaml:1:1: the rule file defines no rules, externalRules or resourceRules"},
     {"top level is a list", "- a\n",
-     "t.yaml:1:1: expected a mapping with rules, externalRules or resourceRules at the top level, "
-     "got "
-     "a sequence"},
+     "t.yaml:1:1: expected a mapping with rules, externalRules, resourceRules or backends at the "
+     "top level, got a sequence"},
     {"unknown top-level key", "rules: []\nrulez: []\n",
-     "t.yaml:2:1: unknown field \"rulez\" (expected rules, externalRules, resourceRules)"},
+     "t.yaml:2:1: unknown field \"rulez\" (expected rules, externalRules, resourceRules, "
+     "backends)"},
     {"duplicate top-level key", "rules: []\nrules: []\n",
      "t.yaml:2:1: duplicate key \"rules\" (first at line 1, column 1)"},
     {"rules is not a list", "rules: {}\n",
@@ -35,7 +35,7 @@ const ErrorRow kErrorRows[] = {
      "t.yaml:2:3: rules[0]: expected a rule (a mapping), got a scalar"},
     {"unknown key in a rule", "rules:\n- seriesQuery: up\n  metricQuery: x\n",
      "t.yaml:3:3: rules[0]: unknown field \"metricQuery\" (expected seriesQuery, seriesFilters, "
-     "resources, name, metricsQuery)"},
+     "resources, name, metricsQuery, backend)"},
     {"duplicate key in a rule (yaml-cpp would keep one silently)",
      "rules:\n- seriesQuery: up\n  metricsQuery: a\n  metricsQuery: b\n",
      "t.yaml:4:3: rules[0]: duplicate key \"metricsQuery\" (first at line 3, column 3)"},
@@ -80,6 +80,24 @@ const ErrorRow kErrorRows[] = {
     {"malformed YAML: undefined alias", "rules:\n- seriesQuery: *a\n",
      "t.yaml:2:16: malformed YAML: the referenced anchor is not defined"},
     {"tab indentation", "rules:\n\t- seriesQuery: up\n", "t.yaml:2:2: malformed YAML: "},
+    {"backends is not a list", "backends: {name: a}\nrules:\n- seriesQuery: up\n",
+     "t.yaml:1:11: backends: expected a list of backends, got a mapping"},
+    {"a backend is a string", "backends:\n- thanos\nrules:\n- seriesQuery: up\n",
+     "t.yaml:2:3: backends[0]: expected a backend (a mapping), got a scalar"},
+    {"unknown key in a backend, second backend",
+     "backends:\n- {name: a, url: 'http://a'}\n- name: b\n  tenant: x\nrules:\n- seriesQuery: up\n",
+     "t.yaml:4:3: backends[1]: unknown field \"tenant\" (expected name, url, headers, "
+     "bearerTokenFile, caFile, clientCertFile, clientKeyFile, insecureSkipTLSVerify, timeout, "
+     "verb)"},
+    {"headers is a list", "backends:\n- name: a\n  headers: [X-Scope-OrgID]\n",
+     "t.yaml:3:12: backends[0].headers: expected a mapping, got a sequence"},
+    {"header value is a mapping", "backends:\n- name: a\n  headers:\n    X-Scope-OrgID: {a: b}\n",
+     "t.yaml:4:20: backends[0].headers.X-Scope-OrgID: expected a string, got a mapping"},
+    {"insecureSkipTLSVerify is not a boolean",
+     "backends:\n- name: a\n  insecureSkipTLSVerify: sometimes\n",
+     "t.yaml:3:26: backends[0].insecureSkipTLSVerify: expected true or false, got \"sometimes\""},
+    {"a rule's backend is a list", "rules:\n- seriesQuery: up\n  backend: [a]\n",
+     "t.yaml:3:12: rules[0].backend: expected a string, got a sequence"},
 };
 
 TEST(LoaderErrors, Table) {
@@ -95,6 +113,54 @@ TEST(LoaderErrors, Table) {
       EXPECT_EQ(message, row.message);
     }
   }
+}
+
+TEST(Loader, ReadsBackendsAndRuleBackends) {
+  const char* yaml = R"(backends:
+- name: thanos
+  url: https://thanos:9090/prefix
+  headers:
+    X-Scope-OrgID: tenant-a
+    X-Other: "2"
+  bearerTokenFile: /token
+  caFile: /ca.pem
+  clientCertFile: /c.pem
+  clientKeyFile: /k.pem
+  insecureSkipTLSVerify: true
+  timeout: 3s
+  verb: POST
+rules:
+- seriesQuery: up
+  backend: thanos
+externalRules:
+- seriesQuery: up
+)";
+  core::Result<RuleConfig> parsed = parseRuleConfig(yaml, "b.yaml");
+  ASSERT_TRUE(parsed.ok()) << parsed.status().message();
+  ASSERT_EQ(parsed->backends.size(), 1u);
+  const BackendConfig& b = parsed->backends[0];
+  EXPECT_EQ(b.path, "backends[0]");
+  EXPECT_EQ(b.pos.line, 2);
+  EXPECT_EQ(b.pos.column, 3);
+  EXPECT_EQ(b.name.value, "thanos");
+  EXPECT_EQ(b.url.value, "https://thanos:9090/prefix");
+  ASSERT_EQ(b.headers.size(), 2u);
+  EXPECT_EQ(b.headers[0].first.value, "X-Scope-OrgID");
+  EXPECT_EQ(b.headers[0].second.value, "tenant-a");
+  EXPECT_EQ(b.headers[0].first.pos.line, 5);
+  EXPECT_EQ(b.headers[1].second.value, "2");
+  EXPECT_EQ(b.bearerTokenFile.value, "/token");
+  EXPECT_EQ(b.caFile.value, "/ca.pem");
+  EXPECT_EQ(b.clientCertFile.value, "/c.pem");
+  EXPECT_EQ(b.clientKeyFile.value, "/k.pem");
+  EXPECT_TRUE(b.insecureSkipTLSVerify.value);
+  EXPECT_EQ(b.timeout.value, "3s");
+  EXPECT_EQ(b.verb.value, "POST");
+  ASSERT_EQ(parsed->rules.size(), 1u);
+  EXPECT_EQ(parsed->rules[0].backend.value, "thanos");
+  EXPECT_EQ(parsed->rules[0].backend.pos.line, 16);
+  EXPECT_EQ(parsed->rules[0].backend.pos.column, 12);
+  EXPECT_FALSE(parsed->externalRules[0].backend.present);
 }
 
 TEST(Loader, ReadsEveryFieldWithPositions) {

@@ -80,6 +80,17 @@ const ErrorRow kErrorRows[] = {
     {"bad containerQuery", "resourceRules:\n  cpu:\n    containerQuery: <<.Series\n",
      "t.yaml:3:21: resourceRules.cpu.containerQuery: unable to parse template: template: offset 0: "
      "unclosed action"},
+    {"a rule names an undeclared backend (third rule)",
+     "backends:\n- {name: thanos, url: 'http://t'}\nrules:\n- seriesQuery: a\n- seriesQuery: b\n"
+     "  backend: thanos\n- seriesQuery: c\n  backend: mimir\n",
+     "t.yaml:8:12: rules[2].backend: unknown backend \"mimir\" (declared: default, thanos)"},
+    {"an external rule names a backend and none is declared",
+     "externalRules:\n- seriesQuery: a\n  backend: thanos\n",
+     "t.yaml:3:12: externalRules[0].backend: unknown backend \"thanos\" (declared: default)"},
+    {"an invalid backend stops compilation",
+     "backends:\n- {name: Thanos, url: 'http://t'}\nrules:\n- seriesQuery: a\n",
+     "t.yaml:2:10: backends[0].name: backend name \"Thanos\" must be a DNS label (lower-case "
+     "letters, digits and '-')"},
 };
 
 TEST(CompileRulesErrors, Table) {
@@ -221,6 +232,34 @@ TEST(CompileRules, FiltersAndNamingOfTheDefaultRules) {
       }
     }
   }
+}
+
+TEST(CompileRules, BackendsAndDiscoveryKeys) {
+  // The same seriesQuery on two backends is two discovery calls; rules without `backend:` (and
+  // `backend: default`) keep the seriesQuery itself as their key, as prometheus-adapter files do.
+  auto set = compileText(
+      "backends:\n- {name: thanos, url: 'http://t:9090', timeout: 3s, verb: POST}\n"
+      "rules:\n- seriesQuery: up\n- seriesQuery: up\n  backend: thanos\n"
+      "- seriesQuery: up\n  backend: default\n- seriesQuery: up\n  backend: thanos\n");
+  ASSERT_TRUE(set.ok()) << set.status().message();
+  ASSERT_EQ((*set)->backends.size(), 1u);
+  EXPECT_EQ((*set)->backends[0].name, "thanos");
+  EXPECT_EQ((*set)->backends[0].timeout, std::chrono::seconds(3));
+  EXPECT_EQ((*set)->backends[0].post, true);
+  const auto& rules = (*set)->rules;
+  EXPECT_EQ(rules[0].backend(), "default");
+  EXPECT_EQ(rules[0].discoveryKey(), "up");
+  EXPECT_EQ(rules[1].backend(), "thanos");
+  EXPECT_NE(rules[1].discoveryKey(), "up");
+  EXPECT_EQ(rules[2].discoveryKey(), "up");
+  EXPECT_EQ(rules[3].discoveryKey(), rules[1].discoveryKey());
+  auto queries = (*set)->discoveryQueries(RuleKind::kCustom);
+  ASSERT_EQ(queries.size(), 2u);
+  EXPECT_EQ(queries[0].backend, "default");
+  EXPECT_EQ(queries[0].seriesQuery, "up");
+  EXPECT_EQ(queries[1].backend, "thanos");
+  EXPECT_EQ(queries[1].seriesQuery, "up");
+  EXPECT_EQ(queries[1].key, rules[1].discoveryKey());
 }
 
 }  // namespace

@@ -1,0 +1,135 @@
+#include "explain_command.h"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "gpuscale/adapter/explain.h"
+#include "gpuscale/core/duration.h"
+#include "gpuscale/prom/http_client.h"
+#include "gpuscale/rules/loader.h"
+#include "gpuscale/rules/resource_table.h"
+
+namespace gpuscale::adapter {
+namespace {
+
+constexpr int kExitOk = 0;
+constexpr int kExitError = 2;
+
+constexpr std::string_view kUsage =
+    "usage: gpuscale-adapter explain --config FILE --prometheus-url URL [--metric M]\n"
+    "                                [--namespace NS] [--rule PATH] [--metrics-max-age D]\n"
+    "                                [--no-sample] [-o text|json] [--prometheus-* flags]\n"
+    "\n"
+    "Shows per rule the series query, the metric names it matched, which were dropped by which\n"
+    "filter, the metrics and resources produced, an example PromQL with a live sample, and the\n"
+    "errors met. The --prometheus-* flags are those of serve (see 'gpuscale-adapter serve "
+    "--help').\n";
+
+struct ExplainFlags {
+  std::string config;
+  std::string output = "text";
+  ExplainOptions options;
+};
+
+int usageError(std::ostream& err, std::string_view message) {
+  err << "gpuscale-adapter explain: " << message << "\n" << kUsage;
+  return kExitError;
+}
+
+// Applies one of explain's own flags; false for an unknown one.
+core::Result<bool> applyFlag(ExplainFlags& flags, std::string_view name, const std::string& value) {
+  if (name == "config") {
+    flags.config = value;
+  } else if (name == "metric") {
+    flags.options.metric = value;
+  } else if (name == "namespace") {
+    flags.options.namespaceName = value;
+  } else if (name == "rule") {
+    flags.options.rule = value;
+  } else if (name == "o" || name == "output") {
+    if (value != "text" && value != "json") {
+      return core::Status::badRequest("-o must be text or json, not " + value);
+    }
+    flags.output = value;
+  } else if (name == "metrics-max-age") {
+    auto age = core::parseGoDuration(value);
+    if (!age || *age <= core::Duration::zero()) {
+      return core::Status::badRequest("--metrics-max-age must be a positive duration");
+    }
+    flags.options.maxAge = *age;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+core::Result<ExplainFlags> parseFlags(const std::vector<std::string>& rest) {
+  ExplainFlags flags;
+  for (size_t i = 0; i < rest.size(); ++i) {
+    std::string_view arg = rest[i];
+    const size_t dashes = arg.starts_with("--") ? 2 : (arg.starts_with("-") ? 1 : 0);
+    if (dashes == 0) return core::Status::badRequest(fmt::format("unexpected argument {:?}", arg));
+    std::string_view body = arg.substr(dashes);
+    if (body == "no-sample") {
+      flags.options.liveSample = false;
+      continue;
+    }
+    const size_t eq = body.find('=');
+    std::string_view name = body.substr(0, eq);
+    std::string value;
+    if (eq != std::string_view::npos) {
+      value = std::string(body.substr(eq + 1));
+    } else if (i + 1 < rest.size()) {
+      value = rest[++i];
+    } else {
+      return core::Status::badRequest(fmt::format("flag {} needs a value", arg));
+    }
+    auto applied = applyFlag(flags, name, value);
+    if (!applied) return applied.status();
+    if (!*applied) return core::Status::badRequest(fmt::format("unknown flag {}", arg));
+  }
+  if (flags.config.empty()) return core::Status::badRequest("--config is required");
+  return flags;
+}
+
+}  // namespace
+
+int runExplainCommand(std::span<const std::string_view> args, std::ostream& out,
+                      std::ostream& err) {
+  for (std::string_view arg : args) {
+    if (arg == "-h" || arg == "--help") {
+      out << kUsage;
+      return kExitOk;
+    }
+  }
+  spdlog::set_level(spdlog::level::warn);
+  std::vector<std::string> rest;
+  auto prometheus =
+      prom::parsePrometheusFlags(std::vector<std::string>(args.begin(), args.end()), &rest);
+  if (!prometheus) return usageError(err, prometheus.status().message());
+  if (auto valid = prom::validate(*prometheus); !valid.ok()) {
+    return usageError(err, valid.message());
+  }
+  auto flags = parseFlags(rest);
+  if (!flags) return usageError(err, flags.status().message());
+
+  auto ruleSet = rules::loadRules(flags->config, rules::BuiltinResourceTable::instance());
+  if (!ruleSet) {
+    err << ruleSet.status().message() << "\n";
+    return kExitError;
+  }
+  auto client = prom::HttpClient::create(*prometheus);
+  if (!client) {
+    err << "gpuscale-adapter explain: " << client.status().message() << "\n";
+    return kExitError;
+  }
+  Explanation explanation = explain(**ruleSet, **client, flags->options);
+  out << (flags->output == "json" ? explanationJson(explanation) : explanationText(explanation));
+  return kExitOk;
+}
+
+}  // namespace gpuscale::adapter
