@@ -43,18 +43,16 @@ std::string TritonModel::render(double elapsed) const {
     series.push_back(std::move(t));
   }
   std::string out = renderTritonSeries(series);
-  out +=
-      "# HELP kube_pod_labels Kubernetes labels converted to Prometheus labels.\n"
-      "# TYPE kube_pod_labels gauge\n";
+  out += formatFamilyHeader("kube_pod_labels", "gauge",
+                            "Kubernetes labels converted to Prometheus labels.");
   for (const TritonPod& pod : options_.pods) {
     std::vector<std::pair<std::string, std::string>> labels = {
         {"namespace", options_.namespaceName}, {"pod", pod.name}};
     for (const auto& [key, value] : pod.labels) labels.emplace_back(sanitisedKey(key), value);
     out += "kube_pod_labels" + formatLabelSet(labels) + " 1\n";
   }
-  out +=
-      "# HELP kube_namespace_labels Kubernetes labels converted to Prometheus labels.\n"
-      "# TYPE kube_namespace_labels gauge\n";
+  out += formatFamilyHeader("kube_namespace_labels", "gauge",
+                            "Kubernetes labels converted to Prometheus labels.");
   std::vector<std::pair<std::string, std::string>> nsLabels = {
       {"namespace", options_.namespaceName}};
   for (const auto& [key, value] : options_.namespaceLabels) {

@@ -15,10 +15,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-void family(std::string& out, std::string_view name, std::string_view type, std::string_view help) {
-  out += fmt::format("# HELP {} {}\n# TYPE {} {}\n", name, help, name, type);
-}
-
 }  // namespace
 
 class InferenceLoadDriver::Impl {
@@ -72,15 +68,16 @@ class InferenceLoadDriver::Impl {
 
   std::string renderTruth() const {
     std::string out;
-    family(out, "gpuscale_sim_load_offered_rps", "gauge",
-           "Requests per second the load pattern offers now");
+    out += formatFamilyHeader("gpuscale_sim_load_offered_rps", "gauge",
+                              "Requests per second the load pattern offers now");
     out +=
         fmt::format("gpuscale_sim_load_offered_rps {}\n", formatSampleValue(model_.offeredRps()));
-    family(out, "gpuscale_sim_load_pattern_seconds", "gauge",
-           "The load pattern's clock: seconds since start times the speed");
+    out += formatFamilyHeader("gpuscale_sim_load_pattern_seconds", "gauge",
+                              "The load pattern's clock: seconds since start times the speed");
     out += fmt::format("gpuscale_sim_load_pattern_seconds {}\n",
                        formatSampleValue(model_.patternSeconds()));
-    family(out, "gpuscale_sim_load_requests_total", "counter", "Requests of the load model");
+    out += formatFamilyHeader("gpuscale_sim_load_requests_total", "counter",
+                              "Requests of the load model");
     const LoadTotals& t = model_.totals();
     for (const auto& [result, n] : {std::pair<std::string, std::uint64_t>{"arrived", t.arrived},
                                     {"completed", t.completed},
@@ -91,7 +88,7 @@ class InferenceLoadDriver::Impl {
     }
     const auto truth = model_.truth();
     auto perPod = [&](std::string_view name, std::string_view help, auto value) {
-      family(out, name, "gauge", help);
+      out += formatFamilyHeader(name, "gauge", help);
       for (const LoadPodTruth& p : truth) {
         out += fmt::format("{}{} {}\n", name,
                            formatLabelSet({{"namespace", p.namespaceName}, {"pod", p.name}}),

@@ -57,11 +57,12 @@ std::vector<std::pair<std::string, std::string>> podLabels(const TritonPodSeries
           {"version", pod.version}};
 }
 
-void header(std::string& out, std::string_view name, std::string_view type, std::string_view help) {
-  out += fmt::format("# HELP {} {}\n# TYPE {} {}\n", name, help, name, type);
-}
-
 }  // namespace
+
+std::string formatFamilyHeader(std::string_view name, std::string_view type,
+                               std::string_view help) {
+  return fmt::format("# HELP {} {}\n# TYPE {} {}\n", name, help, name, type);
+}
 
 std::string formatLabelSet(const std::vector<std::pair<std::string, std::string>>& labels) {
   std::string out = "{";
@@ -90,8 +91,8 @@ std::string formatSampleValue(double value) {
 std::string renderTritonSeries(const std::vector<TritonPodSeries>& pods) {
   std::string out;
   if (pods.empty()) return out;
-  header(out, "nv_inference_request_failure", "counter",
-         "Number of failed inference requests, all batch sizes");
+  out += formatFamilyHeader("nv_inference_request_failure", "counter",
+                            "Number of failed inference requests, all batch sizes");
   for (const TritonPodSeries& pod : pods) {
     for (std::string_view reason : kTritonFailureReasons) {
       auto labels = podLabels(pod);
@@ -102,7 +103,7 @@ std::string renderTritonSeries(const std::vector<TritonPodSeries>& pods) {
     }
   }
   for (const Family& family : families()) {
-    header(out, family.name, family.type, family.help);
+    out += formatFamilyHeader(family.name, family.type, family.help);
     for (const TritonPodSeries& pod : pods) {
       out += fmt::format("{}{} {}\n", family.name, formatLabelSet(podLabels(pod)),
                          formatSampleValue(family.value(pod)));

@@ -47,6 +47,9 @@ std::string renderTritonSeries(const std::vector<TritonPodSeries>& pods);
 // A label set `{k="v",...}` with values escaped for the text format (backslash, quote, newline).
 std::string formatLabelSet(const std::vector<std::pair<std::string, std::string>>& labels);
 
+// The "# HELP" and "# TYPE" lines that open a metric family.
+std::string formatFamilyHeader(std::string_view name, std::string_view type, std::string_view help);
+
 // A sample value as the text format spells it (NaN, +Inf, -Inf, shortest round-trip decimal).
 std::string formatSampleValue(double value);
 
