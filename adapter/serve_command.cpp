@@ -14,6 +14,8 @@
 #include "gpuscale/adapter/standalone_object_lister.h"
 #include "gpuscale/apiserver/serve.h"
 #include "gpuscale/auth/delegation_options.h"
+#include "gpuscale/auth/serving_client_cas.h"
+#include "gpuscale/kube/client_metrics.h"
 #include "gpuscale/rules/rule_set.h"
 
 namespace gpuscale::adapter {
@@ -109,6 +111,11 @@ int runServeCommand(std::span<const std::string_view> args, std::ostream& out, s
   if (options->standalone && !hasFlag(args, "bind-address")) {
     options->server.bindAddress = "127.0.0.1";
   }
+  // One /metrics registry; the Kubernetes clients (delegation, listing) report to it too.
+  auto registry = std::make_shared<prometheus::Registry>();
+  if (!options->standalone) {
+    delegation.observer = std::make_shared<kube::KubeClientMetrics>(registry);
+  }
   auto access = buildObjectAccess(*options, delegation);
   if (!access) {
     err << "Error: " << access.status().message() << "\n";
@@ -119,7 +126,6 @@ int runServeCommand(std::span<const std::string_view> args, std::ostream& out, s
     err << "Error: " << valid.message() << "\n";
     return kUsageError;
   }
-  auto registry = std::make_shared<prometheus::Registry>();
   const rules::ResourceMapper& mapper = rules::BuiltinResourceTable::instance();
   ReloadSettings reload;
   reload.configFile = options->configFile;
@@ -174,9 +180,16 @@ int runServeCommand(std::span<const std::string_view> args, std::ostream& out, s
       options->configFile, ruleSet->rules.size(), ruleSet->externalRules.size(),
       ruleSet->backends.size() + 1, core::formatGoDuration(relist.interval),
       core::formatGoDuration(relist.maxAge), options->prometheus.url);
+  // The listener asks for client certificates of every CA the authenticator trusts (flags and
+  // the authentication ConfigMap) and follows their changes and certificate rotation.
+  auto tls = auth::servingTlsWithClientCas(options->server, access->auth.config, registry);
+  if (!tls) {
+    err << "Error: serving certificate: " << tls.status().message() << "\n";
+    return 1;
+  }
   int code = apiserver::serveUntilTerminated(
       options->server, std::move(config),
-      [reloader = *reloader](apiserver::ApiHandler&) { reloader->start(); });
+      [reloader = *reloader](apiserver::ApiHandler&) { reloader->start(); }, *tls);
   (*reloader)->stop();
   return code;
 }

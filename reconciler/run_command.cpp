@@ -14,6 +14,7 @@
 #include <spdlog/spdlog.h>
 
 #include "gpuscale/core/duration.h"
+#include "gpuscale/kube/client_metrics.h"
 #include "gpuscale/kube/config.h"
 #include "gpuscale/kube/rest_client.h"
 #include "gpuscale/reconciler/controller.h"
@@ -214,13 +215,14 @@ int runRunCommand(const std::vector<std::string>& args, std::ostream& err) {
   config->userAgent = "gpuscale-reconciler";
   config->qps = 20;
   config->burst = 40;
+  auto registry = std::make_shared<prometheus::Registry>();
+  config->observer = std::make_shared<kube::KubeClientMetrics>(registry);
   auto client = kube::RestKubeClient::create(*config);
   if (!client) {
     err << "gpuscale-reconciler run: " << client.status().message() << "\n";
     return kBadUsage;
   }
   std::shared_ptr<kube::KubeClient> kc = *client;
-  auto registry = std::make_shared<prometheus::Registry>();
   auto metrics = std::make_shared<ReconcilerMetrics>(registry);
   std::shared_ptr<EventRecorder> events;
   if (a.dryRun) {

@@ -19,6 +19,7 @@
 #include <unordered_map>
 
 #include "gpuscale/apiserver/https_server.h"
+#include "gpuscale/apiserver/serving_tls.h"
 #include "tls_context.h"
 
 namespace gpuscale::apiserver::detail {
@@ -61,7 +62,9 @@ struct ListenerContext {
   const ServerOptions* options = nullptr;
   const HttpHandler* handler = nullptr;
   std::shared_ptr<ConnectionRegistry> registry;
-  std::shared_ptr<net::ssl::context> tls;  // null for the plain listener
+  // Null for the plain listener; each TLS connection takes the context current when it is accepted
+  // and keeps it (a reload never touches open connections).
+  std::shared_ptr<ServingTls> tls;
 };
 
 // Converts a parsed request; nullopt when the target is not an origin-form path or has a bad
@@ -84,7 +87,9 @@ class Connection : public ConnectionBase, public std::enable_shared_from_this<Co
   using Stream = std::conditional_t<kTls, beast::ssl_stream<beast::tcp_stream>, beast::tcp_stream>;
 
   Connection(tcp::socket&& socket, ListenerContext context)
-      : context_(std::move(context)), stream_(makeStream(std::move(socket), context_.tls.get())) {}
+      : context_(std::move(context)),
+        tlsContext_(context_.tls ? context_.tls->current() : nullptr),
+        stream_(makeStream(std::move(socket), tlsContext_.get())) {}
 
   ~Connection() override {
     if (id_ != 0) context_.registry->remove(id_);
@@ -254,6 +259,7 @@ class Connection : public ConnectionBase, public std::enable_shared_from_this<Co
   }
 
   ListenerContext context_;
+  std::shared_ptr<net::ssl::context> tlsContext_;  // outlives stream_ (declared before it)
   Stream stream_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;

@@ -87,6 +87,7 @@ class Listener : public std::enable_shared_from_this<Listener<kTls>> {
 struct HttpsServer::State {
   ServerOptions options;
   TlsConfig tls;
+  std::shared_ptr<ServingTls> servingTls;
   HttpHandler secureHandler;
   HttpHandler plainHandler;
   net::io_context io;
@@ -108,15 +109,25 @@ HttpsServer::HttpsServer(ServerOptions options, TlsConfig tls, HttpHandler secur
   state_->plainHandler = std::move(plainHandler);
 }
 
+HttpsServer::HttpsServer(ServerOptions options, std::shared_ptr<ServingTls> tls,
+                         HttpHandler secureHandler, HttpHandler plainHandler)
+    : HttpsServer(std::move(options), TlsConfig{}, std::move(secureHandler),
+                  std::move(plainHandler)) {
+  state_->servingTls = std::move(tls);
+}
+
 HttpsServer::~HttpsServer() { shutdown(std::chrono::milliseconds(0)); }
 
 core::Status HttpsServer::start() {
   State& s = *state_;
   if (s.running) return core::Status::invalid("server already started");
-  auto context = detail::makeServerTlsContext(s.tls);
-  if (!context) return context.status();
+  if (!s.servingTls) {
+    auto fixed = ServingTls::create([tls = s.tls]() -> core::Result<TlsConfig> { return tls; });
+    if (!fixed) return fixed.status();
+    s.servingTls = std::move(*fixed);
+  }
 
-  ListenerContext secureContext{&s.options, &s.secureHandler, s.registry, *context};
+  ListenerContext secureContext{&s.options, &s.secureHandler, s.registry, s.servingTls};
   s.secure = std::make_shared<Listener<true>>(s.io, secureContext);
   if (auto status = s.secure->listen(s.options.bindAddress, s.options.securePort); !status.ok()) {
     return status;

@@ -10,24 +10,30 @@
 namespace gpuscale::apiserver {
 
 int serveUntilTerminated(const ServerOptions& options, ApiHandlerConfig config,
-                         const std::function<void(ApiHandler&)>& onStarted) {
+                         const std::function<void(ApiHandler&)>& onStarted,
+                         std::shared_ptr<ServingTls> tls) {
   sigset_t signals;
   sigemptyset(&signals);
   sigaddset(&signals, SIGTERM);
   sigaddset(&signals, SIGINT);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
-  auto tls = loadServingTls(options);
+  if (!config.registry) config.registry = std::make_shared<prometheus::Registry>();
   if (!tls) {
-    spdlog::error("serving certificate: {}", tls.status().message());
-    return 1;
+    auto loaded =
+        ServingTls::create([options] { return loadServingTls(options); }, config.registry);
+    if (!loaded) {
+      spdlog::error("serving certificate: {}", loaded.status().message());
+      return 1;
+    }
+    tls = std::move(*loaded);
   }
   if (config.serverAddress.empty()) {
     config.serverAddress = options.bindAddress + ":" + std::to_string(options.securePort);
   }
   auto handler = std::make_shared<ApiHandler>(std::move(config));
   HttpsServer server(
-      options, std::move(*tls), [handler](const HttpRequest& r) { return handler->handle(r); },
+      options, tls, [handler](const HttpRequest& r) { return handler->handle(r); },
       [handler](const HttpRequest& r) { return handler->handleMetricsOnly(r); });
   if (auto started = server.start(); !started.ok()) {
     spdlog::error("cannot serve: {}", started.message());
@@ -38,6 +44,7 @@ int serveUntilTerminated(const ServerOptions& options, ApiHandlerConfig config,
   if (server.plainPort() != 0) {
     spdlog::info("serving plain-HTTP /metrics on {}", options.metricsBindAddress);
   }
+  tls->startPolling(options.tlsReloadInterval);
   if (onStarted) onStarted(*handler);
 
   int received = 0;
@@ -46,6 +53,7 @@ int serveUntilTerminated(const ServerOptions& options, ApiHandlerConfig config,
                options.shutdownTimeout.count());
   handler->health().beginShutdown();
   server.shutdown(options.shutdownTimeout);
+  tls->stopPolling();
   spdlog::info("shut down");
   return 0;
 }

@@ -136,6 +136,10 @@ Result<bool> applyServingFlag(ServerOptions& options, std::string_view name,
     auto timeout = parsePositiveDuration(name, value);
     if (!timeout) return timeout.status();
     options.idleTimeout = *timeout;
+  } else if (name == "tls-reload-interval") {
+    auto interval = parsePositiveDuration(name, value);
+    if (!interval) return interval.status();
+    options.tlsReloadInterval = *interval;
   } else if (name == "metrics-bind-address") {
     if (!value.empty()) {
       auto split = splitHostPort(value);
@@ -202,6 +206,8 @@ std::string servingFlagsUsage() {
          "request "
          "(default 10s)\n"
          "      --idle-timeout duration           keep-alive idle timeout (default 1m30s)\n"
+         "      --tls-reload-interval duration    how often certificate and CA files are re-read "
+         "(default 10s)\n"
          "      --metrics-bind-address string     host:port of a plain-HTTP /metrics listener "
          "(default off)\n";
 }

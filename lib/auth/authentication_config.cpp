@@ -101,8 +101,11 @@ core::Result<AuthenticationConfig> mergeConfigMap(const AuthenticationConfig& ba
   return config;
 }
 
-AuthenticationConfigSource::AuthenticationConfigSource(AuthenticationConfig config)
-    : base_(config), current_(std::make_shared<const AuthenticationConfig>(std::move(config))) {}
+AuthenticationConfigSource::AuthenticationConfigSource(AuthenticationConfig config,
+                                                       AuthenticationFlags flags)
+    : base_(config),
+      flags_(std::move(flags)),
+      current_(std::make_shared<const AuthenticationConfig>(std::move(config))) {}
 
 AuthenticationConfigSource::~AuthenticationConfigSource() {
   if (informer_) informer_->stop();
@@ -113,15 +116,82 @@ std::shared_ptr<const AuthenticationConfig> AuthenticationConfigSource::current(
   return current_;
 }
 
-void AuthenticationConfigSource::set(AuthenticationConfig config) {
-  auto next = std::make_shared<const AuthenticationConfig>(std::move(config));
+core::Status AuthenticationConfigSource::lastError() const {
   std::lock_guard lock(mu_);
-  current_ = std::move(next);
+  return fileError_.ok() ? configMapError_ : fileError_;
+}
+
+void AuthenticationConfigSource::subscribe(std::function<void()> onChange) {
+  std::lock_guard lock(updateMu_);
+  subscribers_.push_back(std::move(onChange));
+}
+
+void AuthenticationConfigSource::set(AuthenticationConfig config) {
+  std::lock_guard lock(updateMu_);
+  swap(std::move(config));
+}
+
+void AuthenticationConfigSource::swap(AuthenticationConfig config) {
+  auto next = std::make_shared<const AuthenticationConfig>(std::move(config));
+  {
+    std::lock_guard lock(mu_);
+    current_ = std::move(next);
+  }
+  for (const auto& subscriber : subscribers_) subscriber();
+}
+
+void AuthenticationConfigSource::recordError(core::Status& slot, core::Status error) {
+  std::lock_guard lock(mu_);
+  slot = std::move(error);
+}
+
+void AuthenticationConfigSource::rebuild(const std::optional<kube::Object>& configMap,
+                                         const char* what) {
+  if (!configMap) {
+    swap(base_);
+    return;
+  }
+  auto next = mergeConfigMap(base_, flags_, *configMap);
+  if (!next) {
+    spdlog::error("{} rejected, keeping the previous authentication config: {}", what,
+                  next.status().toString());
+    recordError(configMapError_, next.status().withContext(what));
+    return;
+  }
+  recordError(configMapError_, {});
+  lastConfigMap_ = configMap;
+  spdlog::info("authentication config reloaded ({})", what);
+  swap(std::move(*next));
+}
+
+core::Status AuthenticationConfigSource::reloadFiles() {
+  std::lock_guard lock(updateMu_);
+  if (flags_.clientCaFile.empty() && flags_.requestHeaderClientCaFile.empty()) return {};
+  auto fresh = configFromFlags(flags_);
+  if (!fresh) {
+    // Logged by the caller once per distinct error (a file being rewritten fails once or twice).
+    recordError(fileError_, fresh.status());
+    return fresh.status();
+  }
+  recordError(fileError_, {});
+  const auto pem = [](const std::shared_ptr<const CaBundle>& ca) {
+    return ca ? ca->pem() : std::string();
+  };
+  if (pem(fresh->clientCa) == pem(base_.clientCa) &&
+      pem(fresh->requestHeader.ca) == pem(base_.requestHeader.ca)) {
+    return {};
+  }
+  base_ = std::move(*fresh);
+  rebuild(lastConfigMap_, "client CA files");
+  return {};
 }
 
 core::Status AuthenticationConfigSource::startWatching(std::shared_ptr<kube::KubeClient> client,
                                                        AuthenticationFlags flags) {
-  flags_ = std::move(flags);
+  {
+    std::lock_guard lock(updateMu_);
+    flags_ = std::move(flags);
+  }
   const auto configMaps =
       kube::ResourceRef::collection("", "v1", "configmaps", kAuthenticationConfigMapNamespace);
   auto initial = client->get(configMaps.named(kAuthenticationConfigMapName));
@@ -130,24 +200,21 @@ core::Status AuthenticationConfigSource::startWatching(std::shared_ptr<kube::Kub
                                                     kAuthenticationConfigMapNamespace,
                                                     kAuthenticationConfigMapName));
   }
-  auto merged = mergeConfigMap(base_, flags_, *initial);
-  if (!merged) return merged.status();
-  set(std::move(*merged));
+  {
+    std::lock_guard lock(updateMu_);
+    auto merged = mergeConfigMap(base_, flags_, *initial);
+    if (!merged) return merged.status();
+    lastConfigMap_ = std::move(*initial);
+    swap(std::move(*merged));
+  }
 
   kube::InformerOptions options;
   options.resource = configMaps;
   options.fieldSelector = fmt::format("metadata.name={}", kAuthenticationConfigMapName);
   informer_ = std::make_unique<kube::Informer>(std::move(client), options);
   const auto apply = [this](const kube::Object& configMap) {
-    auto next = mergeConfigMap(base_, flags_, configMap);
-    if (!next) {
-      spdlog::error("authentication ConfigMap rejected, keeping the previous config: {}",
-                    next.status().toString());
-      return;
-    }
-    spdlog::info("authentication config reloaded from {}/{}", kAuthenticationConfigMapNamespace,
-                 kAuthenticationConfigMapName);
-    set(std::move(*next));
+    std::lock_guard lock(updateMu_);
+    rebuild(configMap, "ConfigMap kube-system/extension-apiserver-authentication");
   };
   informer_->addHandler(
       {.onAdd = apply,

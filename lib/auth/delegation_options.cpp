@@ -41,9 +41,9 @@ core::Result<bool> boolean(std::string_view name, std::string_view value) {
 
 // A review client: `timeout` per request, no 429 retries (the caller fails closed instead), and the
 // rate limits k8s.io/apiserver uses for delegation (200 QPS, burst 400).
-core::Result<std::shared_ptr<kube::KubeClient>> reviewClient(const std::string& kubeconfig,
-                                                             std::chrono::seconds timeout,
-                                                             const char* purpose) {
+core::Result<std::shared_ptr<kube::KubeClient>> reviewClient(
+    const std::string& kubeconfig, std::chrono::seconds timeout, const char* purpose,
+    const std::shared_ptr<kube::ClientObserver>& observer) {
   auto config = kubeconfig.empty() ? kube::inClusterConfig() : kube::loadKubeconfig(kubeconfig);
   if (!config) {
     if (!kubeconfig.empty()) return config.status().withContext(purpose);
@@ -55,6 +55,7 @@ core::Result<std::shared_ptr<kube::KubeClient>> reviewClient(const std::string& 
   config->maxRetries = 0;
   config->qps = 200;
   config->burst = 400;
+  config->observer = observer;
   auto client = kube::RestKubeClient::create(std::move(*config));
   if (!client) return client.status().withContext(purpose);
   return std::shared_ptr<kube::KubeClient>(*client);
@@ -180,15 +181,15 @@ std::string delegationFlagsUsage() {
 core::Result<DelegatedAuth> buildDelegatedAuth(const DelegationOptions& options) {
   auto base = configFromFlags(options.authentication);
   if (!base) return base.status();
-  auto authnClient =
-      reviewClient(options.authenticationKubeconfig, options.reviewTimeout, "authentication");
+  auto authnClient = reviewClient(options.authenticationKubeconfig, options.reviewTimeout,
+                                  "authentication", options.observer);
   if (!authnClient) return authnClient.status();
-  auto authzClient =
-      reviewClient(options.authorizationKubeconfig, options.reviewTimeout, "authorization");
+  auto authzClient = reviewClient(options.authorizationKubeconfig, options.reviewTimeout,
+                                  "authorization", options.observer);
   if (!authzClient) return authzClient.status();
 
   DelegatedAuth out;
-  out.config = std::make_shared<AuthenticationConfigSource>(*base);
+  out.config = std::make_shared<AuthenticationConfigSource>(*base, options.authentication);
   const bool needsLookup = options.authentication.clientCaFile.empty() ||
                            options.authentication.requestHeaderClientCaFile.empty();
   if (!options.skipLookup && needsLookup) {
@@ -218,6 +219,7 @@ core::Result<std::shared_ptr<kube::RestKubeClient>> buildListerClient(
   if (!config) return config.status().withContext("--lister-kubeconfig");
   config->qps = options.clientQps;
   config->burst = options.clientBurst;
+  config->observer = options.observer;
   return kube::RestKubeClient::create(std::move(*config));
 }
 

@@ -5,7 +5,10 @@
 namespace gpuscale::kube {
 
 Informer::Informer(std::shared_ptr<KubeClient> client, InformerOptions options)
-    : client_(std::move(client)), options_(std::move(options)) {}
+    : client_(std::move(client)),
+      options_(std::move(options)),
+      observer_(client_->observer()),
+      resourceLabel_(boundedResourceLabel(options_.resource.resource)) {}
 
 Informer::~Informer() { stop(); }
 
@@ -85,6 +88,7 @@ bool Informer::relist(std::stop_token stop) {
     synced_ = true;
   }
   cv_.notify_all();
+  if (observer_) observer_->informerListed(resourceLabel_);
   if (!stop.stop_requested()) dispatch(changes);
   return true;
 }
@@ -141,6 +145,7 @@ void Informer::run(std::stop_token stop) {
       std::lock_guard lock(mu_);
       ++stats_.watches;
     }
+    if (observer_) observer_->watchStarted(resourceLabel_);
     core::Status status = client_->watch(
         options_.resource, watch,
         [&](const WatchEvent& event) {
@@ -162,6 +167,7 @@ void Informer::run(std::stop_token stop) {
       }
     }
     if (isGone(status)) {
+      if (observer_) observer_->relistedAfterGone(resourceLabel_);
       spdlog::info("informer {}: resource version {} expired, relisting", options_.resource.path(),
                    watch.resourceVersion);
       needList = true;

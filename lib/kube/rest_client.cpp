@@ -21,6 +21,17 @@ struct Reply {
 };
 
 using Query = std::vector<std::pair<std::string, std::string>>;
+using SteadyClock = std::chrono::steady_clock;
+
+// What a request is, for the observer's labels.
+struct Call {
+  const char* verb;
+  std::string resource;  // already bounded
+};
+
+Call callFor(const char* verb, const ResourceRef& ref) {
+  return {verb, boundedResourceLabel(ref.resource)};
+}
 
 std::string withQuery(std::string path, const Query& query) {
   char separator = '?';
@@ -141,19 +152,36 @@ struct RestKubeClient::Impl {
     });
   }
 
-  core::Result<Reply> send(const http::method& method, const std::string& pathAndQuery,
-                           const std::string* body = nullptr,
+  // Takes a rate-limiter token, reporting the wait. False when `stop` was requested first.
+  bool throttle(std::stop_token stop = {}) {
+    const auto start = SteadyClock::now();
+    const bool acquired = limiter.acquire(stop);
+    if (config.observer) config.observer->rateLimiterWaited(SteadyClock::now() - start);
+    return acquired;
+  }
+
+  void observe(const Call& call, int code, SteadyClock::time_point start) const {
+    if (config.observer) {
+      config.observer->requestDone(call.verb, call.resource, code, SteadyClock::now() - start);
+    }
+  }
+
+  core::Result<Reply> send(const Call& call, const http::method& method,
+                           const std::string& pathAndQuery, const std::string* body = nullptr,
                            const std::string& contentType = "application/json") {
     for (int attempt = 0;; ++attempt) {
-      limiter.acquire();
+      throttle();
       Reply reply;
+      const auto start = SteadyClock::now();
       try {
         reply = sendAsync(*rest, buildRequest(method, pathAndQuery, body, contentType),
                           pplx::cancellation_token::none())
                     .get();
       } catch (const std::exception& e) {
+        observe(call, 0, start);
         return transportError(config.server, e);
       }
+      observe(call, reply.code, start);
       const bool throttled =
           reply.code == 429 || (reply.code == 503 && reply.retryAfterSeconds > 0);
       if (!throttled || attempt >= config.maxRetries) return reply;
@@ -165,10 +193,10 @@ struct RestKubeClient::Impl {
     }
   }
 
-  core::Result<Object> call(const http::method& method, const std::string& pathAndQuery,
-                            const std::string* body = nullptr,
+  core::Result<Object> call(const Call& what, const http::method& method,
+                            const std::string& pathAndQuery, const std::string* body = nullptr,
                             const std::string& contentType = "application/json") {
-    auto reply = send(method, pathAndQuery, body, contentType);
+    auto reply = send(what, method, pathAndQuery, body, contentType);
     if (!reply) return reply.status();
     if (reply->code < 200 || reply->code >= 300) {
       return statusFromResponse(reply->code, reply->body, reply->retryAfterSeconds);
@@ -186,7 +214,7 @@ struct RestKubeClient::Impl {
           {"limit", options.limit > 0 ? std::to_string(options.limit) : ""},
           {"continue", continueToken},
           {"resourceVersion", continueToken.empty() ? options.resourceVersion : ""}};
-      auto page = call(http::methods::GET, withQuery(ref.path(), query));
+      auto page = call(callFor("list", ref), http::methods::GET, withQuery(ref.path(), query));
       if (!page) return page.status();
       if (!page->is_object() || !page->contains("items")) {
         return core::Status::internal("the Kubernetes API returned a list without items");
@@ -232,12 +260,14 @@ RestKubeClient::~RestKubeClient() = default;
 
 const ClientConfig& RestKubeClient::config() const { return impl_->config; }
 
+std::shared_ptr<ClientObserver> RestKubeClient::observer() const { return impl_->config.observer; }
+
 core::Result<Object> RestKubeClient::get(const ResourceRef& ref) {
-  return impl_->call(http::methods::GET, ref.path());
+  return impl_->call(callFor("get", ref), http::methods::GET, ref.path());
 }
 
 core::Result<Object> RestKubeClient::getPath(std::string_view path) {
-  return impl_->call(http::methods::GET, std::string(path));
+  return impl_->call({"get", "discovery"}, http::methods::GET, std::string(path));
 }
 
 core::Result<ObjectList> RestKubeClient::list(const ResourceRef& ref, const ListOptions& options) {
@@ -253,30 +283,33 @@ core::Result<ObjectList> RestKubeClient::list(const ResourceRef& ref, const List
 
 core::Result<Object> RestKubeClient::create(const ResourceRef& ref, const Object& object) {
   const std::string body = object.dump();
-  return impl_->call(http::methods::POST, ref.path(), &body);
+  return impl_->call(callFor("create", ref), http::methods::POST, ref.path(), &body);
 }
 
 core::Result<Object> RestKubeClient::update(const ResourceRef& ref, const Object& object) {
   const std::string body = object.dump();
-  return impl_->call(http::methods::PUT, ref.path(), &body);
+  return impl_->call(callFor("update", ref), http::methods::PUT, ref.path(), &body);
 }
 
 core::Result<Object> RestKubeClient::patch(const ResourceRef& ref, PatchType type,
                                            const Object& patch) {
   const std::string body = patch.dump();
   return impl_->call(
-      http::methods::PATCH, ref.path(), &body,
+      callFor("patch", ref), http::methods::PATCH, ref.path(), &body,
       type == PatchType::kMerge ? "application/merge-patch+json" : "application/json-patch+json");
 }
 
 core::Status RestKubeClient::remove(const ResourceRef& ref) {
-  auto result = impl_->call(http::methods::DEL, ref.path());
+  auto result = impl_->call(callFor("delete", ref), http::methods::DEL, ref.path());
   return result ? core::Status() : result.status();
 }
 
 core::Status RestKubeClient::watch(const ResourceRef& ref, const WatchOptions& options,
                                    const WatchHandler& handler, std::stop_token stop) {
-  if (!impl_->limiter.acquire(stop)) return {};
+  if (!impl_->throttle(stop)) return {};
+  const Call call = callFor("watch", ref);
+  const auto start = SteadyClock::now();
+  bool responded = false;
   // The server must end the stream before the read timeout would.
   const auto readTimeout = static_cast<int>(impl_->config.watchReadTimeout.count());
   const int timeoutSeconds = std::max(1, std::min(options.timeoutSeconds, readTimeout * 5 / 6));
@@ -295,6 +328,8 @@ core::Status RestKubeClient::watch(const ResourceRef& ref, const WatchOptions& o
                 impl_->buildRequest(http::methods::GET, withQuery(ref.path(), query), nullptr, ""),
                 cancel.get_token())
             .get();
+    responded = true;
+    impl_->observe(call, response.status_code(), start);
     if (response.status_code() != http::status_codes::OK) {
       const int retry = retryAfter(response.headers());
       return statusFromResponse(response.status_code(), response.extract_utf8string(true).get(),
@@ -333,6 +368,7 @@ core::Status RestKubeClient::watch(const ResourceRef& ref, const WatchOptions& o
     }
     return {};
   } catch (const std::exception& e) {
+    if (!responded) impl_->observe(call, 0, start);
     if (stop.stop_requested()) return {};
     return transportError(impl_->config.server, e);
   }

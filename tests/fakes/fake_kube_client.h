@@ -34,6 +34,7 @@ class FakeKubeClient final : public kube::KubeClient {
                                    const kube::Object& patch) override;
   core::Status remove(const kube::ResourceRef& ref) override;
   core::Result<kube::Object> getPath(std::string_view path) override;
+  std::shared_ptr<kube::ClientObserver> observer() const override { return observer_; }
 
   // --- test controls ------------------------------------------------------------------------
   // create() on this resource (plural, e.g. "tokenreviews") answers with the hook instead.
@@ -52,11 +53,15 @@ class FakeKubeClient final : public kube::KubeClient {
   void endWatches(core::Status status = {});
   // A BOOKMARK event at the current resourceVersion to every open watch of `ref`'s collection.
   void bookmark(const kube::ResourceRef& ref);
+  // What observer() returns (informers built afterwards report to it). Call before using the
+  // client.
+  void setObserver(std::shared_ptr<kube::ClientObserver> observer) { observer_ = observer; }
   int calls(const std::string& verb) const;
   int openWatches() const;
   std::string currentResourceVersion() const;
 
  private:
+  std::shared_ptr<kube::ClientObserver> observer_;
   struct Event {
     std::string collection;
     kube::WatchEvent event;

@@ -65,7 +65,32 @@ void loadClientCertificate(SSL_CTX* ctx, const ClientCertificate& certificate) {
   if (!ok) throw std::runtime_error("bad client certificate");
 }
 
+std::string commonName(const X509_NAME* name) {
+  char text[256] = {};
+  if (name == nullptr || X509_NAME_get_text_by_NID(const_cast<X509_NAME*>(name), NID_commonName,
+                                                   text, sizeof text) < 0) {
+    return "";
+  }
+  return text;
+}
+
 }  // namespace
+
+std::string TlsClient::serverCommonName() const {
+  X509* cert = SSL_get1_peer_certificate(impl_->ssl);
+  const std::string name = cert ? commonName(X509_get_subject_name(cert)) : "";
+  X509_free(cert);
+  return name;
+}
+
+std::vector<std::string> TlsClient::acceptableClientCaNames() const {
+  std::vector<std::string> names;
+  const STACK_OF(X509_NAME)* list = SSL_get_client_CA_list(impl_->ssl);
+  for (int i = 0; list != nullptr && i < sk_X509_NAME_num(list); ++i) {
+    names.push_back(commonName(sk_X509_NAME_value(list, i)));
+  }
+  return names;
+}
 
 TlsClient::TlsClient(uint16_t port, const std::optional<ClientCertificate>& certificate)
     : impl_(std::make_unique<Impl>()) {

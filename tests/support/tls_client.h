@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace gpuscale::testing {
 
@@ -40,6 +41,10 @@ class TlsClient {
   std::optional<HttpReply> readReply(std::chrono::milliseconds timeout = std::chrono::seconds(10));
   // True when the server closes the connection (EOF or reset) within `timeout`.
   bool closedByPeer(std::chrono::milliseconds timeout);
+  // The CN of the certificate the server presented.
+  std::string serverCommonName() const;
+  // The CNs of the CAs the server named in its CertificateRequest (empty if it asked for none).
+  std::vector<std::string> acceptableClientCaNames() const;
 
  private:
   struct Impl;

@@ -26,6 +26,8 @@ struct TlsConfig {
   std::vector<std::string> clientCaPems;  // bundles client certificates are verified against
   TlsMinVersion minVersion = TlsMinVersion::kTls12;
   std::string cipherList;  // OpenSSL cipher list for TLS 1.2; "" keeps OpenSSL's default
+
+  bool operator==(const TlsConfig&) const = default;
 };
 
 struct GeneratedCertificate {

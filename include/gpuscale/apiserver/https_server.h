@@ -1,8 +1,9 @@
 // HttpsServer: the HTTPS (and optional plain-HTTP /metrics) listener, on Boost.Beast + Asio +
 // OpenSSL.
 //
-// - One TLS context for all connections; TLS >= 1.2 (or 1.3 only); ALPN http/1.1; HTTP/1.1 with
-// keep-alive.
+// - One TLS context for all new connections (a ServingTls: swapped when certificates or client CAs
+//   are reloaded; open connections keep the one they started with); TLS >= 1.2 (or 1.3 only); ALPN
+//   http/1.1; HTTP/1.1 with keep-alive.
 // - Client certificates are requested, never required, and never fail the handshake: the chain is
 // checked
 //   against the configured client CA bundles and handed to the handler in HttpRequest::peer (per
@@ -32,6 +33,7 @@
 #include "gpuscale/apiserver/certificates.h"
 #include "gpuscale/apiserver/http_message.h"
 #include "gpuscale/apiserver/server_options.h"
+#include "gpuscale/apiserver/serving_tls.h"
 #include "gpuscale/core/status.h"
 
 namespace gpuscale::apiserver {
@@ -43,6 +45,9 @@ class HttpsServer {
   // `plainHandler` serves the plain listener (options.metricsBindAddress); it may be empty when
   // none is set.
   HttpsServer(ServerOptions options, TlsConfig tls, HttpHandler secureHandler,
+              HttpHandler plainHandler = {});
+  // With reloadable TLS material (the caller keeps `tls` polling or reloads it).
+  HttpsServer(ServerOptions options, std::shared_ptr<ServingTls> tls, HttpHandler secureHandler,
               HttpHandler plainHandler = {});
   ~HttpsServer();
   HttpsServer(const HttpsServer&) = delete;

@@ -7,6 +7,8 @@
 //   are verified against; the certificate is requested, never required)
 //   --worker-threads (2)  --shutdown-timeout (Go duration, 30s)  --request-read-timeout (10s: a
 //   request, once started, and the TLS handshake must arrive within it)  --idle-timeout (90s)
+//   --tls-reload-interval (10s: how often the certificate, key and client CA files are re-read;
+//   changed files give new connections a new TLS context, see serving_tls.h)
 //   --metrics-bind-address (host:port of an optional plain-HTTP listener serving /metrics only; ""
 //   = off)
 //   --disable-http2, --http2-max-streams-per-connection (accepted and ignored: the server speaks
@@ -42,6 +44,7 @@ struct ServerOptions {
   std::chrono::milliseconds requestReadTimeout{10'000};
   std::chrono::milliseconds idleTimeout{90'000};
   std::chrono::milliseconds writeTimeout{30'000};
+  std::chrono::milliseconds tlsReloadInterval{10'000};
   size_t headerLimitBytes = 1 << 20;  // request line + headers (Go's MaxHeaderBytes, 1 MiB)
   size_t bodyLimitBytes = 1 << 20;
   std::string metricsBindAddress;  // "host:port"; empty: no plain listener

@@ -9,13 +9,18 @@
 //
 // AuthenticationConfigSource holds the current config as an immutable snapshot; with a KubeClient
 // it watches the ConfigMap (an Informer on that one object) and swaps in a new snapshot when it
-// changes. A ConfigMap that fails to parse keeps the previous snapshot.
+// changes. reloadFiles() re-reads the flags' CA files (rotation on disk) and swaps in a new
+// snapshot when their content changed. A ConfigMap or a CA file that fails to parse keeps the
+// previous snapshot; lastError() reports it until a later update succeeds. Subscribers are told
+// after every swap (so the TLS listener can name the new CAs in its CertificateRequest).
 //
 // Thread safety: AuthenticationConfig is immutable once built; the source is thread-safe.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -70,20 +75,41 @@ core::Result<AuthenticationConfig> mergeConfigMap(const AuthenticationConfig& ba
 
 class AuthenticationConfigSource {
  public:
-  explicit AuthenticationConfigSource(AuthenticationConfig config);
+  // `config` is configFromFlags(flags) (the flags say which CA files reloadFiles() re-reads).
+  explicit AuthenticationConfigSource(AuthenticationConfig config, AuthenticationFlags flags = {});
   ~AuthenticationConfigSource();
 
   // Reads the ConfigMap once (error if that fails), then keeps watching it.
   core::Status startWatching(std::shared_ptr<kube::KubeClient> client, AuthenticationFlags flags);
 
+  // Re-reads the flags' CA files; when their content changed, rebuilds the config (completed from
+  // the last ConfigMap seen, if any) and swaps it in. Ok when nothing changed or the swap
+  // happened; an unreadable or bad file keeps the previous config and is returned (and recorded
+  // as lastError()).
+  core::Status reloadFiles();
+
   std::shared_ptr<const AuthenticationConfig> current() const;
   void set(AuthenticationConfig config);
+  // The error of the latest rejected update, ok after a successful one.
+  core::Status lastError() const;
+  // `onChange` runs after every swap, on the thread that made it (under the update lock: it must
+  // not block or call back into the source).
+  void subscribe(std::function<void()> onChange);
 
  private:
+  void swap(AuthenticationConfig config);  // caller holds updateMu_
+  void rebuild(const std::optional<kube::Object>& configMap, const char* what);
+  void recordError(core::Status& slot, core::Status error);
+
+  std::mutex updateMu_;  // one update (file reload or ConfigMap event) at a time
   AuthenticationConfig base_;
   AuthenticationFlags flags_;
+  std::optional<kube::Object> lastConfigMap_;
+  std::vector<std::function<void()>> subscribers_;
   mutable std::mutex mu_;
   std::shared_ptr<const AuthenticationConfig> current_;
+  core::Status fileError_;       // of the latest reloadFiles()
+  core::Status configMapError_;  // of the latest ConfigMap event
   std::unique_ptr<kube::Informer> informer_;
 };
 

@@ -54,6 +54,10 @@ struct DelegationOptions {
   // How long one TokenReview/SubjectAccessReview may take before the request fails closed
   // (k8s.io/apiserver fixes it at 10 s; no flag).
   std::chrono::seconds reviewTimeout{10};
+
+  // Given to every Kubernetes client built here (lister, reviews, the ConfigMap watch) for
+  // /metrics; null: none.
+  std::shared_ptr<kube::ClientObserver> observer;
 };
 
 // Applies one flag (`name` without dashes): false when it is not a delegation flag, an error when

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <stop_token>
 #include <string>
@@ -19,6 +20,8 @@
 #include <vector>
 
 #include "gpuscale/core/result.h"
+
+#include "gpuscale/kube/client_observer.h"
 
 namespace gpuscale::kube {
 
@@ -99,6 +102,8 @@ class KubeClient {
   virtual core::Status remove(const ResourceRef& ref) = 0;
   // GET of an arbitrary API path (discovery documents: /api, /apis, /apis/<g>/<v>).
   virtual core::Result<Object> getPath(std::string_view path) = 0;
+  // Where this client and informers built on it report their traffic; null when nobody listens.
+  virtual std::shared_ptr<ClientObserver> observer() const { return nullptr; }
 };
 
 bool isNotFound(const core::Status& status);

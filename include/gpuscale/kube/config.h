@@ -21,6 +21,7 @@
 #include <string>
 
 #include "gpuscale/core/result.h"
+#include "gpuscale/kube/client_observer.h"
 
 namespace gpuscale::kube {
 
@@ -68,6 +69,8 @@ struct ClientConfig {
   int maxRetries = 3;
   std::chrono::seconds maxRetryAfter{10};
   std::string userAgent = "gpuscale";
+  // Told about every request, rate-limiter wait and informer event (client_observer.h); null: none.
+  std::shared_ptr<ClientObserver> observer;
 };
 
 // Loads `path` with the given context ("" = current-context).

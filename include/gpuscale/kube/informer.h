@@ -12,6 +12,9 @@
 // lock; they must not block for long. A relist delivers adds, updates and deletes for the
 // difference against the cache, so no event is lost across a 410.
 //
+// Watch starts, 410 relists and completed LISTs are reported to the client's observer
+// (KubeClient::observer(), see client_observer.h), labelled with the bounded resource name.
+//
 // Thread safety: everything except addHandler (call it before start()) is thread-safe.
 #pragma once
 
@@ -81,6 +84,8 @@ class Informer {
 
   std::shared_ptr<KubeClient> client_;
   InformerOptions options_;
+  std::shared_ptr<ClientObserver> observer_;  // the client's; may be null
+  std::string resourceLabel_;
   ObjectStore store_;
   std::vector<InformerHandler> handlers_;
   std::mutex dispatchMu_;

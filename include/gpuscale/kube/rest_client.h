@@ -4,8 +4,10 @@
 // Requests are built as continuations (request -> extract body -> Status/Object) and the public
 // methods wait for the result on the caller's thread (see client.h: never call them from a pplx
 // pool thread). Each request first takes a token from the client's RateLimiter (qps/burst) and
-// carries the current bearer token. 429 responses are retried after Retry-After (bounded by
-// ClientConfig::maxRetries and maxRetryAfter); after that the 429 Status is returned.
+// carries the current bearer token. Every exchange and rate-limiter wait is reported to
+// ClientConfig::observer (verb, bounded resource label, code class, latency). 429 responses are
+// retried after Retry-After (bounded by ClientConfig::maxRetries and maxRetryAfter); after that the
+// 429 Status is returned.
 //
 // Watches use a second http_client whose per-read timeout is above the stream's server-side
 // timeout plus slack for bookmarks, so a silent, dead connection ends with a 504 Timeout Status
@@ -37,6 +39,7 @@ class RestKubeClient final : public KubeClient {
   core::Result<Object> patch(const ResourceRef& ref, PatchType type, const Object& patch) override;
   core::Status remove(const ResourceRef& ref) override;
   core::Result<Object> getPath(std::string_view path) override;
+  std::shared_ptr<ClientObserver> observer() const override;
 
   const ClientConfig& config() const;
 

@@ -289,24 +289,7 @@ TEST_F(ClusterTest, ReviewEndpointsDownFailClosed) {
 
 TEST_F(ClusterTest, AggregatorReachesTheServerThroughTheFrontProxy) {
   SecuredServer secured(clusterOptions());
-  apply(std::string(R"(apiVersion: v1
-kind: Service
-metadata: {name: e2e-adapter, namespace: kube-e2e}
-spec: {type: ExternalName, externalName: localhost}
----
-apiVersion: apiregistration.k8s.io/v1
-kind: APIService
-metadata: {name: v1beta1.custom.metrics.k8s.io}
-spec:
-  group: custom.metrics.k8s.io
-  version: v1beta1
-  groupPriorityMinimum: 100
-  versionPriority: 100
-  insecureSkipTLSVerify: true
-  service: {name: e2e-adapter, namespace: kube-e2e, port: )") +
-        std::to_string(secured.port()) + "}\n");
-  auto available = kubectl({"wait", "--for=condition=Available",
-                            "apiservice/v1beta1.custom.metrics.k8s.io", "--timeout=120s"});
+  auto available = registerCustomMetricsApiService("e2e-adapter", secured.port());
   EXPECT_EQ(available.exitCode, 0) << available.err;
   // As the admin (system:masters) through kube-apiserver: the aggregator's front-proxy certificate
   // and X-Remote-* headers are what authenticates the request here.

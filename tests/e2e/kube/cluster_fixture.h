@@ -77,6 +77,33 @@ inline std::string serviceAccountToken(const std::string& account) {
   return text;
 }
 
+// Points APIService v1beta1.custom.metrics.k8s.io at a server on loopback `port` through the
+// ExternalName Service `service` of kube-e2e (kube-apiserver dials https://localhost:<port>), then
+// waits until the aggregator reports it Available; the result is that of `kubectl wait`.
+inline testing::ProcessResult registerCustomMetricsApiService(const std::string& service,
+                                                              uint16_t port) {
+  apply(R"(apiVersion: v1
+kind: Service
+metadata: {name: )" +
+        service +
+        R"(, namespace: kube-e2e}
+spec: {type: ExternalName, externalName: localhost}
+---
+apiVersion: apiregistration.k8s.io/v1
+kind: APIService
+metadata: {name: v1beta1.custom.metrics.k8s.io}
+spec:
+  group: custom.metrics.k8s.io
+  version: v1beta1
+  groupPriorityMinimum: 100
+  versionPriority: 100
+  insecureSkipTLSVerify: true
+  service: {name: )" +
+        service + ", namespace: kube-e2e, port: " + std::to_string(port) + "}\n");
+  return kubectl({"wait", "--for=condition=Available", "apiservice/v1beta1.custom.metrics.k8s.io",
+                  "--timeout=120s"});
+}
+
 inline const ResourceRef kConfigMaps = ResourceRef::collection("", "v1", "configmaps", kNs);
 
 inline Object configMap(const std::string& name) {

@@ -6,6 +6,7 @@
 
 #include "fakes/fake_kube_client.h"
 #include "fakes/test_pki.h"
+#include "unit/auth/authentication_config_map.h"
 
 namespace gpuscale::auth {
 namespace {
@@ -13,29 +14,13 @@ namespace {
 using testing::FakeKubeClient;
 using testing::makeCa;
 
-kube::Object configMap(const std::string& clientCa, const std::string& frontProxyCa,
-                       const std::string& allowedNames = R"(["front-proxy-client"])") {
-  return {
-      {"apiVersion", "v1"},
-      {"kind", "ConfigMap"},
-      {"metadata",
-       {{"name", kAuthenticationConfigMapName}, {"namespace", kAuthenticationConfigMapNamespace}}},
-      {"data",
-       {{"client-ca-file", clientCa},
-        {"requestheader-client-ca-file", frontProxyCa},
-        {"requestheader-username-headers", R"(["X-Remote-User"])"},
-        {"requestheader-group-headers", R"(["X-Remote-Group"])"},
-        {"requestheader-extra-headers-prefix", R"(["X-Remote-Extra-"])"},
-        {"requestheader-allowed-names", allowedNames}}}};
-}
-
 TEST(AuthenticationConfigTest, ConfigMapFillsWhatFlagsLeaveUnset) {
   const auto ca1 = makeCa("ca1");
   const auto ca2 = makeCa("ca2");
   AuthenticationFlags flags;
-  auto merged = mergeConfigMap(
-      AuthenticationConfig{}, flags,
-      configMap(ca1.certificatePem, ca2.certificatePem, R"(["front-proxy-client","other"])"));
+  auto merged = mergeConfigMap(AuthenticationConfig{}, flags,
+                               authenticationConfigMap(ca1.certificatePem, ca2.certificatePem,
+                                                       R"(["front-proxy-client","other"])"));
   ASSERT_TRUE(merged.ok()) << merged.status().toString();
   ASSERT_TRUE(merged->clientCa);
   EXPECT_EQ(merged->clientCa->pem(), ca1.certificatePem);
@@ -54,7 +39,8 @@ TEST(AuthenticationConfigTest, FlagsWinOverConfigMap) {
   base.clientCa = *CaBundle::fromPem(flagCa.certificatePem);
   AuthenticationFlags flags;
   flags.clientCaFile = "/set/by/flag";
-  auto merged = mergeConfigMap(base, flags, configMap(mapCa.certificatePem, mapCa.certificatePem));
+  auto merged = mergeConfigMap(base, flags,
+                               authenticationConfigMap(mapCa.certificatePem, mapCa.certificatePem));
   ASSERT_TRUE(merged.ok());
   EXPECT_EQ(merged->clientCa->pem(), flagCa.certificatePem);
   EXPECT_EQ(merged->requestHeader.ca->pem(), mapCa.certificatePem);
@@ -73,18 +59,21 @@ TEST_P(BadConfigMapTest, IsRejected) {
 
 INSTANTIATE_TEST_SUITE_P(
     Cases, BadConfigMapTest,
-    ::testing::Values(BadMap{"client CA not PEM", configMap("garbage", "")},
+    ::testing::Values(BadMap{"client CA not PEM", authenticationConfigMap("garbage", "")},
                       BadMap{"allowed names not a JSON array",
-                             configMap("", makeCa("x").certificatePem, "front-proxy-client")},
+                             authenticationConfigMap("", makeCa("x").certificatePem,
+                                                     "front-proxy-client")},
                       BadMap{"allowed names hold a number",
-                             configMap("", makeCa("y").certificatePem, "[1]")}));
+                             authenticationConfigMap("", makeCa("y").certificatePem, "[1]")}));
 
 TEST(AuthenticationConfigSourceTest, FollowsTheConfigMap) {
   const auto ca1 = makeCa("first");
   const auto ca2 = makeCa("second");
   auto kube = std::make_shared<FakeKubeClient>();
   const auto configMaps = kube::ResourceRef::collection("", "v1", "configmaps", "kube-system");
-  ASSERT_TRUE(kube->create(configMaps, configMap(ca1.certificatePem, ca1.certificatePem)).ok());
+  ASSERT_TRUE(
+      kube->create(configMaps, authenticationConfigMap(ca1.certificatePem, ca1.certificatePem))
+          .ok());
 
   AuthenticationConfigSource source({});
   ASSERT_TRUE(source.startWatching(kube, {}).ok());
