@@ -1,84 +1,86 @@
 #!/usr/bin/env bash
-# The demo: gpuscale-adapter serving Triton's queue time as a custom metric from a real Prometheus.
+# The demo: the inference autoscaling story of scenario (a) on the test cluster, in a few minutes.
 #
-# Installs what is missing (scripts/setup.sh without the test cluster build), builds the adapter and the
-# simulator, then starts on loopback ports, each with its own temporary files:
-#   1. gpuscale-sim exporter: Triton-like counters (and kube-state-metrics label series) for three pods,
-#   2. the Debian prometheus, scraping it every second,
-#   3. gpuscale-adapter --standalone with rules/triton.yaml,
-# waits until the adapter has discovered avg_time_queue_us, and shows what `kubectl get --raw` sees.
-# Everything it started is stopped when it exits (also on Ctrl-C).
+# Installs what is missing and builds the test control plane (scripts/setup.sh), builds
+# gpuscale-adapter, gpuscale-sim and gpuscale-reconciler, then runs bench/scenario/run.sh a100-7x1g
+# with the reconciler on, its load pattern compressed 4x: a real kube-apiserver, controller-manager
+# (the real HPA controller) and scheduler with KWOK, gpuscale-sim as the GPU Operator of one A100 at
+# all-1g.5gb and as the Triton pods' load, a real Prometheus, gpuscale-adapter behind the aggregator,
+# and gpuscale-reconciler. The HPA scales Triton on avg_time_queue_us up to the 7 slices; the
+# reconciler time-slices the slices, raises maxReplicas, and queue time comes back under the 1 s SLO.
+# Along the way it prints `kubectl get --raw` of the custom metrics API through kube-apiserver and
+# `kubectl get hpa`; at the end the result line and the chart (GPUSCALE_DEMO_OUT, default
+# build/demo/timeline.svg). Everything it started is stopped when it exits (also on Ctrl-C).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-GPUSCALE_SKIP_CLUSTER_BUILD=1 scripts/setup.sh
+scripts/setup.sh
 build=${GPUSCALE_BUILD_DIR:-build}
-echo "demo: building gpuscale-adapter and gpuscale-sim in $build/"
+echo "demo: building gpuscale-adapter, gpuscale-sim and gpuscale-reconciler in $build/"
 cmake -S . -B "$build" -G Ninja >/dev/null
-cmake --build "$build" -j2 --target gpuscale-adapter gpuscale-sim >/dev/null
+cmake --build "$build" -j2 --target gpuscale-adapter gpuscale-sim gpuscale-reconciler >/dev/null
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/gpuscale-demo.XXXXXX")
-pids=()
+out=${GPUSCALE_DEMO_OUT:-$build/demo}
+speed=${GPUSCALE_DEMO_SPEED:-4}
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+run_pid=
 cleanup() {
-  local pid
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
-  tests/support/prometheus_run.sh stop "$work/prometheus" || true
-  rm -rf "$work"
+  if [ -n "$run_pid" ]; then
+    kill -TERM "$run_pid" 2>/dev/null || true # run.sh stops its parts on exit
+    wait "$run_pid" 2>/dev/null || true
+  fi
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-free_port() {
-  /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-# wait_for SECONDS DESCRIPTION COMMAND...: polls COMMAND until it succeeds.
-wait_for() {
-  local seconds=$1 what=$2
-  shift 2
-  for _ in $(seq $((seconds * 5))); do
-    if "$@" >/dev/null 2>&1; then return 0; fi
-    sleep 0.2
-  done
-  echo "demo: $what did not come up within ${seconds}s; logs in $work:" >&2
-  tail -n 20 "$work"/*.log "$work"/prometheus/*.log >&2 || true
-  exit 1
-}
+echo "demo: scenario a100-7x1g, reconciler on, speed $speed (logs: $out/run/, $out/run.log)"
+GPUSCALE_BINARY_DIR=$(cd "$build" && pwd) bench/scenario/run.sh a100-7x1g --reconciler on \
+  --speed "$speed" --out "$out" >"$out.log" 2>&1 &
+run_pid=$!
 
-"$build/bin/gpuscale-sim" exporter --listen 127.0.0.1:0 --port-file "$work/exporter.port" \
-  >"$work/exporter.log" 2>&1 &
-pids+=($!)
-wait_for 10 "the exporter" test -s "$work/exporter.port"
-exporter_port=$(cat "$work/exporter.port")
-
-prometheus_url=$(tests/support/prometheus_run.sh start "$work/prometheus" --scrape "127.0.0.1:$exporter_port")
-echo "demo: exporter on 127.0.0.1:$exporter_port, prometheus at $prometheus_url"
-
-adapter_port=$(free_port)
-"$build/bin/gpuscale-adapter" --config rules/triton.yaml --standalone \
-  --prometheus-url "$prometheus_url" --metrics-relist-interval 2s \
-  --secure-port "$adapter_port" --cert-dir "$work/certs" >"$work/adapter.log" 2>&1 &
-pids+=($!)
-
-kubectl_raw() {
-  kubectl --kubeconfig=/dev/null --server "https://127.0.0.1:$adapter_port" --insecure-skip-tls-verify \
-    --token=x get --raw "$1"
-}
-discovered() { kubectl_raw /apis/custom.metrics.k8s.io/v1beta1 | grep -q 'pods/avg_time_queue_us'; }
-has_values() {
-  kubectl_raw '/apis/custom.metrics.k8s.io/v1beta1/namespaces/default/pods/%2A/avg_time_queue_us' |
-    grep -q '"name":"triton-2"'
-}
-wait_for 60 "discovery of avg_time_queue_us" discovered
-wait_for 60 "the first avg_time_queue_us values" has_values
-echo "demo: gpuscale-adapter on https://127.0.0.1:$adapter_port (standalone)"
-
-show() {
+kc() { "$KUBECTL" --kubeconfig "$KUBECONFIG" "$@"; }
+show() { # what command...
   echo
-  echo "\$ kubectl --kubeconfig=/dev/null --server https://127.0.0.1:$adapter_port --insecure-skip-tls-verify --token=x get --raw '$1'"
-  kubectl_raw "$1"
+  echo "\$ kubectl $*"
+  kc "$@" || true
 }
-show /apis/custom.metrics.k8s.io/v1beta1
-show '/apis/custom.metrics.k8s.io/v1beta1/namespaces/default/pods/%2A/avg_time_queue_us'
+raw=/apis/custom.metrics.k8s.io/v1beta1/namespaces/default/pods/%2A/avg_time_queue_us
+pretty() { # a MetricValueList as "pod value" lines; anything else (an error) as it is
+  python3 -c 'import json,sys
+text = sys.stdin.read()
+try:
+    items = json.loads(text).get("items", [])
+except ValueError:
+    print(text.strip())
+    sys.exit(0)
+for i in items:
+    print("  %-32s %s" % (i["describedObject"]["name"], i["value"]))'
+}
+
+# Wait for the harness to bring the cluster and the Deployment up (its log says when).
+until grep -q "running until" "$out.log" 2>/dev/null; do
+  kill -0 "$run_pid" 2>/dev/null || { tail -n 20 "$out.log" >&2; exit 1; }
+  sleep 2
+done
+# shellcheck disable=SC1091
+source "$out/run/cluster/env"
+KUBECTL=${KUBECTL:-tests/cluster/bin/kubectl}
+show get --raw /apis/custom.metrics.k8s.io/v1beta1
+while kill -0 "$run_pid" 2>/dev/null; do
+  echo
+  echo "---- $(date -u +%T)  (load $(tail -n 1 "$out/samples.jsonl" 2>/dev/null | python3 -c '
+import json,sys
+s = json.loads(sys.stdin.read() or "{}")
+print("%.1f req/s at t=%ss, %s pods Running, ceiling %s" % (s.get("load_rps") or 0, s.get("t"), s.get("running"), s.get("ceiling")))' 2>/dev/null))"
+  echo "\$ kubectl get --raw '$raw'"
+  kc get --raw "$raw" 2>&1 | pretty || true
+  show get hpa triton
+  sleep 20
+done
+wait "$run_pid" && rc=0 || rc=$?
+run_pid=
 echo
-echo "demo: done; stopping the adapter, prometheus and the exporter"
+tail -n 1 "$out.log"
+[ $rc -eq 0 ] || { echo "demo: the scenario run failed (rc=$rc); see $out.log" >&2; exit 1; }
+echo "demo: chart $out/timeline.svg; samples $out/samples.jsonl; everything stopped"

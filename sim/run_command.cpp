@@ -14,6 +14,7 @@
 #include "gpuscale/kube/config.h"
 #include "gpuscale/kube/rest_client.h"
 #include "gpuscale/sim/gpu_operator_emulator.h"
+#include "gpuscale/sim/inference_load_driver.h"
 #include "gpuscale/sim/plain_http_server.h"
 #include "gpuscale/sim/scenario.h"
 
@@ -22,7 +23,7 @@ namespace {
 
 constexpr std::string_view kFlags[] = {"--scenario",  "--kubeconfig",      "--listen",
                                        "--port-file", "--kwok-annotation", "--resync",
-                                       "--log-level"};
+                                       "--log-level", "--speed",           "--seed"};
 
 std::string envOr(const char* name, std::string fallback) {
   const char* v = std::getenv(name);
@@ -79,6 +80,20 @@ int runRunCommand(std::span<const std::string_view> args, std::ostream& out, std
     }
   }
 
+  LoadDriverOptions loadOptions;
+  try {
+    loadOptions.speed = std::stod(flags->get("--speed", "1"));
+    loadOptions.seed = std::stoull(flags->get("--seed", "1"));
+  } catch (const std::exception&) {
+    err << "run: --speed wants a number > 0 and --seed an unsigned integer\n";
+    return 2;
+  }
+  if (!(loadOptions.speed > 0)) {
+    err << "run: --speed wants a number > 0\n";
+    return 2;
+  }
+  const std::optional<LoadSpec> load = scenario->load;
+
   // Block the stop signals before any thread starts, so only sigwait() below receives them.
   sigset_t signals;
   sigemptyset(&signals);
@@ -106,8 +121,19 @@ int runRunCommand(std::span<const std::string_view> args, std::ostream& out, std
     return 2;
   }
   GpuOperatorEmulator* sim = emulator->get();
+  std::unique_ptr<InferenceLoadDriver> driver;
+  if (load) {
+    auto created =
+        InferenceLoadDriver::create(*load, loadOptions, [sim] { return sim->podDevices(); });
+    if (!created) {
+      err << "run: " << created.status().message() << "\n";
+      return 2;
+    }
+    driver = std::move(*created);
+  }
+  InferenceLoadDriver* loadDriver = driver.get();
   auto server = PlainHttpServer::start(
-      listen->first, listen->second, [sim, registry](std::string_view target) {
+      listen->first, listen->second, [sim, registry, loadDriver](std::string_view target) {
         HttpReply reply;
         if (target == "/healthz" || target == "/readyz") {
           reply.status = sim->healthy() ? 200 : 503;
@@ -115,6 +141,7 @@ int runRunCommand(std::span<const std::string_view> args, std::ostream& out, std
         } else if (target == "/metrics" || target.starts_with("/metrics?")) {
           reply.contentType = "text/plain; version=0.0.4; charset=utf-8";
           reply.body = prometheus::TextSerializer().Serialize(registry->Collect());
+          if (loadDriver != nullptr) reply.body += loadDriver->render();
         } else {
           reply.status = 404;
           reply.body = "404 page not found\n";
@@ -132,10 +159,16 @@ int runRunCommand(std::span<const std::string_view> args, std::ostream& out, std
     err << "run: " << s.toString() << "\n";
     return 1;
   }
+  if (driver) {
+    driver->start();
+    spdlog::info("load model: {} pods selected by \"{}\" in {}, speed {}, seed {}", load->model,
+                 load->podSelector, load->namespaceName, loadOptions.speed, loadOptions.seed);
+  }
   spdlog::info("gpuscale-sim running scenario; SIGTERM stops");
   int received = 0;
   sigwait(&signals, &received);
   spdlog::info("signal {}: stopping", received);
+  if (driver) driver->stop();
   sim->stop();
   (*server)->stop();
   return 0;

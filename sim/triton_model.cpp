@@ -1,24 +1,13 @@
 #include "triton_model.h"
 
-#include <fmt/format.h>
+#include <cmath>
+
+#include "gpuscale/sim/triton_exposition.h"
 
 namespace gpuscale::sim {
 namespace {
 
-// Label values in the exposition format: backslash, double quote and newline escaped.
-std::string escape(const std::string& value) {
-  std::string out;
-  for (char c : value) {
-    if (c == '\\' || c == '"') out += '\\';
-    if (c == '\n') {
-      out += "\\n";
-      continue;
-    }
-    out += c;
-  }
-  return out;
-}
-
+// kube-state-metrics' sanitised label key: `label_` + the key with [^a-zA-Z0-9_] replaced by `_`.
 std::string sanitisedKey(const std::string& key) {
   std::string out = "label_";
   for (char c : key) {
@@ -26,15 +15,6 @@ std::string sanitisedKey(const std::string& key) {
     out += keep ? c : '_';
   }
   return out;
-}
-
-std::string labelSet(const std::vector<std::pair<std::string, std::string>>& labels) {
-  std::string out = "{";
-  for (size_t i = 0; i < labels.size(); ++i) {
-    if (i > 0) out += ',';
-    out += labels[i].first + "=\"" + escape(labels[i].second) + "\"";
-  }
-  return out + "}";
 }
 
 }  // namespace
@@ -51,42 +31,34 @@ TritonModelOptions demoTritonModel() {
 }
 
 std::string TritonModel::render(double elapsed) const {
-  std::string out;
-  auto family = [&](std::string_view name, std::string_view type, std::string_view help) {
-    out += fmt::format("# HELP {} {}\n# TYPE {} {}\n", name, help, name, type);
-  };
-  auto podLabels = [&](const TritonPod& pod) {
-    return labelSet({{"model", options_.model},
-                     {"namespace", options_.namespaceName},
-                     {"pod", pod.name},
-                     {"version", "1"}});
-  };
-  family("nv_inference_request_success", "counter",
-         "Number of successful inference requests, all batch sizes");
+  std::vector<TritonPodSeries> series;
   for (const TritonPod& pod : options_.pods) {
-    out += fmt::format("nv_inference_request_success{} {:.0f}\n", podLabels(pod),
-                       pod.requestsPerSecond * elapsed);
+    TritonPodSeries t;
+    t.namespaceName = options_.namespaceName;
+    t.pod = pod.name;
+    t.model = options_.model;
+    t.requestSuccess = t.inferenceCount = t.execCount = std::round(pod.requestsPerSecond * elapsed);
+    t.queueDurationUs = std::round(pod.requestsPerSecond * pod.queueMicrosPerRequest * elapsed);
+    t.requestDurationUs = t.queueDurationUs;
+    series.push_back(std::move(t));
   }
-  family("nv_inference_queue_duration_us", "counter",
-         "Cumulative inference queuing duration in microseconds");
-  for (const TritonPod& pod : options_.pods) {
-    out += fmt::format("nv_inference_queue_duration_us{} {:.0f}\n", podLabels(pod),
-                       pod.requestsPerSecond * pod.queueMicrosPerRequest * elapsed);
-  }
-  family("kube_pod_labels", "gauge", "Kubernetes labels converted to Prometheus labels.");
+  std::string out = renderTritonSeries(series);
+  out += formatFamilyHeader("kube_pod_labels", "gauge",
+                            "Kubernetes labels converted to Prometheus labels.");
   for (const TritonPod& pod : options_.pods) {
     std::vector<std::pair<std::string, std::string>> labels = {
         {"namespace", options_.namespaceName}, {"pod", pod.name}};
     for (const auto& [key, value] : pod.labels) labels.emplace_back(sanitisedKey(key), value);
-    out += "kube_pod_labels" + labelSet(labels) + " 1\n";
+    out += "kube_pod_labels" + formatLabelSet(labels) + " 1\n";
   }
-  family("kube_namespace_labels", "gauge", "Kubernetes labels converted to Prometheus labels.");
+  out += formatFamilyHeader("kube_namespace_labels", "gauge",
+                            "Kubernetes labels converted to Prometheus labels.");
   std::vector<std::pair<std::string, std::string>> nsLabels = {
       {"namespace", options_.namespaceName}};
   for (const auto& [key, value] : options_.namespaceLabels) {
     nsLabels.emplace_back(sanitisedKey(key), value);
   }
-  out += "kube_namespace_labels" + labelSet(nsLabels) + " 1\n";
+  out += "kube_namespace_labels" + formatLabelSet(nsLabels) + " 1\n";
   return out;
 }
 

@@ -3,10 +3,12 @@
 // labelSelectors against). The first building block of the GPU emulator; `gpuscale-sim exporter`
 // serves it.
 //
-// Each pod has a request rate (requests/s) and a mean queue time (µs per request). The cumulative
-// counters at `elapsed` seconds since start are `nv_inference_request_success = rate × elapsed` and
-// `nv_inference_queue_duration_us = rate × queue × elapsed`, so the Triton rule's
-// delta(queue)/(1 + delta(success)) over a window of w seconds reads rate·queue·w / (1 + rate·w).
+// The Triton families are formatted by triton_exposition.h (shared with the load model of
+// `gpuscale-sim run`). Each pod has a request rate (requests/s) and a mean queue time (µs per
+// request). The cumulative counters at `elapsed` seconds since start are
+// `nv_inference_request_success = rate × elapsed` and `nv_inference_queue_duration_us = rate ×
+// queue × elapsed`, so the Triton rule's delta(queue)/(1 + delta(success)) over a window of w
+// seconds reads rate·queue·w / (1 + rate·w).
 //
 // Thread safety: immutable after construction; render() is const.
 #pragma once

@@ -1,21 +1,28 @@
 #!/usr/bin/env python3
 """Summarises one scenario run: samples.jsonl -> one JSON line (stdout) and a timeline SVG.
 
-Each sample line (written by run.sh): {"t": seconds since the load started, "load_rps": requests/s
-served, "replicas": Deployment .spec.replicas, "running": Running pods, "pending": Pending pods,
+Each sample line (written by run.sh): {"t": the load pattern's clock (scenario seconds since the
+first pod ran), "load_rps": requests/s the pattern offers (model truth), "served_rps": requests/s
+completed (Prometheus, 10 s rate), "queued": requests waiting over all pods (model truth), "replicas": Deployment .spec.replicas, "running": Running pods, "pending": Pending pods,
 "ceiling": HPA .spec.maxReplicas, "queue_us": mean queue time over the pods (null: no data),
+"latency_us": mean request duration (queue + compute) over the pods,
 "reconfigurations": cumulative MIG reconfigurations + device-plugin config changes,
 "pods": names of the Running pods, "limited": HPA ScalingLimited is True}.
 
 Definitions (documented in docs/benchmarks.md):
   slo_violation_seconds   time with queue_us above the SLO (each sample counts until the next one)
   p50/p95_queue_us        over samples with data
+  p50/p95_latency_us      the same for the whole request (queue + compute)
   max_replicas            most Running pods seen
   ceiling_to_capacity_seconds  from the first sample where the HPA is held at its ceiling to the
                           first where more pods Run than the initial ceiling; null if never
   reconfigurations        the last cumulative count minus the first
-  pods_disturbed          pods that vanished while the Deployment did not scale in
+  pods_disturbed          pod deletions no drop of the Deployment's desired replicas explains (from
+                          the timestamped watches --replicas-log/--pods-log; each drop of n allows
+                          n deletions), plus container restarts. Without the watches: pods that
+                          vanished while the Deployment's replicas did not fall between samples
 Usage: report.py SAMPLES --scenario NAME --reconciler on|off --slo-us N --svg OUT [--note TEXT]
+                 [--replicas-log FILE --pods-log FILE]
 """
 import argparse
 import json
@@ -31,7 +38,44 @@ def percentile(values, q):
     return s[lo] + (s[hi] - s[lo]) * (k - lo)
 
 
-def summarise(samples, args):
+def read_watches(replicas_log, pods_log):
+    """[(time, "scale-in", n)] for each drop of the desired replicas and [(time, "delete", pod)] for
+    the first deletionTimestamp seen per pod, in time order."""
+    out, previous = [], None
+    for line in open(replicas_log):
+        parts = line.split()
+        if len(parts) != 2:
+            continue
+        t, replicas = float(parts[0]), int(parts[1])
+        if previous is not None and replicas < previous:
+            out.append((t, "scale-in", previous - replicas))
+        previous = replicas
+    deleted = set()
+    for line in open(pods_log):
+        parts = line.split()
+        if len(parts) == 3 and parts[1] not in deleted:
+            deleted.add(parts[1])
+            out.append((float(parts[0]), "delete", parts[1]))
+    return sorted(out, key=lambda e: (e[0], e[1] != "scale-in"))
+
+
+def unexplained_deletions(timeline, slack=2.0):
+    """Pod deletions not matched by a scale-in before them (or within `slack` s after: the two
+    watches see the same change at slightly different times)."""
+    scale_ins = [[t, n] for t, kind, n in timeline if kind == "scale-in"]
+    unexplained = []
+    for t, kind, pod in timeline:
+        if kind != "delete":
+            continue
+        source = next((s for s in scale_ins if s[0] <= t + slack and s[1] > 0), None)
+        if source is None:
+            unexplained.append(pod)
+        else:
+            source[1] -= 1
+    return unexplained
+
+
+def summarise(samples, args, deletions=None):
     out = {"scenario": args.scenario, "reconciler": args.reconciler, "slo_us": args.slo_us}
     violation = 0.0
     for a, b in zip(samples, samples[1:]):
@@ -42,6 +86,10 @@ def summarise(samples, args):
     p50, p95 = percentile(queues, 0.5), percentile(queues, 0.95)
     out["p50_queue_us"] = None if p50 is None else round(p50)
     out["p95_queue_us"] = None if p95 is None else round(p95)
+    latencies = [s["latency_us"] for s in samples if s.get("latency_us") is not None]
+    l50, l95 = percentile(latencies, 0.5), percentile(latencies, 0.95)
+    out["p50_latency_us"] = None if l50 is None else round(l50)
+    out["p95_latency_us"] = None if l95 is None else round(l95)
     out["max_replicas"] = max((s["running"] for s in samples), default=0)
     initial_ceiling = samples[0]["ceiling"] if samples else None
     held = next((s["t"] for s in samples if s.get("limited")), None)
@@ -53,10 +101,14 @@ def summarise(samples, args):
     counts = [s["reconfigurations"] for s in samples if s.get("reconfigurations") is not None]
     out["reconfigurations"] = (counts[-1] - counts[0]) if counts else 0
     disturbed = 0
-    for a, b in zip(samples, samples[1:]):
-        gone = set(a.get("pods", [])) - set(b.get("pods", []))
-        if gone and b["replicas"] >= a["replicas"]:
-            disturbed += len(gone)
+    if deletions is not None:
+        disturbed = len(unexplained_deletions(deletions)) + max(
+            (s.get("restarts", 0) for s in samples), default=0)
+    else:
+        for a, b in zip(samples, samples[1:]):
+            gone = set(a.get("pods", [])) - set(b.get("pods", []))
+            if gone and b["replicas"] >= a["replicas"]:
+                disturbed += len(gone)
     out["pods_disturbed"] = disturbed
     out["samples"] = len(samples)
     out["duration_seconds"] = round(samples[-1]["t"] - samples[0]["t"], 1) if samples else 0
@@ -115,6 +167,9 @@ def svg(samples, summary, args):
                      % (x(t), bottom_plot[1] + 16, t))
     parts.append(polyline([(x(s["t"]), y(s.get("load_rps") or 0, lmax, top_plot))
                            for s in samples], "#bbbbbb", 2))
+    parts.append(polyline([(x(s["t"]), y(s.get("served_rps") or 0, lmax, top_plot))
+                           for s in samples if s.get("served_rps") is not None], "#777777", 1,
+                          "3,3"))
     parts.append(polyline([(x(s["t"]), y(s["ceiling"], rmax, top_plot)) for s in samples],
                           "#d62728", 2, "6,4"))
     parts.append(polyline([(x(s["t"]), y(s["replicas"], rmax, top_plot)) for s in samples],
@@ -141,7 +196,7 @@ def svg(samples, summary, args):
         if count is not None:
             previous = count
     legend = [("#1f77b4", "Running pods (dotted: desired)"), ("#d62728", "HPA ceiling / SLO"),
-              ("#bbbbbb", "load served (rps)"), ("#2ca02c", "mean queue time (µs)"),
+              ("#bbbbbb", "load offered (dotted: served)"), ("#2ca02c", "mean queue time (µs)"),
               ("#9467bd", "reconfiguration")]
     for i, (color, text) in enumerate(legend):
         lx = left + i * 165
@@ -159,10 +214,15 @@ def main():
     parser.add_argument("--slo-us", type=float, required=True)
     parser.add_argument("--svg", required=True)
     parser.add_argument("--note", default="")
+    parser.add_argument("--replicas-log", help="timestamped watch of the Deployment's .spec.replicas")
+    parser.add_argument("--pods-log", help="timestamped watch: pod name, deletionTimestamp")
     args = parser.parse_args()
     with open(args.samples) as f:
         samples = [json.loads(line) for line in f if line.strip()]
-    summary = summarise(samples, args)
+    deletions = None
+    if args.replicas_log and args.pods_log:
+        deletions = read_watches(args.replicas_log, args.pods_log)
+    summary = summarise(samples, args, deletions)
     with open(args.svg, "w") as f:
         f.write(svg(samples, summary, args) if samples else "<svg xmlns=\"http://www.w3.org/2000/svg\"/>\n")
     print(json.dumps(summary))

@@ -2,26 +2,32 @@
 # Runs one scenario of bench/scenario on the test control plane and prints, as its LAST line, one
 # JSON object: scenario, reconciler, slo_violation_seconds, p50_queue_us, p95_queue_us,
 # max_replicas, ceiling_to_capacity_seconds, reconfigurations, pods_disturbed (definitions in
-# report.py). Writes OUT/samples.jsonl, OUT/result.json, OUT/timeline.svg and the logs.
+# report.py). Writes OUT/samples.jsonl, OUT/result.json, OUT/timeline.svg, OUT/events.json (every
+# Event at the end), OUT/pods-final.json and the logs (OUT/run/).
 #
 #   bench/scenario/run.sh NAME --reconciler on|off [--speed N] [--out DIR] [--slo-us N]
 #                         [--resource NAME] [--tail SECONDS] [--sample SECONDS] [--duration SECONDS]
 # --duration caps the scenario time sampled (default: the load pattern's end + --tail, 90 s).
+# --speed N runs the load pattern's clock N times faster (requests are still served in real time).
+# --slo-us: the queue-time SLO (default 1 s; 20 ms for t4-* scenarios); --target-us: the HPA's
+# averageValue for avg_time_queue_us (default a quarter of the SLO: queue time is ~0 below capacity
+# and explodes near it, so an HPA aiming at the SLO itself runs the pods at the edge).
 # Binaries: $GPUSCALE_BINARY_DIR/bin (default build/bin), or GPUSCALE_{SIM,ADAPTER,RECONCILER}_BIN;
 # GPUSCALE_EXTRA_SCRAPE=HOST:PORT adds a scrape target (another exporter).
 #
 # Parts (who simulates what):
 #   tests/cluster   the real control plane: kube-apiserver + aggregator, controller-manager (the real
 #                   HPA and Deployment controllers), scheduler; KWOK runs the pods (no containers)
-#   gpuscale-sim    `run --scenario`: GPU nodes, GPU Operator (mig-manager, device plugin, GFD) through
-#                   the API, and the inference load model (per-pod Triton series on its /metrics) when
-#                   the build has it
+#   gpuscale-sim    `run --scenario --speed N`: GPU nodes, GPU Operator (mig-manager, device plugin,
+#                   GFD) through the API, and the inference load model (per-pod Triton series and
+#                   model truth on its /metrics; the load starts when the first pod runs)
 #   prometheus      the real Debian server, scraping gpuscale-sim every second
 #   gpuscale-adapter in-cluster mode behind the aggregator (tests/e2e/lib/adapter_stack.sh)
 #   gpuscale-reconciler  with --reconciler on, policy bench/scenario/policies/reconciler.yaml
 # The Deployment `triton` (namespace and selector from the scenario's load section) requests one
-# unit of the scenario's partition resource; its HPA (Pods avg_time_queue_us, averageValue = the SLO,
-# min 1) starts with maxReplicas = the resource's initial allocatable: the static ceiling.
+# unit of the scenario's partition resource; its HPA (Pods avg_time_queue_us, averageValue =
+# --target-us, min 1) starts with maxReplicas = the resource's initial allocatable: the static
+# ceiling.
 # Exit: 0 with a result; 1 when a part fails (the JSON then carries "error"); 2 usage; 77 parts
 # missing.
 set -euo pipefail
@@ -30,13 +36,14 @@ usage() { sed -n '7,11p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 [ $# -ge 1 ] || usage
 name=$1
 shift
-reconciler= speed=1 out= slo_us=50 resource= tail_s=90 sample_s=2 duration=
+reconciler= speed=1 out= slo_us= target_us= resource= tail_s=90 sample_s=2 duration=
 while [ $# -gt 0 ]; do
   case $1 in
     --reconciler) reconciler=$2; shift 2 ;;
     --speed) speed=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --slo-us) slo_us=$2; shift 2 ;;
+    --target-us) target_us=$2; shift 2 ;;
     --resource) resource=$2; shift 2 ;;
     --tail) tail_s=$2; shift 2 ;;
     --sample) sample_s=$2; shift 2 ;;
@@ -45,10 +52,19 @@ while [ $# -gt 0 ]; do
   esac
 done
 case $reconciler in on | off) ;; *) usage ;; esac
+# Queue-time SLOs: ~1 s for the A100 scenarios (a request takes ~0.35-0.9 s of a 1g slice), 20 ms
+# on the T4s (a few ms per request).
+case $name in t4-*) slo_us=${slo_us:-20000} ;; *) slo_us=${slo_us:-1000000} ;; esac
+target_us=${target_us:-$((slo_us / 4))}
 
 src=$(cd "$(dirname "$0")/../.." && pwd)
 build=${GPUSCALE_BINARY_DIR:-$src/build}
 scenario=$src/bench/scenario/$name.yaml
+# NAME may also be a scenario file elsewhere (the e2e test's short scenario).
+if [[ $name == *.yaml ]]; then
+  scenario=$(cd "$(dirname "$name")" && pwd)/$(basename "$name")
+  name=$(basename "$name" .yaml)
+fi
 [ -f "$scenario" ] || { echo "no scenario $scenario" >&2; exit 2; }
 bin=${GPUSCALE_CLUSTER_BIN:-$src/tests/cluster/bin}
 sim=${GPUSCALE_SIM_BIN:-$build/bin/gpuscale-sim}
@@ -66,9 +82,11 @@ rm -rf "$out"
 mkdir -p "$out"
 work=$out/run
 mkdir -p "$work"
-sim_pid= rec_pid=
+sim_pid= rec_pid= watch_pids=()
 stop_pid() { [ -n "$1" ] || return 0; kill -TERM "$1" 2>/dev/null || true; wait "$1" 2>/dev/null || true; }
 cleanup() {
+  local p
+  for p in "${watch_pids[@]}"; do stop_pid "$p"; done
   stop_pid "$rec_pid"
   stop_pid "${ADAPTER_PID:-}"
   stop_pid "$sim_pid"
@@ -117,15 +135,8 @@ export KUBECTL=$bin/kubectl
 kc() { "$KUBECTL" "$@"; }
 
 log "gpuscale-sim run"
-sim_args=(run --scenario "$scenario" --kubeconfig "$KUBECONFIG" --resync 1 --listen 127.0.0.1:0
-  --port-file "$work/sim.port")
-if "$sim" run --help 2>&1 | grep -q -- '--speed'; then
-  sim_args+=(--speed "$speed")
-elif [ "$speed" != 1 ]; then
-  log "gpuscale-sim has no --speed: running in real time"
-  speed=1
-fi
-"$sim" "${sim_args[@]}" >"$work/sim.log" 2>&1 &
+"$sim" run --scenario "$scenario" --kubeconfig "$KUBECONFIG" --resync 1 --listen 127.0.0.1:0 \
+  --port-file "$work/sim.port" --speed "$speed" --seed "${GPUSCALE_SEED:-1}" >"$work/sim.log" 2>&1 &
 sim_pid=$!
 wait_until 60 "gpuscale-sim port file" test -s "$work/sim.port"
 sim_addr=127.0.0.1:$(cat "$work/sim.port")
@@ -186,12 +197,38 @@ spec:
   scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: triton}
   minReplicas: 1
   maxReplicas: $ceiling
+  # Queue time is ~0 below capacity, so the HPA's proportional rule would drop to 1 replica in one
+  # step and overload again; scale in one pod at a time instead.
+  behavior:
+    scaleDown:
+      stabilizationWindowSeconds: 30
+      policies: [{type: Pods, value: 1, periodSeconds: 15}]
   metrics:
   - type: Pods
     pods:
       metric: {name: avg_time_queue_us}
-      target: {type: AverageValue, averageValue: "$slo_us"}
+      target: {type: AverageValue, averageValue: "$target_us"}
 YAML
+
+# Watches, timestamped, for pods_disturbed: every change of the Deployment's desired replicas and
+# every pod deletion (report.py matches deletions to scale-ins).
+watch_to() { # file kubectl-args...
+  python3 -c 'import signal, subprocess, sys, time
+p = subprocess.Popen(sys.argv[2:], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+def stop(*_):
+    p.terminate()
+    sys.exit(0)
+signal.signal(signal.SIGTERM, stop)
+with open(sys.argv[1], "a") as f:
+    for line in p.stdout:
+        f.write("%.3f %s" % (time.time(), line))
+        f.flush()' "$@" &
+  watch_pids+=($!)
+}
+watch_to "$out/replicas.log" "$KUBECTL" -n "$ns" get deployment triton -w \
+  -o 'jsonpath={.spec.replicas}{"\n"}'
+watch_to "$out/pod-deletions.log" "$KUBECTL" -n "$ns" get pods -l "$selector" -w \
+  -o 'jsonpath={.metadata.name} {.metadata.deletionTimestamp}{"\n"}'
 
 if [ "$reconciler" = on ]; then
   log "gpuscale-reconciler"
@@ -212,13 +249,27 @@ until has_series; do
 done
 
 # One sample: the Prometheus and API state the chart and the summary need.
-sample() { # t
+sample() {
   kc -n "$ns" get deployment triton -o json >"$work/dep.json"
   kc -n "$ns" get hpa triton -o json >"$work/hpa.json"
   kc -n "$ns" get pods -l "$selector" -o json >"$work/pods.json"
-  python3 - "$1" "$prom" "$ns" "$work" <<'PY'
-import json, sys, urllib.parse, urllib.request
-t, prom, ns, work = float(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+  kc get nodes -o json >"$work/nodes.json"
+  kc get --raw "/apis/custom.metrics.k8s.io/v1beta1/namespaces/$ns/pods/%2A/avg_time_queue_us" \
+    >"$work/adapter.json" 2>/dev/null || echo '{}' >"$work/adapter.json"
+  python3 - "$prom" "$ns" "$work" "$sim_addr" <<'PY'
+import json, re, sys, urllib.parse, urllib.request
+prom, ns, work, sim = sys.argv[1:5]
+def quantity(text):  # a Kubernetes quantity as the adapter and the HPA print it ("399300m", "12")
+    m = re.fullmatch(r"([0-9.]+)([mkMG]?)", text or "")
+    return float(m.group(1)) * {"m": 1e-3, "": 1, "k": 1e3, "M": 1e6, "G": 1e9}[m.group(2)] if m else None
+# Model truth straight from gpuscale-sim: the pattern's clock, the offered load, the queues.
+truth = {}
+for line in urllib.request.urlopen("http://%s/metrics" % sim, timeout=10).read().decode().splitlines():
+    if line.startswith("gpuscale_sim_load_"):
+        key, value = line.rsplit(" ", 1)
+        truth[key] = float(value)
+t = truth.get("gpuscale_sim_load_pattern_seconds", 0.0)
+queued = sum(v for k, v in truth.items() if k.startswith("gpuscale_sim_load_pod_queue_length{"))
 def q(expr):
     url = prom + "/api/v1/query?" + urllib.parse.urlencode({"query": expr})
     try:
@@ -226,35 +277,64 @@ def q(expr):
         return float(r[0]["value"][1]) if r else None
     except Exception:
         return None
-dep, hpa, pods = (json.load(open("%s/%s.json" % (work, n))) for n in ("dep", "hpa", "pods"))
-running = sorted(p["metadata"]["name"] for p in pods["items"] if p["status"].get("phase") == "Running"
-                 and "deletionTimestamp" not in p["metadata"])
+dep, hpa, pods, nodes, adapter = (json.load(open("%s/%s.json" % (work, n)))
+                                  for n in ("dep", "hpa", "pods", "nodes", "adapter"))
+live = sorted((p for p in pods["items"] if p["status"].get("phase") == "Running"
+               and "deletionTimestamp" not in p["metadata"]), key=lambda p: p["metadata"]["name"])
+running = [p["metadata"]["name"] for p in live]
+restarts = sum(c.get("restartCount", 0) for p in pods["items"]
+               for c in p["status"].get("containerStatuses", []))
+# What the HPA and `kubectl get --raw` see through the aggregator and the adapter.
+current = [m["pods"]["current"].get("averageValue") for m in hpa.get("status", {}).get("currentMetrics") or []
+           if m.get("type") == "Pods"]
+per_pod = [quantity(i.get("value")) for i in adapter.get("items", [])]
+per_pod = [v for v in per_pod if v is not None]
 pending = sum(1 for p in pods["items"] if p["status"].get("phase") == "Pending")
 cond = {c["type"]: c for c in hpa.get("status", {}).get("conditions", [])}
 lim = cond.get("ScalingLimited", {})
 sel = 'namespace="%s"' % ns
 queue = q('avg(delta(nv_inference_queue_duration_us{%s}[30s])/(1+delta(nv_inference_request_success{%s}[30s])))' % (sel, sel))
+# End-to-end request latency the same way: time-slicing can trade queue time for compute time.
+latency = q('avg(delta(nv_inference_request_duration_us{%s}[30s])/(1+delta(nv_inference_request_success{%s}[30s])))' % (sel, sel))
 reconf = q('sum(gpuscale_sim_mig_reconfigurations_total) or vector(0)')
 plugin = q('sum(gpuscale_sim_transitions_total{kind=~".*device.plugin.*"}) or vector(0)')
-print(json.dumps({"t": t, "load_rps": q('sum(rate(nv_inference_request_success{%s}[10s]))' % sel),
+print(json.dumps({"t": round(t, 1), "load_rps": truth.get("gpuscale_sim_load_offered_rps"),
+  "served_rps": q('sum(rate(nv_inference_request_success{%s}[10s]))' % sel), "queued": queued,
   "replicas": dep["spec"]["replicas"], "running": len(running), "pending": pending,
-  "ceiling": hpa["spec"]["maxReplicas"], "queue_us": queue,
+  "ceiling": hpa["spec"]["maxReplicas"], "queue_us": queue, "latency_us": latency,
   "reconfigurations": (reconf or 0) + (plugin or 0), "pods": running,
+  "uids": [p["metadata"]["uid"] for p in live], "restarts": restarts,
+  "hpa_queue_us": quantity(current[0]) if current else None,
+  "adapter_queue_us": sum(per_pod) / len(per_pod) if per_pod else None,
+  "node_configs": {n["metadata"]["name"]: {k: n["metadata"].get("labels", {}).get(k, "") for k in
+                   ("nvidia.com/mig.config", "nvidia.com/device-plugin.config")} for n in nodes["items"]},
   "limited": lim.get("status") == "True" and lim.get("reason") == "TooManyReplicas"}))
 PY
 }
 
-run_s=$(( (${duration:-$((load_s + tail_s))}) / speed + 1 ))
-log "running for ${run_s}s (load ${load_s}s + tail ${tail_s}s, speed $speed), sampling every ${sample_s}s"
-start=$SECONDS
-while [ $((SECONDS - start)) -lt "$run_s" ]; do
-  sample $(( (SECONDS - start) * speed )) >>"$out/samples.jsonl" || log "a sample failed"
+total_s=${duration:-$((load_s + tail_s))}
+log "running until the pattern's clock reaches ${total_s}s (load ${load_s}s + tail ${tail_s}s, speed $speed), sampling every ${sample_s}s"
+wall_cap=$((SECONDS + total_s + 300))
+pattern_t() { # the pattern's clock in the last sample (0 before the first)
+  python3 -c 'import json,sys
+try:
+    lines = open(sys.argv[1]).read().splitlines()
+    print(int(json.loads(lines[-1])["t"]) if lines else 0)
+except (OSError, ValueError, KeyError):
+    print(0)' "$out/samples.jsonl"
+}
+while [ "$(pattern_t)" -lt "$total_s" ]; do
+  [ $SECONDS -lt $wall_cap ] || fail "the load pattern did not reach ${total_s}s"
+  sample >>"$out/samples.jsonl" || log "a sample failed"
   sleep "$sample_s"
 done
 
-note="speed $speed; SLO ${slo_us} us; static ceiling $ceiling x $resource"
+kc get events -A -o json >"$out/events.json" || log "could not list Events"
+kc -n "$ns" get pods -l "$selector" -o json >"$out/pods-final.json" || log "could not list pods"
+note="speed $speed; SLO ${slo_us} us; HPA target ${target_us} us; static ceiling $ceiling x $resource"
 python3 "$src/bench/scenario/report.py" "$out/samples.jsonl" --scenario "$name" \
   --reconciler "$reconciler" --slo-us "$slo_us" --svg "$out/timeline.svg" --note "$note" \
+  --replicas-log "$out/replicas.log" --pods-log "$out/pod-deletions.log" \
   >"$out/result.json"
 log "chart: $out/timeline.svg"
 cat "$out/result.json"

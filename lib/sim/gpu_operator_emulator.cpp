@@ -1,6 +1,7 @@
 #include "gpuscale/sim/gpu_operator_emulator.h"
 
 #include <condition_variable>
+#include <iterator>
 #include <mutex>
 #include <thread>
 
@@ -16,6 +17,7 @@
 #include "gpuscale/sim/node_advertisement.h"
 #include "gpuscale/sim/node_objects.h"
 #include "gpuscale/sim/operator_config.h"
+#include "gpuscale/sim/pod_devices.h"
 
 namespace gpuscale::sim {
 namespace {
@@ -161,7 +163,10 @@ class GpuOperatorEmulator::Impl {
     worker_.request_stop();
     wake();
     if (worker_.joinable()) worker_.join();
-    view_.reset();
+    {
+      std::lock_guard lock(passMu_);
+      view_.reset();
+    }
     healthy_ = false;
   }
 
@@ -172,6 +177,39 @@ class GpuOperatorEmulator::Impl {
   }
 
   bool healthy() const { return healthy_.load(); }
+
+  std::vector<PodDevice> podDevices() {
+    std::lock_guard lock(passMu_);
+    if (!view_) return {};
+    const auto pods = view_->pods();
+    std::vector<PodDevice> out;
+    for (auto& [name, node] : nodes_) {
+      std::vector<NodePod> onNode;
+      for (const auto& pod : pods) {
+        const auto& meta = pod->value("metadata", kube::Object::object());
+        if (meta.contains("deletionTimestamp")) continue;
+        if (pod->value("status", kube::Object::object()).value("phase", "") != "Running") continue;
+        auto claim = podGpuClaim(*pod, name);
+        if (!claim) continue;
+        NodePod p{claim->uid,
+                  meta.value("namespace", ""),
+                  meta.value("name", ""),
+                  meta.value("creationTimestamp", ""),
+                  {},
+                  claim->requests,
+                  node.allocation.gpusOf(claim->uid)};
+        const kube::Object labels = meta.value("labels", kube::Object::object());
+        for (const auto& [k, v] : labels.items()) {
+          if (v.is_string()) p.labels.emplace(k, v.get<std::string>());
+        }
+        onNode.push_back(std::move(p));
+      }
+      auto devices =
+          assignDevices(node.spec, node.migManager.gpus(), node.plugin.current(), onNode);
+      std::move(devices.begin(), devices.end(), std::back_inserter(out));
+    }
+    return out;
+  }
 
  private:
   void wake() {
@@ -483,5 +521,6 @@ void GpuOperatorEmulator::reconcile(std::chrono::steady_clock::time_point now) {
   impl_->reconcile(now);
 }
 bool GpuOperatorEmulator::healthy() const { return impl_->healthy(); }
+std::vector<PodDevice> GpuOperatorEmulator::podDevices() const { return impl_->podDevices(); }
 
 }  // namespace gpuscale::sim

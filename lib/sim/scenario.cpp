@@ -258,7 +258,9 @@ LoadSpec parseLoad(const YAML::Node& node) {
   load.gpuMillisOnFullGpu = nonNegative(node, "gpuMillisOnFullGpu", 0);
   load.cpuMillis = nonNegative(node, "cpuMillis", 0);
   load.gpuUtilization = nonNegative(node, "gpuUtilization", load.gpuUtilization);
-  if (load.gpuUtilization > 1) fail(node["gpuUtilization"], "gpuUtilization is a share in [0, 1]");
+  if (load.gpuUtilization <= 0 || load.gpuUtilization > 1) {
+    fail(node["gpuUtilization"], "gpuUtilization is a share in (0, 1]");
+  }
   load.timeSlicingOverhead = nonNegative(node, "timeSlicingOverhead", load.timeSlicingOverhead);
   return load;
 }

@@ -1,35 +1,6 @@
 #include "support/exporter_server.h"
 
-#include <cmath>
-#include <sstream>
-
 namespace gpuscale::test {
-namespace {
-
-std::string escapeLabelValue(const std::string& value) {
-  std::string out;
-  for (char c : value) {
-    if (c == '\\' || c == '"') out += '\\';
-    if (c == '\n') {
-      out += "\\n";
-      continue;
-    }
-    out += c;
-  }
-  return out;
-}
-
-std::string formatValue(double value) {
-  if (std::isnan(value)) return "NaN";
-  if (std::isinf(value)) return value > 0 ? "+Inf" : "-Inf";
-  std::ostringstream out;
-  out.precision(17);
-  out << value;
-  return out.str();
-}
-
-}  // namespace
-
 ExporterServer::ExporterServer() {
   server_ = std::make_unique<PrometheusStubServer>([this](const StubRequest& request) {
     StubResponse response;
@@ -69,9 +40,15 @@ void ExporterServer::clear(const std::string& name) {
 
 void ExporterServer::addTritonRequests(const std::string& ns, const std::string& pod,
                                        double requests, double queueMicros) {
-  Labels labels = {{"namespace", ns}, {"pod", pod}, {"model", "simple"}, {"version", "1"}};
-  add("nv_inference_request_success", labels, requests);
-  add("nv_inference_queue_duration_us", labels, queueMicros);
+  std::lock_guard lock(mutex_);
+  sim::TritonPodSeries& series = triton_[{ns, pod}];
+  series.namespaceName = ns;
+  series.pod = pod;
+  series.requestSuccess += requests;
+  series.inferenceCount += requests;
+  series.execCount += requests;
+  series.queueDurationUs += queueMicros;
+  series.requestDurationUs += queueMicros;
 }
 
 std::string ExporterServer::render() const {
@@ -81,19 +58,13 @@ std::string ExporterServer::render() const {
     out += "# TYPE " + name + " " + types_.at(name) + "\n";
     for (const auto& [labels, value] : series) {
       out += name;
-      if (!labels.empty()) {
-        out += '{';
-        bool first = true;
-        for (const auto& [key, text] : labels) {
-          out += (first ? "" : ",") + key + "=\"" + escapeLabelValue(text) + "\"";
-          first = false;
-        }
-        out += '}';
-      }
-      out += " " + formatValue(value) + "\n";
+      if (!labels.empty()) out += sim::formatLabelSet({labels.begin(), labels.end()});
+      out += " " + sim::formatSampleValue(value) + "\n";
     }
   }
-  return out;
+  std::vector<sim::TritonPodSeries> pods;
+  for (const auto& [key, series] : triton_) pods.push_back(series);
+  return out + sim::renderTritonSeries(pods);
 }
 
 }  // namespace gpuscale::test

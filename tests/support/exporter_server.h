@@ -1,7 +1,7 @@
 // A tiny metrics exporter for tests: an HTTP server on a free loopback port whose `/metrics` serves
 // the text exposition format of series the test sets and changes while Prometheus scrapes it.
-// Triton-like helpers produce the counters gpuscale's rules read (`nv_inference_queue_duration_us`,
-// `nv_inference_request_success` with `namespace`/`pod` labels).
+// Triton pods are rendered by the simulator's Triton formatter (gpuscale/sim/triton_exposition.h),
+// so tests scrape exactly the families and labels `gpuscale-sim` serves.
 //
 // Thread safety: thread-safe; set()/add() may run while the exporter is being scraped.
 #pragma once
@@ -11,6 +11,7 @@
 #include <mutex>
 #include <string>
 
+#include "gpuscale/sim/triton_exposition.h"
 #include "support/prometheus_stub_server.h"
 
 namespace gpuscale::test {
@@ -30,7 +31,8 @@ class ExporterServer {
            const std::string& type = "counter");
   // Removes every series of `name`.
   void clear(const std::string& name);
-  // Triton's per-model counters for one pod: queue time (µs) and successful requests.
+  // Adds to one pod's Triton counters (created with every family at 0): `requests` successful
+  // requests that waited `queueMicros` µs in the queue in total.
   void addTritonRequests(const std::string& ns, const std::string& pod, double requests,
                          double queueMicros);
   // The exposition as served now.
@@ -41,6 +43,7 @@ class ExporterServer {
   mutable std::mutex mutex_;
   std::map<std::string, std::string> types_;
   std::map<std::string, std::map<Labels, double>> families_;
+  std::map<std::pair<std::string, std::string>, sim::TritonPodSeries> triton_;  // (ns, pod)
   std::unique_ptr<PrometheusStubServer> server_;
 };
 

@@ -16,7 +16,7 @@
 // Every transition is logged (spdlog) and counted in the prometheus-cpp registry given.
 //
 // Thread safety: start/stop from one thread; reconcile passes are serialised internally;
-// healthy() and the metrics are safe from any thread.
+// healthy(), podDevices() and the metrics are safe from any thread.
 #pragma once
 
 #include <chrono>
@@ -26,6 +26,7 @@
 
 #include "gpuscale/core/result.h"
 #include "gpuscale/kube/client.h"
+#include "gpuscale/sim/pod_devices.h"
 #include "gpuscale/sim/scenario.h"
 
 namespace gpuscale::sim {
@@ -58,6 +59,11 @@ class GpuOperatorEmulator {
 
   // Nodes and ConfigMaps exist and (background) the informers have synced.
   bool healthy() const;
+
+  // The device of every Running, not deleted pod that holds nvidia.com/* resources on an emulated
+  // node (pod_devices.h), as of the last reconcile pass's placement; empty before start().
+  // Thread-safe (serialised with reconcile passes).
+  std::vector<PodDevice> podDevices() const;
 
  private:
   GpuOperatorEmulator(std::shared_ptr<kube::KubeClient> client, Scenario scenario,

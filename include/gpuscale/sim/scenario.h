@@ -102,7 +102,8 @@ struct LoadSpec {
   double cpuMillis = 0;
   // Share of its partition one pod keeps busy (the explicit utilisation parameter of issue 8).
   double gpuUtilization = 1.0;
-  // Extra service time per additional pod time-sliced on the same device (context switches).
+  // Context-switch cost of time-slicing: a device with more than one busy pod serves 1 / (1 + o)
+  // of its capacity (inference_load_model.h).
   double timeSlicingOverhead = 0.15;
 };
 

@@ -158,7 +158,11 @@ TEST(ScenarioTest, RejectsBadInput) {
       {"utilisation above 1",
        "name: x\nnodes: [{name: a, product: Tesla-T4, memoryMiB: 1}]\nload: {podSelector: app=t, "
        "gpuUtilization: 2}",
-       "share in [0, 1]"},
+       "share in (0, 1]"},
+      {"utilisation 0 (a pod that never serves)",
+       "name: x\nnodes: [{name: a, product: Tesla-T4, memoryMiB: 1}]\nload: {podSelector: app=t, "
+       "gpuUtilization: 0}",
+       "share in (0, 1]"},
       {"ramp without duration",
        "name: x\nnodes: [{name: a, product: Tesla-T4, memoryMiB: 1}]\nload: {podSelector: app=t, "
        "pattern: {kind: ramp}}",

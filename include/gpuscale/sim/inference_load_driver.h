@@ -1,0 +1,60 @@
+// InferenceLoadDriver: runs the InferenceLoadModel (inference_load_model.h) in real time for
+// `gpuscale-sim run`. Every tick it takes the Running pods of the scenario's Deployment (the load
+// section's namespace and podSelector) with the devices they hold (from the GPU Operator emulator's
+// informers and allocation, via `pods`), advances the model by the wall time elapsed (from the
+// first tick that finds a pod: the load pattern starts with the service), and keeps the exposition
+// that /metrics serves: the Triton series of every pod (triton_exposition.h) and the model truth
+// for reports:
+//   gpuscale_sim_load_offered_rps            requests/s the pattern offers now
+//   gpuscale_sim_load_pattern_seconds        the pattern's clock (wall time x speed)
+//   gpuscale_sim_load_requests_total{result} arrived | completed | lost_no_pod | lost_pod_gone
+//   gpuscale_sim_load_pod_queue_length{namespace,pod}  requests waiting (not in service)
+//   gpuscale_sim_load_pod_device_busy{namespace,pod}   pods with work on the pod's device
+//   gpuscale_sim_load_pod_compute_fraction{namespace,pod}  the device's share of a whole GPU
+//
+// Thread safety: start/stop from one thread; render() from any thread.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gpuscale/core/result.h"
+#include "gpuscale/sim/pod_devices.h"
+#include "gpuscale/sim/scenario.h"
+
+namespace gpuscale::sim {
+
+struct LoadDriverOptions {
+  std::uint64_t seed = 1;
+  double speed = 1.0;  // the load pattern's clock runs this much faster than wall time
+  std::chrono::milliseconds tick{100};
+};
+
+class InferenceLoadDriver {
+ public:
+  using PodSource = std::function<std::vector<PodDevice>()>;
+
+  // Errors (Status::invalid) for a podSelector that does not parse or a speed <= 0.
+  static core::Result<std::unique_ptr<InferenceLoadDriver>> create(LoadSpec spec,
+                                                                   LoadDriverOptions options,
+                                                                   PodSource pods);
+  ~InferenceLoadDriver();
+
+  // Starts the clock and the tick thread.
+  void start();
+  void stop();
+
+  // The exposition as of the last tick (empty before the first).
+  std::string render() const;
+
+ private:
+  InferenceLoadDriver() = default;
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace gpuscale::sim

@@ -1,0 +1,115 @@
+#include "gpuscale/sim/triton_exposition.h"
+
+#include <cmath>
+#include <functional>
+
+#include <fmt/format.h>
+
+namespace gpuscale::sim {
+namespace {
+
+struct Family {
+  std::string_view name;
+  std::string_view type;
+  std::string_view help;
+  std::function<double(const TritonPodSeries&)> value;
+};
+
+// HELP texts as Triton prints them.
+const std::vector<Family>& families() {
+  static const std::vector<Family> kFamilies = {
+      {"nv_inference_request_success", "counter",
+       "Number of successful inference requests, all batch sizes",
+       [](const TritonPodSeries& p) { return p.requestSuccess; }},
+      {"nv_inference_count", "counter",
+       "Number of inferences performed (does not include cached requests)",
+       [](const TritonPodSeries& p) { return p.inferenceCount; }},
+      {"nv_inference_exec_count", "counter",
+       "Number of model executions performed (does not include cached requests)",
+       [](const TritonPodSeries& p) { return p.execCount; }},
+      {"nv_inference_request_duration_us", "counter",
+       "Cumulative inference request duration in microseconds (includes cached requests)",
+       [](const TritonPodSeries& p) { return p.requestDurationUs; }},
+      {"nv_inference_queue_duration_us", "counter",
+       "Cumulative inference queuing duration in microseconds (includes cached requests)",
+       [](const TritonPodSeries& p) { return p.queueDurationUs; }},
+      {"nv_inference_compute_input_duration_us", "counter",
+       "Cumulative compute input duration in microseconds (does not include cached requests)",
+       [](const TritonPodSeries& p) { return p.computeInputDurationUs; }},
+      {"nv_inference_compute_infer_duration_us", "counter",
+       "Cumulative compute inference duration in microseconds (does not include cached requests)",
+       [](const TritonPodSeries& p) { return p.computeInferDurationUs; }},
+      {"nv_inference_compute_output_duration_us", "counter",
+       "Cumulative inference compute output duration in microseconds (does not include cached "
+       "requests)",
+       [](const TritonPodSeries& p) { return p.computeOutputDurationUs; }},
+      {"nv_inference_pending_request_count", "gauge",
+       "Instantaneous number of pending requests awaiting execution per-model.",
+       [](const TritonPodSeries& p) { return p.pendingRequests; }},
+  };
+  return kFamilies;
+}
+
+std::vector<std::pair<std::string, std::string>> podLabels(const TritonPodSeries& pod) {
+  return {{"model", pod.model},
+          {"namespace", pod.namespaceName},
+          {"pod", pod.pod},
+          {"version", pod.version}};
+}
+
+}  // namespace
+
+std::string formatFamilyHeader(std::string_view name, std::string_view type,
+                               std::string_view help) {
+  return fmt::format("# HELP {} {}\n# TYPE {} {}\n", name, help, name, type);
+}
+
+std::string formatLabelSet(const std::vector<std::pair<std::string, std::string>>& labels) {
+  std::string out = "{";
+  for (size_t i = 0; i < labels.size(); ++i) {
+    if (i > 0) out += ',';
+    out += labels[i].first + "=\"";
+    for (char c : labels[i].second) {
+      if (c == '\n') {
+        out += "\\n";
+        continue;
+      }
+      if (c == '\\' || c == '"') out += '\\';
+      out += c;
+    }
+    out += '"';
+  }
+  return out + "}";
+}
+
+std::string formatSampleValue(double value) {
+  if (std::isnan(value)) return "NaN";
+  if (std::isinf(value)) return value > 0 ? "+Inf" : "-Inf";
+  return fmt::format("{}", value);
+}
+
+std::string renderTritonSeries(const std::vector<TritonPodSeries>& pods) {
+  std::string out;
+  if (pods.empty()) return out;
+  out += formatFamilyHeader("nv_inference_request_failure", "counter",
+                            "Number of failed inference requests, all batch sizes");
+  for (const TritonPodSeries& pod : pods) {
+    for (std::string_view reason : kTritonFailureReasons) {
+      auto labels = podLabels(pod);
+      labels.emplace_back("reason", std::string(reason));
+      auto it = pod.requestFailure.find(std::string(reason));
+      out += fmt::format("nv_inference_request_failure{} {}\n", formatLabelSet(labels),
+                         formatSampleValue(it == pod.requestFailure.end() ? 0 : it->second));
+    }
+  }
+  for (const Family& family : families()) {
+    out += formatFamilyHeader(family.name, family.type, family.help);
+    for (const TritonPodSeries& pod : pods) {
+      out += fmt::format("{}{} {}\n", family.name, formatLabelSet(podLabels(pod)),
+                         formatSampleValue(family.value(pod)));
+    }
+  }
+  return out;
+}
+
+}  // namespace gpuscale::sim

@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# Scenario (a) end to end, short (issue 8 item 6): bench/scenario/run.sh runs a100-7x1g-short.yaml
+# with the reconciler on — the real control plane with the real HPA controller, gpuscale-sim as the
+# GPU Operator and the inference load, a real Prometheus, gpuscale-adapter behind the aggregator,
+# gpuscale-reconciler — and this test asserts on what the harness recorded (samples every 2 s
+# from kubectl, Prometheus, the aggregated API and the simulator; Events and pods at the end):
+#   1. the HPA is held at 7 replicas (7 slices), the reconciler raises its ceiling, and then more
+#      than 7 pods Run;
+#   2. the queue time the HPA reads (from Prometheus through the adapter and the aggregator, HPA
+#      status) and `kubectl get --raw .../pods/%2A/avg_time_queue_us` were above the HPA's target
+#      (250 ms; the SLO is 1 s) and fall back under it with the new replicas;
+#   3. no pod was disturbed: the pods Running when the reconciler acted still run with the same UIDs
+#      when the queue is back under target, no container restarted, and the report counts 0;
+#   4. every reconciler action has an Event: each raise of maxReplicas (MaxReplicasRaised on the
+#      HPA) and each change of a node's device-plugin or MIG config (TimeSlicing*/Mig* on the node).
+# Exit 77 (skipped) when the cluster binaries, the programs or prometheus are missing.
+set -euo pipefail
+
+src=${GPUSCALE_SOURCE_DIR:-$(cd "$(dirname "$0")/../../.." && pwd)}
+here=$src/tests/e2e/scenario
+work=$(mktemp -d "${TMPDIR:-/tmp}/gpuscale-scenario-test.XXXXXX")
+slo_us=1000000 target_us=250000
+
+rc=0
+"$src/bench/scenario/run.sh" "$here/a100-7x1g-short.yaml" --reconciler on --speed 1 \
+  --duration 170 --tail 0 --slo-us "$slo_us" --target-us "$target_us" --out "$work/out" \
+  >"$work/run.log" 2>&1 || rc=$?
+if [ $rc -eq 77 ]; then
+  tail -n 1 "$work/run.log"
+  rm -rf "$work"
+  exit 77
+fi
+if [ $rc -ne 0 ]; then
+  echo "FAIL: the scenario run failed (rc=$rc); logs kept in $work" >&2
+  tail -n 30 "$work/run.log" "$work"/out/run/{sim,reconciler,adapter}.log >&2 2>/dev/null || true
+  exit 1
+fi
+
+if python3 - "$work/out" "$target_us" <<'PY'; then
+import json, sys
+
+out, target = sys.argv[1], float(sys.argv[2])
+samples = [json.loads(l) for l in open(out + "/samples.jsonl") if l.strip()]
+events = json.load(open(out + "/events.json"))["items"]
+final = json.load(open(out + "/pods-final.json"))["items"]
+result = json.load(open(out + "/result.json"))
+failures = []
+def check(ok, what):
+    print(("ok   " if ok else "FAIL ") + what)
+    if not ok:
+        failures.append(what)
+
+# 1. Held at 7, ceiling raised by the reconciler, then more than 7 pods Running.
+initial = samples[0]["ceiling"]
+check(initial == 7, "the static ceiling is the 7 slices (%s)" % initial)
+check(any(s["limited"] and s["replicas"] == 7 for s in samples),
+      "the HPA was held at 7 replicas (ScalingLimited TooManyReplicas)")
+raised = next((i for i, s in enumerate(samples) if s["ceiling"] > 7), None)
+check(raised is not None, "the reconciler raised maxReplicas")
+past = next((i for i, s in enumerate(samples) if raised is not None and i >= raised
+             and s["running"] > 7), None)
+check(past is not None, "more than 7 pods Run after the raise (max %d)" % result["max_replicas"])
+
+# 2. Queue time through the adapter: above target, then back under it with the new replicas.
+above = next((i for i, s in enumerate(samples) if (s.get("hpa_queue_us") or 0) > target), None)
+check(above is not None, "the HPA read a queue time above its %d us target" % target)
+back = None
+if past is not None:
+    back = next((i for i, s in enumerate(samples) if i >= past and s.get("hpa_queue_us") is not None
+                 and s["hpa_queue_us"] < target and (s.get("adapter_queue_us") or 0) < target), None)
+check(back is not None, "queue time fell back under target (HPA status and kubectl get --raw)")
+if back is not None:
+    print("     at t=%.0fs: HPA %.0f us, adapter %.0f us, %d pods" % (
+        samples[back]["t"], samples[back]["hpa_queue_us"], samples[back]["adapter_queue_us"] or 0,
+        samples[back]["running"]))
+
+# 3. No pod disturbed.
+if raised is not None and back is not None:
+    before = set(zip(samples[raised]["pods"], samples[raised]["uids"]))
+    after = set(zip(samples[back]["pods"], samples[back]["uids"]))
+    check(before <= after, "the %d pods Running when the reconciler acted still run, same UIDs"
+          % len(before))
+check(all(s["restarts"] == 0 for s in samples), "no container restarted")
+check(all(c.get("restartCount", 0) == 0 for p in final for c in p["status"].get("containerStatuses", [])),
+      "no restarts at the end either")
+check(result["pods_disturbed"] == 0, "the report counts 0 pods disturbed")
+
+# 4. Every action has an Event.
+def count(reason_prefix, name):
+    return sum(e.get("count") or 1 for e in events if e["reason"].startswith(reason_prefix)
+               and e["involvedObject"]["name"] == name)
+raises = sum(1 for a, b in zip(samples, samples[1:]) if b["ceiling"] > a["ceiling"])
+check(raises >= 1 and count("MaxReplicasRaised", "triton") >= raises,
+      "%d maxReplicas raise(s) seen, %d MaxReplicasRaised Event(s)"
+      % (raises, count("MaxReplicasRaised", "triton")))
+for node in samples[0]["node_configs"]:
+    for key, prefix in (("nvidia.com/device-plugin.config", "TimeSlicing"),
+                        ("nvidia.com/mig.config", "Mig")):
+        changes = sum(1 for a, b in zip(samples, samples[1:])
+                      if a["node_configs"][node][key] != b["node_configs"][node][key])
+        if changes:
+            check(count(prefix, node) >= changes, "%s: %d %s change(s), %d %s* Event(s)"
+                  % (node, changes, key, count(prefix, node), prefix))
+check(raises + sum(1 for e in events if e["reason"].startswith(("TimeSlicing", "Mig"))) > 0,
+      "the reconciler acted")
+sys.exit(1 if failures else 0)
+PY
+  rm -rf "$work"
+  echo "PASS"
+else
+  echo "FAIL; logs kept in $work" >&2
+  exit 1
+fi
