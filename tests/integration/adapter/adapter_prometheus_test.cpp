@@ -202,7 +202,8 @@ TEST_F(AdapterPrometheusTest, SelfMetrics) {
   HttpReply reply = curl(adapter_->url("/metrics"));
   ASSERT_EQ(reply.code, 200);
   for (std::string family :
-       {"gpuscale_adapter_prometheus_request_duration_seconds_bucket{backend=\"default\",endpoint=\"query\"",
+       {"gpuscale_adapter_prometheus_request_duration_seconds_bucket{backend=\"default\",endpoint="
+        "\"query\"",
         "gpuscale_adapter_relist_duration_seconds_count",
         "gpuscale_adapter_registry_metrics{api=\"custom\"} 4",
         "gpuscale_adapter_rule_last_error{rule=\"rules[0]\"} 0",
