@@ -17,7 +17,7 @@
 namespace gpuscale::adapter::testing {
 namespace {
 
-constexpr char kRules[] = R"(
+constexpr char kRules[] = R"yaml(
 rules:
 - seriesQuery: 'nv_inference_queue_duration_us{namespace="default",pod!=""}'
   resources:
@@ -28,7 +28,7 @@ rules:
     matches: "nv_inference_queue_duration_us"
     as: "avg_time_queue_us"
   metricsQuery: 'avg(delta(nv_inference_queue_duration_us{<<.LabelMatchers>>}[30s])/(1+delta(nv_inference_request_success{<<.LabelMatchers>>}[30s]))) by (<<.GroupBy>>)'
-- seriesQuery: '{__name__=~"nv_inference_.*",namespace!="",pod!=""}'
+- seriesQuery: '{__name__=~"nv_inference_(queue_duration_us|request_success)",pod!=""}'
   seriesFilters:
   - isNot: "_us$"
   - isNot: "_success$"
@@ -42,7 +42,7 @@ rules:
     overrides:
       kubernetes_pod: {resource: "pod"}
   metricsQuery: 'sum(rate(<<.Series>>{<<.LabelMatchers>>}[30s])) by (<<.GroupBy>>)'
-)";
+)yaml";
 
 constexpr char kNamed[] =
     "/apis/custom.metrics.k8s.io/v1beta1/namespaces/default/pods/triton-1/avg_time_queue_us";

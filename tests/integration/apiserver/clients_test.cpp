@@ -161,7 +161,7 @@ TEST_F(ClientsTest, CurlBadPathsMethodsAndSizes) {
        "200",
        "[+]ping ok\n[+]shutdown ok\nreadyz check passed\n"},
       {"version", {}, "/version", "200", "{\n  \"major\": "},
-      {"metrics", {}, "/metrics", "200", "# HELP gpuscale_apiserver_request"},
+      {"metrics", {}, "/metrics", "200", "# HELP gpuscale_"},
       {"curl user agent pretty-prints",
        {"-A", "curl/8.0"},
        "/apis/custom.metrics.k8s.io",
