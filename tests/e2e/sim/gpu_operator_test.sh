@@ -74,6 +74,8 @@ YAML
 }
 deployment slices gpu-a100-0 nvidia.com/mig-1g.5gb 9
 count_phase() { kc -n e2e get pods -l "app=$1" --field-selector="status.phase=$2" -o name | wc -l; }
+# phase_count_is APP PHASE N: re-evaluated on every poll of eventually.
+phase_count_is() { [ "$(count_phase "$1" "$2")" = "$3" ]; }
 seven_two() { [ "$(count_phase slices Running)" = 7 ] && [ "$(count_phase slices Pending)" = 2 ]; }
 eventually 120 "7 Running and 2 Pending" seven_two
 pending=pod/$(kc -n e2e get pods -l app=slices --field-selector=status.phase=Pending \
@@ -126,7 +128,7 @@ grep -q "injected failure" "$work/sim.log" || die "the injected failure is not l
 
 step "time-slicing on the T4 raises allocatable without touching the running pod"
 deployment ts gpu-t4-0 nvidia.com/gpu 1
-eventually 60 "ts pod Running" test "$(count_phase ts Running)" = 1
+eventually 60 "ts pod Running" phase_count_is ts Running 1
 uid=$(kc -n e2e get pods -l app=ts -o jsonpath='{.items[0].metadata.uid}')
 kc label node gpu-t4-0 nvidia.com/device-plugin.config=ts-4 --overwrite >/dev/null
 eventually 30 "nvidia.com/gpu = 4" is_alloc gpu-t4-0 nvidia.com/gpu 4
@@ -136,7 +138,7 @@ expect_eq "t4 sharing" "$(node_label gpu-t4-0 nvidia.com/gpu.sharing-strategy)" 
 expect_eq "same pod" "$(kc -n e2e get pods -l app=ts -o jsonpath='{.items[0].metadata.uid}')" "$uid"
 expect_eq "still Running" "$(kc -n e2e get pods -l app=ts -o jsonpath='{.items[0].status.phase}')" Running
 kc -n e2e scale deployment ts --replicas=4 >/dev/null
-eventually 60 "4 time-sliced pods Running" test "$(count_phase ts Running)" = 4
+eventually 60 "4 time-sliced pods Running" phase_count_is ts Running 4
 
 step "/metrics"
 metrics=$(curl -sf "$SIM_URL/metrics")
