@@ -13,6 +13,7 @@
 #include "command_flags.h"
 #include "gpuscale/kube/config.h"
 #include "gpuscale/kube/rest_client.h"
+#include "gpuscale/sim/dcgm_exposition.h"
 #include "gpuscale/sim/gpu_operator_emulator.h"
 #include "gpuscale/sim/inference_load_driver.h"
 #include "gpuscale/sim/plain_http_server.h"
@@ -142,6 +143,9 @@ int runRunCommand(std::span<const std::string_view> args, std::ostream& out, std
           reply.contentType = "text/plain; version=0.0.4; charset=utf-8";
           reply.body = prometheus::TextSerializer().Serialize(registry->Collect());
           if (loadDriver != nullptr) reply.body += loadDriver->render();
+          reply.body += renderDcgmSeries(sim->nodeGpus(), loadDriver != nullptr
+                                                              ? loadDriver->deviceBusyFraction()
+                                                              : std::map<std::string, double>{});
         } else {
           reply.status = 404;
           reply.body = "404 page not found\n";

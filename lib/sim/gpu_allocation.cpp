@@ -40,7 +40,9 @@ std::optional<PodGpuClaim> podGpuClaim(const kube::Object& pod, std::string_view
   const auto& meta = pod.value("metadata", kube::Object::object());
   claim.uid = meta.value("uid", meta.value("namespace", "") + "/" + meta.value("name", ""));
   for (const auto& c : spec.value("containers", kube::Object::array())) {
+    const bool before = claim.requests.empty();
     addRequests(c.value("resources", kube::Object::object()), claim.requests);
+    if (before && !claim.requests.empty()) claim.container = c.value("name", "");
   }
   if (claim.requests.empty()) return std::nullopt;
   const auto& annotations = meta.value("annotations", kube::Object::object());

@@ -30,7 +30,8 @@ constexpr std::string_view kMigConfigLabel = "nvidia.com/mig.config";
 constexpr std::string_view kMigStateLabel = "nvidia.com/mig.config.state";
 constexpr std::string_view kPluginConfigLabel = "nvidia.com/device-plugin.config";
 constexpr std::array kDeployLabels = {"nvidia.com/gpu.deploy.device-plugin",
-                                      "nvidia.com/gpu.deploy.gpu-feature-discovery"};
+                                      "nvidia.com/gpu.deploy.gpu-feature-discovery",
+                                      "nvidia.com/gpu.deploy.dcgm-exporter"};
 
 const kube::ResourceRef kNodes{"", "v1", "nodes", "", "", ""};
 const kube::ResourceRef kPods{"", "v1", "pods", "", "", ""};
@@ -178,11 +179,11 @@ class GpuOperatorEmulator::Impl {
 
   bool healthy() const { return healthy_.load(); }
 
-  std::vector<PodDevice> podDevices() {
+  std::vector<NodeGpuView> nodeGpus() {
     std::lock_guard lock(passMu_);
     if (!view_) return {};
     const auto pods = view_->pods();
-    std::vector<PodDevice> out;
+    std::vector<NodeGpuView> out;
     for (auto& [name, node] : nodes_) {
       std::vector<NodePod> onNode;
       for (const auto& pod : pods) {
@@ -197,16 +198,17 @@ class GpuOperatorEmulator::Impl {
                   meta.value("creationTimestamp", ""),
                   {},
                   claim->requests,
-                  node.allocation.gpusOf(claim->uid)};
+                  node.allocation.gpusOf(claim->uid),
+                  claim->container};
         const kube::Object labels = meta.value("labels", kube::Object::object());
         for (const auto& [k, v] : labels.items()) {
           if (v.is_string()) p.labels.emplace(k, v.get<std::string>());
         }
         onNode.push_back(std::move(p));
       }
-      auto devices =
-          assignDevices(node.spec, node.migManager.gpus(), node.plugin.current(), onNode);
-      std::move(devices.begin(), devices.end(), std::back_inserter(out));
+      out.push_back(
+          {node.spec, node.migManager.gpus(), node.plugin.config, node.migManager.paused(),
+           assignDevices(node.spec, node.migManager.gpus(), node.plugin.current(), onNode)});
     }
     return out;
   }
@@ -521,6 +523,13 @@ void GpuOperatorEmulator::reconcile(std::chrono::steady_clock::time_point now) {
   impl_->reconcile(now);
 }
 bool GpuOperatorEmulator::healthy() const { return impl_->healthy(); }
-std::vector<PodDevice> GpuOperatorEmulator::podDevices() const { return impl_->podDevices(); }
+std::vector<PodDevice> GpuOperatorEmulator::podDevices() const {
+  std::vector<PodDevice> out;
+  for (auto& node : impl_->nodeGpus()) {
+    std::move(node.pods.begin(), node.pods.end(), std::back_inserter(out));
+  }
+  return out;
+}
+std::vector<NodeGpuView> GpuOperatorEmulator::nodeGpus() const { return impl_->nodeGpus(); }
 
 }  // namespace gpuscale::sim

@@ -1,6 +1,8 @@
 #include "gpuscale/sim/inference_load_driver.h"
 
+#include <algorithm>
 #include <condition_variable>
+#include <deque>
 #include <mutex>
 #include <thread>
 
@@ -47,6 +49,11 @@ class InferenceLoadDriver::Impl {
     return exposition_;
   }
 
+  std::map<std::string, double> deviceBusyFraction() const {
+    std::lock_guard lock(mu_);
+    return busy_;
+  }
+
  private:
   void tick() {
     std::vector<LoadPod> pods;
@@ -62,8 +69,31 @@ class InferenceLoadDriver::Impl {
     if (started_) model_.advance(elapsed.count(), pods);
     std::string text = renderTritonSeries(model_.tritonSeries());
     text += renderTruth();
+    auto busy = started_ ? windowedBusy() : std::map<std::string, double>{};
     std::lock_guard lock(mu_);
     exposition_ = std::move(text);
+    busy_ = std::move(busy);
+  }
+
+  // Busy seconds per device over the last kBusyWindowSeconds of model time, from the history of
+  // the model's cumulative counters (one entry per tick; the oldest kept is at or before the
+  // window's start).
+  std::map<std::string, double> windowedBusy() {
+    const double now = model_.seconds();
+    history_.push_back({now, model_.deviceBusySeconds()});
+    while (history_.size() > 2 && history_[1].seconds <= now - kBusyWindowSeconds) {
+      history_.pop_front();
+    }
+    const BusySnapshot& from = history_.front();
+    const double span = now - from.seconds;
+    std::map<std::string, double> out;
+    if (span <= 0) return out;
+    for (const auto& [device, seconds] : history_.back().busy) {
+      auto before = from.busy.find(device);
+      const double done = seconds - (before == from.busy.end() ? 0.0 : before->second);
+      out[device] = std::clamp(done / span, 0.0, 1.0);
+    }
+    return out;
   }
 
   std::string renderTruth() const {
@@ -113,8 +143,14 @@ class InferenceLoadDriver::Impl {
   InferenceLoadModel model_;
   Clock::time_point last_;
   bool started_ = false;
+  struct BusySnapshot {
+    double seconds = 0;
+    std::map<std::string, double> busy;
+  };
+  std::deque<BusySnapshot> history_;  // tick thread only
   mutable std::mutex mu_;
   std::string exposition_;
+  std::map<std::string, double> busy_;
   std::mutex sleepMu_;
   std::condition_variable_any sleep_;
   std::jthread worker_;
@@ -140,5 +176,8 @@ InferenceLoadDriver::~InferenceLoadDriver() {
 void InferenceLoadDriver::start() { impl_->start(); }
 void InferenceLoadDriver::stop() { impl_->stop(); }
 std::string InferenceLoadDriver::render() const { return impl_->render(); }
+std::map<std::string, double> InferenceLoadDriver::deviceBusyFraction() const {
+  return impl_->deviceBusyFraction();
+}
 
 }  // namespace gpuscale::sim

@@ -116,6 +116,7 @@ void InferenceLoadModel::serve(PodState& pod, double from, double to, double gpu
       const double before = cursor;
       const bool done = spend(r.gpuLeft, gpuRate);
       r.gpuWall += cursor - before;
+      deviceBusy_[pod.pod.device] += (cursor - before) * gpuRate;
       if (!done) return;
     }
     if (r.outputLeft > 0 && !spend(r.outputLeft, 1.0)) return;

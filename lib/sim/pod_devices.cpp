@@ -20,20 +20,41 @@ int replicasOf(const partition::DevicePluginConfig* config, std::string_view res
 
 }  // namespace
 
+const partition::MigProfile* deviceProfile(const GpuNodeSpec& node,
+                                           const partition::MigGpuSetting& gpu,
+                                           const std::string& resource) {
+  const partition::GpuModel* model = partition::matchModel(node.product, node.memoryMiB);
+  if (model == nullptr || !gpu.migEnabled) return nullptr;
+  const std::string_view name = partition::unsharedResourceName(resource);
+  if (name == partition::kGpuResource) {
+    // Single strategy: nvidia.com/gpu is a MIG device of the GPU's one profile.
+    return gpu.geometry.size() == 1 ? model->profile(gpu.geometry.begin()->first) : nullptr;
+  }
+  return partition::profileForResource(*model, name);
+}
+
 double deviceComputeFraction(const GpuNodeSpec& node, const partition::MigGpuSetting& gpu,
                              const std::string& resource) {
   const partition::GpuModel* model = partition::matchModel(node.product, node.memoryMiB);
-  if (model == nullptr || !gpu.migEnabled || model->computeSlices <= 0) return 1.0;
-  const std::string_view name = partition::unsharedResourceName(resource);
-  const partition::MigProfile* profile = nullptr;
-  if (name == partition::kGpuResource) {
-    // Single strategy: nvidia.com/gpu is a MIG device of the GPU's one profile.
-    if (gpu.geometry.size() == 1) profile = model->profile(gpu.geometry.begin()->first);
-  } else {
-    profile = partition::profileForResource(*model, name);
-  }
-  if (profile == nullptr) return 1.0;
+  const partition::MigProfile* profile = deviceProfile(node, gpu, resource);
+  if (profile == nullptr || model->computeSlices <= 0) return 1.0;
   return static_cast<double>(profile->computeSlices) / model->computeSlices;
+}
+
+std::map<std::string, std::int64_t> physicalDevices(const GpuNodeSpec& node,
+                                                    const partition::MigGpuSetting& gpu,
+                                                    const partition::DevicePluginConfig* config) {
+  std::map<std::string, std::int64_t> out;
+  for (const auto& [resource, units] : unitsOfGpu(node, gpu, config)) {
+    const int replicas = replicasOf(config, partition::unsharedResourceName(resource));
+    out[resource] = std::max<std::int64_t>(1, units / std::max(1, replicas));
+  }
+  return out;
+}
+
+std::string deviceKey(std::string_view node, int gpu, std::string_view resource,
+                      std::int64_t index) {
+  return fmt::format("{}/gpu{}/{}/{}", node, gpu, resource, index);
 }
 
 std::vector<PodDevice> assignDevices(const GpuNodeSpec& node,
@@ -41,8 +62,8 @@ std::vector<PodDevice> assignDevices(const GpuNodeSpec& node,
                                      const partition::DevicePluginConfig* config,
                                      const std::vector<NodePod>& pods) {
   if (gpus.empty()) return {};
-  std::vector<ResourceCounts> units;
-  for (const auto& gpu : gpus) units.push_back(unitsOfGpu(node, gpu, config));
+  std::vector<std::map<std::string, std::int64_t>> devicesPerGpu;
+  for (const auto& gpu : gpus) devicesPerGpu.push_back(physicalDevices(node, gpu, config));
 
   // Pods per (GPU, resource), in creation order.
   struct Slot {
@@ -68,18 +89,20 @@ std::vector<PodDevice> assignDevices(const GpuNodeSpec& node,
   std::vector<std::optional<PodDevice>> out(pods.size());
   for (const Slot& slot : slots) {
     const NodePod& pod = pods[slot.pod];
-    const auto it = units[slot.gpu].find(slot.resource);
-    const int64_t offered = it == units[slot.gpu].end() ? 0 : it->second;
-    const int replicas = replicasOf(config, partition::unsharedResourceName(slot.resource));
-    const int64_t devices = std::max<int64_t>(1, offered / std::max(1, replicas));
-    const int index = seen[{slot.gpu, slot.resource}]++;
+    const auto it = devicesPerGpu[slot.gpu].find(slot.resource);
+    const int64_t devices = it == devicesPerGpu[slot.gpu].end() ? 1 : it->second;
+    const int64_t index = seen[{slot.gpu, slot.resource}]++ % devices;
     PodDevice d{pod.uid,
                 pod.namespaceName,
                 pod.name,
                 pod.labels,
-                fmt::format("{}/gpu{}/{}/{}", node.name, slot.gpu, slot.resource, index % devices),
+                deviceKey(node.name, slot.gpu, slot.resource, index),
                 deviceComputeFraction(node, gpus[slot.gpu], slot.resource),
-                1};
+                1,
+                slot.gpu,
+                slot.resource,
+                index,
+                pod.container};
     ++sharers[d.device];
     out[slot.pod] = std::move(d);
   }

@@ -27,6 +27,7 @@ struct PodGpuClaim {
   std::string uid;
   ResourceCounts requests;       // nvidia.com/* per pod
   std::optional<int> pinnedGpu;  // from the annotation
+  std::string container;         // the first container that requests nvidia.com/* resources
 };
 
 // The claim of `pod` if it is bound to `nodeName`, not finished (Succeeded/Failed) and requests

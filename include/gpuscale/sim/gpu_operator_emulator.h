@@ -11,7 +11,9 @@
 // after a MIG change (as the config-manager sidecar does; edits of the selected key alone are not
 // picked up, and an unknown key keeps the old config and is retried); place pods on GPUs; finish
 // due mig-manager runs; then write what changed: labels with a metadata merge patch, capacity and
-// allocatable with a merge patch of the `status` subresource. Pods are never touched.
+// allocatable with a merge patch of the `status` subresource. Pods are never touched. A pending
+// mig-manager run pauses the operands it pauses for real: device plugin, GFD and dcgm-exporter
+// (`nvidia.com/gpu.deploy.*` = `paused-for-mig-change`).
 //
 // Every transition is logged (spdlog) and counted in the prometheus-cpp registry given.
 //
@@ -64,6 +66,10 @@ class GpuOperatorEmulator {
   // node (pod_devices.h), as of the last reconcile pass's placement; empty before start().
   // Thread-safe (serialised with reconcile passes).
   std::vector<PodDevice> podDevices() const;
+
+  // Every emulated node's GPUs (geometry, device-plugin config, paused operands) with the devices
+  // of its pods as podDevices() places them; empty before start(). Thread-safe.
+  std::vector<NodeGpuView> nodeGpus() const;
 
  private:
   GpuOperatorEmulator(std::shared_ptr<kube::KubeClient> client, Scenario scenario,

@@ -11,6 +11,8 @@
 //   gpuscale_sim_load_pod_queue_length{namespace,pod}  requests waiting (not in service)
 //   gpuscale_sim_load_pod_device_busy{namespace,pod}   pods with work on the pod's device
 //   gpuscale_sim_load_pod_compute_fraction{namespace,pod}  the device's share of a whole GPU
+// and, for the dcgm-exporter series of `gpuscale-sim run` (dcgm_exposition.h), each device's busy
+// fraction over the last kBusyWindowSeconds of model time (deviceBusyFraction()).
 //
 // Thread safety: start/stop from one thread; render() from any thread.
 #pragma once
@@ -18,6 +20,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -50,6 +53,12 @@ class InferenceLoadDriver {
 
   // The exposition as of the last tick (empty before the first).
   std::string render() const;
+
+  // Averaging window of deviceBusyFraction(), seconds of model time.
+  static constexpr double kBusyWindowSeconds = 5.0;
+  // Per device (PodDevice::device): the share of the window the device was doing the pods' GPU
+  // work, in [0, 1], as of the last tick. Devices that never had work are absent.
+  std::map<std::string, double> deviceBusyFraction() const;
 
  private:
   InferenceLoadDriver() = default;

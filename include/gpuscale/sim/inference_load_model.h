@@ -85,6 +85,11 @@ class InferenceLoadModel {
   std::vector<TritonPodSeries> tritonSeries() const;
   std::vector<LoadPodTruth> truth() const;
   const LoadTotals& totals() const { return totals_; }
+  // Per device (LoadPod::device): seconds of full-speed device work done since the model started,
+  // summed over the pods on it (each pod in its GPU part adds its share of the device per step).
+  // Its rate is the device's busy fraction (dcgm's graphics engine activity); kept after the pods
+  // leave.
+  const std::map<std::string, double>& deviceBusySeconds() const { return deviceBusy_; }
 
  private:
   struct Request {
@@ -117,6 +122,7 @@ class InferenceLoadModel {
   std::map<std::string, PodState> pods_;  // by uid
   std::vector<std::string> order_;        // uids sorted by namespace/name
   LoadTotals totals_;
+  std::map<std::string, double> deviceBusy_;
 };
 
 }  // namespace gpuscale::sim

@@ -15,12 +15,17 @@
 // Thread safety: pure functions.
 #pragma once
 
+#include <cstdint>
+#include <map>
+#include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gpuscale/core/label_selector.h"
 #include "gpuscale/partition/device_plugin_config.h"
+#include "gpuscale/partition/mig_catalog.h"
 #include "gpuscale/partition/mig_parted_config.h"
 #include "gpuscale/sim/node_advertisement.h"
 #include "gpuscale/sim/scenario.h"
@@ -36,6 +41,7 @@ struct NodePod {
   core::Labels labels;
   ResourceCounts requests;  // nvidia.com/* per pod
   std::set<int> gpus;
+  std::string container;  // the first container that requests nvidia.com/* resources
 };
 
 struct PodDevice {
@@ -43,10 +49,40 @@ struct PodDevice {
   std::string namespaceName;
   std::string name;
   core::Labels labels;
-  std::string device;            // "<node>/gpu<i>/<resource>/<k>", unique per physical device
+  std::string device;            // deviceKey(node, gpu, resource, index): one physical device
   double computeFraction = 1.0;  // of a whole GPU
   int sharers = 1;               // pods on this device, this one included
+  int gpu = 0;                   // GPU index on the node
+  std::string resource;          // the resource the device is advertised as
+  std::int64_t index = 0;        // the device among the GPU's devices of `resource`
+  std::string container;         // the container that holds the device
 };
+
+// One emulated node's GPUs as of the emulator's last pass: what its dcgm-exporter sees.
+struct NodeGpuView {
+  GpuNodeSpec spec;
+  std::vector<partition::MigGpuSetting> gpus;  // the current setting of each GPU
+  std::optional<partition::DevicePluginConfig> devicePluginConfig;
+  // A mig-manager run is pending: it pauses dcgm-exporter with the device plugin and GFD.
+  bool operandsPaused = false;
+  std::vector<PodDevice> pods;  // Running, not deleted pods holding nvidia.com/* devices
+};
+
+// The physical devices one GPU set to `gpu` offers under `config`: per advertised resource, the
+// advertised units divided by the resource's time-slicing (or MPS) replicas, at least 1.
+std::map<std::string, std::int64_t> physicalDevices(const GpuNodeSpec& node,
+                                                    const partition::MigGpuSetting& gpu,
+                                                    const partition::DevicePluginConfig* config);
+
+// The key that names one physical device: "<node>/gpu<i>/<resource>/<index>".
+std::string deviceKey(std::string_view node, int gpu, std::string_view resource,
+                      std::int64_t index);
+
+// The MIG profile of one device of `resource` (`.shared` ignored) on a GPU set to `gpu`; nullptr
+// for a whole GPU (MIG off, or a model the catalog does not know).
+const partition::MigProfile* deviceProfile(const GpuNodeSpec& node,
+                                           const partition::MigGpuSetting& gpu,
+                                           const std::string& resource);
 
 // Compute fraction of one device of `resource` (`.shared` ignored) on a GPU set to `gpu`.
 double deviceComputeFraction(const GpuNodeSpec& node, const partition::MigGpuSetting& gpu,

@@ -34,11 +34,11 @@ TEST(GpuAllocationTest, FirstFitStickyAndReleased) {
                                              {{"nvidia.com/mig-1g.5gb", 2}}};
   const ResourceCounts one = {{"nvidia.com/mig-1g.5gb", 1}};
   GpuAllocation a;
-  a.update({{"p1", one, {}}, {"p2", one, {}}}, units);
+  a.update({{"p1", one, {}, ""}, {"p2", one, {}, ""}}, units);
   EXPECT_EQ(a.busyGpus(), (std::set<int>{0})) << "first fit packs GPU 0";
-  a.update({{"p1", one, {}}, {"p2", one, {}}, {"p3", one, {}}}, units);
+  a.update({{"p1", one, {}, ""}, {"p2", one, {}, ""}, {"p3", one, {}, ""}}, units);
   EXPECT_EQ(a.gpusOf("p3"), (std::set<int>{1})) << "GPU 0 is full";
-  a.update({{"p3", one, {}}}, units);
+  a.update({{"p3", one, {}, ""}}, units);
   EXPECT_EQ(a.busyGpus(), (std::set<int>{1})) << "p3 keeps GPU 1 after p1, p2 end";
   a.update({}, units);
   EXPECT_TRUE(a.busyGpus().empty());
@@ -48,9 +48,9 @@ TEST(GpuAllocationTest, PinnedAndUnplaceablePods) {
   const std::vector<ResourceCounts> units = {{{"nvidia.com/mig-1g.5gb", 7}},
                                              {{"nvidia.com/mig-3g.20gb", 2}}};
   GpuAllocation a;
-  a.update({{"pinned", {{"nvidia.com/mig-1g.5gb", 1}}, 1}}, units);
+  a.update({{"pinned", {{"nvidia.com/mig-1g.5gb", 1}}, 1, ""}}, units);
   EXPECT_EQ(a.busyGpus(), (std::set<int>{1})) << "the annotation wins";
-  a.update({{"stray", {{"nvidia.com/mig-2g.10gb", 1}}, {}}}, units);
+  a.update({{"stray", {{"nvidia.com/mig-2g.10gb", 1}}, {}, ""}}, units);
   EXPECT_EQ(a.busyGpus(), (std::set<int>{0, 1})) << "a device no GPU offers holds the whole node";
 }
 

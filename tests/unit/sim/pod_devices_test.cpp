@@ -146,7 +146,7 @@ TEST(PodDevicesTest, CreationOrderAndPodsWithoutGpuRequests) {
   const auto ts2 = timeSliced("nvidia.com/mig-1g.5gb", 2);
   auto ps = pods(8, "nvidia.com/mig-1g.5gb");
   std::swap(ps[0].created, ps[7].created);  // the listed first pod is the newest
-  ps.push_back(NodePod{"cpu", "default", "cpu-only", "2026", {}, {}, {}});
+  ps.push_back(NodePod{"cpu", "default", "cpu-only", "2026", {}, {}, {}, ""});
   const auto devices = assignDevices(a100(partition::MigStrategy::kMixed), {all1g}, &ts2, ps);
   ASSERT_EQ(devices.size(), 8u) << "a pod without nvidia.com requests has no device";
   EXPECT_EQ(devices[0].sharers, 2) << "the newest (8th) pod shares the first slice";
