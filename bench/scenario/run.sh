@@ -110,17 +110,19 @@ wait_until() { # seconds what command...
   done
 }
 
-# What the scenario says: namespace, selector, load length, and the partition resource.
-read -r ns selector load_s default_resource < <(python3 - "$scenario" <<'PY'
+# What the scenario says: namespace, selector, load length, the partition resource (1g.5gb slices
+# on mixed-strategy MIG nodes) and the reconciler's --gpu-mapping (reconciler.gpuMapping).
+read -r ns selector load_s default_resource gpu_mapping < <(python3 - "$scenario" <<'PY'
 import sys, yaml
 s = yaml.safe_load(open(sys.argv[1]))
 load = s.get("load") or {}
 p = load.get("pattern") or {}
 length = float(p.get("startSeconds", 0)) + float(p.get("durationSeconds", 0))
 node = s["nodes"][0]
-mig = node.get("migStrategy") == "mixed" and str(node.get("migConfig", "")).startswith("all-1g")
+mig = node.get("migStrategy") == "mixed"
 print(load.get("namespace", "default"), load.get("podSelector", "app=triton"), int(length),
-      "nvidia.com/mig-1g.5gb" if mig or node.get("migConfig") == "all-balanced" else "nvidia.com/gpu")
+      "nvidia.com/mig-1g.5gb" if mig else "nvidia.com/gpu",
+      (s.get("reconciler") or {}).get("gpuMapping", "node"))
 PY
 )
 resource=${resource:-$default_resource}
@@ -234,6 +236,7 @@ if [ "$reconciler" = on ]; then
   log "gpuscale-reconciler"
   "$rec" run --kubeconfig "$KUBECONFIG" --config "$src/bench/scenario/policies/reconciler.yaml" \
     --leader-elect-identity bench --leader-elect-namespace default \
+    --gpu-mapping="$gpu_mapping" ${prom:+--prometheus-url="$prom"} \
     --health-bind-address "127.0.0.1:$(_as_free_port)" >"$work/reconciler.log" 2>&1 &
   rec_pid=$!
 fi

@@ -279,7 +279,8 @@ void addInitialConfigs(Scenario& s) {
 }
 
 Scenario parseRoot(const YAML::Node& root) {
-  expectKeys(root, "the scenario", {"name", "description", "gpuOperator", "nodes", "load"});
+  expectKeys(root, "the scenario",
+             {"name", "description", "gpuOperator", "nodes", "load", "reconciler"});
   Scenario s;
   s.name = get<std::string>(root, "name", "");
   if (s.name.empty()) fail(root, "a scenario needs a name");
@@ -300,6 +301,13 @@ Scenario parseRoot(const YAML::Node& root) {
     }
   }
   if (root["load"] && !root["load"].IsNull()) s.load = parseLoad(root["load"]);
+  if (const YAML::Node r = root["reconciler"]; r && !r.IsNull()) {
+    expectKeys(r, "reconciler", {"gpuMapping"});
+    s.reconcilerGpuMapping = get<std::string>(r, "gpuMapping", s.reconcilerGpuMapping);
+    if (s.reconcilerGpuMapping != "node" && s.reconcilerGpuMapping != "dcgm") {
+      fail(r["gpuMapping"], "gpuMapping is node or dcgm");
+    }
+  }
   addInitialConfigs(s);
   return s;
 }

@@ -113,6 +113,10 @@ struct Scenario {
   OperatorSpec gpuOperator;
   std::vector<GpuNodeSpec> nodes;
   std::optional<LoadSpec> load;
+  // `reconciler.gpuMapping`: the --gpu-mapping bench/scenario/run.sh gives gpuscale-reconciler
+  // (node | dcgm; dcgm reads the emulator's dcgm-exporter series through the scenario's
+  // Prometheus). Validated here, not used by the emulator.
+  std::string reconcilerGpuMapping = "node";
 };
 
 // Parses and validates a scenario: node names unique and valid, strategies known, geometries valid

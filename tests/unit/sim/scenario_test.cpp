@@ -63,6 +63,8 @@ load:
   pattern: {kind: ramp, baseRps: 10, peakRps: 110, startSeconds: 10, durationSeconds: 100}
   gpuMillisOnFullGpu: 20
   gpuUtilization: 0.5
+reconciler:
+  gpuMapping: dcgm
 )";
 
 TEST(ScenarioTest, ParsesEveryField) {
@@ -97,6 +99,10 @@ TEST(ScenarioTest, ParsesEveryField) {
   ASSERT_TRUE(s->load);
   EXPECT_EQ(s->load->pattern.kind, LoadPatternKind::kRamp);
   EXPECT_DOUBLE_EQ(s->load->gpuUtilization, 0.5);
+  EXPECT_EQ(s->reconcilerGpuMapping, "dcgm");
+  auto plain = parseScenario("name: x\nnodes: [{name: a, product: Tesla-T4, memoryMiB: 1}]");
+  ASSERT_TRUE(plain.ok()) << plain.status().toString();
+  EXPECT_EQ(plain->reconcilerGpuMapping, "node") << "the node-level rule unless asked";
 }
 
 struct BadCase {
@@ -167,6 +173,13 @@ TEST(ScenarioTest, RejectsBadInput) {
        "name: x\nnodes: [{name: a, product: Tesla-T4, memoryMiB: 1}]\nload: {podSelector: app=t, "
        "pattern: {kind: ramp}}",
        "durationSeconds > 0"},
+      {"unknown GPU mapping",
+       "name: x\nnodes: [{name: a, product: Tesla-T4, memoryMiB: 1}]\nreconciler: {gpuMapping: "
+       "nvml}",
+       "node or dcgm"},
+      {"unknown reconciler key",
+       "name: x\nnodes: [{name: a, product: Tesla-T4, memoryMiB: 1}]\nreconciler: {mapping: dcgm}",
+       "unknown field \"mapping\""},
       {"YAML syntax error", "name: [x", "line"},
   };
   for (const auto& c : cases) {
