@@ -57,12 +57,22 @@ eventually 30 "2 Triton pods Pending" pods_are Pending 2
 first=$(kc get pods -l app=triton --field-selector=status.phase=Running \
   -o jsonpath='{range .items[*]}{.metadata.uid}{"\n"}{end}' | sort)
 
+step "gpuscale-sim's dcgm-exporter series put both pods on GPU 0, none on GPU 1"
+# Read straight from gpuscale-sim: nothing can be reshaped before Prometheus is up.
+pods_on_sim() { # gpu: FB_USED series of the node's GPU that name a pod
+  curl -sf "$SIM_URL/metrics" | grep '^DCGM_FI_DEV_FB_USED{' | grep "Hostname=\"$node\"" |
+    grep "gpu=\"$1\"" | grep -c 'pod="' || true
+}
+sim_sees_pods_on_gpu0() { [ "$(pods_on_sim 0)" -eq 2 ]; }
+eventually 30 "dcgm series of GPU 0 name both pods" sim_sees_pods_on_gpu0
+[ "$(pods_on_sim 1)" -eq 0 ] || die "a pod on GPU 1 before the reshape"
+
 step "without dcgm data the node is busy: no reshape"
 eventually 60 "the mapping falls back (Prometheus unreachable)" mapping_seen fallback_error
 holds 8 "reshaped or maxReplicas raised without dcgm data" unchanged
 [ "$(mapping_count per_gpu)" -eq 0 ] || die "a per-GPU answer without Prometheus"
 
-step "Prometheus scrapes gpuscale-sim's dcgm-exporter series"
+step "Prometheus scrapes gpuscale-sim"
 e2e_on_exit "'$src/tests/support/prometheus_run.sh' stop '$work/prom' >/dev/null 2>&1"
 prom=$("$src/tests/support/prometheus_run.sh" start "$work/prom" --scrape "${SIM_URL#http://}" \
   --interval 1s --port "$prom_port")
@@ -72,10 +82,6 @@ import json, sys
 r = json.load(sys.stdin)["data"]["result"]
 print(r[0]["value"][1] if r else "")'
 }
-pods_on_gpu0() { [ "$(instant "count(DCGM_FI_DEV_FB_USED{Hostname=\"$node\",gpu=\"0\",pod!=\"\"})")" = 2 ]; }
-eventually 30 "dcgm series name both pods on GPU 0" pods_on_gpu0
-[ -z "$(instant "DCGM_FI_DEV_FB_USED{Hostname=\"$node\",gpu=\"1\",pod!=\"\"}")" ] ||
-  die "a pod on GPU 1 before the reshape"
 
 step "the reconciler reshapes GPU 1 only, waits, then raises maxReplicas"
 raised() { [ "$(max_replicas)" -gt 4 ]; }
