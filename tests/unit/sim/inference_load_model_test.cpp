@@ -241,5 +241,31 @@ TEST(InferenceLoadModelTest, DeterministicPerSeedAndStepGranularity) {
   EXPECT_GT(fast.totals().arrived, a.totals().arrived);
 }
 
+// The device busy time behind dcgm's engine activity: a saturated pod keeps its device busy
+// `gpuUtilization` of the time; two saturated pods time-slicing one device keep it busy
+// 1 / (1 + overhead) (the switching is lost); an idle device does nothing.
+TEST(InferenceLoadModelTest, DeviceBusySeconds) {
+  struct Row {
+    const char* what;
+    double utilization;
+    std::vector<std::string> devices;  // one pod per entry
+    double rps;
+    double wantShare;  // busy seconds per second, of device "a"
+  };
+  const std::vector<Row> rows = {
+      {"one pod at 40%", 0.4, {"a"}, 100, 0.4},
+      {"one pod at 90%", 0.9, {"a"}, 100, 0.9},
+      {"two pods share at 90%: 1/(1+0.112)", 0.9, {"a", "a"}, 100, 1 / 1.112},
+      {"no requests", 0.9, {"a"}, 0, 0},
+  };
+  for (const Row& row : rows) {
+    InferenceLoadModel model(constantLoad(row.rps, 48.9, 0, row.utilization, 0.112), 7);
+    model.advance(60, podsOn(row.devices, kSlice));
+    const auto& busy = model.deviceBusySeconds();
+    const double got = busy.contains("a") ? busy.at("a") / 60 : 0;
+    EXPECT_NEAR(got, row.wantShare, 0.02) << row.what;
+  }
+}
+
 }  // namespace
 }  // namespace gpuscale::sim
