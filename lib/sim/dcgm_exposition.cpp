@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdint>
 #include <functional>
+#include <tuple>
 
 #include <fmt/format.h>
 

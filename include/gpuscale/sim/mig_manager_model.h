@@ -4,9 +4,9 @@
 // Behaviour (reference: gpu-partitioning.md §2.3): it acts only when the node's
 // `nvidia.com/mig.config` label changes value (setting the same value again after a failure does
 // nothing). An unknown config name fails at once (`failed`, nothing paused). A config that matches
-// the current geometry succeeds at once. Otherwise: state `pending`, the device plugin and GFD are
-// paused (GPU allocatable 0), and after the reconfigure delay mig-parted rebuilds the GPUs whose
-// setting changes. If one of those GPUs holds a running pod (NVML "In use by another client"), or
+// the current geometry succeeds at once. Otherwise: state `pending`, the device plugin, GFD and
+// dcgm-exporter are paused (GPU allocatable 0), and after the reconfigure delay mig-parted
+// rebuilds the GPUs whose setting changes. If one of those GPUs holds a running pod (NVML "In use by another client"), or
 // the scenario injects a failure into this reconfiguration, the state becomes `failed` and the
 // operands come back on the old geometry; else the new geometry is applied and the state is
 // `success`. A label change seen while pending is applied after the current run. Injected `hang`
@@ -52,7 +52,7 @@ class MigManagerModel {
 
   MigConfigState state() const { return state_; }
   const std::vector<partition::MigGpuSetting>& gpus() const { return gpus_; }
-  // The device plugin and GFD are stopped (a run is pending).
+  // The device plugin, GFD and dcgm-exporter are stopped (a run is pending).
   bool paused() const { return state_ == MigConfigState::kPending; }
   // When tick() has work to do; nullopt when nothing is scheduled.
   std::optional<SteadyTime> deadline() const;
