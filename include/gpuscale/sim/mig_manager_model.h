@@ -6,11 +6,11 @@
 // nothing). An unknown config name fails at once (`failed`, nothing paused). A config that matches
 // the current geometry succeeds at once. Otherwise: state `pending`, the device plugin, GFD and
 // dcgm-exporter are paused (GPU allocatable 0), and after the reconfigure delay mig-parted
-// rebuilds the GPUs whose setting changes. If one of those GPUs holds a running pod (NVML "In use by another client"), or
-// the scenario injects a failure into this reconfiguration, the state becomes `failed` and the
-// operands come back on the old geometry; else the new geometry is applied and the state is
-// `success`. A label change seen while pending is applied after the current run. Injected `hang`
-// leaves the run pending (plugin paused) for ever; `ignore` never reacts.
+// rebuilds the GPUs whose setting changes. If one of those GPUs holds a running pod (NVML "In use
+// by another client"), or the scenario injects a failure into this reconfiguration, the state
+// becomes `failed` and the operands come back on the old geometry; else the new geometry is applied
+// and the state is `success`. A label change seen while pending is applied after the current run.
+// Injected `hang` leaves the run pending (plugin paused) for ever; `ignore` never reacts.
 //
 // Thread safety: not thread-safe; the emulator calls it under its own lock.
 #pragma once
