@@ -174,11 +174,13 @@ int allocatableCeiling(const partition::WorkloadDemand& demand,
 
 KubeActuator::KubeActuator(std::shared_ptr<kube::KubeClient> client,
                            std::shared_ptr<EventRecorder> events,
-                           std::shared_ptr<GpuPodMapping> gpuPods, ActuatorOptions options)
+                           std::shared_ptr<GpuPodMapping> gpuPods, ActuatorOptions options,
+                           std::shared_ptr<ReconcilerMetrics> metrics)
     : client_(std::move(client)),
       events_(std::move(events)),
       gpuPods_(std::move(gpuPods)),
-      options_(std::move(options)) {}
+      options_(std::move(options)),
+      degraded_(std::move(metrics)) {}
 
 ActuationReport KubeActuator::apply(const partition::Plan& plan, const ClusterState& state,
                                     TimePoint now) {
@@ -218,11 +220,14 @@ ActuationReport KubeActuator::apply(const partition::Plan& plan, const ClusterSt
   const int budget = std::max(0, options_.maxNodesInFlight - inFlight);
   if (static_cast<int>(work.size()) > budget) work.resize(budget);
   if (work.empty()) {
-    spdlog::info("plan waits: {} node(s) in flight (limit {})", inFlight,
-                 options_.maxNodesInFlight);
+    const std::string wait = fmt::format("plan waits: {} node(s) in flight (limit {})", inFlight,
+                                         options_.maxNodesInFlight);
+    if (wait != waitingLogged_) spdlog::info("{}", wait);
+    waitingLogged_ = wait;
     report.nodesInFlight = inFlight;
     return report;
   }
+  waitingLogged_.clear();
   HpaIntent hpaIntent{planId, 0, 0, {}, now};
   for (const auto& w : work) hpaIntent.nodes.push_back(w.node);
   for (const auto* m : raises) {
@@ -245,11 +250,12 @@ bool KubeActuator::writeHpaIntent(const partition::SetMaxReplicas& change,
             json{{"metadata",
                   {{"annotations", {{std::string(kIntentAnnotation), encodeHpaIntent(intent)}}}}}});
       });
+  const std::string object = change.ns + "/" + change.name;
   if (!r) {
-    spdlog::warn("hpa {}/{}: could not record intent: {}", change.ns, change.name,
-                 r.status().message());
+    degraded_.failed("hpa_intent", object, "could not record intent: " + r.status().message());
     return false;
   }
+  degraded_.cleared("hpa_intent", object);
   if (r->changed) {
     events_->record(
         EventTarget::hpa(change.ns, change.name), false, "PartitionsRequested",
@@ -345,9 +351,11 @@ bool KubeActuator::raiseMaxReplicas(const std::string& ns, const std::string& na
   const auto target = EventTarget::hpa(ns, name);
   if (!r) {
     report.outcomes.push_back({"maxReplicas", "error"});
-    spdlog::warn("hpa {}/{}: raising maxReplicas failed: {}", ns, name, r.status().message());
+    degraded_.failed("max_replicas", ns + "/" + name,
+                     "raising maxReplicas failed: " + r.status().message());
     return false;
   }
+  degraded_.cleared("max_replicas", ns + "/" + name);
   if (raisedTo > 0) {
     report.outcomes.push_back({"maxReplicas", "success"});
     if (started) {

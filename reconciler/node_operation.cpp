@@ -171,10 +171,12 @@ bool KubeActuator::startNode(const NodeWork& work, const std::string& plan, Time
             {"metadata",
              {{"annotations", {{std::string(kIntentAnnotation), encodeNodeIntent(intent)}}}}}});
       });
-  if (!r || !written) {
-    if (!r) spdlog::warn("node {}: could not record intent: {}", work.node, r.status().message());
+  if (!r) {
+    degraded_.failed("node_intent", work.node, "could not record intent: " + r.status().message());
     return false;
   }
+  degraded_.cleared("node_intent", work.node);
+  if (!written) return false;
   startedNodes_.insert(work.node);
   report.outcomes.push_back({std::string(nodeOpKindName(intent.kind)), "started"});
   std::string what =
@@ -206,9 +208,11 @@ bool KubeActuator::advanceNode(const std::string& name, TimePoint now, Actuation
       return false;
     }
     if (auto s = writeConfig(*intent); !s.ok()) {
-      spdlog::warn("node {}: writing config {} failed: {}", name, intent->label, s.message());
+      degraded_.failed("partition_config", name,
+                       "writing config " + intent->label + " failed: " + s.message());
       return true;
     }
+    degraded_.cleared("partition_config", name);
     if (intent->kind == NodeOpKind::kMig) {
       // Re-checked right before acting: a pod may have started since the plan was made.
       auto busy = podInTheWay(name, intent->gpus, now);
@@ -234,10 +238,12 @@ bool KubeActuator::advanceNode(const std::string& name, TimePoint now, Actuation
                 {"annotations", {{std::string(kIntentAnnotation), encodeNodeIntent(applied)}}}}}});
         });
     if (!r) {
-      spdlog::warn("node {}: flipping {} failed: {}", name, intent->labelKey(),
-                   r.status().message());
+      degraded_.failed(
+          "label_flip", name,
+          fmt::format("flipping {} failed: {}", intent->labelKey(), r.status().message()));
       return true;
     }
+    degraded_.cleared("label_flip", name);
     if (r->changed) {
       events_->record(target, false, opTitle(intent->kind) + "Started",
                       fmt::format("plan {}: {}={} set; waiting for the GPU Operator", intent->plan,
@@ -335,9 +341,11 @@ void KubeActuator::finishNode(const std::string& name, const NodeIntent& intent,
         return std::optional<kube::Object>(patch);
       });
   if (!r) {
-    spdlog::warn("node {}: recording outcome {} failed: {}", name, result, r.status().message());
+    degraded_.failed("node_outcome", name,
+                     fmt::format("recording outcome {} failed: {}", result, r.status().message()));
     return;
   }
+  degraded_.cleared("node_outcome", name);
   startedNodes_.erase(name);
   report.outcomes.push_back({std::string(nodeOpKindName(intent.kind)), result});
   const auto target = EventTarget::node(name, r->object["metadata"].value("uid", ""));

@@ -22,6 +22,7 @@
 // allocatable now holds for the HPA's pods) — only then, and never above what allocatable shows.
 // Lowering maxReplicas (scale-in) happens at once, never below the HPA's current replicas.
 // Every write is a merge patch with the read resourceVersion, retried on 409 (optimistic_write.h).
+// A write that keeps failing across passes is logged once until it succeeds (degraded_log.h).
 //
 // Thread safety: apply() is called from one thread at a time.
 #pragma once
@@ -37,6 +38,7 @@
 #include "gpuscale/partition/demand.h"
 #include "gpuscale/partition/plan.h"
 #include "gpuscale/partition/snapshot.h"
+#include "gpuscale/reconciler/degraded_log.h"
 #include "gpuscale/reconciler/event_recorder.h"
 #include "gpuscale/reconciler/gpu_pod_mapping.h"
 #include "gpuscale/reconciler/intent.h"
@@ -83,7 +85,8 @@ class Actuator {
 class KubeActuator final : public Actuator {
  public:
   KubeActuator(std::shared_ptr<kube::KubeClient> client, std::shared_ptr<EventRecorder> events,
-               std::shared_ptr<GpuPodMapping> gpuPods, ActuatorOptions options);
+               std::shared_ptr<GpuPodMapping> gpuPods, ActuatorOptions options,
+               std::shared_ptr<ReconcilerMetrics> metrics = nullptr);
 
   ActuationReport apply(const partition::Plan& plan, const ClusterState& state,
                         TimePoint now) override;
@@ -119,6 +122,8 @@ class KubeActuator final : public Actuator {
   std::shared_ptr<EventRecorder> events_;
   std::shared_ptr<GpuPodMapping> gpuPods_;
   ActuatorOptions options_;
+  DegradedLog degraded_;
+  std::string waitingLogged_;  // the last "plan waits" line, so a wait is logged once
   // Operations started by this process whose annotations the caches may not show yet.
   std::set<std::string> startedNodes_;
   std::set<std::pair<std::string, std::string>> startedHpas_;
