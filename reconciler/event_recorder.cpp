@@ -31,17 +31,17 @@ EventTarget EventTarget::hpa(std::string ns, std::string name, std::string uid) 
 KubeEventRecorder::KubeEventRecorder(std::shared_ptr<kube::KubeClient> client, std::string instance)
     : client_(std::move(client)), instance_(std::move(instance)) {}
 
-bool KubeEventRecorder::bump(Series& series, int times, const std::string& now) {
+core::Status KubeEventRecorder::bump(Series& series, int times, const std::string& now) {
   const int count = series.count + times;
   auto r = client_->patch(
       kube::ResourceRef::collection("", "v1", "events", series.ns).named(series.name),
       kube::PatchType::kMerge, kube::Object{{"count", count}, {"lastTimestamp", now}});
-  if (!r) return false;
+  if (!r) return r.status();
   series.count = count;
-  return true;
+  return {};
 }
 
-void KubeEventRecorder::recordRepeated(const EventTarget& target, bool warning,
+bool KubeEventRecorder::recordRepeated(const EventTarget& target, bool warning,
                                        std::string_view reason, std::string_view message,
                                        int times) {
   times = std::max(1, times);
@@ -57,9 +57,13 @@ void KubeEventRecorder::recordRepeated(const EventTarget& target, bool warning,
   std::erase_if(series_, [&](const auto& kv) { return at - kv.second.last > kSeriesWindow; });
   if (auto it = series_.find(key); it != series_.end()) {
     it->second.last = at;
-    // A failed patch (the Event expired or was deleted) starts a new Event below.
-    if (bump(it->second, times, now)) return;
-    series_.erase(it);
+    auto s = bump(it->second, times, now);
+    if (s.ok()) return true;
+    if (!kube::isNotFound(s)) {
+      spdlog::warn("could not record event {}: {}", reason, s.message());
+      return false;
+    }
+    series_.erase(it);  // the Event expired or was deleted: start a new one
   }
   kube::Object involved{
       {"kind", target.kind}, {"apiVersion", target.apiVersion}, {"name", target.name}};
@@ -82,16 +86,18 @@ void KubeEventRecorder::recordRepeated(const EventTarget& target, bool warning,
   auto r = client_->create(kube::ResourceRef::collection("", "v1", "events", ns), event);
   if (!r) {
     spdlog::warn("could not record event {}: {}", reason, r.status().message());
-    return;
+    return false;
   }
   series_.emplace(key, std::move(series));
+  return true;
 }
 
-void MemoryEventRecorder::recordRepeated(const EventTarget& target, bool warning,
+bool MemoryEventRecorder::recordRepeated(const EventTarget& target, bool warning,
                                          std::string_view reason, std::string_view message,
                                          int times) {
   std::lock_guard lock(mu_);
   events_.push_back({target, warning, std::string(reason), std::string(message), times});
+  return true;
 }
 
 std::vector<RecordedEvent> MemoryEventRecorder::events() const {

@@ -70,7 +70,10 @@ void RetriedWrites::flush(EventRecorder& events) {
     const auto& [resource, ns, name, reason] = key;
     auto target = targetOf(resource, ns, name);
     if (!target) continue;
-    events.recordRepeated(*target, true, reason, messageFor(reason, *target), times);
+    if (!events.recordRepeated(*target, true, reason, messageFor(reason, *target), times)) {
+      std::lock_guard lock(mu_);
+      pending_[key] += times;
+    }
   }
 }
 

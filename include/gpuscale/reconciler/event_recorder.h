@@ -10,6 +10,8 @@
 // as one this recorder wrote within the last kSeriesWindow patches that Event's `count` and
 // `lastTimestamp` instead of creating another (a storm of retried writes is one Event with a
 // count, not hundreds). recordRepeated() folds `times` occurrences seen together into one write.
+// A fold whose write fails for any reason but NotFound (the Event expired) is not turned into a
+// second Event: the caller may try again later and still grow the same one.
 //
 // Thread safety: implementations are thread-safe.
 #pragma once
@@ -47,13 +49,13 @@ struct RecordedEvent {
 class EventRecorder {
  public:
   virtual ~EventRecorder() = default;
-  // One occurrence.
-  void record(const EventTarget& target, bool warning, std::string_view reason,
+  // One occurrence. False when it could not be written (logged; callers may ignore it).
+  bool record(const EventTarget& target, bool warning, std::string_view reason,
               std::string_view message) {
-    recordRepeated(target, warning, reason, message, 1);
+    return recordRepeated(target, warning, reason, message, 1);
   }
-  // `times` (>= 1) occurrences of the same event, seen together.
-  virtual void recordRepeated(const EventTarget& target, bool warning, std::string_view reason,
+  // `times` (>= 1) occurrences of the same event, seen together. False when not written.
+  virtual bool recordRepeated(const EventTarget& target, bool warning, std::string_view reason,
                               std::string_view message, int times) = 0;
 };
 
@@ -63,7 +65,7 @@ class KubeEventRecorder final : public EventRecorder {
   static constexpr std::chrono::minutes kSeriesWindow{10};
 
   KubeEventRecorder(std::shared_ptr<kube::KubeClient> client, std::string instance);
-  void recordRepeated(const EventTarget& target, bool warning, std::string_view reason,
+  bool recordRepeated(const EventTarget& target, bool warning, std::string_view reason,
                       std::string_view message, int times) override;
 
  private:
@@ -72,7 +74,7 @@ class KubeEventRecorder final : public EventRecorder {
     int count = 0;
     std::chrono::system_clock::time_point last;
   };
-  bool bump(Series& series, int times, const std::string& now);
+  core::Status bump(Series& series, int times, const std::string& now);
 
   std::shared_ptr<kube::KubeClient> client_;
   std::string instance_;
@@ -84,7 +86,7 @@ class KubeEventRecorder final : public EventRecorder {
 // Every call is kept as it came (no folding); `count` is the call's `times`.
 class MemoryEventRecorder final : public EventRecorder {
  public:
-  void recordRepeated(const EventTarget& target, bool warning, std::string_view reason,
+  bool recordRepeated(const EventTarget& target, bool warning, std::string_view reason,
                       std::string_view message, int times) override;
   std::vector<RecordedEvent> events() const;
   // Events whose reason is `reason`.

@@ -8,7 +8,8 @@
 // Occurrences are counted per (object, reason) as they happen (and at once in /metrics,
 // gpuscale_reconciler_write_retries_total{resource,reason}) and flushed once per reconcile pass as
 // one Event each, carrying the count; KubeEventRecorder folds later flushes into the same Event
-// (its count grows), so a storm of 429s is one Event with a count, not hundreds.
+// (its count grows), so a storm of 429s is one Event with a count, not hundreds. An Event that
+// cannot be written (kube-apiserver down) is tried again at the next flush.
 //
 // RetryNotingClient decorates the reconciler's KubeClient: its writes (create, update, patch) note
 // 409 answers and the 429s answered in between. The 429s are retried inside RestKubeClient, which
@@ -40,7 +41,8 @@ class RetriedWrites {
   // `times` occurrences of a retried 409 / 429 on a write to `ref` (a named object).
   void conflict(const kube::ResourceRef& ref, int times = 1);
   void throttled(const kube::ResourceRef& ref, int times = 1);
-  // Records one Event per (object, reason) noted since the last flush, with its count.
+  // Records one Event per (object, reason) noted since the last flush, with its count; what could
+  // not be recorded stays for the next flush.
   void flush(EventRecorder& events);
 
  private:
