@@ -47,6 +47,18 @@ std::vector<partition::MigGpuSetting> settingsOf(const partition::NodeState& nod
   return out;
 }
 
+// Every GPU's setting once the MIG change `a` is applied.
+std::vector<partition::MigGpuSetting> settingsAfter(const partition::MigReconfigure& a,
+                                                    const partition::NodeState& node) {
+  auto settings = settingsOf(node);
+  for (const auto& g : a.gpus) {
+    if (g.index >= 0 && static_cast<std::size_t>(g.index) < settings.size()) {
+      settings[g.index] = {true, g.to};
+    }
+  }
+  return settings;
+}
+
 KubeActuator::NodeWork migWork(const partition::MigReconfigure& a,
                                const partition::NodeState& node) {
   KubeActuator::NodeWork w;
@@ -56,25 +68,24 @@ KubeActuator::NodeWork migWork(const partition::MigReconfigure& a,
   partition::MigPartedConfig file;
   file.configs[a.configName] = a.entries;
   w.intent.config = partition::emitMigPartedConfig(file);
-  auto settings = settingsOf(node);
-  for (const auto& g : a.gpus) {
-    w.intent.gpus.push_back(g.index);
-    if (g.index >= 0 && static_cast<std::size_t>(g.index) < settings.size()) {
-      settings[g.index] = {true, g.to};
-    }
-  }
+  for (const auto& g : a.gpus) w.intent.gpus.push_back(g.index);
+  // The device plugin shares the new partitions as its current config says.
   const partition::SharingConfig* sharing =
       node.devicePluginConfig && node.devicePluginConfig->timeSlicing
           ? &*node.devicePluginConfig->timeSlicing
           : nullptr;
-  if (auto exposed = partition::exposedResources(settings, node.migStrategy, sharing)) {
+  if (auto exposed =
+          partition::exposedResources(settingsAfter(a, node), node.migStrategy, sharing)) {
     for (const auto& [res, n] : *exposed) w.intent.expect[res] = n;
   }
   return w;
 }
 
+// `devices`: the physical devices behind each resource when the change applies (after a MIG
+// change of the same plan, the partitions it creates).
 KubeActuator::NodeWork timeSlicingWork(const std::vector<const partition::TimeSlicingChange*>& cs,
-                                       const partition::NodeState& node) {
+                                       const partition::NodeState& node,
+                                       const partition::ResourceCounts& devices) {
   KubeActuator::NodeWork w;
   w.node = node.name;
   w.intent.kind = NodeOpKind::kTimeSlicing;
@@ -88,10 +99,10 @@ KubeActuator::NodeWork timeSlicingWork(const std::vector<const partition::TimeSl
     config = partition::withTimeSlicingReplicas(config, c->resource, c->replicas);
   const bool rename = config.timeSlicing && config.timeSlicing->renameByDefault;
   for (const auto* c : cs) {
-    auto devices = node.devices.find(c->resource);
-    if (devices == node.devices.end()) continue;
+    auto n = devices.find(c->resource);
+    if (n == devices.end()) continue;
     std::string name = c->replicas > 1 && rename ? c->resource + ".shared" : c->resource;
-    w.intent.expect[name] = devices->second * c->replicas;
+    w.intent.expect[name] = n->second * c->replicas;
   }
   w.intent.config = partition::emitDevicePluginConfig(config);
   w.intent.label = fmt::format("{}{}-{:08x}", partition::kOwnedConfigPrefix,
@@ -113,11 +124,26 @@ std::vector<KubeActuator::NodeWork> nodeWorkFor(const partition::Plan& plan,
   }
   std::vector<KubeActuator::NodeWork> out;
   for (const auto& [name, m] : mig) {
-    if (const auto* node = snapshot.node(name)) out.push_back(migWork(*m, *node));
+    const auto* node = snapshot.node(name);
+    if (node == nullptr) continue;
+    KubeActuator::NodeWork w = migWork(*m, *node);
+    if (auto it = slicing.find(name); it != slicing.end()) {
+      // Replicas for partitions the MIG change creates: applied once they exist, in the same
+      // operation, so the HPA waits for both.
+      auto exposed =
+          partition::exposedResources(settingsAfter(*m, *node), node->migStrategy, nullptr);
+      partition::ResourceCounts devices;
+      if (exposed) devices.insert(exposed->begin(), exposed->end());
+      auto then = timeSlicingWork(it->second, *node, devices).intent;
+      w.intent.then = TimeSlicingFollowUp{then.label, then.config, then.expect};
+    }
+    out.push_back(std::move(w));
   }
   for (const auto& [name, changes] : slicing) {
     if (mig.contains(name)) continue;
-    if (const auto* node = snapshot.node(name)) out.push_back(timeSlicingWork(changes, *node));
+    if (const auto* node = snapshot.node(name)) {
+      out.push_back(timeSlicingWork(changes, *node, node->devices));
+    }
   }
   return out;
 }

@@ -270,6 +270,9 @@ bool KubeActuator::advanceNode(const std::string& name, TimePoint now, Actuation
           true, true, now, report);
       return false;
     }
+    if (state == "success" && allocatableReady && intent->then) {
+      return continueWithTimeSlicing(name, *intent, now, report);
+    }
     if (state == "success" && allocatableReady) {
       finishNode(name, *intent, "success",
                  fmt::format("MIG config {} applied and allocatable shows {}", intent->label,
@@ -303,6 +306,44 @@ bool KubeActuator::advanceNode(const std::string& name, TimePoint now, Actuation
     return false;
   }
   return true;
+}
+
+bool KubeActuator::continueWithTimeSlicing(const std::string& name, const NodeIntent& mig,
+                                           TimePoint now, ActuationReport& report) {
+  NodeIntent next;
+  next.plan = mig.plan;
+  next.kind = NodeOpKind::kTimeSlicing;
+  next.label = mig.then->label;
+  next.config = mig.then->config;
+  next.expect = mig.then->expect;
+  next.started = now;
+  auto r = patchWithRetry(
+      *client_, nodeRef(name),
+      [&](const kube::Object& current) -> core::Result<std::optional<kube::Object>> {
+        if (decodeNodeIntent(annotationOf(current, kIntentAnnotation)) != mig) return noChange();
+        next.previous = labelOf(current, kDevicePluginConfigLabel);
+        return std::optional<kube::Object>(
+            json{{"metadata",
+                  {{"annotations", {{std::string(kIntentAnnotation), encodeNodeIntent(next)}}}}}});
+      });
+  if (!r) {
+    degraded_.failed("node_intent", name,
+                     "could not record the time-slicing step: " + r.status().message());
+    return true;
+  }
+  degraded_.cleared("node_intent", name);
+  if (!r->changed) return true;  // someone moved the intent on: the next pass reads it
+  report.outcomes.push_back({"mig", "success"});
+  const auto target = EventTarget::node(name, r->object["metadata"].value("uid", ""));
+  events_->record(target, false, "MigReconfigureSucceeded",
+                  fmt::format("plan {}: MIG config {} applied and allocatable shows {}; "
+                              "time-slicing {} -> {} follows",
+                              mig.plan, mig.label, json(mig.expect).dump(),
+                              next.previous.empty() ? "(none)" : next.previous, next.label));
+  events_->record(target, false, "TimeSlicingPlanned",
+                  fmt::format("plan {}: device-plugin config {} -> {}; expecting allocatable {}",
+                              mig.plan, next.previous, next.label, json(next.expect).dump()));
+  return advanceNode(name, now, report);
 }
 
 void KubeActuator::finishNode(const std::string& name, const NodeIntent& intent,

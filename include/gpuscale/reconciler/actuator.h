@@ -14,6 +14,8 @@
 //         resources. `failed`: the previous config name is restored, paused
 //         nvidia.com/gpu.deploy.* operand labels are set back to "true", the node backs off. No
 //         answer within migTimeout: the previous name is restored and the node backs off.
+//         A plan that also time-slices the node's new partitions carries that change in the
+//         intent (`then`): on success the intent becomes the time-slicing step below, same plan.
 //   Time-slicing: intent(prepared) -> the key in the device-plugin ConfigMap -> label
 //         nvidia.com/device-plugin.config flipped + intent(applied) -> wait for allocatable;
 //         allocatableTimeout: previous label restored, back off.
@@ -114,6 +116,9 @@ class KubeActuator final : public Actuator {
   // A pod that would be disturbed by rebuilding `gpus` of `node`, or "" when none.
   core::Result<std::string> podInTheWay(const std::string& node, const std::vector<int>& gpus,
                                         TimePoint now);
+  // A MIG change that succeeded continues as its follow-up time-slicing change (same plan).
+  bool continueWithTimeSlicing(const std::string& node, const NodeIntent& mig, TimePoint now,
+                               ActuationReport& report);
   void finishNode(const std::string& node, const NodeIntent& intent, const std::string& result,
                   const std::string& message, bool revert, bool backoff, TimePoint now,
                   ActuationReport& report);
