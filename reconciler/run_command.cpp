@@ -323,7 +323,7 @@ int runRunCommand(const std::vector<std::string>& args, std::ostream& err) {
   std::unique_ptr<LeaderElector> elector;
   std::atomic<bool> lostLeadership{false};
   if (a.leaderElect && !a.dryRun) {
-    elector = std::make_unique<LeaderElector>(kc, a.lease);
+    elector = std::make_unique<LeaderElector>(kc, a.lease, metrics);
     elector->run([&] { controller.trigger(); },
                  [&] {
                    spdlog::error("leader election: lost the lease; exiting");
