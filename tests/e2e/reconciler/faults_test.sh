@@ -150,6 +150,7 @@ expect_event gpu-a100-0 WriteConflictRetried
 expect_event triton WriteConflictRetried
 eventually 30 "ThrottledRetried Events count every throttled write" throttled_events_match
 [ -z "$(throttled_events | awk '{print $1}' | sort | uniq -d)" ] || die "a ThrottledRetried Event per 429, not one per object"
+echo "   ThrottledRetried Events (object count): $(throttled_events | tr '\n' ' ')"
 echo "   429s injected: $(in_log "$work/proxy.log" ' 429 injected'), 409s: $(in_log "$work/proxy.log" ' 409$'), 410s: $(in_log "$work/proxy.log" '(410) injected'), upstream-down answers: $(in_log "$work/proxy.log" ' 503 upstream')"
 
 step "2. a pod starts on the spare GPU between plan and action: the reshape is aborted"
