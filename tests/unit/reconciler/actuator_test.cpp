@@ -414,6 +414,29 @@ TEST_F(ActuatorTest, ConflictingWriteIsRetriedOnTheNewVersion) {
       1);
 }
 
+TEST_F(ActuatorTest, RetriedConflictsEndTheirPassWithOneEventPerObject) {
+  options_.maxNodesInFlight = 1;
+  auto retried = std::make_shared<RetriedWrites>();
+  auto writer = std::make_shared<RetryNotingClient>(client_, retried);
+  auto actuator = std::make_shared<KubeActuator>(
+      writer, events_, std::make_shared<NodeLevelGpuPodMapping>(), options_);
+  Controller c(writer, actuator, *PolicySource::open(""), events_,
+               std::make_shared<ReconcilerMetrics>(std::make_shared<prometheus::Registry>()), {},
+               nullptr, retried);
+  // The first write of the pass (the HPA intent) meets two conflicting writes before it lands.
+  fake_->failNext("patch", core::Status(409, "Conflict", "the object has been modified"), 2);
+  pass(c, t0_);
+  auto conflicts = events_->withReason("WriteConflictRetried");
+  ASSERT_EQ(conflicts.size(), 1u);
+  EXPECT_EQ(conflicts[0].target.kind, "HorizontalPodAutoscaler");
+  EXPECT_EQ(conflicts[0].count, 2);
+  EXPECT_EQ(
+      client_->countWhere([](const Write& w) { return flips(w, kReshapeNode, kMigConfigLabel); }),
+      1);
+  pass(c, t0_ + 1s);
+  EXPECT_EQ(events_->withReason("WriteConflictRetried").size(), 1u) << "nothing new to report";
+}
+
 TEST_F(ActuatorTest, SomeoneElseChangingTheLabelSupersedesTheOperation) {
   options_.maxNodesInFlight = 1;
   auto c = controller();
