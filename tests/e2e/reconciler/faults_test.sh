@@ -176,10 +176,12 @@ intruder_untouched() {
 holds 6 "the intruder was disturbed or mig.config changed later" intruder_untouched
 [ -z "$(annotation node gpu-a100-1 gpuscale.io/intent)" ] || die "node intent left behind"
 [ "$(kc get hpa spare -o jsonpath='{.spec.maxReplicas}')" = 2 ] || die "spare maxReplicas changed"
-curl -sf "http://127.0.0.1:$port/metrics" | grep -q 'gpuscale_reconciler_actions_total{kind="mig",outcome="aborted"}' ||
+# Read whole before grep -q: with pipefail, grep quitting early makes curl fail on SIGPIPE.
+metrics=$(curl -sf "http://127.0.0.1:$port/metrics") || die "no /metrics"
+grep -q 'gpuscale_reconciler_actions_total{kind="mig",outcome="aborted"}' <<<"$metrics" ||
   die "no aborted action in /metrics"
-curl -sf "http://127.0.0.1:$port/metrics" | grep -q 'gpuscale_reconciler_gpu_mapping_total{result="fallback_error"}' ||
+grep -q 'gpuscale_reconciler_gpu_mapping_total{result="fallback_error"}' <<<"$metrics" ||
   die "the unreachable Prometheus did not count as a GPU mapping fallback"
-curl -sf "http://127.0.0.1:$port/metrics" | grep -q 'gpuscale_reconciler_gpu_mapping_total{result="per_gpu"}' &&
+grep -q 'gpuscale_reconciler_gpu_mapping_total{result="per_gpu"}' <<<"$metrics" &&
   die "a per-GPU answer without Prometheus"
 echo "PASS"

@@ -108,5 +108,7 @@ follows "$port_a" || die "restarted replica leads too"
 [ "$(kc get hpa triton -o jsonpath='{.spec.maxReplicas}')" -gt 9 ] || die "maxReplicas lost"
 [ "$(node_label gpu-a100-0 nvidia.com/device-plugin.config)" = "$cfg" ] || die "config changed by the new leader"
 [ "$(cat "$work"/rec-*.log | grep -c TimeSlicingStarted)" -eq 1 ] || die "time-slicing applied twice"
-curl -sf "http://127.0.0.1:$port_b/metrics" | grep -q gpuscale_reconciler_reconciles_total || die "no metrics"
+# Read whole before grep -q: with pipefail, grep quitting early makes curl fail on SIGPIPE.
+metrics=$(curl -sf "http://127.0.0.1:$port_b/metrics") || die "no /metrics"
+grep -q gpuscale_reconciler_reconciles_total <<<"$metrics" || die "no metrics"
 echo "PASS"
