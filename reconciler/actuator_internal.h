@@ -26,8 +26,9 @@ kube::ResourceRef nodeRef(const std::string& name);
 kube::ResourceRef hpaRef(const std::string& ns, const std::string& name);
 kube::ResourceRef configMapRef(const std::string& ns, const std::string& name);
 
-// One operation per node: the plan's MIG change if it has one (its time-slicing changes for the
-// same node wait for a later plan), else its time-slicing changes combined into one config.
+// One operation per node: the plan's MIG change if it has one, carrying the node's time-slicing
+// changes as its follow-up (NodeIntent::then), else its time-slicing changes combined into one
+// config.
 std::vector<KubeActuator::NodeWork> nodeWorkFor(const partition::Plan& plan,
                                                 const partition::ClusterSnapshot& snapshot);
 

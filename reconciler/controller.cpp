@@ -40,14 +40,17 @@ Controller::Controller(std::shared_ptr<kube::KubeClient> client, std::shared_ptr
                        std::shared_ptr<PolicySource> policies,
                        std::shared_ptr<EventRecorder> events,
                        std::shared_ptr<ReconcilerMetrics> metrics, ControllerOptions options,
-                       std::shared_ptr<GpuPodMapping> gpuPods)
+                       std::shared_ptr<GpuPodMapping> gpuPods,
+                       std::shared_ptr<RetriedWrites> retried)
     : client_(std::move(client)),
       actuator_(std::move(actuator)),
       policies_(std::move(policies)),
       events_(std::move(events)),
       metrics_(std::move(metrics)),
       options_(std::move(options)),
-      gpuPods_(std::move(gpuPods)) {}
+      gpuPods_(std::move(gpuPods)),
+      retried_(std::move(retried)),
+      degraded_(metrics_) {}
 
 Controller::~Controller() { stop(); }
 
@@ -104,8 +107,11 @@ void Controller::loop(std::stop_token stop) {
       if (stop.stop_requested()) return;
       dirty_ = false;
     }
-    if (policies_->reloadIfChanged() || policies_->reloads() > 0) {
-      metrics_->configReload(policies_->lastReloadSuccessful());
+    policies_->reloadIfChanged();
+    if (const uint64_t reloads = policies_->reloads(); reloads != seenReloads_) {
+      metrics_->configReloads(static_cast<int>(reloads - seenReloads_),
+                              policies_->lastReloadSuccessful());
+      seenReloads_ = reloads;
     }
     const bool leader = isLeader_ && isLeader_();
     metrics_->leader(leader);
@@ -139,9 +145,10 @@ PassResult Controller::pass(const std::vector<kube::Object>& objects, TimePoint 
   auto snapshot = partition::buildSnapshot(json(objects));
   if (!snapshot) {
     result.error = snapshot.status().message();
-    spdlog::error("snapshot: {}", result.error);
+    degraded_.failed("snapshot", "cluster", result.error);
     return result;
   }
+  degraded_.cleared("snapshot", "cluster");
   ClusterState state;
   for (const auto& o : objects) {
     const std::string kind = o.value("kind", "");
@@ -185,6 +192,7 @@ PassResult Controller::pass(const std::vector<kube::Object>& objects, TimePoint 
   for (double s : result.report.ceilingToCapacitySeconds) metrics_->ceilingToCapacity(s);
   metrics_->nodesInFlight(result.report.nodesInFlight);
   updateHpaStatus(workloads, objects, now);
+  if (retried_) retried_->flush(*events_);
   return result;
 }
 
@@ -203,7 +211,10 @@ void Controller::updateHpaStatus(const std::vector<partition::WorkloadDemand>& w
     auto old = decodeHpaStatus(annotationOf(*hpa, kStatusAnnotation));
     const std::string reason =
         w.blocked ? "at partition ceiling (" + w.reason + ")" : "within partition ceiling";
-    if (old && old->ceiling == w.ceiling && old->reason == reason) continue;
+    if (old && old->ceiling == w.ceiling && old->reason == reason) {
+      degraded_.cleared("hpa_status", w.ns + "/" + w.name);
+      continue;
+    }
     HpaStatus status{w.ceiling, old ? old->lastAction : "none", reason, now};
     auto r = patchWithRetry(
         *client_,
@@ -219,9 +230,13 @@ void Controller::updateHpaStatus(const std::vector<partition::WorkloadDemand>& w
               {"metadata",
                {{"annotations", {{std::string(kStatusAnnotation), encodeHpaStatus(status)}}}}}});
         });
+    const std::string object = w.ns + "/" + w.name;
     if (!r) {
-      spdlog::warn("hpa {}/{}: status annotation: {}", w.ns, w.name, r.status().message());
-    } else if (r->changed && w.blocked) {
+      degraded_.failed("hpa_status", object, "status annotation: " + r.status().message());
+      continue;
+    }
+    degraded_.cleared("hpa_status", object);
+    if (r->changed && w.blocked) {
       events_->record(EventTarget::hpa(w.ns, w.name), false, "AtPartitionCeiling",
                       fmt::format("{} pods of {} fit the GPU partitions; the HPA wants {} ({})",
                                   w.ceiling, w.resource, w.wanted, w.reason));

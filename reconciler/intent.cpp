@@ -68,6 +68,11 @@ std::string encodeNodeIntent(const NodeIntent& intent) {
                            {"gpus", intent.gpus},
                            {"started", formatTime(intent.started)}};
   if (intent.applied) j["applied"] = formatTime(*intent.applied);
+  if (intent.then) {
+    j["then"] = {{"label", intent.then->label},
+                 {"config", intent.then->config},
+                 {"expect", intent.then->expect}};
+  }
   return j.dump();
 }
 
@@ -87,6 +92,12 @@ std::optional<NodeIntent> decodeNodeIntent(std::string_view text) {
     n.gpus = j.value("gpus", std::vector<int>{});
     n.started = *started;
     n.applied = timeField(j, "applied");
+    if (j.contains("then") && j["then"].is_object()) {
+      const json& t = j["then"];
+      n.then = TimeSlicingFollowUp{t.value("label", ""), t.value("config", ""),
+                                   t.value("expect", std::map<std::string, std::int64_t>{})};
+      if (n.then->label.empty()) return std::nullopt;
+    }
     if (n.plan.empty() || n.label.empty()) return std::nullopt;
     return n;
   });

@@ -47,6 +47,18 @@ std::vector<partition::MigGpuSetting> settingsOf(const partition::NodeState& nod
   return out;
 }
 
+// Every GPU's setting once the MIG change `a` is applied.
+std::vector<partition::MigGpuSetting> settingsAfter(const partition::MigReconfigure& a,
+                                                    const partition::NodeState& node) {
+  auto settings = settingsOf(node);
+  for (const auto& g : a.gpus) {
+    if (g.index >= 0 && static_cast<std::size_t>(g.index) < settings.size()) {
+      settings[g.index] = {true, g.to};
+    }
+  }
+  return settings;
+}
+
 KubeActuator::NodeWork migWork(const partition::MigReconfigure& a,
                                const partition::NodeState& node) {
   KubeActuator::NodeWork w;
@@ -56,25 +68,24 @@ KubeActuator::NodeWork migWork(const partition::MigReconfigure& a,
   partition::MigPartedConfig file;
   file.configs[a.configName] = a.entries;
   w.intent.config = partition::emitMigPartedConfig(file);
-  auto settings = settingsOf(node);
-  for (const auto& g : a.gpus) {
-    w.intent.gpus.push_back(g.index);
-    if (g.index >= 0 && static_cast<std::size_t>(g.index) < settings.size()) {
-      settings[g.index] = {true, g.to};
-    }
-  }
+  for (const auto& g : a.gpus) w.intent.gpus.push_back(g.index);
+  // The device plugin shares the new partitions as its current config says.
   const partition::SharingConfig* sharing =
       node.devicePluginConfig && node.devicePluginConfig->timeSlicing
           ? &*node.devicePluginConfig->timeSlicing
           : nullptr;
-  if (auto exposed = partition::exposedResources(settings, node.migStrategy, sharing)) {
+  if (auto exposed =
+          partition::exposedResources(settingsAfter(a, node), node.migStrategy, sharing)) {
     for (const auto& [res, n] : *exposed) w.intent.expect[res] = n;
   }
   return w;
 }
 
+// `devices`: the physical devices behind each resource when the change applies (after a MIG
+// change of the same plan, the partitions it creates).
 KubeActuator::NodeWork timeSlicingWork(const std::vector<const partition::TimeSlicingChange*>& cs,
-                                       const partition::NodeState& node) {
+                                       const partition::NodeState& node,
+                                       const partition::ResourceCounts& devices) {
   KubeActuator::NodeWork w;
   w.node = node.name;
   w.intent.kind = NodeOpKind::kTimeSlicing;
@@ -88,10 +99,10 @@ KubeActuator::NodeWork timeSlicingWork(const std::vector<const partition::TimeSl
     config = partition::withTimeSlicingReplicas(config, c->resource, c->replicas);
   const bool rename = config.timeSlicing && config.timeSlicing->renameByDefault;
   for (const auto* c : cs) {
-    auto devices = node.devices.find(c->resource);
-    if (devices == node.devices.end()) continue;
+    auto n = devices.find(c->resource);
+    if (n == devices.end()) continue;
     std::string name = c->replicas > 1 && rename ? c->resource + ".shared" : c->resource;
-    w.intent.expect[name] = devices->second * c->replicas;
+    w.intent.expect[name] = n->second * c->replicas;
   }
   w.intent.config = partition::emitDevicePluginConfig(config);
   w.intent.label = fmt::format("{}{}-{:08x}", partition::kOwnedConfigPrefix,
@@ -113,11 +124,26 @@ std::vector<KubeActuator::NodeWork> nodeWorkFor(const partition::Plan& plan,
   }
   std::vector<KubeActuator::NodeWork> out;
   for (const auto& [name, m] : mig) {
-    if (const auto* node = snapshot.node(name)) out.push_back(migWork(*m, *node));
+    const auto* node = snapshot.node(name);
+    if (node == nullptr) continue;
+    KubeActuator::NodeWork w = migWork(*m, *node);
+    if (auto it = slicing.find(name); it != slicing.end()) {
+      // Replicas for partitions the MIG change creates: applied once they exist, in the same
+      // operation, so the HPA waits for both.
+      auto exposed =
+          partition::exposedResources(settingsAfter(*m, *node), node->migStrategy, nullptr);
+      partition::ResourceCounts devices;
+      if (exposed) devices.insert(exposed->begin(), exposed->end());
+      auto then = timeSlicingWork(it->second, *node, devices).intent;
+      w.intent.then = TimeSlicingFollowUp{then.label, then.config, then.expect};
+    }
+    out.push_back(std::move(w));
   }
   for (const auto& [name, changes] : slicing) {
     if (mig.contains(name)) continue;
-    if (const auto* node = snapshot.node(name)) out.push_back(timeSlicingWork(changes, *node));
+    if (const auto* node = snapshot.node(name)) {
+      out.push_back(timeSlicingWork(changes, *node, node->devices));
+    }
   }
   return out;
 }
@@ -174,11 +200,13 @@ int allocatableCeiling(const partition::WorkloadDemand& demand,
 
 KubeActuator::KubeActuator(std::shared_ptr<kube::KubeClient> client,
                            std::shared_ptr<EventRecorder> events,
-                           std::shared_ptr<GpuPodMapping> gpuPods, ActuatorOptions options)
+                           std::shared_ptr<GpuPodMapping> gpuPods, ActuatorOptions options,
+                           std::shared_ptr<ReconcilerMetrics> metrics)
     : client_(std::move(client)),
       events_(std::move(events)),
       gpuPods_(std::move(gpuPods)),
-      options_(std::move(options)) {}
+      options_(std::move(options)),
+      degraded_(std::move(metrics)) {}
 
 ActuationReport KubeActuator::apply(const partition::Plan& plan, const ClusterState& state,
                                     TimePoint now) {
@@ -218,11 +246,14 @@ ActuationReport KubeActuator::apply(const partition::Plan& plan, const ClusterSt
   const int budget = std::max(0, options_.maxNodesInFlight - inFlight);
   if (static_cast<int>(work.size()) > budget) work.resize(budget);
   if (work.empty()) {
-    spdlog::info("plan waits: {} node(s) in flight (limit {})", inFlight,
-                 options_.maxNodesInFlight);
+    const std::string wait = fmt::format("plan waits: {} node(s) in flight (limit {})", inFlight,
+                                         options_.maxNodesInFlight);
+    if (wait != waitingLogged_) spdlog::info("{}", wait);
+    waitingLogged_ = wait;
     report.nodesInFlight = inFlight;
     return report;
   }
+  waitingLogged_.clear();
   HpaIntent hpaIntent{planId, 0, 0, {}, now};
   for (const auto& w : work) hpaIntent.nodes.push_back(w.node);
   for (const auto* m : raises) {
@@ -245,11 +276,12 @@ bool KubeActuator::writeHpaIntent(const partition::SetMaxReplicas& change,
             json{{"metadata",
                   {{"annotations", {{std::string(kIntentAnnotation), encodeHpaIntent(intent)}}}}}});
       });
+  const std::string object = change.ns + "/" + change.name;
   if (!r) {
-    spdlog::warn("hpa {}/{}: could not record intent: {}", change.ns, change.name,
-                 r.status().message());
+    degraded_.failed("hpa_intent", object, "could not record intent: " + r.status().message());
     return false;
   }
+  degraded_.cleared("hpa_intent", object);
   if (r->changed) {
     events_->record(
         EventTarget::hpa(change.ns, change.name), false, "PartitionsRequested",
@@ -345,9 +377,11 @@ bool KubeActuator::raiseMaxReplicas(const std::string& ns, const std::string& na
   const auto target = EventTarget::hpa(ns, name);
   if (!r) {
     report.outcomes.push_back({"maxReplicas", "error"});
-    spdlog::warn("hpa {}/{}: raising maxReplicas failed: {}", ns, name, r.status().message());
+    degraded_.failed("max_replicas", ns + "/" + name,
+                     "raising maxReplicas failed: " + r.status().message());
     return false;
   }
+  degraded_.cleared("max_replicas", ns + "/" + name);
   if (raisedTo > 0) {
     report.outcomes.push_back({"maxReplicas", "success"});
     if (started) {

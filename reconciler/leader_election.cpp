@@ -21,8 +21,9 @@ std::string microTime(std::chrono::system_clock::time_point t) {
 }  // namespace
 
 LeaderElector::LeaderElector(std::shared_ptr<kube::KubeClient> client,
-                             LeaderElectionOptions options)
-    : client_(std::move(client)), options_(std::move(options)) {}
+                             LeaderElectionOptions options,
+                             std::shared_ptr<ReconcilerMetrics> metrics)
+    : client_(std::move(client)), options_(std::move(options)), degraded_(std::move(metrics)) {}
 
 LeaderElector::~LeaderElector() { stop(); }
 
@@ -38,7 +39,8 @@ bool LeaderElector::tryAcquireOrRenew(Clock::time_point now,
   auto current = client_->get(leaseRef());
   if (!current) {
     if (!kube::isNotFound(current.status())) {
-      spdlog::warn("leader election: reading lease failed: {}", current.status().message());
+      degraded_.failed("lease", leaseRef().path() + " (read)",
+                       "leader election: reading the lease failed: " + current.status().message());
       return leader_.load() && now - lastRenew_ < options_.renewDeadline;
     }
     json lease{{"apiVersion", "coordination.k8s.io/v1"},
@@ -55,6 +57,7 @@ bool LeaderElector::tryAcquireOrRenew(Clock::time_point now,
     if (created) lastRenew_ = now;
     return leader_.load();
   }
+  degraded_.cleared("lease", leaseRef().path() + " (read)");
   const json spec = current->value("spec", json::object());
   const std::string holder = spec.value("holderIdentity", "");
   const std::string record = holder + "|" + spec.value("renewTime", "") + "|" +
@@ -81,7 +84,8 @@ bool LeaderElector::tryAcquireOrRenew(Clock::time_point now,
   auto r = client_->update(leaseRef(), updated);
   if (!r) {
     if (!kube::isConflict(r.status())) {
-      spdlog::warn("leader election: writing lease failed: {}", r.status().message());
+      degraded_.failed("lease", leaseRef().path() + " (write)",
+                       "leader election: writing the lease failed: " + r.status().message());
     }
     const bool keep =
         held && !kube::isConflict(r.status()) && now - lastRenew_ < options_.renewDeadline;
@@ -91,6 +95,7 @@ bool LeaderElector::tryAcquireOrRenew(Clock::time_point now,
   if (!held)
     spdlog::info("leader election: {} acquired lease {}/{}", options_.identity, options_.ns,
                  options_.name);
+  degraded_.cleared("lease", leaseRef().path() + " (write)");
   lastRenew_ = now;
   observedRecord_.clear();
   leader_.store(true);

@@ -171,10 +171,12 @@ bool KubeActuator::startNode(const NodeWork& work, const std::string& plan, Time
             {"metadata",
              {{"annotations", {{std::string(kIntentAnnotation), encodeNodeIntent(intent)}}}}}});
       });
-  if (!r || !written) {
-    if (!r) spdlog::warn("node {}: could not record intent: {}", work.node, r.status().message());
+  if (!r) {
+    degraded_.failed("node_intent", work.node, "could not record intent: " + r.status().message());
     return false;
   }
+  degraded_.cleared("node_intent", work.node);
+  if (!written) return false;
   startedNodes_.insert(work.node);
   report.outcomes.push_back({std::string(nodeOpKindName(intent.kind)), "started"});
   std::string what =
@@ -206,9 +208,11 @@ bool KubeActuator::advanceNode(const std::string& name, TimePoint now, Actuation
       return false;
     }
     if (auto s = writeConfig(*intent); !s.ok()) {
-      spdlog::warn("node {}: writing config {} failed: {}", name, intent->label, s.message());
+      degraded_.failed("partition_config", name,
+                       "writing config " + intent->label + " failed: " + s.message());
       return true;
     }
+    degraded_.cleared("partition_config", name);
     if (intent->kind == NodeOpKind::kMig) {
       // Re-checked right before acting: a pod may have started since the plan was made.
       auto busy = podInTheWay(name, intent->gpus, now);
@@ -234,10 +238,12 @@ bool KubeActuator::advanceNode(const std::string& name, TimePoint now, Actuation
                 {"annotations", {{std::string(kIntentAnnotation), encodeNodeIntent(applied)}}}}}});
         });
     if (!r) {
-      spdlog::warn("node {}: flipping {} failed: {}", name, intent->labelKey(),
-                   r.status().message());
+      degraded_.failed(
+          "label_flip", name,
+          fmt::format("flipping {} failed: {}", intent->labelKey(), r.status().message()));
       return true;
     }
+    degraded_.cleared("label_flip", name);
     if (r->changed) {
       events_->record(target, false, opTitle(intent->kind) + "Started",
                       fmt::format("plan {}: {}={} set; waiting for the GPU Operator", intent->plan,
@@ -263,6 +269,9 @@ bool KubeActuator::advanceNode(const std::string& name, TimePoint now, Actuation
           "mig-manager reported failed; previous config \"" + intent->previous + "\" restored",
           true, true, now, report);
       return false;
+    }
+    if (state == "success" && allocatableReady && intent->then) {
+      return continueWithTimeSlicing(name, *intent, now, report);
     }
     if (state == "success" && allocatableReady) {
       finishNode(name, *intent, "success",
@@ -297,6 +306,44 @@ bool KubeActuator::advanceNode(const std::string& name, TimePoint now, Actuation
     return false;
   }
   return true;
+}
+
+bool KubeActuator::continueWithTimeSlicing(const std::string& name, const NodeIntent& mig,
+                                           TimePoint now, ActuationReport& report) {
+  NodeIntent next;
+  next.plan = mig.plan;
+  next.kind = NodeOpKind::kTimeSlicing;
+  next.label = mig.then->label;
+  next.config = mig.then->config;
+  next.expect = mig.then->expect;
+  next.started = now;
+  auto r = patchWithRetry(
+      *client_, nodeRef(name),
+      [&](const kube::Object& current) -> core::Result<std::optional<kube::Object>> {
+        if (decodeNodeIntent(annotationOf(current, kIntentAnnotation)) != mig) return noChange();
+        next.previous = labelOf(current, kDevicePluginConfigLabel);
+        return std::optional<kube::Object>(
+            json{{"metadata",
+                  {{"annotations", {{std::string(kIntentAnnotation), encodeNodeIntent(next)}}}}}});
+      });
+  if (!r) {
+    degraded_.failed("node_intent", name,
+                     "could not record the time-slicing step: " + r.status().message());
+    return true;
+  }
+  degraded_.cleared("node_intent", name);
+  if (!r->changed) return true;  // someone moved the intent on: the next pass reads it
+  report.outcomes.push_back({"mig", "success"});
+  const auto target = EventTarget::node(name, r->object["metadata"].value("uid", ""));
+  events_->record(target, false, "MigReconfigureSucceeded",
+                  fmt::format("plan {}: MIG config {} applied and allocatable shows {}; "
+                              "time-slicing {} -> {} follows",
+                              mig.plan, mig.label, json(mig.expect).dump(),
+                              next.previous.empty() ? "(none)" : next.previous, next.label));
+  events_->record(target, false, "TimeSlicingPlanned",
+                  fmt::format("plan {}: device-plugin config {} -> {}; expecting allocatable {}",
+                              mig.plan, next.previous, next.label, json(next.expect).dump()));
+  return advanceNode(name, now, report);
 }
 
 void KubeActuator::finishNode(const std::string& name, const NodeIntent& intent,
@@ -335,9 +382,11 @@ void KubeActuator::finishNode(const std::string& name, const NodeIntent& intent,
         return std::optional<kube::Object>(patch);
       });
   if (!r) {
-    spdlog::warn("node {}: recording outcome {} failed: {}", name, result, r.status().message());
+    degraded_.failed("node_outcome", name,
+                     fmt::format("recording outcome {} failed: {}", result, r.status().message()));
     return;
   }
+  degraded_.cleared("node_outcome", name);
   startedNodes_.erase(name);
   report.outcomes.push_back({std::string(nodeOpKindName(intent.kind)), result});
   const auto target = EventTarget::node(name, r->object["metadata"].value("uid", ""));

@@ -21,12 +21,14 @@ core::Status PolicySource::load() {
   std::error_code ec;
   auto mtime = std::filesystem::last_write_time(path_, ec);
   auto size = ec ? 0 : std::filesystem::file_size(path_, ec);
-  std::ifstream in(path_);
-  if (ec || !in) return core::Status::invalid(path_.string() + ": cannot read the policy file");
-  std::ostringstream text;
-  text << in.rdbuf();
+  if (ec) return core::Status::invalid(path_.string() + ": cannot read the policy file");
+  // Recorded before reading: a file that cannot be opened is reported once, until it changes.
   mtime_ = mtime;
   size_ = size;
+  std::ifstream in(path_);
+  if (!in) return core::Status::invalid(path_.string() + ": cannot read the policy file");
+  std::ostringstream text;
+  text << in.rdbuf();
   auto parsed = partition::parsePolicies(text.str());
   if (!parsed) return core::Status::invalid(path_.string() + ": " + parsed.status().message());
   std::lock_guard lock(mu_);
@@ -44,8 +46,13 @@ bool PolicySource::reloadIfChanged() {
   std::error_code ec;
   auto mtime = std::filesystem::last_write_time(path_, ec);
   auto size = ec ? 0 : std::filesystem::file_size(path_, ec);
-  if (!ec && mtime == mtime_ && size == size_) return false;
+  if (ec) {
+    if (unreadable_) return false;
+  } else if (!unreadable_ && mtime == mtime_ && size == size_) {
+    return false;
+  }
   auto s = load();
+  unreadable_ = static_cast<bool>(ec);
   reloads_.fetch_add(1);
   lastOk_.store(s.ok());
   if (!s.ok()) {

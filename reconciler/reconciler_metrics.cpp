@@ -44,7 +44,17 @@ ReconcilerMetrics::ReconcilerMetrics(std::shared_ptr<prometheus::Registry> regis
                       .Name("gpuscale_reconciler_gpu_mapping_total")
                       .Help("Per-GPU mapping answers: per_gpu, or fallback_<cause> when a node "
                             "was treated as all busy")
-                      .Register(*registry_)) {
+                      .Register(*registry_)),
+      writeRetries_(prometheus::BuildCounter()
+                        .Name("gpuscale_reconciler_write_retries_total")
+                        .Help("Writes retried after a 409 Conflict (reason conflict) or a 429 "
+                              "TooManyRequests (reason throttled), by resource")
+                        .Register(*registry_)),
+      degraded_(prometheus::BuildCounter()
+                    .Name("gpuscale_reconciler_degraded_total")
+                    .Help("Occurrences of degraded conditions (failed writes, snapshot errors), "
+                          "each logged once until it clears")
+                    .Register(*registry_)) {
   reloadOk_.Set(1);
 }
 
@@ -64,9 +74,17 @@ void ReconcilerMetrics::gpuMapping(const std::string& result) {
   gpuMapping_.Add({{"result", result}}).Increment();
 }
 
-void ReconcilerMetrics::configReload(bool ok) {
-  reloads_.Increment();
-  reloadOk_.Set(ok ? 1 : 0);
+void ReconcilerMetrics::writeRetried(const std::string& resource, const std::string& reason) {
+  writeRetries_.Add({{"resource", resource}, {"reason", reason}}).Increment();
+}
+
+void ReconcilerMetrics::degraded(const std::string& what) {
+  degraded_.Add({{"what", what}}).Increment();
+}
+
+void ReconcilerMetrics::configReloads(int n, bool lastOk) {
+  reloads_.Increment(n);
+  reloadOk_.Set(lastOk ? 1 : 0);
 }
 
 }  // namespace gpuscale::reconciler

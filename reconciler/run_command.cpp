@@ -279,7 +279,9 @@ int runRunCommand(const std::vector<std::string>& args, std::ostream& err) {
   config->qps = 20;
   config->burst = 40;
   auto registry = std::make_shared<prometheus::Registry>();
-  config->observer = std::make_shared<kube::KubeClientMetrics>(registry);
+  // Counts the 429s the client retries for the write in progress (retried_writes.h).
+  config->observer =
+      std::make_shared<ThrottleNotingObserver>(std::make_shared<kube::KubeClientMetrics>(registry));
   auto client = kube::RestKubeClient::create(*config);
   if (!client) {
     err << "gpuscale-reconciler run: " << client.status().message() << "\n";
@@ -287,6 +289,10 @@ int runRunCommand(const std::vector<std::string>& args, std::ostream& err) {
   }
   std::shared_ptr<kube::KubeClient> kc = *client;
   auto metrics = std::make_shared<ReconcilerMetrics>(registry);
+  // The controller's and the actuator's writes note what they retried; Events and the Lease go
+  // through the plain client.
+  auto retried = std::make_shared<RetriedWrites>(metrics);
+  auto writer = std::make_shared<RetryNotingClient>(kc, retried);
   std::shared_ptr<EventRecorder> events;
   if (a.dryRun) {
     events = std::make_shared<MemoryEventRecorder>();
@@ -310,12 +316,14 @@ int runRunCommand(const std::vector<std::string>& args, std::ostream& err) {
     plannerGpuPods = std::make_shared<DcgmGpuPodMapping>(
         std::make_shared<prom::CachingClient>(direct, cache), a.dcgm, metrics);
   }
-  auto actuator = std::make_shared<KubeActuator>(kc, events, actuatorGpuPods, a.actuator);
-  Controller controller(kc, actuator, *policies, events, metrics, a.controller, plannerGpuPods);
+  auto actuator =
+      std::make_shared<KubeActuator>(writer, events, actuatorGpuPods, a.actuator, metrics);
+  Controller controller(writer, actuator, *policies, events, metrics, a.controller, plannerGpuPods,
+                        retried);
   std::unique_ptr<LeaderElector> elector;
   std::atomic<bool> lostLeadership{false};
   if (a.leaderElect && !a.dryRun) {
-    elector = std::make_unique<LeaderElector>(kc, a.lease);
+    elector = std::make_unique<LeaderElector>(kc, a.lease, metrics);
     elector->run([&] { controller.trigger(); },
                  [&] {
                    spdlog::error("leader election: lost the lease; exiting");

@@ -14,6 +14,8 @@
 //         resources. `failed`: the previous config name is restored, paused
 //         nvidia.com/gpu.deploy.* operand labels are set back to "true", the node backs off. No
 //         answer within migTimeout: the previous name is restored and the node backs off.
+//         A plan that also time-slices the node's new partitions carries that change in the
+//         intent (`then`): on success the intent becomes the time-slicing step below, same plan.
 //   Time-slicing: intent(prepared) -> the key in the device-plugin ConfigMap -> label
 //         nvidia.com/device-plugin.config flipped + intent(applied) -> wait for allocatable;
 //         allocatableTimeout: previous label restored, back off.
@@ -22,6 +24,7 @@
 // allocatable now holds for the HPA's pods) — only then, and never above what allocatable shows.
 // Lowering maxReplicas (scale-in) happens at once, never below the HPA's current replicas.
 // Every write is a merge patch with the read resourceVersion, retried on 409 (optimistic_write.h).
+// A write that keeps failing across passes is logged once until it succeeds (degraded_log.h).
 //
 // Thread safety: apply() is called from one thread at a time.
 #pragma once
@@ -37,6 +40,7 @@
 #include "gpuscale/partition/demand.h"
 #include "gpuscale/partition/plan.h"
 #include "gpuscale/partition/snapshot.h"
+#include "gpuscale/reconciler/degraded_log.h"
 #include "gpuscale/reconciler/event_recorder.h"
 #include "gpuscale/reconciler/gpu_pod_mapping.h"
 #include "gpuscale/reconciler/intent.h"
@@ -83,7 +87,8 @@ class Actuator {
 class KubeActuator final : public Actuator {
  public:
   KubeActuator(std::shared_ptr<kube::KubeClient> client, std::shared_ptr<EventRecorder> events,
-               std::shared_ptr<GpuPodMapping> gpuPods, ActuatorOptions options);
+               std::shared_ptr<GpuPodMapping> gpuPods, ActuatorOptions options,
+               std::shared_ptr<ReconcilerMetrics> metrics = nullptr);
 
   ActuationReport apply(const partition::Plan& plan, const ClusterState& state,
                         TimePoint now) override;
@@ -111,6 +116,9 @@ class KubeActuator final : public Actuator {
   // A pod that would be disturbed by rebuilding `gpus` of `node`, or "" when none.
   core::Result<std::string> podInTheWay(const std::string& node, const std::vector<int>& gpus,
                                         TimePoint now);
+  // A MIG change that succeeded continues as its follow-up time-slicing change (same plan).
+  bool continueWithTimeSlicing(const std::string& node, const NodeIntent& mig, TimePoint now,
+                               ActuationReport& report);
   void finishNode(const std::string& node, const NodeIntent& intent, const std::string& result,
                   const std::string& message, bool revert, bool backoff, TimePoint now,
                   ActuationReport& report);
@@ -119,6 +127,8 @@ class KubeActuator final : public Actuator {
   std::shared_ptr<EventRecorder> events_;
   std::shared_ptr<GpuPodMapping> gpuPods_;
   ActuatorOptions options_;
+  DegradedLog degraded_;
+  std::string waitingLogged_;  // the last "plan waits" line, so a wait is logged once
   // Operations started by this process whose annotations the caches may not show yet.
   std::set<std::string> startedNodes_;
   std::set<std::pair<std::string, std::string>> startedHpas_;

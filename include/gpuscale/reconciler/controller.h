@@ -7,7 +7,10 @@
 // failure are marked in transition (the planner leaves them alone), and HPAs with an intent are
 // left out (their operation is still running). When a workload is blocked and a per-GPU mapping is
 // given, it clears `busy` on the GPUs the mapping reports idle (applyGpuMapping). With --dry-run
-// nothing is written: the plan is logged and kept for /plan, and events only logged.
+// nothing is written: the plan is logged and kept for /plan, and events only logged. Each pass
+// ends by flushing the writes retried during it as Events (retried_writes.h). Conditions that
+// persist across passes (a snapshot that cannot be built, a status annotation that cannot be
+// written) are logged once until they clear and counted (degraded_log.h).
 //
 // Thread safety: start/stop from one thread; pass() from the loop thread (or a test);
 // lastPlanJson()/synced() from any thread.
@@ -25,10 +28,12 @@
 #include "gpuscale/kube/client.h"
 #include "gpuscale/kube/informer.h"
 #include "gpuscale/reconciler/actuator.h"
+#include "gpuscale/reconciler/degraded_log.h"
 #include "gpuscale/reconciler/event_recorder.h"
 #include "gpuscale/reconciler/gpu_pod_mapping.h"
 #include "gpuscale/reconciler/policy_source.h"
 #include "gpuscale/reconciler/reconciler_metrics.h"
+#include "gpuscale/reconciler/retried_writes.h"
 
 namespace gpuscale::reconciler {
 
@@ -51,7 +56,8 @@ class Controller {
   Controller(std::shared_ptr<kube::KubeClient> client, std::shared_ptr<Actuator> actuator,
              std::shared_ptr<PolicySource> policies, std::shared_ptr<EventRecorder> events,
              std::shared_ptr<ReconcilerMetrics> metrics, ControllerOptions options,
-             std::shared_ptr<GpuPodMapping> gpuPods = nullptr);
+             std::shared_ptr<GpuPodMapping> gpuPods = nullptr,
+             std::shared_ptr<RetriedWrites> retried = nullptr);
   ~Controller();
 
   // Starts the informers and the loop; passes run only while isLeader() is true.
@@ -78,6 +84,9 @@ class Controller {
   std::shared_ptr<ReconcilerMetrics> metrics_;
   ControllerOptions options_;
   std::shared_ptr<GpuPodMapping> gpuPods_;  // null: the node-level rule
+  std::shared_ptr<RetriedWrites> retried_;  // null: retried writes are not reported
+  DegradedLog degraded_;
+  uint64_t seenReloads_ = 0;  // policy reload attempts already counted in /metrics
   std::function<bool()> isLeader_;
   std::vector<std::pair<std::string, std::unique_ptr<kube::Informer>>> informers_;  // kind
   mutable std::mutex mu_;

@@ -5,7 +5,8 @@
 // Node annotations (values are compact JSON):
 //   gpuscale.io/intent         {"plan","kind":"mig"|"timeSlicing","phase":"prepared"|"applied",
 //                               "label","previous","config","expect":{resource:count},
-//                               "started","applied"}
+//                               "started","applied",
+//                               "then":{"label","config","expect"}}   (MIG only, optional)
 //   gpuscale.io/outcome        {"plan","kind","result":"success"|"failed"|"timeout"|"aborted"|
 //                               "superseded","message","at"}
 //   gpuscale.io/backoff-until  RFC 3339; the planner leaves the node alone until then
@@ -45,8 +46,20 @@ inline constexpr std::string_view kPausedForMigChange = "paused-for-mig-change";
 enum class NodeOpKind { kMig, kTimeSlicing };
 enum class NodeOpPhase { kPrepared, kApplied };
 
+// A time-slicing change that follows a MIG change on the same node in the same plan (the replicas
+// apply to the partitions the MIG change creates): the device-plugin config key `label` with
+// `config`, proven by allocatable `expect`.
+struct TimeSlicingFollowUp {
+  std::string label;
+  std::string config;
+  std::map<std::string, std::int64_t> expect;
+  friend bool operator==(const TimeSlicingFollowUp&, const TimeSlicingFollowUp&) = default;
+};
+
 // An operation on one node: change the label `labelKey()` from `previous` to `label`, after the
 // ConfigMap entry `config` (YAML text) is in place, then wait until allocatable shows `expect`.
+// A MIG operation may carry `then`: once the MIG change succeeded, the same operation (same plan)
+// continues as that time-slicing change, and only its end is the node's outcome.
 struct NodeIntent {
   std::string plan;
   NodeOpKind kind = NodeOpKind::kMig;
@@ -58,6 +71,7 @@ struct NodeIntent {
   std::vector<int> gpus;                       // MIG: GPU indices that are rebuilt
   TimePoint started{};
   std::optional<TimePoint> applied;
+  std::optional<TimeSlicingFollowUp> then;
 
   std::string_view labelKey() const;
   friend bool operator==(const NodeIntent&, const NodeIntent&) = default;

@@ -10,6 +10,8 @@
 //
 // run(): a thread that tries every retryPeriod; a leader that cannot renew within renewDeadline
 // stops leading (onStoppedLeading) — the caller must then stop acting (the reconciler exits).
+// A Lease that cannot be read or written (kube-apiserver away) is logged once until it can again,
+// and counted as gpuscale_reconciler_degraded_total{what="lease"} (degraded_log.h).
 //
 // Thread safety: isLeader() from any thread; the rest from the owning thread.
 #pragma once
@@ -22,6 +24,7 @@
 #include <thread>
 
 #include "gpuscale/kube/client.h"
+#include "gpuscale/reconciler/degraded_log.h"
 
 namespace gpuscale::reconciler {
 
@@ -37,7 +40,8 @@ struct LeaderElectionOptions {
 class LeaderElector {
  public:
   using Clock = std::chrono::steady_clock;
-  LeaderElector(std::shared_ptr<kube::KubeClient> client, LeaderElectionOptions options);
+  LeaderElector(std::shared_ptr<kube::KubeClient> client, LeaderElectionOptions options,
+                std::shared_ptr<ReconcilerMetrics> metrics = nullptr);
   ~LeaderElector();
 
   // One attempt; returns whether we hold the lease afterwards. `now` is this process's clock and
@@ -57,6 +61,7 @@ class LeaderElector {
 
   std::shared_ptr<kube::KubeClient> client_;
   LeaderElectionOptions options_;
+  DegradedLog degraded_;
   std::atomic<bool> leader_{false};
   std::string observedRecord_;  // holder + renewTime + resourceVersion last seen
   Clock::time_point observedAt_{};

@@ -1,7 +1,9 @@
 // The partition policies the reconciler runs with: the `--config` YAML file, re-read when it
 // changes. A file that does not parse at start is an error for the caller (exit 2); a bad file on
 // reload is logged, the previous policies stay, and lastReloadSuccessful() turns false (exported as
-// gpuscale_config_last_reload_successful). Without a file, the built-in `default` policy applies.
+// gpuscale_config_last_reload_successful). A file that cannot be read (deleted, or mid-swap) is one
+// failed reload, logged once, until it can be read again. Without a file, the built-in `default`
+// policy applies.
 //
 // Thread safety: current() from any thread; reloadIfChanged() from one thread.
 #pragma once
@@ -38,6 +40,7 @@ class PolicySource {
   std::shared_ptr<const partition::PolicySet> policies_;
   std::filesystem::file_time_type mtime_{};
   std::uintmax_t size_ = 0;
+  bool unreadable_ = false;  // the last attempt could not read the file (already reported)
   std::atomic<bool> lastOk_{true};
   std::atomic<uint64_t> reloads_{0};
 };

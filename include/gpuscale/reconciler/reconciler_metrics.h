@@ -1,6 +1,7 @@
 // The reconciler's /metrics: reconcile passes, actions by kind and outcome, time from a ceiling to
 // the capacity behind a raised maxReplicas, nodes in flight, leadership, policy reloads and per-GPU
-// mapping answers (and their fallbacks to the node-level rule).
+// mapping answers (and their fallbacks to the node-level rule), writes retried after a conflict or
+// throttling, and degraded conditions (degraded_log.h).
 //
 // Thread safety: prometheus-cpp metrics are thread-safe.
 #pragma once
@@ -25,9 +26,14 @@ class ReconcilerMetrics {
   void ceilingToCapacity(double seconds);
   void nodesInFlight(int n);
   void leader(bool isLeader);
-  void configReload(bool ok);
   // One per-GPU mapping answer: per_gpu, or fallback_<cause> (see dcgm_gpu_pod_mapping.h).
   void gpuMapping(const std::string& result);
+  // A write retried: reason conflict (409) or throttled (429); resource is the plural name.
+  void writeRetried(const std::string& resource, const std::string& reason);
+  // One occurrence of a degraded condition (`what` is a fixed word, see degraded_log.h).
+  void degraded(const std::string& what);
+  // `n` policy reload attempts, the last of which succeeded or not.
+  void configReloads(int n, bool lastOk);
   std::shared_ptr<prometheus::Registry> registry() const { return registry_; }
 
  private:
@@ -40,6 +46,8 @@ class ReconcilerMetrics {
   prometheus::Gauge& reloadOk_;
   prometheus::Counter& reloads_;
   prometheus::Family<prometheus::Counter>& gpuMapping_;
+  prometheus::Family<prometheus::Counter>& writeRetries_;
+  prometheus::Family<prometheus::Counter>& degraded_;
 };
 
 }  // namespace gpuscale::reconciler

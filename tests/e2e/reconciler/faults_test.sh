@@ -6,10 +6,13 @@
 #      finishes. Conflicting writes: right before the reconciler flips the node's device-plugin
 #      label and right before it raises maxReplicas, someone else edits that Node / HPA, so the
 #      reconciler's write (carrying the resourceVersion it read) gets a real 409 and must re-read.
-#      kube-apiserver restarts while the time-slicing change is in flight, and the first watches
-#      after it are answered "resourceVersion too old" (410): informers re-list. Triton ends with
-#      9 Running pods, the first 7 untouched, each action applied once, the other writers' edits
-#      kept, and the Events that say what happened.
+#      The proxy holds that label flip until kube-apiserver has been restarted (so the restart
+#      always falls while the time-slicing change is in flight, however fast or slow the machine),
+#      and the first watches after it are answered "resourceVersion too old" (410): informers
+#      re-list. Triton ends with 9 Running pods, the first 7 untouched, each action applied once,
+#      the other writers' edits kept, and the Events that say what happened: the retried 409s as
+#      WriteConflictRetried on the Node and the HPA, the 429s as ThrottledRetried, one Event per
+#      object whose count adds up to every throttled write the reconciler retried.
 #   The reconciler runs with --gpu-mapping=dcgm against a Prometheus that is not there: every
 #   mapping answer falls back to the node-level rule (counted in /metrics).
 #   2. A pod starts on the spare node's GPU between the plan and the MIG change (the proxy runs
@@ -61,6 +64,19 @@ running_at_least() { [ "$(uids "$1" | grep -c .)" -ge "$2" ]; }
 max_replicas_above() { [ "$(kc get hpa "$1" -o jsonpath='{.spec.maxReplicas}')" -gt "$2" ]; }
 node_intent_is() { annotation node "$1" gpuscale.io/intent | grep -q "\"kind\":\"$2\""; }
 outcome_is() { annotation node "$1" gpuscale.io/outcome | grep -q "\"result\":\"$2\""; }
+metric_sum() { # NAME-AND-LABELS-PREFIX: the sum of the reconciler's matching series
+  curl -sf "http://127.0.0.1:$port/metrics" | awk -v p="$1" 'index($0, p) == 1 { n += $NF } END { print n + 0 }'
+}
+throttled_events() { # "KIND/NAME COUNT" per ThrottledRetried Event
+  kc get events -A --field-selector reason=ThrottledRetried \
+    -o jsonpath='{range .items[*]}{.involvedObject.kind}/{.involvedObject.name} {.count}{"\n"}{end}'
+}
+throttled_events_match() {
+  local events counted
+  events=$(throttled_events | awk '{ n += $2 } END { print n + 0 }')
+  counted=$(metric_sum 'gpuscale_reconciler_write_retries_total{reason="throttled"')
+  [ "$events" -ge 1 ] && [ "$events" -eq "$counted" ]
+}
 
 # kube-apiserver stopped and started again with the same command line (the pid file up.sh wrote is
 # updated, so down.sh still stops it).
@@ -87,12 +103,14 @@ hpa_path='^PATCH /apis/autoscaling/v2/namespaces/default/horizontalpodautoscaler
 node_path='^PATCH /api/v1/nodes/gpu-a100-0'
 # The other writer retries until its edit lands (kube-apiserver may be restarting just then).
 other_writer() { echo "for i in \$(seq 60); do $bin/kubectl $* --overwrite >/dev/null 2>&1 && exit 0; sleep 1; done; exit 1"; }
+# Marks PREFIX.held, then waits (at most 120 s) until the test creates PREFIX.go.
+hold_until_go() { echo "touch $1.held; for i in \$(seq 600); do [ -e $1.go ] && exit 0; sleep 0.2; done; exit 1"; }
 set_rules "$(
   cat <<JSON
 {"throttle": {"methods": ["PATCH", "POST", "PUT"], "every": 2, "retryAfter": 1},
  "hooks": [
   {"match": "$node_path", "body": "device-plugin.config",
-   "run": "$(other_writer label node gpu-a100-0 example.com/edited-by=someone-else)"},
+   "run": "($(other_writer label node gpu-a100-0 example.com/edited-by=someone-else)); $(hold_until_go "$work/flip")"},
   {"match": "$hpa_path", "body": "maxReplicas",
    "run": "$(other_writer annotate hpa triton example.com/edited-by=someone-else)"}]}
 JSON
@@ -100,9 +118,13 @@ JSON
 kc apply -f "$here/triton.yaml" >/dev/null
 eventually 60 "7 Triton pods Running" running_at_least triton 7
 first7=$(uids triton)
-eventually 60 "the time-slicing change is in flight" node_intent_is gpu-a100-0 timeSlicing
-set_rules "$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); r["expireWatches"]=3; print(json.dumps(r))' "$rules")"
+eventually 120 "the time-slicing change is in flight" node_intent_is gpu-a100-0 timeSlicing
+eventually 120 "the label flip held at the proxy" test -e "$work/flip.held"
+# Rewriting the rules re-arms the proxy's hooks: the node hook has fired, so it goes.
+set_rules "$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); r["expireWatches"]=3; r["hooks"]=[h for h in r["hooks"] if h.get("body") != "device-plugin.config"]; print(json.dumps(r))' "$rules")"
 restart_apiserver
+node_intent_is gpu-a100-0 timeSlicing || die "the time-slicing change was not in flight across the restart"
+touch "$work/flip.go"
 eventually 120 "maxReplicas raised" max_replicas_above triton 9
 [ "$(node_allocatable gpu-a100-0 nvidia.com/mig-1g.5gb)" -ge 14 ] || die "maxReplicas raised before allocatable"
 eventually 120 "9 Triton pods Running" running_at_least triton 9
@@ -122,6 +144,13 @@ expect_event triton MaxReplicasRaised
 [ "$(in_log "$work/proxy.log" "^PATCH /apis/autoscaling/v2/.*/triton.* 409")" -ge 1 ] || die "no HPA write conflict reached the reconciler"
 [ "$(in_log "$work/proxy.log" 'watch expired (410) injected')" -ge 1 ] || die "no watch was expired"
 [ "$(in_log "$work/rec.log" 'expired, relisting')" -ge 1 ] || die "no informer re-listed after a 410"
+# Every retried fault ends with its Event: the real 409s on the Node and the HPA, and the 429s as
+# one Event per object (not one per 429) whose counts add up to what /metrics counted.
+expect_event gpu-a100-0 WriteConflictRetried
+expect_event triton WriteConflictRetried
+eventually 30 "ThrottledRetried Events count every throttled write" throttled_events_match
+[ -z "$(throttled_events | awk '{print $1}' | sort | uniq -d)" ] || die "a ThrottledRetried Event per 429, not one per object"
+echo "   ThrottledRetried Events (object count): $(throttled_events | tr '\n' ' ')"
 echo "   429s injected: $(in_log "$work/proxy.log" ' 429 injected'), 409s: $(in_log "$work/proxy.log" ' 409$'), 410s: $(in_log "$work/proxy.log" '(410) injected'), upstream-down answers: $(in_log "$work/proxy.log" ' 503 upstream')"
 
 step "2. a pod starts on the spare GPU between plan and action: the reshape is aborted"
@@ -139,10 +168,12 @@ expect_event gpu-a100-1 MigReconfigureAborted
 [ "$(node_label gpu-a100-1 nvidia.com/mig.config)" = all-3g.20gb ] || die "mig.config changed"
 [ "$(in_log "$work/rec.log" 'gpu-a100-1: MigReconfigureStarted')" -eq 0 ] || die "the reshape started anyway"
 uid=$(kc get pod intruder -o jsonpath='{.metadata.uid}')
-sleep 4  # a few more passes: nothing may retry the reshape while the pod runs
-[ "$(kc get pod intruder -o jsonpath='{.status.phase}')" = Running ] || die "the intruder is not running"
-[ "$(kc get pod intruder -o jsonpath='{.metadata.uid}')" = "$uid" ] || die "the intruder was replaced"
-[ "$(node_label gpu-a100-1 nvidia.com/mig.config)" = all-3g.20gb ] || die "mig.config changed later"
+intruder_untouched() {
+  [ "$(kc get pod intruder -o jsonpath='{.status.phase}/{.metadata.uid}')" = "Running/$uid" ] &&
+    [ "$(node_label gpu-a100-1 nvidia.com/mig.config)" = all-3g.20gb ]
+}
+# A few more passes (resync 2 s): nothing may retry the reshape while the pod runs.
+holds 6 "the intruder was disturbed or mig.config changed later" intruder_untouched
 [ -z "$(annotation node gpu-a100-1 gpuscale.io/intent)" ] || die "node intent left behind"
 [ "$(kc get hpa spare -o jsonpath='{.spec.maxReplicas}')" = 2 ] || die "spare maxReplicas changed"
 # Read the page whole first: `curl | grep -q` fails under pipefail when grep stops reading early.

@@ -12,7 +12,10 @@
 #      flight; the other replica takes over the Lease, resumes from the intent annotations without
 #      flipping the label again, times out and restores the previous config; the killed replica is
 #      restarted and follows.
-# Every step is checked with kubectl; every action must have an Event.
+# Every step is checked with kubectl; every action must have an Event. Timings are for a loaded
+# 2-core CI machine: leases long enough that a slow renewal never costs the leader its lease (a
+# leader that cannot renew exits), a MIG timeout that leaves room to observe the stuck run before
+# it ends, and waits that re-evaluate their condition with generous limits.
 # Exit 77 (skipped) when the cluster binaries, gpuscale-sim or gpuscale-reconciler are missing.
 set -euo pipefail
 
@@ -33,20 +36,21 @@ e2e_start_sim "$GPUSCALE_SCENARIO" --resync 1
 start_reconciler() {  # NAME PORT
   e2e_spawn "$work/rec-$1.log" "$rec" run --kubeconfig "$KUBECONFIG" --config "$here/policy.yaml" \
     --leader-elect-identity "$1" --leader-elect-namespace default \
-    --lease-duration 4s --renew-deadline 3s --retry-period 1s --resync-period 2s \
-    --mig-timeout 20s --allocatable-timeout 60s --failure-backoff 10m --max-nodes-in-flight 2 \
+    --lease-duration 15s --renew-deadline 10s --retry-period 1s --resync-period 2s \
+    --mig-timeout 45s --allocatable-timeout 60s --failure-backoff 10m --max-nodes-in-flight 2 \
     --health-bind-address "127.0.0.1:$2"
   eval "pid_$1=$SPAWNED_PID"
 }
 port_a=$(free_port)
 port_b=$(free_port)
 start_reconciler a "$port_a"
-eventually 30 "replica a ready" curl -sf "http://127.0.0.1:$port_a/readyz" -o /dev/null
-eventually 30 "replica a leads" sh -c "curl -sf http://127.0.0.1:$port_a/leader | grep -q true"
+leads() { [ "$(curl -sf "http://127.0.0.1:$1/leader")" = true ]; }
+follows() { [ "$(curl -sf "http://127.0.0.1:$1/leader")" = false ]; }
+eventually 60 "replica a ready" curl -sf "http://127.0.0.1:$port_a/readyz" -o /dev/null
+eventually 60 "replica a leads" leads "$port_a"
 start_reconciler b "$port_b"
-eventually 30 "replica b ready" curl -sf "http://127.0.0.1:$port_b/readyz" -o /dev/null
-sleep 2
-[ "$(curl -sf "http://127.0.0.1:$port_b/leader")" = false ] || die "two leaders"
+eventually 60 "replica b ready" curl -sf "http://127.0.0.1:$port_b/readyz" -o /dev/null
+holds 3 "two leaders" follows "$port_b"
 
 running() { kc get pods -l "app=$1" --field-selector=status.phase=Running -o name | wc -l; }
 
@@ -77,8 +81,8 @@ flips=$(cat "$work"/rec-*.log | grep -c "TimeSlicingStarted" || true)
 step "a reshape of the idle node fails in mig-manager: reverted, operands unpaused, backing off"
 kc apply -f "$here/spare.yaml" >/dev/null
 eventually 120 "the failed run is reverted" sh -c "$bin/kubectl get node gpu-a100-1 -o jsonpath='{.metadata.annotations.gpuscale\.io/outcome}' | grep -q '\"result\":\"failed\"'"
-eventually 30 "previous config restored" sh -c "[ \"\$($bin/kubectl get node gpu-a100-1 -o jsonpath='{.metadata.labels.nvidia\.com/mig\.config}')\" = all-3g.20gb ]"
-eventually 30 "state success on the old config" sh -c "[ \"\$($bin/kubectl get node gpu-a100-1 -o jsonpath='{.metadata.labels.nvidia\.com/mig\.config\.state}')\" = success ]"
+eventually 60 "previous config restored" sh -c "[ \"\$($bin/kubectl get node gpu-a100-1 -o jsonpath='{.metadata.labels.nvidia\.com/mig\.config}')\" = all-3g.20gb ]"
+eventually 60 "state success on the old config" sh -c "[ \"\$($bin/kubectl get node gpu-a100-1 -o jsonpath='{.metadata.labels.nvidia\.com/mig\.config\.state}')\" = success ]"
 [ -n "$(annotation node gpu-a100-1 gpuscale.io/backoff-until)" ] || die "no backoff"
 expect_event gpu-a100-1 MigReconfigureFailed
 [ "$(node_allocatable gpu-a100-1 nvidia.com/mig-3g.20gb)" = 2 ] || die "old geometry not advertised again"
@@ -86,19 +90,20 @@ expect_event gpu-a100-1 MigReconfigureFailed
 
 step "mig-manager never answers; the leader is killed mid-action; the other replica resumes"
 kc apply -f "$here/stuck.yaml" >/dev/null
-eventually 60 "reshape of gpu-a100-2 pending" sh -c "[ \"\$($bin/kubectl get node gpu-a100-2 -o jsonpath='{.metadata.labels.nvidia\.com/mig\.config\.state}')\" = pending ]"
+eventually 120 "reshape of gpu-a100-2 pending" sh -c "[ \"\$($bin/kubectl get node gpu-a100-2 -o jsonpath='{.metadata.labels.nvidia\.com/mig\.config\.state}')\" = pending ]"
 case "$(node_label gpu-a100-2 nvidia.com/mig.config)" in gpuscale-gpu-a100-2-*) ;; *) die "no reshape started" ;; esac
 annotation node gpu-a100-2 gpuscale.io/intent | grep -q '"phase":"applied"' || die "no intent on the node"
 e2e_stop "$pid_a" KILL || true
-eventually 30 "replica b leads" sh -c "curl -sf http://127.0.0.1:$port_b/leader | grep -q true"
+# The killed leader's Lease runs out (15 s) before replica b takes over.
+eventually 90 "replica b leads" leads "$port_b"
 start_reconciler a "$port_a"
-eventually 30 "replica a back" curl -sf "http://127.0.0.1:$port_a/readyz" -o /dev/null
-eventually 90 "the hung run times out" sh -c "$bin/kubectl get node gpu-a100-2 -o jsonpath='{.metadata.annotations.gpuscale\.io/outcome}' | grep -q '\"result\":\"timeout\"'"
+eventually 60 "replica a back" curl -sf "http://127.0.0.1:$port_a/readyz" -o /dev/null
+eventually 150 "the hung run times out" sh -c "$bin/kubectl get node gpu-a100-2 -o jsonpath='{.metadata.annotations.gpuscale\.io/outcome}' | grep -q '\"result\":\"timeout\"'"
 [ "$(node_label gpu-a100-2 nvidia.com/mig.config)" = all-3g.20gb ] || die "previous config not restored"
 expect_event gpu-a100-2 MigReconfigureTimedOut
 started=$(cat "$work"/rec-*.log | grep -c "gpu-a100-2: MigReconfigureStarted" || true)
 [ "$started" -eq 1 ] || die "reshape of gpu-a100-2 started $started times"
-[ "$(curl -sf "http://127.0.0.1:$port_a/leader")" = false ] || die "restarted replica leads too"
+follows "$port_a" || die "restarted replica leads too"
 [ "$(kc get hpa stuck -o jsonpath='{.spec.maxReplicas}')" = 2 ] || die "stuck maxReplicas changed"
 [ "$(kc get hpa triton -o jsonpath='{.spec.maxReplicas}')" -gt 9 ] || die "maxReplicas lost"
 [ "$(node_label gpu-a100-0 nvidia.com/device-plugin.config)" = "$cfg" ] || die "config changed by the new leader"

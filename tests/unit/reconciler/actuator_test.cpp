@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include "cluster_fixture.h"
 #include "gpuscale/reconciler/controller.h"
 
@@ -36,12 +38,15 @@ class ActuatorTest : public ::testing::Test {
     options_.maxNodesInFlight = 2;
   }
 
-  // A controller as a freshly started process would build it.
+  // A controller as a freshly started process would build it (policies from `policyFile`, "" for
+  // the built-in default).
   std::unique_ptr<Controller> controller(
       bool dryRun = false,
-      std::shared_ptr<GpuPodMapping> gpuPods = std::make_shared<NodeLevelGpuPodMapping>()) {
+      std::shared_ptr<GpuPodMapping> gpuPods = std::make_shared<NodeLevelGpuPodMapping>(),
+      const std::string& policyFile = "") {
     auto actuator = std::make_shared<KubeActuator>(client_, events_, gpuPods, options_);
-    auto policies = PolicySource::open("");
+    auto policies = PolicySource::open(policyFile);
+    EXPECT_TRUE(policies.ok()) << policies.status().toString();
     ControllerOptions o;
     o.dryRun = dryRun;
     return std::make_unique<Controller>(
@@ -141,6 +146,105 @@ TEST_F(ActuatorTest, ConfigBeforeLabelAndMaxReplicasOnlyAfterAllocatable) {
   EXPECT_EQ(
       client_->countWhere([](const Write& w) { return flips(w, kReshapeNode, kMigConfigLabel); }),
       1);
+}
+
+TEST_F(ActuatorTest, PlansNeedingMigAndTimeSlicingFinishInOneRoundWithCapacityFirst) {
+  struct Row {
+    const char* what;
+    const char* policy;  // "" = the built-in default
+    int maxNodesInFlight;
+    // Each label flip's intent must expect exactly this allocatable (resource -> count), keyed
+    // by "<node> <label key>".
+    std::map<std::string, std::map<std::string, std::int64_t>> expect;
+    int raisePass;  // the pass (0-based) that raises maxReplicas
+    int maxReplicas;
+  };
+  const std::vector<Row> rows{
+      {"reshape one node, time-slice another",
+       "",
+       2,
+       {{"a100-node-3 nvidia.com/mig.config", {{"nvidia.com/mig-1g.5gb", 14}}},
+        {"a100-node-1 nvidia.com/device-plugin.config", {{"nvidia.com/mig-1g.5gb", 14}}}},
+       1,
+       28},
+      {"reshape a node and time-slice its new partitions",
+       "policies:\n- name: default\n  levers: [migReshape, timeSlicing]\n"
+       "  nodeSelector: {nvidia.com/mig.config: all-3g.20gb}\n  maxReplicas: {hard: 40}\n",
+       1,
+       {{"a100-node-3 nvidia.com/mig.config", {{"nvidia.com/mig-1g.5gb", 14}}},
+        {"a100-node-3 nvidia.com/device-plugin.config", {{"nvidia.com/mig-1g.5gb", 42}}}},
+       2,
+       40},
+  };
+  for (const auto& row : rows) {
+    SCOPED_TRACE(row.what);
+    fake_ = std::make_shared<gpuscale::testing::FakeKubeClient>();
+    client_ = std::make_shared<RecordingClient>(fake_);
+    events_ = std::make_shared<MemoryEventRecorder>();
+    testing::seed(*fake_, partition::testing::loadDump("a100_idle_reshape.json"));
+    options_.maxNodesInFlight = row.maxNodesInFlight;
+    const std::string policyFile = ::testing::TempDir() + "combined-policy.yaml";
+    if (*row.policy != '\0') std::ofstream(policyFile) << row.policy;
+    auto c = controller(false, std::make_shared<NodeLevelGpuPodMapping>(),
+                        *row.policy != '\0' ? policyFile : "");
+
+    // mig-manager and the device plugin: a node whose label now selects the config reports
+    // success and advertises what the config creates (checked against the row).
+    std::set<std::string> operated;
+    auto operate = [&] {
+      for (const char* name : {kReshapeNode, kSlicedNode}) {
+        auto intent = decodeNodeIntent(annotationOf(node(name), kIntentAnnotation));
+        if (!intent || intent->phase != NodeOpPhase::kApplied) continue;
+        const std::string key = std::string(name) + " " + std::string(intent->labelKey());
+        ASSERT_TRUE(row.expect.contains(key)) << key;
+        EXPECT_EQ(intent->expect, row.expect.at(key)) << key;
+        json allocatable = json::object();
+        for (const auto& [res, n] : row.expect.at(key)) allocatable[res] = std::to_string(n);
+        ASSERT_TRUE(
+            client_
+                ->patch(nodeRef(name), kube::PatchType::kMerge,
+                        {{"metadata", {{"labels", {{"nvidia.com/mig.config.state", "success"}}}}},
+                         {"status", {{"allocatable", allocatable}}}})
+                .ok());
+        operated.insert(key);
+      }
+    };
+    int raisedAt = -1;
+    for (int p = 0; p < 6 && raisedAt < 0; ++p) {
+      pass(*c, t0_ + std::chrono::seconds(10 * p));
+      if (maxReplicas() != 7) raisedAt = p;
+      operate();
+    }
+    EXPECT_EQ(raisedAt, row.raisePass);
+    EXPECT_EQ(maxReplicas(), row.maxReplicas);
+    EXPECT_EQ(operated.size(), row.expect.size()) << "every planned change was applied";
+    // Capacity was real before maxReplicas moved: the one raise follows the last allocatable.
+    auto isRaise = [](const Write& w) {
+      return w.resource == "horizontalpodautoscalers" && w.body.contains("spec");
+    };
+    EXPECT_EQ(client_->countWhere(isRaise), 1);
+    int lastAllocatable = -1;
+    auto writes = client_->writes();
+    for (std::size_t i = 0; i < writes.size(); ++i) {
+      if (writes[i].resource == "nodes" && writes[i].body.contains("status")) {
+        lastAllocatable = static_cast<int>(i);
+      }
+    }
+    EXPECT_GT(client_->firstWhere(isRaise), lastAllocatable);
+    for (const auto& [key, _] : row.expect) {
+      const std::string name = key.substr(0, key.find(' '));
+      const std::string label = key.substr(key.find(' ') + 1);
+      EXPECT_EQ(client_->countWhere([&](const Write& w) { return flips(w, name, label); }), 1)
+          << key << " flipped once";
+      EXPECT_TRUE(annotationOf(node(name), kIntentAnnotation).empty());
+      EXPECT_EQ(decodeNodeOutcome(annotationOf(node(name), kOutcomeAnnotation))->result, "success");
+    }
+    EXPECT_TRUE(annotationOf(hpa(), kIntentAnnotation).empty());
+    EXPECT_EQ(events_->withReason("MaxReplicasRaised").size(), 1u);
+    EXPECT_EQ(events_->withReason("MigReconfigureSucceeded").size(), 1u);
+    EXPECT_EQ(events_->withReason("TimeSlicingSucceeded").size(), 1u);
+    EXPECT_TRUE(events_->withReason("PartitionChangeIncomplete").empty());
+  }
 }
 
 TEST_F(ActuatorTest, FailedMigManagerRunIsRevertedAndOperandsUnpaused) {
@@ -308,6 +412,29 @@ TEST_F(ActuatorTest, ConflictingWriteIsRetriedOnTheNewVersion) {
   EXPECT_EQ(
       client_->countWhere([](const Write& w) { return flips(w, kReshapeNode, kMigConfigLabel); }),
       1);
+}
+
+TEST_F(ActuatorTest, RetriedConflictsEndTheirPassWithOneEventPerObject) {
+  options_.maxNodesInFlight = 1;
+  auto retried = std::make_shared<RetriedWrites>();
+  auto writer = std::make_shared<RetryNotingClient>(client_, retried);
+  auto actuator = std::make_shared<KubeActuator>(
+      writer, events_, std::make_shared<NodeLevelGpuPodMapping>(), options_);
+  Controller c(writer, actuator, *PolicySource::open(""), events_,
+               std::make_shared<ReconcilerMetrics>(std::make_shared<prometheus::Registry>()), {},
+               nullptr, retried);
+  // The first write of the pass (the HPA intent) meets two conflicting writes before it lands.
+  fake_->failNext("patch", core::Status(409, "Conflict", "the object has been modified"), 2);
+  pass(c, t0_);
+  auto conflicts = events_->withReason("WriteConflictRetried");
+  ASSERT_EQ(conflicts.size(), 1u);
+  EXPECT_EQ(conflicts[0].target.kind, "HorizontalPodAutoscaler");
+  EXPECT_EQ(conflicts[0].count, 2);
+  EXPECT_EQ(
+      client_->countWhere([](const Write& w) { return flips(w, kReshapeNode, kMigConfigLabel); }),
+      1);
+  pass(c, t0_ + 1s);
+  EXPECT_EQ(events_->withReason("WriteConflictRetried").size(), 1u) << "nothing new to report";
 }
 
 TEST_F(ActuatorTest, SomeoneElseChangingTheLabelSupersedesTheOperation) {

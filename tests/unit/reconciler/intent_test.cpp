@@ -20,6 +20,9 @@ TEST(IntentTest, NodeIntentRoundTrips) {
   i.started = at("2026-11-22T01:00:00Z");
   i.applied = at("2026-11-22T01:00:05Z");
   EXPECT_EQ(decodeNodeIntent(encodeNodeIntent(i)), i);
+  i.then = TimeSlicingFollowUp{
+      "gpuscale-node-1-0000beef", "version: v1\n", {{"nvidia.com/mig-1g.5gb", 28}}};
+  EXPECT_EQ(decodeNodeIntent(encodeNodeIntent(i)), i);
 }
 
 TEST(IntentTest, HpaIntentRoundTrips) {

@@ -37,6 +37,22 @@ TEST_F(PolicySourceTest, BadReloadKeepsThePreviousPolicies) {
   EXPECT_FALSE((*source)->reloadIfChanged());  // unchanged file
 }
 
+TEST_F(PolicySourceTest, UnreadableFileIsOneFailedReloadUntilItIsBack) {
+  write("policies:\n- name: a\n");
+  auto source = PolicySource::open(path_);
+  ASSERT_TRUE(source.ok()) << source.status().toString();
+  std::filesystem::remove(path_);
+  for (int pass = 0; pass < 3; ++pass) EXPECT_FALSE((*source)->reloadIfChanged());
+  EXPECT_EQ((*source)->reloads(), 1u);
+  EXPECT_FALSE((*source)->lastReloadSuccessful());
+  EXPECT_EQ((*source)->current()->policies.at(0).name, "a");
+
+  write("policies:\n- name: a\n");  // back, even with the same size
+  EXPECT_TRUE((*source)->reloadIfChanged());
+  EXPECT_EQ((*source)->reloads(), 2u);
+  EXPECT_TRUE((*source)->lastReloadSuccessful());
+}
+
 TEST_F(PolicySourceTest, BadFileAtStartIsAnError) {
   write("policies: [1, 2\n");
   EXPECT_FALSE(PolicySource::open(path_).ok());
