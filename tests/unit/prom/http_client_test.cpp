@@ -172,6 +172,8 @@ TEST(HttpClientTest, SeriesLabelNamesAreDecodedWhileTheBodyArrives) {
     EXPECT_EQ(*view, (MetricLabelNames{{"m0", labels}, {"m1", labels}, {"m2", labels}}));
     EXPECT_EQ(client->stats().bodyBytes, body.size());
     EXPECT_EQ(client->stats().failures, 0u);
+    EXPECT_EQ(server.requests().at(0).headers["accept-encoding"], "gzip")
+        << "asks for a compressed body, which Prometheus sends in small chunks";
   }
 }
 
