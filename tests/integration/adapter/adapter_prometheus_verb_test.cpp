@@ -4,9 +4,6 @@
 // per-endpoint request counters and Prometheus' own per-handler counters.
 #include <gtest/gtest.h>
 
-#include <cstdlib>
-#include <sstream>
-
 #include "adapter_process.h"
 
 namespace gpuscale::adapter::testing {
@@ -33,32 +30,6 @@ rules:
 
 constexpr char kNamed[] =
     "/apis/custom.metrics.k8s.io/v1beta1/namespaces/default/pods/triton-2/avg_time_queue_us";
-
-// The sum of the samples in the Prometheus text `exposition` whose name is `name` and whose
-// labels include every `name="value"` pair of `labels` (0 when there is none).
-double sumOf(const std::string& exposition, const std::string& name,
-             const std::vector<std::string>& labels) {
-  double sum = 0;
-  std::istringstream lines(exposition);
-  std::string line;
-  while (std::getline(lines, line)) {
-    if (line.rfind(name + "{", 0) != 0) continue;
-    auto close = line.rfind('}');
-    if (close == std::string::npos) continue;
-    std::string set = line.substr(name.size(), close + 1 - name.size());
-    bool all = true;
-    for (const auto& label : labels) all = all && set.find(label) != std::string::npos;
-    if (all) sum += std::strtod(line.c_str() + close + 1, nullptr);
-  }
-  return sum;
-}
-
-double adapterCalls(const std::string& metrics, const std::string& endpoint,
-                    const std::string& result = "") {
-  std::vector<std::string> labels{R"(endpoint=")" + endpoint + R"(")"};
-  if (!result.empty()) labels.push_back(R"(result=")" + result + R"(")");
-  return sumOf(metrics, "gpuscale_adapter_prometheus_requests_total", labels);
-}
 
 TEST(AdapterPrometheusVerbTest, PostDiscoversThroughTheLabelApisWithoutTheSeriesFallback) {
   auto stack = TritonStack::start(kRules, {"--prometheus-verb=POST"}, kNamed);
