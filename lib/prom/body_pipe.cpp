@@ -31,9 +31,9 @@ pplx::task<size_t> BodyPipe::hand(Piece piece) {
   std::lock_guard lock(mutex_);
   // Nobody will read it: let the writer go on (the connection is being cancelled anyway).
   if (aborted_) return pplx::task_from_result(count);
-  if (!piece.copy.empty()) piece.data = piece.copy;  // the string moved with the piece
   auto written = piece.written;
-  pending_ = std::move(piece);
+  pending_.push_back(std::move(piece));
+  if (!pending_.back().copy.empty()) pending_.back().data = pending_.back().copy;
   changed_.notify_all();
   return pplx::create_task(written);
 }
@@ -46,10 +46,10 @@ std::string_view BodyPipe::next() {
     taken_.reset();
     written.set(count);
   }
-  changed_.wait(lock, [&] { return pending_ || finished_ || aborted_; });
-  if (aborted_ || !pending_) return {};
-  taken_ = std::move(pending_);
-  pending_.reset();
+  changed_.wait(lock, [&] { return !pending_.empty() || finished_ || aborted_; });
+  if (aborted_ || pending_.empty()) return {};
+  taken_ = std::move(pending_.front());
+  pending_.pop_front();
   if (!taken_->copy.empty()) taken_->data = taken_->copy;
   return taken_->data;
 }
@@ -69,10 +69,10 @@ void BodyPipe::finish(std::exception_ptr error) {
 void BodyPipe::abort() {
   std::lock_guard lock(mutex_);
   aborted_ = true;
-  for (auto* piece : {&pending_, &taken_}) {
-    if (*piece) (*piece)->written.set((*piece)->data.size());
-    piece->reset();
-  }
+  if (taken_) taken_->written.set(taken_->data.size());
+  taken_.reset();
+  for (auto& piece : pending_) piece.written.set(piece.data.size());
+  pending_.clear();
   changed_.notify_all();
 }
 

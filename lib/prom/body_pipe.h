@@ -15,6 +15,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <exception>
 #include <mutex>
 #include <optional>
@@ -81,8 +82,8 @@ class BodyPipe final : public concurrency::streams::details::streambuf_state_man
 
   mutable std::mutex mutex_;
   std::condition_variable changed_;
-  std::optional<Piece> pending_;  // written, not yet taken
-  std::optional<Piece> taken_;    // handed to the consumer, released by its next call
+  std::deque<Piece> pending_;   // written, not yet taken (cpprestsdk has one write in flight)
+  std::optional<Piece> taken_;  // handed to the consumer, released by its next call
   bool finished_ = false;
   bool aborted_ = false;
   std::exception_ptr failure_;

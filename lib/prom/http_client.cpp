@@ -51,6 +51,11 @@ struct Exchange {
   void abort(Abort reason) {
     int expected = static_cast<int>(Abort::kNone);
     aborted.compare_exchange_strong(expected, static_cast<int>(reason));
+    drop();
+  }
+
+  // Closes the connection and lets a writer blocked on the pipe go.
+  void drop() {
     cancel.cancel();
     if (pipe) pipe->abort();
   }
@@ -249,14 +254,22 @@ void HttpClient::Connection::streamBody(std::shared_ptr<Exchange> ex, StreamDeco
       return piece;
     };
     Status decoded = decode(ex->status, next);
+    // The gzip stream may end before the body does (the body's end also releases the last write):
+    // read on to the end, within the cap.
+    if (gzip && decoded.ok() && gunzip.error().empty()) {
+      for (auto rest = received(); !rest.empty() && !ex->isAborted(); rest = received()) {
+        if (total + rest.size() > ex->cap) ex->abort(Abort::kTooLarge);
+        total += rest.size();
+      }
+    }
     bodyBytes += total;
     if (ex->isAborted() || readError) return ex->finish(classify(*ex, readError));
     if (gzip && !gunzip.error().empty()) {
-      ex->abort(Abort::kNone);
+      ex->drop();
       return ex->finish(failure(FailureKind::kBadJson, gunzip.error() + " from " + ex->what));
     }
     // A decoder that stopped early leaves the rest of the body unread: drop the connection.
-    if (!decoded.ok()) ex->abort(Abort::kNone);
+    if (!decoded.ok()) ex->drop();
     ex->finish(std::move(decoded));
   }).detach();
 }
