@@ -92,13 +92,14 @@ Result<bool> applyPrometheusFlag(PrometheusOptions& options, std::string_view na
     auto header = parseHeader(value);
     if (!header) return header.status();
     options.headers.push_back(std::move(*header));
-  } else if (name == "prometheus-max-body-bytes") {
+  } else if (name == "prometheus-max-body-bytes" || name == "prometheus-max-series-body-bytes") {
     size_t bytes = 0;
     auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), bytes);
     if (ec != std::errc() || end != value.data() + value.size() || bytes == 0) {
       return badFlag(name, value, "want a positive number of bytes");
     }
-    options.maxBodyBytes = bytes;
+    (name == "prometheus-max-body-bytes" ? options.maxBodyBytes : options.maxSeriesBodyBytes) =
+        bytes;
   } else {
     return false;
   }

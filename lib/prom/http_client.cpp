@@ -8,11 +8,14 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include <atomic>
+#include <thread>
 #include <utility>
 
+#include "body_pipe.h"
 #include "gpuscale/core/duration.h"
 #include "gpuscale/prom/errors.h"
 #include "gpuscale/prom/wire.h"
+#include "gunzip.h"
 #include "token_file.h"
 
 namespace gpuscale::prom {
@@ -21,30 +24,49 @@ namespace {
 namespace http = web::http;
 constexpr size_t kChunkBytes = 64 * 1024;
 
-struct RawResponse {
-  int status = 0;
-  std::string body;
-};
-using RawCallback = std::function<void(Result<RawResponse>)>;
-
 enum class Abort : int { kNone, kTimeout, kTooLarge };
 
-// One HTTP exchange: its deadline timer, its cancellation and the body read so far.
+struct Exchange;
+// Called once per exchange: OK when the response was read (and decoded, when streamed), else the
+// failure.
+using ExchangeDone = std::function<void(Exchange&, Status)>;
+// Decodes a streamed body (HTTP status, pieces) into a result the ExchangeDone owns.
+using StreamDecode = std::function<Status(int, const BodyPieces&)>;
+
+// How a call reaches Prometheus: its endpoint, whether the endpoint accepts POST (the label-values
+// endpoint is GET-only in Prometheus' HTTP API), and whether its body is decoded while it arrives
+// (`stream`, capped by `cap`) or buffered whole (capped by maxBodyBytes).
+struct Endpoint {
+  std::string path;
+  bool postAllowed = true;
+  StreamDecode stream;
+  size_t cap = 0;
+};
+
+// One HTTP exchange: its deadline timer, its cancellation and the response read so far.
 struct Exchange {
-  Exchange(boost::asio::io_service& io, std::string what, RawCallback done)
-      : timer(io), what(std::move(what)), done(std::move(done)) {}
+  Exchange(boost::asio::io_service& io, std::string what, size_t cap, ExchangeDone done)
+      : timer(io), what(std::move(what)), cap(cap), done(std::move(done)) {}
 
   void abort(Abort reason) {
     int expected = static_cast<int>(Abort::kNone);
     aborted.compare_exchange_strong(expected, static_cast<int>(reason));
-    cancel.cancel();
+    drop();
   }
 
-  void finish(Result<RawResponse> result) {
+  // Closes the connection and lets a writer blocked on the pipe go.
+  void drop() {
+    cancel.cancel();
+    if (pipe) pipe->abort();
+  }
+
+  bool isAborted() const { return aborted.load() != static_cast<int>(Abort::kNone); }
+
+  void finish(Status status) {
     if (finished.exchange(true)) return;
     timer.cancel();
     try {
-      done(std::move(result));
+      done(*this, std::move(status));
     } catch (...) {
       // A throwing callback must not surface as an unobserved pplx task exception.
     }
@@ -55,9 +77,12 @@ struct Exchange {
   std::atomic<int> aborted{static_cast<int>(Abort::kNone)};
   std::atomic<bool> finished{false};
   std::string what;
-  RawCallback done;
-  RawResponse response;
-  std::vector<unsigned char> chunk;
+  size_t cap;
+  ExchangeDone done;
+  int status = 0;
+  std::string body;                  // buffered exchanges
+  std::vector<unsigned char> chunk;  // buffered exchanges
+  std::shared_ptr<BodyPipe> pipe;    // streamed exchanges
 };
 
 bool isLoopbackHost(const std::string& host) {
@@ -103,9 +128,10 @@ struct HttpClient::Connection {
     }
   }
 
-  void exchange(std::string_view apiPath, const Params& params, RawCallback done);
-  Result<http::http_request> buildRequest(const std::string& path, const Params& params);
+  void exchange(const Endpoint& endpoint, const Params& params, ExchangeDone done);
+  Result<http::http_request> buildRequest(const std::string& path, const Params& params, bool post);
   void readBody(std::shared_ptr<Exchange> ex, concurrency::streams::streambuf<uint8_t> body);
+  void streamBody(std::shared_ptr<Exchange> ex, StreamDecode decode, bool gzip);
   Status classify(const Exchange& ex, std::exception_ptr error) const;
 
   PrometheusOptions options;
@@ -122,8 +148,7 @@ struct HttpClient::Connection {
 };
 
 Result<http::http_request> HttpClient::Connection::buildRequest(const std::string& path,
-                                                                const Params& params) {
-  bool post = options.verb == HttpVerb::kPost;
+                                                                const Params& params, bool post) {
   http::http_request request(post ? http::methods::POST : http::methods::GET);
   std::string encoded = encodeParams(params);
   std::string target = path;
@@ -164,7 +189,11 @@ Status HttpClient::Connection::classify(const Exchange& ex, std::exception_ptr e
   if (aborted == Abort::kTimeout) return timedOut();
   if (aborted == Abort::kTooLarge) {
     return failure(FailureKind::kBodyTooLarge,
-                   "more than " + std::to_string(options.maxBodyBytes) + " bytes from " + ex.what);
+                   "more than " + std::to_string(ex.cap) + " bytes from " + ex.what + " (" +
+                       (ex.cap == options.maxSeriesBodyBytes && ex.cap != options.maxBodyBytes
+                            ? "--prometheus-max-series-body-bytes"
+                            : "--prometheus-max-body-bytes") +
+                       ")");
   }
   try {
     std::rethrow_exception(error);
@@ -184,14 +213,14 @@ void HttpClient::Connection::readBody(std::shared_ptr<Exchange> ex,
     try {
       size_t n = read.get();
       if (n == 0) {
-        bodyBytes += ex->response.body.size();
-        return ex->finish(std::move(ex->response));
+        bodyBytes += ex->body.size();
+        return ex->finish(Status());
       }
-      if (ex->response.body.size() + n > options.maxBodyBytes) {
+      if (ex->body.size() + n > ex->cap) {
         ex->abort(Abort::kTooLarge);
         return ex->finish(classify(*ex, nullptr));
       }
-      ex->response.body.append(reinterpret_cast<const char*>(ex->chunk.data()), n);
+      ex->body.append(reinterpret_cast<const char*>(ex->chunk.data()), n);
       readBody(ex, body);
     } catch (...) {
       ex->finish(classify(*ex, std::current_exception()));
@@ -199,37 +228,113 @@ void HttpClient::Connection::readBody(std::shared_ptr<Exchange> ex,
   });
 }
 
-void HttpClient::Connection::exchange(std::string_view apiPath, const Params& params,
-                                      RawCallback done) {
-  std::string path = joinPath(basePath, apiPath);
-  std::string what =
-      std::string(options.verb == HttpVerb::kPost ? "POST " : "GET ") + origin + path;
-  auto request = buildRequest(path, params);
-  if (!request) return done(request.status());
+void HttpClient::Connection::streamBody(std::shared_ptr<Exchange> ex, StreamDecode decode,
+                                        bool gzip) {
+  // The decoder pulls the body piece by piece and waits for each: on a thread of its own, never on
+  // the pool that writes the pieces. The exchange (and through its callback the Connection) stays
+  // alive until the thread ends.
+  std::thread([this, ex, decode = std::move(decode), gzip] {
+    size_t total = 0;
+    std::exception_ptr readError;
+    BodyPieces received = [&]() -> std::string_view {
+      if (readError || ex->isAborted()) return {};
+      std::string_view piece = ex->pipe->next();
+      if (piece.empty()) readError = ex->pipe->failure();
+      return piece;
+    };
+    Gunzip gunzip(received);
+    // The cap counts decompressed bytes: a small compressed body cannot expand without bound.
+    BodyPieces next = [&]() -> std::string_view {
+      std::string_view piece = gzip ? gunzip.next() : received();
+      if (total + piece.size() > ex->cap) {
+        ex->abort(Abort::kTooLarge);
+        return {};
+      }
+      total += piece.size();
+      return piece;
+    };
+    Status decoded = decode(ex->status, next);
+    // The gzip stream may end before the body does (the body's end also releases the last write):
+    // read on to the end, within the cap.
+    if (gzip && decoded.ok() && gunzip.error().empty()) {
+      for (auto rest = received(); !rest.empty() && !ex->isAborted(); rest = received()) {
+        if (total + rest.size() > ex->cap) ex->abort(Abort::kTooLarge);
+        total += rest.size();
+      }
+    }
+    bodyBytes += total;
+    if (ex->isAborted() || readError) return ex->finish(classify(*ex, readError));
+    if (gzip && !gunzip.error().empty()) {
+      ex->drop();
+      return ex->finish(failure(FailureKind::kBadJson, gunzip.error() + " from " + ex->what));
+    }
+    // A decoder that stopped early leaves the rest of the body unread: drop the connection.
+    if (!decoded.ok()) ex->drop();
+    ex->finish(std::move(decoded));
+  }).detach();
+}
+
+void HttpClient::Connection::exchange(const Endpoint& endpoint, const Params& params,
+                                      ExchangeDone done) {
+  bool post = options.verb == HttpVerb::kPost && endpoint.postAllowed;
+  std::string path = joinPath(basePath, endpoint.path);
+  std::string what = std::string(post ? "POST " : "GET ") + origin + path;
+  auto request = buildRequest(path, params, post);
+  size_t cap = endpoint.stream ? endpoint.cap : options.maxBodyBytes;
+  if (!request) {
+    Exchange failed(crossplat::threadpool::shared_instance().service(), what, cap, std::move(done));
+    return failed.finish(request.status());
+  }
   ++requests;
   auto ex = std::make_shared<Exchange>(crossplat::threadpool::shared_instance().service(),
-                                       std::move(what),
-                                       [this, done = std::move(done)](Result<RawResponse> raw) {
-                                         if (!raw) ++failures;
-                                         done(std::move(raw));
+                                       std::move(what), cap,
+                                       [this, done = std::move(done)](Exchange& ex, Status s) {
+                                         if (!s.ok()) ++failures;
+                                         done(ex, std::move(s));
                                        });
-  ex->chunk.resize(kChunkBytes);
+  if (endpoint.stream) {
+    // Prometheus writes an uncompressed answer in one piece, which cpprestsdk reads whole (one HTTP
+    // chunk of ~90 MB per million series, measured); gzip-compressed it arrives in 2 KiB chunks
+    // (~25x fewer bytes), inflated here as the decoder takes them. cpprestsdk's own decompression
+    // is not used: it sends quality values Prometheus 2.42 does not read, and does not decompress
+    // into a response stream of our own.
+    request->headers().add("Accept-Encoding", "gzip");
+    ex->pipe = std::make_shared<BodyPipe>();
+    request->set_response_stream(
+        concurrency::streams::streambuf<uint8_t>(ex->pipe).create_ostream());
+  } else {
+    ex->chunk.resize(kChunkBytes);
+  }
   ex->timer.expires_after(options.timeout);
   ex->timer.async_wait([ex](const boost::system::error_code& ec) {
     if (!ec) ex->abort(Abort::kTimeout);
   });
   // `done` holds the Connection (see decodeInto), so `this` outlives the exchange.
   http.request(*request, ex->cancel.get_token())
-      .then([this, ex](pplx::task<http::http_response> sent) {
+      .then([this, ex, stream = endpoint.stream](pplx::task<http::http_response> sent) {
         try {
           http::http_response response = sent.get();
-          ex->response.status = response.status_code();
+          ex->status = response.status_code();
           auto declared = response.headers().content_length();
-          if (declared > options.maxBodyBytes) {
+          if (declared > ex->cap) {
             ex->abort(Abort::kTooLarge);
             return ex->finish(classify(*ex, nullptr));
           }
-          ex->response.body.reserve(declared);
+          if (stream) {
+            response.content_ready().then([pipe = ex->pipe](pplx::task<http::http_response> t) {
+              try {
+                t.get();
+                pipe->finish(nullptr);
+              } catch (...) {
+                pipe->finish(std::current_exception());
+              }
+            });
+            std::string encoding;
+            response.headers().match("Content-Encoding", encoding);
+            bool gzip = boost::iequals(encoding, "gzip");
+            return streamBody(ex, stream, gzip);
+          }
+          ex->body.reserve(declared);
           readBody(ex, response.body().streambuf());
         } catch (...) {
           ex->finish(classify(*ex, std::current_exception()));
@@ -282,45 +387,63 @@ HttpClient::Stats HttpClient::stats() const {
 
 namespace {
 
-// The RawCallback that decodes a body with `decode` and reports to `done`; `keep` holds the
-// connection.
+// The ExchangeDone that decodes a buffered body with `decode` and reports to `done`; `keep` holds
+// the connection.
 template <typename T, typename Decode>
-RawCallback decodeInto(Decode decode, Callback<T> done,
-                       std::shared_ptr<HttpClient::Connection> keep) {
-  return [decode, done = std::move(done), keep = std::move(keep)](Result<RawResponse> raw) {
-    if (!raw) return done(raw.status());
-    done(decode(raw->status, raw->body));
+ExchangeDone decodeInto(Decode decode, Callback<T> done,
+                        std::shared_ptr<HttpClient::Connection> keep) {
+  return [decode, done = std::move(done), keep = std::move(keep)](Exchange& ex, Status s) {
+    if (!s.ok()) return done(std::move(s));
+    done(decode(ex.status, ex.body));
   };
+}
+
+Endpoint buffered(std::string path, bool postAllowed = true) {
+  return {std::move(path), postAllowed, nullptr, 0};
 }
 
 }  // namespace
 
 void HttpClient::queryAsync(std::string promql, Timestamp at, Callback<QueryResultPtr> done) {
-  connection_->exchange("/api/v1/query", queryParams(promql, at, connection_->options.timeout),
+  connection_->exchange(buffered("/api/v1/query"),
+                        queryParams(promql, at, connection_->options.timeout),
                         decodeInto(decodeQueryResponse, std::move(done), connection_));
 }
 
 void HttpClient::seriesAsync(Matchers match, TimeRange window, Callback<std::vector<Series>> done) {
-  connection_->exchange("/api/v1/series", matchParams(match, window),
+  connection_->exchange(buffered("/api/v1/series"), matchParams(match, window),
                         decodeInto(decodeSeriesResponse, std::move(done), connection_));
 }
 
 void HttpClient::seriesLabelNamesAsync(Matchers match, TimeRange window,
                                        Callback<MetricLabelNames> done) {
-  connection_->exchange("/api/v1/series", matchParams(match, window),
-                        decodeInto(decodeSeriesLabelNamesResponse, std::move(done), connection_));
+  // Decoded while it arrives: the view is all that is kept of a body of any size up to the cap.
+  auto view = std::make_shared<Result<MetricLabelNames>>(MetricLabelNames{});
+  Endpoint endpoint{"/api/v1/series", true,
+                    [view](int status, const BodyPieces& next) {
+                      *view = decodeSeriesLabelNamesResponse(status, next);
+                      return view->status();
+                    },
+                    connection_->options.maxSeriesBodyBytes};
+  connection_->exchange(endpoint, matchParams(match, window),
+                        [view, done = std::move(done), keep = connection_](Exchange&, Status s) {
+                          if (!s.ok()) return done(std::move(s));
+                          done(std::move(*view));
+                        });
 }
 
 void HttpClient::labelValuesAsync(std::string label, Matchers match, TimeRange window,
                                   Callback<std::vector<std::string>> done) {
-  connection_->exchange("/api/v1/label/" + pathEscape(label) + "/values",
+  // GET whatever --prometheus-verb says: Prometheus answers POST here with 405. The matchers stay
+  // short enough for a URL (discovery splits long name alternations; see discovery.h).
+  connection_->exchange(buffered("/api/v1/label/" + pathEscape(label) + "/values", false),
                         matchParams(match, window),
                         decodeInto(decodeStringListResponse, std::move(done), connection_));
 }
 
 void HttpClient::labelNamesAsync(Matchers match, TimeRange window,
                                  Callback<std::vector<std::string>> done) {
-  connection_->exchange("/api/v1/labels", matchParams(match, window),
+  connection_->exchange(buffered("/api/v1/labels"), matchParams(match, window),
                         decodeInto(decodeStringListResponse, std::move(done), connection_));
 }
 

@@ -2,8 +2,10 @@
 
 #include <charconv>
 #include <cmath>
+#include <istream>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <streambuf>
 
 #include "gpuscale/prom/discovery.h"
 #include "gpuscale/prom/errors.h"
@@ -313,19 +315,55 @@ class Handler : public nlohmann::json_sax<json> {
   Timestamp histogramTime_;
 };
 
-}  // namespace
+// A body arriving in pieces as a std::streambuf for nlohmann's stream input; keeps the first bytes
+// for error messages.
+class PieceBuffer : public std::streambuf {
+ public:
+  explicit PieceBuffer(const BodyPieces& next) : next_(next) {}
 
-core::Status decodeResponse(int httpStatus, std::string_view body, ResponseShape shape,
-                            DecodedResponse& out) {
+  // The first bytes of the body (enough for snippet()), reading more pieces while there are fewer.
+  // Called after the parse: every piece read so far is already in head_.
+  std::string_view head() {
+    while (head_.size() <= kSnippetBytes) {
+      setg(nullptr, nullptr, nullptr);
+      if (underflow() == traits_type::eof()) break;
+    }
+    return head_;
+  }
+
+ protected:
+  int_type underflow() override {
+    if (gptr() != egptr()) return traits_type::to_int_type(*gptr());
+    std::string_view piece = next_();
+    if (piece.empty()) return traits_type::eof();
+    if (head_.size() <= kSnippetBytes) {
+      head_.append(piece.substr(0, kSnippetBytes + 1 - head_.size()));
+    }
+    // nlohmann only reads through gptr(); the piece stays valid until the next call of next_.
+    char* data = const_cast<char*>(piece.data());
+    setg(data, data, data + piece.size());
+    return traits_type::to_int_type(*data);
+  }
+
+ private:
+  const BodyPieces& next_;
+  std::string head_;
+};
+
+// The checks and conversions of decodeResponse, over a body that `read` parses into the Handler it
+// is given (null: only the first bytes are wanted); `read` returns the body's first bytes.
+template <typename Read>
+core::Status decode(int httpStatus, ResponseShape shape, DecodedResponse& out, Read read) {
   bool success = httpStatus >= 200 && httpStatus < 300;
   bool transientStatus = httpStatus == 502 || httpStatus == 503 || httpStatus == 504;
   if (!success && httpStatus != 400 && httpStatus != 422 && httpStatus != 503) {
-    return failure(FailureKind::kHttpStatus,
-                   "unknown response code " + std::to_string(httpStatus) + ": " + snippet(body),
-                   transientStatus);
+    return failure(
+        FailureKind::kHttpStatus,
+        "unknown response code " + std::to_string(httpStatus) + ": " + snippet(read(nullptr)),
+        transientStatus);
   }
   Handler h(shape);
-  json::sax_parse(body.begin(), body.end(), &h);
+  std::string_view body = read(&h);
   if (!h.failed.ok()) return h.failed;
   if (h.syntaxError || !h.rootIsObject) {
     if (!success) {
@@ -404,6 +442,28 @@ core::Status decodeResponse(int httpStatus, std::string_view body, ResponseShape
     return core::Status();
   }
   return failure(FailureKind::kUnexpectedResultType, "\"" + snippet(type) + "\"");
+}
+
+}  // namespace
+
+core::Status decodeResponse(int httpStatus, std::string_view body, ResponseShape shape,
+                            DecodedResponse& out) {
+  return decode(httpStatus, shape, out, [&](Handler* h) {
+    if (h) json::sax_parse(body.begin(), body.end(), h);
+    return body;
+  });
+}
+
+core::Status decodeResponse(int httpStatus, const BodyPieces& next, ResponseShape shape,
+                            DecodedResponse& out) {
+  PieceBuffer buffer(next);
+  return decode(httpStatus, shape, out, [&](Handler* h) {
+    if (h) {
+      std::istream in(&buffer);
+      json::sax_parse(in, h);
+    }
+    return buffer.head();
+  });
 }
 
 }  // namespace gpuscale::prom

@@ -12,6 +12,7 @@
 
 #include "gpuscale/core/status.h"
 #include "gpuscale/prom/types.h"
+#include "gpuscale/prom/wire.h"
 
 namespace gpuscale::prom {
 
@@ -26,6 +27,11 @@ struct DecodedResponse {
 };
 
 core::Status decodeResponse(int httpStatus, std::string_view body, ResponseShape shape,
+                            DecodedResponse& out);
+
+// The same decoding over a body that arrives in pieces: memory is one piece plus what `shape`
+// builds. Stops reading at the first error; reads the body to its end otherwise.
+core::Status decodeResponse(int httpStatus, const BodyPieces& next, ResponseShape shape,
                             DecodedResponse& out);
 
 }  // namespace gpuscale::prom

@@ -113,8 +113,17 @@ Result<std::vector<Series>> decodeSeriesResponse(int httpStatus, std::string_vie
 }
 
 Result<MetricLabelNames> decodeSeriesLabelNamesResponse(int httpStatus, std::string_view body) {
+  bool given = false;
+  return decodeSeriesLabelNamesResponse(httpStatus, [&] {
+    std::string_view piece = given ? std::string_view() : body;
+    given = true;
+    return piece;
+  });
+}
+
+Result<MetricLabelNames> decodeSeriesLabelNamesResponse(int httpStatus, const BodyPieces& next) {
   DecodedResponse decoded;
-  if (Status s = decodeResponse(httpStatus, body, ResponseShape::kSeriesLabelNames, decoded);
+  if (Status s = decodeResponse(httpStatus, next, ResponseShape::kSeriesLabelNames, decoded);
       !s.ok()) {
     return s;
   }

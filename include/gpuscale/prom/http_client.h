@@ -4,21 +4,27 @@
 //
 // Behaviour:
 //  - Endpoint paths are joined to the URL's path prefix ("/prometheus" + "/api/v1/query").
-//  Parameters go in
-//    the query string (GET) or in a form body (POST), encoded as Go's url.Values.Encode. Query
-//    parameters already in the URL are kept.
+//    Parameters go in the query string (GET) or in a form body (POST), encoded as Go's
+//    url.Values.Encode. Query parameters already in the URL are kept.
+//  - Verb: `verb` for the endpoints that accept POST (query, series, labels), so long selector
+//    sets travel in the body; label values (/api/v1/label/<name>/values) always GET, the only
+//    method Prometheus' HTTP API gives it (POST is answered 405).
 //  - Every call is bounded by `timeout` as a whole (connect, send, headers and body); the query
-//  call also sends
-//    it as Prometheus' `timeout` parameter. Expiry cancels the connection and reports kTimeout.
+//    call also sends it as Prometheus' `timeout` parameter. Expiry cancels the connection and
+//    reports kTimeout.
 //  - Bodies larger than `maxBodyBytes` are cut off (the connection is cancelled) and reported as
-//    kBodyTooLarge; a declared Content-Length over the cap fails before reading.
+//    kBodyTooLarge naming the flag; a declared Content-Length over the cap fails before reading.
+//  - seriesLabelNamesAsync decodes the /api/v1/series body while it arrives, 64 KiB at a time, on a
+//    thread of its own (it waits for each chunk), and keeps only the label-name view: memory does
+//    not grow with the body. Its cap is `maxSeriesBodyBytes`. Every other body is buffered whole,
+//    then decoded.
 //  - A bearer token file is trimmed and re-read when its modification time or size changes; an
-//  explicit
-//    `Authorization` header from the options wins over the token and basic auth. Extra headers go
-//    on every request.
+//    explicit `Authorization` header from the options wins over the token and basic auth. Extra
+//    headers go on every request.
 //  - TLS: system CAs plus `caPem`; client certificate and key; hostname verification unless
 //    insecureSkipTlsVerify.
-//  - Callbacks run on cpprestsdk's thread pool (see client.h for what they may do).
+//  - Callbacks run on cpprestsdk's thread pool, or on the decoding thread of a streamed call (see
+//    client.h for what they may do).
 //
 // Thread safety: thread-safe; calls may be issued from any thread. Calls in flight keep the
 // connection state alive after the HttpClient is destroyed and still call their callbacks.

@@ -19,6 +19,8 @@
 //   --prometheus-header                   repeatable, "Name=Value" (prometheus-adapter) or "Name:
 //   Value"
 //   --prometheus-max-body-bytes           response size cap (52428800)
+//   --prometheus-max-series-body-bytes    size cap of the /api/v1/series answers discovery decodes
+//                                         while they arrive (1073741824; they cost no memory)
 //   --metrics-cache-ttl                   Go duration; query result cache and coalescing window, 0
 //   = off (2s)
 //
@@ -59,6 +61,9 @@ struct PrometheusOptions {
   bool insecureSkipTlsVerify = false;
   std::vector<std::pair<std::string, std::string>> headers;
   size_t maxBodyBytes = 50u << 20;
+  // The series relist's body is never held whole (HttpClient::seriesLabelNamesAsync), so its cap
+  // bounds the time spent on it rather than memory: ~90 MB per million series.
+  size_t maxSeriesBodyBytes = size_t{1} << 30;
   core::Duration cacheTtl = std::chrono::seconds(2);
 };
 

@@ -9,6 +9,7 @@
 // Thread safety: pure functions.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -49,6 +50,13 @@ Result<QueryResultPtr> decodeQueryResponse(int httpStatus, std::string_view body
 Result<std::vector<Series>> decodeSeriesResponse(int httpStatus, std::string_view body);
 // The same body reduced to each metric's label names while decoding (one label set at a time).
 Result<MetricLabelNames> decodeSeriesLabelNamesResponse(int httpStatus, std::string_view body);
+
+// A body read piece by piece: each call returns the next piece (valid until the next call), an
+// empty one at the end of the body or when reading failed (the caller knows which).
+using BodyPieces = std::function<std::string_view()>;
+// decodeSeriesLabelNamesResponse over a body that arrives in pieces: memory is one piece plus the
+// view, however long the body. Stops reading at the first error, else reads to the end of the body.
+Result<MetricLabelNames> decodeSeriesLabelNamesResponse(int httpStatus, const BodyPieces& next);
 // For /api/v1/labels and /api/v1/label/<name>/values.
 Result<std::vector<std::string>> decodeStringListResponse(int httpStatus, std::string_view body);
 

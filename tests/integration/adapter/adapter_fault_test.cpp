@@ -30,6 +30,19 @@ rules:
 constexpr char kNamed[] = "/apis/custom.metrics.k8s.io/v1beta1/namespaces/default/pods/p/m";
 
 enum class Mode { kGood, kSlow, kHttp500, kMatrix, kScalar, kGarbage, kHuge };
+// How the discovery calls (label APIs, and the /api/v1/series fallback) answer.
+enum class DiscoveryMode { kGood, kHttp500AndHugeSeries, kGarbage, kSlow };
+
+// The series fallback's cap the adapter runs with, and a series answer over it.
+constexpr char kSeriesCap[] = "--prometheus-max-series-body-bytes=100000";
+std::string hugeSeriesBody() {
+  std::string body = R"({"status":"success","data":[)";
+  for (int i = 0; i < 5000; ++i) {
+    body += std::string(i ? "," : "") + R"({"__name__":"m","namespace":"default","pod":"p)" +
+            std::to_string(i) + R"("})";
+  }
+  return body + "]}";
+}
 
 class FakePrometheus {
  public:
@@ -37,11 +50,38 @@ class FakePrometheus {
 
   std::string url() const { return server_.url(); }
   void set(Mode mode) { mode_ = mode; }
+  void set(DiscoveryMode mode) { discovery_ = mode; }
   size_t queries() const { return queries_; }
 
  private:
   StubResponse answer(const StubRequest& request) {
     StubResponse r;
+    bool discovery = request.path == "/api/v1/label/__name__/values" ||
+                     request.path == "/api/v1/labels" || request.path == "/api/v1/series";
+    if (discovery && discovery_.load() != DiscoveryMode::kGood) {
+      switch (discovery_.load()) {
+        case DiscoveryMode::kHttp500AndHugeSeries:
+          if (request.path == "/api/v1/series") {
+            r.body = hugeSeriesBody();
+            r.chunked = true;
+          } else {
+            r.status = 500;
+            r.contentType = "text/plain";
+            r.body = "internal server error";
+          }
+          break;
+        case DiscoveryMode::kGarbage:
+          r.body = "<html>this is not JSON";
+          break;
+        case DiscoveryMode::kSlow:
+          r.delay = std::chrono::seconds(5);
+          r.body = R"({"status":"success","data":[]})";
+          break;
+        case DiscoveryMode::kGood:
+          break;
+      }
+      return r;
+    }
     if (request.path == "/api/v1/label/__name__/values") {
       r.body = R"({"status":"success","data":["m"]})";
     } else if (request.path == "/api/v1/labels") {
@@ -85,6 +125,7 @@ class FakePrometheus {
   }
 
   std::atomic<Mode> mode_{Mode::kGood};
+  std::atomic<DiscoveryMode> discovery_{DiscoveryMode::kGood};
   std::atomic<size_t> queries_{0};
   PrometheusStubServer server_;
 };
@@ -95,7 +136,7 @@ class AdapterFaultTest : public ::testing::Test {
     writeFile(dir_.file("rules.yaml"), kRules);
     adapter_ = std::make_unique<AdapterProcess>(
         dir_.file("rules.yaml"), prometheus_.url(),
-        std::vector<std::string>{"--prometheus-timeout=1s", "--metrics-cache-ttl=0s"});
+        std::vector<std::string>{"--prometheus-timeout=1s", "--metrics-cache-ttl=0s", kSeriesCap});
     ASSERT_TRUE(gpuscale::testing::waitUntil(
         [&] { return curl(adapter_->url(kNamed)).code == 200; }, std::chrono::seconds(30)))
         << adapter_->log();
@@ -149,6 +190,53 @@ TEST_F(AdapterFaultTest, EveryFaultIsAStatusAndTheAdapterKeepsServing) {
        R"(gpuscale_adapter_metric_query_errors_total{class="bad_response",metric="m",rule="rules[0]"} 5)"}) {
     EXPECT_NE(metrics.find(line), std::string::npos) << line;
   }
+}
+
+TEST_F(AdapterFaultTest, DiscoveryFaultsKeepTheLastGoodDiscovery) {
+  // Each fault class of the discovery calls, as the adapter's /metrics counts them: HTTP 500 on the
+  // label calls (then the series fallback's answer is over its cap), garbage on every call (label
+  // calls and fallback), and a Prometheus too slow for --prometheus-timeout (transient: no
+  // fallback).
+  struct Case {
+    std::string what;
+    DiscoveryMode mode;
+    std::string endpoint;
+    std::string result;
+  };
+  const std::vector<Case> cases = {
+      {"HTTP 500, then a series answer over its cap", DiscoveryMode::kHttp500AndHugeSeries,
+       "series", "body too large"},
+      {"HTTP 500 on the label calls", DiscoveryMode::kHttp500AndHugeSeries, "label_values",
+       "bad HTTP status"},
+      {"garbage JSON from the series fallback", DiscoveryMode::kGarbage, "series", "bad JSON"},
+      {"slow label calls", DiscoveryMode::kSlow, "label_values", "timeout"},
+  };
+  const std::string discovery = "/apis/custom.metrics.k8s.io/v1beta1";
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    const double before = adapterCalls(curl(adapter_->url("/metrics")).body, c.endpoint, c.result);
+    prometheus_.set(c.mode);
+    // Relists run every second: wait for two failed ones of this class.
+    std::string metrics;
+    EXPECT_TRUE(gpuscale::testing::waitUntil(
+        [&] {
+          metrics = curl(adapter_->url("/metrics")).body;
+          return adapterCalls(metrics, c.endpoint, c.result) >= before + 2;
+        },
+        std::chrono::seconds(60), std::chrono::milliseconds(200)))
+        << metrics;
+    // The last good discovery is still served, queries still answer, the process is up.
+    HttpReply listed = curl(adapter_->url(discovery));
+    EXPECT_EQ(listed.code, 200);
+    EXPECT_NE(listed.body.find(R"("name":"pods/m")"), std::string::npos) << listed.body;
+    EXPECT_EQ(curl(adapter_->url(kNamed)).code, 200);
+    EXPECT_EQ(curl(adapter_->url("/healthz")).code, 200);
+    EXPECT_TRUE(adapter_->running());
+    prometheus_.set(DiscoveryMode::kGood);
+  }
+  EXPECT_NE(adapter_->log().find("--prometheus-max-series-body-bytes"), std::string::npos)
+      << "the log names the flag that caps the series answer:\n"
+      << adapter_->log();
 }
 
 TEST_F(AdapterFaultTest, GracefulShutdownOnSigterm) {

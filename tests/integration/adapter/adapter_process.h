@@ -9,6 +9,7 @@
 #include <fstream>
 #include <memory>
 #include <regex>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,34 @@ inline HttpReply curl(const std::string& url) {
 inline std::string withoutTimestamps(const std::string& body) {
   static const std::regex kTimestamp(R"("timestamp":"[0-9T:Z-]+")");
   return std::regex_replace(body, kTimestamp, R"("timestamp":"T")");
+}
+
+// The sum of the samples in the Prometheus text `exposition` whose name is `name` and whose
+// labels include every `name="value"` pair of `labels` (0 when there is none).
+inline double sumOf(const std::string& exposition, const std::string& name,
+                    const std::vector<std::string>& labels) {
+  double sum = 0;
+  std::istringstream lines(exposition);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.rfind(name + "{", 0) != 0) continue;
+    auto close = line.rfind('}');
+    if (close == std::string::npos) continue;
+    std::string set = line.substr(name.size(), close + 1 - name.size());
+    bool all = true;
+    for (const auto& label : labels) all = all && set.find(label) != std::string::npos;
+    if (all) sum += std::strtod(line.c_str() + close + 1, nullptr);
+  }
+  return sum;
+}
+
+// The adapter's calls to Prometheus at `endpoint` ("query", "series", "label_values", "labels") in
+// its /metrics text, those with `result` only when given ("success", "body too large", ...).
+inline double adapterCalls(const std::string& metrics, const std::string& endpoint,
+                           const std::string& result = "") {
+  std::vector<std::string> labels{R"(endpoint=")" + endpoint + R"(")"};
+  if (!result.empty()) labels.push_back(R"(result=")" + result + R"(")");
+  return sumOf(metrics, "gpuscale_adapter_prometheus_requests_total", labels);
 }
 
 // The Debian prometheus on a fixed port and storage folder, so it can be stopped and started again.

@@ -104,6 +104,132 @@ TEST(HttpClientTest, SeriesAndLabelCalls) {
   EXPECT_EQ(requests[2].target, "/api/v1/labels?match%5B%5D=up");
 }
 
+TEST(HttpClientTest, PostGoesToTheEndpointsThatAcceptItAndLabelValuesStayGet) {
+  PrometheusStubServer server([](const StubRequest& request) {
+    if (request.path == "/api/v1/query") return json(kVector);
+    if (request.path == "/api/v1/series") {
+      return json(R"({"status":"success","data":[{"__name__":"up","job":"x"}]})");
+    }
+    return json(R"({"status":"success","data":["a"]})");
+  });
+  auto options = optionsFor(server);
+  options.verb = HttpVerb::kPost;
+  auto client = makeClient(options);
+  const Matchers match{"{pod!=\"\"}"};
+  ASSERT_TRUE(client->query(match[0], at(0)).ok());
+  ASSERT_TRUE(client->series(match, {}).ok());
+  ASSERT_TRUE(client->seriesLabelNames(match, {}).ok());
+  ASSERT_TRUE(client->labelNames(match, {}).ok());
+  ASSERT_TRUE(client->labelValues("__name__", match, {}).ok());
+  struct Want {
+    const char* target;
+    const char* method;
+  } want[] = {{"/api/v1/query", "POST"},
+              {"/api/v1/series", "POST"},
+              {"/api/v1/series", "POST"},
+              {"/api/v1/labels", "POST"},
+              {"/api/v1/label/__name__/values?match%5B%5D=%7Bpod%21%3D%22%22%7D", "GET"}};
+  auto requests = server.requests();
+  ASSERT_EQ(requests.size(), std::size(want));
+  for (size_t i = 0; i < requests.size(); ++i) {
+    EXPECT_EQ(requests[i].target, want[i].target);
+    EXPECT_EQ(requests[i].method, want[i].method) << want[i].target;
+    if (requests[i].method == "POST") {
+      EXPECT_NE(requests[i].body.find("%7Bpod%21%3D%22%22%7D"), std::string::npos)
+          << "the selector travels in the body of " << want[i].target;
+    } else {
+      EXPECT_TRUE(requests[i].body.empty());
+    }
+  }
+}
+
+// A /api/v1/series body of `count` series over three metric names.
+std::string seriesBody(size_t count) {
+  std::string body = R"({"status":"success","data":[)";
+  for (size_t i = 0; i < count; ++i) {
+    if (i) body += ',';
+    body += R"({"__name__":"m)" + std::to_string(i % 3) + R"(","pod":"pod-)" + std::to_string(i) +
+            R"(","namespace":"ns"})";
+  }
+  return body + "]}";
+}
+
+TEST(HttpClientTest, SeriesLabelNamesAreDecodedWhileTheBodyArrives) {
+  const std::string body = seriesBody(20000);  // ~1 MB: many 64 KiB chunks
+  for (bool chunked : {false, true}) {
+    SCOPED_TRACE(chunked ? "chunked" : "Content-Length");
+    PrometheusStubServer server([&](const StubRequest&) {
+      StubResponse r = json(body);
+      r.chunked = chunked;
+      return r;
+    });
+    auto options = optionsFor(server);
+    options.maxBodyBytes = 1000;  // the buffered cap does not apply to the streamed call
+    auto client = makeClient(options);
+    auto view = client->seriesLabelNames({"{pod!=\"\"}"}, {});
+    ASSERT_TRUE(view.ok()) << view.status().toString();
+    const std::vector<std::string> labels{"namespace", "pod"};
+    EXPECT_EQ(*view, (MetricLabelNames{{"m0", labels}, {"m1", labels}, {"m2", labels}}));
+    EXPECT_EQ(client->stats().bodyBytes, body.size());
+    EXPECT_EQ(client->stats().failures, 0u);
+    EXPECT_EQ(server.requests().at(0).headers["accept-encoding"], "gzip")
+        << "asks for a compressed body, which Prometheus sends in small chunks";
+  }
+}
+
+TEST(HttpClientTest, StreamedSeriesBodyOverItsCapIsAnErrorNamingTheFlag) {
+  const std::string body = seriesBody(20000);
+  for (bool chunked : {false, true}) {
+    SCOPED_TRACE(chunked ? "chunked" : "Content-Length");
+    PrometheusStubServer server([&](const StubRequest&) {
+      StubResponse r = json(body);
+      r.chunked = chunked;
+      return r;
+    });
+    auto options = optionsFor(server);
+    options.maxSeriesBodyBytes = 200000;
+    auto client = makeClient(options);
+    auto view = client->seriesLabelNames({"up"}, {});
+    EXPECT_EQ(failureKindOf(view.status()), FailureKind::kBodyTooLarge) << view.status().toString();
+    EXPECT_NE(view.status().message().find("more than 200000 bytes"), std::string::npos);
+    EXPECT_NE(view.status().message().find("--prometheus-max-series-body-bytes"), std::string::npos)
+        << view.status().message();
+    // The client still works after cutting a connection off.
+    options.maxSeriesBodyBytes = body.size();
+    EXPECT_TRUE(makeClient(options)->seriesLabelNames({"up"}, {}).ok());
+  }
+}
+
+TEST(HttpClientTest, StreamedSeriesFaultsAreNamedErrors) {
+  struct Row {
+    const char* what;
+    StubResponse response;
+    FailureKind kind;
+  };
+  StubResponse garbage =
+      json(R"({"status":"success","data":[{"__name__":"a"},<html>)" + std::string(300000, ' '));
+  garbage.chunked = true;
+  StubResponse slow = json(seriesBody(10));
+  slow.delay = std::chrono::minutes(5);
+  StubResponse closed;
+  closed.close = true;
+  const std::vector<Row> rows = {
+      {"garbage in the middle", garbage, FailureKind::kBadJson},
+      {"HTTP 500", json("oops", 500), FailureKind::kHttpStatus},
+      {"slow", slow, FailureKind::kTimeout},
+      {"connection closed", closed, FailureKind::kConnection},
+  };
+  for (const auto& row : rows) {
+    PrometheusStubServer server([&](const StubRequest&) { return row.response; });
+    auto options = optionsFor(server);
+    options.timeout = std::chrono::milliseconds(row.kind == FailureKind::kTimeout ? 300 : 20000);
+    auto client = makeClient(options);
+    auto view = client->seriesLabelNames({"up"}, {});
+    EXPECT_EQ(failureKindOf(view.status()), row.kind)
+        << row.what << ": " << view.status().toString();
+  }
+}
+
 TEST(HttpClientTest, BearerTokenIsTrimmedAndReReadWhenItChanges) {
   PrometheusStubServer server([](const StubRequest&) { return json(kVector); });
   std::string dir = test::makeTempDir("gpuscale-token-");

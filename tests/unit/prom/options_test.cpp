@@ -10,15 +10,28 @@ using std::chrono::seconds;
 
 TEST(OptionsTest, ParsesEveryFlag) {
   std::vector<std::string> rest;
-  auto options = parsePrometheusFlags(
-      {"--prometheus-url=http://prom:9090/prefix", "--prometheus-verb", "POST",
-       "--prometheus-timeout=1m30s", "--metrics-cache-ttl=500ms", "--prometheus-auth-config=/a",
-       "--prometheus-token-file=/t", "--prometheus-ca-file=/ca",
-       "--prometheus-client-tls-cert-file=/c", "--prometheus-client-key=/k",
-       "--prometheus-header=X-Scope-OrgID=t1", "--prometheus-header", "X-Other: a=b",
-       "--prometheus-insecure-skip-tls-verify", "--prometheus-max-body-bytes=1000",
-       "--config=rules.yaml", "--v", "6", "positional"},
-      &rest);
+  auto options = parsePrometheusFlags({"--prometheus-url=http://prom:9090/prefix",
+                                       "--prometheus-verb",
+                                       "POST",
+                                       "--prometheus-timeout=1m30s",
+                                       "--metrics-cache-ttl=500ms",
+                                       "--prometheus-auth-config=/a",
+                                       "--prometheus-token-file=/t",
+                                       "--prometheus-ca-file=/ca",
+                                       "--prometheus-client-tls-cert-file=/c",
+                                       "--prometheus-client-key=/k",
+                                       "--prometheus-header=X-Scope-OrgID=t1",
+                                       "--prometheus-header",
+                                       "X-Other: a=b",
+                                       "--prometheus-insecure-skip-tls-verify",
+                                       "--prometheus-max-body-bytes=1000",
+                                       "--prometheus-max-series-body-bytes",
+                                       "2000",
+                                       "--config=rules.yaml",
+                                       "--v",
+                                       "6",
+                                       "positional"},
+                                      &rest);
   ASSERT_TRUE(options.ok()) << options.status().toString();
   EXPECT_EQ(options->url, "http://prom:9090/prefix");
   EXPECT_EQ(options->verb, HttpVerb::kPost);
@@ -33,6 +46,7 @@ TEST(OptionsTest, ParsesEveryFlag) {
   EXPECT_EQ(options->headers, (std::vector<Header>{{"X-Scope-OrgID", "t1"}, {"X-Other", "a=b"}}));
   EXPECT_TRUE(options->insecureSkipTlsVerify);
   EXPECT_EQ(options->maxBodyBytes, 1000u);
+  EXPECT_EQ(options->maxSeriesBodyBytes, 2000u);
   EXPECT_EQ(rest, (std::vector<std::string>{"--config=rules.yaml", "--v", "6", "positional"}))
       << "other flags are left for their owners";
   EXPECT_TRUE(validate(*options).ok());
@@ -61,6 +75,7 @@ TEST(OptionsTest, RejectsBadValues) {
       {"bool with junk", {"--prometheus-auth-incluster=maybe"}},
       {"missing value", {"--prometheus-url"}},
       {"zero body cap", {"--prometheus-max-body-bytes=0"}},
+      {"series body cap that is not a number", {"--prometheus-max-series-body-bytes=1G"}},
   };
   for (const auto& row : rows) {
     EXPECT_FALSE(parsePrometheusFlags(row.args, nullptr).ok()) << row.what;

@@ -222,6 +222,68 @@ TEST(WireTest, DecodesSeriesAndStringLists) {
       << "names must be strings";
 }
 
+// The pieces of `body`, `size` bytes each (the last one shorter), as a BodyPieces source.
+BodyPieces piecesOf(const std::string& body, size_t size, size_t* calls = nullptr) {
+  auto at = std::make_shared<size_t>(0);
+  return [&body, size, at, calls] {
+    if (calls) ++*calls;
+    std::string_view piece = std::string_view(body).substr(std::min(*at, body.size()), size);
+    *at += piece.size();
+    return piece;
+  };
+}
+
+TEST(WireTest, StreamedSeriesLabelNamesEqualTheWholeBodysForEveryPieceSize) {
+  const std::string body =
+      R"({"warnings":["w"],"status":"success","data":[{"__name__":"up","job":"a\"\u00e9"},)"
+      R"({"__name__":"up","pod":"p","instance":"i"},{"__name__":"x","z":"1"},{"job":"no name"}]})";
+  auto whole = decodeSeriesLabelNamesResponse(200, body);
+  ASSERT_TRUE(whole.ok()) << whole.status().toString();
+  const MetricLabelNames want{{"up", {"instance", "job", "pod"}}, {"x", {"z"}}};
+  EXPECT_EQ(*whole, want);
+  for (size_t size = 1; size <= body.size(); ++size) {
+    auto streamed = decodeSeriesLabelNamesResponse(200, piecesOf(body, size));
+    ASSERT_TRUE(streamed.ok()) << "pieces of " << size << ": " << streamed.status().toString();
+    EXPECT_EQ(*streamed, want) << "pieces of " << size;
+  }
+}
+
+TEST(WireTest, StreamedDecodingFailsLikeTheWholeBodyAndStopsReading) {
+  struct Row {
+    const char* what;
+    int status;
+    std::string body;
+    FailureKind kind;
+    const char* messagePart;
+  };
+  const std::string tail(1 << 20, ' ');  // a long rest the decoder must not read
+  const std::vector<Row> rows = {
+      {"garbage", 200, "<html>" + tail, FailureKind::kBadJson, "body is not a JSON object: <html>"},
+      {"truncated", 200, R"({"status":"success","data":[{"__name__":)", FailureKind::kBadJson,
+       "not a JSON object"},
+      {"label value that is a number", 200,
+       R"({"status":"success","data":[{"__name__":"a","b":1},)" + tail, FailureKind::kBadJson,
+       "label \"b\""},
+      {"Prometheus error", 422, R"({"status":"error","errorType":"execution","error":"boom"})",
+       FailureKind::kPrometheusError, "execution: boom"},
+      {"HTTP 500 shows the first bytes", 500, "internal" + tail, FailureKind::kHttpStatus,
+       "unknown response code 500: internal"},
+      {"series data that is an object", 200, R"({"status":"success","data":{}})",
+       FailureKind::kBadJson, "not an array"},
+  };
+  for (const auto& row : rows) {
+    size_t calls = 0;
+    auto streamed = decodeSeriesLabelNamesResponse(row.status, piecesOf(row.body, 16, &calls));
+    auto whole = decodeSeriesLabelNamesResponse(row.status, row.body);
+    ASSERT_FALSE(streamed.ok()) << row.what;
+    EXPECT_EQ(failureKindOf(streamed.status()), row.kind) << row.what;
+    EXPECT_NE(streamed.status().message().find(row.messagePart), std::string::npos)
+        << row.what << ": " << streamed.status().message();
+    EXPECT_EQ(streamed.status().message(), whole.status().message()) << row.what;
+    EXPECT_LT(calls, 64u) << row.what << ": read on after the error";
+  }
+}
+
 TEST(ErrorsTest, FailureKindRoundTrips) {
   for (auto kind :
        {FailureKind::kConnection, FailureKind::kTimeout, FailureKind::kHttpStatus,
