@@ -109,11 +109,13 @@ struct Relister::Metrics {
     family.Add({{"rule", rule}}).Set(value);
   }
 
-  // Creates every rule's series (0) so they are visible before the first discovery.
+  // Creates the series of every rule that has none (0) so they are visible before the first
+  // discovery; one that exists (the serving generation's) keeps its value.
   void addRules(const rules::RuleSet& ruleSet) {
+    std::lock_guard lock(ruleSeriesMutex());
     for (rules::RuleKind kind : {rules::RuleKind::kCustom, rules::RuleKind::kExternal}) {
       for (const rules::CompiledRule& rule : ruleSet.of(kind)) {
-        for (auto* family : {series, entries, errors}) set(*family, rule.path(), 0);
+        for (auto* family : {series, entries, errors}) family->Add({{"rule", rule.path()}});
       }
     }
   }
