@@ -30,21 +30,11 @@ for program in gpuscale-adapter gpuscale-sim; do
   fi
 done
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/gpuscale-demo.XXXXXX")
-pids=()
-cleanup() {
-  local pid
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
-  tests/support/prometheus_run.sh stop "$work/prometheus" || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
+# shellcheck source=scripts/lib/loopback_parts.sh
+source scripts/lib/loopback_parts.sh
+parts_begin gpuscale-demo
 trap 'exit 130' INT TERM
 
-free_port() {
-  /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
 # wait_for SECONDS DESCRIPTION COMMAND...: runs COMMAND again until it succeeds or the time is up.
 wait_for() {
   local seconds=$1 what=$2 deadline
