@@ -96,6 +96,12 @@ std::shared_ptr<const rules::RuleSet> ConfigReloader::rules() const {
   return generation_->rules;
 }
 
+std::pair<std::shared_ptr<const rules::RuleSet>, std::shared_ptr<const BackendSet>>
+ConfigReloader::rulesAndBackends() const {
+  std::lock_guard lock(mutex_);
+  return {generation_->rules, generation_->backends};
+}
+
 RelistOptions ConfigReloader::relistOptions() const {
   std::lock_guard lock(mutex_);
   return generation_->relist;
@@ -145,6 +151,13 @@ core::Status ConfigReloader::reload() {
     }
     spdlog::error("rule file {} not reloaded, the previous rules keep serving: {}",
                   settings_.configFile, outcome.message());
+    // The candidate registered series for its rules; the serving generation drops them.
+    std::shared_ptr<Generation> current;
+    {
+      std::lock_guard lock(mutex_);
+      current = generation_;
+    }
+    current->relister->removeStaleSeries();
     failures_->Increment();
     recordOutcome(false);
     return outcome;
@@ -163,8 +176,11 @@ core::Status ConfigReloader::reload() {
     previous = std::move(generation_);
     generation_ = *next;
   }
-  (*next)->relister->start(true);
+  // The old relister stops before the new one runs again, then the series of rules and metrics
+  // the new rules do not have leave /metrics.
   previous->relister->stop();
+  (*next)->relister->start(true);
+  (*next)->relister->removeStaleSeries();
   successes_->Increment();
   recordOutcome(true);
   spdlog::info("rule file {} reloaded: {} custom, {} external rules, {} backends",

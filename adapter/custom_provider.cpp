@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <map>
+#include <optional>
 
 namespace gpuscale::adapter {
 namespace {
@@ -112,11 +113,8 @@ core::Result<apiserver::MetricValue> CustomProvider::getMetricByName(
   const auto notFound =
       apiserver::objectMetricNotFound(toApi(found->resource.groupResource), info.metric, name);
   if (match == nullptr) return notFound;
-  auto quantity = core::Quantity::fromMetricValue(match->point.value);
-  if (!quantity) {
-    runner_->countNaN("custom");
-    return notFound;
-  }
+  std::optional<core::Quantity> quantity = runner_->servedValue("custom", match->point.value);
+  if (!quantity) return notFound;
   return found->value(namespaceName, std::string(name), info, *quantity, metricSelector,
                       std::chrono::system_clock::now());
 }
@@ -153,11 +151,8 @@ core::Result<std::vector<apiserver::MetricValue>> CustomProvider::getMetricBySel
   const auto now = std::chrono::system_clock::now();
   std::vector<apiserver::MetricValue> items;
   auto emit = [&](std::string_view name, double value) {
-    auto quantity = core::Quantity::fromMetricValue(value);
-    if (!quantity) {
-      runner_->countNaN("custom");
-      return;
-    }
+    std::optional<core::Quantity> quantity = runner_->servedValue("custom", value);
+    if (!quantity) return;
     items.push_back(
         found->value(namespaceName, std::string(name), info, *quantity, metricSelector, now));
   };

@@ -109,6 +109,7 @@ RuleExplanation explainDiscovery(const CompiledRule& rule, const prom::MetricLab
   RuleExplanation out;
   out.path = rule.path();
   out.kind = rule.kind() == rules::RuleKind::kCustom ? "custom" : "external";
+  out.backend = rule.backend();
   out.seriesQuery = rule.seriesQuery();
   out.metricsQuery = rule.metricsQuery().text();
   const bool checkNames = rule.metricsQuery().referencesField("Series");

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "gpuscale/adapter/backend.h"
 #include "gpuscale/adapter/explain.h"
 #include "gpuscale/core/duration.h"
 #include "gpuscale/prom/http_client.h"
@@ -27,7 +28,9 @@ constexpr std::string_view kUsage =
     "Shows per rule the series query, the metric names it matched, which were dropped by which\n"
     "filter, the metrics and resources produced, an example PromQL with a live sample, and the\n"
     "errors met. The --prometheus-* flags are those of serve (see 'gpuscale-adapter serve "
-    "--help').\n";
+    "--help')\n"
+    "and describe the default backend; a rule naming another backend (backends: in the file) is\n"
+    "explained against that one.\n";
 
 struct ExplainFlags {
   std::string config;
@@ -122,12 +125,28 @@ int runExplainCommand(std::span<const std::string_view> args, std::ostream& out,
     err << ruleSet.status().message() << "\n";
     return kExitError;
   }
-  auto client = prom::HttpClient::create(*prometheus);
-  if (!client) {
-    err << "gpuscale-adapter explain: " << client.status().message() << "\n";
+  // Each rule is explained against its own backend: the flags' server, or one the file declares
+  // (its URL, headers and credentials, as serve builds them). No cache, no /metrics.
+  const BackendFactory plain =
+      [](const std::string& name,
+         const prom::PrometheusOptions& options) -> core::Result<std::shared_ptr<const Backend>> {
+    auto http = prom::HttpClient::create(options);
+    if (!http) return http.status();
+    std::shared_ptr<prom::Client> client(std::move(*http));
+    return std::make_shared<const Backend>(name, client, client, nullptr);
+  };
+  auto fallback = plain(std::string(rules::kDefaultBackend), *prometheus);
+  if (!fallback) {
+    err << "gpuscale-adapter explain: " << fallback.status().message() << "\n";
     return kExitError;
   }
-  Explanation explanation = explain(**ruleSet, **client, flags->options);
+  auto backends = buildBackends(**ruleSet, std::move(*fallback), *prometheus, plain);
+  if (!backends) {
+    err << "gpuscale-adapter explain: " << backends.status().message() << "\n";
+    return kExitError;
+  }
+  Explanation explanation =
+      explain(**ruleSet, discoveryClientsOf(std::move(*backends)), flags->options);
   out << (flags->output == "json" ? explanationJson(explanation) : explanationText(explanation));
   return kExitOk;
 }

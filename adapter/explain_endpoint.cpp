@@ -19,8 +19,9 @@ apiserver::ExtraRoute explainRoute(ExplainEndpointConfig config) {
     options.namespaceName = query.get("namespace").value_or("");
     options.liveSample = query.get("sample").value_or("true") != "false";
     options.maxAge = shared->maxAge;
-    std::shared_ptr<const rules::RuleSet> rules = shared->rules();
-    Explanation explanation = explain(*rules, *shared->client, options, shared->status.get());
+    ExplainSource source = shared->source();
+    Explanation explanation = explain(*source.rules, discoveryClientsOf(std::move(source.backends)),
+                                      options, shared->status.get());
     if (output == "text") return apiserver::plainTextResponse(200, explanationText(explanation));
     return apiserver::jsonTextResponse(200, explanationJson(explanation));
   };

@@ -84,6 +84,7 @@ void appendRuleText(std::string& out, const RuleExplanation& rule) {
         fmt::format("  {:<14} {}\n", key.empty() ? std::string() : std::string(key) + ":", value);
   };
   out += fmt::format("{} ({})\n", rule.path, rule.kind);
+  line("backend", rule.backend);
   line("series query", rule.seriesQuery);
   line("matched", rule.discoveryError.empty() ? fmt::format("{} metric name(s)", rule.names)
                                               : std::string("unknown (the series query failed)"));
@@ -144,6 +145,7 @@ Json ruleJson(const RuleExplanation& rule) {
   }
   Json out = {{"rule", rule.path},
               {"kind", rule.kind},
+              {"backend", rule.backend},
               {"seriesQuery", rule.seriesQuery},
               {"metricsQuery", rule.metricsQuery},
               {"relevant", rule.relevant},

@@ -172,7 +172,20 @@ class RuleProbe {
 
 }  // namespace
 
+BackendClients discoveryClientsOf(std::shared_ptr<const BackendSet> backends) {
+  return [backends = std::move(backends)](std::string_view name) -> prom::Client* {
+    const Backend* backend = backends ? backends->find(name) : nullptr;
+    return backend != nullptr ? &backend->discovery() : nullptr;
+  };
+}
+
 Explanation explain(const rules::RuleSet& rules, prom::Client& client,
+                    const ExplainOptions& options, const RuleStatus* status) {
+  return explain(
+      rules, [&client](std::string_view) { return &client; }, options, status);
+}
+
+Explanation explain(const rules::RuleSet& rules, const BackendClients& clients,
                     const ExplainOptions& options, const RuleStatus* status) {
   Explanation out;
   out.file = rules.file;
@@ -180,27 +193,31 @@ Explanation explain(const rules::RuleSet& rules, prom::Client& client,
   out.at = Clock::now();
   const prom::TimeRange window{out.at - std::chrono::duration_cast<Clock::duration>(options.maxAge),
                                std::nullopt};
+  // One discovery per (backend, seriesQuery), as the relister does: the same query asked of two
+  // servers has two answers.
   std::map<std::string, core::Result<prom::MetricLabelNames>, std::less<>> discovered;
   for (rules::RuleKind kind : {rules::RuleKind::kCustom, rules::RuleKind::kExternal}) {
     for (const CompiledRule& rule : rules.of(kind)) {
       if (!options.rule.empty() && rule.path() != options.rule) continue;
-      auto it = discovered.find(rule.seriesQuery());
+      prom::Client* client = clients(rule.backend());
+      auto it = discovered.find(rule.discoveryKey());
       if (it == discovered.end()) {
-        it = discovered
-                 .emplace(rule.seriesQuery(),
-                          prom::discoverLabelNames(client, rule.seriesQuery(), window))
-                 .first;
+        auto found = client != nullptr
+                         ? prom::discoverLabelNames(*client, rule.seriesQuery(), window)
+                         : core::Result<prom::MetricLabelNames>(core::Status::internal(
+                               fmt::format("backend {:?} is not configured", rule.backend())));
+        it = discovered.emplace(rule.discoveryKey(), std::move(found)).first;
       }
       RuleExplanation explanation =
           explainDiscovery(rule, it->second ? *it->second : prom::MetricLabelNames{}, options);
       if (!it->second) explanation.discoveryError = it->second.status().message();
       if (status != nullptr) explanation.recorded = status->state(rule.path());
-      if (explanation.relevant && !explanation.metrics.empty()) {
+      if (client != nullptr && explanation.relevant && !explanation.metrics.empty()) {
         const ProducedMetric* metric = &explanation.metrics.front();
         for (const ProducedMetric& m : explanation.metrics) {
           if (m.metric == options.metric) metric = &m;
         }
-        RuleProbe(rule, client, options, window).run(*metric, explanation);
+        RuleProbe(rule, *client, options, window).run(*metric, explanation);
       }
       out.rules.push_back(std::move(explanation));
     }

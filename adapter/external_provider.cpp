@@ -1,6 +1,6 @@
 #include "gpuscale/adapter/external_provider.h"
 
-#include <cmath>
+#include <optional>
 
 namespace gpuscale::adapter {
 
@@ -38,15 +38,9 @@ core::Result<std::vector<apiserver::ExternalMetricValue>> ExternalProvider::getE
   size_t leftOut = 0;
   auto add = [&](const prom::Point& point, const core::Labels* labels) {
     // The HPA sums the items' milli-values in int64: a saturated ±Inf would wrap around once two
-    // of them are added, so non-finite values are left out like NaN.
-    if (std::isinf(point.value)) {
-      runner_->countInfinite();
-      ++leftOut;
-      return;
-    }
-    auto quantity = core::Quantity::fromMetricValue(point.value);
+    // of them are added, so non-numbers are left out (query_runner.h).
+    std::optional<core::Quantity> quantity = runner_->servedValue("external", point.value);
     if (!quantity) {
-      runner_->countNaN("external");
       ++leftOut;
       return;
     }

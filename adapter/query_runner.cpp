@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
+#include <cmath>
 
 #include "gpuscale/prom/errors.h"
 
@@ -36,12 +37,12 @@ QueryRunner::QueryRunner(std::shared_ptr<prom::Client> client,
                   .Register(*registry);
   nanCustom_ = &nan.Add({{"api", "custom"}});
   nanExternal_ = &nan.Add({{"api", "external"}});
-  infiniteExternal_ =
-      &prometheus::BuildCounter()
-           .Name("gpuscale_adapter_infinite_values_total")
-           .Help("External-metric samples left out because Prometheus returned ±Inf")
-           .Register(*registry)
-           .Add({{"api", "external"}});
+  auto& infinite = prometheus::BuildCounter()
+                       .Name("gpuscale_adapter_infinite_values_total")
+                       .Help("Samples left out of responses because Prometheus returned ±Inf")
+                       .Register(*registry);
+  infiniteCustom_ = &infinite.Add({{"api", "custom"}});
+  infiniteExternal_ = &infinite.Add({{"api", "external"}});
   cacheCalls_ = &prometheus::BuildCounter()
                      .Name("gpuscale_adapter_query_cache_total")
                      .Help(
@@ -93,13 +94,17 @@ core::Result<prom::QueryResultPtr> QueryRunner::run(
   return fetchError(wrongType);
 }
 
-void QueryRunner::countNaN(std::string_view api) {
-  prometheus::Counter* counter = api == "external" ? nanExternal_ : nanCustom_;
+std::optional<core::Quantity> QueryRunner::servedValue(std::string_view api, double value) {
+  if (std::isfinite(value)) {
+    auto quantity = core::Quantity::fromMetricValue(value);
+    if (quantity) return *quantity;
+  }
+  const bool external = api == "external";
+  prometheus::Counter* counter = std::isnan(value)
+                                     ? (external ? nanExternal_ : nanCustom_)
+                                     : (external ? infiniteExternal_ : infiniteCustom_);
   if (counter != nullptr) counter->Increment();
-}
-
-void QueryRunner::countInfinite() {
-  if (infiniteExternal_ != nullptr) infiniteExternal_->Increment();
+  return std::nullopt;
 }
 
 void QueryRunner::publishCacheStats(const std::string& backend,

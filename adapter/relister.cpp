@@ -8,6 +8,8 @@
 #include <map>
 #include <set>
 
+#include "metric_children.h"
+
 namespace gpuscale::adapter {
 namespace {
 
@@ -50,14 +52,14 @@ struct Relister::Metrics {
   prometheus::Gauge* lastSuccess = nullptr;
   std::map<std::string, prometheus::Gauge*> registryMetrics;  // api -> gauge
   std::map<std::string, prometheus::Gauge*> metricNames;      // api -> gauge
-  struct Rule {
-    prometheus::Gauge* series = nullptr;
-    prometheus::Gauge* entries = nullptr;
-    prometheus::Gauge* lastError = nullptr;
-  };
-  std::map<std::string, Rule> perRule;  // rule path -> gauges
+  // Per-rule families: children are looked up per write (under ruleSeriesMutex()), never cached,
+  // so that removeStaleSeries() of the serving generation may remove those of rules that are gone
+  // while another generation's relister (a reload's candidate) still writes.
+  prometheus::Family<prometheus::Gauge>* series = nullptr;
+  prometheus::Family<prometheus::Gauge>* entries = nullptr;
+  prometheus::Family<prometheus::Gauge>* errors = nullptr;
 
-  Metrics(prometheus::Registry& registry, const rules::RuleSet& ruleSet) {
+  explicit Metrics(prometheus::Registry& registry) {
     duration = &prometheus::BuildHistogram()
                     .Name("gpuscale_adapter_relist_duration_seconds")
                     .Help("Duration of a discovery run (all series queries)")
@@ -87,34 +89,59 @@ struct Relister::Metrics {
       registryMetrics[api] = &served.Add({{"api", api}});
       metricNames[api] = &names.Add({{"api", api}});
     }
-    auto& series = prometheus::BuildGauge()
-                       .Name("gpuscale_adapter_rule_series")
-                       .Help("Metric names the rule's seriesQuery returned in its last discovery")
-                       .Register(registry);
-    auto& entries = prometheus::BuildGauge()
-                        .Name("gpuscale_adapter_rule_entries")
-                        .Help("Metrics the rule serves")
-                        .Register(registry);
-    auto& errors = prometheus::BuildGauge()
-                       .Name("gpuscale_adapter_rule_last_error")
-                       .Help("1 when the rule's last discovery failed")
-                       .Register(registry);
+    series = &prometheus::BuildGauge()
+                  .Name("gpuscale_adapter_rule_series")
+                  .Help("Metric names the rule's seriesQuery returned in its last discovery")
+                  .Register(registry);
+    entries = &prometheus::BuildGauge()
+                   .Name("gpuscale_adapter_rule_entries")
+                   .Help("Metrics the rule serves")
+                   .Register(registry);
+    errors = &prometheus::BuildGauge()
+                  .Name("gpuscale_adapter_rule_last_error")
+                  .Help("1 when the rule's last discovery failed")
+                  .Register(registry);
+  }
+
+  static void set(prometheus::Family<prometheus::Gauge>& family, const std::string& rule,
+                  double value) {
+    std::lock_guard lock(ruleSeriesMutex());
+    family.Add({{"rule", rule}}).Set(value);
+  }
+
+  // Creates the series of every rule that has none (0) so they are visible before the first
+  // discovery; one that exists (the serving generation's) keeps its value.
+  void addRules(const rules::RuleSet& ruleSet) {
+    std::lock_guard lock(ruleSeriesMutex());
     for (rules::RuleKind kind : {rules::RuleKind::kCustom, rules::RuleKind::kExternal}) {
       for (const rules::CompiledRule& rule : ruleSet.of(kind)) {
-        perRule[rule.path()] =
-            Rule{&series.Add({{"rule", rule.path()}}), &entries.Add({{"rule", rule.path()}}),
-                 &errors.Add({{"rule", rule.path()}})};
+        for (auto* family : {series, entries, errors}) family->Add({{"rule", rule.path()}});
       }
     }
   }
 
   void ruleStats(const std::vector<rules::RuleStats>& stats) {
     for (const rules::RuleStats& s : stats) {
-      auto it = perRule.find(s.path);
-      if (it == perRule.end()) continue;
-      it->second.series->Set(static_cast<double>(s.series));
-      it->second.entries->Set(static_cast<double>(s.entries));
+      set(*series, s.path, static_cast<double>(s.series));
+      set(*entries, s.path, static_cast<double>(s.entries));
     }
+  }
+
+  // Removes the series of rules not in `live`.
+  void retainRules(const std::set<std::string>& live) {
+    std::lock_guard lock(ruleSeriesMutex());
+    for (auto* family : {series, entries, errors}) {
+      removeChildrenWhere(*family, [&](const prometheus::Labels& labels) {
+        auto it = labels.find("rule");
+        return it != labels.end() && !live.contains(it->second);
+      });
+    }
+  }
+
+  // One mutex for every relister of the process: writes and removals of per-rule children.
+  static std::mutex& ruleSeriesMutex() {
+    static std::mutex mutex;
+    return mutex;
   }
 };
 
@@ -148,7 +175,10 @@ Relister::Relister(std::shared_ptr<const rules::RuleSet> rules,
       options_(options),
       status_(std::move(status)) {
   if (options_.maxAge == core::Duration::zero()) options_.maxAge = options_.interval;
-  if (registry) metrics_ = std::make_unique<Metrics>(*registry, *rules_);
+  if (registry) {
+    metrics_ = std::make_unique<Metrics>(*registry);
+    metrics_->addRules(*rules_);
+  }
   rules::SeriesByQuery none = emptySeries(*rules_);
   auto snapshot = std::make_shared<DiscoverySnapshot>();
   // Building from no series cannot fail: every query is a key.
@@ -178,7 +208,10 @@ void Relister::stop() {
 
 void Relister::loop(bool firstRunDone) {
   for (bool run = !firstRunDone;; run = true) {
-    if (run) relistOnce();
+    if (run) {
+      relistOnce();
+      removeStaleSeries();
+    }
     std::unique_lock lock(mutex_);
     if (wake_.wait_for(lock, options_.interval, [this] { return stopping_; })) return;
   }
@@ -192,6 +225,24 @@ std::shared_ptr<const DiscoverySnapshot> Relister::snapshot() const {
 core::Status Relister::lastError() const {
   std::lock_guard lock(mutex_);
   return lastError_;
+}
+
+void Relister::removeStaleSeries() {
+  std::set<std::string> paths;
+  for (rules::RuleKind kind : {rules::RuleKind::kCustom, rules::RuleKind::kExternal}) {
+    for (const rules::CompiledRule& rule : rules_->of(kind)) paths.insert(rule.path());
+  }
+  if (metrics_) metrics_->retainRules(paths);
+  if (!status_) return;
+  std::shared_ptr<const DiscoverySnapshot> served = snapshot();
+  std::set<std::pair<std::string, std::string>> metrics;
+  for (const rules::CustomEntry& entry : served->custom->entries()) {
+    metrics.emplace(entry.rule->path(), entry.info.metric);
+  }
+  for (const rules::ExternalEntry& entry : served->external->entries()) {
+    metrics.emplace(entry.rule->path(), entry.metric);
+  }
+  status_->retain(paths, metrics);
 }
 
 core::Status Relister::relistOnce() {
@@ -315,7 +366,7 @@ core::Status Relister::relistOnce() {
     }
     for (rules::RuleKind kind : {rules::RuleKind::kCustom, rules::RuleKind::kExternal}) {
       for (const rules::CompiledRule& rule : rules_->of(kind)) {
-        metrics_->perRule[rule.path()].lastError->Set(failed.contains(rule.discoveryKey()) ? 1 : 0);
+        Metrics::set(*metrics_->errors, rule.path(), failed.contains(rule.discoveryKey()) ? 1 : 0);
       }
     }
   }

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "gpuscale/prom/errors.h"
+#include "metric_children.h"
 
 namespace gpuscale::adapter {
 namespace {
@@ -177,6 +178,36 @@ void RuleStatus::queryFailed(const QueryOrigin& origin, const core::Status& erro
     it = metric->errors.emplace(errorClass, &families_->queryErrors->Add(labels)).first;
   }
   it->second->Increment();
+}
+
+void RuleStatus::retain(const std::set<std::string>& rules,
+                        const std::set<std::pair<std::string, std::string>>& metrics) {
+  std::lock_guard lock(mutex_);
+  std::erase_if(rules_, [&](const auto& entry) { return !rules.contains(entry.first); });
+  for (auto it = metrics_.begin(); it != metrics_.end();) {
+    const auto& [rule, metric] = it->first;
+    const bool live =
+        rules.contains(rule) && (metric == kOverflowMetric || metrics.contains(it->first));
+    if (live) {
+      ++it;
+      continue;
+    }
+    if (families_) {
+      MetricChildren& children = *it->second;
+      families_->queries->Remove(children.queries);
+      families_->emptyResults->Remove(children.empty);
+      families_->valueAge->Remove(children.age);
+      for (auto& [errorClass, counter] : children.errors) families_->queryErrors->Remove(counter);
+    }
+    it = metrics_.erase(it);
+  }
+  if (!families_) return;
+  auto staleRule = [&](const prometheus::Labels& labels) {
+    auto it = labels.find("rule");
+    return it != labels.end() && !rules.contains(it->second);
+  };
+  removeChildrenWhere(*families_->relistSuccess, staleRule);
+  removeChildrenWhere(*families_->discoveryErrors, staleRule);
 }
 
 RuleState RuleStatus::state(std::string_view rule) const {

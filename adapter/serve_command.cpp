@@ -166,9 +166,11 @@ int runServeCommand(std::span<const std::string_view> args, std::ostream& out, s
   config.externalMetrics = std::move(*external);
   config.extraRoutes.emplace(
       std::string(kExplainPath),
-      explainRoute({[reloader = *reloader] { return reloader->rules(); },
-                    std::shared_ptr<prom::Client>(fallback, &fallback->discovery()), status,
-                    (*reloader)->relistOptions().maxAge}));
+      explainRoute({[reloader = *reloader] {
+                      auto [rules, backends] = reloader->rulesAndBackends();
+                      return ExplainSource{std::move(rules), std::move(backends)};
+                    },
+                    status, (*reloader)->relistOptions().maxAge}));
   config.authenticator = access->auth.authenticator;
   config.authorizer = access->auth.authorizer;
   config.health = std::make_shared<apiserver::HealthChecks>();

@@ -11,8 +11,12 @@
 # Along the way it prints `kubectl get --raw` of the custom metrics API through kube-apiserver and
 # `kubectl get hpa`; at the end the result line and the chart (GPUSCALE_DEMO_OUT, default
 # build/demo/timeline.svg). Everything it started is stopped when it exits (also on Ctrl-C).
+#
+# `scripts/demo.sh --standalone` is the quick demo instead: no cluster, the adapter alone against a real
+# Prometheus scraping three Triton-like pods (scripts/lib/demo_standalone.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if [ "${1:-}" = --standalone ]; then exec scripts/lib/demo_standalone.sh; fi
 
 scripts/setup.sh
 build=${GPUSCALE_BUILD_DIR:-build}

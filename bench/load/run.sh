@@ -15,19 +15,9 @@ for tool in prometheus hey wrk curl; do
   command -v "$tool" >/dev/null || { echo "bench: $tool is not installed" >&2; exit 77; }
 done
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/gpuscale-load.XXXXXX")
-pids=()
-cleanup() {
-  local pid
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
-  tests/support/prometheus_run.sh stop "$work/prometheus" || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-free_port() {
-  /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
+# shellcheck source=scripts/lib/loopback_parts.sh
+source scripts/lib/loopback_parts.sh
+parts_begin gpuscale-load
 wait_for() {
   for _ in $(seq 300); do "$@" >/dev/null 2>&1 && return 0; sleep 0.2; done
   echo "bench: timed out waiting for: $*" >&2

@@ -9,10 +9,13 @@
 //    discovery on the watcher's thread;
 //  - when all of that succeeded, swaps the new generation in (providers read snapshot() per
 //    request: a request in flight finishes on the snapshot it took, with the old rules and
-//    backends), starts its relist loop and stops the old one;
+//    backends), stops the old relist loop and starts the new one;
 //  - otherwise keeps serving the old generation and logs the error, which for an invalid file
 //    names the file, line, column and the rule (`rules[3].name.matches`). A failed first discovery
 //    is retried at the watcher's next poll.
+// Either way the serving generation's Relister::removeStaleSeries() then drops the per-rule and
+// per-metric series of rules and metrics it does not have (removed by the reload, or registered by
+// a rejected candidate) from `/metrics`.
 // Serving custom or external metrics at all is decided at start (the API groups the server
 // registers); a reload that adds rules of a kind the server does not serve logs that a restart is
 // needed.
@@ -33,6 +36,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 
 #include "gpuscale/adapter/backend.h"
 #include "gpuscale/adapter/config_watcher.h"
@@ -69,6 +73,10 @@ class ConfigReloader {
   // The current generation's registries (and backends).
   std::shared_ptr<const DiscoverySnapshot> snapshot() const;
   std::shared_ptr<const rules::RuleSet> rules() const;
+  // The current generation's rules and the backends they query, taken together (a reload swaps
+  // both at once).
+  std::pair<std::shared_ptr<const rules::RuleSet>, std::shared_ptr<const BackendSet>>
+  rulesAndBackends() const;
   // The current generation's relist options (interval, max age).
   RelistOptions relistOptions() const;
   // The current generation finished a discovery (a reloaded one always has).

@@ -5,7 +5,8 @@
 // registry snapshot (404 "the server could not find the metric M for R" when absent), render the
 // rule's PromQL for the one object, run it (QueryRunner: coalesced, cached, failures are 500/503
 // "unable to fetch metrics: <cause>"), and pick the sample whose resource label is the object's
-// name. No sample, or a NaN value, is 404 "... for R NAME": never a made-up 0.
+// name. No sample, or a value that is not a number (NaN, ±Inf), is 404 "... for R NAME": never a
+// made-up 0.
 //
 // getMetricBySelector: the metric is looked up first (an unknown metric costs no object listing),
 // then the ObjectLister says which objects the wildcard covers. No objects: 404 as for an unknown
@@ -13,9 +14,12 @@
 // query of `maxQueryBytes` or more: one namespace-wide query (resource matcher `label!=""`) whose
 // samples are filtered locally by exact name, so the PromQL stays bounded (< 16 KiB) however many
 // objects match. Otherwise one query with the names (`pod=~"a|b"`). Objects without data or with
-// NaN values are left out (NaN counted); the list may be empty (200, as prometheus-adapter).
+// NaN/±Inf values are left out (counted by QueryRunner::servedValue); the list may be empty (200,
+// as prometheus-adapter).
 //
-// Values: Quantity::fromMetricValue (int64(v*1000) truncated, DecimalSI; ±Inf saturates).
+// Values: Quantity::fromMetricValue (int64(v*1000) truncated, DecimalSI). NaN and ±Inf are never
+// served (a saturated +Inf would drive the HPA to its maximum): the object is missing instead, as
+// for external metrics.
 // Timestamp: when the response is built (prometheus-adapter's behaviour), RFC3339 seconds on the
 // wire. describedObject: the resource's kind, "<group>/<version>" apiVersion ("/v1" for core
 // kinds).

@@ -3,8 +3,12 @@
 // (explain_endpoint.h).
 //
 // For every rule (custom and external, file order) an explanation holds:
+//  - the backend the rule names (`default`: the --prometheus-* flags' server). Every call made for
+//    the rule (discovery, label values, the live sample) goes to that backend, with its own URL,
+//    headers and credentials, exactly as the relister and the providers do;
 //  - the series query sent (the rule's seriesQuery, through the same label-API discovery as the
-//    relister, prom/discovery.h) and how many metric names it matched in the window;
+//    relister, prom/discovery.h; one call per distinct (backend, seriesQuery)) and how many metric
+//    names it matched in the window;
 //  - every metric name that was dropped, grouped by reason with counts and a few examples:
 //      "filter"                 a seriesFilters is/isNot (or the implicit name.matches filter)
 //                               failed; `filter` is its path, e.g. rules[0].seriesFilters[1].isNot
@@ -29,10 +33,12 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "gpuscale/adapter/backend.h"
 #include "gpuscale/adapter/rule_status.h"
 #include "gpuscale/prom/client.h"
 #include "gpuscale/prom/discovery.h"
@@ -83,7 +89,8 @@ struct LiveSample {
 
 struct RuleExplanation {
   std::string path;
-  std::string kind;  // "custom" or "external"
+  std::string kind;     // "custom" or "external"
+  std::string backend;  // the backend the rule names ("default" when none)
   std::string seriesQuery;
   std::string metricsQuery;
   std::string discoveryError;  // this explanation's discovery call failed
@@ -109,8 +116,20 @@ RuleExplanation explainDiscovery(const rules::CompiledRule& rule,
                                  const prom::MetricLabelNames& names,
                                  const ExplainOptions& options);
 
-// Everything above, asking `client` (discovery per distinct seriesQuery, label values for the
-// example object, the live sample). `status` may be null (the CLI has no history).
+// The client to ask for a backend's data, by the name rules use (rules::kDefaultBackend for the
+// flags' server); null when no such backend is configured (the rule's explanation then carries a
+// discovery error naming it).
+using BackendClients = std::function<prom::Client*(std::string_view backend)>;
+
+// The uncached (discovery) client of every backend of `backends` (kept alive by the function).
+BackendClients discoveryClientsOf(std::shared_ptr<const BackendSet> backends);
+
+// Everything above, asking each rule's backend through `clients` (discovery per distinct
+// (backend, seriesQuery), label values for the example object, the live sample). `status` may be
+// null (the CLI has no history).
+Explanation explain(const rules::RuleSet& rules, const BackendClients& clients,
+                    const ExplainOptions& options, const RuleStatus* status = nullptr);
+// The same with one client for every backend (tests with one fake server).
 Explanation explain(const rules::RuleSet& rules, prom::Client& client,
                     const ExplainOptions& options, const RuleStatus* status = nullptr);
 

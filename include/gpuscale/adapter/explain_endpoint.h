@@ -5,9 +5,10 @@
 //
 // Query parameters: `metric` (only rules with a part in it), `rule` (one rule path), `namespace`
 // (example object's namespace), `output` (`json`, the default, or `text`), `sample=false` (no live
-// query). Each call asks Prometheus afresh (discovery per distinct seriesQuery, label values and
-// one query per rule shown) and adds the adapter's recorded state per rule (RuleStatus: last relist
-// success, last discovery and query errors, query counts).
+// query). Each call asks each rule's backend afresh through its uncached client (discovery per
+// distinct (backend, seriesQuery), label values and one query per rule shown) and adds the
+// adapter's recorded state per rule (RuleStatus: last relist success, last discovery and query
+// errors, query counts).
 //
 // Thread safety: the route is thread-safe; it blocks the calling server worker on Prometheus.
 #pragma once
@@ -15,20 +16,24 @@
 #include <functional>
 #include <memory>
 
+#include "gpuscale/adapter/backend.h"
 #include "gpuscale/adapter/rule_status.h"
 #include "gpuscale/apiserver/api_handler.h"
-#include "gpuscale/prom/client.h"
 #include "gpuscale/rules/rule_set.h"
 
 namespace gpuscale::adapter {
 
 inline constexpr std::string_view kExplainPath = "/debug/explain";
 
+// The rules being served now and the backends they query, of one generation.
+struct ExplainSource {
+  std::shared_ptr<const rules::RuleSet> rules;
+  std::shared_ptr<const BackendSet> backends;  // each asked through its discovery (uncached) client
+};
+
 struct ExplainEndpointConfig {
-  // The rules being served now (called per request).
-  std::function<std::shared_ptr<const rules::RuleSet>()> rules;
-  // Where to ask; use an uncached client so the live sample is live.
-  std::shared_ptr<prom::Client> client;
+  // What is served now (called per request).
+  std::function<ExplainSource()> source;
   // May be null.
   std::shared_ptr<const RuleStatus> status;
   std::chrono::nanoseconds maxAge = std::chrono::minutes(10);

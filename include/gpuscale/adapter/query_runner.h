@@ -22,11 +22,13 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include "gpuscale/adapter/backend.h"
 #include "gpuscale/adapter/rule_status.h"
+#include "gpuscale/core/quantity.h"
 #include "gpuscale/core/result.h"
 #include "gpuscale/prom/caching_client.h"
 #include "gpuscale/prom/client.h"
@@ -53,10 +55,14 @@ class QueryRunner {
     return run(nullptr, promql, accepted, origin);
   }
 
-  // Counts a sample whose value was NaN (left out of a response; `api` is "custom" or "external").
-  void countNaN(std::string_view api);
-  // Counts an external-metric sample left out because its value was ±Inf.
-  void countInfinite();
+  // The quantity served for a sample's value, or nullopt when the value is not a number (NaN,
+  // +Inf, -Inf). Both APIs leave such a sample out, so the object is missing (a named object is a
+  // 404, a list lacks its item) and the HPA never sees a made-up 0 nor a saturated value that would
+  // scale to the maximum (or wrap when it adds up items in int64); each one left out is counted by
+  // `api` ("custom" or "external") in gpuscale_adapter_nan_values_total or
+  // gpuscale_adapter_infinite_values_total. Finite values beyond the int64 milli range saturate
+  // (core/quantity.h).
+  std::optional<core::Quantity> servedValue(std::string_view api, double value);
 
   // The Status for a failed Prometheus call (see the file comment).
   static core::Status fetchError(const core::Status& cause);
@@ -80,6 +86,7 @@ class QueryRunner {
   std::shared_ptr<RuleStatus> status_;
   prometheus::Counter* nanCustom_ = nullptr;
   prometheus::Counter* nanExternal_ = nullptr;
+  prometheus::Counter* infiniteCustom_ = nullptr;
   prometheus::Counter* infiniteExternal_ = nullptr;
   prometheus::Family<prometheus::Counter>* cacheCalls_ = nullptr;
   prometheus::Family<prometheus::Gauge>* cacheEntries_ = nullptr;

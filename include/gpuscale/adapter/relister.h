@@ -23,6 +23,10 @@
 //   gpuscale_adapter_rule_last_error{rule}                         gauge (1 when the rule's last
 //                                                                         discovery failed)
 // and, when a RuleStatus is given, each rule's discovery outcome (rule_status.h).
+// Series of rules and metrics that are gone do not linger: after each run of the background
+// thread, removeStaleSeries() removes the per-rule series of rules that are not in this relister's
+// rule set (a reload removed them) and, from the RuleStatus, the rules and (rule, metric) pairs
+// its snapshot does not serve.
 //
 // Thread safety: snapshot(), ready() and lastError() from any thread; start()/stop() from one
 // controlling thread. relistOnce() must not run concurrently with the background thread (tests use
@@ -100,6 +104,14 @@ class Relister {
 
   // One discovery run; OK when every seriesQuery succeeded.
   core::Status relistOnce();
+
+  // Removes from /metrics the per-rule series of rules this relister does not have, and from the
+  // RuleStatus (if any) every rule it does not have and every (rule, metric) pair its snapshot
+  // does not serve. Meant for the relister of the serving generation (the background thread calls
+  // it after each run; ConfigReloader after a reload). Thread-safe: a relister of another
+  // generation may run meanwhile (what it writes afterwards for its own rules reappears until the
+  // serving relister's next run).
+  void removeStaleSeries();
 
   // The current registries: empty ones until the first discovery finished.
   std::shared_ptr<const DiscoverySnapshot> snapshot() const;

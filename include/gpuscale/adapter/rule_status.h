@@ -36,8 +36,10 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "gpuscale/core/status.h"
 #include "gpuscale/prom/types.h"
@@ -99,6 +101,13 @@ class RuleStatus {
 
   // The state of `rule` (default-constructed when nothing was reported).
   RuleState state(std::string_view rule) const;
+
+  // Forgets what no longer exists, state and series in /metrics alike: every rule not in `rules`
+  // (the rule paths served now) and every (rule, metric) pair not in `metrics` (the pairs the
+  // served registries hold; a served rule's (rule, "(other)") pair stays). A rule or pair reported
+  // again later starts afresh.
+  void retain(const std::set<std::string>& rules,
+              const std::set<std::pair<std::string, std::string>>& metrics);
 
   struct Families;
   struct MetricChildren;

@@ -1,12 +1,16 @@
 // Rule-file reload and several backends, end to end: the real gpuscale-adapter, two real Debian
-// Prometheus servers scraping two exporters that hold different values for the same series, `hey`
-// as load while the rule file is rewritten (valid, invalid, valid), SIGHUP, and curl/kubectl as
-// clients.
+// Prometheus servers scraping two exporters that hold different values for the same series (and
+// one series only the second has), `hey` as load while the rule file is rewritten (valid, invalid,
+// valid), SIGHUP, `explain` and `/debug/explain` per backend, the per-rule series of /metrics
+// after a rule is removed, values that are not numbers, and curl/kubectl as clients.
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <map>
 #include <regex>
 #include <set>
+
+#include <nlohmann/json.hpp>
 
 #include "adapter_process.h"
 #include "support/exporter_server.h"
@@ -20,16 +24,18 @@ using gpuscale::test::PrometheusServer;
 
 constexpr char kPod[] = "/apis/custom.metrics.k8s.io/v1beta1/namespaces/default/pods/p-1/";
 
-// A rule serving `series` as `metric` for pods, optionally from a named backend.
+// A rule serving `series` as `metric` for pods, optionally from a named backend and with the
+// value transformed (`transform` is appended to the aggregation, e.g. " / 0").
 std::string rule(const std::string& series, const std::string& metric,
-                 const std::string& backend = "") {
+                 const std::string& backend = "", const std::string& transform = "") {
   return "- seriesQuery: '" + series + "{namespace!=\"\",pod!=\"\"}'\n" +
          (backend.empty() ? "" : "  backend: " + backend + "\n") +
          "  resources: {overrides: {namespace: {resource: namespace}, pod: {resource: pod}}}\n"
          "  name: {matches: \"" +
          series + "\", as: \"" + metric +
          "\"}\n"
-         "  metricsQuery: 'max(<<.Series>>{<<.LabelMatchers>>}) by (<<.GroupBy>>)'\n";
+         "  metricsQuery: 'max(<<.Series>>{<<.LabelMatchers>>}) by (<<.GroupBy>>)" +
+         transform + "'\n";
 }
 
 class AdapterReloadTest : public ::testing::Test {
@@ -44,6 +50,7 @@ class AdapterReloadTest : public ::testing::Test {
       (*exporter)->set("app_queue", {{"namespace", "default"}, {"pod", "p-1"}}, queue);
       (*exporter)->set("app_load", {{"namespace", "default"}, {"pod", "p-1"}}, 7);
     }
+    exporterB_->set("app_only_b", {{"namespace", "default"}, {"pod", "p-1"}}, 3);
     auto scraping = [](const ExporterServer* exporter) {
       gpuscale::test::PrometheusServerOptions options;
       options.scrapeTargets = {exporter->target()};
@@ -90,6 +97,15 @@ class AdapterReloadTest : public ::testing::Test {
   }
   static bool exposes(const AdapterProcess& adapter, const std::string& line) {
     return curl(adapter.url("/metrics")).body.find(line) != std::string::npos;
+  }
+  // `explain -o json` of the rule file against the flags' Prometheus (A); the document, or null
+  // when the command failed.
+  nlohmann::json explainCli() {
+    ProcessResult r = runProcess({binary("gpuscale-adapter"), "explain", "--config",
+                                  dir_.file("rules.yaml"), "--prometheus-url", prometheusA_->url(),
+                                  "--metrics-max-age", "10m", "-o", "json"});
+    if (r.exitCode != 0) return nullptr;
+    return nlohmann::json::parse(r.out, nullptr, false);
   }
   static bool eventually(const std::function<bool()>& condition) {
     return gpuscale::testing::waitUntil(condition, std::chrono::seconds(60),
@@ -195,6 +211,100 @@ TEST_F(AdapterReloadTest, EachRuleIsServedFromItsBackend) {
               std::string::npos)
         << backend;
   }
+}
+
+// Per rule of an explanation: "backend matched sampleValue" ("-" when there is no sample value).
+std::vector<std::string> perRule(const nlohmann::json& doc) {
+  std::vector<std::string> out;
+  if (!doc.is_object() || !doc.contains("rules")) return out;
+  for (const auto& rule : doc["rules"]) {
+    std::string value = "-";
+    if (rule.contains("sample") && !rule["sample"]["values"].empty()) {
+      value = rule["sample"]["values"][0].value("value", "?");
+    }
+    out.push_back(rule.value("rule", "") + " " + rule.value("backend", "") + " " +
+                  std::to_string(rule.value("matched", 0)) + " " + value);
+  }
+  return out;
+}
+
+TEST_F(AdapterReloadTest, ExplainAsksEachRulesOwnBackend) {
+  writeRules(backends() + "rules:\n" + rule("app_queue", "queue_default") +
+             rule("app_queue", "queue_second", "second") +
+             rule("app_only_b", "only_b_second", "second") + rule("app_only_b", "only_b_default"));
+  // app_queue is 5 in A and 40 in B; app_only_b is only in B, so the default backend finds no
+  // metric for rules[3]. Prometheus may still be scraping its first samples: ask until both are in.
+  const std::vector<std::string> expected = {"rules[0] default 1 5", "rules[1] second 1 40",
+                                             "rules[2] second 1 3", "rules[3] default 0 -"};
+  std::vector<std::string> got;
+  EXPECT_TRUE(eventually([&] { return (got = perRule(explainCli())) == expected; }))
+      << ::testing::PrintToString(got);
+
+  // /debug/explain of the running adapter says the same, from the same backends.
+  AdapterProcess adapter(dir_.file("rules.yaml"), prometheusA_->url());
+  ASSERT_TRUE(eventually([&] { return code(adapter, "only_b_second") == 200; })) << adapter.log();
+  EXPECT_TRUE(eventually([&] {
+    ProcessResult r = adapter.kubectl("/debug/explain");
+    return r.exitCode == 0 &&
+           (got = perRule(nlohmann::json::parse(r.out, nullptr, false))) == expected;
+  })) << ::testing::PrintToString(got);
+  ProcessResult text = adapter.kubectl("/debug/explain?output=text&rule=rules%5B3%5D");
+  EXPECT_NE(text.out.find("  backend:       default\n"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("not served: the series query matched no metric"), std::string::npos)
+      << text.out;
+}
+
+TEST_F(AdapterReloadTest, ARemovedRuleLeavesMetrics) {
+  writeRules("rules:\n" + rule("app_queue", "queue_stable") + rule("app_load", "load_gone"));
+  AdapterProcess adapter(dir_.file("rules.yaml"), prometheusA_->url());
+  ASSERT_TRUE(eventually([&] { return code(adapter, "load_gone") == 200; })) << adapter.log();
+  ASSERT_EQ(code(adapter, "queue_stable"), 200);
+  const std::string goneQueries =
+      R"(gpuscale_adapter_metric_queries_total{metric="load_gone",rule="rules[1]"})";
+  EXPECT_TRUE(exposes(adapter, goneQueries));
+  EXPECT_TRUE(exposes(adapter, R"(gpuscale_adapter_rule_entries{rule="rules[1]"} 2)"));
+
+  writeRules("rules:\n" + rule("app_queue", "queue_stable"));
+  EXPECT_TRUE(eventually([&] { return code(adapter, "load_gone") == 404; })) << adapter.log();
+  EXPECT_TRUE(eventually([&] { return !exposes(adapter, R"(rule="rules[1]")"); }))
+      << curl(adapter.url("/metrics")).body;
+  EXPECT_TRUE(exposes(adapter, R"(gpuscale_adapter_rule_entries{rule="rules[0]"} 2)"));
+  EXPECT_TRUE(exposes(
+      adapter, R"(gpuscale_adapter_metric_queries_total{metric="queue_stable",rule="rules[0]"})"));
+}
+
+TEST_F(AdapterReloadTest, AValueThatIsNotANumberIsAMissingObject) {
+  // +Inf, -Inf and NaN from PromQL arithmetic on a live series.
+  writeRules("rules:\n" + rule("app_queue", "queue_plus_inf", "", " / 0") +
+             rule("app_queue", "queue_minus_inf", "", " * -1 / 0") +
+             rule("app_queue", "queue_nan", "", " * 0 / 0") + rule("app_queue", "queue"));
+  AdapterProcess adapter(dir_.file("rules.yaml"), prometheusA_->url());
+  ASSERT_TRUE(eventually([&] { return code(adapter, "queue") == 200; })) << adapter.log();
+  for (std::string metric : {"queue_plus_inf", "queue_minus_inf", "queue_nan"}) {
+    SCOPED_TRACE(metric);
+    // The named pod is NotFound, never "9223372036854775807m".
+    ProcessResult named = adapter.kubectl(kPod + metric);
+    EXPECT_NE(named.exitCode, 0);
+    EXPECT_NE(named.err.find("(NotFound): the server could not find the metric " + metric +
+                             " for pods p-1"),
+              std::string::npos)
+        << named.err;
+    // The wildcard leaves the pod out.
+    ProcessResult all = adapter.kubectl(
+        "/apis/custom.metrics.k8s.io/v1beta1/namespaces/default/pods/%2A/" + metric);
+    EXPECT_EQ(all.exitCode, 0) << all.err;
+    EXPECT_NE(all.out.find(R"("items":[])"), std::string::npos) << all.out;
+  }
+  HttpReply metrics = curl(adapter.url("/metrics"));
+  const std::regex counted(
+      R"(gpuscale_adapter_(infinite|nan)_values_total\{api="custom"\} ([0-9.e+]+))");
+  std::map<std::string, double> left;
+  for (auto it = std::sregex_iterator(metrics.body.begin(), metrics.body.end(), counted);
+       it != std::sregex_iterator(); ++it) {
+    left[(*it)[1]] = std::stod((*it)[2]);
+  }
+  EXPECT_GE(left["infinite"], 4) << metrics.body;  // two metrics, named and wildcard
+  EXPECT_GE(left["nan"], 2) << metrics.body;
 }
 
 TEST_F(AdapterReloadTest, AnUnknownBackendStopsTheStartWithItsPlace) {

@@ -72,6 +72,7 @@ class ConfigReloaderTest : public ::testing::Test {
     settings.watch = watch;
     settings.configFile = dir_.file("rules.yaml");
     settings.registry = registry_;
+    settings.status = status_;
     settings.relist.interval = std::chrono::hours(1);
     settings.makeBackend = [this](const std::string& name, const prom::PrometheusOptions& options)
         -> core::Result<std::shared_ptr<const Backend>> {
@@ -95,6 +96,7 @@ class ConfigReloaderTest : public ::testing::Test {
 
   testing::TempDir dir_;
   std::shared_ptr<prometheus::Registry> registry_ = std::make_shared<prometheus::Registry>();
+  std::shared_ptr<RuleStatus> status_ = std::make_shared<RuleStatus>(registry_);
   std::shared_ptr<fakes::FakePrometheusClient> fallback_ =
       std::make_shared<fakes::FakePrometheusClient>();
   std::shared_ptr<fakes::FakePrometheusClient> thanos_ =
@@ -178,6 +180,64 @@ TEST_F(ConfigReloaderTest, ANewBackendThatDoesNotAnswerKeepsTheOldRules) {
   EXPECT_NE(status.message().find("of backend thanos"), std::string::npos) << status.message();
   EXPECT_EQ(metrics(**reloader), (std::vector<std::string>{"namespaces/a_total", "pods/a_total"}));
   EXPECT_TRUE(exposes("gpuscale_config_last_reload_successful 0"));
+  (*reloader)->stop();
+}
+
+// A rule serving `series` from the default backend.
+std::string defaultRule(const std::string& series) {
+  return "- seriesQuery: '" + series +
+         "{namespace!=\"\",pod!=\"\"}'\n"
+         "  resources: {template: \"<<.Resource>>\"}\n"
+         "  metricsQuery: 'sum(<<.Series>>{<<.LabelMatchers>>}) by (<<.GroupBy>>)'\n";
+}
+
+TEST_F(ConfigReloaderTest, SeriesOfRulesAndMetricsThatAreGoneLeaveMetrics) {
+  discover(*fallback_, kBQuery, "b_total");
+  write("rules:\n" + defaultRule("a_total") + defaultRule("b_total"));
+  auto reloader = create();
+  ASSERT_TRUE(reloader.ok()) << reloader.status().message();
+  ASSERT_TRUE((*reloader)->reload().ok());
+  const auto now = std::chrono::system_clock::now();
+  const prom::QueryResult answered;  // an empty vector
+  status_->querySucceeded({"rules[0]", "a_total"}, answered, now);
+  status_->querySucceeded({"rules[1]", "b_total"}, answered, now);
+  status_->queryFailed({"rules[1]", "b_total"}, prom::failure(prom::FailureKind::kTimeout, "2s"),
+                       now);
+  const std::vector<std::string> ruleOne = {
+      R"(gpuscale_adapter_rule_entries{rule="rules[1]"} 2)",
+      R"(gpuscale_adapter_rule_series{rule="rules[1]"} 1)",
+      R"(gpuscale_adapter_rule_last_error{rule="rules[1]"} 0)",
+      R"(gpuscale_adapter_rule_last_relist_success_timestamp_seconds{rule="rules[1]"})",
+      R"(gpuscale_adapter_metric_queries_total{metric="b_total",rule="rules[1]"} 2)",
+      R"(gpuscale_adapter_metric_query_errors_total{class="timeout",metric="b_total",rule="rules[1]"} 1)",
+      R"(gpuscale_adapter_metric_empty_results_total{metric="b_total",rule="rules[1]"} 1)",
+      R"(gpuscale_adapter_metric_value_age_seconds{metric="b_total",rule="rules[1]"})",
+  };
+  for (const std::string& line : ruleOne) EXPECT_TRUE(exposes(line)) << line << exposition();
+
+  // 1. The reload removes rules[1]: none of its series remain; rules[0]'s stay as they were.
+  write("rules:\n" + defaultRule("a_total"));
+  ASSERT_TRUE((*reloader)->reload().ok());
+  EXPECT_FALSE(exposes(R"(rule="rules[1]")")) << exposition();
+  EXPECT_EQ(status_->state("rules[1]").queries, 0u);
+  EXPECT_TRUE(exposes(R"(gpuscale_adapter_rule_entries{rule="rules[0]"} 2)")) << exposition();
+  EXPECT_TRUE(
+      exposes(R"(gpuscale_adapter_metric_queries_total{metric="a_total",rule="rules[0]"} 1)"))
+      << exposition();
+
+  // 2. rules[0] now serves another metric: the series of the metric it no longer has go.
+  write("rules:\n" + defaultRule("b_total"));
+  ASSERT_TRUE((*reloader)->reload().ok());
+  EXPECT_FALSE(exposes(R"(metric="a_total")")) << exposition();
+  EXPECT_TRUE(exposes(R"(gpuscale_adapter_rule_entries{rule="rules[0]"} 2)")) << exposition();
+
+  // 3. A candidate rejected after its first discovery leaves no series of its rules behind.
+  thanos_->setLabelValues("__name__", {kBQuery},
+                          prom::failure(prom::FailureKind::kConnection, "connection refused"));
+  write(std::string(kSecond) + defaultRule("c_total"));
+  EXPECT_FALSE((*reloader)->reload().ok());
+  EXPECT_FALSE(exposes(R"(rule="rules[1]")")) << exposition();
+  EXPECT_TRUE(exposes(R"(gpuscale_adapter_rule_entries{rule="rules[0]"} 2)")) << exposition();
   (*reloader)->stop();
 }
 

@@ -1,6 +1,7 @@
 #include "gpuscale/adapter/custom_provider.h"
 
 #include <gtest/gtest.h>
+#include <prometheus/text_serializer.h>
 
 #include <cmath>
 #include <limits>
@@ -45,7 +46,7 @@ class CustomProviderTest : public ::testing::Test {
     rules::SeriesByQuery series;
     series[R"(http_requests{namespace!="",pod!=""})"] = {{"http_requests", {"namespace", "pod"}}};
     snapshot_ = snapshotOf(ruleSet, series);
-    runner_ = std::make_shared<QueryRunner>(prometheus_, nullptr, nullptr);
+    runner_ = std::make_shared<QueryRunner>(prometheus_, nullptr, registry_);
     provider_ = std::make_unique<CustomProvider>([this] { return snapshot_; },
                                                  rules::BuiltinResourceTable::instance(), lister_,
                                                  runner_, CustomProviderOptions{3, 16 * 1024});
@@ -64,8 +65,11 @@ class CustomProviderTest : public ::testing::Test {
     return out;
   }
 
+  std::string exposition() { return prometheus::TextSerializer().Serialize(registry_->Collect()); }
+
   std::shared_ptr<fakes::FakePrometheusClient> prometheus_ =
       std::make_shared<fakes::FakePrometheusClient>();
+  std::shared_ptr<prometheus::Registry> registry_ = std::make_shared<prometheus::Registry>();
   std::shared_ptr<FixedObjectLister> lister_ = std::make_shared<FixedObjectLister>();
   std::shared_ptr<const DiscoverySnapshot> snapshot_;
   std::shared_ptr<QueryRunner> runner_;
@@ -146,12 +150,37 @@ TEST_F(CustomProviderTest, NamedObjectErrors) {
   }
 }
 
-TEST_F(CustomProviderTest, InfinitySaturatesInsteadOfWrapping) {
-  prometheus_->setVector(kOnePod,
-                         {sample({{"pod", "web-1"}}, std::numeric_limits<double>::infinity())});
-  auto value = named("web-1");
-  ASSERT_TRUE(value.ok());
-  EXPECT_GT(value->value.milliValue(), 0);
+TEST_F(CustomProviderTest, NotANumberIsMissingNeverAHugeValue) {
+  // A saturated +Inf would make the HPA scale to its maximum: NaN and ±Inf are missing objects,
+  // counted by reason; a finite value beyond the int64 milli range still saturates.
+  const std::vector<std::pair<double, bool>> rows = {
+      {std::numeric_limits<double>::infinity(), false},
+      {-std::numeric_limits<double>::infinity(), false},
+      {std::nan(""), false},
+      {1e300, true},
+  };
+  for (auto [input, served] : rows) {
+    SCOPED_TRACE(input);
+    prometheus_->setVector(kOnePod, {sample({{"pod", "web-1"}}, input)});
+    auto value = named("web-1");
+    EXPECT_EQ(value.ok(), served);
+    if (served) {
+      EXPECT_TRUE(value->value.saturated());
+    } else {
+      EXPECT_EQ(value.status().httpCode(), 404);
+    }
+  }
+  prometheus_->setVector(kAllPods, {sample({{"pod", "a"}}, 1), sample({{"pod", "b"}}, INFINITY),
+                                    sample({{"pod", "c"}}, -INFINITY)});
+  auto items = wildcard();
+  ASSERT_TRUE(items.ok()) << items.status().message();
+  EXPECT_EQ(names(*items), (std::vector<std::string>{"a"}));
+  const std::string text = exposition();
+  EXPECT_NE(text.find("gpuscale_adapter_infinite_values_total{api=\"custom\"} 4"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("gpuscale_adapter_nan_values_total{api=\"custom\"} 1"), std::string::npos)
+      << text;
 }
 
 TEST_F(CustomProviderTest, WildcardOfEverythingQueriesNamespaceWide) {

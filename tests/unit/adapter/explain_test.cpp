@@ -265,6 +265,52 @@ TEST_F(ExplainTest, DiscoveryAndQueryErrorsAreShownNotThrown) {
   EXPECT_NE(json.find(R"("lastErrors": [)"), std::string::npos) << json;
 }
 
+TEST_F(ExplainTest, EachRuleIsExplainedAgainstItsOwnBackend) {
+  // The same seriesQuery on two backends: the second one alone has the series.
+  auto ruleSet = compile(R"(
+backends:
+- name: second
+  url: http://second.invalid:9090
+- name: third
+  url: http://third.invalid:9090
+externalRules:
+- seriesQuery: 'jobs_waiting'
+  metricsQuery: 'sum(<<.Series>>{<<.LabelMatchers>>})'
+- seriesQuery: 'jobs_waiting'
+  backend: second
+  metricsQuery: 'sum(<<.Series>>{<<.LabelMatchers>>})'
+- seriesQuery: 'jobs_waiting'
+  backend: third
+  metricsQuery: 'sum(<<.Series>>{<<.LabelMatchers>>})'
+)");
+  fakes::FakePrometheusClient second;
+  second.setLabelValues("__name__", {"jobs_waiting"}, std::vector<std::string>{"jobs_waiting"});
+  second.setLabelNames({"jobs_waiting"}, std::vector<std::string>{"__name__", "queue"});
+  second.setVector("sum(jobs_waiting{})", {testing::sample({}, 12)});
+  BackendClients clients = [&](std::string_view name) -> prom::Client* {
+    if (name == "second") return &second;
+    return name == rules::kDefaultBackend ? &prometheus_ : nullptr;
+  };
+  Explanation got = explain(*ruleSet, clients, {});
+  ASSERT_EQ(got.rules.size(), 3u);
+  EXPECT_EQ(got.rules[0].backend, "default");
+  EXPECT_EQ(got.rules[0].names, 0u);
+  EXPECT_FALSE(got.rules[0].sample.has_value());
+  EXPECT_EQ(got.rules[1].backend, "second");
+  EXPECT_EQ(got.rules[1].names, 1u);
+  ASSERT_TRUE(got.rules[1].sample.has_value());
+  ASSERT_EQ(got.rules[1].sample->values.size(), 1u);
+  EXPECT_EQ(got.rules[1].sample->values[0].value, 12);
+  EXPECT_EQ(prometheus_.calls("query:sum(jobs_waiting{})"), 0u);
+  // A backend without a client is that rule's error, not everyone's.
+  EXPECT_NE(got.rules[2].discoveryError.find("backend \"third\" is not configured"),
+            std::string::npos)
+      << got.rules[2].discoveryError;
+  const std::string text = explanationText(got);
+  EXPECT_NE(text.find("  backend:       second\n"), std::string::npos) << text;
+  EXPECT_NE(explanationJson(got).find(R"("backend": "second")"), std::string::npos);
+}
+
 TEST_F(ExplainTest, RuleAndMetricSelection) {
   ExplainOptions options;
   options.rule = "externalRules[0]";

@@ -1,6 +1,10 @@
 #include "gpuscale/adapter/query_runner.h"
 
 #include <gtest/gtest.h>
+#include <prometheus/text_serializer.h>
+
+#include <cmath>
+#include <optional>
 
 #include "fakes/prom_fake_client.h"
 #include "gpuscale/prom/errors.h"
@@ -31,6 +35,42 @@ TEST(QueryRunnerFetchError, NamesTheCauseOnceWithTheRightCode) {
     core::Status status = QueryRunner::fetchError(c.cause);
     EXPECT_EQ(status.httpCode(), c.code);
     EXPECT_EQ(status.message(), c.message);
+  }
+}
+
+TEST(QueryRunner, ServesNumbersAndLeavesOutWhatIsNotANumberCountedByApiAndReason) {
+  struct Row {
+    std::string what;
+    std::string api;
+    double value;
+    std::optional<std::string> served;  // the quantity's text, or left out
+  };
+  const std::vector<Row> rows = {
+      {"a plain value (truncated to milli units)", "custom", 1.0005, "1"},
+      {"a negative value", "external", -2.5, "-2500m"},
+      {"finite beyond the int64 milli range saturates", "custom", 1e300, "9223372036854775807m"},
+      {"NaN, custom", "custom", std::nan(""), std::nullopt},
+      {"+Inf, custom: never the maximum", "custom", INFINITY, std::nullopt},
+      {"-Inf, custom", "custom", -INFINITY, std::nullopt},
+      {"NaN, external", "external", std::nan(""), std::nullopt},
+      {"+Inf, external", "external", INFINITY, std::nullopt},
+  };
+  auto registry = std::make_shared<prometheus::Registry>();
+  QueryRunner runner(std::make_shared<fakes::FakePrometheusClient>(), nullptr, registry);
+  for (const Row& row : rows) {
+    SCOPED_TRACE(row.what);
+    std::optional<core::Quantity> got = runner.servedValue(row.api, row.value);
+    ASSERT_EQ(got.has_value(), row.served.has_value());
+    if (got) {
+      EXPECT_EQ(got->toString(), *row.served);
+    }
+  }
+  const std::string text = prometheus::TextSerializer().Serialize(registry->Collect());
+  for (std::string line : {"gpuscale_adapter_nan_values_total{api=\"custom\"} 1",
+                           "gpuscale_adapter_nan_values_total{api=\"external\"} 1",
+                           "gpuscale_adapter_infinite_values_total{api=\"custom\"} 2",
+                           "gpuscale_adapter_infinite_values_total{api=\"external\"} 1"}) {
+    EXPECT_NE(text.find(line), std::string::npos) << line << "\n" << text;
   }
 }
 

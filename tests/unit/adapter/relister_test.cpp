@@ -125,6 +125,43 @@ TEST_F(RelisterTest, RuleStatusRecordsEachRulesDiscovery) {
       std::string::npos);
 }
 
+TEST_F(RelisterTest, SeriesOfWhatIsNoLongerServedLeaveMetrics) {
+  auto status = std::make_shared<RuleStatus>(registry_);
+  Relister relister(rules_, prometheus_, {}, registry_, status);
+  ASSERT_TRUE(relister.relistOnce().ok());
+  const auto now = std::chrono::system_clock::now();
+  status->querySucceeded({"rules[0]", "http_requests"}, prom::QueryResult{}, now);
+  status->querySucceeded({"externalRules[0]", "queue_depth"}, prom::QueryResult{}, now);
+
+  // queue_depth disappears from Prometheus: the next run's registry lacks it, so do its series.
+  prometheus_->setLabelValues("__name__", {"queue_depth"}, std::vector<std::string>{});
+  ASSERT_TRUE(relister.relistOnce().ok());
+  relister.removeStaleSeries();
+  std::string text = exposition();
+  EXPECT_EQ(text.find(R"(metric="queue_depth")"), std::string::npos) << text;
+  EXPECT_NE(text.find(R"(metric="http_requests")"), std::string::npos) << text;
+  EXPECT_NE(text.find(R"(gpuscale_adapter_rule_entries{rule="externalRules[0]"} 0)"),
+            std::string::npos)
+      << text;
+
+  // A relister of fewer rules on the same registry (a reload) removes the other rules' series.
+  Relister fewer(compile(R"(
+rules:
+- seriesQuery: 'http_requests{namespace!="",pod!=""}'
+  resources: {overrides: {pod: {resource: "pod"}}}
+  metricsQuery: 'sum(<<.Series>>{<<.LabelMatchers>>}) by (<<.GroupBy>>)'
+)"),
+                 prometheus_, {}, registry_, status);
+  ASSERT_TRUE(fewer.relistOnce().ok());
+  fewer.removeStaleSeries();
+  text = exposition();
+  for (std::string gone : {R"(rule="rules[1]")", R"(rule="externalRules[0]")"}) {
+    EXPECT_EQ(text.find(gone), std::string::npos) << gone << "\n" << text;
+  }
+  EXPECT_NE(text.find(R"(gpuscale_adapter_rule_entries{rule="rules[0]"} 1)"), std::string::npos)
+      << text;
+}
+
 TEST_F(RelisterTest, NotReadyWhileDiscoveryHasNeverSucceeded) {
   prometheus_->setDefaultError(prom::failure(prom::FailureKind::kConnection, "refused"));
   prometheus_->setLabelValues("__name__", {kPods},

@@ -95,6 +95,43 @@ TEST_F(RuleStatusTest, MetricLabelsAreBounded) {
       has(R"x(gpuscale_adapter_metric_queries_total{metric="(other)",rule="rules[0]"} 2)x"));
 }
 
+TEST_F(RuleStatusTest, RetainForgetsRulesAndMetricsThatAreGone) {
+  RuleStatus status(registry_, 3);
+  status.discoverySucceeded("rules[0]", now_);
+  status.discoveryFailed("rules[1]", prom::failure(prom::FailureKind::kTimeout, "2s"), now_);
+  for (std::string metric : {"kept", "gone", "m3", "m4"}) {  // m4 is counted as (other)
+    status.queryFailed({"rules[0]", metric}, prom::failure(prom::FailureKind::kTimeout, "2s"),
+                       now_);
+  }
+  status.querySucceeded({"rules[1]", "other_rule"}, prom::QueryResult{}, now_);
+
+  status.retain({"rules[0]"}, {{"rules[0]", "kept"}});
+  const std::string text = exposition();
+  // rules[1] is gone everywhere, its state too.
+  EXPECT_EQ(text.find(R"(rule="rules[1]")"), std::string::npos) << text;
+  EXPECT_EQ(status.state("rules[1]").queries, 0u);
+  EXPECT_FALSE(status.state("rules[1]").lastDiscoveryError.has_value());
+  // rules[0] keeps its served metric and its (other) pair; the others leave every family.
+  EXPECT_EQ(text.find(R"(metric="gone")"), std::string::npos) << text;
+  EXPECT_EQ(text.find(R"(metric="m3")"), std::string::npos) << text;
+  EXPECT_NE(text.find(R"(gpuscale_adapter_metric_queries_total{metric="kept",rule="rules[0]"} 1)"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(
+      text.find(
+          R"x(gpuscale_adapter_metric_query_errors_total{class="timeout",metric="(other)",rule="rules[0]"} 1)x"),
+      std::string::npos)
+      << text;
+  EXPECT_NE(
+      text.find(R"(gpuscale_adapter_rule_last_relist_success_timestamp_seconds{rule="rules[0]"})"),
+      std::string::npos);
+  EXPECT_EQ(status.state("rules[0]").queries, 4u);
+
+  // A freed slot is used again: a new metric gets its own series instead of (other).
+  status.querySucceeded({"rules[0]", "new"}, prom::QueryResult{}, now_);
+  EXPECT_TRUE(has(R"(gpuscale_adapter_metric_queries_total{metric="new",rule="rules[0]"} 1)"));
+}
+
 TEST_F(RuleStatusTest, WithoutRegistryStateIsStillKept) {
   RuleStatus status(nullptr);
   status.queryFailed({"rules[0]", "m"}, core::Status::internal("x"), now_);
