@@ -17,8 +17,6 @@ using testing::sample;
 using testing::snapshotOf;
 using testing::vectorAnswer;
 
-constexpr const char* kRules = testing::kHttpRequestsRules;
-
 // Lists the names it was given (or everything), recording what it was asked.
 class FixedObjectLister final : public ObjectLister {
  public:
@@ -34,7 +32,7 @@ class FixedObjectLister final : public ObjectLister {
 class CustomProviderTest : public ::testing::Test {
  protected:
   CustomProviderTest() {
-    auto ruleSet = compile(kRules);
+    auto ruleSet = compile(testing::kHttpRequestsRules);
     rules::SeriesByQuery series;
     series[R"(http_requests{namespace!="",pod!=""})"] = {{"http_requests", {"namespace", "pod"}}};
     snapshot_ = snapshotOf(ruleSet, series);

@@ -213,8 +213,7 @@ class ExplainTest : public ::testing::Test {
   }
 
   fakes::FakePrometheusClient prometheus_;
-  std::shared_ptr<const rules::RuleSet> rules_ =
-      compile(std::string(testing::kHttpRequestsRules) + kMoreRules);
+  std::shared_ptr<const rules::RuleSet> rules_ = compile(testing::kHttpRequestsRules + kMoreRules);
 };
 
 TEST_F(ExplainTest, ExampleObjectFromLabelValuesAndOneLiveQuery) {

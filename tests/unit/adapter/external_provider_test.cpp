@@ -14,7 +14,6 @@ namespace {
 using testing::compile;
 using testing::sample;
 using testing::snapshotOf;
-using testing::vectorAnswer;
 
 constexpr char kRules[] = R"(
 externalRules:
@@ -96,15 +95,17 @@ TEST_F(ExternalProviderTest, Errors) {
   };
   const prom::QueryResultPtr matrix = testing::emptyAnswer(prom::ResultType::kMatrix);
   const std::vector<Case> cases = {
-      {"unknown metric", "nope", vectorAnswer({}), 404,
+      {"unknown metric", "nope", testing::vectorAnswer({}), 404,
        "the server could not find the metric nope for namespaces"},
-      {"empty result: 404, never 0", "queue_depth", vectorAnswer({}), 404,
+      {"empty result: 404, never 0", "queue_depth", testing::vectorAnswer({}), 404,
        "Prometheus has no data"},
-      {"only NaN: 404", "queue_depth", vectorAnswer({sample({{"queue", "q"}}, std::nan(""))}), 404,
+      {"only NaN: 404", "queue_depth",
+       testing::vectorAnswer({sample({{"queue", "q"}}, std::nan(""))}), 404,
        "Prometheus has no data"},
       {"only ±Inf: 404 (the HPA sums items in int64, a saturated value could wrap)", "queue_depth",
-       vectorAnswer({sample({{"queue", "q"}}, INFINITY), sample({{"queue", "r"}}, -INFINITY)}), 404,
-       "(2 NaN or ±Inf samples left out)"},
+       testing::vectorAnswer(
+           {sample({{"queue", "q"}}, INFINITY), sample({{"queue", "r"}}, -INFINITY)}),
+       404, "(2 NaN or ±Inf samples left out)"},
       {"matrix: 500", "queue_depth", matrix, 500, "matrix"},
       {"timeout: 503", "queue_depth", prom::failure(prom::FailureKind::kTimeout, "2s"), 503,
        "unable to fetch metrics: prometheus timeout"},

@@ -51,8 +51,7 @@ class RelisterTest : public ::testing::Test {
   std::shared_ptr<fakes::FakePrometheusClient> prometheus_ =
       std::make_shared<fakes::FakePrometheusClient>();
   std::shared_ptr<prometheus::Registry> registry_ = std::make_shared<prometheus::Registry>();
-  std::shared_ptr<const rules::RuleSet> rules_ =
-      compile(std::string(testing::kHttpRequestsRules) + kMoreRules);
+  std::shared_ptr<const rules::RuleSet> rules_ = compile(testing::kHttpRequestsRules + kMoreRules);
 };
 
 TEST_F(RelisterTest, EmptyAndNotReadyBeforeTheFirstDiscovery) {
@@ -141,7 +140,7 @@ TEST_F(RelisterTest, BackgroundThreadRunsAtOnceAndStops) {
 }
 
 TEST(ResolveRelistOptions, MaxAgeRules) {
-  auto rules = compile(std::string(testing::kHttpRequestsRules) + kMoreRules);
+  auto rules = compile(testing::kHttpRequestsRules + kMoreRules);
   struct Case {
     std::string what;
     core::Duration interval, maxAge;

@@ -14,19 +14,12 @@
 #include "gpuscale/rules/loader.h"
 #include "gpuscale/rules/registry.h"
 #include "gpuscale/rules/rule_set.h"
+#include "support/pod_rules.h"
 
 namespace gpuscale::adapter::testing {
 
-// One custom rule: `http_requests` per pod and namespace. Ends with the rule, so tests append more
-// items to its `rules:` list or further sections.
-inline constexpr char kHttpRequestsRules[] = R"(rules:
-- seriesQuery: 'http_requests{namespace!="",pod!=""}'
-  resources:
-    overrides:
-      namespace: {resource: "namespace"}
-      pod: {resource: "pod"}
-  metricsQuery: 'sum(<<.Series>>{<<.LabelMatchers>>}) by (<<.GroupBy>>)'
-)";
+// One custom rule: `http_requests` per pod and namespace (see support/pod_rules.h).
+inline const std::string kHttpRequestsRules = gpuscale::testing::podSumRules("http_requests");
 
 inline std::shared_ptr<const rules::RuleSet> compile(const std::string& yaml) {
   auto config = rules::parseRuleConfig(yaml, "test.yaml");
