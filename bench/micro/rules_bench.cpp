@@ -13,22 +13,13 @@
 #include "gpuscale/rules/loader.h"
 #include "gpuscale/rules/registry.h"
 #include "gpuscale/rules/rule_set.h"
+#include "support/triton_rules.h"
 
 namespace {
 
 namespace rules = gpuscale::rules;
 
-constexpr const char* kTriton = R"(rules:
-- seriesQuery: 'nv_inference_queue_duration_us{namespace="default",pod!=""}'
-  resources:
-    overrides:
-      namespace: {resource: "namespace"}
-      pod: {resource: "pod"}
-  name:
-    matches: "nv_inference_queue_duration_us"
-    as: "avg_time_queue_us"
-  metricsQuery: 'avg(delta(nv_inference_queue_duration_us{<<.LabelMatchers>>}[30s])/(1+delta(nv_inference_request_success{<<.LabelMatchers>>}[30s]))) by (<<.GroupBy>>)'
-)";
+constexpr const char* kTriton = gpuscale::testing::kTritonRules;
 
 constexpr const char* kOverrides = R"(rules:
 - seriesQuery: '{__name__=~"app_.*",namespace!="",pod!=""}'
@@ -61,18 +52,24 @@ std::vector<std::string> podNames(size_t n) {
   return names;
 }
 
+// Renders the Triton rule's query for `request` in the benchmark loop; reports the query's size.
+void renderLoop(benchmark::State& state, const rules::RuleSet& set,
+                const rules::QueryRequest& request) {
+  size_t bytes = 0;
+  for (auto _ : state) {
+    auto query = set.rules[0].queryFor(request);
+    bytes = query->size();
+    benchmark::DoNotOptimize(query);
+  }
+  state.counters["query_bytes"] = static_cast<double>(bytes);
+}
+
 void BM_RenderTritonQuery(benchmark::State& state) {
   auto set = compile(kTriton);
   const std::vector<std::string> names = podNames(static_cast<size_t>(state.range(0)));
   rules::QueryRequest request{
       "nv_inference_queue_duration_us", {"", "pods"}, "default", names, nullptr, {}};
-  size_t bytes = 0;
-  for (auto _ : state) {
-    auto query = set->rules[0].queryFor(request);
-    bytes = query->size();
-    benchmark::DoNotOptimize(query);
-  }
-  state.counters["query_bytes"] = static_cast<double>(bytes);
+  renderLoop(state, *set, request);
 }
 BENCHMARK(BM_RenderTritonQuery)->Arg(1)->Arg(2)->Arg(100)->Arg(5000);
 
@@ -80,13 +77,7 @@ void BM_RenderAnyName(benchmark::State& state) {
   auto set = compile(kTriton);
   rules::QueryRequest request{
       "nv_inference_queue_duration_us", {"", "pods"}, "default", {}, nullptr, {}, true};
-  size_t bytes = 0;
-  for (auto _ : state) {
-    auto query = set->rules[0].queryFor(request);
-    bytes = query->size();
-    benchmark::DoNotOptimize(query);
-  }
-  state.counters["query_bytes"] = static_cast<double>(bytes);
+  renderLoop(state, *set, request);
 }
 BENCHMARK(BM_RenderAnyName);
 

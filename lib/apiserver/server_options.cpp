@@ -3,6 +3,7 @@
 #include <charconv>
 
 #include "gpuscale/core/duration.h"
+#include "gpuscale/core/flag_args.h"
 
 namespace gpuscale::apiserver {
 namespace {
@@ -156,37 +157,12 @@ Result<bool> applyServingFlag(ServerOptions& options, std::string_view name,
 
 Result<std::vector<std::string>> parseServingFlags(const std::vector<std::string>& args,
                                                    ServerOptions& options) {
-  std::vector<std::string> rest;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& arg = args[i];
-    if (arg.size() < 3 || arg.compare(0, 2, "--") != 0) {
-      rest.push_back(arg);
-      continue;
-    }
-    const size_t eq = arg.find('=');
-    const std::string name = arg.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
-    std::string value;
-    bool consumedNext = false;
-    if (eq != std::string::npos) {
-      value = arg.substr(eq + 1);
-    } else if (isBooleanServingFlag(name)) {
-      value = "true";
-    } else if (i + 1 < args.size()) {
-      value = args[i + 1];
-      consumedNext = true;
-    }
-    auto applied = applyServingFlag(options, name, value);
-    if (!applied) return applied.status();
-    if (!*applied) {
-      rest.push_back(arg);
-      continue;
-    }
-    if (eq == std::string::npos && !isBooleanServingFlag(name) && !consumedNext) {
-      return Status::badRequest("flag needs an argument: --" + name);
-    }
-    if (consumedNext) ++i;
-  }
-  return rest;
+  core::FlagCallbacks flags;
+  flags.apply = [&options](std::string_view name, std::string_view value) {
+    return applyServingFlag(options, name, value);
+  };
+  flags.isBoolean = isBooleanServingFlag;
+  return core::applyFlags(args, flags);
 }
 
 std::string servingFlagsUsage() {

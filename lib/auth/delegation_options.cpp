@@ -8,6 +8,7 @@
 #include "gpuscale/auth/delegating_authenticator.h"
 #include "gpuscale/auth/token_reviewer.h"
 #include "gpuscale/core/duration.h"
+#include "gpuscale/core/flag_args.h"
 
 namespace gpuscale::auth {
 namespace {
@@ -125,36 +126,16 @@ core::Result<bool> applyDelegationFlag(DelegationOptions& options, std::string_v
 
 core::Result<std::vector<std::string>> parseDelegationFlags(const std::vector<std::string>& args,
                                                             DelegationOptions& options) {
-  std::vector<std::string> rest;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& arg = args[i];
-    if (arg.size() < 3 || arg.compare(0, 2, "--") != 0) {
-      rest.push_back(arg);
-      continue;
-    }
-    const size_t eq = arg.find('=');
-    const std::string name = arg.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
-    const bool takesNext = eq == std::string::npos && !isBooleanDelegationFlag(name);
-    std::string value = eq != std::string::npos ? arg.substr(eq + 1)
-                        : !takesNext            ? "true"
-                        : i + 1 < args.size()   ? args[i + 1]
-                                                : "";
-    auto applied = applyDelegationFlag(options, name, value);
-    if (!applied) return applied.status();
-    if (!*applied) {
-      rest.push_back(arg);
-      continue;
-    }
-    if (takesNext && i + 1 >= args.size()) {
-      return core::Status::badRequest("flag needs an argument: --" + name);
-    }
-    if (name == "client-ca-file" || name == "requestheader-client-ca-file") {
-      rest.push_back(arg);
-      if (takesNext) rest.push_back(args[i + 1]);
-    }
-    if (takesNext) ++i;
-  }
-  return rest;
+  core::FlagCallbacks flags;
+  flags.apply = [&options](std::string_view name, std::string_view value) {
+    return applyDelegationFlag(options, name, value);
+  };
+  flags.isBoolean = isBooleanDelegationFlag;
+  // The serving listener reads the CA files too.
+  flags.passOn = [](std::string_view name) {
+    return name == "client-ca-file" || name == "requestheader-client-ca-file";
+  };
+  return core::applyFlags(args, flags);
 }
 
 std::string delegationFlagsUsage() {

@@ -182,6 +182,16 @@ bool PrometheusServer::available() {
   return ::access(kPrometheus, X_OK) == 0 && ::access(kPromtool, X_OK) == 0;
 }
 
+PrometheusServer* PrometheusServer::startForSuite(PrometheusServerOptions options,
+                                                  std::string& error) {
+  auto server = start(std::move(options));
+  if (!server.ok()) {
+    error = server.status().toString();
+    return nullptr;
+  }
+  return server->release();
+}
+
 core::Result<std::unique_ptr<PrometheusServer>> PrometheusServer::start(
     PrometheusServerOptions options) {
   std::unique_ptr<PrometheusServer> server(new PrometheusServer());

@@ -46,6 +46,9 @@ class PrometheusServer {
   // True when the prometheus and promtool binaries are installed.
   static bool available();
   static core::Result<std::unique_ptr<PrometheusServer>> start(PrometheusServerOptions options);
+  // start() for a suite's static fixture: the server (the caller deletes it), or null with the
+  // reason in `error`.
+  static PrometheusServer* startForSuite(PrometheusServerOptions options, std::string& error);
   ~PrometheusServer();
 
   uint16_t port() const { return port_; }

@@ -112,23 +112,8 @@ e2e_spawn "$work/backend.log" python3 "$here/tls_backend.py" --cert "$work/backe
   --port-file "$work/backend.port"
 eventually 30 "backend listening" test -s "$work/backend.port"
 backend_port=$(cat "$work/backend.port")
-kc apply -f - <<EOF
-apiVersion: v1
-kind: Service
-metadata: {name: $svc, namespace: kube-system}
-spec: {type: ExternalName, externalName: localhost}
----
-apiVersion: apiregistration.k8s.io/v1
-kind: APIService
-metadata: {name: v1beta1.custom.metrics.k8s.io}
-spec:
-  group: custom.metrics.k8s.io
-  version: v1beta1
-  groupPriorityMinimum: 100
-  versionPriority: 100
-  caBundle: $(base64 -w0 <"$work/backend-ca.crt")
-  service: {name: $svc, namespace: kube-system, port: $backend_port}
-EOF
+"$src/tests/e2e/lib/custom_metrics_apiservice.sh" "$svc" kube-system "$backend_port" \
+  "$work/backend-ca.crt" | kc apply -f -
 kc wait --for=condition=Available apiservice/v1beta1.custom.metrics.k8s.io --timeout=120s
 body=$(kc get --raw /apis/custom.metrics.k8s.io/v1beta1)
 echo "$body"

@@ -78,28 +78,16 @@ inline std::string serviceAccountToken(const std::string& account) {
 }
 
 // Points APIService v1beta1.custom.metrics.k8s.io at a server on loopback `port` through the
-// ExternalName Service `service` of kube-e2e (kube-apiserver dials https://localhost:<port>), then
-// waits until the aggregator reports it Available; the result is that of `kubectl wait`.
+// ExternalName Service `service` of kube-e2e (kube-apiserver dials https://localhost:<port>; the
+// manifest is tests/e2e/lib/custom_metrics_apiservice.sh's, without a CA bundle), then waits until
+// the aggregator reports it Available; the result is that of `kubectl wait`.
 inline testing::ProcessResult registerCustomMetricsApiService(const std::string& service,
                                                               uint16_t port) {
-  apply(R"(apiVersion: v1
-kind: Service
-metadata: {name: )" +
-        service +
-        R"(, namespace: kube-e2e}
-spec: {type: ExternalName, externalName: localhost}
----
-apiVersion: apiregistration.k8s.io/v1
-kind: APIService
-metadata: {name: v1beta1.custom.metrics.k8s.io}
-spec:
-  group: custom.metrics.k8s.io
-  version: v1beta1
-  groupPriorityMinimum: 100
-  versionPriority: 100
-  insecureSkipTLSVerify: true
-  service: {name: )" +
-        service + ", namespace: kube-e2e, port: " + std::to_string(port) + "}\n");
+  auto manifest = testing::runProcess(
+      {"bash", GPUSCALE_SOURCE_DIR "/tests/e2e/lib/custom_metrics_apiservice.sh", service, kNs,
+       std::to_string(port)});
+  EXPECT_EQ(manifest.exitCode, 0) << manifest.err;
+  apply(manifest.out);
   return kubectl({"wait", "--for=condition=Available", "apiservice/v1beta1.custom.metrics.k8s.io",
                   "--timeout=120s"});
 }

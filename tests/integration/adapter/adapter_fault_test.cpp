@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "adapter_process.h"
+#include "support/pod_rules.h"
 #include "support/prometheus_stub_server.h"
 
 namespace gpuscale::adapter::testing {
@@ -17,15 +18,7 @@ using gpuscale::test::PrometheusStubServer;
 using gpuscale::test::StubRequest;
 using gpuscale::test::StubResponse;
 
-constexpr char kRules[] = R"(
-rules:
-- seriesQuery: 'm{namespace!="",pod!=""}'
-  resources:
-    overrides:
-      namespace: {resource: "namespace"}
-      pod: {resource: "pod"}
-  metricsQuery: 'sum(<<.Series>>{<<.LabelMatchers>>}) by (<<.GroupBy>>)'
-)";
+const std::string kRules = gpuscale::testing::podSumRules("m");
 
 constexpr char kNamed[] = "/apis/custom.metrics.k8s.io/v1beta1/namespaces/default/pods/p/m";
 

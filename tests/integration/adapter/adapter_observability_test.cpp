@@ -17,18 +17,9 @@
 namespace gpuscale::adapter::testing {
 namespace {
 
-constexpr char kRules[] = R"yaml(
-rules:
-- seriesQuery: 'nv_inference_queue_duration_us{namespace="default",pod!=""}'
-  resources:
-    overrides:
-      namespace: {resource: "namespace"}
-      pod: {resource: "pod"}
-  name:
-    matches: "nv_inference_queue_duration_us"
-    as: "avg_time_queue_us"
-  metricsQuery: 'avg(delta(nv_inference_queue_duration_us{<<.LabelMatchers>>}[30s])/(1+delta(nv_inference_request_success{<<.LabelMatchers>>}[30s]))) by (<<.GroupBy>>)'
-- seriesQuery: '{__name__=~"nv_inference_(queue_duration_us|request_success)",pod!=""}'
+// The story's rule (rules[0]), then more.
+constexpr char kMoreRules[] =
+    R"yaml(- seriesQuery: '{__name__=~"nv_inference_(queue_duration_us|request_success)",pod!=""}'
   seriesFilters:
   - isNot: "_us$"
   - isNot: "_success$"
@@ -51,23 +42,13 @@ bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
 
-class AdapterExplainTest : public ::testing::Test {
+class AdapterExplainTest : public TritonStackSuite<AdapterExplainTest> {
  protected:
   static void SetUpTestSuite() {
     // A discovery window wider than the 1 s relist, so a slow scrape on a busy machine does not
     // empty the registry between two relists.
-    stack_ = TritonStack::start(kRules, {"--metrics-max-age=30s"}, kNamed).release();
-    if (stack_ != nullptr && stack_->adapter) {
-      adapter_ = stack_->adapter.get();
-      prometheus_ = stack_->prometheus.get();
-    }
-  }
-  static void TearDownTestSuite() {
-    delete stack_;
-    adapter_ = nullptr;
-  }
-  void SetUp() override {
-    if (adapter_ == nullptr) GTEST_SKIP() << "prometheus or kubectl not installed";
+    startStack(std::string(gpuscale::testing::kTritonRules) + kMoreRules, {"--metrics-max-age=30s"},
+               kNamed);
   }
 
   static ProcessResult explainCli(std::vector<std::string> extra) {
@@ -77,15 +58,7 @@ class AdapterExplainTest : public ::testing::Test {
     argv.insert(argv.end(), extra.begin(), extra.end());
     return runProcess(argv);
   }
-
-  static TritonStack* stack_;
-  static Prometheus* prometheus_;
-  static AdapterProcess* adapter_;
 };
-
-TritonStack* AdapterExplainTest::stack_ = nullptr;
-Prometheus* AdapterExplainTest::prometheus_ = nullptr;
-AdapterProcess* AdapterExplainTest::adapter_ = nullptr;
 
 // The text block of one rule ("rules[1] (custom)" up to the blank line).
 std::string ruleBlock(const std::string& text, const std::string& rule) {

@@ -16,6 +16,7 @@
 #include "support/free_port.h"
 #include "support/process.h"
 #include "support/temp_dir.h"
+#include "support/triton_rules.h"
 #include "support/wait_until.h"
 
 namespace gpuscale::adapter::testing {
@@ -228,6 +229,35 @@ struct TritonStack {
   std::unique_ptr<BackgroundProcess> exporter;
   std::unique_ptr<Prometheus> prometheus;
   std::unique_ptr<AdapterProcess> adapter;
+};
+
+// A test suite whose tests share one TritonStack. `Suite` is the derived fixture (so each suite has
+// its own stack); its SetUpTestSuite calls startStack. Tests skip when a real part is not
+// installed. Not thread-safe: GoogleTest runs a suite's set-up, tests and tear-down on one thread.
+template <typename Suite>
+class TritonStackSuite : public ::testing::Test {
+ protected:
+  static void startStack(const std::string& rules, const std::vector<std::string>& adapterArgs,
+                         const std::string& readyPath) {
+    stack_ = TritonStack::start(rules, adapterArgs, readyPath).release();
+    if (stack_ != nullptr && stack_->adapter) {
+      adapter_ = stack_->adapter.get();
+      prometheus_ = stack_->prometheus.get();
+    }
+  }
+  static void TearDownTestSuite() {
+    delete stack_;
+    stack_ = nullptr;
+    adapter_ = nullptr;
+    prometheus_ = nullptr;
+  }
+  void SetUp() override {
+    if (adapter_ == nullptr) GTEST_SKIP() << "prometheus or kubectl not installed";
+  }
+
+  inline static TritonStack* stack_ = nullptr;
+  inline static Prometheus* prometheus_ = nullptr;
+  inline static AdapterProcess* adapter_ = nullptr;
 };
 
 // The body curl receives for `path` (timestamps masked), after checking its HTTP code and, for a

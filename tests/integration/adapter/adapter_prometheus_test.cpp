@@ -7,18 +7,9 @@
 namespace gpuscale::adapter::testing {
 namespace {
 
-constexpr char kRules[] = R"(
-rules:
-- seriesQuery: 'nv_inference_queue_duration_us{namespace="default",pod!=""}'
-  resources:
-    overrides:
-      namespace: {resource: "namespace"}
-      pod: {resource: "pod"}
-  name:
-    matches: "nv_inference_queue_duration_us"
-    as: "avg_time_queue_us"
-  metricsQuery: 'avg(delta(nv_inference_queue_duration_us{<<.LabelMatchers>>}[30s])/(1+delta(nv_inference_request_success{<<.LabelMatchers>>}[30s]))) by (<<.GroupBy>>)'
-- seriesQuery: 'nv_inference_request_success{namespace!="",pod!=""}'
+// The story's rule, then more.
+constexpr char kMoreRules[] =
+    R"(- seriesQuery: 'nv_inference_request_success{namespace!="",pod!=""}'
   resources:
     overrides:
       namespace: {resource: "namespace"}
@@ -36,38 +27,17 @@ externalRules:
 
 constexpr char kCustom[] = "/apis/custom.metrics.k8s.io/v1beta1";
 
-class AdapterPrometheusTest : public ::testing::Test {
+class AdapterPrometheusTest : public TritonStackSuite<AdapterPrometheusTest> {
  protected:
   static void SetUpTestSuite() {
-    stack_ = TritonStack::start(
-                 kRules, {},
-                 std::string(kCustom) + "/namespaces/default/pods/triton-2/avg_time_queue_us")
-                 .release();
-    if (stack_ != nullptr && stack_->adapter) {
-      adapter_ = stack_->adapter.get();
-      prometheus_ = stack_->prometheus.get();
-    }
-  }
-  static void TearDownTestSuite() {
-    delete stack_;
-    adapter_ = nullptr;
-  }
-  void SetUp() override {
-    if (adapter_ == nullptr) GTEST_SKIP() << "prometheus or kubectl not installed";
+    startStack(std::string(gpuscale::testing::kTritonRules) + kMoreRules, {},
+               std::string(kCustom) + "/namespaces/default/pods/triton-2/avg_time_queue_us");
   }
 
   static std::string both(const std::string& path, int code = 200) {
     return kubectlAndCurl(*adapter_, path, code);
   }
-
-  static TritonStack* stack_;
-  static Prometheus* prometheus_;
-  static AdapterProcess* adapter_;
 };
-
-TritonStack* AdapterPrometheusTest::stack_ = nullptr;
-Prometheus* AdapterPrometheusTest::prometheus_ = nullptr;
-AdapterProcess* AdapterPrometheusTest::adapter_ = nullptr;
 
 std::string resourceList(const std::string& version) {
   auto entry = [](const std::string& name, bool namespaced) {

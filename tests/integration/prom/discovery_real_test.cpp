@@ -80,12 +80,7 @@ class DiscoveryRealTest : public ::testing::Test {
     }
     test::PrometheusServerOptions options;
     options.storageDir = storage_;
-    auto server = PrometheusServer::start(options);
-    if (!server.ok()) {
-      startError_ = server.status().toString();
-      return;
-    }
-    server_ = server->release();
+    server_ = PrometheusServer::startForSuite(options, startError_);
   }
   static void TearDownTestSuite() {
     delete server_;

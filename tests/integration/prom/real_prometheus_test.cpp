@@ -53,12 +53,7 @@ class RealPrometheusTest : public ::testing::Test {
     exporter_->addTritonRequests("other", "triton-c", 1, 1);
     PrometheusServerOptions options;
     options.scrapeTargets = {exporter_->target()};
-    auto server = PrometheusServer::start(options);
-    if (!server.ok()) {
-      startError_ = server.status().toString();
-      return;
-    }
-    server_ = server->release();
+    server_ = PrometheusServer::startForSuite(options, startError_);
   }
   static void TearDownTestSuite() {
     delete server_;

@@ -187,15 +187,8 @@ rules:
   EXPECT_TRUE(dropped.metrics.empty());
 }
 
-constexpr char kRules[] = R"(
-rules:
-- seriesQuery: 'http_requests{namespace!="",pod!=""}'
-  resources:
-    overrides:
-      namespace: {resource: "namespace"}
-      pod: {resource: "pod"}
-  metricsQuery: 'sum(<<.Series>>{<<.LabelMatchers>>}) by (<<.GroupBy>>)'
-externalRules:
+// After the http_requests rule.
+constexpr char kMoreRules[] = R"(externalRules:
 - seriesQuery: 'queue_depth'
   metricsQuery: 'sum(<<.Series>>{<<.LabelMatchers>>})'
 )";
@@ -220,7 +213,7 @@ class ExplainTest : public ::testing::Test {
   }
 
   fakes::FakePrometheusClient prometheus_;
-  std::shared_ptr<const rules::RuleSet> rules_ = compile(kRules);
+  std::shared_ptr<const rules::RuleSet> rules_ = compile(testing::kHttpRequestsRules + kMoreRules);
 };
 
 TEST_F(ExplainTest, ExampleObjectFromLabelValuesAndOneLiveQuery) {

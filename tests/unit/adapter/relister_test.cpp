@@ -12,15 +12,8 @@ namespace {
 
 using testing::compile;
 
-constexpr char kRules[] = R"(
-rules:
-- seriesQuery: 'http_requests{namespace!="",pod!=""}'
-  resources:
-    overrides:
-      namespace: {resource: "namespace"}
-      pod: {resource: "pod"}
-  metricsQuery: 'sum(<<.Series>>{<<.LabelMatchers>>}) by (<<.GroupBy>>)'
-- seriesQuery: 'http_requests{namespace!="",pod!=""}'
+// After the http_requests rule.
+constexpr char kMoreRules[] = R"(- seriesQuery: 'http_requests{namespace!="",pod!=""}'
   resources:
     overrides:
       pod: {resource: "pod"}
@@ -58,7 +51,7 @@ class RelisterTest : public ::testing::Test {
   std::shared_ptr<fakes::FakePrometheusClient> prometheus_ =
       std::make_shared<fakes::FakePrometheusClient>();
   std::shared_ptr<prometheus::Registry> registry_ = std::make_shared<prometheus::Registry>();
-  std::shared_ptr<const rules::RuleSet> rules_ = compile(kRules);
+  std::shared_ptr<const rules::RuleSet> rules_ = compile(testing::kHttpRequestsRules + kMoreRules);
 };
 
 TEST_F(RelisterTest, EmptyAndNotReadyBeforeTheFirstDiscovery) {
@@ -184,7 +177,7 @@ TEST_F(RelisterTest, BackgroundThreadRunsAtOnceAndStops) {
 }
 
 TEST(ResolveRelistOptions, MaxAgeRules) {
-  auto rules = compile(kRules);
+  auto rules = compile(testing::kHttpRequestsRules + kMoreRules);
   struct Case {
     std::string what;
     core::Duration interval, maxAge;

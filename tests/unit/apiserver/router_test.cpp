@@ -10,7 +10,7 @@ struct Row {
   const char* method;
   const char* group;
   const char* version;
-  const char* target;   // decoded path + optional ?query
+  std::string target;   // decoded path + optional ?query
   int code;             // 200 = routed
   const char* message;  // expected Status message when code != 200
   ApiRoute::Kind kind = ApiRoute::Kind::kCustomMetric;
@@ -55,6 +55,31 @@ constexpr const char* kNotAllowed =
     "the server does not allow this method on the requested resource";
 using K = ApiRoute::Kind;
 
+// A GET below custom.metrics.k8s.io/`version` (`path` after the version root) routed to a metric.
+Row customMetric(const char* what, const char* version, const std::string& path, const char* ns,
+                 const char* resource, const char* name, const char* metric, bool wildcard) {
+  return Row{what,
+             "GET",
+             kCm,
+             version,
+             "/apis/custom.metrics.k8s.io/" + std::string(version) + path,
+             200,
+             "",
+             K::kCustomMetric,
+             ns,
+             resource,
+             name,
+             metric,
+             wildcard};
+}
+
+// A request below custom.metrics.k8s.io/v1beta1 (`path` after the version root) that fails.
+Row customFails(const char* what, const std::string& path, int code, const char* message,
+                const char* method = "GET") {
+  return Row{what, method, kCm, "v1beta1", "/apis/custom.metrics.k8s.io/v1beta1" + path,
+             code, message};
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Custom, RouterTest,
     ::testing::Values(
@@ -62,72 +87,53 @@ INSTANTIATE_TEST_SUITE_P(
             "/apis/custom.metrics.k8s.io/v1beta1", 200, "", K::kResourceList},
         Row{"version root with trailing slash", "GET", kCm, "v1beta2",
             "/apis/custom.metrics.k8s.io/v1beta2/", 200, "", K::kResourceList},
-        Row{"root-scoped named object", "GET", kCm, "v1beta1",
-            "/apis/custom.metrics.k8s.io/v1beta1/nodes/n1/m", 200, "", K::kCustomMetric, "",
-            "nodes", "n1", "m", false},
-        Row{"root-scoped wildcard", "GET", kCm, "v1beta1",
-            "/apis/custom.metrics.k8s.io/v1beta1/persistentvolumes/*/m?labelSelector=a%3Db", 200,
-            "", K::kCustomMetric, "", "persistentvolumes", "*", "m", true},
-        Row{"namespaced named object with group", "GET", kCm, "v1beta2",
-            "/apis/custom.metrics.k8s.io/v1beta2/namespaces/ns/deployments.apps/web/m", 200, "",
-            K::kCustomMetric, "ns", "deployments.apps", "web", "m", false},
-        Row{"namespaced wildcard (HPA pods metric)", "GET", kCm, "v1beta1",
-            "/apis/custom.metrics.k8s.io/v1beta1/namespaces/default/pods/*/"
-            "avg_time_queue_us?labelSelector=app%3Dtriton",
-            200, "", K::kCustomMetric, "default", "pods", "*", "avg_time_queue_us", true},
-        Row{"namespace's own metric is rewritten to namespaces/{ns}", "GET", kCm, "v1beta1",
-            "/apis/custom.metrics.k8s.io/v1beta1/namespaces/ns1/metrics/foo", 200, "",
-            K::kCustomMetric, "", "namespaces", "ns1", "foo", false},
-        Row{"all namespaces' metric", "GET", kCm, "v1beta1",
-            "/apis/custom.metrics.k8s.io/v1beta1/namespaces/*/metrics/foo?labelSelector=team", 200,
-            "", K::kCustomMetric, "", "namespaces", "*", "foo", true},
-        Row{"fieldSelector naming the object is accepted", "GET", kCm, "v1beta1",
-            "/apis/custom.metrics.k8s.io/v1beta1/namespaces/ns/pods/p1/"
-            "m?fieldSelector=metadata.name%"
-            "3Dp1",
-            200, "", K::kCustomMetric, "ns", "pods", "p1", "m", false},
-        Row{"fieldSelector with == is accepted", "GET", kCm, "v1beta1",
-            "/apis/custom.metrics.k8s.io/v1beta1/nodes/n1/m?fieldSelector=metadata.name%3D%3Dn1",
-            200, "", K::kCustomMetric, "", "nodes", "n1", "m", false},
-        Row{"other list options are ignored", "GET", kCm, "v1beta1",
-            "/apis/custom.metrics.k8s.io/v1beta1/nodes/n1/m?limit=5&watch=true&selector=x", 200, "",
-            K::kCustomMetric, "", "nodes", "n1", "m", false},
-        Row{"namespace status subresource is a root-scoped namespace metric", "GET", kCm, "v1beta1",
-            "/apis/custom.metrics.k8s.io/v1beta1/namespaces/ns/status", 200, "", K::kCustomMetric,
-            "", "namespaces", "ns", "status", false},
+        customMetric("root-scoped named object", "v1beta1", "/nodes/n1/m", "", "nodes", "n1", "m",
+                     false),
+        customMetric("root-scoped wildcard", "v1beta1",
+                     "/persistentvolumes/*/m?labelSelector=a%3Db", "", "persistentvolumes", "*",
+                     "m", true),
+        customMetric("namespaced named object with group", "v1beta2",
+                     "/namespaces/ns/deployments.apps/web/m", "ns", "deployments.apps", "web", "m",
+                     false),
+        customMetric("namespaced wildcard (HPA pods metric)", "v1beta1",
+                     "/namespaces/default/pods/*/avg_time_queue_us?labelSelector=app%3Dtriton",
+                     "default", "pods", "*", "avg_time_queue_us", true),
+        customMetric("namespace's own metric is rewritten to namespaces/{ns}", "v1beta1",
+                     "/namespaces/ns1/metrics/foo", "", "namespaces", "ns1", "foo", false),
+        customMetric("all namespaces' metric", "v1beta1",
+                     "/namespaces/*/metrics/foo?labelSelector=team", "", "namespaces", "*", "foo",
+                     true),
+        customMetric("fieldSelector naming the object is accepted", "v1beta1",
+                     "/namespaces/ns/pods/p1/m?fieldSelector=metadata.name%3Dp1", "ns", "pods",
+                     "p1", "m", false),
+        customMetric("fieldSelector with == is accepted", "v1beta1",
+                     "/nodes/n1/m?fieldSelector=metadata.name%3D%3Dn1", "", "nodes", "n1", "m",
+                     false),
+        customMetric("other list options are ignored", "v1beta1",
+                     "/nodes/n1/m?limit=5&watch=true&selector=x", "", "nodes", "n1", "m", false),
+        customMetric("namespace status subresource is a root-scoped namespace metric", "v1beta1",
+                     "/namespaces/ns/status", "", "namespaces", "ns", "status", false),
         // Errors.
-        Row{"/namespaces/ns/metrics is an invalid path", "GET", kCm, "v1beta1",
-            "/apis/custom.metrics.k8s.io/v1beta1/namespaces/ns/metrics", 400,
-            "invalid request path"},
-        Row{"/namespaces/ns/foo is an invalid path", "GET", kCm, "v1beta1",
-            "/apis/custom.metrics.k8s.io/v1beta1/namespaces/ns/foo", 400, "invalid request path"},
-        Row{"two parts match no route", "GET", kCm, "v1beta1",
-            "/apis/custom.metrics.k8s.io/v1beta1/a/b", 404, kNotFound},
-        Row{"one part matches no route", "GET", kCm, "v1beta1",
-            "/apis/custom.metrics.k8s.io/v1beta1/a", 404, kNotFound},
-        Row{"four parts outside namespaces/x/metrics", "GET", kCm, "v1beta1",
-            "/apis/custom.metrics.k8s.io/v1beta1/namespaces/ns/pods/p", 404, kNotFound},
-        Row{"six parts", "GET", kCm, "v1beta1",
-            "/apis/custom.metrics.k8s.io/v1beta1/namespaces/ns/pods/p/m/x", 404, kNotFound},
-        Row{"empty inner part", "GET", kCm, "v1beta1",
-            "/apis/custom.metrics.k8s.io/v1beta1/nodes//m", 404, kNotFound},
-        Row{"trailing slash on an object path", "GET", kCm, "v1beta1",
-            "/apis/custom.metrics.k8s.io/v1beta1/nodes/n/m/", 404, kNotFound},
-        Row{"POST on a metric is 405", "POST", kCm, "v1beta1",
-            "/apis/custom.metrics.k8s.io/v1beta1/nodes/n1/m", 405, kNotAllowed},
-        Row{"DELETE on the resource list is 405", "DELETE", kCm, "v1beta1",
-            "/apis/custom.metrics.k8s.io/v1beta1", 405, kNotAllowed},
-        Row{"POST on an unroutable path is 404", "POST", kCm, "v1beta1",
-            "/apis/custom.metrics.k8s.io/v1beta1/a/b", 404, kNotFound},
-        Row{"fieldSelector naming another object", "GET", kCm, "v1beta1",
-            "/apis/custom.metrics.k8s.io/v1beta1/namespaces/ns/pods/p1/"
-            "m?fieldSelector=metadata.name%"
-            "3Dp2",
-            400, "fieldSelector metadata.name doesn't match requested name"},
-        Row{"fieldSelector on another field", "GET", kCm, "v1beta1",
-            "/apis/custom.metrics.k8s.io/v1beta1/namespaces/ns/pods/*/m?fieldSelector=status.phase%"
-            "3DRunning",
-            400, "fieldSelector metadata.name doesn't match requested name"}));
+        customFails("/namespaces/ns/metrics is an invalid path", "/namespaces/ns/metrics", 400,
+                    "invalid request path"),
+        customFails("/namespaces/ns/foo is an invalid path", "/namespaces/ns/foo", 400,
+                    "invalid request path"),
+        customFails("two parts match no route", "/a/b", 404, kNotFound),
+        customFails("one part matches no route", "/a", 404, kNotFound),
+        customFails("four parts outside namespaces/x/metrics", "/namespaces/ns/pods/p", 404,
+                    kNotFound),
+        customFails("six parts", "/namespaces/ns/pods/p/m/x", 404, kNotFound),
+        customFails("empty inner part", "/nodes//m", 404, kNotFound),
+        customFails("trailing slash on an object path", "/nodes/n/m/", 404, kNotFound),
+        customFails("POST on a metric is 405", "/nodes/n1/m", 405, kNotAllowed, "POST"),
+        customFails("DELETE on the resource list is 405", "", 405, kNotAllowed, "DELETE"),
+        customFails("POST on an unroutable path is 404", "/a/b", 404, kNotFound, "POST"),
+        customFails("fieldSelector naming another object",
+                    "/namespaces/ns/pods/p1/m?fieldSelector=metadata.name%3Dp2", 400,
+                    "fieldSelector metadata.name doesn't match requested name"),
+        customFails("fieldSelector on another field",
+                    "/namespaces/ns/pods/*/m?fieldSelector=status.phase%3DRunning", 400,
+                    "fieldSelector metadata.name doesn't match requested name")));
 
 INSTANTIATE_TEST_SUITE_P(
     External, RouterTest,

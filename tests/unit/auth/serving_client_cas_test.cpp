@@ -53,6 +53,17 @@ class ServingFiles : public ::testing::Test {
     options_.tlsPrivateKeyFile = dir_.file("tls.key");
   }
 
+  // Flags whose `flag` (the client or request-header CA file) names `name` in the temp dir, written
+  // with `pem`; the listener reads the same file.
+  AuthenticationFlags caFileFlags(std::string AuthenticationFlags::*flag, const std::string& name,
+                                  const std::string& pem) {
+    write(dir_.file(name), pem);
+    AuthenticationFlags flags;
+    flags.*flag = dir_.file(name);
+    options_.clientCaFiles = {flags.*flag};
+    return flags;
+  }
+
   std::shared_ptr<AuthenticationConfigSource> sourceFor(const AuthenticationFlags& flags) {
     auto config = configFromFlags(flags);
     EXPECT_TRUE(config.ok()) << config.status().toString();
@@ -69,10 +80,8 @@ const kube::ResourceRef kConfigMaps =
 TEST_F(ServingFiles, RotatedFlagCaFileReachesTheListenerAndTheAuthenticator) {
   const auto before = makeCa("front-proxy-before");
   const auto after = makeCa("front-proxy-after");
-  write(dir_.file("front-proxy-ca.crt"), before.certificatePem);
-  AuthenticationFlags flags;
-  flags.requestHeaderClientCaFile = dir_.file("front-proxy-ca.crt");
-  options_.clientCaFiles = {flags.requestHeaderClientCaFile};
+  const AuthenticationFlags flags = caFileFlags(&AuthenticationFlags::requestHeaderClientCaFile,
+                                                "front-proxy-ca.crt", before.certificatePem);
   auto source = sourceFor(flags);
   const auto load = servingTlsLoader(options_, source);
   auto tls = load();
@@ -89,10 +98,8 @@ TEST_F(ServingFiles, RotatedFlagCaFileReachesTheListenerAndTheAuthenticator) {
 TEST_F(ServingFiles, BadPemOnRotationKeepsTheOldCasUntilFixed) {
   const auto good = makeCa("good");
   const auto next = makeCa("next");
-  write(dir_.file("client-ca.crt"), good.certificatePem);
-  AuthenticationFlags flags;
-  flags.clientCaFile = dir_.file("client-ca.crt");
-  options_.clientCaFiles = {flags.clientCaFile};
+  const AuthenticationFlags flags =
+      caFileFlags(&AuthenticationFlags::clientCaFile, "client-ca.crt", good.certificatePem);
   auto source = sourceFor(flags);
   auto registry = std::make_shared<prometheus::Registry>();
   auto tls = servingTlsWithClientCas(options_, source, registry);
@@ -153,14 +160,12 @@ TEST_F(ServingFiles, ConfigMapCasAreRequestedAndFollowedWithoutFlags) {
 TEST_F(ServingFiles, FlagCasAndConfigMapCasAreUnited) {
   const auto flagCa = makeCa("flag-client-ca");
   const auto frontProxy = makeCa("front-proxy-ca");
-  write(dir_.file("client-ca.crt"), flagCa.certificatePem);
   auto kube = std::make_shared<testing::FakeKubeClient>();
   ASSERT_TRUE(kube->create(kConfigMaps, authenticationConfigMap(makeCa("ignored").certificatePem,
                                                                 frontProxy.certificatePem))
                   .ok());
-  AuthenticationFlags flags;
-  flags.clientCaFile = dir_.file("client-ca.crt");
-  options_.clientCaFiles = {flags.clientCaFile};
+  const AuthenticationFlags flags =
+      caFileFlags(&AuthenticationFlags::clientCaFile, "client-ca.crt", flagCa.certificatePem);
   auto source = sourceFor(flags);
   ASSERT_TRUE(source->startWatching(kube, flags).ok());
   auto tls = servingTlsLoader(options_, source)();

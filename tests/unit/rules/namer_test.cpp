@@ -2,21 +2,10 @@
 
 #include <gtest/gtest.h>
 
-#include "gpuscale/rules/loader.h"
-#include "gpuscale/rules/rule_set.h"
+#include "compile_text.h"
 
 namespace gpuscale::rules {
 namespace {
-
-std::shared_ptr<const RuleSet> compileText(const std::string& yaml) {
-  core::Result<RuleConfig> config = parseRuleConfig(yaml, "t.yaml");
-  EXPECT_TRUE(config.ok()) << config.status().message();
-  if (!config) return nullptr;
-  core::Result<std::shared_ptr<const RuleSet>> set =
-      compileRules(*config, BuiltinResourceTable::instance());
-  EXPECT_TRUE(set.ok()) << set.status().message();
-  return set.ok() ? *set : nullptr;
-}
 
 // One custom rule built from `resources` and `query`.
 std::string customRule(const std::string& resources, const std::string& query) {
@@ -239,13 +228,7 @@ TEST(QueryFor, CustomTable) {
     }
     QueryRequest request{row.series, row.resource, row.ns, row.names, &selector, {}};
     core::Result<std::string> query = set->rules.at(0).queryFor(request);
-    ASSERT_EQ(query.ok(), row.ok) << (query.ok() ? *query : query.status().message());
-    if (row.ok) {
-      EXPECT_EQ(*query, row.expected);
-    } else {
-      EXPECT_NE(query.status().message().find(row.expected), std::string::npos)
-          << query.status().message();
-    }
+    expectQuery(query, row.ok, row.expected);
   }
 }
 
@@ -293,13 +276,7 @@ TEST(QueryFor, ExternalTable) {
     ASSERT_TRUE(selector.ok());
     core::Result<std::string> query =
         set->externalRules.at(0).externalQueryFor("queue_depth", row.ns, &*selector);
-    ASSERT_EQ(query.ok(), row.ok) << (query.ok() ? *query : query.status().message());
-    if (row.ok) {
-      EXPECT_EQ(*query, row.expected);
-    } else {
-      EXPECT_NE(query.status().message().find(row.expected), std::string::npos)
-          << query.status().message();
-    }
+    expectQuery(query, row.ok, row.expected);
   }
 }
 

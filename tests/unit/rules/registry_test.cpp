@@ -2,20 +2,11 @@
 
 #include <gtest/gtest.h>
 
-#include "gpuscale/rules/loader.h"
+#include "compile_text.h"
+#include "support/triton_rules.h"
 
 namespace gpuscale::rules {
 namespace {
-
-std::shared_ptr<const RuleSet> compileText(const std::string& yaml) {
-  core::Result<RuleConfig> config = parseRuleConfig(yaml, "t.yaml");
-  EXPECT_TRUE(config.ok()) << config.status().message();
-  if (!config) return nullptr;
-  core::Result<std::shared_ptr<const RuleSet>> set =
-      compileRules(*config, BuiltinResourceTable::instance());
-  EXPECT_TRUE(set.ok()) << set.status().message();
-  return set.ok() ? *set : nullptr;
-}
 
 // "pods/m ns=1 series=s rule=rules[0]" per entry, in registry order.
 std::vector<std::string> describe(const CustomRegistry& registry) {
@@ -27,17 +18,7 @@ std::vector<std::string> describe(const CustomRegistry& registry) {
   return out;
 }
 
-constexpr const char* kTriton = R"(rules:
-- seriesQuery: 'nv_inference_queue_duration_us{namespace="default",pod!=""}'
-  resources:
-    overrides:
-      namespace: {resource: "namespace"}
-      pod: {resource: "pod"}
-  name:
-    matches: "nv_inference_queue_duration_us"
-    as: "avg_time_queue_us"
-  metricsQuery: 'x'
-)";
+constexpr const char* kTriton = gpuscale::testing::kTritonRules;
 
 constexpr const char* kTemplate = R"(rules:
 - seriesQuery: q

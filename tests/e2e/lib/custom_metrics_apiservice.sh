@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Prints, for `kubectl apply -f -`, the ExternalName Service SERVICE in NAMESPACE (externalName:
+# localhost, so kube-apiserver dials https://localhost:PORT) and the APIService
+# v1beta1.custom.metrics.k8s.io backed by it. With CA_FILE the aggregator verifies the backend
+# against that CA (caBundle); without it, it skips verification.
+# Usage: custom_metrics_apiservice.sh SERVICE NAMESPACE PORT [CA_FILE]
+set -euo pipefail
+[ $# -ge 3 ] || {
+  echo "usage: $0 SERVICE NAMESPACE PORT [CA_FILE]" >&2
+  exit 2
+}
+service=$1 namespace=$2 port=$3 ca_file=${4:-}
+if [ -n "$ca_file" ]; then
+  trust="caBundle: $(base64 -w0 <"$ca_file")"
+else
+  trust="insecureSkipTLSVerify: true"
+fi
+cat <<YAML
+apiVersion: v1
+kind: Service
+metadata: {name: $service, namespace: $namespace}
+spec: {type: ExternalName, externalName: localhost}
+---
+apiVersion: apiregistration.k8s.io/v1
+kind: APIService
+metadata: {name: v1beta1.custom.metrics.k8s.io}
+spec:
+  group: custom.metrics.k8s.io
+  version: v1beta1
+  groupPriorityMinimum: 100
+  versionPriority: 100
+  $trust
+  service: {name: $service, namespace: $namespace, port: $port}
+YAML
