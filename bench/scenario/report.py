@@ -16,6 +16,9 @@ Definitions (documented in docs/benchmarks.md):
   max_replicas            most Running pods seen
   ceiling_to_capacity_seconds  from the first sample where the HPA is held at its ceiling to the
                           first where more pods Run than the initial ceiling; null if never
+  ceiling_lowered_at_seconds  when the HPA's maxReplicas first fell from its peak (the
+                          reconciler giving partitions back); null if never
+  final_ceiling           maxReplicas in the last sample
   reconfigurations        the last cumulative count minus the first
   pods_disturbed          pod deletions no drop of the Deployment's desired replicas explains (from
                           the timestamped watches --replicas-log/--pods-log; each drop of n allows
@@ -98,6 +101,13 @@ def summarise(samples, args, deletions=None):
         beyond = next((s["t"] for s in samples if s["t"] >= held and s["running"] > initial_ceiling),
                       None)
     out["ceiling_to_capacity_seconds"] = None if beyond is None else round(beyond - held, 1)
+    # Give-back: when the ceiling first came down from its peak, and where it ended.
+    peak = max((s["ceiling"] for s in samples), default=None)
+    at_peak = next((i for i, s in enumerate(samples) if s["ceiling"] == peak), None)
+    lowered = None if at_peak is None else next(
+        (s["t"] for s in samples[at_peak:] if s["ceiling"] < peak), None)
+    out["ceiling_lowered_at_seconds"] = lowered
+    out["final_ceiling"] = samples[-1]["ceiling"] if samples else None
     counts = [s["reconfigurations"] for s in samples if s.get("reconfigurations") is not None]
     out["reconfigurations"] = (counts[-1] - counts[0]) if counts else 0
     disturbed = 0

@@ -112,9 +112,11 @@ wait_until() { # seconds what command...
 
 # What the scenario says: namespace, selector, load length, the partition resource (1g.5gb slices
 # on mixed-strategy MIG nodes) and the reconciler's --gpu-mapping (reconciler.gpuMapping).
-read -r ns selector load_s default_resource gpu_mapping < <(python3 - "$scenario" <<'PY'
+read -r ns selector load_s default_resource gpu_mapping scale_down_type scale_down_value \
+  scale_down_period scale_down_window < <(python3 - "$scenario" <<'PY'
 import sys, yaml
 s = yaml.safe_load(open(sys.argv[1]))
+down = (s.get("hpa") or {}).get("scaleDown") or {}
 load = s.get("load") or {}
 p = load.get("pattern") or {}
 length = float(p.get("startSeconds", 0)) + float(p.get("durationSeconds", 0))
@@ -122,7 +124,9 @@ node = s["nodes"][0]
 mig = node.get("migStrategy") == "mixed"
 print(load.get("namespace", "default"), load.get("podSelector", "app=triton"), int(length),
       "nvidia.com/mig-1g.5gb" if mig else "nvidia.com/gpu",
-      (s.get("reconciler") or {}).get("gpuMapping", "node"))
+      (s.get("reconciler") or {}).get("gpuMapping", "node"),
+      "Percent" if "percent" in down else "Pods", down.get("percent", down.get("pods", 1)),
+      down.get("periodSeconds", 15), down.get("stabilizationWindowSeconds", 30))
 PY
 )
 resource=${resource:-$default_resource}
@@ -200,11 +204,11 @@ spec:
   minReplicas: 1
   maxReplicas: $ceiling
   # Queue time is ~0 below capacity, so the HPA's proportional rule would drop to 1 replica in one
-  # step and overload again; scale in one pod at a time instead.
+  # step and overload again; scale in by the scenario's hpa.scaleDown (default one pod per 15 s).
   behavior:
     scaleDown:
-      stabilizationWindowSeconds: 30
-      policies: [{type: Pods, value: 1, periodSeconds: 15}]
+      stabilizationWindowSeconds: $scale_down_window
+      policies: [{type: $scale_down_type, value: $scale_down_value, periodSeconds: $scale_down_period}]
   metrics:
   - type: Pods
     pods:

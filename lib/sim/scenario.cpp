@@ -278,9 +278,36 @@ void addInitialConfigs(Scenario& s) {
   }
 }
 
+int positiveInt(const YAML::Node& parent, std::string_view key, int fallback, int max) {
+  const int v = get<int>(parent, key, fallback);
+  if (v < 1 || v > max) {
+    fail(parent[std::string(key)], fmt::format("\"{}\" must be in [1, {}]", key, max));
+  }
+  return v;
+}
+
+HarnessScaleDown parseHpa(const YAML::Node& hpa) {
+  expectKeys(hpa, "hpa", {"scaleDown"});
+  HarnessScaleDown out;
+  const YAML::Node d = hpa["scaleDown"];
+  if (!d || d.IsNull()) return out;
+  expectKeys(d, "hpa.scaleDown",
+             {"pods", "percent", "periodSeconds", "stabilizationWindowSeconds"});
+  if (d["pods"] && d["percent"]) fail(d, "hpa.scaleDown takes pods or percent, not both");
+  out.percent = static_cast<bool>(d["percent"]);
+  out.value = positiveInt(d, out.percent ? "percent" : "pods", out.value, out.percent ? 100 : 1000);
+  out.periodSeconds = positiveInt(d, "periodSeconds", out.periodSeconds, 1800);
+  const int window = get<int>(d, "stabilizationWindowSeconds", out.stabilizationWindowSeconds);
+  if (window < 0 || window > 3600) {
+    fail(d["stabilizationWindowSeconds"], "\"stabilizationWindowSeconds\" must be in [0, 3600]");
+  }
+  out.stabilizationWindowSeconds = window;
+  return out;
+}
+
 Scenario parseRoot(const YAML::Node& root) {
   expectKeys(root, "the scenario",
-             {"name", "description", "gpuOperator", "nodes", "load", "reconciler"});
+             {"name", "description", "gpuOperator", "nodes", "load", "reconciler", "hpa"});
   Scenario s;
   s.name = get<std::string>(root, "name", "");
   if (s.name.empty()) fail(root, "a scenario needs a name");
@@ -308,6 +335,7 @@ Scenario parseRoot(const YAML::Node& root) {
       fail(r["gpuMapping"], "gpuMapping is node or dcgm");
     }
   }
+  if (const YAML::Node h = root["hpa"]; h && !h.IsNull()) s.hpaScaleDown = parseHpa(h);
   addInitialConfigs(s);
   return s;
 }

@@ -107,6 +107,15 @@ struct LoadSpec {
   double timeSlicingOverhead = 0.15;
 };
 
+// The HPA scale-in behavior of a scenario's harness (autoscaling/v2 `behavior.scaleDown` with one
+// policy). Default: one pod per 15 s after a 30 s window, so the queue is not overloaded again.
+struct HarnessScaleDown {
+  bool percent = false;  // the policy's type: Percent, else Pods
+  int value = 1;
+  int periodSeconds = 15;
+  int stabilizationWindowSeconds = 30;
+};
+
 struct Scenario {
   std::string name;
   std::string description;
@@ -117,6 +126,10 @@ struct Scenario {
   // (node | dcgm; dcgm reads the emulator's dcgm-exporter series through the scenario's
   // Prometheus). Validated here, not used by the emulator.
   std::string reconcilerGpuMapping = "node";
+  // `hpa.scaleDown`: the scale-in behavior of the HPA bench/scenario/run.sh creates (one policy of
+  // `pods` or `percent` per `periodSeconds`, after `stabilizationWindowSeconds`). Validated here,
+  // not used by the emulator.
+  HarnessScaleDown hpaScaleDown;
 };
 
 // Parses and validates a scenario: node names unique and valid, strategies known, geometries valid

@@ -65,6 +65,8 @@ load:
   gpuUtilization: 0.5
 reconciler:
   gpuMapping: dcgm
+hpa:
+  scaleDown: {percent: 50, periodSeconds: 15, stabilizationWindowSeconds: 0}
 )";
 
 TEST(ScenarioTest, ParsesEveryField) {
@@ -103,6 +105,13 @@ TEST(ScenarioTest, ParsesEveryField) {
   auto plain = parseScenario("name: x\nnodes: [{name: a, product: Tesla-T4, memoryMiB: 1}]");
   ASSERT_TRUE(plain.ok()) << plain.status().toString();
   EXPECT_EQ(plain->reconcilerGpuMapping, "node") << "the node-level rule unless asked";
+  EXPECT_TRUE(s->hpaScaleDown.percent);
+  EXPECT_EQ(s->hpaScaleDown.value, 50);
+  EXPECT_EQ(s->hpaScaleDown.periodSeconds, 15);
+  EXPECT_EQ(s->hpaScaleDown.stabilizationWindowSeconds, 0);
+  EXPECT_FALSE(plain->hpaScaleDown.percent) << "one pod at a time unless asked";
+  EXPECT_EQ(plain->hpaScaleDown.value, 1);
+  EXPECT_EQ(plain->hpaScaleDown.stabilizationWindowSeconds, 30);
 }
 
 struct BadCase {
@@ -180,6 +189,17 @@ TEST(ScenarioTest, RejectsBadInput) {
       {"unknown reconciler key",
        "name: x\nnodes: [{name: a, product: Tesla-T4, memoryMiB: 1}]\nreconciler: {mapping: dcgm}",
        "unknown field \"mapping\""},
+      {"scale-down by pods and percent",
+       "name: x\nnodes: [{name: a, product: Tesla-T4, memoryMiB: 1}]\nhpa: {scaleDown: {pods: 2, "
+       "percent: 50}}",
+       "not both"},
+      {"scale-down percent above 100",
+       "name: x\nnodes: [{name: a, product: Tesla-T4, memoryMiB: 1}]\nhpa: {scaleDown: {percent: "
+       "150}}",
+       "[1, 100]"},
+      {"unknown hpa key",
+       "name: x\nnodes: [{name: a, product: Tesla-T4, memoryMiB: 1}]\nhpa: {scaleUp: {pods: 1}}",
+       "unknown field \"scaleUp\""},
       {"YAML syntax error", "name: [x", "line"},
   };
   for (const auto& c : cases) {
