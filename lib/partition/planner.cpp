@@ -111,11 +111,12 @@ class PlanBuilder {
     if (original == d.hpa->annotations.end()) return;
     int originalMax = 0;
     if (std::sscanf(original->second.c_str(), "%d", &originalMax) != 1) return;
-    auto cooled = [&](std::optional<TimePoint> t) {
-      return !t || now_ - *t >= policy.scaleDownCooldown;
-    };
-    if (!cooled(d.hpa->annotationTime(kLastChangeAnnotation)) || !cooled(d.hpa->lastScaleTime))
-      return;
+    // Hysteresis comes from the HPA's own scale-down stabilization (spec.replicas falls only after
+    // it) and from this cooldown on gpuscale's last change, not from the HPA's lastScaleTime: an
+    // HPA that keeps adjusting a few replicas at the base load would otherwise never get isolation
+    // back.
+    const auto lastChange = d.hpa->annotationTime(kLastChangeAnnotation);
+    if (lastChange && now_ - *lastChange < policy.scaleDownCooldown) return;
     const int floorPods =
         std::max({d.wanted, d.target->specReplicas, d.hpa->minReplicas, d.runningPods});
     const std::string base(unsharedResourceName(d.resource));

@@ -336,7 +336,6 @@ HpaState parseHpa(const json& item) {
   h.maxReplicas = static_cast<int>(jf::integer(spec, "maxReplicas", 1));
   h.currentReplicas = static_cast<int>(jf::integer(status, "currentReplicas"));
   h.desiredReplicas = static_cast<int>(jf::integer(status, "desiredReplicas"));
-  if (auto t = jf::string(status, "lastScaleTime"); !t.empty()) h.lastScaleTime = parseTimestamp(t);
   for (const auto& c : jf::array(status, "conditions")) {
     h.conditions.push_back(
         {jf::string(c, "type"), jf::string(c, "status"), jf::string(c, "reason")});

@@ -19,11 +19,11 @@
 // Then it raises the HPA's maxReplicas to min(hard max, new partition ceiling).
 //
 // Scale-in: for a managed workload that is not blocked, whose maxReplicas gpuscale raised
-// (annotation gpuscale.io/original-max-replicas) and whose last change and last HPA scale are older
-// than the policy's scale-down cooldown, it lowers time-slicing replicas on nodes whose
-// device-plugin config gpuscale wrote, keeping room for max(wanted, spec.replicas, minReplicas)
-// pods and never going below what pods bound to the node use, then lowers maxReplicas towards the
-// original value (never below spec.replicas).
+// (annotation gpuscale.io/original-max-replicas) and whose last gpuscale change is older than the
+// policy's scale-down cooldown (the HPA scaling meanwhile does not hold it back), it lowers
+// time-slicing replicas on nodes whose device-plugin config gpuscale wrote, keeping room for
+// max(wanted, spec.replicas, minReplicas) pods and never going below what pods bound to the node
+// use, then lowers maxReplicas towards the original value (never below spec.replicas).
 //
 // Safety: a node in a MIG transition (mig.config.state pending/rebooting/failed, operands paused)
 // is never touched; a GPU is reshaped only when idle and at most once per plan; time-slicing

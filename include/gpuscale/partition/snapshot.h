@@ -127,7 +127,6 @@ struct HpaState {
   std::string targetKind, targetName;
   int minReplicas = 1, maxReplicas = 1;
   int currentReplicas = 0, desiredReplicas = 0;
-  std::optional<TimePoint> lastScaleTime;
   std::vector<HpaCondition> conditions;
   std::vector<HpaMetric> metrics;
   std::optional<double> scaleUpTolerance;  // spec.behavior.scaleUp.tolerance

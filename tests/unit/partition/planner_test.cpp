@@ -244,11 +244,21 @@ TEST(PlannerTest, ScaleInNeverGoesBelowRunningPods) {
   EXPECT_EQ(a[1]["to"], 21);
 }
 
-TEST(PlannerTest, ScaleInWaitsForTheCooldown) {
+TEST(PlannerTest, ScaleInWaitsForTheCooldownSinceTheLastChange) {
   auto items = grownCluster(10, "50");
-  items.back()["status"]["lastScaleTime"] = "2026-11-22T00:55:00Z";
+  items.back()["metadata"]["annotations"]["gpuscale.io/last-change"] = "2026-11-22T00:55:00Z";
   auto p = planFor(migCluster(items));
   EXPECT_TRUE(p->plan.actions.empty()) << planToJson(p->plan).dump(2);
+}
+
+TEST(PlannerTest, ScaleInDoesNotWaitForTheHpaToSettle) {
+  auto items = grownCluster(10, "50");
+  items.back()["status"]["lastScaleTime"] = "2026-11-22T00:59:30Z";
+  auto p = planFor(migCluster(items));
+  json a = actions(p->plan);
+  ASSERT_EQ(a.size(), 2u) << "an HPA that just moved a replica still gets isolation back: "
+                          << a.dump(2);
+  EXPECT_EQ(a[1]["to"], 14);
 }
 
 // Deterministic pseudo-random clusters for the safety properties.
