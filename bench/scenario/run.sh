@@ -217,7 +217,9 @@ spec:
 YAML
 
 # Watches, timestamped, for pods_disturbed: every change of the Deployment's desired replicas and
-# every pod deletion (report.py matches deletions to scale-ins).
+# every pod deletion (report.py matches deletions to scale-ins); and every HPA status change
+# (maxReplicas, desired replicas, ScalingLimited status and reason: a reconciler can lift the ceiling
+# within a sampling interval).
 watch_to() { # file kubectl-args...
   python3 -c 'import signal, subprocess, sys, time
 p = subprocess.Popen(sys.argv[2:], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
@@ -235,6 +237,9 @@ watch_to "$out/replicas.log" "$KUBECTL" -n "$ns" get deployment triton -w \
   -o 'jsonpath={.spec.replicas}{"\n"}'
 watch_to "$out/pod-deletions.log" "$KUBECTL" -n "$ns" get pods -l "$selector" -w \
   -o 'jsonpath={.metadata.name} {.metadata.deletionTimestamp}{"\n"}'
+watch_to "$out/hpa.log" "$KUBECTL" -n "$ns" get hpa triton -w -o 'jsonpath={.spec.maxReplicas} '\
+'{.status.desiredReplicas} {.status.conditions[?(@.type=="ScalingLimited")].status} '\
+'{.status.conditions[?(@.type=="ScalingLimited")].reason}{"\n"}'
 
 if [ "$reconciler" = on ]; then
   log "gpuscale-reconciler"
