@@ -278,14 +278,15 @@ void addInitialConfigs(Scenario& s) {
   }
 }
 
-int positiveInt(const YAML::Node& parent, std::string_view key, int fallback, int max) {
+int intInRange(const YAML::Node& parent, std::string_view key, int fallback, int min, int max) {
   const int v = get<int>(parent, key, fallback);
-  if (v < 1 || v > max) {
-    fail(parent[std::string(key)], fmt::format("\"{}\" must be in [1, {}]", key, max));
+  if (v < min || v > max) {
+    fail(parent[std::string(key)], fmt::format("\"{}\" must be in [{}, {}]", key, min, max));
   }
   return v;
 }
 
+// The bounds are autoscaling/v2's for behavior.scaleDown.
 HarnessScaleDown parseHpa(const YAML::Node& hpa) {
   expectKeys(hpa, "hpa", {"scaleDown"});
   HarnessScaleDown out;
@@ -295,13 +296,11 @@ HarnessScaleDown parseHpa(const YAML::Node& hpa) {
              {"pods", "percent", "periodSeconds", "stabilizationWindowSeconds"});
   if (d["pods"] && d["percent"]) fail(d, "hpa.scaleDown takes pods or percent, not both");
   out.percent = static_cast<bool>(d["percent"]);
-  out.value = positiveInt(d, out.percent ? "percent" : "pods", out.value, out.percent ? 100 : 1000);
-  out.periodSeconds = positiveInt(d, "periodSeconds", out.periodSeconds, 1800);
-  const int window = get<int>(d, "stabilizationWindowSeconds", out.stabilizationWindowSeconds);
-  if (window < 0 || window > 3600) {
-    fail(d["stabilizationWindowSeconds"], "\"stabilizationWindowSeconds\" must be in [0, 3600]");
-  }
-  out.stabilizationWindowSeconds = window;
+  out.value =
+      intInRange(d, out.percent ? "percent" : "pods", out.value, 1, out.percent ? 100 : 1000);
+  out.periodSeconds = intInRange(d, "periodSeconds", out.periodSeconds, 1, 1800);
+  out.stabilizationWindowSeconds =
+      intInRange(d, "stabilizationWindowSeconds", out.stabilizationWindowSeconds, 0, 3600);
   return out;
 }
 
