@@ -10,7 +10,7 @@
 #include <string>
 #include <thread>
 
-#include "triton_model.h"
+#include "gpuscale/sim/triton_model.h"
 
 namespace gpuscale::sim {
 namespace {

@@ -2,7 +2,7 @@
 // query for it is in flight waits for that query instead of sending another (coalescing), and
 // results are kept for a TTL
 // (`--metrics-cache-ttl`). This is what keeps "at most one Prometheus query per (rule, namespace,
-// selector) per TTL however many callers" (DESIGN.md) true.
+// selector) per TTL however many callers" true.
 //
 // Semantics:
 //  - Key: the PromQL text. A cached result answers a query whose evaluation time `at` lies within

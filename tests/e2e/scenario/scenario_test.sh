@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Scenario (a) end to end, short (issue 8 item 6): bench/scenario/run.sh runs a100-7x1g-short.yaml
+# Scenario (a) end to end, short: bench/scenario/run.sh runs a100-7x1g-short.yaml
 # with the reconciler on — the real control plane with the real HPA controller, gpuscale-sim as the
 # GPU Operator and the inference load, a real Prometheus, gpuscale-adapter behind the aggregator,
 # gpuscale-reconciler — and this test asserts on what the harness recorded (samples every 2 s

@@ -23,7 +23,7 @@ struct LabelRow {
   std::optional<GroupResource> resource;
 };
 
-// Reference §2.5: label → resource through templates and overrides.
+// label → resource through templates and overrides.
 const LabelRow kLabelRows[] = {
     {"<<.Resource>>: pod", "<<.Resource>>", "pod", GroupResource{"", "pods"}},
     {"<<.Resource>>: namespace", "<<.Resource>>", "namespace", GroupResource{"", "namespaces"}},
@@ -67,7 +67,7 @@ struct ResourceRow {
   const char* error;
 };
 
-// Reference §2.5: resource → label.
+// resource → label.
 const ResourceRow kResourceRows[] = {
     {"template uses the singular", "<<.Resource>>", {}, {"", "pods"}, "pod", ""},
     {"prefix template", "kube_<<.Resource>>", {}, {"", "namespaces"}, "kube_namespace", ""},

@@ -21,7 +21,7 @@ struct ErrorRow {
   const char* message;  // exact
 };
 
-// Reference §2.2: every startup validation, with its position.
+// every startup validation, with its position.
 const ErrorRow kErrorRows[] = {
     {"filter with both is and isNot",
      "rules:\n- seriesQuery: up\n  seriesFilters:\n  - is: a\n    isNot: b\n",

@@ -1,4 +1,4 @@
-#include "triton_model.h"
+#include "gpuscale/sim/triton_model.h"
 
 #include <cmath>
 
