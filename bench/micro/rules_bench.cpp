@@ -41,7 +41,7 @@ constexpr const char* kTemplate = R"(rules:
 std::shared_ptr<const rules::RuleSet> compile(const char* yaml) {
   auto config = rules::parseRuleConfig(yaml, "bench.yaml");
   if (!config) std::abort();
-  auto set = rules::compileRules(*config, rules::BuiltinResourceTable::instance());
+  auto set = rules::compileRules(*config, k8s::BuiltinResourceTable::instance());
   if (!set) std::abort();
   return *set;
 }

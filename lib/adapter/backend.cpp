@@ -1,7 +1,8 @@
 #include "gpuscale/adapter/backend.h"
 
-#include "gpuscale/adapter/instrumented_client.h"
+#include "gpuscale/prom/client_metrics.h"
 #include "gpuscale/prom/http_client.h"
+#include "gpuscale/prom/observed_client.h"
 
 namespace gpuscale::adapter {
 
@@ -10,8 +11,9 @@ core::Result<std::shared_ptr<const Backend>> Backend::create(
     const std::shared_ptr<prometheus::Registry>& registry) {
   auto http = prom::HttpClient::create(options);
   if (!http) return http.status();
-  auto instrumented = std::make_shared<InstrumentedClient>(
-      std::shared_ptr<prom::Client>(std::move(*http)), registry, name);
+  auto instrumented = std::make_shared<prom::ObservedClient>(
+      std::shared_ptr<prom::Client>(std::move(*http)),
+      std::make_shared<prom::ClientMetrics>(*registry, "gpuscale_adapter", name));
   prom::CacheOptions cacheOptions;
   cacheOptions.ttl = options.cacheTtl;
   auto cache = std::make_shared<prom::CachingClient>(instrumented, cacheOptions);

@@ -16,6 +16,8 @@
 #include <optional>
 #include <sstream>
 
+#include "gpuscale/core/files.h"
+
 namespace gpuscale::adapter {
 namespace {
 
@@ -33,12 +35,7 @@ std::string folderOf(const std::string& path) {
 }
 
 // The file's bytes; an unreadable file reads as empty (the reload reports why).
-std::string readAll(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream out;
-  if (in) out << in.rdbuf();
-  return out.str();
-}
+std::string readAll(const std::string& path) { return core::readFile(path).valueOr(""); }
 
 void drain(int fd) {
   std::array<char, 4096> buffer;

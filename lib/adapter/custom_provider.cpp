@@ -7,8 +7,6 @@
 namespace gpuscale::adapter {
 namespace {
 
-apiserver::GroupResource toApi(const rules::GroupResource& gr) { return {gr.group, gr.resource}; }
-
 // A rule that cannot render its query is a broken rule, not a missing metric; selector problems are
 // the caller's (400).
 core::Status queryBuildError(const core::Status& status) {
@@ -21,7 +19,7 @@ core::Status queryBuildError(const core::Status& status) {
 struct CustomProvider::Lookup {
   std::shared_ptr<const DiscoverySnapshot> snapshot;  // keeps `entry` alive
   const rules::CustomEntry* entry = nullptr;
-  rules::ResourceInfo resource;
+  k8s::ResourceInfo resource;
   std::string label;  // the Prometheus label holding object names
 
   const Backend* backend() const { return snapshot->backendFor(*entry->rule); }
@@ -58,7 +56,7 @@ struct CustomProvider::Lookup {
   }
 };
 
-CustomProvider::CustomProvider(SnapshotSource snapshots, const rules::ResourceMapper& mapper,
+CustomProvider::CustomProvider(SnapshotSource snapshots, const k8s::ResourceMapper& mapper,
                                std::shared_ptr<ObjectLister> objects,
                                std::shared_ptr<QueryRunner> runner, CustomProviderOptions options)
     : snapshots_(std::move(snapshots)),
@@ -72,7 +70,7 @@ std::vector<apiserver::CustomMetricInfo> CustomProvider::listMetrics() const {
   std::vector<apiserver::CustomMetricInfo> out;
   out.reserve(snapshot->custom->entries().size());
   for (const rules::CustomEntry& entry : snapshot->custom->entries()) {
-    out.push_back({toApi(entry.info.resource), entry.info.namespaced, entry.info.metric});
+    out.push_back({entry.info.resource, entry.info.namespaced, entry.info.metric});
   }
   return out;
 }
@@ -85,7 +83,7 @@ core::Result<CustomProvider::Lookup> CustomProvider::lookup(
   out.snapshot = snapshots_();
   out.entry = out.snapshot->custom->find(resource->groupResource, info.namespaced, info.metric);
   if (out.entry == nullptr) {
-    return apiserver::metricNotFound(toApi(resource->groupResource), info.metric);
+    return apiserver::metricNotFound(resource->groupResource, info.metric);
   }
   out.resource = *resource;
   auto label = out.entry->rule->resources().labelForResource(resource->groupResource);
@@ -111,7 +109,7 @@ core::Result<apiserver::MetricValue> CustomProvider::getMetricByName(
     if (it != sample.metric.end() && it->second == name) match = &sample;  // the last one wins
   }
   const auto notFound =
-      apiserver::objectMetricNotFound(toApi(found->resource.groupResource), info.metric, name);
+      apiserver::objectMetricNotFound(found->resource.groupResource, info.metric, name);
   if (match == nullptr) return notFound;
   std::optional<core::Quantity> quantity = runner_->servedValue("custom", match->point.value);
   if (!quantity) return notFound;
@@ -127,7 +125,7 @@ core::Result<std::vector<apiserver::MetricValue>> CustomProvider::getMetricBySel
   auto objects = objects_->list(found->resource, namespaceName, objectSelector);
   if (!objects) return objects.status();
   if (!objects->all && objects->names.empty()) {
-    return apiserver::metricNotFound(toApi(found->resource.groupResource), info.metric);
+    return apiserver::metricNotFound(found->resource.groupResource, info.metric);
   }
 
   bool namespaceWide = objects->all || objects->names.size() > options_.maxNamesInQuery;

@@ -13,8 +13,8 @@
 namespace gpuscale::adapter {
 namespace {
 
+using k8s::GroupResource;
 using rules::CompiledRule;
-using rules::GroupResource;
 
 bool clusterScoped(const GroupResource& gr) {
   return gr.group.empty() && (gr.resource == "namespaces" || gr.resource == "nodes" ||

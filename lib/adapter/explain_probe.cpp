@@ -10,8 +10,8 @@ namespace gpuscale::adapter {
 namespace {
 
 using Clock = std::chrono::system_clock;
+using k8s::GroupResource;
 using rules::CompiledRule;
-using rules::GroupResource;
 
 constexpr std::string_view kClusterScoped = " (cluster-scoped)";
 constexpr size_t kSampleValues = 3;

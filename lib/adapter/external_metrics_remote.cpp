@@ -13,6 +13,7 @@
 #include <charconv>
 #include <nlohmann/json.hpp>
 
+#include "gpuscale/core/files.h"
 #include "gpuscale/core/rfc3339.h"
 #include "gpuscale/prom/credentials.h"
 
@@ -264,7 +265,7 @@ struct ExternalMetricsRemote::Impl {
     request.set(http::field::accept, "application/json");
     request.set(http::field::user_agent, "gpuscale-adapter (external metrics fallback)");
     if (!options.tokenFile.empty()) {
-      auto token = prom::readFile(options.tokenFile);
+      auto token = core::readFile(options.tokenFile);
       if (!token)
         return core::Status::internal("external metrics fallback: " + token.status().message());
       request.set(http::field::authorization, "Bearer " + trimmed(std::move(*token)));
@@ -346,7 +347,7 @@ core::Result<std::shared_ptr<ExternalMetricsRemote>> ExternalMetricsRemote::crea
         error.what());
   }
   if (!options.tokenFile.empty()) {
-    if (auto token = prom::readFile(options.tokenFile); !token) {
+    if (auto token = core::readFile(options.tokenFile); !token) {
       return core::Status::badRequest("--external-metrics-fallback-token-file: " +
                                       token.status().message());
     }

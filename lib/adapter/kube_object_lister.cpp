@@ -7,7 +7,7 @@ namespace gpuscale::adapter {
 KubeObjectLister::KubeObjectLister(std::shared_ptr<kube::KubeClient> client)
     : client_(std::move(client)) {}
 
-core::Result<ObjectSet> KubeObjectLister::list(const rules::ResourceInfo& resource,
+core::Result<ObjectSet> KubeObjectLister::list(const k8s::ResourceInfo& resource,
                                                std::string_view namespaceName,
                                                const core::LabelSelector& selector) {
   const auto ref = kube::ResourceRef::collection(resource.groupResource.group, resource.version,

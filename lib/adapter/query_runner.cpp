@@ -60,8 +60,9 @@ core::Status QueryRunner::fetchError(const core::Status& cause) {
   const auto& causes = cause.details().causes;
   std::string message =
       "unable to fetch metrics: " + (causes.empty() ? cause.message() : causes.front());
-  if (cause.httpCode() == 503) return core::Status::unavailable(message);
-  return core::Status::internal(message);
+  const core::Status wrapped = cause.httpCode() == 503 ? core::Status::unavailable(message)
+                                                       : core::Status::internal(message);
+  return wrapped.withCause(cause.cause());
 }
 
 core::Result<prom::QueryResultPtr> QueryRunner::run(

@@ -209,7 +209,7 @@ void Relister::stop() {
 void Relister::loop(bool firstRunDone) {
   for (bool run = !firstRunDone;; run = true) {
     if (run) {
-      relistOnce();
+      (void)relistOnce();  // a failure is kept as lastError() and logged when it changes
       removeStaleSeries();
     }
     std::unique_lock lock(mutex_);

@@ -38,14 +38,14 @@ std::string kubeStateMetricsLabelName(std::string_view key) {
 StandaloneObjectLister::StandaloneObjectLister(std::shared_ptr<QueryRunner> runner)
     : runner_(std::move(runner)) {}
 
-core::Result<ObjectSet> StandaloneObjectLister::list(const rules::ResourceInfo& resource,
+core::Result<ObjectSet> StandaloneObjectLister::list(const k8s::ResourceInfo& resource,
                                                      std::string_view namespaceName,
                                                      const core::LabelSelector& selector) {
   if (selector.empty()) return ObjectSet::everything();
   LabelSeries source;
-  if (resource.groupResource == rules::GroupResource{"", "pods"}) {
+  if (resource.groupResource == k8s::GroupResource{"", "pods"}) {
     source = {"kube_pod_labels", "pod"};
-  } else if (resource.groupResource == rules::GroupResource{"", "namespaces"}) {
+  } else if (resource.groupResource == k8s::GroupResource{"", "namespaces"}) {
     source = {"kube_namespace_labels", "namespace"};
   } else {
     return core::Status::badRequest(

@@ -2,21 +2,16 @@
 
 #include <spdlog/spdlog.h>
 
-#include <csignal>
-
 #include "gpuscale/apiserver/certificates.h"
 #include "gpuscale/apiserver/https_server.h"
+#include "gpuscale/core/signals.h"
 
 namespace gpuscale::apiserver {
 
 int serveUntilTerminated(const ServerOptions& options, ApiHandlerConfig config,
                          const std::function<void(ApiHandler&)>& onStarted,
                          std::shared_ptr<ServingTls> tls) {
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGTERM);
-  sigaddset(&signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  const core::StopSignals stopSignals;
 
   if (!config.registry) config.registry = std::make_shared<prometheus::Registry>();
   if (!tls) {
@@ -47,8 +42,7 @@ int serveUntilTerminated(const ServerOptions& options, ApiHandlerConfig config,
   tls->startPolling(options.tlsReloadInterval);
   if (onStarted) onStarted(*handler);
 
-  int received = 0;
-  sigwait(&signals, &received);
+  const int received = stopSignals.wait();
   spdlog::info("received signal {}, shutting down (deadline {} ms)", received,
                options.shutdownTimeout.count());
   handler->health().beginShutdown();

@@ -59,7 +59,7 @@ bool KubeEventRecorder::recordRepeated(const EventTarget& target, bool warning,
     it->second.last = at;
     auto s = bump(it->second, times, now);
     if (s.ok()) return true;
-    if (!kube::isNotFound(s)) {
+    if (!k8s::isNotFound(s)) {
       spdlog::warn("could not record event {}: {}", reason, s.message());
       return false;
     }

@@ -295,14 +295,14 @@ bool KubeActuator::writeHpaIntent(const partition::SetMaxReplicas& change,
 bool KubeActuator::advanceHpa(const std::string& ns, const std::string& name,
                               const ClusterState& state, TimePoint now, ActuationReport& report) {
   auto hpa = client_->get(hpaRef(ns, name));
-  if (!hpa) return !kube::isNotFound(hpa.status());
+  if (!hpa) return !k8s::isNotFound(hpa.status());
   auto intent = decodeHpaIntent(annotationOf(*hpa, kIntentAnnotation));
   if (!intent) return false;
   std::vector<std::string> failed;
   for (const auto& n : intent->nodes) {
     auto node = client_->get(actuator_detail::nodeRef(n));
     if (!node) {
-      if (!kube::isNotFound(node.status())) return true;
+      if (!k8s::isNotFound(node.status())) return true;
       failed.push_back(n + " (gone)");
       continue;
     }

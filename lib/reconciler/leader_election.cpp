@@ -38,7 +38,7 @@ bool LeaderElector::tryAcquireOrRenew(Clock::time_point now,
   const int duration = static_cast<int>(options_.leaseDuration.count());
   auto current = client_->get(leaseRef());
   if (!current) {
-    if (!kube::isNotFound(current.status())) {
+    if (!k8s::isNotFound(current.status())) {
       degraded_.failed("lease", leaseRef().path() + " (read)",
                        "leader election: reading the lease failed: " + current.status().message());
       return leader_.load() && now - lastRenew_ < options_.renewDeadline;
@@ -83,12 +83,12 @@ bool LeaderElector::tryAcquireOrRenew(Clock::time_point now,
   }
   auto r = client_->update(leaseRef(), updated);
   if (!r) {
-    if (!kube::isConflict(r.status())) {
+    if (!k8s::isConflict(r.status())) {
       degraded_.failed("lease", leaseRef().path() + " (write)",
                        "leader election: writing the lease failed: " + r.status().message());
     }
     const bool keep =
-        held && !kube::isConflict(r.status()) && now - lastRenew_ < options_.renewDeadline;
+        held && !k8s::isConflict(r.status()) && now - lastRenew_ < options_.renewDeadline;
     leader_.store(keep);
     return keep;
   }

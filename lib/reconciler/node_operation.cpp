@@ -192,8 +192,8 @@ bool KubeActuator::startNode(const NodeWork& work, const std::string& plan, Time
 bool KubeActuator::advanceNode(const std::string& name, TimePoint now, ActuationReport& report) {
   auto node = client_->get(nodeRef(name));
   if (!node) {
-    if (kube::isNotFound(node.status())) startedNodes_.erase(name);
-    return !kube::isNotFound(node.status());
+    if (k8s::isNotFound(node.status())) startedNodes_.erase(name);
+    return !k8s::isNotFound(node.status());
   }
   auto intent = decodeNodeIntent(annotationOf(*node, kIntentAnnotation));
   if (!intent) {

@@ -11,14 +11,14 @@ core::Result<WriteResult> writeLoop(kube::KubeClient& client, const kube::Resour
   WriteResult out;
   for (int attempt = 0; attempt < std::max(1, attempts); ++attempt) {
     auto current = client.get(ref);
-    if (!current && kube::isNotFound(current.status()) && skeleton != nullptr) {
+    if (!current && k8s::isNotFound(current.status()) && skeleton != nullptr) {
       auto patch = change(*skeleton);
       if (!patch) return patch.status();
       kube::Object created = *skeleton;
       if (*patch) created.merge_patch(**patch);
       auto r = client.create(ref.named(""), created);
       if (r) return WriteResult{*r, true, out.conflicts};
-      if (!kube::isConflict(r.status())) return r.status();
+      if (!k8s::isConflict(r.status())) return r.status();
       ++out.conflicts;  // created by someone else meanwhile: read it and patch
       continue;
     }
@@ -30,7 +30,7 @@ core::Result<WriteResult> writeLoop(kube::KubeClient& client, const kube::Resour
     body["metadata"]["resourceVersion"] = (*current)["metadata"].value("resourceVersion", "");
     auto r = client.patch(ref, kube::PatchType::kMerge, body);
     if (r) return WriteResult{*r, true, out.conflicts};
-    if (!kube::isConflict(r.status())) return r.status();
+    if (!k8s::isConflict(r.status())) return r.status();
     ++out.conflicts;
   }
   return core::Status(409, "Conflict",

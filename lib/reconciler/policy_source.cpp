@@ -5,6 +5,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "gpuscale/core/files.h"
+
 namespace gpuscale::reconciler {
 
 core::Result<std::shared_ptr<PolicySource>> PolicySource::open(std::filesystem::path path) {
@@ -25,11 +27,9 @@ core::Status PolicySource::load() {
   // Recorded before reading: a file that cannot be opened is reported once, until it changes.
   mtime_ = mtime;
   size_ = size;
-  std::ifstream in(path_);
-  if (!in) return core::Status::invalid(path_.string() + ": cannot read the policy file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  auto parsed = partition::parsePolicies(text.str());
+  auto text = core::readFile(path_);
+  if (!text) return core::Status::invalid(path_.string() + ": cannot read the policy file");
+  auto parsed = partition::parsePolicies(*text);
   if (!parsed) return core::Status::invalid(path_.string() + ": " + parsed.status().message());
   std::lock_guard lock(mu_);
   policies_ = std::make_shared<const partition::PolicySet>(std::move(*parsed));

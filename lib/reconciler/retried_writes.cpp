@@ -89,9 +89,9 @@ core::Result<kube::Object> RetryNotingClient::noting(const kube::ResourceRef& re
   auto r = write();
   tWrite = outer;
   // The last 429 was not retried when the client gave up on it.
-  const bool gaveUp = !r && kube::isTooManyRequests(r.status());
+  const bool gaveUp = !r && k8s::isTooManyRequests(r.status());
   retried_->throttled(ref, progress.throttled - (gaveUp ? 1 : 0));
-  if (!r && kube::isConflict(r.status())) retried_->conflict(ref);
+  if (!r && k8s::isConflict(r.status())) retried_->conflict(ref);
   return r;
 }
 

@@ -24,12 +24,12 @@ TEST_F(ClusterTest, CrudPaginationPatchAndTypedErrors) {
 
   auto missing = client->get(kConfigMaps.named("nope"));
   ASSERT_FALSE(missing.ok());
-  EXPECT_TRUE(kube::isNotFound(missing.status()));
+  EXPECT_TRUE(k8s::isNotFound(missing.status()));
   EXPECT_EQ(missing.status().message(), "configmaps \"nope\" not found");
 
   auto duplicate = client->create(kConfigMaps, configMap("cm-0"));
   ASSERT_FALSE(duplicate.ok());
-  EXPECT_TRUE(kube::isConflict(duplicate.status()));
+  EXPECT_TRUE(k8s::isConflict(duplicate.status()));
   EXPECT_EQ(duplicate.status().reason(), "AlreadyExists");
 
   auto current = client->get(kConfigMaps.named("cm-0"));
@@ -91,7 +91,7 @@ TEST_F(ClusterTest, WatchStreamsRealEventsAndOldVersionsAreGone) {
   ancient.resourceVersion = "1";
   const auto status =
       client->watch(kConfigMaps, ancient, [](const kube::WatchEvent&) { return true; }, {});
-  EXPECT_TRUE(kube::isGone(status)) << status.toString();
+  EXPECT_TRUE(k8s::isGone(status)) << status.toString();
 }
 
 TEST_F(ClusterTest, InformerFollowsAndResumesWithoutRelisting) {

@@ -1,19 +1,20 @@
-#include "gpuscale/adapter/instrumented_client.h"
+#include "gpuscale/prom/observed_client.h"
 
 #include <gtest/gtest.h>
 #include <prometheus/text_serializer.h>
 
 #include "fakes/prom_fake_client.h"
+#include "gpuscale/prom/client_metrics.h"
 #include "gpuscale/prom/errors.h"
 
-namespace gpuscale::adapter {
+namespace gpuscale::prom {
 namespace {
 
-TEST(InstrumentedClient, CountsCallsByEndpointAndResultClass) {
+TEST(ObservedClient, CountsCallsByEndpointAndResultClass) {
   auto backend = std::make_shared<fakes::FakePrometheusClient>();
   backend->setQuery("bad", prom::failure(prom::FailureKind::kTimeout, "2s"));
   auto registry = std::make_shared<prometheus::Registry>();
-  InstrumentedClient client(backend, registry);
+  ObservedClient client(backend, std::make_shared<ClientMetrics>(*registry, "gpuscale_adapter"));
   EXPECT_TRUE(client.query("good", {}).ok());
   EXPECT_TRUE(client.query("good", {}).ok());
   EXPECT_FALSE(client.query("bad", {}).ok());
@@ -31,4 +32,4 @@ TEST(InstrumentedClient, CountsCallsByEndpointAndResultClass) {
 }
 
 }  // namespace
-}  // namespace gpuscale::adapter
+}  // namespace gpuscale::prom

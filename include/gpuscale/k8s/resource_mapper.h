@@ -1,13 +1,11 @@
-// Kubernetes group-resources as the rules see them, and the mapper that normalises what operators
-// and requests write ("pod", "Pods", "deployment.apps", "deployments.apps") to the canonical plural
-// form.
+// The mapper that normalises what operators and requests write ("pod", "Pods", "deployment.apps",
+// "deployments.apps") to the canonical plural form of a Kubernetes resource.
 //
 // ResourceMapper is the seam that stands in for client-go's RESTMapper (prometheus-adapter builds
 // one from full API discovery). BuiltinResourceTable is the implementation used when no Kubernetes
 // API is available
 // (`rules check|render`, standalone mode, tests): the core group plus apps, batch,
-// networking.k8s.io and autoscaling. A discovery-backed mapper can replace it later without
-// touching the rule engine.
+// networking.k8s.io and autoscaling. kube::DiscoveryResourceMapper is the discovery-backed one.
 //
 // Normalisation (ResourceFor semantics): case-insensitive; the resource may be plural, singular or
 // the kind; with an empty group, groups are searched in priority order (core first, then apps,
@@ -22,21 +20,9 @@
 #include <vector>
 
 #include "gpuscale/core/result.h"
+#include "gpuscale/k8s/group_resource.h"
 
-namespace gpuscale::rules {
-
-struct GroupResource {
-  std::string group;     // "" for the core group
-  std::string resource;  // plural once normalised
-
-  // "pods", "deployments.apps" (schema.GroupResource.String()).
-  std::string toString() const;
-  // Splits at the first '.': "deployments.apps" → {apps, deployments}; "pods" → {"", pods}.
-  static GroupResource parse(std::string_view text);
-
-  friend bool operator==(const GroupResource&, const GroupResource&) = default;
-  friend auto operator<=>(const GroupResource&, const GroupResource&) = default;
-};
+namespace gpuscale::k8s {
 
 struct ResourceInfo {
   GroupResource groupResource;  // canonical: plural resource
@@ -70,4 +56,4 @@ class BuiltinResourceTable final : public ResourceMapper {
   std::vector<std::string> kindsLower_;  // parallel to resources_
 };
 
-}  // namespace gpuscale::rules
+}  // namespace gpuscale::k8s

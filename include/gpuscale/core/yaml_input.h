@@ -1,5 +1,9 @@
-// Turns yaml-cpp exceptions and nodes into Status errors with line:column positions (private
-// helper).
+// Reading YAML input files (policies, device-plugin and mig-parted configs, scenarios): yaml-cpp's
+// exceptions and nodes turned into Status errors with "line L, column C: " positions, one way for
+// every module. A parser throws YamlInputError (yamlFail) or lets YAML::Exception out, and its
+// boundary (guardYaml) turns either into a Status::invalid; nothing escapes the boundary.
+//
+// Thread safety: pure functions.
 #pragma once
 
 #include <string>
@@ -8,13 +12,14 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include "gpuscale/core/result.h"
 #include "gpuscale/core/status.h"
 
-namespace gpuscale::partition {
+namespace gpuscale::core {
 
-// Thrown inside parsers and caught at their boundary; never escapes the partition library.
+// Thrown inside parsers and caught at their boundary (guardYaml).
 struct YamlInputError {
-  core::Status status;
+  Status status;
 };
 
 inline std::string yamlPosition(const YAML::Node& node) {
@@ -24,19 +29,19 @@ inline std::string yamlPosition(const YAML::Node& node) {
 }
 
 [[noreturn]] inline void yamlFail(const YAML::Node& node, std::string_view message) {
-  throw YamlInputError{core::Status::invalid(yamlPosition(node) + std::string(message))};
+  throw YamlInputError{Status::invalid(yamlPosition(node) + std::string(message))};
 }
 
 // Runs `parse` (which may throw YAML::Exception or YamlInputError) and returns its result or the
 // error.
 template <typename T, typename Parse>
-core::Result<T> guardYaml(std::string_view what, Parse&& parse) {
+Result<T> guardYaml(std::string_view what, Parse&& parse) {
   try {
     return parse();
   } catch (const YamlInputError& e) {
     return e.status.withContext(what);
   } catch (const YAML::Exception& e) {
-    return core::Status::invalid(
+    return Status::invalid(
         fmt::format("{}: line {}, column {}: {}", what, e.mark.line + 1, e.mark.column + 1, e.msg));
   }
 }
@@ -50,4 +55,4 @@ T yamlAs(const YAML::Node& node, std::string_view field) {
   }
 }
 
-}  // namespace gpuscale::partition
+}  // namespace gpuscale::core

@@ -1,11 +1,11 @@
-#include "gpuscale/rules/resource_table.h"
+#include "gpuscale/k8s/resource_mapper.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cctype>
 
-namespace gpuscale::rules {
+namespace gpuscale::k8s {
 namespace {
 
 struct Row {
@@ -58,16 +58,6 @@ std::string lower(std::string_view text) {
 
 }  // namespace
 
-std::string GroupResource::toString() const {
-  return group.empty() ? resource : resource + "." + group;
-}
-
-GroupResource GroupResource::parse(std::string_view text) {
-  size_t dot = text.find('.');
-  if (dot == std::string_view::npos) return {"", std::string(text)};
-  return {std::string(text.substr(dot + 1)), std::string(text.substr(0, dot))};
-}
-
 BuiltinResourceTable::BuiltinResourceTable() {
   for (const Row& row : kRows) {
     resources_.push_back(
@@ -99,4 +89,4 @@ core::Result<ResourceInfo> BuiltinResourceTable::resourceFor(const GroupResource
       "the server doesn't have a resource type {:?} in group {:?}", gr.resource, gr.group));
 }
 
-}  // namespace gpuscale::rules
+}  // namespace gpuscale::k8s

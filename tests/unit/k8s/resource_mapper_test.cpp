@@ -1,8 +1,8 @@
-#include "gpuscale/rules/resource_table.h"
+#include "gpuscale/k8s/resource_mapper.h"
 
 #include <gtest/gtest.h>
 
-namespace gpuscale::rules {
+namespace gpuscale::k8s {
 namespace {
 
 struct Row {
@@ -72,4 +72,4 @@ TEST(BuiltinResourceTable, KnowsCoreAndAppsWithVersionsAndKinds) {
 }
 
 }  // namespace
-}  // namespace gpuscale::rules
+}  // namespace gpuscale::k8s
