@@ -5,6 +5,7 @@
 #include <set>
 
 #include "actuator_internal.h"
+#include "gpuscale/partition/config_name.h"
 #include "gpuscale/partition/device_plugin_config.h"
 #include "gpuscale/partition/mig_parted_config.h"
 #include "gpuscale/reconciler/optimistic_write.h"
@@ -20,26 +21,22 @@ std::string opTitle(NodeOpKind kind) {
   return kind == NodeOpKind::kMig ? "MigReconfigure" : "TimeSlicing";
 }
 
-// Entries named like `label` without its hash ("gpuscale-<node>-"): earlier configs for the node.
-std::string ownedPrefix(const std::string& label) {
-  auto dash = label.rfind('-');
-  return dash == std::string::npos ? label : label.substr(0, dash + 1);
-}
-
-bool isStale(const std::string& key, const NodeIntent& intent) {
-  return key.rfind(ownedPrefix(intent.label), 0) == 0 && key != intent.label &&
-         key != intent.previous;
+// An earlier config of `node` (by exact ownership, never by name prefix: another node's name may
+// share the prefix), other than the one being written and the one it replaces.
+bool isStale(const std::string& key, const std::string& node, const NodeIntent& intent) {
+  return partition::isOwnedConfigOf(key, node) && key != intent.label && key != intent.previous;
 }
 
 core::Result<std::optional<kube::Object>> noChange() { return std::optional<kube::Object>{}; }
 
 }  // namespace
 
-core::Status KubeActuator::writeConfig(const NodeIntent& intent) {
-  return intent.kind == NodeOpKind::kMig ? writeMigConfig(intent) : writeDevicePluginConfig(intent);
+core::Status KubeActuator::writeConfig(const std::string& node, const NodeIntent& intent) {
+  return intent.kind == NodeOpKind::kMig ? writeMigConfig(node, intent)
+                                         : writeDevicePluginConfig(node, intent);
 }
 
-core::Status KubeActuator::writeMigConfig(const NodeIntent& intent) {
+core::Status KubeActuator::writeMigConfig(const std::string& node, const NodeIntent& intent) {
   auto wanted = partition::parseMigPartedConfig(intent.config);
   if (!wanted) return wanted.status();
   // mig-manager reads only the ConfigMap the ClusterPolicy names: the previous config must be
@@ -78,7 +75,8 @@ core::Status KubeActuator::writeMigConfig(const NodeIntent& intent) {
         if (previousEntries && !file.configs.contains(intent.previous)) {
           file.configs[intent.previous] = *previousEntries;
         }
-        std::erase_if(file.configs, [&](const auto& kv) { return isStale(kv.first, intent); });
+        std::erase_if(file.configs,
+                      [&](const auto& kv) { return isStale(kv.first, node, intent); });
         if (file == before && !text.empty()) return noChange();
         return std::optional<kube::Object>(
             json{{"data", {{"config.yaml", partition::emitMigPartedConfig(file)}}}});
@@ -86,7 +84,8 @@ core::Status KubeActuator::writeMigConfig(const NodeIntent& intent) {
   return r ? core::Status() : r.status();
 }
 
-core::Status KubeActuator::writeDevicePluginConfig(const NodeIntent& intent) {
+core::Status KubeActuator::writeDevicePluginConfig(const std::string& node,
+                                                   const NodeIntent& intent) {
   auto r = upsertWithRetry(
       *client_, configMapRef(options_.operatorNamespace, options_.devicePluginConfigMap), "v1",
       "ConfigMap", [&](const kube::Object& cm) -> core::Result<std::optional<kube::Object>> {
@@ -95,7 +94,7 @@ core::Status KubeActuator::writeDevicePluginConfig(const NodeIntent& intent) {
         const json& current = cm.contains("data") && cm["data"].is_object() ? cm["data"] : empty;
         if (current.value(intent.label, "") != intent.config) data[intent.label] = intent.config;
         for (const auto& [key, value] : current.items()) {
-          if (isStale(key, intent)) data[key] = nullptr;
+          if (isStale(key, node, intent)) data[key] = nullptr;
         }
         if (data.empty()) return noChange();
         return std::optional<kube::Object>(json{{"data", data}});
@@ -207,7 +206,7 @@ bool KubeActuator::advanceNode(const std::string& name, TimePoint now, Actuation
                  report);
       return false;
     }
-    if (auto s = writeConfig(*intent); !s.ok()) {
+    if (auto s = writeConfig(name, *intent); !s.ok()) {
       degraded_.failed("partition_config", name,
                        "writing config " + intent->label + " failed: " + s.message());
       return true;

@@ -110,9 +110,10 @@ class KubeActuator final : public Actuator {
   void lowerMaxReplicas(const partition::SetMaxReplicas& change, TimePoint now,
                         ActuationReport& report);
   bool writeHpaIntent(const partition::SetMaxReplicas& change, const HpaIntent& intent);
-  core::Status writeConfig(const NodeIntent& intent);
-  core::Status writeMigConfig(const NodeIntent& intent);
-  core::Status writeDevicePluginConfig(const NodeIntent& intent);
+  // Writes `intent`'s config for `node` and prunes the node's own earlier entries.
+  core::Status writeConfig(const std::string& node, const NodeIntent& intent);
+  core::Status writeMigConfig(const std::string& node, const NodeIntent& intent);
+  core::Status writeDevicePluginConfig(const std::string& node, const NodeIntent& intent);
   // A pod that would be disturbed by rebuilding `gpus` of `node`, or "" when none.
   core::Result<std::string> podInTheWay(const std::string& node, const std::vector<int>& gpus,
                                         TimePoint now);

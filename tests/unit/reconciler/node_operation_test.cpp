@@ -1,0 +1,120 @@
+// The node half of KubeActuator: which config entries a node's operation prunes (its own stale
+// ones, by exact ownership, never another node's).
+#include <gtest/gtest.h>
+
+#include "cluster_fixture.h"
+#include "gpuscale/partition/config_name.h"
+#include "gpuscale/partition/mig_parted_config.h"
+#include "gpuscale/reconciler/actuator.h"
+
+namespace gpuscale::reconciler {
+namespace {
+
+using nlohmann::json;
+using partition::ownedConfigName;
+using testing::RecordingClient;
+using testing::Write;
+using namespace std::chrono_literals;
+
+kube::ResourceRef nodes() { return kube::ResourceRef::collection("", "v1", "nodes"); }
+kube::ResourceRef operatorConfigMaps() {
+  return kube::ResourceRef::collection("", "v1", "configmaps", "gpu-operator");
+}
+
+class NodeOperationTest : public ::testing::Test {
+ protected:
+  std::shared_ptr<gpuscale::testing::FakeKubeClient> fake_ =
+      std::make_shared<gpuscale::testing::FakeKubeClient>();
+  std::shared_ptr<RecordingClient> client_ = std::make_shared<RecordingClient>(fake_);
+  std::shared_ptr<MemoryEventRecorder> events_ = std::make_shared<MemoryEventRecorder>();
+  TimePoint t0_ = *partition::parseKubernetesTime("2026-11-22T01:00:00Z");
+};
+
+// The entry names of the ConfigMap an operation of `kind` writes its config to.
+std::set<std::string> entriesOf(gpuscale::testing::FakeKubeClient& fake, NodeOpKind kind) {
+  std::set<std::string> out;
+  if (kind == NodeOpKind::kTimeSlicing) {
+    auto cm = fake.get(operatorConfigMaps().named("device-plugin-config"));
+    EXPECT_TRUE(cm.ok());
+    if (cm) {
+      for (const auto& [key, _] : (*cm)["data"].items()) out.insert(key);
+    }
+    return out;
+  }
+  auto cm = fake.get(operatorConfigMaps().named("gpuscale-mig-parted-config"));
+  EXPECT_TRUE(cm.ok());
+  if (!cm) return out;
+  auto parsed = partition::parseMigPartedConfig((*cm)["data"].value("config.yaml", ""));
+  EXPECT_TRUE(parsed.ok());
+  if (parsed) {
+    for (const auto& [name, _] : parsed->configs) out.insert(name);
+  }
+  return out;
+}
+
+TEST_F(NodeOperationTest, PruningKeepsEntriesOfNodesSharingTheNamePrefix) {
+  // Two nodes whose names share their first 50 characters.
+  const std::string stem = "gke-inference-prod-europe-west4-a100-pool-7f3c9a2e-";
+  const std::string a = stem + "1x2b";
+  const std::string b = stem + "9q8r";
+  struct Row {
+    const char* what;
+    NodeOpKind kind;
+  };
+  const std::vector<Row> rows{{"device-plugin ConfigMap", NodeOpKind::kTimeSlicing},
+                              {"mig-parted ConfigMap", NodeOpKind::kMig}};
+  for (const auto& row : rows) {
+    SCOPED_TRACE(row.what);
+    fake_ = std::make_shared<gpuscale::testing::FakeKubeClient>();
+    client_ = std::make_shared<RecordingClient>(fake_);
+    const std::string theirs = ownedConfigName(b, "b's config");
+    const std::string stale = ownedConfigName(a, "a's config before last");
+    const std::string previous = ownedConfigName(a, "a's config now");
+    const std::string wanted = ownedConfigName(a, "a's next config");
+    const std::set<std::string> before{theirs, stale, previous, "all-disabled"};
+    partition::MigConfigEntry disabled;
+    partition::MigPartedConfig mig;
+    for (const auto& name : before) mig.configs[name] = {disabled};
+    json data = json::object();
+    for (const auto& name : before) data[name] = "version: v1\n";
+    ASSERT_TRUE(fake_
+                    ->create(operatorConfigMaps(),
+                             {{"metadata", {{"name", "device-plugin-config"}}}, {"data", data}})
+                    .ok());
+    ASSERT_TRUE(fake_
+                    ->create(operatorConfigMaps(),
+                             {{"metadata", {{"name", "gpuscale-mig-parted-config"}}},
+                              {"data", {{"config.yaml", partition::emitMigPartedConfig(mig)}}}})
+                    .ok());
+
+    NodeIntent intent;
+    intent.plan = "p1";
+    intent.kind = row.kind;
+    intent.label = wanted;
+    intent.previous = previous;
+    partition::MigPartedConfig next;
+    next.configs[wanted] = {disabled};
+    intent.config =
+        row.kind == NodeOpKind::kMig ? partition::emitMigPartedConfig(next) : "version: v1\n";
+    intent.started = t0_;
+    for (const auto& [name, label] : {std::pair{a, previous}, std::pair{b, theirs}}) {
+      json node{
+          {"metadata", {{"name", name}, {"labels", {{std::string(intent.labelKey()), label}}}}}};
+      if (name == a)
+        node["metadata"]["annotations"] = {
+            {std::string(kIntentAnnotation), encodeNodeIntent(intent)}};
+      ASSERT_TRUE(fake_->create(nodes(), node).ok());
+    }
+
+    KubeActuator actuator(client_, events_, std::make_shared<NodeLevelGpuPodMapping>(), {});
+    ActuationReport report;
+    EXPECT_TRUE(actuator.advanceNode(a, t0_ + 1s, report));
+    EXPECT_EQ(entriesOf(*fake_, row.kind),
+              (std::set<std::string>{theirs, previous, wanted, "all-disabled"}))
+        << "only " << a << "'s stale entry goes";
+    EXPECT_EQ(labelOf(*fake_->get(nodes().named(a)), intent.labelKey()), wanted);
+  }
+}
+
+}  // namespace
+}  // namespace gpuscale::reconciler
