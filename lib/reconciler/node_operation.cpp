@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <map>
 #include <set>
 
 #include "actuator_internal.h"
@@ -9,6 +10,7 @@
 #include "gpuscale/partition/device_plugin_config.h"
 #include "gpuscale/partition/mig_parted_config.h"
 #include "gpuscale/reconciler/optimistic_write.h"
+#include "gpuscale/reconciler/pod_gpu_use.h"
 
 namespace gpuscale::reconciler {
 namespace {
@@ -108,29 +110,19 @@ core::Result<std::string> KubeActuator::podInTheWay(const std::string& node,
   options.fieldSelector = "spec.nodeName=" + node;
   auto pods = client_->list(kube::ResourceRef::collection("", "v1", "pods"), options);
   if (!pods) return pods.status();
-  std::set<std::string> gpuPods;
+  std::map<std::string, std::string> users;  // namespace/name -> what makes it a GPU user
   for (const auto& pod : pods->items) {
-    const std::string phase = pod.contains("status") ? pod["status"].value("phase", "") : "";
-    if (phase == "Succeeded" || phase == "Failed") continue;
-    bool gpu = false;
-    for (const auto& c : pod["spec"].value("containers", json::array())) {
-      for (const char* field : {"requests", "limits"}) {
-        const json& res = c.contains("resources") ? c["resources"] : json::object();
-        if (!res.contains(field) || !res[field].is_object()) continue;
-        for (const auto& [name, _] : res[field].items()) {
-          if (name.rfind("nvidia.com/", 0) == 0) gpu = true;
-        }
-      }
-    }
-    if (gpu) {
-      gpuPods.insert(pod["metadata"].value("namespace", "") + "/" +
-                     pod["metadata"].value("name", ""));
-    }
+    auto use = gpuUseOf(pod);
+    if (use.empty()) continue;
+    users[pod["metadata"].value("namespace", "") + "/" + pod["metadata"].value("name", "")] =
+        std::move(use);
   }
-  if (gpuPods.empty()) return std::string();
-  const std::string first = *gpuPods.begin();
+  if (users.empty()) return std::string();
+  std::set<std::string> gpuPods;
+  for (const auto& [pod, _] : users) gpuPods.insert(pod);
+  const auto& [first, use] = *users.begin();
   auto occupancy = gpuPods_->occupancy(node, gpuPods, now);
-  if (!occupancy) return first;  // no per-GPU mapping: the whole node is busy
+  if (!occupancy) return fmt::format("{} ({})", first, use);  // no per-GPU mapping: node busy
   for (int g : gpus) {
     if (!occupancy->idle(g)) {
       return fmt::format("{} (GPU {} {})", first, g,

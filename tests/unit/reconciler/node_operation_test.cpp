@@ -1,11 +1,12 @@
 // The node half of KubeActuator: which config entries a node's operation prunes (its own stale
-// ones, by exact ownership, never another node's).
+// ones, by exact ownership, never another node's), and which pods stop a reshape.
 #include <gtest/gtest.h>
 
 #include "cluster_fixture.h"
 #include "gpuscale/partition/config_name.h"
 #include "gpuscale/partition/mig_parted_config.h"
 #include "gpuscale/reconciler/actuator.h"
+#include "gpuscale/reconciler/controller.h"
 
 namespace gpuscale::reconciler {
 namespace {
@@ -113,6 +114,62 @@ TEST_F(NodeOperationTest, PruningKeepsEntriesOfNodesSharingTheNamePrefix) {
               (std::set<std::string>{theirs, previous, wanted, "all-disabled"}))
         << "only " << a << "'s stale entry goes";
     EXPECT_EQ(labelOf(*fake_->get(nodes().named(a)), intent.labelKey()), wanted);
+  }
+}
+
+TEST_F(NodeOperationTest, EveryKindOfGpuUserStopsTheReshape) {
+  constexpr const char* kReshapeNode = "a100-node-3";
+  json sidecar{{"name", "proxy"},
+               {"restartPolicy", "Always"},
+               {"resources", {{"limits", {{"nvidia.com/mig-3g.20gb", "1"}}}}}};
+  json init{{"name", "warmup"}, {"resources", {{"limits", {{"nvidia.com/mig-3g.20gb", "1"}}}}}};
+  json cpu{{"name", "app"}, {"resources", {{"requests", {{"cpu", "1"}}}}}};
+  struct Row {
+    const char* what;
+    json spec;
+    int flips;  // of nvidia.com/mig.config
+  };
+  const std::vector<Row> rows{
+      {"a CPU-only pod does not stop it", {{"containers", {cpu}}}, 1},
+      {"an init container with a MIG device",
+       {{"containers", {cpu}}, {"initContainers", {init}}},
+       0},
+      {"a sidecar with a MIG device", {{"containers", {cpu}}, {"initContainers", {sidecar}}}, 0},
+      {"a DRA resource claim",
+       {{"containers", {cpu}},
+        {"resourceClaims", {{{"name", "gpu"}, {"resourceClaimTemplateName", "one-gpu"}}}}},
+       0},
+  };
+  for (const auto& row : rows) {
+    SCOPED_TRACE(row.what);
+    fake_ = std::make_shared<gpuscale::testing::FakeKubeClient>();
+    client_ = std::make_shared<RecordingClient>(fake_);
+    events_ = std::make_shared<MemoryEventRecorder>();
+    testing::seed(*fake_, partition::testing::loadDump("a100_idle_reshape.json"));
+    ActuatorOptions options;
+    options.maxNodesInFlight = 1;
+    auto actuator = std::make_shared<KubeActuator>(
+        client_, events_, std::make_shared<NodeLevelGpuPodMapping>(), options);
+    Controller c(client_, actuator, *PolicySource::open(""), events_,
+                 std::make_shared<ReconcilerMetrics>(std::make_shared<prometheus::Registry>()), {});
+    auto stale = testing::objectsOf(*fake_);  // the plan is made from this view: no such pod
+    json pod{{"apiVersion", "v1"},
+             {"kind", "Pod"},
+             {"metadata", {{"name", "other"}, {"namespace", "default"}}},
+             {"spec", row.spec},
+             {"status", {{"phase", "Running"}}}};
+    pod["spec"]["nodeName"] = kReshapeNode;
+    ASSERT_TRUE(
+        fake_->create(kube::ResourceRef::collection("", "v1", "pods", "default"), pod).ok());
+    auto r = c.pass(stale, t0_);
+    ASSERT_FALSE(r.plan.actions.empty());
+    EXPECT_EQ(client_->countWhere([&](const Write& w) {
+      return w.resource == "nodes" && w.name == kReshapeNode && w.body.contains("metadata") &&
+             w.body["metadata"].contains("labels") &&
+             w.body["metadata"]["labels"].contains(std::string(kMigConfigLabel));
+    }),
+              row.flips);
+    EXPECT_EQ(events_->withReason("ReshapeSkipped").size(), row.flips == 0 ? 1u : 0u);
   }
 }
 
