@@ -31,7 +31,48 @@ bool isStale(const std::string& key, const std::string& node, const NodeIntent& 
 
 core::Result<std::optional<kube::Object>> noChange() { return std::optional<kube::Object>{}; }
 
+// `node`'s spec.taints with kReshapeTaint present or absent (others kept as they are), or nullopt
+// when it already is so. The whole list goes in the merge patch (merge patches replace arrays);
+// the read resourceVersion it carries keeps a concurrent taint change from being lost.
+std::optional<json> reshapeTaints(const kube::Object& node, bool present) {
+  static const json kNone = json::array();
+  const json& spec = node.contains("spec") ? node["spec"] : kNone;
+  const json& current = spec.is_object() && spec.contains("taints") && spec["taints"].is_array()
+                            ? spec["taints"]
+                            : kNone;
+  json taints = json::array();
+  bool found = false;
+  for (const auto& t : current) {
+    if (t.is_object() && t.value("key", "") == kReshapeTaint) {
+      found = true;
+      if (!present) continue;
+    }
+    taints.push_back(t);
+  }
+  if (found == present) return std::nullopt;
+  if (present) taints.push_back({{"key", std::string(kReshapeTaint)}, {"effect", "NoSchedule"}});
+  return taints;
+}
+
+// Adds to `patch` the removal of kReshapeTaint from `node`, if it carries it.
+void untaintInto(json& patch, const kube::Object& node) {
+  if (auto taints = reshapeTaints(node, false)) patch["spec"]["taints"] = *taints;
+}
+
 }  // namespace
+
+core::Status KubeActuator::taintForReshape(const std::string& node, const NodeIntent& intent) {
+  auto r =
+      patchWithRetry(*client_, nodeRef(node),
+                     [&](const kube::Object& current) -> core::Result<std::optional<kube::Object>> {
+                       if (decodeNodeIntent(annotationOf(current, kIntentAnnotation)) != intent)
+                         return noChange();
+                       auto taints = reshapeTaints(current, true);
+                       if (!taints) return noChange();
+                       return std::optional<kube::Object>(json{{"spec", {{"taints", *taints}}}});
+                     });
+  return r ? core::Status() : r.status();
+}
 
 core::Status KubeActuator::writeConfig(const std::string& node, const NodeIntent& intent) {
   return intent.kind == NodeOpKind::kMig ? writeMigConfig(node, intent)
@@ -205,7 +246,13 @@ bool KubeActuator::advanceNode(const std::string& name, TimePoint now, Actuation
     }
     degraded_.cleared("partition_config", name);
     if (intent->kind == NodeOpKind::kMig) {
-      // Re-checked right before acting: a pod may have started since the plan was made.
+      // New pods are kept off the node first, so the check below stays true until mig-manager
+      // runs; a pod may have started since the plan was made.
+      if (auto s = taintForReshape(name, *intent); !s.ok()) {
+        degraded_.failed("reshape_taint", name, "tainting the node failed: " + s.message());
+        return true;
+      }
+      degraded_.cleared("reshape_taint", name);
       auto busy = podInTheWay(name, intent->gpus, now);
       if (!busy) return true;
       if (!busy->empty()) {
@@ -313,9 +360,10 @@ bool KubeActuator::continueWithTimeSlicing(const std::string& name, const NodeIn
       [&](const kube::Object& current) -> core::Result<std::optional<kube::Object>> {
         if (decodeNodeIntent(annotationOf(current, kIntentAnnotation)) != mig) return noChange();
         next.previous = labelOf(current, kDevicePluginConfigLabel);
-        return std::optional<kube::Object>(
-            json{{"metadata",
-                  {{"annotations", {{std::string(kIntentAnnotation), encodeNodeIntent(next)}}}}}});
+        json patch{{"metadata",
+                    {{"annotations", {{std::string(kIntentAnnotation), encodeNodeIntent(next)}}}}}};
+        untaintInto(patch, current);  // the MIG step is over; time-slicing destroys no pod
+        return std::optional<kube::Object>(patch);
       });
   if (!r) {
     degraded_.failed("node_intent", name,
@@ -370,6 +418,7 @@ void KubeActuator::finishNode(const std::string& name, const NodeIntent& intent,
         }
         json patch{{"metadata", {{"annotations", annotations}}}};
         if (!labels.empty()) patch["metadata"]["labels"] = labels;
+        untaintInto(patch, current);
         return std::optional<kube::Object>(patch);
       });
   if (!r) {

@@ -1,5 +1,6 @@
 // The node half of KubeActuator: which config entries a node's operation prunes (its own stale
-// ones, by exact ownership, never another node's), and which pods stop a reshape.
+// ones, by exact ownership, never another node's), which pods stop a reshape, and the taint that
+// keeps new pods off a node while its MIG change runs.
 #include <gtest/gtest.h>
 
 #include "cluster_fixture.h"
@@ -22,8 +23,82 @@ kube::ResourceRef operatorConfigMaps() {
   return kube::ResourceRef::collection("", "v1", "configmaps", "gpu-operator");
 }
 
+constexpr const char* kReshapeNode = "a100-node-3";  // the seed dump's idle node the plan reshapes
+
+bool hasReshapeTaint(const json& node) {
+  for (const auto& t : node["spec"].value("taints", json::array())) {
+    if (t.value("key", "") == kReshapeTaint && t.value("effect", "") == "NoSchedule") return true;
+  }
+  return false;
+}
+
+// Forwards to `inner`; each list of the pods on a node notes whether that node carried the reshape
+// taint at that moment.
+class TaintProbe final : public kube::KubeClient {
+ public:
+  explicit TaintProbe(std::shared_ptr<kube::KubeClient> inner) : inner_(std::move(inner)) {}
+  core::Result<kube::Object> get(const kube::ResourceRef& ref) override { return inner_->get(ref); }
+  core::Result<kube::ObjectList> list(const kube::ResourceRef& ref,
+                                      const kube::ListOptions& options) override {
+    constexpr std::string_view kOnNode = "spec.nodeName=";
+    if (ref.resource == "pods" && options.fieldSelector.rfind(kOnNode, 0) == 0) {
+      auto node = inner_->get(nodes().named(options.fieldSelector.substr(kOnNode.size())));
+      taintedAtPodCheck.push_back(node.ok() && hasReshapeTaint(*node));
+    }
+    return inner_->list(ref, options);
+  }
+  core::Status watch(const kube::ResourceRef& ref, const kube::WatchOptions& o,
+                     const kube::WatchHandler& h, std::stop_token s) override {
+    return inner_->watch(ref, o, h, s);
+  }
+  core::Result<kube::Object> create(const kube::ResourceRef& ref, const kube::Object& o) override {
+    return inner_->create(ref, o);
+  }
+  core::Result<kube::Object> update(const kube::ResourceRef& ref, const kube::Object& o) override {
+    return inner_->update(ref, o);
+  }
+  core::Result<kube::Object> patch(const kube::ResourceRef& ref, kube::PatchType type,
+                                   const kube::Object& p) override {
+    return inner_->patch(ref, type, p);
+  }
+  core::Status remove(const kube::ResourceRef& ref) override { return inner_->remove(ref); }
+  core::Result<kube::Object> getPath(std::string_view path) override {
+    return inner_->getPath(path);
+  }
+
+  std::vector<bool> taintedAtPodCheck;
+
+ private:
+  std::shared_ptr<kube::KubeClient> inner_;
+};
+
 class NodeOperationTest : public ::testing::Test {
  protected:
+  // A fresh cluster from the seed dump with an idle node to reshape.
+  void seedReshapeCluster() {
+    fake_ = std::make_shared<gpuscale::testing::FakeKubeClient>();
+    client_ = std::make_shared<RecordingClient>(fake_);
+    events_ = std::make_shared<MemoryEventRecorder>();
+    testing::seed(*fake_, partition::testing::loadDump("a100_idle_reshape.json"));
+  }
+  // A controller acting through `client`, one node operation at a time.
+  std::unique_ptr<Controller> controller(std::shared_ptr<kube::KubeClient> client) {
+    ActuatorOptions options;
+    options.maxNodesInFlight = 1;
+    auto actuator = std::make_shared<KubeActuator>(
+        client, events_, std::make_shared<NodeLevelGpuPodMapping>(), options);
+    return std::make_unique<Controller>(
+        client, actuator, *PolicySource::open(""), events_,
+        std::make_shared<ReconcilerMetrics>(std::make_shared<prometheus::Registry>()),
+        ControllerOptions{});
+  }
+  json node(const std::string& name) { return *fake_->get(nodes().named(name)); }
+  static bool flipsMigConfig(const Write& w) {
+    return w.resource == "nodes" && w.name == kReshapeNode && w.body.contains("metadata") &&
+           w.body["metadata"].contains("labels") &&
+           w.body["metadata"]["labels"].contains(std::string(kMigConfigLabel));
+  }
+
   std::shared_ptr<gpuscale::testing::FakeKubeClient> fake_ =
       std::make_shared<gpuscale::testing::FakeKubeClient>();
   std::shared_ptr<RecordingClient> client_ = std::make_shared<RecordingClient>(fake_);
@@ -118,7 +193,6 @@ TEST_F(NodeOperationTest, PruningKeepsEntriesOfNodesSharingTheNamePrefix) {
 }
 
 TEST_F(NodeOperationTest, EveryKindOfGpuUserStopsTheReshape) {
-  constexpr const char* kReshapeNode = "a100-node-3";
   json sidecar{{"name", "proxy"},
                {"restartPolicy", "Always"},
                {"resources", {{"limits", {{"nvidia.com/mig-3g.20gb", "1"}}}}}};
@@ -142,16 +216,8 @@ TEST_F(NodeOperationTest, EveryKindOfGpuUserStopsTheReshape) {
   };
   for (const auto& row : rows) {
     SCOPED_TRACE(row.what);
-    fake_ = std::make_shared<gpuscale::testing::FakeKubeClient>();
-    client_ = std::make_shared<RecordingClient>(fake_);
-    events_ = std::make_shared<MemoryEventRecorder>();
-    testing::seed(*fake_, partition::testing::loadDump("a100_idle_reshape.json"));
-    ActuatorOptions options;
-    options.maxNodesInFlight = 1;
-    auto actuator = std::make_shared<KubeActuator>(
-        client_, events_, std::make_shared<NodeLevelGpuPodMapping>(), options);
-    Controller c(client_, actuator, *PolicySource::open(""), events_,
-                 std::make_shared<ReconcilerMetrics>(std::make_shared<prometheus::Registry>()), {});
+    seedReshapeCluster();
+    auto c = controller(client_);
     auto stale = testing::objectsOf(*fake_);  // the plan is made from this view: no such pod
     json pod{{"apiVersion", "v1"},
              {"kind", "Pod"},
@@ -161,15 +227,61 @@ TEST_F(NodeOperationTest, EveryKindOfGpuUserStopsTheReshape) {
     pod["spec"]["nodeName"] = kReshapeNode;
     ASSERT_TRUE(
         fake_->create(kube::ResourceRef::collection("", "v1", "pods", "default"), pod).ok());
-    auto r = c.pass(stale, t0_);
+    auto r = c->pass(stale, t0_);
     ASSERT_FALSE(r.plan.actions.empty());
-    EXPECT_EQ(client_->countWhere([&](const Write& w) {
-      return w.resource == "nodes" && w.name == kReshapeNode && w.body.contains("metadata") &&
-             w.body["metadata"].contains("labels") &&
-             w.body["metadata"]["labels"].contains(std::string(kMigConfigLabel));
-    }),
-              row.flips);
+    EXPECT_EQ(client_->countWhere(flipsMigConfig), row.flips);
     EXPECT_EQ(events_->withReason("ReshapeSkipped").size(), row.flips == 0 ? 1u : 0u);
+  }
+}
+
+TEST_F(NodeOperationTest, NewPodsAreKeptOffTheNodeWhileItsMigChangeRuns) {
+  struct Row {
+    const char* what;
+    json mig;  // what mig-manager and the device plugin then report: labels, allocatable
+    std::string result;
+  };
+  const std::vector<Row> rows{
+      {"mig-manager succeeds",
+       {{"labels", {{"nvidia.com/mig.config.state", "success"}}},
+        {"allocatable", {{"nvidia.com/mig-1g.5gb", "14"}, {"nvidia.com/mig-3g.20gb", "0"}}}},
+       "success"},
+      {"mig-manager fails", {{"labels", {{"nvidia.com/mig.config.state", "failed"}}}}, "failed"},
+      {"someone else takes the node's MIG config",
+       {{"labels", {{"nvidia.com/mig.config", "all-balanced"}}}},
+       "superseded"},
+  };
+  const json theirs{{"key", "nvidia.com/gpu"}, {"value", "present"}, {"effect", "NoSchedule"}};
+  for (const auto& row : rows) {
+    SCOPED_TRACE(row.what);
+    seedReshapeCluster();
+    ASSERT_TRUE(fake_
+                    ->patch(nodes().named(kReshapeNode), kube::PatchType::kMerge,
+                            {{"spec", {{"taints", {theirs}}}}})
+                    .ok());
+    auto probe = std::make_shared<TaintProbe>(client_);
+    auto c = controller(probe);
+    c->pass(testing::objectsOf(*fake_), t0_);
+
+    // Tainted before the last pod check, which came before the label flip.
+    EXPECT_TRUE(hasReshapeTaint(node(kReshapeNode)));
+    ASSERT_FALSE(probe->taintedAtPodCheck.empty());
+    EXPECT_TRUE(probe->taintedAtPodCheck.back()) << "the last pod check ran on a tainted node";
+    const int taint = client_->firstWhere([](const Write& w) {
+      return w.name == kReshapeNode && w.body.contains("spec") && w.body["spec"].contains("taints");
+    });
+    ASSERT_GE(taint, 0);
+    EXPECT_LT(taint, client_->firstWhere(flipsMigConfig));
+    EXPECT_EQ(node(kReshapeNode)["spec"]["taints"].size(), 2u) << "other taints are kept";
+
+    json patch{{"metadata", {{"labels", row.mig["labels"]}}}};
+    if (row.mig.contains("allocatable"))
+      patch["status"] = {{"allocatable", row.mig["allocatable"]}};
+    ASSERT_TRUE(fake_->patch(nodes().named(kReshapeNode), kube::PatchType::kMerge, patch).ok());
+    c->pass(testing::objectsOf(*fake_), t0_ + 10s);
+    EXPECT_EQ(decodeNodeOutcome(annotationOf(node(kReshapeNode), kOutcomeAnnotation))->result,
+              row.result);
+    EXPECT_FALSE(hasReshapeTaint(node(kReshapeNode))) << "the taint ends with the MIG step";
+    EXPECT_EQ(node(kReshapeNode)["spec"]["taints"], json::array({theirs}));
   }
 }
 
