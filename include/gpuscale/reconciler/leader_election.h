@@ -12,7 +12,8 @@
 // (LeaderElectionOptions::now) is within renewDeadline of the start of the last successful
 // acquire or renew. So a leader whose renew loop stalls (a blocked thread, a hung request, a
 // paused process) stops counting as leader on its own, before any other candidate can take the
-// Lease over (they wait leaseDuration > renewDeadline from when they saw the record last change).
+// Lease over (they wait leaseDuration > renewDeadline from when they saw the record last change,
+// which is after the renewal was sent; this holds while the clocks run at about the same rate).
 // Seeing another holder in the Lease ends leadership at once. Writes to the cluster are fenced on
 // isLeader() right before they go out (fenced_client.h).
 //
