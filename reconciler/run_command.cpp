@@ -25,6 +25,7 @@
 #include "gpuscale/prom/options.h"
 #include "gpuscale/reconciler/controller.h"
 #include "gpuscale/reconciler/dcgm_gpu_pod_mapping.h"
+#include "gpuscale/reconciler/fenced_client.h"
 #include "gpuscale/reconciler/leader_election.h"
 
 namespace gpuscale::reconciler {
@@ -251,10 +252,29 @@ int runRunCommand(const std::vector<std::string>& args, std::ostream& err) {
     err << "gpuscale-reconciler run: " << client.status().message() << "\n";
     return kBadUsage;
   }
-  std::shared_ptr<kube::KubeClient> kc = *client;
   auto metrics = std::make_shared<ReconcilerMetrics>(registry);
-  // The controller's and the actuator's writes note what they retried; Events and the Lease go
-  // through the plain client.
+  std::unique_ptr<LeaderElector> elector;
+  if (a.leaderElect && !a.dryRun) {
+    // The Lease gets a client (and so a rate limiter) of its own: renewals must not queue behind
+    // the controller's lists and writes, or a busy pass could cost the lease.
+    kube::ClientConfig leaseConfig = *config;
+    leaseConfig.userAgent = "gpuscale-reconciler/leader-election";
+    leaseConfig.qps = 5;
+    leaseConfig.burst = 10;
+    auto leaseClient = kube::RestKubeClient::create(leaseConfig);
+    if (!leaseClient) {
+      err << "gpuscale-reconciler run: " << leaseClient.status().message() << "\n";
+      return kBadUsage;
+    }
+    elector = std::make_unique<LeaderElector>(*leaseClient, a.lease, metrics);
+  }
+  const LeaderElector* le = elector.get();
+  auto isLeader = [le] { return le == nullptr || le->isLeader(); };
+  // Every write (the controller's, the actuator's, Events) goes out through the fence, which asks
+  // the elector right before sending (fenced_client.h).
+  std::shared_ptr<kube::KubeClient> kc = std::make_shared<FencedKubeClient>(*client, isLeader);
+  // The controller's and the actuator's writes note what they retried; Events go through the
+  // fenced client only.
   auto retried = std::make_shared<RetriedWrites>(metrics);
   auto writer = std::make_shared<RetryNotingClient>(kc, retried);
   std::shared_ptr<EventRecorder> events;
@@ -286,10 +306,8 @@ int runRunCommand(const std::vector<std::string>& args, std::ostream& err) {
       std::make_shared<KubeActuator>(writer, events, actuatorGpuPods, a.actuator, metrics);
   Controller controller(writer, actuator, *policies, events, metrics, a.controller, plannerGpuPods,
                         retried);
-  std::unique_ptr<LeaderElector> elector;
   std::atomic<bool> lostLeadership{false};
-  if (a.leaderElect && !a.dryRun) {
-    elector = std::make_unique<LeaderElector>(kc, a.lease, metrics);
+  if (elector) {
     elector->run([&] { controller.trigger(); },
                  [&] {
                    spdlog::error("leader election: lost the lease; exiting");
@@ -303,8 +321,7 @@ int runRunCommand(const std::vector<std::string>& args, std::ostream& err) {
     err << "gpuscale-reconciler run: " << health.status().message() << "\n";
     return kBadUsage;
   }
-  const LeaderElector* le = elector.get();
-  controller.start([le] { return le == nullptr || le->isLeader(); });
+  controller.start(isLeader);
   spdlog::info("gpuscale-reconciler running (identity {}, dry run {}, health on port {})",
                a.lease.identity, a.dryRun, (*health)->port());
   stopSignals.wait([&] { return lostLeadership.load(); });

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "gpuscale/partition/config_name.h"
 #include "gpuscale/partition/resource_names.h"
 
 namespace gpuscale::partition {
@@ -16,8 +17,6 @@ namespace {
 
 constexpr double kBytesPerGb = 1e9;  // profile names count decimal gigabytes
 constexpr double kBytesPerGiB = 1073741824.0;
-constexpr std::size_t kMaxConfigNodeChars =
-    45;  // keeps config names within 63-character label values
 
 struct WorkingNode {
   std::vector<MigGpuSetting> gpus;
@@ -26,15 +25,6 @@ struct WorkingNode {
   std::set<std::string> raised;         // resources whose replicas this plan raised
   ResourceCounts devices;
 };
-
-std::uint32_t fnv1a(std::string_view text) {
-  std::uint32_t h = 2166136261u;
-  for (unsigned char ch : text) {
-    h ^= ch;
-    h *= 16777619u;
-  }
-  return h;
-}
 
 ProfileFilter filterFor(const Policy& policy) {
   ProfileFilter f;
@@ -387,8 +377,7 @@ class PlanBuilder {
       canonical += fmt::format("{}|{}|{};", fmt::join(e.devices, ","), e.migEnabled,
                                formatGeometry(e.migDevices));
     }
-    a.configName = fmt::format("{}{}-{:08x}", kOwnedConfigPrefix,
-                               n.name.substr(0, kMaxConfigNodeChars), fnv1a(canonical));
+    a.configName = ownedConfigName(n.name, canonical);
     return a;
   }
 

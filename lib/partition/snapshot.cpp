@@ -111,19 +111,53 @@ ResourceCounts gpuResources(const json& list, std::string_view field) {
   return out;
 }
 
-// Per-pod GPU requests: the sum over containers of max(request, limit) (extended resources need
-// both equal).
-ResourceCounts podGpuRequests(const json& podSpec) {
-  ResourceCounts out;
-  for (const auto& c : jf::array(podSpec, "containers")) {
-    const json& res = jf::object(c, "resources");
-    ResourceCounts requests = gpuResources(res, "requests");
-    for (const auto& [name, n] : gpuResources(res, "limits")) {
-      requests[name] = std::max(requests[name], n);
-    }
-    for (const auto& [name, n] : requests) out[name] += n;
+// One container's GPU requests: max(request, limit) per resource (extended resources need both
+// equal).
+ResourceCounts containerGpuRequests(const json& container) {
+  const json& res = jf::object(container, "resources");
+  ResourceCounts requests = gpuResources(res, "requests");
+  for (const auto& [name, n] : gpuResources(res, "limits")) {
+    requests[name] = std::max(requests[name], n);
   }
+  return requests;
+}
+
+// Per-pod GPU requests as the scheduler counts them (the pod's effective request): per resource,
+// the larger of what runs together (app containers plus sidecars, the init containers with
+// restartPolicy Always) and the peak of the init phase (each other init container plus the
+// sidecars started before it).
+ResourceCounts podGpuRequests(const json& podSpec) {
+  ResourceCounts sidecars, initPeak;
+  for (const auto& c : jf::array(podSpec, "initContainers")) {
+    const ResourceCounts requests = containerGpuRequests(c);
+    if (jf::string(c, "restartPolicy") == "Always") {
+      for (const auto& [name, n] : requests) sidecars[name] += n;
+      continue;
+    }
+    for (const auto& [name, n] : requests) {
+      auto before = sidecars.find(name);
+      const std::int64_t alongside = before == sidecars.end() ? 0 : before->second;
+      initPeak[name] = std::max(initPeak[name], n + alongside);
+    }
+  }
+  ResourceCounts out = sidecars;
+  for (const auto& c : jf::array(podSpec, "containers")) {
+    for (const auto& [name, n] : containerGpuRequests(c)) out[name] += n;
+  }
+  for (const auto& [name, n] : initPeak) out[name] = std::max(out[name], n);
   return out;
+}
+
+// Dynamic Resource Allocation claims (the pod's, or a container's reference to one): the device a
+// claim binds is not in the pod, so the pod may hold any GPU of its node.
+bool hasResourceClaims(const json& podSpec) {
+  if (!jf::array(podSpec, "resourceClaims").empty()) return true;
+  for (const char* list : {"containers", "initContainers"}) {
+    for (const auto& c : jf::array(podSpec, list)) {
+      if (!jf::array(jf::object(c, "resources"), "claims").empty()) return true;
+    }
+  }
+  return false;
 }
 
 void resolveGeometry(NodeState& node, ConfigSources& sources) {
@@ -263,6 +297,7 @@ PodState parsePod(const json& item) {
   p.phase = jf::string(status, "phase", "Pending");
   p.nominated = !jf::string(status, "nominatedNodeName").empty();
   p.gpuRequests = podGpuRequests(spec);
+  p.resourceClaims = hasResourceClaims(spec);
   for (const auto& c : jf::array(status, "conditions")) {
     if (jf::string(c, "type") == "Ready") p.ready = jf::string(c, "status") == "True";
   }
@@ -444,7 +479,7 @@ ClusterSnapshot build(const std::vector<const json*>& items) {
     return std::tie(a.ns, a.kind, a.name) < std::tie(b.ns, b.kind, b.name);
   });
   for (const auto& pod : snap.pods) {
-    if (pod.nodeName.empty() || !pod.active() || pod.gpuRequests.empty()) continue;
+    if (pod.nodeName.empty() || !pod.active() || !pod.usesGpu()) continue;
     auto idx = snap.nodeIndex(pod.nodeName);
     if (!idx) continue;
     NodeState& node = snap.nodes[*idx];

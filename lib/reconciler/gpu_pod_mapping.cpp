@@ -8,7 +8,7 @@ int applyGpuMapping(partition::ClusterSnapshot& snapshot, GpuPodMapping& mapping
                     std::chrono::system_clock::time_point now) {
   std::map<std::string, std::set<std::string>, std::less<>> podsByNode;
   for (const auto& pod : snapshot.pods) {
-    if (pod.nodeName.empty() || !pod.active() || pod.gpuRequests.empty()) continue;
+    if (pod.nodeName.empty() || !pod.active() || !pod.usesGpu()) continue;
     podsByNode[pod.nodeName].insert(pod.ns + "/" + pod.name);
   }
   int answered = 0;

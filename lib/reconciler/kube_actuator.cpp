@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 
 #include "actuator_internal.h"
+#include "gpuscale/partition/config_name.h"
 #include "gpuscale/partition/resource_names.h"
 #include "gpuscale/reconciler/optimistic_write.h"
 
@@ -29,17 +30,6 @@ kube::ResourceRef configMapRef(const std::string& ns, const std::string& name) {
 }
 
 namespace {
-
-std::uint32_t fnv1a(std::string_view text) {
-  std::uint32_t h = 2166136261u;
-  for (unsigned char c : text) {
-    h ^= c;
-    h *= 16777619u;
-  }
-  return h;
-}
-
-constexpr std::size_t kMaxKeyNodeChars = 45;  // label values stay within 63 characters
 
 std::vector<partition::MigGpuSetting> settingsOf(const partition::NodeState& node) {
   std::vector<partition::MigGpuSetting> out;
@@ -105,8 +95,7 @@ KubeActuator::NodeWork timeSlicingWork(const std::vector<const partition::TimeSl
     w.intent.expect[name] = n->second * c->replicas;
   }
   w.intent.config = partition::emitDevicePluginConfig(config);
-  w.intent.label = fmt::format("{}{}-{:08x}", partition::kOwnedConfigPrefix,
-                               node.name.substr(0, kMaxKeyNodeChars), fnv1a(w.intent.config));
+  w.intent.label = partition::ownedConfigName(node.name, w.intent.config);
   return w;
 }
 

@@ -27,6 +27,20 @@ LeaderElector::LeaderElector(std::shared_ptr<kube::KubeClient> client,
 
 LeaderElector::~LeaderElector() { stop(); }
 
+bool LeaderElector::withinRenewDeadline(Clock::time_point now) const {
+  const Clock::time_point last{Clock::duration(lastRenew_.load())};
+  return now - last < options_.renewDeadline;
+}
+
+void LeaderElector::renewed(Clock::time_point now) {
+  lastRenew_.store(now.time_since_epoch().count());
+  leader_.store(true);
+}
+
+bool LeaderElector::isLeader() const {
+  return leader_.load() && withinRenewDeadline(options_.now());
+}
+
 kube::ResourceRef LeaderElector::leaseRef() const {
   return kube::ResourceRef::collection("coordination.k8s.io", "v1", "leases", options_.ns)
       .named(options_.name);
@@ -41,7 +55,8 @@ bool LeaderElector::tryAcquireOrRenew(Clock::time_point now,
     if (!k8s::isNotFound(current.status())) {
       degraded_.failed("lease", leaseRef().path() + " (read)",
                        "leader election: reading the lease failed: " + current.status().message());
-      return leader_.load() && now - lastRenew_ < options_.renewDeadline;
+      if (!withinRenewDeadline(now)) leader_.store(false);
+      return leader_.load();
     }
     json lease{{"apiVersion", "coordination.k8s.io/v1"},
                {"kind", "Lease"},
@@ -53,8 +68,11 @@ bool LeaderElector::tryAcquireOrRenew(Clock::time_point now,
                  {"renewTime", stamp},
                  {"leaseTransitions", 0}}}};
     auto created = client_->create(leaseRef().named(""), lease);
-    leader_.store(static_cast<bool>(created));
-    if (created) lastRenew_ = now;
+    if (created) {
+      renewed(now);
+    } else {
+      leader_.store(false);
+    }
     return leader_.load();
   }
   degraded_.cleared("lease", leaseRef().path() + " (read)");
@@ -69,10 +87,9 @@ bool LeaderElector::tryAcquireOrRenew(Clock::time_point now,
   const int observedDuration = spec.value("leaseDurationSeconds", duration);
   const bool held = holder == options_.identity;
   const bool expired = now - observedAt_ >= std::chrono::seconds(observedDuration);
-  if (!held && !holder.empty() && !expired) {
-    leader_.store(false);
-    return false;
-  }
+  // Someone else's name in the Lease ends our leadership now, even if we go on to take it over.
+  if (!held) leader_.store(false);
+  if (!held && !holder.empty() && !expired) return false;
   json updated = *current;
   updated["spec"]["holderIdentity"] = options_.identity;
   updated["spec"]["leaseDurationSeconds"] = duration;
@@ -87,8 +104,7 @@ bool LeaderElector::tryAcquireOrRenew(Clock::time_point now,
       degraded_.failed("lease", leaseRef().path() + " (write)",
                        "leader election: writing the lease failed: " + r.status().message());
     }
-    const bool keep =
-        held && !k8s::isConflict(r.status()) && now - lastRenew_ < options_.renewDeadline;
+    const bool keep = held && !k8s::isConflict(r.status()) && withinRenewDeadline(now);
     leader_.store(keep);
     return keep;
   }
@@ -96,9 +112,8 @@ bool LeaderElector::tryAcquireOrRenew(Clock::time_point now,
     spdlog::info("leader election: {} acquired lease {}/{}", options_.identity, options_.ns,
                  options_.name);
   degraded_.cleared("lease", leaseRef().path() + " (write)");
-  lastRenew_ = now;
   observedRecord_.clear();
-  leader_.store(true);
+  renewed(now);
   return true;
 }
 
@@ -120,7 +135,7 @@ void LeaderElector::run(std::function<void()> onStartedLeading,
                           onStoppedLeading = std::move(onStoppedLeading)](std::stop_token stop) {
     bool was = false;
     while (!stop.stop_requested()) {
-      const bool is = tryAcquireOrRenew(Clock::now());
+      const bool is = tryAcquireOrRenew(options_.now());
       if (is && !was) onStartedLeading();
       if (!is && was) {
         onStoppedLeading();

@@ -2,12 +2,15 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <map>
 #include <set>
 
 #include "actuator_internal.h"
+#include "gpuscale/partition/config_name.h"
 #include "gpuscale/partition/device_plugin_config.h"
 #include "gpuscale/partition/mig_parted_config.h"
 #include "gpuscale/reconciler/optimistic_write.h"
+#include "gpuscale/reconciler/pod_gpu_use.h"
 
 namespace gpuscale::reconciler {
 namespace {
@@ -20,26 +23,63 @@ std::string opTitle(NodeOpKind kind) {
   return kind == NodeOpKind::kMig ? "MigReconfigure" : "TimeSlicing";
 }
 
-// Entries named like `label` without its hash ("gpuscale-<node>-"): earlier configs for the node.
-std::string ownedPrefix(const std::string& label) {
-  auto dash = label.rfind('-');
-  return dash == std::string::npos ? label : label.substr(0, dash + 1);
-}
-
-bool isStale(const std::string& key, const NodeIntent& intent) {
-  return key.rfind(ownedPrefix(intent.label), 0) == 0 && key != intent.label &&
-         key != intent.previous;
+// An earlier config of `node` (by exact ownership, never by name prefix: another node's name may
+// share the prefix), other than the one being written and the one it replaces.
+bool isStale(const std::string& key, const std::string& node, const NodeIntent& intent) {
+  return partition::isOwnedConfigOf(key, node) && key != intent.label && key != intent.previous;
 }
 
 core::Result<std::optional<kube::Object>> noChange() { return std::optional<kube::Object>{}; }
 
-}  // namespace
-
-core::Status KubeActuator::writeConfig(const NodeIntent& intent) {
-  return intent.kind == NodeOpKind::kMig ? writeMigConfig(intent) : writeDevicePluginConfig(intent);
+// `node`'s spec.taints with kReshapeTaint present or absent (others kept as they are), or nullopt
+// when it already is so. The whole list goes in the merge patch (merge patches replace arrays);
+// the read resourceVersion it carries keeps a concurrent taint change from being lost.
+std::optional<json> reshapeTaints(const kube::Object& node, bool present) {
+  static const json kNone = json::array();
+  const json& spec = node.contains("spec") ? node["spec"] : kNone;
+  const json& current = spec.is_object() && spec.contains("taints") && spec["taints"].is_array()
+                            ? spec["taints"]
+                            : kNone;
+  json taints = json::array();
+  bool found = false;
+  for (const auto& t : current) {
+    if (t.is_object() && t.value("key", "") == kReshapeTaint) {
+      found = true;
+      if (!present) continue;
+    }
+    taints.push_back(t);
+  }
+  if (found == present) return std::nullopt;
+  if (present) taints.push_back({{"key", std::string(kReshapeTaint)}, {"effect", "NoSchedule"}});
+  return taints;
 }
 
-core::Status KubeActuator::writeMigConfig(const NodeIntent& intent) {
+// Adds to `patch` the removal of kReshapeTaint from `node`, if it carries it.
+void untaintInto(json& patch, const kube::Object& node) {
+  if (auto taints = reshapeTaints(node, false)) patch["spec"]["taints"] = *taints;
+}
+
+}  // namespace
+
+core::Status KubeActuator::taintForReshape(const std::string& node, const NodeIntent& intent) {
+  auto r =
+      patchWithRetry(*client_, nodeRef(node),
+                     [&](const kube::Object& current) -> core::Result<std::optional<kube::Object>> {
+                       if (decodeNodeIntent(annotationOf(current, kIntentAnnotation)) != intent)
+                         return noChange();
+                       auto taints = reshapeTaints(current, true);
+                       if (!taints) return noChange();
+                       return std::optional<kube::Object>(json{{"spec", {{"taints", *taints}}}});
+                     });
+  return r ? core::Status() : r.status();
+}
+
+core::Status KubeActuator::writeConfig(const std::string& node, const NodeIntent& intent) {
+  return intent.kind == NodeOpKind::kMig ? writeMigConfig(node, intent)
+                                         : writeDevicePluginConfig(node, intent);
+}
+
+core::Status KubeActuator::writeMigConfig(const std::string& node, const NodeIntent& intent) {
   auto wanted = partition::parseMigPartedConfig(intent.config);
   if (!wanted) return wanted.status();
   // mig-manager reads only the ConfigMap the ClusterPolicy names: the previous config must be
@@ -78,7 +118,8 @@ core::Status KubeActuator::writeMigConfig(const NodeIntent& intent) {
         if (previousEntries && !file.configs.contains(intent.previous)) {
           file.configs[intent.previous] = *previousEntries;
         }
-        std::erase_if(file.configs, [&](const auto& kv) { return isStale(kv.first, intent); });
+        std::erase_if(file.configs,
+                      [&](const auto& kv) { return isStale(kv.first, node, intent); });
         if (file == before && !text.empty()) return noChange();
         return std::optional<kube::Object>(
             json{{"data", {{"config.yaml", partition::emitMigPartedConfig(file)}}}});
@@ -86,7 +127,8 @@ core::Status KubeActuator::writeMigConfig(const NodeIntent& intent) {
   return r ? core::Status() : r.status();
 }
 
-core::Status KubeActuator::writeDevicePluginConfig(const NodeIntent& intent) {
+core::Status KubeActuator::writeDevicePluginConfig(const std::string& node,
+                                                   const NodeIntent& intent) {
   auto r = upsertWithRetry(
       *client_, configMapRef(options_.operatorNamespace, options_.devicePluginConfigMap), "v1",
       "ConfigMap", [&](const kube::Object& cm) -> core::Result<std::optional<kube::Object>> {
@@ -95,7 +137,7 @@ core::Status KubeActuator::writeDevicePluginConfig(const NodeIntent& intent) {
         const json& current = cm.contains("data") && cm["data"].is_object() ? cm["data"] : empty;
         if (current.value(intent.label, "") != intent.config) data[intent.label] = intent.config;
         for (const auto& [key, value] : current.items()) {
-          if (isStale(key, intent)) data[key] = nullptr;
+          if (isStale(key, node, intent)) data[key] = nullptr;
         }
         if (data.empty()) return noChange();
         return std::optional<kube::Object>(json{{"data", data}});
@@ -109,29 +151,19 @@ core::Result<std::string> KubeActuator::podInTheWay(const std::string& node,
   options.fieldSelector = "spec.nodeName=" + node;
   auto pods = client_->list(kube::ResourceRef::collection("", "v1", "pods"), options);
   if (!pods) return pods.status();
-  std::set<std::string> gpuPods;
+  std::map<std::string, std::string> users;  // namespace/name -> what makes it a GPU user
   for (const auto& pod : pods->items) {
-    const std::string phase = pod.contains("status") ? pod["status"].value("phase", "") : "";
-    if (phase == "Succeeded" || phase == "Failed") continue;
-    bool gpu = false;
-    for (const auto& c : pod["spec"].value("containers", json::array())) {
-      for (const char* field : {"requests", "limits"}) {
-        const json& res = c.contains("resources") ? c["resources"] : json::object();
-        if (!res.contains(field) || !res[field].is_object()) continue;
-        for (const auto& [name, _] : res[field].items()) {
-          if (name.rfind("nvidia.com/", 0) == 0) gpu = true;
-        }
-      }
-    }
-    if (gpu) {
-      gpuPods.insert(pod["metadata"].value("namespace", "") + "/" +
-                     pod["metadata"].value("name", ""));
-    }
+    auto use = gpuUseOf(pod);
+    if (use.empty()) continue;
+    users[pod["metadata"].value("namespace", "") + "/" + pod["metadata"].value("name", "")] =
+        std::move(use);
   }
-  if (gpuPods.empty()) return std::string();
-  const std::string first = *gpuPods.begin();
+  if (users.empty()) return std::string();
+  std::set<std::string> gpuPods;
+  for (const auto& [pod, _] : users) gpuPods.insert(pod);
+  const auto& [first, use] = *users.begin();
   auto occupancy = gpuPods_->occupancy(node, gpuPods, now);
-  if (!occupancy) return first;  // no per-GPU mapping: the whole node is busy
+  if (!occupancy) return fmt::format("{} ({})", first, use);  // no per-GPU mapping: node busy
   for (int g : gpus) {
     if (!occupancy->idle(g)) {
       return fmt::format("{} (GPU {} {})", first, g,
@@ -207,14 +239,20 @@ bool KubeActuator::advanceNode(const std::string& name, TimePoint now, Actuation
                  report);
       return false;
     }
-    if (auto s = writeConfig(*intent); !s.ok()) {
+    if (auto s = writeConfig(name, *intent); !s.ok()) {
       degraded_.failed("partition_config", name,
                        "writing config " + intent->label + " failed: " + s.message());
       return true;
     }
     degraded_.cleared("partition_config", name);
     if (intent->kind == NodeOpKind::kMig) {
-      // Re-checked right before acting: a pod may have started since the plan was made.
+      // New pods are kept off the node first, so the check below stays true until mig-manager
+      // runs; a pod may have started since the plan was made.
+      if (auto s = taintForReshape(name, *intent); !s.ok()) {
+        degraded_.failed("reshape_taint", name, "tainting the node failed: " + s.message());
+        return true;
+      }
+      degraded_.cleared("reshape_taint", name);
       auto busy = podInTheWay(name, intent->gpus, now);
       if (!busy) return true;
       if (!busy->empty()) {
@@ -322,9 +360,10 @@ bool KubeActuator::continueWithTimeSlicing(const std::string& name, const NodeIn
       [&](const kube::Object& current) -> core::Result<std::optional<kube::Object>> {
         if (decodeNodeIntent(annotationOf(current, kIntentAnnotation)) != mig) return noChange();
         next.previous = labelOf(current, kDevicePluginConfigLabel);
-        return std::optional<kube::Object>(
-            json{{"metadata",
-                  {{"annotations", {{std::string(kIntentAnnotation), encodeNodeIntent(next)}}}}}});
+        json patch{{"metadata",
+                    {{"annotations", {{std::string(kIntentAnnotation), encodeNodeIntent(next)}}}}}};
+        untaintInto(patch, current);  // the MIG step is over; time-slicing destroys no pod
+        return std::optional<kube::Object>(patch);
       });
   if (!r) {
     degraded_.failed("node_intent", name,
@@ -379,6 +418,7 @@ void KubeActuator::finishNode(const std::string& name, const NodeIntent& intent,
         }
         json patch{{"metadata", {{"annotations", annotations}}}};
         if (!labels.empty()) patch["metadata"]["labels"] = labels;
+        untaintInto(patch, current);
         return std::optional<kube::Object>(patch);
       });
   if (!r) {

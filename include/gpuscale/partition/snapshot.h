@@ -11,7 +11,8 @@
 // ConfigMap holding that key, else from the GFD `*.replicas` labels.
 //
 // Busy GPUs: the snapshot has no pod-to-GPU mapping, so every GPU of a node counts as busy when any
-// pod that requests an `nvidia.com/` resource is bound there and not finished. A caller that knows
+// pod that requests an `nvidia.com/` resource (in a container, a sidecar or an init container) or
+// has Dynamic Resource Allocation claims is bound there and not finished. A caller that knows
 // more (the reconciler's dcgm-exporter mapping) may clear `GpuState::busy` on GPUs it knows idle;
 // the planner then reshapes those GPUs of a mixed-strategy node while its other GPUs hold pods,
 // never changing a GPU's MIG mode (see planner.h).
@@ -93,10 +94,15 @@ struct PodState {
   std::string phase;
   bool ready = false;
   bool terminating = false;
-  ResourceCounts gpuRequests;        // nvidia.com/* per pod
+  // nvidia.com/* per pod, as the scheduler counts them: containers, sidecars and the peak of the
+  // init containers.
+  ResourceCounts gpuRequests;
+  bool resourceClaims = false;       // has DRA claims: may hold any device of its node
   std::string insufficientResource;  // Pending+Unschedulable with "Insufficient nvidia.com/..."
   bool nominated = false;            // status.nominatedNodeName set (preempting)
   bool active() const { return phase != "Succeeded" && phase != "Failed"; }
+  // Holds, or may hold, GPUs of its node (makes them busy for the planner).
+  bool usesGpu() const { return !gpuRequests.empty() || resourceClaims; }
 };
 
 struct ScaleTarget {

@@ -42,6 +42,9 @@ inline constexpr std::string_view kMigConfigStateLabel = "nvidia.com/mig.config.
 inline constexpr std::string_view kDevicePluginConfigLabel = "nvidia.com/device-plugin.config";
 inline constexpr std::string_view kDeployLabelPrefix = "nvidia.com/gpu.deploy.";
 inline constexpr std::string_view kPausedForMigChange = "paused-for-mig-change";
+// NoSchedule taint on a node while its MIG change runs (from before the last pod check until the
+// MIG step ends), so no new pod lands on a GPU about to be rebuilt.
+inline constexpr std::string_view kReshapeTaint = "gpuscale.io/reshape";
 
 enum class NodeOpKind { kMig, kTimeSlicing };
 enum class NodeOpPhase { kPrepared, kApplied };
