@@ -10,6 +10,7 @@
 
 #include "gpuscale/core/files.h"
 #include "gpuscale/core/flag_args.h"
+#include "gpuscale/core/rfc3339.h"
 #include "gpuscale/partition/demand.h"
 #include "gpuscale/partition/planner.h"
 #include "gpuscale/partition/policy.h"
@@ -59,7 +60,7 @@ std::optional<PlanArgs> parseArgs(const std::vector<std::string>& args, std::ost
       }
       parsed.output = value;
     } else if (name == "now") {
-      parsed.now = partition::parseKubernetesTime(value);
+      parsed.now = core::parseRfc3339(value);
       if (!parsed.now) {
         return core::Status::badRequest(
             "--now must be an RFC 3339 time such as 2026-11-22T00:00:00Z");

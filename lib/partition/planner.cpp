@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "gpuscale/k8s/well_known_keys.h"
 #include "gpuscale/partition/config_name.h"
 #include "gpuscale/partition/resource_names.h"
 
@@ -72,7 +73,7 @@ class PlanBuilder {
 
   void grow(const WorkloadDemand& d) {
     const Policy& policy = *d.policy;
-    if (auto last = d.hpa->annotationTime(kLastChangeAnnotation);
+    if (auto last = d.hpa->annotationTime(k8s::kLastChangeAnnotation);
         last && now_ - *last < policy.scaleUpCooldown) {
       notes_.push_back(
           fmt::format("{}/{}: within the scale-up cooldown, not changed", d.ns, d.name));
@@ -97,7 +98,7 @@ class PlanBuilder {
 
   void shrink(const WorkloadDemand& d) {
     const Policy& policy = *d.policy;
-    auto original = d.hpa->annotations.find(std::string(kOriginalMaxAnnotation));
+    auto original = d.hpa->annotations.find(std::string(k8s::kOriginalMaxAnnotation));
     if (original == d.hpa->annotations.end()) return;
     int originalMax = 0;
     if (std::sscanf(original->second.c_str(), "%d", &originalMax) != 1) return;
@@ -105,7 +106,7 @@ class PlanBuilder {
     // it) and from this cooldown on gpuscale's last change, not from the HPA's lastScaleTime: an
     // HPA that keeps adjusting a few replicas at the base load would otherwise never get isolation
     // back.
-    const auto lastChange = d.hpa->annotationTime(kLastChangeAnnotation);
+    const auto lastChange = d.hpa->annotationTime(k8s::kLastChangeAnnotation);
     if (lastChange && now_ - *lastChange < policy.scaleDownCooldown) return;
     const int floorPods =
         std::max({d.wanted, d.target->specReplicas, d.hpa->minReplicas, d.runningPods});

@@ -1,5 +1,6 @@
 #include "gpuscale/partition/policy.h"
 #include "gpuscale/core/yaml_input.h"
+#include "gpuscale/k8s/well_known_keys.h"
 
 #include <algorithm>
 #include <cmath>
@@ -117,10 +118,11 @@ PolicySet parseRoot(std::string_view text) {
     if (root.size() != 1)
       core::yamlFail(root, "a file with \"policies\" may have no other top-level field");
     const YAML::Node list = root["policies"];
-    if (!list.IsSequence() || list.size() == 0) core::yamlFail(list, "policies must be a non-empty list");
+    if (!list.IsSequence() || list.size() == 0)
+      core::yamlFail(list, "policies must be a non-empty list");
     for (const auto& node : list) {
       Policy p = parsePolicy(node);
-      if (set.forHpa("", "", {{std::string(kPolicyAnnotation), p.name}}) != nullptr) {
+      if (set.forHpa("", "", {{std::string(k8s::kPolicyAnnotation), p.name}}) != nullptr) {
         core::yamlFail(node, "policy \"" + p.name + "\" is defined twice");
       }
       set.policies.push_back(std::move(p));
@@ -151,7 +153,7 @@ int Policy::hardMaxFor(int currentPartitions) const {
 
 const Policy* PolicySet::forHpa(std::string_view ns, std::string_view name,
                                 const std::map<std::string, std::string>& annotations) const {
-  auto annotated = annotations.find(std::string(kPolicyAnnotation));
+  auto annotated = annotations.find(std::string(k8s::kPolicyAnnotation));
   const std::string key = std::string(ns) + "/" + std::string(name);
   for (const auto& p : policies) {
     if (annotated != annotations.end() && annotated->second == p.name) return &p;

@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "gpuscale/core/rfc3339.h"
+#include "gpuscale/k8s/object_accessors.h"
+#include "gpuscale/k8s/well_known_keys.h"
 #include "gpuscale/partition/planner.h"
 #include "gpuscale/reconciler/intent.h"
 #include "gpuscale/reconciler/optimistic_write.h"
@@ -28,11 +31,6 @@ constexpr Watched kWatched[] = {
     {"StatefulSet", "apps", "v1", "statefulsets", false},
     {"ConfigMap", "", "v1", "configmaps", true},
 };
-
-bool backingOff(const json& node, TimePoint now) {
-  auto until = partition::parseKubernetesTime(annotationOf(node, kBackoffAnnotation));
-  return until && *until > now;
-}
 
 }  // namespace
 
@@ -129,20 +127,29 @@ void Controller::loop(std::stop_token stop) {
 }
 
 PassResult Controller::passFromCaches(TimePoint now) {
-  std::vector<kube::Object> objects;
+  // The items point into the informers' stores; `held` keeps each object alive for the pass even
+  // if an event replaces it in the store meanwhile. The typed snapshot is the pass's only copy.
+  std::vector<kube::ObjectStore::Ptr> held;
+  std::vector<partition::KubeItem> items;
   for (const auto& [kind, informer] : informers_) {
-    for (const auto& ptr : informer->store().all()) {
-      kube::Object o = *ptr;
-      o["kind"] = kind;
-      objects.push_back(std::move(o));
+    for (auto& ptr : informer->store().all()) {
+      items.push_back({kind, ptr.get()});
+      held.push_back(std::move(ptr));
     }
   }
-  return pass(objects, now);
+  return passOver(items, now);
 }
 
 PassResult Controller::pass(const std::vector<kube::Object>& objects, TimePoint now) {
+  std::vector<partition::KubeItem> items;
+  items.reserve(objects.size());
+  for (const auto& o : objects) items.push_back({{}, &o});
+  return passOver(items, now);
+}
+
+PassResult Controller::passOver(const std::vector<partition::KubeItem>& items, TimePoint now) {
   PassResult result;
-  auto snapshot = partition::buildSnapshot(json(objects));
+  auto snapshot = partition::buildSnapshot(items);
   if (!snapshot) {
     result.error = snapshot.status().message();
     degraded_.failed("snapshot", "cluster", result.error);
@@ -150,16 +157,15 @@ PassResult Controller::pass(const std::vector<kube::Object>& objects, TimePoint 
   }
   degraded_.cleared("snapshot", "cluster");
   ClusterState state;
-  for (const auto& o : objects) {
-    const std::string kind = o.value("kind", "");
-    const bool intent = !annotationOf(o, kIntentAnnotation).empty();
-    if (kind == "Node" && (intent || backingOff(o, now))) {
-      const std::string name = o["metadata"].value("name", "");
-      if (intent) state.nodesWithIntent.insert(name);
-      if (auto idx = snapshot->nodeIndex(name)) snapshot->nodes[*idx].inTransition = true;
-    } else if (kind == "HorizontalPodAutoscaler" && intent) {
-      state.hpasWithIntent.insert(
-          {o["metadata"].value("namespace", ""), o["metadata"].value("name", "")});
+  for (auto& node : snapshot->nodes) {
+    if (node.hasIntent) state.nodesWithIntent.insert(node.name);
+    if (node.hasIntent || (node.backoffUntil && *node.backoffUntil > now)) {
+      node.inTransition = true;
+    }
+  }
+  for (const auto& hpa : snapshot->hpas) {
+    if (!hpa.annotation(k8s::kIntentAnnotation).empty()) {
+      state.hpasWithIntent.insert({hpa.ns, hpa.name});
     }
   }
   auto policies = policies_->current();
@@ -191,24 +197,17 @@ PassResult Controller::pass(const std::vector<kube::Object>& objects, TimePoint 
   for (const auto& o : result.report.outcomes) metrics_->action(o.kind, o.outcome);
   for (double s : result.report.ceilingToCapacitySeconds) metrics_->ceilingToCapacity(s);
   metrics_->nodesInFlight(result.report.nodesInFlight);
-  updateHpaStatus(workloads, objects, now);
+  updateHpaStatus(workloads, *snapshot, now);
   if (retried_) retried_->flush(*events_);
   return result;
 }
 
 void Controller::updateHpaStatus(const std::vector<partition::WorkloadDemand>& workloads,
-                                 const std::vector<kube::Object>& objects, TimePoint now) {
+                                 const partition::ClusterSnapshot& snapshot, TimePoint now) {
   for (const auto& w : workloads) {
-    const json* hpa = nullptr;
-    for (const auto& o : objects) {
-      if (o.value("kind", "") == "HorizontalPodAutoscaler" &&
-          o["metadata"].value("namespace", "") == w.ns &&
-          o["metadata"].value("name", "") == w.name) {
-        hpa = &o;
-      }
-    }
+    const partition::HpaState* hpa = snapshot.hpa(w.ns, w.name);
     if (hpa == nullptr) continue;
-    auto old = decodeHpaStatus(annotationOf(*hpa, kStatusAnnotation));
+    auto old = decodeHpaStatus(hpa->annotation(k8s::kStatusAnnotation));
     const std::string reason =
         w.blocked ? "at partition ceiling (" + w.reason + ")" : "within partition ceiling";
     if (old && old->ceiling == w.ceiling && old->reason == reason) {
@@ -221,14 +220,15 @@ void Controller::updateHpaStatus(const std::vector<partition::WorkloadDemand>& w
         kube::ResourceRef::collection("autoscaling", "v2", "horizontalpodautoscalers", w.ns)
             .named(w.name),
         [&](const kube::Object& current) -> core::Result<std::optional<kube::Object>> {
-          auto now2 = decodeHpaStatus(annotationOf(current, kStatusAnnotation));
+          auto now2 = decodeHpaStatus(k8s::annotationOf(current, k8s::kStatusAnnotation));
           if (now2 && now2->ceiling == w.ceiling && now2->reason == reason) {
             return std::optional<kube::Object>{};
           }
           if (now2) status.lastAction = now2->lastAction;
-          return std::optional<kube::Object>(json{
-              {"metadata",
-               {{"annotations", {{std::string(kStatusAnnotation), encodeHpaStatus(status)}}}}}});
+          return std::optional<kube::Object>(
+              json{{"metadata",
+                    {{"annotations",
+                      {{std::string(k8s::kStatusAnnotation), encodeHpaStatus(status)}}}}}});
         });
     const std::string object = w.ns + "/" + w.name;
     if (!r) {

@@ -7,6 +7,8 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "gpuscale/core/rfc3339.h"
+#include "gpuscale/k8s/well_known_keys.h"
 #include "gpuscale/reconciler/intent.h"
 
 namespace gpuscale::reconciler {
@@ -47,7 +49,7 @@ bool KubeEventRecorder::recordRepeated(const EventTarget& target, bool warning,
   times = std::max(1, times);
   const std::string ns = target.ns.empty() ? "default" : target.ns;
   const auto at = std::chrono::system_clock::now();
-  const std::string now = formatTime(at);
+  const std::string now = core::formatRfc3339(at);
   const std::string key = fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}", target.kind, ns,
                                       target.name, warning, reason, message);
   spdlog::log(warning ? spdlog::level::warn : spdlog::level::info, "event {} {}/{}: {} {}{}",
@@ -78,7 +80,7 @@ bool KubeEventRecorder::recordRepeated(const EventTarget& target, bool warning,
                      {"message", message},
                      {"type", warning ? "Warning" : "Normal"},
                      {"source", {{"component", "gpuscale-reconciler"}}},
-                     {"reportingComponent", "gpuscale.io/reconciler"},
+                     {"reportingComponent", std::string(k8s::kReconcilerComponent)},
                      {"reportingInstance", instance_},
                      {"firstTimestamp", now},
                      {"lastTimestamp", now},

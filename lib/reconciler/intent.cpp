@@ -1,6 +1,7 @@
 #include "gpuscale/reconciler/intent.h"
 
 #include "gpuscale/core/rfc3339.h"
+#include "gpuscale/k8s/well_known_keys.h"
 
 #include <fmt/format.h>
 
@@ -21,7 +22,7 @@ std::optional<NodeOpKind> parseKind(const std::string& text) {
 
 std::optional<TimePoint> timeField(const json& j, const char* key) {
   if (!j.contains(key) || !j[key].is_string()) return std::nullopt;
-  return partition::parseKubernetesTime(j[key].get<std::string>());
+  return core::parseRfc3339(j[key].get<std::string>());
 }
 
 template <typename T, typename Decode>
@@ -36,26 +37,15 @@ std::optional<T> decodeJson(std::string_view text, Decode&& decode) {
   }
 }
 
-std::string stringAt(const json& object, std::string_view section, std::string_view key) {
-  auto meta = object.find("metadata");
-  if (meta == object.end() || !meta->is_object()) return {};
-  auto map = meta->find(std::string(section));
-  if (map == meta->end() || !map->is_object()) return {};
-  auto it = map->find(std::string(key));
-  return it != map->end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
 }  // namespace
 
 std::string_view NodeIntent::labelKey() const {
-  return kind == NodeOpKind::kMig ? kMigConfigLabel : kDevicePluginConfigLabel;
+  return kind == NodeOpKind::kMig ? k8s::kMigConfigLabel : k8s::kDevicePluginConfigLabel;
 }
 
 std::string_view nodeOpKindName(NodeOpKind kind) {
   return kind == NodeOpKind::kMig ? "mig" : "timeSlicing";
 }
-
-std::string formatTime(TimePoint t) { return core::formatRfc3339(t); }
 
 std::string encodeNodeIntent(const NodeIntent& intent) {
   nlohmann::ordered_json j{{"plan", intent.plan},
@@ -66,8 +56,8 @@ std::string encodeNodeIntent(const NodeIntent& intent) {
                            {"config", intent.config},
                            {"expect", intent.expect},
                            {"gpus", intent.gpus},
-                           {"started", formatTime(intent.started)}};
-  if (intent.applied) j["applied"] = formatTime(*intent.applied);
+                           {"started", core::formatRfc3339(intent.started)}};
+  if (intent.applied) j["applied"] = core::formatRfc3339(*intent.applied);
   if (intent.then) {
     j["then"] = {{"label", intent.then->label},
                  {"config", intent.then->config},
@@ -108,7 +98,7 @@ std::string encodeNodeOutcome(const NodeOutcome& outcome) {
                            {"kind", nodeOpKindName(outcome.kind)},
                            {"result", outcome.result},
                            {"message", outcome.message},
-                           {"at", formatTime(outcome.at)}};
+                           {"at", core::formatRfc3339(outcome.at)}};
   return j.dump();
 }
 
@@ -130,7 +120,7 @@ std::string encodeHpaIntent(const HpaIntent& intent) {
                            {"from", intent.from},
                            {"to", intent.to},
                            {"nodes", intent.nodes},
-                           {"started", formatTime(intent.started)}};
+                           {"started", core::formatRfc3339(intent.started)}};
   return j.dump();
 }
 
@@ -152,7 +142,7 @@ std::string encodeHpaStatus(const HpaStatus& status) {
   nlohmann::ordered_json j{{"ceiling", status.ceiling},
                            {"lastAction", status.lastAction},
                            {"reason", status.reason},
-                           {"at", formatTime(status.at)}};
+                           {"at", core::formatRfc3339(status.at)}};
   return j.dump();
 }
 
@@ -165,14 +155,6 @@ std::optional<HpaStatus> decodeHpaStatus(std::string_view text) {
     s.at = timeField(j, "at").value_or(TimePoint{});
     return s;
   });
-}
-
-std::string annotationOf(const nlohmann::json& object, std::string_view key) {
-  return stringAt(object, "annotations", key);
-}
-
-std::string labelOf(const nlohmann::json& object, std::string_view key) {
-  return stringAt(object, "labels", key);
 }
 
 }  // namespace gpuscale::reconciler

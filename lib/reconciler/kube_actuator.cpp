@@ -7,6 +7,9 @@
 #include <spdlog/spdlog.h>
 
 #include "actuator_internal.h"
+#include "gpuscale/core/rfc3339.h"
+#include "gpuscale/k8s/object_accessors.h"
+#include "gpuscale/k8s/well_known_keys.h"
 #include "gpuscale/partition/config_name.h"
 #include "gpuscale/partition/resource_names.h"
 #include "gpuscale/reconciler/optimistic_write.h"
@@ -224,7 +227,7 @@ ActuationReport KubeActuator::apply(const partition::Plan& plan, const ClusterSt
 
   auto work = actuator_detail::nodeWorkFor(plan, *state.snapshot);
   std::erase_if(work, [&](const NodeWork& w) { return nodes.contains(w.node); });
-  const std::string planId = fmt::format("{}-{}", formatTime(now), ++planCounter_);
+  const std::string planId = fmt::format("{}-{}", core::formatRfc3339(now), ++planCounter_);
   if (work.empty()) {
     for (const auto* m : raises) {
       raiseMaxReplicas(m->ns, m->name, m->from, m->to, planId, state, now, report);
@@ -260,10 +263,10 @@ bool KubeActuator::writeHpaIntent(const partition::SetMaxReplicas& change,
   auto r = patchWithRetry(
       *client_, hpaRef(change.ns, change.name),
       [&](const kube::Object& hpa) -> core::Result<std::optional<kube::Object>> {
-        if (!annotationOf(hpa, kIntentAnnotation).empty()) return noChange();
-        return std::optional<kube::Object>(
-            json{{"metadata",
-                  {{"annotations", {{std::string(kIntentAnnotation), encodeHpaIntent(intent)}}}}}});
+        if (!k8s::annotationOf(hpa, k8s::kIntentAnnotation).empty()) return noChange();
+        return std::optional<kube::Object>(json{
+            {"metadata",
+             {{"annotations", {{std::string(k8s::kIntentAnnotation), encodeHpaIntent(intent)}}}}}});
       });
   const std::string object = change.ns + "/" + change.name;
   if (!r) {
@@ -285,7 +288,7 @@ bool KubeActuator::advanceHpa(const std::string& ns, const std::string& name,
                               const ClusterState& state, TimePoint now, ActuationReport& report) {
   auto hpa = client_->get(hpaRef(ns, name));
   if (!hpa) return !k8s::isNotFound(hpa.status());
-  auto intent = decodeHpaIntent(annotationOf(*hpa, kIntentAnnotation));
+  auto intent = decodeHpaIntent(k8s::annotationOf(*hpa, k8s::kIntentAnnotation));
   if (!intent) return false;
   std::vector<std::string> failed;
   for (const auto& n : intent->nodes) {
@@ -295,9 +298,9 @@ bool KubeActuator::advanceHpa(const std::string& ns, const std::string& name,
       failed.push_back(n + " (gone)");
       continue;
     }
-    auto pending = decodeNodeIntent(annotationOf(*node, kIntentAnnotation));
+    auto pending = decodeNodeIntent(k8s::annotationOf(*node, k8s::kIntentAnnotation));
     if (pending && pending->plan == intent->plan) return true;  // still in flight
-    auto outcome = decodeNodeOutcome(annotationOf(*node, kOutcomeAnnotation));
+    auto outcome = decodeNodeOutcome(k8s::annotationOf(*node, k8s::kOutcomeAnnotation));
     if (!outcome || outcome->plan != intent->plan) {
       failed.push_back(n + " (unknown)");
     } else if (!outcome->succeeded()) {
@@ -336,20 +339,20 @@ bool KubeActuator::raiseMaxReplicas(const std::string& ns, const std::string& na
       *client_, hpaRef(ns, name),
       [&](const kube::Object& hpa) -> core::Result<std::optional<kube::Object>> {
         raisedTo = 0;
-        auto intent = decodeHpaIntent(annotationOf(hpa, kIntentAnnotation));
+        auto intent = decodeHpaIntent(k8s::annotationOf(hpa, k8s::kIntentAnnotation));
         if (intent && intent->plan != plan) return noChange();  // another plan owns it now
         started = intent;
         const int current = hpa["spec"].value("maxReplicas", 0);
         const int target = std::min(to, capacity);
-        json annotations{{std::string(kIntentAnnotation), nullptr}};
+        json annotations{{std::string(k8s::kIntentAnnotation), nullptr}};
         json patch = json::object();
         HpaStatus status{capacity, "none", "", now};
         if (target > current) {
           raisedTo = target;
           patch["spec"] = {{"maxReplicas", target}};
-          annotations[std::string(partition::kLastChangeAnnotation)] = formatTime(now);
-          if (annotationOf(hpa, partition::kOriginalMaxAnnotation).empty()) {
-            annotations[std::string(partition::kOriginalMaxAnnotation)] = std::to_string(current);
+          annotations[std::string(k8s::kLastChangeAnnotation)] = core::formatRfc3339(now);
+          if (k8s::annotationOf(hpa, k8s::kOriginalMaxAnnotation).empty()) {
+            annotations[std::string(k8s::kOriginalMaxAnnotation)] = std::to_string(current);
           }
           status.lastAction = fmt::format("maxReplicas {} -> {}", current, target);
           status.reason = fmt::format("plan {}: allocatable holds {} pods", plan, capacity);
@@ -358,7 +361,7 @@ bool KubeActuator::raiseMaxReplicas(const std::string& ns, const std::string& na
           status.reason = fmt::format("plan {}: allocatable holds {} pods, not more than {}", plan,
                                       capacity, current);
         }
-        annotations[std::string(kStatusAnnotation)] = encodeHpaStatus(status);
+        annotations[std::string(k8s::kStatusAnnotation)] = encodeHpaStatus(status);
         if (!intent && raisedTo == 0) return noChange();
         patch["metadata"] = {{"annotations", annotations}};
         return std::optional<kube::Object>(patch);
@@ -402,12 +405,12 @@ void KubeActuator::lowerMaxReplicas(const partition::SetMaxReplicas& change, Tim
         const int target = std::max({change.to, replicas, hpa["spec"].value("minReplicas", 1)});
         if (current != change.from || target >= current) return noChange();  // stale plan
         lowered = true;
-        json annotations{{std::string(partition::kLastChangeAnnotation), formatTime(now)}};
-        const std::string original = annotationOf(hpa, partition::kOriginalMaxAnnotation);
+        json annotations{{std::string(k8s::kLastChangeAnnotation), core::formatRfc3339(now)}};
+        const std::string original = k8s::annotationOf(hpa, k8s::kOriginalMaxAnnotation);
         if (!original.empty() && std::to_string(target) == original) {
-          annotations[std::string(partition::kOriginalMaxAnnotation)] = nullptr;
+          annotations[std::string(k8s::kOriginalMaxAnnotation)] = nullptr;
         }
-        annotations[std::string(kStatusAnnotation)] = encodeHpaStatus(
+        annotations[std::string(k8s::kStatusAnnotation)] = encodeHpaStatus(
             {target, fmt::format("maxReplicas {} -> {}", current, target), "demand fell", now});
         return std::optional<kube::Object>(json{{"spec", {{"maxReplicas", target}}},
                                                 {"metadata", {{"annotations", annotations}}}});

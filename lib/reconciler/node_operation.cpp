@@ -6,6 +6,9 @@
 #include <set>
 
 #include "actuator_internal.h"
+#include "gpuscale/core/rfc3339.h"
+#include "gpuscale/k8s/object_accessors.h"
+#include "gpuscale/k8s/well_known_keys.h"
 #include "gpuscale/partition/config_name.h"
 #include "gpuscale/partition/device_plugin_config.h"
 #include "gpuscale/partition/mig_parted_config.h"
@@ -31,9 +34,9 @@ bool isStale(const std::string& key, const std::string& node, const NodeIntent& 
 
 core::Result<std::optional<kube::Object>> noChange() { return std::optional<kube::Object>{}; }
 
-// `node`'s spec.taints with kReshapeTaint present or absent (others kept as they are), or nullopt
-// when it already is so. The whole list goes in the merge patch (merge patches replace arrays);
-// the read resourceVersion it carries keeps a concurrent taint change from being lost.
+// `node`'s spec.taints with k8s::kReshapeTaint present or absent (others kept as they are), or
+// nullopt when it already is so. The whole list goes in the merge patch (merge patches replace
+// arrays); the read resourceVersion it carries keeps a concurrent taint change from being lost.
 std::optional<json> reshapeTaints(const kube::Object& node, bool present) {
   static const json kNone = json::array();
   const json& spec = node.contains("spec") ? node["spec"] : kNone;
@@ -43,18 +46,19 @@ std::optional<json> reshapeTaints(const kube::Object& node, bool present) {
   json taints = json::array();
   bool found = false;
   for (const auto& t : current) {
-    if (t.is_object() && t.value("key", "") == kReshapeTaint) {
+    if (t.is_object() && t.value("key", "") == k8s::kReshapeTaint) {
       found = true;
       if (!present) continue;
     }
     taints.push_back(t);
   }
   if (found == present) return std::nullopt;
-  if (present) taints.push_back({{"key", std::string(kReshapeTaint)}, {"effect", "NoSchedule"}});
+  if (present)
+    taints.push_back({{"key", std::string(k8s::kReshapeTaint)}, {"effect", "NoSchedule"}});
   return taints;
 }
 
-// Adds to `patch` the removal of kReshapeTaint from `node`, if it carries it.
+// Adds to `patch` the removal of k8s::kReshapeTaint from `node`, if it carries it.
 void untaintInto(json& patch, const kube::Object& node) {
   if (auto taints = reshapeTaints(node, false)) patch["spec"]["taints"] = *taints;
 }
@@ -62,15 +66,15 @@ void untaintInto(json& patch, const kube::Object& node) {
 }  // namespace
 
 core::Status KubeActuator::taintForReshape(const std::string& node, const NodeIntent& intent) {
-  auto r =
-      patchWithRetry(*client_, nodeRef(node),
-                     [&](const kube::Object& current) -> core::Result<std::optional<kube::Object>> {
-                       if (decodeNodeIntent(annotationOf(current, kIntentAnnotation)) != intent)
-                         return noChange();
-                       auto taints = reshapeTaints(current, true);
-                       if (!taints) return noChange();
-                       return std::optional<kube::Object>(json{{"spec", {{"taints", *taints}}}});
-                     });
+  auto r = patchWithRetry(
+      *client_, nodeRef(node),
+      [&](const kube::Object& current) -> core::Result<std::optional<kube::Object>> {
+        if (decodeNodeIntent(k8s::annotationOf(current, k8s::kIntentAnnotation)) != intent)
+          return noChange();
+        auto taints = reshapeTaints(current, true);
+        if (!taints) return noChange();
+        return std::optional<kube::Object>(json{{"spec", {{"taints", *taints}}}});
+      });
   return r ? core::Status() : r.status();
 }
 
@@ -193,15 +197,17 @@ bool KubeActuator::startNode(const NodeWork& work, const std::string& plan, Time
       *client_, nodeRef(work.node),
       [&](const kube::Object& node) -> core::Result<std::optional<kube::Object>> {
         written = false;
-        if (!annotationOf(node, kIntentAnnotation).empty()) return noChange();  // already in flight
-        const std::string state = labelOf(node, kMigConfigStateLabel);
+        if (!k8s::annotationOf(node, k8s::kIntentAnnotation).empty())
+          return noChange();  // already in flight
+        const std::string state = k8s::labelOf(node, k8s::kMigConfigStateLabel);
         if (state == "pending" || state == "failed" || state == "rebooting") return noChange();
-        intent.previous = labelOf(node, intent.labelKey());
+        intent.previous = k8s::labelOf(node, intent.labelKey());
         if (intent.previous == intent.label) return noChange();
         written = true;
-        return std::optional<kube::Object>(json{
-            {"metadata",
-             {{"annotations", {{std::string(kIntentAnnotation), encodeNodeIntent(intent)}}}}}});
+        return std::optional<kube::Object>(
+            json{{"metadata",
+                  {{"annotations",
+                    {{std::string(k8s::kIntentAnnotation), encodeNodeIntent(intent)}}}}}});
       });
   if (!r) {
     degraded_.failed("node_intent", work.node, "could not record intent: " + r.status().message());
@@ -227,7 +233,7 @@ bool KubeActuator::advanceNode(const std::string& name, TimePoint now, Actuation
     if (k8s::isNotFound(node.status())) startedNodes_.erase(name);
     return !k8s::isNotFound(node.status());
   }
-  auto intent = decodeNodeIntent(annotationOf(*node, kIntentAnnotation));
+  auto intent = decodeNodeIntent(k8s::annotationOf(*node, k8s::kIntentAnnotation));
   if (!intent) {
     startedNodes_.erase(name);
     return false;
@@ -268,12 +274,13 @@ bool KubeActuator::advanceNode(const std::string& name, TimePoint now, Actuation
     auto r = patchWithRetry(
         *client_, nodeRef(name),
         [&](const kube::Object& current) -> core::Result<std::optional<kube::Object>> {
-          if (decodeNodeIntent(annotationOf(current, kIntentAnnotation)) != intent)
+          if (decodeNodeIntent(k8s::annotationOf(current, k8s::kIntentAnnotation)) != intent)
             return noChange();
-          return std::optional<kube::Object>(json{
-              {"metadata",
-               {{"labels", {{std::string(intent->labelKey()), intent->label}}},
-                {"annotations", {{std::string(kIntentAnnotation), encodeNodeIntent(applied)}}}}}});
+          return std::optional<kube::Object>(
+              json{{"metadata",
+                    {{"labels", {{std::string(intent->labelKey()), intent->label}}},
+                     {"annotations",
+                      {{std::string(k8s::kIntentAnnotation), encodeNodeIntent(applied)}}}}}});
         });
     if (!r) {
       degraded_.failed(
@@ -290,17 +297,17 @@ bool KubeActuator::advanceNode(const std::string& name, TimePoint now, Actuation
     return true;
   }
   // Applied: wait for the operator's answer.
-  if (labelOf(*node, intent->labelKey()) != intent->label) {
+  if (k8s::labelOf(*node, intent->labelKey()) != intent->label) {
     finishNode(name, *intent, "superseded",
                fmt::format("{} was changed by someone else to \"{}\"", intent->labelKey(),
-                           labelOf(*node, intent->labelKey())),
+                           k8s::labelOf(*node, intent->labelKey())),
                false, false, now, report);
     return false;
   }
   const auto since = now - intent->applied.value_or(intent->started);
   const bool allocatableReady = actuator_detail::allocatableMatches(*node, intent->expect);
   if (intent->kind == NodeOpKind::kMig) {
-    const std::string state = labelOf(*node, kMigConfigStateLabel);
+    const std::string state = k8s::labelOf(*node, k8s::kMigConfigStateLabel);
     if (state == "failed") {
       finishNode(
           name, *intent, "failed",
@@ -358,10 +365,12 @@ bool KubeActuator::continueWithTimeSlicing(const std::string& name, const NodeIn
   auto r = patchWithRetry(
       *client_, nodeRef(name),
       [&](const kube::Object& current) -> core::Result<std::optional<kube::Object>> {
-        if (decodeNodeIntent(annotationOf(current, kIntentAnnotation)) != mig) return noChange();
-        next.previous = labelOf(current, kDevicePluginConfigLabel);
-        json patch{{"metadata",
-                    {{"annotations", {{std::string(kIntentAnnotation), encodeNodeIntent(next)}}}}}};
+        if (decodeNodeIntent(k8s::annotationOf(current, k8s::kIntentAnnotation)) != mig)
+          return noChange();
+        next.previous = k8s::labelOf(current, k8s::kDevicePluginConfigLabel);
+        json patch{
+            {"metadata",
+             {{"annotations", {{std::string(k8s::kIntentAnnotation), encodeNodeIntent(next)}}}}}};
         untaintInto(patch, current);  // the MIG step is over; time-slicing destroys no pod
         return std::optional<kube::Object>(patch);
       });
@@ -394,27 +403,28 @@ void KubeActuator::finishNode(const std::string& name, const NodeIntent& intent,
       *client_, nodeRef(name),
       [&](const kube::Object& current) -> core::Result<std::optional<kube::Object>> {
         repaired.clear();
-        auto ours = decodeNodeIntent(annotationOf(current, kIntentAnnotation));
+        auto ours = decodeNodeIntent(k8s::annotationOf(current, k8s::kIntentAnnotation));
         if (!ours || ours->plan != intent.plan) return noChange();
         json labels = json::object();
-        if (revert && labelOf(current, intent.labelKey()) == intent.label) {
+        if (revert && k8s::labelOf(current, intent.labelKey()) == intent.label) {
           labels[std::string(intent.labelKey())] =
               intent.previous.empty() ? json(nullptr) : json(intent.previous);
         }
         if (intent.kind == NodeOpKind::kMig && result != "success") {
           const json& all = current["metadata"].value("labels", json::object());
           for (const auto& [key, value] : all.items()) {
-            if (key.rfind(kDeployLabelPrefix, 0) == 0 && value == kPausedForMigChange &&
-                labelOf(current, kMigConfigStateLabel) != "pending") {
+            if (key.rfind(k8s::kDeployLabelPrefix, 0) == 0 && value == kPausedForMigChange &&
+                k8s::labelOf(current, k8s::kMigConfigStateLabel) != "pending") {
               labels[key] = "true";
               repaired.push_back(key);
             }
           }
         }
-        json annotations{{std::string(kIntentAnnotation), nullptr},
-                         {std::string(kOutcomeAnnotation), encodeNodeOutcome(outcome)}};
+        json annotations{{std::string(k8s::kIntentAnnotation), nullptr},
+                         {std::string(k8s::kOutcomeAnnotation), encodeNodeOutcome(outcome)}};
         if (backoff) {
-          annotations[std::string(kBackoffAnnotation)] = formatTime(now + options_.failureBackoff);
+          annotations[std::string(k8s::kBackoffAnnotation)] =
+              core::formatRfc3339(now + options_.failureBackoff);
         }
         json patch{{"metadata", {{"annotations", annotations}}}};
         if (!labels.empty()) patch["metadata"]["labels"] = labels;

@@ -11,6 +11,7 @@
 #include <spdlog/spdlog.h>
 
 #include "gpuscale/k8s/object_accessors.h"
+#include "gpuscale/k8s/well_known_keys.h"
 #include "gpuscale/kube/informer.h"
 #include "gpuscale/sim/cluster_view.h"
 #include "gpuscale/sim/gpu_allocation.h"
@@ -27,9 +28,6 @@ using Clock = std::chrono::steady_clock;
 using partition::DevicePluginConfig;
 using partition::MigGpuSetting;
 
-constexpr std::string_view kMigConfigLabel = "nvidia.com/mig.config";
-constexpr std::string_view kMigStateLabel = "nvidia.com/mig.config.state";
-constexpr std::string_view kPluginConfigLabel = "nvidia.com/device-plugin.config";
 constexpr std::array kDeployLabels = {"nvidia.com/gpu.deploy.device-plugin",
                                       "nvidia.com/gpu.deploy.gpu-feature-discovery",
                                       "nvidia.com/gpu.deploy.dcgm-exporter"};
@@ -282,7 +280,8 @@ class GpuOperatorEmulator::Impl {
     const bool paused = node.migManager.paused();
     for (const char* key : kDeployLabels) out[key] = paused ? "paused-for-mig-change" : "true";
     if (node.spec.migCapable) {
-      out[std::string(kMigStateLabel)] = std::string(migConfigStateName(node.migManager.state()));
+      out[std::string(k8s::kMigConfigStateLabel)] =
+          std::string(migConfigStateName(node.migManager.state()));
       out["nvidia.com/gpu.deploy.mig-manager"] = "true";
     }
     return out;
@@ -296,9 +295,10 @@ class GpuOperatorEmulator::Impl {
     auto adv = advertise(node.spec, node.migManager.gpus(), node.plugin.current(), false);
     Labels labels = adv.labels;
     for (const auto& [k, v] : operatorLabels(node)) labels[k] = v;
-    if (!node.spec.migConfig.empty()) labels[std::string(kMigConfigLabel)] = node.spec.migConfig;
+    if (!node.spec.migConfig.empty())
+      labels[std::string(k8s::kMigConfigLabel)] = node.spec.migConfig;
     if (!node.spec.devicePluginConfig.empty()) {
-      labels[std::string(kPluginConfigLabel)] = node.spec.devicePluginConfig;
+      labels[std::string(k8s::kDevicePluginConfigLabel)] = node.spec.devicePluginConfig;
     }
     const kube::Object object = newNodeObject(node.spec, labels, adv, options_.kwokAnnotationKey,
                                               options_.kwokAnnotationValue);
@@ -339,7 +339,7 @@ class GpuOperatorEmulator::Impl {
   // The config-manager sidecar: follows the label; the plugin reloads after the configured delay.
   void updatePlugin(NodeState& node, const kube::Object& object, Clock::time_point now) {
     DevicePlugin& p = node.plugin;
-    std::string wanted = k8s::labelOf(object, kPluginConfigLabel);
+    std::string wanted = k8s::labelOf(object, k8s::kDevicePluginConfigLabel);
     if (wanted.empty()) wanted = scenario_.gpuOperator.devicePluginDefault;
     const bool restarted = node.wasPaused && !node.migManager.paused();
     if (wanted != p.requested || restarted) {
@@ -406,7 +406,7 @@ class GpuOperatorEmulator::Impl {
       const uint64_t failedBefore = node.migManager.failures(),
                      okBefore = node.migManager.successes();
       note(node, "mig-manager",
-           node.migManager.observeLabel(k8s::labelOf(*object, kMigConfigLabel), resolve, now));
+           node.migManager.observeLabel(k8s::labelOf(*object, k8s::kMigConfigLabel), resolve, now));
       placePods(node);
       note(node, "mig-manager", node.migManager.tick(now, node.allocation.busyGpus(), resolve));
       if (node.migManager.failures() > failedBefore) {

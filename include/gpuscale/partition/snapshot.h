@@ -42,9 +42,6 @@ using Labels = std::map<std::string, std::string>;
 using ResourceCounts = std::map<std::string, std::int64_t, std::less<>>;
 using TimePoint = std::chrono::system_clock::time_point;
 
-// Annotations gpuscale writes on HPAs it changed (read here for cooldowns and scale-in).
-inline constexpr std::string_view kLastChangeAnnotation = "gpuscale.io/last-change";
-inline constexpr std::string_view kOriginalMaxAnnotation = "gpuscale.io/original-max-replicas";
 // Device-plugin config keys gpuscale writes start with this; scale-in only lowers time-slicing it
 // set.
 inline constexpr std::string_view kOwnedConfigPrefix = "gpuscale-";
@@ -77,7 +74,9 @@ struct NodeState {
   std::map<std::string, int, std::less<>> sharedReplicas;
   bool hasGpuPods = false;
   bool inTransition =
-      false;  // a MIG change is pending/failed or operands are paused: leave it alone
+      false;               // a MIG change is pending/failed or operands are paused: leave it alone
+  bool hasIntent = false;  // a gpuscale.io/intent annotation: an operation runs
+  std::optional<TimePoint> backoffUntil;  // gpuscale.io/backoff-until, when it parses
 
   // Time-slicing replicas of `resource` (".shared" names map to their base resource).
   int replicasFor(std::string_view resource) const;
@@ -139,6 +138,8 @@ struct HpaState {
   bool hasCondition(std::string_view type, std::string_view status,
                     std::string_view reason = {}) const;
   std::optional<TimePoint> annotationTime(std::string_view key) const;
+  // annotations[key], or "".
+  std::string annotation(std::string_view key) const;
 };
 
 struct ClusterSnapshot {
@@ -151,17 +152,25 @@ struct ClusterSnapshot {
   std::optional<std::size_t> nodeIndex(std::string_view name) const;
   const ScaleTarget* target(std::string_view ns, std::string_view kind,
                             std::string_view name) const;
+  const HpaState* hpa(std::string_view ns, std::string_view name) const;
 
   std::unordered_map<std::string, std::size_t> nodeIndex_;
 };
-
-// An RFC 3339 timestamp as Kubernetes writes it ("2026-11-22T00:30:00Z"); nullopt when malformed.
-std::optional<TimePoint> parseKubernetesTime(std::string_view text);
 
 // Builds the snapshot from a `kind: List` (or an array of Lists/objects, or an object with
 // `items`). Kinds used: Node, Pod, HorizontalPodAutoscaler, Deployment, StatefulSet, ReplicaSet,
 // ConfigMap; others are ignored. Errors (Status::invalid) name the item and field when the JSON
 // does not have the shape Kubernetes gives it.
 core::Result<ClusterSnapshot> buildSnapshot(const nlohmann::json& dump);
+
+// One input object of a snapshot, not copied: its kind ("" = read the object's own `kind`, as a
+// dump has it; informer caches do not keep it) and the object, which must outlive the call.
+struct KubeItem {
+  std::string_view kind;
+  const nlohmann::json* object = nullptr;
+};
+
+// The same from objects held elsewhere (informer caches): the snapshot is the pass's only copy.
+core::Result<ClusterSnapshot> buildSnapshot(const std::vector<KubeItem>& items);
 
 }  // namespace gpuscale::partition

@@ -8,7 +8,7 @@
 //
 // Node operation (one per node at a time, at most maxNodesInFlight nodes):
 //   MIG:  intent(prepared) -> the config in the reconciler-owned mig-parted ConfigMap -> taint
-//         gpuscale.io/reshape:NoSchedule (kReshapeTaint), so the scheduler places no new pod
+//         gpuscale.io/reshape:NoSchedule (k8s::kReshapeTaint), so the scheduler places no new pod
 //         there -> GPU users on the node re-checked (pod_gpu_use.h; the taint makes this check
 //         final, short of a binding already in flight or a pod tolerating every taint) ->
 //         label nvidia.com/mig.config flipped + intent(applied) in one write ->
@@ -39,6 +39,7 @@
 #include <utility>
 #include <vector>
 
+#include "gpuscale/k8s/well_known_keys.h"
 #include "gpuscale/kube/client.h"
 #include "gpuscale/partition/demand.h"
 #include "gpuscale/partition/plan.h"
@@ -117,7 +118,7 @@ class KubeActuator final : public Actuator {
   core::Status writeConfig(const std::string& node, const NodeIntent& intent);
   core::Status writeMigConfig(const std::string& node, const NodeIntent& intent);
   core::Status writeDevicePluginConfig(const std::string& node, const NodeIntent& intent);
-  // Puts kReshapeTaint on `node` while its intent is still `intent` (nothing to do otherwise).
+  // Puts k8s::kReshapeTaint on `node` while its intent is still `intent` (nothing to do otherwise).
   core::Status taintForReshape(const std::string& node, const NodeIntent& intent);
   // A pod that would be disturbed by rebuilding `gpus` of `node`, or "" when none.
   core::Result<std::string> podInTheWay(const std::string& node, const std::vector<int>& gpus,

@@ -2,6 +2,7 @@
 // whose lease ran out (its clock passed the renew deadline, a successor took the Lease) sends no
 // write at all, Events included.
 #include "gpuscale/reconciler/fenced_client.h"
+#include "gpuscale/core/rfc3339.h"
 
 #include <gtest/gtest.h>
 
@@ -91,7 +92,7 @@ TEST(FencedKubeClientTest, LeaderPastItsRenewDeadlineMakesNoWriteAfterTakeover) 
   Controller controller(
       fenced, actuator, *policies, events,
       std::make_shared<ReconcilerMetrics>(std::make_shared<prometheus::Registry>()), {});
-  const TimePoint wall = *partition::parseKubernetesTime("2026-11-22T01:00:00Z");
+  const TimePoint wall = *core::parseRfc3339("2026-11-22T01:00:00Z");
 
   ASSERT_TRUE(a->tryAcquireOrRenew(clock));
   EXPECT_FALSE(b->tryAcquireOrRenew(clock + 1s));

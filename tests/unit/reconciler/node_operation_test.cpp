@@ -4,6 +4,9 @@
 #include <gtest/gtest.h>
 
 #include "cluster_fixture.h"
+#include "gpuscale/core/rfc3339.h"
+#include "gpuscale/k8s/object_accessors.h"
+#include "gpuscale/k8s/well_known_keys.h"
 #include "gpuscale/partition/config_name.h"
 #include "gpuscale/partition/mig_parted_config.h"
 #include "gpuscale/reconciler/actuator.h"
@@ -27,7 +30,8 @@ constexpr const char* kReshapeNode = "a100-node-3";  // the seed dump's idle nod
 
 bool hasReshapeTaint(const json& node) {
   for (const auto& t : node["spec"].value("taints", json::array())) {
-    if (t.value("key", "") == kReshapeTaint && t.value("effect", "") == "NoSchedule") return true;
+    if (t.value("key", "") == k8s::kReshapeTaint && t.value("effect", "") == "NoSchedule")
+      return true;
   }
   return false;
 }
@@ -96,14 +100,14 @@ class NodeOperationTest : public ::testing::Test {
   static bool flipsMigConfig(const Write& w) {
     return w.resource == "nodes" && w.name == kReshapeNode && w.body.contains("metadata") &&
            w.body["metadata"].contains("labels") &&
-           w.body["metadata"]["labels"].contains(std::string(kMigConfigLabel));
+           w.body["metadata"]["labels"].contains(std::string(k8s::kMigConfigLabel));
   }
 
   std::shared_ptr<gpuscale::testing::FakeKubeClient> fake_ =
       std::make_shared<gpuscale::testing::FakeKubeClient>();
   std::shared_ptr<RecordingClient> client_ = std::make_shared<RecordingClient>(fake_);
   std::shared_ptr<MemoryEventRecorder> events_ = std::make_shared<MemoryEventRecorder>();
-  TimePoint t0_ = *partition::parseKubernetesTime("2026-11-22T01:00:00Z");
+  TimePoint t0_ = *core::parseRfc3339("2026-11-22T01:00:00Z");
 };
 
 // The entry names of the ConfigMap an operation of `kind` writes its config to.
@@ -178,7 +182,7 @@ TEST_F(NodeOperationTest, PruningKeepsEntriesOfNodesSharingTheNamePrefix) {
           {"metadata", {{"name", name}, {"labels", {{std::string(intent.labelKey()), label}}}}}};
       if (name == a)
         node["metadata"]["annotations"] = {
-            {std::string(kIntentAnnotation), encodeNodeIntent(intent)}};
+            {std::string(k8s::kIntentAnnotation), encodeNodeIntent(intent)}};
       ASSERT_TRUE(fake_->create(nodes(), node).ok());
     }
 
@@ -188,7 +192,7 @@ TEST_F(NodeOperationTest, PruningKeepsEntriesOfNodesSharingTheNamePrefix) {
     EXPECT_EQ(entriesOf(*fake_, row.kind),
               (std::set<std::string>{theirs, previous, wanted, "all-disabled"}))
         << "only " << a << "'s stale entry goes";
-    EXPECT_EQ(labelOf(*fake_->get(nodes().named(a)), intent.labelKey()), wanted);
+    EXPECT_EQ(k8s::labelOf(*fake_->get(nodes().named(a)), intent.labelKey()), wanted);
   }
 }
 
@@ -278,8 +282,9 @@ TEST_F(NodeOperationTest, NewPodsAreKeptOffTheNodeWhileItsMigChangeRuns) {
       patch["status"] = {{"allocatable", row.mig["allocatable"]}};
     ASSERT_TRUE(fake_->patch(nodes().named(kReshapeNode), kube::PatchType::kMerge, patch).ok());
     c->pass(testing::objectsOf(*fake_), t0_ + 10s);
-    EXPECT_EQ(decodeNodeOutcome(annotationOf(node(kReshapeNode), kOutcomeAnnotation))->result,
-              row.result);
+    EXPECT_EQ(
+        decodeNodeOutcome(k8s::annotationOf(node(kReshapeNode), k8s::kOutcomeAnnotation))->result,
+        row.result);
     EXPECT_FALSE(hasReshapeTaint(node(kReshapeNode))) << "the taint ends with the MIG step";
     EXPECT_EQ(node(kReshapeNode)["spec"]["taints"], json::array({theirs}));
   }
