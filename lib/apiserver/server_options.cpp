@@ -151,6 +151,19 @@ Result<bool> applyServingFlag(ServerOptions& options, std::string_view name,
     auto timeout = parsePositiveDuration(name, value);
     if (!timeout) return timeout.status();
     options.idleTimeout = *timeout;
+  } else if (name == "max-requests-inflight") {
+    auto limit = parseUnsigned(name, value, 1'000'000);
+    if (!limit) return limit.status();
+    options.maxRequestsInFlight = static_cast<unsigned>(*limit);
+  } else if (name == "max-connections") {
+    auto limit = parseUnsigned(name, value, 1'000'000);
+    if (!limit) return limit.status();
+    options.maxConnections = static_cast<size_t>(*limit);
+  } else if (name == "request-timeout") {
+    auto timeout = core::parseGoDuration(value);
+    if (!timeout) return badFlag(name, value, timeout.status().message());
+    if (timeout->count() < 0) return badFlag(name, value, "must not be negative");
+    options.requestTimeout = std::chrono::duration_cast<std::chrono::milliseconds>(*timeout);
   } else if (name == "tls-reload-interval") {
     auto interval = parsePositiveDuration(name, value);
     if (!interval) return interval.status();
@@ -192,12 +205,19 @@ std::string servingFlagsUsage() {
          "                                        ECDHE with AES-GCM or CHACHA20-POLY1305 is\n"
          "                                        offered (all of them by default)\n"
          "      --client-ca-file string           CA bundle for client certificates (repeatable)\n"
-         "      --worker-threads int              request worker threads (default 2)\n"
+         "      --worker-threads int              request handler threads (default 2)\n"
          "      --shutdown-timeout duration       graceful shutdown deadline (default 30s)\n"
          "      --request-read-timeout duration   deadline for a TLS handshake or a started "
          "request "
          "(default 10s)\n"
          "      --idle-timeout duration           keep-alive idle timeout (default 1m30s)\n"
+         "      --max-requests-inflight int       requests (health probes aside) running or\n"
+         "                                        queued at once; beyond it 429 (default 400,\n"
+         "                                        0 = no limit)\n"
+         "      --max-connections int             open connections; beyond it new ones are\n"
+         "                                        closed at once (default 1024, 0 = no limit)\n"
+         "      --request-timeout duration        a request not answered within it gets a 504\n"
+         "                                        (default 1m0s, 0 = none)\n"
          "      --tls-reload-interval duration    how often certificate and CA files are re-read "
          "(default 10s)\n"
          "      --metrics-bind-address string     host:port of a plain-HTTP /metrics listener "

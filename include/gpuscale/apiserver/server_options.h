@@ -7,7 +7,11 @@
 //   Kubernetes accepts are accepted and left out, see tlsCipherSuitesNotOffered)
 //   --client-ca-file / --requestheader-client-ca-file (repeatable: CA bundles client certificates
 //   are verified against; the certificate is requested, never required)
-//   --worker-threads (2)  --shutdown-timeout (Go duration, 30s)
+//   --worker-threads (2: handler threads; I/O has its own, see https_server.h)
+//   --max-requests-inflight (400, as kube-apiserver; 0 = no limit: requests other than health
+//   probes handled or queued at once, 429 beyond)  --max-connections (1024; 0 = no limit: open
+//   connections, further ones closed at accept)  --request-timeout (Go duration, 1m; 0 = none:
+//   504 for a request not answered within it)  --shutdown-timeout (Go duration, 30s)
 //   --request-read-timeout (10s: a request, once started, and the TLS handshake must arrive within
 //   it)  --idle-timeout (90s)
 //   --tls-reload-interval (10s: how often the certificate, key and client CA files are re-read;
@@ -52,6 +56,15 @@ struct ServerOptions {
   std::chrono::milliseconds idleTimeout{90'000};
   std::chrono::milliseconds writeTimeout{30'000};
   std::chrono::milliseconds tlsReloadInterval{10'000};
+  // Requests other than /healthz, /livez, /readyz being handled or queued at once; beyond it, 429.
+  // 0 = no limit.
+  unsigned maxRequestsInFlight = 400;
+  // Open connections (both listeners); a connection accepted beyond it is closed at once. 0 = no
+  // limit.
+  size_t maxConnections = 1024;
+  // From a parsed request to its response; beyond it the client gets a 504 (the handler's late
+  // result is dropped). 0 = no deadline.
+  std::chrono::milliseconds requestTimeout{60'000};
   size_t headerLimitBytes = 1 << 20;  // request line + headers (Go's MaxHeaderBytes, 1 MiB)
   size_t bodyLimitBytes = 1 << 20;
   std::string metricsBindAddress;  // "host:port"; empty: no plain listener
