@@ -16,6 +16,7 @@ core::Result<std::shared_ptr<const Backend>> Backend::create(
       std::make_shared<prom::ClientMetrics>(*registry, "gpuscale_adapter", name));
   prom::CacheOptions cacheOptions;
   cacheOptions.ttl = options.cacheTtl;
+  cacheOptions.maxBytes = options.cacheMaxBytes;
   auto cache = std::make_shared<prom::CachingClient>(instrumented, cacheOptions);
   return std::make_shared<const Backend>(std::move(name), instrumented, cache, cache);
 }
@@ -52,6 +53,7 @@ prom::PrometheusOptions backendOptions(const rules::BackendSpec& spec,
   options.headers = spec.headers;
   options.maxBodyBytes = defaults.maxBodyBytes;
   options.cacheTtl = defaults.cacheTtl;
+  options.cacheMaxBytes = defaults.cacheMaxBytes;
   return options;
 }
 

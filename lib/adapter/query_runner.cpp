@@ -53,6 +53,17 @@ QueryRunner::QueryRunner(std::shared_ptr<prom::Client> client,
                        .Name("gpuscale_adapter_query_cache_entries")
                        .Help("Query results held in the cache, by backend")
                        .Register(*registry);
+  cacheBytes_ = &prometheus::BuildGauge()
+                     .Name("gpuscale_adapter_query_cache_bytes")
+                     .Help("Approximate bytes of the query results held in the cache, by backend")
+                     .Register(*registry);
+  cacheDrops_ = &prometheus::BuildCounter()
+                     .Name("gpuscale_adapter_query_cache_dropped_total")
+                     .Help(
+                         "Query results the cache dropped or never kept, by backend and reason "
+                         "(size: evicted for --metrics-cache-max-bytes or the entry cap, expired: "
+                         "TTL passed, too_large: larger than the whole cache)")
+                     .Register(*registry);
 }
 
 core::Status QueryRunner::fetchError(const core::Status& cause) {
@@ -120,6 +131,10 @@ void QueryRunner::publishCacheStats(const std::string& backend,
     p.coalesced = &cacheCalls_->Add({{"backend", backend}, {"outcome", "coalesced"}});
     p.misses = &cacheCalls_->Add({{"backend", backend}, {"outcome", "miss"}});
     p.entries = &cacheEntries_->Add({{"backend", backend}});
+    p.bytes = &cacheBytes_->Add({{"backend", backend}});
+    p.evictedForSize = &cacheDrops_->Add({{"backend", backend}, {"reason", "size"}});
+    p.expired = &cacheDrops_->Add({{"backend", backend}, {"reason", "expired"}});
+    p.tooLarge = &cacheDrops_->Add({{"backend", backend}, {"reason", "too_large"}});
   }
   if (p.cache.lock() != cache) {
     p.cache = cache;
@@ -128,7 +143,18 @@ void QueryRunner::publishCacheStats(const std::string& backend,
   addDelta(p.hits, now.hits, p.stats.hits);
   addDelta(p.coalesced, now.coalesced, p.stats.coalesced);
   addDelta(p.misses, now.misses, p.stats.misses);
+  addDelta(p.evictedForSize, now.evictions, p.stats.evictions);
+  addDelta(p.expired, now.expired, p.stats.expired);
+  addDelta(p.tooLarge, now.tooLarge, p.stats.tooLarge);
+  if (now.tooLarge > p.stats.tooLarge && !loggedTooLarge_.exchange(true)) {
+    spdlog::warn(
+        "a query result of backend {} is larger than --metrics-cache-max-bytes and is not cached; "
+        "this is logged once, gpuscale_adapter_query_cache_dropped_total{{reason=\"too_large\"}} "
+        "counts them",
+        backend);
+  }
   p.entries->Set(static_cast<double>(now.entries));
+  p.bytes->Set(static_cast<double>(now.bytes));
   p.stats = now;
 }
 

@@ -63,7 +63,6 @@ constexpr std::array kIgnored = {
     IgnoredFlag{"authorization-webhook-cache-authorized-ttl", false, kNoKube},
     IgnoredFlag{"authorization-webhook-cache-unauthorized-ttl", false, kNoKube},
     IgnoredFlag{"authorization-always-allow-paths", false, kNoKube},
-    IgnoredFlag{"tls-cipher-suites", false, kUnsupported},
     IgnoredFlag{"tls-sni-cert-key", false, kUnsupported},
     IgnoredFlag{"permit-port-sharing", true, kUnsupported},
     IgnoredFlag{"permit-address-sharing", true, kUnsupported},
@@ -201,6 +200,10 @@ core::Result<ServeOptions> parseServeFlags(const std::vector<std::string>& args)
   options.prometheus = std::move(*prometheus);
   auto remaining = apiserver::parseServingFlags(rest, options.server);
   if (!remaining) return remaining.status();
+  for (const auto& suite : options.server.tlsCipherSuitesNotOffered) {
+    options.warnings.push_back("--tls-cipher-suites: " + suite +
+                               " is not offered (CBC cipher or no forward secrecy)");
+  }
 
   const std::vector<std::string>& own = *remaining;
   std::set<std::string> warned;
@@ -286,6 +289,9 @@ std::string serveUsage() {
          "1073741824)\n"
          "      --metrics-cache-ttl duration      query cache and coalescing window, 0 = no "
          "cache (default 2s)\n"
+         "      --metrics-cache-max-bytes int     bytes of query results the cache keeps, the\n"
+         "                                        least recently used dropped first (default\n"
+         "                                        67108864)\n"
          "\n"
          "External metrics fallback (coexistence with another external-metrics server):\n"
          "      --external-metrics-fallback-url string  https URL of an external.metrics.k8s.io "

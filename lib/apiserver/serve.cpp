@@ -26,16 +26,21 @@ int serveUntilTerminated(const ServerOptions& options, ApiHandlerConfig config,
   if (config.serverAddress.empty()) {
     config.serverAddress = options.bindAddress + ":" + std::to_string(options.securePort);
   }
+  const auto registry = config.registry;
   auto handler = std::make_shared<ApiHandler>(std::move(config));
   HttpsServer server(
       options, tls, [handler](const HttpRequest& r) { return handler->handle(r); },
       [handler](const HttpRequest& r) { return handler->handleMetricsOnly(r); });
+  server.setMetricsRegistry(registry);
   if (auto started = server.start(); !started.ok()) {
     spdlog::error("cannot serve: {}", started.message());
     return 1;
   }
-  spdlog::info("serving HTTPS on {}:{} with {} worker threads", options.bindAddress,
-               server.securePort(), options.workerThreads);
+  spdlog::info(
+      "serving HTTPS on {}:{} with {} handler threads, at most {} requests in flight and {} "
+      "connections (0: no limit)",
+      options.bindAddress, server.securePort(), options.workerThreads, options.maxRequestsInFlight,
+      options.maxConnections);
   if (server.plainPort() != 0) {
     spdlog::info("serving plain-HTTP /metrics on {}", options.metricsBindAddress);
   }

@@ -71,6 +71,13 @@ Result<bool> applyPrometheusFlag(PrometheusOptions& options, std::string_view na
     auto d = parseNonNegativeDuration(name, value);
     if (!d) return d.status();
     (name == "metrics-cache-ttl" ? options.cacheTtl : options.timeout) = *d;
+  } else if (name == "metrics-cache-max-bytes") {
+    size_t bytes = 0;
+    auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), bytes);
+    if (value.empty() || ec != std::errc() || end != value.data() + value.size()) {
+      return badFlag(name, value, "want a number of bytes (0 keeps no results)");
+    }
+    options.cacheMaxBytes = bytes;
   } else if (name == "prometheus-auth-config") {
     options.authConfigFile = text;
   } else if (name == "prometheus-auth-incluster") {
