@@ -10,9 +10,9 @@
 #include "gpuscale/adapter/backend.h"
 #include "gpuscale/adapter/explain.h"
 #include "gpuscale/core/duration.h"
+#include "gpuscale/k8s/resource_mapper.h"
 #include "gpuscale/prom/http_client.h"
 #include "gpuscale/rules/loader.h"
-#include "gpuscale/rules/resource_table.h"
 
 namespace gpuscale::adapter {
 namespace {
@@ -120,7 +120,7 @@ int runExplainCommand(std::span<const std::string_view> args, std::ostream& out,
   auto flags = parseFlags(rest);
   if (!flags) return usageError(err, flags.status().message());
 
-  auto ruleSet = rules::loadRules(flags->config, rules::BuiltinResourceTable::instance());
+  auto ruleSet = rules::loadRules(flags->config, k8s::BuiltinResourceTable::instance());
   if (!ruleSet) {
     err << ruleSet.status().message() << "\n";
     return kExitError;

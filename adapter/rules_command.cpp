@@ -2,15 +2,17 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
 
+#include "gpuscale/core/flag_args.h"
 #include "gpuscale/core/label_selector.h"
+#include "gpuscale/k8s/resource_mapper.h"
 #include "gpuscale/rules/loader.h"
-#include "gpuscale/rules/resource_table.h"
 #include "gpuscale/rules/rule_set.h"
 
 namespace gpuscale::adapter {
@@ -36,7 +38,7 @@ int usageError(std::ostream& err, std::string_view message) {
 // Loads and compiles FILE, printing the error or the warnings.
 std::shared_ptr<const RuleSet> load(const std::string& file, std::ostream& err) {
   core::Result<std::shared_ptr<const RuleSet>> set =
-      rules::loadRules(file, rules::BuiltinResourceTable::instance());
+      rules::loadRules(file, k8s::BuiltinResourceTable::instance());
   if (!set) {
     err << set.status().message() << "\n";
     return nullptr;
@@ -119,38 +121,34 @@ std::optional<RenderOptions> parseRenderArgs(std::span<const std::string_view> a
   static constexpr std::string_view kValueFlags[] = {"metric", "resource", "namespace",
                                                      "names",  "series",   "metric-selector"};
   RenderOptions options;
-  for (size_t i = 0; i < args.size(); ++i) {
-    std::string_view arg = args[i];
-    if (arg.substr(0, 2) != "--") {
-      if (!options.file.empty()) {
-        usageError(err, fmt::format("unexpected argument {:?}", std::string(arg)));
-        return std::nullopt;
-      }
-      options.file = std::string(arg);
-      continue;
+  core::FlagCallbacks flags;
+  flags.isBoolean = [](std::string_view name) { return name == "external"; };
+  flags.apply = [&](std::string_view name, std::string_view value) -> core::Result<bool> {
+    if (name == "external") {
+      options.external = value == "true";
+      return true;
     }
-    arg.remove_prefix(2);
-    if (arg == "external") {
-      options.external = true;
-      continue;
+    if (std::find(std::begin(kValueFlags), std::end(kValueFlags), name) == std::end(kValueFlags)) {
+      return false;
     }
-    std::string_view name = arg.substr(0, arg.find('='));
-    bool known = false;
-    for (std::string_view flag : kValueFlags) known = known || flag == name;
-    if (!known) {
-      usageError(err, fmt::format("unknown flag --{}", std::string(name)));
+    options.flags[std::string(name)] = std::string(value);
+    return true;
+  };
+  auto rest = core::applyFlags({args.begin(), args.end()}, flags);
+  if (!rest) {
+    usageError(err, rest.status().message());
+    return std::nullopt;
+  }
+  for (const std::string& arg : *rest) {
+    if (arg.starts_with("--")) {
+      usageError(err, fmt::format("unknown flag {}", arg.substr(0, arg.find('='))));
       return std::nullopt;
     }
-    std::string value;
-    if (name.size() < arg.size()) {
-      value = std::string(arg.substr(name.size() + 1));
-    } else if (i + 1 < args.size()) {
-      value = std::string(args[++i]);
-    } else {
-      usageError(err, fmt::format("flag --{} needs a value", std::string(name)));
+    if (!options.file.empty()) {
+      usageError(err, fmt::format("unexpected argument {:?}", arg));
       return std::nullopt;
     }
-    options.flags[std::string(name)] = value;
+    options.file = arg;
   }
   if (options.file.empty()) {
     usageError(err, "render needs a FILE");
@@ -189,10 +187,10 @@ int render(std::span<const std::string_view> args, std::ostream& out, std::ostre
     selector = std::move(*parsed);
   }
 
-  rules::GroupResource resource;
+  k8s::GroupResource resource;
   if (!options->external) {
-    core::Result<rules::ResourceInfo> info = rules::BuiltinResourceTable::instance().resourceFor(
-        rules::GroupResource::parse(flag("resource")));
+    core::Result<k8s::ResourceInfo> info = k8s::BuiltinResourceTable::instance().resourceFor(
+        k8s::GroupResource::parse(flag("resource")));
     if (!info) {
       err << "invalid --resource: " << info.status().message() << "\n";
       return kExitError;

@@ -16,6 +16,7 @@
 #include "gpuscale/apiserver/serve.h"
 #include "gpuscale/auth/delegation_options.h"
 #include "gpuscale/auth/serving_client_cas.h"
+#include "gpuscale/core/signals.h"
 #include "gpuscale/kube/client_metrics.h"
 #include "gpuscale/rules/rule_set.h"
 
@@ -83,12 +84,8 @@ int runServeCommand(std::span<const std::string_view> args, std::ostream& out, s
   // Block the termination and reload signals before any thread exists (the HTTP client's pool
   // starts early), so every thread inherits the mask and serveUntilTerminated() alone receives
   // them.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGTERM);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGHUP);  // read by the rule file watcher (config_watcher.h)
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  // SIGHUP is read by the rule file watcher (config_watcher.h).
+  const core::StopSignals stopSignals({SIGTERM, SIGINT}, {SIGHUP});
 
   // In-cluster mode consumes the delegation flags first (they are ignored in standalone mode).
   auth::DelegationOptions delegation;
@@ -127,7 +124,7 @@ int runServeCommand(std::span<const std::string_view> args, std::ostream& out, s
     err << "Error: " << valid.message() << "\n";
     return kUsageError;
   }
-  const rules::ResourceMapper& mapper = rules::BuiltinResourceTable::instance();
+  const k8s::ResourceMapper& mapper = k8s::BuiltinResourceTable::instance();
   ReloadSettings reload;
   reload.configFile = options->configFile;
   reload.mapper = &mapper;

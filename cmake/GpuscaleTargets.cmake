@@ -11,12 +11,29 @@ function(gpuscale_add_subdirectories dir)
   endforeach()
 endfunction()
 
-# gpuscale_library(NAME SOURCES ... DEPS ...): a static library whose public headers are include/.
+# gpuscale_module_include_dir(MODULE OUT): an include root that holds only include/gpuscale/MODULE
+# (a symbolic link under the build tree), so that a target sees the headers of the modules it links
+# and no others: `#include "gpuscale/<module>/x.h"` of a module not linked fails to compile.
+function(gpuscale_module_include_dir module out)
+  set(root ${CMAKE_BINARY_DIR}/module-include/${module})
+  if(NOT EXISTS ${root}/gpuscale/${module})
+    file(MAKE_DIRECTORY ${root}/gpuscale)
+    file(CREATE_LINK ${CMAKE_SOURCE_DIR}/include/gpuscale/${module} ${root}/gpuscale/${module} SYMBOLIC)
+  endif()
+  set(${out} ${root} PARENT_SCOPE)
+endfunction()
+
+# gpuscale_library(NAME [MODULE m] SOURCES ... DEPS ...): a static library of lib/<m> whose public
+# headers are include/gpuscale/<m> (m defaults to NAME without its gpuscale_ prefix). DEPS are
+# public: a target that links the library sees its headers and those of the libraries it uses.
 function(gpuscale_library name)
-  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS" ${ARGN})
+  cmake_parse_arguments(ARG "" "MODULE" "SOURCES;DEPS" ${ARGN})
+  if(NOT ARG_MODULE)
+    string(REGEX REPLACE "^gpuscale_" "" ARG_MODULE ${name})
+  endif()
+  gpuscale_module_include_dir(${ARG_MODULE} public_headers)
   add_library(${name} STATIC ${ARG_SOURCES})
-  target_include_directories(${name} PUBLIC ${CMAKE_SOURCE_DIR}/include
-                                     PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+  target_include_directories(${name} PUBLIC ${public_headers} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
   target_link_libraries(${name} PUBLIC ${ARG_DEPS})
 endfunction()
 

@@ -8,6 +8,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "gpuscale/core/files.h"
+#include "gpuscale/core/flag_args.h"
+#include "gpuscale/core/rfc3339.h"
 #include "gpuscale/partition/demand.h"
 #include "gpuscale/partition/planner.h"
 #include "gpuscale/partition/policy.h"
@@ -34,47 +37,52 @@ bool readText(const std::string& path, std::string& text, std::ostream& err) {
     text = buffer.str();
     return true;
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  auto content = core::readFile(path);
+  if (!content) {
     err << "gpuscale-reconciler plan: cannot read " << path << "\n";
     return false;
   }
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  text = buffer.str();
+  text = std::move(*content);
   return true;
 }
 
 std::optional<PlanArgs> parseArgs(const std::vector<std::string>& args, std::ostream& err) {
   PlanArgs parsed;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const std::string& flag = args[i];
-    if (i + 1 >= args.size()) {
-      err << "gpuscale-reconciler plan: " << flag << " needs a value\n";
-      return std::nullopt;
-    }
-    const std::string& value = args[++i];
-    if (flag == "--from") {
+  core::FlagCallbacks flags;
+  flags.apply = [&](std::string_view name, std::string_view value) -> core::Result<bool> {
+    if (name == "from") {
       parsed.from = value;
-    } else if (flag == "--policy") {
+    } else if (name == "policy") {
       parsed.policyFile = value;
-    } else if (flag == "--output" || flag == "-o") {
+    } else if (name == "output") {
       if (value != "json" && value != "text") {
-        err << "gpuscale-reconciler plan: --output must be json or text\n";
-        return std::nullopt;
+        return core::Status::badRequest("--output must be json or text");
       }
       parsed.output = value;
-    } else if (flag == "--now") {
-      parsed.now = partition::parseKubernetesTime(value);
+    } else if (name == "now") {
+      parsed.now = core::parseRfc3339(value);
       if (!parsed.now) {
-        err << "gpuscale-reconciler plan: --now must be an RFC 3339 time such as "
-               "2026-11-22T00:00:00Z\n";
-        return std::nullopt;
+        return core::Status::badRequest(
+            "--now must be an RFC 3339 time such as 2026-11-22T00:00:00Z");
       }
     } else {
-      err << "gpuscale-reconciler plan: unknown flag " << flag << "\n";
-      return std::nullopt;
+      return false;
     }
+    return true;
+  };
+  // -o is --output's short form.
+  std::vector<std::string> spelled(args);
+  for (auto& arg : spelled) {
+    if (arg == "-o") arg = "--output";
+  }
+  auto rest = core::applyFlags(spelled, flags);
+  if (!rest) {
+    err << "gpuscale-reconciler plan: " << rest.status().message() << "\n";
+    return std::nullopt;
+  }
+  if (!rest->empty()) {
+    err << "gpuscale-reconciler plan: unknown flag " << rest->front() << "\n";
+    return std::nullopt;
   }
   if (parsed.from.empty()) {
     err << "gpuscale-reconciler plan: --from DUMP.json is required\n";

@@ -2,11 +2,9 @@
 
 #include <unistd.h>
 
-#include <csignal>
 #include <iostream>
 #include <map>
 #include <random>
-#include <set>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -14,16 +12,21 @@
 #include <spdlog/spdlog.h>
 
 #include "gpuscale/core/duration.h"
+#include "gpuscale/core/flag_args.h"
+#include "gpuscale/core/plain_http_listener.h"
+#include "gpuscale/core/signals.h"
 #include "gpuscale/kube/client_metrics.h"
 #include "gpuscale/kube/config.h"
 #include "gpuscale/kube/rest_client.h"
 #include "gpuscale/prom/caching_client.h"
+#include "gpuscale/prom/client_metrics.h"
 #include "gpuscale/prom/http_client.h"
+#include "gpuscale/prom/observed_client.h"
 #include "gpuscale/prom/options.h"
 #include "gpuscale/reconciler/controller.h"
 #include "gpuscale/reconciler/dcgm_gpu_pod_mapping.h"
+#include "gpuscale/reconciler/fenced_client.h"
 #include "gpuscale/reconciler/leader_election.h"
-#include "health_server.h"
 
 namespace gpuscale::reconciler {
 namespace {
@@ -55,9 +58,6 @@ std::vector<std::string> splitComma(const std::string& text) {
   return out;
 }
 
-std::atomic<bool> gStop{false};
-void onSignal(int) { gStop.store(true); }
-
 template <typename D>
 bool parseDuration(const std::string& text, D& out) {
   auto d = core::parseGoDuration(text);
@@ -85,125 +85,89 @@ std::optional<RunArgs> parseArgs(const std::vector<std::string>& all, std::ostre
   for (const auto& arg : all) {
     if (arg.rfind("--prometheus-url", 0) == 0) a.prometheusUrlSet = true;
   }
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    std::string flag = args[i], value;
-    bool hasValue = false;
-    if (auto eq = flag.find('='); eq != std::string::npos) {
-      value = flag.substr(eq + 1);
-      flag = flag.substr(0, eq);
-      hasValue = true;
-    }
-    if (flag == "--dry-run" || flag == "--leader-elect") {
-      bool v = !hasValue || value == "true";
-      if (hasValue && value != "true" && value != "false") {
-        err << "gpuscale-reconciler run: " << flag << " takes true or false\n";
-        return std::nullopt;
-      }
-      (flag == "--dry-run" ? a.dryRun : a.leaderElect) = v;
-      continue;
-    }
-    static const std::set<std::string> kValueFlags{"--kubeconfig",
-                                                   "--config",
-                                                   "--health-bind-address",
-                                                   "--operator-namespace",
-                                                   "--mig-config-map",
-                                                   "--default-mig-config-map",
-                                                   "--device-plugin-config-map",
-                                                   "--max-nodes-in-flight",
-                                                   "--mig-timeout",
-                                                   "--allocatable-timeout",
-                                                   "--failure-backoff",
-                                                   "--resync-period",
-                                                   "--leader-elect-namespace",
-                                                   "--leader-elect-name",
-                                                   "--leader-elect-identity",
-                                                   "--lease-duration",
-                                                   "--renew-deadline",
-                                                   "--retry-period",
-                                                   "--gpu-mapping",
-                                                   "--dcgm-metric",
-                                                   "--dcgm-node-labels",
-                                                   "--dcgm-gpu-label",
-                                                   "--dcgm-pod-label",
-                                                   "--dcgm-namespace-label",
-                                                   "--dcgm-max-age"};
-    if (!kValueFlags.contains(flag)) {
-      err << "gpuscale-reconciler run: unknown flag " << flag << "\n" << runUsage();
-      return std::nullopt;
-    }
-    if (!hasValue) {
-      if (i + 1 >= args.size()) {
-        err << "gpuscale-reconciler run: " << flag << " needs a value\n";
-        return std::nullopt;
-      }
-      value = args[++i];
-    }
+  core::FlagCallbacks flags;
+  flags.isBoolean = [](std::string_view name) {
+    return name == "dry-run" || name == "leader-elect";
+  };
+  flags.apply = [&](std::string_view name, std::string_view text) -> core::Result<bool> {
+    const std::string value(text);
+    const std::string flag = "--" + std::string(name);
     bool ok = true;
-    if (flag == "--kubeconfig") {
+    if (name == "dry-run" || name == "leader-elect") {
+      ok = value == "true" || value == "false";
+      (name == "dry-run" ? a.dryRun : a.leaderElect) = value == "true";
+      if (!ok) return core::Status::badRequest(flag + " takes true or false");
+    } else if (name == "kubeconfig") {
       a.kubeconfig = value;
-    } else if (flag == "--config") {
+    } else if (name == "config") {
       a.config = value;
-    } else if (flag == "--health-bind-address") {
+    } else if (name == "health-bind-address") {
       a.healthBind = value;
-    } else if (flag == "--operator-namespace") {
+    } else if (name == "operator-namespace") {
       a.actuator.operatorNamespace = a.controller.operatorNamespace = value;
-    } else if (flag == "--mig-config-map") {
+    } else if (name == "mig-config-map") {
       a.actuator.migConfigMap = value;
-    } else if (flag == "--default-mig-config-map") {
+    } else if (name == "default-mig-config-map") {
       a.actuator.defaultMigConfigMap = value;
-    } else if (flag == "--device-plugin-config-map") {
+    } else if (name == "device-plugin-config-map") {
       a.actuator.devicePluginConfigMap = value;
-    } else if (flag == "--max-nodes-in-flight") {
+    } else if (name == "max-nodes-in-flight") {
       a.actuator.maxNodesInFlight = std::atoi(value.c_str());
       ok = a.actuator.maxNodesInFlight >= 1;
-    } else if (flag == "--mig-timeout") {
+    } else if (name == "mig-timeout") {
       ok = parseDuration(value, a.actuator.migTimeout);
-    } else if (flag == "--allocatable-timeout") {
+    } else if (name == "allocatable-timeout") {
       ok = parseDuration(value, a.actuator.allocatableTimeout);
-    } else if (flag == "--failure-backoff") {
+    } else if (name == "failure-backoff") {
       ok = parseDuration(value, a.actuator.failureBackoff);
-    } else if (flag == "--resync-period") {
+    } else if (name == "resync-period") {
       ok = parseDuration(value, a.controller.resyncPeriod);
-    } else if (flag == "--leader-elect-namespace") {
+    } else if (name == "leader-elect-namespace") {
       a.lease.ns = value;
-    } else if (flag == "--leader-elect-name") {
+    } else if (name == "leader-elect-name") {
       a.lease.name = value;
-    } else if (flag == "--leader-elect-identity") {
+    } else if (name == "leader-elect-identity") {
       a.lease.identity = value;
-    } else if (flag == "--lease-duration") {
+    } else if (name == "lease-duration") {
       ok = parseDuration(value, a.lease.leaseDuration);
-    } else if (flag == "--renew-deadline") {
+    } else if (name == "renew-deadline") {
       ok = parseDuration(value, a.lease.renewDeadline);
-    } else if (flag == "--retry-period") {
+    } else if (name == "retry-period") {
       ok = parseDuration(value, a.lease.retryPeriod);
-    } else if (flag == "--gpu-mapping") {
+    } else if (name == "gpu-mapping") {
       a.gpuMapping = value;
       ok = value == "node" || value == "dcgm";
-    } else if (flag == "--dcgm-metric") {
+    } else if (name == "dcgm-metric") {
       a.dcgm.metric = value;
       ok = !value.empty();
-    } else if (flag == "--dcgm-node-labels") {
+    } else if (name == "dcgm-node-labels") {
       a.dcgm.nodeLabels = splitComma(value);
       ok = !a.dcgm.nodeLabels.empty();
-    } else if (flag == "--dcgm-gpu-label") {
+    } else if (name == "dcgm-gpu-label") {
       a.dcgm.gpuLabel = value;
       ok = !value.empty();
-    } else if (flag == "--dcgm-pod-label") {
+    } else if (name == "dcgm-pod-label") {
       a.dcgm.podLabel = value;
       ok = !value.empty();
-    } else if (flag == "--dcgm-namespace-label") {
+    } else if (name == "dcgm-namespace-label") {
       a.dcgm.namespaceLabel = value;
       ok = !value.empty();
-    } else if (flag == "--dcgm-max-age") {
+    } else if (name == "dcgm-max-age") {
       ok = parseDuration(value, a.dcgm.maxAge) && a.dcgm.maxAge.count() > 0;
     } else {
-      err << "gpuscale-reconciler run: unknown flag " << flag << "\n" << runUsage();
-      return std::nullopt;
+      return false;
     }
-    if (!ok) {
-      err << "gpuscale-reconciler run: bad value \"" << value << "\" for " << flag << "\n";
-      return std::nullopt;
-    }
+    if (!ok) return core::Status::badRequest("bad value \"" + value + "\" for " + flag);
+    return true;
+  };
+  auto rest = core::applyFlags(args, flags);
+  if (!rest) {
+    err << "gpuscale-reconciler run: " << rest.status().message() << "\n";
+    return std::nullopt;
+  }
+  if (!rest->empty()) {
+    err << "gpuscale-reconciler run: unknown flag " << rest->front() << "\n" << runUsage();
+    return std::nullopt;
   }
   if (a.lease.renewDeadline >= a.lease.leaseDuration) {
     err << "gpuscale-reconciler run: --renew-deadline must be below --lease-duration\n";
@@ -217,9 +181,9 @@ std::optional<RunArgs> parseArgs(const std::vector<std::string>& all, std::ostre
   return a;
 }
 
-HttpAnswer answer(const std::string& path, const Controller& controller,
-                  const LeaderElector* elector, bool leaderElect,
-                  const std::shared_ptr<prometheus::Registry>& registry) {
+core::PlainHttpReply answer(std::string_view path, const Controller& controller,
+                            const LeaderElector* elector, bool leaderElect,
+                            const std::shared_ptr<prometheus::Registry>& registry) {
   if (path == "/healthz" || path == "/livez") return {200, "text/plain; charset=utf-8", "ok"};
   if (path == "/readyz") {
     if (!controller.synced()) return {500, "text/plain; charset=utf-8", "informers not synced"};
@@ -265,6 +229,7 @@ int runRunCommand(const std::vector<std::string>& args, std::ostream& err) {
   auto parsed = parseArgs(args, err);
   if (!parsed) return kBadUsage;
   RunArgs& a = *parsed;
+  const core::StopSignals stopSignals;  // before any client starts a thread
   auto policies = PolicySource::open(a.config);
   if (!policies) {
     err << "gpuscale-reconciler run: " << policies.status().message() << "\n";
@@ -287,10 +252,29 @@ int runRunCommand(const std::vector<std::string>& args, std::ostream& err) {
     err << "gpuscale-reconciler run: " << client.status().message() << "\n";
     return kBadUsage;
   }
-  std::shared_ptr<kube::KubeClient> kc = *client;
   auto metrics = std::make_shared<ReconcilerMetrics>(registry);
-  // The controller's and the actuator's writes note what they retried; Events and the Lease go
-  // through the plain client.
+  std::unique_ptr<LeaderElector> elector;
+  if (a.leaderElect && !a.dryRun) {
+    // The Lease gets a client (and so a rate limiter) of its own: renewals must not queue behind
+    // the controller's lists and writes, or a busy pass could cost the lease.
+    kube::ClientConfig leaseConfig = *config;
+    leaseConfig.userAgent = "gpuscale-reconciler/leader-election";
+    leaseConfig.qps = 5;
+    leaseConfig.burst = 10;
+    auto leaseClient = kube::RestKubeClient::create(leaseConfig);
+    if (!leaseClient) {
+      err << "gpuscale-reconciler run: " << leaseClient.status().message() << "\n";
+      return kBadUsage;
+    }
+    elector = std::make_unique<LeaderElector>(*leaseClient, a.lease, metrics);
+  }
+  const LeaderElector* le = elector.get();
+  auto isLeader = [le] { return le == nullptr || le->isLeader(); };
+  // Every write (the controller's, the actuator's, Events) goes out through the fence, which asks
+  // the elector right before sending (fenced_client.h).
+  std::shared_ptr<kube::KubeClient> kc = std::make_shared<FencedKubeClient>(*client, isLeader);
+  // The controller's and the actuator's writes note what they retried; Events go through the
+  // fenced client only.
   auto retried = std::make_shared<RetriedWrites>(metrics);
   auto writer = std::make_shared<RetryNotingClient>(kc, retried);
   std::shared_ptr<EventRecorder> events;
@@ -309,7 +293,9 @@ int runRunCommand(const std::vector<std::string>& args, std::ostream& err) {
       err << "gpuscale-reconciler run: " << prometheus.status().message() << "\n";
       return kBadUsage;
     }
-    std::shared_ptr<prom::Client> direct(std::move(*prometheus));
+    auto direct = std::make_shared<prom::ObservedClient>(
+        std::shared_ptr<prom::Client>(std::move(*prometheus)),
+        std::make_shared<prom::ClientMetrics>(*registry, "gpuscale_reconciler"));
     prom::CacheOptions cache;
     cache.ttl = a.prometheus.cacheTtl;
     actuatorGpuPods = std::make_shared<DcgmGpuPodMapping>(direct, a.dcgm, metrics);
@@ -320,37 +306,31 @@ int runRunCommand(const std::vector<std::string>& args, std::ostream& err) {
       std::make_shared<KubeActuator>(writer, events, actuatorGpuPods, a.actuator, metrics);
   Controller controller(writer, actuator, *policies, events, metrics, a.controller, plannerGpuPods,
                         retried);
-  std::unique_ptr<LeaderElector> elector;
   std::atomic<bool> lostLeadership{false};
-  if (a.leaderElect && !a.dryRun) {
-    elector = std::make_unique<LeaderElector>(kc, a.lease, metrics);
+  if (elector) {
     elector->run([&] { controller.trigger(); },
                  [&] {
                    spdlog::error("leader election: lost the lease; exiting");
                    lostLeadership.store(true);
-                   gStop.store(true);
                  });
   }
-  HealthServer health([&](const std::string& path) {
+  auto health = core::PlainHttpListener::start(a.healthBind, [&](std::string_view path) {
     return answer(path, controller, elector.get(), a.leaderElect && !a.dryRun, registry);
   });
-  if (auto s = health.start(a.healthBind); !s.ok()) {
-    err << "gpuscale-reconciler run: " << s.message() << "\n";
+  if (!health) {
+    err << "gpuscale-reconciler run: " << health.status().message() << "\n";
     return kBadUsage;
   }
-  std::signal(SIGTERM, onSignal);
-  std::signal(SIGINT, onSignal);
-  const LeaderElector* le = elector.get();
-  controller.start([le] { return le == nullptr || le->isLeader(); });
+  controller.start(isLeader);
   spdlog::info("gpuscale-reconciler running (identity {}, dry run {}, health on port {})",
-               a.lease.identity, a.dryRun, health.port());
-  while (!gStop.load()) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+               a.lease.identity, a.dryRun, (*health)->port());
+  stopSignals.wait([&] { return lostLeadership.load(); });
   controller.stop();
   if (elector) {
     elector->stop();
     elector->release();
   }
-  health.stop();
+  (*health)->stop();
   return lostLeadership.load() ? 1 : 0;
 }
 

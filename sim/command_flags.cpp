@@ -1,7 +1,10 @@
 #include "command_flags.h"
 
 #include <algorithm>
-#include <charconv>
+#include <cstdio>
+#include <fstream>
+
+#include "gpuscale/core/flag_args.h"
 
 namespace gpuscale::sim {
 
@@ -9,24 +12,21 @@ std::optional<CommandFlags> CommandFlags::parse(std::span<const std::string_view
                                                 std::span<const std::string_view> known,
                                                 std::ostream& err) {
   CommandFlags flags;
-  for (size_t i = 0; i < args.size(); ++i) {
-    std::string_view arg = args[i];
-    const auto eq = arg.find('=');
-    std::string_view name = arg.substr(0, eq);
-    if (std::find(known.begin(), known.end(), name) == known.end()) {
-      err << "unknown flag: " << name << "\n";
-      return std::nullopt;
-    }
-    std::string_view value;
-    if (eq != std::string_view::npos) {
-      value = arg.substr(eq + 1);
-    } else if (i + 1 < args.size()) {
-      value = args[++i];
-    } else {
-      err << "flag needs an argument: " << arg << "\n";
-      return std::nullopt;
-    }
-    flags.values_[std::string(name)] = std::string(value);
+  core::FlagCallbacks callbacks;
+  callbacks.apply = [&](std::string_view name, std::string_view value) -> core::Result<bool> {
+    const std::string flag = "--" + std::string(name);
+    if (std::find(known.begin(), known.end(), flag) == known.end()) return false;
+    flags.values_[flag] = std::string(value);
+    return true;
+  };
+  auto rest = core::applyFlags({args.begin(), args.end()}, callbacks);
+  if (!rest) {
+    err << rest.status().message() << "\n";
+    return std::nullopt;
+  }
+  if (!rest->empty()) {
+    err << "unknown flag: " << rest->front().substr(0, rest->front().find('=')) << "\n";
+    return std::nullopt;
   }
   return flags;
 }
@@ -36,15 +36,10 @@ std::string CommandFlags::get(std::string_view name, std::string fallback) const
   return it == values_.end() ? fallback : it->second;
 }
 
-std::optional<std::pair<std::string, unsigned short>> parseHostPort(std::string_view text) {
-  const auto colon = text.rfind(':');
-  if (colon == std::string_view::npos || colon == 0) return std::nullopt;
-  unsigned port = 0;
-  std::string_view digits = text.substr(colon + 1);
-  auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), port);
-  if (ec != std::errc() || ptr != digits.data() + digits.size() || port > 65535)
-    return std::nullopt;
-  return std::pair{std::string(text.substr(0, colon)), static_cast<unsigned short>(port)};
+void writePortFile(const std::string& path, unsigned short port) {
+  if (path.empty()) return;
+  std::ofstream(path + ".tmp") << port << "\n";
+  std::rename((path + ".tmp").c_str(), path.c_str());
 }
 
 }  // namespace gpuscale::sim

@@ -1,5 +1,6 @@
-// CommandFlags: `--name value` / `--name=value` flags of a gpuscale-sim mode, checked against the
-// names the mode knows. Boolean flags are not supported (every flag takes a value).
+// CommandFlags: `--name value` / `--name=value` flags of a gpuscale-sim mode (split by
+// core::applyFlags), checked against the names the mode knows. Boolean flags are not supported
+// (every flag takes a value).
 #pragma once
 
 #include <map>
@@ -25,7 +26,8 @@ class CommandFlags {
   std::map<std::string, std::string> values_;
 };
 
-// Splits "HOST:PORT"; nullopt when malformed.
-std::optional<std::pair<std::string, unsigned short>> parseHostPort(std::string_view text);
+// Writes `port` to `path` (through a temporary file and a rename, so a reader never sees half a
+// number); nothing when `path` is empty.
+void writePortFile(const std::string& path, unsigned short port);
 
 }  // namespace gpuscale::sim

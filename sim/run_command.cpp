@@ -1,8 +1,5 @@
 #include "run_command.h"
 
-#include <pthread.h>
-
-#include <csignal>
 #include <cstdlib>
 #include <fstream>
 #include <ostream>
@@ -11,12 +8,13 @@
 #include <spdlog/spdlog.h>
 
 #include "command_flags.h"
+#include "gpuscale/core/plain_http_listener.h"
+#include "gpuscale/core/signals.h"
 #include "gpuscale/kube/config.h"
 #include "gpuscale/kube/rest_client.h"
 #include "gpuscale/sim/dcgm_exposition.h"
 #include "gpuscale/sim/gpu_operator_emulator.h"
 #include "gpuscale/sim/inference_load_driver.h"
-#include "gpuscale/sim/plain_http_server.h"
 #include "gpuscale/sim/scenario.h"
 
 namespace gpuscale::sim {
@@ -29,12 +27,6 @@ constexpr std::string_view kFlags[] = {"--scenario",  "--kubeconfig",      "--li
 std::string envOr(const char* name, std::string fallback) {
   const char* v = std::getenv(name);
   return v != nullptr && *v != '\0' ? std::string(v) : fallback;
-}
-
-void writePortFile(const std::string& path, unsigned short port) {
-  if (path.empty()) return;
-  std::ofstream(path + ".tmp") << port << "\n";
-  std::rename((path + ".tmp").c_str(), path.c_str());
 }
 
 }  // namespace
@@ -52,7 +44,7 @@ int runRunCommand(std::span<const std::string_view> args, std::ostream& out, std
     err << scenario.status().message() << "\n";
     return 2;
   }
-  auto listen = parseHostPort(flags->get("--listen", "127.0.0.1:0"));
+  auto listen = core::parseHostPort(flags->get("--listen", "127.0.0.1:0"));
   if (!listen) {
     err << "run: --listen wants HOST:PORT\n";
     return 2;
@@ -95,12 +87,7 @@ int runRunCommand(std::span<const std::string_view> args, std::ostream& out, std
   }
   const std::optional<LoadSpec> load = scenario->load;
 
-  // Block the stop signals before any thread starts, so only sigwait() below receives them.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGTERM);
-  sigaddset(&signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  const core::StopSignals stopSignals;  // before any thread starts
 
   auto config = kube::loadClientConfig(flags->get("--kubeconfig", envOr("KUBECONFIG", "")));
   if (!config) {
@@ -133,13 +120,13 @@ int runRunCommand(std::span<const std::string_view> args, std::ostream& out, std
     driver = std::move(*created);
   }
   InferenceLoadDriver* loadDriver = driver.get();
-  auto server = PlainHttpServer::start(
+  auto server = core::PlainHttpListener::start(
       listen->first, listen->second, [sim, registry, loadDriver](std::string_view target) {
-        HttpReply reply;
+        core::PlainHttpReply reply;
         if (target == "/healthz" || target == "/readyz") {
           reply.status = sim->healthy() ? 200 : 503;
           reply.body = sim->healthy() ? "ok\n" : "not ready\n";
-        } else if (target == "/metrics" || target.starts_with("/metrics?")) {
+        } else if (target == "/metrics") {
           reply.contentType = "text/plain; version=0.0.4; charset=utf-8";
           reply.body = prometheus::TextSerializer().Serialize(registry->Collect());
           if (loadDriver != nullptr) reply.body += loadDriver->render();
@@ -169,8 +156,7 @@ int runRunCommand(std::span<const std::string_view> args, std::ostream& out, std
                  load->podSelector, load->namespaceName, loadOptions.speed, loadOptions.seed);
   }
   spdlog::info("gpuscale-sim running scenario; SIGTERM stops");
-  int received = 0;
-  sigwait(&signals, &received);
+  const int received = stopSignals.wait();
   spdlog::info("signal {}: stopping", received);
   if (driver) driver->stop();
   sim->stop();

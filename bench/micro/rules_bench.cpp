@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "gpuscale/core/label_selector.h"
+#include "gpuscale/k8s/resource_mapper.h"
 #include "gpuscale/rules/label_matchers.h"
 #include "gpuscale/rules/loader.h"
 #include "gpuscale/rules/registry.h"
@@ -41,7 +42,7 @@ constexpr const char* kTemplate = R"(rules:
 std::shared_ptr<const rules::RuleSet> compile(const char* yaml) {
   auto config = rules::parseRuleConfig(yaml, "bench.yaml");
   if (!config) std::abort();
-  auto set = rules::compileRules(*config, rules::BuiltinResourceTable::instance());
+  auto set = rules::compileRules(*config, gpuscale::k8s::BuiltinResourceTable::instance());
   if (!set) std::abort();
   return *set;
 }

@@ -2,7 +2,7 @@
 //
 // Each HPA owns a pool of 5 nodes (its pods' nodeSelector): 3 busy nodes full of its pods at the
 // geometry of its profile and 2 idle nodes at other geometries, plus one unschedulable pod, so the
-// planner must reshape idle GPUs and raise time-slicing for every HPA. Target (DESIGN.md): a plan
+// planner must reshape idle GPUs and raise time-slicing for every HPA. Target: a plan
 // in <= 100 ms.
 #include <benchmark/benchmark.h>
 

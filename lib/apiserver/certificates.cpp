@@ -15,6 +15,8 @@
 #include <memory>
 #include <sstream>
 
+#include "gpuscale/core/files.h"
+
 namespace gpuscale::apiserver {
 namespace {
 
@@ -95,14 +97,6 @@ Result<CertPtr> makeCertificate(EVP_PKEY* subjectKey, const std::string& commonN
   return cert;
 }
 
-Result<std::string> readFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::invalid("cannot read " + path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 // The mode is set before the content is written so a private key is never readable by others.
 Status writeFile(const std::filesystem::path& path, const std::string& content, mode_t mode) {
   const Status failed = Status::invalid("cannot write " + path.string());
@@ -165,7 +159,7 @@ Result<TlsConfig> loadServingTls(const ServerOptions& options) {
   config.minVersion = options.tlsMinVersion;
   config.cipherList = options.tlsCipherList;
   for (const auto& file : options.clientCaFiles) {
-    auto pem = readFile(file);
+    auto pem = core::readFile(file);
     if (!pem) return Status::invalid("--client-ca-file: cannot read " + file);
     config.clientCaPems.push_back(std::move(*pem));
   }
@@ -174,9 +168,9 @@ Result<TlsConfig> loadServingTls(const ServerOptions& options) {
     if (options.tlsCertFile.empty() || options.tlsPrivateKeyFile.empty()) {
       return Status::invalid("--tls-cert-file and --tls-private-key-file must be given together");
     }
-    auto cert = readFile(options.tlsCertFile);
+    auto cert = core::readFile(options.tlsCertFile);
     if (!cert) return cert.status();
-    auto key = readFile(options.tlsPrivateKeyFile);
+    auto key = core::readFile(options.tlsPrivateKeyFile);
     if (!key) return key.status();
     config.certificateChainPem = std::move(*cert);
     config.privateKeyPem = std::move(*key);
@@ -186,8 +180,8 @@ Result<TlsConfig> loadServingTls(const ServerOptions& options) {
   const std::filesystem::path dir(options.certDir);
   const auto certPath = dir / "apiserver.crt";
   const auto keyPath = dir / "apiserver.key";
-  auto cert = readFile(certPath.string());
-  auto key = readFile(keyPath.string());
+  auto cert = core::readFile(certPath.string());
+  auto key = core::readFile(keyPath.string());
   if (cert && key && !cert->empty() && !key->empty()) {
     config.certificateChainPem = std::move(*cert);
     config.privateKeyPem = std::move(*key);

@@ -2,7 +2,9 @@
 
 #include <exception>
 
+#include "gpuscale/apiserver/api_handler.h"
 #include "gpuscale/apiserver/url.h"
+#include "gpuscale/core/duration.h"
 
 namespace gpuscale::apiserver::detail {
 
@@ -10,12 +12,14 @@ uint64_t ConnectionRegistry::add(std::weak_ptr<ConnectionBase> connection) {
   std::lock_guard lock(mutex_);
   const uint64_t id = nextId_++;
   connections_.emplace(id, std::move(connection));
+  if (metrics_) metrics_->setOpenConnections(connections_.size());
   return id;
 }
 
 void ConnectionRegistry::remove(uint64_t id) {
   std::lock_guard lock(mutex_);
   connections_.erase(id);
+  if (metrics_) metrics_->setOpenConnections(connections_.size());
   if (connections_.empty()) empty_.notify_all();
 }
 
@@ -79,6 +83,31 @@ HttpResponse callHandler(const HttpHandler& handler, const HttpRequest& request)
     response.body = "internal server error\n";
     return response;
   }
+}
+
+bool isHealthProbe(const HttpRequest& request) {
+  const std::string& path = request.path;
+  return (path == "/healthz" || path == "/livez" || path == "/readyz") &&
+         !request.header("Authorization").has_value();
+}
+
+HttpResponse tooManyRequestsResponse() {
+  core::StatusDetails details;
+  details.present = true;
+  const core::Status status(429, "TooManyRequests", "Too many requests, please try again later.",
+                            details);
+  auto document = status.toKubernetesJson();
+  document["details"]["retryAfterSeconds"] = 1;
+  HttpResponse response = jsonTextResponse(429, document.dump());
+  response.headers.emplace_back("Retry-After", "1");
+  return response;
+}
+
+HttpResponse requestTimeoutResponse(std::chrono::milliseconds timeout) {
+  return statusResponse(
+      core::Status::timeout("request did not complete within the allotted timeout of " +
+                            core::formatGoDuration(timeout)),
+      false);
 }
 
 http::response<http::string_body> protocolError(http::status status) {

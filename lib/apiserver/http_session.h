@@ -7,6 +7,7 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/ssl/context.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
@@ -20,6 +21,8 @@
 
 #include "gpuscale/apiserver/https_server.h"
 #include "gpuscale/apiserver/serving_tls.h"
+#include "handler_pool.h"
+#include "server_metrics.h"
 #include "tls_context.h"
 
 namespace gpuscale::apiserver::detail {
@@ -40,6 +43,9 @@ class ConnectionBase {
 // Open connections; shutdown() waits here until they are gone.
 class ConnectionRegistry {
  public:
+  // `metrics` (may be null) gets the number of open connections.
+  explicit ConnectionRegistry(std::shared_ptr<ServerMetrics> metrics = nullptr)
+      : metrics_(std::move(metrics)) {}
   uint64_t add(std::weak_ptr<ConnectionBase> connection);
   void remove(uint64_t id);
   // Calls requestClose() on every open connection.
@@ -51,6 +57,7 @@ class ConnectionRegistry {
   std::atomic<bool> stopping{false};
 
  private:
+  const std::shared_ptr<ServerMetrics> metrics_;
   mutable std::mutex mutex_;
   std::condition_variable empty_;
   std::unordered_map<uint64_t, std::weak_ptr<ConnectionBase>> connections_;
@@ -65,7 +72,19 @@ struct ListenerContext {
   // Null for the plain listener; each TLS connection takes the context current when it is accepted
   // and keeps it (a reload never touches open connections).
   std::shared_ptr<ServingTls> tls;
+  // Null: every request is handled on the I/O thread (the plain /metrics listener). Otherwise
+  // requests other than health probes (isHealthProbe) run there under the in-flight limit.
+  HandlerPool* pool = nullptr;
+  ServerMetrics* metrics = nullptr;
 };
+
+// /healthz, /livez or /readyz exactly (any query) without an Authorization header: answered on
+// the I/O thread, ahead of queued work (see https_server.h for why these and no others).
+bool isHealthProbe(const HttpRequest& request);
+
+// 429 TooManyRequests (Retry-After: 1) and 504 Timeout, as Kubernetes Status bodies.
+HttpResponse tooManyRequestsResponse();
+HttpResponse requestTimeoutResponse(std::chrono::milliseconds timeout);
 
 // Converts a parsed request; nullopt when the target is not an origin-form path or has a bad
 // escape.
@@ -89,13 +108,16 @@ class Connection : public ConnectionBase, public std::enable_shared_from_this<Co
   Connection(tcp::socket&& socket, ListenerContext context)
       : context_(std::move(context)),
         tlsContext_(context_.tls ? context_.tls->current() : nullptr),
-        stream_(makeStream(std::move(socket), tlsContext_.get())) {}
+        stream_(makeStream(std::move(socket), tlsContext_.get())),
+        deadline_(stream_.get_executor()) {}
 
   ~Connection() override {
     if (id_ != 0) context_.registry->remove(id_);
   }
 
   void run() {
+    // Registered before the first handler runs, so the open-connection count is exact at accept.
+    id_ = context_.registry->add(this->weak_from_this());
     net::dispatch(stream_.get_executor(), [self = this->shared_from_this()] { self->start(); });
   }
 
@@ -124,7 +146,6 @@ class Connection : public ConnectionBase, public std::enable_shared_from_this<Co
   beast::tcp_stream& lowest() { return beast::get_lowest_layer(stream_); }
 
   void start() {
-    id_ = context_.registry->add(this->weak_from_this());
     beast::error_code ec;
     const auto endpoint = lowest().socket().remote_endpoint(ec);
     if (!ec)
@@ -187,15 +208,64 @@ class Connection : public ConnectionBase, public std::enable_shared_from_this<Co
       return closeSocket();
     }
 
-    const bool head = parser_->get().method() == http::verb::head;
-    const bool wantsKeepAlive = parser_->get().keep_alive();
+    head_ = parser_->get().method() == http::verb::head;
+    wantsKeepAlive_ = parser_->get().keep_alive();
     auto request = toHttpRequest(parser_->release(), kTls, remoteAddress_, peer_);
     parser_.reset();
     if (!request) return writeError(http::status::bad_request);
-    HttpResponse response = callHandler(*context_.handler, *request);
-    keepAlive_ = wantsKeepAlive && !response.closeConnection && !closeRequested_ &&
+    dispatch(std::move(*request));
+  }
+
+  // Health probes and the plain listener: here and now. Everything else: a handler thread, under
+  // the in-flight limit and the request deadline.
+  void dispatch(HttpRequest request) {
+    HandlerPool* pool = context_.pool;
+    if (pool == nullptr || isHealthProbe(request)) {
+      return respond(callHandler(*context_.handler, request));
+    }
+    if (!pool->tryAdmit()) return respond(tooManyRequestsResponse());
+    const uint64_t ticket = ++lastTicket_;
+    pending_ = ticket;
+    const auto timeout = options().requestTimeout;
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    if (timeout.count() > 0) {
+      deadline_.expires_at(deadline);
+      deadline_.async_wait([self = this->shared_from_this(), ticket](beast::error_code ec) {
+        if (!ec) self->onDeadline(ticket);
+      });
+    }
+    pool->run(
+        [self = this->shared_from_this(), request = std::move(request), ticket, deadline, timeout] {
+          // A request whose deadline passed while it waited for a thread has been answered already.
+          if (timeout.count() > 0 && std::chrono::steady_clock::now() >= deadline) return;
+          HttpResponse response = callHandler(*self->context_.handler, request);
+          net::post(self->stream_.get_executor(),
+                    [self, ticket, response = std::move(response)]() mutable {
+                      self->onHandled(ticket, std::move(response));
+                    });
+        });
+  }
+
+  void onHandled(uint64_t ticket, HttpResponse&& response) {
+    if (pending_ != ticket) return;  // answered 504 already
+    pending_ = 0;
+    deadline_.cancel();
+    respond(std::move(response));
+  }
+
+  void onDeadline(uint64_t ticket) {
+    if (pending_ != ticket) return;
+    pending_ = 0;
+    if (context_.metrics != nullptr) {
+      context_.metrics->requestTimedOut(options().requestTimeout.count());
+    }
+    respond(requestTimeoutResponse(options().requestTimeout));
+  }
+
+  void respond(HttpResponse&& response) {
+    keepAlive_ = wantsKeepAlive_ && !response.closeConnection && !closeRequested_ &&
                  !context_.registry->stopping.load();
-    response_ = toBeastResponse(std::move(response), head);
+    response_ = toBeastResponse(std::move(response), head_);
     write();
   }
 
@@ -264,6 +334,11 @@ class Connection : public ConnectionBase, public std::enable_shared_from_this<Co
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   http::response<http::string_body> response_;
+  net::steady_timer deadline_;  // the request deadline of the request handed to the pool
+  uint64_t lastTicket_ = 0;
+  uint64_t pending_ = 0;  // ticket of the request awaiting its handler; 0: none
+  bool head_ = false;
+  bool wantsKeepAlive_ = false;
   std::shared_ptr<const PeerCertificates> peer_;
   std::string remoteAddress_;
   Phase phase_ = Phase::kHandshake;

@@ -7,7 +7,9 @@
 #include <thread>
 #include <vector>
 
+#include "handler_pool.h"
 #include "http_session.h"
+#include "server_metrics.h"
 
 namespace gpuscale::apiserver {
 
@@ -16,6 +18,9 @@ using detail::tcp;
 namespace net = boost::asio;
 
 namespace {
+
+// Threads that run accept, TLS and HTTP I/O; handlers run on the HandlerPool's threads.
+constexpr unsigned kIoThreads = 2;
 
 // Accepts connections of one listener and starts a Connection<kTls> for each.
 template <bool kTls>
@@ -62,6 +67,14 @@ class Listener : public std::enable_shared_from_this<Listener<kTls>> {
         net::make_strand(io_),
         [self = this->shared_from_this()](boost::system::error_code ec, tcp::socket socket) {
           if (!ec) {
+            const size_t limit = self->context_.options->maxConnections;
+            if (limit != 0 && self->context_.registry->size() >= limit) {
+              // Closed before any TLS work: a flood of connections costs a descriptor for an
+              // instant, not a handshake and buffers each.
+              self->context_.metrics->connectionRejected(limit);
+              socket.close(ec);
+              return self->accept();
+            }
             socket.set_option(tcp::no_delay(true), ec);
             std::make_shared<detail::Connection<kTls>>(std::move(socket), self->context_)->run();
             return self->accept();
@@ -90,10 +103,13 @@ struct HttpsServer::State {
   std::shared_ptr<ServingTls> servingTls;
   HttpHandler secureHandler;
   HttpHandler plainHandler;
+  std::shared_ptr<detail::ServerMetrics> metrics = std::make_shared<detail::ServerMetrics>();
   net::io_context io;
   std::optional<net::executor_work_guard<net::io_context::executor_type>> work;
   std::shared_ptr<detail::ConnectionRegistry> registry =
-      std::make_shared<detail::ConnectionRegistry>();
+      std::make_shared<detail::ConnectionRegistry>(metrics);
+  // Declared after `io`: destroyed first, with the queued work that holds connections.
+  std::unique_ptr<detail::HandlerPool> pool;
   std::shared_ptr<Listener<true>> secure;
   std::shared_ptr<Listener<false>> plain;
   std::vector<std::thread> workers;
@@ -127,7 +143,10 @@ core::Status HttpsServer::start() {
     s.servingTls = std::move(*fixed);
   }
 
-  ListenerContext secureContext{&s.options, &s.secureHandler, s.registry, s.servingTls};
+  s.pool = std::make_unique<detail::HandlerPool>(s.options.workerThreads,
+                                                 s.options.maxRequestsInFlight, s.metrics);
+  ListenerContext secureContext{&s.options,   &s.secureHandler, s.registry,
+                                s.servingTls, s.pool.get(),     s.metrics.get()};
   s.secure = std::make_shared<Listener<true>>(s.io, secureContext);
   if (auto status = s.secure->listen(s.options.bindAddress, s.options.securePort); !status.ok()) {
     return status;
@@ -137,7 +156,8 @@ core::Status HttpsServer::start() {
     if (!address) return address.status();
     if (!s.plainHandler)
       return core::Status::invalid("plain listener configured without a handler");
-    ListenerContext plainContext{&s.options, &s.plainHandler, s.registry, nullptr};
+    ListenerContext plainContext{&s.options, &s.plainHandler, s.registry,
+                                 nullptr,    nullptr,         s.metrics.get()};
     s.plain = std::make_shared<Listener<false>>(s.io, plainContext);
     if (auto status = s.plain->listen(address->first, address->second); !status.ok()) return status;
   }
@@ -145,8 +165,7 @@ core::Status HttpsServer::start() {
   s.work.emplace(s.io.get_executor());
   s.secure->start();
   if (s.plain) s.plain->start();
-  const unsigned workers = std::max(1u, s.options.workerThreads);
-  for (unsigned i = 0; i < workers; ++i) {
+  for (unsigned i = 0; i < kIoThreads; ++i) {
     s.workers.emplace_back([&io = s.io] { io.run(); });
   }
   s.running = true;
@@ -174,6 +193,12 @@ void HttpsServer::shutdown(std::chrono::milliseconds deadline) {
   s.io.stop();
   for (auto& worker : s.workers) worker.join();
   s.workers.clear();
+  // Handlers still running (a slow backend) are waited for; queued ones are dropped.
+  if (s.pool) s.pool->stop();
+}
+
+void HttpsServer::setMetricsRegistry(const std::shared_ptr<prometheus::Registry>& registry) {
+  if (registry) state_->metrics->registerOn(*registry);
 }
 
 }  // namespace gpuscale::apiserver

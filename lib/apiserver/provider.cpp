@@ -13,8 +13,4 @@ core::Status objectMetricNotFound(const GroupResource& resource, std::string_vie
                                 " for " + resource.toString() + " " + std::string(name));
 }
 
-bool isNotFound(const core::Status& status) {
-  return status.httpCode() == 404 && status.reason() == "NotFound";
-}
-
 }  // namespace gpuscale::apiserver

@@ -90,16 +90,6 @@ Status matchCustomRoute(const std::vector<std::string>& parts, MetricRequest& re
 
 }  // namespace
 
-GroupResource GroupResource::parse(std::string_view text) {
-  const size_t dot = text.find('.');
-  if (dot == std::string_view::npos) return {"", std::string(text)};
-  return {std::string(text.substr(dot + 1)), std::string(text.substr(0, dot))};
-}
-
-std::string GroupResource::toString() const {
-  return group.empty() ? resource : resource + "." + group;
-}
-
 Status resourceNotFoundStatus() {
   core::StatusDetails details;
   details.present = true;

@@ -2,21 +2,16 @@
 
 #include <spdlog/spdlog.h>
 
-#include <csignal>
-
 #include "gpuscale/apiserver/certificates.h"
 #include "gpuscale/apiserver/https_server.h"
+#include "gpuscale/core/signals.h"
 
 namespace gpuscale::apiserver {
 
 int serveUntilTerminated(const ServerOptions& options, ApiHandlerConfig config,
                          const std::function<void(ApiHandler&)>& onStarted,
                          std::shared_ptr<ServingTls> tls) {
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGTERM);
-  sigaddset(&signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  const core::StopSignals stopSignals;
 
   if (!config.registry) config.registry = std::make_shared<prometheus::Registry>();
   if (!tls) {
@@ -31,24 +26,28 @@ int serveUntilTerminated(const ServerOptions& options, ApiHandlerConfig config,
   if (config.serverAddress.empty()) {
     config.serverAddress = options.bindAddress + ":" + std::to_string(options.securePort);
   }
+  const auto registry = config.registry;
   auto handler = std::make_shared<ApiHandler>(std::move(config));
   HttpsServer server(
       options, tls, [handler](const HttpRequest& r) { return handler->handle(r); },
       [handler](const HttpRequest& r) { return handler->handleMetricsOnly(r); });
+  server.setMetricsRegistry(registry);
   if (auto started = server.start(); !started.ok()) {
     spdlog::error("cannot serve: {}", started.message());
     return 1;
   }
-  spdlog::info("serving HTTPS on {}:{} with {} worker threads", options.bindAddress,
-               server.securePort(), options.workerThreads);
+  spdlog::info(
+      "serving HTTPS on {}:{} with {} handler threads, at most {} requests in flight and {} "
+      "connections (0: no limit)",
+      options.bindAddress, server.securePort(), options.workerThreads, options.maxRequestsInFlight,
+      options.maxConnections);
   if (server.plainPort() != 0) {
     spdlog::info("serving plain-HTTP /metrics on {}", options.metricsBindAddress);
   }
   tls->startPolling(options.tlsReloadInterval);
   if (onStarted) onStarted(*handler);
 
-  int received = 0;
-  sigwait(&signals, &received);
+  const int received = stopSignals.wait();
   spdlog::info("received signal {}, shutting down (deadline {} ms)", received,
                options.shutdownTimeout.count());
   handler->health().beginShutdown();

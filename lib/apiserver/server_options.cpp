@@ -1,6 +1,8 @@
 #include "gpuscale/apiserver/server_options.h"
 
+#include <algorithm>
 #include <charconv>
+#include <iterator>
 
 #include "gpuscale/core/duration.h"
 #include "gpuscale/core/flag_args.h"
@@ -33,7 +35,8 @@ Result<std::chrono::milliseconds> parsePositiveDuration(std::string_view name,
   return std::chrono::duration_cast<std::chrono::milliseconds>(*duration);
 }
 
-// Go's names of the TLS 1.2 suites Kubernetes accepts, and OpenSSL's names for them.
+// Go's names of the TLS 1.2 suites offered (forward-secret key exchange, AEAD cipher), and
+// OpenSSL's names for them.
 constexpr std::pair<std::string_view, std::string_view> kTls12Suites[] = {
     {"TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256", "ECDHE-ECDSA-AES128-GCM-SHA256"},
     {"TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256", "ECDHE-RSA-AES128-GCM-SHA256"},
@@ -43,35 +46,48 @@ constexpr std::pair<std::string_view, std::string_view> kTls12Suites[] = {
     {"TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256", "ECDHE-ECDSA-CHACHA20-POLY1305"},
     {"TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305", "ECDHE-RSA-CHACHA20-POLY1305"},
     {"TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256", "ECDHE-RSA-CHACHA20-POLY1305"},
-    {"TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA", "ECDHE-ECDSA-AES128-SHA"},
-    {"TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA", "ECDHE-RSA-AES128-SHA"},
-    {"TLS_ECDHE_ECDSA_WITH_AES_256_CBC_SHA", "ECDHE-ECDSA-AES256-SHA"},
-    {"TLS_ECDHE_RSA_WITH_AES_256_CBC_SHA", "ECDHE-RSA-AES256-SHA"},
-    {"TLS_RSA_WITH_AES_128_GCM_SHA256", "AES128-GCM-SHA256"},
-    {"TLS_RSA_WITH_AES_256_GCM_SHA384", "AES256-GCM-SHA384"},
-    {"TLS_RSA_WITH_AES_128_CBC_SHA", "AES128-SHA"},
-    {"TLS_RSA_WITH_AES_256_CBC_SHA", "AES256-SHA"},
+};
+// Suites Kubernetes accepts in --tls-cipher-suites that gpuscale never offers (CBC ciphers, RSA key
+// exchange without forward secrecy): accepted so existing manifests start, and left out.
+constexpr std::string_view kTls12SuitesNotOffered[] = {
+    "TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA", "TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA",
+    "TLS_ECDHE_ECDSA_WITH_AES_256_CBC_SHA", "TLS_ECDHE_RSA_WITH_AES_256_CBC_SHA",
+    "TLS_RSA_WITH_AES_128_GCM_SHA256",      "TLS_RSA_WITH_AES_256_GCM_SHA384",
+    "TLS_RSA_WITH_AES_128_CBC_SHA",         "TLS_RSA_WITH_AES_256_CBC_SHA",
 };
 constexpr std::string_view kTls13Suites[] = {"TLS_AES_128_GCM_SHA256", "TLS_AES_256_GCM_SHA384",
                                              "TLS_CHACHA20_POLY1305_SHA256"};
 
-Result<std::string> openSslCipherList(std::string_view value) {
+template <typename List>
+bool contains(const List& list, std::string_view name) {
+  return std::find(std::begin(list), std::end(list), name) != std::end(list);
+}
+
+// Sets options.tlsCipherList (OpenSSL's syntax) and options.tlsCipherSuitesNotOffered from the
+// flag's comma-separated Go names.
+Status applyCipherSuites(ServerOptions& options, std::string_view value) {
   std::string list;
+  std::vector<std::string> notOffered;
   while (!value.empty()) {
     const size_t comma = value.find(',');
     const std::string_view name = value.substr(0, comma);
     value = comma == std::string_view::npos ? std::string_view() : value.substr(comma + 1);
     if (name.empty()) continue;
-    bool known = false;
+    bool known = contains(kTls13Suites, name);
     for (const auto& [goName, openSslName] : kTls12Suites) {
       if (goName != name) continue;
       list += (list.empty() ? "" : ":") + std::string(openSslName);
       known = true;
     }
-    for (const auto tls13 : kTls13Suites) known = known || tls13 == name;
+    if (contains(kTls12SuitesNotOffered, name)) {
+      notOffered.emplace_back(name);
+      known = true;
+    }
     if (!known) return badFlag("tls-cipher-suites", name, "unknown or insecure cipher suite");
   }
-  return list;
+  options.tlsCipherList = std::move(list);
+  options.tlsCipherSuitesNotOffered = std::move(notOffered);
+  return {};
 }
 
 }  // namespace
@@ -115,9 +131,7 @@ Result<bool> applyServingFlag(ServerOptions& options, std::string_view name,
       return badFlag(name, value, "allowed values are VersionTLS12, VersionTLS13");
     }
   } else if (name == "tls-cipher-suites") {
-    auto list = openSslCipherList(value);
-    if (!list) return list.status();
-    options.tlsCipherList = std::move(*list);
+    if (Status applied = applyCipherSuites(options, value); !applied.ok()) return applied;
   } else if (name == "client-ca-file" || name == "requestheader-client-ca-file") {
     if (!value.empty()) options.clientCaFiles.emplace_back(value);
   } else if (name == "worker-threads") {
@@ -137,6 +151,19 @@ Result<bool> applyServingFlag(ServerOptions& options, std::string_view name,
     auto timeout = parsePositiveDuration(name, value);
     if (!timeout) return timeout.status();
     options.idleTimeout = *timeout;
+  } else if (name == "max-requests-inflight") {
+    auto limit = parseUnsigned(name, value, 1'000'000);
+    if (!limit) return limit.status();
+    options.maxRequestsInFlight = static_cast<unsigned>(*limit);
+  } else if (name == "max-connections") {
+    auto limit = parseUnsigned(name, value, 1'000'000);
+    if (!limit) return limit.status();
+    options.maxConnections = static_cast<size_t>(*limit);
+  } else if (name == "request-timeout") {
+    auto timeout = core::parseGoDuration(value);
+    if (!timeout) return badFlag(name, value, timeout.status().message());
+    if (timeout->count() < 0) return badFlag(name, value, "must not be negative");
+    options.requestTimeout = std::chrono::duration_cast<std::chrono::milliseconds>(*timeout);
   } else if (name == "tls-reload-interval") {
     auto interval = parsePositiveDuration(name, value);
     if (!interval) return interval.status();
@@ -174,14 +201,23 @@ std::string servingFlagsUsage() {
          "are "
          "given (default apiserver.local.config/certificates)\n"
          "      --tls-min-version string          VersionTLS12 (default) or VersionTLS13\n"
-         "      --tls-cipher-suites strings       TLS 1.2 cipher suites (Go/IANA names)\n"
+         "      --tls-cipher-suites strings       TLS 1.2 cipher suites (Go/IANA names); only\n"
+         "                                        ECDHE with AES-GCM or CHACHA20-POLY1305 is\n"
+         "                                        offered (all of them by default)\n"
          "      --client-ca-file string           CA bundle for client certificates (repeatable)\n"
-         "      --worker-threads int              request worker threads (default 2)\n"
+         "      --worker-threads int              request handler threads (default 2)\n"
          "      --shutdown-timeout duration       graceful shutdown deadline (default 30s)\n"
          "      --request-read-timeout duration   deadline for a TLS handshake or a started "
          "request "
          "(default 10s)\n"
          "      --idle-timeout duration           keep-alive idle timeout (default 1m30s)\n"
+         "      --max-requests-inflight int       requests (health probes aside) running or\n"
+         "                                        queued at once; beyond it 429 (default 400,\n"
+         "                                        0 = no limit)\n"
+         "      --max-connections int             open connections; beyond it new ones are\n"
+         "                                        closed at once (default 1024, 0 = no limit)\n"
+         "      --request-timeout duration        a request not answered within it gets a 504\n"
+         "                                        (default 1m0s, 0 = none)\n"
          "      --tls-reload-interval duration    how often certificate and CA files are re-read "
          "(default 10s)\n"
          "      --metrics-bind-address string     host:port of a plain-HTTP /metrics listener "

@@ -15,6 +15,30 @@ using core::Status;
 
 constexpr unsigned char kSessionContext[] = "gpuscale-apiserver";
 
+// The TLS 1.2 suites offered when the operator names none: ECDHE key exchange (forward secrecy)
+// with an AEAD cipher, as Kubernetes components offer by default. OpenSSL's own default would add
+// RSA key exchange (no forward secrecy) and CBC suites whenever the certificate is RSA.
+constexpr char kForwardSecretAeadSuites[] =
+    "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:"
+    "ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:"
+    "ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305";
+
+// Every TLS 1.2 suite the context would negotiate must be ECDHE + AEAD (TLS 1.3 suites all are).
+// The flag parser never lets another one through; this keeps the promise if a caller builds a
+// TlsConfig by hand.
+core::Status checkForwardSecretAead(SSL_CTX* ctx) {
+  const STACK_OF(SSL_CIPHER)* ciphers = SSL_CTX_get_ciphers(ctx);
+  for (int i = 0; ciphers != nullptr && i < sk_SSL_CIPHER_num(ciphers); ++i) {
+    const SSL_CIPHER* cipher = sk_SSL_CIPHER_value(ciphers, i);
+    if (SSL_CIPHER_get_kx_nid(cipher) == NID_kx_any) continue;  // a TLS 1.3 suite
+    if (SSL_CIPHER_get_kx_nid(cipher) != NID_kx_ecdhe || SSL_CIPHER_is_aead(cipher) != 1) {
+      return Status::invalid(std::string("TLS 1.2 cipher suite ") + SSL_CIPHER_get_name(cipher) +
+                             " lacks forward secrecy or an AEAD cipher");
+    }
+  }
+  return {};
+}
+
 int selectHttp11(SSL* /*ssl*/, const unsigned char** out, unsigned char* outLength,
                  const unsigned char* in, unsigned int inLength, void* /*arg*/) {
   // `in` is a list of length-prefixed protocol names; take http/1.1 when offered.
@@ -80,7 +104,8 @@ Result<std::shared_ptr<boost::asio::ssl::context>> makeServerTlsContext(const Tl
   try {
     context = std::make_shared<ssl::context>(ssl::context::tls_server);
     context->set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 |
-                         ssl::context::no_sslv3 | ssl::context::single_dh_use);
+                         ssl::context::no_sslv3 | ssl::context::single_dh_use |
+                         SSL_OP_NO_RENEGOTIATION | SSL_OP_NO_COMPRESSION);
     context->use_certificate_chain(boost::asio::buffer(tls.certificateChainPem));
     context->use_private_key(boost::asio::buffer(tls.privateKeyPem), ssl::context::pem);
   } catch (const std::exception& error) {
@@ -92,9 +117,12 @@ Result<std::shared_ptr<boost::asio::ssl::context>> makeServerTlsContext(const Tl
   }
   const int minVersion = tls.minVersion == TlsMinVersion::kTls13 ? TLS1_3_VERSION : TLS1_2_VERSION;
   SSL_CTX_set_min_proto_version(ctx, minVersion);
-  if (!tls.cipherList.empty() && SSL_CTX_set_cipher_list(ctx, tls.cipherList.c_str()) != 1) {
+  const std::string ciphers = tls.cipherList.empty() ? kForwardSecretAeadSuites : tls.cipherList;
+  if (SSL_CTX_set_cipher_list(ctx, ciphers.c_str()) != 1) {
+    ERR_clear_error();
     return Status::invalid("no usable TLS 1.2 cipher suite in --tls-cipher-suites");
   }
+  if (Status suites = checkForwardSecretAead(ctx); !suites.ok()) return suites;
   SSL_CTX_set_alpn_select_cb(ctx, selectHttp11, nullptr);
   // Required for session resumption once client certificates are requested.
   SSL_CTX_set_session_id_context(ctx, kSessionContext, sizeof kSessionContext - 1);

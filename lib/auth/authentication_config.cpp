@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "gpuscale/core/files.h"
 #include "gpuscale/kube/informer.h"
 
 namespace gpuscale::auth {
@@ -13,11 +14,9 @@ namespace {
 
 core::Result<std::shared_ptr<const CaBundle>> bundleFromFile(const std::string& path,
                                                              const char* flag) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return core::Status::invalid(fmt::format("--{}: cannot read {}", flag, path));
-  std::ostringstream text;
-  text << in.rdbuf();
-  auto bundle = CaBundle::fromPem(text.str());
+  auto text = core::readFile(path);
+  if (!text) return core::Status::invalid(fmt::format("--{}: cannot read {}", flag, path));
+  auto bundle = CaBundle::fromPem(*text);
   if (!bundle) return bundle.status().withContext(fmt::format("--{} {}", flag, path));
   return bundle;
 }

@@ -46,6 +46,12 @@ Status Status::plain(std::string message, int httpCode) {
   return {httpCode, "", std::move(message)};
 }
 
+Status Status::withCause(Cause cause) const {
+  Status copy = *this;
+  copy.cause_ = cause;
+  return copy;
+}
+
 Status Status::withContext(std::string_view context) const {
   Status copy = *this;
   copy.message_ = std::string(context) + ": " + message_;

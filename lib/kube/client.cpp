@@ -91,13 +91,6 @@ ResourceRef ResourceRef::inNamespace(std::string_view ns) const {
   return copy;
 }
 
-bool isNotFound(const core::Status& status) { return status.httpCode() == 404; }
-bool isConflict(const core::Status& status) { return status.httpCode() == 409; }
-bool isGone(const core::Status& status) {
-  return status.httpCode() == 410 || status.reason() == "Expired" || status.reason() == "Gone";
-}
-bool isTooManyRequests(const core::Status& status) { return status.httpCode() == 429; }
-
 core::Status statusFromObject(const Object& object, int fallbackCode) {
   if (!object.is_object() || object.value("kind", "") != "Status") {
     return core::Status(

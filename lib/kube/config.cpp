@@ -8,24 +8,11 @@
 #include <fstream>
 #include <sstream>
 
+#include "gpuscale/core/files.h"
+
 namespace gpuscale::kube {
 namespace fs = std::filesystem;
 namespace {
-
-core::Result<std::string> readFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return core::Status::invalid(fmt::format("cannot read {}", path.string()));
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
-
-std::string trimmed(std::string text) {
-  const auto begin = text.find_first_not_of(" \t\r\n");
-  if (begin == std::string::npos) return "";
-  const auto end = text.find_last_not_of(" \t\r\n");
-  return text.substr(begin, end - begin + 1);
-}
 
 core::Result<std::string> decodeBase64(std::string_view text, std::string_view what) {
   std::string compact;
@@ -56,7 +43,7 @@ core::Result<std::string> pemField(const YAML::Node& node, const std::string& ke
   if (const auto file = node[key]; file && !file.as<std::string>().empty()) {
     fs::path path = file.as<std::string>();
     if (path.is_relative()) path = baseDir / path;
-    return readFile(path);
+    return core::readFile(path);
   }
   return std::string();
 }
@@ -135,37 +122,23 @@ core::Result<ClientConfig> parseKubeconfig(const YAML::Node& root, const fs::pat
 
 std::shared_ptr<TokenSource> TokenSource::fixed(std::string token) {
   std::shared_ptr<TokenSource> source(new TokenSource());
-  source->token_ = trimmed(std::move(token));
+  source->fixed_ = std::string(core::trimSpace(token));
   return source;
 }
 
 std::shared_ptr<TokenSource> TokenSource::file(fs::path path, std::chrono::seconds recheck) {
   std::shared_ptr<TokenSource> source(new TokenSource());
-  source->path_ = std::move(path);
-  source->recheck_ = recheck;
+  source->file_ = std::make_unique<core::TokenFile>(std::move(path), recheck);
   return source;
 }
 
 std::string TokenSource::token() {
-  std::lock_guard lock(mu_);
-  if (path_.empty()) return token_;
-  const auto now = std::chrono::steady_clock::now();
-  if (now < nextCheck_ && !token_.empty()) return token_;
-  nextCheck_ = now + recheck_;
-  std::error_code ec;
-  const auto mtime = fs::last_write_time(path_, ec);
-  if (ec) return token_;  // keep the last good token while the file is being replaced
-  if (mtime != mtime_ || token_.empty()) {
-    if (auto text = readFile(path_)) {
-      token_ = trimmed(*text);
-      mtime_ = mtime;
-    }
-  }
-  return token_;
+  if (!file_) return fixed_;
+  return file_->token().valueOr("");
 }
 
 core::Result<ClientConfig> loadKubeconfig(const fs::path& path, const std::string& context) {
-  auto text = readFile(path);
+  auto text = core::readFile(path);
   if (!text) return text.status();
   try {
     return parseKubeconfig(YAML::Load(*text), path, context);
@@ -185,7 +158,7 @@ core::Result<ClientConfig> inClusterConfig(const fs::path& serviceAccountDir) {
   const std::string hostText = host;
   const bool ipv6 = hostText.find(':') != std::string::npos;
   config.server = fmt::format("https://{}:{}", ipv6 ? "[" + hostText + "]" : hostText, port);
-  auto ca = readFile(serviceAccountDir / "ca.crt");
+  auto ca = core::readFile(serviceAccountDir / "ca.crt");
   if (!ca) return ca.status();
   config.caPem = *ca;
   if (!fs::exists(serviceAccountDir / "token")) {
@@ -193,7 +166,8 @@ core::Result<ClientConfig> inClusterConfig(const fs::path& serviceAccountDir) {
         fmt::format("no service-account token in {}", serviceAccountDir.string()));
   }
   config.token = TokenSource::file(serviceAccountDir / "token");
-  if (auto ns = readFile(serviceAccountDir / "namespace")) config.defaultNamespace = trimmed(*ns);
+  if (auto ns = core::readFile(serviceAccountDir / "namespace"))
+    config.defaultNamespace = std::string(core::trimSpace(*ns));
   return config;
 }
 

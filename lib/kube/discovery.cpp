@@ -17,8 +17,7 @@ std::string lower(std::string_view text) {
   return out;
 }
 
-bool sameTable(const std::vector<rules::ResourceInfo>& a,
-               const std::vector<rules::ResourceInfo>& b) {
+bool sameTable(const std::vector<k8s::ResourceInfo>& a, const std::vector<k8s::ResourceInfo>& b) {
   return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](const auto& x, const auto& y) {
     return x.groupResource == y.groupResource && x.version == y.version &&
            x.singular == y.singular && x.kind == y.kind && x.namespaced == y.namespaced;
@@ -27,15 +26,15 @@ bool sameTable(const std::vector<rules::ResourceInfo>& a,
 
 }  // namespace
 
-std::vector<rules::ResourceInfo> parseResourceList(const Object& list, const std::string& group,
-                                                   const std::string& version) {
-  std::vector<rules::ResourceInfo> out;
+std::vector<k8s::ResourceInfo> parseResourceList(const Object& list, const std::string& group,
+                                                 const std::string& version) {
+  std::vector<k8s::ResourceInfo> out;
   if (!list.is_object() || !list.contains("resources") || !list["resources"].is_array()) return out;
   for (const auto& resource : list["resources"]) {
     if (!resource.is_object()) continue;
     const std::string name = resource.value("name", "");
     if (name.empty() || name.find('/') != std::string::npos) continue;
-    rules::ResourceInfo info;
+    k8s::ResourceInfo info;
     info.groupResource = {group, name};
     info.version = version;
     info.kind = resource.value("kind", "");
@@ -106,13 +105,13 @@ void DiscoveryResourceMapper::startRefreshing(std::chrono::seconds interval) {
   });
 }
 
-const std::vector<rules::ResourceInfo>& DiscoveryResourceMapper::resources() const {
+const std::vector<k8s::ResourceInfo>& DiscoveryResourceMapper::resources() const {
   std::lock_guard lock(mu_);
   return *table_;
 }
 
-core::Result<rules::ResourceInfo> DiscoveryResourceMapper::resourceFor(
-    const rules::GroupResource& gr) const {
+core::Result<k8s::ResourceInfo> DiscoveryResourceMapper::resourceFor(
+    const k8s::GroupResource& gr) const {
   const auto table = current();
   const std::string group = lower(gr.group);
   const std::string resource = lower(gr.resource);

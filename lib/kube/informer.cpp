@@ -160,13 +160,13 @@ void Informer::run(std::stop_token stop) {
     }
     {
       std::lock_guard lock(mu_);
-      if (isGone(status)) {
+      if (k8s::isGone(status)) {
         ++stats_.relistsAfterGone;
       } else {
         ++stats_.failures;
       }
     }
-    if (isGone(status)) {
+    if (k8s::isGone(status)) {
       if (observer_) observer_->relistedAfterGone(resourceLabel_);
       spdlog::info("informer {}: resource version {} expired, relisting", options_.resource.path(),
                    watch.resourceVersion);

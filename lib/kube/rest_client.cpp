@@ -272,7 +272,7 @@ core::Result<Object> RestKubeClient::getPath(std::string_view path) {
 
 core::Result<ObjectList> RestKubeClient::list(const ResourceRef& ref, const ListOptions& options) {
   auto result = impl_->listOnce(ref, options);
-  if (!result && isGone(result.status()) && options.limit > 0) {
+  if (!result && k8s::isGone(result.status()) && options.limit > 0) {
     spdlog::info("kube client: continue token for {} expired, listing without pages", ref.path());
     ListOptions whole = options;
     whole.limit = 0;

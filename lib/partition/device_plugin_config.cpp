@@ -1,72 +1,72 @@
 #include "gpuscale/partition/device_plugin_config.h"
+#include "gpuscale/core/yaml_input.h"
 
 #include <algorithm>
 
 #include <yaml-cpp/yaml.h>
 
-#include "yaml_errors.h"
 
 namespace gpuscale::partition {
 namespace {
 
 SharingConfig parseSharing(const YAML::Node& node, std::string_view what) {
-  if (!node.IsMap()) yamlFail(node, std::string(what) + " must be a mapping");
+  if (!node.IsMap()) core::yamlFail(node, std::string(what) + " must be a mapping");
   SharingConfig s;
   bool sawResources = false;
   for (const auto& kv : node) {
     const auto key = kv.first.as<std::string>();
     if (key == "renameByDefault") {
-      s.renameByDefault = yamlAs<bool>(kv.second, key);
+      s.renameByDefault = core::yamlAs<bool>(kv.second, key);
     } else if (key == "failRequestsGreaterThanOne") {
-      s.failRequestsGreaterThanOne = yamlAs<bool>(kv.second, key);
+      s.failRequestsGreaterThanOne = core::yamlAs<bool>(kv.second, key);
     } else if (key == "resources") {
       sawResources = true;
-      if (!kv.second.IsSequence()) yamlFail(kv.second, "resources must be a list");
+      if (!kv.second.IsSequence()) core::yamlFail(kv.second, "resources must be a list");
       for (const auto& r : kv.second) {
         if (!r.IsMap() || !r["name"] || !r["replicas"]) {
-          yamlFail(r, "each resource needs a name and replicas");
+          core::yamlFail(r, "each resource needs a name and replicas");
         }
-        ReplicatedResource res{yamlAs<std::string>(r["name"], "name"),
-                               yamlAs<int>(r["replicas"], "replicas")};
-        if (res.replicas < 1) yamlFail(r["replicas"], "replicas must be at least 1");
+        ReplicatedResource res{core::yamlAs<std::string>(r["name"], "name"),
+                               core::yamlAs<int>(r["replicas"], "replicas")};
+        if (res.replicas < 1) core::yamlFail(r["replicas"], "replicas must be at least 1");
         if (std::any_of(s.resources.begin(), s.resources.end(),
                         [&](const ReplicatedResource& o) { return o.name == res.name; })) {
-          yamlFail(r, "resource \"" + res.name + "\" is listed twice");
+          core::yamlFail(r, "resource \"" + res.name + "\" is listed twice");
         }
         s.resources.push_back(std::move(res));
       }
     } else {
-      yamlFail(kv.first, "unexpected field \"" + key + "\" in " + std::string(what));
+      core::yamlFail(kv.first, "unexpected field \"" + key + "\" in " + std::string(what));
     }
   }
   if (!sawResources || s.resources.empty())
-    yamlFail(node, std::string(what) + ".resources is required");
+    core::yamlFail(node, std::string(what) + ".resources is required");
   return s;
 }
 
 DevicePluginConfig parseRoot(std::string_view text) {
   YAML::Node root = YAML::Load(std::string(text));
-  if (!root.IsMap()) yamlFail(root, "a device-plugin config must be a mapping");
+  if (!root.IsMap()) core::yamlFail(root, "a device-plugin config must be a mapping");
   DevicePluginConfig c;
   bool sawVersion = false;
   for (const auto& kv : root) {
     const auto key = kv.first.as<std::string>();
     if (key == "version") {
       sawVersion = true;
-      if (yamlAs<std::string>(kv.second, key) != "v1") yamlFail(kv.second, "version must be v1");
+      if (core::yamlAs<std::string>(kv.second, key) != "v1") core::yamlFail(kv.second, "version must be v1");
     } else if (key == "flags") {
-      if (!kv.second.IsMap()) yamlFail(kv.second, "flags must be a mapping");
+      if (!kv.second.IsMap()) core::yamlFail(kv.second, "flags must be a mapping");
       for (const auto& flag : kv.second) {
         const auto name = flag.first.as<std::string>();
         if (name == "migStrategy") {
-          c.migStrategy = parseMigStrategy(yamlAs<std::string>(flag.second, name));
-          if (!c.migStrategy) yamlFail(flag.second, "migStrategy must be none, single or mixed");
+          c.migStrategy = parseMigStrategy(core::yamlAs<std::string>(flag.second, name));
+          if (!c.migStrategy) core::yamlFail(flag.second, "migStrategy must be none, single or mixed");
         } else {
           c.otherFlags.emplace_back(name, YAML::Dump(flag.second));
         }
       }
     } else if (key == "sharing") {
-      if (!kv.second.IsMap()) yamlFail(kv.second, "sharing must be a mapping");
+      if (!kv.second.IsMap()) core::yamlFail(kv.second, "sharing must be a mapping");
       for (const auto& mode : kv.second) {
         const auto name = mode.first.as<std::string>();
         if (name == "timeSlicing") {
@@ -74,15 +74,15 @@ DevicePluginConfig parseRoot(std::string_view text) {
         } else if (name == "mps") {
           c.mps = parseSharing(mode.second, "sharing.mps");
         } else {
-          yamlFail(mode.first, "unexpected field \"" + name + "\" in sharing");
+          core::yamlFail(mode.first, "unexpected field \"" + name + "\" in sharing");
         }
       }
-      if (c.timeSlicing && c.mps) yamlFail(kv.second, "timeSlicing and mps are mutually exclusive");
+      if (c.timeSlicing && c.mps) core::yamlFail(kv.second, "timeSlicing and mps are mutually exclusive");
     } else {
       c.otherFields.emplace_back(key, YAML::Dump(kv.second));
     }
   }
-  if (!sawVersion) yamlFail(root, "missing required field \"version\"");
+  if (!sawVersion) core::yamlFail(root, "missing required field \"version\"");
   return c;
 }
 
@@ -130,7 +130,7 @@ int SharingConfig::replicasFor(std::string_view resource) const {
 }
 
 core::Result<DevicePluginConfig> parseDevicePluginConfig(std::string_view yaml) {
-  return guardYaml<DevicePluginConfig>("device-plugin config", [&] { return parseRoot(yaml); });
+  return core::guardYaml<DevicePluginConfig>("device-plugin config", [&] { return parseRoot(yaml); });
 }
 
 std::string emitDevicePluginConfig(const DevicePluginConfig& c) {

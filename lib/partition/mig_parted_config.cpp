@@ -1,22 +1,22 @@
 #include "gpuscale/partition/mig_parted_config.h"
+#include "gpuscale/core/yaml_input.h"
 
 #include <algorithm>
 
 #include <yaml-cpp/yaml.h>
 
-#include "yaml_errors.h"
 
 namespace gpuscale::partition {
 namespace {
 
 std::uint32_t parseFilterId(const YAML::Node& node) {
-  auto id = parsePciId(yamlAs<std::string>(node, "device-filter"));
-  if (!id) yamlFail(node, "device-filter entries must be PCI ids such as 0x20B010DE");
+  auto id = parsePciId(core::yamlAs<std::string>(node, "device-filter"));
+  if (!id) core::yamlFail(node, "device-filter entries must be PCI ids such as 0x20B010DE");
   return *id;
 }
 
 MigConfigEntry parseEntry(const YAML::Node& node) {
-  if (!node.IsMap()) yamlFail(node, "a mig-config entry must be a mapping");
+  if (!node.IsMap()) core::yamlFail(node, "a mig-config entry must be a mapping");
   MigConfigEntry entry;
   bool sawDevices = false;
   bool sawEnabled = false;
@@ -37,67 +37,67 @@ MigConfigEntry parseEntry(const YAML::Node& node) {
       } else if (value.IsSequence()) {
         entry.allDevices = false;
         for (const auto& index : value) {
-          int i = yamlAs<int>(index, "devices");
-          if (i < 0) yamlFail(index, "GPU indices must not be negative");
+          int i = core::yamlAs<int>(index, "devices");
+          if (i < 0) core::yamlFail(index, "GPU indices must not be negative");
           entry.devices.push_back(i);
         }
       } else {
-        yamlFail(value, "devices must be \"all\" or a list of GPU indices");
+        core::yamlFail(value, "devices must be \"all\" or a list of GPU indices");
       }
     } else if (key == "mig-enabled") {
       sawEnabled = true;
-      entry.migEnabled = yamlAs<bool>(value, "mig-enabled");
+      entry.migEnabled = core::yamlAs<bool>(value, "mig-enabled");
     } else if (key == "mig-devices") {
       migDevices = value;
     } else {
-      yamlFail(kv.first, "unexpected field \"" + key + "\"");
+      core::yamlFail(kv.first, "unexpected field \"" + key + "\"");
     }
   }
-  if (!sawDevices) yamlFail(node, "missing required field \"devices\"");
-  if (!sawEnabled) yamlFail(node, "missing required field \"mig-enabled\"");
+  if (!sawDevices) core::yamlFail(node, "missing required field \"devices\"");
+  if (!sawEnabled) core::yamlFail(node, "missing required field \"mig-enabled\"");
   if (migDevices && !migDevices.IsNull()) {
     if (!migDevices.IsMap())
-      yamlFail(migDevices, "mig-devices must be a mapping of profile to count");
+      core::yamlFail(migDevices, "mig-devices must be a mapping of profile to count");
     if (!entry.migEnabled && migDevices.size() > 0) {
-      yamlFail(migDevices, "mig-devices must be empty when mig-enabled is false");
+      core::yamlFail(migDevices, "mig-devices must be empty when mig-enabled is false");
     }
     for (const auto& kv : migDevices) {
-      int count = yamlAs<int>(kv.second, "mig-devices");
-      if (count < 0) yamlFail(kv.second, "mig-devices counts must not be negative");
+      int count = core::yamlAs<int>(kv.second, "mig-devices");
+      if (count < 0) core::yamlFail(kv.second, "mig-devices counts must not be negative");
       if (count > 0) entry.migDevices[kv.first.as<std::string>()] += count;
     }
   } else if (entry.migEnabled && !migDevices) {
-    yamlFail(node, "missing required field \"mig-devices\" (use {} for none)");
+    core::yamlFail(node, "missing required field \"mig-devices\" (use {} for none)");
   }
   return entry;
 }
 
 MigPartedConfig parseRoot(std::string_view text) {
   YAML::Node root = YAML::Load(std::string(text));
-  if (!root.IsMap()) yamlFail(root, "a mig-parted config must be a mapping");
+  if (!root.IsMap()) core::yamlFail(root, "a mig-parted config must be a mapping");
   MigPartedConfig config;
   bool sawVersion = false;
   for (const auto& kv : root) {
     const auto key = kv.first.as<std::string>();
     if (key == "version") {
       sawVersion = true;
-      if (yamlAs<std::string>(kv.second, "version") != "v1")
-        yamlFail(kv.second, "version must be v1");
+      if (core::yamlAs<std::string>(kv.second, "version") != "v1")
+        core::yamlFail(kv.second, "version must be v1");
     } else if (key == "mig-configs") {
-      if (!kv.second.IsMap()) yamlFail(kv.second, "mig-configs must be a mapping");
+      if (!kv.second.IsMap()) core::yamlFail(kv.second, "mig-configs must be a mapping");
       for (const auto& named : kv.second) {
         const auto name = named.first.as<std::string>();
         if (!named.second.IsSequence() || named.second.size() == 0) {
-          yamlFail(named.second, "mig-config \"" + name + "\" must be a non-empty list");
+          core::yamlFail(named.second, "mig-config \"" + name + "\" must be a non-empty list");
         }
         auto& entries = config.configs[name];
         for (const auto& entry : named.second) entries.push_back(parseEntry(entry));
       }
     } else {
-      yamlFail(kv.first, "unexpected field \"" + key + "\"");
+      core::yamlFail(kv.first, "unexpected field \"" + key + "\"");
     }
   }
-  if (!sawVersion) yamlFail(root, "missing required field \"version\"");
+  if (!sawVersion) core::yamlFail(root, "missing required field \"version\"");
   return config;
 }
 
@@ -117,7 +117,7 @@ bool selects(const MigConfigEntry& entry, const GpuModel* model, int index) {
 }  // namespace
 
 core::Result<MigPartedConfig> parseMigPartedConfig(std::string_view yaml) {
-  return guardYaml<MigPartedConfig>("mig-parted config", [&] { return parseRoot(yaml); });
+  return core::guardYaml<MigPartedConfig>("mig-parted config", [&] { return parseRoot(yaml); });
 }
 
 std::string emitMigPartedConfig(const MigPartedConfig& config) {

@@ -9,6 +9,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "gpuscale/k8s/well_known_keys.h"
+#include "gpuscale/partition/config_name.h"
 #include "gpuscale/partition/resource_names.h"
 
 namespace gpuscale::partition {
@@ -16,8 +18,6 @@ namespace {
 
 constexpr double kBytesPerGb = 1e9;  // profile names count decimal gigabytes
 constexpr double kBytesPerGiB = 1073741824.0;
-constexpr std::size_t kMaxConfigNodeChars =
-    45;  // keeps config names within 63-character label values
 
 struct WorkingNode {
   std::vector<MigGpuSetting> gpus;
@@ -26,15 +26,6 @@ struct WorkingNode {
   std::set<std::string> raised;         // resources whose replicas this plan raised
   ResourceCounts devices;
 };
-
-std::uint32_t fnv1a(std::string_view text) {
-  std::uint32_t h = 2166136261u;
-  for (unsigned char ch : text) {
-    h ^= ch;
-    h *= 16777619u;
-  }
-  return h;
-}
 
 ProfileFilter filterFor(const Policy& policy) {
   ProfileFilter f;
@@ -82,7 +73,7 @@ class PlanBuilder {
 
   void grow(const WorkloadDemand& d) {
     const Policy& policy = *d.policy;
-    if (auto last = d.hpa->annotationTime(kLastChangeAnnotation);
+    if (auto last = d.hpa->annotationTime(k8s::kLastChangeAnnotation);
         last && now_ - *last < policy.scaleUpCooldown) {
       notes_.push_back(
           fmt::format("{}/{}: within the scale-up cooldown, not changed", d.ns, d.name));
@@ -107,7 +98,7 @@ class PlanBuilder {
 
   void shrink(const WorkloadDemand& d) {
     const Policy& policy = *d.policy;
-    auto original = d.hpa->annotations.find(std::string(kOriginalMaxAnnotation));
+    auto original = d.hpa->annotations.find(std::string(k8s::kOriginalMaxAnnotation));
     if (original == d.hpa->annotations.end()) return;
     int originalMax = 0;
     if (std::sscanf(original->second.c_str(), "%d", &originalMax) != 1) return;
@@ -115,7 +106,7 @@ class PlanBuilder {
     // it) and from this cooldown on gpuscale's last change, not from the HPA's lastScaleTime: an
     // HPA that keeps adjusting a few replicas at the base load would otherwise never get isolation
     // back.
-    const auto lastChange = d.hpa->annotationTime(kLastChangeAnnotation);
+    const auto lastChange = d.hpa->annotationTime(k8s::kLastChangeAnnotation);
     if (lastChange && now_ - *lastChange < policy.scaleDownCooldown) return;
     const int floorPods =
         std::max({d.wanted, d.target->specReplicas, d.hpa->minReplicas, d.runningPods});
@@ -387,8 +378,7 @@ class PlanBuilder {
       canonical += fmt::format("{}|{}|{};", fmt::join(e.devices, ","), e.migEnabled,
                                formatGeometry(e.migDevices));
     }
-    a.configName = fmt::format("{}{}-{:08x}", kOwnedConfigPrefix,
-                               n.name.substr(0, kMaxConfigNodeChars), fnv1a(canonical));
+    a.configName = ownedConfigName(n.name, canonical);
     return a;
   }
 

@@ -22,11 +22,3 @@ std::optional<std::chrono::milliseconds> parseDuration(std::string_view text) {
 }
 
 }  // namespace gpuscale::partition
-
-namespace gpuscale::partition {
-
-std::optional<std::chrono::system_clock::time_point> parseTimestamp(std::string_view text) {
-  return core::parseRfc3339(text);
-}
-
-}  // namespace gpuscale::partition

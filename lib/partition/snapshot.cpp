@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "gpuscale/core/rfc3339.h"
+#include "gpuscale/k8s/well_known_keys.h"
 #include "gpuscale/partition/resource_names.h"
 #include "json_fields.h"
 #include "quantity.h"
@@ -111,19 +113,53 @@ ResourceCounts gpuResources(const json& list, std::string_view field) {
   return out;
 }
 
-// Per-pod GPU requests: the sum over containers of max(request, limit) (extended resources need
-// both equal).
-ResourceCounts podGpuRequests(const json& podSpec) {
-  ResourceCounts out;
-  for (const auto& c : jf::array(podSpec, "containers")) {
-    const json& res = jf::object(c, "resources");
-    ResourceCounts requests = gpuResources(res, "requests");
-    for (const auto& [name, n] : gpuResources(res, "limits")) {
-      requests[name] = std::max(requests[name], n);
-    }
-    for (const auto& [name, n] : requests) out[name] += n;
+// One container's GPU requests: max(request, limit) per resource (extended resources need both
+// equal).
+ResourceCounts containerGpuRequests(const json& container) {
+  const json& res = jf::object(container, "resources");
+  ResourceCounts requests = gpuResources(res, "requests");
+  for (const auto& [name, n] : gpuResources(res, "limits")) {
+    requests[name] = std::max(requests[name], n);
   }
+  return requests;
+}
+
+// Per-pod GPU requests as the scheduler counts them (the pod's effective request): per resource,
+// the larger of what runs together (app containers plus sidecars, the init containers with
+// restartPolicy Always) and the peak of the init phase (each other init container plus the
+// sidecars started before it).
+ResourceCounts podGpuRequests(const json& podSpec) {
+  ResourceCounts sidecars, initPeak;
+  for (const auto& c : jf::array(podSpec, "initContainers")) {
+    const ResourceCounts requests = containerGpuRequests(c);
+    if (jf::string(c, "restartPolicy") == "Always") {
+      for (const auto& [name, n] : requests) sidecars[name] += n;
+      continue;
+    }
+    for (const auto& [name, n] : requests) {
+      auto before = sidecars.find(name);
+      const std::int64_t alongside = before == sidecars.end() ? 0 : before->second;
+      initPeak[name] = std::max(initPeak[name], n + alongside);
+    }
+  }
+  ResourceCounts out = sidecars;
+  for (const auto& c : jf::array(podSpec, "containers")) {
+    for (const auto& [name, n] : containerGpuRequests(c)) out[name] += n;
+  }
+  for (const auto& [name, n] : initPeak) out[name] = std::max(out[name], n);
   return out;
+}
+
+// Dynamic Resource Allocation claims (the pod's, or a container's reference to one): the device a
+// claim binds is not in the pod, so the pod may hold any GPU of its node.
+bool hasResourceClaims(const json& podSpec) {
+  if (!jf::array(podSpec, "resourceClaims").empty()) return true;
+  for (const char* list : {"containers", "initContainers"}) {
+    for (const auto& c : jf::array(podSpec, list)) {
+      if (!jf::array(jf::object(c, "resources"), "claims").empty()) return true;
+    }
+  }
+  return false;
 }
 
 void resolveGeometry(NodeState& node, ConfigSources& sources) {
@@ -195,9 +231,14 @@ NodeState parseNode(const json& item, ConfigSources& sources) {
   n.schedulable = !jf::object(item, "spec").value("unschedulable", false);
   n.allocatable = gpuResources(jf::object(item, "status"), "allocatable");
   n.product = label(n.labels, "nvidia.com/gpu.product");
-  n.migConfig = label(n.labels, "nvidia.com/mig.config");
-  n.migConfigState = label(n.labels, "nvidia.com/mig.config.state");
-  n.devicePluginConfigName = label(n.labels, "nvidia.com/device-plugin.config");
+  n.migConfig = label(n.labels, k8s::kMigConfigLabel);
+  n.migConfigState = label(n.labels, k8s::kMigConfigStateLabel);
+  n.devicePluginConfigName = label(n.labels, k8s::kDevicePluginConfigLabel);
+  const Labels annotations = jf::stringMap(meta, "annotations");
+  n.hasIntent = annotations.contains(std::string(k8s::kIntentAnnotation));
+  if (auto it = annotations.find(std::string(k8s::kBackoffAnnotation)); it != annotations.end()) {
+    n.backoffUntil = core::parseRfc3339(it->second);
+  }
   if (!n.devicePluginConfigName.empty()) {
     if (const auto* c = sources.devicePluginConfig(n.devicePluginConfigName))
       n.devicePluginConfig = *c;
@@ -263,6 +304,7 @@ PodState parsePod(const json& item) {
   p.phase = jf::string(status, "phase", "Pending");
   p.nominated = !jf::string(status, "nominatedNodeName").empty();
   p.gpuRequests = podGpuRequests(spec);
+  p.resourceClaims = hasResourceClaims(spec);
   for (const auto& c : jf::array(status, "conditions")) {
     if (jf::string(c, "type") == "Ready") p.ready = jf::string(c, "status") == "True";
   }
@@ -366,22 +408,25 @@ HpaState parseHpa(const json& item) {
 }
 
 // Flattens Lists (and arrays of them) into the objects they hold.
-void collectItems(const json& node, std::vector<const json*>& out) {
+void collectItems(const json& node, std::vector<KubeItem>& out) {
   if (node.is_array()) {
     for (const auto& child : node) collectItems(child, out);
   } else if (node.is_object() && node.contains("items")) {
     if (!node["items"].is_array()) jf::fail("items", "a list");
     for (const auto& child : node["items"]) collectItems(child, out);
   } else if (node.is_object()) {
-    out.push_back(&node);
+    out.push_back({{}, &node});
   } else {
     jf::fail("item", "an object");
   }
 }
 
-std::string describe(const json& item, std::size_t index) {
-  std::string kind =
-      item.contains("kind") && item["kind"].is_string() ? item["kind"].get<std::string>() : "?";
+std::string describe(const KubeItem& input, std::size_t index) {
+  const json& item = *input.object;
+  std::string kind = !input.kind.empty() ? std::string(input.kind)
+                     : item.contains("kind") && item["kind"].is_string()
+                         ? item["kind"].get<std::string>()
+                         : "?";
   std::string name;
   if (item.contains("metadata") && item["metadata"].is_object()) {
     const json& m = item["metadata"];
@@ -395,7 +440,7 @@ std::string describe(const json& item, std::size_t index) {
 
 // Runs `parse` on items[index], naming the item in any shape error.
 template <typename Parse>
-void withItemContext(const json& item, std::size_t index, Parse&& parse) {
+void withItemContext(const KubeItem& item, std::size_t index, Parse&& parse) {
   try {
     parse();
   } catch (const jf::JsonShapeError& e) {
@@ -405,14 +450,15 @@ void withItemContext(const json& item, std::size_t index, Parse&& parse) {
   }
 }
 
-ClusterSnapshot build(const std::vector<const json*>& items) {
+ClusterSnapshot build(const std::vector<KubeItem>& items) {
   ClusterSnapshot snap;
   std::vector<ConfigMapState> configMaps;
   std::vector<std::size_t> nodes;
   for (std::size_t i = 0; i < items.size(); ++i) {
-    const json& item = *items[i];
-    withItemContext(item, i, [&] {
-      const std::string kind = jf::string(item, "kind");
+    const json& item = *items[i].object;
+    withItemContext(items[i], i, [&] {
+      const std::string kind =
+          items[i].kind.empty() ? jf::string(item, "kind") : std::string(items[i].kind);
       if (kind == "Node") {
         nodes.push_back(i);
       } else if (kind == "Pod") {
@@ -430,7 +476,8 @@ ClusterSnapshot build(const std::vector<const json*>& items) {
   }
   ConfigSources sources(std::move(configMaps));
   for (std::size_t i : nodes) {
-    withItemContext(*items[i], i, [&] { snap.nodes.push_back(parseNode(*items[i], sources)); });
+    withItemContext(items[i], i,
+                    [&] { snap.nodes.push_back(parseNode(*items[i].object, sources)); });
   }
   std::sort(snap.nodes.begin(), snap.nodes.end(),
             [](const auto& a, const auto& b) { return a.name < b.name; });
@@ -444,7 +491,7 @@ ClusterSnapshot build(const std::vector<const json*>& items) {
     return std::tie(a.ns, a.kind, a.name) < std::tie(b.ns, b.kind, b.name);
   });
   for (const auto& pod : snap.pods) {
-    if (pod.nodeName.empty() || !pod.active() || pod.gpuRequests.empty()) continue;
+    if (pod.nodeName.empty() || !pod.active() || !pod.usesGpu()) continue;
     auto idx = snap.nodeIndex(pod.nodeName);
     if (!idx) continue;
     NodeState& node = snap.nodes[*idx];
@@ -491,7 +538,12 @@ bool HpaState::hasCondition(std::string_view type, std::string_view status,
 std::optional<TimePoint> HpaState::annotationTime(std::string_view key) const {
   auto it = annotations.find(std::string(key));
   if (it == annotations.end()) return std::nullopt;
-  return parseTimestamp(it->second);
+  return core::parseRfc3339(it->second);
+}
+
+std::string HpaState::annotation(std::string_view key) const {
+  auto it = annotations.find(std::string(key));
+  return it == annotations.end() ? std::string() : it->second;
 }
 
 const NodeState* ClusterSnapshot::node(std::string_view name) const {
@@ -513,12 +565,26 @@ const ScaleTarget* ClusterSnapshot::target(std::string_view ns, std::string_view
   return nullptr;
 }
 
-std::optional<TimePoint> parseKubernetesTime(std::string_view text) { return parseTimestamp(text); }
+const HpaState* ClusterSnapshot::hpa(std::string_view ns, std::string_view name) const {
+  auto it = std::lower_bound(
+      hpas.begin(), hpas.end(), std::pair{ns, name}, [](const HpaState& h, const auto& key) {
+        return std::pair<std::string_view, std::string_view>{h.ns, h.name} < key;
+      });
+  return it != hpas.end() && it->ns == ns && it->name == name ? &*it : nullptr;
+}
 
 core::Result<ClusterSnapshot> buildSnapshot(const nlohmann::json& dump) {
+  std::vector<KubeItem> items;
   try {
-    std::vector<const json*> items;
     collectItems(dump, items);
+  } catch (const jf::JsonShapeError& e) {
+    return core::Status::invalid("malformed Kubernetes dump: " + e.message);
+  }
+  return buildSnapshot(items);
+}
+
+core::Result<ClusterSnapshot> buildSnapshot(const std::vector<KubeItem>& items) {
+  try {
     return build(items);
   } catch (const jf::JsonShapeError& e) {
     return core::Status::invalid("malformed Kubernetes dump: " + e.message);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <list>
+#include <map>
 #include <mutex>
 #include <unordered_map>
 #include <utility>
@@ -15,14 +16,38 @@ core::Duration distance(Timestamp a, Timestamp b) {
 
 }  // namespace
 
+size_t approximateBytes(const QueryResult& result) {
+  // Heap blocks of a std::map node and of a long std::string, roughly; exactness is not the point,
+  // proportionality is: a result with many series or long label values costs more.
+  constexpr size_t kNode = 64;
+  const auto text = [](const std::string& s) { return s.size() > 15 ? s.capacity() + 1 : 0; };
+  const auto labels = [&](const Labels& set) {
+    size_t bytes = 0;
+    for (const auto& [name, value] : set) bytes += kNode + text(name) + text(value);
+    return bytes;
+  };
+  size_t bytes = sizeof(QueryResult) + text(result.string);
+  bytes += result.vector.capacity() * sizeof(Sample);
+  for (const Sample& sample : result.vector) bytes += labels(sample.metric);
+  bytes += result.matrix.capacity() * sizeof(RangeSeries);
+  for (const RangeSeries& series : result.matrix) {
+    bytes += labels(series.metric) + series.points.capacity() * sizeof(Point);
+  }
+  for (const std::string& warning : result.warnings) bytes += sizeof(std::string) + text(warning);
+  return bytes;
+}
+
 struct CachingClient::State {
   using SteadyTime = std::chrono::steady_clock::time_point;
+  using Expiries = std::multimap<SteadyTime, std::string>;
 
   struct Entry {
     Timestamp at;
     SteadyTime fetched;
     Result<QueryResultPtr> result;
+    size_t bytes = 0;
     std::list<std::string>::iterator lru;
+    Expiries::iterator expiry;
   };
   struct InFlight {
     Timestamp at;
@@ -32,36 +57,71 @@ struct CachingClient::State {
 
   explicit State(CacheOptions opts) : options(std::move(opts)) {}
 
+  core::Duration ttlOf(const Result<QueryResultPtr>& result) const {
+    return result.ok() ? options.ttl : options.errorTtl;
+  }
+
+  // What an entry costs: the result, the key (held by the map, the LRU list and the expiry index)
+  // and the bookkeeping around it.
+  static size_t entryBytes(const std::string& promql, const Result<QueryResultPtr>& result) {
+    constexpr size_t kOverhead = sizeof(Entry) + 3 * 64;
+    size_t bytes = kOverhead + 3 * promql.size();
+    if (result.ok() && *result) return bytes + approximateBytes(**result);
+    return bytes + sizeof(core::Status) + result.status().message().size();
+  }
+
   // A fresh entry for (promql, at), or null. Requires `mutex`.
   const Entry* fresh(const std::string& promql, Timestamp at, SteadyTime now) {
     auto it = entries.find(promql);
     if (it == entries.end()) return nullptr;
     const Entry& entry = it->second;
-    core::Duration ttl = entry.result.ok() ? options.ttl : options.errorTtl;
-    if (now - entry.fetched >= ttl || distance(at, entry.at) > options.ttl) return nullptr;
+    if (now - entry.fetched >= ttlOf(entry.result) || distance(at, entry.at) > options.ttl) {
+      return nullptr;
+    }
     lru.splice(lru.begin(), lru, entry.lru);
     return &entry;
   }
 
-  // Keeps `result` unless caching is off for it. Requires `mutex`.
+  // Removes an entry from every index. Requires `mutex`.
+  void erase(std::unordered_map<std::string, Entry>::iterator it) {
+    bytes -= it->second.bytes;
+    lru.erase(it->second.lru);
+    expiries.erase(it->second.expiry);
+    entries.erase(it);
+  }
+
+  // Drops every entry whose TTL has passed, so memory follows the TTL and not only the next use of
+  // the same query. Requires `mutex`.
+  void dropExpired(SteadyTime now) {
+    while (!expiries.empty() && expiries.begin()->first <= now) {
+      erase(entries.find(expiries.begin()->second));
+      ++stats.expired;
+    }
+  }
+
+  // Keeps `result` unless caching is off for it or it is larger than the whole cache; evicts the
+  // least recently used entries beyond maxEntries or maxBytes. Requires `mutex`.
   void store(const std::string& promql, Timestamp at, SteadyTime fetched,
              const Result<QueryResultPtr>& result) {
-    core::Duration ttl = result.ok() ? options.ttl : options.errorTtl;
+    const core::Duration ttl = ttlOf(result);
     if (ttl <= core::Duration::zero() || options.maxEntries == 0) return;
     auto it = entries.find(promql);
     if (it != entries.end()) {
       if (it->second.at > at) return;  // a newer evaluation is already cached
-      it->second.at = at;
-      it->second.fetched = fetched;
-      it->second.result = result;
-      lru.splice(lru.begin(), lru, it->second.lru);
+      erase(it);
+    }
+    const size_t size = entryBytes(promql, result);
+    if (size > options.maxBytes) {
+      ++stats.tooLarge;
       return;
     }
     lru.push_front(promql);
-    entries.emplace(promql, Entry{at, fetched, result, lru.begin()});
-    while (entries.size() > options.maxEntries) {
-      entries.erase(lru.back());
-      lru.pop_back();
+    const auto expiry =
+        expiries.emplace(fetched + std::chrono::duration_cast<SteadyTime::duration>(ttl), promql);
+    entries.emplace(promql, Entry{at, fetched, result, size, lru.begin(), expiry});
+    bytes += size;
+    while (entries.size() > options.maxEntries || bytes > options.maxBytes) {
+      erase(entries.find(lru.back()));
       ++stats.evictions;
     }
   }
@@ -70,6 +130,8 @@ struct CachingClient::State {
   mutable std::mutex mutex;
   std::unordered_map<std::string, Entry> entries;
   std::list<std::string> lru;  // most recently used first
+  Expiries expiries;           // when each entry's TTL ends, soonest first
+  size_t bytes = 0;            // entryBytes() of every entry
   std::unordered_map<std::string, InFlight> inFlight;
   uint64_t nextId = 1;
   CacheStats stats;
@@ -84,7 +146,9 @@ void CachingClient::queryAsync(std::string promql, Timestamp at, Callback<QueryR
   uint64_t id = 0;
   {
     std::unique_lock lock(state_->mutex);
-    if (const State::Entry* entry = state_->fresh(promql, at, state_->options.now())) {
+    const auto now = state_->options.now();
+    state_->dropExpired(now);
+    if (const State::Entry* entry = state_->fresh(promql, at, now)) {
       ++state_->stats.hits;
       Result<QueryResultPtr> result = entry->result;
       lock.unlock();
@@ -114,7 +178,9 @@ void CachingClient::queryAsync(std::string promql, Timestamp at, Callback<QueryR
             waiters = std::move(flight->second.waiters);
             state->inFlight.erase(flight);
           }
-          state->store(promql, at, state->options.now(), result);
+          const auto now = state->options.now();
+          state->dropExpired(now);
+          state->store(promql, at, now, result);
         }
         done(result);
         for (auto& waiter : waiters) waiter(result);
@@ -138,8 +204,10 @@ void CachingClient::labelNamesAsync(Matchers match, TimeRange window,
 
 CacheStats CachingClient::stats() const {
   std::lock_guard lock(state_->mutex);
+  state_->dropExpired(state_->options.now());
   CacheStats out = state_->stats;
   out.entries = state_->entries.size();
+  out.bytes = state_->bytes;
   return out;
 }
 

@@ -7,6 +7,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "gpuscale/core/files.h"
+
 namespace gpuscale::prom {
 namespace {
 
@@ -38,7 +40,7 @@ Result<std::string> pemField(const YAML::Node& node, const std::string& key,
     return decodeBase64(key + "-data", data.as<std::string>());
   }
   if (auto file = node[key]; file && file.IsScalar()) {
-    return readFile((dir / file.as<std::string>()).string());
+    return core::readFile((dir / file.as<std::string>()).string());
   }
   return std::string();
 }
@@ -87,15 +89,6 @@ Result<Credentials> parseAuthConfig(const std::string& path) {
 
 }  // namespace
 
-Result<std::string> readFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::invalid("cannot read " + path);
-  std::ostringstream content;
-  content << in.rdbuf();
-  if (in.bad()) return Status::invalid("cannot read " + path);
-  return content.str();
-}
-
 Result<Credentials> loadAuthConfig(const std::string& path) {
   try {
     auto out = parseAuthConfig(path);
@@ -115,13 +108,13 @@ Result<Credentials> resolveCredentials(const PrometheusOptions& options) {
   }
   if (options.authInCluster) {
     out.tokenFile = kInClusterToken;
-    auto ca = readFile(std::string(kInClusterCa));
+    auto ca = core::readFile(std::string(kInClusterCa));
     if (!ca) return ca.status();
     out.caPem = std::move(*ca);
   }
   auto readInto = [](const std::string& path, std::string& target) -> Status {
     if (path.empty()) return Status();
-    auto content = readFile(path);
+    auto content = core::readFile(path);
     if (!content) return content.status();
     target = std::move(*content);
     return Status();

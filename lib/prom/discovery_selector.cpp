@@ -3,10 +3,10 @@
 // matchers. Discovery never evaluates a selector itself; it only reshapes it for Prometheus.
 #include <vector>
 
+#include "gpuscale/core/files.h"
 #include "gpuscale/core/go_quote.h"
 #include "gpuscale/prom/discovery.h"
 #include "gpuscale/prom/errors.h"
-#include "text.h"
 
 namespace gpuscale::prom {
 namespace {
@@ -18,7 +18,7 @@ struct SelectorParts {
 };
 
 Result<SelectorParts> splitSelector(std::string_view seriesQuery) {
-  std::string_view query = trimSpace(seriesQuery);
+  std::string_view query = core::trimSpace(seriesQuery);
   auto open = query.find('{');
   if (open == std::string_view::npos) {
     if (query.empty()) return Status::badRequest("empty series query");
@@ -28,8 +28,8 @@ Result<SelectorParts> splitSelector(std::string_view seriesQuery) {
     return Status::badRequest("series query \"" + std::string(seriesQuery) +
                               "\" is not a series selector");
   }
-  return SelectorParts{trimSpace(query.substr(0, open)),
-                       trimSpace(query.substr(open + 1, query.size() - open - 2))};
+  return SelectorParts{core::trimSpace(query.substr(0, open)),
+                       core::trimSpace(query.substr(open + 1, query.size() - open - 2))};
 }
 
 // One matcher split into its label name and the operator with its quoted value.
@@ -59,7 +59,7 @@ std::vector<MatcherText> splitMatchers(std::string_view rest) {
         break;
       }
     }
-    std::string_view matcher = trimSpace(rest.substr(0, std::min(end, rest.size())));
+    std::string_view matcher = core::trimSpace(rest.substr(0, std::min(end, rest.size())));
     rest = end < rest.size() ? rest.substr(end + 1) : std::string_view();
     if (matcher.empty()) continue;
     auto op = matcher.find_first_of("!=~");
@@ -67,7 +67,8 @@ std::vector<MatcherText> splitMatchers(std::string_view rest) {
       out.push_back({matcher, matcher, {}});
       continue;
     }
-    out.push_back({matcher, trimSpace(matcher.substr(0, op)), trimSpace(matcher.substr(op))});
+    out.push_back(
+        {matcher, core::trimSpace(matcher.substr(0, op)), core::trimSpace(matcher.substr(op))});
   }
   return out;
 }
@@ -106,7 +107,7 @@ Result<std::string> restrictToMetric(std::string_view seriesQuery, std::string_v
   auto parts = splitSelector(seriesQuery);
   if (!parts) return parts.status();
   if (!parts->name.empty()) {
-    if (parts->name == name) return std::string(trimSpace(seriesQuery));
+    if (parts->name == name) return std::string(core::trimSpace(seriesQuery));
     return Status::badRequest("series query \"" + std::string(seriesQuery) + "\" does not select " +
                               std::string(name));
   }

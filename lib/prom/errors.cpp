@@ -1,6 +1,5 @@
 #include "gpuscale/prom/errors.h"
 
-#include <array>
 #include <string>
 
 namespace gpuscale::prom {
@@ -8,10 +7,27 @@ namespace {
 
 constexpr std::string_view kPrefix = "prometheus ";
 
-constexpr std::array<FailureKind, 8> kKinds = {
-    FailureKind::kConnection,           FailureKind::kTimeout,    FailureKind::kHttpStatus,
-    FailureKind::kPrometheusError,      FailureKind::kBadJson,    FailureKind::kBodyTooLarge,
-    FailureKind::kUnexpectedResultType, FailureKind::kCredentials};
+core::Cause causeOf(FailureKind kind) {
+  switch (kind) {
+    case FailureKind::kConnection:
+      return core::Cause::kConnection;
+    case FailureKind::kTimeout:
+      return core::Cause::kTimeout;
+    case FailureKind::kHttpStatus:
+      return core::Cause::kHttpStatus;
+    case FailureKind::kPrometheusError:
+      return core::Cause::kBackendError;
+    case FailureKind::kBadJson:
+      return core::Cause::kBadResponse;
+    case FailureKind::kBodyTooLarge:
+      return core::Cause::kBodyTooLarge;
+    case FailureKind::kUnexpectedResultType:
+      return core::Cause::kUnexpectedResultType;
+    case FailureKind::kCredentials:
+      return core::Cause::kCredentials;
+  }
+  return core::Cause::kUnspecified;
+}
 
 }  // namespace
 
@@ -42,22 +58,34 @@ Status failure(FailureKind kind, std::string_view detail, bool transient) {
   message += failureKindName(kind);
   message += ": ";
   message += detail;
-  if (transient || kind == FailureKind::kConnection || kind == FailureKind::kTimeout) {
-    return Status::unavailable(std::move(message));
-  }
-  return Status::internal(std::move(message));
+  const bool unavailable =
+      transient || kind == FailureKind::kConnection || kind == FailureKind::kTimeout;
+  return (unavailable ? Status::unavailable(std::move(message))
+                      : Status::internal(std::move(message)))
+      .withCause(causeOf(kind));
 }
 
 std::optional<FailureKind> failureKindOf(const Status& status) {
-  std::string_view message = status.message();
-  if (auto at = message.find(kPrefix); at != std::string_view::npos) {
-    message.remove_prefix(at + kPrefix.size());
-    for (FailureKind kind : kKinds) {
-      std::string_view name = failureKindName(kind);
-      if (message.substr(0, name.size()) == name && message.substr(name.size(), 1) == ":") {
-        return kind;
-      }
-    }
+  switch (status.cause()) {
+    case core::Cause::kConnection:
+      return FailureKind::kConnection;
+    case core::Cause::kTimeout:
+      return FailureKind::kTimeout;
+    case core::Cause::kHttpStatus:
+      return FailureKind::kHttpStatus;
+    case core::Cause::kBackendError:
+      return FailureKind::kPrometheusError;
+    case core::Cause::kBadResponse:
+      return FailureKind::kBadJson;
+    case core::Cause::kBodyTooLarge:
+      return FailureKind::kBodyTooLarge;
+    case core::Cause::kUnexpectedResultType:
+      return FailureKind::kUnexpectedResultType;
+    case core::Cause::kCredentials:
+      return FailureKind::kCredentials;
+    case core::Cause::kUnspecified:
+    case core::Cause::kFileUnreadable:
+      break;
   }
   return std::nullopt;
 }

@@ -2,7 +2,8 @@
 
 #include <charconv>
 
-#include "text.h"
+#include "gpuscale/core/files.h"
+#include "gpuscale/core/flag_args.h"
 
 namespace gpuscale::prom {
 namespace {
@@ -28,7 +29,7 @@ Result<core::Duration> parseNonNegativeDuration(std::string_view name, std::stri
 // "Name=Value" (prometheus-adapter) or "Name: Value"; the name ends at the first '=' or ':'.
 Result<std::pair<std::string, std::string>> parseHeader(std::string_view value) {
   auto split = value.find_first_of("=:");
-  std::string_view name = trimSpace(value.substr(0, split));
+  std::string_view name = core::trimSpace(value.substr(0, split));
   if (split == std::string_view::npos || name.empty()) {
     return badFlag("prometheus-header", value, "want Name=Value or \"Name: Value\"");
   }
@@ -38,7 +39,7 @@ Result<std::pair<std::string, std::string>> parseHeader(std::string_view value) 
       return badFlag("prometheus-header", value, "header name has an invalid character");
     }
   }
-  std::string_view content = trimSpace(value.substr(split + 1));
+  std::string_view content = core::trimSpace(value.substr(split + 1));
   for (char c : content) {
     if (c == '\r' || c == '\n' || c == '\0') {
       return badFlag("prometheus-header", value, "header value has a line break");
@@ -70,6 +71,13 @@ Result<bool> applyPrometheusFlag(PrometheusOptions& options, std::string_view na
     auto d = parseNonNegativeDuration(name, value);
     if (!d) return d.status();
     (name == "metrics-cache-ttl" ? options.cacheTtl : options.timeout) = *d;
+  } else if (name == "metrics-cache-max-bytes") {
+    size_t bytes = 0;
+    auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), bytes);
+    if (value.empty() || ec != std::errc() || end != value.data() + value.size()) {
+      return badFlag(name, value, "want a number of bytes (0 keeps no results)");
+    }
+    options.cacheMaxBytes = bytes;
   } else if (name == "prometheus-auth-config") {
     options.authConfigFile = text;
   } else if (name == "prometheus-auth-incluster") {
@@ -109,31 +117,14 @@ Result<bool> applyPrometheusFlag(PrometheusOptions& options, std::string_view na
 Result<PrometheusOptions> parsePrometheusFlags(const std::vector<std::string>& args,
                                                std::vector<std::string>* rest) {
   PrometheusOptions options;
-  for (size_t i = 0; i < args.size(); ++i) {
-    std::string_view arg = args[i];
-    if (arg.substr(0, 2) != "--") {
-      if (rest) rest->push_back(args[i]);
-      continue;
-    }
-    std::string_view body = arg.substr(2);
-    auto eq = body.find('=');
-    std::string_view name = body.substr(0, eq);
-    std::string value;
-    if (eq != std::string_view::npos) {
-      value = std::string(body.substr(eq + 1));
-    } else if (!isPrometheusBoolFlag(name) && i + 1 < args.size()) {
-      value = args[i + 1];
-    }
-    auto applied = applyPrometheusFlag(options, name, value);
-    if (!applied) return applied.status();
-    if (!*applied) {
-      if (rest) rest->push_back(args[i]);
-    } else if (eq == std::string_view::npos && !isPrometheusBoolFlag(name)) {
-      if (i + 1 >= args.size())
-        return Status::badRequest("flag needs an argument: --" + std::string(name));
-      ++i;
-    }
-  }
+  core::FlagCallbacks flags;
+  flags.apply = [&](std::string_view name, std::string_view value) {
+    return applyPrometheusFlag(options, name, value);
+  };
+  flags.isBoolean = isPrometheusBoolFlag;
+  auto remaining = core::applyFlags(args, flags);
+  if (!remaining) return remaining.status();
+  if (rest) *rest = std::move(*remaining);
   return options;
 }
 

@@ -13,10 +13,10 @@
 
 #include "body_pipe.h"
 #include "gpuscale/core/duration.h"
+#include "gpuscale/core/token_file.h"
 #include "gpuscale/prom/errors.h"
 #include "gpuscale/prom/wire.h"
 #include "gunzip.h"
-#include "token_file.h"
 
 namespace gpuscale::prom {
 namespace {
@@ -122,7 +122,7 @@ struct HttpClient::Connection {
                (url.port() > 0 ? ":" + std::to_string(url.port()) : "")),
         http(web::uri(origin), config) {
     if (!credentials.tokenFile.empty())
-      tokenFile = std::make_unique<TokenFile>(credentials.tokenFile);
+      tokenFile = std::make_unique<core::TokenFile>(credentials.tokenFile);
     for (const auto& [name, value] : options.headers) {
       if (boost::iequals(name, "Authorization")) explicitAuthorization = true;
     }
@@ -140,7 +140,7 @@ struct HttpClient::Connection {
   std::string baseQuery;
   std::string origin;
   http::client::http_client http;
-  std::unique_ptr<TokenFile> tokenFile;
+  std::unique_ptr<core::TokenFile> tokenFile;
   bool explicitAuthorization = false;
   std::atomic<uint64_t> requests{0};
   std::atomic<uint64_t> failures{0};
@@ -169,7 +169,7 @@ Result<http::http_request> HttpClient::Connection::buildRequest(const std::strin
   if (!explicitAuthorization) {
     if (tokenFile) {
       auto token = tokenFile->token();
-      if (!token) return token.status();
+      if (!token) return failure(FailureKind::kCredentials, token.status().message());
       headers.add("Authorization", "Bearer " + *token);
     } else if (!credentials.bearerToken.empty()) {
       headers.add("Authorization", "Bearer " + credentials.bearerToken);

@@ -11,6 +11,8 @@
 #include <map>
 #include <sstream>
 
+#include "gpuscale/core/files.h"
+
 namespace gpuscale::rules {
 namespace {
 
@@ -401,17 +403,14 @@ core::Result<RuleConfig> parseRuleConfig(std::string_view text, std::string_view
 }
 
 core::Result<RuleConfig> loadRuleConfigFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  errno = 0;
+  auto content = core::readFile(path);
+  if (!content) {
     return core::Status::invalid(
-        fmt::format("{}: unable to read rule file: {}", path, std::strerror(errno)));
+        errno != 0 ? fmt::format("{}: unable to read rule file: {}", path, std::strerror(errno))
+                   : fmt::format("{}: unable to read rule file", path));
   }
-  std::ostringstream content;
-  content << in.rdbuf();
-  if (in.bad()) {
-    return core::Status::invalid(fmt::format("{}: unable to read rule file", path));
-  }
-  return parseRuleConfig(content.str(), path);
+  return parseRuleConfig(*content, path);
 }
 
 }  // namespace gpuscale::rules

@@ -70,8 +70,7 @@ class DirectView final : public ClusterView {
   Ptr get(const kube::ResourceRef& ref) {
     auto r = client_->get(ref);
     if (r.ok()) return std::make_shared<const kube::Object>(std::move(*r));
-    if (!kube::isNotFound(r.status()))
-      spdlog::warn("get {}: {}", ref.path(), r.status().toString());
+    if (!k8s::isNotFound(r.status())) spdlog::warn("get {}: {}", ref.path(), r.status().toString());
     return nullptr;
   }
 

@@ -2,6 +2,8 @@
 
 #include <charconv>
 
+#include "gpuscale/k8s/well_known_keys.h"
+
 namespace gpuscale::sim {
 namespace {
 
@@ -46,7 +48,7 @@ std::optional<PodGpuClaim> podGpuClaim(const kube::Object& pod, std::string_view
   }
   if (claim.requests.empty()) return std::nullopt;
   const auto& annotations = meta.value("annotations", kube::Object::object());
-  if (auto it = annotations.find(kPinnedGpuAnnotation);
+  if (auto it = annotations.find(k8s::kPinnedGpuAnnotation);
       it != annotations.end() && it->is_string()) {
     if (auto index = quantityUnits(*it)) claim.pinnedGpu = static_cast<int>(*index);
   }

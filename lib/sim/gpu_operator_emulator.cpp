@@ -10,6 +10,8 @@
 #include <prometheus/gauge.h>
 #include <spdlog/spdlog.h>
 
+#include "gpuscale/k8s/object_accessors.h"
+#include "gpuscale/k8s/well_known_keys.h"
 #include "gpuscale/kube/informer.h"
 #include "gpuscale/sim/cluster_view.h"
 #include "gpuscale/sim/gpu_allocation.h"
@@ -26,9 +28,6 @@ using Clock = std::chrono::steady_clock;
 using partition::DevicePluginConfig;
 using partition::MigGpuSetting;
 
-constexpr std::string_view kMigConfigLabel = "nvidia.com/mig.config";
-constexpr std::string_view kMigStateLabel = "nvidia.com/mig.config.state";
-constexpr std::string_view kPluginConfigLabel = "nvidia.com/device-plugin.config";
 constexpr std::array kDeployLabels = {"nvidia.com/gpu.deploy.device-plugin",
                                       "nvidia.com/gpu.deploy.gpu-feature-discovery",
                                       "nvidia.com/gpu.deploy.dcgm-exporter"};
@@ -37,13 +36,6 @@ const kube::ResourceRef kNodes{"", "v1", "nodes", "", "", ""};
 const kube::ResourceRef kPods{"", "v1", "pods", "", "", ""};
 
 kube::ResourceRef configMaps(const std::string& ns) { return {"", "v1", "configmaps", ns, "", ""}; }
-
-std::string labelOf(const kube::Object& node, std::string_view key) {
-  const auto& labels =
-      node.value("metadata", kube::Object::object()).value("labels", kube::Object::object());
-  auto it = labels.find(key);
-  return it != labels.end() && it->is_string() ? it->get<std::string>() : "";
-}
 
 // The device plugin of one node with its config-manager sidecar.
 struct DevicePlugin {
@@ -267,14 +259,14 @@ class GpuOperatorEmulator::Impl {
     auto ns = client_->create(
         kube::ResourceRef{"", "v1", "namespaces", "", "", ""},
         {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", op.namespaceName}}}});
-    if (!ns.ok() && !kube::isConflict(ns.status()))
+    if (!ns.ok() && !k8s::isConflict(ns.status()))
       return ns.status().withContext("create namespace");
     for (const auto& cm : maps) {
       auto r = client_->create(configMaps(op.namespaceName), cm);
       const std::string name = cm["metadata"]["name"];
       if (r.ok()) {
         spdlog::info("created ConfigMap {}/{}", op.namespaceName, name);
-      } else if (kube::isConflict(r.status())) {
+      } else if (k8s::isConflict(r.status())) {
         spdlog::info("ConfigMap {}/{} exists; kept as is", op.namespaceName, name);
       } else {
         return r.status().withContext("create ConfigMap " + name);
@@ -288,7 +280,8 @@ class GpuOperatorEmulator::Impl {
     const bool paused = node.migManager.paused();
     for (const char* key : kDeployLabels) out[key] = paused ? "paused-for-mig-change" : "true";
     if (node.spec.migCapable) {
-      out[std::string(kMigStateLabel)] = std::string(migConfigStateName(node.migManager.state()));
+      out[std::string(k8s::kMigConfigStateLabel)] =
+          std::string(migConfigStateName(node.migManager.state()));
       out["nvidia.com/gpu.deploy.mig-manager"] = "true";
     }
     return out;
@@ -302,16 +295,17 @@ class GpuOperatorEmulator::Impl {
     auto adv = advertise(node.spec, node.migManager.gpus(), node.plugin.current(), false);
     Labels labels = adv.labels;
     for (const auto& [k, v] : operatorLabels(node)) labels[k] = v;
-    if (!node.spec.migConfig.empty()) labels[std::string(kMigConfigLabel)] = node.spec.migConfig;
+    if (!node.spec.migConfig.empty())
+      labels[std::string(k8s::kMigConfigLabel)] = node.spec.migConfig;
     if (!node.spec.devicePluginConfig.empty()) {
-      labels[std::string(kPluginConfigLabel)] = node.spec.devicePluginConfig;
+      labels[std::string(k8s::kDevicePluginConfigLabel)] = node.spec.devicePluginConfig;
     }
     const kube::Object object = newNodeObject(node.spec, labels, adv, options_.kwokAnnotationKey,
                                               options_.kwokAnnotationValue);
     auto created = client_->create(kNodes, object);
     if (!created.ok()) {
       // The informer may not have seen a node created a moment ago.
-      if (kube::isConflict(created.status())) return {};
+      if (k8s::isConflict(created.status())) return {};
       return created.status().withContext("create node " + node.spec.name);
     }
     spdlog::info("node {}: created ({} GPU {}, strategy {}, mig.config \"{}\", allocatable {})",
@@ -345,7 +339,7 @@ class GpuOperatorEmulator::Impl {
   // The config-manager sidecar: follows the label; the plugin reloads after the configured delay.
   void updatePlugin(NodeState& node, const kube::Object& object, Clock::time_point now) {
     DevicePlugin& p = node.plugin;
-    std::string wanted = labelOf(object, kPluginConfigLabel);
+    std::string wanted = k8s::labelOf(object, k8s::kDevicePluginConfigLabel);
     if (wanted.empty()) wanted = scenario_.gpuOperator.devicePluginDefault;
     const bool restarted = node.wasPaused && !node.migManager.paused();
     if (wanted != p.requested || restarted) {
@@ -412,7 +406,7 @@ class GpuOperatorEmulator::Impl {
       const uint64_t failedBefore = node.migManager.failures(),
                      okBefore = node.migManager.successes();
       note(node, "mig-manager",
-           node.migManager.observeLabel(labelOf(*object, kMigConfigLabel), resolve, now));
+           node.migManager.observeLabel(k8s::labelOf(*object, k8s::kMigConfigLabel), resolve, now));
       placePods(node);
       note(node, "mig-manager", node.migManager.tick(now, node.allocation.busyGpus(), resolve));
       if (node.migManager.failures() > failedBefore) {

@@ -9,6 +9,8 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include "gpuscale/core/files.h"
+#include "gpuscale/core/yaml_input.h"
 #include "gpuscale/partition/mig_catalog.h"
 #include "gpuscale/partition/mig_geometry.h"
 
@@ -17,16 +19,8 @@ namespace {
 
 using partition::MigGpuSetting;
 
-// Thrown inside the parser only; parseScenario() turns it into a Status.
-struct ScenarioError {
-  core::Status status;
-};
-
 [[noreturn]] void fail(const YAML::Node& node, std::string_view message) {
-  const YAML::Mark mark = node.Mark();
-  std::string where =
-      mark.is_null() ? "" : fmt::format("line {}, column {}: ", mark.line + 1, mark.column + 1);
-  throw ScenarioError{core::Status::invalid(where + std::string(message))};
+  core::yamlFail(node, message);
 }
 
 // A mapping whose keys must all be in `known`.
@@ -45,11 +39,7 @@ template <typename T>
 T get(const YAML::Node& parent, std::string_view key, T fallback) {
   const YAML::Node node = parent[std::string(key)];
   if (!node || node.IsNull()) return fallback;
-  try {
-    return node.as<T>();
-  } catch (const YAML::Exception&) {
-    fail(node, fmt::format("field \"{}\" has the wrong type", key));
-  }
+  return core::yamlAs<T>(node, key);
 }
 
 double nonNegative(const YAML::Node& parent, std::string_view key, double fallback) {
@@ -394,22 +384,14 @@ double LoadPattern::rateAt(double t) const {
 }
 
 core::Result<Scenario> parseScenario(std::string_view yaml) {
-  try {
-    return parseRoot(YAML::Load(std::string(yaml)));
-  } catch (const ScenarioError& e) {
-    return e.status.withContext("scenario");
-  } catch (const YAML::Exception& e) {
-    return core::Status::invalid(
-        fmt::format("scenario: line {}, column {}: {}", e.mark.line + 1, e.mark.column + 1, e.msg));
-  }
+  return core::guardYaml<Scenario>("scenario",
+                                   [&] { return parseRoot(YAML::Load(std::string(yaml))); });
 }
 
 core::Result<Scenario> loadScenarioFile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return core::Status::invalid(fmt::format("cannot read scenario file {}", path));
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  auto s = parseScenario(buffer.str());
+  auto text = core::readFile(path);
+  if (!text) return core::Status::invalid(fmt::format("cannot read scenario file {}", path));
+  auto s = parseScenario(*text);
   if (!s) return s.status().withContext(path);
   return s;
 }

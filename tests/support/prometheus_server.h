@@ -3,7 +3,7 @@
 // a test gives, every second by default), waited for until `/-/ready` answers, and stopped
 // (SIGTERM, then SIGKILL) on destruction. Also: backfilling history with `promtool tsdb
 // create-blocks-from openmetrics` (backfilled data ends in the past, so "now" queries over short
-// ranges need a scraped exporter instead; see DESIGN.md).
+// ranges need a scraped exporter instead).
 //
 // Thread safety: one owner; url()/port()/rssBytes() may be read from any thread.
 #pragma once

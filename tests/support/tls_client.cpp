@@ -6,6 +6,7 @@
 #include <openssl/pem.h>
 #include <openssl/ssl.h>
 #include <poll.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -94,6 +95,10 @@ std::vector<std::string> TlsClient::acceptableClientCaNames() const {
 
 TlsClient::TlsClient(uint16_t port, const std::optional<ClientCertificate>& certificate)
     : impl_(std::make_unique<Impl>()) {
+  // A server may close the connection while the handshake or a request is being written (that is
+  // what some tests check): a write must then fail, not kill the test program with SIGPIPE.
+  static const bool sigpipeIgnored = [] { return ::signal(SIGPIPE, SIG_IGN) != SIG_ERR; }();
+  (void)sigpipeIgnored;
   impl_->fd = ::socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in address{};
   address.sin_family = AF_INET;

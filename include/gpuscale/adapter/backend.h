@@ -2,8 +2,8 @@
 // through, and BackendSet: every backend of one rule-file generation, by name.
 //
 // A backend built by Backend::create() is
-//   HttpClient ─► InstrumentedClient{backend=<name>} ─► CachingClient (instant queries only)
-// so caching, coalescing and the `/metrics` of calls (instrumented_client.h) work per backend, as
+//   HttpClient ─► ObservedClient{ClientMetrics backend=<name>} ─► CachingClient (instant queries)
+// so caching, coalescing and the `/metrics` of calls (prom/client_metrics.h) work per backend, as
 // they did for the one Prometheus of prometheus-adapter. The relister discovers through
 // discovery() (uncached); the providers query through queries() (cached).
 //

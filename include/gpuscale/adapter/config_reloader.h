@@ -42,8 +42,8 @@
 #include "gpuscale/adapter/config_watcher.h"
 #include "gpuscale/adapter/relister.h"
 #include "gpuscale/core/result.h"
+#include "gpuscale/k8s/resource_mapper.h"
 #include "gpuscale/prom/options.h"
-#include "gpuscale/rules/resource_table.h"
 #include "gpuscale/rules/rule_set.h"
 
 namespace gpuscale::adapter {
@@ -51,7 +51,7 @@ namespace gpuscale::adapter {
 struct ReloadSettings {
   std::string configFile;
   // Must outlive the reloader (compiled rules point to it).
-  const rules::ResourceMapper* mapper = &rules::BuiltinResourceTable::instance();
+  const k8s::ResourceMapper* mapper = &k8s::BuiltinResourceTable::instance();
   prom::PrometheusOptions prometheus;  // the default backend
   RelistOptions relist;                // as given; checked against every generation's rules
   std::shared_ptr<prometheus::Registry> registry;  // not null

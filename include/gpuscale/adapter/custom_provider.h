@@ -34,7 +34,7 @@
 #include "gpuscale/adapter/query_runner.h"
 #include "gpuscale/adapter/relister.h"
 #include "gpuscale/apiserver/provider.h"
-#include "gpuscale/rules/resource_table.h"
+#include "gpuscale/k8s/resource_mapper.h"
 
 namespace gpuscale::adapter {
 
@@ -48,7 +48,7 @@ struct CustomProviderOptions {
 
 class CustomProvider final : public apiserver::CustomMetricsProvider {
  public:
-  CustomProvider(SnapshotSource snapshots, const rules::ResourceMapper& mapper,
+  CustomProvider(SnapshotSource snapshots, const k8s::ResourceMapper& mapper,
                  std::shared_ptr<ObjectLister> objects, std::shared_ptr<QueryRunner> runner,
                  CustomProviderOptions options = {});
 
@@ -66,7 +66,7 @@ class CustomProvider final : public apiserver::CustomMetricsProvider {
   core::Result<Lookup> lookup(const apiserver::CustomMetricInfo& info) const;
 
   SnapshotSource snapshots_;
-  const rules::ResourceMapper& mapper_;
+  const k8s::ResourceMapper& mapper_;
   std::shared_ptr<ObjectLister> objects_;
   std::shared_ptr<QueryRunner> runner_;
   CustomProviderOptions options_;

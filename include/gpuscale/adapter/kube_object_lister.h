@@ -21,7 +21,7 @@ class KubeObjectLister final : public ObjectLister {
  public:
   explicit KubeObjectLister(std::shared_ptr<kube::KubeClient> client);
 
-  core::Result<ObjectSet> list(const rules::ResourceInfo& resource, std::string_view namespaceName,
+  core::Result<ObjectSet> list(const k8s::ResourceInfo& resource, std::string_view namespaceName,
                                const core::LabelSelector& selector) override;
 
  private:

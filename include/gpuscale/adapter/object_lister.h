@@ -19,7 +19,7 @@
 
 #include "gpuscale/core/label_selector.h"
 #include "gpuscale/core/result.h"
-#include "gpuscale/rules/resource_table.h"
+#include "gpuscale/k8s/resource_mapper.h"
 
 namespace gpuscale::adapter {
 
@@ -40,7 +40,7 @@ class ObjectLister {
 
   // The objects of `resource` in `namespaceName` ("" for root-scoped resources, or every namespace)
   // that match `selector`.
-  virtual core::Result<ObjectSet> list(const rules::ResourceInfo& resource,
+  virtual core::Result<ObjectSet> list(const k8s::ResourceInfo& resource,
                                        std::string_view namespaceName,
                                        const core::LabelSelector& selector) = 0;
 };

@@ -6,9 +6,12 @@
 // the message "unable to fetch metrics: <cause class>: <detail>" (never the PromQL, never
 // credentials), so an operator reading `kubectl get --raw` or the HPA's events knows what to fix.
 // It also keeps the provider-side counters of `/metrics` (values dropped because they were NaN,
-// cache statistics by backend: gpuscale_adapter_query_cache_total{backend,outcome} and
-// gpuscale_adapter_query_cache_entries{backend}) and, for queries that name their origin, the
-// per-rule and per-metric status (rule_status.h).
+// cache statistics by backend: gpuscale_adapter_query_cache_total{backend,outcome},
+// gpuscale_adapter_query_cache_entries{backend}, gpuscale_adapter_query_cache_bytes{backend} and
+// gpuscale_adapter_query_cache_dropped_total{backend,reason} with reason "size" (least recently
+// used result dropped to stay within --metrics-cache-max-bytes), "expired" (TTL passed) or
+// "too_large" (a result larger than the whole cache, never kept)) and, for queries that name their
+// origin, the per-rule and per-metric status (rule_status.h).
 //
 // Thread safety: thread-safe; run() blocks the calling thread (a server worker, never a Client
 // callback thread).
@@ -18,6 +21,7 @@
 #include <prometheus/gauge.h>
 #include <prometheus/registry.h>
 
+#include <atomic>
 #include <initializer_list>
 #include <map>
 #include <memory>
@@ -77,6 +81,10 @@ class QueryRunner {
     prometheus::Counter* misses = nullptr;
     prometheus::Counter* coalesced = nullptr;
     prometheus::Gauge* entries = nullptr;
+    prometheus::Gauge* bytes = nullptr;
+    prometheus::Counter* evictedForSize = nullptr;
+    prometheus::Counter* expired = nullptr;
+    prometheus::Counter* tooLarge = nullptr;
   };
   void publishCacheStats(const std::string& backend,
                          const std::shared_ptr<prom::CachingClient>& cache);
@@ -90,6 +98,9 @@ class QueryRunner {
   prometheus::Counter* infiniteExternal_ = nullptr;
   prometheus::Family<prometheus::Counter>* cacheCalls_ = nullptr;
   prometheus::Family<prometheus::Gauge>* cacheEntries_ = nullptr;
+  prometheus::Family<prometheus::Gauge>* cacheBytes_ = nullptr;
+  prometheus::Family<prometheus::Counter>* cacheDrops_ = nullptr;
+  std::atomic<bool> loggedTooLarge_{false};
   std::mutex statsMutex_;
   std::map<std::string, PublishedCache, std::less<>> published_;
 };

@@ -30,7 +30,7 @@ class StandaloneObjectLister final : public ObjectLister {
  public:
   explicit StandaloneObjectLister(std::shared_ptr<QueryRunner> runner);
 
-  core::Result<ObjectSet> list(const rules::ResourceInfo& resource, std::string_view namespaceName,
+  core::Result<ObjectSet> list(const k8s::ResourceInfo& resource, std::string_view namespaceName,
                                const core::LabelSelector& selector) override;
 
  private:

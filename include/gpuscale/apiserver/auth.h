@@ -5,7 +5,7 @@
 // is sent as is (normally 401 Unauthorized); "no credentials" is not an error but the anonymous
 // user, decided by the implementation. Authorizer: user + RequestInfo -> allow, deny (403 with
 // Kubernetes' message, see forbiddenStatus()) or an error (500 InternalError, fail closed). The
-// front-proxy, x509, TokenReview and SubjectAccessReview implementations come with issue 4;
+// front-proxy, x509, TokenReview and SubjectAccessReview implementations live in lib/auth;
 // standalone mode uses AllowAll below.
 //
 // Thread safety: implementations are called concurrently from server worker threads and must be

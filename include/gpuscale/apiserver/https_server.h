@@ -5,24 +5,48 @@
 //   are reloaded; open connections keep the one they started with); TLS >= 1.2 (or 1.3 only); ALPN
 //   http/1.1; HTTP/1.1 with keep-alive.
 // - Client certificates are requested, never required, and never fail the handshake: the chain is
-// checked
-//   against the configured client CA bundles and handed to the handler in HttpRequest::peer (per
-//   connection).
-// - A pool of `workerThreads` threads runs all I/O and the handlers; a handler may block (it holds
-// one worker).
+//   checked against the configured client CA bundles and handed to the handler in
+//   HttpRequest::peer (per connection).
+// - Dispatch. Two I/O threads run the io_context: accepting, TLS handshakes, reading and writing.
+//   Handlers do not run there: the providers ask Prometheus synchronously (QueryRunner::run waits
+//   for the answer, up to --prometheus-timeout), so a handler can hold its thread for seconds.
+//   Before, one pool ran I/O and handlers alike; with every thread waiting on a slow Prometheus,
+//   nothing else was accepted or answered, /healthz included, and queued work had no bound. Now:
+//   * /healthz, /livez and /readyz (exactly these paths, any query, no Authorization header, so
+//     answering them needs no remote call: no TokenReview, and the delegated authorizer's
+//     always-allowed paths need no SubjectAccessReview) are answered on the I/O thread as soon as
+//     they are read, never queued behind other requests. Probes of single checks
+//     (/readyz/shutdown) and health requests carrying a token take the normal path.
+//   * Every other request takes a slot of `maxRequestsInFlight` (0: unlimited) and runs on one of
+//     `workerThreads` handler threads (requests beyond the threads wait in order, holding their
+//     slot). Without a free slot the answer is at once a 429 with `Retry-After: 1` and a
+//     Kubernetes Status (reason TooManyRequests), as kube-apiserver's max-in-flight filter.
+//   * A request not answered within `requestTimeout` of being read gets a 504 Status (reason
+//     Timeout); a handler still running keeps its thread and slot until it returns (its result is
+//     dropped), and a request whose deadline passed while it waited is not run at all.
+//   * The plain listener's handler (/metrics) is cheap and runs on the I/O thread.
+// - Connections: beyond `maxConnections` open connections (both listeners; 0: unlimited) a newly
+//   accepted one is closed at once, before any TLS work; a probe on a new connection is turned away
+//   too, so the cap must sit well above the expected clients (idle ones go after idleTimeout).
+// - Each degraded mode (429, 504, a refused connection) logs a warning the first time and is
+//   counted when a registry is set (setMetricsRegistry):
+//     gpuscale_apiserver_rejected_requests_total        429s for want of an in-flight slot
+//     gpuscale_apiserver_request_timeouts_total         504s for requests past requestTimeout
+//     gpuscale_apiserver_rejected_connections_total     connections closed for maxConnections
+//     gpuscale_apiserver_open_connections               gauge
+//     gpuscale_apiserver_admitted_requests              gauge: requests holding a slot
 // - Limits: header bytes (431), body bytes (413), malformed requests (400), all answered in plain
-// text and
-//   followed by a close. Deadlines: the TLS handshake and each request, once its first byte
-//   arrived, must complete within requestReadTimeout (slowloris connections are dropped); an idle
-//   keep-alive connection is closed after idleTimeout; a response write must finish within
+//   text and followed by a close. Deadlines: the TLS handshake and each request, once its first
+//   byte arrived, must complete within requestReadTimeout (slowloris connections are dropped); an
+//   idle keep-alive connection is closed after idleTimeout; a response write must finish within
 //   writeTimeout.
 // - shutdown(): stops accepting, closes idle connections, lets in-flight requests finish (their
-// responses carry
-//   `Connection: close`), and after `deadline` closes whatever is left. Safe to call more than
-//   once.
+//   responses carry `Connection: close`), and after `deadline` closes whatever is left; handlers
+//   still running are waited for, queued ones dropped. Safe to call more than once.
 // - Handler exceptions become a 500; nothing a client sends can stop the server.
 //
-// Thread safety: start() and shutdown() from one controlling thread; port() anywhere after start().
+// Thread safety: setMetricsRegistry(), start() and shutdown() from one controlling thread; port()
+// anywhere after start(). The handlers are called concurrently from several threads.
 #pragma once
 
 #include <chrono>
@@ -35,6 +59,10 @@
 #include "gpuscale/apiserver/server_options.h"
 #include "gpuscale/apiserver/serving_tls.h"
 #include "gpuscale/core/status.h"
+
+namespace prometheus {
+class Registry;
+}
 
 namespace gpuscale::apiserver {
 
@@ -52,6 +80,9 @@ class HttpsServer {
   ~HttpsServer();
   HttpsServer(const HttpsServer&) = delete;
   HttpsServer& operator=(const HttpsServer&) = delete;
+
+  // Registers the server's families (above) on `registry`; call before start().
+  void setMetricsRegistry(const std::shared_ptr<prometheus::Registry>& registry);
 
   // Builds the TLS context, binds the listeners and starts the workers. Errors: bad certificate or
   // key, address in use, bad bind address.

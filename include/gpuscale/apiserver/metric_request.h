@@ -24,23 +24,14 @@
 #include "gpuscale/apiserver/url.h"
 #include "gpuscale/core/label_selector.h"
 #include "gpuscale/core/result.h"
+#include "gpuscale/k8s/group_resource.h"
 
 namespace gpuscale::apiserver {
 
 inline constexpr std::string_view kCustomMetricsGroup = "custom.metrics.k8s.io";
 inline constexpr std::string_view kExternalMetricsGroup = "external.metrics.k8s.io";
 
-// A Kubernetes group-resource ("deployments.apps" -> {group "apps", resource "deployments"}).
-struct GroupResource {
-  std::string group;
-  std::string resource;
-
-  // Splits at the first '.', as schema.ParseGroupResource.
-  static GroupResource parse(std::string_view text);
-  // "deployments.apps", or "pods" for the core group.
-  std::string toString() const;
-  friend bool operator==(const GroupResource&, const GroupResource&) = default;
-};
+using k8s::GroupResource;
 
 struct MetricRequest {
   std::string group;    // kCustomMetricsGroup or kExternalMetricsGroup

@@ -130,7 +130,5 @@ core::Status metricNotFound(const GroupResource& resource, std::string_view metr
 // data).
 core::Status objectMetricNotFound(const GroupResource& resource, std::string_view metric,
                                   std::string_view name);
-// True for the typed not-found error.
-bool isNotFound(const core::Status& status);
 
 }  // namespace gpuscale::apiserver

@@ -2,11 +2,18 @@
 // prometheus-adapter accepts them) so the adapter's main can reuse them:
 //   --secure-port (443)  --bind-address (0.0.0.0)  --tls-cert-file  --tls-private-key-file
 //   --cert-dir (apiserver.local.config/certificates)  --tls-min-version (VersionTLS12 |
-//   VersionTLS13)
+//   VersionTLS13)  --tls-cipher-suites (Go names; only ECDHE suites with AES-GCM or
+//   CHACHA20-POLY1305 are offered, which is also the default; the CBC and RSA-key-exchange names
+//   Kubernetes accepts are accepted and left out, see tlsCipherSuitesNotOffered)
 //   --client-ca-file / --requestheader-client-ca-file (repeatable: CA bundles client certificates
 //   are verified against; the certificate is requested, never required)
-//   --worker-threads (2)  --shutdown-timeout (Go duration, 30s)  --request-read-timeout (10s: a
-//   request, once started, and the TLS handshake must arrive within it)  --idle-timeout (90s)
+//   --worker-threads (2: handler threads; I/O has its own, see https_server.h)
+//   --max-requests-inflight (400, as kube-apiserver; 0 = no limit: requests other than health
+//   probes handled or queued at once, 429 beyond)  --max-connections (1024; 0 = no limit: open
+//   connections, further ones closed at accept)  --request-timeout (Go duration, 1m; 0 = none:
+//   504 for a request not answered within it)  --shutdown-timeout (Go duration, 30s)
+//   --request-read-timeout (10s: a request, once started, and the TLS handshake must arrive within
+//   it)  --idle-timeout (90s)
 //   --tls-reload-interval (10s: how often the certificate, key and client CA files are re-read;
 //   changed files give new connections a new TLS context, see serving_tls.h)
 //   --metrics-bind-address (host:port of an optional plain-HTTP listener serving /metrics only; ""
@@ -37,7 +44,11 @@ struct ServerOptions {
   std::string tlsPrivateKeyFile;
   std::string certDir = "apiserver.local.config/certificates";
   TlsMinVersion tlsMinVersion = TlsMinVersion::kTls12;
-  std::string tlsCipherList;  // OpenSSL cipher list for TLS 1.2 ("" = OpenSSL's default)
+  // OpenSSL cipher list for TLS 1.2; "" = every forward-secret AEAD suite (tls_context.h).
+  std::string tlsCipherList;
+  // --tls-cipher-suites names accepted for compatibility but never offered (CBC, RSA key
+  // exchange); the caller warns about each.
+  std::vector<std::string> tlsCipherSuitesNotOffered;
   std::vector<std::string> clientCaFiles;
   unsigned workerThreads = 2;
   std::chrono::milliseconds shutdownTimeout{30'000};
@@ -45,6 +56,15 @@ struct ServerOptions {
   std::chrono::milliseconds idleTimeout{90'000};
   std::chrono::milliseconds writeTimeout{30'000};
   std::chrono::milliseconds tlsReloadInterval{10'000};
+  // Requests other than /healthz, /livez, /readyz being handled or queued at once; beyond it, 429.
+  // 0 = no limit.
+  unsigned maxRequestsInFlight = 400;
+  // Open connections (both listeners); a connection accepted beyond it is closed at once. 0 = no
+  // limit.
+  size_t maxConnections = 1024;
+  // From a parsed request to its response; beyond it the client gets a 504 (the handler's late
+  // result is dropped). 0 = no deadline.
+  std::chrono::milliseconds requestTimeout{60'000};
   size_t headerLimitBytes = 1 << 20;  // request line + headers (Go's MaxHeaderBytes, 1 MiB)
   size_t bodyLimitBytes = 1 << 20;
   std::string metricsBindAddress;  // "host:port"; empty: no plain listener

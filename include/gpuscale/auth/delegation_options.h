@@ -1,5 +1,5 @@
 // DelegationOptions: the flags of an aggregated API server that concern the Kubernetes API client
-// and delegated authentication/authorization (prometheus-adapter's, see the reference §9.2), and
+// and delegated authentication/authorization (prometheus-adapter's), and
 // buildDelegatedAuth(), which turns them into the Authenticator/Authorizer the HTTPS server calls.
 //
 //   --lister-kubeconfig  --client-qps (5)  --client-burst (10)

@@ -6,15 +6,37 @@
 // "BadRequest", "InternalError", ...) and a human message, plus optional details. The API layer
 // serialises it with toKubernetesJson(); other layers only create and inspect it.
 //
+// Besides the Kubernetes reason, a Status may carry a Cause: a machine-readable failure class finer
+// than the reason (which backend failure, which file problem). Code that must react to a kind of
+// failure tests cause(), never the message; messages are for people and may change.
+//
+// Status is [[nodiscard]]: a call whose Status is dropped is a compile error under -Werror, so
+// every error is either handled or explicitly ignored (`(void)` with a comment saying why).
+//
 // Thread safety: a Status is an immutable value once built; copies are independent.
 #pragma once
 
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace gpuscale::core {
+
+// Failure classes callers act on. kUnspecified for statuses built without one.
+enum class Cause : std::uint8_t {
+  kUnspecified = 0,
+  kFileUnreadable,        // a local file is missing, unreadable or empty
+  kConnection,            // a backend refused, was unreachable, or the TLS handshake failed
+  kTimeout,               // no complete answer from a backend within its timeout
+  kHttpStatus,            // an HTTP status a backend's API never uses, or one without a body
+  kBackendError,          // the backend answered with its own error envelope
+  kBadResponse,           // a body that is not the documented format
+  kBodyTooLarge,          // a body over the configured cap
+  kUnexpectedResultType,  // a well-formed answer of the wrong shape (a matrix for a vector)
+  kCredentials,           // the credentials for a backend could not be read
+};
 
 // Extra fields of a metav1.Status ("details"). Empty members are omitted from the JSON.
 struct StatusDetails {
@@ -25,7 +47,7 @@ struct StatusDetails {
   bool present = false;             // emit "details" even when all fields are empty (as `{}`)
 };
 
-class Status {
+class [[nodiscard]] Status {
  public:
   // The OK status: code 200, no reason, no message.
   Status() = default;
@@ -57,7 +79,13 @@ class Status {
   const std::string& message() const { return message_; }
   const StatusDetails& details() const { return details_; }
 
+  // The machine-readable failure class; kUnspecified unless set with withCause().
+  Cause cause() const { return cause_; }
+  // The same status with `cause` as its failure class.
+  Status withCause(Cause cause) const;
+
   // The same status with `context + ": "` prepended to the message (for errors passed up a layer).
+  // The cause is kept.
   Status withContext(std::string_view context) const;
 
   // The metav1.Status object, keys in Kubernetes' order:
@@ -76,6 +104,7 @@ class Status {
   std::string reason_;
   std::string message_;
   StatusDetails details_;
+  Cause cause_ = Cause::kUnspecified;
 };
 
 }  // namespace gpuscale::core

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "gpuscale/core/result.h"
+#include "gpuscale/k8s/status_predicates.h"
 
 #include "gpuscale/kube/client_observer.h"
 
@@ -105,11 +106,6 @@ class KubeClient {
   // Where this client and informers built on it report their traffic; null when nobody listens.
   virtual std::shared_ptr<ClientObserver> observer() const { return nullptr; }
 };
-
-bool isNotFound(const core::Status& status);
-bool isConflict(const core::Status& status);  // 409 Conflict or AlreadyExists
-bool isGone(const core::Status& status);      // 410 Gone / Expired (resource version too old)
-bool isTooManyRequests(const core::Status& status);
 
 // The Status of a failed API response: the body's metav1.Status when it is one, otherwise one
 // built from the HTTP code. `retryAfterSeconds` > 0 is mentioned in the message (429, 503).

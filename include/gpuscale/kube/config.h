@@ -17,33 +17,29 @@
 #include <chrono>
 #include <filesystem>
 #include <memory>
-#include <mutex>
 #include <string>
 
 #include "gpuscale/core/result.h"
+#include "gpuscale/core/token_file.h"
 #include "gpuscale/kube/client_observer.h"
 
 namespace gpuscale::kube {
 
-// A bearer token that is either fixed or read from a file; the file is re-read when its
-// modification time changes, checked at most once per `recheck`.
+// A bearer token that is either fixed or read from a file (core::TokenFile: re-read when the file
+// changes, looked at no more often than once per `recheck`, the last good token kept).
 class TokenSource {
  public:
   static std::shared_ptr<TokenSource> fixed(std::string token);
   static std::shared_ptr<TokenSource> file(std::filesystem::path path,
                                            std::chrono::seconds recheck = std::chrono::seconds(10));
-  // The current token ("" when the file is unreadable: the request then goes out without one and
-  // the server answers 401, which is logged by the caller).
+  // The current token ("" when the file has never been readable: the request then goes out without
+  // one and the server answers 401, which is logged by the caller).
   std::string token();
 
  private:
   TokenSource() = default;
-  std::mutex mu_;
-  std::string token_;
-  std::filesystem::path path_;
-  std::chrono::seconds recheck_{0};
-  std::chrono::steady_clock::time_point nextCheck_{};
-  std::filesystem::file_time_type mtime_{};
+  std::string fixed_;
+  std::unique_ptr<core::TokenFile> file_;
 };
 
 struct ClientConfig {

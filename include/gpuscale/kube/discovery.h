@@ -21,12 +21,12 @@
 #include <mutex>
 #include <thread>
 
+#include "gpuscale/k8s/resource_mapper.h"
 #include "gpuscale/kube/client.h"
-#include "gpuscale/rules/resource_table.h"
 
 namespace gpuscale::kube {
 
-class DiscoveryResourceMapper final : public rules::ResourceMapper {
+class DiscoveryResourceMapper final : public k8s::ResourceMapper {
  public:
   explicit DiscoveryResourceMapper(std::shared_ptr<KubeClient> client);
   ~DiscoveryResourceMapper() override;
@@ -36,11 +36,11 @@ class DiscoveryResourceMapper final : public rules::ResourceMapper {
   // Calls refresh() every `interval` on a background thread until destruction.
   void startRefreshing(std::chrono::seconds interval);
 
-  core::Result<rules::ResourceInfo> resourceFor(const rules::GroupResource& gr) const override;
-  const std::vector<rules::ResourceInfo>& resources() const override;
+  core::Result<k8s::ResourceInfo> resourceFor(const k8s::GroupResource& gr) const override;
+  const std::vector<k8s::ResourceInfo>& resources() const override;
 
  private:
-  using Table = std::vector<rules::ResourceInfo>;
+  using Table = std::vector<k8s::ResourceInfo>;
   std::shared_ptr<const Table> current() const;
 
   std::shared_ptr<KubeClient> client_;
@@ -51,7 +51,7 @@ class DiscoveryResourceMapper final : public rules::ResourceMapper {
 };
 
 // Parses one APIResourceList (a /api/v1 or /apis/<g>/<v> document) into ResourceInfos for `group`.
-std::vector<rules::ResourceInfo> parseResourceList(const Object& list, const std::string& group,
-                                                   const std::string& version);
+std::vector<k8s::ResourceInfo> parseResourceList(const Object& list, const std::string& group,
+                                                 const std::string& version);
 
 }  // namespace gpuscale::kube

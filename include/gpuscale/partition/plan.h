@@ -38,7 +38,7 @@ struct GpuChange {
 struct MigReconfigure {
   std::string node;
   std::vector<GpuChange> gpus;          // only GPUs whose geometry changes
-  std::string configName;               // gpuscale-<node>-<hash of entries>
+  std::string configName;               // ownedConfigName(node, entries): config_name.h
   std::vector<MigConfigEntry> entries;  // every GPU of the node, per-GPU `devices:` lists
 };
 

@@ -33,7 +33,6 @@
 
 namespace gpuscale::partition {
 
-inline constexpr std::string_view kPolicyAnnotation = "gpuscale.io/partition-policy";
 
 enum class Lever { kMigReshape, kTimeSlicing };
 std::string_view leverName(Lever lever);  // "migReshape" | "timeSlicing"

@@ -11,7 +11,8 @@
 // ConfigMap holding that key, else from the GFD `*.replicas` labels.
 //
 // Busy GPUs: the snapshot has no pod-to-GPU mapping, so every GPU of a node counts as busy when any
-// pod that requests an `nvidia.com/` resource is bound there and not finished. A caller that knows
+// pod that requests an `nvidia.com/` resource (in a container, a sidecar or an init container) or
+// has Dynamic Resource Allocation claims is bound there and not finished. A caller that knows
 // more (the reconciler's dcgm-exporter mapping) may clear `GpuState::busy` on GPUs it knows idle;
 // the planner then reshapes those GPUs of a mixed-strategy node while its other GPUs hold pods,
 // never changing a GPU's MIG mode (see planner.h).
@@ -41,9 +42,6 @@ using Labels = std::map<std::string, std::string>;
 using ResourceCounts = std::map<std::string, std::int64_t, std::less<>>;
 using TimePoint = std::chrono::system_clock::time_point;
 
-// Annotations gpuscale writes on HPAs it changed (read here for cooldowns and scale-in).
-inline constexpr std::string_view kLastChangeAnnotation = "gpuscale.io/last-change";
-inline constexpr std::string_view kOriginalMaxAnnotation = "gpuscale.io/original-max-replicas";
 // Device-plugin config keys gpuscale writes start with this; scale-in only lowers time-slicing it
 // set.
 inline constexpr std::string_view kOwnedConfigPrefix = "gpuscale-";
@@ -76,7 +74,9 @@ struct NodeState {
   std::map<std::string, int, std::less<>> sharedReplicas;
   bool hasGpuPods = false;
   bool inTransition =
-      false;  // a MIG change is pending/failed or operands are paused: leave it alone
+      false;               // a MIG change is pending/failed or operands are paused: leave it alone
+  bool hasIntent = false;  // a gpuscale.io/intent annotation: an operation runs
+  std::optional<TimePoint> backoffUntil;  // gpuscale.io/backoff-until, when it parses
 
   // Time-slicing replicas of `resource` (".shared" names map to their base resource).
   int replicasFor(std::string_view resource) const;
@@ -93,10 +93,15 @@ struct PodState {
   std::string phase;
   bool ready = false;
   bool terminating = false;
-  ResourceCounts gpuRequests;        // nvidia.com/* per pod
+  // nvidia.com/* per pod, as the scheduler counts them: containers, sidecars and the peak of the
+  // init containers.
+  ResourceCounts gpuRequests;
+  bool resourceClaims = false;       // has DRA claims: may hold any device of its node
   std::string insufficientResource;  // Pending+Unschedulable with "Insufficient nvidia.com/..."
   bool nominated = false;            // status.nominatedNodeName set (preempting)
   bool active() const { return phase != "Succeeded" && phase != "Failed"; }
+  // Holds, or may hold, GPUs of its node (makes them busy for the planner).
+  bool usesGpu() const { return !gpuRequests.empty() || resourceClaims; }
 };
 
 struct ScaleTarget {
@@ -133,6 +138,8 @@ struct HpaState {
   bool hasCondition(std::string_view type, std::string_view status,
                     std::string_view reason = {}) const;
   std::optional<TimePoint> annotationTime(std::string_view key) const;
+  // annotations[key], or "".
+  std::string annotation(std::string_view key) const;
 };
 
 struct ClusterSnapshot {
@@ -145,17 +152,25 @@ struct ClusterSnapshot {
   std::optional<std::size_t> nodeIndex(std::string_view name) const;
   const ScaleTarget* target(std::string_view ns, std::string_view kind,
                             std::string_view name) const;
+  const HpaState* hpa(std::string_view ns, std::string_view name) const;
 
   std::unordered_map<std::string, std::size_t> nodeIndex_;
 };
-
-// An RFC 3339 timestamp as Kubernetes writes it ("2026-11-22T00:30:00Z"); nullopt when malformed.
-std::optional<TimePoint> parseKubernetesTime(std::string_view text);
 
 // Builds the snapshot from a `kind: List` (or an array of Lists/objects, or an object with
 // `items`). Kinds used: Node, Pod, HorizontalPodAutoscaler, Deployment, StatefulSet, ReplicaSet,
 // ConfigMap; others are ignored. Errors (Status::invalid) name the item and field when the JSON
 // does not have the shape Kubernetes gives it.
 core::Result<ClusterSnapshot> buildSnapshot(const nlohmann::json& dump);
+
+// One input object of a snapshot, not copied: its kind ("" = read the object's own `kind`, as a
+// dump has it; informer caches do not keep it) and the object, which must outlive the call.
+struct KubeItem {
+  std::string_view kind;
+  const nlohmann::json* object = nullptr;
+};
+
+// The same from objects held elsewhere (informer caches): the snapshot is the pass's only copy.
+core::Result<ClusterSnapshot> buildSnapshot(const std::vector<KubeItem>& items);
 
 }  // namespace gpuscale::partition

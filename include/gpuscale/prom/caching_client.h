@@ -2,7 +2,7 @@
 // query for it is in flight waits for that query instead of sending another (coalescing), and
 // results are kept for a TTL
 // (`--metrics-cache-ttl`). This is what keeps "at most one Prometheus query per (rule, namespace,
-// selector) per TTL however many callers" (DESIGN.md) true.
+// selector) per TTL however many callers" true.
 //
 // Semantics:
 //  - Key: the PromQL text. A cached result answers a query whose evaluation time `at` lies within
@@ -13,7 +13,11 @@
 //  - Errors are not cached unless `errorTtl` > 0 (a short error TTL shields a struggling
 //  Prometheus), but an
 //    error is delivered to every caller that joined the failed query.
-//  - At most `maxEntries` results are kept (least recently used evicted first).
+//  - Memory is bounded: at most `maxEntries` results and `maxBytes` bytes of them (as estimated
+//    by approximateBytes(), plus the key and bookkeeping) are kept, the least recently used
+//    evicted first; a result larger than maxBytes on its own is passed on but not kept. Entries
+//    whose TTL has passed are dropped on the next call to the cache (any query, or stats()), not
+//    only when the same query comes again, so an idle cache holds no more than when it went idle.
 //  - Series and label calls pass through unchanged (the relister deduplicates those itself).
 //  - Callbacks of joined callers run on the thread that completes the backend call, in join order.
 //
@@ -36,6 +40,8 @@ struct CacheOptions {
   core::Duration errorTtl = core::Duration::zero();
   core::Duration joinWindow = std::chrono::seconds(1);
   size_t maxEntries = 4096;
+  // Bytes the cached results may take, as estimated by approximateBytes(); 0 keeps none.
+  size_t maxBytes = size_t{64} << 20;
   // The clock that ages entries (tests substitute their own).
   std::function<std::chrono::steady_clock::time_point()> now = std::chrono::steady_clock::now;
 };
@@ -44,9 +50,16 @@ struct CacheStats {
   uint64_t hits = 0;       // answered from the cache
   uint64_t misses = 0;     // sent to the backend
   uint64_t coalesced = 0;  // joined a query in flight
-  uint64_t evictions = 0;  // dropped for size
+  uint64_t evictions = 0;  // dropped to stay within maxEntries or maxBytes
+  uint64_t expired = 0;    // dropped because their TTL had passed
+  uint64_t tooLarge = 0;   // results larger than maxBytes, never cached
   size_t entries = 0;      // results held now
+  size_t bytes = 0;        // their approximate size
 };
+
+// The heap bytes a cached result holds, approximately: samples, label sets, points, strings.
+// Proportional to the real size (what the cap needs), not exact.
+size_t approximateBytes(const QueryResult& result);
 
 class CachingClient final : public Client {
  public:

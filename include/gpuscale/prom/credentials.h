@@ -30,7 +30,4 @@ Result<Credentials> loadAuthConfig(const std::string& path);
 // Resolves all credential sources of `options` and reads the CA and client key material.
 Result<Credentials> resolveCredentials(const PrometheusOptions& options);
 
-// Reads a whole file (a Status naming the file when it cannot).
-Result<std::string> readFile(const std::string& path);
-
 }  // namespace gpuscale::prom

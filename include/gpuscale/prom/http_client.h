@@ -1,6 +1,6 @@
 // The Client that talks HTTP(S) to a real Prometheus-compatible server, on cpprestsdk's
-// asynchronous http_client (see DESIGN.md: outbound REST uses cpprestsdk; never `.get()` on a
-// serving thread).
+// asynchronous http_client (never `.get()` on a serving thread: it deadlocks once the pool is
+// saturated).
 //
 // Behaviour:
 //  - Endpoint paths are joined to the URL's path prefix ("/prometheus" + "/api/v1/query").

@@ -23,6 +23,8 @@
 //                                         while they arrive (1073741824; they cost no memory)
 //   --metrics-cache-ttl                   Go duration; query result cache and coalescing window, 0
 //   = off (2s)
+//   --metrics-cache-max-bytes             bytes of query results the cache holds, least recently
+//                                         used dropped first; 0 = keep none (67108864)
 //
 // Differences from prometheus-adapter, on purpose: the token is trimmed and re-read on change;
 // client certificates work without a CA file; a CA file does not switch off the auth config;
@@ -65,6 +67,8 @@ struct PrometheusOptions {
   // bounds the time spent on it rather than memory: ~90 MB per million series.
   size_t maxSeriesBodyBytes = size_t{1} << 30;
   core::Duration cacheTtl = std::chrono::seconds(2);
+  // Bytes of query results the cache may hold (approximate, see caching_client.h); 0 = none.
+  size_t cacheMaxBytes = size_t{64} << 20;
 };
 
 // Applies one flag (`name` without leading dashes). Returns false when `name` is not one of the

@@ -7,11 +7,14 @@
 // (intent.h), written before each step, so a restarted reconciler resumes it.
 //
 // Node operation (one per node at a time, at most maxNodesInFlight nodes):
-//   MIG:  intent(prepared) -> the config in the reconciler-owned mig-parted ConfigMap -> pods on
-//   the
-//         node re-checked -> label nvidia.com/mig.config flipped + intent(applied) in one write ->
+//   MIG:  intent(prepared) -> the config in the reconciler-owned mig-parted ConfigMap -> taint
+//         gpuscale.io/reshape:NoSchedule (k8s::kReshapeTaint), so the scheduler places no new pod
+//         there -> GPU users on the node re-checked (pod_gpu_use.h; the taint makes this check
+//         final, short of a binding already in flight or a pod tolerating every taint) ->
+//         label nvidia.com/mig.config flipped + intent(applied) in one write ->
 //         wait for nvidia.com/mig.config.state=success and allocatable == the new geometry's
-//         resources. `failed`: the previous config name is restored, paused
+//         resources. The taint is removed in the write that ends the MIG step, whatever its
+//         outcome. `failed`: the previous config name is restored, paused
 //         nvidia.com/gpu.deploy.* operand labels are set back to "true", the node backs off. No
 //         answer within migTimeout: the previous name is restored and the node backs off.
 //         A plan that also time-slices the node's new partitions carries that change in the
@@ -36,6 +39,7 @@
 #include <utility>
 #include <vector>
 
+#include "gpuscale/k8s/well_known_keys.h"
 #include "gpuscale/kube/client.h"
 #include "gpuscale/partition/demand.h"
 #include "gpuscale/partition/plan.h"
@@ -110,9 +114,12 @@ class KubeActuator final : public Actuator {
   void lowerMaxReplicas(const partition::SetMaxReplicas& change, TimePoint now,
                         ActuationReport& report);
   bool writeHpaIntent(const partition::SetMaxReplicas& change, const HpaIntent& intent);
-  core::Status writeConfig(const NodeIntent& intent);
-  core::Status writeMigConfig(const NodeIntent& intent);
-  core::Status writeDevicePluginConfig(const NodeIntent& intent);
+  // Writes `intent`'s config for `node` and prunes the node's own earlier entries.
+  core::Status writeConfig(const std::string& node, const NodeIntent& intent);
+  core::Status writeMigConfig(const std::string& node, const NodeIntent& intent);
+  core::Status writeDevicePluginConfig(const std::string& node, const NodeIntent& intent);
+  // Puts k8s::kReshapeTaint on `node` while its intent is still `intent` (nothing to do otherwise).
+  core::Status taintForReshape(const std::string& node, const NodeIntent& intent);
   // A pod that would be disturbed by rebuilding `gpus` of `node`, or "" when none.
   core::Result<std::string> podInTheWay(const std::string& node, const std::vector<int>& gpus,
                                         TimePoint now);

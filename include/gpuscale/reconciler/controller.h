@@ -68,14 +68,16 @@ class Controller {
 
   // One pass over `objects` (Kubernetes objects of the watched kinds, each with `kind` set).
   PassResult pass(const std::vector<kube::Object>& objects, TimePoint now);
-  // One pass over the informer caches.
+  // One pass over the informer caches, without copying their objects: the typed snapshot (which
+  // carries the nodes' and HPAs' gpuscale.io/ state) is the pass's only copy.
   PassResult passFromCaches(TimePoint now);
   std::string lastPlanJson() const;
 
  private:
   void loop(std::stop_token stop);
+  PassResult passOver(const std::vector<partition::KubeItem>& items, TimePoint now);
   void updateHpaStatus(const std::vector<partition::WorkloadDemand>& workloads,
-                       const std::vector<kube::Object>& objects, TimePoint now);
+                       const partition::ClusterSnapshot& snapshot, TimePoint now);
 
   std::shared_ptr<kube::KubeClient> client_;
   std::shared_ptr<Actuator> actuator_;

@@ -26,21 +26,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "gpuscale/k8s/well_known_keys.h"
 #include "gpuscale/partition/snapshot.h"
 
 namespace gpuscale::reconciler {
 
 using TimePoint = partition::TimePoint;
 
-inline constexpr std::string_view kIntentAnnotation = "gpuscale.io/intent";
-inline constexpr std::string_view kOutcomeAnnotation = "gpuscale.io/outcome";
-inline constexpr std::string_view kBackoffAnnotation = "gpuscale.io/backoff-until";
-inline constexpr std::string_view kStatusAnnotation = "gpuscale.io/status";
-
-inline constexpr std::string_view kMigConfigLabel = "nvidia.com/mig.config";
-inline constexpr std::string_view kMigConfigStateLabel = "nvidia.com/mig.config.state";
-inline constexpr std::string_view kDevicePluginConfigLabel = "nvidia.com/device-plugin.config";
-inline constexpr std::string_view kDeployLabelPrefix = "nvidia.com/gpu.deploy.";
 inline constexpr std::string_view kPausedForMigChange = "paused-for-mig-change";
 
 enum class NodeOpKind { kMig, kTimeSlicing };
@@ -103,8 +95,6 @@ struct HpaStatus {
 
 std::string_view nodeOpKindName(NodeOpKind kind);  // "mig" | "timeSlicing"
 
-std::string formatTime(TimePoint t);  // RFC 3339, seconds, UTC ("2026-11-22T01:02:03Z")
-
 std::string encodeNodeIntent(const NodeIntent& intent);
 std::string encodeNodeOutcome(const NodeOutcome& outcome);
 std::string encodeHpaIntent(const HpaIntent& intent);
@@ -116,10 +106,5 @@ std::optional<NodeIntent> decodeNodeIntent(std::string_view text);
 std::optional<NodeOutcome> decodeNodeOutcome(std::string_view text);
 std::optional<HpaIntent> decodeHpaIntent(std::string_view text);
 std::optional<HpaStatus> decodeHpaStatus(std::string_view text);
-
-// metadata.annotations[key] of a Kubernetes object, or "".
-std::string annotationOf(const nlohmann::json& object, std::string_view key);
-// metadata.labels[key] of a Kubernetes object, or "".
-std::string labelOf(const nlohmann::json& object, std::string_view key);
 
 }  // namespace gpuscale::reconciler

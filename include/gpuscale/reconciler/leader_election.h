@@ -8,8 +8,19 @@
 // candidates racing for an expired lease cannot both win (the loser gets 409 and stays a follower).
 // release(): gives the lease up (empty holder, 1 s duration) so a successor need not wait.
 //
+// Leadership is a deadline, not a flag: isLeader() is true only while this process's clock
+// (LeaderElectionOptions::now) is within renewDeadline of the start of the last successful
+// acquire or renew. So a leader whose renew loop stalls (a blocked thread, a hung request, a
+// paused process) stops counting as leader on its own, before any other candidate can take the
+// Lease over (they wait leaseDuration > renewDeadline from when they saw the record last change,
+// which is after the renewal was sent; this holds while the clocks run at about the same rate).
+// Seeing another holder in the Lease ends leadership at once. Writes to the cluster are fenced on
+// isLeader() right before they go out (fenced_client.h).
+//
 // run(): a thread that tries every retryPeriod; a leader that cannot renew within renewDeadline
 // stops leading (onStoppedLeading) — the caller must then stop acting (the reconciler exits).
+// The client should be one for the Lease alone (its own rate limiter): renewals must not queue
+// behind the controller's list and write traffic.
 // A Lease that cannot be read or written (kube-apiserver away) is logged once until it can again,
 // and counted as gpuscale_reconciler_degraded_total{what="lease"} (degraded_log.h).
 //
@@ -35,6 +46,8 @@ struct LeaderElectionOptions {
   std::chrono::seconds leaseDuration{15};
   std::chrono::seconds renewDeadline{10};
   std::chrono::seconds retryPeriod{2};
+  // This process's clock for deadlines (tests substitute their own; it must be thread-safe).
+  std::function<std::chrono::steady_clock::time_point()> now = std::chrono::steady_clock::now;
 };
 
 class LeaderElector {
@@ -44,13 +57,16 @@ class LeaderElector {
                 std::shared_ptr<ReconcilerMetrics> metrics = nullptr);
   ~LeaderElector();
 
-  // One attempt; returns whether we hold the lease afterwards. `now` is this process's clock and
-  // `wall` the time written into the Lease (acquireTime/renewTime).
+  // One attempt; returns whether we hold the lease afterwards. `now` is this process's clock (taken
+  // before the attempt: a renewal counts from when it was sent) and `wall` the time written into
+  // the Lease (acquireTime/renewTime).
   bool tryAcquireOrRenew(Clock::time_point now, std::chrono::system_clock::time_point wall =
                                                     std::chrono::system_clock::now());
   // Gives the lease up if we hold it.
   void release();
-  bool isLeader() const { return leader_.load(); }
+  // True while we hold the lease and options.now() is within renewDeadline of the last successful
+  // acquire or renew. Thread-safe; cheap enough to call before every write.
+  bool isLeader() const;
   const std::string& identity() const { return options_.identity; }
 
   void run(std::function<void()> onStartedLeading, std::function<void()> onStoppedLeading);
@@ -58,6 +74,8 @@ class LeaderElector {
 
  private:
   kube::ResourceRef leaseRef() const;
+  bool withinRenewDeadline(Clock::time_point now) const;
+  void renewed(Clock::time_point now);
 
   std::shared_ptr<kube::KubeClient> client_;
   LeaderElectionOptions options_;
@@ -65,7 +83,7 @@ class LeaderElector {
   std::atomic<bool> leader_{false};
   std::string observedRecord_;  // holder + renewTime + resourceVersion last seen
   Clock::time_point observedAt_{};
-  Clock::time_point lastRenew_{};
+  std::atomic<Clock::rep> lastRenew_{0};  // ticks since Clock's epoch, read by isLeader()
   std::jthread thread_;
 };
 

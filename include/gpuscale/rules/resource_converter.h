@@ -25,11 +25,16 @@
 #include <vector>
 
 #include "gpuscale/core/result.h"
+#include "gpuscale/k8s/resource_mapper.h"
 #include "gpuscale/rules/go_regexp.h"
-#include "gpuscale/rules/resource_table.h"
 #include "gpuscale/rules/template.h"
 
 namespace gpuscale::rules {
+
+// The Kubernetes vocabulary the rules use (lib/k8s).
+using k8s::GroupResource;
+using k8s::ResourceInfo;
+using k8s::ResourceMapper;
 
 // {"", "namespaces"}: the resource whose label scopes namespaced queries.
 const GroupResource& namespacesResource();

@@ -25,12 +25,17 @@
 #include <vector>
 
 #include "gpuscale/core/result.h"
+#include "gpuscale/k8s/resource_mapper.h"
 #include "gpuscale/rules/backend.h"
 #include "gpuscale/rules/config.h"
 #include "gpuscale/rules/namer.h"
-#include "gpuscale/rules/resource_table.h"
 
 namespace gpuscale::rules {
+
+// The Kubernetes vocabulary the rules use (lib/k8s).
+using k8s::GroupResource;
+using k8s::ResourceInfo;
+using k8s::ResourceMapper;
 
 // resourceRules.cpu or .memory, compiled.
 struct CompiledResourceRule {

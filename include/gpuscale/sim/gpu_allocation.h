@@ -21,7 +21,6 @@
 
 namespace gpuscale::sim {
 
-inline constexpr std::string_view kPinnedGpuAnnotation = "gpuscale.io/sim-gpu";
 
 struct PodGpuClaim {
   std::string uid;

@@ -1,4 +1,4 @@
-// InferenceLoadModel: the inference load of issue 8 — requests arriving at the Running pods of the
+// InferenceLoadModel: the inference load — requests arriving at the Running pods of the
 // inference Deployment, a queue per pod, and a service rate set by the partition each pod holds.
 // Pure logic: no I/O, no clock; the caller advances it and reads Triton series and model truth.
 //

@@ -1,6 +1,6 @@
 // Scenario: what gpuscale-sim emulates — the GPU Operator's settings (namespaces, ConfigMaps,
 // mig-manager timing), the GPU nodes with their initial MIG and sharing state, injected mig-manager
-// failures, and the inference load (issue 8; parsed and validated, driven by the load model).
+// failures, and the inference load (parsed and validated, driven by the load model).
 //
 // The file format is YAML with camelCase keys, documented with examples in docs/simulator.md.
 // Unknown keys are errors (a typo must not silently become a default). Errors are Status::invalid
@@ -78,7 +78,7 @@ struct OperatorSpec {
   std::chrono::milliseconds devicePluginReload{0};         // label change -> new allocatable
 };
 
-// The inference load of issue 8 (per Running pod of the Deployment). Parsed and validated here.
+// The inference load (per Running pod of the Deployment). Parsed and validated here.
 enum class LoadPatternKind { kConstant, kRamp, kSpike, kDiurnal };
 std::string_view loadPatternName(LoadPatternKind kind);
 
@@ -100,7 +100,7 @@ struct LoadSpec {
   // Per request: GPU work on a whole GPU and the non-GPU part (pre/post-processing, network).
   double gpuMillisOnFullGpu = 0;
   double cpuMillis = 0;
-  // Share of its partition one pod keeps busy (the explicit utilisation parameter of issue 8).
+  // Share of its partition one pod keeps busy (an explicit utilisation parameter).
   double gpuUtilization = 1.0;
   // Context-switch cost of time-slicing: a device with more than one busy pod serves 1 / (1 + o)
   // of its capacity (inference_load_model.h).

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The inference autoscaling story behind the real aggregator and the real HPA controller, and its
-# faults (issue 8, item 1 and "Faults"), on one cluster:
+# faults, on one cluster:
 #   tests/cluster/up.sh with gpuscale-sim as the GPU Operator (scenario.yaml: gpu-a100-0 at
 #   all-1g.5gb serving, gpu-a100-1 idle at all-3g.20gb whose first mig-manager run fails) -> a
 #   KWOK-run Deployment `triton` in `default`, one nvidia.com/mig-1g.5gb per pod -> pod_exporter.py

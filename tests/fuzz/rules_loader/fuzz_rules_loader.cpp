@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 
+#include "gpuscale/k8s/resource_mapper.h"
 #include "gpuscale/rules/loader.h"
 #include "gpuscale/rules/registry.h"
 #include "gpuscale/rules/rule_set.h"
@@ -16,7 +17,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);
   auto config = rules::parseRuleConfig(text, "fuzz.yaml");
   if (!config.ok()) return 0;
-  auto set = rules::compileRules(*config, rules::BuiltinResourceTable::instance());
+  auto set = rules::compileRules(*config, gpuscale::k8s::BuiltinResourceTable::instance());
   if (!set.ok()) return 0;
   rules::SeriesByQuery series;
   for (rules::RuleKind kind : {rules::RuleKind::kCustom, rules::RuleKind::kExternal}) {

@@ -5,22 +5,14 @@
 #include <gtest/gtest.h>
 
 #include "adapter_process.h"
+#include "support/triton_rules.h"
 
 namespace gpuscale::adapter::testing {
 namespace {
 
-constexpr char kRules[] = R"(
-rules:
-- seriesQuery: 'nv_inference_queue_duration_us{namespace="default",pod!=""}'
-  resources:
-    overrides:
-      namespace: {resource: "namespace"}
-      pod: {resource: "pod"}
-  name:
-    matches: "nv_inference_queue_duration_us"
-    as: "avg_time_queue_us"
-  metricsQuery: 'avg(delta(nv_inference_queue_duration_us{<<.LabelMatchers>>}[30s])/(1+delta(nv_inference_request_success{<<.LabelMatchers>>}[30s]))) by (<<.GroupBy>>)'
-- seriesQuery: 'nv_inference_request_success{namespace!="",pod!=""}'
+// The Triton rule, then rules of this test.
+const std::string kRules = std::string(::gpuscale::testing::kTritonRules) +
+                           R"(- seriesQuery: 'nv_inference_request_success{namespace!="",pod!=""}'
   resources:
     overrides:
       namespace: {resource: "namespace"}

@@ -9,9 +9,12 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <fstream>
 #include <future>
 #include <thread>
+
+#include <prometheus/registry.h>
 
 #include "support/process.h"
 #include "support/temp_dir.h"
@@ -73,6 +76,7 @@ class HttpsServerTest : public ::testing::Test {
                                               r.body = "plain";
                                               return r;
                                             });
+    server_->setMetricsRegistry(registry_);
     const auto started = server_->start();
     ASSERT_TRUE(started.ok()) << started.toString();
     port_ = server_->securePort();
@@ -98,7 +102,16 @@ class HttpsServerTest : public ::testing::Test {
     return {slurp(leaf + ".crt"), slurp(leaf + ".key")};
   }
 
+  // The value of the unlabelled gauge `name` in the server's registry (-1: absent).
+  double gauge(const std::string& name) const {
+    for (const auto& family : registry_->Collect()) {
+      if (family.name == name && !family.metric.empty()) return family.metric.front().gauge.value;
+    }
+    return -1;
+  }
+
   testing::TempDir dir_;
+  std::shared_ptr<prometheus::Registry> registry_ = std::make_shared<prometheus::Registry>();
   ServerOptions options_;
   std::unique_ptr<HttpsServer> server_;
   uint16_t port_ = 0;
@@ -320,6 +333,117 @@ TEST_F(HttpsServerTest, CipherSuitesRestrictTls12) {
   const auto refused = testing::runProcess(
       {"curl", "-sk", "--tls-max", "1.2", "--ciphers", "ECDHE-ECDSA-AES256-GCM-SHA384", url});
   EXPECT_NE(refused.exitCode, 0);
+}
+
+// A handler whose "/hold" requests wait until release(); everything else is echoed.
+class HoldingHandler {
+ public:
+  HttpHandler handler() {
+    return [this](const HttpRequest& request) {
+      if (request.path == "/hold") {
+        std::unique_lock lock(mutex_);
+        ++holding_;
+        changed_.notify_all();
+        changed_.wait_for(lock, 120s, [this] { return released_; });
+        --holding_;
+      }
+      return echo(request);
+    };
+  }
+  bool waitForHolding(int count) {
+    std::unique_lock lock(mutex_);
+    return changed_.wait_for(lock, 60s, [&] { return holding_ >= count; });
+  }
+  void release() {
+    std::lock_guard lock(mutex_);
+    released_ = true;
+    changed_.notify_all();
+  }
+  ~HoldingHandler() { release(); }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  int holding_ = 0;
+  bool released_ = false;
+};
+
+TEST_F(HttpsServerTest, HealthProbesGoAheadAndExcessRequestsGet429) {
+  HoldingHandler holding;
+  options_.workerThreads = 1;
+  options_.maxRequestsInFlight = 2;
+  start(holding.handler());
+  // One request holds the only handler thread, a second waits for it: both slots are taken.
+  TlsClient first(port_);
+  TlsClient second(port_);
+  ASSERT_TRUE(first.send("GET /hold HTTP/1.1\r\nHost: x\r\n\r\n"));
+  ASSERT_TRUE(holding.waitForHolding(1));
+  ASSERT_TRUE(second.send("GET /queued HTTP/1.1\r\nHost: x\r\n\r\n"));
+  // The second request is admitted once the server has read it.
+  ASSERT_TRUE(testing::waitUntil([&] { return gauge("gpuscale_apiserver_admitted_requests") == 2; },
+                                 30s, 5ms));
+  TlsClient other(port_);
+  auto rejected = other.get("/x");
+  ASSERT_TRUE(rejected);
+  EXPECT_EQ(rejected->status, 429);
+  EXPECT_NE(rejected->headers.find("Retry-After: 1"), std::string::npos) << rejected->headers;
+  EXPECT_NE(rejected->body.find(R"("reason":"TooManyRequests")"), std::string::npos);
+  EXPECT_FALSE(rejected->closeRequested);
+  // Health probes are served on the I/O threads, although no handler thread is free.
+  for (const std::string path : {"/healthz", "/livez", "/readyz"}) {
+    auto probe = other.get(path);
+    ASSERT_TRUE(probe) << path;
+    EXPECT_EQ(probe->status, 200) << path;
+  }
+  // With a token they take the normal path (authenticating it may need a remote review).
+  auto withToken = other.get("/healthz", "Authorization: Bearer x\r\n");
+  ASSERT_TRUE(withToken);
+  EXPECT_EQ(withToken->status, 429);
+
+  holding.release();
+  EXPECT_EQ(first.readReply()->body, "GET /hold ");
+  EXPECT_EQ(second.readReply()->body, "GET /queued ");
+  EXPECT_EQ(other.get("/after")->status, 200);
+  EXPECT_EQ(gauge("gpuscale_apiserver_open_connections"), 3);
+  server_->shutdown(30s);  // joins the handler threads before `holding` goes
+}
+
+TEST_F(HttpsServerTest, RequestPastTheTimeoutGets504) {
+  HoldingHandler holding;
+  options_.requestTimeout = 200ms;
+  start(holding.handler());
+  TlsClient client(port_);
+  auto reply = client.get("/hold");
+  ASSERT_TRUE(reply);
+  EXPECT_EQ(reply->status, 504);
+  EXPECT_NE(reply->body.find(R"("reason":"Timeout")"), std::string::npos) << reply->body;
+  holding.release();
+  // The handler's late answer is dropped; the connection serves the next request.
+  auto next = client.get("/next");
+  ASSERT_TRUE(next);
+  EXPECT_EQ(next->body, "GET /next ");
+  server_->shutdown(30s);  // joins the handler threads before `holding` goes
+}
+
+TEST_F(HttpsServerTest, ConnectionsBeyondTheCapAreClosedAtOnce) {
+  options_.maxConnections = 2;
+  start();
+  auto first = std::make_unique<TlsClient>(port_);
+  TlsClient second(port_);
+  EXPECT_EQ(first->get("/")->status, 200);
+  EXPECT_EQ(second.get("/")->status, 200);
+  EXPECT_THROW(TlsClient third(port_), std::runtime_error);
+  first.reset();
+  ASSERT_TRUE(testing::waitUntil([&] { return server_->openConnections() < 2; }, 30s, 5ms));
+  TlsClient fourth(port_);
+  EXPECT_EQ(fourth.get("/")->status, 200);
+  double rejectedConnections = -1;
+  for (const auto& family : registry_->Collect()) {
+    if (family.name == "gpuscale_apiserver_rejected_connections_total") {
+      rejectedConnections = family.metric.front().counter.value;
+    }
+  }
+  EXPECT_EQ(rejectedConnections, 1);
 }
 
 TEST_F(HttpsServerTest, BadCertificateFailsStart) {

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Checks the rendered adapter manifests and the Dockerfile against what issue 4 asks of them."""
+"""Checks the rendered adapter manifests and the Dockerfile against what an install needs of them."""
 import sys
 
 import yaml

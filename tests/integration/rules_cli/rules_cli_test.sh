@@ -40,7 +40,7 @@ expect() {
 
 triton="$src/rules/triton.yaml"
 
-expect "render the triton rule (issue 2's done-when)" 0 \
+expect "render the triton rule" 0 \
   'avg(delta(nv_inference_queue_duration_us{namespace="default",pod=~"a|b"}[30s])/(1+delta(nv_inference_request_success{namespace="default",pod=~"a|b"}[30s]))) by (pod)' '' -- \
   rules render "$triton" --metric avg_time_queue_us --resource pods --names a,b --namespace default
 

@@ -22,7 +22,7 @@ using testing::vectorAnswer;
 class FixedObjectLister final : public ObjectLister {
  public:
   ObjectSet objects = ObjectSet::everything();
-  core::Result<ObjectSet> list(const rules::ResourceInfo&, std::string_view,
+  core::Result<ObjectSet> list(const k8s::ResourceInfo&, std::string_view,
                                const core::LabelSelector&) override {
     ++calls;
     return objects;
@@ -39,7 +39,7 @@ class CustomProviderTest : public ::testing::Test {
     snapshot_ = snapshotOf(ruleSet, series);
     runner_ = std::make_shared<QueryRunner>(prometheus_, nullptr, registry_);
     provider_ = std::make_unique<CustomProvider>([this] { return snapshot_; },
-                                                 rules::BuiltinResourceTable::instance(), lister_,
+                                                 k8s::BuiltinResourceTable::instance(), lister_,
                                                  runner_, CustomProviderOptions{3, 16 * 1024});
   }
 

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "fakes/fake_kube_client.h"
-#include "gpuscale/rules/resource_table.h"
+#include "gpuscale/k8s/resource_mapper.h"
 
 namespace gpuscale::adapter {
 namespace {
@@ -16,8 +16,8 @@ kube::Object object(const std::string& ns, const std::string& name, const std::s
   return out;
 }
 
-rules::ResourceInfo resource(const std::string& plural) {
-  return *rules::BuiltinResourceTable::instance().resourceFor({"", plural});
+k8s::ResourceInfo resource(const std::string& plural) {
+  return *k8s::BuiltinResourceTable::instance().resourceFor({"", plural});
 }
 
 class KubeObjectListerTest : public ::testing::Test {

@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "fakes/prom_fake_client.h"
+#include "gpuscale/prom/caching_client.h"
 #include "gpuscale/prom/errors.h"
 
 namespace gpuscale::adapter {
@@ -87,6 +88,36 @@ TEST(QueryRunner, RejectsResultTypesTheCallerCannotUse) {
             std::string::npos)
       << vectorOnly.status().message();
   EXPECT_TRUE(runner.run("q", {prom::ResultType::kVector, prom::ResultType::kScalar}).ok());
+}
+
+TEST(QueryRunner, ExportsTheCacheSizeAndWhatItDropped) {
+  auto prometheus = std::make_shared<fakes::FakePrometheusClient>();
+  auto big = std::make_shared<prom::QueryResult>();
+  for (int i = 0; i < 100; ++i) {
+    prom::Sample sample;
+    sample.metric = {{"pod", std::string(64, 'p') + std::to_string(i)}};
+    big->vector.push_back(std::move(sample));
+  }
+  prometheus->setQuery("big", prom::QueryResultPtr(big));
+  prom::CacheOptions options;
+  options.ttl = std::chrono::hours(1);
+  options.maxBytes = 4096;
+  auto cache = std::make_shared<prom::CachingClient>(prometheus, options);
+  auto registry = std::make_shared<prometheus::Registry>();
+  QueryRunner runner(cache, cache, registry);
+  ASSERT_TRUE(runner.run("small", {prom::ResultType::kVector}).ok());
+  ASSERT_TRUE(runner.run("big", {prom::ResultType::kVector}).ok());
+  const std::string text = prometheus::TextSerializer().Serialize(registry->Collect());
+  const size_t bytes = cache->stats().bytes;
+  ASSERT_GT(bytes, 0u);
+  ASSERT_LE(bytes, 4096u);
+  for (const std::string& line : std::vector<std::string>{
+           "gpuscale_adapter_query_cache_entries{backend=\"default\"} 1",
+           "gpuscale_adapter_query_cache_bytes{backend=\"default\"} " + std::to_string(bytes),
+           "gpuscale_adapter_query_cache_dropped_total{backend=\"default\",reason=\"too_large\"} 1",
+           "gpuscale_adapter_query_cache_dropped_total{backend=\"default\",reason=\"size\"} 0"}) {
+    EXPECT_NE(text.find(line), std::string::npos) << line << "\n" << text;
+  }
 }
 
 TEST(QueryRunner, ReportsQueriesWithAnOriginToRuleStatus) {

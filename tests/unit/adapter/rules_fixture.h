@@ -24,7 +24,7 @@ inline const std::string kHttpRequestsRules = gpuscale::testing::podSumRules("ht
 inline std::shared_ptr<const rules::RuleSet> compile(const std::string& yaml) {
   auto config = rules::parseRuleConfig(yaml, "test.yaml");
   EXPECT_TRUE(config.ok()) << config.status().message();
-  auto compiled = rules::compileRules(*config, rules::BuiltinResourceTable::instance());
+  auto compiled = rules::compileRules(*config, k8s::BuiltinResourceTable::instance());
   EXPECT_TRUE(compiled.ok()) << compiled.status().message();
   return *compiled;
 }

@@ -52,6 +52,22 @@ TEST(ParseServeFlags, Table) {
       {"unknown shorthand", {"--config=c", "-x"}, false, "unknown shorthand flag"},
       {"positional arguments are ignored", {"/adapter", "--config=c"}, true, ""},
       {"--workers must be positive", {"--config=c", "--workers=0"}, false, "--workers"},
+      {"RSA key exchange is accepted but not offered",
+       {"--config=c", "--tls-cipher-suites=TLS_RSA_WITH_AES_128_GCM_SHA256"},
+       true,
+       "--tls-cipher-suites: TLS_RSA_WITH_AES_128_GCM_SHA256 is not offered"},
+      {"bad in-flight limit",
+       {"--config=c", "--max-requests-inflight=x"},
+       false,
+       "--max-requests-inflight"},
+      {"negative request timeout",
+       {"--config=c", "--request-timeout=-1s"},
+       false,
+       "--request-timeout"},
+      {"bad cache cap",
+       {"--config=c", "--metrics-cache-max-bytes=1G"},
+       false,
+       "--metrics-cache-max-bytes"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.what);
@@ -130,6 +146,9 @@ TEST(ParseServeFlags, DefaultsMatchPrometheusAdapter) {
   EXPECT_FALSE(options->standalone);
   EXPECT_EQ(options->prometheus.url, "https://localhost");
   EXPECT_EQ(options->server.securePort, 443);
+  EXPECT_EQ(options->server.maxRequestsInFlight, 400u);
+  EXPECT_EQ(options->server.requestTimeout, std::chrono::minutes(1));
+  EXPECT_EQ(options->prometheus.cacheMaxBytes, size_t{64} << 20);
 }
 
 }  // namespace

@@ -27,7 +27,7 @@ class StandaloneObjectListerTest : public ::testing::Test {
  protected:
   core::Result<ObjectSet> list(const std::string& resource, const std::string& ns,
                                const std::string& selector) {
-    auto info = rules::BuiltinResourceTable::instance().resourceFor({"", resource});
+    auto info = k8s::BuiltinResourceTable::instance().resourceFor({"", resource});
     EXPECT_TRUE(info.ok());
     auto parsed = core::LabelSelector::parse(selector);
     EXPECT_TRUE(parsed.ok());

@@ -40,6 +40,25 @@ TEST(ServingFlags, CipherSuitesUseGoNames) {
   EXPECT_FALSE(parseServingFlags({"--tls-cipher-suites=TLS_RSA_WITH_RC4_128_SHA"}, options).ok());
 }
 
+TEST(ServingFlags, CbcAndRsaKeyExchangeSuitesAreAcceptedButNotOffered) {
+  ServerOptions options;
+  ASSERT_TRUE(parseServingFlags({"--tls-cipher-suites=TLS_RSA_WITH_AES_128_GCM_SHA256,"
+                                 "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,"
+                                 "TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA"},
+                                options)
+                  .ok());
+  EXPECT_EQ(options.tlsCipherList, "ECDHE-RSA-AES128-GCM-SHA256");
+  EXPECT_EQ(options.tlsCipherSuitesNotOffered,
+            (std::vector<std::string>{"TLS_RSA_WITH_AES_128_GCM_SHA256",
+                                      "TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA"}));
+  // Nothing offerable named: the default (every forward-secret AEAD suite) applies.
+  ASSERT_TRUE(
+      parseServingFlags({"--tls-cipher-suites=TLS_RSA_WITH_AES_256_CBC_SHA"}, options).ok());
+  EXPECT_EQ(options.tlsCipherList, "");
+  EXPECT_EQ(options.tlsCipherSuitesNotOffered,
+            (std::vector<std::string>{"TLS_RSA_WITH_AES_256_CBC_SHA"}));
+}
+
 TEST(ServingFlags, Defaults) {
   const ServerOptions options;
   EXPECT_EQ(options.securePort, 443);

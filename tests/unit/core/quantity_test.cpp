@@ -105,7 +105,7 @@ const FormatCase kFormatCases[] = {
     {"int extremes", Quantity::fromInt(kMax), "9223372036854775807"},
     {"whole thousands", Quantity::fromInt(-7000), "-7k"},
     {"milli ten thousand", Quantity::fromMilli(10'500), "10500m"},
-    // Reference §6.4: BinarySI.
+    // BinarySI.
     {"binary 1024", Quantity::fromInt(1024, Format::kBinarySI), "1Ki"},
     {"binary 1536 is not a whole Ki", Quantity::fromInt(1536, Format::kBinarySI), "1536"},
     {"binary 1048576", Quantity::fromInt(1048576, Format::kBinarySI), "1Mi"},

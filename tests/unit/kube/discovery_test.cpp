@@ -36,7 +36,7 @@ std::shared_ptr<FakeKubeClient> cluster() {
 
 struct Case {
   const char* what;
-  rules::GroupResource query;
+  k8s::GroupResource query;
   std::string group;
   std::string resource;
   bool namespaced;

@@ -87,16 +87,17 @@ INSTANTIATE_TEST_SUITE_P(
     Cases, ErrorTest,
     ::testing::Values(
         ErrorCase{"404 Status body", 404, statusBody(404, "NotFound", "pods \"x\" not found"), 404,
-                  "NotFound", isNotFound},
+                  "NotFound", k8s::isNotFound},
         ErrorCase{"409 conflict", 409, statusBody(409, "Conflict", "the object has been modified"),
-                  409, "Conflict", isConflict},
+                  409, "Conflict", k8s::isConflict},
         ErrorCase{"409 already exists", 409, statusBody(409, "AlreadyExists", "exists"), 409,
-                  "AlreadyExists", isConflict},
+                  "AlreadyExists", k8s::isConflict},
         ErrorCase{"410 expired", 410, statusBody(410, "Expired", "too old resource version"), 410,
-                  "Expired", isGone},
+                  "Expired", k8s::isGone},
         ErrorCase{"429 throttled", 429, statusBody(429, "TooManyRequests", "slow down"), 429,
-                  "TooManyRequests", isTooManyRequests},
-        ErrorCase{"non-Status 404 body", 404, "404 page not found", 404, "NotFound", isNotFound},
+                  "TooManyRequests", k8s::isTooManyRequests},
+        ErrorCase{"non-Status 404 body", 404, "404 page not found", 404, "NotFound",
+                  k8s::isNotFound},
         ErrorCase{"non-JSON 502 from a proxy", 502, "<html>bad gateway</html>", 502,
                   "InternalError", [](const core::Status& s) { return !s.ok(); }}));
 
@@ -123,7 +124,7 @@ TEST(RestKubeClientTest, PersistentThrottlingReturns429WithRetryAfter) {
   auto client = clientFor(server, [](ClientConfig& config) { config.maxRetries = 1; });
   auto object = client->get(kPods.named("web-1"));
   ASSERT_FALSE(object.ok());
-  EXPECT_TRUE(isTooManyRequests(object.status()));
+  EXPECT_TRUE(k8s::isTooManyRequests(object.status()));
   EXPECT_EQ(object.status().message(), "slow down (retry after 1s)");
   EXPECT_EQ(server.requests(), 2);
 }
@@ -258,7 +259,7 @@ TEST(RestKubeClientTest, GoneInTheMiddleOfAWatchIsAnError) {
   int seen = 0;
   const auto status = client->watch(kPods, {}, [&](const WatchEvent&) { return ++seen > 0; }, {});
   EXPECT_EQ(seen, 1);
-  EXPECT_TRUE(isGone(status)) << status.toString();
+  EXPECT_TRUE(k8s::isGone(status)) << status.toString();
   EXPECT_EQ(status.message(), "too old resource version: 5 (11)");
 }
 

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "gpuscale/core/rfc3339.h"
 #include "kube_objects.h"
 
 namespace gpuscale::partition {
@@ -9,7 +10,7 @@ namespace {
 
 using testing::json;
 
-const TimePoint kNow = *parseKubernetesTime("2026-11-22T01:00:00Z");
+const TimePoint kNow = *core::parseRfc3339("2026-11-22T01:00:00Z");
 const std::string k1g = "nvidia.com/mig-1g.5gb";
 
 struct Planned {

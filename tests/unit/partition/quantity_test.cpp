@@ -43,17 +43,5 @@ TEST(QuantityTest, ParsesGoDurations) {
   EXPECT_FALSE(parseDuration("").has_value());
 }
 
-TEST(QuantityTest, ParsesTimestamps) {
-  auto base = parseTimestamp("2026-11-22T00:30:00Z");
-  ASSERT_TRUE(base.has_value());
-  EXPECT_EQ(*parseTimestamp("2026-11-22T00:30:00.123456Z") - *base,
-            std::chrono::microseconds(123456));
-  EXPECT_EQ(*parseTimestamp("2026-11-22T01:30:00+01:00"), *base);
-  EXPECT_EQ(*parseTimestamp("2026-11-22T00:31:00Z") - *base, std::chrono::seconds(60));
-  EXPECT_FALSE(parseTimestamp("2026-13-22T00:30:00Z").has_value());
-  EXPECT_FALSE(parseTimestamp("yesterday").has_value());
-  EXPECT_FALSE(parseTimestamp("2026-11-22 00:30:00").has_value());
-}
-
 }  // namespace
 }  // namespace gpuscale::partition

@@ -123,6 +123,69 @@ TEST(SnapshotTest, FinishedPodsDoNotMakeGpusBusy) {
   EXPECT_TRUE(snap.nodes.at(0).used.empty());
 }
 
+TEST(SnapshotTest, PodGpuUseCountsAsTheSchedulerDoes) {
+  const std::string mig = "nvidia.com/mig-1g.5gb";
+  auto withGpu = [&](const std::string& name, int n) {
+    return json{{"name", name}, {"resources", {{"limits", {{mig, std::to_string(n)}}}}}};
+  };
+  auto sidecar = [&](const std::string& name, int n) {
+    json c = withGpu(name, n);
+    c["restartPolicy"] = "Always";
+    return c;
+  };
+  const json cpu{{"name", "cpu"}, {"resources", {{"requests", {{"cpu", "1"}}}}}};
+  const json claimRef{{"name", "app"}, {"resources", {{"claims", {{{"name", "gpu"}}}}}}};
+  struct Row {
+    const char* what;
+    json spec;
+    std::int64_t used;  // of the MIG resource on the node
+    bool busy;
+  };
+  const std::vector<Row> rows{
+      {"containers add up", {{"containers", {withGpu("a", 1), withGpu("b", 1)}}}, 2, true},
+      {"an init container larger than the containers sets the request",
+       {{"containers", {withGpu("a", 1)}}, {"initContainers", {withGpu("init", 3)}}},
+       3,
+       true},
+      {"a GPU only in an init container",
+       {{"containers", {cpu}}, {"initContainers", {withGpu("i", 1)}}},
+       1,
+       true},
+      {"a sidecar runs beside the containers",
+       {{"containers", {withGpu("a", 1)}}, {"initContainers", {sidecar("s", 1)}}},
+       2,
+       true},
+      {"an init container after a sidecar runs beside it",
+       {{"containers", {withGpu("a", 1)}}, {"initContainers", {sidecar("s", 1), withGpu("i", 2)}}},
+       3,
+       true},
+      {"an init container before a sidecar does not",
+       {{"containers", {withGpu("a", 1)}}, {"initContainers", {withGpu("i", 1), sidecar("s", 1)}}},
+       2,
+       true},
+      {"a DRA claim makes the GPUs busy without a count",
+       {{"containers", {cpu}}, {"resourceClaims", {{{"name", "gpu"}, {"resourceClaimName", "x"}}}}},
+       0,
+       true},
+      {"a container's claim reference too", {{"containers", {claimRef}}}, 0, true},
+      {"CPU only", {{"containers", {cpu}}}, 0, false},
+  };
+  for (const auto& row : rows) {
+    SCOPED_TRACE(row.what);
+    auto node = testing::migNode("n", "NVIDIA-A100-SXM4-40GB", 1, "custom", {{"1g.5gb", 7}});
+    auto pod = testing::gpuPod("default", "app", 0, mig, "n");
+    pod["spec"] = row.spec;
+    pod["spec"]["nodeName"] = "n";
+    auto snap = testing::snapshotOf(testing::list({node, pod}));
+    const auto& n = snap.nodes.at(0);
+    ASSERT_FALSE(n.gpus.empty());
+    auto used = n.used.find(mig);
+    EXPECT_EQ(used == n.used.end() ? 0 : used->second, row.used);
+    EXPECT_EQ(n.hasGpuPods, row.busy);
+    for (const auto& gpu : n.gpus) EXPECT_EQ(gpu.busy, row.busy);
+  }
+}
+
 struct MalformedCase {
   const char* what;
   json dump;

@@ -25,11 +25,13 @@ struct ManualClock {
 };
 
 struct Fixture {
-  explicit Fixture(seconds ttl, seconds errorTtl = seconds(0), size_t maxEntries = 100) {
+  explicit Fixture(seconds ttl, seconds errorTtl = seconds(0), size_t maxEntries = 100,
+                   size_t maxBytes = size_t{64} << 20) {
     CacheOptions options;
     options.ttl = ttl;
     options.errorTtl = errorTtl;
     options.maxEntries = maxEntries;
+    options.maxBytes = maxBytes;
     options.now = clock.fn();
     cache = std::make_unique<CachingClient>(fake, options);
   }
@@ -89,6 +91,101 @@ TEST(CachingClientTest, SizeIsBounded) {
   EXPECT_EQ(stats.evictions, 2u);
   EXPECT_EQ(stats.hits, 2u);
   EXPECT_EQ(stats.misses, 4u);
+}
+
+// `count` samples whose label values are `width` characters long.
+std::vector<Sample> samples(int count, size_t width) {
+  std::vector<Sample> out;
+  for (int i = 0; i < count; ++i) {
+    Sample sample;
+    sample.metric = {{"pod", std::string(width, 'p') + std::to_string(i)},
+                     {"namespace", "default"}};
+    sample.point.value = i;
+    out.push_back(std::move(sample));
+  }
+  return out;
+}
+
+TEST(CachingClientTest, ApproximateBytesGrowWithTheResult) {
+  QueryResult small;
+  small.vector = samples(10, 20);
+  QueryResult many;
+  many.vector = samples(100, 20);
+  QueryResult wide;
+  wide.vector = samples(10, 2000);
+  EXPECT_GT(approximateBytes(many), 5 * approximateBytes(small));
+  EXPECT_GT(approximateBytes(wide), 10 * 2000u);
+  EXPECT_LT(approximateBytes(small), 10'000u);
+}
+
+TEST(CachingClientTest, BytesAreBoundedLeastRecentlyUsedFirst) {
+  // The size of one entry, measured on a cache without a byte cap.
+  size_t one = 0;
+  {
+    Fixture probe(seconds(60));
+    probe.fake->setVector("a", samples(50, 40));
+    ASSERT_TRUE(probe.cache->query("a", at(1)).ok());
+    one = probe.cache->stats().bytes;
+    ASSERT_GT(one, 50 * 40u);
+  }
+  // Room for two entries of that size, not three.
+  Fixture f(seconds(60), seconds(0), 100, 2 * one + one / 2);
+  for (const char* q : {"a", "b", "c"}) f.fake->setVector(q, samples(50, 40));
+  for (const char* q : {"a", "b", "a", "c"}) ASSERT_TRUE(f.cache->query(q, at(1)).ok());
+  auto stats = f.cache->stats();
+  EXPECT_EQ(stats.entries, 2u);
+  EXPECT_EQ(stats.bytes, 2 * one);
+  EXPECT_LE(stats.bytes, 2 * one + one / 2);
+  EXPECT_EQ(stats.evictions, 1u);
+  ASSERT_TRUE(f.cache->query("a", at(1)).ok());
+  ASSERT_TRUE(f.cache->query("b", at(1)).ok());
+  EXPECT_EQ(f.fake->calls("query:a"), 1u) << "the recently used entry stayed";
+  EXPECT_EQ(f.fake->calls("query:b"), 2u) << "the least recently used entry went";
+}
+
+TEST(CachingClientTest, ResultLargerThanTheCacheIsPassedOnButNotKept) {
+  Fixture f(seconds(60), seconds(0), 100, 4096);
+  f.fake->setVector("big", samples(200, 40));
+  for (int i = 0; i < 2; ++i) {
+    auto result = f.cache->query("big", at(1));
+    ASSERT_TRUE(result.ok());
+    EXPECT_EQ((*result)->vector.size(), 200u);
+  }
+  EXPECT_EQ(f.fake->calls("query:big"), 2u);
+  auto stats = f.cache->stats();
+  EXPECT_EQ(stats.tooLarge, 2u);
+  EXPECT_EQ(stats.entries, 0u);
+  EXPECT_EQ(stats.bytes, 0u);
+}
+
+TEST(CachingClientTest, ExpiredEntriesAreDroppedWithoutBeingAskedAgain) {
+  Fixture f(seconds(5), seconds(1));
+  f.fake->setVector("a", samples(20, 40));
+  f.fake->setVector("b", samples(20, 40));
+  f.fake->setQuery("broken", failure(FailureKind::kTimeout, "slow"));
+  ASSERT_TRUE(f.cache->query("a", at(1)).ok());
+  ASSERT_TRUE(f.cache->query("b", at(1)).ok());
+  EXPECT_FALSE(f.cache->query("broken", at(1)).ok());
+  EXPECT_EQ(f.cache->stats().entries, 3u);
+  // The error's TTL (1 s) ends first; the results' (5 s) later. Nobody asks a, b or broken again.
+  f.clock.now += seconds(1);
+  EXPECT_EQ(f.cache->stats().entries, 2u);
+  f.clock.now += seconds(4);
+  auto stats = f.cache->stats();
+  EXPECT_EQ(stats.entries, 0u);
+  EXPECT_EQ(stats.bytes, 0u);
+  EXPECT_EQ(stats.expired, 3u);
+  // A new entry after that is all the cache holds.
+  ASSERT_TRUE(f.cache->query("c", at(10)).ok());
+  EXPECT_EQ(f.cache->stats().entries, 1u);
+}
+
+TEST(CachingClientTest, ZeroBytesKeepsNoResults) {
+  Fixture f(seconds(60), seconds(0), 100, 0);
+  ASSERT_TRUE(f.cache->query("a", at(1)).ok());
+  ASSERT_TRUE(f.cache->query("a", at(1)).ok());
+  EXPECT_EQ(f.fake->calls("query:a"), 2u);
+  EXPECT_EQ(f.cache->stats().entries, 0u);
 }
 
 TEST(CachingClientTest, PassesSeriesAndLabelCallsThrough) {

@@ -15,6 +15,8 @@ TEST(OptionsTest, ParsesEveryFlag) {
                                        "POST",
                                        "--prometheus-timeout=1m30s",
                                        "--metrics-cache-ttl=500ms",
+                                       "--metrics-cache-max-bytes",
+                                       "4096",
                                        "--prometheus-auth-config=/a",
                                        "--prometheus-token-file=/t",
                                        "--prometheus-ca-file=/ca",
@@ -37,6 +39,7 @@ TEST(OptionsTest, ParsesEveryFlag) {
   EXPECT_EQ(options->verb, HttpVerb::kPost);
   EXPECT_EQ(options->timeout, seconds(90));
   EXPECT_EQ(options->cacheTtl, milliseconds(500));
+  EXPECT_EQ(options->cacheMaxBytes, 4096u);
   EXPECT_EQ(options->authConfigFile, "/a");
   EXPECT_EQ(options->tokenFile, "/t");
   EXPECT_EQ(options->caFile, "/ca");
@@ -57,6 +60,7 @@ TEST(OptionsTest, Defaults) {
   EXPECT_EQ(options.url, "https://localhost");
   EXPECT_EQ(options.verb, HttpVerb::kGet);
   EXPECT_EQ(options.maxBodyBytes, 50u << 20);
+  EXPECT_EQ(options.cacheMaxBytes, size_t{64} << 20);
   EXPECT_TRUE(validate(options).ok());
 }
 
@@ -76,6 +80,8 @@ TEST(OptionsTest, RejectsBadValues) {
       {"missing value", {"--prometheus-url"}},
       {"zero body cap", {"--prometheus-max-body-bytes=0"}},
       {"series body cap that is not a number", {"--prometheus-max-series-body-bytes=1G"}},
+      {"cache cap with a unit", {"--metrics-cache-max-bytes=64Mi"}},
+      {"negative cache cap", {"--metrics-cache-max-bytes=-1"}},
   };
   for (const auto& row : rows) {
     EXPECT_FALSE(parsePrometheusFlags(row.args, nullptr).ok()) << row.what;

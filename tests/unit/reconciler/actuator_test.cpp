@@ -2,6 +2,9 @@
 // Operator's interfaces, failure handling, resume from annotations, the in-flight limit and dry
 // run.
 #include "gpuscale/reconciler/actuator.h"
+#include "gpuscale/core/rfc3339.h"
+#include "gpuscale/k8s/object_accessors.h"
+#include "gpuscale/k8s/well_known_keys.h"
 
 #include <gtest/gtest.h>
 
@@ -78,7 +81,7 @@ class ActuatorTest : public ::testing::Test {
   std::shared_ptr<RecordingClient> client_ = std::make_shared<RecordingClient>(fake_);
   std::shared_ptr<MemoryEventRecorder> events_ = std::make_shared<MemoryEventRecorder>();
   ActuatorOptions options_;
-  TimePoint t0_ = *partition::parseKubernetesTime("2026-11-22T01:00:00Z");
+  TimePoint t0_ = *core::parseRfc3339("2026-11-22T01:00:00Z");
 };
 
 TEST_F(ActuatorTest, ConfigBeforeLabelAndMaxReplicasOnlyAfterAllocatable) {
@@ -90,13 +93,13 @@ TEST_F(ActuatorTest, ConfigBeforeLabelAndMaxReplicasOnlyAfterAllocatable) {
   int migConfig = client_->firstWhere([](const Write& w) {
     return w.resource == "configmaps" && w.name == "gpuscale-mig-parted-config";
   });
-  int migLabel =
-      client_->firstWhere([](const Write& w) { return flips(w, kReshapeNode, kMigConfigLabel); });
+  int migLabel = client_->firstWhere(
+      [](const Write& w) { return flips(w, kReshapeNode, k8s::kMigConfigLabel); });
   int pluginConfig = client_->firstWhere([](const Write& w) {
     return w.resource == "configmaps" && w.name == "device-plugin-config";
   });
   int pluginLabel = client_->firstWhere(
-      [](const Write& w) { return flips(w, kSlicedNode, kDevicePluginConfigLabel); });
+      [](const Write& w) { return flips(w, kSlicedNode, k8s::kDevicePluginConfigLabel); });
   ASSERT_GE(migConfig, 0);
   ASSERT_GE(pluginConfig, 0);
   EXPECT_LT(migConfig, migLabel);
@@ -106,7 +109,7 @@ TEST_F(ActuatorTest, ConfigBeforeLabelAndMaxReplicasOnlyAfterAllocatable) {
       client_->firstWhere([](const Write& w) { return w.resource == "horizontalpodautoscalers"; });
   EXPECT_LT(hpaIntent, migLabel);
 
-  const std::string config = labelOf(node(kReshapeNode), kMigConfigLabel);
+  const std::string config = k8s::labelOf(node(kReshapeNode), k8s::kMigConfigLabel);
   EXPECT_EQ(config.rfind("gpuscale-a100-node-3-", 0), 0u);
   auto cm = fake_->get(kube::ResourceRef::collection("", "v1", "configmaps", "gpu-operator")
                            .named("gpuscale-mig-parted-config"));
@@ -118,7 +121,7 @@ TEST_F(ActuatorTest, ConfigBeforeLabelAndMaxReplicasOnlyAfterAllocatable) {
   setNode(kReshapeNode, {{"nvidia.com/mig.config.state", "success"}});
   pass(*c, t0_ + 10s);
   EXPECT_EQ(maxReplicas(), 7);
-  EXPECT_FALSE(annotationOf(node(kReshapeNode), kIntentAnnotation).empty());
+  EXPECT_FALSE(k8s::annotationOf(node(kReshapeNode), k8s::kIntentAnnotation).empty());
 
   // Allocatable shows the new partitions on both nodes: now, and only now, maxReplicas grows.
   setNode(kReshapeNode, json::object(),
@@ -131,21 +134,22 @@ TEST_F(ActuatorTest, ConfigBeforeLabelAndMaxReplicasOnlyAfterAllocatable) {
     return w.resource == "horizontalpodautoscalers" && w.body.contains("spec");
   });
   EXPECT_GT(raise, migLabel);
-  EXPECT_TRUE(annotationOf(node(kReshapeNode), kIntentAnnotation).empty());
-  EXPECT_EQ(decodeNodeOutcome(annotationOf(node(kReshapeNode), kOutcomeAnnotation))->result,
-            "success");
-  EXPECT_TRUE(annotationOf(hpa(), kIntentAnnotation).empty());
-  EXPECT_EQ(annotationOf(hpa(), partition::kOriginalMaxAnnotation), "7");
-  EXPECT_FALSE(annotationOf(hpa(), kStatusAnnotation).empty());
+  EXPECT_TRUE(k8s::annotationOf(node(kReshapeNode), k8s::kIntentAnnotation).empty());
+  EXPECT_EQ(
+      decodeNodeOutcome(k8s::annotationOf(node(kReshapeNode), k8s::kOutcomeAnnotation))->result,
+      "success");
+  EXPECT_TRUE(k8s::annotationOf(hpa(), k8s::kIntentAnnotation).empty());
+  EXPECT_EQ(k8s::annotationOf(hpa(), k8s::kOriginalMaxAnnotation), "7");
+  EXPECT_FALSE(k8s::annotationOf(hpa(), k8s::kStatusAnnotation).empty());
   EXPECT_EQ(events_->withReason("MaxReplicasRaised").size(), 1u);
   EXPECT_EQ(events_->withReason("MigReconfigureSucceeded").size(), 1u);
   EXPECT_EQ(events_->withReason("TimeSlicingSucceeded").size(), 1u);
   ASSERT_EQ(last.report.ceilingToCapacitySeconds.size(), 1u);
   EXPECT_DOUBLE_EQ(last.report.ceilingToCapacitySeconds[0], 20.0);
   // Each label was set exactly once.
-  EXPECT_EQ(
-      client_->countWhere([](const Write& w) { return flips(w, kReshapeNode, kMigConfigLabel); }),
-      1);
+  EXPECT_EQ(client_->countWhere(
+                [](const Write& w) { return flips(w, kReshapeNode, k8s::kMigConfigLabel); }),
+            1);
 }
 
 TEST_F(ActuatorTest, PlansNeedingMigAndTimeSlicingFinishInOneRoundWithCapacityFirst) {
@@ -193,7 +197,7 @@ TEST_F(ActuatorTest, PlansNeedingMigAndTimeSlicingFinishInOneRoundWithCapacityFi
     std::set<std::string> operated;
     auto operate = [&] {
       for (const char* name : {kReshapeNode, kSlicedNode}) {
-        auto intent = decodeNodeIntent(annotationOf(node(name), kIntentAnnotation));
+        auto intent = decodeNodeIntent(k8s::annotationOf(node(name), k8s::kIntentAnnotation));
         if (!intent || intent->phase != NodeOpPhase::kApplied) continue;
         const std::string key = std::string(name) + " " + std::string(intent->labelKey());
         ASSERT_TRUE(row.expect.contains(key)) << key;
@@ -236,10 +240,11 @@ TEST_F(ActuatorTest, PlansNeedingMigAndTimeSlicingFinishInOneRoundWithCapacityFi
       const std::string label = key.substr(key.find(' ') + 1);
       EXPECT_EQ(client_->countWhere([&](const Write& w) { return flips(w, name, label); }), 1)
           << key << " flipped once";
-      EXPECT_TRUE(annotationOf(node(name), kIntentAnnotation).empty());
-      EXPECT_EQ(decodeNodeOutcome(annotationOf(node(name), kOutcomeAnnotation))->result, "success");
+      EXPECT_TRUE(k8s::annotationOf(node(name), k8s::kIntentAnnotation).empty());
+      EXPECT_EQ(decodeNodeOutcome(k8s::annotationOf(node(name), k8s::kOutcomeAnnotation))->result,
+                "success");
     }
-    EXPECT_TRUE(annotationOf(hpa(), kIntentAnnotation).empty());
+    EXPECT_TRUE(k8s::annotationOf(hpa(), k8s::kIntentAnnotation).empty());
     EXPECT_EQ(events_->withReason("MaxReplicasRaised").size(), 1u);
     EXPECT_EQ(events_->withReason("MigReconfigureSucceeded").size(), 1u);
     EXPECT_EQ(events_->withReason("TimeSlicingSucceeded").size(), 1u);
@@ -252,23 +257,23 @@ TEST_F(ActuatorTest, FailedMigManagerRunIsRevertedAndOperandsUnpaused) {
   auto c = controller();
   pass(*c, t0_);
   const json before = node(kReshapeNode);
-  auto intent = decodeNodeIntent(annotationOf(before, kIntentAnnotation));
+  auto intent = decodeNodeIntent(k8s::annotationOf(before, k8s::kIntentAnnotation));
   ASSERT_TRUE(intent.has_value());
   EXPECT_EQ(intent->previous, "all-3g.20gb");
   // The HPA waits for the only node the limit let start.
-  EXPECT_EQ(decodeHpaIntent(annotationOf(hpa(), kIntentAnnotation))->nodes,
+  EXPECT_EQ(decodeHpaIntent(k8s::annotationOf(hpa(), k8s::kIntentAnnotation))->nodes,
             std::vector<std::string>{kReshapeNode});
-  EXPECT_TRUE(labelOf(node(kSlicedNode), kDevicePluginConfigLabel).empty());
+  EXPECT_TRUE(k8s::labelOf(node(kSlicedNode), k8s::kDevicePluginConfigLabel).empty());
 
   setNode(kReshapeNode, {{"nvidia.com/mig.config.state", "failed"},
                          {"nvidia.com/gpu.deploy.device-plugin", "paused-for-mig-change"}});
   pass(*c, t0_ + 30s);
   const json after = node(kReshapeNode);
-  EXPECT_EQ(labelOf(after, kMigConfigLabel), "all-3g.20gb");
-  EXPECT_EQ(labelOf(after, "nvidia.com/gpu.deploy.device-plugin"), "true");
-  EXPECT_TRUE(annotationOf(after, kIntentAnnotation).empty());
-  EXPECT_EQ(decodeNodeOutcome(annotationOf(after, kOutcomeAnnotation))->result, "failed");
-  EXPECT_FALSE(annotationOf(after, kBackoffAnnotation).empty());
+  EXPECT_EQ(k8s::labelOf(after, k8s::kMigConfigLabel), "all-3g.20gb");
+  EXPECT_EQ(k8s::labelOf(after, "nvidia.com/gpu.deploy.device-plugin"), "true");
+  EXPECT_TRUE(k8s::annotationOf(after, k8s::kIntentAnnotation).empty());
+  EXPECT_EQ(decodeNodeOutcome(k8s::annotationOf(after, k8s::kOutcomeAnnotation))->result, "failed");
+  EXPECT_FALSE(k8s::annotationOf(after, k8s::kBackoffAnnotation).empty());
   EXPECT_EQ(events_->withReason("MigReconfigureFailed").size(), 1u);
   EXPECT_EQ(events_->withReason("OperandsUnpaused").size(), 1u);
   EXPECT_EQ(events_->withReason("PartitionChangeIncomplete").size(), 1u);
@@ -277,9 +282,9 @@ TEST_F(ActuatorTest, FailedMigManagerRunIsRevertedAndOperandsUnpaused) {
   // Backing off: the next passes do not touch the node again.
   setNode(kReshapeNode, {{"nvidia.com/mig.config.state", "success"}});
   pass(*c, t0_ + 60s);
-  EXPECT_EQ(
-      client_->countWhere([](const Write& w) { return flips(w, kReshapeNode, kMigConfigLabel); }),
-      2);  // the flip and the revert
+  EXPECT_EQ(client_->countWhere(
+                [](const Write& w) { return flips(w, kReshapeNode, k8s::kMigConfigLabel); }),
+            2);  // the flip and the revert
 }
 
 TEST_F(ActuatorTest, MigManagerThatNeverAnswersTimesOutAndRestoresThePreviousConfig) {
@@ -290,13 +295,14 @@ TEST_F(ActuatorTest, MigManagerThatNeverAnswersTimesOutAndRestoresThePreviousCon
   setNode(kReshapeNode, {{"nvidia.com/mig.config.state", "pending"},
                          {"nvidia.com/gpu.deploy.device-plugin", "paused-for-mig-change"}});
   pass(*c, t0_ + 60s);
-  EXPECT_FALSE(annotationOf(node(kReshapeNode), kIntentAnnotation).empty());
+  EXPECT_FALSE(k8s::annotationOf(node(kReshapeNode), k8s::kIntentAnnotation).empty());
   pass(*c, t0_ + 121s);
   const json after = node(kReshapeNode);
-  EXPECT_EQ(labelOf(after, kMigConfigLabel), "all-3g.20gb");
-  EXPECT_EQ(decodeNodeOutcome(annotationOf(after, kOutcomeAnnotation))->result, "timeout");
+  EXPECT_EQ(k8s::labelOf(after, k8s::kMigConfigLabel), "all-3g.20gb");
+  EXPECT_EQ(decodeNodeOutcome(k8s::annotationOf(after, k8s::kOutcomeAnnotation))->result,
+            "timeout");
   // Still pending: mig-manager owns the operand labels while it runs.
-  EXPECT_EQ(labelOf(after, "nvidia.com/gpu.deploy.device-plugin"), "paused-for-mig-change");
+  EXPECT_EQ(k8s::labelOf(after, "nvidia.com/gpu.deploy.device-plugin"), "paused-for-mig-change");
   EXPECT_EQ(events_->withReason("MigReconfigureTimedOut").size(), 1u);
   EXPECT_EQ(maxReplicas(), 7);
 }
@@ -310,10 +316,10 @@ TEST_F(ActuatorTest, PodStartingBetweenPlanAndActionStopsTheReshape) {
   ASSERT_TRUE(fake_->create(kube::ResourceRef::collection("", "v1", "pods", "default"), pod).ok());
   auto r = c->pass(stale, t0_);
   ASSERT_FALSE(r.plan.actions.empty());
-  EXPECT_EQ(labelOf(node(kReshapeNode), kMigConfigLabel), "all-3g.20gb");
-  EXPECT_EQ(
-      client_->countWhere([](const Write& w) { return flips(w, kReshapeNode, kMigConfigLabel); }),
-      0);
+  EXPECT_EQ(k8s::labelOf(node(kReshapeNode), k8s::kMigConfigLabel), "all-3g.20gb");
+  EXPECT_EQ(client_->countWhere(
+                [](const Write& w) { return flips(w, kReshapeNode, k8s::kMigConfigLabel); }),
+            0);
   EXPECT_EQ(events_->withReason("ReshapeSkipped").size(), 1u);
 }
 
@@ -345,9 +351,9 @@ TEST_F(ActuatorTest, PodBetweenPlanAndActionIsCheckedPerGpuWhenTheMappingKnows) 
     ASSERT_TRUE(
         fake_->create(kube::ResourceRef::collection("", "v1", "pods", "default"), pod).ok());
     c->pass(stale, t0_);
-    EXPECT_EQ(
-        client_->countWhere([](const Write& w) { return flips(w, kReshapeNode, kMigConfigLabel); }),
-        row.flips);
+    EXPECT_EQ(client_->countWhere(
+                  [](const Write& w) { return flips(w, kReshapeNode, k8s::kMigConfigLabel); }),
+              row.flips);
     EXPECT_EQ(mapping->asked[kReshapeNode], std::set<std::string>{"default/other-0"})
         << "the actuator asks with the pods the API lists on the node now";
   }
@@ -363,9 +369,9 @@ TEST_F(ActuatorTest, RestartedReconcilerResumesFromTheIntentAnnotation) {
   auto second = controller();
   pass(*second, t0_ + 5s);
   pass(*second, t0_ + 10s);
-  EXPECT_EQ(
-      client_->countWhere([](const Write& w) { return flips(w, kReshapeNode, kMigConfigLabel); }),
-      1);
+  EXPECT_EQ(client_->countWhere(
+                [](const Write& w) { return flips(w, kReshapeNode, k8s::kMigConfigLabel); }),
+            1);
   EXPECT_EQ(client_->countWhere([](const Write& w) {
     return w.resource == "horizontalpodautoscalers" && w.body.contains("spec");
   }),
@@ -395,12 +401,13 @@ TEST_F(ActuatorTest, RestartAfterIntentBeforeTheFlipFinishesTheStepOnce) {
   auto c = controller();
   pass(*c, t0_ + 1s);
   pass(*c, t0_ + 2s);
-  EXPECT_EQ(labelOf(node(kSlicedNode), kDevicePluginConfigLabel), intent.label);
-  EXPECT_EQ(client_->countWhere(
-                [&](const Write& w) { return flips(w, kSlicedNode, kDevicePluginConfigLabel); }),
+  EXPECT_EQ(k8s::labelOf(node(kSlicedNode), k8s::kDevicePluginConfigLabel), intent.label);
+  EXPECT_EQ(client_->countWhere([&](const Write& w) {
+    return flips(w, kSlicedNode, k8s::kDevicePluginConfigLabel);
+  }),
             1);
   // The in-flight limit of 1 is taken: the reshape of the other node waits.
-  EXPECT_TRUE(annotationOf(node(kReshapeNode), kIntentAnnotation).empty());
+  EXPECT_TRUE(k8s::annotationOf(node(kReshapeNode), k8s::kIntentAnnotation).empty());
 }
 
 TEST_F(ActuatorTest, ConflictingWriteIsRetriedOnTheNewVersion) {
@@ -408,10 +415,10 @@ TEST_F(ActuatorTest, ConflictingWriteIsRetriedOnTheNewVersion) {
   fake_->failNext("patch", core::Status(409, "Conflict", "the object has been modified"), 1);
   auto c = controller();
   pass(*c, t0_);
-  EXPECT_FALSE(annotationOf(node(kReshapeNode), kIntentAnnotation).empty());
-  EXPECT_EQ(
-      client_->countWhere([](const Write& w) { return flips(w, kReshapeNode, kMigConfigLabel); }),
-      1);
+  EXPECT_FALSE(k8s::annotationOf(node(kReshapeNode), k8s::kIntentAnnotation).empty());
+  EXPECT_EQ(client_->countWhere(
+                [](const Write& w) { return flips(w, kReshapeNode, k8s::kMigConfigLabel); }),
+            1);
 }
 
 TEST_F(ActuatorTest, RetriedConflictsEndTheirPassWithOneEventPerObject) {
@@ -430,9 +437,9 @@ TEST_F(ActuatorTest, RetriedConflictsEndTheirPassWithOneEventPerObject) {
   ASSERT_EQ(conflicts.size(), 1u);
   EXPECT_EQ(conflicts[0].target.kind, "HorizontalPodAutoscaler");
   EXPECT_EQ(conflicts[0].count, 2);
-  EXPECT_EQ(
-      client_->countWhere([](const Write& w) { return flips(w, kReshapeNode, kMigConfigLabel); }),
-      1);
+  EXPECT_EQ(client_->countWhere(
+                [](const Write& w) { return flips(w, kReshapeNode, k8s::kMigConfigLabel); }),
+            1);
   pass(c, t0_ + 1s);
   EXPECT_EQ(events_->withReason("WriteConflictRetried").size(), 1u) << "nothing new to report";
 }
@@ -443,9 +450,10 @@ TEST_F(ActuatorTest, SomeoneElseChangingTheLabelSupersedesTheOperation) {
   pass(*c, t0_);
   setNode(kReshapeNode, {{"nvidia.com/mig.config", "all-balanced"}});
   pass(*c, t0_ + 5s);
-  EXPECT_EQ(decodeNodeOutcome(annotationOf(node(kReshapeNode), kOutcomeAnnotation))->result,
-            "superseded");
-  EXPECT_EQ(labelOf(node(kReshapeNode), kMigConfigLabel), "all-balanced");
+  EXPECT_EQ(
+      decodeNodeOutcome(k8s::annotationOf(node(kReshapeNode), k8s::kOutcomeAnnotation))->result,
+      "superseded");
+  EXPECT_EQ(k8s::labelOf(node(kReshapeNode), k8s::kMigConfigLabel), "all-balanced");
 }
 
 TEST_F(ActuatorTest, ScaleInLowersMaxReplicasButNeverBelowCurrentReplicas) {
@@ -463,7 +471,7 @@ TEST_F(ActuatorTest, ScaleInLowersMaxReplicasButNeverBelowCurrentReplicas) {
       fake_->patch(hpaRef(), kube::PatchType::kMerge, {{"status", {{"currentReplicas", 2}}}}).ok());
   actuator.apply(plan, state, t0_ + 1s);
   EXPECT_EQ(maxReplicas(), 3);
-  EXPECT_EQ(annotationOf(hpa(), partition::kLastChangeAnnotation), "2026-11-22T01:00:01Z");
+  EXPECT_EQ(k8s::annotationOf(hpa(), k8s::kLastChangeAnnotation), "2026-11-22T01:00:01Z");
   EXPECT_EQ(events_->withReason("MaxReplicasLowered").size(), 1u);
   // A stale plan (maxReplicas is no longer 7) changes nothing.
   actuator.apply(plan, state, t0_ + 2s);

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "cluster_fixture.h"
+#include "gpuscale/core/rfc3339.h"
 #include "gpuscale/partition/planner.h"
 
 namespace gpuscale::reconciler {
@@ -11,7 +12,7 @@ namespace {
 namespace pt = partition::testing;
 using nlohmann::json;
 
-const auto kNow = *partition::parseKubernetesTime("2026-11-22T01:00:00Z");
+const auto kNow = *core::parseRfc3339("2026-11-22T01:00:00Z");
 
 using FixedMapping = testing::FixedGpuPodMapping;
 

@@ -2,10 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include "gpuscale/core/rfc3339.h"
+
 namespace gpuscale::reconciler {
 namespace {
 
-TimePoint at(const char* text) { return *partition::parseKubernetesTime(text); }
+TimePoint at(const char* text) { return *core::parseRfc3339(text); }
 
 TEST(IntentTest, NodeIntentRoundTrips) {
   NodeIntent i;
@@ -55,7 +57,7 @@ TEST(IntentTest, OutcomeKeepsItsResult) {
   EXPECT_EQ(back->result, "timeout");
   EXPECT_EQ(back->kind, NodeOpKind::kTimeSlicing);
   EXPECT_FALSE(back->succeeded());
-  EXPECT_EQ(formatTime(back->at), "2026-11-22T01:02:03Z");
+  EXPECT_EQ(core::formatRfc3339(back->at), "2026-11-22T01:02:03Z");
 }
 
 }  // namespace

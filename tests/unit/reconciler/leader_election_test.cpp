@@ -17,6 +17,7 @@ class LeaderElectionTest : public ::testing::Test {
     o.identity = id;
     o.leaseDuration = 15s;
     o.renewDeadline = 10s;
+    o.now = [this] { return clock_; };
     return std::make_unique<LeaderElector>(fake_, o);
   }
   nlohmann::json lease() {
@@ -27,6 +28,7 @@ class LeaderElectionTest : public ::testing::Test {
   std::shared_ptr<gpuscale::testing::FakeKubeClient> fake_ =
       std::make_shared<gpuscale::testing::FakeKubeClient>();
   Clock::time_point t0_ = Clock::time_point{} + 1000s;
+  Clock::time_point clock_ = t0_;  // what isLeader() takes for now
 };
 
 TEST_F(LeaderElectionTest, OneLeaderUntilTheLeaseExpiresThenTakeover) {
@@ -81,6 +83,42 @@ TEST_F(LeaderElectionTest, LeaderThatCannotRenewPastTheDeadlineStepsDown) {
   fake_->failNext("get", core::Status::unavailable("apiserver down"), 2);
   EXPECT_TRUE(a->tryAcquireOrRenew(t0_ + 5s));    // within the renew deadline
   EXPECT_FALSE(a->tryAcquireOrRenew(t0_ + 11s));  // past it
+}
+
+TEST_F(LeaderElectionTest, LeadershipEndsAtTheRenewDeadlineWithoutAnyAttempt) {
+  // The renew loop may be stuck (a hung request, a paused process): nothing calls
+  // tryAcquireOrRenew, yet isLeader() must turn false once the deadline passes.
+  auto a = candidate("a");
+  ASSERT_TRUE(a->tryAcquireOrRenew(t0_));
+  clock_ = t0_ + 9s;
+  EXPECT_TRUE(a->isLeader());
+  clock_ = t0_ + 10s;
+  EXPECT_FALSE(a->isLeader());
+  // A renewal (counted from when it was sent) restores it.
+  EXPECT_TRUE(a->tryAcquireOrRenew(t0_ + 10s));
+  EXPECT_TRUE(a->isLeader());
+  clock_ = t0_ + 19s;
+  EXPECT_TRUE(a->isLeader());
+  clock_ = t0_ + 20s;
+  EXPECT_FALSE(a->isLeader());
+}
+
+TEST_F(LeaderElectionTest, AnotherHolderInTheLeaseEndsLeadershipAtOnce) {
+  auto a = candidate("a");
+  ASSERT_TRUE(a->tryAcquireOrRenew(t0_));
+  // Someone with another view of time took the Lease.
+  auto taken = lease();
+  taken["spec"]["holderIdentity"] = "b";
+  ASSERT_TRUE(
+      fake_
+          ->update(kube::ResourceRef::collection("coordination.k8s.io", "v1", "leases", "default")
+                       .named("gpuscale-reconciler"),
+                   taken)
+          .ok());
+  clock_ = t0_ + 1s;
+  EXPECT_FALSE(a->tryAcquireOrRenew(clock_));
+  EXPECT_FALSE(a->isLeader());
+  EXPECT_EQ(lease()["spec"]["holderIdentity"], "b") << "a did not write over it";
 }
 
 }  // namespace

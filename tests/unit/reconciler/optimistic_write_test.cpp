@@ -69,7 +69,7 @@ TEST(OptimisticWriteTest, GivesUpAfterTheAttemptBudget) {
       },
       3);
   EXPECT_FALSE(r.ok());
-  EXPECT_TRUE(kube::isConflict(r.status()));
+  EXPECT_TRUE(k8s::isConflict(r.status()));
 }
 
 }  // namespace

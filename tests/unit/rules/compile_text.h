@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 
+#include "gpuscale/k8s/resource_mapper.h"
 #include "gpuscale/rules/loader.h"
 #include "gpuscale/rules/rule_set.h"
 
@@ -18,7 +19,7 @@ inline std::shared_ptr<const RuleSet> compileText(const std::string& yaml) {
   EXPECT_TRUE(config.ok()) << config.status().message();
   if (!config) return nullptr;
   core::Result<std::shared_ptr<const RuleSet>> set =
-      compileRules(*config, BuiltinResourceTable::instance());
+      compileRules(*config, k8s::BuiltinResourceTable::instance());
   EXPECT_TRUE(set.ok()) << set.status().message();
   return set.ok() ? *set : nullptr;
 }

@@ -14,7 +14,7 @@ struct ExpandRow {
   const char* expected;
 };
 
-// Reference §2.4: every row of the Go expand table, the $1_per_second trap, unanchored matching.
+// every row of the Go expand table, the $1_per_second trap, unanchored matching.
 const ExpandRow kExpandRows[] = {
     {"braced number", "^(?P<base>.*)_(seconds)_total$", "${1}",
      "http_request_duration_seconds_total", true, "http_request_duration"},

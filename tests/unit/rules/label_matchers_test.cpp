@@ -12,7 +12,7 @@ struct SelectorRow {
   const char* matchers;  // joined, or a fragment of the error message
 };
 
-// Reference §2.6: the selector → matcher table (including its error rows) and the external
+// the selector → matcher table (including its error rows) and the external
 // examples.
 const SelectorRow kSelectorRows[] = {
     {"k=v", "k=v", true, R"(k="v")"},

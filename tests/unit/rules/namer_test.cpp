@@ -29,8 +29,8 @@ struct CustomRow {
   const char* expected;  // the query, or a fragment of the error
 };
 
-// Reference §2.6 examples (series_registry_test.go and metrics_query_test.go) and the DESIGN.md
-// rule.
+// prometheus-adapter's examples (series_registry_test.go and metrics_query_test.go) and the
+// Triton rule of rules/triton.yaml.
 const CustomRow kCustomRows[] = {
     {"two pods in a namespace (series_registry_test)",
      kPodOverrides,
@@ -62,7 +62,7 @@ const CustomRow kCustomRows[] = {
      "",
      true,
      R"(sum(node_gigawatts{kube_node="somenode"}) by (kube_node))"},
-    {"the Triton rule from DESIGN.md",
+    {"the Triton rule of rules/triton.yaml",
      kPodOverrides,
      "avg(delta(nv_inference_queue_duration_us{<<.LabelMatchers>>}[30s])/"
      "(1+delta(nv_inference_request_success{<<.LabelMatchers>>}[30s]))) by (<<.GroupBy>>)",
@@ -242,7 +242,7 @@ struct ExternalRow {
   const char* expected;
 };
 
-// Reference §2.6/§2.7: externals, including namespaced: false and the always-empty GroupBy.
+// externals, including namespaced: false and the always-empty GroupBy.
 const ExternalRow kExternalRows[] = {
     {"selector only (metrics_query_test)", "{template: <<.Resource>>}", "<<.LabelMatchers>>", "",
      "foo=bar,qux in (baz,bar)", true, R"(foo="bar",qux=~"bar|baz")"},

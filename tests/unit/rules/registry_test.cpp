@@ -33,9 +33,9 @@ struct RegistryRow {
   std::vector<std::string> entries;
 };
 
-// Reference §2.4/§2.5/§3: association, the namespaced flag, forced cluster scope, last writer wins.
+// association, the namespaced flag, forced cluster scope, last writer wins.
 const RegistryRow kRows[] = {
-    {"the DESIGN.md story: pods namespaced, namespaces not",
+    {"the Triton story: pods namespaced, namespaces not",
      kTriton,
      {{"nv_inference_queue_duration_us", {"instance", "job", "model", "namespace", "pod"}}},
      {"namespaces/avg_time_queue_us cluster series=nv_inference_queue_duration_us rules[0]",

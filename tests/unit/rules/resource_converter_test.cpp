@@ -2,13 +2,15 @@
 
 #include <gtest/gtest.h>
 
+#include "gpuscale/k8s/resource_mapper.h"
+
 namespace gpuscale::rules {
 namespace {
 
 using Overrides = std::vector<std::pair<std::string, GroupResource>>;
 
 ResourceConverter make(std::string_view tmpl, const Overrides& overrides = {}) {
-  auto created = ResourceConverter::create(tmpl, overrides, BuiltinResourceTable::instance());
+  auto created = ResourceConverter::create(tmpl, overrides, k8s::BuiltinResourceTable::instance());
   if (auto* problem = std::get_if<ResourceConverter::Problem>(&created)) {
     ADD_FAILURE() << problem->message;
     return {};
@@ -23,7 +25,7 @@ struct LabelRow {
   std::optional<GroupResource> resource;
 };
 
-// Reference §2.5: label → resource through templates and overrides.
+// label → resource through templates and overrides.
 const LabelRow kLabelRows[] = {
     {"<<.Resource>>: pod", "<<.Resource>>", "pod", GroupResource{"", "pods"}},
     {"<<.Resource>>: namespace", "<<.Resource>>", "namespace", GroupResource{"", "namespaces"}},
@@ -67,7 +69,7 @@ struct ResourceRow {
   const char* error;
 };
 
-// Reference §2.5: resource → label.
+// resource → label.
 const ResourceRow kResourceRows[] = {
     {"template uses the singular", "<<.Resource>>", {}, {"", "pods"}, "pod", ""},
     {"prefix template", "kube_<<.Resource>>", {}, {"", "namespaces"}, "kube_namespace", ""},
@@ -108,7 +110,7 @@ TEST(ResourceConverterResources, Table) {
   for (const ResourceRow& row : kResourceRows) {
     SCOPED_TRACE(row.what);
     auto created =
-        ResourceConverter::create(row.tmpl, row.overrides, BuiltinResourceTable::instance());
+        ResourceConverter::create(row.tmpl, row.overrides, k8s::BuiltinResourceTable::instance());
     if (row.label == nullptr && std::holds_alternative<ResourceConverter::Problem>(created)) {
       continue;  // rejected when created (a template without <<.Resource>>)
     }
@@ -148,7 +150,7 @@ TEST(ResourceConverterCreate, ProblemsTable) {
   for (const ProblemRow& row : kProblemRows) {
     SCOPED_TRACE(row.what);
     auto created =
-        ResourceConverter::create(row.tmpl, row.overrides, BuiltinResourceTable::instance());
+        ResourceConverter::create(row.tmpl, row.overrides, k8s::BuiltinResourceTable::instance());
     auto* problem = std::get_if<ResourceConverter::Problem>(&created);
     ASSERT_NE(problem, nullptr);
     EXPECT_NE(problem->message.find(row.message), std::string::npos) << problem->message;

@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 
+#include "gpuscale/k8s/resource_mapper.h"
 #include "gpuscale/rules/loader.h"
 
 namespace gpuscale::rules {
@@ -12,7 +13,7 @@ namespace {
 core::Result<std::shared_ptr<const RuleSet>> compileText(const std::string& yaml) {
   core::Result<RuleConfig> config = parseRuleConfig(yaml, "t.yaml");
   if (!config) return config.status();
-  return compileRules(*config, BuiltinResourceTable::instance());
+  return compileRules(*config, k8s::BuiltinResourceTable::instance());
 }
 
 struct ErrorRow {
@@ -21,7 +22,7 @@ struct ErrorRow {
   const char* message;  // exact
 };
 
-// Reference §2.2: every startup validation, with its position.
+// every startup validation, with its position.
 const ErrorRow kErrorRows[] = {
     {"filter with both is and isNot",
      "rules:\n- seriesQuery: up\n  seriesFilters:\n  - is: a\n    isNot: b\n",
@@ -200,7 +201,7 @@ TEST(CompileRules, FiltersAndNamingOfTheDefaultRules) {
   ASSERT_NE(source, nullptr);
   core::Result<std::shared_ptr<const RuleSet>> set =
       loadRules(std::string(source) + "/rules/prometheus-adapter-defaults.yaml",
-                BuiltinResourceTable::instance());
+                k8s::BuiltinResourceTable::instance());
   ASSERT_TRUE(set.ok()) << set.status().message();
   const RuleSet& rules = **set;
   ASSERT_EQ(rules.rules.size(), 6u);

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "gpuscale/k8s/well_known_keys.h"
+
 namespace gpuscale::sim {
 namespace {
 
@@ -12,7 +14,8 @@ kube::Object pod(const char* uid, const char* node, const char* phase, kube::Obj
                      {{"nodeName", node},
                       {"containers", {{{"name", "c"}, {"resources", {{"limits", limits}}}}}}}},
                     {"status", {{"phase", phase}}}};
-  if (pin != nullptr) p["metadata"]["annotations"] = {{std::string(kPinnedGpuAnnotation), pin}};
+  if (pin != nullptr)
+    p["metadata"]["annotations"] = {{std::string(k8s::kPinnedGpuAnnotation), pin}};
   return p;
 }
 

@@ -1,0 +1,161 @@
+#include "gpuscale/adapter/query_runner.h"
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <cmath>
+
+#include "gpuscale/prom/errors.h"
+
+namespace gpuscale::adapter {
+namespace {
+
+std::string acceptedNames(std::initializer_list<prom::ResultType> accepted) {
+  std::string out;
+  for (prom::ResultType type : accepted) {
+    if (!out.empty()) out += " or ";
+    out += prom::resultTypeName(type);
+  }
+  return out;
+}
+
+void addDelta(prometheus::Counter* counter, uint64_t now, uint64_t before) {
+  if (counter != nullptr && now > before) counter->Increment(static_cast<double>(now - before));
+}
+
+}  // namespace
+
+QueryRunner::QueryRunner(std::shared_ptr<prom::Client> client,
+                         std::shared_ptr<prom::CachingClient> cache,
+                         std::shared_ptr<prometheus::Registry> registry,
+                         std::shared_ptr<RuleStatus> status)
+    : client_(std::move(client)), cache_(std::move(cache)), status_(std::move(status)) {
+  if (!registry) return;
+  auto& nan = prometheus::BuildCounter()
+                  .Name("gpuscale_adapter_nan_values_total")
+                  .Help("Samples left out of responses because Prometheus returned NaN")
+                  .Register(*registry);
+  nanCustom_ = &nan.Add({{"api", "custom"}});
+  nanExternal_ = &nan.Add({{"api", "external"}});
+  auto& infinite = prometheus::BuildCounter()
+                       .Name("gpuscale_adapter_infinite_values_total")
+                       .Help("Samples left out of responses because Prometheus returned ±Inf")
+                       .Register(*registry);
+  infiniteCustom_ = &infinite.Add({{"api", "custom"}});
+  infiniteExternal_ = &infinite.Add({{"api", "external"}});
+  cacheCalls_ = &prometheus::BuildCounter()
+                     .Name("gpuscale_adapter_query_cache_total")
+                     .Help(
+                         "Instant queries by backend and how the cache answered them (hit: cached "
+                         "result, coalesced: joined a query in flight, miss: sent)")
+                     .Register(*registry);
+  cacheEntries_ = &prometheus::BuildGauge()
+                       .Name("gpuscale_adapter_query_cache_entries")
+                       .Help("Query results held in the cache, by backend")
+                       .Register(*registry);
+  cacheBytes_ = &prometheus::BuildGauge()
+                     .Name("gpuscale_adapter_query_cache_bytes")
+                     .Help("Approximate bytes of the query results held in the cache, by backend")
+                     .Register(*registry);
+  cacheDrops_ = &prometheus::BuildCounter()
+                     .Name("gpuscale_adapter_query_cache_dropped_total")
+                     .Help(
+                         "Query results the cache dropped or never kept, by backend and reason "
+                         "(size: evicted for --metrics-cache-max-bytes or the entry cap, expired: "
+                         "TTL passed, too_large: larger than the whole cache)")
+                     .Register(*registry);
+}
+
+core::Status QueryRunner::fetchError(const core::Status& cause) {
+  // An InternalError's message already carries "Internal error occurred: "; its cause is the text.
+  const auto& causes = cause.details().causes;
+  std::string message =
+      "unable to fetch metrics: " + (causes.empty() ? cause.message() : causes.front());
+  const core::Status wrapped = cause.httpCode() == 503 ? core::Status::unavailable(message)
+                                                       : core::Status::internal(message);
+  return wrapped.withCause(cause.cause());
+}
+
+core::Result<prom::QueryResultPtr> QueryRunner::run(
+    const Backend* backend, const std::string& promql,
+    std::initializer_list<prom::ResultType> accepted, const QueryOrigin* origin) {
+  spdlog::debug("query: {}", promql);
+  prom::Client& client = backend != nullptr ? backend->queries() : *client_;
+  core::Result<prom::QueryResultPtr> result =
+      client.query(promql, std::chrono::system_clock::now());
+  if (backend != nullptr) {
+    publishCacheStats(backend->name(), backend->cache());
+  } else {
+    publishCacheStats(std::string(rules::kDefaultBackend), cache_);
+  }
+  const bool report = status_ && origin != nullptr;
+  if (!result) {
+    if (report) status_->queryFailed(*origin, result.status(), std::chrono::system_clock::now());
+    return fetchError(result.status());
+  }
+  for (prom::ResultType type : accepted) {
+    if ((*result)->type != type) continue;
+    if (report) status_->querySucceeded(*origin, **result, std::chrono::system_clock::now());
+    return result;
+  }
+  core::Status wrongType =
+      prom::failure(prom::FailureKind::kUnexpectedResultType,
+                    "Prometheus returned a " + std::string(prom::resultTypeName((*result)->type)) +
+                        " where a " + acceptedNames(accepted) + " was expected");
+  if (report) status_->queryFailed(*origin, wrongType, std::chrono::system_clock::now());
+  return fetchError(wrongType);
+}
+
+std::optional<core::Quantity> QueryRunner::servedValue(std::string_view api, double value) {
+  if (std::isfinite(value)) {
+    auto quantity = core::Quantity::fromMetricValue(value);
+    if (quantity) return *quantity;
+  }
+  const bool external = api == "external";
+  prometheus::Counter* counter = std::isnan(value)
+                                     ? (external ? nanExternal_ : nanCustom_)
+                                     : (external ? infiniteExternal_ : infiniteCustom_);
+  if (counter != nullptr) counter->Increment();
+  return std::nullopt;
+}
+
+void QueryRunner::publishCacheStats(const std::string& backend,
+                                    const std::shared_ptr<prom::CachingClient>& cache) {
+  if (!cache || cacheCalls_ == nullptr) return;
+  prom::CacheStats now = cache->stats();
+  std::lock_guard lock(statsMutex_);
+  auto [it, created] = published_.try_emplace(backend);
+  PublishedCache& p = it->second;
+  if (created) {
+    p.hits = &cacheCalls_->Add({{"backend", backend}, {"outcome", "hit"}});
+    p.coalesced = &cacheCalls_->Add({{"backend", backend}, {"outcome", "coalesced"}});
+    p.misses = &cacheCalls_->Add({{"backend", backend}, {"outcome", "miss"}});
+    p.entries = &cacheEntries_->Add({{"backend", backend}});
+    p.bytes = &cacheBytes_->Add({{"backend", backend}});
+    p.evictedForSize = &cacheDrops_->Add({{"backend", backend}, {"reason", "size"}});
+    p.expired = &cacheDrops_->Add({{"backend", backend}, {"reason", "expired"}});
+    p.tooLarge = &cacheDrops_->Add({{"backend", backend}, {"reason", "too_large"}});
+  }
+  if (p.cache.lock() != cache) {
+    p.cache = cache;
+    p.stats = {};
+  }
+  addDelta(p.hits, now.hits, p.stats.hits);
+  addDelta(p.coalesced, now.coalesced, p.stats.coalesced);
+  addDelta(p.misses, now.misses, p.stats.misses);
+  addDelta(p.evictedForSize, now.evictions, p.stats.evictions);
+  addDelta(p.expired, now.expired, p.stats.expired);
+  addDelta(p.tooLarge, now.tooLarge, p.stats.tooLarge);
+  if (now.tooLarge > p.stats.tooLarge && !loggedTooLarge_.exchange(true)) {
+    spdlog::warn(
+        "a query result of backend {} is larger than --metrics-cache-max-bytes and is not cached; "
+        "this is logged once, gpuscale_adapter_query_cache_dropped_total{{reason=\"too_large\"}} "
+        "counts them",
+        backend);
+  }
+  p.entries->Set(static_cast<double>(now.entries));
+  p.bytes->Set(static_cast<double>(now.bytes));
+  p.stats = now;
+}
+
+}  // namespace gpuscale::adapter

@@ -1,0 +1,52 @@
+#include "handler_pool.h"
+
+#include <algorithm>
+#include <boost/asio/post.hpp>
+
+namespace gpuscale::apiserver::detail {
+
+HandlerPool::HandlerPool(unsigned threads, unsigned maxInFlight,
+                         std::shared_ptr<ServerMetrics> metrics)
+    : maxInFlight_(maxInFlight), metrics_(std::move(metrics)), pool_(std::max(1u, threads)) {}
+
+HandlerPool::~HandlerPool() { stop(); }
+
+bool HandlerPool::tryAdmit() {
+  unsigned current = admitted_.load();
+  do {
+    if (maxInFlight_ != 0 && current >= maxInFlight_) {
+      if (metrics_) metrics_->requestRejected(maxInFlight_);
+      return false;
+    }
+  } while (!admitted_.compare_exchange_weak(current, current + 1));
+  if (metrics_) metrics_->setAdmittedRequests(current + 1);
+  return true;
+}
+
+void HandlerPool::release() {
+  const unsigned now = admitted_.fetch_sub(1) - 1;
+  if (metrics_) metrics_->setAdmittedRequests(now);
+}
+
+void HandlerPool::run(std::function<void()> work) {
+  // The guard releases the slot whether the work runs, throws, or is destroyed unrun by stop().
+  class Slot {
+   public:
+    explicit Slot(HandlerPool* pool) : pool_(pool) {}
+    ~Slot() { pool_->release(); }
+    Slot(const Slot&) = delete;
+    Slot& operator=(const Slot&) = delete;
+
+   private:
+    HandlerPool* pool_;
+  };
+  boost::asio::post(pool_,
+                    [work = std::move(work), slot = std::make_shared<Slot>(this)] { work(); });
+}
+
+void HandlerPool::stop() {
+  pool_.stop();
+  pool_.join();
+}
+
+}  // namespace gpuscale::apiserver::detail

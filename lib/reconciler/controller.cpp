@@ -1,0 +1,247 @@
+#include "gpuscale/reconciler/controller.h"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "gpuscale/core/rfc3339.h"
+#include "gpuscale/k8s/object_accessors.h"
+#include "gpuscale/k8s/well_known_keys.h"
+#include "gpuscale/partition/planner.h"
+#include "gpuscale/reconciler/intent.h"
+#include "gpuscale/reconciler/optimistic_write.h"
+
+namespace gpuscale::reconciler {
+namespace {
+
+using nlohmann::json;
+
+struct Watched {
+  const char* kind;
+  const char* group;
+  const char* version;
+  const char* resource;
+  bool operatorNamespaceOnly;
+};
+
+constexpr Watched kWatched[] = {
+    {"Node", "", "v1", "nodes", false},
+    {"Pod", "", "v1", "pods", false},
+    {"HorizontalPodAutoscaler", "autoscaling", "v2", "horizontalpodautoscalers", false},
+    {"Deployment", "apps", "v1", "deployments", false},
+    {"StatefulSet", "apps", "v1", "statefulsets", false},
+    {"ConfigMap", "", "v1", "configmaps", true},
+};
+
+}  // namespace
+
+Controller::Controller(std::shared_ptr<kube::KubeClient> client, std::shared_ptr<Actuator> actuator,
+                       std::shared_ptr<PolicySource> policies,
+                       std::shared_ptr<EventRecorder> events,
+                       std::shared_ptr<ReconcilerMetrics> metrics, ControllerOptions options,
+                       std::shared_ptr<GpuPodMapping> gpuPods,
+                       std::shared_ptr<RetriedWrites> retried)
+    : client_(std::move(client)),
+      actuator_(std::move(actuator)),
+      policies_(std::move(policies)),
+      events_(std::move(events)),
+      metrics_(std::move(metrics)),
+      options_(std::move(options)),
+      gpuPods_(std::move(gpuPods)),
+      retried_(std::move(retried)),
+      degraded_(metrics_) {}
+
+Controller::~Controller() { stop(); }
+
+void Controller::start(std::function<bool()> isLeader) {
+  isLeader_ = std::move(isLeader);
+  for (const auto& w : kWatched) {
+    kube::InformerOptions o;
+    o.resource = kube::ResourceRef::collection(
+        w.group, w.version, w.resource, w.operatorNamespaceOnly ? options_.operatorNamespace : "");
+    auto informer = std::make_unique<kube::Informer>(client_, o);
+    auto poke = [this](const kube::Object&) { trigger(); };
+    informer->addHandler(
+        {poke, [this](const kube::Object&, const kube::Object&) { trigger(); }, poke});
+    informer->start();
+    informers_.emplace_back(w.kind, std::move(informer));
+  }
+  loop_ = std::jthread([this](std::stop_token stop) { loop(stop); });
+}
+
+void Controller::stop() {
+  if (loop_.joinable()) {
+    loop_.request_stop();
+    cv_.notify_all();
+    loop_.join();
+  }
+  for (auto& [_, informer] : informers_) informer->stop();
+}
+
+bool Controller::synced() const {
+  for (const auto& [_, informer] : informers_) {
+    if (!informer->hasSynced()) return false;
+  }
+  return !informers_.empty();
+}
+
+void Controller::trigger() {
+  {
+    std::lock_guard lock(mu_);
+    dirty_ = true;
+  }
+  cv_.notify_all();
+}
+
+std::string Controller::lastPlanJson() const {
+  std::lock_guard lock(mu_);
+  return lastPlanJson_;
+}
+
+void Controller::loop(std::stop_token stop) {
+  while (!stop.stop_requested()) {
+    {
+      std::unique_lock lock(mu_);
+      cv_.wait_for(lock, stop, options_.resyncPeriod, [this] { return dirty_; });
+      if (stop.stop_requested()) return;
+      dirty_ = false;
+    }
+    policies_->reloadIfChanged();
+    if (const uint64_t reloads = policies_->reloads(); reloads != seenReloads_) {
+      metrics_->configReloads(static_cast<int>(reloads - seenReloads_),
+                              policies_->lastReloadSuccessful());
+      seenReloads_ = reloads;
+    }
+    const bool leader = isLeader_ && isLeader_();
+    metrics_->leader(leader);
+    if (!leader || !synced()) {
+      metrics_->reconcile("skipped");
+    } else {
+      auto r = passFromCaches(std::chrono::system_clock::now());
+      metrics_->reconcile(r.error.empty() ? "ok" : "error");
+      // An operation in flight waits for the operator: look again soon even without events.
+      if (r.report.nodesInFlight > 0) trigger();
+    }
+    std::unique_lock lock(mu_);
+    cv_.wait_for(lock, stop, options_.minPassInterval, [] { return false; });
+  }
+}
+
+PassResult Controller::passFromCaches(TimePoint now) {
+  // The items point into the informers' stores; `held` keeps each object alive for the pass even
+  // if an event replaces it in the store meanwhile. The typed snapshot is the pass's only copy.
+  std::vector<kube::ObjectStore::Ptr> held;
+  std::vector<partition::KubeItem> items;
+  for (const auto& [kind, informer] : informers_) {
+    for (auto& ptr : informer->store().all()) {
+      items.push_back({kind, ptr.get()});
+      held.push_back(std::move(ptr));
+    }
+  }
+  return passOver(items, now);
+}
+
+PassResult Controller::pass(const std::vector<kube::Object>& objects, TimePoint now) {
+  std::vector<partition::KubeItem> items;
+  items.reserve(objects.size());
+  for (const auto& o : objects) items.push_back({{}, &o});
+  return passOver(items, now);
+}
+
+PassResult Controller::passOver(const std::vector<partition::KubeItem>& items, TimePoint now) {
+  PassResult result;
+  auto snapshot = partition::buildSnapshot(items);
+  if (!snapshot) {
+    result.error = snapshot.status().message();
+    degraded_.failed("snapshot", "cluster", result.error);
+    return result;
+  }
+  degraded_.cleared("snapshot", "cluster");
+  ClusterState state;
+  for (auto& node : snapshot->nodes) {
+    if (node.hasIntent) state.nodesWithIntent.insert(node.name);
+    if (node.hasIntent || (node.backoffUntil && *node.backoffUntil > now)) {
+      node.inTransition = true;
+    }
+  }
+  for (const auto& hpa : snapshot->hpas) {
+    if (!hpa.annotation(k8s::kIntentAnnotation).empty()) {
+      state.hpasWithIntent.insert({hpa.ns, hpa.name});
+    }
+  }
+  auto policies = policies_->current();
+  auto workloads = partition::assessWorkloads(*snapshot, *policies);
+  std::vector<partition::WorkloadDemand> plannable;
+  bool blocked = false;
+  for (const auto& w : workloads) {
+    if (!state.hpasWithIntent.contains({w.ns, w.name})) {
+      plannable.push_back(w);
+      blocked = blocked || w.blocked;
+    }
+  }
+  // Only a blocked workload can lead to a reshape: ask Prometheus only then.
+  if (gpuPods_ && blocked) applyGpuMapping(*snapshot, *gpuPods_, now);
+  result.plan = partition::planPartitions(*snapshot, plannable, now);
+  result.planned = true;
+  const std::string planJson = partition::planToJson(result.plan).dump();
+  {
+    std::lock_guard lock(mu_);
+    if (planJson != lastPlanJson_ && !result.plan.actions.empty()) {
+      spdlog::info("{}plan: {}", options_.dryRun ? "dry run, not applied: " : "", planJson);
+    }
+    lastPlanJson_ = planJson;
+  }
+  if (options_.dryRun) return result;
+  state.snapshot = &*snapshot;
+  state.workloads = &workloads;
+  result.report = actuator_->apply(result.plan, state, now);
+  for (const auto& o : result.report.outcomes) metrics_->action(o.kind, o.outcome);
+  for (double s : result.report.ceilingToCapacitySeconds) metrics_->ceilingToCapacity(s);
+  metrics_->nodesInFlight(result.report.nodesInFlight);
+  updateHpaStatus(workloads, *snapshot, now);
+  if (retried_) retried_->flush(*events_);
+  return result;
+}
+
+void Controller::updateHpaStatus(const std::vector<partition::WorkloadDemand>& workloads,
+                                 const partition::ClusterSnapshot& snapshot, TimePoint now) {
+  for (const auto& w : workloads) {
+    const partition::HpaState* hpa = snapshot.hpa(w.ns, w.name);
+    if (hpa == nullptr) continue;
+    auto old = decodeHpaStatus(hpa->annotation(k8s::kStatusAnnotation));
+    const std::string reason =
+        w.blocked ? "at partition ceiling (" + w.reason + ")" : "within partition ceiling";
+    if (old && old->ceiling == w.ceiling && old->reason == reason) {
+      degraded_.cleared("hpa_status", w.ns + "/" + w.name);
+      continue;
+    }
+    HpaStatus status{w.ceiling, old ? old->lastAction : "none", reason, now};
+    auto r = patchWithRetry(
+        *client_,
+        kube::ResourceRef::collection("autoscaling", "v2", "horizontalpodautoscalers", w.ns)
+            .named(w.name),
+        [&](const kube::Object& current) -> core::Result<std::optional<kube::Object>> {
+          auto now2 = decodeHpaStatus(k8s::annotationOf(current, k8s::kStatusAnnotation));
+          if (now2 && now2->ceiling == w.ceiling && now2->reason == reason) {
+            return std::optional<kube::Object>{};
+          }
+          if (now2) status.lastAction = now2->lastAction;
+          return std::optional<kube::Object>(
+              json{{"metadata",
+                    {{"annotations",
+                      {{std::string(k8s::kStatusAnnotation), encodeHpaStatus(status)}}}}}});
+        });
+    const std::string object = w.ns + "/" + w.name;
+    if (!r) {
+      degraded_.failed("hpa_status", object, "status annotation: " + r.status().message());
+      continue;
+    }
+    degraded_.cleared("hpa_status", object);
+    if (r->changed && w.blocked) {
+      events_->record(EventTarget::hpa(w.ns, w.name), false, "AtPartitionCeiling",
+                      fmt::format("{} pods of {} fit the GPU partitions; the HPA wants {} ({})",
+                                  w.ceiling, w.resource, w.wanted, w.reason));
+    }
+  }
+}
+
+}  // namespace gpuscale::reconciler

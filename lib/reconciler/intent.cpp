@@ -1,0 +1,160 @@
+#include "gpuscale/reconciler/intent.h"
+
+#include "gpuscale/core/rfc3339.h"
+#include "gpuscale/k8s/well_known_keys.h"
+
+#include <fmt/format.h>
+
+namespace gpuscale::reconciler {
+namespace {
+
+using nlohmann::json;
+
+std::string_view phaseName(NodeOpPhase phase) {
+  return phase == NodeOpPhase::kApplied ? "applied" : "prepared";
+}
+
+std::optional<NodeOpKind> parseKind(const std::string& text) {
+  if (text == "mig") return NodeOpKind::kMig;
+  if (text == "timeSlicing") return NodeOpKind::kTimeSlicing;
+  return std::nullopt;
+}
+
+std::optional<TimePoint> timeField(const json& j, const char* key) {
+  if (!j.contains(key) || !j[key].is_string()) return std::nullopt;
+  return core::parseRfc3339(j[key].get<std::string>());
+}
+
+template <typename T, typename Decode>
+std::optional<T> decodeJson(std::string_view text, Decode&& decode) {
+  if (text.empty()) return std::nullopt;
+  try {
+    json j = json::parse(text);
+    if (!j.is_object()) return std::nullopt;
+    return decode(j);
+  } catch (const json::exception&) {
+    return std::nullopt;
+  }
+}
+
+}  // namespace
+
+std::string_view NodeIntent::labelKey() const {
+  return kind == NodeOpKind::kMig ? k8s::kMigConfigLabel : k8s::kDevicePluginConfigLabel;
+}
+
+std::string_view nodeOpKindName(NodeOpKind kind) {
+  return kind == NodeOpKind::kMig ? "mig" : "timeSlicing";
+}
+
+std::string encodeNodeIntent(const NodeIntent& intent) {
+  nlohmann::ordered_json j{{"plan", intent.plan},
+                           {"kind", nodeOpKindName(intent.kind)},
+                           {"phase", phaseName(intent.phase)},
+                           {"label", intent.label},
+                           {"previous", intent.previous},
+                           {"config", intent.config},
+                           {"expect", intent.expect},
+                           {"gpus", intent.gpus},
+                           {"started", core::formatRfc3339(intent.started)}};
+  if (intent.applied) j["applied"] = core::formatRfc3339(*intent.applied);
+  if (intent.then) {
+    j["then"] = {{"label", intent.then->label},
+                 {"config", intent.then->config},
+                 {"expect", intent.then->expect}};
+  }
+  return j.dump();
+}
+
+std::optional<NodeIntent> decodeNodeIntent(std::string_view text) {
+  return decodeJson<NodeIntent>(text, [](const json& j) -> std::optional<NodeIntent> {
+    NodeIntent n;
+    auto kind = parseKind(j.value("kind", ""));
+    auto started = timeField(j, "started");
+    if (!kind || !started) return std::nullopt;
+    n.plan = j.value("plan", "");
+    n.kind = *kind;
+    n.phase = j.value("phase", "") == "applied" ? NodeOpPhase::kApplied : NodeOpPhase::kPrepared;
+    n.label = j.value("label", "");
+    n.previous = j.value("previous", "");
+    n.config = j.value("config", "");
+    n.expect = j.value("expect", std::map<std::string, std::int64_t>{});
+    n.gpus = j.value("gpus", std::vector<int>{});
+    n.started = *started;
+    n.applied = timeField(j, "applied");
+    if (j.contains("then") && j["then"].is_object()) {
+      const json& t = j["then"];
+      n.then = TimeSlicingFollowUp{t.value("label", ""), t.value("config", ""),
+                                   t.value("expect", std::map<std::string, std::int64_t>{})};
+      if (n.then->label.empty()) return std::nullopt;
+    }
+    if (n.plan.empty() || n.label.empty()) return std::nullopt;
+    return n;
+  });
+}
+
+std::string encodeNodeOutcome(const NodeOutcome& outcome) {
+  nlohmann::ordered_json j{{"plan", outcome.plan},
+                           {"kind", nodeOpKindName(outcome.kind)},
+                           {"result", outcome.result},
+                           {"message", outcome.message},
+                           {"at", core::formatRfc3339(outcome.at)}};
+  return j.dump();
+}
+
+std::optional<NodeOutcome> decodeNodeOutcome(std::string_view text) {
+  return decodeJson<NodeOutcome>(text, [](const json& j) -> std::optional<NodeOutcome> {
+    NodeOutcome o;
+    o.plan = j.value("plan", "");
+    o.kind = parseKind(j.value("kind", "")).value_or(NodeOpKind::kMig);
+    o.result = j.value("result", "");
+    o.message = j.value("message", "");
+    o.at = timeField(j, "at").value_or(TimePoint{});
+    if (o.plan.empty() || o.result.empty()) return std::nullopt;
+    return o;
+  });
+}
+
+std::string encodeHpaIntent(const HpaIntent& intent) {
+  nlohmann::ordered_json j{{"plan", intent.plan},
+                           {"from", intent.from},
+                           {"to", intent.to},
+                           {"nodes", intent.nodes},
+                           {"started", core::formatRfc3339(intent.started)}};
+  return j.dump();
+}
+
+std::optional<HpaIntent> decodeHpaIntent(std::string_view text) {
+  return decodeJson<HpaIntent>(text, [](const json& j) -> std::optional<HpaIntent> {
+    HpaIntent h;
+    auto started = timeField(j, "started");
+    h.plan = j.value("plan", "");
+    h.from = j.value("from", 0);
+    h.to = j.value("to", 0);
+    h.nodes = j.value("nodes", std::vector<std::string>{});
+    if (h.plan.empty() || !started) return std::nullopt;
+    h.started = *started;
+    return h;
+  });
+}
+
+std::string encodeHpaStatus(const HpaStatus& status) {
+  nlohmann::ordered_json j{{"ceiling", status.ceiling},
+                           {"lastAction", status.lastAction},
+                           {"reason", status.reason},
+                           {"at", core::formatRfc3339(status.at)}};
+  return j.dump();
+}
+
+std::optional<HpaStatus> decodeHpaStatus(std::string_view text) {
+  return decodeJson<HpaStatus>(text, [](const json& j) -> std::optional<HpaStatus> {
+    HpaStatus s;
+    s.ceiling = j.value("ceiling", 0);
+    s.lastAction = j.value("lastAction", "");
+    s.reason = j.value("reason", "");
+    s.at = timeField(j, "at").value_or(TimePoint{});
+    return s;
+  });
+}
+
+}  // namespace gpuscale::reconciler

@@ -1,0 +1,430 @@
+// The plan and HPA half of KubeActuator: turn a plan into node operations and HPA intents, and
+// raise maxReplicas once the capacity is real.
+#include <algorithm>
+#include <charconv>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "actuator_internal.h"
+#include "gpuscale/core/rfc3339.h"
+#include "gpuscale/k8s/object_accessors.h"
+#include "gpuscale/k8s/well_known_keys.h"
+#include "gpuscale/partition/config_name.h"
+#include "gpuscale/partition/resource_names.h"
+#include "gpuscale/reconciler/optimistic_write.h"
+
+namespace gpuscale::reconciler {
+namespace actuator_detail {
+
+using nlohmann::json;
+
+kube::ResourceRef nodeRef(const std::string& name) {
+  return kube::ResourceRef::collection("", "v1", "nodes").named(name);
+}
+
+kube::ResourceRef hpaRef(const std::string& ns, const std::string& name) {
+  return kube::ResourceRef::collection("autoscaling", "v2", "horizontalpodautoscalers", ns)
+      .named(name);
+}
+
+kube::ResourceRef configMapRef(const std::string& ns, const std::string& name) {
+  return kube::ResourceRef::collection("", "v1", "configmaps", ns).named(name);
+}
+
+namespace {
+
+std::vector<partition::MigGpuSetting> settingsOf(const partition::NodeState& node) {
+  std::vector<partition::MigGpuSetting> out;
+  for (const auto& g : node.gpus) out.push_back(g.setting);
+  return out;
+}
+
+// Every GPU's setting once the MIG change `a` is applied.
+std::vector<partition::MigGpuSetting> settingsAfter(const partition::MigReconfigure& a,
+                                                    const partition::NodeState& node) {
+  auto settings = settingsOf(node);
+  for (const auto& g : a.gpus) {
+    if (g.index >= 0 && static_cast<std::size_t>(g.index) < settings.size()) {
+      settings[g.index] = {true, g.to};
+    }
+  }
+  return settings;
+}
+
+KubeActuator::NodeWork migWork(const partition::MigReconfigure& a,
+                               const partition::NodeState& node) {
+  KubeActuator::NodeWork w;
+  w.node = a.node;
+  w.intent.kind = NodeOpKind::kMig;
+  w.intent.label = a.configName;
+  partition::MigPartedConfig file;
+  file.configs[a.configName] = a.entries;
+  w.intent.config = partition::emitMigPartedConfig(file);
+  for (const auto& g : a.gpus) w.intent.gpus.push_back(g.index);
+  // The device plugin shares the new partitions as its current config says.
+  const partition::SharingConfig* sharing =
+      node.devicePluginConfig && node.devicePluginConfig->timeSlicing
+          ? &*node.devicePluginConfig->timeSlicing
+          : nullptr;
+  if (auto exposed =
+          partition::exposedResources(settingsAfter(a, node), node.migStrategy, sharing)) {
+    for (const auto& [res, n] : *exposed) w.intent.expect[res] = n;
+  }
+  return w;
+}
+
+// `devices`: the physical devices behind each resource when the change applies (after a MIG
+// change of the same plan, the partitions it creates).
+KubeActuator::NodeWork timeSlicingWork(const std::vector<const partition::TimeSlicingChange*>& cs,
+                                       const partition::NodeState& node,
+                                       const partition::ResourceCounts& devices) {
+  KubeActuator::NodeWork w;
+  w.node = node.name;
+  w.intent.kind = NodeOpKind::kTimeSlicing;
+  partition::DevicePluginConfig config;
+  if (node.devicePluginConfig) {
+    config = *node.devicePluginConfig;
+  } else {
+    config.migStrategy = node.migStrategy;
+  }
+  for (const auto* c : cs)
+    config = partition::withTimeSlicingReplicas(config, c->resource, c->replicas);
+  const bool rename = config.timeSlicing && config.timeSlicing->renameByDefault;
+  for (const auto* c : cs) {
+    auto n = devices.find(c->resource);
+    if (n == devices.end()) continue;
+    std::string name = c->replicas > 1 && rename ? c->resource + ".shared" : c->resource;
+    w.intent.expect[name] = n->second * c->replicas;
+  }
+  w.intent.config = partition::emitDevicePluginConfig(config);
+  w.intent.label = partition::ownedConfigName(node.name, w.intent.config);
+  return w;
+}
+
+}  // namespace
+
+std::vector<KubeActuator::NodeWork> nodeWorkFor(const partition::Plan& plan,
+                                                const partition::ClusterSnapshot& snapshot) {
+  std::map<std::string, const partition::MigReconfigure*> mig;
+  std::map<std::string, std::vector<const partition::TimeSlicingChange*>> slicing;
+  for (const auto& action : plan.actions) {
+    if (const auto* m = std::get_if<partition::MigReconfigure>(&action)) mig[m->node] = m;
+    if (const auto* t = std::get_if<partition::TimeSlicingChange>(&action)) {
+      slicing[t->node].push_back(t);
+    }
+  }
+  std::vector<KubeActuator::NodeWork> out;
+  for (const auto& [name, m] : mig) {
+    const auto* node = snapshot.node(name);
+    if (node == nullptr) continue;
+    KubeActuator::NodeWork w = migWork(*m, *node);
+    if (auto it = slicing.find(name); it != slicing.end()) {
+      // Replicas for partitions the MIG change creates: applied once they exist, in the same
+      // operation, so the HPA waits for both.
+      auto exposed =
+          partition::exposedResources(settingsAfter(*m, *node), node->migStrategy, nullptr);
+      partition::ResourceCounts devices;
+      if (exposed) devices.insert(exposed->begin(), exposed->end());
+      auto then = timeSlicingWork(it->second, *node, devices).intent;
+      w.intent.then = TimeSlicingFollowUp{then.label, then.config, then.expect};
+    }
+    out.push_back(std::move(w));
+  }
+  for (const auto& [name, changes] : slicing) {
+    if (mig.contains(name)) continue;
+    if (const auto* node = snapshot.node(name)) {
+      out.push_back(timeSlicingWork(changes, *node, node->devices));
+    }
+  }
+  return out;
+}
+
+std::int64_t allocatableOf(const kube::Object& node, const std::string& resource) {
+  if (!node.contains("status") || !node["status"].contains("allocatable")) return 0;
+  const json& a = node["status"]["allocatable"];
+  if (!a.contains(resource) || !a[resource].is_string()) return 0;
+  const std::string text = a[resource].get<std::string>();
+  std::int64_t v = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  return ec == std::errc() && ptr == text.data() + text.size() ? v : 0;
+}
+
+bool allocatableMatches(const kube::Object& node, const std::map<std::string, std::int64_t>& want) {
+  for (const auto& [res, n] : want) {
+    if (allocatableOf(node, res) != n) return false;
+  }
+  return true;
+}
+
+}  // namespace actuator_detail
+
+using actuator_detail::hpaRef;
+using nlohmann::json;
+
+namespace {
+
+core::Result<std::optional<kube::Object>> noChange() { return std::optional<kube::Object>{}; }
+
+const partition::WorkloadDemand* findDemand(const ClusterState& state, const std::string& ns,
+                                            const std::string& name) {
+  if (state.workloads == nullptr) return nullptr;
+  for (const auto& d : *state.workloads) {
+    if (d.ns == ns && d.name == name) return &d;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+int allocatableCeiling(const partition::WorkloadDemand& demand,
+                       const partition::ClusterSnapshot& snapshot) {
+  int total = 0;
+  for (std::size_t i : demand.eligibleNodes) {
+    const auto& node = snapshot.nodes[i];
+    auto a = node.allocatable.find(demand.resource);
+    auto u = node.used.find(demand.resource);
+    total += partition::podsFitting(demand, i, a == node.allocatable.end() ? 0 : a->second,
+                                    u == node.used.end() ? 0 : u->second);
+  }
+  return total;
+}
+
+KubeActuator::KubeActuator(std::shared_ptr<kube::KubeClient> client,
+                           std::shared_ptr<EventRecorder> events,
+                           std::shared_ptr<GpuPodMapping> gpuPods, ActuatorOptions options,
+                           std::shared_ptr<ReconcilerMetrics> metrics)
+    : client_(std::move(client)),
+      events_(std::move(events)),
+      gpuPods_(std::move(gpuPods)),
+      options_(std::move(options)),
+      degraded_(std::move(metrics)) {}
+
+ActuationReport KubeActuator::apply(const partition::Plan& plan, const ClusterState& state,
+                                    TimePoint now) {
+  ActuationReport report;
+  std::set<std::string> nodes = state.nodesWithIntent;
+  nodes.insert(startedNodes_.begin(), startedNodes_.end());
+  int inFlight = 0;
+  for (const auto& n : nodes) inFlight += advanceNode(n, now, report) ? 1 : 0;
+
+  auto hpas = state.hpasWithIntent;
+  hpas.insert(startedHpas_.begin(), startedHpas_.end());
+  for (const auto& [ns, name] : hpas) {
+    if (!advanceHpa(ns, name, state, now, report)) startedHpas_.erase({ns, name});
+  }
+
+  std::vector<const partition::SetMaxReplicas*> raises;
+  for (const auto& action : plan.actions) {
+    const auto* m = std::get_if<partition::SetMaxReplicas>(&action);
+    if (m == nullptr || hpas.contains({m->ns, m->name})) continue;
+    if (m->to < m->from) {
+      lowerMaxReplicas(*m, now, report);
+    } else if (m->to > m->from) {
+      raises.push_back(m);
+    }
+  }
+
+  auto work = actuator_detail::nodeWorkFor(plan, *state.snapshot);
+  std::erase_if(work, [&](const NodeWork& w) { return nodes.contains(w.node); });
+  const std::string planId = fmt::format("{}-{}", core::formatRfc3339(now), ++planCounter_);
+  if (work.empty()) {
+    for (const auto* m : raises) {
+      raiseMaxReplicas(m->ns, m->name, m->from, m->to, planId, state, now, report);
+    }
+    report.nodesInFlight = inFlight;
+    return report;
+  }
+  const int budget = std::max(0, options_.maxNodesInFlight - inFlight);
+  if (static_cast<int>(work.size()) > budget) work.resize(budget);
+  if (work.empty()) {
+    const std::string wait = fmt::format("plan waits: {} node(s) in flight (limit {})", inFlight,
+                                         options_.maxNodesInFlight);
+    if (wait != waitingLogged_) spdlog::info("{}", wait);
+    waitingLogged_ = wait;
+    report.nodesInFlight = inFlight;
+    return report;
+  }
+  waitingLogged_.clear();
+  HpaIntent hpaIntent{planId, 0, 0, {}, now};
+  for (const auto& w : work) hpaIntent.nodes.push_back(w.node);
+  for (const auto* m : raises) {
+    hpaIntent.from = m->from;
+    hpaIntent.to = m->to;
+    if (writeHpaIntent(*m, hpaIntent)) startedHpas_.insert({m->ns, m->name});
+  }
+  for (const auto& w : work) inFlight += startNode(w, planId, now, report) ? 1 : 0;
+  report.nodesInFlight = inFlight;
+  return report;
+}
+
+bool KubeActuator::writeHpaIntent(const partition::SetMaxReplicas& change,
+                                  const HpaIntent& intent) {
+  auto r = patchWithRetry(
+      *client_, hpaRef(change.ns, change.name),
+      [&](const kube::Object& hpa) -> core::Result<std::optional<kube::Object>> {
+        if (!k8s::annotationOf(hpa, k8s::kIntentAnnotation).empty()) return noChange();
+        return std::optional<kube::Object>(json{
+            {"metadata",
+             {{"annotations", {{std::string(k8s::kIntentAnnotation), encodeHpaIntent(intent)}}}}}});
+      });
+  const std::string object = change.ns + "/" + change.name;
+  if (!r) {
+    degraded_.failed("hpa_intent", object, "could not record intent: " + r.status().message());
+    return false;
+  }
+  degraded_.cleared("hpa_intent", object);
+  if (r->changed) {
+    events_->record(
+        EventTarget::hpa(change.ns, change.name), false, "PartitionsRequested",
+        fmt::format("plan {}: held at its GPU partition ceiling; changing partitions "
+                    "on {} to raise maxReplicas {} -> {}",
+                    intent.plan, fmt::join(intent.nodes, ", "), intent.from, intent.to));
+  }
+  return r->changed;
+}
+
+bool KubeActuator::advanceHpa(const std::string& ns, const std::string& name,
+                              const ClusterState& state, TimePoint now, ActuationReport& report) {
+  auto hpa = client_->get(hpaRef(ns, name));
+  if (!hpa) return !k8s::isNotFound(hpa.status());
+  auto intent = decodeHpaIntent(k8s::annotationOf(*hpa, k8s::kIntentAnnotation));
+  if (!intent) return false;
+  std::vector<std::string> failed;
+  for (const auto& n : intent->nodes) {
+    auto node = client_->get(actuator_detail::nodeRef(n));
+    if (!node) {
+      if (!k8s::isNotFound(node.status())) return true;
+      failed.push_back(n + " (gone)");
+      continue;
+    }
+    auto pending = decodeNodeIntent(k8s::annotationOf(*node, k8s::kIntentAnnotation));
+    if (pending && pending->plan == intent->plan) return true;  // still in flight
+    auto outcome = decodeNodeOutcome(k8s::annotationOf(*node, k8s::kOutcomeAnnotation));
+    if (!outcome || outcome->plan != intent->plan) {
+      failed.push_back(n + " (unknown)");
+    } else if (!outcome->succeeded()) {
+      failed.push_back(n + " (" + outcome->result + ")");
+    }
+  }
+  if (!failed.empty()) {
+    events_->record(
+        EventTarget::hpa(ns, name), true, "PartitionChangeIncomplete",
+        fmt::format("plan {}: no new capacity from {}", intent->plan, fmt::join(failed, ", ")));
+  }
+  raiseMaxReplicas(ns, name, intent->from, intent->to, intent->plan, state, now, report);
+  return false;
+}
+
+bool KubeActuator::raiseMaxReplicas(const std::string& ns, const std::string& name, int from,
+                                    int to, const std::string& plan, const ClusterState& state,
+                                    TimePoint now, ActuationReport& report) {
+  const auto* demand = findDemand(state, ns, name);
+  int capacity = 0;
+  if (demand != nullptr && state.snapshot != nullptr) {
+    // Fresh allocatable: the caches may not show yet what advanceNode just read.
+    partition::ClusterSnapshot fresh = *state.snapshot;
+    for (std::size_t i : demand->eligibleNodes) {
+      auto node = client_->get(actuator_detail::nodeRef(fresh.nodes[i].name));
+      if (node) {
+        fresh.nodes[i].allocatable[demand->resource] =
+            actuator_detail::allocatableOf(*node, demand->resource);
+      }
+    }
+    capacity = allocatableCeiling(*demand, fresh);
+  }
+  std::optional<HpaIntent> started;
+  int raisedTo = 0;
+  auto r = patchWithRetry(
+      *client_, hpaRef(ns, name),
+      [&](const kube::Object& hpa) -> core::Result<std::optional<kube::Object>> {
+        raisedTo = 0;
+        auto intent = decodeHpaIntent(k8s::annotationOf(hpa, k8s::kIntentAnnotation));
+        if (intent && intent->plan != plan) return noChange();  // another plan owns it now
+        started = intent;
+        const int current = hpa["spec"].value("maxReplicas", 0);
+        const int target = std::min(to, capacity);
+        json annotations{{std::string(k8s::kIntentAnnotation), nullptr}};
+        json patch = json::object();
+        HpaStatus status{capacity, "none", "", now};
+        if (target > current) {
+          raisedTo = target;
+          patch["spec"] = {{"maxReplicas", target}};
+          annotations[std::string(k8s::kLastChangeAnnotation)] = core::formatRfc3339(now);
+          if (k8s::annotationOf(hpa, k8s::kOriginalMaxAnnotation).empty()) {
+            annotations[std::string(k8s::kOriginalMaxAnnotation)] = std::to_string(current);
+          }
+          status.lastAction = fmt::format("maxReplicas {} -> {}", current, target);
+          status.reason = fmt::format("plan {}: allocatable holds {} pods", plan, capacity);
+        } else {
+          status.lastAction = "maxReplicas unchanged";
+          status.reason = fmt::format("plan {}: allocatable holds {} pods, not more than {}", plan,
+                                      capacity, current);
+        }
+        annotations[std::string(k8s::kStatusAnnotation)] = encodeHpaStatus(status);
+        if (!intent && raisedTo == 0) return noChange();
+        patch["metadata"] = {{"annotations", annotations}};
+        return std::optional<kube::Object>(patch);
+      });
+  const auto target = EventTarget::hpa(ns, name);
+  if (!r) {
+    report.outcomes.push_back({"maxReplicas", "error"});
+    degraded_.failed("max_replicas", ns + "/" + name,
+                     "raising maxReplicas failed: " + r.status().message());
+    return false;
+  }
+  degraded_.cleared("max_replicas", ns + "/" + name);
+  if (raisedTo > 0) {
+    report.outcomes.push_back({"maxReplicas", "success"});
+    if (started) {
+      report.ceilingToCapacitySeconds.push_back(
+          std::chrono::duration<double>(now - started->started).count());
+    }
+    events_->record(target, false, "MaxReplicasRaised",
+                    fmt::format("plan {}: maxReplicas {} -> {} (planned {}; allocatable holds {} "
+                                "pods)",
+                                plan, from, raisedTo, to, capacity));
+  } else if (r->changed) {
+    report.outcomes.push_back({"maxReplicas", "failed"});
+    events_->record(
+        target, true, "MaxReplicasUnchanged",
+        fmt::format("plan {}: allocatable holds {} pods; maxReplicas stays", plan, capacity));
+  }
+  return raisedTo > 0;
+}
+
+void KubeActuator::lowerMaxReplicas(const partition::SetMaxReplicas& change, TimePoint now,
+                                    ActuationReport& report) {
+  bool lowered = false;
+  auto r = patchWithRetry(
+      *client_, hpaRef(change.ns, change.name),
+      [&](const kube::Object& hpa) -> core::Result<std::optional<kube::Object>> {
+        lowered = false;
+        const int current = hpa["spec"].value("maxReplicas", 0);
+        const int replicas = hpa.contains("status") ? hpa["status"].value("currentReplicas", 0) : 0;
+        const int target = std::max({change.to, replicas, hpa["spec"].value("minReplicas", 1)});
+        if (current != change.from || target >= current) return noChange();  // stale plan
+        lowered = true;
+        json annotations{{std::string(k8s::kLastChangeAnnotation), core::formatRfc3339(now)}};
+        const std::string original = k8s::annotationOf(hpa, k8s::kOriginalMaxAnnotation);
+        if (!original.empty() && std::to_string(target) == original) {
+          annotations[std::string(k8s::kOriginalMaxAnnotation)] = nullptr;
+        }
+        annotations[std::string(k8s::kStatusAnnotation)] = encodeHpaStatus(
+            {target, fmt::format("maxReplicas {} -> {}", current, target), "demand fell", now});
+        return std::optional<kube::Object>(json{{"spec", {{"maxReplicas", target}}},
+                                                {"metadata", {{"annotations", annotations}}}});
+      });
+  if (!r) {
+    report.outcomes.push_back({"maxReplicas", "error"});
+    return;
+  }
+  if (lowered) {
+    report.outcomes.push_back({"maxReplicas", "success"});
+    events_->record(EventTarget::hpa(change.ns, change.name), false, "MaxReplicasLowered",
+                    fmt::format("demand fell: maxReplicas {} -> {}", change.from,
+                                r->object["spec"].value("maxReplicas", 0)));
+  }
+}
+
+}  // namespace gpuscale::reconciler

@@ -1,0 +1,456 @@
+// The node half of KubeActuator: start, advance and finish one node's MIG or time-slicing change.
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <map>
+#include <set>
+
+#include "actuator_internal.h"
+#include "gpuscale/core/rfc3339.h"
+#include "gpuscale/k8s/object_accessors.h"
+#include "gpuscale/k8s/well_known_keys.h"
+#include "gpuscale/partition/config_name.h"
+#include "gpuscale/partition/device_plugin_config.h"
+#include "gpuscale/partition/mig_parted_config.h"
+#include "gpuscale/reconciler/optimistic_write.h"
+#include "gpuscale/reconciler/pod_gpu_use.h"
+
+namespace gpuscale::reconciler {
+namespace {
+
+using actuator_detail::configMapRef;
+using actuator_detail::nodeRef;
+using nlohmann::json;
+
+std::string opTitle(NodeOpKind kind) {
+  return kind == NodeOpKind::kMig ? "MigReconfigure" : "TimeSlicing";
+}
+
+// An earlier config of `node` (by exact ownership, never by name prefix: another node's name may
+// share the prefix), other than the one being written and the one it replaces.
+bool isStale(const std::string& key, const std::string& node, const NodeIntent& intent) {
+  return partition::isOwnedConfigOf(key, node) && key != intent.label && key != intent.previous;
+}
+
+core::Result<std::optional<kube::Object>> noChange() { return std::optional<kube::Object>{}; }
+
+// `node`'s spec.taints with k8s::kReshapeTaint present or absent (others kept as they are), or
+// nullopt when it already is so. The whole list goes in the merge patch (merge patches replace
+// arrays); the read resourceVersion it carries keeps a concurrent taint change from being lost.
+std::optional<json> reshapeTaints(const kube::Object& node, bool present) {
+  static const json kNone = json::array();
+  const json& spec = node.contains("spec") ? node["spec"] : kNone;
+  const json& current = spec.is_object() && spec.contains("taints") && spec["taints"].is_array()
+                            ? spec["taints"]
+                            : kNone;
+  json taints = json::array();
+  bool found = false;
+  for (const auto& t : current) {
+    if (t.is_object() && t.value("key", "") == k8s::kReshapeTaint) {
+      found = true;
+      if (!present) continue;
+    }
+    taints.push_back(t);
+  }
+  if (found == present) return std::nullopt;
+  if (present)
+    taints.push_back({{"key", std::string(k8s::kReshapeTaint)}, {"effect", "NoSchedule"}});
+  return taints;
+}
+
+// Adds to `patch` the removal of k8s::kReshapeTaint from `node`, if it carries it.
+void untaintInto(json& patch, const kube::Object& node) {
+  if (auto taints = reshapeTaints(node, false)) patch["spec"]["taints"] = *taints;
+}
+
+}  // namespace
+
+core::Status KubeActuator::taintForReshape(const std::string& node, const NodeIntent& intent) {
+  auto r = patchWithRetry(
+      *client_, nodeRef(node),
+      [&](const kube::Object& current) -> core::Result<std::optional<kube::Object>> {
+        if (decodeNodeIntent(k8s::annotationOf(current, k8s::kIntentAnnotation)) != intent)
+          return noChange();
+        auto taints = reshapeTaints(current, true);
+        if (!taints) return noChange();
+        return std::optional<kube::Object>(json{{"spec", {{"taints", *taints}}}});
+      });
+  return r ? core::Status() : r.status();
+}
+
+core::Status KubeActuator::writeConfig(const std::string& node, const NodeIntent& intent) {
+  return intent.kind == NodeOpKind::kMig ? writeMigConfig(node, intent)
+                                         : writeDevicePluginConfig(node, intent);
+}
+
+core::Status KubeActuator::writeMigConfig(const std::string& node, const NodeIntent& intent) {
+  auto wanted = partition::parseMigPartedConfig(intent.config);
+  if (!wanted) return wanted.status();
+  // mig-manager reads only the ConfigMap the ClusterPolicy names: the previous config must be
+  // there too, or restoring it after a failure would fail as well.
+  std::optional<std::vector<partition::MigConfigEntry>> previousEntries;
+  if (!intent.previous.empty()) {
+    auto defaults =
+        client_->get(configMapRef(options_.operatorNamespace, options_.defaultMigConfigMap));
+    if (defaults) {
+      auto text = (*defaults)["data"].value("config.yaml", "");
+      if (auto parsed = partition::parseMigPartedConfig(text)) {
+        auto it = parsed->configs.find(intent.previous);
+        if (it != parsed->configs.end()) previousEntries = it->second;
+      }
+    }
+  }
+  auto r = upsertWithRetry(
+      *client_, configMapRef(options_.operatorNamespace, options_.migConfigMap), "v1", "ConfigMap",
+      [&](const kube::Object& cm) -> core::Result<std::optional<kube::Object>> {
+        partition::MigPartedConfig file;
+        std::string text;
+        if (cm.contains("data") && cm["data"].is_object())
+          text = cm["data"].value("config.yaml", "");
+        if (!text.empty()) {
+          auto parsed = partition::parseMigPartedConfig(text);
+          if (!parsed) {
+            return core::Status::invalid("ConfigMap " + options_.migConfigMap +
+                                         " holds a config.yaml mig-parted rejects; not touching "
+                                         "it: " +
+                                         parsed.status().message());
+          }
+          file = std::move(*parsed);
+        }
+        partition::MigPartedConfig before = file;
+        for (const auto& [name, entries] : wanted->configs) file.configs[name] = entries;
+        if (previousEntries && !file.configs.contains(intent.previous)) {
+          file.configs[intent.previous] = *previousEntries;
+        }
+        std::erase_if(file.configs,
+                      [&](const auto& kv) { return isStale(kv.first, node, intent); });
+        if (file == before && !text.empty()) return noChange();
+        return std::optional<kube::Object>(
+            json{{"data", {{"config.yaml", partition::emitMigPartedConfig(file)}}}});
+      });
+  return r ? core::Status() : r.status();
+}
+
+core::Status KubeActuator::writeDevicePluginConfig(const std::string& node,
+                                                   const NodeIntent& intent) {
+  auto r = upsertWithRetry(
+      *client_, configMapRef(options_.operatorNamespace, options_.devicePluginConfigMap), "v1",
+      "ConfigMap", [&](const kube::Object& cm) -> core::Result<std::optional<kube::Object>> {
+        json data = json::object();
+        const json empty = json::object();
+        const json& current = cm.contains("data") && cm["data"].is_object() ? cm["data"] : empty;
+        if (current.value(intent.label, "") != intent.config) data[intent.label] = intent.config;
+        for (const auto& [key, value] : current.items()) {
+          if (isStale(key, node, intent)) data[key] = nullptr;
+        }
+        if (data.empty()) return noChange();
+        return std::optional<kube::Object>(json{{"data", data}});
+      });
+  return r ? core::Status() : r.status();
+}
+
+core::Result<std::string> KubeActuator::podInTheWay(const std::string& node,
+                                                    const std::vector<int>& gpus, TimePoint now) {
+  kube::ListOptions options;
+  options.fieldSelector = "spec.nodeName=" + node;
+  auto pods = client_->list(kube::ResourceRef::collection("", "v1", "pods"), options);
+  if (!pods) return pods.status();
+  std::map<std::string, std::string> users;  // namespace/name -> what makes it a GPU user
+  for (const auto& pod : pods->items) {
+    auto use = gpuUseOf(pod);
+    if (use.empty()) continue;
+    users[pod["metadata"].value("namespace", "") + "/" + pod["metadata"].value("name", "")] =
+        std::move(use);
+  }
+  if (users.empty()) return std::string();
+  std::set<std::string> gpuPods;
+  for (const auto& [pod, _] : users) gpuPods.insert(pod);
+  const auto& [first, use] = *users.begin();
+  auto occupancy = gpuPods_->occupancy(node, gpuPods, now);
+  if (!occupancy) return fmt::format("{} ({})", first, use);  // no per-GPU mapping: node busy
+  for (int g : gpus) {
+    if (!occupancy->idle(g)) {
+      return fmt::format("{} (GPU {} {})", first, g,
+                         occupancy->reported.contains(g) ? "holds a pod" : "not reported");
+    }
+  }
+  return std::string();
+}
+
+bool KubeActuator::startNode(const NodeWork& work, const std::string& plan, TimePoint now,
+                             ActuationReport& report) {
+  NodeIntent intent = work.intent;
+  intent.plan = plan;
+  intent.started = now;
+  const auto target = EventTarget::node(work.node);
+  if (intent.kind == NodeOpKind::kMig) {
+    auto busy = podInTheWay(work.node, intent.gpus, now);
+    if (!busy || !busy->empty()) {
+      std::string why = busy ? "pod " + *busy + " runs there" : busy.status().message();
+      events_->record(target, true, "ReshapeSkipped", "not reshaping MIG on this node: " + why);
+      report.outcomes.push_back({"mig", "aborted"});
+      return false;
+    }
+  }
+  bool written = false;
+  auto r = patchWithRetry(
+      *client_, nodeRef(work.node),
+      [&](const kube::Object& node) -> core::Result<std::optional<kube::Object>> {
+        written = false;
+        if (!k8s::annotationOf(node, k8s::kIntentAnnotation).empty())
+          return noChange();  // already in flight
+        const std::string state = k8s::labelOf(node, k8s::kMigConfigStateLabel);
+        if (state == "pending" || state == "failed" || state == "rebooting") return noChange();
+        intent.previous = k8s::labelOf(node, intent.labelKey());
+        if (intent.previous == intent.label) return noChange();
+        written = true;
+        return std::optional<kube::Object>(
+            json{{"metadata",
+                  {{"annotations",
+                    {{std::string(k8s::kIntentAnnotation), encodeNodeIntent(intent)}}}}}});
+      });
+  if (!r) {
+    degraded_.failed("node_intent", work.node, "could not record intent: " + r.status().message());
+    return false;
+  }
+  degraded_.cleared("node_intent", work.node);
+  if (!written) return false;
+  startedNodes_.insert(work.node);
+  report.outcomes.push_back({std::string(nodeOpKindName(intent.kind)), "started"});
+  std::string what =
+      intent.kind == NodeOpKind::kMig
+          ? fmt::format("MIG config {} -> {}", intent.previous, intent.label)
+          : fmt::format("device-plugin config {} -> {}", intent.previous, intent.label);
+  events_->record(
+      target, false, opTitle(intent.kind) + "Planned",
+      fmt::format("plan {}: {}; expecting allocatable {}", plan, what, json(intent.expect).dump()));
+  return advanceNode(work.node, now, report);
+}
+
+bool KubeActuator::advanceNode(const std::string& name, TimePoint now, ActuationReport& report) {
+  auto node = client_->get(nodeRef(name));
+  if (!node) {
+    if (k8s::isNotFound(node.status())) startedNodes_.erase(name);
+    return !k8s::isNotFound(node.status());
+  }
+  auto intent = decodeNodeIntent(k8s::annotationOf(*node, k8s::kIntentAnnotation));
+  if (!intent) {
+    startedNodes_.erase(name);
+    return false;
+  }
+  const auto target = EventTarget::node(name, (*node)["metadata"].value("uid", ""));
+  if (intent->phase == NodeOpPhase::kPrepared) {
+    if (now - intent->started > options_.allocatableTimeout) {
+      finishNode(name, *intent, "failed", "could not prepare the change in time", false, true, now,
+                 report);
+      return false;
+    }
+    if (auto s = writeConfig(name, *intent); !s.ok()) {
+      degraded_.failed("partition_config", name,
+                       "writing config " + intent->label + " failed: " + s.message());
+      return true;
+    }
+    degraded_.cleared("partition_config", name);
+    if (intent->kind == NodeOpKind::kMig) {
+      // New pods are kept off the node first, so the check below stays true until mig-manager
+      // runs; a pod may have started since the plan was made.
+      if (auto s = taintForReshape(name, *intent); !s.ok()) {
+        degraded_.failed("reshape_taint", name, "tainting the node failed: " + s.message());
+        return true;
+      }
+      degraded_.cleared("reshape_taint", name);
+      auto busy = podInTheWay(name, intent->gpus, now);
+      if (!busy) return true;
+      if (!busy->empty()) {
+        finishNode(name, *intent, "aborted",
+                   "pod " + *busy + " started on the node before the reshape; nothing changed",
+                   false, false, now, report);
+        return false;
+      }
+    }
+    NodeIntent applied = *intent;
+    applied.phase = NodeOpPhase::kApplied;
+    applied.applied = now;
+    auto r = patchWithRetry(
+        *client_, nodeRef(name),
+        [&](const kube::Object& current) -> core::Result<std::optional<kube::Object>> {
+          if (decodeNodeIntent(k8s::annotationOf(current, k8s::kIntentAnnotation)) != intent)
+            return noChange();
+          return std::optional<kube::Object>(
+              json{{"metadata",
+                    {{"labels", {{std::string(intent->labelKey()), intent->label}}},
+                     {"annotations",
+                      {{std::string(k8s::kIntentAnnotation), encodeNodeIntent(applied)}}}}}});
+        });
+    if (!r) {
+      degraded_.failed(
+          "label_flip", name,
+          fmt::format("flipping {} failed: {}", intent->labelKey(), r.status().message()));
+      return true;
+    }
+    degraded_.cleared("label_flip", name);
+    if (r->changed) {
+      events_->record(target, false, opTitle(intent->kind) + "Started",
+                      fmt::format("plan {}: {}={} set; waiting for the GPU Operator", intent->plan,
+                                  intent->labelKey(), intent->label));
+    }
+    return true;
+  }
+  // Applied: wait for the operator's answer.
+  if (k8s::labelOf(*node, intent->labelKey()) != intent->label) {
+    finishNode(name, *intent, "superseded",
+               fmt::format("{} was changed by someone else to \"{}\"", intent->labelKey(),
+                           k8s::labelOf(*node, intent->labelKey())),
+               false, false, now, report);
+    return false;
+  }
+  const auto since = now - intent->applied.value_or(intent->started);
+  const bool allocatableReady = actuator_detail::allocatableMatches(*node, intent->expect);
+  if (intent->kind == NodeOpKind::kMig) {
+    const std::string state = k8s::labelOf(*node, k8s::kMigConfigStateLabel);
+    if (state == "failed") {
+      finishNode(
+          name, *intent, "failed",
+          "mig-manager reported failed; previous config \"" + intent->previous + "\" restored",
+          true, true, now, report);
+      return false;
+    }
+    if (state == "success" && allocatableReady && intent->then) {
+      return continueWithTimeSlicing(name, *intent, now, report);
+    }
+    if (state == "success" && allocatableReady) {
+      finishNode(name, *intent, "success",
+                 fmt::format("MIG config {} applied and allocatable shows {}", intent->label,
+                             json(intent->expect).dump()),
+                 false, false, now, report);
+      return false;
+    }
+    if (since > options_.migTimeout) {
+      const bool applied = state == "success";
+      finishNode(name, *intent, "timeout",
+                 applied ? "MIG config applied but allocatable never showed the new resources"
+                         : "mig-manager did not answer in time (state \"" + state +
+                               "\"); previous config \"" + intent->previous + "\" restored",
+                 !applied, true, now, report);
+      return false;
+    }
+    return true;
+  }
+  if (allocatableReady) {
+    finishNode(name, *intent, "success",
+               fmt::format("device-plugin config {} active; allocatable shows {}", intent->label,
+                           json(intent->expect).dump()),
+               false, false, now, report);
+    return false;
+  }
+  if (since > options_.allocatableTimeout) {
+    finishNode(name, *intent, "timeout",
+               "allocatable never showed the new replicas; previous device-plugin config "
+               "restored",
+               true, true, now, report);
+    return false;
+  }
+  return true;
+}
+
+bool KubeActuator::continueWithTimeSlicing(const std::string& name, const NodeIntent& mig,
+                                           TimePoint now, ActuationReport& report) {
+  NodeIntent next;
+  next.plan = mig.plan;
+  next.kind = NodeOpKind::kTimeSlicing;
+  next.label = mig.then->label;
+  next.config = mig.then->config;
+  next.expect = mig.then->expect;
+  next.started = now;
+  auto r = patchWithRetry(
+      *client_, nodeRef(name),
+      [&](const kube::Object& current) -> core::Result<std::optional<kube::Object>> {
+        if (decodeNodeIntent(k8s::annotationOf(current, k8s::kIntentAnnotation)) != mig)
+          return noChange();
+        next.previous = k8s::labelOf(current, k8s::kDevicePluginConfigLabel);
+        json patch{
+            {"metadata",
+             {{"annotations", {{std::string(k8s::kIntentAnnotation), encodeNodeIntent(next)}}}}}};
+        untaintInto(patch, current);  // the MIG step is over; time-slicing destroys no pod
+        return std::optional<kube::Object>(patch);
+      });
+  if (!r) {
+    degraded_.failed("node_intent", name,
+                     "could not record the time-slicing step: " + r.status().message());
+    return true;
+  }
+  degraded_.cleared("node_intent", name);
+  if (!r->changed) return true;  // someone moved the intent on: the next pass reads it
+  report.outcomes.push_back({"mig", "success"});
+  const auto target = EventTarget::node(name, r->object["metadata"].value("uid", ""));
+  events_->record(target, false, "MigReconfigureSucceeded",
+                  fmt::format("plan {}: MIG config {} applied and allocatable shows {}; "
+                              "time-slicing {} -> {} follows",
+                              mig.plan, mig.label, json(mig.expect).dump(),
+                              next.previous.empty() ? "(none)" : next.previous, next.label));
+  events_->record(target, false, "TimeSlicingPlanned",
+                  fmt::format("plan {}: device-plugin config {} -> {}; expecting allocatable {}",
+                              mig.plan, next.previous, next.label, json(next.expect).dump()));
+  return advanceNode(name, now, report);
+}
+
+void KubeActuator::finishNode(const std::string& name, const NodeIntent& intent,
+                              const std::string& result, const std::string& message, bool revert,
+                              bool backoff, TimePoint now, ActuationReport& report) {
+  NodeOutcome outcome{intent.plan, intent.kind, result, message, now};
+  std::vector<std::string> repaired;
+  auto r = patchWithRetry(
+      *client_, nodeRef(name),
+      [&](const kube::Object& current) -> core::Result<std::optional<kube::Object>> {
+        repaired.clear();
+        auto ours = decodeNodeIntent(k8s::annotationOf(current, k8s::kIntentAnnotation));
+        if (!ours || ours->plan != intent.plan) return noChange();
+        json labels = json::object();
+        if (revert && k8s::labelOf(current, intent.labelKey()) == intent.label) {
+          labels[std::string(intent.labelKey())] =
+              intent.previous.empty() ? json(nullptr) : json(intent.previous);
+        }
+        if (intent.kind == NodeOpKind::kMig && result != "success") {
+          const json& all = current["metadata"].value("labels", json::object());
+          for (const auto& [key, value] : all.items()) {
+            if (key.rfind(k8s::kDeployLabelPrefix, 0) == 0 && value == kPausedForMigChange &&
+                k8s::labelOf(current, k8s::kMigConfigStateLabel) != "pending") {
+              labels[key] = "true";
+              repaired.push_back(key);
+            }
+          }
+        }
+        json annotations{{std::string(k8s::kIntentAnnotation), nullptr},
+                         {std::string(k8s::kOutcomeAnnotation), encodeNodeOutcome(outcome)}};
+        if (backoff) {
+          annotations[std::string(k8s::kBackoffAnnotation)] =
+              core::formatRfc3339(now + options_.failureBackoff);
+        }
+        json patch{{"metadata", {{"annotations", annotations}}}};
+        if (!labels.empty()) patch["metadata"]["labels"] = labels;
+        untaintInto(patch, current);
+        return std::optional<kube::Object>(patch);
+      });
+  if (!r) {
+    degraded_.failed("node_outcome", name,
+                     fmt::format("recording outcome {} failed: {}", result, r.status().message()));
+    return;
+  }
+  degraded_.cleared("node_outcome", name);
+  startedNodes_.erase(name);
+  report.outcomes.push_back({std::string(nodeOpKindName(intent.kind)), result});
+  const auto target = EventTarget::node(name, r->object["metadata"].value("uid", ""));
+  const bool ok = result == "success";
+  std::string reason = opTitle(intent.kind) + (ok ? "Succeeded" : "Failed");
+  if (result == "timeout") reason = opTitle(intent.kind) + "TimedOut";
+  if (result == "aborted") reason = opTitle(intent.kind) + "Aborted";
+  events_->record(target, !ok, reason, fmt::format("plan {}: {}", intent.plan, message));
+  if (!repaired.empty()) {
+    events_->record(target, true, "OperandsUnpaused",
+                    fmt::format("operand labels left paused after the failed MIG change set back "
+                                "to \"true\": {}",
+                                fmt::join(repaired, ", ")));
+  }
+}
+
+}  // namespace gpuscale::reconciler

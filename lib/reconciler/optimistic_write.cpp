@@ -1,0 +1,56 @@
+#include "gpuscale/reconciler/optimistic_write.h"
+
+#include <string>
+
+namespace gpuscale::reconciler {
+namespace {
+
+core::Result<WriteResult> writeLoop(kube::KubeClient& client, const kube::ResourceRef& ref,
+                                    const ChangeFn& change, int attempts,
+                                    const kube::Object* skeleton) {
+  WriteResult out;
+  for (int attempt = 0; attempt < std::max(1, attempts); ++attempt) {
+    auto current = client.get(ref);
+    if (!current && k8s::isNotFound(current.status()) && skeleton != nullptr) {
+      auto patch = change(*skeleton);
+      if (!patch) return patch.status();
+      kube::Object created = *skeleton;
+      if (*patch) created.merge_patch(**patch);
+      auto r = client.create(ref.named(""), created);
+      if (r) return WriteResult{*r, true, out.conflicts};
+      if (!k8s::isConflict(r.status())) return r.status();
+      ++out.conflicts;  // created by someone else meanwhile: read it and patch
+      continue;
+    }
+    if (!current) return current.status();
+    auto patch = change(*current);
+    if (!patch) return patch.status();
+    if (!*patch) return WriteResult{*current, false, out.conflicts};
+    kube::Object body = **patch;
+    body["metadata"]["resourceVersion"] = (*current)["metadata"].value("resourceVersion", "");
+    auto r = client.patch(ref, kube::PatchType::kMerge, body);
+    if (r) return WriteResult{*r, true, out.conflicts};
+    if (!k8s::isConflict(r.status())) return r.status();
+    ++out.conflicts;
+  }
+  return core::Status(409, "Conflict",
+                      "gave up after " + std::to_string(out.conflicts) + " conflicting writes");
+}
+
+}  // namespace
+
+core::Result<WriteResult> patchWithRetry(kube::KubeClient& client, const kube::ResourceRef& ref,
+                                         const ChangeFn& change, int attempts) {
+  return writeLoop(client, ref, change, attempts, nullptr);
+}
+
+core::Result<WriteResult> upsertWithRetry(kube::KubeClient& client, const kube::ResourceRef& ref,
+                                          std::string_view apiVersion, std::string_view kind,
+                                          const ChangeFn& change, int attempts) {
+  kube::Object skeleton{{"apiVersion", apiVersion},
+                        {"kind", kind},
+                        {"metadata", {{"name", ref.name}, {"namespace", ref.namespaceName}}}};
+  return writeLoop(client, ref, change, attempts, &skeleton);
+}
+
+}  // namespace gpuscale::reconciler

@@ -1,0 +1,168 @@
+#include "gpuscale/reconciler/retried_writes.h"
+
+#include <fmt/format.h>
+
+namespace gpuscale::reconciler {
+namespace {
+
+// The write in progress on this thread, while RetryNotingClient waits for it:
+// ThrottleNotingObserver adds the 429s the client's retry loop met.
+struct WriteInProgress {
+  int throttled = 0;
+};
+thread_local WriteInProgress* tWrite = nullptr;
+
+constexpr const char* kConflict = "WriteConflictRetried";
+constexpr const char* kThrottled = "ThrottledRetried";
+
+std::optional<EventTarget> targetOf(const std::string& resource, const std::string& ns,
+                                    const std::string& name) {
+  if (resource == "nodes") return EventTarget::node(name);
+  if (resource == "horizontalpodautoscalers") return EventTarget::hpa(ns, name);
+  if (resource == "configmaps") return EventTarget{"ConfigMap", "v1", ns, name, ""};
+  return std::nullopt;
+}
+
+std::string messageFor(const std::string& reason, const EventTarget& target) {
+  if (reason == kConflict) {
+    return fmt::format(
+        "a write to this {} met a conflicting write (409 Conflict); gpuscale re-read it and "
+        "applied its change to the new version",
+        target.kind);
+  }
+  return fmt::format(
+      "kube-apiserver throttled writes to this {} (429 TooManyRequests); gpuscale waited as told "
+      "(Retry-After) and sent them again",
+      target.kind);
+}
+
+}  // namespace
+
+RetriedWrites::RetriedWrites(std::shared_ptr<ReconcilerMetrics> metrics)
+    : metrics_(std::move(metrics)) {}
+
+void RetriedWrites::conflict(const kube::ResourceRef& ref, int times) {
+  note(ref, kConflict, times);
+}
+
+void RetriedWrites::throttled(const kube::ResourceRef& ref, int times) {
+  note(ref, kThrottled, times);
+}
+
+void RetriedWrites::note(const kube::ResourceRef& ref, const char* reason, int times) {
+  if (times <= 0) return;
+  if (metrics_) {
+    for (int i = 0; i < times; ++i) {
+      metrics_->writeRetried(ref.resource, reason == kConflict ? "conflict" : "throttled");
+    }
+  }
+  std::lock_guard lock(mu_);
+  pending_[{ref.resource, ref.namespaceName, ref.name, reason}] += times;
+}
+
+void RetriedWrites::flush(EventRecorder& events) {
+  decltype(pending_) due;
+  {
+    std::lock_guard lock(mu_);
+    due.swap(pending_);
+  }
+  for (const auto& [key, times] : due) {
+    const auto& [resource, ns, name, reason] = key;
+    auto target = targetOf(resource, ns, name);
+    if (!target) continue;
+    if (!events.recordRepeated(*target, true, reason, messageFor(reason, *target), times)) {
+      std::lock_guard lock(mu_);
+      pending_[key] += times;
+    }
+  }
+}
+
+RetryNotingClient::RetryNotingClient(std::shared_ptr<kube::KubeClient> inner,
+                                     std::shared_ptr<RetriedWrites> retried)
+    : inner_(std::move(inner)), retried_(std::move(retried)) {}
+
+template <typename Write>
+core::Result<kube::Object> RetryNotingClient::noting(const kube::ResourceRef& ref, Write write) {
+  WriteInProgress progress;
+  WriteInProgress* outer = tWrite;
+  tWrite = &progress;
+  auto r = write();
+  tWrite = outer;
+  // The last 429 was not retried when the client gave up on it.
+  const bool gaveUp = !r && k8s::isTooManyRequests(r.status());
+  retried_->throttled(ref, progress.throttled - (gaveUp ? 1 : 0));
+  if (!r && k8s::isConflict(r.status())) retried_->conflict(ref);
+  return r;
+}
+
+core::Result<kube::Object> RetryNotingClient::get(const kube::ResourceRef& ref) {
+  return inner_->get(ref);
+}
+
+core::Result<kube::ObjectList> RetryNotingClient::list(const kube::ResourceRef& ref,
+                                                       const kube::ListOptions& options) {
+  return inner_->list(ref, options);
+}
+
+core::Status RetryNotingClient::watch(const kube::ResourceRef& ref,
+                                      const kube::WatchOptions& options,
+                                      const kube::WatchHandler& handler, std::stop_token stop) {
+  return inner_->watch(ref, options, handler, stop);
+}
+
+core::Result<kube::Object> RetryNotingClient::create(const kube::ResourceRef& ref,
+                                                     const kube::Object& object) {
+  std::string name = ref.name;
+  if (name.empty() && object.contains("metadata") && object["metadata"].is_object()) {
+    name = object["metadata"].value("name", "");
+  }
+  return noting(ref.named(name), [&] { return inner_->create(ref, object); });
+}
+
+core::Result<kube::Object> RetryNotingClient::update(const kube::ResourceRef& ref,
+                                                     const kube::Object& object) {
+  return noting(ref, [&] { return inner_->update(ref, object); });
+}
+
+core::Result<kube::Object> RetryNotingClient::patch(const kube::ResourceRef& ref,
+                                                    kube::PatchType type,
+                                                    const kube::Object& patch) {
+  return noting(ref, [&] { return inner_->patch(ref, type, patch); });
+}
+
+core::Status RetryNotingClient::remove(const kube::ResourceRef& ref) { return inner_->remove(ref); }
+
+core::Result<kube::Object> RetryNotingClient::getPath(std::string_view path) {
+  return inner_->getPath(path);
+}
+
+std::shared_ptr<kube::ClientObserver> RetryNotingClient::observer() const {
+  return inner_->observer();
+}
+
+ThrottleNotingObserver::ThrottleNotingObserver(std::shared_ptr<kube::ClientObserver> inner)
+    : inner_(std::move(inner)) {}
+
+void ThrottleNotingObserver::requestDone(std::string_view verb, std::string_view resource, int code,
+                                         Seconds latency) {
+  if (code == 429 && tWrite != nullptr) ++tWrite->throttled;
+  if (inner_) inner_->requestDone(verb, resource, code, latency);
+}
+
+void ThrottleNotingObserver::rateLimiterWaited(Seconds wait) {
+  if (inner_) inner_->rateLimiterWaited(wait);
+}
+
+void ThrottleNotingObserver::watchStarted(std::string_view resource) {
+  if (inner_) inner_->watchStarted(resource);
+}
+
+void ThrottleNotingObserver::relistedAfterGone(std::string_view resource) {
+  if (inner_) inner_->relistedAfterGone(resource);
+}
+
+void ThrottleNotingObserver::informerListed(std::string_view resource) {
+  if (inner_) inner_->informerListed(resource);
+}
+
+}  // namespace gpuscale::reconciler
