@@ -1,10 +1,10 @@
 #include "gpuscale/partition/device_plugin_config.h"
-#include "gpuscale/core/yaml_input.h"
 
 #include <algorithm>
 
 #include <yaml-cpp/yaml.h>
 
+#include "gpuscale/core/yaml_input.h"
 
 namespace gpuscale::partition {
 namespace {
@@ -53,14 +53,16 @@ DevicePluginConfig parseRoot(std::string_view text) {
     const auto key = kv.first.as<std::string>();
     if (key == "version") {
       sawVersion = true;
-      if (core::yamlAs<std::string>(kv.second, key) != "v1") core::yamlFail(kv.second, "version must be v1");
+      if (core::yamlAs<std::string>(kv.second, key) != "v1")
+        core::yamlFail(kv.second, "version must be v1");
     } else if (key == "flags") {
       if (!kv.second.IsMap()) core::yamlFail(kv.second, "flags must be a mapping");
       for (const auto& flag : kv.second) {
         const auto name = flag.first.as<std::string>();
         if (name == "migStrategy") {
           c.migStrategy = parseMigStrategy(core::yamlAs<std::string>(flag.second, name));
-          if (!c.migStrategy) core::yamlFail(flag.second, "migStrategy must be none, single or mixed");
+          if (!c.migStrategy)
+            core::yamlFail(flag.second, "migStrategy must be none, single or mixed");
         } else {
           c.otherFlags.emplace_back(name, YAML::Dump(flag.second));
         }
@@ -77,7 +79,8 @@ DevicePluginConfig parseRoot(std::string_view text) {
           core::yamlFail(mode.first, "unexpected field \"" + name + "\" in sharing");
         }
       }
-      if (c.timeSlicing && c.mps) core::yamlFail(kv.second, "timeSlicing and mps are mutually exclusive");
+      if (c.timeSlicing && c.mps)
+        core::yamlFail(kv.second, "timeSlicing and mps are mutually exclusive");
     } else {
       c.otherFields.emplace_back(key, YAML::Dump(kv.second));
     }
@@ -130,7 +133,8 @@ int SharingConfig::replicasFor(std::string_view resource) const {
 }
 
 core::Result<DevicePluginConfig> parseDevicePluginConfig(std::string_view yaml) {
-  return core::guardYaml<DevicePluginConfig>("device-plugin config", [&] { return parseRoot(yaml); });
+  return core::guardYaml<DevicePluginConfig>("device-plugin config",
+                                             [&] { return parseRoot(yaml); });
 }
 
 std::string emitDevicePluginConfig(const DevicePluginConfig& c) {

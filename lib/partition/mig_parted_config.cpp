@@ -1,10 +1,10 @@
 #include "gpuscale/partition/mig_parted_config.h"
-#include "gpuscale/core/yaml_input.h"
 
 #include <algorithm>
 
 #include <yaml-cpp/yaml.h>
 
+#include "gpuscale/core/yaml_input.h"
 
 namespace gpuscale::partition {
 namespace {

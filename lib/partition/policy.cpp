@@ -1,12 +1,12 @@
 #include "gpuscale/partition/policy.h"
-#include "gpuscale/core/yaml_input.h"
-#include "gpuscale/k8s/well_known_keys.h"
 
 #include <algorithm>
 #include <cmath>
 
 #include <yaml-cpp/yaml.h>
 
+#include "gpuscale/core/yaml_input.h"
+#include "gpuscale/k8s/well_known_keys.h"
 #include "quantity.h"
 
 namespace gpuscale::partition {

@@ -33,7 +33,6 @@
 
 namespace gpuscale::partition {
 
-
 enum class Lever { kMigReshape, kTimeSlicing };
 std::string_view leverName(Lever lever);  // "migReshape" | "timeSlicing"
 

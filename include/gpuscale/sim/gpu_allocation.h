@@ -21,7 +21,6 @@
 
 namespace gpuscale::sim {
 
-
 struct PodGpuClaim {
   std::string uid;
   ResourceCounts requests;       // nvidia.com/* per pod
