@@ -86,16 +86,7 @@ double gauge(const std::string& exposition, const std::string& name) {
 
 // curl with a long limit: slow requests must outlive every step of the test.
 std::future<HttpReply> slowRequest(const std::string& url) {
-  return std::async(std::launch::async, [url] {
-    auto r = runProcess(
-        {"curl", "-sk", "-m", "240", "-A", "gpuscale-integration-test", "-w", "%{http_code}", url});
-    HttpReply reply;
-    if (r.out.size() >= 3) {
-      reply.code = std::atoi(r.out.substr(r.out.size() - 3).c_str());
-      reply.body = r.out.substr(0, r.out.size() - 3);
-    }
-    return reply;
-  });
+  return std::async(std::launch::async, [url] { return curl(url, 240); });
 }
 
 class AdapterOverloadTest : public ::testing::Test {

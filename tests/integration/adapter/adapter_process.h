@@ -40,10 +40,11 @@ struct HttpReply {
 };
 
 // curl -k: the second client (and the one that shows status codes and exact bodies). Its user agent
-// is not curl's, which would make the server pretty-print as Kubernetes does for curl.
-inline HttpReply curl(const std::string& url) {
-  ProcessResult r = runProcess(
-      {"curl", "-sk", "-m", "20", "-A", "gpuscale-integration-test", "-w", "%{http_code}", url});
+// is not curl's, which would make the server pretty-print as Kubernetes does for curl. The whole
+// exchange is limited to `maxSeconds`.
+inline HttpReply curl(const std::string& url, int maxSeconds = 20) {
+  ProcessResult r = runProcess({"curl", "-sk", "-m", std::to_string(maxSeconds), "-A",
+                                "gpuscale-integration-test", "-w", "%{http_code}", url});
   HttpReply reply;
   if (r.out.size() >= 3) {
     reply.code = std::atoi(r.out.substr(r.out.size() - 3).c_str());
