@@ -1,0 +1,32 @@
+#include "gpuscale/core/signals.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+
+namespace gpuscale::core {
+namespace {
+
+TEST(StopSignalsTest, AWaitedSignalStaysPendingUntilWaitTakesIt) {
+  const StopSignals signals({SIGUSR1});
+  ASSERT_EQ(raise(SIGUSR1), 0);  // blocked: no handler runs, the process is not stopped
+  EXPECT_EQ(signals.wait(), SIGUSR1);
+}
+
+TEST(StopSignalsTest, StopEarlyEndsTheWaitWithoutASignal) {
+  const StopSignals signals({SIGUSR2});
+  std::atomic<bool> done{false};
+  std::thread setter([&] { done = true; });
+  EXPECT_EQ(signals.wait([&] { return done.load(); }), 0);
+  setter.join();
+}
+
+TEST(StopSignalsTest, ASignalEndsAWaitThatCouldAlsoStopEarly) {
+  const StopSignals signals({SIGUSR1});
+  ASSERT_EQ(raise(SIGUSR1), 0);
+  EXPECT_EQ(signals.wait([] { return false; }), SIGUSR1);
+}
+
+}  // namespace
+}  // namespace gpuscale::core
