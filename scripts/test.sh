@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The test command: installs what is needed, builds with warnings as errors, runs every test with ctest,
-# then runs the unit tests again under AddressSanitizer + UndefinedBehaviorSanitizer and the fuzzers briefly.
+# then runs the unit tests and a short soak of the adapter again under AddressSanitizer +
+# UndefinedBehaviorSanitizer, and the fuzzers briefly.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=${GPUSCALE_JOBS:-$(nproc)}
@@ -22,12 +23,12 @@ cmake --build build -j "$jobs"
 echo "== tests"
 ctest --test-dir build --output-on-failure -j "$jobs"
 
-echo "== unit tests under ASan+UBSan"
+echo "== unit tests and a short adapter soak under ASan+UBSan"
 cmake -S . -B build-asan -G Ninja "${launcher[@]}" -DGPUSCALE_WERROR=ON -DGPUSCALE_SANITIZE=ON -DGPUSCALE_UNIT_ONLY=ON \
   -DCMAKE_BUILD_TYPE=Debug >/dev/null
 cmake --build build-asan -j "$jobs"
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS="print_stacktrace=1:suppressions=$PWD/tests/ubsan.supp" \
-  ctest --test-dir build-asan --output-on-failure -j "$jobs" -L unit
+  ctest --test-dir build-asan --output-on-failure -j "$jobs" -L 'unit|soak'
 
 echo "== fuzzers (short run)"
 CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja "${launcher[@]}" -DGPUSCALE_FUZZ=ON \

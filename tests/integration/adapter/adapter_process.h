@@ -178,15 +178,18 @@ class AdapterProcess {
                        "--token=" + token, "get", "--raw", path});
   }
   bool running() { return process_ && process_->running(); }
+  pid_t pid() const { return process_ ? process_->pid() : -1; }
   void signal(int signo) {
     if (process_) process_->signal(signo);
   }
-  std::string log() const { return process_ ? process_->log() : ""; }
+  // The log so far (after stop(), the whole log of the stopped process).
+  std::string log() const { return process_ ? process_->log() : stoppedLog_; }
   // SIGTERM; the exit code (nullopt when it did not exit in time).
   std::optional<int> stop() {
     if (!process_) return std::nullopt;
     process_->signal(SIGTERM);
     auto code = process_->wait(std::chrono::seconds(20));
+    stoppedLog_ = process_->log();
     process_.reset();
     return code;
   }
@@ -195,6 +198,7 @@ class AdapterProcess {
   gpuscale::testing::TempDir dir_;
   uint16_t port_ = 0;
   std::unique_ptr<BackgroundProcess> process_;
+  std::string stoppedLog_;
 };
 
 // What a suite against a real Prometheus shares: the exporter, Prometheus scraping it, and the
