@@ -4,13 +4,19 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# What building the programs needs (GPUSCALE_SETUP=build: the image build stage stops here).
 packages=(
-  build-essential cmake ninja-build pkg-config ccache git curl ca-certificates openssl
+  build-essential cmake ninja-build pkg-config ca-certificates
   libboost-dev libboost-system-dev libssl-dev libcpprest-dev prometheus-cpp-dev nlohmann-json3-dev
-  libyaml-cpp-dev libfmt-dev libspdlog-dev libre2-dev libgtest-dev libgmock-dev libbenchmark-dev
-  clang clang-format libclang-rt-14-dev
-  prometheus hey wrk python3 python3-kubernetes
+  libyaml-cpp-dev libfmt-dev libspdlog-dev libre2-dev libgtest-dev libgmock-dev
 )
+# What the tests, benchmarks, sanitizer and fuzz passes, the demo and the image builds need.
+if [ "${GPUSCALE_SETUP:-all}" != build ]; then
+  packages+=(
+    ccache git curl openssl libbenchmark-dev clang clang-format libclang-rt-14-dev
+    prometheus hey wrk python3 python3-kubernetes buildah mmdebstrap
+  )
+fi
 
 missing=()
 for p in "${packages[@]}"; do

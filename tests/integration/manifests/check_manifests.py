@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Checks the rendered adapter manifests and the Dockerfile against what an install needs of them."""
+"""Checks the rendered adapter manifests against what an install needs of them (the Dockerfile has
+its own check, tests/integration/images)."""
 import sys
 
 import yaml
@@ -134,15 +135,6 @@ for role in all_of("ClusterRole"):
         for rule in role["rules"]:
             reads.update(rule.get("resources", []))
 check(reads == {"pods", "namespaces"}, f"adapter reads exactly pods and namespaces, got {reads}")
-
-# Dockerfile: Debian bookworm, multi-stage, the project's setup script and CMake build.
-docker = open(f"{src}/Dockerfile").read()
-froms = [l for l in docker.splitlines() if l.upper().startswith("FROM ")]
-check(len(froms) >= 2, "multi-stage Dockerfile")
-check(all("bookworm" in l for l in froms), "every stage is Debian bookworm")
-check("scripts/setup.sh" in docker, "Dockerfile uses scripts/setup.sh")
-check("cmake --build" in docker and "gpuscale-adapter" in docker, "Dockerfile builds with CMake")
-check("USER 65532" in docker, "image runs as non-root")
 
 if failures:
     print("manifest check failed:")

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Renders manifests/adapter offline and checks it (check_manifests.py) and the Dockerfile.
+# Renders manifests/adapter offline and checks it (check_manifests.py).
 # Exit 77 (skipped) without kubectl.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)

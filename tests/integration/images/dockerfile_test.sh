@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Checks the Dockerfile offline against the repository and this build tree (check_dockerfile.py);
-# no Docker engine runs here, so the image itself is not built. Exit 77 (skipped) when
+# Checks the Dockerfile offline against the repository and this build tree (check_dockerfile.py).
+# images_test.sh builds and runs the images. Exit 77 (skipped) when
 # gpuscale-adapter has not been built.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
