@@ -15,6 +15,8 @@ if [ "${GPUSCALE_SETUP:-all}" != build ]; then
   packages+=(
     ccache git curl openssl libbenchmark-dev clang clang-format libclang-rt-14-dev
     prometheus hey wrk python3 python3-kubernetes buildah mmdebstrap
+    # the test cluster's real node (tests/cluster/up.sh --real-node)
+    containerd runc containernetworking-plugins iptables iproute2
   )
 fi
 

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Builds the test control plane from the Go module proxy: kube-apiserver, kube-controller-manager,
-# kube-scheduler and kubectl (k8s/), etcd (etcd/) and kwok (kwok/), each from its own wrapper module.
+# kube-scheduler and kubectl (k8s/), etcd (etcd/) and kwok (kwok/), each from its own wrapper module,
+# plus kubelet and kube-proxy of the same Kubernetes version for the optional real node
+# (up.sh --real-node). All are pure Go (CGO_ENABLED=0), so they are static.
 #
 # Idempotent and cached: module and build caches and the binaries live in a per-user cache directory
 # outside the repository; the binaries are keyed by a stamp (hash of the wrapper go.mod/go.sum files,
@@ -77,6 +79,9 @@ build kwok "$out.partial/" "-s -w" "" sigs.k8s.io/kwok/cmd/kwok
 build k8s "$out.partial/" "$kld" "selinux,notest,grpcnotrace" \
   k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
   k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl
+# The node binaries in their own go build so the log's timestamps show what they add.
+build k8s "$out.partial/" "$kld" "selinux,notest,grpcnotrace" \
+  k8s.io/kubernetes/cmd/kubelet k8s.io/kubernetes/cmd/kube-proxy
 
 # The KWOK stage definitions ship in its module zip; keep the ones up.sh uses next to the binaries.
 kwokdir=$(cd "$here/kwok" && "$GO" list -m -f '{{.Dir}}' sigs.k8s.io/kwok)
@@ -89,6 +94,7 @@ cp "$kwokdir"/kustomize/stage/node/fast/node-initialize.yaml \
 chmod -R u+w "$out.partial/kwok-stages"
 
 "$out.partial/kube-apiserver" --version >>"$log"
+"$out.partial/kubelet" --version >>"$log"
 "$out.partial/etcd" --version >>"$log"
 "$out.partial/kwok" --version >>"$log" 2>&1 || true
 touch "$out.partial/.complete"

@@ -2,6 +2,9 @@
 # Stops a control plane started by up.sh DIR (usage: down.sh DIR), in reverse start order: SIGTERM,
 # then SIGKILL after a grace period. Only processes recorded in DIR/run whose command line still
 # mentions DIR are signalled, so a recycled pid is never hit. Safe to run twice; keeps DIR (logs).
+# A real node (up.sh --real-node) goes first: kube-proxy, kubelet, containerd, then whatever is left
+# in its cgroups, its mounts, iptables chains, bridge and the kernel settings the kubelet changed
+# (lib/real-node.sh).
 set -uo pipefail
 
 [ $# -eq 1 ] || {
@@ -35,6 +38,17 @@ stop() { # name
   fi
   rm -f "$pidfile"
 }
+
+if [ -f "$dir/node/state" ]; then
+  here=$(cd "$(dirname "$0")" && pwd)
+  # shellcheck source=lib/real-node.sh
+  source "$here/lib/real-node.sh"
+  stop kube-proxy
+  stop kubelet
+  rn_bin=${GPUSCALE_CLUSTER_BIN:-$here/bin}
+  [ ! -f "$dir/env" ] || rn_bin=$(sed -n "s/^export GPUSCALE_CLUSTER_BIN=//p" "$dir/env")
+  rn_down "$dir" "$rn_bin"
+fi
 
 order=()
 [ -f "$run/order" ] && mapfile -t order <"$run/order"

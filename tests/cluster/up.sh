@@ -3,10 +3,19 @@
 # etcd -> kube-apiserver (RBAC, aggregation, front-proxy PKI) -> kube-controller-manager ->
 # kube-scheduler -> kwok (fake nodes and pod lifecycles). Ports are picked free at run time.
 #
-# Usage: up.sh DIR [--scenario FILE]
+# Usage: up.sh DIR [--scenario FILE] [--real-node [--import IMAGE.tar]...]
 # Writes DIR/kubeconfig (admin), DIR/env (sourceable: ports, paths), DIR/pki, DIR/logs, DIR/run/*.pid
 # and returns once the cluster is ready. Stop it with down.sh DIR (also called here on failure).
 # Binaries come from $GPUSCALE_CLUSTER_BIN (default tests/cluster/bin, made by build.sh).
+#
+# --real-node (root only; see lib/real-node.sh) adds one Node, gpuscale-node-0 (label
+# gpuscale.dev/real-node=true), run by the real kubelet on containerd + runc, with kube-proxy in
+# iptables mode so that Service IPs (also kubernetes.default) work from its pods. kube-apiserver then
+# binds to and advertises the node's bridge address (10.203.0.1) instead of 127.0.0.1, so the
+# kubeconfigs point there. There is no registry: --import loads a docker-archive or OCI archive into
+# the node's containerd (name it exactly in pod specs, with imagePullPolicy Never or IfNotPresent);
+# later imports: ctr --address "$GPUSCALE_CONTAINERD_ADDRESS" -n k8s.io images import FILE.
+# Exits 4 when this machine lacks what a real node needs (the message lists it).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -23,7 +32,7 @@ if [ -z "${GPUSCALE_UP_ATTEMPT:-}" ]; then
   exit 1
 fi
 usage() {
-  echo "usage: $0 DIR [--scenario FILE]" >&2
+  echo "usage: $0 DIR [--scenario FILE] [--real-node [--import IMAGE.tar]...]" >&2
   exit 2
 }
 [ $# -ge 1 ] || usage
@@ -31,8 +40,19 @@ mkdir -p "$1"
 dir=$(cd "$1" && pwd)
 shift
 scenario=
+real_node=
+rn_images=()
 while [ $# -gt 0 ]; do
   case $1 in
+    --real-node)
+      real_node=1
+      shift
+      ;;
+    --import)
+      [ $# -ge 2 ] || usage
+      rn_images+=("$(cd "$(dirname "$2")" && pwd)/$(basename "$2")")
+      shift 2
+      ;;
     --scenario)
       [ $# -ge 2 ] || usage
       scenario=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")
@@ -61,6 +81,15 @@ for f in "$dir"/run/*.pid; do
   fi
 done
 rm -f "$dir"/run/*.pid
+if [ -n "$real_node" ]; then
+  # shellcheck source=lib/real-node.sh
+  source "$here/lib/real-node.sh"
+  missing=$(rn_missing "$bin")
+  if [ -n "$missing" ]; then
+    echo "up: --real-node needs:" $missing >&2
+    exit 4
+  fi
+fi
 
 pki=$dir/pki logs=$dir/logs run=$dir/run
 # A cluster always starts empty: state from an earlier run in DIR is discarded.
@@ -87,21 +116,32 @@ fail() { # message [exit code]
 trap 'fail "interrupted"' INT TERM
 
 # --- free ports: bind them all at once so they are distinct, then release -----------------------
-read -r etcd_port etcd_peer_port kas_port kcm_port sched_port kwok_port < <(
+read -r etcd_port etcd_peer_port kas_port kcm_port sched_port kwok_port \
+  kubelet_port kubelet_healthz_port proxy_healthz_port proxy_metrics_port < <(
   python3 - <<'EOF'
 import socket
 socks = []
-for _ in range(6):
+for _ in range(10):
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
     socks.append(s)
 print(" ".join(str(s.getsockname()[1]) for s in socks))
 EOF
 )
-server=https://127.0.0.1:$kas_port
+kas_address=127.0.0.1
+if [ -n "$real_node" ]; then
+  # Pods reach kube-apiserver through the kubernetes Service, whose endpoint is the advertise
+  # address; it must be an address on the pods' bridge, and kube-apiserver binds only one.
+  kas_address=$rn_gateway
+  rn_network_up
+fi
+server=https://$kas_address:$kas_port
 
 # --- PKI ------------------------------------------------------------------------------------------
-"$here/lib/pki.sh" "$pki" >"$logs/pki.log" 2>&1 || fail "certificate generation failed, see $logs/pki.log"
+pki_node=()
+[ -z "$real_node" ] || pki_node=("$rn_node_name" "$rn_gateway")
+"$here/lib/pki.sh" "$pki" "${pki_node[@]}" >"$logs/pki.log" 2>&1 ||
+  fail "certificate generation failed, see $logs/pki.log"
 
 kubeconfig() { # file user-cert-basename
   cat >"$1" <<EOF
@@ -178,15 +218,24 @@ wait_for etcd "etcd health" curl -sf --max-time 5 "http://127.0.0.1:$etcd_port/h
 # --- kube-apiserver -------------------------------------------------------------------------------
 # A loopback advertise address would be written into the `kubernetes` Endpoints, which rejects
 # loopback IPs; with the endpoint reconciler off nothing writes them, and the apiserver does not
-# need a default route to pick an address.
+# need a default route to pick an address. With a real node, the bridge address is advertised and
+# the reconciler keeps the endpoint; the Node authorizer and NodeRestriction admit the kubelet, and
+# kube-apiserver calls the kubelet (logs, exec) with its own client cert, checking the kubelet's.
+kas_mode=(--endpoint-reconciler-type=none --authorization-mode=RBAC)
+if [ -n "$real_node" ]; then
+  kas_mode=(--authorization-mode=Node,RBAC --enable-admission-plugins=NodeRestriction
+    --kubelet-client-certificate="$pki/apiserver-kubelet-client.crt"
+    --kubelet-client-key="$pki/apiserver-kubelet-client.key"
+    --kubelet-certificate-authority="$pki/ca.crt")
+fi
 start kube-apiserver "$bin/kube-apiserver" \
   --etcd-servers="http://127.0.0.1:$etcd_port" \
-  --bind-address=127.0.0.1 --secure-port="$kas_port" \
-  --advertise-address=127.0.0.1 --endpoint-reconciler-type=none \
+  --bind-address="$kas_address" --secure-port="$kas_port" \
+  --advertise-address="$kas_address" \
   --cert-dir="$pki/kube-apiserver" \
   --tls-cert-file="$pki/apiserver.crt" --tls-private-key-file="$pki/apiserver.key" \
   --client-ca-file="$pki/ca.crt" \
-  --authorization-mode=RBAC \
+  "${kas_mode[@]}" \
   --service-account-issuer=https://kubernetes.default.svc.cluster.local \
   --service-account-key-file="$pki/sa.pub" \
   --service-account-signing-key-file="$pki/sa.key" \
@@ -260,6 +309,14 @@ wait_for kwok "kwok /healthz" curl -sf --max-time 5 "http://127.0.0.1:$kwok_port
 wait_for kube-apiserver "the default namespace" kc get namespace default
 wait_for kube-controller-manager "the default service account" kc -n default get serviceaccount default
 
+# --- the real node --------------------------------------------------------------------------------
+if [ -n "$real_node" ]; then
+  # logs/exec: kube-apiserver's identity towards the kubelet (its authorization is a webhook).
+  kc create clusterrolebinding gpuscale-apiserver-kubelet-client \
+    --clusterrole=system:kubelet-api-admin --user=kube-apiserver-kubelet-client >/dev/null
+  rn_node_up "$kubelet_port" "$kubelet_healthz_port" "$proxy_healthz_port" "$proxy_metrics_port"
+fi
+
 # --- environment for users of the cluster ---------------------------------------------------------
 {
   echo "# Written by tests/cluster/up.sh; source it to talk to this cluster."
@@ -282,7 +339,9 @@ wait_for kube-controller-manager "the default service account" kc -n default get
     "GPUSCALE_KWOK_NODE_ANNOTATION=$node_annotation" \
     "GPUSCALE_KWOK_NODE_ANNOTATION_VALUE=$node_annotation_value" \
     "GPUSCALE_HPA_SYNC_PERIOD=$hpa_sync" \
-    "GPUSCALE_SCENARIO=$scenario"; do
+    "GPUSCALE_SCENARIO=$scenario" \
+    "GPUSCALE_REAL_NODE=${real_node:+$rn_node_name}" \
+    "GPUSCALE_CONTAINERD_ADDRESS=${real_node:+$dir/node/containerd/containerd.sock}"; do
     printf 'export %s=%q\n' "${kv%%=*}" "${kv#*=}"
   done
 } >"$dir/env"
