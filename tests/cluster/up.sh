@@ -226,7 +226,7 @@ if [ -n "$real_node" ]; then
   kas_mode=(--authorization-mode=Node,RBAC --enable-admission-plugins=NodeRestriction
     --kubelet-client-certificate="$pki/apiserver-kubelet-client.crt"
     --kubelet-client-key="$pki/apiserver-kubelet-client.key"
-    --kubelet-certificate-authority="$pki/ca.crt")
+    --kubelet-certificate-authority="$pki/ca.crt" --kubelet-preferred-address-types=InternalIP)
 fi
 start kube-apiserver "$bin/kube-apiserver" \
   --etcd-servers="http://127.0.0.1:$etcd_port" \

@@ -147,6 +147,10 @@ disabled_plugins = ["io.containerd.internal.v1.opt", "io.containerd.snapshotter.
   stream_server_address = "127.0.0.1"
   stream_server_port = "0"
   enable_tls_streaming = false
+  # The kubelet asks for oom_score_adj -998 for sandboxes; lowering it below our own needs
+  # CAP_SYS_RESOURCE in the initial user namespace, which a (privileged) container may not have:
+  # runc then dies with "failed to update /proc/self/oom_score_adj: Permission denied".
+  restrict_oom_score_adj = true
   [plugins."io.containerd.grpc.v1.cri".containerd]
     snapshotter = "overlayfs"
     default_runtime_name = "runc"
@@ -255,10 +259,15 @@ rn_import() { # docker-archive or OCI archive
 # With kubelet and kube-proxy stopped and containerd still running: the network namespaces of the
 # pod sandboxes, to unmount once the containers are gone (the CRI plugin bind-mounts them outside
 # DIR).
+rn_container_ids() { # dir
+  local sock=$1/node/containerd/containerd.sock
+  [ -S "$sock" ] || return 0
+  ctr --address "$sock" -n k8s.io containers ls -q 2>/dev/null || true
+}
+
 rn_sandbox_netns() { # dir
   local sock=$1/node/containerd/containerd.sock id
-  [ -S "$sock" ] || return 0
-  for id in $(ctr --address "$sock" -n k8s.io containers ls -q 2>/dev/null); do
+  for id in $(rn_container_ids "$1"); do
     ctr --address "$sock" -n k8s.io containers info "$id" 2>/dev/null |
       python3 -c '
 import json, sys
@@ -300,38 +309,60 @@ rn_unmount_under() { # dir
 }
 
 rn_iptables_down() { # bin-dir
-  local t c
-  # kube-proxy's own clean-up removes its chains and jumps (iptables and ip6tables, all modes).
+  local ipt t c rule
+  # kube-proxy's own clean-up removes its chains and jumps (all modes)...
   if [ -x "$1/kube-proxy" ]; then
     "$1/kube-proxy" --cleanup --v=0 >/dev/null 2>&1 || true
   fi
-  # Anything KUBE-* left (e.g. canaries), so that a later real node starts clean.
-  for t in filter nat mangle; do
-    for c in $(iptables-save -t "$t" 2>/dev/null | sed -n 's/^:\(KUBE-[^ ]*\) .*/\1/p'); do
-      iptables-save -t "$t" | grep -E "^-A [^ ]+ .*-j $c( |$)" | sed 's/^-A/-D/' |
-        while read -r rule; do
-          # eval: iptables-save quotes arguments (comments) the way a shell would.
-          eval "iptables -t $t $rule" 2>/dev/null || true
-        done
-      iptables -t "$t" -F "$c" 2>/dev/null || true
-      iptables -t "$t" -X "$c" 2>/dev/null || true
+  # ...but not every IPv6 one (canary, firewall): remove whatever KUBE-* chain is left in either
+  # family, so that a later real node starts clean.
+  for ipt in iptables ip6tables; do
+    command -v "$ipt-save" >/dev/null || continue
+    for t in filter nat mangle; do
+      for c in $("$ipt-save" -t "$t" 2>/dev/null | sed -n 's/^:\(KUBE-[^ ]*\) .*/\1/p'); do
+        "$ipt-save" -t "$t" | grep -E -- "^-A [^ ]+ .*-j $c( |$)" | sed 's/^-A/-D/' |
+          while read -r rule; do
+            # eval: iptables-save quotes arguments (comments) the way a shell would.
+            eval "$ipt -t $t $rule" 2>/dev/null || true
+          done
+        "$ipt" -t "$t" -F "$c" 2>/dev/null || true
+      done
+      for c in $("$ipt-save" -t "$t" 2>/dev/null | sed -n 's/^:\(KUBE-[^ ]*\) .*/\1/p'); do
+        "$ipt" -t "$t" -X "$c" 2>/dev/null || true
+      done
     done
   done
 }
 
+# The ttrpc sockets of the shims of containers IDs (containerd 1.6 puts them in
+# /run/containerd/s/, named sha256(<containerd address>/<namespace>/<id>)); a killed shim leaves its
+# socket behind.
+rn_shim_sockets() { # dir ids...
+  local sock=$1/node/containerd/containerd.sock
+  shift
+  python3 - "$sock" "$@" <<'EOF'
+import hashlib, sys
+for i in sys.argv[2:]:
+    print("/run/containerd/s/" + hashlib.sha256(f"{sys.argv[1]}/k8s.io/{i}".encode()).hexdigest())
+EOF
+}
+
 rn_down() { # dir bin-dir; called by down.sh after kubelet and kube-proxy stopped
-  local dir=$1 bin=$2 state=$1/node/state netns=() n k v
+  local dir=$1 bin=$2 state=$1/node/state netns=() shim_sockets=() n k v
   [ -f "$state" ] || return 0
   local rn_bridge="" rn_cgroup="" rn_bridge_made="" rn_made_run_containerd="" rn_made_var_lib_kubelet=""
   # shellcheck disable=SC1090
   source "$state"
   mapfile -t netns < <(rn_sandbox_netns "$dir")
+  # shellcheck disable=SC2046  # one ID a word
+  mapfile -t shim_sockets < <(rn_shim_sockets "$dir" $(rn_container_ids "$dir"))
   stop containerd
   [ -z "$rn_cgroup" ] || rn_cgroups_down "$rn_cgroup"
   for n in "${netns[@]}"; do
     umount "$n" 2>/dev/null
     rm -f "$n"
   done
+  rm -f "${shim_sockets[@]}"
   rn_unmount_under "$dir"
   rn_iptables_down "$bin"
   if [ -n "$rn_bridge_made" ] && ip link show "$rn_bridge" >/dev/null 2>&1; then
