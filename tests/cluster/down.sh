@@ -2,9 +2,9 @@
 # Stops a control plane started by up.sh DIR (usage: down.sh DIR), in reverse start order: SIGTERM,
 # then SIGKILL after a grace period. Only processes recorded in DIR/run whose command line still
 # mentions DIR are signalled, so a recycled pid is never hit. Safe to run twice; keeps DIR (logs).
-# A real node (up.sh --real-node) goes first: kube-proxy, kubelet, containerd, then whatever is left
-# in its cgroups, its mounts, iptables chains, bridge and the kernel settings the kubelet changed
-# (lib/real-node.sh).
+# A real node (up.sh --real-node) goes first: kube-proxy, kubelet, containerd, whatever is left in
+# its cgroups, its mounts; its iptables chains, bridge and the kernel settings the kubelet changed go
+# last, once kube-apiserver (bound to the bridge's address) has stopped (lib/real-node.sh).
 set -uo pipefail
 
 [ $# -eq 1 ] || {
@@ -39,15 +39,15 @@ stop() { # name
   rm -f "$pidfile"
 }
 
+real_node=
 if [ -f "$dir/node/state" ]; then
+  real_node=1
   here=$(cd "$(dirname "$0")" && pwd)
   # shellcheck source=lib/real-node.sh
   source "$here/lib/real-node.sh"
   stop kube-proxy
   stop kubelet
-  rn_bin=${GPUSCALE_CLUSTER_BIN:-$here/bin}
-  [ ! -f "$dir/env" ] || rn_bin=$(sed -n "s/^export GPUSCALE_CLUSTER_BIN=//p" "$dir/env")
-  rn_down "$dir" "$rn_bin"
+  rn_down_node "$dir"
 fi
 
 order=()
@@ -60,4 +60,9 @@ for f in "$run"/*.pid; do
   [ -e "$f" ] && stop "$(basename "$f" .pid)"
 done
 rm -f "$run/order"
+if [ -n "$real_node" ]; then
+  rn_bin=${GPUSCALE_CLUSTER_BIN:-$here/bin}
+  [ ! -f "$dir/env" ] || rn_bin=$(sed -n "s/^export GPUSCALE_CLUSTER_BIN=//p" "$dir/env")
+  rn_down_host "$dir" "$rn_bin"
+fi
 exit 0

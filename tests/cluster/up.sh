@@ -219,9 +219,10 @@ wait_for etcd "etcd health" curl -sf --max-time 5 "http://127.0.0.1:$etcd_port/h
 # A loopback advertise address would be written into the `kubernetes` Endpoints, which rejects
 # loopback IPs; with the endpoint reconciler off nothing writes them, and the apiserver does not
 # need a default route to pick an address. With a real node, the bridge address is advertised and
-# the reconciler keeps the endpoint; the Node authorizer and NodeRestriction admit the kubelet, and
+# the kubernetes Service's EndpointSlice is written once below (one kube-apiserver at a fixed
+# address needs no lease reconciler); the Node authorizer and NodeRestriction admit the kubelet, and
 # kube-apiserver calls the kubelet (logs, exec) with its own client cert, checking the kubelet's.
-kas_mode=(--endpoint-reconciler-type=none --authorization-mode=RBAC)
+kas_mode=(--authorization-mode=RBAC)
 if [ -n "$real_node" ]; then
   kas_mode=(--authorization-mode=Node,RBAC --enable-admission-plugins=NodeRestriction
     --kubelet-client-certificate="$pki/apiserver-kubelet-client.crt"
@@ -231,7 +232,7 @@ fi
 start kube-apiserver "$bin/kube-apiserver" \
   --etcd-servers="http://127.0.0.1:$etcd_port" \
   --bind-address="$kas_address" --secure-port="$kas_port" \
-  --advertise-address="$kas_address" \
+  --advertise-address="$kas_address" --endpoint-reconciler-type=none \
   --cert-dir="$pki/kube-apiserver" \
   --tls-cert-file="$pki/apiserver.crt" --tls-private-key-file="$pki/apiserver.key" \
   --client-ca-file="$pki/ca.crt" \
@@ -314,6 +315,23 @@ if [ -n "$real_node" ]; then
   # logs/exec: kube-apiserver's identity towards the kubelet (its authorization is a webhook).
   kc create clusterrolebinding gpuscale-apiserver-kubelet-client \
     --clusterrole=system:kubelet-api-admin --user=kube-apiserver-kubelet-client >/dev/null
+  # What kube-proxy routes the kubernetes Service's ClusterIP to.
+  kc apply -f - >/dev/null <<EOF
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata:
+  name: kubernetes
+  namespace: default
+  labels:
+    kubernetes.io/service-name: kubernetes
+    endpointslice.kubernetes.io/managed-by: gpuscale-test-cluster
+addressType: IPv4
+endpoints:
+- addresses: ["$kas_address"]
+  conditions: {ready: true}
+ports:
+- {name: https, port: $kas_port, protocol: TCP}
+EOF
   rn_node_up "$kubelet_port" "$kubelet_healthz_port" "$proxy_healthz_port" "$proxy_metrics_port"
 fi
 

@@ -347,12 +347,18 @@ for i in sys.argv[2:]:
 EOF
 }
 
-rn_down() { # dir bin-dir; called by down.sh after kubelet and kube-proxy stopped
-  local dir=$1 bin=$2 state=$1/node/state netns=() shim_sockets=() n k v
-  [ -f "$state" ] || return 0
-  local rn_bridge="" rn_cgroup="" rn_bridge_made="" rn_made_run_containerd="" rn_made_var_lib_kubelet=""
-  # shellcheck disable=SC1090
-  source "$state"
+rn_state() { # dir; loads the node's state file into the caller's variables
+  rn_bridge="" rn_cgroup="" rn_bridge_made="" rn_made_run_containerd="" rn_made_var_lib_kubelet=""
+  [ -f "$1/node/state" ] || return 1
+  # shellcheck disable=SC1091
+  source "$1/node/state"
+}
+
+# down.sh, after kubelet and kube-proxy stopped: containerd, the containers, their mounts and cgroups.
+rn_down_node() { # dir
+  local dir=$1 netns=() shim_sockets=() n
+  local rn_bridge rn_cgroup rn_bridge_made rn_made_run_containerd rn_made_var_lib_kubelet
+  rn_state "$dir" || return 0
   mapfile -t netns < <(rn_sandbox_netns "$dir")
   # shellcheck disable=SC2046  # one ID a word
   mapfile -t shim_sockets < <(rn_shim_sockets "$dir" $(rn_container_ids "$dir"))
@@ -364,7 +370,15 @@ rn_down() { # dir bin-dir; called by down.sh after kubelet and kube-proxy stoppe
   done
   rm -f "${shim_sockets[@]}"
   rn_unmount_under "$dir"
-  rn_iptables_down "$bin"
+}
+
+# down.sh, last (kube-apiserver listens on the bridge's address until it stopped): iptables, the
+# bridge, kernel settings, paths outside DIR.
+rn_down_host() { # dir bin-dir
+  local dir=$1 k v
+  local rn_bridge rn_cgroup rn_bridge_made rn_made_run_containerd rn_made_var_lib_kubelet
+  rn_state "$dir" || return 0
+  rn_iptables_down "$2"
   if [ -n "$rn_bridge_made" ] && ip link show "$rn_bridge" >/dev/null 2>&1; then
     ip link del "$rn_bridge"
   fi
@@ -379,5 +393,5 @@ rn_down() { # dir bin-dir; called by down.sh after kubelet and kube-proxy stoppe
   if [ -n "$rn_made_run_containerd" ]; then
     rmdir /run/containerd/s /run/containerd 2>/dev/null || true
   fi
-  rm -f "$state"
+  rm -f "$dir/node/state"
 }
