@@ -71,6 +71,8 @@ rn_network_up() {
     done
     [ -e /run/containerd ] || echo "rn_made_run_containerd=1"
     [ -e /var/lib/kubelet ] || echo "rn_made_var_lib_kubelet=1"
+    [ -e /var/lib/cni ] || echo "rn_made_var_lib_cni=1"
+    [ -e /var/log/containers ] || echo "rn_made_var_log_containers=1"
   } >"$node/state"
   echo "rn_bridge_made=1" >>"$node/state"
   ip link add "$rn_bridge" type bridge
@@ -349,6 +351,7 @@ EOF
 
 rn_state() { # dir; loads the node's state file into the caller's variables
   rn_bridge="" rn_cgroup="" rn_bridge_made="" rn_made_run_containerd="" rn_made_var_lib_kubelet=""
+  rn_made_var_lib_cni="" rn_made_var_log_containers=""
   [ -f "$1/node/state" ] || return 1
   # shellcheck disable=SC1091
   source "$1/node/state"
@@ -356,12 +359,13 @@ rn_state() { # dir; loads the node's state file into the caller's variables
 
 # down.sh, after kubelet and kube-proxy stopped: containerd, the containers, their mounts and cgroups.
 rn_down_node() { # dir
-  local dir=$1 netns=() shim_sockets=() n
+  local dir=$1 ids=() netns=() shim_sockets=() n
   local rn_bridge rn_cgroup rn_bridge_made rn_made_run_containerd rn_made_var_lib_kubelet
+  local rn_made_var_lib_cni rn_made_var_log_containers
   rn_state "$dir" || return 0
+  mapfile -t ids < <(rn_container_ids "$dir")
   mapfile -t netns < <(rn_sandbox_netns "$dir")
-  # shellcheck disable=SC2046  # one ID a word
-  mapfile -t shim_sockets < <(rn_shim_sockets "$dir" $(rn_container_ids "$dir"))
+  mapfile -t shim_sockets < <(rn_shim_sockets "$dir" "${ids[@]}")
   stop containerd
   [ -z "$rn_cgroup" ] || rn_cgroups_down "$rn_cgroup"
   for n in "${netns[@]}"; do
@@ -369,6 +373,13 @@ rn_down_node() { # dir
     rm -f "$n"
   done
   rm -f "${shim_sockets[@]}"
+  # libcni's result cache (/var/lib/cni/results/<network>-<sandbox ID>-<interface>, a path
+  # containerd 1.6 does not let us move), left behind when a sandbox was not torn down.
+  for n in "${ids[@]}"; do rm -f "/var/lib/cni/results/gpuscale-$n-eth0"; done
+  # The kubelet's links to container logs (/var/log/containers is hard-coded) that point into DIR.
+  for n in /var/log/containers/*.log; do
+    [ -L "$n" ] && [[ "$(readlink "$n")" == "$dir/"* ]] && rm -f "$n"
+  done
   rn_unmount_under "$dir"
 }
 
@@ -377,6 +388,7 @@ rn_down_node() { # dir
 rn_down_host() { # dir bin-dir
   local dir=$1 k v
   local rn_bridge rn_cgroup rn_bridge_made rn_made_run_containerd rn_made_var_lib_kubelet
+  local rn_made_var_lib_cni rn_made_var_log_containers
   rn_state "$dir" || return 0
   rn_iptables_down "$2"
   if [ -n "$rn_bridge_made" ] && ip link show "$rn_bridge" >/dev/null 2>&1; then
@@ -393,5 +405,7 @@ rn_down_host() { # dir bin-dir
   if [ -n "$rn_made_run_containerd" ]; then
     rmdir /run/containerd/s /run/containerd 2>/dev/null || true
   fi
+  [ -z "$rn_made_var_lib_cni" ] || rmdir /var/lib/cni/results /var/lib/cni 2>/dev/null || true
+  [ -z "$rn_made_var_log_containers" ] || rmdir /var/log/containers 2>/dev/null || true
   rm -f "$dir/node/state"
 }
