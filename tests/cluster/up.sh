@@ -86,7 +86,7 @@ if [ -n "$real_node" ]; then
   source "$here/lib/real-node.sh"
   missing=$(rn_missing "$bin")
   if [ -n "$missing" ]; then
-    echo "up: --real-node needs:" $missing >&2
+    echo "up: --real-node needs: ${missing//$'\n'/, }" >&2
     exit 4
   fi
 fi
@@ -224,6 +224,7 @@ wait_for etcd "etcd health" curl -sf --max-time 5 "http://127.0.0.1:$etcd_port/h
 # kube-apiserver calls the kubelet (logs, exec) with its own client cert, checking the kubelet's.
 kas_mode=(--authorization-mode=RBAC)
 if [ -n "$real_node" ]; then
+  # shellcheck disable=SC2054  # the comma belongs to the flag's value
   kas_mode=(--authorization-mode=Node,RBAC --enable-admission-plugins=NodeRestriction
     --kubelet-client-certificate="$pki/apiserver-kubelet-client.crt"
     --kubelet-client-key="$pki/apiserver-kubelet-client.key"

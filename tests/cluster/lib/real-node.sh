@@ -98,7 +98,7 @@ rn_node_up() { # kubelet-port kubelet-healthz-port proxy-healthz-port proxy-metr
     for f in cpuset.cpus cpuset.mems; do
       [ -f "$m/$f" ] || continue
       for parent in "$m/$cg" "$m/$cg/node"; do
-        [ -s "$parent/$f" ] && [ -n "$(tr -d '\n' <"$parent/$f")" ] || cat "$m/$f" >"$parent/$f"
+        if [ -z "$(tr -d '\n' <"$parent/$f")" ]; then cat "$m/$f" >"$parent/$f"; fi
       done
     done
   done < <(rn_cgroup_mounts)
@@ -169,6 +169,7 @@ EOF
   # containerd (and so every shim it forks) starts inside the cluster's cgroup.
   local procs=()
   while read -r m; do procs+=("$m/$cg/node/cgroup.procs"); done < <(rn_cgroup_mounts)
+  # shellcheck disable=SC2016  # expanded by the inner shell
   setsid bash -c 'for f in "${@:2}"; do echo $$ >"$f"; done; exec containerd --config "$1"' \
     _ "$node/containerd/config.toml" "${procs[@]}" >"$logs/containerd.log" 2>&1 </dev/null &
   echo $! >"$run/containerd.pid"

@@ -20,7 +20,7 @@ e2e_require "$bin/kubelet" "$bin/kube-proxy" "$build/bin/gpuscale-sim"
 source "$cluster/lib/real-node.sh"
 missing=$(rn_missing "$bin")
 if [ -n "$missing" ]; then
-  echo "skip: a real node needs:" $missing
+  echo "skip: a real node needs: ${missing//$'\n'/, }"
   exit 77
 fi
 if ip link show "$rn_bridge" >/dev/null 2>&1; then
