@@ -82,6 +82,7 @@ rn_network_up() {
 
 # After the control plane is ready: containerd, the sandbox image, kubelet, kube-proxy; returns
 # once the Node is Ready.
+# shellcheck disable=SC2154  # bin, here, pki, logs, run, rn_images: from up.sh
 rn_node_up() { # kubelet-port kubelet-healthz-port proxy-healthz-port proxy-metrics-port
   local node=$dir/node cg sock t0=$SECONDS
   cg=$(rn_cgroup_name "$dir")
@@ -252,6 +253,7 @@ EOF
   echo "up: real node $rn_node_name Ready $((SECONDS - t0)) s after containerd started" >&2
 }
 
+# shellcheck disable=SC2154  # logs: from up.sh
 rn_import() { # docker-archive or OCI archive
   ctr --address "$dir/node/containerd/containerd.sock" -n k8s.io images import "$1" \
     >>"$logs/images.log" 2>&1 || fail "importing $1 into containerd failed, see $logs/images.log"
