@@ -15,7 +15,8 @@
 # kubeconfigs point there. There is no registry: --import loads a docker-archive or OCI archive into
 # the node's containerd (name it exactly in pod specs, with imagePullPolicy Never or IfNotPresent);
 # later imports: ctr --address "$GPUSCALE_CONTAINERD_ADDRESS" -n k8s.io images import FILE.
-# Exits 4 when this machine lacks what a real node needs (the message lists it).
+# Exits 4 when this machine lacks what a real node needs (the message lists it), 5 when another
+# real node runs on it (one per machine).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)

@@ -16,7 +16,9 @@
 #             it and removes it.
 #   kernel    the kubelet insists on a few kernel tunables (vm.overcommit_memory, kernel.panic,
 #             kernel.panic_on_oops); their values before are saved and restored by down.sh.
-# Only one real node per machine at a time (the bridge name and pod range are fixed).
+# Only one real node per machine (network namespace) at a time: the bridge name and pod range are
+# fixed, and two kube-proxies would each rewrite the other's KUBE-* chains. up.sh exits 5 when the
+# bridge exists.
 # Requires root, containerd, runc, ctr, iptables, ip and the CNI plugins (bridge, host-local,
 # loopback) in $rn_cni_bin.
 
@@ -61,7 +63,7 @@ rn_network_up() {
   local node=$dir/node
   mkdir -p "$node"
   if ip link show "$rn_bridge" >/dev/null 2>&1; then
-    fail "bridge $rn_bridge exists: another real-node cluster runs here (or was not stopped)"
+    fail "bridge $rn_bridge exists: another real-node cluster runs here (or was not stopped)" 5
   fi
   {
     echo "rn_bridge=$rn_bridge"

@@ -8,7 +8,7 @@
 #   image, run in a pod with its in-cluster configuration, creates its scenario's GPU Node through
 #   that Service; after down.sh no bridge, iptables chain, mount, cgroup or process is left.
 # Exit 77 (skipped) when not root, when the cluster binaries, containerd/runc/CNI plugins or an
-# image builder are missing, or when another real node runs on this machine.
+# image builder are missing, or when another real node runs on this machine (up.sh exits 5).
 set -euo pipefail
 
 # shellcheck source=../lib/common.sh
@@ -21,10 +21,6 @@ source "$cluster/lib/real-node.sh"
 missing=$(rn_missing "$bin")
 if [ -n "$missing" ]; then
   echo "skip: a real node needs: ${missing//$'\n'/, }"
-  exit 77
-fi
-if ip link show "$rn_bridge" >/dev/null 2>&1; then
-  echo "skip: bridge $rn_bridge exists (another real node runs on this machine)"
   exit 77
 fi
 if ! command -v buildah >/dev/null && ! command -v podman >/dev/null; then
@@ -46,8 +42,17 @@ fi
 
 step "start the control plane with the real node"
 t0=$SECONDS
-e2e_cluster_up --real-node --import "$work/images/debian.tar" \
-  --import "$work/images/gpuscale-sim.tar"
+rc=0
+"$cluster/up.sh" "$work/cluster" --real-node --import "$work/images/debian.tar" \
+  --import "$work/images/gpuscale-sim.tar" || rc=$?
+if [ $rc -eq 5 ]; then
+  echo "skip: another real node runs on this machine (bridge $rn_bridge exists)"
+  exit 77
+fi
+[ $rc -eq 0 ] || die "up.sh --real-node failed ($rc)"
+# shellcheck disable=SC1091
+source "$work/cluster/env"
+export KUBECTL=$bin/kubectl
 node=$GPUSCALE_REAL_NODE
 step "cluster with a Ready real node after $((SECONDS - t0)) s"
 
