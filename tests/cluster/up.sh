@@ -51,6 +51,10 @@ while [ $# -gt 0 ]; do
       ;;
     --import)
       [ $# -ge 2 ] || usage
+      [ -f "$2" ] || {
+        echo "up: --import $2: no such file" >&2
+        exit 2
+      }
       rn_images+=("$(cd "$(dirname "$2")" && pwd)/$(basename "$2")")
       shift 2
       ;;
