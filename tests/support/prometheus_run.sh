@@ -8,7 +8,8 @@
 # start: runs /usr/bin/prometheus on a free 127.0.0.1 port with its configuration, log and (unless --storage)
 # storage in DIR, waits until /-/ready answers (at most 60 s), and writes DIR/url and DIR/pid. It prints the
 # URL. --port N listens on that port instead (a restart where its clients expect it; retries keep
-# it). --address IP listens on IP instead of 127.0.0.1 (a test bridge's address, for pods). stop: SIGTERM, then SIGKILL after 10 s, for the process recorded in DIR/pid.
+# it). --address IP listens on IP instead of 127.0.0.1 (a test bridge's address, for pods).
+# stop: SIGTERM, then SIGKILL after 10 s, for the process recorded in DIR/pid.
 # Exit codes: 0 ok, 1 failure (the log tail is printed), 2 usage, 77 prometheus not installed.
 set -euo pipefail
 
