@@ -14,7 +14,7 @@ packages=(
 if [ "${GPUSCALE_SETUP:-all}" != build ]; then
   packages+=(
     ccache git curl openssl libbenchmark-dev clang clang-format libclang-rt-14-dev
-    prometheus hey wrk python3 python3-kubernetes buildah mmdebstrap
+    prometheus hey wrk python3 python3-kubernetes python3-botocore buildah mmdebstrap
     # the test cluster's real node (tests/cluster/up.sh --real-node)
     containerd runc containernetworking-plugins iptables iproute2
   )

@@ -3,6 +3,7 @@
 #include <openssl/evp.h>
 #include <yaml-cpp/yaml.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -129,6 +130,21 @@ Result<Credentials> resolveCredentials(const PrometheusOptions& options) {
     out.bearerToken.clear();
   }
   out.insecureSkipTlsVerify = out.insecureSkipTlsVerify || options.insecureSkipTlsVerify;
+  if (!options.sigv4Region.empty()) {
+    auto environment = [](const char* name) {
+      const char* value = std::getenv(name);
+      return std::string(value ? value : "");
+    };
+    out.aws = {environment("AWS_ACCESS_KEY_ID"), environment("AWS_SECRET_ACCESS_KEY"),
+               environment("AWS_SESSION_TOKEN")};
+    if (out.aws.accessKeyId.empty() || out.aws.secretAccessKey.empty()) {
+      return Status::badRequest(
+          "--prometheus-sigv4-region needs AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY in the "
+          "environment");
+    }
+    out.bearerToken.clear();
+    out.basicAuth.clear();
+  }
   return out;
 }
 

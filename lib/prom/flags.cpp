@@ -96,6 +96,11 @@ Result<bool> applyPrometheusFlag(PrometheusOptions& options, std::string_view na
     options.clientCertFile = text;
   } else if (name == "prometheus-client-tls-key-file" || name == "prometheus-client-key") {
     options.clientKeyFile = text;
+  } else if (name == "prometheus-sigv4-region") {
+    options.sigv4Region = text;
+  } else if (name == "prometheus-sigv4-service") {
+    if (value.empty()) return badFlag(name, value, "want an AWS service name (aps)");
+    options.sigv4Service = text;
   } else if (name == "prometheus-header") {
     auto header = parseHeader(value);
     if (!header) return header.status();

@@ -15,6 +15,7 @@
 #include "gpuscale/core/duration.h"
 #include "gpuscale/core/token_file.h"
 #include "gpuscale/prom/errors.h"
+#include "gpuscale/prom/sigv4.h"
 #include "gpuscale/prom/wire.h"
 #include "gunzip.h"
 
@@ -120,6 +121,10 @@ struct HttpClient::Connection {
         baseQuery(url.query()),
         origin(url.scheme() + "://" + url.authority().host() +
                (url.port() > 0 ? ":" + std::to_string(url.port()) : "")),
+        hostHeader(url.authority().host() +
+                   (url.port() > 0 && url.port() != (url.scheme() == "https" ? 443 : 80)
+                        ? ":" + std::to_string(url.port())
+                        : "")),
         http(web::uri(origin), config) {
     if (!credentials.tokenFile.empty())
       tokenFile = std::make_unique<core::TokenFile>(credentials.tokenFile);
@@ -139,6 +144,7 @@ struct HttpClient::Connection {
   std::string basePath;
   std::string baseQuery;
   std::string origin;
+  std::string hostHeader;  // what the Host header carries, and SigV4 signs
   http::client::http_client http;
   std::unique_ptr<core::TokenFile> tokenFile;
   bool explicitAuthorization = false;
@@ -166,7 +172,16 @@ Result<http::http_request> HttpClient::Connection::buildRequest(const std::strin
   auto& headers = request.headers();
   headers.add("Accept", "application/json");
   for (const auto& [name, value] : options.headers) headers.add(name, value);
-  if (!explicitAuthorization) {
+  if (!options.sigv4Region.empty()) {
+    // The query goes out in canonical form, so the server's canonical query is the one signed.
+    SignedRequest signedRequest = signV4(
+        {post ? "POST" : "GET", hostHeader, path, query, post ? encoded : ""}, credentials.aws,
+        {options.sigv4Region, options.sigv4Service}, std::chrono::system_clock::now());
+    request.set_request_uri(
+        web::uri(signedRequest.query.empty() ? path : path + "?" + signedRequest.query));
+    headers.add("Host", hostHeader);
+    for (const auto& [name, value] : signedRequest.headers) headers.add(name, value);
+  } else if (!explicitAuthorization) {
     if (tokenFile) {
       auto token = tokenFile->token();
       if (!token) return failure(FailureKind::kCredentials, token.status().message());

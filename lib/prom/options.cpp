@@ -1,5 +1,7 @@
 #include "gpuscale/prom/options.h"
 
+#include <boost/algorithm/string/predicate.hpp>
+
 namespace gpuscale::prom {
 
 Status validate(const PrometheusOptions& options) {
@@ -18,6 +20,17 @@ Status validate(const PrometheusOptions& options) {
   if (options.authInCluster && !options.authConfigFile.empty()) {
     return Status::badRequest(
         "--prometheus-auth-incluster and --prometheus-auth-config are mutually exclusive");
+  }
+  if (!options.sigv4Region.empty()) {
+    bool authorization = options.authInCluster || !options.tokenFile.empty();
+    for (const auto& header : options.headers) {
+      authorization = authorization || boost::iequals(header.first, "Authorization");
+    }
+    if (authorization) {
+      return Status::badRequest(
+          "--prometheus-sigv4-region signs requests itself: it does not go with a bearer token "
+          "(--prometheus-token-file, --prometheus-auth-incluster) or an Authorization header");
+    }
   }
   if (options.timeout <= core::Duration::zero()) {
     return Status::badRequest("--prometheus-timeout must be positive");

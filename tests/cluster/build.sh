@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds the test control plane from the Go module proxy: kube-apiserver, kube-controller-manager,
-# kube-scheduler and kubectl (k8s/), etcd (etcd/) and kwok (kwok/), each from its own wrapper module,
-# plus kubelet and kube-proxy of the same Kubernetes version for the optional real node
-# (up.sh --real-node). All are pure Go (CGO_ENABLED=0), so they are static.
+# kube-scheduler and kubectl (k8s/), etcd (etcd/) and kwok (kwok/), each from its own wrapper module;
+# Helm (helm/), which the chart tests use; and kubelet and kube-proxy of the same Kubernetes version
+# for the optional real node (up.sh --real-node). All are pure Go (CGO_ENABLED=0), so they are static.
 #
 # Idempotent and cached: module and build caches and the binaries live in a per-user cache directory
 # outside the repository; the binaries are keyed by a stamp (hash of the wrapper go.mod/go.sum files,
@@ -25,7 +25,7 @@ export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-buildvcs=false
 export GOMODCACHE="$cache/gomod" GOCACHE="$cache/gocache"
 jobs=${GPUSCALE_CLUSTER_JOBS:-2}
 
-stamp=$(cat "$here"/{k8s,etcd,kwok}/go.{mod,sum} "$here/build.sh" <("$GO" version) |
+stamp=$(cat "$here"/{k8s,etcd,kwok,helm}/go.{mod,sum} "$here/build.sh" <("$GO" version) |
   sha256sum | cut -c1-16)
 out="$cache/bin-$stamp"
 
@@ -76,6 +76,7 @@ build() { # module-dir output-dir-or-file ldflags tags packages...
 
 build etcd "$out.partial/etcd" "-s -w" "" go.etcd.io/etcd/server/v3
 build kwok "$out.partial/" "-s -w" "" sigs.k8s.io/kwok/cmd/kwok
+build helm "$out.partial/" "-s -w" "" helm.sh/helm/v3/cmd/helm
 build k8s "$out.partial/" "$kld" "selinux,notest,grpcnotrace" \
   k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
   k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl

@@ -2,19 +2,21 @@
 # Starts and stops a real Prometheus for shell-driven tests and the demo (the C++ twin is prometheus_server.h).
 #
 #   prometheus_run.sh start DIR [--scrape HOST:PORT]... [--interval 1s] [--route-prefix /p]
-#                               [--web-config FILE] [--storage PATH] [--port N]
+#                               [--web-config FILE] [--storage PATH] [--port N] [--address IP]
 #   prometheus_run.sh stop DIR
 #
 # start: runs /usr/bin/prometheus on a free 127.0.0.1 port with its configuration, log and (unless --storage)
 # storage in DIR, waits until /-/ready answers (at most 60 s), and writes DIR/url and DIR/pid. It prints the
 # URL. --port N listens on that port instead (a restart where its clients expect it; retries keep
-# it). stop: SIGTERM, then SIGKILL after 10 s, for the process recorded in DIR/pid.
+# it). --address IP listens on IP instead of 127.0.0.1 (a test bridge's address, for pods).
+# stop: SIGTERM, then SIGKILL after 10 s, for the process recorded in DIR/pid.
 # Exit codes: 0 ok, 1 failure (the log tail is printed), 2 usage, 77 prometheus not installed.
 set -euo pipefail
 
 usage() { sed -n '4,8p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 [ $# -ge 2 ] || usage
 command=$1 dir=$2
+address=127.0.0.1
 shift 2
 
 stop() {
@@ -30,7 +32,8 @@ stop() {
 }
 
 free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+  python3 -c 'import socket, sys; s=socket.socket(); s.bind((sys.argv[1], 0)); print(s.getsockname()[1])' \
+    "$address"
 }
 
 start() {
@@ -44,6 +47,7 @@ start() {
       --web-config) web_config=$2; shift 2 ;;
       --storage) storage=$2; shift 2 ;;
       --port) fixed_port=$2; shift 2 ;;
+      --address) address=$2; shift 2 ;;
       *) usage ;;
     esac
   done
@@ -66,8 +70,8 @@ YAML
   for _ in 1 2 3 4 5; do
     local port
     port=${fixed_port:-$(free_port)}
-    local url="$scheme://127.0.0.1:$port$prefix"
-    local run=("${args[@]}" --web.listen-address="127.0.0.1:$port")
+    local url="$scheme://$address:$port$prefix"
+    local run=("${args[@]}" --web.listen-address="$address:$port")
     [ -n "$prefix" ] && run+=(--web.route-prefix="$prefix" --web.external-url="$url")
     /usr/bin/prometheus "${run[@]}" >>"$dir/prometheus.log" 2>&1 &
     echo $! > "$dir/pid"

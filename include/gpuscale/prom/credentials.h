@@ -9,6 +9,7 @@
 
 #include "gpuscale/core/result.h"
 #include "gpuscale/prom/options.h"
+#include "gpuscale/prom/sigv4.h"
 
 namespace gpuscale::prom {
 
@@ -21,13 +22,16 @@ struct Credentials {
   std::string clientCertPem;
   std::string clientKeyPem;
   bool insecureSkipTlsVerify = false;
+  // Set with --prometheus-sigv4-region: requests are signed with these keys (sigv4.h).
+  AwsCredentials aws;
 };
 
 // Reads the kubeconfig-style file's current context (user and cluster sections) into Credentials.
 // Relative file paths in it are relative to the file's folder, as kubectl resolves them.
 Result<Credentials> loadAuthConfig(const std::string& path);
 
-// Resolves all credential sources of `options` and reads the CA and client key material.
+// Resolves all credential sources of `options` and reads the CA and client key material; with
+// --prometheus-sigv4-region, the AWS keys from the environment (an error when they are missing).
 Result<Credentials> resolveCredentials(const PrometheusOptions& options);
 
 }  // namespace gpuscale::prom

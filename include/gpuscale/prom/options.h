@@ -62,6 +62,10 @@ struct PrometheusOptions {
   std::string clientKeyFile;
   bool insecureSkipTlsVerify = false;
   std::vector<std::pair<std::string, std::string>> headers;
+  // AWS Signature Version 4 (sigv4.h) for every request when the region is set; the keys come from
+  // AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN in the environment.
+  std::string sigv4Region;
+  std::string sigv4Service = "aps";
   size_t maxBodyBytes = 50u << 20;
   // The series relist's body is never held whole (HttpClient::seriesLabelNamesAsync), so its cap
   // bounds the time spent on it rather than memory: ~90 MB per million series.

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# The Helm chart (charts/gpuscale) offline: `helm lint`, the render with kustomize-equivalent values
+# compared in substance with `kubectl kustomize manifests/{adapter,reconciler}` (one behaviour,
+# two install paths), each TLS mode's objects, the values that must be refused, and the chart's
+# copies of the default rules and policy. Exit 77 (skipped) without helm (tests/cluster/build.sh
+# builds it) or kubectl.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+src=${GPUSCALE_SOURCE_DIR:-$(cd "$here/../../.." && pwd)}
+helm=${GPUSCALE_HELM:-$src/tests/cluster/bin/helm}
+chart=$src/charts/gpuscale
+[ -x "$helm" ] || { echo "helm not built ($helm): skipped"; exit 77; }
+command -v kubectl >/dev/null 2>&1 || { echo "kubectl not found: skipped"; exit 77; }
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+export HELM_CACHE_HOME=$work/cache HELM_CONFIG_HOME=$work/config HELM_DATA_HOME=$work/data
+
+failures=0
+check() {
+  if eval "$2"; then echo "ok   $1"; else echo "FAIL $1"; failures=$((failures + 1)); fi
+}
+render() { "$helm" template gpuscale "$chart" --namespace gpuscale "$@"; }
+
+check "helm lint --strict" '"$helm" lint --strict "$chart" >"$work/lint" 2>&1 || { cat "$work/lint"; false; }'
+for mode in selfSigned insecure certManager; do
+  check "helm lint with tls.mode=$mode" \
+    '"$helm" lint --strict "$chart" --set adapter.tls.mode=$mode >/dev/null 2>&1'
+done
+
+render -f "$here/kustomize-equivalent.yaml" >"$work/chart.yaml"
+kubectl kustomize "$src/manifests/adapter" >"$work/adapter.yaml"
+kubectl kustomize "$src/manifests/reconciler" >"$work/reconciler.yaml"
+check "the chart renders what the kustomize bases render" \
+  'python3 "$here/compare_renders.py" "$work/chart.yaml" "$work/adapter.yaml" "$work/reconciler.yaml"'
+
+# Defaults: a CA and serving certificate made by the chart, the CA in every APIService.
+render >"$work/default.yaml"
+check "default TLS: a generated serving certificate, verified through caBundle" \
+  'python3 "$here/check_tls.py" selfSigned "$work/default.yaml"'
+render --set adapter.tls.mode=certManager >"$work/cert-manager.yaml"
+check "tls.mode=certManager: Certificate, Issuer and CA injection" \
+  'python3 "$here/check_tls.py" certManager "$work/cert-manager.yaml"'
+render --set adapter.tls.mode=secret --set adapter.tls.secretName=mine \
+  --set adapter.tls.caBundle=Q0E= >"$work/secret.yaml"
+check "tls.mode=secret: the user's Secret and caBundle" \
+  'python3 "$here/check_tls.py" secret "$work/secret.yaml"'
+check "tls.mode=secret without a caBundle is refused" \
+  '! render --set adapter.tls.mode=secret --set adapter.tls.secretName=mine >/dev/null 2>&1'
+check "an unknown tls.mode is refused" '! render --set adapter.tls.mode=plain >/dev/null 2>&1'
+
+# Components can be installed alone; monitoring objects only when asked for.
+check "adapter.enabled=false renders no adapter object" \
+  '! render --set adapter.enabled=false | grep -q "name: gpuscale-adapter"'
+check "reconciler.enabled=false renders no reconciler object" \
+  '! render --set reconciler.enabled=false | grep -q "name: gpuscale-reconciler"'
+check "monitors are opt-in" '! grep -q "kind: ServiceMonitor\|kind: PodMonitor" "$work/default.yaml"'
+check "ServiceMonitor, PodMonitor and the Triton example when enabled" \
+  '[ "$(render --set adapter.serviceMonitor.enabled=true --set reconciler.podMonitor.enabled=true \
+        --set tritonPodMonitor.enabled=true | grep -c "kind: ServiceMonitor\|kind: PodMonitor")" = 3 ]'
+check "an existing rules ConfigMap replaces the chart's" \
+  '[ "$(render --set adapter.rules.existingConfigMap=my-rules | grep -c "name: my-rules\|name: gpuscale-adapter-config")" = 1 ]'
+check "Prometheus credentials are mounted from Secrets" \
+  'render --set adapter.prometheus.bearerTokenSecret.name=prom-token \
+     --set adapter.prometheus.caSecret.name=prom-ca | grep -q -- "--prometheus-token-file=/var/run/prometheus-auth/token/token"'
+
+check "the chart's default rules are rules/triton.yaml" 'cmp -s "$chart/files/adapter-rules.yaml" "$src/rules/triton.yaml"'
+check "the chart's default policy is manifests/reconciler/policy.yaml" \
+  'cmp -s "$chart/files/reconciler-policy.yaml" "$src/manifests/reconciler/policy.yaml"'
+
+if [ $failures -gt 0 ]; then
+  echo "$failures chart check(s) failed"
+  exit 1
+fi
+echo "chart checks passed"
