@@ -267,6 +267,9 @@ controllers+=,garbage-collector-controller,deployment-controller,replicaset-cont
 controllers+=,horizontal-pod-autoscaler-controller,node-lifecycle-controller
 controllers+=,pod-garbage-collector-controller,root-ca-certificate-publisher-controller
 controllers+=,clusterrole-aggregation-controller
+# Endpoints and EndpointSlices of Services: kube-proxy (real node) and the aggregator's
+# availability check of APIServices backed by pods need them.
+controllers+=,endpoints-controller,endpointslice-controller
 start kube-controller-manager "$bin/kube-controller-manager" \
   --kubeconfig="$pki/kube-controller-manager.kubeconfig" \
   --authentication-kubeconfig="$pki/kube-controller-manager.kubeconfig" \

@@ -1,0 +1,223 @@
+#!/usr/bin/env bash
+# The install path a user takes, on the test cluster with its real node (tests/cluster/up.sh
+# --real-node: kubelet, containerd, kube-proxy) and gpuscale-sim as the GPU Operator:
+#   1. scripts/build-images.sh makes the adapter's and reconciler's images; they are imported into
+#      the node's containerd (no registry);
+#   2. `kubectl apply -k` of manifests/adapter through an overlay that sets only the image, the pull
+#      policy and --prometheus-url (RBAC, ServiceAccount, securityContext, APIServices as shipped):
+#      both replicas run on the real node as gpuscale-adapter, the APIServices turn Available through
+#      the aggregator, `kubectl get --raw` lists avg_time_queue_us of the Triton pods (KWOK pods on
+#      the emulated GPU nodes, scraped by a real Prometheus on the node's bridge address), and a real
+#      HPA reads it and scales the Deployment to its 7-slice ceiling;
+#   3. `kubectl apply -k` of manifests/reconciler the same way: two replicas, one holds the Lease,
+#      and with only the permissions of manifests/reconciler/rbac.yaml the leader raises the HPA's
+#      ceiling (a MIG reshape of the idle GPU); every Event it writes names the leader.
+# No component of gpuscale runs with the admin kubeconfig: a missing permission fails the test. The
+# times from `kubectl apply` to the APIServices Available, to the first value through the
+# aggregator and to the HPA's first reading are printed (docs/benchmarks.md).
+# Exit 77 (skipped) when not root, when the cluster binaries (kubelet, kube-proxy), containerd, runc,
+# the CNI plugins, prometheus or an image builder are missing, or another real node runs here.
+set -euo pipefail
+
+# shellcheck source=../lib/common.sh
+source "$(dirname "$0")/../lib/common.sh"
+e2e_init install
+here=$src/tests/e2e/install
+prometheus_run=$src/tests/support/prometheus_run.sh
+e2e_require_cluster
+e2e_require "$bin/kubelet" "$bin/kube-proxy" "$build/bin/gpuscale-adapter" \
+  "$build/bin/gpuscale-reconciler" "$sim" /usr/bin/prometheus
+# shellcheck source=../../cluster/lib/real-node.sh
+source "$cluster/lib/real-node.sh"
+missing=$(rn_missing "$bin")
+if [ -n "$missing" ]; then
+  echo "skip: a real node needs:" $missing
+  exit 77
+fi
+if ip link show "$rn_bridge" >/dev/null 2>&1; then
+  echo "skip: bridge $rn_bridge exists (another real node runs on this machine)"
+  exit 77
+fi
+if ! command -v buildah >/dev/null && ! command -v podman >/dev/null; then
+  echo "skip: no buildah or podman to make the images"
+  exit 77
+fi
+e2e_on_exit '"$prometheus_run" stop "$work/prometheus"'
+e2e_show_on_failure "$work/images.log" "$work/sim.log" "$work/exporter.log" \
+  "$work/cluster/logs/*.log" "$work/pods.log"
+# On failure, what the programs' pods said.
+dump_pods() {
+  local p
+  for p in $(kc -n gpuscale get pods -o name 2>/dev/null); do
+    echo "--- $p" >>"$work/pods.log"
+    kc -n gpuscale logs "$p" --tail=40 >>"$work/pods.log" 2>&1 || true
+  done
+  kc -n gpuscale get pods -o wide >>"$work/pods.log" 2>&1 || true
+}
+e2e_on_exit 'dump_pods'
+
+step "images: gpuscale-adapter and gpuscale-reconciler as docker-archives"
+mkdir -p "$work/images"
+"$src/scripts/build-images.sh" --prebuilt "$build" --programs "adapter reconciler" --tag e2e \
+  --save "$work/images" >"$work/images.log" 2>&1 || die "build-images.sh failed"
+grep "built in" "$work/images.log"
+
+step "the control plane, the real node (images imported) and gpuscale-sim as the GPU Operator"
+e2e_cluster_up --real-node --scenario "$here/scenario.yaml" \
+  --import "$work/images/gpuscale-adapter.tar" --import "$work/images/gpuscale-reconciler.tar"
+node=$GPUSCALE_REAL_NODE
+kc wait --for=condition=Ready "node/$node" --timeout=120s
+e2e_start_sim "$GPUSCALE_SCENARIO" --resync 1
+for n in gpu-a100-0 gpu-a100-1; do kc wait --for=condition=Ready "node/$n" --timeout=180s; done
+# GPU nodes are kept for GPU pods, as clusters usually do; gpuscale's pods go to the real node.
+kc taint node gpu-a100-0 gpu-a100-1 nvidia.com/gpu=present:NoSchedule
+
+step "the Deployment triton on the GPU nodes, its exporter, Prometheus on the node's address"
+kc -n default apply -f - <<YAML
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: triton}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: triton}}
+  template:
+    metadata: {labels: {app: triton}}
+    spec:
+      nodeSelector: {nvidia.com/gpu.present: "true"}
+      tolerations: [{key: nvidia.com/gpu, operator: Exists}]
+      containers:
+      - name: triton
+        image: registry.invalid/tritonserver:never-pulled
+        resources: {limits: {nvidia.com/mig-1g.5gb: 1}}
+YAML
+running() { kc -n default get pods -l app=triton --field-selector=status.phase=Running -o name | wc -l; }
+running_is() { [ "$(running)" -eq "$1" ]; }
+eventually 180 "one Running triton pod" running_is 1
+echo 400000 >"$work/queue_us"
+e2e_spawn "$work/exporter.log" python3 "$src/tests/e2e/adapter_hpa/pod_exporter.py" \
+  --kubectl "$bin/kubectl" --namespace default --selector app=triton \
+  --queue-file "$work/queue_us" --port-file "$work/exporter.port"
+eventually 60 "exporter port file" test -s "$work/exporter.port"
+prom_url=$("$prometheus_run" start "$work/prometheus" --scrape "127.0.0.1:$(cat "$work/exporter.port")" \
+  --interval 1s --address "$rn_gateway")
+
+# overlay NAME: a kustomization over manifests/NAME that sets the image, Never pulls it, and (for the
+# adapter) points --prometheus-url at the test's Prometheus. Nothing else of the base changes.
+overlay() {
+  local name=$1 dir=$work/overlay/$1 base patch
+  mkdir -p "$dir"
+  base=$(python3 -c 'import os, sys; print(os.path.relpath(sys.argv[1], sys.argv[2]))' \
+    "$src/manifests/$name" "$dir")
+  patch="      - op: replace
+        path: /spec/template/spec/containers/0/imagePullPolicy
+        value: Never"
+  if [ "$name" = adapter ]; then
+    local index
+    index=$(kc kustomize "$src/manifests/adapter" | python3 -c '
+import sys, yaml
+for d in yaml.safe_load_all(sys.stdin):
+    if d and d["kind"] == "Deployment":
+        args = d["spec"]["template"]["spec"]["containers"][0]["args"]
+        print(next(i for i, a in enumerate(args) if a.startswith("--prometheus-url=")))')
+    patch+="
+      - op: replace
+        path: /spec/template/spec/containers/0/args/$index
+        value: --prometheus-url=$prom_url/"
+  fi
+  cat >"$dir/kustomization.yaml" <<YAML
+apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+resources:
+- $base
+images:
+- {name: gpuscale-$name, newName: localhost/gpuscale-$name, newTag: e2e}
+patches:
+- target: {kind: Deployment, name: gpuscale-$name}
+  patch: |
+$patch
+YAML
+}
+
+# on_node APP_LABEL_SELECTOR SERVICEACCOUNT: every pod of the selector runs on the real node as SA.
+on_node() {
+  local out
+  out=$(kc -n gpuscale get pods -l "$1" \
+    -o jsonpath='{range .items[*]}{.spec.nodeName} {.spec.serviceAccountName}{"\n"}{end}')
+  [ -n "$out" ] || die "no pods for $1"
+  if grep -v "^$node $2\$" <<<"$out"; then die "pods of $1 not on $node as $2"; fi
+}
+
+step "kubectl apply -k: the adapter as shipped (overlay: image, pull policy, Prometheus URL)"
+overlay adapter
+t_apply=$SECONDS
+kc apply -k "$work/overlay/adapter"
+kc -n gpuscale rollout status deployment/gpuscale-adapter --timeout=300s
+on_node app.kubernetes.io/name=gpuscale-adapter gpuscale-adapter
+for api in v1beta1.custom.metrics.k8s.io v1beta2.custom.metrics.k8s.io \
+  v1beta1.external.metrics.k8s.io; do
+  kc wait --for=condition=Available "apiservice/$api" --timeout=300s
+done
+t_available=$((SECONDS - t_apply))
+step "APIServices Available ${t_available} s after kubectl apply"
+
+metric_path() { echo "/apis/custom.metrics.k8s.io/$1/namespaces/default/pods/%2A/avg_time_queue_us"; }
+has_value() {
+  kc get --raw "$(metric_path v1beta2)" 2>/dev/null | python3 -c '
+import json, sys
+items = json.load(sys.stdin)["items"]
+sys.exit(0 if items and all(float(i["value"].rstrip("m")) > 0 for i in items) else 1)'
+}
+eventually 300 "avg_time_queue_us through the aggregator" has_value
+t_value=$((SECONDS - t_apply))
+kc get --raw "$(metric_path v1beta1)"
+echo
+step "the first value through the aggregator ${t_value} s after kubectl apply"
+
+step "a real HPA reads avg_time_queue_us and scales triton to the 7 slices"
+kc -n default apply -f - <<YAML
+apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata:
+  name: triton
+  annotations: {gpuscale.io/partition-policy: inference}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: triton}
+  minReplicas: 1
+  maxReplicas: 7
+  metrics:
+  - type: Pods
+    pods:
+      metric: {name: avg_time_queue_us}
+      target: {type: AverageValue, averageValue: "50"}
+  behavior:
+    scaleUp: {stabilizationWindowSeconds: 0, policies: [{type: Pods, value: 7, periodSeconds: 5}]}
+YAML
+hpa_reads() {
+  [ -n "$(kc -n default get hpa triton -o jsonpath='{.status.currentMetrics[0].pods.current.averageValue}')" ]
+}
+eventually 300 "the HPA's first reading of avg_time_queue_us" hpa_reads
+t_hpa=$((SECONDS - t_apply))
+step "the HPA's first reading ${t_hpa} s after kubectl apply"
+eventually 300 "7 Running triton pods" running_is 7
+
+step "kubectl apply -k: the reconciler as shipped (overlay: image, pull policy), two replicas"
+overlay reconciler
+kc apply -k "$work/overlay/reconciler"
+kc -n gpuscale rollout status deployment/gpuscale-reconciler --timeout=300s
+on_node app=gpuscale-reconciler gpuscale-reconciler
+pods=$(kc -n gpuscale get pods -l app=gpuscale-reconciler -o jsonpath='{.items[*].metadata.name}')
+[ "$(wc -w <<<"$pods")" -eq 2 ] || die "want 2 reconciler pods, got: $pods"
+holder() { kc -n gpuscale get lease gpuscale-reconciler -o jsonpath='{.spec.holderIdentity}' 2>/dev/null; }
+held_by_a_pod() { local h; h=$(holder) && [ -n "$h" ] && grep -qw -- "$h" <<<"$pods"; }
+eventually 120 "one reconciler pod holds the Lease" held_by_a_pod
+leader=$(holder)
+step "leader: $leader"
+
+step "at the ceiling, the leader (manifests/reconciler/rbac.yaml only) raises maxReplicas"
+max_above_7() { [ "$(kc -n default get hpa triton -o jsonpath='{.spec.maxReplicas}')" -gt 7 ]; }
+eventually 600 "maxReplicas raised above 7" max_above_7
+kc -n default get hpa triton
+instances=$(kc get events -A -o jsonpath='{range .items[?(@.reportingComponent=="gpuscale.io/reconciler")]}{.reportingInstance}{"\n"}{end}' | sort -u)
+[ -n "$instances" ] || die "no Events of gpuscale-reconciler"
+[ "$instances" = "$leader" ] || die "Events by $(tr '\n' ' ' <<<"$instances"), leader $leader"
+step "done after $SECONDS s: Available ${t_available} s, first value ${t_value} s, HPA reading ${t_hpa} s"
