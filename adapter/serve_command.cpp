@@ -146,14 +146,13 @@ int runServeCommand(std::span<const std::string_view> args, std::ostream& out, s
 
   apiserver::ApiHandlerConfig config;
   config.registry = registry;
-  if (!ruleSet->rules.empty()) {
-    std::shared_ptr<ObjectLister> lister = access->lister;
-    if (!lister) lister = std::make_shared<StandaloneObjectLister>(runner);
-    config.customMetrics = std::make_shared<CustomProvider>(snapshots, mapper, lister, runner);
-  }
-  if (!ruleSet->externalRules.empty()) {
-    config.externalMetrics = std::make_shared<ExternalProvider>(snapshots, runner);
-  }
+  // Both groups are served whatever the rules hold now: rules added by a reload are served at
+  // once, and an APIService registered for a group without rules stays Available (an empty list)
+  // instead of failing kube-apiserver's discovery of that group (and with it every client's).
+  std::shared_ptr<ObjectLister> lister = access->lister;
+  if (!lister) lister = std::make_shared<StandaloneObjectLister>(runner);
+  config.customMetrics = std::make_shared<CustomProvider>(snapshots, mapper, lister, runner);
+  config.externalMetrics = std::make_shared<ExternalProvider>(snapshots, runner);
   auto external =
       withExternalFallback(std::move(config.externalMetrics), options->externalFallback, registry);
   if (!external) {
