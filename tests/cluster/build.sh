@@ -102,6 +102,6 @@ touch "$out.partial/.complete"
 rm -rf "$out"
 mv "$out.partial" "$out"
 link_bin
-# Keep the three newest builds (other worktrees may still point at an older stamp).
-ls -1dt "$cache"/bin-* 2>/dev/null | grep -v '\.partial$' | tail -n +4 | xargs -r rm -rf
+# Keep the five newest builds (other worktrees may still point at an older stamp).
+ls -1dt "$cache"/bin-* 2>/dev/null | grep -v '\.partial$' | tail -n +6 | xargs -r rm -rf
 echo "cluster build: done ($out)"
