@@ -25,6 +25,7 @@
 rn_bridge=gpuscale0
 rn_gateway=10.203.0.1
 rn_pod_cidr=10.203.0.0/24
+rn_service_cidr=10.0.0.0/24  # up.sh's --service-cluster-ip-range
 rn_node_name=gpuscale-node-0
 rn_pause_image=localhost/gpuscale-pause:1
 rn_cni_bin=${GPUSCALE_CNI_BIN_DIR:-/usr/lib/cni}
@@ -80,6 +81,11 @@ rn_network_up() {
   ip link add "$rn_bridge" type bridge
   ip addr add "$rn_gateway/24" dev "$rn_bridge"
   ip link set "$rn_bridge" up
+  # Service IPs (kube-apiserver's --service-cluster-ip-range) route into the bridge: kube-proxy's
+  # DNAT sends them on to a pod or the node address, and a Service IP without a rule (kube-proxy not
+  # synced yet, no endpoints) dies on the bridge instead of following the default route off the
+  # machine. The route goes away with the bridge.
+  ip route add "$rn_service_cidr" dev "$rn_bridge"
 }
 
 # After the control plane is ready: containerd, the sandbox image, kubelet, kube-proxy; returns

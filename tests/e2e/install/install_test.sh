@@ -11,10 +11,14 @@
 #      HPA reads it and scales the Deployment to its 7-slice ceiling;
 #   3. `kubectl apply -k` of manifests/reconciler the same way: two replicas, one holds the Lease,
 #      and with only the permissions of manifests/reconciler/rbac.yaml the leader raises the HPA's
-#      ceiling (a MIG reshape of the idle GPU); every Event it writes names the leader.
+#      ceiling (a MIG reshape of the idle GPU); every Event it writes names the leader;
+#   4. the same through Helm: the kustomize install deleted, `helm install` of charts/gpuscale with
+#      image values and the Prometheus URL; the APIServices carry the chart's generated CA as their
+#      caBundle (no insecureSkipTLSVerify) and turn Available, the metric is served through the
+#      aggregator, and a reconciler replica of the chart takes the Lease.
 # No component of gpuscale runs with the admin kubeconfig: a missing permission fails the test. The
-# times from `kubectl apply` to the APIServices Available, to the first value through the
-# aggregator and to the HPA's first reading are printed (docs/benchmarks.md).
+# times from `kubectl apply` (and `helm install`) to the APIServices Available, to the first value
+# through the aggregator and to the HPA's first reading are printed (docs/benchmarks.md).
 # Exit 77 (skipped) when not root, when the cluster binaries (kubelet, kube-proxy), containerd, runc,
 # the CNI plugins, prometheus or an image builder are missing, or another real node runs here.
 set -euo pipefail
@@ -25,7 +29,7 @@ e2e_init install
 here=$src/tests/e2e/install
 prometheus_run=$src/tests/support/prometheus_run.sh
 e2e_require_cluster
-e2e_require "$bin/kubelet" "$bin/kube-proxy" "$build/bin/gpuscale-adapter" \
+e2e_require "$bin/kubelet" "$bin/kube-proxy" "$bin/helm" "$build/bin/gpuscale-adapter" \
   "$build/bin/gpuscale-reconciler" "$sim" /usr/bin/prometheus
 # shellcheck source=../../cluster/lib/real-node.sh
 source "$cluster/lib/real-node.sh"
@@ -165,7 +169,7 @@ has_value() {
   kc get --raw "$(metric_path v1beta2)" 2>/dev/null | python3 -c '
 import json, sys
 items = json.load(sys.stdin)["items"]
-sys.exit(0 if items and all(float(i["value"].rstrip("m")) > 0 for i in items) else 1)'
+sys.exit(0 if items and all(float(i["value"].rstrip("m")) > 0 for i in items) else 1)' 2>/dev/null
 }
 eventually 300 "avg_time_queue_us through the aggregator" has_value
 t_value=$((SECONDS - t_apply))
@@ -209,6 +213,10 @@ pods=$(kc -n gpuscale get pods -l app=gpuscale-reconciler -o jsonpath='{.items[*
 [ "$(wc -w <<<"$pods")" -eq 2 ] || die "want 2 reconciler pods, got: $pods"
 holder() { kc -n gpuscale get lease gpuscale-reconciler -o jsonpath='{.spec.holderIdentity}' 2>/dev/null; }
 held_by_a_pod() { local h; h=$(holder) && [ -n "$h" ] && grep -qw -- "$h" <<<"$pods"; }
+held_by_chart_pod() {
+  pods=$(kc -n gpuscale get pods -l app=gpuscale-reconciler -o jsonpath='{.items[*].metadata.name}')
+  held_by_a_pod
+}
 eventually 120 "one reconciler pod holds the Lease" held_by_a_pod
 leader=$(holder)
 step "leader: $leader"
@@ -220,4 +228,34 @@ kc -n default get hpa triton
 instances=$(kc get events -A -o jsonpath='{range .items[?(@.reportingComponent=="gpuscale.io/reconciler")]}{.reportingInstance}{"\n"}{end}' | sort -u)
 [ -n "$instances" ] || die "no Events of gpuscale-reconciler"
 [ "$instances" = "$leader" ] || die "Events by $(tr '\n' ' ' <<<"$instances"), leader $leader"
-step "done after $SECONDS s: Available ${t_available} s, first value ${t_value} s, HPA reading ${t_hpa} s"
+
+step "the kustomize install removed; helm install of charts/gpuscale (default TLS: generated CA)"
+# The adapter first and without waiting: both bases own the namespace, and its deletion stalls
+# while APIServices point at a Service that is going away (kube-apiserver cannot discover them).
+kc delete -k "$work/overlay/adapter" --ignore-not-found --wait=false >/dev/null
+kc delete -k "$work/overlay/reconciler" --ignore-not-found --wait=false >/dev/null
+gone() { ! kc get namespace gpuscale >/dev/null 2>&1; }
+eventually 300 "namespace gpuscale deleted" gone
+t_helm=$SECONDS
+HELM_CACHE_HOME=$work/helm HELM_CONFIG_HOME=$work/helm HELM_DATA_HOME=$work/helm \
+  "$bin/helm" install gpuscale "$src/charts/gpuscale" --namespace gpuscale --create-namespace \
+  --set adapter.image.repository=localhost/gpuscale-adapter --set adapter.image.tag=e2e \
+  --set adapter.image.pullPolicy=Never --set reconciler.image.repository=localhost/gpuscale-reconciler \
+  --set reconciler.image.tag=e2e --set reconciler.image.pullPolicy=Never \
+  --set adapter.prometheus.url="$prom_url/" --wait --timeout 5m
+on_node app.kubernetes.io/name=gpuscale-adapter gpuscale-adapter
+on_node app=gpuscale-reconciler gpuscale-reconciler
+ca_bundle=$(kc get apiservice v1beta2.custom.metrics.k8s.io -o jsonpath='{.spec.caBundle}')
+[ -n "$ca_bundle" ] || die "the chart's APIService has no caBundle"
+[ -z "$(kc get apiservice v1beta2.custom.metrics.k8s.io -o jsonpath='{.spec.insecureSkipTLSVerify}')" ] ||
+  die "the chart's APIService skips verification"
+for api in v1beta1.custom.metrics.k8s.io v1beta2.custom.metrics.k8s.io \
+  v1beta1.external.metrics.k8s.io; do
+  kc wait --for=condition=Available "apiservice/$api" --timeout=300s
+done
+t_helm_available=$((SECONDS - t_helm))
+eventually 300 "avg_time_queue_us through the aggregator (verified with the chart's CA)" has_value
+t_helm_value=$((SECONDS - t_helm))
+eventually 120 "a reconciler pod of the chart holds the Lease" held_by_chart_pod
+step "helm install: Available ${t_helm_available} s, first value ${t_helm_value} s (kubectl apply: \
+Available ${t_available} s, first value ${t_value} s, HPA reading ${t_hpa} s)"
