@@ -1,6 +1,7 @@
 # gpuscale_fuzz_smoke_test(TARGET [SECONDS s]): registers a ctest (label "fuzz") that runs the libFuzzer
 # target TARGET for a short while over its seed corpus in tests/fuzz/corpus/TARGET. New inputs go to a
-# scratch directory in the build tree, so the seed corpus in the source tree is left as it is.
+# scratch directory in the build tree, so the seed corpus in the source tree is left as it is. Undefined
+# behaviour stops the run like a crash (UBSan only reports it otherwise).
 include_guard(GLOBAL)
 
 function(gpuscale_fuzz_smoke_test target)
@@ -14,5 +15,6 @@ function(gpuscale_fuzz_smoke_test target)
            COMMAND ${target} -max_total_time=${ARG_SECONDS} -timeout=10 ${scratch}
                    ${CMAKE_SOURCE_DIR}/tests/fuzz/corpus/${target})
   math(EXPR timeout "${ARG_SECONDS} * 3 + 30")
-  set_tests_properties(${target}_smoke PROPERTIES LABELS fuzz TIMEOUT ${timeout})
+  set_tests_properties(${target}_smoke PROPERTIES LABELS fuzz TIMEOUT ${timeout}
+                       ENVIRONMENT "UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1")
 endfunction()
