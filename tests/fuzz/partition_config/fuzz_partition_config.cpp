@@ -1,8 +1,9 @@
 // Fuzzes the reconciler's YAML inputs: the partition policy file (operators), and the mig-parted
 // and device-plugin configs it reads back from the GPU Operator's ConfigMaps. No input may crash or
-// throw; an accepted mig-parted or device-plugin config in UTF-8 (ConfigMap data always is) must
-// survive a round trip, parse(emit(c)) == c, and an accepted policy file has distinct policy names.
-// The first byte picks the parser; the rest is the file.
+// throw; an accepted mig-parted or device-plugin config in UTF-8 (ConfigMap data always is; the
+// YAML emitter replaces malformed bytes) must survive a round trip, parse(emit(c)) == c, and an
+// accepted policy file has distinct policy names. The first byte picks the parser; the rest is the
+// file.
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -11,6 +12,7 @@
 #include <string>
 #include <string_view>
 
+#include "gpuscale/core/go_quote.h"
 #include "gpuscale/partition/device_plugin_config.h"
 #include "gpuscale/partition/mig_parted_config.h"
 #include "gpuscale/partition/policy.h"
@@ -21,25 +23,6 @@ namespace {
   std::fprintf(stderr, "fuzz_partition_config: %s for [%.*s]\n", what,
                static_cast<int>(text.size()), text.data());
   std::abort();
-}
-
-// Whether `text` is well-formed UTF-8 (the Kubernetes API stores nothing else in a ConfigMap; the
-// YAML emitter replaces malformed bytes, so only UTF-8 can survive a round trip).
-bool isUtf8(std::string_view text) {
-  for (size_t i = 0; i < text.size();) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    const size_t length = c < 0x80         ? 1
-                          : (c >> 5) == 6  ? 2
-                          : (c >> 4) == 14 ? 3
-                          : (c >> 3) == 30 ? 4
-                                           : 0;
-    if (length == 0 || i + length > text.size()) return false;
-    for (size_t k = 1; k < length; ++k) {
-      if ((static_cast<unsigned char>(text[i + k]) & 0xc0) != 0x80) return false;
-    }
-    i += length;
-  }
-  return true;
 }
 
 void policies(std::string_view yaml) {
@@ -53,7 +36,7 @@ void policies(std::string_view yaml) {
 
 void migParted(std::string_view yaml) {
   const auto parsed = gpuscale::partition::parseMigPartedConfig(yaml);
-  if (!parsed || !isUtf8(yaml)) return;
+  if (!parsed || !gpuscale::core::isValidUtf8(yaml)) return;
   const std::string emitted = gpuscale::partition::emitMigPartedConfig(*parsed);
   const auto back = gpuscale::partition::parseMigPartedConfig(emitted);
   if (!back || !(*back == *parsed)) fail("mig-parted config does not survive emitting", yaml);
@@ -61,7 +44,7 @@ void migParted(std::string_view yaml) {
 
 void devicePlugin(std::string_view yaml) {
   const auto parsed = gpuscale::partition::parseDevicePluginConfig(yaml);
-  if (!parsed || !isUtf8(yaml)) return;
+  if (!parsed || !gpuscale::core::isValidUtf8(yaml)) return;
   const std::string emitted = gpuscale::partition::emitDevicePluginConfig(*parsed);
   const auto back = gpuscale::partition::parseDevicePluginConfig(emitted);
   if (!back || !(*back == *parsed)) fail("device-plugin config does not survive emitting", yaml);

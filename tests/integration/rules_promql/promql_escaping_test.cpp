@@ -6,7 +6,9 @@
 // values: a quote, backslash, newline, `}` or regex metacharacter in a name can neither end the
 // string nor widen the match, and nothing else is selected than the objects asked for.
 //
-// Skipped (with a message) when promtool is not installed.
+// A value that is not UTF-8 must be refused (400) before any query: Prometheus stores no such label
+// value and rejects such a regex. Skipped (with a message) when promtool is not installed.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -21,6 +23,7 @@
 #include <vector>
 
 #include "compile_text.h"
+#include "gpuscale/core/go_quote.h"
 #include "gpuscale/rules/namer.h"
 
 namespace gpuscale::rules {
@@ -55,7 +58,9 @@ const std::vector<HostileValue>& hostileValues() {
       {"regex anchors and escapes", "^$\\d\\"},
       {"unicode", "ünïcødé-名前-🚀"},
       {"unicode line separator", "a\u2028b"},
-      {"invalid UTF-8", "a\xffb"},
+      {"invalid UTF-8",
+       "a\xff"
+       "b"},
       {"template delimiters", "<<.Series>>{{.x}}"},
       {"percent escape", "%2A"},
       {"single quote and backtick", "'`"},
@@ -147,13 +152,17 @@ class PromqlEscapingTest : public ::testing::Test {
     if (!dir_.empty()) fs::remove_all(dir_);
   }
 
-  std::string render(size_t rule, std::string_view ns, std::vector<std::string> names) {
+  core::Result<std::string> tryRender(size_t rule, std::string_view ns,
+                                      std::vector<std::string> names) {
     QueryRequest request;
     request.seriesName = "m";
     request.resource = {"", "pods"};
     request.namespaceName = ns;
     request.names = names;
-    auto query = rules_->rules.at(rule).queryFor(request);
+    return rules_->rules.at(rule).queryFor(request);
+  }
+  std::string render(size_t rule, std::string_view ns, std::vector<std::string> names) {
+    auto query = tryRender(rule, ns, std::move(names));
     EXPECT_TRUE(query.ok()) << query.status().message();
     return query.ok() ? *query : "";
   }
@@ -166,6 +175,15 @@ TEST_F(PromqlEscapingTest, RenderedMatchersSelectExactlyTheIntendedObjects) {
   int index = 0;
   for (const auto& [what, value] : hostileValues()) {
     SCOPED_TRACE(what);
+    if (!core::isValidUtf8(value)) {
+      // No Prometheus label value can equal it, and Prometheus rejects a regex that is not UTF-8:
+      // a bad request, before any query.
+      for (const auto& query : {tryRender(0, "ns", {value}), tryRender(0, "ns", {value, "other"}),
+                                tryRender(1, "ns", {value}), tryRender(0, value, {"p"})}) {
+        EXPECT_EQ(query.status().httpCode(), 400) << (query.ok() ? *query : "");
+      }
+      continue;
+    }
     // The object itself, a second object, near misses a broken escape or regex would select, and
     // objects in a namespace of that name.
     std::vector<Series> input;
