@@ -132,6 +132,19 @@ void appendEscapedRune(std::string& out, uint32_t rune, std::string_view raw) {
 
 }  // namespace
 
+bool isValidUtf8(std::string_view text) {
+  for (size_t i = 0; i < text.size();) {
+    if (static_cast<unsigned char>(text[i]) < 0x80) {
+      ++i;
+      continue;
+    }
+    const DecodedRune decoded = decodeRune(text.substr(i));
+    if (decoded.width == 0) return false;
+    i += decoded.width;
+  }
+  return true;
+}
+
 std::string goQuote(std::string_view text) {
   std::string out;
   out.reserve(text.size() + 2);

@@ -1,6 +1,5 @@
 #include "gpuscale/core/rfc3339.h"
 
-#include <charconv>
 #include <cstdint>
 
 #include <fmt/format.h>
@@ -8,10 +7,14 @@
 namespace gpuscale::core {
 namespace {
 
+// Exactly `digits` decimal digits (from_chars alone would also take a sign).
 bool readDigits(std::string_view& text, std::size_t digits, int& out) {
   if (text.size() < digits) return false;
-  auto [ptr, ec] = std::from_chars(text.data(), text.data() + digits, out);
-  if (ec != std::errc() || ptr != text.data() + digits) return false;
+  out = 0;
+  for (std::size_t i = 0; i < digits; ++i) {
+    if (text[i] < '0' || text[i] > '9') return false;
+    out = out * 10 + (text[i] - '0');
+  }
   text.remove_prefix(digits);
   return true;
 }
@@ -84,9 +87,14 @@ std::optional<WallTime> parseRfc3339(std::string_view text) {
   const year_month_day ymd{year{y}, month{static_cast<unsigned>(mo)},
                            day{static_cast<unsigned>(d)}};
   if (!ymd.ok() || h > 23 || mi > 59 || s > 60) return std::nullopt;
-  const auto at =
-      sys_days{ymd} + hours{h} + minutes{mi} + seconds{s} + fraction - minutes{offsetMinutes};
-  return time_point_cast<WallTime::duration>(at);
+  const sys_seconds whole =
+      sys_days{ymd} + hours{h} + minutes{mi} + seconds{s} - minutes{offsetMinutes};
+  // The system clock counts nanoseconds in 64 bits (years 1677 to 2262): a time it cannot hold is
+  // out of range, and converting it would overflow.
+  if (whole <= floor<seconds>(WallTime::min()) || whole >= floor<seconds>(WallTime::max())) {
+    return std::nullopt;
+  }
+  return time_point_cast<WallTime::duration>(whole) + duration_cast<WallTime::duration>(fraction);
 }
 
 }  // namespace gpuscale::core

@@ -1,5 +1,8 @@
 #include "gpuscale/k8s/object_accessors.h"
 
+#include <cstdint>
+#include <limits>
+
 namespace gpuscale::k8s {
 namespace {
 
@@ -37,6 +40,42 @@ std::string nameOf(const nlohmann::json& object) { return stringIn(metadataOf(ob
 
 std::string namespaceOf(const nlohmann::json& object) {
   return stringIn(metadataOf(object), "namespace");
+}
+
+std::string stringField(const nlohmann::json& object, std::string_view key) {
+  return stringIn(&object, key);
+}
+
+bool boolField(const nlohmann::json& object, std::string_view key, bool fallback) {
+  if (!object.is_object()) return fallback;
+  auto it = object.find(key);
+  return it != object.end() && it->is_boolean() ? it->get<bool>() : fallback;
+}
+
+int intField(const nlohmann::json& object, std::string_view key, int fallback) {
+  if (!object.is_object()) return fallback;
+  auto it = object.find(key);
+  if (it == object.end()) return fallback;
+  if (it->is_number_unsigned()) {
+    const auto value = it->get<std::uint64_t>();
+    return value <= static_cast<std::uint64_t>(std::numeric_limits<int>::max())
+               ? static_cast<int>(value)
+               : fallback;
+  }
+  if (it->is_number_integer()) {
+    const auto value = it->get<std::int64_t>();
+    return value >= std::numeric_limits<int>::min() && value <= std::numeric_limits<int>::max()
+               ? static_cast<int>(value)
+               : fallback;
+  }
+  return fallback;
+}
+
+const nlohmann::json& objectField(const nlohmann::json& object, std::string_view key) {
+  static const nlohmann::json empty = nlohmann::json::object();
+  if (!object.is_object()) return empty;
+  auto it = object.find(key);
+  return it != object.end() && it->is_object() ? *it : empty;
 }
 
 }  // namespace gpuscale::k8s

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "gpuscale/core/go_quote.h"
+
 namespace gpuscale::k8s {
 namespace {
 
@@ -83,10 +85,11 @@ core::Result<ResourceInfo> BuiltinResourceTable::resourceFor(const GroupResource
   }
   if (group.empty()) {
     return core::Status::notFound(
-        fmt::format("the server doesn't have a resource type {:?}", gr.resource));
+        fmt::format("the server doesn't have a resource type {}", core::goQuote(gr.resource)));
   }
-  return core::Status::notFound(fmt::format(
-      "the server doesn't have a resource type {:?} in group {:?}", gr.resource, gr.group));
+  return core::Status::notFound(
+      fmt::format("the server doesn't have a resource type {} in group {}",
+                  core::goQuote(gr.resource), core::goQuote(gr.group)));
 }
 
 }  // namespace gpuscale::k8s

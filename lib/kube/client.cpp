@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include "gpuscale/core/go_quote.h"
+#include "gpuscale/k8s/object_accessors.h"
+
 namespace gpuscale::kube {
 namespace {
 
@@ -92,33 +95,34 @@ ResourceRef ResourceRef::inNamespace(std::string_view ns) const {
 }
 
 core::Status statusFromObject(const Object& object, int fallbackCode) {
-  if (!object.is_object() || object.value("kind", "") != "Status") {
+  if (k8s::stringField(object, "kind") != "Status") {
     return core::Status(
         fallbackCode, reasonForCode(fallbackCode),
         fmt::format("unexpected error object from the server (HTTP {})", fallbackCode));
   }
-  int code = object.value("code", fallbackCode);
-  if (code < 400) code = fallbackCode >= 400 ? fallbackCode : 500;
+  int code = k8s::intField(object, "code", fallbackCode);
+  // Only an error code is an error: anything else (a 2xx, or a code no HTTP status has) falls back.
+  if (code < 400 || code > 599) code = fallbackCode >= 400 ? fallbackCode : 500;
   core::StatusDetails details;
   if (const auto it = object.find("details"); it != object.end() && it->is_object()) {
     details.present = true;
-    details.name = it->value("name", "");
-    details.group = it->value("group", "");
-    details.kind = it->value("kind", "");
+    details.name = k8s::stringField(*it, "name");
+    details.group = k8s::stringField(*it, "group");
+    details.kind = k8s::stringField(*it, "kind");
     if (const auto causes = it->find("causes"); causes != it->end() && causes->is_array()) {
       for (const auto& cause : *causes) {
-        if (cause.is_object()) details.causes.push_back(cause.value("message", ""));
+        if (cause.is_object()) details.causes.push_back(k8s::stringField(cause, "message"));
       }
     }
   }
-  std::string reason = object.value("reason", "");
-  return core::Status(code, reason, object.value("message", ""), std::move(details));
+  return core::Status(code, k8s::stringField(object, "reason"), k8s::stringField(object, "message"),
+                      std::move(details));
 }
 
 core::Status statusFromResponse(int httpCode, std::string_view body, int retryAfterSeconds) {
   core::Status status;
   Object parsed = Object::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (!parsed.is_discarded() && parsed.is_object() && parsed.value("kind", "") == "Status") {
+  if (!parsed.is_discarded() && k8s::stringField(parsed, "kind") == "Status") {
     status = statusFromObject(parsed, httpCode);
   } else {
     std::string text(body.substr(0, 256));
@@ -132,6 +136,51 @@ core::Status statusFromResponse(int httpCode, std::string_view body, int retryAf
                         status.details());
   }
   return status;
+}
+
+core::Result<WatchEvent> decodeWatchEvent(std::string_view line) {
+  Object event = Object::parse(line, nullptr, /*allow_exceptions=*/false);
+  if (event.is_discarded() || !event.is_object()) {
+    return core::Status::internal("the Kubernetes API sent a watch event that is not JSON");
+  }
+  const std::string type = k8s::stringField(event, "type");
+  WatchEvent out;
+  if (type == "ADDED") {
+    out.type = WatchEvent::Type::kAdded;
+  } else if (type == "MODIFIED") {
+    out.type = WatchEvent::Type::kModified;
+  } else if (type == "DELETED") {
+    out.type = WatchEvent::Type::kDeleted;
+  } else if (type == "BOOKMARK") {
+    out.type = WatchEvent::Type::kBookmark;
+  } else if (type == "ERROR") {
+    return statusFromObject(k8s::objectField(event, "object"), 500);
+  } else {
+    return core::Status::internal(fmt::format("unknown watch event type {}", core::goQuote(type)));
+  }
+  if (auto it = event.find("object"); it != event.end()) out.object = std::move(*it);
+  return out;
+}
+
+core::Result<ListPage> decodeListPage(std::string_view body) {
+  Object page = Object::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (page.is_discarded() || !page.is_object()) {
+    return core::Status::internal("the Kubernetes API returned a body that is not JSON");
+  }
+  auto items = page.find("items");
+  // `items` is null in an empty list from some servers; anything else but an array is malformed.
+  if (items == page.end() || !(items->is_array() || items->is_null())) {
+    return core::Status::internal("the Kubernetes API returned a list without items");
+  }
+  ListPage out;
+  if (items->is_array()) {
+    out.items.reserve(items->size());
+    for (auto& item : *items) out.items.push_back(std::move(item));
+  }
+  const Object& meta = k8s::objectField(page, "metadata");
+  out.resourceVersion = k8s::stringField(meta, "resourceVersion");
+  out.continueToken = k8s::stringField(meta, "continue");
+  return out;
 }
 
 }  // namespace gpuscale::kube

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "gpuscale/core/files.h"
+#include "gpuscale/core/go_quote.h"
 
 namespace gpuscale::kube {
 namespace fs = std::filesystem;
@@ -36,14 +37,14 @@ core::Result<std::string> decodeBase64(std::string_view text, std::string_view w
 
 // A PEM value given either inline (`<key>-data`, base64) or as a file (`<key>`).
 core::Result<std::string> pemField(const YAML::Node& node, const std::string& key,
-                                   const fs::path& baseDir) {
+                                   const fs::path& baseDir, const KubeconfigFileReader& readFile) {
   if (const auto data = node[key + "-data"]; data && !data.as<std::string>().empty()) {
     return decodeBase64(data.as<std::string>(), key + "-data");
   }
   if (const auto file = node[key]; file && !file.as<std::string>().empty()) {
     fs::path path = file.as<std::string>();
     if (path.is_relative()) path = baseDir / path;
-    return core::readFile(path);
+    return readFile(path);
   }
   return std::string();
 }
@@ -56,8 +57,9 @@ YAML::Node findNamed(const YAML::Node& list, const std::string& name, const char
   return {};
 }
 
-core::Result<ClientConfig> parseKubeconfig(const YAML::Node& root, const fs::path& path,
-                                           const std::string& contextName) {
+core::Result<ClientConfig> fromYaml(const YAML::Node& root, const fs::path& path,
+                                    const std::string& contextName,
+                                    const KubeconfigFileReader& readFile) {
   const fs::path baseDir = path.parent_path();
   std::string current = contextName;
   if (current.empty() && root["current-context"])
@@ -67,14 +69,15 @@ core::Result<ClientConfig> parseKubeconfig(const YAML::Node& root, const fs::pat
   }
   const YAML::Node context = findNamed(root["contexts"], current, "context");
   if (!context) {
-    return core::Status::invalid(fmt::format("{}: context {:?} not found", path.string(), current));
+    return core::Status::invalid(
+        fmt::format("{}: context {} not found", path.string(), core::goQuote(current)));
   }
   const std::string clusterName = context["cluster"] ? context["cluster"].as<std::string>() : "";
   const std::string userName = context["user"] ? context["user"].as<std::string>() : "";
   const YAML::Node cluster = findNamed(root["clusters"], clusterName, "cluster");
   if (!cluster || !cluster["server"]) {
-    return core::Status::invalid(
-        fmt::format("{}: cluster {:?} not found or has no server", path.string(), clusterName));
+    return core::Status::invalid(fmt::format("{}: cluster {} not found or has no server",
+                                             path.string(), core::goQuote(clusterName)));
   }
 
   ClientConfig config;
@@ -85,7 +88,7 @@ core::Result<ClientConfig> parseKubeconfig(const YAML::Node& root, const fs::pat
       cluster["insecure-skip-tls-verify"] && cluster["insecure-skip-tls-verify"].as<bool>();
   if (cluster["tls-server-name"])
     config.tlsServerName = cluster["tls-server-name"].as<std::string>();
-  auto ca = pemField(cluster, "certificate-authority", baseDir);
+  auto ca = pemField(cluster, "certificate-authority", baseDir, readFile);
   if (!ca) return ca.status();
   config.caPem = *ca;
 
@@ -93,18 +96,19 @@ core::Result<ClientConfig> parseKubeconfig(const YAML::Node& root, const fs::pat
   if (!user || user.IsNull()) return config;  // a user-less context: no credentials
   for (const char* unsupported : {"exec", "auth-provider", "username"}) {
     if (user[unsupported]) {
-      return core::Status::invalid(fmt::format("{}: user {:?}: {} credentials are not supported",
-                                               path.string(), userName, unsupported));
+      return core::Status::invalid(fmt::format("{}: user {}: {} credentials are not supported",
+                                               path.string(), core::goQuote(userName),
+                                               unsupported));
     }
   }
-  auto cert = pemField(user, "client-certificate", baseDir);
+  auto cert = pemField(user, "client-certificate", baseDir, readFile);
   if (!cert) return cert.status();
-  auto key = pemField(user, "client-key", baseDir);
+  auto key = pemField(user, "client-key", baseDir, readFile);
   if (!key) return key.status();
   if (cert->empty() != key->empty()) {
     return core::Status::invalid(
-        fmt::format("{}: user {:?}: client certificate and key must be given together",
-                    path.string(), userName));
+        fmt::format("{}: user {}: client certificate and key must be given together", path.string(),
+                    core::goQuote(userName)));
   }
   config.clientCertPem = *cert;
   config.clientKeyPem = *key;
@@ -137,14 +141,20 @@ std::string TokenSource::token() {
   return file_->token().valueOr("");
 }
 
-core::Result<ClientConfig> loadKubeconfig(const fs::path& path, const std::string& context) {
-  auto text = core::readFile(path);
-  if (!text) return text.status();
+core::Result<ClientConfig> parseKubeconfig(std::string_view text, const fs::path& path,
+                                           const std::string& context,
+                                           const KubeconfigFileReader& readFile) {
   try {
-    return parseKubeconfig(YAML::Load(*text), path, context);
+    return fromYaml(YAML::Load(std::string(text)), path, context, readFile);
   } catch (const YAML::Exception& e) {
     return core::Status::invalid(fmt::format("{}: {}", path.string(), e.what()));
   }
+}
+
+core::Result<ClientConfig> loadKubeconfig(const fs::path& path, const std::string& context) {
+  auto text = core::readFile(path);
+  if (!text) return text.status();
+  return parseKubeconfig(*text, path, context, core::readFile);
 }
 
 core::Result<ClientConfig> inClusterConfig(const fs::path& serviceAccountDir) {

@@ -7,6 +7,8 @@
 #include <condition_variable>
 #include <map>
 
+#include "gpuscale/k8s/object_accessors.h"
+
 namespace gpuscale::kube {
 namespace {
 
@@ -32,15 +34,15 @@ std::vector<k8s::ResourceInfo> parseResourceList(const Object& list, const std::
   if (!list.is_object() || !list.contains("resources") || !list["resources"].is_array()) return out;
   for (const auto& resource : list["resources"]) {
     if (!resource.is_object()) continue;
-    const std::string name = resource.value("name", "");
+    const std::string name = k8s::stringField(resource, "name");
     if (name.empty() || name.find('/') != std::string::npos) continue;
     k8s::ResourceInfo info;
     info.groupResource = {group, name};
     info.version = version;
-    info.kind = resource.value("kind", "");
-    info.singular = resource.value("singularName", "");
+    info.kind = k8s::stringField(resource, "kind");
+    info.singular = k8s::stringField(resource, "singularName");
     if (info.singular.empty()) info.singular = lower(info.kind);
-    info.namespaced = resource.value("namespaced", false);
+    info.namespaced = k8s::boolField(resource, "namespaced", false);
     out.push_back(std::move(info));
   }
   return out;
@@ -69,9 +71,9 @@ core::Status DiscoveryResourceMapper::refresh() {
   Table table = parseResourceList(*core, "", "v1");
   if (groups->contains("groups") && (*groups)["groups"].is_array()) {
     for (const auto& group : (*groups)["groups"]) {
-      const std::string name = group.value("name", "");
+      const std::string name = k8s::stringField(group, "name");
       const std::string version =
-          group.value("preferredVersion", Object::object()).value("version", "");
+          k8s::stringField(k8s::objectField(group, "preferredVersion"), "version");
       if (name.empty() || version.empty()) continue;
       auto resources = client_->getPath(fmt::format("/apis/{}/{}", name, version));
       if (!resources) {

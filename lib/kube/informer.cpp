@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "gpuscale/k8s/object_accessors.h"
+
 namespace gpuscale::kube {
 
 Informer::Informer(std::shared_ptr<KubeClient> client, InformerOptions options)
@@ -95,7 +97,7 @@ bool Informer::relist(std::stop_token stop) {
 
 bool Informer::applyEvent(const WatchEvent& event) {
   const std::string version =
-      event.object.value("metadata", Object::object()).value("resourceVersion", "");
+      k8s::stringField(k8s::objectField(event.object, "metadata"), "resourceVersion");
   ObjectStore::Change change;
   switch (event.type) {
     case WatchEvent::Type::kAdded:

@@ -3,17 +3,12 @@
 #include <algorithm>
 #include <mutex>
 
+#include "gpuscale/k8s/object_accessors.h"
+
 namespace gpuscale::kube {
 namespace {
 
-const Object& metadataOf(const Object& object) {
-  static const Object empty = Object::object();
-  if (!object.is_object()) return empty;
-  const auto it = object.find("metadata");
-  return it != object.end() && it->is_object() ? *it : empty;
-}
-
-std::string namespaceOf(const Object& object) { return metadataOf(object).value("namespace", ""); }
+const Object& metadataOf(const Object& object) { return k8s::objectField(object, "metadata"); }
 
 std::string labelKey(std::string_view key, std::string_view value) {
   std::string out(key);
@@ -25,9 +20,8 @@ std::string labelKey(std::string_view key, std::string_view value) {
 }  // namespace
 
 std::string ObjectStore::keyOf(const Object& object) {
-  const Object& meta = metadataOf(object);
-  const std::string ns = meta.value("namespace", "");
-  const std::string name = meta.value("name", "");
+  const std::string ns = k8s::namespaceOf(object);
+  const std::string name = k8s::nameOf(object);
   return ns.empty() ? name : ns + "/" + name;
 }
 
@@ -43,7 +37,7 @@ core::Labels ObjectStore::labelsOf(const Object& object) {
 }
 
 void ObjectStore::indexLocked(const std::string& key, const Object& object) {
-  byNamespace_[namespaceOf(object)].insert(key);
+  byNamespace_[k8s::namespaceOf(object)].insert(key);
   for (const auto& [k, v] : labelsOf(object)) byLabel_[labelKey(k, v)].insert(key);
 }
 
@@ -54,7 +48,7 @@ void ObjectStore::unindexLocked(const std::string& key, const Object& object) {
       if (it->second.empty()) index.erase(it);
     }
   };
-  drop(byNamespace_, namespaceOf(object));
+  drop(byNamespace_, k8s::namespaceOf(object));
   for (const auto& [k, v] : labelsOf(object)) drop(byLabel_, labelKey(k, v));
 }
 
@@ -157,7 +151,7 @@ std::vector<ObjectStore::Ptr> ObjectStore::list(const core::LabelSelector& selec
   std::vector<Ptr> out;
   for (const std::string* key : candidates) {
     const Ptr& object = objects_.at(*key);
-    if (!ns.empty() && namespaceOf(*object) != ns) continue;
+    if (!ns.empty() && k8s::namespaceOf(*object) != ns) continue;
     if (!selector.empty() && !selector.matches(labelsOf(*object))) continue;
     out.push_back(object);
   }

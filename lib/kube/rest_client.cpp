@@ -10,6 +10,8 @@
 #include <boost/asio/ssl.hpp>
 #include <thread>
 
+#include "gpuscale/core/go_quote.h"
+
 namespace gpuscale::kube {
 namespace http = web::http;
 namespace {
@@ -214,15 +216,16 @@ struct RestKubeClient::Impl {
           {"limit", options.limit > 0 ? std::to_string(options.limit) : ""},
           {"continue", continueToken},
           {"resourceVersion", continueToken.empty() ? options.resourceVersion : ""}};
-      auto page = call(callFor("list", ref), http::methods::GET, withQuery(ref.path(), query));
-      if (!page) return page.status();
-      if (!page->is_object() || !page->contains("items")) {
-        return core::Status::internal("the Kubernetes API returned a list without items");
+      auto reply = send(callFor("list", ref), http::methods::GET, withQuery(ref.path(), query));
+      if (!reply) return reply.status();
+      if (reply->code < 200 || reply->code >= 300) {
+        return statusFromResponse(reply->code, reply->body, reply->retryAfterSeconds);
       }
-      for (auto& item : (*page)["items"]) out.items.push_back(std::move(item));
-      const Object& meta = page->value("metadata", Object::object());
-      out.resourceVersion = meta.value("resourceVersion", "");
-      continueToken = meta.value("continue", "");
+      auto page = decodeListPage(reply->body);
+      if (!page) return page.status();
+      for (auto& item : page->items) out.items.push_back(std::move(item));
+      out.resourceVersion = std::move(page->resourceVersion);
+      continueToken = std::move(page->continueToken);
     } while (!continueToken.empty());
     return out;
   }
@@ -230,7 +233,8 @@ struct RestKubeClient::Impl {
 
 core::Result<std::shared_ptr<RestKubeClient>> RestKubeClient::create(ClientConfig config) {
   if (config.server.rfind("https://", 0) != 0 && config.server.rfind("http://", 0) != 0) {
-    return core::Status::invalid(fmt::format("server {:?} is not an http(s) URL", config.server));
+    return core::Status::invalid(
+        fmt::format("server {} is not an http(s) URL", core::goQuote(config.server)));
   }
   if (!config.tlsServerName.empty()) {
     return core::Status::invalid("tls-server-name is not supported by this client");
@@ -250,7 +254,8 @@ core::Result<std::shared_ptr<RestKubeClient>> RestKubeClient::create(ClientConfi
     impl->watch = std::make_unique<http::client::http_client>(
         base, impl->httpConfig(impl->config.watchReadTimeout));
   } catch (const std::exception& e) {
-    return core::Status::invalid(fmt::format("server {:?}: {}", impl->config.server, e.what()));
+    return core::Status::invalid(
+        fmt::format("server {}: {}", core::goQuote(impl->config.server), e.what()));
   }
   return std::shared_ptr<RestKubeClient>(new RestKubeClient(std::move(impl)));
 }
@@ -344,27 +349,9 @@ core::Status RestKubeClient::watch(const ResourceRef& ref, const WatchOptions& o
         if (body.is_eof()) return {};
         continue;
       }
-      Object event = Object::parse(text, nullptr, /*allow_exceptions=*/false);
-      if (event.is_discarded() || !event.is_object()) {
-        return core::Status::internal("the Kubernetes API sent a watch event that is not JSON");
-      }
-      const std::string type = event.value("type", "");
-      WatchEvent out;
-      if (type == "ADDED") {
-        out.type = WatchEvent::Type::kAdded;
-      } else if (type == "MODIFIED") {
-        out.type = WatchEvent::Type::kModified;
-      } else if (type == "DELETED") {
-        out.type = WatchEvent::Type::kDeleted;
-      } else if (type == "BOOKMARK") {
-        out.type = WatchEvent::Type::kBookmark;
-      } else if (type == "ERROR") {
-        return statusFromObject(event.value("object", Object::object()), 500);
-      } else {
-        return core::Status::internal(fmt::format("unknown watch event type {:?}", type));
-      }
-      out.object = std::move(event["object"]);
-      if (!handler(out)) return {};
+      auto event = decodeWatchEvent(text);
+      if (!event) return event.status();
+      if (!handler(*event)) return {};
     }
     return {};
   } catch (const std::exception& e) {

@@ -1,5 +1,6 @@
 #include "response_decoder.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <istream>
@@ -32,7 +33,13 @@ bool parseValue(std::string_view text, double& out) {
   return ec == std::errc() && end == text.data() + text.size();
 }
 
+// Prometheus sends Unix seconds with millisecond precision. A time the clock cannot hold (its
+// nanoseconds overflow 64 bits past 2262) or NaN is no time Prometheus writes: it is clamped to the
+// clock's range (NaN reads as the epoch) instead of overflowing the conversion.
 Timestamp toTimestamp(double seconds) {
+  constexpr double kLimit = 9'000'000'000.0;  // about year 2255, inside the clock's range
+  if (std::isnan(seconds)) seconds = 0;
+  seconds = std::clamp(seconds, -kLimit, kLimit);
   return Timestamp(std::chrono::milliseconds(std::llround(seconds * 1000.0)));
 }
 

@@ -5,6 +5,9 @@
 
 #include <fmt/format.h>
 
+#include <cstdint>
+#include <limits>
+
 namespace gpuscale::reconciler {
 namespace {
 
@@ -35,6 +38,37 @@ std::optional<T> decodeJson(std::string_view text, Decode&& decode) {
   } catch (const json::exception&) {
     return std::nullopt;
   }
+}
+
+// j[key] as integers: absent is empty; anything but integers in range (a float such as 1e300
+// would overflow the conversion) is malformed.
+std::optional<std::map<std::string, std::int64_t>> countsField(const json& j, const char* key) {
+  std::map<std::string, std::int64_t> out;
+  if (!j.contains(key)) return out;
+  if (!j[key].is_object()) return std::nullopt;
+  for (const auto& [name, value] : j[key].items()) {
+    if (!value.is_number_integer() ||
+        (value.is_number_unsigned() &&
+         value.get<std::uint64_t>() > std::numeric_limits<std::int64_t>::max())) {
+      return std::nullopt;
+    }
+    out[name] = value.get<std::int64_t>();
+  }
+  return out;
+}
+
+std::optional<std::vector<int>> indicesField(const json& j, const char* key) {
+  std::vector<int> out;
+  if (!j.contains(key)) return out;
+  if (!j[key].is_array()) return std::nullopt;
+  for (const auto& value : *j.find(key)) {
+    if (!value.is_number_integer() || value.get<std::int64_t>() < 0 ||
+        value.get<std::int64_t>() > std::numeric_limits<int>::max()) {
+      return std::nullopt;
+    }
+    out.push_back(static_cast<int>(value.get<std::int64_t>()));
+  }
+  return out;
 }
 
 }  // namespace
@@ -78,14 +112,19 @@ std::optional<NodeIntent> decodeNodeIntent(std::string_view text) {
     n.label = j.value("label", "");
     n.previous = j.value("previous", "");
     n.config = j.value("config", "");
-    n.expect = j.value("expect", std::map<std::string, std::int64_t>{});
-    n.gpus = j.value("gpus", std::vector<int>{});
+    auto expect = countsField(j, "expect");
+    auto gpus = indicesField(j, "gpus");
+    if (!expect || !gpus) return std::nullopt;
+    n.expect = std::move(*expect);
+    n.gpus = std::move(*gpus);
     n.started = *started;
     n.applied = timeField(j, "applied");
     if (j.contains("then") && j["then"].is_object()) {
       const json& t = j["then"];
-      n.then = TimeSlicingFollowUp{t.value("label", ""), t.value("config", ""),
-                                   t.value("expect", std::map<std::string, std::int64_t>{})};
+      auto thenExpect = countsField(t, "expect");
+      if (!thenExpect) return std::nullopt;
+      n.then =
+          TimeSlicingFollowUp{t.value("label", ""), t.value("config", ""), std::move(*thenExpect)};
       if (n.then->label.empty()) return std::nullopt;
     }
     if (n.plan.empty() || n.label.empty()) return std::nullopt;

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "gpuscale/core/go_quote.h"
 #include "gpuscale/rules/label_matchers.h"
 
 namespace gpuscale::rules {
@@ -40,6 +41,14 @@ core::Result<std::string> runQuery(const Template& tmpl, std::string_view series
   return query;
 }
 
+// Prometheus holds only UTF-8 label values, and its regex matchers reject patterns that are not
+// UTF-8, so a name or namespace that is not UTF-8 is a bad request, never a broken query.
+core::Status checkUtf8(std::string_view what, std::string_view value) {
+  if (core::isValidUtf8(value)) return {};
+  return core::Status::badRequest(
+      fmt::format("{} {} is not valid UTF-8", what, core::goQuote(value)));
+}
+
 }  // namespace
 
 core::Result<std::string> renderResourceQuery(const Template& tmpl,
@@ -50,6 +59,10 @@ core::Result<std::string> renderResourceQuery(const Template& tmpl,
         fmt::format("no resource names requested while producing a query "
                     "for {}",
                     request.resource.toString()));
+  }
+  if (auto status = checkUtf8("namespace", request.namespaceName); !status.ok()) return status;
+  for (const std::string& name : request.names) {
+    if (auto status = checkUtf8("object name", name); !status.ok()) return status;
   }
   LabelMatchers matchers;
   if (request.metricSelector != nullptr) {
@@ -94,6 +107,7 @@ core::Result<std::string> CompiledRule::queryFor(const QueryRequest& request) co
 core::Result<std::string> CompiledRule::externalQueryFor(
     std::string_view seriesName, std::string_view namespaceName,
     const core::LabelSelector* metricSelector) const {
+  if (auto status = checkUtf8("namespace", namespaceName); !status.ok()) return status;
   LabelMatchers matchers;
   if (metricSelector != nullptr) {
     core::Status status = matchers.addSelector(*metricSelector);

@@ -16,6 +16,10 @@ namespace gpuscale::core {
 // The Go-quoted form of `text`, including the surrounding double quotes.
 std::string goQuote(std::string_view text);
 
+// Go's utf8.ValidString: well-formed UTF-8 (no overlong forms, no surrogates, nothing above
+// U+10FFFF). Prometheus label values, and so every string a query must match, are valid UTF-8.
+bool isValidUtf8(std::string_view text);
+
 // Escapes regular-expression metacharacters as Go's regexp.QuoteMeta does (for building `=~`
 // alternations whose parts must match literally).
 std::string regexQuoteMeta(std::string_view text);

@@ -1,6 +1,8 @@
 // Reading the metadata every Kubernetes object has, from its JSON (kube::Object is nlohmann::json):
-// labels, annotations, name and namespace. Missing sections, missing keys and values of the wrong
-// type all read as "" (an object the API server sent may omit empty maps).
+// labels, annotations, name and namespace, and single fields of any JSON object a server sent.
+// Missing sections, missing keys and values of the wrong type all read as "" (or the given
+// fallback): an object the API server sent may omit empty maps, and a malformed answer must never
+// throw.
 //
 // Thread safety: pure functions.
 #pragma once
@@ -19,5 +21,14 @@ std::string annotationOf(const nlohmann::json& object, std::string_view key);
 std::string nameOf(const nlohmann::json& object);
 // metadata.namespace, or "" (cluster-scoped objects).
 std::string namespaceOf(const nlohmann::json& object);
+
+// object[key] when `object` is a JSON object and that value a string, else "".
+std::string stringField(const nlohmann::json& object, std::string_view key);
+// object[key] when it is a boolean, else `fallback`.
+bool boolField(const nlohmann::json& object, std::string_view key, bool fallback);
+// object[key] when it is an integer within int's range, else `fallback`.
+int intField(const nlohmann::json& object, std::string_view key, int fallback);
+// object[key] when it is a JSON object, else an empty object (a reference to a static one).
+const nlohmann::json& objectField(const nlohmann::json& object, std::string_view key);
 
 }  // namespace gpuscale::k8s

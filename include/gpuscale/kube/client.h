@@ -113,4 +113,21 @@ core::Status statusFromResponse(int httpCode, std::string_view body, int retryAf
 // The Status carried by a watch ERROR event's object.
 core::Status statusFromObject(const Object& object, int fallbackCode);
 
+// The decoders of what a kube-apiserver (or anything pretending to be one) sends back. They never
+// throw: a malformed answer is an error value, and fields of the wrong type read as absent.
+//
+// One line of a watch stream: {"type":"ADDED"|"MODIFIED"|"DELETED"|"BOOKMARK","object":{...}}. An
+// ERROR event is its Status (statusFromObject, e.g. 410 Expired); a line that is not a JSON object
+// or has an unknown type is an InternalError.
+core::Result<WatchEvent> decodeWatchEvent(std::string_view line);
+
+// One page of a LIST response: its items, the list's resourceVersion and the `continue` token (""
+// on the last page). A body that is not a JSON object with an `items` array is an InternalError.
+struct ListPage {
+  std::vector<Object> items;
+  std::string resourceVersion;
+  std::string continueToken;
+};
+core::Result<ListPage> decodeListPage(std::string_view body);
+
 }  // namespace gpuscale::kube

@@ -16,8 +16,10 @@
 
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "gpuscale/core/result.h"
 #include "gpuscale/core/token_file.h"
@@ -72,6 +74,18 @@ struct ClientConfig {
 // Loads `path` with the given context ("" = current-context).
 core::Result<ClientConfig> loadKubeconfig(const std::filesystem::path& path,
                                           const std::string& context = "");
+
+// Reads a file that a kubeconfig names (certificate-authority, client-certificate, client-key).
+using KubeconfigFileReader =
+    std::function<core::Result<std::string>(const std::filesystem::path& file)>;
+
+// What loadKubeconfig does once the file is read: `text` is the kubeconfig, `path` where it came
+// from (relative file names resolve against its directory; error messages name it), and `readFile`
+// reads the files it names (loadKubeconfig passes core::readFile). Malformed YAML or fields of the
+// wrong type are an invalid Status, never an exception.
+core::Result<ClientConfig> parseKubeconfig(std::string_view text, const std::filesystem::path& path,
+                                           const std::string& context,
+                                           const KubeconfigFileReader& readFile);
 
 // In-cluster configuration. `serviceAccountDir` is overridable for tests.
 core::Result<ClientConfig> inClusterConfig(const std::filesystem::path& serviceAccountDir =

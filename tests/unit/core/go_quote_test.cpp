@@ -83,4 +83,27 @@ TEST_P(RegexQuoteMetaTest, MatchesGoRegexpQuoteMeta) {
 INSTANTIATE_TEST_SUITE_P(Table, RegexQuoteMetaTest, testing::ValuesIn(kQuoteMetaCases));
 
 }  // namespace
+TEST(IsValidUtf8Test, MatchesGoUtf8ValidString) {
+  struct Row {
+    const char* what;
+    std::string text;
+    bool valid;
+  };
+  const Row rows[] = {
+      {"empty", "", true},
+      {"ASCII with controls", std::string("a\0\x7f", 3), true},
+      {"two, three and four bytes", "\u00fc\u540d\U0001F680", true},
+      {"lone continuation byte", "a\x80", false},
+      {"cut inside a sequence", "pod\xc3", false},
+      {"overlong slash", "\xc0\xaf", false},
+      {"surrogate", "\xed\xa0\x80", false},
+      {"above U+10FFFF", "\xf4\x90\x80\x80", false},
+      {"0xff",
+       "a\xff"
+       "b",
+       false},
+  };
+  for (const Row& row : rows) EXPECT_EQ(isValidUtf8(row.text), row.valid) << row.what;
+}
+
 }  // namespace gpuscale::core

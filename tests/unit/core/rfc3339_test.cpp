@@ -46,6 +46,14 @@ TEST(Rfc3339Test, Parse) {
       {"offset hour 24", "2026-11-22T00:30:00+24:00", std::nullopt},
       {"trailing text", "2026-11-22T00:30:00Zx", std::nullopt},
       {"signs in digits", "2026-+1-22T00:30:00Z", std::nullopt},
+      {"negative hour", "2026-11-22T-1:30:00Z", std::nullopt},
+      {"negative year", "-001-11-22T00:30:00Z", std::nullopt},
+      // The clock holds nanoseconds in 64 bits: later or earlier times are rejected, not wrapped.
+      {"last second the clock holds", "2262-04-11T23:47:15Z", 9'223'372'035'000'000},
+      {"after the clock's range", "4052-11-22T00:30:00Z", std::nullopt},
+      {"year 9999", "9999-12-31T23:59:59.999999999-23:59", std::nullopt},
+      {"before the clock's range", "1677-09-21T00:12:43Z", std::nullopt},
+      {"year 0000", "0000-01-01T00:00:00+23:59", std::nullopt},
   };
   for (const auto& c : cases) {
     const auto got = parseRfc3339(c.text);

@@ -39,5 +39,24 @@ TEST(ObjectAccessorsTest, ReadsMetadataAndToleratesWhatIsMissing) {
   }
 }
 
+TEST(ObjectAccessorsTest, FieldsOfTheWrongTypeReadAsTheFallback) {
+  const json object = json::parse(R"({"s":"text","b":true,"i":-7,"big":4294967296,"f":1e300,
+      "u":18446744073709551615,"o":{"k":"v"},"n":null})");
+  EXPECT_EQ(stringField(object, "s"), "text");
+  EXPECT_EQ(stringField(object, "b"), "");
+  EXPECT_EQ(stringField(json::array(), "s"), "");
+  EXPECT_TRUE(boolField(object, "b", false));
+  EXPECT_FALSE(boolField(object, "s", false));
+  EXPECT_TRUE(boolField(object, "missing", true));
+  EXPECT_EQ(intField(object, "i", 1), -7);
+  EXPECT_EQ(intField(object, "big", 1), 1);
+  EXPECT_EQ(intField(object, "u", 1), 1);
+  EXPECT_EQ(intField(object, "f", 1), 1);
+  EXPECT_EQ(intField(object, "s", 1), 1);
+  EXPECT_EQ(objectField(object, "o").value("k", ""), "v");
+  EXPECT_TRUE(objectField(object, "n").empty());
+  EXPECT_TRUE(objectField(json("x"), "o").is_object());
+}
+
 }  // namespace
 }  // namespace gpuscale::k8s

@@ -52,6 +52,17 @@ TEST(BuiltinResourceTable, Table) {
   }
 }
 
+// The resource comes from the request path: an unknown one, whatever its bytes, is a 404 that
+// quotes it as Go's %q does (a name cut inside a UTF-8 sequence once aborted the process through
+// fmt's "{:?}").
+TEST(BuiltinResourceTable, UnknownResourcesAreQuotedWhateverTheirBytes) {
+  const BuiltinResourceTable& table = BuiltinResourceTable::instance();
+  EXPECT_EQ(table.resourceFor({"", "pod\xc3"}).status().message(),
+            R"(the server doesn't have a resource type "pod\xc3")");
+  EXPECT_EQ(table.resourceFor({"x\xe2\x82", "a\"b\n"}).status().message(),
+            R"(the server doesn't have a resource type "a\"b\n" in group "x\xe2\x82")");
+}
+
 TEST(GroupResource, ParseAndPrint) {
   EXPECT_EQ(GroupResource::parse("deployments.apps"), (GroupResource{"apps", "deployments"}));
   EXPECT_EQ(GroupResource::parse("ingresses.networking.k8s.io"),

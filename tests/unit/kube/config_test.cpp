@@ -116,6 +116,25 @@ current-context: x
   EXPECT_EQ(config->clientKeyPem, "KEY-PEM");
 }
 
+TEST(ParseKubeconfigTest, ReadsNamedFilesThroughTheGivenReader) {
+  std::vector<std::filesystem::path> asked;
+  const auto reader = [&asked](const std::filesystem::path& file) -> core::Result<std::string> {
+    asked.push_back(file);
+    return "PEM of " + file.filename().string();
+  };
+  auto config = parseKubeconfig(R"(
+clusters: [{name: c, cluster: {server: "https://h:1", certificate-authority: ca.crt}}]
+users: [{name: u, user: {client-certificate: /pki/client.crt, client-key: client.key}}]
+contexts: [{name: x, context: {cluster: c, user: u}}]
+current-context: x
+)",
+                                "/etc/kc/config", "", reader);
+  ASSERT_TRUE(config.ok()) << config.status().toString();
+  EXPECT_EQ(config->caPem, "PEM of ca.crt");
+  EXPECT_EQ(asked, (std::vector<std::filesystem::path>{"/etc/kc/ca.crt", "/pki/client.crt",
+                                                       "/etc/kc/client.key"}));
+}
+
 struct BadCase {
   const char* what;
   std::string text;

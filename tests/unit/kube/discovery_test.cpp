@@ -77,6 +77,28 @@ TEST(DiscoveryTest, SubresourcesAndUnknownsAreNotResources) {
   EXPECT_EQ(mapper.resources().size(), 6u);
 }
 
+TEST(DiscoveryTest, FieldsOfTheWrongTypeReadAsAbsent) {
+  const auto list = Object::parse(R"({"resources":[
+      {"name":"widgets","kind":7,"singularName":["w"],"namespaced":"true"},
+      {"name":5}, "pods", {"name":"gadgets","kind":"Gadget","namespaced":true}]})");
+  const auto infos = parseResourceList(list, "example.com", "v1");
+  ASSERT_EQ(infos.size(), 2u);
+  EXPECT_EQ(infos[0].groupResource.resource, "widgets");
+  EXPECT_EQ(infos[0].kind, "");
+  EXPECT_FALSE(infos[0].namespaced);
+  EXPECT_EQ(infos[1].singular, "gadget");
+  EXPECT_TRUE(infos[1].namespaced);
+}
+
+TEST(DiscoveryTest, MalformedGroupsAreSkipped) {
+  auto kube = cluster();
+  kube->setPath("/apis", Object::parse(R"({"groups":[5, {"name":"apps","preferredVersion":"v1"},
+      {"name":["x"]}, {"name":"apps","preferredVersion":{"version":"v1"}}]})"));
+  DiscoveryResourceMapper mapper(kube);
+  ASSERT_TRUE(mapper.refresh().ok());
+  EXPECT_TRUE(mapper.resourceFor({"apps", "deployments"}).ok());
+}
+
 TEST(DiscoveryTest, NothingBeforeTheFirstRefreshAndFailuresKeepTheTable) {
   auto kube = cluster();
   DiscoveryResourceMapper mapper(kube);

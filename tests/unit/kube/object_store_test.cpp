@@ -104,5 +104,19 @@ TEST(ObjectStoreTest, ClusterScopedObjectsHaveNoNamespace) {
   EXPECT_EQ(store.list(*core::LabelSelector::parse("gpu=a100")).size(), 1u);
 }
 
+TEST(ObjectStoreTest, MetadataOfTheWrongTypeReadsAsAbsent) {
+  ObjectStore store;
+  // A malformed object from the server must not throw out of the informer's thread.
+  store.replace({Object::parse(R"({"metadata":{"namespace":5,"name":"a","labels":{"k":1}}})"),
+                 Object::parse(R"({"metadata":{"namespace":"ns","name":["b"]}})"), Object(3)});
+  EXPECT_NE(store.get("", "a"), nullptr);
+  EXPECT_NE(store.get("ns", ""), nullptr);
+  EXPECT_EQ(store.size(), 3u);
+  EXPECT_EQ(store.list(*core::LabelSelector::parse("k")).size(), 0u);
+  EXPECT_EQ(store.list({}, "ns").size(), 1u);
+  store.erase(Object::parse(R"({"metadata":{"namespace":[],"name":"a"}})"));
+  EXPECT_EQ(store.size(), 2u);
+}
+
 }  // namespace
 }  // namespace gpuscale::kube

@@ -136,6 +136,17 @@ TEST(WireTest, NativeHistogramSampleIsNaNNotZero) {
   EXPECT_EQ((*result)->vector[0].point.timestamp, at(7000));
 }
 
+// Found by fuzzing: converting a sample time past 2262 to the clock overflowed (undefined
+// behaviour).
+TEST(WireTest, SampleTimesTheClockCannotHoldAreClamped) {
+  auto result = decodeQueryResponse(200, R"({"status":"success","data":{"resultType":"vector",
+      "result":[{"metric":{},"value":[1e300,"1"]},{"metric":{},"value":[-15405177414500,"2"]}]}})");
+  ASSERT_TRUE(result.ok()) << result.status().toString();
+  ASSERT_EQ((*result)->vector.size(), 2u);
+  EXPECT_EQ((*result)->vector[0].point.timestamp, at(9'000'000'000'000));
+  EXPECT_EQ((*result)->vector[1].point.timestamp, at(-9'000'000'000'000));
+}
+
 TEST(WireTest, DecodeFailuresNameTheirClass) {
   struct Row {
     const char* what;

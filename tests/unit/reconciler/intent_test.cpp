@@ -44,6 +44,21 @@ TEST(IntentTest, MalformedAnnotationsReadAsAbsent) {
       {"unknown kind", R"({"plan":"p","kind":"mps","label":"x","started":"2026-11-22T01:00:00Z"})"},
       {"no start time", R"({"plan":"p","kind":"mig","label":"x"})"},
       {"no label", R"({"plan":"p","kind":"mig","started":"2026-11-22T01:00:00Z"})"},
+      // Counts and indices that do not fit their integers (converting 1e300 was undefined).
+      {"float count",
+       R"({"plan":"p","kind":"mig","label":"x","started":"2026-11-22T01:00:00Z","expect":{"r":1e300}})"},
+      {"count above int64",
+       R"({"plan":"p","kind":"mig","label":"x","started":"2026-11-22T01:00:00Z","expect":{"r":18446744073709551615}})"},
+      {"float GPU index",
+       R"({"plan":"p","kind":"mig","label":"x","started":"2026-11-22T01:00:00Z","gpus":[1e300]})"},
+      {"negative GPU index",
+       R"({"plan":"p","kind":"mig","label":"x","started":"2026-11-22T01:00:00Z","gpus":[-1]})"},
+      {"GPU index above int",
+       R"({"plan":"p","kind":"mig","label":"x","started":"2026-11-22T01:00:00Z","gpus":[4294967296]})"},
+      {"float count in then",
+       R"({"plan":"p","kind":"mig","label":"x","started":"2026-11-22T01:00:00Z","then":{"label":"y","expect":{"r":0.5}}})"},
+      {"time beyond the clock",
+       R"({"plan":"p","kind":"mig","label":"x","started":"4052-11-22T01:00:00Z"})"},
   };
   for (const auto& row : rows) {
     EXPECT_FALSE(decodeNodeIntent(row.text).has_value()) << row.what;

@@ -213,6 +213,40 @@ const CustomRow kCustomRows[] = {
      "",
      false,
      "can't evaluate field LabelMatchersByName"},
+    // Prometheus rejects a regex matcher that is not UTF-8 (promtool: "error parsing regexp:
+    // invalid UTF-8"), and no label value can equal such a name: a bad request, not a query.
+    {"object name that is not UTF-8",
+     kPodOverrides,
+     "<<.LabelMatchers>>",
+     "x",
+     {"", "pods"},
+     "ns",
+     {"a\xff"
+      "b",
+      "c"},
+     "",
+     false,
+     R"(object name "a\xffb" is not valid UTF-8)"},
+    {"namespace that is not UTF-8",
+     kPodOverrides,
+     "<<.LabelMatchers>>",
+     "x",
+     {"", "pods"},
+     "ns\xc3",
+     {"a"},
+     "",
+     false,
+     R"(namespace "ns\xc3" is not valid UTF-8)"},
+    {"names that are UTF-8 but not ASCII are quoted as they are",
+     kPodOverrides,
+     "<<.LabelMatchers>>",
+     "x",
+     {"", "pods"},
+     "ns",
+     {"\u540d\u524d", "a\"b"},
+     "",
+     true,
+     R"(namespace="ns",pod=~"名前|a\"b")"},
 };
 
 TEST(QueryFor, CustomTable) {
@@ -262,6 +296,8 @@ const ExternalRow kExternalRows[] = {
      "no generic resource label form"},
     {"namespaced without a namespace label works without a namespace", "{}",
      "x{<<.LabelMatchers>>}", "", "a=b", true, R"(x{a="b"})"},
+    {"namespace that is not UTF-8", "{template: <<.Resource>>}", "<<.LabelMatchers>>", "ns\xe2\x82",
+     "", false, "is not valid UTF-8"},
 };
 
 TEST(QueryFor, ExternalTable) {

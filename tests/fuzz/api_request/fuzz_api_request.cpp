@@ -1,0 +1,133 @@
+// Fuzzes the adapter's API server where untrusted bytes arrive before anyone is authenticated: the
+// raw HTTP/1.1 request is parsed as the server parses it (Beast, the server's header and body
+// limits), converted with the server's own toHttpRequest (path percent-decoding, query split) and
+// handed to the ApiHandler: authentication (the delegating authenticator: Authorization bearer
+// parsing, front-proxy headers), request info, routing and the in-memory providers.
+//
+// Invariants beyond "no crash": the handler never throws; every response has a status in
+// [200, 599] and a JSON content type only over a body that is JSON; percent-encoding every byte of
+// the decoded path decodes back to it; re-encoding the parsed query parameters parses back to the
+// same pairs; request info keeps the decoded path (empty segments included, as Kubernetes keeps
+// them).
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+
+#include <boost/beast/http.hpp>
+
+#include "fakes/fake_metrics_provider.h"
+#include "gpuscale/apiserver/api_handler.h"
+#include "gpuscale/apiserver/request_info.h"
+#include "gpuscale/apiserver/url.h"
+#include "gpuscale/auth/delegating_authenticator.h"
+#include "http_session.h"
+
+namespace {
+
+namespace http = boost::beast::http;
+using namespace gpuscale;  // NOLINT: a fuzz harness, one file
+
+[[noreturn]] void fail(const char* what, std::string_view detail) {
+  std::fprintf(stderr, "fuzz_api_request: %s [%.*s]\n", what, static_cast<int>(detail.size()),
+               detail.data());
+  std::abort();
+}
+
+std::string percentEncodeAll(std::string_view text) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : text) {
+    out += '%';
+    out += kHex[c >> 4];
+    out += kHex[c & 15];
+  }
+  return out;
+}
+
+apiserver::ApiHandler& handler() {
+  static apiserver::ApiHandler* instance = [] {
+    auto custom = std::make_shared<testing::FakeCustomMetricsProvider>();
+    const apiserver::CustomMetricInfo pods{{"", "pods"}, true, "avg_time_queue_us"};
+    custom->addValue({pods,
+                      {"Pod", "default", "triton-0", "/v1"},
+                      {{"app", "triton"}},
+                      core::Quantity::fromMilli(399300)});
+    custom->addValue({pods,
+                      {"Pod", "default", "triton-1", "/v1"},
+                      {{"app", "triton"}},
+                      core::Quantity::fromMilli(4275)});
+    custom->addValue({{{"", "namespaces"}, false, "avg_time_queue_us"},
+                      {"Namespace", "", "default", "/v1"},
+                      {},
+                      core::Quantity::fromMilli(1000)});
+    custom->addMetric({{"", "pods"}, true, "broken"});
+    custom->failMetric("broken", core::Status::unavailable("Prometheus is down"));
+    auto external = std::make_shared<testing::FakeExternalMetricsProvider>();
+    external->addSample({"queue_depth", "default",
+                         std::map<std::string, std::string>{{"topic", "t1"}},
+                         core::Quantity::fromMilli(42'000)});
+    apiserver::ApiHandlerConfig config;
+    config.customMetrics = custom;
+    config.externalMetrics = external;
+    // No CA and no TokenReview: front-proxy headers are ignored, bearer tokens fail (401), a
+    // request without credentials is anonymous; everything authenticated is then allowed.
+    config.authenticator = std::make_shared<auth::DelegatingAuthenticator>(
+        std::make_shared<auth::AuthenticationConfigSource>(auth::AuthenticationConfig{}), nullptr);
+    config.serverAddress = "127.0.0.1:6443";
+    return new apiserver::ApiHandler(std::move(config));
+  }();
+  return *instance;
+}
+
+void checkUrl(const apiserver::HttpRequest& request) {
+  auto again = apiserver::decodePath(percentEncodeAll(request.path));
+  if (!again || *again != request.path)
+    fail("path does not survive percent-encoding", request.path);
+  const auto query = apiserver::QueryParams::parse(request.rawQuery);
+  std::string encoded;
+  for (const auto& [key, value] : query.pairs()) {
+    if (!encoded.empty()) encoded += '&';
+    encoded += percentEncodeAll(key) + '=' + percentEncodeAll(value);
+  }
+  if (apiserver::QueryParams::parse(encoded).pairs() != query.pairs()) {
+    fail("query pairs do not survive re-encoding", request.rawQuery);
+  }
+  const auto info = apiserver::parseRequestInfo(request.method, request.path, query);
+  if (info.path != request.path) fail("request info changed the path", request.path);
+}
+
+void checkResponse(const apiserver::HttpResponse& response, std::string_view target) {
+  if (response.status < 200 || response.status > 599) fail("HTTP status out of range", target);
+  if (response.contentType.starts_with("application/json") &&
+      !nlohmann::json::accept(response.body)) {
+    fail("a JSON response whose body is not JSON", response.body);
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  http::request_parser<http::string_body> parser;
+  parser.header_limit(8 * 1024);
+  parser.body_limit(64 * 1024);
+  parser.eager(true);
+  boost::beast::error_code ec;
+  std::string_view input(reinterpret_cast<const char*>(data), size);
+  while (!input.empty() && !parser.is_done()) {
+    const size_t used = parser.put(boost::asio::buffer(input.data(), input.size()), ec);
+    if (ec || used == 0) return 0;
+    input.remove_prefix(used);
+  }
+  if (!parser.is_done()) return 0;
+  auto request = apiserver::detail::toHttpRequest(parser.release(), /*secure=*/true,
+                                                  "10.0.0.7:51234", nullptr);
+  if (!request) return 0;
+  checkUrl(*request);
+  checkResponse(handler().handle(*request), request->target);
+  return 0;
+}
