@@ -67,6 +67,10 @@ expect_error "run: bad dcgm max age" "bad value \"0s\" for --dcgm-max-age" run -
 expect_error "run: bad Prometheus flag" "--prometheus-timeout" run --gpu-mapping=dcgm --prometheus-url http://127.0.0.1:1 --prometheus-timeout soon
 printf 'policies:\n- name: x\n  levers: [magic]\n' >"$work/bad-run.yaml"
 expect_error "run: bad policy file" "line 3, column 12" run --config "$work/bad-run.yaml"
+printf 'policies:\n- name: everyone\n  levers: [timeSlicing]\n' >"$work/unscoped.yaml"
+expect_error "run: a policy without scope" "has no HPA scope" run --config "$work/unscoped.yaml"
+expect_error "plan: a policy without scope" "has no HPA scope" plan --from "$data/a100_1g_stuck.json" --policy "$work/unscoped.yaml"
+expect_error "run: bad state cap" "bad value \"10\" for --state-max-bytes" run --state-max-bytes 10
 expect_error "no subcommand" "usage: gpuscale-reconciler plan" 
 
 [ "$failures" -eq 0 ] || exit 1
