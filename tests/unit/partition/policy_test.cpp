@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <span>
+
 #include "kube_objects.h"
 
 namespace gpuscale::partition {
@@ -12,6 +14,15 @@ struct ErrorCase {
   const char* yaml;
   const char* fragment;
 };
+
+void expectAllRejected(std::span<const ErrorCase> cases) {
+  for (const auto& c : cases) {
+    auto r = parsePolicies(c.yaml);
+    ASSERT_FALSE(r.ok()) << c.what;
+    EXPECT_NE(r.status().message().find(c.fragment), std::string::npos)
+        << c.what << ": " << r.status().message();
+  }
+}
 
 TEST(PolicyTest, ParsesEveryField) {
   auto set = parsePolicies(R"(policies:
@@ -227,12 +238,7 @@ TEST(PolicyTest, APolicyWithoutScopeIsRejected) {
       {"unknown selector field", "name: a\nhpaNamespaces: [x]\nhpaSelector: {labels: {a: b}}\n",
        "unexpected field"},
   };
-  for (const auto& c : cases) {
-    auto r = parsePolicies(c.yaml);
-    ASSERT_FALSE(r.ok()) << c.what;
-    EXPECT_NE(r.status().message().find(c.fragment), std::string::npos)
-        << c.what << ": " << r.status().message();
-  }
+  expectAllRejected(cases);
 }
 
 TEST(PolicyTest, RejectsBadPolicies) {
@@ -252,12 +258,7 @@ TEST(PolicyTest, RejectsBadPolicies) {
       {"not a mapping", "- a\n", "mapping"},
       {"broken YAML", "name: [a\n", "line"},
   };
-  for (const auto& c : cases) {
-    auto r = parsePolicies(c.yaml);
-    ASSERT_FALSE(r.ok()) << c.what;
-    EXPECT_NE(r.status().message().find(c.fragment), std::string::npos)
-        << c.what << ": " << r.status().message();
-  }
+  expectAllRejected(cases);
 }
 
 TEST(PolicyTest, SeedPolicyFileParses) {

@@ -29,10 +29,7 @@ kube::ResourceRef nodeRef(const std::string& name) {
   return kube::ResourceRef::collection("", "v1", "nodes").named(name);
 }
 
-kube::ResourceRef hpaRef() {
-  return kube::ResourceRef::collection("autoscaling", "v2", "horizontalpodautoscalers", "default")
-      .named("triton");
-}
+kube::ResourceRef hpaRef() { return testing::tritonHpaRef(); }
 
 class ActuatorTest : public ::testing::Test {
  protected:

@@ -156,6 +156,12 @@ inline std::shared_ptr<PolicySource> seedPolicies(
   return source.ok() ? *source : nullptr;
 }
 
+// The seed dumps' HPA, default/triton.
+inline kube::ResourceRef tritonHpaRef() {
+  return kube::ResourceRef::collection("autoscaling", "v2", "horizontalpodautoscalers", "default")
+      .named("triton");
+}
+
 // The reconciler's state store ConfigMap (StateStoreOptions defaults) in `fake`.
 inline kube::ResourceRef stateStoreRef() {
   StateStoreOptions o;

@@ -21,10 +21,7 @@ using testing::objectsOf;
 using testing::RecordingClient;
 using namespace std::chrono_literals;
 
-kube::ResourceRef hpaRef() {
-  return kube::ResourceRef::collection("autoscaling", "v2", "horizontalpodautoscalers", "default")
-      .named("triton");
-}
+kube::ResourceRef hpaRef() { return testing::tritonHpaRef(); }
 
 class TenancyTest : public ::testing::Test {
  protected:
