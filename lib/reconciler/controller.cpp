@@ -214,22 +214,23 @@ PassResult Controller::passOver(const std::vector<partition::KubeItem>& items, T
 
 void Controller::checkPolicyScope(const partition::ClusterSnapshot& snapshot,
                                   const partition::PolicySet& policies) {
-  int ignored = 0;
+  // Rebuilt every pass from the HPAs that exist, so HPAs created and deleted by tenants never
+  // accumulate here.
+  std::set<std::string> ignored;
   for (const auto& hpa : snapshot.hpas) {
     const auto m = policies.match(hpa.ns, hpa.name, hpa.labels, hpa.annotations);
+    if (m.ignored.empty()) continue;
     const std::string object = hpa.ns + "/" + hpa.name;
-    if (m.ignored.empty()) {
-      scopeLog_.cleared("policy_not_admitted", object);
-      continue;
-    }
-    ++ignored;
-    if (scopeLog_.failed("policy_not_admitted", object,
-                         fmt::format("ignoring {}={} on HPA {}: the policy {}",
-                                     k8s::kPolicyAnnotation, m.ignored, object, m.ignoredWhy))) {
+    std::string key = object + "=" + m.ignored;
+    if (!ignoredAnnotations_.contains(key)) {
+      spdlog::warn("ignoring {}={} on HPA {}: the policy {}", k8s::kPolicyAnnotation, m.ignored,
+                   object, m.ignoredWhy);
       metrics_->policyAnnotationIgnored();
     }
+    ignored.insert(std::move(key));
   }
-  metrics_->policyAnnotationsIgnoredNow(ignored);
+  metrics_->policyAnnotationsIgnoredNow(static_cast<int>(ignored.size()));
+  ignoredAnnotations_ = std::move(ignored);
 }
 
 void Controller::pruneState(const partition::ClusterSnapshot& snapshot,

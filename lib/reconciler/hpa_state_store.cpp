@@ -191,13 +191,21 @@ core::Result<bool> HpaStateStore::update(std::string_view ns, std::string_view n
   if (!r) {
     if (r.status().httpCode() == 412 && r.status().reason() == kNothingToCreate) return false;
     if (isStateStoreFull(r.status())) {
-      degraded_.failed("state_store_full", std::string(ns) + "/" + std::string(name),
-                       "not recording state (so not changing the HPA): " + r.status().message());
+      // One condition for the store (not one per HPA, which tenants could multiply).
+      degraded_.failed("state_store_full", options_.ns + "/" + options_.name,
+                       fmt::format("not recording state for HPA {}/{}, so not changing it: {}", ns,
+                                   name, r.status().message()));
     }
     return r.status();
   }
-  degraded_.cleared("state_store_full", std::string(ns) + "/" + std::string(name));
   remember(r->object);
+  bool roomLeft = false;
+  {
+    std::lock_guard lock(mu_);
+    roomLeft =
+        static_cast<int>(data_.size()) < options_.maxEntries && bytesOf(data_) < options_.maxBytes;
+  }
+  if (roomLeft) degraded_.cleared("state_store_full", options_.ns + "/" + options_.name);
   return r->changed;
 }
 

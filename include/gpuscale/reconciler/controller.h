@@ -25,6 +25,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -99,7 +100,8 @@ class Controller {
   std::shared_ptr<GpuPodMapping> gpuPods_;  // null: the node-level rule
   std::shared_ptr<RetriedWrites> retried_;  // null: retried writes are not reported
   DegradedLog degraded_;
-  DegradedLog scopeLog_;  // ignored policy annotations: counted on their own metric
+  // "<namespace>/<name>=<policy>" of HPAs whose policy annotation is ignored (logged once each).
+  std::set<std::string> ignoredAnnotations_;
   std::unique_ptr<HpaStateStore> store_;
   uint64_t seenReloads_ = 0;  // policy reload attempts already counted in /metrics
   std::function<bool()> isLeader_;
