@@ -81,6 +81,19 @@ std::optional<HpaRecord> decodeHpaRecord(std::string_view text) {
   return r;
 }
 
+void applyHpaRecords(const std::map<std::string, std::string>& data,
+                     partition::ClusterSnapshot& snapshot) {
+  for (auto& hpa : snapshot.hpas) {
+    std::optional<HpaRecord> record;
+    if (auto it = data.find(hpaRecordKey(hpa.ns, hpa.name)); it != data.end()) {
+      record = decodeHpaRecord(it->second);
+      if (record && record->uid != hpa.uid) record.reset();
+    }
+    hpa.lastChange = record ? record->lastChange : std::nullopt;
+    hpa.originalMaxReplicas = record ? record->originalMaxReplicas : std::nullopt;
+  }
+}
+
 bool isStateStoreFull(const core::Status& status) {
   return status.httpCode() == kInsufficientStorage && status.reason() == kFullReason;
 }
@@ -122,11 +135,8 @@ std::optional<HpaRecord> HpaStateStore::get(std::string_view ns, std::string_vie
 }
 
 void HpaStateStore::applyTo(partition::ClusterSnapshot& snapshot) const {
-  for (auto& hpa : snapshot.hpas) {
-    auto record = get(hpa.ns, hpa.name, hpa.uid);
-    hpa.lastChange = record ? record->lastChange : std::nullopt;
-    hpa.originalMaxReplicas = record ? record->originalMaxReplicas : std::nullopt;
-  }
+  std::lock_guard lock(mu_);
+  applyHpaRecords(data_, snapshot);
 }
 
 std::set<std::pair<std::string, std::string>> HpaStateStore::withIntent(
@@ -157,14 +167,10 @@ core::Result<bool> HpaStateStore::update(std::string_view ns, std::string_view n
         edit(record);
         record.uid = std::string(uid);
         const bool existed = it != data.end();
-        if (record == before && (existed || record.empty())) {
-          if (existed && !stored) {
-            // A malformed entry: replace it below like a changed one.
-          } else if (current["metadata"].contains("resourceVersion")) {
-            return std::optional<kube::Object>{};
-          } else {
-            return core::Status(412, std::string(kNothingToCreate), "nothing to record");
-          }
+        const bool malformed = existed && !stored;  // replaced (or removed) like a changed one
+        if (record == before && !malformed) {
+          if (current["metadata"].contains("resourceVersion")) return std::optional<kube::Object>{};
+          return core::Status(412, std::string(kNothingToCreate), "nothing to record");
         }
         const std::size_t bytesBefore = bytesOf(data);
         json value = nullptr;

@@ -72,6 +72,12 @@ std::string encodeHpaRecord(const HpaRecord& record);
 // nullopt for malformed or oversized text (kMaxIntentBytes) or a record without uid.
 std::optional<HpaRecord> decodeHpaRecord(std::string_view text);
 
+// Fills each snapshot HPA's lastChange and originalMaxReplicas from the store's ConfigMap `data`
+// (entries of another uid or malformed ones count as absent). The offline `plan` uses it on a
+// dump that includes the state ConfigMap.
+void applyHpaRecords(const std::map<std::string, std::string>& data,
+                     partition::ClusterSnapshot& snapshot);
+
 // True for the error a refused write (a cap reached) answers.
 bool isStateStoreFull(const core::Status& status);
 
