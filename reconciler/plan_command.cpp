@@ -3,6 +3,7 @@
 #include <chrono>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <optional>
 #include <sstream>
 
@@ -15,6 +16,7 @@
 #include "gpuscale/partition/planner.h"
 #include "gpuscale/partition/policy.h"
 #include "gpuscale/partition/snapshot.h"
+#include "gpuscale/reconciler/hpa_state_store.h"
 
 namespace gpuscale::reconciler {
 namespace {
@@ -29,6 +31,29 @@ struct PlanArgs {
   std::string output = "json";
   std::optional<partition::TimePoint> now;
 };
+
+// The reconciler's state ConfigMap in a dump (a List, an array of them, or objects), by its
+// default name in any namespace: its data added to `out`.
+void collectState(const nlohmann::json& j, std::map<std::string, std::string>& out) {
+  if (j.is_array()) {
+    for (const auto& item : j) collectState(item, out);
+    return;
+  }
+  if (!j.is_object()) return;
+  if (j.contains("items")) {
+    collectState(j["items"], out);
+    return;
+  }
+  const nlohmann::json* meta = j.contains("metadata") ? &j["metadata"] : nullptr;
+  if (j.value("kind", "") != "ConfigMap" || meta == nullptr || !meta->is_object() ||
+      meta->value("name", "") != StateStoreOptions{}.name || !j.contains("data") ||
+      !j["data"].is_object()) {
+    return;
+  }
+  for (const auto& [k, v] : j["data"].items()) {
+    if (v.is_string()) out[k] = v.get<std::string>();
+  }
+}
 
 bool readText(const std::string& path, std::string& text, std::ostream& err) {
   if (path == "-") {
@@ -124,6 +149,10 @@ int runPlanCommand(const std::vector<std::string>& args, std::ostream& out, std:
     return kUsageOrInputError;
   }
 
+  // Cooldowns and give-back as the running reconciler sees them, when the dump has its state.
+  std::map<std::string, std::string> state;
+  collectState(dump, state);
+  applyHpaRecords(state, *snapshot);
   auto workloads = partition::assessWorkloads(*snapshot, policies);
   auto plan = partition::planPartitions(*snapshot, workloads,
                                         parsed->now.value_or(std::chrono::system_clock::now()));

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cstdlib>
 #include <iostream>
 #include <map>
 #include <random>
@@ -36,6 +37,7 @@ constexpr int kBadUsage = 2;
 struct RunArgs {
   std::string kubeconfig;
   std::string config;
+  bool stateNamespaceSet = false;
   std::string healthBind = "0.0.0.0:8081";
   bool dryRun = false;
   bool leaderElect = true;
@@ -124,6 +126,19 @@ std::optional<RunArgs> parseArgs(const std::vector<std::string>& all, std::ostre
       ok = parseDuration(value, a.controller.resyncPeriod);
     } else if (name == "leader-elect-namespace") {
       a.lease.ns = value;
+    } else if (name == "state-namespace") {
+      a.controller.state.ns = value;
+      a.stateNamespaceSet = ok = !value.empty();
+    } else if (name == "state-config-map") {
+      a.controller.state.name = value;
+      ok = !value.empty();
+    } else if (name == "state-max-entries") {
+      a.controller.state.maxEntries = std::atoi(value.c_str());
+      ok = a.controller.state.maxEntries >= 1;
+    } else if (name == "state-max-bytes") {
+      const long long bytes = std::atoll(value.c_str());
+      ok = bytes >= 1024 && bytes <= 1000 * 1024;  // a ConfigMap holds at most 1 MiB
+      a.controller.state.maxBytes = ok ? static_cast<std::size_t>(bytes) : 0;
     } else if (name == "leader-elect-name") {
       a.lease.name = value;
     } else if (name == "leader-elect-identity") {
@@ -178,6 +193,11 @@ std::optional<RunArgs> parseArgs(const std::vector<std::string>& all, std::ostre
     return std::nullopt;
   }
   a.controller.dryRun = a.dryRun;
+  if (!a.stateNamespaceSet) {
+    // The reconciler's own namespace: the pod's (downward API), else the Lease's.
+    const char* pod = std::getenv("POD_NAMESPACE");
+    a.controller.state.ns = pod != nullptr && *pod != '\0' ? pod : a.lease.ns;
+  }
   return a;
 }
 
@@ -215,6 +235,9 @@ std::string runUsage() {
          "    [--leader-elect=true|false] [--leader-elect-namespace default]\n"
          "    [--leader-elect-name gpuscale-reconciler] [--leader-elect-identity ID]\n"
          "    [--lease-duration 15s] [--renew-deadline 10s] [--retry-period 2s]\n"
+         "    [--state-namespace $POD_NAMESPACE|<leader-elect-namespace>]\n"
+         "    [--state-config-map gpuscale-reconciler-state] [--state-max-entries 1000]\n"
+         "    [--state-max-bytes 524288]\n"
          "    [--gpu-mapping node|dcgm] [--prometheus-url URL and the other --prometheus-* flags]\n"
          "    [--dcgm-metric DCGM_FI_DEV_FB_USED] [--dcgm-node-labels Hostname,hostname]\n"
          "    [--dcgm-gpu-label gpu] [--dcgm-pod-label pod] [--dcgm-namespace-label namespace]\n"
@@ -234,6 +257,12 @@ int runRunCommand(const std::vector<std::string>& args, std::ostream& err) {
   if (!policies) {
     err << "gpuscale-reconciler run: " << policies.status().message() << "\n";
     return kBadUsage;
+  }
+  if (a.config.empty()) {
+    spdlog::warn(
+        "no --config: no partition policy is configured, so no HPA is managed and no node is "
+        "changed; give a policy file whose policies name the namespaces they may manage "
+        "(hpaNamespaces)");
   }
   auto config = kube::loadClientConfig(a.kubeconfig);
   if (!config) {

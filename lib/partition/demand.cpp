@@ -121,7 +121,7 @@ std::vector<WorkloadDemand> assessWorkloads(const ClusterSnapshot& snapshot,
   std::vector<WorkloadDemand> out;
   const LabelIndex index(snapshot);
   for (const auto& hpa : snapshot.hpas) {
-    const Policy* policy = policies.forHpa(hpa.ns, hpa.name, hpa.annotations);
+    const Policy* policy = policies.forHpa(hpa.ns, hpa.name, hpa.labels, hpa.annotations);
     if (policy == nullptr) continue;
     const ScaleTarget* target = snapshot.target(hpa.ns, hpa.targetKind, hpa.targetName);
     if (target == nullptr || target->gpuRequests.empty()) continue;

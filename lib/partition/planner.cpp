@@ -73,8 +73,7 @@ class PlanBuilder {
 
   void grow(const WorkloadDemand& d) {
     const Policy& policy = *d.policy;
-    if (auto last = d.hpa->annotationTime(k8s::kLastChangeAnnotation);
-        last && now_ - *last < policy.scaleUpCooldown) {
+    if (const auto& last = d.hpa->lastChange; last && now_ - *last < policy.scaleUpCooldown) {
       notes_.push_back(
           fmt::format("{}/{}: within the scale-up cooldown, not changed", d.ns, d.name));
       return;
@@ -98,15 +97,13 @@ class PlanBuilder {
 
   void shrink(const WorkloadDemand& d) {
     const Policy& policy = *d.policy;
-    auto original = d.hpa->annotations.find(std::string(k8s::kOriginalMaxAnnotation));
-    if (original == d.hpa->annotations.end()) return;
-    int originalMax = 0;
-    if (std::sscanf(original->second.c_str(), "%d", &originalMax) != 1) return;
+    if (!d.hpa->originalMaxReplicas) return;
+    const int originalMax = *d.hpa->originalMaxReplicas;
     // Hysteresis comes from the HPA's own scale-down stabilization (spec.replicas falls only after
     // it) and from this cooldown on gpuscale's last change, not from the HPA's lastScaleTime: an
     // HPA that keeps adjusting a few replicas at the base load would otherwise never get isolation
     // back.
-    const auto lastChange = d.hpa->annotationTime(k8s::kLastChangeAnnotation);
+    const auto& lastChange = d.hpa->lastChange;
     if (lastChange && now_ - *lastChange < policy.scaleDownCooldown) return;
     const int floorPods =
         std::max({d.wanted, d.target->specReplicas, d.hpa->minReplicas, d.runningPods});

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include <yaml-cpp/yaml.h>
 
@@ -18,6 +19,13 @@ std::chrono::seconds durationField(const YAML::Node& node, std::string_view fiel
   return std::chrono::duration_cast<std::chrono::seconds>(*d);
 }
 
+bool isNamespaceName(std::string_view s) {
+  if (s.empty() || s.size() > 63) return false;
+  auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
+  if (!alnum(s.front()) || !alnum(s.back())) return false;
+  return std::all_of(s.begin(), s.end(), [&](char c) { return alnum(c) || c == '-'; });
+}
+
 template <typename Handle>
 void forEachField(const YAML::Node& node, std::string_view what, Handle&& handle) {
   if (!node.IsMap()) core::yamlFail(node, std::string(what) + " must be a mapping");
@@ -28,11 +36,91 @@ void forEachField(const YAML::Node& node, std::string_view what, Handle&& handle
   }
 }
 
+std::vector<std::string> parseNamespaces(const YAML::Node& v) {
+  auto list = core::yamlAs<std::vector<std::string>>(v, "hpaNamespaces");
+  if (list.empty()) {
+    core::yamlFail(v, "hpaNamespaces must list namespaces, or [\"*\"] for every namespace");
+  }
+  for (const auto& ns : list) {
+    if (ns == "*" && list.size() > 1) {
+      core::yamlFail(v, "hpaNamespaces: \"*\" (every namespace) cannot be mixed with names");
+    }
+    if (ns != "*" && !isNamespaceName(ns)) {
+      core::yamlFail(v, "hpaNamespaces: \"" + ns + "\" is not a namespace name");
+    }
+  }
+  return list;
+}
+
+std::string selectorValues(const YAML::Node& values) {
+  std::string out;
+  for (const auto& v : core::yamlAs<std::vector<std::string>>(values, "values")) {
+    out += (out.empty() ? "" : ",") + v;
+  }
+  return out;
+}
+
+// matchLabels / matchExpressions, turned into the string form and parsed by core::LabelSelector
+// (which validates keys and values as the API server does).
+core::LabelSelector parseHpaSelector(const YAML::Node& node) {
+  std::vector<std::string> parts;
+  forEachField(node, "hpaSelector", [&](const std::string& k, const YAML::Node& v) {
+    if (k == "matchLabels") {
+      for (const auto& [key, value] : core::yamlAs<std::map<std::string, std::string>>(v, k)) {
+        parts.push_back(key + "=" + value);
+      }
+    } else if (k == "matchExpressions") {
+      if (!v.IsSequence()) core::yamlFail(v, "matchExpressions must be a list");
+      for (const auto& e : v) {
+        std::string key, op;
+        std::optional<YAML::Node> values;
+        forEachField(e, "matchExpressions entry", [&](const std::string& f, const YAML::Node& fv) {
+          if (f == "key") {
+            key = core::yamlAs<std::string>(fv, f);
+          } else if (f == "operator") {
+            op = core::yamlAs<std::string>(fv, f);
+          } else if (f == "values") {
+            values.emplace(fv);
+          } else {
+            return false;
+          }
+          return true;
+        });
+        const bool listed = values && !values->IsNull() && values->size() > 0;
+        if (op == "In" || op == "NotIn") {
+          if (!listed) core::yamlFail(e, op + " needs values");
+          parts.push_back(key + (op == "In" ? " in (" : " notin (") + selectorValues(*values) +
+                          ")");
+        } else if (op == "Exists" || op == "DoesNotExist") {
+          if (listed) core::yamlFail(e, op + " takes no values");
+          parts.push_back((op == "Exists" ? "" : "!") + key);
+        } else {
+          core::yamlFail(e, "operator must be In, NotIn, Exists or DoesNotExist");
+        }
+      }
+    } else {
+      return false;
+    }
+    return true;
+  });
+  std::string text;
+  for (const auto& part : parts) text += (text.empty() ? "" : ",") + part;
+  auto selector = core::LabelSelector::parse(text);
+  if (!selector) core::yamlFail(node, "hpaSelector: " + selector.status().message());
+  return *selector;
+}
+
 Policy parsePolicy(const YAML::Node& node) {
   Policy p;
+  bool hasSelector = false;
   forEachField(node, "policy", [&](const std::string& key, const YAML::Node& v) {
     if (key == "name") {
       p.name = core::yamlAs<std::string>(v, key);
+    } else if (key == "hpaNamespaces") {
+      p.hpaNamespaces = parseNamespaces(v);
+    } else if (key == "hpaSelector") {
+      hasSelector = true;
+      p.hpaSelector = parseHpaSelector(v);
     } else if (key == "hpas") {
       p.hpas = core::yamlAs<std::vector<std::string>>(v, key);
       for (const auto& h : p.hpas) {
@@ -107,6 +195,17 @@ Policy parsePolicy(const YAML::Node& node) {
     return true;
   });
   if (p.name.empty()) core::yamlFail(node, "a policy needs a name");
+  if (hasSelector && p.hpaNamespaces.empty()) {
+    core::yamlFail(node["hpaSelector"],
+                   "policy \"" + p.name +
+                       "\": hpaSelector needs hpaNamespaces (the namespaces it "
+                       "selects in, or [\"*\"])");
+  }
+  if (p.hpaNamespaces.empty() && p.hpas.empty()) {
+    core::yamlFail(node, "policy \"" + p.name +
+                             "\" has no HPA scope: set hpaNamespaces (the namespaces whose HPAs "
+                             "may use it, or [\"*\"] for every namespace) or hpas");
+  }
   return p;
 }
 
@@ -122,7 +221,7 @@ PolicySet parseRoot(std::string_view text) {
       core::yamlFail(list, "policies must be a non-empty list");
     for (const auto& node : list) {
       Policy p = parsePolicy(node);
-      if (set.forHpa("", "", {{std::string(k8s::kPolicyAnnotation), p.name}}) != nullptr) {
+      if (set.byName(p.name) != nullptr) {
         core::yamlFail(node, "policy \"" + p.name + "\" is defined twice");
       }
       set.policies.push_back(std::move(p));
@@ -151,17 +250,52 @@ int Policy::hardMaxFor(int currentPartitions) const {
   return std::max(1, static_cast<int>(std::floor(hardMaxFactor * currentPartitions)));
 }
 
-const Policy* PolicySet::forHpa(std::string_view ns, std::string_view name,
-                                const std::map<std::string, std::string>& annotations) const {
-  auto annotated = annotations.find(std::string(k8s::kPolicyAnnotation));
+bool Policy::admits(std::string_view ns, std::string_view name,
+                    const std::map<std::string, std::string>& labels) const {
   const std::string key = std::string(ns) + "/" + std::string(name);
+  if (std::find(hpas.begin(), hpas.end(), key) != hpas.end()) return true;
+  const bool inNamespace =
+      std::any_of(hpaNamespaces.begin(), hpaNamespaces.end(),
+                  [&](const std::string& allowed) { return allowed == "*" || allowed == ns; });
+  if (!inNamespace) return false;
+  return hpaSelector.empty() || hpaSelector.matches(core::Labels(labels.begin(), labels.end()));
+}
+
+const Policy* PolicySet::byName(std::string_view name) const {
   for (const auto& p : policies) {
-    if (annotated != annotations.end() && annotated->second == p.name) return &p;
-  }
-  for (const auto& p : policies) {
-    if (std::find(p.hpas.begin(), p.hpas.end(), key) != p.hpas.end()) return &p;
+    if (p.name == name) return &p;
   }
   return nullptr;
+}
+
+PolicyMatch PolicySet::match(std::string_view ns, std::string_view name,
+                             const std::map<std::string, std::string>& labels,
+                             const std::map<std::string, std::string>& annotations) const {
+  PolicyMatch m;
+  if (auto annotated = annotations.find(std::string(k8s::kPolicyAnnotation));
+      annotated != annotations.end()) {
+    const Policy* named = byName(annotated->second);
+    if (named != nullptr && named->admits(ns, name, labels)) {
+      m.policy = named;
+      return m;
+    }
+    m.ignored = annotated->second;
+    m.ignoredWhy = named == nullptr ? "is not defined" : "does not admit this HPA";
+  }
+  const std::string key = std::string(ns) + "/" + std::string(name);
+  for (const auto& p : policies) {
+    if (std::find(p.hpas.begin(), p.hpas.end(), key) != p.hpas.end()) {
+      m.policy = &p;
+      break;
+    }
+  }
+  return m;
+}
+
+const Policy* PolicySet::forHpa(std::string_view ns, std::string_view name,
+                                const std::map<std::string, std::string>& labels,
+                                const std::map<std::string, std::string>& annotations) const {
+  return match(ns, name, labels, annotations).policy;
 }
 
 core::Result<PolicySet> parsePolicies(std::string_view yaml) {
@@ -171,6 +305,7 @@ core::Result<PolicySet> parsePolicies(std::string_view yaml) {
 PolicySet defaultPolicies() {
   Policy p;
   p.name = "default";
+  p.hpaNamespaces = {"*"};
   return PolicySet{{p}};
 }
 

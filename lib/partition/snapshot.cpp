@@ -370,6 +370,8 @@ HpaState parseHpa(const json& item) {
   HpaState h;
   h.ns = jf::string(meta, "namespace", "default");
   h.name = jf::string(meta, "name");
+  h.uid = jf::string(meta, "uid", "");
+  h.labels = jf::stringMap(meta, "labels");
   h.annotations = jf::stringMap(meta, "annotations");
   const json& ref = jf::object(spec, "scaleTargetRef");
   h.targetKind = jf::string(ref, "kind", "Deployment");
@@ -533,12 +535,6 @@ bool HpaState::hasCondition(std::string_view type, std::string_view status,
   return std::any_of(conditions.begin(), conditions.end(), [&](const HpaCondition& c) {
     return c.type == type && c.status == status && (reason.empty() || c.reason == reason);
   });
-}
-
-std::optional<TimePoint> HpaState::annotationTime(std::string_view key) const {
-  auto it = annotations.find(std::string(key));
-  if (it == annotations.end()) return std::nullopt;
-  return core::parseRfc3339(it->second);
 }
 
 std::string HpaState::annotation(std::string_view key) const {

@@ -48,7 +48,8 @@ Controller::Controller(std::shared_ptr<kube::KubeClient> client, std::shared_ptr
       options_(std::move(options)),
       gpuPods_(std::move(gpuPods)),
       retried_(std::move(retried)),
-      degraded_(metrics_) {}
+      degraded_(metrics_),
+      store_(std::make_unique<HpaStateStore>(client_, options_.state, metrics_)) {}
 
 Controller::~Controller() { stop(); }
 
@@ -156,6 +157,16 @@ PassResult Controller::passOver(const std::vector<partition::KubeItem>& items, T
     return result;
   }
   degraded_.cleared("snapshot", "cluster");
+  // The HPA-side state comes from the reconciler's own store, never from the HPAs' annotations;
+  // without it no pass acts (it could not honour cooldowns or in-flight raises).
+  const std::string storeName = options_.state.ns + "/" + options_.state.name;
+  if (auto s = store_->load(); !s.ok()) {
+    result.error = "reading the state store " + storeName + ": " + s.message();
+    degraded_.failed("state_store", storeName, result.error);
+    return result;
+  }
+  degraded_.cleared("state_store", storeName);
+  store_->applyTo(*snapshot);
   ClusterState state;
   for (auto& node : snapshot->nodes) {
     if (node.hasIntent) state.nodesWithIntent.insert(node.name);
@@ -163,12 +174,9 @@ PassResult Controller::passOver(const std::vector<partition::KubeItem>& items, T
       node.inTransition = true;
     }
   }
-  for (const auto& hpa : snapshot->hpas) {
-    if (!hpa.annotation(k8s::kIntentAnnotation).empty()) {
-      state.hpasWithIntent.insert({hpa.ns, hpa.name});
-    }
-  }
+  state.hpasWithIntent = store_->withIntent(*snapshot);
   auto policies = policies_->current();
+  checkPolicyScope(*snapshot, *policies);
   auto workloads = partition::assessWorkloads(*snapshot, *policies);
   std::vector<partition::WorkloadDemand> plannable;
   bool blocked = false;
@@ -191,8 +199,10 @@ PassResult Controller::passOver(const std::vector<partition::KubeItem>& items, T
     lastPlanJson_ = planJson;
   }
   if (options_.dryRun) return result;
+  pruneState(*snapshot, *policies);
   state.snapshot = &*snapshot;
   state.workloads = &workloads;
+  state.store = store_.get();
   result.report = actuator_->apply(result.plan, state, now);
   for (const auto& o : result.report.outcomes) metrics_->action(o.kind, o.outcome);
   for (double s : result.report.ceilingToCapacitySeconds) metrics_->ceilingToCapacity(s);
@@ -200,6 +210,43 @@ PassResult Controller::passOver(const std::vector<partition::KubeItem>& items, T
   updateHpaStatus(workloads, *snapshot, now);
   if (retried_) retried_->flush(*events_);
   return result;
+}
+
+void Controller::checkPolicyScope(const partition::ClusterSnapshot& snapshot,
+                                  const partition::PolicySet& policies) {
+  // Rebuilt every pass from the HPAs that exist, so HPAs created and deleted by tenants never
+  // accumulate here.
+  std::set<std::string> ignored;
+  for (const auto& hpa : snapshot.hpas) {
+    const auto m = policies.match(hpa.ns, hpa.name, hpa.labels, hpa.annotations);
+    if (m.ignored.empty()) continue;
+    const std::string object = hpa.ns + "/" + hpa.name;
+    std::string key = object + "=" + m.ignored;
+    if (!ignoredAnnotations_.contains(key)) {
+      spdlog::warn("ignoring {}={} on HPA {}: the policy {}", k8s::kPolicyAnnotation, m.ignored,
+                   object, m.ignoredWhy);
+      metrics_->policyAnnotationIgnored();
+    }
+    ignored.insert(std::move(key));
+  }
+  metrics_->policyAnnotationsIgnoredNow(static_cast<int>(ignored.size()));
+  ignoredAnnotations_ = std::move(ignored);
+}
+
+void Controller::pruneState(const partition::ClusterSnapshot& snapshot,
+                            const partition::PolicySet& policies) {
+  const std::string storeName = options_.state.ns + "/" + options_.state.name;
+  auto s =
+      store_->prune([&](const std::string& ns, const std::string& name, const std::string& uid) {
+        const partition::HpaState* hpa = snapshot.hpa(ns, name);
+        return hpa != nullptr && hpa->uid == uid &&
+               policies.forHpa(ns, name, hpa->labels, hpa->annotations) != nullptr;
+      });
+  if (!s.ok()) {
+    degraded_.failed("state_store_prune", storeName, "pruning the state store: " + s.message());
+  } else {
+    degraded_.cleared("state_store_prune", storeName);
+  }
 }
 
 void Controller::updateHpaStatus(const std::vector<partition::WorkloadDemand>& workloads,

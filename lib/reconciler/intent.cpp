@@ -1,7 +1,10 @@
 #include "gpuscale/reconciler/intent.h"
 
+#include <algorithm>
+
 #include "gpuscale/core/rfc3339.h"
 #include "gpuscale/k8s/well_known_keys.h"
+#include "gpuscale/partition/config_name.h"
 
 #include <fmt/format.h>
 
@@ -12,6 +15,9 @@ namespace gpuscale::reconciler {
 namespace {
 
 using nlohmann::json;
+
+constexpr int kMaxGpusPerNode = 64;
+constexpr std::int64_t kMaxExpected = 1 << 20;
 
 std::string_view phaseName(NodeOpPhase phase) {
   return phase == NodeOpPhase::kApplied ? "applied" : "prepared";
@@ -30,7 +36,7 @@ std::optional<TimePoint> timeField(const json& j, const char* key) {
 
 template <typename T, typename Decode>
 std::optional<T> decodeJson(std::string_view text, Decode&& decode) {
-  if (text.empty()) return std::nullopt;
+  if (text.empty() || text.size() > kMaxIntentBytes) return std::nullopt;
   try {
     json j = json::parse(text);
     if (!j.is_object()) return std::nullopt;
@@ -171,7 +177,7 @@ std::optional<HpaIntent> decodeHpaIntent(std::string_view text) {
     h.from = j.value("from", 0);
     h.to = j.value("to", 0);
     h.nodes = j.value("nodes", std::vector<std::string>{});
-    if (h.plan.empty() || !started) return std::nullopt;
+    if (h.plan.empty() || !started || h.nodes.size() > kMaxIntentNodes) return std::nullopt;
     h.started = *started;
     return h;
   });
@@ -194,6 +200,26 @@ std::optional<HpaStatus> decodeHpaStatus(std::string_view text) {
     s.at = timeField(j, "at").value_or(TimePoint{});
     return s;
   });
+}
+
+bool nodeIntentOwnedBy(const NodeIntent& intent, std::string_view node) {
+  auto countsInRange = [](const std::map<std::string, std::int64_t>& expect) {
+    return std::all_of(expect.begin(), expect.end(),
+                       [](const auto& kv) { return kv.second >= 0 && kv.second <= kMaxExpected; });
+  };
+  if (!partition::isOwnedConfigOf(intent.label, node) || !countsInRange(intent.expect)) {
+    return false;
+  }
+  if (!std::all_of(intent.gpus.begin(), intent.gpus.end(),
+                   [](int g) { return g >= 0 && g < kMaxGpusPerNode; })) {
+    return false;
+  }
+  if (intent.then &&
+      (intent.kind != NodeOpKind::kMig || !partition::isOwnedConfigOf(intent.then->label, node) ||
+       !countsInRange(intent.then->expect))) {
+    return false;
+  }
+  return true;
 }
 
 }  // namespace gpuscale::reconciler

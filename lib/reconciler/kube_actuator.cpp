@@ -215,11 +215,12 @@ ActuationReport KubeActuator::apply(const partition::Plan& plan, const ClusterSt
   }
 
   std::vector<const partition::SetMaxReplicas*> raises;
+  // Each HPA change is recorded in the state store first; without one, none is made.
   for (const auto& action : plan.actions) {
     const auto* m = std::get_if<partition::SetMaxReplicas>(&action);
     if (m == nullptr || hpas.contains({m->ns, m->name})) continue;
     if (m->to < m->from) {
-      lowerMaxReplicas(*m, now, report);
+      lowerMaxReplicas(*m, state, now, report);
     } else if (m->to > m->from) {
       raises.push_back(m);
     }
@@ -248,50 +249,67 @@ ActuationReport KubeActuator::apply(const partition::Plan& plan, const ClusterSt
   waitingLogged_.clear();
   HpaIntent hpaIntent{planId, 0, 0, {}, now};
   for (const auto& w : work) hpaIntent.nodes.push_back(w.node);
+  bool recorded = raises.empty();  // node work without a raise (giving isolation back)
   for (const auto* m : raises) {
     hpaIntent.from = m->from;
     hpaIntent.to = m->to;
-    if (writeHpaIntent(*m, hpaIntent)) startedHpas_.insert({m->ns, m->name});
+    if (writeHpaIntent(*m, hpaIntent, state)) {
+      startedHpas_.insert({m->ns, m->name});
+      recorded = true;
+    }
+  }
+  // Partitions change only for an HPA whose intent is recorded (a full state store refuses it).
+  if (!recorded) {
+    report.nodesInFlight = inFlight;
+    return report;
   }
   for (const auto& w : work) inFlight += startNode(w, planId, now, report) ? 1 : 0;
   report.nodesInFlight = inFlight;
   return report;
 }
 
-bool KubeActuator::writeHpaIntent(const partition::SetMaxReplicas& change,
-                                  const HpaIntent& intent) {
-  auto r = patchWithRetry(
-      *client_, hpaRef(change.ns, change.name),
-      [&](const kube::Object& hpa) -> core::Result<std::optional<kube::Object>> {
-        if (!k8s::annotationOf(hpa, k8s::kIntentAnnotation).empty()) return noChange();
-        return std::optional<kube::Object>(json{
-            {"metadata",
-             {{"annotations", {{std::string(k8s::kIntentAnnotation), encodeHpaIntent(intent)}}}}}});
-      });
+bool KubeActuator::writeHpaIntent(const partition::SetMaxReplicas& change, const HpaIntent& intent,
+                                  const ClusterState& state) {
   const std::string object = change.ns + "/" + change.name;
+  const partition::HpaState* hpa =
+      state.snapshot != nullptr ? state.snapshot->hpa(change.ns, change.name) : nullptr;
+  if (state.store == nullptr || hpa == nullptr) {
+    degraded_.failed("hpa_intent", object, "could not record intent: no state store");
+    return false;
+  }
+  auto r = state.store->update(change.ns, change.name, hpa->uid, [&](HpaRecord& record) {
+    if (!record.intent) record.intent = intent;
+  });
   if (!r) {
     degraded_.failed("hpa_intent", object, "could not record intent: " + r.status().message());
     return false;
   }
   degraded_.cleared("hpa_intent", object);
-  if (r->changed) {
+  if (*r) {
     events_->record(
         EventTarget::hpa(change.ns, change.name), false, "PartitionsRequested",
         fmt::format("plan {}: held at its GPU partition ceiling; changing partitions "
                     "on {} to raise maxReplicas {} -> {}",
                     intent.plan, fmt::join(intent.nodes, ", "), intent.from, intent.to));
   }
-  return r->changed;
+  return true;
 }
 
 bool KubeActuator::advanceHpa(const std::string& ns, const std::string& name,
                               const ClusterState& state, TimePoint now, ActuationReport& report) {
   auto hpa = client_->get(hpaRef(ns, name));
   if (!hpa) return !k8s::isNotFound(hpa.status());
-  auto intent = decodeHpaIntent(k8s::annotationOf(*hpa, k8s::kIntentAnnotation));
-  if (!intent) return false;
+  if (state.store == nullptr) return false;
+  auto record = state.store->get(ns, name, (*hpa)["metadata"].value("uid", ""));
+  if (!record || !record->intent) return false;
+  const auto& intent = record->intent;
   std::vector<std::string> failed;
   for (const auto& n : intent->nodes) {
+    // Only nodes the snapshot knows are read: an intent cannot send the reconciler elsewhere.
+    if (state.snapshot == nullptr || state.snapshot->node(n) == nullptr) {
+      failed.push_back(n + " (gone)");
+      continue;
+    }
     auto node = client_->get(actuator_detail::nodeRef(n));
     if (!node) {
       if (!k8s::isNotFound(node.status())) return true;
@@ -333,28 +351,47 @@ bool KubeActuator::raiseMaxReplicas(const std::string& ns, const std::string& na
     }
     capacity = allocatableCeiling(*demand, fresh);
   }
-  std::optional<HpaIntent> started;
+  const auto target = EventTarget::hpa(ns, name);
+  auto failed = [&](const std::string& message) {
+    report.outcomes.push_back({"maxReplicas", "error"});
+    degraded_.failed("max_replicas", ns + "/" + name, message);
+    return false;
+  };
+  auto read = client_->get(hpaRef(ns, name));
+  if (!read) return failed("raising maxReplicas failed: " + read.status().message());
+  if (state.store == nullptr) return failed("raising maxReplicas failed: no state store");
+  const std::string uid = (*read)["metadata"].value("uid", "");
+  auto record = state.store->get(ns, name, uid);
+  std::optional<HpaIntent> started = record ? record->intent : std::nullopt;
+  if (started && started->plan != plan) return false;  // another plan owns it now
+  const int wanted = std::min(to, capacity);
+  const int before = (*read)["spec"].value("maxReplicas", 0);
+  // The state is recorded before the HPA changes: a change that cannot be recorded (the store
+  // is full or unreachable) is not made. The intent ends here either way.
+  if (wanted > before || started) {
+    auto recorded = state.store->update(ns, name, uid, [&](HpaRecord& r) {
+      r.intent.reset();
+      if (wanted > before) {
+        r.lastChange = now;
+        if (!r.originalMaxReplicas) r.originalMaxReplicas = before;
+      }
+    });
+    if (!recorded) return failed("recording the raise failed: " + recorded.status().message());
+  }
   int raisedTo = 0;
   auto r = patchWithRetry(
       *client_, hpaRef(ns, name),
       [&](const kube::Object& hpa) -> core::Result<std::optional<kube::Object>> {
         raisedTo = 0;
-        auto intent = decodeHpaIntent(k8s::annotationOf(hpa, k8s::kIntentAnnotation));
-        if (intent && intent->plan != plan) return noChange();  // another plan owns it now
-        started = intent;
+        if (hpa["metadata"].value("uid", "") != uid) return noChange();  // recreated meanwhile
         const int current = hpa["spec"].value("maxReplicas", 0);
-        const int target = std::min(to, capacity);
-        json annotations{{std::string(k8s::kIntentAnnotation), nullptr}};
+        json annotations = json::object();
         json patch = json::object();
         HpaStatus status{capacity, "none", "", now};
-        if (target > current) {
-          raisedTo = target;
-          patch["spec"] = {{"maxReplicas", target}};
-          annotations[std::string(k8s::kLastChangeAnnotation)] = core::formatRfc3339(now);
-          if (k8s::annotationOf(hpa, k8s::kOriginalMaxAnnotation).empty()) {
-            annotations[std::string(k8s::kOriginalMaxAnnotation)] = std::to_string(current);
-          }
-          status.lastAction = fmt::format("maxReplicas {} -> {}", current, target);
+        if (wanted > current && wanted > before) {
+          raisedTo = wanted;
+          patch["spec"] = {{"maxReplicas", wanted}};
+          status.lastAction = fmt::format("maxReplicas {} -> {}", current, wanted);
           status.reason = fmt::format("plan {}: allocatable holds {} pods", plan, capacity);
         } else {
           status.lastAction = "maxReplicas unchanged";
@@ -362,17 +399,11 @@ bool KubeActuator::raiseMaxReplicas(const std::string& ns, const std::string& na
                                       capacity, current);
         }
         annotations[std::string(k8s::kStatusAnnotation)] = encodeHpaStatus(status);
-        if (!intent && raisedTo == 0) return noChange();
+        if (!started && raisedTo == 0) return noChange();
         patch["metadata"] = {{"annotations", annotations}};
         return std::optional<kube::Object>(patch);
       });
-  const auto target = EventTarget::hpa(ns, name);
-  if (!r) {
-    report.outcomes.push_back({"maxReplicas", "error"});
-    degraded_.failed("max_replicas", ns + "/" + name,
-                     "raising maxReplicas failed: " + r.status().message());
-    return false;
-  }
+  if (!r) return failed("raising maxReplicas failed: " + r.status().message());
   degraded_.cleared("max_replicas", ns + "/" + name);
   if (raisedTo > 0) {
     report.outcomes.push_back({"maxReplicas", "success"});
@@ -393,8 +424,12 @@ bool KubeActuator::raiseMaxReplicas(const std::string& ns, const std::string& na
   return raisedTo > 0;
 }
 
-void KubeActuator::lowerMaxReplicas(const partition::SetMaxReplicas& change, TimePoint now,
+void KubeActuator::lowerMaxReplicas(const partition::SetMaxReplicas& change,
+                                    const ClusterState& state, TimePoint now,
                                     ActuationReport& report) {
+  // Lowering only follows a raise recorded in the store (the planner gives back only what it
+  // has an original maxReplicas for), so this updates an existing entry and never grows it.
+  if (state.store == nullptr) return;
   bool lowered = false;
   auto r = patchWithRetry(
       *client_, hpaRef(change.ns, change.name),
@@ -405,11 +440,7 @@ void KubeActuator::lowerMaxReplicas(const partition::SetMaxReplicas& change, Tim
         const int target = std::max({change.to, replicas, hpa["spec"].value("minReplicas", 1)});
         if (current != change.from || target >= current) return noChange();  // stale plan
         lowered = true;
-        json annotations{{std::string(k8s::kLastChangeAnnotation), core::formatRfc3339(now)}};
-        const std::string original = k8s::annotationOf(hpa, k8s::kOriginalMaxAnnotation);
-        if (!original.empty() && std::to_string(target) == original) {
-          annotations[std::string(k8s::kOriginalMaxAnnotation)] = nullptr;
-        }
+        json annotations = json::object();
         annotations[std::string(k8s::kStatusAnnotation)] = encodeHpaStatus(
             {target, fmt::format("maxReplicas {} -> {}", current, target), "demand fell", now});
         return std::optional<kube::Object>(json{{"spec", {{"maxReplicas", target}}},
@@ -420,6 +451,18 @@ void KubeActuator::lowerMaxReplicas(const partition::SetMaxReplicas& change, Tim
     return;
   }
   if (lowered) {
+    const int target = r->object["spec"].value("maxReplicas", 0);
+    auto recorded = state.store->update(
+        change.ns, change.name, r->object["metadata"].value("uid", ""), [&](HpaRecord& record) {
+          record.lastChange = now;
+          if (record.originalMaxReplicas == target) record.originalMaxReplicas.reset();
+        });
+    if (!recorded) {
+      degraded_.failed("hpa_state", change.ns + "/" + change.name,
+                       "recording the lowered maxReplicas failed: " + recorded.status().message());
+    } else {
+      degraded_.cleared("hpa_state", change.ns + "/" + change.name);
+    }
     report.outcomes.push_back({"maxReplicas", "success"});
     events_->record(EventTarget::hpa(change.ns, change.name), false, "MaxReplicasLowered",
                     fmt::format("demand fell: maxReplicas {} -> {}", change.from,

@@ -238,6 +238,15 @@ bool KubeActuator::advanceNode(const std::string& name, TimePoint now, Actuation
     startedNodes_.erase(name);
     return false;
   }
+  if (!nodeIntentOwnedBy(*intent, name)) {
+    // Not one the reconciler could have written: never acted on (the node stays in transition
+    // for the planner, so nothing else changes it either).
+    degraded_.failed("node_intent_invalid", name,
+                     "ignoring an intent annotation that names configs this node does not own");
+    startedNodes_.erase(name);
+    return false;
+  }
+  degraded_.cleared("node_intent_invalid", name);
   const auto target = EventTarget::node(name, (*node)["metadata"].value("uid", ""));
   if (intent->phase == NodeOpPhase::kPrepared) {
     if (now - intent->started > options_.allocatableTimeout) {

@@ -12,7 +12,8 @@ namespace gpuscale::reconciler {
 core::Result<std::shared_ptr<PolicySource>> PolicySource::open(std::filesystem::path path) {
   std::shared_ptr<PolicySource> source(new PolicySource(std::move(path)));
   if (source->path_.empty()) {
-    source->policies_ = std::make_shared<const partition::PolicySet>(partition::defaultPolicies());
+    // Nothing is managed unless the operator configured it (no built-in cluster-wide policy).
+    source->policies_ = std::make_shared<const partition::PolicySet>();
     return source;
   }
   if (auto s = source->load(); !s.ok()) return s;

@@ -54,7 +54,18 @@ ReconcilerMetrics::ReconcilerMetrics(std::shared_ptr<prometheus::Registry> regis
                     .Name("gpuscale_reconciler_degraded_total")
                     .Help("Occurrences of degraded conditions (failed writes, snapshot errors), "
                           "each logged once until it clears")
-                    .Register(*registry_)) {
+                    .Register(*registry_)),
+      policyIgnored_(prometheus::BuildCounter()
+                         .Name("gpuscale_reconciler_policy_annotations_ignored_total")
+                         .Help("HPAs found naming a partition policy that is not defined or does "
+                               "not admit them (counted once until the HPA changes)")
+                         .Register(*registry_)
+                         .Add({})),
+      policyIgnoredNow_(prometheus::BuildGauge()
+                            .Name("gpuscale_reconciler_policy_annotations_ignored")
+                            .Help("HPAs whose partition-policy annotation is ignored now")
+                            .Register(*registry_)
+                            .Add({})) {
   reloadOk_.Set(1);
 }
 
@@ -81,6 +92,9 @@ void ReconcilerMetrics::writeRetried(const std::string& resource, const std::str
 void ReconcilerMetrics::degraded(const std::string& what) {
   degraded_.Add({{"what", what}}).Increment();
 }
+
+void ReconcilerMetrics::policyAnnotationIgnored() { policyIgnored_.Increment(); }
+void ReconcilerMetrics::policyAnnotationsIgnoredNow(int n) { policyIgnoredNow_.Set(n); }
 
 void ReconcilerMetrics::configReloads(int n, bool lastOk) {
   reloads_.Increment(n);

@@ -1,23 +1,23 @@
 // Every label, annotation and taint key gpuscale reads or writes, in one place: the `gpuscale.io/`
 // keys the project owns and the NVIDIA GPU Operator's node labels it acts through.
 //
-// Who may write a `gpuscale.io/` key matters: the reconciler trusts its own state keys
-// (intent, outcome, backoff, status, last change, original maxReplicas) only as far as whoever can
-// edit the object they sit on; docs/reconciler.md says which object each lives on.
+// Who may write a `gpuscale.io/` key matters: the reconciler trusts its own state keys only as far
+// as whoever can edit the object they sit on. Node keys (intent, outcome, backoff) sit on Nodes,
+// which tenants cannot write; of an HPA's keys only the policy name is read, and only among the
+// policies that admit the HPA (partition/policy.h). The HPA-side state lives in the reconciler's
+// state store (reconciler/hpa_state_store.h); docs/threat-model.md has the whole picture.
 #pragma once
 
 #include <string_view>
 
 namespace gpuscale::k8s {
 
-// HPA annotation: the name of the partition policy that manages this HPA.
+// HPA annotation: the name of the partition policy the HPA asks for (honoured only when that
+// policy admits the HPA).
 inline constexpr std::string_view kPolicyAnnotation = "gpuscale.io/partition-policy";
-// HPA annotations the reconciler writes when it changes maxReplicas: when (RFC 3339), and the
-// value before its first raise (what give-back returns to).
-inline constexpr std::string_view kLastChangeAnnotation = "gpuscale.io/last-change";
-inline constexpr std::string_view kOriginalMaxAnnotation = "gpuscale.io/original-max-replicas";
-// Node and HPA annotations of an operation in progress, its last outcome, the time before which a
-// failed node is left alone, and the HPA's ceiling report (reconciler/intent.h has the formats).
+// Node annotations of an operation in progress, its last outcome, the time before which a failed
+// node is left alone, and the HPA's informational ceiling report (reconciler/intent.h has the
+// formats).
 inline constexpr std::string_view kIntentAnnotation = "gpuscale.io/intent";
 inline constexpr std::string_view kOutcomeAnnotation = "gpuscale.io/outcome";
 inline constexpr std::string_view kBackoffAnnotation = "gpuscale.io/backoff-until";

@@ -1,12 +1,27 @@
 // Partition policies: which HPAs gpuscale may grow by repartitioning GPUs, with which levers and
-// within which limits. Operators write them in YAML; `default` is built in.
+// within which limits. Operators write them in YAML; nothing applies unless a policy file says so.
 //
-// An HPA uses policy P when it carries the annotation `gpuscale.io/partition-policy: P` or is
-// listed in P's `hpas`. File format (a single policy mapping, or `policies:` with a list of them):
+// Scope (the operator's decision, not the tenant's): a policy *admits* an HPA when the HPA is
+// listed in its `hpas`, or when the HPA's namespace is in `hpaNamespaces` (["*"]: every
+// namespace) and its labels match `hpaSelector` (no selector: every HPA there). A policy with
+// neither `hpas` nor `hpaNamespaces` is rejected at load: no policy applies cluster-wide unless
+// the operator writes ["*"].
+//
+// Selection (the tenant's choice, within that scope): an HPA uses policy P when it carries the
+// annotation `gpuscale.io/partition-policy: P` and P admits it, or else when it is listed in a
+// policy's `hpas`. An annotation naming a policy that does not exist or does not admit the HPA is
+// ignored (PolicyMatch::ignored says so, for the caller to log and count).
+//
+// File format (a single policy mapping, or `policies:` with a list of them):
 //
 //   policies:
 //   - name: inference
-//     hpas: [default/triton]           # "namespace/name", in addition to annotated HPAs
+//     hpaNamespaces: [ml-serving]      # namespaces whose HPAs may opt in; ["*"]: all
+//     hpaSelector:                     # optional, on the HPA's own labels
+//       matchLabels: {gpuscale.io/tier: gold}
+//       matchExpressions:
+//       - {key: team, operator: In, values: [search, ads]}   # In|NotIn|Exists|DoesNotExist
+//     hpas: [default/triton]           # "namespace/name": managed without the annotation
 //     levers: [migReshape, timeSlicing]  # tried in this order
 //     migProfiles: [1g.5gb, 2g.10gb]   # profiles a reshape may create; empty: the model's base
 //     profiles timeSlicing:
@@ -29,6 +44,7 @@
 #include <string_view>
 #include <vector>
 
+#include "gpuscale/core/label_selector.h"
 #include "gpuscale/core/result.h"
 
 namespace gpuscale::partition {
@@ -39,6 +55,8 @@ std::string_view leverName(Lever lever);  // "migReshape" | "timeSlicing"
 struct Policy {
   std::string name;
   std::vector<std::string> hpas;
+  std::vector<std::string> hpaNamespaces;  // {"*"}: every namespace; empty: only `hpas`
+  core::LabelSelector hpaSelector;         // empty: every HPA of those namespaces
   std::vector<Lever> levers{Lever::kMigReshape, Lever::kTimeSlicing};
   std::set<std::string> migProfiles;
   int maxTimeSlicingReplicas = 4;
@@ -51,26 +69,45 @@ struct Policy {
   std::chrono::seconds scaleDownCooldown{600};
   double tolerance = 0.1;
 
+  // Whether the operator let this policy manage the HPA `ns`/`name` with these labels.
+  bool admits(std::string_view ns, std::string_view name,
+              const std::map<std::string, std::string>& labels) const;
   // Whether the policy may change a node with these labels.
   bool selectsNode(const std::map<std::string, std::string>& labels) const;
   // The cap on maxReplicas for an HPA whose pods can currently get `currentPartitions` partitions.
   int hardMaxFor(int currentPartitions) const;
 };
 
+// The policy an HPA uses, and the policy its annotation named in vain (not defined, or defined
+// but not admitting the HPA; "" when the annotation is absent or honoured).
+struct PolicyMatch {
+  const Policy* policy = nullptr;
+  std::string ignored;
+  std::string ignoredWhy;  // "is not defined" | "does not admit this HPA"
+};
+
 struct PolicySet {
   std::vector<Policy> policies;
-  // The policy an HPA uses, or nullptr when gpuscale does not manage it.
+  const Policy* byName(std::string_view name) const;
+  PolicyMatch match(std::string_view ns, std::string_view name,
+                    const std::map<std::string, std::string>& labels,
+                    const std::map<std::string, std::string>& annotations) const;
+  // match(...).policy: the policy an HPA uses, or nullptr when gpuscale does not manage it.
   const Policy* forHpa(std::string_view ns, std::string_view name,
+                       const std::map<std::string, std::string>& labels,
                        const std::map<std::string, std::string>& annotations) const;
 };
 
 // Parses a policy file. Errors (Status::invalid) carry line and column: unknown fields, unknown
-// levers, duplicate names, maxReplicas < 1, malformed quantities or durations.
+// levers, duplicate names, maxReplicas < 1, malformed quantities or durations, a policy without
+// scope (neither hpas nor hpaNamespaces), hpaSelector without hpaNamespaces, "*" mixed with
+// namespace names, invalid namespace names, selectors that do not parse.
 core::Result<PolicySet> parsePolicies(std::string_view yaml);
 
-// The built-in set: one policy named "default" for HPAs annotated `gpuscale.io/partition-policy:
-// default`, both levers (MIG reshape of idle GPUs first), time-slicing up to 4 replicas per device,
-// hard max = 4 x the current partition count.
+// The built-in levers and limits as one policy named "default", scoped to every namespace
+// (["*"]): both levers (MIG reshape of idle GPUs first), time-slicing up to 4 replicas per device,
+// hard max = 4 x the current partition count. Only the offline `plan` command (a what-if that
+// writes nothing) and tests use it; `run` without --config manages nothing.
 PolicySet defaultPolicies();
 
 }  // namespace gpuscale::partition

@@ -128,6 +128,10 @@ struct HpaCondition {
 
 struct HpaState {
   std::string ns, name;
+  std::string uid;  // metadata.uid: state recorded for an HPA is not inherited by a recreated one
+  Labels labels;    // a policy's hpaSelector matches these
+  // Tenant-writable: only the policy annotation (filtered by the policies' scope) and the
+  // informational status are read from here, never state that drives a decision.
   Labels annotations;
   std::string targetKind, targetName;
   int minReplicas = 1, maxReplicas = 1;
@@ -135,9 +139,13 @@ struct HpaState {
   std::vector<HpaCondition> conditions;
   std::vector<HpaMetric> metrics;
   std::optional<double> scaleUpTolerance;  // spec.behavior.scaleUp.tolerance
+  // From the reconciler's own state store (reconciler/hpa_state_store.h), never from the HPA:
+  // when gpuscale last changed maxReplicas (cooldowns), and maxReplicas before its first raise
+  // (what giving isolation back returns to; unset: nothing to give back).
+  std::optional<TimePoint> lastChange;
+  std::optional<int> originalMaxReplicas;
   bool hasCondition(std::string_view type, std::string_view status,
                     std::string_view reason = {}) const;
-  std::optional<TimePoint> annotationTime(std::string_view key) const;
   // annotations[key], or "".
   std::string annotation(std::string_view key) const;
 };

@@ -3,8 +3,9 @@
 //
 // KubeActuator acts through the GPU Operator's own interfaces and never blocks on a wait: each call
 // advances every operation in flight by one step and starts new ones, and the controller calls it
-// again on the next event or resync. An operation's state lives in annotations on its Node and HPA
-// (intent.h), written before each step, so a restarted reconciler resumes it.
+// again on the next event or resync. An operation's state lives in annotations on its Node
+// (intent.h) and, for the HPA side, in the reconciler's state store (hpa_state_store.h), which
+// tenants cannot write; each is written before its step, so a restarted reconciler resumes it.
 //
 // Node operation (one per node at a time, at most maxNodesInFlight nodes):
 //   MIG:  intent(prepared) -> the config in the reconciler-owned mig-parted ConfigMap -> taint
@@ -23,9 +24,14 @@
 //         nvidia.com/device-plugin.config flipped + intent(applied) -> wait for allocatable;
 //         allocatableTimeout: previous label restored, back off.
 // HPA: before a plan's node operations start, each HPA the plan raises gets an intent naming the
-// nodes; once all of them have an outcome, maxReplicas is raised to min(planned, what the nodes'
+// nodes (in the state store; when none can be recorded, the node operations do not start); once
+// all of them have an outcome, maxReplicas is raised to min(planned, what the nodes'
 // allocatable now holds for the HPA's pods) — only then, and never above what allocatable shows.
+// The store records the time of the change and the maxReplicas before the first raise before the
+// HPA is patched: a raise that cannot be recorded is not made.
 // Lowering maxReplicas (scale-in) happens at once, never below the HPA's current replicas.
+// A node intent is acted on only when nodeIntentOwnedBy() holds; an HPA intent reads only nodes
+// the snapshot knows.
 // Every write is a merge patch with the read resourceVersion, retried on 409 (optimistic_write.h).
 // A write that keeps failing across passes is logged once until it succeeds (degraded_log.h).
 //
@@ -47,6 +53,7 @@
 #include "gpuscale/reconciler/degraded_log.h"
 #include "gpuscale/reconciler/event_recorder.h"
 #include "gpuscale/reconciler/gpu_pod_mapping.h"
+#include "gpuscale/reconciler/hpa_state_store.h"
 #include "gpuscale/reconciler/intent.h"
 
 namespace gpuscale::reconciler {
@@ -68,6 +75,8 @@ struct ClusterState {
   const std::vector<partition::WorkloadDemand>* workloads = nullptr;  // every managed HPA
   std::set<std::string> nodesWithIntent;
   std::set<std::pair<std::string, std::string>> hpasWithIntent;  // namespace, name
+  // Where the HPA-side state lives (loaded for this pass); null: no HPA is changed.
+  HpaStateStore* store = nullptr;
 };
 
 struct ActionOutcome {
@@ -111,9 +120,12 @@ class KubeActuator final : public Actuator {
   bool raiseMaxReplicas(const std::string& ns, const std::string& name, int from, int to,
                         const std::string& plan, const ClusterState& state, TimePoint now,
                         ActuationReport& report);
-  void lowerMaxReplicas(const partition::SetMaxReplicas& change, TimePoint now,
-                        ActuationReport& report);
-  bool writeHpaIntent(const partition::SetMaxReplicas& change, const HpaIntent& intent);
+  void lowerMaxReplicas(const partition::SetMaxReplicas& change, const ClusterState& state,
+                        TimePoint now, ActuationReport& report);
+  // Records `intent` for the HPA in the state store (kept when one is there already). True when
+  // an intent is recorded.
+  bool writeHpaIntent(const partition::SetMaxReplicas& change, const HpaIntent& intent,
+                      const ClusterState& state);
   // Writes `intent`'s config for `node` and prunes the node's own earlier entries.
   core::Status writeConfig(const std::string& node, const NodeIntent& intent);
   core::Status writeMigConfig(const std::string& node, const NodeIntent& intent);

@@ -3,9 +3,13 @@
 // level-based: snapshot -> demand per managed HPA -> planner -> actuator, from the caches' current
 // state only, so passes are idempotent and a restart simply runs the next one.
 //
-// Before planning, nodes with an operation in flight (intent annotation) or backing off after a
-// failure are marked in transition (the planner leaves them alone), and HPAs with an intent are
-// left out (their operation is still running). When a workload is blocked and a per-GPU mapping is
+// Each pass reads the reconciler's state store (hpa_state_store.h) for the HPA-side state
+// (cooldowns, original maxReplicas, intents); a pass that cannot read it acts on nothing. Before
+// planning, nodes with an operation in flight (intent annotation) or backing off after a failure
+// are marked in transition (the planner leaves them alone), and HPAs with an intent in the store
+// are left out (their operation is still running). An HPA whose policy annotation names a policy
+// that does not admit it is logged once and counted; state of HPAs that are gone, recreated or no
+// longer managed is pruned from the store. When a workload is blocked and a per-GPU mapping is
 // given, it clears `busy` on the GPUs the mapping reports idle (applyGpuMapping). With --dry-run
 // nothing is written: the plan is logged and kept for /plan, and events only logged. Each pass
 // ends by flushing the writes retried during it as Events (retried_writes.h). Conditions that
@@ -21,6 +25,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -31,6 +36,7 @@
 #include "gpuscale/reconciler/degraded_log.h"
 #include "gpuscale/reconciler/event_recorder.h"
 #include "gpuscale/reconciler/gpu_pod_mapping.h"
+#include "gpuscale/reconciler/hpa_state_store.h"
 #include "gpuscale/reconciler/policy_source.h"
 #include "gpuscale/reconciler/reconciler_metrics.h"
 #include "gpuscale/reconciler/retried_writes.h"
@@ -39,6 +45,7 @@ namespace gpuscale::reconciler {
 
 struct ControllerOptions {
   std::string operatorNamespace = "gpu-operator";
+  StateStoreOptions state;  // where the HPA-side state lives (hpa_state_store.h)
   std::chrono::milliseconds resyncPeriod{30000};
   std::chrono::milliseconds minPassInterval{500};  // coalesces bursts of events
   bool dryRun = false;
@@ -78,6 +85,11 @@ class Controller {
   PassResult passOver(const std::vector<partition::KubeItem>& items, TimePoint now);
   void updateHpaStatus(const std::vector<partition::WorkloadDemand>& workloads,
                        const partition::ClusterSnapshot& snapshot, TimePoint now);
+  // Logs once (and counts) each HPA whose policy annotation is ignored (policy.h: PolicyMatch).
+  void checkPolicyScope(const partition::ClusterSnapshot& snapshot,
+                        const partition::PolicySet& policies);
+  // Drops state of HPAs that are gone, were recreated or are no longer managed.
+  void pruneState(const partition::ClusterSnapshot& snapshot, const partition::PolicySet& policies);
 
   std::shared_ptr<kube::KubeClient> client_;
   std::shared_ptr<Actuator> actuator_;
@@ -88,6 +100,9 @@ class Controller {
   std::shared_ptr<GpuPodMapping> gpuPods_;  // null: the node-level rule
   std::shared_ptr<RetriedWrites> retried_;  // null: retried writes are not reported
   DegradedLog degraded_;
+  // "<namespace>/<name>=<policy>" of HPAs whose policy annotation is ignored (logged once each).
+  std::set<std::string> ignoredAnnotations_;
+  std::unique_ptr<HpaStateStore> store_;
   uint64_t seenReloads_ = 0;  // policy reload attempts already counted in /metrics
   std::function<bool()> isLeader_;
   std::vector<std::pair<std::string, std::unique_ptr<kube::Informer>>> informers_;  // kind

@@ -10,10 +10,14 @@
 //   gpuscale.io/outcome        {"plan","kind","result":"success"|"failed"|"timeout"|"aborted"|
 //                               "superseded","message","at"}
 //   gpuscale.io/backoff-until  RFC 3339; the planner leaves the node alone until then
-// HPA annotations:
-//   gpuscale.io/intent         {"plan","from","to","nodes":[...],"started"}
+// HPA annotation, informational only (written for humans, never read back to decide anything):
 //   gpuscale.io/status         {"ceiling","lastAction","reason","at"}
-//   gpuscale.io/last-change, gpuscale.io/original-max-replicas (read by the planner)
+// The HPA-side intent {"plan","from","to","nodes":[...],"started"} lives in the reconciler's own
+// state store (hpa_state_store.h), not on the HPA, which tenants can edit.
+//
+// Bounds: an annotation or record longer than kMaxIntentBytes decodes as absent, an HPA intent
+// naming more than kMaxIntentNodes nodes too, and a node intent is acted on only when
+// nodeIntentOwnedBy() holds (names configs the node owns, GPU indices and counts in range).
 //
 // Thread safety: values; pure functions.
 #pragma once
@@ -34,6 +38,8 @@ namespace gpuscale::reconciler {
 using TimePoint = partition::TimePoint;
 
 inline constexpr std::string_view kPausedForMigChange = "paused-for-mig-change";
+inline constexpr std::size_t kMaxIntentBytes = 64 * 1024;
+inline constexpr std::size_t kMaxIntentNodes = 256;
 
 enum class NodeOpKind { kMig, kTimeSlicing };
 enum class NodeOpPhase { kPrepared, kApplied };
@@ -106,5 +112,10 @@ std::optional<NodeIntent> decodeNodeIntent(std::string_view text);
 std::optional<NodeOutcome> decodeNodeOutcome(std::string_view text);
 std::optional<HpaIntent> decodeHpaIntent(std::string_view text);
 std::optional<HpaStatus> decodeHpaStatus(std::string_view text);
+
+// Whether `intent`, read from node `node`, is one the reconciler could have written for it: its
+// config names (and its follow-up's) are names this node owns (partition/config_name.h), its GPU
+// indices and expected counts are in range. Anything else is ignored, whoever wrote it.
+bool nodeIntentOwnedBy(const NodeIntent& intent, std::string_view node);
 
 }  // namespace gpuscale::reconciler

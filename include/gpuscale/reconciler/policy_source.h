@@ -2,8 +2,8 @@
 // changes. A file that does not parse at start is an error for the caller (exit 2); a bad file on
 // reload is logged, the previous policies stay, and lastReloadSuccessful() turns false (exported as
 // gpuscale_config_last_reload_successful). A file that cannot be read (deleted, or mid-swap) is one
-// failed reload, logged once, until it can be read again. Without a file, the built-in `default`
-// policy applies.
+// failed reload, logged once, until it can be read again. Without a file there are no policies:
+// no HPA is managed and no node changed (the caller says so once at startup).
 //
 // Thread safety: current() from any thread; reloadIfChanged() from one thread.
 #pragma once
@@ -21,7 +21,7 @@ namespace gpuscale::reconciler {
 
 class PolicySource {
  public:
-  // Loads `path` ("" = the built-in policies).
+  // Loads `path` ("" = no policies at all).
   static core::Result<std::shared_ptr<PolicySource>> open(std::filesystem::path path);
 
   std::shared_ptr<const partition::PolicySet> current() const;

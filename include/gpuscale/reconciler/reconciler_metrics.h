@@ -1,7 +1,9 @@
 // The reconciler's /metrics: reconcile passes, actions by kind and outcome, time from a ceiling to
 // the capacity behind a raised maxReplicas, nodes in flight, leadership, policy reloads and per-GPU
 // mapping answers (and their fallbacks to the node-level rule), writes retried after a conflict or
-// throttling, and degraded conditions (degraded_log.h).
+// throttling, degraded conditions (degraded_log.h; a full state store is
+// what="state_store_full"), and HPAs whose policy annotation is ignored because the policy does
+// not admit them.
 //
 // Thread safety: prometheus-cpp metrics are thread-safe.
 #pragma once
@@ -32,6 +34,9 @@ class ReconcilerMetrics {
   void writeRetried(const std::string& resource, const std::string& reason);
   // One occurrence of a degraded condition (`what` is a fixed word, see degraded_log.h).
   void degraded(const std::string& what);
+  // An HPA newly found naming a policy that does not admit it (policy.h), and how many do now.
+  void policyAnnotationIgnored();
+  void policyAnnotationsIgnoredNow(int n);
   // `n` policy reload attempts, the last of which succeeded or not.
   void configReloads(int n, bool lastOk);
   std::shared_ptr<prometheus::Registry> registry() const { return registry_; }
@@ -48,6 +53,8 @@ class ReconcilerMetrics {
   prometheus::Family<prometheus::Counter>& gpuMapping_;
   prometheus::Family<prometheus::Counter>& writeRetries_;
   prometheus::Family<prometheus::Counter>& degraded_;
+  prometheus::Counter& policyIgnored_;
+  prometheus::Gauge& policyIgnoredNow_;
 };
 
 }  // namespace gpuscale::reconciler

@@ -75,6 +75,15 @@ expect_event triton MaxReplicasRaised
 expect_event gpu-a100-0 TimeSlicingSucceeded
 annotation hpa triton gpuscale.io/status | grep -q '"lastAction":"maxReplicas 9 ->' || die "no status annotation"
 [ -z "$(annotation hpa triton gpuscale.io/intent)" ] || die "HPA intent left behind"
+# The state the reconciler relies on is in its own ConfigMap (namespace default: the Lease's), bound
+# to the HPA's uid; nothing of it is on the HPA, where a tenant could edit it.
+uid=$(kc get hpa triton -o jsonpath='{.metadata.uid}')
+state=$(kc get configmap gpuscale-reconciler-state -o jsonpath='{.data.default\.triton}')
+echo "$state" | grep -q "\"uid\":\"$uid\"" || die "no state recorded for the HPA: '$state'"
+echo "$state" | grep -q '"originalMaxReplicas":9' || die "original maxReplicas not recorded: '$state'"
+echo "$state" | grep -q '"intent"' && die "intent left behind in the state store: '$state'"
+[ -z "$(annotation hpa triton gpuscale.io/original-max-replicas)$(annotation hpa triton gpuscale.io/last-change)" ] ||
+  die "reconciler state written on the HPA"
 flips=$(cat "$work"/rec-*.log | grep -c "TimeSlicingStarted" || true)
 [ "$flips" -le 1 ] || die "time-slicing started $flips times"
 

@@ -46,6 +46,18 @@ def main():
                     assert rule.get("resourceNames"), "ConfigMap writes limited by name"
     assert set(writes) == {"nodes", "horizontalpodautoscalers", "events", "configmaps", "leases"}, writes
     assert "delete" not in set().union(*writes.values()), writes
+    # The state ConfigMap: in the reconciler's own namespace, writable by name only.
+    assert "--state-namespace=$(POD_NAMESPACE)" in args, args
+    state = find(rec, "Role", "gpuscale-reconciler-state")[0]
+    assert state["metadata"]["namespace"] == "gpuscale", state
+    named = [r for r in state["rules"] if "patch" in r["verbs"]]
+    assert named and named[0]["resourceNames"] == ["gpuscale-reconciler-state"], state
+    env = {e["name"]: e for e in c["env"]}
+    assert env["POD_NAMESPACE"]["valueFrom"]["fieldRef"]["fieldPath"] == "metadata.namespace"
+    # Every policy names the HPAs it may manage.
+    policy = yaml.safe_load(find(rec, "ConfigMap", cm_name)[0]["data"]["policy.yaml"])
+    for p in policy["policies"]:
+        assert p.get("hpaNamespaces") or p.get("hpas"), p
     hpa = find(ex, "HorizontalPodAutoscaler", "triton")[0]
     assert hpa["metadata"]["annotations"]["gpuscale.io/partition-policy"] == "inference"
     assert hpa["spec"]["maxReplicas"] == 7

@@ -48,6 +48,22 @@ expect_plan "dump on stdin" "$data/expected/a100_1g_stuck.plan.json" --from - <"
 [ "$(jq -c '[.demands, .actions, .capacityAfter]' "$work/out")" = '[[],[],[]]' ] ||
   fail "default policy planned for an HPA annotated with another policy: $(cat "$work/out")"
 
+# The reconciler's state ConfigMap in the dump counts as the live reconciler counts it: a change it
+# recorded 10 s ago holds the T4 policy's 30 s scale-up cooldown; the same entry for another uid (a
+# recreated HPA) does not.
+with_state() {  # UID
+  jq --arg uid "$1" '.items += [{"apiVersion": "v1", "kind": "ConfigMap",
+    "metadata": {"name": "gpuscale-reconciler-state", "namespace": "gpuscale"},
+    "data": {"default.triton-t4": ({"uid": $uid, "lastChange": "2026-11-22T00:59:50Z",
+                                    "originalMaxReplicas": 4} | tojson)}}]' "$data/t4_timeslicing.json"
+}
+with_state 00000000-0000-4000-8000-000000000061 >"$work/t4-state.json"
+"$bin" plan --from "$work/t4-state.json" --policy "$data/t4-policy.yaml" --now "$now" >"$work/out"
+[ "$(jq '.actions | length' "$work/out")" = 0 ] || fail "recorded cooldown ignored: $(cat "$work/out")"
+with_state another-uid >"$work/t4-other.json"
+expect_plan "state of another uid" "$data/expected/t4_timeslicing.plan.json" \
+  --from "$work/t4-other.json" --policy "$data/t4-policy.yaml"
+
 # Valid JSON that is not a Kubernetes dump, broken JSON, a broken policy, bad flags.
 echo '{"items":[{"kind":"Pod","metadata":{"name":"p"},"spec":{"containers":"x"}}]}' >"$work/bad.json"
 expect_error "malformed dump" "item 0 (Pod p): containers must be a list" plan --from "$work/bad.json"
@@ -67,6 +83,10 @@ expect_error "run: bad dcgm max age" "bad value \"0s\" for --dcgm-max-age" run -
 expect_error "run: bad Prometheus flag" "--prometheus-timeout" run --gpu-mapping=dcgm --prometheus-url http://127.0.0.1:1 --prometheus-timeout soon
 printf 'policies:\n- name: x\n  levers: [magic]\n' >"$work/bad-run.yaml"
 expect_error "run: bad policy file" "line 3, column 12" run --config "$work/bad-run.yaml"
+printf 'policies:\n- name: everyone\n  levers: [timeSlicing]\n' >"$work/unscoped.yaml"
+expect_error "run: a policy without scope" "has no HPA scope" run --config "$work/unscoped.yaml"
+expect_error "plan: a policy without scope" "has no HPA scope" plan --from "$data/a100_1g_stuck.json" --policy "$work/unscoped.yaml"
+expect_error "run: bad state cap" "bad value \"10\" for --state-max-bytes" run --state-max-bytes 10
 expect_error "no subcommand" "usage: gpuscale-reconciler plan" 
 
 [ "$failures" -eq 0 ] || exit 1

@@ -11,6 +11,8 @@ namespace {
 using testing::json;
 
 const TimePoint kNow = *core::parseRfc3339("2026-11-22T01:00:00Z");
+
+TimePoint at(const char* rfc3339) { return *core::parseRfc3339(rfc3339); }
 const std::string k1g = "nvidia.com/mig-1g.5gb";
 
 struct Planned {
@@ -20,10 +22,25 @@ struct Planned {
   Plan plan;
 };
 
+// The reconciler's recorded state of one HPA (what its state store gives the snapshot).
+struct Recorded {
+  std::string ns, name;
+  std::optional<TimePoint> lastChange;
+  std::optional<int> originalMaxReplicas;
+};
+
 // Owns everything the plan points into (workloads point at the snapshot and the policies).
-std::unique_ptr<Planned> planFor(const json& dump, PolicySet policies = defaultPolicies()) {
+std::unique_ptr<Planned> planFor(const json& dump, PolicySet policies = defaultPolicies(),
+                                 const std::vector<Recorded>& recorded = {}) {
   auto p = std::make_unique<Planned>();
   p->snapshot = testing::snapshotOf(dump);
+  for (const auto& r : recorded) {
+    for (auto& h : p->snapshot.hpas) {
+      if (h.ns != r.ns || h.name != r.name) continue;
+      h.lastChange = r.lastChange;
+      h.originalMaxReplicas = r.originalMaxReplicas;
+    }
+  }
   p->policies = std::move(policies);
   p->workloads = assessWorkloads(p->snapshot, p->policies);
   p->plan = planPartitions(p->snapshot, p->workloads, kNow);
@@ -128,7 +145,9 @@ TEST(PlannerTest, ReshapeRemovesTheFewestInstances) {
       testing::migNode("idle", "NVIDIA-A100-SXM4-40GB", 1, "all-balanced",
                        {{"1g.5gb", 2}, {"2g.10gb", 1}, {"3g.20gb", 1}})};
   append(items, blockedApp("app", "nvidia.com/mig-2g.10gb", "busy", 3, 1));
-  auto p = planFor(migCluster(items), policiesFrom("name: default\nmaxReplicas: {hard: 5}\n"));
+  auto p =
+      planFor(migCluster(items),
+              policiesFrom("name: default\nhpaNamespaces: [default]\nmaxReplicas: {hard: 5}\n"));
   json a = actions(p->plan);
   ASSERT_EQ(a.size(), 2u) << a.dump(2);
   EXPECT_EQ(a[0]["kind"], "MigReconfigure");
@@ -157,8 +176,10 @@ TEST(PlannerTest, PerPodMemoryBoundsTimeSlicing) {
   std::vector<json> items{
       testing::migNode("busy", "NVIDIA-A100-SXM4-40GB", 1, "all-1g.5gb", {{"1g.5gb", 7}})};
   append(items, blockedApp("app", k1g, "busy", 7, 0));
-  auto p = planFor(migCluster(items), policiesFrom("name: default\ntimeSlicing: {maxReplicas: 8, "
-                                                   "perPodGpuMemory: 2Gi}\n"));
+  auto p =
+      planFor(migCluster(items),
+              policiesFrom("name: default\nhpaNamespaces: [default]\ntimeSlicing: {maxReplicas: 8, "
+                           "perPodGpuMemory: 2Gi}\n"));
   json a = actions(p->plan);
   ASSERT_EQ(a.size(), 2u) << a.dump(2);
   EXPECT_EQ(a[0]["replicas"], 2) << "5 GB / 2 GiB per pod = 2 pods per 1g.5gb instance";
@@ -170,8 +191,9 @@ TEST(PlannerTest, LeverOrderFollowsThePolicy) {
       testing::migNode("a-busy", "NVIDIA-A100-SXM4-40GB", 1, "all-1g.5gb", {{"1g.5gb", 7}}),
       testing::migNode("b-idle", "NVIDIA-A100-SXM4-40GB", 1, "all-3g.20gb", {{"3g.20gb", 2}})};
   append(items, blockedApp("app", k1g, "a-busy", 7, 0));
-  auto p = planFor(migCluster(items),
-                   policiesFrom("name: default\nlevers: [timeSlicing, migReshape]\n"));
+  auto p = planFor(
+      migCluster(items),
+      policiesFrom("name: default\nhpaNamespaces: [default]\nlevers: [timeSlicing, migReshape]\n"));
   json a = actions(p->plan);
   ASSERT_EQ(a.size(), 2u) << a.dump(2);
   EXPECT_EQ(a[0]["kind"], "TimeSlicing")
@@ -190,8 +212,9 @@ TEST(PlannerTest, NodesOutsideTheSelectorOrInTransitionAreLeftAlone) {
   busy["metadata"]["labels"]["pool"] = "batch";
   std::vector<json> items{pending, otherPool, busy};
   append(items, blockedApp("app", k1g, "c-busy", 7, 0));
-  auto p =
-      planFor(migCluster(items), policiesFrom("name: default\nnodeSelector: {pool: inference}\n"));
+  auto p = planFor(
+      migCluster(items),
+      policiesFrom("name: default\nhpaNamespaces: [default]\nnodeSelector: {pool: inference}\n"));
   EXPECT_TRUE(p->plan.actions.empty()) << planToJson(p->plan).dump(2);
   ASSERT_EQ(p->plan.demands.size(), 1u);
   EXPECT_EQ(p->plan.notes.size(), 1u);
@@ -201,8 +224,10 @@ TEST(PlannerTest, ScaleUpCooldownHoldsRecentlyChangedHpas) {
   std::vector<json> items{
       testing::migNode("busy", "NVIDIA-A100-SXM4-40GB", 1, "all-1g.5gb", {{"1g.5gb", 7}})};
   append(items, blockedApp("app", k1g, "busy", 7, 0));
-  items.back()["metadata"]["annotations"]["gpuscale.io/last-change"] = "2026-11-22T00:59:30Z";
-  auto p = planFor(migCluster(items), policiesFrom("name: default\ncooldown: {scaleUp: 1m}\n"));
+  auto p =
+      planFor(migCluster(items),
+              policiesFrom("name: default\nhpaNamespaces: [default]\ncooldown: {scaleUp: 1m}\n"),
+              {{"default", "app", at("2026-11-22T00:59:30Z"), std::nullopt}});
   EXPECT_TRUE(p->plan.actions.empty());
   EXPECT_EQ(p->plan.demands.size(), 1u);
 }
@@ -221,15 +246,42 @@ std::vector<json> grownCluster(int runningPods, const std::string& average) {
   for (int i = 0; i < runningPods; ++i)
     items.push_back(testing::gpuPod("default", "app", i, k1g, "n1"));
   auto spec = testing::hpaSpec(1, 28, runningPods, runningPods, average, "50", false);
-  spec.annotations = {{"gpuscale.io/original-max-replicas", "7"},
-                      {"gpuscale.io/last-change", "2026-11-22T00:00:00Z"}};
   spec.lastScaleTime = "2026-11-22T00:30:00Z";
   items.push_back(testing::hpa("default", "app", spec));
   return items;
 }
 
+// What the reconciler recorded when it grew the HPA of grownCluster from 7.
+std::vector<Recorded> grownRecord() { return {{"default", "app", at("2026-11-22T00:00:00Z"), 7}}; }
+
+// What a tenant writes on its own HPA does not stand in for the reconciler's records: neither a
+// last change long ago (to skip a cooldown) nor a huge original maxReplicas (so isolation never
+// comes back) changes the plan.
+TEST(PlannerTest, ForgedStateAnnotationsOnTheHpaChangeNothing) {
+  std::vector<json> items{
+      testing::migNode("busy", "NVIDIA-A100-SXM4-40GB", 1, "all-1g.5gb", {{"1g.5gb", 7}})};
+  append(items, blockedApp("app", k1g, "busy", 7, 0));
+  items.back()["metadata"]["annotations"]["gpuscale.io/last-change"] = "2020-01-01T00:00:00Z";
+  auto p =
+      planFor(migCluster(items),
+              policiesFrom("name: default\nhpaNamespaces: [default]\ncooldown: {scaleUp: 1m}\n"),
+              {{"default", "app", at("2026-11-22T00:59:30Z"), std::nullopt}});
+  EXPECT_TRUE(p->plan.actions.empty()) << "the recorded change is 30 s old: the cooldown holds";
+
+  auto grown = grownCluster(10, "50");
+  grown.back()["metadata"]["annotations"]["gpuscale.io/original-max-replicas"] = "100000";
+  auto shrink = planFor(migCluster(grown), defaultPolicies(),
+                        {{"default", "app", at("2026-11-22T00:00:00Z"), 7}});
+  ASSERT_EQ(actions(shrink->plan).size(), 2u) << planToJson(shrink->plan).dump(2);
+  EXPECT_EQ(actions(shrink->plan)[1]["to"], 14) << "lowered as recorded, not held at 100000";
+
+  auto unrecorded = planFor(migCluster(grownCluster(10, "50")));
+  EXPECT_TRUE(unrecorded->plan.actions.empty())
+      << "an original maxReplicas on the HPA alone gives nothing back";
+}
+
 TEST(PlannerTest, ScaleInRestoresIsolationAfterTheCooldown) {
-  auto p = planFor(migCluster(grownCluster(10, "50")));
+  auto p = planFor(migCluster(grownCluster(10, "50")), defaultPolicies(), grownRecord());
   EXPECT_EQ(actions(p->plan), json::parse(R"([
       {"kind": "TimeSlicing", "node": "n1", "resource": "nvidia.com/mig-1g.5gb", "replicas": 2},
       {"kind": "SetMaxReplicas", "namespace": "default", "name": "app", "from": 28, "to": 14}])"))
@@ -237,7 +289,7 @@ TEST(PlannerTest, ScaleInRestoresIsolationAfterTheCooldown) {
 }
 
 TEST(PlannerTest, ScaleInNeverGoesBelowRunningPods) {
-  auto p = planFor(migCluster(grownCluster(20, "5")));
+  auto p = planFor(migCluster(grownCluster(20, "5")), defaultPolicies(), grownRecord());
   json a = actions(p->plan);
   ASSERT_EQ(a.size(), 2u) << a.dump(2);
   EXPECT_EQ(a[0]["replicas"], 3)
@@ -247,15 +299,15 @@ TEST(PlannerTest, ScaleInNeverGoesBelowRunningPods) {
 
 TEST(PlannerTest, ScaleInWaitsForTheCooldownSinceTheLastChange) {
   auto items = grownCluster(10, "50");
-  items.back()["metadata"]["annotations"]["gpuscale.io/last-change"] = "2026-11-22T00:55:00Z";
-  auto p = planFor(migCluster(items));
+  auto p = planFor(migCluster(items), defaultPolicies(),
+                   {{"default", "app", at("2026-11-22T00:55:00Z"), 7}});
   EXPECT_TRUE(p->plan.actions.empty()) << planToJson(p->plan).dump(2);
 }
 
 TEST(PlannerTest, ScaleInDoesNotWaitForTheHpaToSettle) {
   auto items = grownCluster(10, "50");
   items.back()["status"]["lastScaleTime"] = "2026-11-22T00:59:30Z";
-  auto p = planFor(migCluster(items));
+  auto p = planFor(migCluster(items), defaultPolicies(), grownRecord());
   json a = actions(p->plan);
   ASSERT_EQ(a.size(), 2u) << "an HPA that just moved a replica still gets isolation back: "
                           << a.dump(2);

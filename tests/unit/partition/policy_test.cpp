@@ -2,10 +2,27 @@
 
 #include <gtest/gtest.h>
 
+#include <span>
+
 #include "kube_objects.h"
 
 namespace gpuscale::partition {
 namespace {
+
+struct ErrorCase {
+  const char* what;
+  const char* yaml;
+  const char* fragment;
+};
+
+void expectAllRejected(std::span<const ErrorCase> cases) {
+  for (const auto& c : cases) {
+    auto r = parsePolicies(c.yaml);
+    ASSERT_FALSE(r.ok()) << c.what;
+    EXPECT_NE(r.status().message().find(c.fragment), std::string::npos)
+        << c.what << ": " << r.status().message();
+  }
+}
 
 TEST(PolicyTest, ParsesEveryField) {
   auto set = parsePolicies(R"(policies:
@@ -19,6 +36,7 @@ TEST(PolicyTest, ParsesEveryField) {
   cooldown: {scaleUp: 1m, scaleDown: 1h30m}
   tolerance: 0.05
 - name: batch
+  hpaNamespaces: ["*"]
   maxReplicas: {factor: 2}
 )");
   ASSERT_TRUE(set.ok()) << set.status().toString();
@@ -38,7 +56,7 @@ TEST(PolicyTest, ParsesEveryField) {
 }
 
 TEST(PolicyTest, SinglePolicyFileAndDefaults) {
-  auto set = parsePolicies("name: solo\n");
+  auto set = parsePolicies("name: solo\nhpaNamespaces: [ml]\n");
   ASSERT_TRUE(set.ok()) << set.status().toString();
   const Policy& p = set->policies.at(0);
   EXPECT_EQ(p.levers, (std::vector<Lever>{Lever::kMigReshape, Lever::kTimeSlicing}));
@@ -55,22 +73,173 @@ TEST(PolicyTest, BuiltInDefaultMatchesTheIssue) {
   EXPECT_EQ(p.maxTimeSlicingReplicas, 4);
   EXPECT_EQ(p.hardMaxFor(7), 28) << "hard max = 4 x current partitions";
   EXPECT_TRUE(p.nodeSelector.empty());
+  EXPECT_EQ(p.hpaNamespaces, std::vector<std::string>{"*"}) << "only for offline plans";
 }
 
 TEST(PolicyTest, ChoosesPolicyByAnnotationThenList) {
-  auto set = parsePolicies("policies:\n- name: a\n  hpas: [ns/listed]\n- name: b\n");
-  ASSERT_TRUE(set.ok());
-  EXPECT_EQ(set->forHpa("ns", "x", {{"gpuscale.io/partition-policy", "b"}})->name, "b");
-  EXPECT_EQ(set->forHpa("ns", "listed", {})->name, "a");
-  EXPECT_EQ(set->forHpa("ns", "x", {}), nullptr);
-  EXPECT_EQ(set->forHpa("ns", "x", {{"gpuscale.io/partition-policy", "zzz"}}), nullptr);
+  auto set = parsePolicies(
+      "policies:\n- name: a\n  hpas: [ns/listed]\n- name: b\n  hpaNamespaces: [ns]\n");
+  ASSERT_TRUE(set.ok()) << set.status().toString();
+  EXPECT_EQ(set->forHpa("ns", "x", {}, {{"gpuscale.io/partition-policy", "b"}})->name, "b");
+  EXPECT_EQ(set->forHpa("ns", "listed", {}, {})->name, "a");
+  EXPECT_EQ(set->forHpa("ns", "x", {}, {}), nullptr);
+  EXPECT_EQ(set->forHpa("ns", "x", {}, {{"gpuscale.io/partition-policy", "zzz"}}), nullptr);
 }
 
-struct ErrorCase {
-  const char* what;
-  const char* yaml;
-  const char* fragment;
-};
+// Scope: which HPAs an annotation may attach to which policy. One row per case.
+TEST(PolicyTest, AnnotationSelectsOnlyAmongPoliciesThatAdmitTheHpa) {
+  const char* file = R"(policies:
+- name: serving
+  hpaNamespaces: [ml-serving, ml-canary]
+- name: gold
+  hpaNamespaces: [ml-serving]
+  hpaSelector:
+    matchLabels: {tier: gold}
+    matchExpressions:
+    - {key: team, operator: In, values: [search, ads]}
+    - {key: frozen, operator: DoesNotExist}
+- name: everywhere
+  hpaNamespaces: ["*"]
+  hpaSelector:
+    matchExpressions:
+    - {key: gpuscale-opt-in, operator: Exists}
+- name: listed-only
+  hpas: [team-a/triton]
+)";
+  auto set = parsePolicies(file);
+  ASSERT_TRUE(set.ok()) << set.status().toString();
+  using Labels = std::map<std::string, std::string>;
+  struct Row {
+    const char* what;
+    const char* ns;
+    const char* name;
+    Labels labels;
+    const char* annotation;  // nullptr: none
+    const char* want;        // nullptr: not managed
+    const char* ignoredWhy;  // "" when the annotation is honoured or absent
+  };
+  const Row rows[] = {
+      {"namespace in scope", "ml-serving", "t", {}, "serving", "serving", ""},
+      {"second namespace in scope", "ml-canary", "t", {}, "serving", "serving", ""},
+      {"namespace out of scope",
+       "tenant-x",
+       "t",
+       {},
+       "serving",
+       nullptr,
+       "does not admit this HPA"},
+      {"no annotation, namespace in scope: not managed",
+       "ml-serving",
+       "t",
+       {},
+       nullptr,
+       nullptr,
+       ""},
+      {"selector matches",
+       "ml-serving",
+       "t",
+       {{"tier", "gold"}, {"team", "ads"}},
+       "gold",
+       "gold",
+       ""},
+      {"selector: matchLabels differs",
+       "ml-serving",
+       "t",
+       {{"tier", "silver"}, {"team", "ads"}},
+       "gold",
+       nullptr,
+       "does not admit this HPA"},
+      {"selector: In fails",
+       "ml-serving",
+       "t",
+       {{"tier", "gold"}, {"team", "infra"}},
+       "gold",
+       nullptr,
+       "does not admit this HPA"},
+      {"selector: DoesNotExist fails",
+       "ml-serving",
+       "t",
+       {{"tier", "gold"}, {"team", "ads"}, {"frozen", "yes"}},
+       "gold",
+       nullptr,
+       "does not admit this HPA"},
+      {"selector matches, wrong namespace",
+       "ml-canary",
+       "t",
+       {{"tier", "gold"}, {"team", "ads"}},
+       "gold",
+       nullptr,
+       "does not admit this HPA"},
+      {"star with Exists selector",
+       "anything",
+       "t",
+       {{"gpuscale-opt-in", ""}},
+       "everywhere",
+       "everywhere",
+       ""},
+      {"star, selector unmet",
+       "anything",
+       "t",
+       {},
+       "everywhere",
+       nullptr,
+       "does not admit this HPA"},
+      {"listed HPA, no annotation", "team-a", "triton", {}, nullptr, "listed-only", ""},
+      {"listed-only policy named by an unlisted HPA",
+       "team-a",
+       "other",
+       {},
+       "listed-only",
+       nullptr,
+       "does not admit this HPA"},
+      {"undefined policy", "ml-serving", "t", {}, "nope", nullptr, "is not defined"},
+      {"annotation ignored, listing still applies",
+       "team-a",
+       "triton",
+       {},
+       "serving",
+       "listed-only",
+       "does not admit this HPA"},
+  };
+  for (const auto& row : rows) {
+    SCOPED_TRACE(row.what);
+    Labels annotations;
+    if (row.annotation != nullptr) annotations["gpuscale.io/partition-policy"] = row.annotation;
+    auto m = set->match(row.ns, row.name, row.labels, annotations);
+    if (row.want == nullptr) {
+      EXPECT_EQ(m.policy, nullptr) << m.policy->name;
+    } else {
+      ASSERT_NE(m.policy, nullptr);
+      EXPECT_EQ(m.policy->name, row.want);
+    }
+    EXPECT_EQ(m.ignoredWhy, row.ignoredWhy);
+    EXPECT_EQ(m.ignored, *row.ignoredWhy == '\0' ? "" : row.annotation);
+  }
+}
+
+TEST(PolicyTest, APolicyWithoutScopeIsRejected) {
+  const ErrorCase cases[] = {
+      {"no scope at all", "name: a\n", "has no HPA scope"},
+      {"no scope in a list", "policies:\n- name: a\n  hpaNamespaces: [x]\n- name: b\n",
+       "policy \"b\" has no HPA scope"},
+      {"selector without namespaces", "name: a\nhpas: [x/y]\nhpaSelector: {matchLabels: {a: b}}\n",
+       "needs hpaNamespaces"},
+      {"empty namespace list", "name: a\nhpaNamespaces: []\n", "must list namespaces"},
+      {"star mixed with names", "name: a\nhpaNamespaces: [\"*\", ml]\n", "cannot be mixed"},
+      {"bad namespace name", "name: a\nhpaNamespaces: [ML_Serving]\n", "not a namespace name"},
+      {"bad selector operator",
+       "name: a\nhpaNamespaces: [x]\nhpaSelector: {matchExpressions: [{key: a, operator: Gt}]}\n",
+       "operator must be"},
+      {"In without values",
+       "name: a\nhpaNamespaces: [x]\nhpaSelector: {matchExpressions: [{key: a, operator: In}]}\n",
+       "needs values"},
+      {"bad label value", "name: a\nhpaNamespaces: [x]\nhpaSelector: {matchLabels: {a: \"b c\"}}\n",
+       "hpaSelector"},
+      {"unknown selector field", "name: a\nhpaNamespaces: [x]\nhpaSelector: {labels: {a: b}}\n",
+       "unexpected field"},
+  };
+  expectAllRejected(cases);
+}
 
 TEST(PolicyTest, RejectsBadPolicies) {
   const ErrorCase cases[] = {
@@ -78,7 +247,9 @@ TEST(PolicyTest, RejectsBadPolicies) {
       {"unknown lever", "name: a\nlevers: [magic]\n", "migReshape or timeSlicing"},
       {"lever twice", "name: a\nlevers: [timeSlicing, timeSlicing]\n", "twice"},
       {"missing name", "levers: [timeSlicing]\n", "needs a name"},
-      {"duplicate names", "policies:\n- name: a\n- name: a\n", "defined twice"},
+      {"duplicate names",
+       "policies:\n- name: a\n  hpaNamespaces: [x]\n- name: a\n  hpaNamespaces: [x]\n",
+       "defined twice"},
       {"zero hard max", "name: a\nmaxReplicas: {hard: 0}\n", "at least 1"},
       {"bad memory", "name: a\ntimeSlicing: {perPodGpuMemory: lots}\n", "perPodGpuMemory"},
       {"bad duration", "name: a\ncooldown: {scaleUp: soon}\n", "duration"},
@@ -87,12 +258,7 @@ TEST(PolicyTest, RejectsBadPolicies) {
       {"not a mapping", "- a\n", "mapping"},
       {"broken YAML", "name: [a\n", "line"},
   };
-  for (const auto& c : cases) {
-    auto r = parsePolicies(c.yaml);
-    ASSERT_FALSE(r.ok()) << c.what;
-    EXPECT_NE(r.status().message().find(c.fragment), std::string::npos)
-        << c.what << ": " << r.status().message();
-  }
+  expectAllRejected(cases);
 }
 
 TEST(PolicyTest, SeedPolicyFileParses) {

@@ -29,10 +29,7 @@ kube::ResourceRef nodeRef(const std::string& name) {
   return kube::ResourceRef::collection("", "v1", "nodes").named(name);
 }
 
-kube::ResourceRef hpaRef() {
-  return kube::ResourceRef::collection("autoscaling", "v2", "horizontalpodautoscalers", "default")
-      .named("triton");
-}
+kube::ResourceRef hpaRef() { return testing::tritonHpaRef(); }
 
 class ActuatorTest : public ::testing::Test {
  protected:
@@ -48,18 +45,24 @@ class ActuatorTest : public ::testing::Test {
       std::shared_ptr<GpuPodMapping> gpuPods = std::make_shared<NodeLevelGpuPodMapping>(),
       const std::string& policyFile = "") {
     auto actuator = std::make_shared<KubeActuator>(client_, events_, gpuPods, options_);
-    auto policies = PolicySource::open(policyFile);
-    EXPECT_TRUE(policies.ok()) << policies.status().toString();
+    std::shared_ptr<PolicySource> policies = testing::seedPolicies();
+    if (!policyFile.empty()) {
+      auto fromFile = PolicySource::open(policyFile);
+      EXPECT_TRUE(fromFile.ok()) << fromFile.status().toString();
+      policies = *fromFile;
+    }
     ControllerOptions o;
     o.dryRun = dryRun;
     return std::make_unique<Controller>(
-        client_, actuator, *policies, events_,
+        client_, actuator, policies, events_,
         std::make_shared<ReconcilerMetrics>(std::make_shared<prometheus::Registry>()), o);
   }
 
   PassResult pass(Controller& c, TimePoint at) { return c.pass(objectsOf(*fake_), at); }
 
   json node(const std::string& name) { return *fake_->get(nodeRef(name)); }
+  std::optional<HpaRecord> record() { return testing::recordOf(*fake_, "default", "triton"); }
+  static std::string stateName() { return StateStoreOptions{}.name; }
   json hpa() { return *fake_->get(hpaRef()); }
   int maxReplicas() { return hpa()["spec"].value("maxReplicas", 0); }
 
@@ -104,9 +107,9 @@ TEST_F(ActuatorTest, ConfigBeforeLabelAndMaxReplicasOnlyAfterAllocatable) {
   ASSERT_GE(pluginConfig, 0);
   EXPECT_LT(migConfig, migLabel);
   EXPECT_LT(pluginConfig, pluginLabel);
-  // Intent was on the HPA before any node changed.
-  int hpaIntent =
-      client_->firstWhere([](const Write& w) { return w.resource == "horizontalpodautoscalers"; });
+  // The HPA's intent was recorded (in the reconciler's state store) before any node changed.
+  int hpaIntent = client_->firstWhere(
+      [](const Write& w) { return w.resource == "configmaps" && w.name == stateName(); });
   EXPECT_LT(hpaIntent, migLabel);
 
   const std::string config = k8s::labelOf(node(kReshapeNode), k8s::kMigConfigLabel);
@@ -139,7 +142,10 @@ TEST_F(ActuatorTest, ConfigBeforeLabelAndMaxReplicasOnlyAfterAllocatable) {
       decodeNodeOutcome(k8s::annotationOf(node(kReshapeNode), k8s::kOutcomeAnnotation))->result,
       "success");
   EXPECT_TRUE(k8s::annotationOf(hpa(), k8s::kIntentAnnotation).empty());
-  EXPECT_EQ(k8s::annotationOf(hpa(), k8s::kOriginalMaxAnnotation), "7");
+  ASSERT_TRUE(record().has_value());
+  EXPECT_FALSE(record()->intent.has_value());
+  EXPECT_EQ(record()->originalMaxReplicas, 7);
+  EXPECT_EQ(record()->lastChange, t0_ + 20s);
   EXPECT_FALSE(k8s::annotationOf(hpa(), k8s::kStatusAnnotation).empty());
   EXPECT_EQ(events_->withReason("MaxReplicasRaised").size(), 1u);
   EXPECT_EQ(events_->withReason("MigReconfigureSucceeded").size(), 1u);
@@ -172,7 +178,8 @@ TEST_F(ActuatorTest, PlansNeedingMigAndTimeSlicingFinishInOneRoundWithCapacityFi
        1,
        28},
       {"reshape a node and time-slice its new partitions",
-       "policies:\n- name: default\n  levers: [migReshape, timeSlicing]\n"
+       "policies:\n- name: default\n  hpaNamespaces: [default]\n"
+       "  levers: [migReshape, timeSlicing]\n"
        "  nodeSelector: {nvidia.com/mig.config: all-3g.20gb}\n  maxReplicas: {hard: 40}\n",
        1,
        {{"a100-node-3 nvidia.com/mig.config", {{"nvidia.com/mig-1g.5gb", 14}}},
@@ -261,8 +268,7 @@ TEST_F(ActuatorTest, FailedMigManagerRunIsRevertedAndOperandsUnpaused) {
   ASSERT_TRUE(intent.has_value());
   EXPECT_EQ(intent->previous, "all-3g.20gb");
   // The HPA waits for the only node the limit let start.
-  EXPECT_EQ(decodeHpaIntent(k8s::annotationOf(hpa(), k8s::kIntentAnnotation))->nodes,
-            std::vector<std::string>{kReshapeNode});
+  EXPECT_EQ(record()->intent->nodes, std::vector<std::string>{kReshapeNode});
   EXPECT_TRUE(k8s::labelOf(node(kSlicedNode), k8s::kDevicePluginConfigLabel).empty());
 
   setNode(kReshapeNode, {{"nvidia.com/mig.config.state", "failed"},
@@ -427,15 +433,16 @@ TEST_F(ActuatorTest, RetriedConflictsEndTheirPassWithOneEventPerObject) {
   auto writer = std::make_shared<RetryNotingClient>(client_, retried);
   auto actuator = std::make_shared<KubeActuator>(
       writer, events_, std::make_shared<NodeLevelGpuPodMapping>(), options_);
-  Controller c(writer, actuator, *PolicySource::open(""), events_,
+  Controller c(writer, actuator, testing::seedPolicies(), events_,
                std::make_shared<ReconcilerMetrics>(std::make_shared<prometheus::Registry>()), {},
                nullptr, retried);
-  // The first write of the pass (the HPA intent) meets two conflicting writes before it lands.
+  // The first patch of the pass (the node's intent; the HPA's is a new entry in the state store)
+  // meets two conflicting writes before it lands.
   fake_->failNext("patch", core::Status(409, "Conflict", "the object has been modified"), 2);
   pass(c, t0_);
   auto conflicts = events_->withReason("WriteConflictRetried");
   ASSERT_EQ(conflicts.size(), 1u);
-  EXPECT_EQ(conflicts[0].target.kind, "HorizontalPodAutoscaler");
+  EXPECT_EQ(conflicts[0].target.kind, "Node");
   EXPECT_EQ(conflicts[0].count, 2);
   EXPECT_EQ(client_->countWhere(
                 [](const Write& w) { return flips(w, kReshapeNode, k8s::kMigConfigLabel); }),
@@ -462,8 +469,10 @@ TEST_F(ActuatorTest, ScaleInLowersMaxReplicasButNeverBelowCurrentReplicas) {
   plan.actions.push_back(partition::SetMaxReplicas{"default", "triton", 7, 3});
   auto snapshot = partition::buildSnapshot(json(objectsOf(*fake_)));
   ASSERT_TRUE(snapshot.ok());
+  HpaStateStore store(client_, {});
   ClusterState state;
   state.snapshot = &*snapshot;
+  state.store = &store;
   // The HPA still runs 7 replicas: lowering the ceiling below them is refused.
   actuator.apply(plan, state, t0_);
   EXPECT_EQ(maxReplicas(), 7);
@@ -471,7 +480,8 @@ TEST_F(ActuatorTest, ScaleInLowersMaxReplicasButNeverBelowCurrentReplicas) {
       fake_->patch(hpaRef(), kube::PatchType::kMerge, {{"status", {{"currentReplicas", 2}}}}).ok());
   actuator.apply(plan, state, t0_ + 1s);
   EXPECT_EQ(maxReplicas(), 3);
-  EXPECT_EQ(k8s::annotationOf(hpa(), k8s::kLastChangeAnnotation), "2026-11-22T01:00:01Z");
+  EXPECT_EQ(record()->lastChange, t0_ + 1s) << "recorded in the state store, not on the HPA";
+  EXPECT_TRUE(k8s::annotationOf(hpa(), "gpuscale.io/last-change").empty());
   EXPECT_EQ(events_->withReason("MaxReplicasLowered").size(), 1u);
   // A stale plan (maxReplicas is no longer 7) changes nothing.
   actuator.apply(plan, state, t0_ + 2s);

@@ -9,8 +9,14 @@
 #include <string>
 #include <vector>
 
+#include <gtest/gtest.h>
+
+#include <fstream>
+
 #include "fakes/fake_kube_client.h"
 #include "gpuscale/reconciler/gpu_pod_mapping.h"
+#include "gpuscale/reconciler/hpa_state_store.h"
+#include "gpuscale/reconciler/policy_source.h"
 #include "unit/partition/kube_objects.h"
 
 namespace gpuscale::reconciler::testing {
@@ -137,6 +143,40 @@ inline std::vector<json> objectsOf(gpuscale::testing::FakeKubeClient& fake) {
     }
   }
   return out;
+}
+
+// The built-in levers and limits as a policy file that admits the seed dumps' HPAs (namespace
+// "default"): a running reconciler manages nothing without one.
+inline std::shared_ptr<PolicySource> seedPolicies(
+    const std::string& text = "policies:\n- name: default\n  hpaNamespaces: [default]\n") {
+  const std::string path = ::testing::TempDir() + "seed-policy.yaml";
+  std::ofstream(path) << text;
+  auto source = PolicySource::open(path);
+  EXPECT_TRUE(source.ok()) << source.status().toString();
+  return source.ok() ? *source : nullptr;
+}
+
+// The seed dumps' HPA, default/triton.
+inline kube::ResourceRef tritonHpaRef() {
+  return kube::ResourceRef::collection("autoscaling", "v2", "horizontalpodautoscalers", "default")
+      .named("triton");
+}
+
+// The reconciler's state store ConfigMap (StateStoreOptions defaults) in `fake`.
+inline kube::ResourceRef stateStoreRef() {
+  StateStoreOptions o;
+  return kube::ResourceRef::collection("", "v1", "configmaps", o.ns).named(o.name);
+}
+
+// The recorded state of HPA `ns`/`name` in `fake` (whatever its uid), or nullopt.
+inline std::optional<HpaRecord> recordOf(gpuscale::testing::FakeKubeClient& fake,
+                                         const std::string& ns, const std::string& name) {
+  auto cm = fake.get(stateStoreRef());
+  if (!cm || !cm->contains("data")) return std::nullopt;
+  const json& data = (*cm)["data"];
+  const std::string key = hpaRecordKey(ns, name);
+  if (!data.contains(key)) return std::nullopt;
+  return decodeHpaRecord(data[key].get<std::string>());
 }
 
 // A GpuPodMapping that answers a fixed occupancy and records the pods it was asked about.

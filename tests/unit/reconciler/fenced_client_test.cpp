@@ -87,10 +87,8 @@ TEST(FencedKubeClientTest, LeaderPastItsRenewDeadlineMakesNoWriteAfterTakeover) 
   options.maxNodesInFlight = 2;
   auto actuator = std::make_shared<KubeActuator>(
       fenced, events, std::make_shared<NodeLevelGpuPodMapping>(), options);
-  auto policies = PolicySource::open("");
-  ASSERT_TRUE(policies.ok());
   Controller controller(
-      fenced, actuator, *policies, events,
+      fenced, actuator, testing::seedPolicies(), events,
       std::make_shared<ReconcilerMetrics>(std::make_shared<prometheus::Registry>()), {});
   const TimePoint wall = *core::parseRfc3339("2026-11-22T01:00:00Z");
 

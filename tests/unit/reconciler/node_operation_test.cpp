@@ -92,7 +92,7 @@ class NodeOperationTest : public ::testing::Test {
     auto actuator = std::make_shared<KubeActuator>(
         client, events_, std::make_shared<NodeLevelGpuPodMapping>(), options);
     return std::make_unique<Controller>(
-        client, actuator, *PolicySource::open(""), events_,
+        client, actuator, testing::seedPolicies(), events_,
         std::make_shared<ReconcilerMetrics>(std::make_shared<prometheus::Registry>()),
         ControllerOptions{});
   }

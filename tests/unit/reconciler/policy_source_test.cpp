@@ -20,17 +20,17 @@ class PolicySourceTest : public ::testing::Test {
 };
 
 TEST_F(PolicySourceTest, BadReloadKeepsThePreviousPolicies) {
-  write("policies:\n- name: a\n");
+  write("policies:\n- name: a\n  hpaNamespaces: [x]\n");
   auto source = PolicySource::open(path_);
   ASSERT_TRUE(source.ok()) << source.status().toString();
   EXPECT_EQ((*source)->current()->policies.at(0).name, "a");
 
-  write("policies:\n- name: a\n  levers: [teleport]\n");
+  write("policies:\n- name: a\n  hpaNamespaces: [x]\n  levers: [teleport]\n");
   EXPECT_FALSE((*source)->reloadIfChanged());
   EXPECT_FALSE((*source)->lastReloadSuccessful());
   EXPECT_EQ((*source)->current()->policies.at(0).name, "a");
 
-  write("policies:\n- name: bigger-name\n");
+  write("policies:\n- name: bigger-name\n  hpaNamespaces: [x]\n");
   EXPECT_TRUE((*source)->reloadIfChanged());
   EXPECT_TRUE((*source)->lastReloadSuccessful());
   EXPECT_EQ((*source)->current()->policies.at(0).name, "bigger-name");
@@ -38,7 +38,7 @@ TEST_F(PolicySourceTest, BadReloadKeepsThePreviousPolicies) {
 }
 
 TEST_F(PolicySourceTest, UnreadableFileIsOneFailedReloadUntilItIsBack) {
-  write("policies:\n- name: a\n");
+  write("policies:\n- name: a\n  hpaNamespaces: [x]\n");
   auto source = PolicySource::open(path_);
   ASSERT_TRUE(source.ok()) << source.status().toString();
   std::filesystem::remove(path_);
@@ -47,7 +47,7 @@ TEST_F(PolicySourceTest, UnreadableFileIsOneFailedReloadUntilItIsBack) {
   EXPECT_FALSE((*source)->lastReloadSuccessful());
   EXPECT_EQ((*source)->current()->policies.at(0).name, "a");
 
-  write("policies:\n- name: a\n");  // back, even with the same size
+  write("policies:\n- name: a\n  hpaNamespaces: [x]\n");  // back, even with the same size
   EXPECT_TRUE((*source)->reloadIfChanged());
   EXPECT_EQ((*source)->reloads(), 2u);
   EXPECT_TRUE((*source)->lastReloadSuccessful());
@@ -58,10 +58,22 @@ TEST_F(PolicySourceTest, BadFileAtStartIsAnError) {
   EXPECT_FALSE(PolicySource::open(path_).ok());
 }
 
-TEST_F(PolicySourceTest, NoFileMeansTheBuiltInDefault) {
+TEST_F(PolicySourceTest, NoFileMeansNoPolicyAtAll) {
   auto source = PolicySource::open("");
   ASSERT_TRUE(source.ok());
-  EXPECT_EQ((*source)->current()->policies.at(0).name, "default");
+  EXPECT_TRUE((*source)->current()->policies.empty())
+      << "nothing applies cluster-wide unless the operator configured it";
+  EXPECT_EQ((*source)->current()->forHpa("default", "triton", {},
+                                         {{"gpuscale.io/partition-policy", "default"}}),
+            nullptr);
+}
+
+TEST_F(PolicySourceTest, APolicyWithoutScopeIsRejectedAtStart) {
+  write("policies:\n- name: a\n");
+  auto source = PolicySource::open(path_);
+  ASSERT_FALSE(source.ok());
+  EXPECT_NE(source.status().message().find("has no HPA scope"), std::string::npos)
+      << source.status().message();
 }
 
 }  // namespace
