@@ -9,18 +9,11 @@
 #include "gpuscale/apiserver/health.h"
 #include "gpuscale/apiserver/request_info.h"
 #include "gpuscale/apiserver/wire_format.h"
+#include "gpuscale/core/label_selector.h"
 #include "gpuscale/rules/resource_converter.h"
 
 namespace gpuscale::adapter {
 namespace {
-
-bool isDnsLabel(std::string_view name) {
-  if (name.empty() || name.size() > 63 || name.front() == '-' || name.back() == '-') return false;
-  for (char c : name) {
-    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-')) return false;
-  }
-  return true;
-}
 
 // One path segment: no '/', not empty, not a dot segment.
 bool isSegment(std::string_view text) {
@@ -33,7 +26,7 @@ core::Result<apiserver::RequestInfo> sampleRequestInfo(const SampleScope& scope)
   if (!isSegment(scope.metric)) {
     return core::Status::invalid(fmt::format("metric {:?} is not a path segment", scope.metric));
   }
-  if (!scope.namespaceName.empty() && !isDnsLabel(scope.namespaceName)) {
+  if (!scope.namespaceName.empty() && !core::isDns1123Label(scope.namespaceName)) {
     return core::Status::invalid(
         fmt::format("namespace {:?} is not a namespace name", scope.namespaceName));
   }
@@ -83,7 +76,7 @@ apiserver::ExtraRoute explainRoute(ExplainEndpointConfig config) {
     options.namespaceName = query.get("namespace").value_or("");
     options.liveSample = query.get("sample").value_or("true") != "false";
     options.maxAge = shared->maxAge;
-    if (!options.namespaceName.empty() && !isDnsLabel(options.namespaceName)) {
+    if (!options.namespaceName.empty() && !core::isDns1123Label(options.namespaceName)) {
       return apiserver::statusResponse(
           core::Status::badRequest("namespace must be a namespace name, not " +
                                    options.namespaceName),
