@@ -131,6 +131,13 @@ int runServeCommand(std::span<const std::string_view> args, std::ostream& out, s
   reload.prometheus = options->prometheus;
   reload.relist = options->relist;
   reload.registry = registry;
+  auto credentialFiles = CredentialFilePolicy::create(
+      options->allowedCredentialDirs, flagCredentialFiles(options->prometheus), registry);
+  if (!credentialFiles) {
+    err << "Error: " << credentialFiles.status().message() << "\n";
+    return kUsageError;
+  }
+  reload.credentialFiles = *credentialFiles;
   auto status = std::make_shared<RuleStatus>(registry);
   reload.status = status;
   auto reloader = ConfigReloader::create(std::move(reload));
@@ -166,7 +173,7 @@ int runServeCommand(std::span<const std::string_view> args, std::ostream& out, s
                       auto [rules, backends] = reloader->rulesAndBackends();
                       return ExplainSource{std::move(rules), std::move(backends)};
                     },
-                    status, (*reloader)->relistOptions().maxAge}));
+                    status, (*reloader)->relistOptions().maxAge, access->auth.authorizer}));
   config.authenticator = access->auth.authenticator;
   config.authorizer = access->auth.authorizer;
   config.health = std::make_shared<apiserver::HealthChecks>();

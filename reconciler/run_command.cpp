@@ -9,9 +9,10 @@
 #include <sstream>
 
 #include <fmt/format.h>
-#include <prometheus/text_serializer.h>
 #include <spdlog/spdlog.h>
 
+#include "gpuscale/apiserver/server_options.h"
+#include "gpuscale/auth/secure_status_server.h"
 #include "gpuscale/core/duration.h"
 #include "gpuscale/core/flag_args.h"
 #include "gpuscale/core/plain_http_listener.h"
@@ -28,6 +29,7 @@
 #include "gpuscale/reconciler/dcgm_gpu_pod_mapping.h"
 #include "gpuscale/reconciler/fenced_client.h"
 #include "gpuscale/reconciler/leader_election.h"
+#include "gpuscale/reconciler/status_pages.h"
 
 namespace gpuscale::reconciler {
 namespace {
@@ -39,6 +41,9 @@ struct RunArgs {
   std::string config;
   bool stateNamespaceSet = false;
   std::string healthBind = "0.0.0.0:8081";
+  // The secure status listener (/plan, /leader, /metrics): "" = off.
+  std::string secureStatusBind = "0.0.0.0:8443";
+  auth::SecureStatusOptions status;
   bool dryRun = false;
   bool leaderElect = true;
   ActuatorOptions actuator;
@@ -77,6 +82,16 @@ std::string defaultIdentity() {
 std::optional<RunArgs> parseArgs(const std::vector<std::string>& all, std::ostream& err) {
   RunArgs a;
   a.lease.identity = defaultIdentity();
+  a.status.server.certDir.clear();  // a generated pair in memory: the root file system is read-only
+  a.status.server.workerThreads = 1;
+  a.status.server.maxRequestsInFlight = 32;
+  a.status.server.maxConnections = 64;
+  a.status.server.requestTimeout = std::chrono::seconds(30);
+  a.status.server.shutdownTimeout = std::chrono::seconds(5);
+  // The status listener must not keep the controller from running: without the authentication
+  // ConfigMap, bearer tokens (what Prometheus sends) still work; client certificates then need
+  // --client-ca-file.
+  a.status.delegation.tolerateLookupFailure = true;
   std::vector<std::string> args;
   auto prometheus = prom::parsePrometheusFlags(all, &args);
   if (!prometheus) {
@@ -89,7 +104,7 @@ std::optional<RunArgs> parseArgs(const std::vector<std::string>& all, std::ostre
   }
   core::FlagCallbacks flags;
   flags.isBoolean = [](std::string_view name) {
-    return name == "dry-run" || name == "leader-elect";
+    return name == "dry-run" || name == "leader-elect" || auth::isBooleanDelegationFlag(name);
   };
   flags.apply = [&](std::string_view name, std::string_view text) -> core::Result<bool> {
     const std::string value(text);
@@ -105,6 +120,18 @@ std::optional<RunArgs> parseArgs(const std::vector<std::string>& all, std::ostre
       a.config = value;
     } else if (name == "health-bind-address") {
       a.healthBind = value;
+    } else if (name == "secure-status-bind-address") {
+      a.secureStatusBind = value;
+      ok = value.empty() || apiserver::splitHostPort(value).ok();
+    } else if (name == "status-cert-dir") {
+      a.status.server.certDir = value;
+    } else if (name == "status-tls-cert-file") {
+      a.status.server.tlsCertFile = value;
+    } else if (name == "status-tls-private-key-file") {
+      a.status.server.tlsPrivateKeyFile = value;
+    } else if (auth::isStatusAuthFlag(name)) {
+      auto applied = auth::applyDelegationFlag(a.status.delegation, name, text);
+      if (!applied) return applied.status();
     } else if (name == "operator-namespace") {
       a.actuator.operatorNamespace = a.controller.operatorNamespace = value;
     } else if (name == "mig-config-map") {
@@ -188,6 +215,21 @@ std::optional<RunArgs> parseArgs(const std::vector<std::string>& all, std::ostre
     err << "gpuscale-reconciler run: --renew-deadline must be below --lease-duration\n";
     return std::nullopt;
   }
+  if (a.status.server.tlsCertFile.empty() != a.status.server.tlsPrivateKeyFile.empty()) {
+    err << "gpuscale-reconciler run: --status-tls-cert-file and --status-tls-private-key-file go "
+           "together\n";
+    return std::nullopt;
+  }
+  if (!a.secureStatusBind.empty()) {
+    auto [host, port] = *apiserver::splitHostPort(a.secureStatusBind);
+    a.status.server.bindAddress = host;
+    a.status.server.securePort = port;
+  }
+  // Reviews go through the reconciler's own kubeconfig unless the flags name others.
+  auto& delegation = a.status.delegation;
+  if (delegation.authenticationKubeconfig.empty())
+    delegation.authenticationKubeconfig = a.kubeconfig;
+  if (delegation.authorizationKubeconfig.empty()) delegation.authorizationKubeconfig = a.kubeconfig;
   if (a.gpuMapping == "dcgm" && !a.prometheusUrlSet) {
     err << "gpuscale-reconciler run: --gpu-mapping=dcgm needs --prometheus-url\n";
     return std::nullopt;
@@ -201,26 +243,21 @@ std::optional<RunArgs> parseArgs(const std::vector<std::string>& all, std::ostre
   return a;
 }
 
-core::PlainHttpReply answer(std::string_view path, const Controller& controller,
-                            const LeaderElector* elector, bool leaderElect,
-                            const std::shared_ptr<prometheus::Registry>& registry) {
-  if (path == "/healthz" || path == "/livez") return {200, "text/plain; charset=utf-8", "ok"};
-  if (path == "/readyz") {
-    if (!controller.synced()) return {500, "text/plain; charset=utf-8", "informers not synced"};
-    return {200, "text/plain; charset=utf-8", "ok"};
+// The secure listener's pages as routes of the status server.
+std::map<std::string, apiserver::ExtraRoute> statusRoutes(const StatusSource& source) {
+  std::map<std::string, apiserver::ExtraRoute> routes;
+  for (const char* path : {"/plan", "/leader"}) {
+    routes[path] = [source, path](const apiserver::HttpRequest&, const apiserver::QueryParams&,
+                                  const apiserver::UserInfo&) {
+      core::PlainHttpReply page = *statusPage(path, source);
+      apiserver::HttpResponse response;
+      response.status = page.status;
+      response.contentType = std::move(page.contentType);
+      response.body = std::move(page.body);
+      return response;
+    };
   }
-  if (path == "/metrics") {
-    prometheus::TextSerializer serializer;
-    std::ostringstream out;
-    serializer.Serialize(out, registry->Collect());
-    return {200, "text/plain; version=0.0.4; charset=utf-8", out.str()};
-  }
-  if (path == "/plan") return {200, "application/json", controller.lastPlanJson()};
-  if (path == "/leader") {
-    bool leader = !leaderElect || (elector != nullptr && elector->isLeader());
-    return {200, "text/plain; charset=utf-8", leader ? "true" : "false"};
-  }
-  return {404, "text/plain; charset=utf-8", "404 page not found"};
+  return routes;
 }
 
 }  // namespace
@@ -232,6 +269,11 @@ std::string runUsage() {
          "    [--device-plugin-config-map device-plugin-config] [--max-nodes-in-flight 1]\n"
          "    [--mig-timeout 10m] [--allocatable-timeout 5m] [--failure-backoff 15m]\n"
          "    [--resync-period 30s] [--health-bind-address 0.0.0.0:8081]\n"
+         "    [--secure-status-bind-address 0.0.0.0:8443] [--status-cert-dir DIR]\n"
+         "    [--status-tls-cert-file FILE --status-tls-private-key-file FILE]\n"
+         "    [--authentication-kubeconfig PATH] [--authorization-kubeconfig PATH]\n"
+         "    [--client-ca-file FILE] [the other --authentication-*, --authorization-* and\n"
+         "     --requestheader-* flags of gpuscale-adapter serve]\n"
          "    [--leader-elect=true|false] [--leader-elect-namespace default]\n"
          "    [--leader-elect-name gpuscale-reconciler] [--leader-elect-identity ID]\n"
          "    [--lease-duration 15s] [--renew-deadline 10s] [--retry-period 2s]\n"
@@ -245,7 +287,10 @@ std::string runUsage() {
          "\n"
          "  run    watch HPAs annotated gpuscale.io/partition-policy and grow their GPU "
          "partitions\n"
-         "         through the GPU Operator; serves /healthz, /readyz, /metrics and /plan.\n";
+         "         through the GPU Operator. Probes (/healthz, /livez, /readyz) on the plain\n"
+         "         --health-bind-address; /metrics, /plan and /leader on the HTTPS\n"
+         "         --secure-status-bind-address for callers a TokenReview and a\n"
+         "         SubjectAccessReview (verb get on the path) allow.\n";
 }
 
 int runRunCommand(const std::vector<std::string>& args, std::ostream& err) {
@@ -343,22 +388,49 @@ int runRunCommand(const std::vector<std::string>& args, std::ostream& err) {
                    lostLeadership.store(true);
                  });
   }
-  auto health = core::PlainHttpListener::start(a.healthBind, [&](std::string_view path) {
-    return answer(path, controller, elector.get(), a.leaderElect && !a.dryRun, registry);
-  });
+  const bool leaderElect = a.leaderElect && !a.dryRun;
+  StatusSource source;
+  source.synced = [&controller] { return controller.synced(); };
+  source.lastPlanJson = [&controller] { return controller.lastPlanJson(); };
+  source.leader = [le, leaderElect] { return !leaderElect || (le != nullptr && le->isLeader()); };
+  auto health = core::PlainHttpListener::start(
+      a.healthBind, [source](std::string_view path) { return probeReply(path, source); });
   if (!health) {
     err << "gpuscale-reconciler run: " << health.status().message() << "\n";
     return kBadUsage;
   }
+  std::unique_ptr<auth::SecureStatusServer> status;
+  if (!a.secureStatusBind.empty()) {
+    auth::StatusPages pages;
+    pages.routes = statusRoutes(source);
+    pages.registry = registry;
+    pages.health = std::make_shared<apiserver::HealthChecks>();
+    pages.health->add(
+        "informers-synced",
+        [source] {
+          return source.synced() ? core::Status()
+                                 : core::Status::unavailable("informers not synced");
+        },
+        apiserver::HealthChecks::kReadyz);
+    auto started = auth::SecureStatusServer::start(a.status, std::move(pages));
+    if (!started) {
+      err << "gpuscale-reconciler run: " << started.status().message() << "\n";
+      return kBadUsage;
+    }
+    status = std::move(*started);
+  }
   controller.start(isLeader);
-  spdlog::info("gpuscale-reconciler running (identity {}, dry run {}, health on port {})",
-               a.lease.identity, a.dryRun, (*health)->port());
+  spdlog::info(
+      "gpuscale-reconciler running (identity {}, dry run {}, probes on port {}, status on HTTPS "
+      "port {})",
+      a.lease.identity, a.dryRun, (*health)->port(), status ? status->port() : 0);
   stopSignals.wait([&] { return lostLeadership.load(); });
   controller.stop();
   if (elector) {
     elector->stop();
     elector->release();
   }
+  if (status) status->stop();
   (*health)->stop();
   return lostLeadership.load() ? 1 : 0;
 }

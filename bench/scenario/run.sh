@@ -246,7 +246,8 @@ if [ "$reconciler" = on ]; then
   "$rec" run --kubeconfig "$KUBECONFIG" --config "$src/bench/scenario/policies/reconciler.yaml" \
     --leader-elect-identity bench --leader-elect-namespace default \
     --gpu-mapping="$gpu_mapping" ${prom:+--prometheus-url="$prom"} \
-    --health-bind-address "127.0.0.1:$(_as_free_port)" >"$work/reconciler.log" 2>&1 &
+    --health-bind-address "127.0.0.1:$(_as_free_port)" \
+    --secure-status-bind-address "127.0.0.1:$(_as_free_port)" >"$work/reconciler.log" 2>&1 &
   rec_pid=$!
 fi
 

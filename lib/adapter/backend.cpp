@@ -66,10 +66,16 @@ BackendFactory httpBackends(std::shared_ptr<prometheus::Registry> registry) {
 
 core::Result<std::shared_ptr<const BackendSet>> buildBackends(
     const rules::RuleSet& rules, std::shared_ptr<const Backend> fallback,
-    const prom::PrometheusOptions& defaults, const BackendFactory& make) {
+    const prom::PrometheusOptions& defaults, const BackendFactory& make,
+    const CredentialFilePolicy* credentialFiles) {
   std::vector<std::shared_ptr<const Backend>> backends;
   backends.push_back(std::move(fallback));
   for (const rules::BackendSpec& spec : rules.backends) {
+    if (credentialFiles != nullptr) {
+      if (core::Status allowed = credentialFiles->checkBackend(spec, rules.file); !allowed.ok()) {
+        return allowed;
+      }
+    }
     auto backend = make(spec.name, backendOptions(spec, defaults));
     if (!backend) {
       return core::Status::invalid(

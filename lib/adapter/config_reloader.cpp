@@ -75,8 +75,8 @@ core::Result<std::shared_ptr<ConfigReloader::Generation>> ConfigReloader::build(
   auto relist = resolveRelistOptions(settings_.relist, *next->rules);
   if (!relist) return relist.status();
   next->relist = *relist;
-  auto backends =
-      buildBackends(*next->rules, defaultBackend_, settings_.prometheus, settings_.makeBackend);
+  auto backends = buildBackends(*next->rules, defaultBackend_, settings_.prometheus,
+                                settings_.makeBackend, settings_.credentialFiles.get());
   if (!backends) return backends.status();
   next->backends = std::move(*backends);
   next->relister = std::make_shared<Relister>(next->rules, next->backends, next->relist,

@@ -66,6 +66,10 @@ class RuleProbe {
     core::Result<std::string> promql = rule_.kind() == rules::RuleKind::kCustom
                                            ? customQuery(metric, selector, example)
                                            : externalQuery(metric, selector, example);
+    if (denied_) {
+      explanation.example = ExampleQuery{metric.metric, "", "", denied_->message()};
+      return;
+    }
     if (!promql) {
       example.error = promql.status().message();
       explanation.example = std::move(example);
@@ -77,6 +81,17 @@ class RuleProbe {
   }
 
  private:
+  // Asks options.authorizeSample for `scope`; false (and denied_ set) when refused.
+  bool authorized(SampleScope scope, const ProducedMetric& metric) {
+    if (!options_.authorizeSample) return true;
+    scope.kind = rule_.kind();
+    scope.metric = metric.metric;
+    core::Status allowed = options_.authorizeSample(scope);
+    if (allowed.ok()) return true;
+    denied_ = std::move(allowed);
+    return false;
+  }
+
   std::string namespaceFor(const std::string& selector, std::string& note) {
     if (!options_.namespaceName.empty()) return options_.namespaceName;
     auto label = rule_.resources().labelForResource(rules::namespacesResource());
@@ -98,6 +113,10 @@ class RuleProbe {
     const bool isNamespace = choice->resource == rules::namespacesResource();
     std::string note;
     std::string ns = choice->namespaced || isNamespace ? namespaceFor(selector, note) : "";
+    if (!authorized({rules::RuleKind::kCustom, "", choice->resource, choice->namespaced, ns},
+                    metric)) {
+      return denied_.value();
+    }
     std::string name;
     if (isNamespace) {
       name = ns;
@@ -130,6 +149,12 @@ class RuleProbe {
                                           ExampleQuery& example) {
     std::string note;
     std::string ns = rule_.namespaced() ? namespaceFor(selector, note) : "";
+    // A rule that is not namespaced answers the same in every namespace: the caller's own
+    // namespace, if named, is the one whose request it stands for.
+    const std::string scoped = ns.empty() ? options_.namespaceName : ns;
+    if (!authorized({rules::RuleKind::kExternal, "", {}, true, scoped}, metric)) {
+      return denied_.value();
+    }
     example.object = ns.empty() ? "(no namespace)" : "namespace " + ns;
     return rule_.externalQueryFor(metric.seriesName, ns, nullptr);
   }
@@ -164,6 +189,7 @@ class RuleProbe {
     return out;
   }
 
+  std::optional<core::Status> denied_;
   const CompiledRule& rule_;
   prom::Client& client_;
   const ExplainOptions& options_;

@@ -171,6 +171,9 @@ core::Result<bool> applyOwnFlag(ServeOptions& options, std::string_view name,
     auto d = durationFlag(name, value);
     if (!d) return d.status();
     options.relist.maxAge = *d;
+  } else if (name == "allowed-credential-dir") {
+    if (value.empty()) return core::Status::badRequest("--allowed-credential-dir: empty directory");
+    options.allowedCredentialDirs.emplace_back(value);
   } else if (name == "standalone") {
     auto b = boolFlag(name, value);
     if (!b) return b.status();
@@ -229,8 +232,9 @@ core::Result<ServeOptions> parseServeFlags(const std::vector<std::string>& args)
     } else if (i + 1 < own.size()) {
       value = own[i + 1];
       consumedNext = true;
-    } else if (ignored != nullptr || name == "config" || name.starts_with("metrics-") ||
-               name.starts_with(kFallbackPrefix) || name == "workers" || name == "v") {
+    } else if (ignored != nullptr || name == "config" || name == "allowed-credential-dir" ||
+               name.starts_with("metrics-") || name.starts_with(kFallbackPrefix) ||
+               name == "workers" || name == "v") {
       return core::Status::badRequest("flag needs an argument: " + std::string(arg));
     }
     if (ignored != nullptr) {
@@ -265,6 +269,12 @@ std::string serveUsage() {
          "      --metrics-relist-interval duration discovery period (default 10m)\n"
          "      --metrics-max-age duration        discovery window (default: the relist "
          "interval)\n"
+         "      --allowed-credential-dir string   (repeatable) a directory whose files the rule "
+         "file's\n"
+         "                                        backends may name as token, CA or client "
+         "certificate\n"
+         "                                        files (default none: only the --prometheus-* "
+         "files)\n"
          "      --standalone                      no Kubernetes API: objects from Prometheus, no "
          "delegated\n"
          "                                        authentication, bind 127.0.0.1 by default\n"

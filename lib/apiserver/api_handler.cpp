@@ -202,7 +202,7 @@ HttpResponse ApiHandler::dispatch(const HttpRequest& request, Dispatch& state) c
   if (auto extra = config_.extraRoutes.find(path); extra != config_.extraRoutes.end()) {
     state.route = "extra";
     if (!get) return statusResponse(methodNotAllowedStatus(), state.pretty);
-    return extra->second(request, state.query);
+    return extra->second(request, state.query, state.user);
   }
   if (path == "/version") {
     state.route = "version";

@@ -154,7 +154,21 @@ Result<GeneratedCertificate> generateSelfSignedCertificate(
   return GeneratedCertificate{*leafPem + *caPem, *keyPem, *caPem};
 }
 
-Result<TlsConfig> loadServingTls(const ServerOptions& options) {
+Result<GeneratedCertificate> generateServingCertificate() {
+  std::vector<std::string> dnsNames = {"localhost"};
+  if (const std::string host = hostName(); !host.empty() && host != "localhost") {
+    dnsNames.push_back(host);
+  }
+  auto generated = generateSelfSignedCertificate("localhost", dnsNames, {"127.0.0.1"});
+  // A host name OpenSSL will not take as a DNS SAN must not keep the server from starting.
+  if (!generated && dnsNames.size() > 1) {
+    generated = generateSelfSignedCertificate("localhost", {"localhost"}, {"127.0.0.1"});
+  }
+  return generated;
+}
+
+Result<TlsConfig> loadServingTls(const ServerOptions& options,
+                                 const GeneratedCertificate* inMemory) {
   TlsConfig config;
   config.minVersion = options.tlsMinVersion;
   config.cipherList = options.tlsCipherList;
@@ -177,6 +191,12 @@ Result<TlsConfig> loadServingTls(const ServerOptions& options) {
     return config;
   }
 
+  if (inMemory != nullptr) {
+    config.certificateChainPem = inMemory->certificateChainPem;
+    config.privateKeyPem = inMemory->privateKeyPem;
+    return config;
+  }
+
   const std::filesystem::path dir(options.certDir);
   const auto certPath = dir / "apiserver.crt";
   const auto keyPath = dir / "apiserver.key";
@@ -188,15 +208,7 @@ Result<TlsConfig> loadServingTls(const ServerOptions& options) {
     return config;
   }
 
-  std::vector<std::string> dnsNames = {"localhost"};
-  if (const std::string host = hostName(); !host.empty() && host != "localhost") {
-    dnsNames.push_back(host);
-  }
-  auto generated = generateSelfSignedCertificate("localhost", dnsNames, {"127.0.0.1"});
-  // A host name OpenSSL will not take as a DNS SAN must not keep the server from starting.
-  if (!generated && dnsNames.size() > 1) {
-    generated = generateSelfSignedCertificate("localhost", {"localhost"}, {"127.0.0.1"});
-  }
+  auto generated = generateServingCertificate();
   if (!generated) return generated.status();
   std::error_code error;
   std::filesystem::create_directories(dir, error);

@@ -27,6 +27,16 @@ constexpr std::string_view kSubdomainMessage =
     "'.', "
     "and must start and end with an alphanumeric character";
 
+// [a-z0-9]([-a-z0-9]*[a-z0-9])? (no length limit).
+bool isDns1123LabelChars(std::string_view label) {
+  const auto lowerAlnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
+  if (label.empty() || !lowerAlnum(label.front()) || !lowerAlnum(label.back())) return false;
+  for (char c : label) {
+    if (!lowerAlnum(c) && c != '-') return false;
+  }
+  return true;
+}
+
 bool isAlphanumeric(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
 }
@@ -42,15 +52,12 @@ bool isQualifiedNamePart(std::string_view s) {
 
 // [a-z0-9]([-a-z0-9]*[a-z0-9])? separated by dots.
 bool isDns1123Subdomain(std::string_view s) {
-  const auto lowerAlnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
   size_t start = 0;
   while (true) {
     const size_t dot = s.find('.', start);
-    const std::string_view label =
-        s.substr(start, dot == std::string_view::npos ? s.npos : dot - start);
-    if (label.empty() || !lowerAlnum(label.front()) || !lowerAlnum(label.back())) return false;
-    for (char c : label) {
-      if (!lowerAlnum(c) && c != '-') return false;
+    if (!isDns1123LabelChars(
+            s.substr(start, dot == std::string_view::npos ? s.npos : dot - start))) {
+      return false;
     }
     if (dot == std::string_view::npos) return true;
     start = dot + 1;
@@ -134,6 +141,10 @@ std::string labelValueError(std::string_view value) {
         regexError(kLabelValueMessage, kLabelValueFormat, {"MyValue", "my_value", "12345"}));
   }
   return joinErrors(errors);
+}
+
+bool isDns1123Label(std::string_view name) {
+  return name.size() <= 63 && isDns1123LabelChars(name);
 }
 
 }  // namespace gpuscale::core

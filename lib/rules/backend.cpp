@@ -5,17 +5,10 @@
 #include <set>
 
 #include "gpuscale/core/duration.h"
+#include "gpuscale/core/label_selector.h"
 
 namespace gpuscale::rules {
 namespace {
-
-bool isDnsLabel(std::string_view name) {
-  if (name.empty() || name.size() > 63 || name.front() == '-' || name.back() == '-') return false;
-  for (char c : name) {
-    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-')) return false;
-  }
-  return true;
-}
 
 bool isHttpUrl(std::string_view url) {
   auto scheme = url.find("://");
@@ -43,7 +36,7 @@ core::Status compileBackends(const RuleConfig& config, std::vector<BackendSpec>&
     spec.path = b.path;
     spec.pos = b.pos;
     spec.name = b.name.value;
-    if (!isDnsLabel(spec.name)) {
+    if (!core::isDns1123Label(spec.name)) {
       return error(b.name, "name",
                    fmt::format("backend name {:?} must be a DNS label (lower-case letters, digits "
                                "and '-')",

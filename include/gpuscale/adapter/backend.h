@@ -24,6 +24,7 @@
 #include <string_view>
 #include <vector>
 
+#include "gpuscale/adapter/credential_file_policy.h"
 #include "gpuscale/core/result.h"
 #include "gpuscale/prom/caching_client.h"
 #include "gpuscale/prom/client.h"
@@ -81,9 +82,12 @@ BackendFactory httpBackends(std::shared_ptr<prometheus::Registry> registry);
 
 // `fallback` (the `default` backend, built once from `defaults`: the flags do not change on a
 // reload) and every backend `rules` declares, made new by `make`. An error names the backend where
-// it is declared ("FILE:LINE:COL: backends[1]: ...").
+// it is declared ("FILE:LINE:COL: backends[1]: ..."). With `credentialFiles`, every file a declared
+// backend names is checked against it first (credential_file_policy.h); null: not limited (the
+// explain command, whose user runs it on files they can read anyway).
 core::Result<std::shared_ptr<const BackendSet>> buildBackends(
     const rules::RuleSet& rules, std::shared_ptr<const Backend> fallback,
-    const prom::PrometheusOptions& defaults, const BackendFactory& make);
+    const prom::PrometheusOptions& defaults, const BackendFactory& make,
+    const CredentialFilePolicy* credentialFiles = nullptr);
 
 }  // namespace gpuscale::adapter

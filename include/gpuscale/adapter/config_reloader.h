@@ -59,6 +59,8 @@ struct ReloadSettings {
   ConfigWatcherOptions watch;
   // Makes the backends; empty means real ones (httpBackends(registry)).
   BackendFactory makeBackend;
+  // Which files declared backends may name (credential_file_policy.h); null: not limited.
+  std::shared_ptr<const CredentialFilePolicy> credentialFiles;
 };
 
 class ConfigReloader {

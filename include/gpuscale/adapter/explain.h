@@ -25,6 +25,9 @@
 //    first samples, an empty result, or the error;
 //  - the last error: the discovery error of this explanation, the sample query's error, and (for
 //    the endpoint) the adapter's last recorded discovery and query errors (rule_status.h).
+// The example object and the live sample are a namespace's data: with options.authorizeSample set,
+// a rule whose example the caller may not see gets the refusal as its example's error and no
+// object name, PromQL or sample.
 //
 // explainDiscovery() is pure (table-driven tests); explain() does the Prometheus calls.
 //
@@ -46,6 +49,21 @@
 
 namespace gpuscale::adapter {
 
+// Whose data an example and a live sample of a rule would show: the metric, the kind of rule, the
+// resource (custom rules) and the namespace ("" for a cluster-scoped object or an external rule
+// that is not namespaced).
+struct SampleScope {
+  rules::RuleKind kind = rules::RuleKind::kCustom;
+  std::string metric;
+  k8s::GroupResource resource;  // custom rules
+  bool namespaced = true;       // custom rules: the resource is namespaced (or is `namespaces`)
+  std::string namespaceName;
+};
+
+// Ok when the example and live sample of `scope` may be shown; otherwise the reason (shown in the
+// rule's example instead of any object name, PromQL or value).
+using SampleAuthorizer = std::function<core::Status(const SampleScope&)>;
+
 struct ExplainOptions {
   std::string metric;         // only rules that produce, name or mention this metric ("" = all)
   std::string rule;           // only this rule path ("" = all)
@@ -53,6 +71,9 @@ struct ExplainOptions {
   std::chrono::nanoseconds maxAge = std::chrono::minutes(10);  // discovery window
   size_t maxExamples = 3;
   bool liveSample = true;
+  // Asked once the example's namespace is known, before any object name is looked up or a sample
+  // query runs; null: everything may be shown (the CLI, whose user asks Prometheus directly).
+  SampleAuthorizer authorizeSample;
 };
 
 struct DroppedNames {

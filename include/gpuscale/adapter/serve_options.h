@@ -5,6 +5,10 @@
 //                                  configuration file specified (make sure to use --config)")
 //   --metrics-relist-interval D    discovery period, Go duration (10m)
 //   --metrics-max-age D            discovery window (0 = the relist interval)
+//   --allowed-credential-dir DIR   repeatable: a directory whose files the rule file's backends may
+//                                  name as bearerTokenFile/caFile/clientCertFile/clientKeyFile
+//                                  (default none: only the --prometheus-* flags' own files;
+//                                  credential_file_policy.h)
 //   --standalone                   no Kubernetes API: objects come from Prometheus, no delegated
 //                                  authentication, bind to 127.0.0.1 unless --bind-address is given
 //   --workers N                    server worker threads (8; alias of --worker-threads)
@@ -36,6 +40,7 @@ namespace gpuscale::adapter {
 
 struct ServeOptions {
   std::string configFile;
+  std::vector<std::string> allowedCredentialDirs;
   RelistOptions relist;
   bool standalone = false;
   int verbosity = 0;

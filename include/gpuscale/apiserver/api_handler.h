@@ -38,8 +38,10 @@
 
 namespace gpuscale::apiserver {
 
-// A handler for one extra path: the request and its parsed query parameters.
-using ExtraRoute = std::function<HttpResponse(const HttpRequest&, const QueryParams&)>;
+// A handler for one extra path: the request, its parsed query parameters and the authenticated
+// caller (a route that serves data of several scopes authorizes each part for this user).
+using ExtraRoute =
+    std::function<HttpResponse(const HttpRequest&, const QueryParams&, const UserInfo&)>;
 
 struct ApiHandlerConfig {
   // Null providers: that group is not served (its paths are plain 404s and /apis leaves it out).

@@ -41,10 +41,16 @@ core::Result<GeneratedCertificate> generateSelfSignedCertificate(
     const std::string& host, const std::vector<std::string>& dnsNames,
     const std::vector<std::string>& ipAddresses);
 
+// The pair loadServingTls generates: CA and leaf for localhost, this host's name and 127.0.0.1.
+core::Result<GeneratedCertificate> generateServingCertificate();
+
 // --tls-cert-file/--tls-private-key-file when both are set (one without the other is an error);
-// otherwise <cert-dir>/apiserver.crt + apiserver.key when both are readable; otherwise a generated
-// pair written there (the directory is created; the key file is mode 0600). Client CA bundles are
-// read from clientCaFiles. The PEM is not validated here; building the TLS context does that.
-core::Result<TlsConfig> loadServingTls(const ServerOptions& options);
+// otherwise `inMemory` when given (a program with a read-only file system generates its pair once
+// at start and keeps it: generateServingCertificate); otherwise <cert-dir>/apiserver.crt +
+// apiserver.key when both are readable; otherwise a generated pair written there (the directory is
+// created; the key file is mode 0600). Client CA bundles are read from clientCaFiles. The PEM is
+// not validated here; building the TLS context does that.
+core::Result<TlsConfig> loadServingTls(const ServerOptions& options,
+                                       const GeneratedCertificate* inMemory = nullptr);
 
 }  // namespace gpuscale::apiserver

@@ -31,12 +31,15 @@ std::vector<std::string> unionOfPemBundles(std::vector<std::string> pems,
                                            const std::vector<std::string>& more);
 
 // The loader described above; `source` may be null (standalone: the flags' files only).
-apiserver::TlsConfigLoader servingTlsLoader(apiserver::ServerOptions options,
-                                            std::shared_ptr<AuthenticationConfigSource> source);
+// `inMemory`, when given, is the serving pair unless certificate files are set (loadServingTls).
+apiserver::TlsConfigLoader servingTlsLoader(
+    apiserver::ServerOptions options, std::shared_ptr<AuthenticationConfigSource> source,
+    std::shared_ptr<const apiserver::GeneratedCertificate> inMemory = nullptr);
 
 // A ServingTls with that loader, woken by the source's changes. Errors: the first load.
 core::Result<std::shared_ptr<apiserver::ServingTls>> servingTlsWithClientCas(
     const apiserver::ServerOptions& options, std::shared_ptr<AuthenticationConfigSource> source,
-    const std::shared_ptr<prometheus::Registry>& registry);
+    const std::shared_ptr<prometheus::Registry>& registry,
+    std::shared_ptr<const apiserver::GeneratedCertificate> inMemory = nullptr);
 
 }  // namespace gpuscale::auth

@@ -77,5 +77,8 @@ std::string labelValueError(std::string_view value);
 std::string labelKeyError(std::string_view key);
 inline bool isValidLabelValue(std::string_view value) { return labelValueError(value).empty(); }
 inline bool isValidLabelKey(std::string_view key) { return labelKeyError(key).empty(); }
+// An RFC 1123 label as Kubernetes names namespaces (validation.IsDNS1123Label): at most 63 lower
+// case alphanumerics or '-', starting and ending with an alphanumeric.
+bool isDns1123Label(std::string_view name);
 
 }  // namespace gpuscale::core

@@ -1,8 +1,9 @@
-// PlainHttpListener: the one small plain-HTTP listener for a program's own endpoints (health
-// probes, /metrics, status pages such as the reconciler's /plan, the emulator's exporter). It is
-// not the API server (lib/apiserver serves HTTPS traffic): one thread, one request per connection
-// (Connection: close), a read deadline per connection so a silent client cannot hold the thread.
-// Port 0 picks a free port (port() tells which).
+// PlainHttpListener: the one small plain-HTTP listener for a program's own endpoints that need no
+// credentials (health probes, the emulator's exporter). It authenticates nobody: pages that reveal
+// cluster state (the reconciler's /plan, /leader, /metrics) belong on auth::SecureStatusServer
+// instead. It is not the API server (lib/apiserver serves HTTPS traffic): one thread, one request
+// per connection (Connection: close), a read deadline per connection so a silent client cannot hold
+// the thread. Port 0 picks a free port (port() tells which).
 //
 // The handler sees the request path without its query string and runs on the listener's thread.
 //

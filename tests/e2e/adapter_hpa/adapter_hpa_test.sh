@@ -55,7 +55,8 @@ e2e_start_sim "$GPUSCALE_SCENARIO" --resync 1
 rec_url=http://127.0.0.1:$(free_port)
 e2e_spawn "$work/reconciler.log" "$rec" run --kubeconfig "$KUBECONFIG" --config "$here/policy.yaml" \
   --leader-elect-identity e2e --leader-elect-namespace default --resync-period 2s \
-  --mig-timeout 30s --failure-backoff 10m --health-bind-address "${rec_url#http://}"
+  --mig-timeout 30s --failure-backoff 10m --health-bind-address "${rec_url#http://}" \
+  --secure-status-bind-address "127.0.0.1:$(free_port)"
 eventually 60 "gpuscale-reconciler ready" curl -sf "$rec_url/readyz" -o /dev/null
 for n in gpu-a100-0 gpu-a100-1; do kc wait --for=condition=Ready "node/$n" --timeout=180s; done
 

@@ -28,7 +28,8 @@ _as_free_port() {
 
 adapter_stack_identity() {
   local f token
-  for f in namespace service-account rbac; do
+  # The NetworkPolicy too, so kube-apiserver validates it (the test cluster enforces none).
+  for f in namespace service-account rbac network-policy; do
     "$KUBECTL" apply -f "$_as_src/manifests/adapter/$f.yaml" >/dev/null
   done
   token=$("$KUBECTL" -n gpuscale create token gpuscale-adapter --duration=6h)

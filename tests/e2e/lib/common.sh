@@ -167,6 +167,16 @@ free_port() {
   python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
+# GET PATH from a gpuscale-reconciler's secure status listener (--secure-status-bind-address) on
+# PORT as the cluster admin: a client certificate of group system:masters, so no
+# SubjectAccessReview is needed. More curl arguments may follow.
+rec_status() { # port path [curl args...]
+  local port=$1 path=$2
+  shift 2
+  curl -sfk --max-time 10 --cert "$GPUSCALE_ADMIN_CERT" --key "$GPUSCALE_ADMIN_KEY" "$@" \
+    "https://127.0.0.1:$port$path"
+}
+
 node_label() { kc get node "$1" -o jsonpath="{.metadata.labels.${2//./\\.}}"; }
 node_allocatable() { kc get node "$1" -o jsonpath="{.status.allocatable.${2//./\\.}}"; }
 annotation() { kc get "$1" "$2" -o jsonpath="{.metadata.annotations.${3//./\\.}}"; }

@@ -29,10 +29,11 @@ e2e_cluster_up --scenario "$here/dcgm_scenario.yaml"
 e2e_start_sim "$GPUSCALE_SCENARIO" --resync 1
 prom_port=$(free_port)
 rec_port=$(free_port)
+rec_status_port=$(free_port)
 e2e_spawn "$work/rec.log" "$rec" run --kubeconfig "$KUBECONFIG" --config "$here/dcgm_policy.yaml" \
   --leader-elect=false --resync-period 2s --mig-timeout 60s --allocatable-timeout 60s \
   --gpu-mapping=dcgm --prometheus-url "http://127.0.0.1:$prom_port" --prometheus-timeout 5s \
-  --health-bind-address "127.0.0.1:$rec_port"
+  --health-bind-address "127.0.0.1:$rec_port" --secure-status-bind-address "127.0.0.1:$rec_status_port"
 eventually 30 "reconciler ready" curl -sf "http://127.0.0.1:$rec_port/readyz" -o /dev/null
 
 count_pods() { # phase
@@ -41,7 +42,7 @@ count_pods() { # phase
 pods_are() { [ "$(count_pods "$1")" -eq "$2" ]; }
 max_replicas() { kc get hpa triton -o jsonpath='{.spec.maxReplicas}'; }
 mapping_count() { # result: gpuscale_reconciler_gpu_mapping_total{result=...} (0 when absent)
-  curl -sf "http://127.0.0.1:$rec_port/metrics" |
+  rec_status "$rec_status_port" /metrics |
     awk -v r="result=\"$1\"" 'index($0, "gpuscale_reconciler_gpu_mapping_total{") == 1 &&
       index($0, r) { n += $2 } END { print n + 0 }'
 }

@@ -48,9 +48,13 @@ sed "s#server: .*#server: https://127.0.0.1:$(cat "$work/proxy.port")#" "$KUBECO
 # The per-GPU mapping is on, but its Prometheus is down: every answer must fall back to the
 # node-level rule (never less safe than without it).
 port=$(free_port)
+status_port=$(free_port)
+# The status listener's reviews go straight to kube-apiserver, not through the fault proxy.
 e2e_spawn "$work/rec.log" "$rec" run --kubeconfig "$work/proxied.kubeconfig" \
   --config "$here/policy.yaml" --leader-elect=false --resync-period 2s --mig-timeout 30s \
   --allocatable-timeout 60s --failure-backoff 10m --health-bind-address "127.0.0.1:$port" \
+  --secure-status-bind-address "127.0.0.1:$status_port" \
+  --authentication-kubeconfig "$KUBECONFIG" --authorization-kubeconfig "$KUBECONFIG" \
   --gpu-mapping=dcgm --prometheus-url "http://127.0.0.1:$(free_port)" --prometheus-timeout 2s
 eventually 60 "reconciler ready" curl -sf "http://127.0.0.1:$port/readyz" -o /dev/null
 
@@ -65,7 +69,7 @@ max_replicas_above() { [ "$(kc get hpa "$1" -o jsonpath='{.spec.maxReplicas}')" 
 node_intent_is() { annotation node "$1" gpuscale.io/intent | grep -q "\"kind\":\"$2\""; }
 outcome_is() { annotation node "$1" gpuscale.io/outcome | grep -q "\"result\":\"$2\""; }
 metric_sum() { # NAME-AND-LABELS-PREFIX: the sum of the reconciler's matching series
-  curl -sf "http://127.0.0.1:$port/metrics" | awk -v p="$1" 'index($0, p) == 1 { n += $NF } END { print n + 0 }'
+  rec_status "$status_port" /metrics | awk -v p="$1" 'index($0, p) == 1 { n += $NF } END { print n + 0 }'
 }
 throttled_events() { # "KIND/NAME COUNT" per ThrottledRetried Event
   kc get events -A --field-selector reason=ThrottledRetried \
@@ -177,7 +181,7 @@ holds 6 "the intruder was disturbed or mig.config changed later" intruder_untouc
 [ -z "$(annotation node gpu-a100-1 gpuscale.io/intent)" ] || die "node intent left behind"
 [ "$(kc get hpa spare -o jsonpath='{.spec.maxReplicas}')" = 2 ] || die "spare maxReplicas changed"
 # Read the page whole first: `curl | grep -q` fails under pipefail when grep stops reading early.
-metrics=$(curl -sf "http://127.0.0.1:$port/metrics") || die "no /metrics"
+metrics=$(rec_status "$status_port" /metrics) || die "no /metrics"
 grep -q 'gpuscale_reconciler_actions_total{kind="mig",outcome="aborted"}' <<<"$metrics" ||
   die "no aborted action in /metrics"
 grep -q 'gpuscale_reconciler_gpu_mapping_total{result="fallback_error"}' <<<"$metrics" ||

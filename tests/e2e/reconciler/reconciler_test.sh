@@ -33,24 +33,26 @@ step "start the control plane, gpuscale-sim and two reconciler replicas"
 e2e_cluster_up --scenario "$here/scenario.yaml"
 e2e_start_sim "$GPUSCALE_SCENARIO" --resync 1
 
-start_reconciler() {  # NAME PORT
+start_reconciler() {  # NAME PROBE_PORT STATUS_PORT
   e2e_spawn "$work/rec-$1.log" "$rec" run --kubeconfig "$KUBECONFIG" --config "$here/policy.yaml" \
     --leader-elect-identity "$1" --leader-elect-namespace default \
     --lease-duration 15s --renew-deadline 10s --retry-period 1s --resync-period 2s \
     --mig-timeout 45s --allocatable-timeout 60s --failure-backoff 10m --max-nodes-in-flight 2 \
-    --health-bind-address "127.0.0.1:$2"
+    --health-bind-address "127.0.0.1:$2" --secure-status-bind-address "127.0.0.1:$3"
   eval "pid_$1=$SPAWNED_PID"
 }
 port_a=$(free_port)
 port_b=$(free_port)
-start_reconciler a "$port_a"
-leads() { [ "$(curl -sf "http://127.0.0.1:$1/leader")" = true ]; }
-follows() { [ "$(curl -sf "http://127.0.0.1:$1/leader")" = false ]; }
+status_a=$(free_port)
+status_b=$(free_port)
+start_reconciler a "$port_a" "$status_a"
+leads() { [ "$(rec_status "$1" /leader)" = true ]; }
+follows() { [ "$(rec_status "$1" /leader)" = false ]; }
 eventually 60 "replica a ready" curl -sf "http://127.0.0.1:$port_a/readyz" -o /dev/null
-eventually 60 "replica a leads" leads "$port_a"
-start_reconciler b "$port_b"
+eventually 60 "replica a leads" leads "$status_a"
+start_reconciler b "$port_b" "$status_b"
 eventually 60 "replica b ready" curl -sf "http://127.0.0.1:$port_b/readyz" -o /dev/null
-holds 3 "two leaders" follows "$port_b"
+holds 3 "two leaders" follows "$status_b"
 
 running() { kc get pods -l "app=$1" --field-selector=status.phase=Running -o name | wc -l; }
 
@@ -104,20 +106,59 @@ case "$(node_label gpu-a100-2 nvidia.com/mig.config)" in gpuscale-gpu-a100-2-*) 
 annotation node gpu-a100-2 gpuscale.io/intent | grep -q '"phase":"applied"' || die "no intent on the node"
 e2e_stop "$pid_a" KILL || true
 # The killed leader's Lease runs out (15 s) before replica b takes over.
-eventually 90 "replica b leads" leads "$port_b"
-start_reconciler a "$port_a"
+eventually 90 "replica b leads" leads "$status_b"
+start_reconciler a "$port_a" "$status_a"
 eventually 60 "replica a back" curl -sf "http://127.0.0.1:$port_a/readyz" -o /dev/null
 eventually 150 "the hung run times out" sh -c "$bin/kubectl get node gpu-a100-2 -o jsonpath='{.metadata.annotations.gpuscale\.io/outcome}' | grep -q '\"result\":\"timeout\"'"
 [ "$(node_label gpu-a100-2 nvidia.com/mig.config)" = all-3g.20gb ] || die "previous config not restored"
 expect_event gpu-a100-2 MigReconfigureTimedOut
 started=$(cat "$work"/rec-*.log | grep -c "gpu-a100-2: MigReconfigureStarted" || true)
 [ "$started" -eq 1 ] || die "reshape of gpu-a100-2 started $started times"
-follows "$port_a" || die "restarted replica leads too"
+follows "$status_a" || die "restarted replica leads too"
 [ "$(kc get hpa stuck -o jsonpath='{.spec.maxReplicas}')" = 2 ] || die "stuck maxReplicas changed"
 [ "$(kc get hpa triton -o jsonpath='{.spec.maxReplicas}')" -gt 9 ] || die "maxReplicas lost"
 [ "$(node_label gpu-a100-0 nvidia.com/device-plugin.config)" = "$cfg" ] || die "config changed by the new leader"
 [ "$(cat "$work"/rec-*.log | grep -c TimeSlicingStarted)" -eq 1 ] || die "time-slicing applied twice"
 # Read the page whole first: `curl | grep -q` fails under pipefail when grep stops reading early.
-metrics=$(curl -sf "http://127.0.0.1:$port_b/metrics") || die "no /metrics"
+metrics=$(rec_status "$status_b" /metrics) || die "no /metrics"
 grep -q gpuscale_reconciler_reconciles_total <<<"$metrics" || die "no metrics"
+
+step "the shipped Service and NetworkPolicy pass kube-apiserver's validation"
+kc apply -f "$src/manifests/reconciler/namespace.yaml" >/dev/null
+for f in service network-policy; do
+  kc apply --dry-run=server -f "$src/manifests/reconciler/$f.yaml" >/dev/null || die "$f.yaml rejected"
+done
+
+step "status pages: probes open; /plan, /leader, /metrics only for callers RBAC allows"
+http_code() { curl -sk -o /dev/null -w '%{http_code}' --max-time 10 "$@"; }
+for path in /plan /leader /metrics; do
+  [ "$(http_code "http://127.0.0.1:$port_b$path")" = 404 ] || die "$path on the probe port"
+  # No credentials: system:anonymous, whom RBAC allows nothing.
+  [ "$(http_code "https://127.0.0.1:$status_b$path")" = 403 ] || die "$path without credentials"
+done
+[ "$(http_code "https://127.0.0.1:$status_b/readyz")" = 200 ] || die "/readyz on the status port"
+# A ServiceAccount token, checked by TokenReview; /metrics granted by a nonResourceURLs rule.
+kc -n default create serviceaccount scraper >/dev/null
+kc apply -f - >/dev/null <<'YAML'
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: e2e-reconciler-metrics-reader}
+rules:
+- nonResourceURLs: [/metrics]
+  verbs: [get]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: e2e-reconciler-metrics-reader}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: e2e-reconciler-metrics-reader}
+subjects:
+- {kind: ServiceAccount, name: scraper, namespace: default}
+YAML
+token=$(kc -n default create token scraper)
+as_scraper() { http_code -H "Authorization: Bearer $token" "https://127.0.0.1:$status_b$1"; }
+scraper_reads_metrics() { [ "$(as_scraper /metrics)" = 200 ]; }
+eventually 30 "the scraper's token reads /metrics" scraper_reads_metrics
+[ "$(as_scraper /plan)" = 403 ] || die "/plan for a token RBAC allows only /metrics"
+[ "$(http_code -H "Authorization: Bearer not-a-token" "https://127.0.0.1:$status_b/plan")" = 401 ] ||
+  die "/plan with a bad token"
 echo "PASS"

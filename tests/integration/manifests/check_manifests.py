@@ -103,6 +103,20 @@ for name, group, version in (("v1beta1.custom.metrics.k8s.io", "custom.metrics.k
     check(s.get("groupPriorityMinimum") and s.get("versionPriority"), f"{name} priorities")
 check(len(all_of("APIService")) == 3, "exactly three APIServices")
 
+# NetworkPolicy: ingress only to the secure port (kube-apiserver, probes) and the metrics port.
+netpol = find("NetworkPolicy", "gpuscale-adapter", NS) or {}
+np_spec = netpol.get("spec", {})
+check(netpol.get("apiVersion") == "networking.k8s.io/v1", "NetworkPolicy networking.k8s.io/v1")
+check(np_spec.get("podSelector", {}).get("matchLabels") ==
+      spec.get("template", {}).get("metadata", {}).get("labels"),
+      "NetworkPolicy selects the Deployment's pods")
+check(np_spec.get("policyTypes") == ["Ingress"], "NetworkPolicy restricts ingress")
+allowed = {(p.get("protocol"), p.get("port")) for rule in np_spec.get("ingress", [])
+           for p in rule.get("ports", [])}
+container_ports = {p["name"]: p["containerPort"] for c in containers for p in c.get("ports", [])}
+check(allowed == {("TCP", container_ports.get("https")), ("TCP", container_ports.get("metrics"))},
+      f"NetworkPolicy admits exactly the https and metrics ports, got {allowed}")
+
 # RBAC: least privilege.
 def bound(kind, role, subject, namespace=None):
     for b in all_of(kind):

@@ -15,6 +15,43 @@ def find(docs, kind, name=None):
     return out
 
 
+SA = {"kind": "ServiceAccount", "name": "gpuscale-reconciler", "namespace": "gpuscale"}
+
+
+def bound(docs, kind, role, namespace=None):
+    return any(b["roleRef"]["name"] == role and SA in b.get("subjects", []) and
+               (namespace is None or b["metadata"].get("namespace") == namespace)
+               for b in docs if b["kind"] == kind)
+
+
+def check_status_listener(rec, dep, c):
+    """Probes on the plain port; /metrics, /plan, /leader on the secure one, reachable as the
+    NetworkPolicy, Service and RBAC say."""
+    ports = {p["name"]: p["containerPort"] for p in c["ports"]}
+    args = c["args"]
+    assert f"--health-bind-address=0.0.0.0:{ports['probes']}" in args, args
+    assert f"--secure-status-bind-address=0.0.0.0:{ports['https-status']}" in args, args
+    for probe in ("livenessProbe", "readinessProbe"):
+        assert c[probe]["httpGet"]["port"] == "probes", c[probe]
+        assert c[probe]["httpGet"].get("scheme", "HTTP") == "HTTP", c[probe]
+    # TokenReview/SubjectAccessReview create, and the client CA of the authentication ConfigMap.
+    assert bound(rec, "ClusterRoleBinding", "system:auth-delegator"), "auth-delegator binding"
+    assert bound(rec, "RoleBinding", "extension-apiserver-authentication-reader", "kube-system")
+    svc = find(rec, "Service", "gpuscale-reconciler")[0]
+    assert svc["spec"]["selector"] == dep["spec"]["selector"]["matchLabels"], svc
+    assert [p["targetPort"] for p in svc["spec"]["ports"]] == ["https-status"], svc
+    netpol = find(rec, "NetworkPolicy", "gpuscale-reconciler")[0]
+    spec = netpol["spec"]
+    assert netpol["apiVersion"] == "networking.k8s.io/v1", netpol
+    assert spec["podSelector"]["matchLabels"] == dep["spec"]["template"]["metadata"]["labels"]
+    assert spec["policyTypes"] == ["Ingress"], spec
+    allowed = {(p["protocol"], p["port"]) for rule in spec["ingress"] for p in rule["ports"]}
+    assert allowed == {("TCP", ports["probes"]), ("TCP", ports["https-status"])}, allowed
+    readers = {d["metadata"]["name"]: d for d in rec if d["kind"] == "ClusterRole"}
+    assert readers["gpuscale-reconciler:metrics-reader"]["rules"] == [
+        {"nonResourceURLs": ["/metrics"], "verbs": ["get"]}]
+
+
 def main():
     rec = load(sys.argv[1])
     ex = load(sys.argv[2])
@@ -25,6 +62,7 @@ def main():
     assert args[0] == "run" and "--leader-elect=true" in args, args
     assert c["livenessProbe"]["httpGet"]["path"] == "/healthz"
     assert c["readinessProbe"]["httpGet"]["path"] == "/readyz"
+    check_status_listener(rec, dep, c)
     assert c["securityContext"]["readOnlyRootFilesystem"] is True
     vols = dep["spec"]["template"]["spec"]["volumes"]
     cm_name = vols[0]["configMap"]["name"]
@@ -36,6 +74,10 @@ def main():
     for kind in ("ClusterRole", "Role"):
         for role in [d for d in rec if d["kind"] == kind]:
             for rule in role["rules"]:
+                if "nonResourceURLs" in rule:  # the status readers
+                    assert rule["verbs"] == ["get"], rule
+                    assert set(rule["nonResourceURLs"]) <= {"/metrics", "/plan", "/leader"}, rule
+                    continue
                 assert "*" not in rule["verbs"] and "*" not in rule["resources"], rule
                 assert "secrets" not in rule["resources"], rule
                 for r in rule["resources"]:

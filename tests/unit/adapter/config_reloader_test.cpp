@@ -74,6 +74,7 @@ class ConfigReloaderTest : public ::testing::Test {
     settings.registry = registry_;
     settings.status = status_;
     settings.relist.interval = std::chrono::hours(1);
+    settings.credentialFiles = credentialFiles_;
     settings.makeBackend = [this](const std::string& name, const prom::PrometheusOptions& options)
         -> core::Result<std::shared_ptr<const Backend>> {
       made_.emplace_back(name, options);
@@ -102,6 +103,7 @@ class ConfigReloaderTest : public ::testing::Test {
   std::shared_ptr<fakes::FakePrometheusClient> thanos_ =
       std::make_shared<fakes::FakePrometheusClient>();
   std::vector<std::pair<std::string, prom::PrometheusOptions>> made_;
+  std::shared_ptr<const CredentialFilePolicy> credentialFiles_;
 };
 
 TEST_F(ConfigReloaderTest, AnInvalidFileKeepsTheOldRulesAndSaysWhere) {
@@ -261,6 +263,56 @@ TEST_F(ConfigReloaderTest, AnInvalidFileAtStartIsAnError) {
   auto reloader = create();
   ASSERT_FALSE(reloader.ok());
   EXPECT_NE(reloader.status().message().find(":7:14: rules[1].name.matches: "), std::string::npos);
+}
+
+// kSecond with the thanos backend's token read from `tokenFile`.
+std::string withTokenFile(const std::string& tokenFile) {
+  std::string text = kSecond;
+  const std::string anchor = "  headers: {X-Scope-OrgID: team-a}\n";
+  text.insert(text.find(anchor) + anchor.size(), "  bearerTokenFile: " + tokenFile + "\n");
+  return text;
+}
+
+TEST_F(ConfigReloaderTest, ACredentialFileOutsideTheAllowedDirectoriesKeepsTheOldRules) {
+  std::filesystem::create_directory(dir_.file("secrets"));
+  std::ofstream(dir_.file("secrets/thanos-token")) << "t";
+  std::ofstream(dir_.file("adapter-token")) << "t";
+  auto policy = CredentialFilePolicy::create({dir_.file("secrets")}, {}, registry_);
+  ASSERT_TRUE(policy.ok()) << policy.status().message();
+  credentialFiles_ = *policy;
+  auto reloader = create();
+  ASSERT_TRUE(reloader.ok()) << reloader.status().message();
+  auto before = (*reloader)->rules();
+
+  for (const std::string& escape :
+       {dir_.file("adapter-token"), dir_.file("secrets/../adapter-token")}) {
+    write(withTokenFile(escape));
+    core::Status status = (*reloader)->reload();
+    ASSERT_FALSE(status.ok()) << escape;
+    EXPECT_NE(status.message().find("backends[0].bearerTokenFile: credential file"),
+              std::string::npos)
+        << status.message();
+    EXPECT_EQ((*reloader)->rules(), before);
+  }
+  EXPECT_TRUE(made_.size() == 1u) << "no backend was built for a rejected file";
+  EXPECT_TRUE(exposes("gpuscale_config_last_reload_successful 0"));
+  EXPECT_TRUE(exposes("gpuscale_config_rejected_credential_files_total 2"));
+
+  write(withTokenFile(dir_.file("secrets/thanos-token")));
+  ASSERT_TRUE((*reloader)->reload().ok());
+  EXPECT_NE((*reloader)->rules(), before);
+  EXPECT_EQ(made_.back().second.tokenFile, dir_.file("secrets/thanos-token"));
+}
+
+TEST_F(ConfigReloaderTest, ACredentialFileOutsideAtStartIsAnError) {
+  std::ofstream(dir_.file("adapter-token")) << "t";
+  auto policy = CredentialFilePolicy::create({}, {}, registry_);
+  ASSERT_TRUE(policy.ok());
+  credentialFiles_ = *policy;
+  write(withTokenFile(dir_.file("adapter-token")));
+  auto reloader = create();
+  ASSERT_FALSE(reloader.ok());
+  EXPECT_NE(reloader.status().message().find("bearerTokenFile"), std::string::npos);
 }
 
 }  // namespace

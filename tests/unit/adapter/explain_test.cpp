@@ -2,7 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "fakes/prom_fake_client.h"
+#include "gpuscale/adapter/explain_endpoint.h"
 #include "gpuscale/prom/errors.h"
 #include "rules_fixture.h"
 
@@ -319,6 +322,129 @@ TEST_F(ExplainTest, RuleAndMetricSelection) {
   const std::string text = explanationText(explain(*rules_, prometheus_, options));
   EXPECT_NE(text.find("no rule produces, names or mentions metric \"nope\""), std::string::npos);
   EXPECT_NE(text.find("rules[0] (custom)"), std::string::npos);
+}
+
+// RBAC stand-in for /debug/explain: allows exactly the (user, verb, group, namespace, resource,
+// subresource) tuples given, and records what it was asked.
+class TableAuthorizer final : public apiserver::Authorizer {
+ public:
+  explicit TableAuthorizer(std::set<std::string> allowed) : allowed_(std::move(allowed)) {}
+  core::Result<apiserver::AuthorizationDecision> authorize(
+      const apiserver::UserInfo& user, const apiserver::RequestInfo& info) override {
+    seen.push_back(info);
+    const std::string key = user.name + " " + info.verb + " " + info.apiGroup + " " +
+                            info.namespaceName + " " + info.resource + "/" + info.subresource;
+    return apiserver::AuthorizationDecision{allowed_.contains(key), ""};
+  }
+  std::vector<apiserver::RequestInfo> seen;
+
+ private:
+  std::set<std::string> allowed_;
+};
+
+class ExplainEndpointTest : public ExplainTest {
+ protected:
+  apiserver::HttpResponse call(const std::string& query, std::set<std::string> allowed,
+                               const std::string& user = "bob") {
+    authorizer_ = std::make_shared<TableAuthorizer>(std::move(allowed));
+    std::shared_ptr<prom::Client> client(&prometheus_, [](prom::Client*) {});
+    auto backends = std::make_shared<const BackendSet>(
+        std::vector<std::shared_ptr<const Backend>>{std::make_shared<const Backend>(
+            std::string(rules::kDefaultBackend), client, client, nullptr)});
+    ExplainEndpointConfig config;
+    config.source = [this, backends] { return ExplainSource{rules_, backends}; };
+    config.authorizer = authorizer_;
+    return explainRoute(std::move(config))(apiserver::HttpRequest{},
+                                           apiserver::QueryParams::parse(query),
+                                           apiserver::UserInfo{user, "", {}, {}});
+  }
+
+  const std::string promql_ = R"(sum(http_requests{namespace="prod",pod="web-1"}) by (pod))";
+  std::shared_ptr<TableAuthorizer> authorizer_;
+};
+
+TEST_F(ExplainEndpointTest, NamedNamespaceTheCallerMayNotReadIsForbidden) {
+  prometheus_.setVector(promql_, {testing::sample({{"pod", "web-1"}}, 2.5)});
+  const auto reply = call("metric=http_requests&namespace=prod",
+                          {"bob get custom.metrics.k8s.io test pods/http_requests"});
+  EXPECT_EQ(reply.status, 403);
+  EXPECT_NE(reply.body.find(R"(User \"bob\" cannot get resource \"pods/http_requests\" in API )"
+                            R"(group \"custom.metrics.k8s.io\" in the namespace \"prod\")"),
+            std::string::npos)
+      << reply.body;
+  EXPECT_EQ(reply.body.find("web-1"), std::string::npos);
+  EXPECT_EQ(prometheus_.calls("query:" + promql_), 0u);
+  // The review is the metric request's own: get pods/<metric> named "*" in the namespace.
+  ASSERT_EQ(authorizer_->seen.size(), 1u);
+  const apiserver::RequestInfo& info = authorizer_->seen[0];
+  EXPECT_TRUE(info.isResourceRequest);
+  EXPECT_EQ(info.apiVersion, "v1beta1");
+  EXPECT_EQ(info.name, "*");
+}
+
+TEST_F(ExplainEndpointTest, NamedNamespaceTheCallerMayReadShowsTheSample) {
+  prometheus_.setVector(promql_, {testing::sample({{"pod", "web-1"}}, 2.5)});
+  const auto reply = call("metric=http_requests&namespace=prod",
+                          {"bob get custom.metrics.k8s.io prod pods/http_requests"});
+  ASSERT_EQ(reply.status, 200) << reply.body;
+  EXPECT_NE(reply.body.find("web-1"), std::string::npos) << reply.body;
+  EXPECT_EQ(prometheus_.calls("query:" + promql_), 1u);
+}
+
+TEST_F(ExplainEndpointTest, PickedNamespaceIsCheckedAndNotNamedWhenRefused) {
+  prometheus_.setVector(promql_, {testing::sample({{"pod", "web-1"}}, 2.5)});
+  // "prod" is the first namespace with data; bob may read only "test".
+  const auto reply =
+      call("metric=http_requests", {"bob get custom.metrics.k8s.io test pods/http_requests"});
+  ASSERT_EQ(reply.status, 200) << reply.body;
+  EXPECT_EQ(reply.body.find("web-1"), std::string::npos) << reply.body;
+  EXPECT_EQ(reply.body.find("prod"), std::string::npos) << reply.body;
+  EXPECT_NE(reply.body.find("name one you may read with namespace="), std::string::npos)
+      << reply.body;
+  EXPECT_EQ(prometheus_.calls("query:" + promql_), 0u);
+}
+
+TEST_F(ExplainEndpointTest, ExternalRulesAreAuthorizedAsTheirListRequest) {
+  const std::string allowed = "bob list external.metrics.k8s.io test queue_depth/";
+  EXPECT_EQ(call("rule=externalRules%5B0%5D&namespace=test", {allowed}).status, 200);
+  ASSERT_EQ(authorizer_->seen.size(), 1u);
+  EXPECT_EQ(authorizer_->seen[0].path,
+            "/apis/external.metrics.k8s.io/v1beta1/namespaces/test/queue_depth");
+  EXPECT_EQ(call("rule=externalRules%5B0%5D&namespace=prod", {allowed}).status, 403);
+  // Not namespaced and no namespace named: no request it stands for, so no sample.
+  const auto unnamed = call("rule=externalRules%5B0%5D", {allowed});
+  ASSERT_EQ(unnamed.status, 200);
+  EXPECT_NE(unnamed.body.find("name one with namespace="), std::string::npos) << unnamed.body;
+  EXPECT_EQ(unnamed.body.find("sum(queue_depth{})"), std::string::npos) << unnamed.body;
+}
+
+TEST_F(ExplainEndpointTest, NamespaceMustBeANamespaceName) {
+  for (const char* bad : {"a%2Fb", "..", "UPPER"}) {
+    EXPECT_EQ(call(std::string("namespace=") + bad, {}).status, 400) << bad;
+  }
+  EXPECT_TRUE(authorizer_->seen.empty());
+}
+
+TEST(SampleRequestInfo, TheRealRequestOfEachScope) {
+  auto custom = sampleRequestInfo(
+      {rules::RuleKind::kCustom, "m", k8s::GroupResource::parse("pods"), true, "ns"});
+  ASSERT_TRUE(custom.ok());
+  EXPECT_EQ(custom->path, "/apis/custom.metrics.k8s.io/v1beta1/namespaces/ns/pods/*/m");
+  auto ns =
+      sampleRequestInfo({rules::RuleKind::kCustom, "m", rules::namespacesResource(), false, "ns"});
+  ASSERT_TRUE(ns.ok());
+  EXPECT_EQ(ns->resource, "metrics");
+  EXPECT_EQ(ns->name, "m");
+  EXPECT_EQ(ns->namespaceName, "ns");
+  auto nodes = sampleRequestInfo(
+      {rules::RuleKind::kCustom, "m", k8s::GroupResource::parse("nodes"), false, ""});
+  ASSERT_TRUE(nodes.ok());
+  EXPECT_EQ(nodes->path, "/apis/custom.metrics.k8s.io/v1beta1/nodes/*/m");
+  EXPECT_TRUE(nodes->namespaceName.empty());
+  EXPECT_FALSE(sampleRequestInfo(
+                   {rules::RuleKind::kCustom, "a/b", k8s::GroupResource::parse("pods"), true, "ns"})
+                   .ok());
+  EXPECT_FALSE(sampleRequestInfo({rules::RuleKind::kExternal, "m", {}, true, ""}).ok());
 }
 
 }  // namespace

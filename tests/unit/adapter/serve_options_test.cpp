@@ -138,6 +138,16 @@ TEST(ParseServeFlags, ExternalMetricsFallback) {
   }
 }
 
+TEST(ParseServeFlags, AllowedCredentialDirsRepeatAndDefaultToNone) {
+  EXPECT_TRUE(parseServeFlags({"--config=c"})->allowedCredentialDirs.empty());
+  auto options = parseServeFlags({"--config=c", "--allowed-credential-dir=/var/run/secrets/a",
+                                  "--allowed-credential-dir", "/etc/gpuscale/tokens"});
+  ASSERT_TRUE(options.ok()) << options.status().message();
+  EXPECT_EQ(options->allowedCredentialDirs, (Args{"/var/run/secrets/a", "/etc/gpuscale/tokens"}));
+  EXPECT_FALSE(parseServeFlags({"--config=c", "--allowed-credential-dir="}).ok());
+  EXPECT_FALSE(parseServeFlags({"--config=c", "--allowed-credential-dir"}).ok());
+}
+
 TEST(ParseServeFlags, DefaultsMatchPrometheusAdapter) {
   auto options = parseServeFlags({"--config=c"});
   ASSERT_TRUE(options.ok());

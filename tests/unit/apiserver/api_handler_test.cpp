@@ -443,7 +443,8 @@ TEST_F(ApiHandlerTest, ExtraRoutesAreAuthorizedAsNonResourcePaths) {
   config_.authenticator = std::make_shared<FixedUser>();
   config_.authorizer = authorizer;
   int calls = 0;
-  config_.extraRoutes["/debug/explain"] = [&calls](const HttpRequest&, const QueryParams& query) {
+  config_.extraRoutes["/debug/explain"] = [&calls](const HttpRequest&, const QueryParams& query,
+                                                   const UserInfo&) {
     ++calls;
     return plainTextResponse(200, "explained " + query.get("metric").value_or(""));
   };

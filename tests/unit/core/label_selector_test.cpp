@@ -311,5 +311,16 @@ TEST(LabelValidationTest, LongPrefixReportsLengthAndShape) {
 #undef NAME_RULE
 #undef VALUE_RULE
 
+TEST(Dns1123Label, AsKubernetesNamesNamespaces) {
+  for (const char* good : {"a", "default", "kube-system", "a1", "1a"}) {
+    EXPECT_TRUE(isDns1123Label(good)) << good;
+  }
+  for (const char* bad : {"", "-a", "a-", "A", "a.b", "a/b", "..", "a_b"}) {
+    EXPECT_FALSE(isDns1123Label(bad)) << bad;
+  }
+  EXPECT_TRUE(isDns1123Label(std::string(63, 'a')));
+  EXPECT_FALSE(isDns1123Label(std::string(64, 'a')));
+}
+
 }  // namespace
 }  // namespace gpuscale::core
