@@ -54,7 +54,7 @@ CMD ["--secure-port=6443", "--cert-dir=/var/run/serving-cert", "--config=/etc/ad
 FROM runtime AS reconciler-runtime
 LABEL org.opencontainers.image.title="gpuscale-reconciler" \
       org.opencontainers.image.description="Reshapes GPU partitions so HPAs of GPU workloads can scale"
-EXPOSE 8081
+EXPOSE 8081 8443
 ENTRYPOINT ["/usr/local/bin/gpuscale-reconciler"]
 CMD ["run"]
 

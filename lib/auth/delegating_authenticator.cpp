@@ -6,6 +6,8 @@
 
 #include <algorithm>
 
+#include "gpuscale/core/percent_encoding.h"
+
 namespace gpuscale::auth {
 namespace {
 
@@ -24,29 +26,9 @@ std::string lower(std::string_view text) {
   return out;
 }
 
-int hexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
 // url.PathUnescape: %XX decoded; a malformed escape leaves the key as it was.
 std::string pathUnescape(std::string_view text) {
-  std::string out;
-  for (size_t i = 0; i < text.size(); ++i) {
-    if (text[i] == '%') {
-      if (i + 2 >= text.size()) return std::string(text);
-      const int hi = hexValue(text[i + 1]);
-      const int lo = hexValue(text[i + 2]);
-      if (hi < 0 || lo < 0) return std::string(text);
-      out += static_cast<char>(hi * 16 + lo);
-      i += 2;
-    } else {
-      out += text[i];
-    }
-  }
-  return out;
+  return core::percentDecode(text, false).value_or(std::string(text));
 }
 
 void addAuthenticatedGroup(UserInfo& user) {

@@ -7,21 +7,12 @@
 #include <algorithm>
 #include <ctime>
 
+#include "gpuscale/core/percent_encoding.h"
+
 namespace gpuscale::prom {
 namespace {
 
 constexpr char kAlgorithm[] = "AWS4-HMAC-SHA256";
-
-std::string hex(const unsigned char* data, size_t size) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(size * 2);
-  for (size_t i = 0; i < size; ++i) {
-    out += kDigits[data[i] >> 4];
-    out += kDigits[data[i] & 0xf];
-  }
-  return out;
-}
 
 std::string hmacSha256(std::string_view key, std::string_view data) {
   unsigned char digest[EVP_MAX_MD_SIZE];
@@ -52,26 +43,17 @@ std::string uriEncode(std::string_view text, bool keepSlash) {
   return out;
 }
 
-int hexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
 // Form decoding; a malformed escape is kept as it is.
 std::string formDecode(std::string_view text) {
   std::string out;
-  for (size_t i = 0; i < text.size(); ++i) {
-    if (text[i] == '+') {
-      out += ' ';
-    } else if (text[i] == '%' && i + 2 < text.size() && hexValue(text[i + 1]) >= 0 &&
-               hexValue(text[i + 2]) >= 0) {
-      out += static_cast<char>(hexValue(text[i + 1]) * 16 + hexValue(text[i + 2]));
-      i += 2;
-    } else {
-      out += text[i];
-    }
+  for (size_t start = 0; start < text.size();) {
+    const size_t percent = text.find('%', start);
+    const std::string_view piece = text.substr(start, percent - start);
+    out += *core::percentDecode(piece, true);
+    if (percent == std::string_view::npos) break;
+    auto escape = core::percentDecode(text.substr(percent, 3), true);
+    out += escape ? *escape : "%";
+    start = percent + (escape ? 3 : 1);
   }
   return out;
 }
@@ -89,7 +71,7 @@ std::string formatTime(std::chrono::system_clock::time_point now, const char* fo
 std::string sha256Hex(std::string_view data) {
   unsigned char digest[SHA256_DIGEST_LENGTH];
   SHA256(reinterpret_cast<const unsigned char*>(data.data()), data.size(), digest);
-  return hex(digest, sizeof digest);
+  return core::hexLower(std::string_view(reinterpret_cast<const char*>(digest), sizeof digest));
 }
 
 std::string canonicalQueryString(std::string_view query) {
@@ -155,10 +137,9 @@ SignedRequest signV4(const SignableRequest& request, const AwsCredentials& crede
     signedRequest.headers.emplace_back("X-Amz-Security-Token", credentials.sessionToken);
   }
   signedRequest.headers.emplace_back(
-      "Authorization",
-      std::string(kAlgorithm) + " Credential=" + credentials.accessKeyId + "/" + credentialScope +
-          ", SignedHeaders=" + headerNames + ", Signature=" +
-          hex(reinterpret_cast<const unsigned char*>(signature.data()), signature.size()));
+      "Authorization", std::string(kAlgorithm) + " Credential=" + credentials.accessKeyId + "/" +
+                           credentialScope + ", SignedHeaders=" + headerNames +
+                           ", Signature=" + core::hexLower(signature));
   return signedRequest;
 }
 

@@ -161,22 +161,7 @@ code=$(direct nobody-forged --cert "$pki/admin.crt" --key "$pki/admin.key")
 [ "$code" = 200 ] || die "the admin's client certificate got HTTP $code"
 
 step "an HPA on avg_time_queue_us (Pods, averageValue 50, 1..7) scales triton to 7"
-kc -n default apply -f - <<YAML
-apiVersion: autoscaling/v2
-kind: HorizontalPodAutoscaler
-metadata:
-  name: triton
-  annotations: {gpuscale.io/partition-policy: default}
-spec:
-  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: triton}
-  minReplicas: 1
-  maxReplicas: 7
-  metrics:
-  - type: Pods
-    pods:
-      metric: {name: avg_time_queue_us}
-      target: {type: AverageValue, averageValue: "50"}
-YAML
+e2e_triton_hpa default
 spec_replicas() { kc -n default get deployment triton -o jsonpath='{.spec.replicas}'; }
 replicas_are() { [ "$(spec_replicas)" = "$1" ]; }
 max_replicas() { kc -n default get hpa triton -o jsonpath='{.spec.maxReplicas}'; }

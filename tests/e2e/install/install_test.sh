@@ -178,24 +178,7 @@ echo
 step "the first value through the aggregator ${t_value} s after kubectl apply"
 
 step "a real HPA reads avg_time_queue_us and scales triton to the 7 slices"
-kc -n default apply -f - <<YAML
-apiVersion: autoscaling/v2
-kind: HorizontalPodAutoscaler
-metadata:
-  name: triton
-  annotations: {gpuscale.io/partition-policy: inference}
-spec:
-  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: triton}
-  minReplicas: 1
-  maxReplicas: 7
-  metrics:
-  - type: Pods
-    pods:
-      metric: {name: avg_time_queue_us}
-      target: {type: AverageValue, averageValue: "50"}
-  behavior:
-    scaleUp: {stabilizationWindowSeconds: 0, policies: [{type: Pods, value: 7, periodSeconds: 5}]}
-YAML
+e2e_triton_hpa inference
 hpa_reads() {
   [ -n "$(kc -n default get hpa triton -o jsonpath='{.status.currentMetrics[0].pods.current.averageValue}')" ]
 }

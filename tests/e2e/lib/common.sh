@@ -43,6 +43,11 @@
 #                               NAME, one a line
 #   expect_event NAME REASON    an Event REASON about NAME shows up within 15 s
 #
+# The inference workload
+#   e2e_triton_hpa POLICY       applies the HPA `triton` in default: Deployment triton, Pods metric
+#                               avg_time_queue_us at averageValue 50, 1..7 replicas, opted in to the
+#                               partition policy POLICY
+#
 # gpuscale-sim (the GPU Operator emulator)
 #   e2e_start_sim SCENARIO [ARGS...]  gpuscale-sim run against the cluster (log: $work/sim.log);
 #                               sets SIM_PID and SIM_URL and returns once /healthz answers
@@ -197,4 +202,23 @@ e2e_start_sim() { # scenario [args...]
   eventually 30 "gpuscale-sim port file" test -s "$work/sim.port"
   SIM_URL=http://127.0.0.1:$(cat "$work/sim.port")
   eventually 60 "gpuscale-sim /healthz" curl -sf "$SIM_URL/healthz" -o /dev/null
+}
+
+e2e_triton_hpa() { # policy
+  kc -n default apply -f - <<YAML
+apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata:
+  name: triton
+  annotations: {gpuscale.io/partition-policy: $1}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: triton}
+  minReplicas: 1
+  maxReplicas: 7
+  metrics:
+  - type: Pods
+    pods:
+      metric: {name: avg_time_queue_us}
+      target: {type: AverageValue, averageValue: "50"}
+YAML
 }
