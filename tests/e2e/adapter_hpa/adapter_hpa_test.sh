@@ -61,22 +61,7 @@ eventually 60 "gpuscale-reconciler ready" curl -sf "$rec_url/readyz" -o /dev/nul
 for n in gpu-a100-0 gpu-a100-1; do kc wait --for=condition=Ready "node/$n" --timeout=180s; done
 
 step "the Deployment triton (1 replica, one nvidia.com/mig-1g.5gb each) in default"
-kc -n default apply -f - <<YAML
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: triton}
-spec:
-  replicas: 1
-  selector: {matchLabels: {app: triton}}
-  template:
-    metadata: {labels: {app: triton}}
-    spec:
-      tolerations: [{operator: Exists}]
-      containers:
-      - name: triton
-        image: registry.invalid/tritonserver:never-pulled
-        resources: {limits: {nvidia.com/mig-1g.5gb: 1}}
-YAML
+e2e_triton_deployment
 running() { kc -n default get pods -l app=triton --field-selector=status.phase=Running -o name | wc -l; }
 running_is() { [ "$(running)" -eq "$1" ]; }
 eventually 180 "one Running triton pod" running_is 1

@@ -77,23 +77,7 @@ for n in gpu-a100-0 gpu-a100-1; do kc wait --for=condition=Ready "node/$n" --tim
 kc taint node gpu-a100-0 gpu-a100-1 nvidia.com/gpu=present:NoSchedule
 
 step "the Deployment triton on the GPU nodes, its exporter, Prometheus on the node's address"
-kc -n default apply -f - <<YAML
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: triton}
-spec:
-  replicas: 1
-  selector: {matchLabels: {app: triton}}
-  template:
-    metadata: {labels: {app: triton}}
-    spec:
-      nodeSelector: {nvidia.com/gpu.present: "true"}
-      tolerations: [{key: nvidia.com/gpu, operator: Exists}]
-      containers:
-      - name: triton
-        image: registry.invalid/tritonserver:never-pulled
-        resources: {limits: {nvidia.com/mig-1g.5gb: 1}}
-YAML
+e2e_triton_deployment
 running() { kc -n default get pods -l app=triton --field-selector=status.phase=Running -o name | wc -l; }
 running_is() { [ "$(running)" -eq "$1" ]; }
 eventually 180 "one Running triton pod" running_is 1

@@ -44,6 +44,9 @@
 #   expect_event NAME REASON    an Event REASON about NAME shows up within 15 s
 #
 # The inference workload
+#   e2e_triton_deployment       applies the Deployment `triton` in default: 1 replica on the GPU nodes
+#                               (nvidia.com/gpu.present, any taint tolerated), one nvidia.com/mig-1g.5gb
+#                               per pod, an image that is never pulled (KWOK runs the pods)
 #   e2e_triton_hpa POLICY       applies the HPA `triton` in default: Deployment triton, Pods metric
 #                               avg_time_queue_us at averageValue 50, 1..7 replicas, opted in to the
 #                               partition policy POLICY
@@ -220,5 +223,25 @@ spec:
     pods:
       metric: {name: avg_time_queue_us}
       target: {type: AverageValue, averageValue: "50"}
+YAML
+}
+
+e2e_triton_deployment() {
+  kc -n default apply -f - <<YAML
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: triton}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: triton}}
+  template:
+    metadata: {labels: {app: triton}}
+    spec:
+      nodeSelector: {nvidia.com/gpu.present: "true"}
+      tolerations: [{operator: Exists}]
+      containers:
+      - name: triton
+        image: registry.invalid/tritonserver:never-pulled
+        resources: {limits: {nvidia.com/mig-1g.5gb: 1}}
 YAML
 }
