@@ -2,9 +2,9 @@
 // namespaces open. Runs as PID 1 of the sandbox, so it exits on SIGTERM/SIGINT (PID 1 has no
 // default signal actions) and reaps children that a shared process namespace may hand to it.
 // Built statically so the image needs nothing but this file.
+#include <sys/wait.h>
 #include <csignal>
 #include <cstdio>
-#include <sys/wait.h>
 
 int main(int argc, char**) {
   if (argc > 1) {  // no options; a version-style probe should not hang
