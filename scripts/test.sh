@@ -8,6 +8,12 @@ jobs=${GPUSCALE_JOBS:-$(nproc)}
 
 scripts/setup.sh
 
+# The three build trees take about 10 GiB; say so up front rather than fail in a linker.
+free_kib=$(df -Pk . | awk 'NR == 2 { print $4 }')
+if [ "${free_kib:-0}" -lt $((12 * 1024 * 1024)) ]; then
+  echo "warning: $((free_kib / 1024 / 1024)) GiB free here; the builds and tests need about 12 GiB" >&2
+fi
+
 # ccache makes the repeated builds of a CI machine cheap; a cold machine just builds.
 launcher=()
 if command -v ccache >/dev/null 2>&1; then

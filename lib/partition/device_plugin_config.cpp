@@ -133,8 +133,16 @@ int SharingConfig::replicasFor(std::string_view resource) const {
 }
 
 core::Result<DevicePluginConfig> parseDevicePluginConfig(std::string_view yaml) {
-  return core::guardYaml<DevicePluginConfig>("device-plugin config",
-                                             [&] { return parseRoot(yaml); });
+  return core::guardYaml<DevicePluginConfig>("device-plugin config", [&] {
+    DevicePluginConfig config = parseRoot(yaml);
+    // Fields kept verbatim go through yaml-cpp's emitter, which cannot reproduce every key (control
+    // characters, carriage returns); a config it would change is refused rather than rewritten.
+    if (!(parseRoot(emitDevicePluginConfig(config)) == config)) {
+      throw core::YamlInputError{core::Status::invalid(
+          "a field gpuscale does not interpret cannot be rewritten unchanged")};
+    }
+    return config;
+  });
 }
 
 std::string emitDevicePluginConfig(const DevicePluginConfig& c) {

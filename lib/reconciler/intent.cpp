@@ -63,16 +63,35 @@ std::optional<std::map<std::string, std::int64_t>> countsField(const json& j, co
   return out;
 }
 
+// `value` as a non-negative int; a float (1e300 would overflow the conversion), a negative or a
+// too large number is malformed.
+std::optional<int> nonNegativeInt(const json& value) {
+  if (!value.is_number_integer()) return std::nullopt;
+  if (value.is_number_unsigned()) {
+    if (value.get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<int>::max())) {
+      return std::nullopt;
+    }
+  } else if (value.get<std::int64_t>() < 0 ||
+             value.get<std::int64_t>() > std::numeric_limits<int>::max()) {
+    return std::nullopt;
+  }
+  return static_cast<int>(value.get<std::int64_t>());
+}
+
+// j[key] as a non-negative int: absent is 0.
+std::optional<int> countField(const json& j, const char* key) {
+  if (!j.contains(key)) return 0;
+  return nonNegativeInt(j[key]);
+}
+
 std::optional<std::vector<int>> indicesField(const json& j, const char* key) {
   std::vector<int> out;
   if (!j.contains(key)) return out;
   if (!j[key].is_array()) return std::nullopt;
   for (const auto& value : *j.find(key)) {
-    if (!value.is_number_integer() || value.get<std::int64_t>() < 0 ||
-        value.get<std::int64_t>() > std::numeric_limits<int>::max()) {
-      return std::nullopt;
-    }
-    out.push_back(static_cast<int>(value.get<std::int64_t>()));
+    auto index = nonNegativeInt(value);
+    if (!index) return std::nullopt;
+    out.push_back(*index);
   }
   return out;
 }
@@ -173,11 +192,15 @@ std::optional<HpaIntent> decodeHpaIntent(std::string_view text) {
   return decodeJson<HpaIntent>(text, [](const json& j) -> std::optional<HpaIntent> {
     HpaIntent h;
     auto started = timeField(j, "started");
+    auto from = countField(j, "from");
+    auto to = countField(j, "to");
     h.plan = j.value("plan", "");
-    h.from = j.value("from", 0);
-    h.to = j.value("to", 0);
     h.nodes = j.value("nodes", std::vector<std::string>{});
-    if (h.plan.empty() || !started || h.nodes.size() > kMaxIntentNodes) return std::nullopt;
+    if (h.plan.empty() || !started || !from || !to || h.nodes.size() > kMaxIntentNodes) {
+      return std::nullopt;
+    }
+    h.from = *from;
+    h.to = *to;
     h.started = *started;
     return h;
   });
@@ -194,7 +217,9 @@ std::string encodeHpaStatus(const HpaStatus& status) {
 std::optional<HpaStatus> decodeHpaStatus(std::string_view text) {
   return decodeJson<HpaStatus>(text, [](const json& j) -> std::optional<HpaStatus> {
     HpaStatus s;
-    s.ceiling = j.value("ceiling", 0);
+    auto ceiling = countField(j, "ceiling");
+    if (!ceiling) return std::nullopt;
+    s.ceiling = *ceiling;
     s.lastAction = j.value("lastAction", "");
     s.reason = j.value("reason", "");
     s.at = timeField(j, "at").value_or(TimePoint{});

@@ -52,7 +52,9 @@ struct DevicePluginConfig {
 
 // Parses one config file. Errors (Status::invalid, with line and column) for a missing or wrong
 // `version`, an unknown `migStrategy`, both timeSlicing and mps set, an empty `resources` list,
-// replicas < 1, a resource listed twice, and wrongly typed fields.
+// replicas < 1, a resource listed twice, and wrongly typed fields; also for a config that could not
+// be rewritten unchanged (keys or values the YAML emitter does not reproduce, such as control
+// characters), so every accepted config survives emitDevicePluginConfig.
 core::Result<DevicePluginConfig> parseDevicePluginConfig(std::string_view yaml);
 
 // The file text; parseDevicePluginConfig(emitDevicePluginConfig(c)) == c.

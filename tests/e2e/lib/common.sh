@@ -135,6 +135,8 @@ _e2e_exit() {
   if [ $rc -eq 0 ] || [ $rc -eq 77 ]; then
     rm -rf "$work"
   else
+    # Keep the logs, not the images and container layers: failed runs must not fill the disk.
+    find "$work" -xdev -type f -size +8M -delete 2>/dev/null
     echo "FAILED (rc=$rc); logs kept in $work" >&2
     for p in "${_e2e_logs[@]}"; do
       # shellcheck disable=SC2086 # the registered patterns are globs

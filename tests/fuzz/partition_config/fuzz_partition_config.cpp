@@ -46,9 +46,8 @@ void devicePlugin(std::string_view yaml) {
   const auto parsed = gpuscale::partition::parseDevicePluginConfig(yaml);
   if (!parsed || !gpuscale::core::isValidUtf8(yaml)) return;
   const std::string emitted = gpuscale::partition::emitDevicePluginConfig(*parsed);
-  // The round trip is run but not asserted yet: configs with odd keys (multi-line plain scalars,
-  // carriage returns) come back different or unparseable, a known bug to fix.
-  (void)gpuscale::partition::parseDevicePluginConfig(emitted);
+  const auto back = gpuscale::partition::parseDevicePluginConfig(emitted);
+  if (!back || !(*back == *parsed)) fail("device-plugin config does not survive emitting", yaml);
 }
 
 }  // namespace

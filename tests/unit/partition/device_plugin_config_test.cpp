@@ -102,6 +102,7 @@ TEST(DevicePluginConfigTest, RejectsMalformedFiles) {
        "version: v1\nsharing:\n  timeSlicing:\n    resources: [{name: nvidia.com/gpu, replicas: "
        "many}]\n",
        "line 4"},
+      {"a field the emitter cannot reproduce", "version: v1\n: \r", "rewritten unchanged"},
   };
   for (const auto& c : cases) {
     auto r = parseDevicePluginConfig(c.yaml);

@@ -65,6 +65,34 @@ TEST(IntentTest, MalformedAnnotationsReadAsAbsent) {
   }
 }
 
+// HPA annotations are writable by anyone who may edit the HPA: replica counts must be integers
+// that fit.
+TEST(IntentTest, MalformedHpaAnnotationsReadAsAbsent) {
+  struct Row {
+    const char* what;
+    const char* text;
+  };
+  const Row intents[] = {
+      {"float target", R"({"plan":"p","from":7,"to":1e300,"started":"2026-11-22T01:00:00Z"})"},
+      {"negative origin", R"({"plan":"p","from":-7,"to":28,"started":"2026-11-22T01:00:00Z"})"},
+      {"target above int",
+       R"({"plan":"p","from":7,"to":4294967296,"started":"2026-11-22T01:00:00Z"})"},
+      {"target as text", R"({"plan":"p","from":7,"to":"28","started":"2026-11-22T01:00:00Z"})"},
+  };
+  for (const auto& row : intents) {
+    EXPECT_FALSE(decodeHpaIntent(row.text).has_value()) << row.what;
+  }
+  const Row statuses[] = {
+      {"float ceiling", R"({"ceiling":1e300,"at":"2026-11-22T01:00:00Z"})"},
+      {"negative ceiling", R"({"ceiling":-1,"at":"2026-11-22T01:00:00Z"})"},
+      {"ceiling above int", R"({"ceiling":18446744073709551615})"},
+  };
+  for (const auto& row : statuses) {
+    EXPECT_FALSE(decodeHpaStatus(row.text).has_value()) << row.what;
+  }
+  EXPECT_EQ(decodeHpaStatus(R"({"ceiling":14})")->ceiling, 14);
+}
+
 TEST(IntentTest, OutcomeKeepsItsResult) {
   NodeOutcome o{"p", NodeOpKind::kTimeSlicing, "timeout", "no answer", at("2026-11-22T01:02:03Z")};
   auto back = decodeNodeOutcome(encodeNodeOutcome(o));
