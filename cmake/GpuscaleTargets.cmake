@@ -56,6 +56,17 @@ function(gpuscale_test name)
                        ENVIRONMENT "GPUSCALE_SOURCE_DIR=${CMAKE_SOURCE_DIR};GPUSCALE_BINARY_DIR=${CMAKE_BINARY_DIR}")
 endfunction()
 
+# gpuscale_test_variant(NAME VARIANT ENV...): runs the test program of gpuscale_test(NAME) again as the
+# test NAME_VARIANT, with the same label and timeout and the extra environment ENV ("KEY=value"
+# entries), e.g. against another backend of the test matrix.
+function(gpuscale_test_variant name variant)
+  get_test_property(${name} LABELS labels)
+  get_test_property(${name} TIMEOUT timeout)
+  add_test(NAME ${name}_${variant} COMMAND ${name})
+  set_tests_properties(${name}_${variant} PROPERTIES LABELS ${labels} TIMEOUT ${timeout}
+                       ENVIRONMENT "GPUSCALE_SOURCE_DIR=${CMAKE_SOURCE_DIR};GPUSCALE_BINARY_DIR=${CMAKE_BINARY_DIR};${ARGN}")
+endfunction()
+
 # gpuscale_script_test(NAME SCRIPT [ARGS ...] [LABEL l] [TIMEOUT s]): a shell-driven test (exit 77 = skipped).
 function(gpuscale_script_test name)
   cmake_parse_arguments(ARG "" "SCRIPT;LABEL;TIMEOUT" "ARGS" ${ARGN})

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the test control plane from the Go module proxy: kube-apiserver, kube-controller-manager,
 # kube-scheduler and kubectl (k8s/), etcd (etcd/) and kwok (kwok/), each from its own wrapper module;
-# Helm (helm/), which the chart tests use; and kubelet and kube-proxy of the same Kubernetes version
+# Helm (helm/), which the chart tests use; Prometheus 3 (prometheus/, into bin/prometheus3/), the
+# backend test matrix's other release; and kubelet and kube-proxy of the same Kubernetes version
 # for the optional real node (up.sh --real-node). All are pure Go (CGO_ENABLED=0), so they are static.
 #
 # Idempotent and cached: module and build caches and the binaries live in a per-user cache directory
@@ -25,7 +26,7 @@ export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-buildvcs=false
 export GOMODCACHE="$cache/gomod" GOCACHE="$cache/gocache"
 jobs=${GPUSCALE_CLUSTER_JOBS:-2}
 
-stamp=$(cat "$here"/{k8s,etcd,kwok,helm}/go.{mod,sum} "$here/build.sh" <("$GO" version) |
+stamp=$(cat "$here"/{k8s,etcd,kwok,helm,prometheus}/go.{mod,sum} "$here/build.sh" <("$GO" version) |
   sha256sum | cut -c1-16)
 out="$cache/bin-$stamp"
 
@@ -84,6 +85,16 @@ build k8s "$out.partial/" "$kld" "selinux,notest,grpcnotrace" \
 build k8s "$out.partial/" "$kld" "selinux,notest,grpcnotrace" \
   k8s.io/kubernetes/cmd/kubelet k8s.io/kubernetes/cmd/kube-proxy
 
+# Prometheus 3 for the backend test matrix (Debian's 2.42 is the other release); the module's
+# v0.3XX.Y is release 3.XX.Y. The tests use static scrape targets only, so the service-discovery
+# plugins (cloud SDKs, client-go) are left out, which halves the compile.
+pver=$(cd "$here/prometheus" && "$GO" list -m -f '{{.Version}}' github.com/prometheus/prometheus)
+prel=${pver#v0.}
+prel="${prel:0:1}.$((10#${prel:1:2})).${pver##*.}"
+build prometheus "$out.partial/prometheus3/" \
+  "-s -w -X github.com/prometheus/common/version.Version=$prel" remove_all_sd \
+  github.com/prometheus/prometheus/cmd/prometheus github.com/prometheus/prometheus/cmd/promtool
+
 # The KWOK stage definitions ship in its module zip; keep the ones up.sh uses next to the binaries.
 kwokdir=$(cd "$here/kwok" && "$GO" list -m -f '{{.Dir}}' sigs.k8s.io/kwok)
 mkdir -p "$out.partial/kwok-stages"
@@ -97,6 +108,7 @@ chmod -R u+w "$out.partial/kwok-stages"
 "$out.partial/kube-apiserver" --version >>"$log"
 "$out.partial/kubelet" --version >>"$log"
 "$out.partial/etcd" --version >>"$log"
+"$out.partial/prometheus3/prometheus" --version >>"$log"
 "$out.partial/kwok" --version >>"$log" 2>&1 || true
 touch "$out.partial/.complete"
 rm -rf "$out"

@@ -5,10 +5,11 @@
 #                               [--web-config FILE] [--storage PATH] [--port N] [--address IP]
 #   prometheus_run.sh stop DIR
 #
-# start: runs /usr/bin/prometheus on a free 127.0.0.1 port with its configuration, log and (unless --storage)
-# storage in DIR, waits until /-/ready answers (at most 60 s), and writes DIR/url and DIR/pid. It prints the
-# URL. --port N listens on that port instead (a restart where its clients expect it; retries keep
-# it). --address IP listens on IP instead of 127.0.0.1 (a test bridge's address, for pods).
+# start: runs prometheus (Debian's, or the one in $GPUSCALE_PROMETHEUS_DIR) on a free 127.0.0.1 port
+# with its configuration, log and (unless --storage) storage in DIR, waits until /-/ready answers
+# (at most 60 s), and writes DIR/url and DIR/pid. It prints the URL. --port N listens on that port
+# instead (a restart where its clients expect it; retries keep it). --address IP listens on IP
+# instead of 127.0.0.1 (a test bridge's address, for pods).
 # stop: SIGTERM, then SIGKILL after 10 s, for the process recorded in DIR/pid.
 # Exit codes: 0 ok, 1 failure (the log tail is printed), 2 usage, 77 prometheus not installed.
 set -euo pipefail
@@ -17,6 +18,7 @@ usage() { sed -n '4,8p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 [ $# -ge 2 ] || usage
 command=$1 dir=$2
 address=127.0.0.1
+prometheus=${GPUSCALE_PROMETHEUS_DIR:-/usr/bin}/prometheus
 shift 2
 
 stop() {
@@ -37,7 +39,10 @@ free_port() {
 }
 
 start() {
-  [ -x /usr/bin/prometheus ] || { echo "prometheus is not installed" >&2; exit 77; }
+  if [ -n "${GPUSCALE_PROMETHEUS_DIR:-}" ]; then
+    [ -x "$prometheus" ] || { echo "$prometheus is not built" >&2; exit 1; }
+  fi
+  [ -x "$prometheus" ] || { echo "prometheus is not installed" >&2; exit 77; }
   local targets=() interval=1s prefix="" web_config="" storage="$dir/data" fixed_port=""
   while [ $# -gt 0 ]; do
     case $1 in
@@ -73,7 +78,7 @@ YAML
     local url="$scheme://$address:$port$prefix"
     local run=("${args[@]}" --web.listen-address="$address:$port")
     [ -n "$prefix" ] && run+=(--web.route-prefix="$prefix" --web.external-url="$url")
-    /usr/bin/prometheus "${run[@]}" >>"$dir/prometheus.log" 2>&1 &
+    "$prometheus" "${run[@]}" >>"$dir/prometheus.log" 2>&1 &
     echo $! > "$dir/pid"
     for _ in $(seq 600); do
       if ! kill -0 "$(cat "$dir/pid")" 2>/dev/null; then break; fi

@@ -1,9 +1,11 @@
-// A real Prometheus for tests and benchmarks: the Debian `/usr/bin/prometheus` started on a free
-// loopback port with its own temporary storage and a generated configuration (scraping the targets
-// a test gives, every second by default), waited for until `/-/ready` answers, and stopped
-// (SIGTERM, then SIGKILL) on destruction. Also: backfilling history with `promtool tsdb
+// A real Prometheus for tests and benchmarks: by default the Debian `/usr/bin/prometheus`, started
+// on a free loopback port with its own temporary storage and a generated configuration (scraping
+// the targets a test gives, every second by default), waited for until `/-/ready` answers, and
+// stopped (SIGTERM, then SIGKILL) on destruction. Also: backfilling history with `promtool tsdb
 // create-blocks-from openmetrics` (backfilled data ends in the past, so "now" queries over short
-// ranges need a scraped exporter instead).
+// ranges need a scraped exporter instead). $GPUSCALE_PROMETHEUS_DIR names another folder holding
+// `prometheus` and `promtool` (another release of the backend matrix); when it is set, a missing
+// binary fails the test instead of skipping it.
 //
 // Thread safety: one owner; url()/port()/rssBytes() may be read from any thread.
 #pragma once
@@ -43,7 +45,8 @@ struct PrometheusServerOptions {
 
 class PrometheusServer {
  public:
-  // True when the prometheus and promtool binaries are installed.
+  // True when the prometheus and promtool binaries are installed (always when
+  // $GPUSCALE_PROMETHEUS_DIR is set).
   static bool available();
   static core::Result<std::unique_ptr<PrometheusServer>> start(PrometheusServerOptions options);
   // start() for a suite's static fixture: the server (the caller deletes it), or null with the
@@ -72,6 +75,12 @@ class PrometheusServer {
   uint16_t port_ = 0;
   pid_t pid_ = -1;
 };
+
+// The folder of the prometheus and promtool binaries under test: $GPUSCALE_PROMETHEUS_DIR (another
+// release of the backend matrix, e.g. Prometheus 3 built by tests/cluster/build.sh), else /usr/bin.
+std::string prometheusBinaryDir();
+std::string prometheusBinary();
+std::string promtoolBinary();
 
 // A new empty folder under $TMPDIR (or /tmp) named "<prefix>XXXXXX".
 std::string makeTempDir(const std::string& prefix);

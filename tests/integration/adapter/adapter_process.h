@@ -15,6 +15,7 @@
 
 #include "support/free_port.h"
 #include "support/process.h"
+#include "support/prometheus_server.h"
 #include "support/temp_dir.h"
 #include "support/triton_rules.h"
 #include "support/wait_until.h"
@@ -87,7 +88,8 @@ inline double adapterCalls(const std::string& metrics, const std::string& endpoi
   return sumOf(metrics, "gpuscale_adapter_prometheus_requests_total", labels);
 }
 
-// The Debian prometheus on a fixed port and storage folder, so it can be stopped and started again.
+// A real prometheus (Debian's, or the matrix's in $GPUSCALE_PROMETHEUS_DIR) on a fixed port and
+// storage folder, so it can be stopped and started again.
 class Prometheus {
  public:
   Prometheus(const gpuscale::testing::TempDir& dir, const std::string& target)
@@ -102,9 +104,9 @@ class Prometheus {
   }
   void start() {
     process_ = std::make_unique<BackgroundProcess>(
-        std::vector<std::string>{"prometheus", "--config.file=" + dir_.file("prometheus.yml"),
-                                 "--storage.tsdb.path=" + dir_.file("data"),
-                                 "--web.listen-address=" + address()},
+        std::vector<std::string>{
+            gpuscale::test::prometheusBinary(), "--config.file=" + dir_.file("prometheus.yml"),
+            "--storage.tsdb.path=" + dir_.file("data"), "--web.listen-address=" + address()},
         dir_.file("prometheus.log"));
     ASSERT_TRUE(gpuscale::testing::waitUntil([&] { return curl(url() + "/-/ready").code == 200; },
                                              std::chrono::seconds(60)))
@@ -209,7 +211,7 @@ struct TritonStack {
   static std::unique_ptr<TritonStack> start(const std::string& rules,
                                             const std::vector<std::string>& adapterArgs,
                                             const std::string& readyPath) {
-    if (!gpuscale::testing::programAvailable("prometheus") ||
+    if (!gpuscale::test::PrometheusServer::available() ||
         !gpuscale::testing::programAvailable("kubectl")) {
       return nullptr;
     }
