@@ -185,7 +185,7 @@ int runServeCommand(std::span<const std::string_view> args, std::ostream& out, s
   std::shared_ptr<ObjectLister> lister = access->lister;
   if (!lister) lister = std::make_shared<StandaloneObjectLister>(runner);
   config.customMetrics = std::make_shared<CustomProvider>(snapshots, mapper, lister, runner);
-  config.externalMetrics = std::make_shared<ExternalProvider>(snapshots, runner);
+  config.externalMetrics = std::make_shared<ExternalProvider>(snapshots, runner, registry);
   auto external =
       withExternalFallback(std::move(config.externalMetrics), options->externalFallback, registry);
   if (!external) {
