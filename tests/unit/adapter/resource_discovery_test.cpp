@@ -127,13 +127,14 @@ class RulesFollowDiscoveryTest : public ::testing::Test {
     prom_->setLabelNames({query}, std::vector<std::string>{"__name__", "namespace", label});
   }
 
-  core::Result<std::shared_ptr<ConfigReloader>> create(const k8s::ResourceMapper& mapper) {
+  core::Result<std::shared_ptr<ConfigReloader>> create(const k8s::ResourceMapper& mapper,
+                                                       bool unknownOverridesWarn = true) {
     ReloadSettings settings;
     settings.configFile = dir_.file("rules.yaml");
     settings.registry = registry_;
     settings.relist.interval = std::chrono::hours(1);
     settings.mapper = &mapper;
-    settings.compile.unknownOverridesWarn = true;
+    settings.compile.unknownOverridesWarn = unknownOverridesWarn;
     settings.makeBackend =
         [this](const std::string& name,
                const prom::PrometheusOptions&) -> core::Result<std::shared_ptr<const Backend>> {
@@ -183,17 +184,7 @@ TEST_F(RulesFollowDiscoveryTest, AnOverrideNamingACrdServesOnceTheCrdExists) {
 }
 
 TEST_F(RulesFollowDiscoveryTest, WithoutTheOptionAnUnknownOverrideIsAnError) {
-  auto reloader = ConfigReloader::create([&] {
-    ReloadSettings settings;
-    settings.configFile = dir_.file("rules.yaml");
-    settings.registry = registry_;
-    settings.makeBackend =
-        [this](const std::string& name,
-               const prom::PrometheusOptions&) -> core::Result<std::shared_ptr<const Backend>> {
-      return std::make_shared<const Backend>(name, prom_, prom_, nullptr);
-    };
-    return settings;
-  }());
+  auto reloader = create(k8s::BuiltinResourceTable::instance(), false);
   ASSERT_FALSE(reloader.ok());
   EXPECT_NE(reloader.status().message().find("rules[0].resources.overrides.widget"),
             std::string::npos)
