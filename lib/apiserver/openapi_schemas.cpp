@@ -86,18 +86,6 @@ const Json& allDefinitions() {
                 {"resourceVersion", text("the version of the list")},
                 {"selfLink", text("deprecated, unset")}},
                {});
-    d[meta("ObjectMeta")] =
-        object("ObjectMeta is metadata that all persisted resources must have.",
-               {{"annotations", stringMap("unstructured key value map")},
-                {"creationTimestamp",
-                 withDescription(schemaRef(meta("Time")), "when the object was created")},
-                {"generation", int64("a sequence number of the desired state")},
-                {"labels", stringMap("map of string keys and values for selecting objects")},
-                {"name", text("name, unique within a namespace")},
-                {"namespace", text("the namespace of the object")},
-                {"resourceVersion", text("the version of the object")},
-                {"uid", text("unique in time and space")}},
-               {});
     d[kObjectReference] = object(
         "ObjectReference contains enough information to let you inspect or modify the referred "
         "object.",
