@@ -11,6 +11,7 @@
 #include "gpuscale/adapter/external_provider.h"
 #include "gpuscale/adapter/forwarding_external_provider.h"
 #include "gpuscale/adapter/kube_object_lister.h"
+#include "gpuscale/adapter/resource_discovery.h"
 #include "gpuscale/adapter/serve_options.h"
 #include "gpuscale/adapter/standalone_object_lister.h"
 #include "gpuscale/apiserver/serve.h"
@@ -51,6 +52,7 @@ bool hasFlag(std::span<const std::string_view> args, std::string_view name) {
 struct ObjectAccess {
   auth::DelegatedAuth auth;
   std::shared_ptr<ObjectLister> lister;
+  std::shared_ptr<kube::KubeClient> kube;  // in-cluster only
 };
 
 core::Result<ObjectAccess> buildObjectAccess(ServeOptions& options,
@@ -67,11 +69,34 @@ core::Result<ObjectAccess> buildObjectAccess(ServeOptions& options,
   access.auth = std::move(*built);
   auto lister = auth::buildListerClient(delegation);
   if (!lister) return lister.status();
+  access.kube = *lister;
   access.lister = std::make_shared<KubeObjectLister>(std::move(*lister));
   spdlog::info(
       "in-cluster mode: delegated authentication and authorization; objects listed from "
       "the Kubernetes API");
   return access;
+}
+
+// In-cluster, rules and requests name any resource the cluster serves (API discovery, followed
+// while serving); standalone, the built-in table.
+std::unique_ptr<ResourceDiscovery> buildResourceDiscovery(
+    const ObjectAccess& access, const std::shared_ptr<prometheus::Registry>& registry,
+    ReloadSettings& reload) {
+  if (!access.kube) return nullptr;
+  auto discovery = std::make_unique<ResourceDiscovery>(access.kube, registry);
+  discovery->refreshOnce();
+  reload.mapper = &discovery->mapper();
+  reload.compile.unknownOverridesWarn = true;
+  return discovery;
+}
+
+void followResourceDiscovery(ResourceDiscovery* discovery, core::Duration interval,
+                             const std::shared_ptr<ConfigReloader>& reloader) {
+  if (discovery == nullptr) return;
+  discovery->start(interval, [reloader] {
+    spdlog::info("the resources the cluster serves changed: compiling the rules again");
+    (void)reloader->reload();  // logs and counts its own outcome
+  });
 }
 
 }  // namespace
@@ -124,10 +149,11 @@ int runServeCommand(std::span<const std::string_view> args, std::ostream& out, s
     err << "Error: " << valid.message() << "\n";
     return kUsageError;
   }
-  const k8s::ResourceMapper& mapper = k8s::BuiltinResourceTable::instance();
   ReloadSettings reload;
   reload.configFile = options->configFile;
-  reload.mapper = &mapper;
+  const std::unique_ptr<ResourceDiscovery> discovery =
+      buildResourceDiscovery(*access, registry, reload);
+  const k8s::ResourceMapper& mapper = *reload.mapper;
   reload.prometheus = options->prometheus;
   reload.relist = options->relist;
   reload.registry = registry;
@@ -159,7 +185,7 @@ int runServeCommand(std::span<const std::string_view> args, std::ostream& out, s
   std::shared_ptr<ObjectLister> lister = access->lister;
   if (!lister) lister = std::make_shared<StandaloneObjectLister>(runner);
   config.customMetrics = std::make_shared<CustomProvider>(snapshots, mapper, lister, runner);
-  config.externalMetrics = std::make_shared<ExternalProvider>(snapshots, runner);
+  config.externalMetrics = std::make_shared<ExternalProvider>(snapshots, runner, registry);
   auto external =
       withExternalFallback(std::move(config.externalMetrics), options->externalFallback, registry);
   if (!external) {
@@ -202,7 +228,12 @@ int runServeCommand(std::span<const std::string_view> args, std::ostream& out, s
   }
   int code = apiserver::serveUntilTerminated(
       options->server, std::move(config),
-      [reloader = *reloader](apiserver::ApiHandler&) { reloader->start(); }, *tls);
+      [reloader = *reloader, &discovery, &options](apiserver::ApiHandler&) {
+        reloader->start();
+        followResourceDiscovery(discovery.get(), options->discoveryInterval, reloader);
+      },
+      *tls);
+  if (discovery) discovery->stop();
   (*reloader)->stop();
   return code;
 }

@@ -66,7 +66,7 @@ core::Result<std::shared_ptr<ConfigReloader::Generation>> ConfigReloader::build(
   auto config = rules::loadRuleConfigFile(settings_.configFile);
   if (!config) return config.status();
   next->source = config->source;
-  auto rules = rules::compileRules(*config, *settings_.mapper);
+  auto rules = rules::compileRules(*config, *settings_.mapper, settings_.compile);
   if (!rules) return rules.status();
   next->rules = std::move(*rules);
   for (const rules::Diagnostic& warning : next->rules->warnings) {
@@ -142,6 +142,7 @@ void ConfigReloader::recordOutcome(bool success) {
 }
 
 core::Status ConfigReloader::reload() {
+  std::lock_guard serialised(reloadMutex_);
   auto next = build();
   core::Status outcome = next ? (*next)->relister->relistOnce() : next.status();
   if (!outcome.ok()) {

@@ -1,18 +1,54 @@
 #include "gpuscale/adapter/external_provider.h"
 
+#include <spdlog/spdlog.h>
+
 #include <optional>
 
 namespace gpuscale::adapter {
 
-ExternalProvider::ExternalProvider(SnapshotSource snapshots, std::shared_ptr<QueryRunner> runner)
-    : snapshots_(std::move(snapshots)), runner_(std::move(runner)) {}
+namespace {
+
+// Bounds the memory of "already logged" (metric, namespace) pairs; past it, logging starts over.
+constexpr size_t kMaxLoggedEmpty = 4096;
+
+}  // namespace
+
+ExternalProvider::ExternalProvider(SnapshotSource snapshots, std::shared_ptr<QueryRunner> runner,
+                                   const std::shared_ptr<prometheus::Registry>& registry)
+    : snapshots_(std::move(snapshots)), runner_(std::move(runner)) {
+  if (registry) {
+    emptyResults_ = &prometheus::BuildCounter()
+                         .Name("gpuscale_adapter_external_empty_results_total")
+                         .Help(
+                             "External metric requests answered with an empty list because "
+                             "Prometheus had no (finite) sample for them")
+                         .Register(*registry)
+                         .Add({});
+  }
+}
+
+void ExternalProvider::noteEmpty(std::string_view metric, std::string_view namespaceName,
+                                 std::string_view cause) {
+  if (emptyResults_ != nullptr) emptyResults_->Increment();
+  bool first = false;
+  {
+    std::lock_guard lock(loggedMu_);
+    if (logged_.size() >= kMaxLoggedEmpty) logged_.clear();
+    first = logged_.emplace(std::string(metric), std::string(namespaceName)).second;
+  }
+  if (first) {
+    spdlog::info("external metric {} answered with an empty list (logged once): {}", metric, cause);
+  } else {
+    spdlog::debug("external metric {} answered with an empty list: {}", metric, cause);
+  }
+}
 
 std::vector<apiserver::ExternalMetricInfo> ExternalProvider::listMetrics() const {
   auto snapshot = snapshots_();
   std::vector<apiserver::ExternalMetricInfo> out;
   out.reserve(snapshot->external->entries().size());
   for (const rules::ExternalEntry& entry : snapshot->external->entries()) {
-    out.push_back({entry.metric, entry.rule->namespaced()});
+    out.push_back({entry.metric, true});
   }
   return out;
 }
@@ -57,13 +93,12 @@ core::Result<std::vector<apiserver::ExternalMetricValue>> ExternalProvider::getE
     for (const prom::Sample& sample : (*result)->vector) add(sample.point, &sample.metric);
   }
   if (items.empty()) {
-    std::string message = "the server could not find the metric " + std::string(metric) +
-                          " for namespaces: Prometheus has no data for it";
+    std::string cause = "Prometheus has no data for it";
     if (entry->rule->namespaced() && !namespaceName.empty()) {
-      message += " in namespace " + std::string(namespaceName);
+      cause += " in namespace " + std::string(namespaceName);
     }
-    if (leftOut > 0) message += " (" + std::to_string(leftOut) + " NaN or ±Inf samples left out)";
-    return core::Status::notFound(std::move(message));
+    if (leftOut > 0) cause += " (" + std::to_string(leftOut) + " NaN or ±Inf samples left out)";
+    noteEmpty(metric, namespaceName, cause);
   }
   return items;
 }

@@ -48,7 +48,6 @@ constexpr std::array kIgnored = {
     IgnoredFlag{"label-prefix", false, kRemoved},
     IgnoredFlag{"lister-kubeconfig", false, kNoKube},
     IgnoredFlag{"kubeconfig", false, kNoKube},
-    IgnoredFlag{"discovery-interval", false, kNoKube},
     IgnoredFlag{"client-qps", false, kNoKube},
     IgnoredFlag{"client-burst", false, kNoKube},
     IgnoredFlag{"authentication-kubeconfig", false, kNoKube},
@@ -171,6 +170,11 @@ core::Result<bool> applyOwnFlag(ServeOptions& options, std::string_view name,
     auto d = durationFlag(name, value);
     if (!d) return d.status();
     options.relist.maxAge = *d;
+  } else if (name == "discovery-interval") {
+    auto d = durationFlag(name, value);
+    if (!d) return d.status();
+    if (d->count() == 0) return badFlag(name, value, "must be positive");
+    options.discoveryInterval = *d;
   } else if (name == "allowed-credential-dir") {
     if (value.empty()) return core::Status::badRequest("--allowed-credential-dir: empty directory");
     options.allowedCredentialDirs.emplace_back(value);
@@ -269,6 +273,9 @@ std::string serveUsage() {
          "      --metrics-relist-interval duration discovery period (default 10m)\n"
          "      --metrics-max-age duration        discovery window (default: the relist "
          "interval)\n"
+         "      --discovery-interval duration     in-cluster mode: how often the Kubernetes API's "
+         "discovery\n"
+         "                                        is read again, to follow CRDs (default 1m)\n"
          "      --allowed-credential-dir string   (repeatable) a directory whose files the rule "
          "file's\n"
          "                                        backends may name as token, CA or client "

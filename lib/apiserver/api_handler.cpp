@@ -132,6 +132,17 @@ ApiHandler::ApiHandler(ApiHandlerConfig config) : config_(std::move(config)) {
   }
   if (!config_.registry) config_.registry = std::make_shared<prometheus::Registry>();
   metrics_ = std::make_unique<RequestMetrics>(config_.registry);
+  openApi_ = std::make_unique<const OpenApiDocuments>(servedGroupVersions());
+}
+
+std::vector<GroupVersion> ApiHandler::servedGroupVersions() const {
+  std::vector<GroupVersion> out;
+  if (config_.customMetrics) {
+    out.push_back({std::string(kCustomMetricsGroup), "v1beta1"});
+    out.push_back({std::string(kCustomMetricsGroup), "v1beta2"});
+  }
+  if (config_.externalMetrics) out.push_back({std::string(kExternalMetricsGroup), "v1beta1"});
+  return out;
 }
 
 std::vector<ApiGroupVersions> ApiHandler::servedGroups() const {
@@ -199,6 +210,10 @@ HttpResponse ApiHandler::dispatch(const HttpRequest& request, Dispatch& state) c
 
   const bool get = request.method == "GET";
   const auto accept = request.header("Accept").value_or("");
+  if (auto openApi = openApi_->answer(request)) {
+    state.route = "openapi";
+    return std::move(*openApi);
+  }
   if (auto extra = config_.extraRoutes.find(path); extra != config_.extraRoutes.end()) {
     state.route = "extra";
     if (!get) return statusResponse(methodNotAllowedStatus(), state.pretty);
@@ -212,8 +227,8 @@ HttpResponse ApiHandler::dispatch(const HttpRequest& request, Dispatch& state) c
   if (path == "/" || path == "/index.html") {
     state.route = "root";
     std::vector<std::string> paths = {
-        "/apis",    "/healthz", "/healthz/ping", "/livez",           "/livez/ping",
-        "/metrics", "/readyz",  "/readyz/ping",  "/readyz/shutdown", "/version"};
+        "/apis",   "/healthz",     "/healthz/ping",    "/livez",   "/livez/ping", "/metrics",
+        "/readyz", "/readyz/ping", "/readyz/shutdown", "/version", "/openapi/v2", "/openapi/v3"};
     for (const auto& [extraPath, route] : config_.extraRoutes) paths.push_back(extraPath);
     for (const auto& group : servedGroups()) {
       paths.push_back("/apis/" + group.name);

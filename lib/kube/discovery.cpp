@@ -26,6 +26,10 @@ bool sameTable(const std::vector<k8s::ResourceInfo>& a, const std::vector<k8s::R
   });
 }
 
+bool isMetricsGroup(std::string_view group) {
+  return group == "custom.metrics.k8s.io" || group == "external.metrics.k8s.io";
+}
+
 }  // namespace
 
 std::vector<k8s::ResourceInfo> parseResourceList(const Object& list, const std::string& group,
@@ -48,8 +52,9 @@ std::vector<k8s::ResourceInfo> parseResourceList(const Object& list, const std::
   return out;
 }
 
-DiscoveryResourceMapper::DiscoveryResourceMapper(std::shared_ptr<KubeClient> client)
-    : client_(std::move(client)), table_(std::make_shared<const Table>()) {}
+DiscoveryResourceMapper::DiscoveryResourceMapper(std::shared_ptr<KubeClient> client,
+                                                 std::vector<k8s::ResourceInfo> initial)
+    : client_(std::move(client)), table_(std::make_shared<const Table>(std::move(initial))) {}
 
 DiscoveryResourceMapper::~DiscoveryResourceMapper() {
   refresher_.request_stop();
@@ -74,7 +79,7 @@ core::Status DiscoveryResourceMapper::refresh() {
       const std::string name = k8s::stringField(group, "name");
       const std::string version =
           k8s::stringField(k8s::objectField(group, "preferredVersion"), "version");
-      if (name.empty() || version.empty()) continue;
+      if (name.empty() || version.empty() || isMetricsGroup(name)) continue;
       auto resources = client_->getPath(fmt::format("/apis/{}/{}", name, version));
       if (!resources) {
         spdlog::warn("discovery: skipping {}/{}: {}", name, version, resources.status().toString());
@@ -91,7 +96,13 @@ core::Status DiscoveryResourceMapper::refresh() {
   std::lock_guard lock(mu_);
   retired_.push_back(std::move(table_));
   table_ = std::make_shared<const Table>(std::move(table));
+  ++generation_;
   return {};
+}
+
+uint64_t DiscoveryResourceMapper::generation() const {
+  std::lock_guard lock(mu_);
+  return generation_;
 }
 
 void DiscoveryResourceMapper::startRefreshing(std::chrono::seconds interval) {

@@ -33,7 +33,7 @@ const GroupResource& namespacesResource() {
 std::variant<ResourceConverter, ResourceConverter::Problem> ResourceConverter::create(
     std::string_view labelTemplate,
     const std::vector<std::pair<std::string, GroupResource>>& overrides,
-    const ResourceMapper& mapper) {
+    const ResourceMapper& mapper, std::vector<size_t>* unknownOverrides) {
   using Where = Problem::Where;
   ResourceConverter converter;
   converter.mapper_ = &mapper;
@@ -68,6 +68,10 @@ std::variant<ResourceConverter, ResourceConverter::Problem> ResourceConverter::c
   for (size_t i = 0; i < overrides.size(); ++i) {
     const auto& [label, target] = overrides[i];
     Result<ResourceInfo> info = mapper.resourceFor(target);
+    if (!info && unknownOverrides != nullptr) {
+      unknownOverrides->push_back(i);
+      continue;
+    }
     if (!info) {
       return Problem{Where::kOverride, i, 0,
                      fmt::format("unable to normalize group-resource {{{} {}}}: {}", target.group,

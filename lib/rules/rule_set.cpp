@@ -18,8 +18,9 @@ bool isDigit(char c) { return c >= '0' && c <= '9'; }
 // Turns parsed rules into CompiledRules, reporting positioned errors and collecting warnings.
 class RuleCompiler {
  public:
-  RuleCompiler(const RuleConfig& config, const ResourceMapper& mapper, RuleSet& out)
-      : config_(config), mapper_(mapper), out_(out) {}
+  RuleCompiler(const RuleConfig& config, const ResourceMapper& mapper, CompileOptions options,
+               RuleSet& out)
+      : config_(config), mapper_(mapper), options_(options), out_(out) {}
 
   core::Status compileAll() {
     if (core::Status status = compileBackends(config_, out_.backends); !status.ok()) return status;
@@ -90,7 +91,17 @@ class RuleCompiler {
     for (const ResourceOverride& o : mapping.overrides) {
       overrides.emplace_back(o.label, GroupResource{o.target.group.value, o.target.resource.value});
     }
-    auto created = ResourceConverter::create(mapping.labelTemplate.value, overrides, mapper_);
+    std::vector<size_t> unknown;
+    auto created = ResourceConverter::create(mapping.labelTemplate.value, overrides, mapper_,
+                                             options_.unknownOverridesWarn ? &unknown : nullptr);
+    for (size_t index : unknown) {
+      const ResourceOverride& o = mapping.overrides[index];
+      warn(o.target.resource.present ? o.target.resource.pos : o.pos,
+           fmt::format("{}.overrides.{}", path, o.label),
+           fmt::format("the cluster does not serve {:?} (yet): label {:?} is ignored until it does",
+                       GroupResource{o.target.group.value, o.target.resource.value}.toString(),
+                       o.label));
+    }
     if (auto* problem = std::get_if<ResourceConverter::Problem>(&created)) {
       if (problem->where == ResourceConverter::Problem::Where::kOverride) {
         const ResourceOverride& o = mapping.overrides[problem->overrideIndex];
@@ -295,6 +306,7 @@ class RuleCompiler {
 
   const RuleConfig& config_;
   const ResourceMapper& mapper_;
+  CompileOptions options_;
   RuleSet& out_;
 };
 
@@ -332,10 +344,11 @@ std::vector<RuleSet::DiscoveryQuery> RuleSet::discoveryQueries(RuleKind kind) co
 }
 
 core::Result<std::shared_ptr<const RuleSet>> compileRules(const RuleConfig& config,
-                                                          const ResourceMapper& mapper) {
+                                                          const ResourceMapper& mapper,
+                                                          CompileOptions options) {
   auto set = std::make_shared<RuleSet>();
   set->file = config.file;
-  RuleCompiler compiler(config, mapper, *set);
+  RuleCompiler compiler(config, mapper, options, *set);
   if (core::Status status = compiler.compileAll(); !status.ok()) return status;
   return std::shared_ptr<const RuleSet>(std::move(set));
 }

@@ -25,8 +25,13 @@
 //   gpuscale_config_last_reload_success_timestamp_seconds  gauge (Unix time; the start counts)
 //   gpuscale_config_reloads_total{result="success"|"failure"}  counter
 //
+// A reload is also how rules follow the cluster's API discovery (resource_discovery.h): compiled
+// rules resolve resources when they are compiled, so a change of what the mapper knows calls
+// reload(), with `compile.unknownOverridesWarn` so an override naming a CRD not installed yet
+// waits for it instead of failing the file.
+//
 // Thread safety: snapshot(), rules(), ready() from any thread; start()/stop() from one controlling
-// thread; reload() from one thread at a time (the watcher's, or a test's without start()).
+// thread; reload() from any thread (calls are serialised: the watcher's and discovery's).
 #pragma once
 
 #include <prometheus/counter.h>
@@ -52,6 +57,7 @@ struct ReloadSettings {
   std::string configFile;
   // Must outlive the reloader (compiled rules point to it).
   const k8s::ResourceMapper* mapper = &k8s::BuiltinResourceTable::instance();
+  rules::CompileOptions compile;
   prom::PrometheusOptions prometheus;  // the default backend
   RelistOptions relist;                // as given; checked against every generation's rules
   std::shared_ptr<prometheus::Registry> registry;  // not null
@@ -100,6 +106,7 @@ class ConfigReloader {
 
   ReloadSettings settings_;
   std::shared_ptr<const Backend> defaultBackend_;
+  std::mutex reloadMutex_;    // serialises reload()
   mutable std::mutex mutex_;  // guards generation_
   std::shared_ptr<Generation> generation_;
   bool servesCustom_ = false;

@@ -5,6 +5,10 @@
 //                                  configuration file specified (make sure to use --config)")
 //   --metrics-relist-interval D    discovery period, Go duration (10m)
 //   --metrics-max-age D            discovery window (0 = the relist interval)
+//   --discovery-interval D         in-cluster mode: how often the Kubernetes API's discovery is
+//                                  read again (resource_discovery.h), Go duration (1m;
+//                                  prometheus-adapter's default is 10m: rules naming a CRD wait
+//                                  for it, so gpuscale reads more often)
 //   --allowed-credential-dir DIR   repeatable: a directory whose files the rule file's backends may
 //                                  name as bearerTokenFile/caFile/clientCertFile/clientKeyFile
 //                                  (default none: only the --prometheus-* flags' own files;
@@ -42,6 +46,7 @@ struct ServeOptions {
   std::string configFile;
   std::vector<std::string> allowedCredentialDirs;
   RelistOptions relist;
+  core::Duration discoveryInterval = std::chrono::minutes(1);
   bool standalone = false;
   int verbosity = 0;
   prom::PrometheusOptions prometheus;

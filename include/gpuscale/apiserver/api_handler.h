@@ -10,8 +10,9 @@
 //   /apis, /apis/<group>               APIGroupList / APIGroup (custom lists only v1beta1, as
 //                                      upstream)
 //   /apis/<group>/<version>[/...]      routeMetricsApi() -> resource list or provider call -> JSON
+//   /openapi/v2, /openapi/v3[/...]     OpenAPI documents of the served groups (openapi.h)
 //   extraRoutes (e.g. /debug/explain)  the configured handler (GET only)
-//   anything else                      plain-text "404 page not found" (so also /openapi/v2)
+//   anything else                      plain-text "404 page not found"
 // JSON responses honour `?pretty=` and the curl/Wget/Mozilla user-agent rule, and answer 406 when
 // the Accept header admits no plain JSON (the aggregated-discovery Accept of kube-aggregator falls
 // back on 406). Provider errors are written as Status bodies with their HTTP codes; provider
@@ -31,6 +32,7 @@
 #include "gpuscale/apiserver/auth.h"
 #include "gpuscale/apiserver/health.h"
 #include "gpuscale/apiserver/http_message.h"
+#include "gpuscale/apiserver/openapi.h"
 #include "gpuscale/apiserver/provider.h"
 #include "gpuscale/apiserver/request_metrics.h"
 #include "gpuscale/apiserver/url.h"
@@ -86,9 +88,11 @@ class ApiHandler {
   HttpResponse customMetricResponse(const MetricRequest& request, bool pretty) const;
   HttpResponse externalMetricResponse(const MetricRequest& request, const Dispatch& state) const;
   std::vector<ApiGroupVersions> servedGroups() const;
+  std::vector<GroupVersion> servedGroupVersions() const;
 
   ApiHandlerConfig config_;
   std::unique_ptr<RequestMetrics> metrics_;
+  std::unique_ptr<const OpenApiDocuments> openApi_;
 };
 
 // True when Kubernetes would pretty-print: `pretty` parses as true, or it is absent/empty and the

@@ -54,11 +54,13 @@ class ResourceConverter {
 
   // `overrides` are (label, unnormalised group-resource) in file order; `labelTemplate` may be
   // empty. Each override must normalise through `mapper`; a template must parse, run, and contain
-  // <<.Resource>>.
+  // <<.Resource>>. With `unknownOverrides` given, an override the mapper does not know is not a
+  // Problem: it is left out and its index appended there (a resource the cluster does not serve
+  // yet, such as a CRD installed later).
   static std::variant<ResourceConverter, Problem> create(
       std::string_view labelTemplate,
       const std::vector<std::pair<std::string, GroupResource>>& overrides,
-      const ResourceMapper& mapper);
+      const ResourceMapper& mapper, std::vector<size_t>* unknownOverrides = nullptr);
 
   // The normalised group-resource `label` stands for, if any (uncached: callers that look up many
   // labels should cache per label name).

@@ -6,7 +6,8 @@
 //   - name.matches with more than one capture group and no `as`;
 //   - a metricsQuery / containerQuery / nodeQuery / resources.template that does not parse;
 //   - a resources.template that cannot be used as a label regex or lacks <<.Resource>>;
-//   - an override whose resource the ResourceMapper does not know;
+//   - an override whose resource the ResourceMapper does not know (unless
+//     CompileOptions::unknownOverridesWarn: then a warning, and the override is left out);
 //   - a resourceRules.window that is not a Prometheus duration.
 //   - a backend declaration that is invalid (backend.h), or a rule naming an undeclared backend.
 // It also collects warnings for rules that load but cannot work as written: the `$1_per_second`
@@ -83,9 +84,17 @@ struct RuleSet {
   std::vector<DiscoveryQuery> discoveryQueries(RuleKind kind) const;
 };
 
+struct CompileOptions {
+  // For a mapper that follows the cluster's discovery: an override naming a resource the cluster
+  // does not serve (yet) is a warning and is left out, so the other rules serve; the caller
+  // compiles again when discovery changes.
+  bool unknownOverridesWarn = false;
+};
+
 // Validates and compiles `config`. The first error is returned; warnings are kept in the RuleSet.
 core::Result<std::shared_ptr<const RuleSet>> compileRules(const RuleConfig& config,
-                                                          const ResourceMapper& mapper);
+                                                          const ResourceMapper& mapper,
+                                                          CompileOptions options = {});
 
 // loadRuleConfigFile() + compileRules().
 core::Result<std::shared_ptr<const RuleSet>> loadRules(const std::string& path,

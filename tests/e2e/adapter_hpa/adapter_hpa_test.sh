@@ -10,7 +10,8 @@
 #   APIServices v1beta1/v1beta2 and an ExternalName Service -> an HPA opted in to
 #   gpuscale-reconciler (policy.yaml: MIG reshapes only). Checks:
 #   1. `kubectl get --raw .../namespaces/default/pods/%2A/avg_time_queue_us` through kube-apiserver
-#      lists exactly the Running pods with their queue time (v1beta1 and v1beta2);
+#      lists exactly the Running pods with their queue time (v1beta1 and v1beta2); kube-apiserver
+#      aggregated our OpenAPI v3 documents and logged no error about our APIServices;
 #   2. through kube-apiserver a ServiceAccount without RBAC gets 403; directly at the adapter, with the
 #      front-proxy certificate, the HPA controller's identity is allowed and that ServiceAccount is
 #      refused by the adapter's SubjectAccessReview; X-Remote-User without that certificate is not
@@ -115,6 +116,14 @@ eventually 180 "v1beta1 items for the Running pods" items_match_high v1beta1
 eventually 60 "v1beta2 items for the Running pods" items_match_high v1beta2
 kc get --raw "$(metric_path v1beta1)"
 echo
+
+step "kube-apiserver aggregated our OpenAPI and logged no errors about our APIServices"
+openapi_lists_group() { kc get --raw /openapi/v3 | grep -q '"apis/custom.metrics.k8s.io/v1beta2"'; }
+eventually 120 "/openapi/v3 through kube-apiserver lists custom.metrics.k8s.io/v1beta2" \
+  openapi_lists_group
+if grep -E '^E[0-9]{4} ' "$work/cluster/logs/kube-apiserver.log" | grep -iE 'custom\.metrics'; then
+  die "kube-apiserver logged errors about the adapter's APIServices (above)"
+fi
 
 step "authentication and authorization are delegated to kube-apiserver"
 # Through kube-apiserver: a ServiceAccount without RBAC is refused (token only, no admin certificate).

@@ -7,7 +7,8 @@
 #   adapter_stack_certificate     a CA and a serving certificate with the Service's DNS name
 #   adapter_stack_start PROM_URL  starts the adapter in in-cluster mode (delegated authn/authz, pods
 #                                 LISTed from the API) on ADAPTER_PORT (a free port at first, the same
-#                                 one on restarts); sets ADAPTER_PID; returns when /healthz answers
+#                                 one on restarts), with the flags in the array ADAPTER_EXTRA_ARGS
+#                                 appended; sets ADAPTER_PID; returns when /healthz answers
 #   adapter_stack_stop [SIGNAL]   SIGTERM (or SIGNAL, e.g. KILL for a crash) and wait
 #   adapter_stack_register        ExternalName Service localhost + APIServices v1beta1/v1beta2 with the
 #                                 CA bundle; returns when both are Available
@@ -15,6 +16,7 @@
 
 ADAPTER_PORT=
 ADAPTER_PID=
+ADAPTER_EXTRA_ARGS=()
 
 adapter_stack_init() { # work adapter-binary rules-file
   _as_work=$1 _as_bin=$2 _as_rules=$3
@@ -75,7 +77,7 @@ adapter_stack_start() { # prometheus-url
       --authorization-kubeconfig "$_as_work/adapter.kubeconfig" \
       --requestheader-client-ca-file "$GPUSCALE_PKI_DIR/front-proxy-ca.crt" \
       --client-ca-file "$GPUSCALE_PKI_DIR/ca.crt" \
-      --metrics-relist-interval 5s >>"$_as_work/adapter.log" 2>&1 &
+      --metrics-relist-interval 5s "${ADAPTER_EXTRA_ARGS[@]}" >>"$_as_work/adapter.log" 2>&1 &
     ADAPTER_PID=$!
     deadline=$((SECONDS + 60))
     while kill -0 "$ADAPTER_PID" 2>/dev/null && [ $SECONDS -lt $deadline ]; do

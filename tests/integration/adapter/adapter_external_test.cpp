@@ -101,9 +101,11 @@ std::vector<std::string> queueValues(const std::string& body) {
   return out;
 }
 
-std::string resourceEntry(const std::string& name, bool namespaced) {
-  return R"({"name":")" + name + R"(","singularName":"","namespaced":)" +
-         (namespaced ? "true" : "false") + R"(,"kind":"ExternalMetricValueList","verbs":["get"]})";
+// Every external metric is listed as namespaced (only the namespaced path exists), as
+// prometheus-adapter lists them, `namespaced: false` rules too.
+std::string resourceEntry(const std::string& name) {
+  return R"({"name":")" + name +
+         R"(","singularName":"","namespaced":true,"kind":"ExternalMetricValueList","verbs":["get"]})";
 }
 
 std::string resourceList(const std::vector<std::string>& entries) {
@@ -114,20 +116,20 @@ std::string resourceList(const std::vector<std::string>& entries) {
 }
 
 const std::string kLocalDiscovery = resourceList({
-    resourceEntry("queue_messages", true),
-    resourceEntry("queue_messages_all_namespaces", false),
-    resourceEntry("queue_messages_inf", true),
-    resourceEntry("queue_messages_nan", true),
-    resourceEntry("queue_messages_total", false),
+    resourceEntry("queue_messages"),
+    resourceEntry("queue_messages_all_namespaces"),
+    resourceEntry("queue_messages_inf"),
+    resourceEntry("queue_messages_nan"),
+    resourceEntry("queue_messages_total"),
 });
 // Ours, then the fallback's metrics we do not serve (queue_messages clashes: ours wins).
 const std::string kMergedDiscovery = resourceList({
-    resourceEntry("queue_messages", true),
-    resourceEntry("queue_messages_all_namespaces", false),
-    resourceEntry("queue_messages_inf", true),
-    resourceEntry("queue_messages_nan", true),
-    resourceEntry("queue_messages_total", false),
-    resourceEntry("remote_queue_messages", true),
+    resourceEntry("queue_messages"),
+    resourceEntry("queue_messages_all_namespaces"),
+    resourceEntry("queue_messages_inf"),
+    resourceEntry("queue_messages_nan"),
+    resourceEntry("queue_messages_total"),
+    resourceEntry("remote_queue_messages"),
 });
 
 size_t occurrences(const std::string& text, const std::string& what) {
@@ -217,10 +219,10 @@ test::PrometheusServer* AdapterExternalTest::prometheus_ = nullptr;
 AdapterProcess* AdapterExternalTest::remote_ = nullptr;
 AdapterProcess* AdapterExternalTest::local_ = nullptr;
 
-TEST_F(AdapterExternalTest, DiscoverySaysWhichMetricsIgnoreTheNamespace) {
-  EXPECT_EQ(kubectlAndCurl(*remote_, kExternal),
-            resourceList({resourceEntry("queue_messages", true),
-                          resourceEntry("remote_queue_messages", true)}));
+TEST_F(AdapterExternalTest, DiscoveryListsEveryMetricAsNamespaced) {
+  EXPECT_EQ(
+      kubectlAndCurl(*remote_, kExternal),
+      resourceList({resourceEntry("queue_messages"), resourceEntry("remote_queue_messages")}));
   EXPECT_EQ(local(""), kMergedDiscovery);
 }
 
@@ -251,8 +253,8 @@ TEST_F(AdapterExternalTest, MetricLabelSelectors) {
               c.jobs)
         << c.selector;
   }
-  // A selector no series matches is missing data, never 0.
-  local("/namespaces/jobs/queue_messages?labelSelector=%21topic", 404);
+  // A selector no series matches is an empty list (missing data), never 0.
+  EXPECT_EQ(local("/namespaces/jobs/queue_messages?labelSelector=%21topic"), list({}));
   // An unparsable selector is a 400 before any query.
   HttpReply bad = curl(local_->url(
       std::string(kExternal) + "/namespaces/jobs/queue_messages?labelSelector=queue%20in%20(a"));
@@ -273,24 +275,17 @@ TEST_F(AdapterExternalTest, ScalarIsOneItemWithNullLabels) {
             list({item("queue_messages_total", "null", "12")}));
 }
 
-TEST_F(AdapterExternalTest, EmptyResultIs404NeverZero) {
-  EXPECT_EQ(local("/namespaces/nowhere/queue_messages", 404),
-            notFound("the server could not find the metric queue_messages for namespaces: "
-                     "Prometheus has no data for it in namespace nowhere"));
+TEST_F(AdapterExternalTest, EmptyResultIsAnEmptyListAsPrometheusAdapterAnswers) {
+  EXPECT_EQ(local("/namespaces/nowhere/queue_messages"), list({}));
   ProcessResult k = local_->kubectl(std::string(kExternal) + "/namespaces/nowhere/queue_messages");
-  EXPECT_NE(k.exitCode, 0);
-  EXPECT_NE(k.err.find("Error from server (NotFound): the server could not find the metric "
-                       "queue_messages for namespaces"),
-            std::string::npos)
-      << k.err;
+  EXPECT_EQ(k.exitCode, 0) << k.err;
+  HttpReply metrics = curl(local_->url("/metrics"));
+  EXPECT_NE(metrics.body.find("gpuscale_adapter_external_empty_results_total"), std::string::npos);
 }
 
 TEST_F(AdapterExternalTest, NaNAndInfAreLeftOutAndCounted) {
   for (std::string metric : {"queue_messages_nan", "queue_messages_inf"}) {
-    EXPECT_EQ(local("/namespaces/jobs/" + metric, 404),
-              notFound("the server could not find the metric " + metric +
-                       " for namespaces: Prometheus has no data for it in namespace jobs (2 NaN "
-                       "or ±Inf samples left out)"));
+    EXPECT_EQ(local("/namespaces/jobs/" + metric), list({}));
   }
   HttpReply metrics = curl(local_->url("/metrics"));
   EXPECT_EQ(metrics.body.find("gpuscale_adapter_nan_values_total{api=\"external\"} 0"),
@@ -310,9 +305,7 @@ TEST_F(AdapterExternalTest, UnservedMetricsAreForwardedToTheFallback) {
   // The fallback's own errors come back as its Status.
   EXPECT_EQ(local("/namespaces/jobs/nobody_serves_this", 404),
             notFound("the server could not find the metric nobody_serves_this for namespaces"));
-  EXPECT_EQ(local("/namespaces/nowhere/remote_queue_messages", 404),
-            notFound("the server could not find the metric remote_queue_messages for namespaces: "
-                     "Prometheus has no data for it in namespace nowhere"));
+  EXPECT_EQ(local("/namespaces/nowhere/remote_queue_messages"), list({}));
   // A name both serve is ours (the fallback's rule would say 5000).
   EXPECT_EQ(local("/namespaces/jobs/queue_messages?labelSelector=queue%3Dorders"),
             list({item("queue_messages", R"({"queue":"orders"})", "5")}));

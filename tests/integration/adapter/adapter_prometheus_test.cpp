@@ -136,9 +136,12 @@ TEST_F(AdapterPrometheusTest, ExternalMetric) {
           R"({"kind":"ExternalMetricValueList","apiVersion":"external.metrics.k8s.io/v1beta1","metadata":{},"items":[{"metricName":"triton_requests_per_second","metricLabels":{"model":"simple"},"timestamp":"T","value":")"),
       std::string::npos)
       << body;
-  // Another namespace has no data: 404 (the HPA sees a missing metric, never 0).
-  both("/apis/external.metrics.k8s.io/v1beta1/namespaces/elsewhere/triton_requests_per_second",
-       404);
+  // Another namespace has no data: an empty list, as prometheus-adapter answers (the HPA sees a
+  // missing metric, never 0).
+  EXPECT_EQ(
+      both("/apis/external.metrics.k8s.io/v1beta1/namespaces/elsewhere/triton_requests_per_second"),
+      R"({"kind":"ExternalMetricValueList","apiVersion":"external.metrics.k8s.io/v1beta1","metadata":{},"items":[]})"
+      "\n");
 }
 
 TEST_F(AdapterPrometheusTest, UnknownMetricIsNotFound) {

@@ -1,6 +1,7 @@
 #include "gpuscale/adapter/external_provider.h"
 
 #include <gtest/gtest.h>
+#include <prometheus/text_serializer.h>
 
 #include <cmath>
 
@@ -40,9 +41,13 @@ class ExternalProviderTest : public ::testing::Test {
     series["cluster_load"] = {{"cluster_load", {}}};
     snapshot_ = snapshotOf(ruleSet, series);
     provider_ = std::make_unique<ExternalProvider>(
-        [this] { return snapshot_; }, std::make_shared<QueryRunner>(prometheus_, nullptr, nullptr));
+        [this] { return snapshot_; }, std::make_shared<QueryRunner>(prometheus_, nullptr, nullptr),
+        registry_);
   }
 
+  std::string exposition() { return prometheus::TextSerializer().Serialize(registry_->Collect()); }
+
+  std::shared_ptr<prometheus::Registry> registry_ = std::make_shared<prometheus::Registry>();
   std::shared_ptr<fakes::FakePrometheusClient> prometheus_ =
       std::make_shared<fakes::FakePrometheusClient>();
   std::shared_ptr<const DiscoverySnapshot> snapshot_;
@@ -53,7 +58,8 @@ TEST_F(ExternalProviderTest, ListsMetricNames) {
   auto metrics = provider_->listMetrics();
   ASSERT_EQ(metrics.size(), 2u);
   EXPECT_EQ(metrics[0].metric, "cluster_load");
-  EXPECT_FALSE(metrics[0].namespaced);  // `namespaced: false`: discovery says so
+  // Always namespaced, as prometheus-adapter lists them: only the namespaced path exists.
+  EXPECT_TRUE(metrics[0].namespaced);
   EXPECT_EQ(metrics[1].metric, "queue_depth");
   EXPECT_TRUE(metrics[1].namespaced);
 }
@@ -97,15 +103,6 @@ TEST_F(ExternalProviderTest, Errors) {
   const std::vector<Case> cases = {
       {"unknown metric", "nope", testing::vectorAnswer({}), 404,
        "the server could not find the metric nope for namespaces"},
-      {"empty result: 404, never 0", "queue_depth", testing::vectorAnswer({}), 404,
-       "Prometheus has no data"},
-      {"only NaN: 404", "queue_depth",
-       testing::vectorAnswer({sample({{"queue", "q"}}, std::nan(""))}), 404,
-       "Prometheus has no data"},
-      {"only ±Inf: 404 (the HPA sums items in int64, a saturated value could wrap)", "queue_depth",
-       testing::vectorAnswer(
-           {sample({{"queue", "q"}}, INFINITY), sample({{"queue", "r"}}, -INFINITY)}),
-       404, "(2 NaN or ±Inf samples left out)"},
       {"matrix: 500", "queue_depth", matrix, 500, "matrix"},
       {"timeout: 503", "queue_depth", prom::failure(prom::FailureKind::kTimeout, "2s"), 503,
        "unable to fetch metrics: prometheus timeout"},
@@ -116,6 +113,28 @@ TEST_F(ExternalProviderTest, Errors) {
     testing::expectFailure(provider_->getExternalMetric("default", c.metric, {}), c.code,
                            c.message);
   }
+}
+
+TEST_F(ExternalProviderTest, NoDataIsAnEmptyListCounted) {
+  struct Row {
+    const char* what;
+    prom::Result<prom::QueryResultPtr> answer;
+  };
+  const std::vector<Row> rows = {
+      {"empty vector", testing::vectorAnswer({})},
+      {"only NaN", testing::vectorAnswer({sample({{"queue", "q"}}, std::nan(""))})},
+      {"only ±Inf (the HPA sums items in int64, a saturated value could wrap)",
+       testing::vectorAnswer(
+           {sample({{"queue", "q"}}, INFINITY), sample({{"queue", "r"}}, -INFINITY)})},
+  };
+  for (const Row& row : rows) {
+    prometheus_->setQuery(kDepth, row.answer);
+    auto items = provider_->getExternalMetric("default", "queue_depth", {});
+    ASSERT_TRUE(items.ok()) << row.what << ": " << items.status().message();
+    EXPECT_TRUE(items->empty()) << row.what;
+  }
+  EXPECT_NE(exposition().find("gpuscale_adapter_external_empty_results_total 3"), std::string::npos)
+      << exposition();
 }
 
 TEST_F(ExternalProviderTest, MetricSelectorGoesBeforeTheNamespace) {

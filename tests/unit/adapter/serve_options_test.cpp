@@ -20,6 +20,7 @@ TEST(ParseServeFlags, AcceptsPrometheusAdapterCommandLines) {
   EXPECT_EQ(options->verbosity, 6);
   EXPECT_TRUE(options->standalone);
   EXPECT_EQ(options->server.workerThreads, 3u);
+  EXPECT_EQ(options->discoveryInterval, std::chrono::minutes(1));
   ASSERT_EQ(options->warnings.size(), 1u);
   EXPECT_NE(options->warnings[0].find("--logtostderr"), std::string::npos);
 }
@@ -42,6 +43,14 @@ TEST(ParseServeFlags, Table) {
        false,
        "--metrics-relist-interval"},
       {"missing value", {"--config"}, false, "flag needs an argument"},
+      {"--discovery-interval is honoured, not ignored",
+       {"--config=c", "--discovery-interval=30s"},
+       true,
+       ""},
+      {"--discovery-interval must be positive",
+       {"--config=c", "--discovery-interval=0s"},
+       false,
+       "--discovery-interval"},
       {"removed flag with a value",
        {"--config=c", "--rate-interval", "5m"},
        true,

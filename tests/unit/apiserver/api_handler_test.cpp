@@ -171,13 +171,23 @@ TEST_F(ApiHandlerTest, BadLabelSelectorIs400) {
 }
 
 TEST_F(ApiHandlerTest, PathsOutsideThePrefixesArePlainText404) {
-  for (const char* path : {"/foo", "/openapi/v2", "/apis/custom.metrics.k8s.io/v1beta3",
-                           "/apis/metrics.k8s.io/v1beta1"}) {
+  for (const char* path : {"/foo", "/openapi/v3/apis/metrics.k8s.io/v1beta1",
+                           "/apis/custom.metrics.k8s.io/v1beta3", "/apis/metrics.k8s.io/v1beta1"}) {
     const auto response = call(path);
     EXPECT_EQ(response.status, 404) << path;
     EXPECT_EQ(response.contentType, "text/plain; charset=utf-8") << path;
     EXPECT_EQ(response.body, "404 page not found\n") << path;
   }
+}
+
+TEST_F(ApiHandlerTest, OpenApiDocumentsAreServedAfterAuthorization) {
+  const auto v2 = call("/openapi/v2", {{"Accept", "application/json"}});
+  EXPECT_EQ(v2.status, 200);
+  EXPECT_NE(
+      v2.body.find("io.k8s.metrics.pkg.apis.external_metrics.v1beta1.ExternalMetricValueList"),
+      std::string::npos);
+  const auto v3 = call("/openapi/v3");
+  EXPECT_NE(v3.body.find("apis/custom.metrics.k8s.io/v1beta2"), std::string::npos);
 }
 
 TEST_F(ApiHandlerTest, ResourceListsComeFromTheProviders) {
@@ -242,7 +252,8 @@ INSTANTIATE_TEST_SUITE_P(
     Table, AcceptTest,
     ::testing::Values(
         AcceptRow{
-            "aggregated discovery only: 406 so the aggregator falls back",
+            "kube-aggregator's exact Accept (v2, then v2beta1, no plain JSON): 406, on which it "
+            "falls back to /apis/<group>/<version> with application/json",
             "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/"
             "json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList",
             406},
