@@ -59,9 +59,8 @@ Result<UsageQuery> buildUsageQuery(const rules::CompiledResourceRule& rule,
   request.names = names;
   request.anyName = names.empty();
   request.extraGroupBy = extraGroupBy;
-  auto promql =
-      rules::renderResourceQuery(pods ? rule.containerQuery : rule.nodeQuery, rule.resources,
-                                 request);
+  auto promql = rules::renderResourceQuery(pods ? rule.containerQuery : rule.nodeQuery,
+                                           rule.resources, request);
   if (!promql) return queryBuildError(promql.status());
   out.promql = std::move(*promql);
   return out;
@@ -127,8 +126,7 @@ Result<ResourceProvider::Rules> ResourceProvider::currentRules() const {
   Rules out;
   out.set = rules_();
   if (!out.set || !out.set->resourceRules) {
-    return Status::unavailable(
-        "the rule file has no resourceRules: no resource metrics to serve");
+    return Status::unavailable("the rule file has no resourceRules: no resource metrics to serve");
   }
   out.resource = &*out.set->resourceRules;
   return out;

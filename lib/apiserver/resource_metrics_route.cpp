@@ -37,8 +37,7 @@ Result<core::LabelSelector> selectorParam(const QueryParams& query, const char* 
 
 }  // namespace
 
-Result<ResourceMetricsRoute> routeResourceMetricsApi(std::string_view method,
-                                                     std::string_view path,
+Result<ResourceMetricsRoute> routeResourceMetricsApi(std::string_view method, std::string_view path,
                                                      const QueryParams& query) {
   if (!path.starts_with(kPrefix)) return resourceNotFoundStatus();
   auto parts = splitParts(path.substr(kPrefix.size()));

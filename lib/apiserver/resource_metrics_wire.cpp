@@ -15,8 +15,8 @@ Json usageJson(const ResourceUsage& usage) {
 }
 
 // ObjectMeta in its Go field order: name, namespace, creationTimestamp, labels.
-Json metadataJson(std::string_view namespaceName, std::string_view name,
-                  const core::Labels& labels, Timestamp created) {
+Json metadataJson(std::string_view namespaceName, std::string_view name, const core::Labels& labels,
+                  Timestamp created) {
   Json out;
   out["name"] = name;
   if (!namespaceName.empty()) out["namespace"] = namespaceName;

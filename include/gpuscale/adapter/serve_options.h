@@ -11,7 +11,8 @@
 //                                  credential_file_policy.h)
 //   --standalone                   no Kubernetes API: objects come from Prometheus, no delegated
 //                                  authentication, bind to 127.0.0.1 unless --bind-address is given
-//   --resource-metrics[=BOOL]      serve metrics.k8s.io from the rule file's resourceRules (default:
+//   --resource-metrics[=BOOL]      serve metrics.k8s.io from the rule file's resourceRules
+//   (default:
 //                                  when the rule file has them at startup; false keeps the group
 //                                  to metrics-server)
 //   --workers N                    server worker threads (8; alias of --worker-threads)

@@ -52,10 +52,10 @@ struct ContainerMetrics {
 struct PodMetrics {
   std::string namespaceName;
   std::string name;
-  core::Labels labels;                        // the pod's labels, when known
-  Timestamp timestamp;                        // when the usage was measured
-  core::Duration window{0};                   // over how long it was measured
-  std::vector<ContainerMetrics> containers;   // never empty
+  core::Labels labels;                       // the pod's labels, when known
+  Timestamp timestamp;                       // when the usage was measured
+  core::Duration window{0};                  // over how long it was measured
+  std::vector<ContainerMetrics> containers;  // never empty
   friend bool operator==(const PodMetrics&, const PodMetrics&) = default;
 };
 
