@@ -25,7 +25,7 @@ constexpr char kRules[] = R"(resourceRules:
   cpu:
     containerQuery: 'sum by (<<.GroupBy>>) (rate(container_cpu_usage_seconds_total{<<.LabelMatchers>>,container!="",pod!=""}[10s]))'
     nodeQuery: 'sum by (<<.GroupBy>>) (rate(node_cpu_usage_seconds_total{<<.LabelMatchers>>}[10s]))'
-    resources:
+    resources: &resources
       overrides:
         node: {resource: node}
         namespace: {resource: namespace}
@@ -34,11 +34,7 @@ constexpr char kRules[] = R"(resourceRules:
   memory:
     containerQuery: 'sum by (<<.GroupBy>>) (container_memory_working_set_bytes{<<.LabelMatchers>>,container!="",pod!=""})'
     nodeQuery: 'sum by (<<.GroupBy>>) (node_memory_working_set_bytes{<<.LabelMatchers>>})'
-    resources:
-      overrides:
-        node: {resource: node}
-        namespace: {resource: namespace}
-        pod: {resource: pod}
+    resources: *resources
     containerLabel: container
   window: 10s
 )";
