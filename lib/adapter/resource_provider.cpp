@@ -87,6 +87,11 @@ auto queryUsage(QueryRunner& runner, const rules::CompiledResourceRules& rules,
   if (!memoryResult) return memoryResult.status();
   cpu->read.samples = &(*cpuResult)->vector;
   memory->read.samples = &(*memoryResult)->vector;
+  for (const UsageSamples* read : {&cpu->read, &memory->read}) {
+    for (const prom::Sample& sample : *read->samples) {
+      runner.countUnservable("resource", sample.point.value);
+    }
+  }
   auto items = assemble(cpu->read, memory->read);
   if (names != nullptr) {
     const std::set<std::string_view> wanted(names->begin(), names->end());

@@ -15,7 +15,9 @@
 // Failures are errors, never partial lists: a failed listing or Prometheus call (QueryRunner:
 // 500/503 "unable to fetch metrics: ..."), a rule that cannot render its query (500 "unable to
 // build the query: ..."), and a rule file without resourceRules after a reload (503). Queries go to
-// the default backend. `window` is resourceRules.window; timestamps come from the samples.
+// the default backend. `window` is resourceRules.window; timestamps come from the samples. NaN and
+// ±Inf samples (which leave their object out) are counted with api="resource" in
+// gpuscale_adapter_nan_values_total / gpuscale_adapter_infinite_values_total.
 //
 // Thread safety: thread-safe; calls block on the lister and Prometheus (server worker threads).
 #pragma once

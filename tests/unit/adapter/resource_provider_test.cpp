@@ -1,6 +1,9 @@
 #include "gpuscale/adapter/resource_provider.h"
 
 #include <gtest/gtest.h>
+#include <prometheus/text_serializer.h>
+
+#include <cmath>
 
 #include "fakes/fake_kube_client.h"
 #include "fakes/prom_fake_client.h"
@@ -130,6 +133,22 @@ TEST_F(ResourceProviderTest, FailuresAreErrorsNotEmptyLists) {
 
   rules_ = compile(testing::kHttpRequestsRules);
   expectFailure(kubeProvider().listPodMetrics("default", {}), 503, "no resourceRules");
+}
+
+TEST_F(ResourceProviderTest, NotANumberLeavesThePodOutAndIsCounted) {
+  auto registry = std::make_shared<prometheus::Registry>();
+  runner_ = std::make_shared<QueryRunner>(prometheus_, nullptr, registry);
+  prometheus_->setVector(R"(sum(cpu{namespace="default",pod=~"web-1|web-2"}) by (pod,container))",
+                         {container("web-1", "app", std::nan("")), container("web-2", "app", 1)});
+  prometheus_->setVector(R"(sum(mem{namespace="default",pod=~"web-1|web-2"}) by (pod,container))",
+                         {container("web-1", "app", 1), container("web-2", "app", 1)});
+  auto pods = kubeProvider().listPodMetrics("default", {});
+  ASSERT_TRUE(pods.ok()) << pods.status().message();
+  EXPECT_EQ(podNames(*pods), std::vector<std::string>{"default/web-2"});
+  const std::string exposition = prometheus::TextSerializer().Serialize(registry->Collect());
+  EXPECT_NE(exposition.find(R"(gpuscale_adapter_nan_values_total{api="resource"} 1)"),
+            std::string::npos)
+      << exposition;
 }
 
 TEST_F(ResourceProviderTest, Nodes) {
