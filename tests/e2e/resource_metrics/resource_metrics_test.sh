@@ -12,8 +12,9 @@
 #      Running pods, each with both containers, memory "64Mi", the pods' labels and window "10s";
 #   3. `kubectl top pod` (also -l, --containers and -A) and `kubectl top node` print the usage
 #      (250m/64Mi per container, 500m/128Mi per pod; 1500m/2048Mi and 37%/25% for the node);
-#   4. a pod that no longer runs disappears from the list (scaled to 1 replica);
-#   5. Prometheus stopped: the aggregator relays the adapter's 503 (never an empty or zero list).
+#   4. an autoscaling/v2 HPA of type Resource (cpu utilization) reads them: about 83 %;
+#   5. a pod that no longer runs disappears from the list (scaled to 1 replica);
+#   6. Prometheus stopped: the aggregator relays the adapter's 503 (never an empty or zero list).
 # Exit 77 (skipped) when the cluster binaries, gpuscale-adapter or prometheus are missing.
 set -euo pipefail
 
@@ -41,10 +42,16 @@ metadata:
   annotations: {kwok.x-k8s.io/node: fake}
   labels: {kubernetes.io/hostname: worker-0, type: kwok}
 YAML
-kc patch node worker-0 --subresource=status --type=merge -p \
-  '{"status":{"capacity":{"cpu":"4","memory":"8Gi","pods":"110"},"allocatable":{"cpu":"4","memory":"8Gi","pods":"110"}}}' \
-  >/dev/null
 kc wait --for=condition=Ready node/worker-0 --timeout=180s >/dev/null
+# KWOK's node initialisation writes the status too: set the resources until they stick.
+node_resources() {
+  kc patch node worker-0 --subresource=status --type=merge -p \
+    '{"status":{"capacity":{"cpu":"4","memory":"8Gi","pods":"110"},"allocatable":{"cpu":"4","memory":"8Gi","pods":"110"}}}' \
+    >/dev/null
+  sleep 1
+  [ "$(node_allocatable worker-0 cpu)" = 4 ] && [ "$(node_allocatable worker-0 memory)" = 8Gi ]
+}
+eventually 60 "worker-0 allocatable 4 CPUs and 8Gi" node_resources
 
 step "the Deployment web (2 replicas, containers app and sidecar) in default"
 kc apply -f - >/dev/null <<'YAML'
@@ -180,6 +187,30 @@ PY
 eventually 60 "kubectl top node: worker-0 at 1500m (37%) and 2048Mi (25%)" top_node_ok
 cat "$work/top-node"
 kc top node worker-0 >/dev/null || die "kubectl top node worker-0 failed"
+
+step "an autoscaling/v2 HPA of type Resource reads the pods' cpu through the aggregator"
+# 500m used of 600m requested per pod: 83 % (min = max = 2, so it measures without scaling).
+kc apply -f - >/dev/null <<'YAML'
+apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata: {name: web, namespace: default}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
+  minReplicas: 2
+  maxReplicas: 2
+  metrics:
+  - type: Resource
+    resource: {name: cpu, target: {type: Utilization, averageUtilization: 50}}
+YAML
+hpa_utilization() {
+  local got
+  got=$(kc -n default get hpa web \
+    -o jsonpath='{.status.currentMetrics[0].resource.current.averageUtilization}')
+  [ -n "$got" ] && [ "$got" -ge 80 ] && [ "$got" -le 86 ]
+}
+eventually 120 "the HPA reports about 83 % cpu utilization" hpa_utilization
+kc -n default get hpa web
+kc -n default delete hpa web >/dev/null
 
 step "a pod that stops running is no longer listed"
 kc -n default scale deployment web --replicas=1 >/dev/null
