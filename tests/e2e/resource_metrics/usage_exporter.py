@@ -13,12 +13,13 @@ Usage: usage_exporter.py --kubectl KUBECTL --namespace NS --selector SEL --node 
                          [--node-cores 1.5] [--node-memory 2147483648]
 """
 import argparse
-import http.server
-import json
 import os
-import subprocess
+import sys
 import threading
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from kwok_exporter import running_pods, serve_metrics  # noqa: E402
 
 
 class Usage:
@@ -29,16 +30,11 @@ class Usage:
         self.start = time.monotonic()
 
     def refresh(self):
-        out = subprocess.run(
-            [self.args.kubectl, "get", "pods", "-n", self.args.namespace, "-l",
-             self.args.selector, "--field-selector=status.phase=Running", "-o", "json"],
-            capture_output=True, text=True, timeout=30)
-        if out.returncode != 0:
+        pods = running_pods(self.args.kubectl, self.args.namespace, self.args.selector)
+        if pods is None:
             return
-        containers = sorted((p["metadata"]["name"], c["name"])
-                            for p in json.loads(out.stdout)["items"]
-                            if "deletionTimestamp" not in p["metadata"]
-                            for c in p["spec"]["containers"])
+        containers = [(p["metadata"]["name"], c["name"]) for p in pods
+                      for c in p["spec"]["containers"]]
         with self.lock:
             self.containers = containers
 
@@ -70,31 +66,7 @@ def main():
     parser.add_argument("--node-memory", type=int, default=2 << 30)
     args = parser.parse_args()
     usage = Usage(args)
-
-    def poll():
-        while True:
-            usage.refresh()
-            time.sleep(1)
-
-    threading.Thread(target=poll, daemon=True).start()
-
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self):
-            body = usage.render().encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "text/plain; version=0.0.4")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *_):
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    with open(args.port_file + ".tmp", "w") as f:
-        f.write(str(server.server_address[1]))
-    os.replace(args.port_file + ".tmp", args.port_file)
-    server.serve_forever()
+    serve_metrics(usage.refresh, usage.render, args.port_file)
 
 
 if __name__ == "__main__":
