@@ -3,12 +3,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
 
+#include "gpuscale/core/duration.h"
 #include "gpuscale/core/flag_args.h"
 #include "gpuscale/core/label_selector.h"
 #include "gpuscale/k8s/resource_mapper.h"
@@ -52,6 +54,27 @@ std::shared_ptr<const RuleSet> load(const std::string& file, std::ostream& err) 
   return *set;
 }
 
+// The label of `resource` in a resource rule's samples, or why there is none.
+std::string labelOrProblem(const rules::CompiledResourceRule& rule,
+                           const rules::GroupResource& resource) {
+  auto label = rule.resources.labelForResource(resource);
+  return label ? fmt::format("{:?}", *label) : "none (" + label.status().message() + ")";
+}
+
+// What a resourceRules entry serves: "resourceRules.cpu: metrics.k8s.io/v1beta1 cpu of pods
+// (label "pod", namespace label "namespace", containers by "container") and nodes (label "node"),
+// window 5m0s".
+std::string resourceRuleSummary(const rules::CompiledResourceRule& rule,
+                                std::chrono::nanoseconds window) {
+  const std::string_view resource = rule.path.ends_with("memory") ? "memory" : "cpu";
+  return fmt::format(
+      "{}: serves metrics.k8s.io/v1beta1 {} of pods (label {}, namespace label {}, containers by "
+      "{:?}) and nodes (label {}), window {}",
+      rule.path, resource, labelOrProblem(rule, {"", "pods"}),
+      labelOrProblem(rule, rules::namespacesResource()), rule.containerLabel,
+      labelOrProblem(rule, {"", "nodes"}), core::formatGoDuration(window));
+}
+
 int check(std::span<const std::string_view> args, std::ostream& out, std::ostream& err) {
   if (args.size() != 1) return usageError(err, "check takes exactly one FILE");
   std::shared_ptr<const RuleSet> set = load(std::string(args.front()), err);
@@ -61,9 +84,7 @@ int check(std::span<const std::string_view> args, std::ostream& out, std::ostrea
   if (set->resourceRules) {
     for (const rules::CompiledResourceRule* rule :
          {&set->resourceRules->cpu, &set->resourceRules->memory}) {
-      out << fmt::format(
-          "{}: resource containerLabel {:?}, window {}s\n", rule->path, rule->containerLabel,
-          std::chrono::duration_cast<std::chrono::seconds>(set->resourceRules->window).count());
+      out << resourceRuleSummary(*rule, set->resourceRules->window) << "\n";
     }
   }
   return kExitOk;

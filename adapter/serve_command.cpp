@@ -12,6 +12,7 @@
 #include "gpuscale/adapter/forwarding_external_provider.h"
 #include "gpuscale/adapter/kube_object_lister.h"
 #include "gpuscale/adapter/resource_discovery.h"
+#include "gpuscale/adapter/resource_provider.h"
 #include "gpuscale/adapter/serve_options.h"
 #include "gpuscale/adapter/standalone_object_lister.h"
 #include "gpuscale/apiserver/serve.h"
@@ -193,6 +194,14 @@ int runServeCommand(std::span<const std::string_view> args, std::ostream& out, s
     return kUsageError;
   }
   config.externalMetrics = std::move(*external);
+  // metrics.k8s.io: by default only when the rule file has resourceRules (prometheus-adapter
+  // installs the API only then); --resource-metrics=false leaves it to metrics-server.
+  if (options->resourceMetrics.value_or(ruleSet->resourceRules.has_value())) {
+    config.resourceMetrics = std::make_shared<ResourceProvider>(
+        [reloader = *reloader] { return reloader->rules(); }, mapper, lister, runner);
+    spdlog::info("serving metrics.k8s.io/v1beta1 from resourceRules{}",
+                 ruleSet->resourceRules ? "" : " (none in the rule file yet: requests fail)");
+  }
   config.extraRoutes.emplace(
       std::string(kExplainPath),
       explainRoute({[reloader = *reloader] {

@@ -37,12 +37,14 @@ QueryRunner::QueryRunner(std::shared_ptr<prom::Client> client,
                   .Register(*registry);
   nanCustom_ = &nan.Add({{"api", "custom"}});
   nanExternal_ = &nan.Add({{"api", "external"}});
+  nanResource_ = &nan.Add({{"api", "resource"}});
   auto& infinite = prometheus::BuildCounter()
                        .Name("gpuscale_adapter_infinite_values_total")
                        .Help("Samples left out of responses because Prometheus returned ±Inf")
                        .Register(*registry);
   infiniteCustom_ = &infinite.Add({{"api", "custom"}});
   infiniteExternal_ = &infinite.Add({{"api", "external"}});
+  infiniteResource_ = &infinite.Add({{"api", "resource"}});
   cacheCalls_ = &prometheus::BuildCounter()
                      .Name("gpuscale_adapter_query_cache_total")
                      .Help(
@@ -111,12 +113,22 @@ std::optional<core::Quantity> QueryRunner::servedValue(std::string_view api, dou
     auto quantity = core::Quantity::fromMetricValue(value);
     if (quantity) return *quantity;
   }
-  const bool external = api == "external";
-  prometheus::Counter* counter = std::isnan(value)
-                                     ? (external ? nanExternal_ : nanCustom_)
-                                     : (external ? infiniteExternal_ : infiniteCustom_);
-  if (counter != nullptr) counter->Increment();
+  countUnservable(api, value);
   return std::nullopt;
+}
+
+void QueryRunner::countUnservable(std::string_view api, double value) {
+  if (std::isfinite(value)) return;
+  const bool nan = std::isnan(value);
+  prometheus::Counter* counter = nullptr;
+  if (api == "external") {
+    counter = nan ? nanExternal_ : infiniteExternal_;
+  } else if (api == "resource") {
+    counter = nan ? nanResource_ : infiniteResource_;
+  } else {
+    counter = nan ? nanCustom_ : infiniteCustom_;
+  }
+  if (counter != nullptr) counter->Increment();
 }
 
 void QueryRunner::publishCacheStats(const std::string& backend,

@@ -98,7 +98,8 @@ const IgnoredFlag* ignoredFlag(std::string_view rawName) {
 constexpr std::string_view kFallbackPrefix = "external-metrics-fallback-";
 
 bool isOwnBoolFlag(std::string_view name) {
-  return name == "standalone" || name == "external-metrics-fallback-insecure-skip-tls-verify";
+  return name == "standalone" || name == "resource-metrics" ||
+         name == "external-metrics-fallback-insecure-skip-tls-verify";
 }
 
 core::Status badFlag(std::string_view name, std::string_view value, std::string_view why) {
@@ -182,6 +183,10 @@ core::Result<bool> applyOwnFlag(ServeOptions& options, std::string_view name,
     auto b = boolFlag(name, value);
     if (!b) return b.status();
     options.standalone = *b;
+  } else if (name == "resource-metrics") {
+    auto b = boolFlag(name, value);
+    if (!b) return b.status();
+    options.resourceMetrics = *b;
   } else if (name == "workers") {
     auto n = intFlag(name, value, 1);
     if (!n) return n.status();
@@ -285,6 +290,10 @@ std::string serveUsage() {
          "      --standalone                      no Kubernetes API: objects from Prometheus, no "
          "delegated\n"
          "                                        authentication, bind 127.0.0.1 by default\n"
+         "      --resource-metrics                serve metrics.k8s.io from resourceRules "
+         "(default:\n"
+         "                                        when the rule file has them; false leaves it to\n"
+         "                                        metrics-server)\n"
          "      --workers int                     server worker threads (default 8)\n"
          "  -v, --v int                           log verbosity (6: log every PromQL query)\n"
          "\n"

@@ -154,6 +154,9 @@ std::vector<ApiGroupVersions> ApiHandler::servedGroups() const {
   if (config_.externalMetrics) {
     groups.push_back({std::string(kExternalMetricsGroup), {"v1beta1"}, "v1beta1"});
   }
+  if (config_.resourceMetrics) {
+    groups.push_back({std::string(kResourceMetricsGroup), {"v1beta1"}, "v1beta1"});
+  }
   return groups;
 }
 
@@ -272,6 +275,10 @@ HttpResponse ApiHandler::dispatch(const HttpRequest& request, Dispatch& state) c
 HttpResponse ApiHandler::groupVersionResponse(const HttpRequest& request, Dispatch& state,
                                               std::string_view group,
                                               std::string_view version) const {
+  if (group == kResourceMetricsGroup) {
+    state.route = "resource_metrics";
+    return resourceMetricsResponse(request, state.query, state.pretty);
+  }
   auto route = routeMetricsApi(request.method, group, version, request.path, state.query);
   if (!route) {
     state.route = "invalid";

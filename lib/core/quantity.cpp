@@ -252,6 +252,8 @@ int64_t saturatedInteger(bool negative, Decimal d, int64_t shift) {
 
 Quantity Quantity::fromMilli(int64_t milli, Format format) { return {milli, -3, format}; }
 
+Quantity Quantity::fromNano(int64_t nano, Format format) { return {nano, -9, format}; }
+
 Quantity Quantity::fromInt(int64_t units, Format format) { return {units, 0, format}; }
 
 Result<Quantity> Quantity::fromMetricValue(double value) {

@@ -23,6 +23,15 @@
 
 namespace gpuscale::adapter {
 
+// What a lister that reads the objects themselves (Kubernetes-backed) knows of one: the resource
+// metrics API reports pods' namespaces and labels and serves Running pods only.
+struct ListedObject {
+  std::string namespaceName;
+  std::string name;
+  core::Labels labels;
+  std::string phase;  // pods' status.phase ("" for other resources)
+};
+
 // The objects a wildcard covers.
 struct ObjectSet {
   // Every object Prometheus has data for (the provider queries namespace-wide and takes each
@@ -30,8 +39,11 @@ struct ObjectSet {
   bool all = false;
   // Otherwise exactly these objects, in the order responses list them.
   std::vector<std::string> names;
+  // One per name, same order, when the lister read the objects (empty otherwise). A list of every
+  // namespace is sorted by namespace, then name.
+  std::vector<ListedObject> objects;
 
-  static ObjectSet everything() { return ObjectSet{true, {}}; }
+  static ObjectSet everything() { return ObjectSet{true, {}, {}}; }
 };
 
 class ObjectLister {

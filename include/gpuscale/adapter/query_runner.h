@@ -67,6 +67,9 @@ class QueryRunner {
   // gpuscale_adapter_infinite_values_total. Finite values beyond the int64 milli range saturate
   // (core/quantity.h).
   std::optional<core::Quantity> servedValue(std::string_view api, double value);
+  // Counts `value` as servedValue() does when it is NaN or ±Inf (nothing otherwise), for callers
+  // that convert values themselves: `api` "resource" is metrics.k8s.io.
+  void countUnservable(std::string_view api, double value);
 
   // The Status for a failed Prometheus call (see the file comment).
   static core::Status fetchError(const core::Status& cause);
@@ -96,6 +99,8 @@ class QueryRunner {
   prometheus::Counter* nanExternal_ = nullptr;
   prometheus::Counter* infiniteCustom_ = nullptr;
   prometheus::Counter* infiniteExternal_ = nullptr;
+  prometheus::Counter* nanResource_ = nullptr;
+  prometheus::Counter* infiniteResource_ = nullptr;
   prometheus::Family<prometheus::Counter>* cacheCalls_ = nullptr;
   prometheus::Family<prometheus::Gauge>* cacheEntries_ = nullptr;
   prometheus::Family<prometheus::Gauge>* cacheBytes_ = nullptr;

@@ -15,6 +15,10 @@
 //                                  credential_file_policy.h)
 //   --standalone                   no Kubernetes API: objects come from Prometheus, no delegated
 //                                  authentication, bind to 127.0.0.1 unless --bind-address is given
+//   --resource-metrics[=BOOL]      serve metrics.k8s.io from the rule file's resourceRules
+//   (default:
+//                                  when the rule file has them at startup; false keeps the group
+//                                  to metrics-server)
 //   --workers N                    server worker threads (8; alias of --worker-threads)
 //   --v N, -v N                    log verbosity (klog levels: >= 6 debug, every PromQL; >= 8
 //   trace) the --prometheus-* and --metrics-cache-ttl flags (prom/options.h) the serving flags
@@ -31,6 +35,7 @@
 // Thread safety: plain values and pure functions.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -48,6 +53,8 @@ struct ServeOptions {
   RelistOptions relist;
   core::Duration discoveryInterval = std::chrono::minutes(1);
   bool standalone = false;
+  // --resource-metrics; nullopt: serve metrics.k8s.io when the rule file has resourceRules.
+  std::optional<bool> resourceMetrics;
   int verbosity = 0;
   prom::PrometheusOptions prometheus;
   apiserver::ServerOptions server;

@@ -10,6 +10,7 @@
 //   /apis, /apis/<group>               APIGroupList / APIGroup (custom lists only v1beta1, as
 //                                      upstream)
 //   /apis/<group>/<version>[/...]      routeMetricsApi() -> resource list or provider call -> JSON
+//                                      (metrics.k8s.io: routeResourceMetricsApi())
 //   /openapi/v2, /openapi/v3[/...]     OpenAPI documents of the served groups (openapi.h)
 //   extraRoutes (e.g. /debug/explain)  the configured handler (GET only)
 //   anything else                      plain-text "404 page not found"
@@ -35,6 +36,7 @@
 #include "gpuscale/apiserver/openapi.h"
 #include "gpuscale/apiserver/provider.h"
 #include "gpuscale/apiserver/request_metrics.h"
+#include "gpuscale/apiserver/resource_metrics.h"
 #include "gpuscale/apiserver/url.h"
 #include "gpuscale/apiserver/wire_format.h"
 
@@ -49,6 +51,8 @@ struct ApiHandlerConfig {
   // Null providers: that group is not served (its paths are plain 404s and /apis leaves it out).
   std::shared_ptr<CustomMetricsProvider> customMetrics;
   std::shared_ptr<ExternalMetricsProvider> externalMetrics;
+  // metrics.k8s.io/v1beta1 (resource_metrics.h); null: not served.
+  std::shared_ptr<ResourceMetricsProvider> resourceMetrics;
   // Null: AllowAllAuthenticator / AllowAllAuthorizer (standalone mode).
   std::shared_ptr<Authenticator> authenticator;
   std::shared_ptr<Authorizer> authorizer;
@@ -87,6 +91,9 @@ class ApiHandler {
                                     std::string_view group, std::string_view version) const;
   HttpResponse customMetricResponse(const MetricRequest& request, bool pretty) const;
   HttpResponse externalMetricResponse(const MetricRequest& request, const Dispatch& state) const;
+  // metrics.k8s.io/v1beta1 (resource_metrics_handler.cpp).
+  HttpResponse resourceMetricsResponse(const HttpRequest& request, const QueryParams& query,
+                                       bool pretty) const;
   std::vector<ApiGroupVersions> servedGroups() const;
   std::vector<GroupVersion> servedGroupVersions() const;
 

@@ -36,6 +36,8 @@ class Quantity {
 
   // `milli` thousandths (NewMilliQuantity(milli, format)).
   static Quantity fromMilli(int64_t milli, Format format = Format::kDecimalSI);
+  // `nano` billionths (NewScaledQuantity(nano, -9); metrics-server's nanocores).
+  static Quantity fromNano(int64_t nano, Format format = Format::kDecimalSI);
   // A whole number of units (NewQuantity(units, format); BinarySI for byte counts in
   // metrics.k8s.io).
   static Quantity fromInt(int64_t units, Format format = Format::kDecimalSI);

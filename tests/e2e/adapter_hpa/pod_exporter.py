@@ -12,12 +12,13 @@ Usage: pod_exporter.py --kubectl KUBECTL --namespace NS --selector SEL --queue-f
                        --port-file F [--rate 10]
 """
 import argparse
-import http.server
-import json
 import os
-import subprocess
+import sys
 import threading
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from kwok_exporter import running_pods, serve_metrics  # noqa: E402
 
 
 class Pods:
@@ -29,16 +30,11 @@ class Pods:
         self.last = time.monotonic()
 
     def refresh(self):
-        out = subprocess.run(
-            [self.args.kubectl, "get", "pods", "-n", self.args.namespace, "-l",
-             self.args.selector, "--field-selector=status.phase=Running", "-o", "json"],
-            capture_output=True, text=True, timeout=30)
-        if out.returncode != 0:
+        pods = running_pods(self.args.kubectl, self.args.namespace, self.args.selector)
+        if pods is None:
             return
-        names = sorted(p["metadata"]["name"] for p in json.loads(out.stdout)["items"]
-                       if "deletionTimestamp" not in p["metadata"])
         with self.lock:
-            self.names = names
+            self.names = [p["metadata"]["name"] for p in pods]
 
     def queue_us(self):
         try:
@@ -86,37 +82,7 @@ def main():
                         help="the pods' labels as kube-state-metrics writes them")
     args = parser.parse_args()
     pods = Pods(args)
-
-    def poll():
-        while True:
-            try:
-                pods.refresh()
-            except Exception:  # a slow or failed kubectl: keep the last list
-                pass
-            time.sleep(1)
-
-    threading.Thread(target=poll, daemon=True).start()
-
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self):
-            if self.path.split("?")[0] != "/metrics":
-                self.send_error(404)
-                return
-            body = pods.render().encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "text/plain; version=0.0.4")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *_):
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    with open(args.port_file + ".tmp", "w") as f:
-        f.write("%d\n" % server.server_address[1])
-    os.rename(args.port_file + ".tmp", args.port_file)
-    server.serve_forever()
+    serve_metrics(pods.refresh, pods.render, args.port_file)
 
 
 if __name__ == "__main__":

@@ -32,6 +32,21 @@ kubectl kustomize "$src/manifests/adapter" >"$work/adapter.yaml"
 kubectl kustomize "$src/manifests/reconciler" >"$work/reconciler.yaml"
 check "the chart renders what the kustomize bases render" \
   'python3 "$here/compare_renders.py" "$work/chart.yaml" "$work/adapter.yaml" "$work/reconciler.yaml"'
+# metrics.k8s.io: the chart's toggle and the kustomize component add the same objects. Kustomize
+# takes only relative paths to bases and components, so the overlay names them relative to $work.
+mkdir -p "$work/resource-metrics"
+base=$(python3 -c 'import os, sys; print(os.path.relpath(sys.argv[1], sys.argv[2]))' \
+  "$src/manifests/adapter" "$work/resource-metrics")
+printf 'resources: [%s]\ncomponents: [%s/components/resource-metrics]\n' "$base" "$base" \
+  >"$work/resource-metrics/kustomization.yaml"
+render -f "$here/kustomize-equivalent.yaml" --set adapter.apiServices.resource=true \
+  >"$work/chart-resource-metrics.yaml"
+kubectl kustomize "$work/resource-metrics" >"$work/adapter-resource-metrics.yaml"
+check "adapter.apiServices.resource renders what the resource-metrics component renders" \
+  'python3 "$here/compare_renders.py" "$work/chart-resource-metrics.yaml" \
+     "$work/adapter-resource-metrics.yaml" "$work/reconciler.yaml"'
+check "no metrics.k8s.io APIService by default" \
+  '! grep -q "name: v1beta1.metrics.k8s.io" "$work/chart.yaml" "$work/adapter.yaml"'
 
 # Defaults: a CA and serving certificate made by the chart, the CA in every APIService.
 render >"$work/default.yaml"

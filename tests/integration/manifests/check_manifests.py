@@ -6,6 +6,8 @@ import sys
 import yaml
 
 rendered, src = sys.argv[1], sys.argv[2]
+# With the resource-metrics component (components/resource-metrics): metrics.k8s.io too.
+resource_metrics = "--resource-metrics" in sys.argv[3:]
 docs = [d for d in yaml.safe_load_all(open(rendered)) if d]
 failures = []
 
@@ -71,6 +73,8 @@ for c in containers:
     check({"/tmp", "/var/run/serving-cert", "/etc/adapter"} <= mounts,
           "writable /tmp and serving-cert, config mounted")
     check("--config=/etc/adapter/config.yaml" in args, "--config points at the mounted rules")
+    check(("--resource-metrics=true" in args) == resource_metrics,
+          "--resource-metrics=true exactly with the component")
 
 # ConfigMap from rules/triton.yaml, referenced by the Deployment under its generated name.
 volumes = {v["name"]: v for v in pod.get("volumes", [])}
@@ -91,17 +95,19 @@ pdb = find("PodDisruptionBudget", "gpuscale-adapter", NS) or {}
 check(pdb.get("spec", {}).get("minAvailable") == 1, "PDB minAvailable 1")
 check(pdb.get("spec", {}).get("selector", {}).get("matchLabels") ==
       spec.get("selector", {}).get("matchLabels"), "PDB selects the Deployment's pods")
-for name, group, version in (("v1beta1.custom.metrics.k8s.io", "custom.metrics.k8s.io", "v1beta1"),
-                             ("v1beta2.custom.metrics.k8s.io", "custom.metrics.k8s.io", "v1beta2"),
-                             ("v1beta1.external.metrics.k8s.io", "external.metrics.k8s.io",
-                              "v1beta1")):
+api_services = [("v1beta1.custom.metrics.k8s.io", "custom.metrics.k8s.io", "v1beta1"),
+                ("v1beta2.custom.metrics.k8s.io", "custom.metrics.k8s.io", "v1beta2"),
+                ("v1beta1.external.metrics.k8s.io", "external.metrics.k8s.io", "v1beta1")]
+if resource_metrics:
+    api_services.append(("v1beta1.metrics.k8s.io", "metrics.k8s.io", "v1beta1"))
+for name, group, version in api_services:
     api = find("APIService", name) or {}
     s = api.get("spec", {})
     check(s.get("group") == group and s.get("version") == version, f"APIService {name}")
     check(s.get("service") == {"name": "gpuscale-adapter", "namespace": NS, "port": 443},
           f"APIService {name} points at the Service")
     check(s.get("groupPriorityMinimum") and s.get("versionPriority"), f"{name} priorities")
-check(len(all_of("APIService")) == 3, "exactly three APIServices")
+check(len(all_of("APIService")) == len(api_services), f"exactly {len(api_services)} APIServices")
 
 # NetworkPolicy: ingress only to the secure port (kube-apiserver, probes) and the metrics port.
 netpol = find("NetworkPolicy", "gpuscale-adapter", NS) or {}
@@ -148,7 +154,8 @@ for role in all_of("ClusterRole"):
     if role["metadata"]["name"] in sa_roles:
         for rule in role["rules"]:
             reads.update(rule.get("resources", []))
-check(reads == {"pods", "namespaces"}, f"adapter reads exactly pods and namespaces, got {reads}")
+expected_reads = {"pods", "namespaces"} | ({"nodes"} if resource_metrics else set())
+check(reads == expected_reads, f"adapter reads exactly {expected_reads}, got {reads}")
 
 if failures:
     print("manifest check failed:")

@@ -92,9 +92,13 @@ expect "render with an unknown flag" 2 '' 'gpuscale-adapter rules: unknown flag 
 expect "check the triton rule" 0 'rules[0]: custom seriesQuery "nv_inference_queue_duration_us{namespace=\"default\",pod!=\"\"}", 1 filter, name "nv_inference_queue_duration_us" as "avg_time_queue_us", resources: namespace→namespaces, pod→pods' '' -- \
   rules check "$triton"
 
-for file in triton prometheus-adapter-defaults vllm dcgm; do
+for file in triton prometheus-adapter-defaults vllm dcgm resource-metrics; do
   expect "check rules/$file.yaml: no errors, no warnings" 0 '*' '' -- rules check "$src/rules/$file.yaml"
 done
+
+expect "check resourceRules: what they serve, not ignored" 0 'resourceRules.cpu: serves metrics.k8s.io/v1beta1 cpu of pods (label "pod", namespace label "namespace", containers by "container") and nodes (label "node"), window 5m0s
+resourceRules.memory: serves metrics.k8s.io/v1beta1 memory of pods (label "pod", namespace label "namespace", containers by "container") and nodes (label "node"), window 5m0s' '' -- \
+  rules check "$src/rules/resource-metrics.yaml"
 
 cat >"$work/trap.yaml" <<'YAML'
 rules:

@@ -174,7 +174,7 @@ TEST_F(CustomProviderTest, WildcardOfEverythingQueriesNamespaceWide) {
 }
 
 TEST_F(CustomProviderTest, WildcardOfFewNamesUsesAnAlternation) {
-  lister_->objects = ObjectSet{false, {"b", "a"}};
+  lister_->objects = ObjectSet{false, {"b", "a"}, {}};
   prometheus_->setVector(R"(sum(http_requests{namespace="default",pod=~"b|a"}) by (pod))",
                          {sample({{"pod", "a"}}, 1), sample({{"pod", "b"}}, 2)});
   auto items = wildcard();
@@ -183,7 +183,7 @@ TEST_F(CustomProviderTest, WildcardOfFewNamesUsesAnAlternation) {
 }
 
 TEST_F(CustomProviderTest, WildcardOfManyNamesFiltersANamespaceWideQuery) {
-  lister_->objects = ObjectSet{false, {"a", "b", "c", "d"}};  // above maxNamesInQuery (3)
+  lister_->objects = ObjectSet{false, {"a", "b", "c", "d"}, {}};  // above maxNamesInQuery (3)
   prometheus_->setVector(
       kAllPods, {sample({{"pod", "a"}}, 1), sample({{"pod", "x"}}, 9), sample({{"pod", "d"}}, 4)});
   auto items = wildcard();
@@ -193,7 +193,7 @@ TEST_F(CustomProviderTest, WildcardOfManyNamesFiltersANamespaceWideQuery) {
 }
 
 TEST_F(CustomProviderTest, WildcardWithoutObjectsIsNotFound) {
-  lister_->objects = ObjectSet{false, {}};
+  lister_->objects = ObjectSet{false, {}, {}};
   auto items = wildcard();
   ASSERT_FALSE(items.ok());
   EXPECT_EQ(items.status().httpCode(), 404);

@@ -82,6 +82,26 @@ TEST_F(KubeObjectListerTest, ListsExactlyTheLiveObjectsTheSelectorMatches) {
   }
 }
 
+TEST_F(KubeObjectListerTest, KeepsNamespacesLabelsAndPhases) {
+  kube::Object running = object("other", "web-a", "web");
+  running["status"]["phase"] = "Running";
+  ASSERT_TRUE(
+      kube_->create(kube::ResourceRef::collection("", "v1", "pods", "other"), running).ok());
+  KubeObjectLister lister(kube_);
+  auto selector = core::LabelSelector::parse("app=web");
+  ASSERT_TRUE(selector.ok());
+  auto listed = lister.list(resource("pods"), "", *selector);  // every namespace
+  ASSERT_TRUE(listed.ok()) << listed.status().message();
+  std::vector<std::string> described;
+  for (const ListedObject& item : listed->objects) {
+    described.push_back(item.namespaceName + "/" + item.name + " " + item.labels.at("app") + " " +
+                        item.phase);
+  }
+  EXPECT_EQ(described, (std::vector<std::string>{"default/web-a web ", "default/web-b web ",
+                                                 "other/web-a web Running", "other/web-x web "}));
+  EXPECT_EQ(listed->names, (std::vector<std::string>{"web-a", "web-b", "web-a", "web-x"}));
+}
+
 TEST_F(KubeObjectListerTest, AFailedListIsAnErrorValueNotAnEmptySet) {
   kube_->failNext("list", core::Status::unavailable("etcd is gone"));
   KubeObjectLister lister(kube_);

@@ -157,6 +157,25 @@ TEST(ParseServeFlags, AllowedCredentialDirsRepeatAndDefaultToNone) {
   EXPECT_FALSE(parseServeFlags({"--config=c", "--allowed-credential-dir"}).ok());
 }
 
+TEST(ParseServeFlags, ResourceMetrics) {
+  struct Case {
+    std::string what;
+    Args args;
+    std::optional<bool> want;
+  };
+  const std::vector<Case> cases = {
+      {"default: decided by the rule file", {"--config=c"}, std::nullopt},
+      {"bare flag", {"--config=c", "--resource-metrics"}, true},
+      {"off (metrics-server keeps the group)", {"--config=c", "--resource-metrics=false"}, false},
+  };
+  for (const Case& c : cases) {
+    auto options = parseServeFlags(c.args);
+    ASSERT_TRUE(options.ok()) << c.what << ": " << options.status().message();
+    EXPECT_EQ(options->resourceMetrics, c.want) << c.what;
+  }
+  EXPECT_FALSE(parseServeFlags({"--config=c", "--resource-metrics=maybe"}).ok());
+}
+
 TEST(ParseServeFlags, DefaultsMatchPrometheusAdapter) {
   auto options = parseServeFlags({"--config=c"});
   ASSERT_TRUE(options.ok());
