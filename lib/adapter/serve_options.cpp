@@ -23,6 +23,8 @@ constexpr std::string_view kRemoved = "removed from prometheus-adapter";
 constexpr std::string_view kKlog = "klog flag; gpuscale logs to stderr";
 constexpr std::string_view kNoKube = "needs the Kubernetes client, not used in this mode";
 constexpr std::string_view kUnsupported = "not supported by gpuscale";
+constexpr std::string_view kListerKubeconfig =
+    "ignored: the object lister's kubeconfig is --lister-kubeconfig (default in-cluster)";
 
 constexpr std::array kIgnored = {
     IgnoredFlag{"logtostderr", true, kKlog},
@@ -47,7 +49,7 @@ constexpr std::array kIgnored = {
     IgnoredFlag{"rate-interval", false, kRemoved},
     IgnoredFlag{"label-prefix", false, kRemoved},
     IgnoredFlag{"lister-kubeconfig", false, kNoKube},
-    IgnoredFlag{"kubeconfig", false, kNoKube},
+    IgnoredFlag{"kubeconfig", false, kListerKubeconfig},
     IgnoredFlag{"client-qps", false, kNoKube},
     IgnoredFlag{"client-burst", false, kNoKube},
     IgnoredFlag{"authentication-kubeconfig", false, kNoKube},

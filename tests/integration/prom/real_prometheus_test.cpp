@@ -1,8 +1,11 @@
-// The Prometheus client against the real Debian Prometheus: scraped data through every API call,
+// The Prometheus client against a real Prometheus (Debian's, or the matrix's other release):
 // GET and POST, a path prefix, basic auth, TLS with server verification and client certificates,
 // and a stopped server. Skipped when prometheus is not installed.
 #include <gtest/gtest.h>
 
+#include <cpprest/http_client.h>
+
+#include <cstdlib>
 #include <fstream>
 #include <thread>
 
@@ -76,6 +79,20 @@ class RealPrometheusTest : public ::testing::Test {
   static inline PrometheusServer* server_ = nullptr;
   static inline std::string startError_;
 };
+
+// The backend matrix names the release each run must be talking to ($GPUSCALE_PROMETHEUS_VERSION, a
+// prefix such as "3."), so a run cannot silently test the wrong server.
+TEST_F(RealPrometheusTest, IsTheReleaseUnderTest) {
+  const char* expected = std::getenv("GPUSCALE_PROMETHEUS_VERSION");
+  if (expected == nullptr) GTEST_SKIP() << "GPUSCALE_PROMETHEUS_VERSION is not set";
+  web::http::client::http_client_config config;
+  config.set_proxy(web::web_proxy(web::web_proxy::disabled));
+  web::http::client::http_client http(web::uri(server_->url()), config);
+  auto response = http.request(web::http::methods::GET, "/api/v1/status/buildinfo").get();
+  ASSERT_EQ(response.status_code(), 200);
+  const std::string version = response.extract_json().get().at("data").at("version").as_string();
+  EXPECT_EQ(version.rfind(expected, 0), 0u) << "version " << version << ", expected " << expected;
+}
 
 TEST_F(RealPrometheusTest, QueriesAScrapedSeriesWithGetAndPost) {
   for (HttpVerb verb : {HttpVerb::kGet, HttpVerb::kPost}) {
