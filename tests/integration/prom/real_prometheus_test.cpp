@@ -1,6 +1,7 @@
 // The Prometheus client against a real Prometheus (Debian's, or the matrix's other release):
-// GET and POST, a path prefix, basic auth, TLS with server verification and client certificates,
-// and a stopped server. Skipped when prometheus is not installed.
+// scraped data through every API call, GET and POST, a path prefix, basic auth, TLS with server
+// verification and client certificates, and a stopped server. Skipped when prometheus is not
+// installed.
 #include <gtest/gtest.h>
 
 #include <cpprest/http_client.h>
