@@ -87,17 +87,15 @@ core::Status KubeActuator::writeMigConfig(const std::string& node, const NodeInt
   auto wanted = partition::parseMigPartedConfig(intent.config);
   if (!wanted) return wanted.status();
   // mig-manager reads only the ConfigMap the ClusterPolicy names: the previous config must be
-  // there too, or restoring it after a failure would fail as well.
-  std::optional<std::vector<partition::MigConfigEntry>> previousEntries;
-  if (!intent.previous.empty()) {
-    auto defaults =
-        client_->get(configMapRef(options_.operatorNamespace, options_.defaultMigConfigMap));
-    if (defaults) {
-      auto text = (*defaults)["data"].value("config.yaml", "");
-      if (auto parsed = partition::parseMigPartedConfig(text)) {
-        auto it = parsed->configs.find(intent.previous);
-        if (it != parsed->configs.end()) previousEntries = it->second;
-      }
+  // there too, or restoring it after a failure would fail as well, and so must every stock config
+  // an operator may relabel the node to later. They are carried over from what mig-manager would
+  // read without a custom ConfigMap: the node's generated configs, then the operator's defaults.
+  std::vector<partition::MigPartedConfig> stock;
+  for (const std::string& name : {node + "-mig-config", options_.defaultMigConfigMap}) {
+    auto cm = client_->get(configMapRef(options_.operatorNamespace, name));
+    if (!cm || !(*cm).contains("data") || !(*cm)["data"].is_object()) continue;
+    if (auto parsed = partition::parseMigPartedConfig((*cm)["data"].value("config.yaml", ""))) {
+      stock.push_back(std::move(*parsed));
     }
   }
   auto r = upsertWithRetry(
@@ -119,9 +117,7 @@ core::Status KubeActuator::writeMigConfig(const std::string& node, const NodeInt
         }
         partition::MigPartedConfig before = file;
         for (const auto& [name, entries] : wanted->configs) file.configs[name] = entries;
-        if (previousEntries && !file.configs.contains(intent.previous)) {
-          file.configs[intent.previous] = *previousEntries;
-        }
+        partition::carryOverConfigs(file, stock);
         std::erase_if(file.configs,
                       [&](const auto& kv) { return isStale(kv.first, node, intent); });
         if (file == before && !text.empty()) return noChange();
