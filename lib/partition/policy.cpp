@@ -8,6 +8,7 @@
 
 #include "gpuscale/core/yaml_input.h"
 #include "gpuscale/k8s/well_known_keys.h"
+#include "gpuscale/partition/gpu_product.h"
 #include "quantity.h"
 
 namespace gpuscale::partition {
@@ -239,10 +240,7 @@ std::string_view leverName(Lever lever) {
 }
 
 bool Policy::selectsNode(const std::map<std::string, std::string>& labels) const {
-  return std::all_of(nodeSelector.begin(), nodeSelector.end(), [&](const auto& kv) {
-    auto it = labels.find(kv.first);
-    return it != labels.end() && it->second == kv.second;
-  });
+  return selectsAcrossRenames(nodeSelector, labels);
 }
 
 int Policy::hardMaxFor(int currentPartitions) const {

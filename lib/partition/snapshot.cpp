@@ -308,8 +308,15 @@ PodState parsePod(const json& item) {
   for (const auto& c : jf::array(status, "conditions")) {
     if (jf::string(c, "type") == "Ready") p.ready = jf::string(c, "status") == "True";
   }
-  if (p.phase == "Pending" && p.nodeName.empty())
+  if (p.phase == "Pending" && p.nodeName.empty()) {
     p.insufficientResource = insufficientResource(status);
+    for (const auto& c : jf::array(status, "conditions")) {
+      if (jf::string(c, "type") == "PodScheduled" && jf::string(c, "status") == "False" &&
+          jf::string(c, "reason") == "Unschedulable") {
+        p.unschedulable = true;
+      }
+    }
+  }
   return p;
 }
 

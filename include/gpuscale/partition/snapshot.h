@@ -99,6 +99,7 @@ struct PodState {
   bool resourceClaims = false;       // has DRA claims: may hold any device of its node
   std::string insufficientResource;  // Pending+Unschedulable with "Insufficient nvidia.com/..."
   bool nominated = false;            // status.nominatedNodeName set (preempting)
+  bool unschedulable = false;        // Pending, PodScheduled False/Unschedulable (any message)
   bool active() const { return phase != "Succeeded" && phase != "Failed"; }
   // Holds, or may hold, GPUs of its node (makes them busy for the planner).
   bool usesGpu() const { return !gpuRequests.empty() || resourceClaims; }

@@ -66,15 +66,54 @@ TEST(PlannerTest, SeedA100StuckAtSevenTimeSlicesTheBusyGpu) {
     "capacityAfter": [{"namespace": "default", "name": "triton", "ceiling": 28}]})"));
 }
 
-TEST(PlannerTest, SeedT4GetsFourteenReplicasUnderItsPolicy) {
-  auto p = planFor(testing::loadDump("t4_timeslicing.json"),
-                   policiesFrom(testing::readDataFile("t4-policy.yaml")));
-  EXPECT_EQ(json::parse(planToJson(p->plan).dump()), json::parse(R"({
-    "demands": [{"namespace": "default", "name": "triton-t4", "resource": "nvidia.com/gpu",
-                 "ceiling": 1, "wanted": 20}],
-    "actions": [{"kind": "TimeSlicing", "node": "t4-node-1", "resource": "nvidia.com/gpu", "replicas": 14}],
-    "capacityAfter": [{"namespace": "default", "name": "triton-t4", "ceiling": 14}]})"))
-      << "maxReplicas is already 14, the policy's hard max";
+// The T4 story under the scheduler's exact nodeSelector match: time-slicing makes GPU Feature
+// Discovery rename nvidia.com/gpu.product to Tesla-T4-SHARED.
+TEST(PlannerTest, SeedT4TimeSlicingRespectsTheProductRename) {
+  const json seed = testing::loadDump("t4_timeslicing.json");
+  // The Deployment pinned to `product`; with `bootstrap`, none of its pods could land yet (the node
+  // is not shared, so not one pod runs and the Pending ones name the selector, not the resource).
+  auto pinned = [&](const std::string& key, const std::string& product, bool bootstrap) {
+    json dump = seed;
+    json items = json::array();
+    for (auto item : dump["items"]) {
+      if (item["kind"] == "Deployment")
+        item["spec"]["template"]["spec"]["nodeSelector"] = {{key, product}};
+      if (bootstrap && item["kind"] == "Pod") {
+        if (item["spec"].contains("nodeName")) continue;
+        item["status"]["conditions"][0]["message"] =
+            "0/2 nodes are available: 2 node(s) didn't match Pod's node affinity/selector.";
+      }
+      items.push_back(item);
+    }
+    dump["items"] = items;
+    return dump;
+  };
+  const std::string product = "nvidia.com/gpu.product";
+  const json fourteen = json::parse(
+      R"([{"kind": "TimeSlicing", "node": "t4-node-1", "resource": "nvidia.com/gpu", "replicas": 14}])");
+  struct Row {
+    const char* what;
+    json dump;
+    json actions;
+    bool renameNote;
+  };
+  const std::vector<Row> rows{
+      {"the seed: selected by nvidia.com/gpu.family, time-sliced to the policy's 14", seed,
+       fourteen, false},
+      {"pinned to Tesla-T4: a raise would strand new pods", pinned(product, "Tesla-T4", false),
+       json::array(), true},
+      {"pinned to Tesla-T4-SHARED: bootstrapped by the raise (maxReplicas is already the hard 14)",
+       pinned(product, "Tesla-T4-SHARED", true), fourteen, false},
+  };
+  for (const auto& row : rows) {
+    auto p = planFor(row.dump, policiesFrom(testing::readDataFile("t4-policy.yaml")));
+    EXPECT_EQ(actions(p->plan), row.actions) << row.what;
+    ASSERT_EQ(p->plan.demands.size(), 1u) << row.what << ": the HPA counts as blocked";
+    const bool noted = std::any_of(p->plan.notes.begin(), p->plan.notes.end(), [](const auto& n) {
+      return n.find("rename nvidia.com/gpu.product to Tesla-T4-SHARED") != std::string::npos;
+    });
+    EXPECT_EQ(noted, row.renameNote) << row.what;
+  }
 }
 
 TEST(PlannerTest, SeedAllBalancedRaisesTimeSlicingPerProfile) {
@@ -170,6 +209,54 @@ TEST(PlannerTest, SingleStrategyNodeIsRebuiltUniformly) {
   EXPECT_EQ(a[0]["gpus"][1]["to"], json::parse(R"({"1g.5gb": 7})"));
   EXPECT_EQ(a[1], json::parse(R"({"kind": "SetMaxReplicas", "namespace": "default", "name": "app",
                                   "from": 6, "to": 14})"));
+}
+
+// The story under the single strategy: A100 all-1g.5gb, seven MIG devices advertised as
+// nvidia.com/gpu, GFD product "<model>-MIG-1g.5gb"; pods ask nvidia.com/gpu: 1 and the HPA stops at
+// 7. The only lever is time-slicing nvidia.com/gpu (all-1g.5gb is already the most instances), and
+// it renames the product "<model>-MIG-1g.5gb-SHARED".
+TEST(PlannerTest, SingleStrategyStoryTimeSlicesTheMigDevices) {
+  const std::string product = "NVIDIA-A100-SXM4-40GB-MIG-1g.5gb";
+  const json raise = json::parse(R"([
+      {"kind": "TimeSlicing", "node": "a100-single", "resource": "nvidia.com/gpu", "replicas": 2},
+      {"kind": "SetMaxReplicas", "namespace": "default", "name": "triton", "from": 7, "to": 14}])");
+  struct Row {
+    const char* what;
+    std::optional<std::string> pinned;  // the Deployment's nvidia.com/gpu.product
+    int running;                        // of 7 pods; the others Pending, unmatched by the selector
+    json actions;
+  };
+  const std::vector<Row> rows{
+      {"no product pin: seven run, the HPA is at its ceiling", std::nullopt, 7, raise},
+      {"pinned to the unshared spelling: a raise would strand new pods", product, 7, json::array()},
+      {"pinned to the shared spelling: none runs until the raise renames the product (the factor "
+       "applies to maxReplicas while no pod fits)",
+       product + "-SHARED", 0, raise},
+  };
+  for (const auto& row : rows) {
+    auto node = testing::migNode("a100-single", product, 1, "all-1g.5gb", {}, {}, "", "single");
+    node["metadata"]["labels"]["nvidia.com/gpu.count"] = "7";
+    node["metadata"]["labels"]["nvidia.com/gpu.memory"] = "5120";
+    node["status"]["allocatable"]["nvidia.com/gpu"] = "7";
+    std::vector<json> items{node};
+    append(items,
+           blockedApp("triton", "nvidia.com/gpu", "a100-single", row.running, 7 - row.running));
+    for (auto& item : items) {
+      if (row.pinned && item["kind"] == "Deployment")
+        item["spec"]["template"]["spec"]["nodeSelector"] = {
+            {"nvidia.com/gpu.product", *row.pinned}};
+      if (item["kind"] == "Pod" && !item["spec"].contains("nodeName"))
+        item["status"]["conditions"] = json::parse(R"([{"type": "PodScheduled", "status": "False",
+            "reason": "Unschedulable",
+            "message": "0/1 nodes are available: 1 node(s) didn't match Pod's node affinity/selector."}])");
+    }
+    auto p = planFor(migCluster(items));
+    EXPECT_EQ(actions(p->plan), row.actions) << row.what;
+    const bool noted = std::any_of(p->plan.notes.begin(), p->plan.notes.end(), [&](const auto& n) {
+      return n.find("to " + product + "-SHARED") != std::string::npos;
+    });
+    EXPECT_EQ(noted, row.actions.empty()) << row.what;
+  }
 }
 
 TEST(PlannerTest, PerPodMemoryBoundsTimeSlicing) {
