@@ -13,13 +13,9 @@ set -euo pipefail
 
 # shellcheck source=../lib/common.sh
 source "$(dirname "$0")/../lib/common.sh"
-E2E_POLL=0.5
-e2e_init reconciler-stock
-here=$src/tests/e2e/reconciler
-rec=$build/bin/gpuscale-reconciler
-e2e_require_cluster
-e2e_require "$sim" "$rec"
-e2e_show_on_failure "$work/rec.log" "$work/sim.log"
+# shellcheck source=lib.sh
+source "$(dirname "$0")/lib.sh"
+reconciler_test_init reconciler-stock
 node=gpu-a100-0
 
 step "start the control plane and gpuscale-sim"
@@ -36,13 +32,7 @@ kc label node "$node" nvidia.com/mig.config=two-3g --overwrite >/dev/null
 eventually 30 "back at two-3g" state_is success
 
 step "the reconciler reshapes the node for a workload that wants 1g.5gb"
-rec_port=$(free_port)
-rec_status_port=$(free_port)
-e2e_spawn "$work/rec.log" "$rec" run --kubeconfig "$KUBECONFIG" --config "$here/dcgm_policy.yaml" \
-  --leader-elect=false --resync-period 2s --mig-timeout 60s --allocatable-timeout 60s \
-  --health-bind-address "127.0.0.1:$rec_port" --secure-status-bind-address "127.0.0.1:$rec_status_port"
-rec_pid=$SPAWNED_PID
-eventually 30 "reconciler ready" curl -sf "http://127.0.0.1:$rec_port/readyz" -o /dev/null
+reconciler_start_one "$here/dcgm_policy.yaml"
 kc apply -f "$here/spare.yaml" >/dev/null
 spare_running() {
   [ "$(kc get pods -l app=spare --field-selector=status.phase=Running -o name | wc -l)" -eq 2 ]
@@ -64,7 +54,7 @@ step "the workload goes, the reconciler stops; the operator relabels to stock na
 kc delete -f "$here/spare.yaml" --wait=false >/dev/null
 no_pods() { [ -z "$(kc get pods -l app=spare -o name)" ]; }
 eventually 60 "spare pods gone" no_pods
-e2e_stop "$rec_pid" || true
+e2e_stop "$REC_PID" || true
 untainted() { ! kc get node "$node" -o jsonpath='{.spec.taints[*].key}' | grep -q gpuscale.io/reshape; }
 untainted || die "reshape taint left behind"
 alloc_1g() { kc get node "$node" -o jsonpath='{.status.allocatable.nvidia\.com/mig-1g\.5gb}'; }
