@@ -135,9 +135,17 @@ class PlanBuilder {
         }
       }
     }
+    if (policy.migRestore) restoreMig(d, floorPods);
     const int lowered = std::max({originalMax, d.target->specReplicas, d.hpa->minReplicas,
                                   std::min(d.hpa->maxReplicas, ceiling(d))});
     if (lowered < d.hpa->maxReplicas) setMax(d, lowered);
+  }
+
+  // Nodes a blocked workload may land on: no burst reshape is given back there.
+  void markBurstNodes(const std::vector<WorkloadDemand>& workloads) {
+    for (const auto& d : workloads) {
+      if (d.blocked) burstNodes_.insert(d.eligibleNodes.begin(), d.eligibleNodes.end());
+    }
   }
 
   Plan finish(const std::vector<WorkloadDemand>& workloads) {
@@ -326,6 +334,41 @@ class PlanBuilder {
     return 0;
   }
 
+  // Gives back a burst's reshape (policy migGiveBack: restore): node i's GPUs return to the config
+  // before gpuscale reshaped them, when the node holds no GPU pod, no blocked workload may land
+  // there, MIG mode stays as it is, and the pods the workload needs still fit without it.
+  void restoreMig(const WorkloadDemand& d, int floorPods) {
+    for (auto it = d.eligibleNodes.rbegin(); it != d.eligibleNodes.rend(); ++it) {
+      const std::size_t i = *it;
+      const NodeState& n = snap_.nodes[i];
+      WorkingNode& w = nodes_[i];
+      if (!n.restoreGpus || n.hasGpuPods || burstNodes_.contains(i) || !changeable(d, i) ||
+          n.restoreGpus->size() != w.gpus.size() ||
+          std::any_of(w.reshaped.begin(), w.reshaped.end(), [](bool b) { return b; })) {
+        continue;
+      }
+      bool changes = false;
+      bool sameMode = true;
+      for (std::size_t gpu = 0; gpu < w.gpus.size(); ++gpu) {
+        const MigGpuSetting& to = (*n.restoreGpus)[gpu];
+        sameMode = sameMode && to.migEnabled == w.gpus[gpu].migEnabled;
+        changes = changes || to.geometry != w.gpus[gpu].geometry;
+      }
+      if (!changes || !sameMode) continue;
+      const WorkingNode saved = w;
+      for (std::size_t gpu = 0; gpu < w.gpus.size(); ++gpu) {
+        if ((*n.restoreGpus)[gpu].geometry != w.gpus[gpu].geometry)
+          setGeometry(i, gpu, (*n.restoreGpus)[gpu].geometry);
+      }
+      if (ceiling(d) < floorPods) {
+        w = saved;
+        continue;
+      }
+      notes_.push_back(fmt::format("{}/{}: giving back {}'s MIG geometry (idle since the burst)",
+                                   d.ns, d.name, n.name));
+    }
+  }
+
   // Memory behind one unit of `base` on node i, when known.
   std::optional<double> partitionMemoryBytes(std::size_t i, const std::string& base) const {
     const NodeState& n = snap_.nodes[i];
@@ -429,6 +472,7 @@ class PlanBuilder {
   std::map<std::pair<std::string, std::string>, SetMaxReplicas> maxChanges_;
   std::map<std::pair<const GpuModel*, const Policy*>, std::vector<MigGeometry>> maximalCache_;
   std::vector<std::string> notes_;
+  std::set<std::size_t> burstNodes_;
 };
 
 }  // namespace
@@ -439,6 +483,7 @@ Plan planPartitions(const ClusterSnapshot& snapshot, const std::vector<WorkloadD
   for (const auto& d : workloads) {
     if (d.blocked) builder.grow(d);
   }
+  builder.markBurstNodes(workloads);
   for (const auto& d : workloads) {
     if (!d.blocked) builder.shrink(d);
   }

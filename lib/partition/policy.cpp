@@ -187,6 +187,10 @@ Policy parsePolicy(const YAML::Node& node) {
         }
         return true;
       });
+    } else if (key == "migGiveBack") {
+      const auto mode = core::yamlAs<std::string>(v, key);
+      if (mode != "keep" && mode != "restore") core::yamlFail(v, "migGiveBack is keep or restore");
+      p.migRestore = mode == "restore";
     } else if (key == "tolerance") {
       p.tolerance = core::yamlAs<double>(v, key);
       if (!(p.tolerance >= 0 && p.tolerance < 1)) core::yamlFail(v, "tolerance must be in [0, 1)");

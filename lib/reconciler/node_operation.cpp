@@ -12,6 +12,7 @@
 #include "gpuscale/partition/config_name.h"
 #include "gpuscale/partition/device_plugin_config.h"
 #include "gpuscale/partition/mig_parted_config.h"
+#include "gpuscale/partition/mig_restore.h"
 #include "gpuscale/reconciler/optimistic_write.h"
 #include "gpuscale/reconciler/pod_gpu_use.h"
 
@@ -281,11 +282,19 @@ bool KubeActuator::advanceNode(const std::string& name, TimePoint now, Actuation
         [&](const kube::Object& current) -> core::Result<std::optional<kube::Object>> {
           if (decodeNodeIntent(k8s::annotationOf(current, k8s::kIntentAnnotation)) != intent)
             return noChange();
+          json annotations{{std::string(k8s::kIntentAnnotation), encodeNodeIntent(applied)}};
+          if (intent->kind == NodeOpKind::kMig) {
+            // What a give-back returns to (partition/mig_restore.h).
+            auto restore = partition::nextMigRestore(
+                partition::decodeMigRestore(k8s::annotationOf(current, k8s::kMigRestoreAnnotation)),
+                k8s::labelOf(current, k8s::kMigConfigLabel), intent->label);
+            annotations[std::string(k8s::kMigRestoreAnnotation)] =
+                restore ? json(partition::encodeMigRestore(*restore)) : json(nullptr);
+          }
           return std::optional<kube::Object>(
               json{{"metadata",
                     {{"labels", {{std::string(intent->labelKey()), intent->label}}},
-                     {"annotations",
-                      {{std::string(k8s::kIntentAnnotation), encodeNodeIntent(applied)}}}}}});
+                     {"annotations", annotations}}}});
         });
     if (!r) {
       degraded_.failed(

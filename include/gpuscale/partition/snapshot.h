@@ -77,6 +77,9 @@ struct NodeState {
       false;               // a MIG change is pending/failed or operands are paused: leave it alone
   bool hasIntent = false;  // a gpuscale.io/intent annotation: an operation runs
   std::optional<TimePoint> backoffUntil;  // gpuscale.io/backoff-until, when it parses
+  // What each GPU returns to when a burst's reshape is given back: the `before` config of a live
+  // gpuscale.io/mig-restore record (partition/mig_restore.h), when it resolves for every GPU.
+  std::optional<std::vector<MigGpuSetting>> restoreGpus;
 
   // Time-slicing replicas of `resource` (".shared" names map to their base resource).
   int replicasFor(std::string_view resource) const;

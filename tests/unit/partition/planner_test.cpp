@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "gpuscale/core/rfc3339.h"
+#include "gpuscale/partition/config_name.h"
 #include "kube_objects.h"
 
 namespace gpuscale::partition {
@@ -340,6 +341,67 @@ std::vector<json> grownCluster(int runningPods, const std::string& average) {
 
 // What the reconciler recorded when it grew the HPA of grownCluster from 7.
 std::vector<Recorded> grownRecord() { return {{"default", "app", at("2026-11-22T00:00:00Z"), 7}}; }
+
+// Give-back of a burst's reshape (policy migGiveBack): the app's seven pods run on `busy`; `spare`
+// was reshaped by gpuscale from all-3g.20gb to its config g1 (four 1g.5gb and a 3g.20gb) for the
+// burst, and the HPA, grown from 7 to 11, now wants 7.
+TEST(PlannerTest, GiveBackRestoresTheGeometryBeforeTheBurst) {
+  const std::string g1 = ownedConfigName("spare", "burst");
+  const std::string kBurstEntries =
+      "    - devices: [0]\n      mig-enabled: true\n"
+      "      mig-devices: {\"1g.5gb\": 4, \"3g.20gb\": 1}\n";
+  struct Row {
+    const char* what;
+    const char* giveBack;
+    std::string spareConfig;  // its nvidia.com/mig.config label now
+    bool podOnSpare;
+    json actions;
+  };
+  const json restored = json::parse(R"([
+      {"kind": "MigReconfigure", "node": "spare",
+       "gpus": [{"index": 0, "from": {"1g.5gb": 4, "3g.20gb": 1}, "to": {"3g.20gb": 2}}]},
+      {"kind": "SetMaxReplicas", "namespace": "default", "name": "app", "from": 11, "to": 7}])");
+  auto lowerTo = [](int to) {
+    return json::array({{{"kind", "SetMaxReplicas"},
+                         {"namespace", "default"},
+                         {"name", "app"},
+                         {"from", 11},
+                         {"to", to}}});
+  };
+  const std::vector<Row> rows{
+      {"restore: idle since the burst", "restore", g1, false, restored},
+      {"keep: the geometry stays, so does the ceiling", "keep", g1, false, json::array()},
+      {"restore, but the record names a config gpuscale does not own", "restore", "g1", false,
+       json::array()},
+      {"restore, but a pod holds a GPU of the node (maxReplicas follows the free slices)",
+       "restore", g1, true, lowerTo(10)},
+      {"restore, but an operator relabelled the node since (all-balanced: two 1g.5gb)", "restore",
+       "all-balanced", false, lowerTo(9)},
+  };
+  for (const auto& row : rows) {
+    auto spare = testing::migNode("spare", "NVIDIA-A100-SXM4-40GB", 1, row.spareConfig, {});
+    spare["metadata"]["annotations"]["gpuscale.io/mig-restore"] =
+        json{{"before", "all-3g.20gb"}, {"applied", row.spareConfig == "g1" ? "g1" : g1}}.dump();
+    std::vector<json> items{
+        testing::migNode("busy", "NVIDIA-A100-SXM4-40GB", 1, "all-1g.5gb", {{"1g.5gb", 7}}), spare,
+        testing::configMap("gpu-operator", "gpuscale-mig-parted-config",
+                           {{"config.yaml", "version: v1\nmig-configs:\n  g1:\n" + kBurstEntries +
+                                                "  " + g1 + ":\n" + kBurstEntries}}),
+        testing::deployment("default", "app", 7, k1g)};
+    for (int i = 0; i < 7; ++i) items.push_back(testing::gpuPod("default", "app", i, k1g, "busy"));
+    if (row.podOnSpare) items.push_back(testing::gpuPod("default", "other", 0, k1g, "spare"));
+    items.push_back(
+        testing::hpa("default", "app", testing::hpaSpec(1, 11, 7, 7, "10", "50", false)));
+    auto p =
+        planFor(migCluster(items),
+                policiesFrom(std::string("name: default\nhpaNamespaces: [default]\nmigGiveBack: ") +
+                             row.giveBack + "\n"),
+                {{"default", "app", at("2026-11-22T00:00:00Z"), 7}});
+    json a = actions(p->plan);
+    for (auto& action : a) action.erase("config");  // the entries are perGpuEntries' business
+    EXPECT_EQ(a, row.actions) << row.what << "\n" << planToJson(p->plan).dump(2);
+  }
+}
 
 // What a tenant writes on its own HPA does not stand in for the reconciler's records: neither a
 // last change long ago (to skip a cooldown) nor a huge original maxReplicas (so isolation never

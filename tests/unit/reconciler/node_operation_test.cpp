@@ -9,6 +9,7 @@
 #include "gpuscale/k8s/well_known_keys.h"
 #include "gpuscale/partition/config_name.h"
 #include "gpuscale/partition/mig_parted_config.h"
+#include "gpuscale/partition/mig_restore.h"
 #include "gpuscale/reconciler/actuator.h"
 #include "gpuscale/reconciler/controller.h"
 
@@ -252,6 +253,10 @@ TEST_F(NodeOperationTest, StockConfigsAreCarriedIntoTheCustomConfigMap) {
   EXPECT_EQ(file->configs.at("all-7g.40gb"), custom.configs.at("all-7g.40gb"))
       << "the administrator's entry is kept";
   EXPECT_EQ(k8s::labelOf(*fake_->get(nodes().named(a)), k8s::kMigConfigLabel), wanted);
+  EXPECT_EQ(partition::decodeMigRestore(
+                k8s::annotationOf(*fake_->get(nodes().named(a)), k8s::kMigRestoreAnnotation)),
+            (partition::MigRestore{"x", wanted}))
+      << "the flip records what a give-back returns to";
 }
 
 TEST_F(NodeOperationTest, EveryKindOfGpuUserStopsTheReshape) {
