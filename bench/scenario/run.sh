@@ -110,12 +110,15 @@ wait_until() { # seconds what command...
   done
 }
 
-# What the scenario says: namespace, selector, load length, the partition resource (1g.5gb slices
-# on mixed-strategy MIG nodes) and the reconciler's --gpu-mapping (reconciler.gpuMapping).
+# What the scenario says: namespace, selector, load length, the partition resource
+# (workload.resource, else 1g.5gb slices on mixed-strategy MIG nodes, else nvidia.com/gpu), the
+# reconciler's --gpu-mapping (reconciler.gpuMapping) and the Deployment's nodeSelector
+# (workload.nodeSelector, as JSON).
 read -r ns selector load_s default_resource gpu_mapping scale_down_type scale_down_value \
-  scale_down_period scale_down_window < <(python3 - "$scenario" <<'PY'
-import sys, yaml
+  scale_down_period scale_down_window node_selector < <(python3 - "$scenario" <<'PY'
+import json, sys, yaml
 s = yaml.safe_load(open(sys.argv[1]))
+workload = s.get("workload") or {}
 down = (s.get("hpa") or {}).get("scaleDown") or {}
 load = s.get("load") or {}
 p = load.get("pattern") or {}
@@ -123,10 +126,11 @@ length = float(p.get("startSeconds", 0)) + float(p.get("durationSeconds", 0))
 node = s["nodes"][0]
 mig = node.get("migStrategy") == "mixed"
 print(load.get("namespace", "default"), load.get("podSelector", "app=triton"), int(length),
-      "nvidia.com/mig-1g.5gb" if mig else "nvidia.com/gpu",
+      workload.get("resource") or ("nvidia.com/mig-1g.5gb" if mig else "nvidia.com/gpu"),
       (s.get("reconciler") or {}).get("gpuMapping", "node"),
       "Percent" if "percent" in down else "Pods", down.get("percent", down.get("pods", 1)),
-      down.get("periodSeconds", 15), down.get("stabilizationWindowSeconds", 30))
+      down.get("periodSeconds", 15), down.get("stabilizationWindowSeconds", 30),
+      json.dumps(workload.get("nodeSelector") or {}, separators=(",", ":")))
 PY
 )
 resource=${resource:-$default_resource}
@@ -186,6 +190,7 @@ spec:
   template:
     metadata: {labels: {app: $app}}
     spec:
+      nodeSelector: $node_selector
       tolerations: [{operator: Exists}]
       containers:
       - name: triton

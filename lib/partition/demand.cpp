@@ -65,19 +65,22 @@ class LabelIndex {
     return out;
   }
 
-  // Schedulable nodes matching the pod template's nodeSelector, in name order.
+  // Schedulable nodes matching the pod template's nodeSelector, product labels across GFD's
+  // renames, in name order.
   std::vector<std::size_t> nodesFor(const ScaleTarget& target) const {
     std::vector<std::size_t> out;
     auto keep = [&](std::size_t i) {
       const NodeState& n = snapshot_.nodes[i];
-      if (n.schedulable && matches(target.nodeSelector, n.labels)) out.push_back(i);
+      if (n.schedulable && selectsAcrossRenames(target.nodeSelector, n.labels)) out.push_back(i);
     };
-    if (target.nodeSelector.empty()) {
+    // Index on a pair that must match exactly (product labels may be renamed).
+    auto first = std::find_if(target.nodeSelector.begin(), target.nodeSelector.end(),
+                              [](const auto& kv) { return !productLabelResource(kv.first); });
+    if (first == target.nodeSelector.end()) {
       for (std::size_t i = 0; i < snapshot_.nodes.size(); ++i) keep(i);
       return out;
     }
-    const auto& first = *target.nodeSelector.begin();
-    auto it = nodes_.find(indexKey("", first.first, first.second));
+    auto it = nodes_.find(indexKey("", first->first, first->second));
     if (it != nodes_.end()) {
       for (std::size_t i : it->second) keep(i);
     }
@@ -136,6 +139,7 @@ std::vector<WorkloadDemand> assessWorkloads(const ClusterSnapshot& snapshot,
     d.perPod = std::max<std::int64_t>(1, target->gpuRequests.at(d.resource));
     int ready = 0;
     bool unschedulable = false;
+    bool unmatched = false;  // a pod the scheduler left out for its nodeSelector alone, maybe
     for (const PodState* p : pods) {
       if (!p->nodeName.empty()) {
         if (auto idx = snapshot.nodeIndex(p->nodeName)) {
@@ -146,11 +150,21 @@ std::vector<WorkloadDemand> assessWorkloads(const ClusterSnapshot& snapshot,
         if (p->phase == "Running" && p->ready) ++ready;
       } else if (!p->nominated && p->insufficientResource.rfind(kNvidiaPrefix, 0) == 0) {
         unschedulable = true;
+      } else if (!p->nominated && p->unschedulable) {
+        unmatched = true;
       }
     }
     d.eligibleNodes = index.nodesFor(*target);
+    d.productPins = productPins(target->nodeSelector);
     for (std::size_t i : d.eligibleNodes) {
       const NodeState& node = snapshot.nodes[i];
+      // Pods land only where the product label matches exactly now.
+      if (!matches(target->nodeSelector, node.labels)) {
+        // Pending pods pinned to a product spelling an eligible node lacks: the rename a
+        // sharing change brings would let them in.
+        if (unmatched && !d.productPins.empty()) unschedulable = true;
+        continue;
+      }
       auto used = node.used.find(d.resource);
       d.ceiling += podsFitting(d, i, node.capacityFor(d.resource),
                                used == node.used.end() ? 0 : used->second);

@@ -188,4 +188,14 @@ std::vector<MigConfigEntry> perGpuEntries(const std::vector<MigGpuSetting>& gpus
   return entries;
 }
 
+int carryOverConfigs(MigPartedConfig& file, const std::vector<MigPartedConfig>& sources) {
+  int added = 0;
+  for (const auto& source : sources) {
+    for (const auto& [name, entries] : source.configs) {
+      if (file.configs.emplace(name, entries).second) ++added;
+    }
+  }
+  return added;
+}
+
 }  // namespace gpuscale::partition

@@ -78,7 +78,10 @@ class PlanBuilder {
           fmt::format("{}/{}: within the scale-up cooldown, not changed", d.ns, d.name));
       return;
     }
-    const int hardMax = policy.hardMaxFor(d.ceiling);
+    // No pod fits anywhere yet (pinned to a product spelling no node has before the raise): the
+    // HPA's own ceiling stands in for the partition count a factor multiplies.
+    const int hardMax = policy.hardMaxFor(
+        d.ceiling > 0 ? d.ceiling : d.hpa->originalMaxReplicas.value_or(d.hpa->maxReplicas));
     const int aim = std::min(d.wanted, hardMax);
     int need = aim - ceiling(d);
     for (Lever lever : policy.levers) {
@@ -123,6 +126,7 @@ class PlanBuilder {
       const int minReplicas = std::max<int>(1, static_cast<int>((used + devices - 1) / devices));
       const int before = podsOn(d, i);
       for (int r2 = minReplicas; r2 < r; ++r2) {
+        if (!pinsHold(d, i, base, r2)) continue;  // lowering would rename the product away
         int after = podsFitting(d, i, devices * r2, used);
         if (current - (before - after) >= floorPods) {
           nodes_[i].replicas[base] = r2;
@@ -131,9 +135,17 @@ class PlanBuilder {
         }
       }
     }
+    if (policy.migRestore) restoreMig(d, floorPods);
     const int lowered = std::max({originalMax, d.target->specReplicas, d.hpa->minReplicas,
                                   std::min(d.hpa->maxReplicas, ceiling(d))});
     if (lowered < d.hpa->maxReplicas) setMax(d, lowered);
+  }
+
+  // Nodes a blocked workload may land on: no burst reshape is given back there.
+  void markBurstNodes(const std::vector<WorkloadDemand>& workloads) {
+    for (const auto& d : workloads) {
+      if (d.blocked) burstNodes_.insert(d.eligibleNodes.begin(), d.eligibleNodes.end());
+    }
   }
 
   Plan finish(const std::vector<WorkloadDemand>& workloads) {
@@ -176,7 +188,29 @@ class PlanBuilder {
 
   int podsOn(const WorkloadDemand& d, std::size_t i) const {
     const std::string base(unsharedResourceName(d.resource));
+    if (!pinsHold(d, i, base, replicas(i, base))) return 0;
     return podsFitting(d, i, deviceCount(i, base) * replicas(i, base), usedOn(i, d.resource));
+  }
+
+  // Whether node i's product labels match the pods' nodeSelector (exactly, as the scheduler
+  // matches) once `base` runs `r` replicas and the node has its working geometry: GFD renames
+  // the product with the sharing and, under the single strategy, with the MIG profile.
+  bool pinsHold(const WorkloadDemand& d, std::size_t i, const std::string& base, int r) const {
+    const NodeState& n = snap_.nodes[i];
+    for (const ProductPin& pin : d.productPins) {
+      auto label = n.labels.find(pin.key);
+      if (label == n.labels.end()) return false;
+      GpuProduct have = parseGpuProduct(label->second);
+      const auto& gpus = nodes_[i].gpus;
+      if (pin.resource == kGpuResource && n.migStrategy == MigStrategy::kSingle && !gpus.empty() &&
+          gpus.front().geometry.size() == 1) {
+        have.migProfile = gpus.front().geometry.begin()->first;
+      }
+      if (!pinHolds(pin, formatGpuProduct(have),
+                    pin.resource == base ? r : replicas(i, pin.resource)))
+        return false;
+    }
+    return true;
   }
 
   int ceiling(const WorkloadDemand& d) const {
@@ -300,6 +334,41 @@ class PlanBuilder {
     return 0;
   }
 
+  // Gives back a burst's reshape (policy migGiveBack: restore): node i's GPUs return to the config
+  // before gpuscale reshaped them, when the node holds no GPU pod, no blocked workload may land
+  // there, MIG mode stays as it is, and the pods the workload needs still fit without it.
+  void restoreMig(const WorkloadDemand& d, int floorPods) {
+    for (auto it = d.eligibleNodes.rbegin(); it != d.eligibleNodes.rend(); ++it) {
+      const std::size_t i = *it;
+      const NodeState& n = snap_.nodes[i];
+      WorkingNode& w = nodes_[i];
+      if (!n.restoreGpus || n.hasGpuPods || burstNodes_.contains(i) || !changeable(d, i) ||
+          n.restoreGpus->size() != w.gpus.size() ||
+          std::any_of(w.reshaped.begin(), w.reshaped.end(), [](bool b) { return b; })) {
+        continue;
+      }
+      bool changes = false;
+      bool sameMode = true;
+      for (std::size_t gpu = 0; gpu < w.gpus.size(); ++gpu) {
+        const MigGpuSetting& to = (*n.restoreGpus)[gpu];
+        sameMode = sameMode && to.migEnabled == w.gpus[gpu].migEnabled;
+        changes = changes || to.geometry != w.gpus[gpu].geometry;
+      }
+      if (!changes || !sameMode) continue;
+      const WorkingNode saved = w;
+      for (std::size_t gpu = 0; gpu < w.gpus.size(); ++gpu) {
+        if ((*n.restoreGpus)[gpu].geometry != w.gpus[gpu].geometry)
+          setGeometry(i, gpu, (*n.restoreGpus)[gpu].geometry);
+      }
+      if (ceiling(d) < floorPods) {
+        w = saved;
+        continue;
+      }
+      notes_.push_back(fmt::format("{}/{}: giving back {}'s MIG geometry (idle since the burst)",
+                                   d.ns, d.name, n.name));
+    }
+  }
+
   // Memory behind one unit of `base` on node i, when known.
   std::optional<double> partitionMemoryBytes(std::size_t i, const std::string& base) const {
     const NodeState& n = snap_.nodes[i];
@@ -342,15 +411,33 @@ class PlanBuilder {
       int gain = 0;
       for (int r2 = r + 1; r2 <= limit; ++r2) {
         chosen = r2;
-        gain = podsFitting(d, i, devices * r2, used) - before;
+        gain = (pinsHold(d, i, base, r2) ? podsFitting(d, i, devices * r2, used) : 0) - before;
         if (gain >= need - gained) break;
       }
-      if (gain <= 0) continue;
+      if (gain <= 0) {
+        if (r < limit && pinsHold(d, i, base, r) && !pinsHold(d, i, base, r + 1))
+          notes_.push_back(renameNote(d, i));
+        continue;
+      }
       nodes_[i].replicas[base] = chosen;
       nodes_[i].raised.insert(base);
       gained += gain;
     }
     return gained;
+  }
+
+  // Why a node that could be time-sliced is not: the pods pin the unshared product spelling.
+  std::string renameNote(const WorkloadDemand& d, std::size_t i) const {
+    const ProductPin* pin = d.productPins.empty() ? nullptr : &d.productPins.front();
+    const std::string key = pin != nullptr ? pin->key : "";
+    const std::string pinned = pin != nullptr ? formatGpuProduct(pin->product) : "";
+    GpuProduct renamed = pin != nullptr ? pin->product : GpuProduct{};
+    renamed.shared = true;
+    return fmt::format(
+        "{}/{}: not time-slicing {}: GPU Feature Discovery would rename {} to {} and the pods' "
+        "nodeSelector {}={} would no longer match (select by another label, or by nodeAffinity "
+        "with both spellings)",
+        d.ns, d.name, snap_.nodes[i].name, key, formatGpuProduct(renamed), key, pinned);
   }
 
   void setMax(const WorkloadDemand& d, int to) {
@@ -385,6 +472,7 @@ class PlanBuilder {
   std::map<std::pair<std::string, std::string>, SetMaxReplicas> maxChanges_;
   std::map<std::pair<const GpuModel*, const Policy*>, std::vector<MigGeometry>> maximalCache_;
   std::vector<std::string> notes_;
+  std::set<std::size_t> burstNodes_;
 };
 
 }  // namespace
@@ -395,6 +483,7 @@ Plan planPartitions(const ClusterSnapshot& snapshot, const std::vector<WorkloadD
   for (const auto& d : workloads) {
     if (d.blocked) builder.grow(d);
   }
+  builder.markBurstNodes(workloads);
   for (const auto& d : workloads) {
     if (!d.blocked) builder.shrink(d);
   }

@@ -8,6 +8,7 @@
 
 #include "gpuscale/core/yaml_input.h"
 #include "gpuscale/k8s/well_known_keys.h"
+#include "gpuscale/partition/gpu_product.h"
 #include "quantity.h"
 
 namespace gpuscale::partition {
@@ -186,6 +187,10 @@ Policy parsePolicy(const YAML::Node& node) {
         }
         return true;
       });
+    } else if (key == "migGiveBack") {
+      const auto mode = core::yamlAs<std::string>(v, key);
+      if (mode != "keep" && mode != "restore") core::yamlFail(v, "migGiveBack is keep or restore");
+      p.migRestore = mode == "restore";
     } else if (key == "tolerance") {
       p.tolerance = core::yamlAs<double>(v, key);
       if (!(p.tolerance >= 0 && p.tolerance < 1)) core::yamlFail(v, "tolerance must be in [0, 1)");
@@ -239,10 +244,7 @@ std::string_view leverName(Lever lever) {
 }
 
 bool Policy::selectsNode(const std::map<std::string, std::string>& labels) const {
-  return std::all_of(nodeSelector.begin(), nodeSelector.end(), [&](const auto& kv) {
-    auto it = labels.find(kv.first);
-    return it != labels.end() && it->second == kv.second;
-  });
+  return selectsAcrossRenames(nodeSelector, labels);
 }
 
 int Policy::hardMaxFor(int currentPartitions) const {

@@ -5,8 +5,11 @@
 
 #include <fmt/format.h>
 
+#include "config_sources.h"
 #include "gpuscale/core/rfc3339.h"
 #include "gpuscale/k8s/well_known_keys.h"
+#include "gpuscale/partition/config_name.h"
+#include "gpuscale/partition/mig_restore.h"
 #include "gpuscale/partition/resource_names.h"
 #include "json_fields.h"
 #include "quantity.h"
@@ -16,78 +19,6 @@ namespace {
 
 namespace jf = json_fields;
 using nlohmann::json;
-
-constexpr std::string_view kMigConfigKey = "config.yaml";
-constexpr std::string_view kDefaultMigConfigMap = "default-mig-parted-config";
-
-struct ConfigMapState {
-  std::string ns, name;
-  std::map<std::string, std::string> data;
-};
-
-// Both ConfigMap kinds parsed lazily, once per key.
-class ConfigSources {
- public:
-  explicit ConfigSources(std::vector<ConfigMapState> maps) : maps_(std::move(maps)) {
-    std::sort(maps_.begin(), maps_.end(), [](const auto& a, const auto& b) {
-      return std::tie(a.ns, a.name) < std::tie(b.ns, b.name);
-    });
-  }
-
-  // The mig-parted configs that may define a node's config, most specific first.
-  std::vector<const MigPartedConfig*> migConfigsFor(const std::string& node) {
-    std::vector<std::pair<int, const MigPartedConfig*>> ranked;
-    for (std::size_t i = 0; i < maps_.size(); ++i) {
-      const MigPartedConfig* c = migConfig(i);
-      if (c == nullptr) continue;
-      int rank = maps_[i].name == node + "-mig-config"   ? 0
-                 : maps_[i].name == kDefaultMigConfigMap ? 2
-                                                         : 1;
-      ranked.emplace_back(rank, c);
-    }
-    std::stable_sort(ranked.begin(), ranked.end(),
-                     [](const auto& a, const auto& b) { return a.first < b.first; });
-    std::vector<const MigPartedConfig*> out;
-    for (const auto& r : ranked) out.push_back(r.second);
-    return out;
-  }
-
-  const DevicePluginConfig* devicePluginConfig(const std::string& key) {
-    auto cached = pluginConfigs_.find(key);
-    if (cached != pluginConfigs_.end()) return cached->second ? &*cached->second : nullptr;
-    std::optional<DevicePluginConfig> found;
-    for (const auto& m : maps_) {
-      auto it = m.data.find(key);
-      if (it == m.data.end()) continue;
-      auto parsed = parseDevicePluginConfig(it->second);
-      if (parsed) {
-        found = std::move(*parsed);
-        break;
-      }
-    }
-    auto& slot = pluginConfigs_[key] = std::move(found);
-    return slot ? &*slot : nullptr;
-  }
-
- private:
-  const MigPartedConfig* migConfig(std::size_t i) {
-    auto cached = migConfigs_.find(i);
-    if (cached == migConfigs_.end()) {
-      std::optional<MigPartedConfig> parsed;
-      auto it = maps_[i].data.find(std::string(kMigConfigKey));
-      if (it != maps_[i].data.end()) {
-        auto r = parseMigPartedConfig(it->second);
-        if (r) parsed = std::move(*r);
-      }
-      cached = migConfigs_.emplace(i, std::move(parsed)).first;
-    }
-    return cached->second ? &*cached->second : nullptr;
-  }
-
-  std::vector<ConfigMapState> maps_;
-  std::map<std::size_t, std::optional<MigPartedConfig>> migConfigs_;
-  std::map<std::string, std::optional<DevicePluginConfig>> pluginConfigs_;
-};
 
 std::optional<std::int64_t> labelInt(const Labels& labels, const std::string& key) {
   auto it = labels.find(key);
@@ -162,29 +93,54 @@ bool hasResourceClaims(const json& podSpec) {
   return false;
 }
 
+// Every GPU's setting under config `name`, from the first ConfigMap that resolves it for all of
+// them; `physical` is the GPU count (nullopt: derive it from the single strategy's device count).
+std::optional<std::vector<GpuState>> resolveNamed(const NodeState& node, const std::string& name,
+                                                  std::optional<int> physical,
+                                                  ConfigSources& sources) {
+  auto count = labelInt(node.labels, "nvidia.com/gpu.count");
+  for (const MigPartedConfig* config : sources.migConfigsFor(node.name)) {
+    auto first = resolveMigConfig(*config, name, node.model, 0);
+    if (!first) continue;
+    int n = physical.value_or(static_cast<int>(count.value_or(1)));
+    if (!physical && node.migStrategy == MigStrategy::kSingle && first->migEnabled &&
+        instanceCount(first->geometry) > 0) {
+      n = std::max<int>(1, n / instanceCount(first->geometry));
+    }
+    std::vector<GpuState> gpus;
+    for (int i = 0; i < n; ++i) {
+      auto s = resolveMigConfig(*config, name, node.model, i);
+      if (!s) break;
+      gpus.push_back({i, *s, false});
+    }
+    if (static_cast<int>(gpus.size()) == n) return gpus;
+  }
+  return std::nullopt;
+}
+
+// The live mig-restore record's `before` config, per GPU.
+void resolveRestore(NodeState& node, const std::string& annotation, ConfigSources& sources) {
+  auto restore = decodeMigRestore(annotation);
+  // Only a config gpuscale wrote for this node is given back: a hand-written record cannot make
+  // the planner rebuild a node an operator configured.
+  if (!restore || !node.geometryKnown || restore->applied != node.migConfig ||
+      !isOwnedConfigOf(restore->applied, node.name)) {
+    return;
+  }
+  auto gpus = resolveNamed(node, restore->before, static_cast<int>(node.gpus.size()), sources);
+  if (!gpus) return;
+  node.restoreGpus.emplace();
+  for (const auto& g : *gpus) node.restoreGpus->push_back(g.setting);
+}
+
 void resolveGeometry(NodeState& node, ConfigSources& sources) {
   if (node.model == nullptr) return;
   auto count = labelInt(node.labels, "nvidia.com/gpu.count");
   if (!node.migConfig.empty()) {
-    for (const MigPartedConfig* config : sources.migConfigsFor(node.name)) {
-      auto first = resolveMigConfig(*config, node.migConfig, node.model, 0);
-      if (!first) continue;
-      int physical = count.value_or(1);
-      if (node.migStrategy == MigStrategy::kSingle && first->migEnabled &&
-          instanceCount(first->geometry) > 0) {
-        physical = std::max<int>(1, physical / instanceCount(first->geometry));
-      }
-      std::vector<GpuState> gpus;
-      for (int i = 0; i < physical; ++i) {
-        auto s = resolveMigConfig(*config, node.migConfig, node.model, i);
-        if (!s) break;
-        gpus.push_back({i, *s, false});
-      }
-      if (static_cast<int>(gpus.size()) == physical) {
-        node.gpus = std::move(gpus);
-        node.geometryKnown = true;
-        return;
-      }
+    if (auto gpus = resolveNamed(node, node.migConfig, std::nullopt, sources)) {
+      node.gpus = std::move(*gpus);
+      node.geometryKnown = true;
+      return;
     }
   }
   if (node.migStrategy != MigStrategy::kMixed || !count || *count <= 0) return;
@@ -261,6 +217,8 @@ NodeState parseNode(const json& item, ConfigSources& sources) {
     }
   }
   resolveGeometry(n, sources);
+  if (auto it = annotations.find(std::string(k8s::kMigRestoreAnnotation)); it != annotations.end())
+    resolveRestore(n, it->second, sources);
   if (n.geometryKnown) {
     std::vector<MigGpuSetting> settings;
     for (const auto& g : n.gpus) settings.push_back(g.setting);
@@ -274,21 +232,25 @@ NodeState parseNode(const json& item, ConfigSources& sources) {
   return n;
 }
 
-std::string insufficientResource(const json& status) {
+// The pod's PodScheduled=False/Unschedulable condition, if any.
+const json* unschedulableCondition(const json& status) {
   for (const auto& c : jf::array(status, "conditions")) {
-    if (jf::string(c, "type") != "PodScheduled" || jf::string(c, "status") != "False" ||
-        jf::string(c, "reason") != "Unschedulable") {
-      continue;
+    if (jf::string(c, "type") == "PodScheduled" && jf::string(c, "status") == "False" &&
+        jf::string(c, "reason") == "Unschedulable") {
+      return &c;
     }
-    const std::string message = jf::string(c, "message");
-    const std::string marker = "Insufficient nvidia.com/";
-    auto at = message.find(marker);
-    if (at == std::string::npos) return {};
-    auto begin = at + std::string_view("Insufficient ").size();
-    auto end = message.find_first_of(" ,", begin);
-    return message.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
   }
-  return {};
+  return nullptr;
+}
+
+// "nvidia.com/..." of an "Insufficient nvidia.com/..." scheduling failure, else "".
+std::string insufficientResource(const json& condition) {
+  const std::string message = jf::string(condition, "message");
+  auto at = message.find("Insufficient nvidia.com/");
+  if (at == std::string::npos) return {};
+  auto begin = at + std::string_view("Insufficient ").size();
+  auto end = message.find_first_of(" ,", begin);
+  return message.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
 }
 
 PodState parsePod(const json& item) {
@@ -308,8 +270,12 @@ PodState parsePod(const json& item) {
   for (const auto& c : jf::array(status, "conditions")) {
     if (jf::string(c, "type") == "Ready") p.ready = jf::string(c, "status") == "True";
   }
-  if (p.phase == "Pending" && p.nodeName.empty())
-    p.insufficientResource = insufficientResource(status);
+  if (p.phase == "Pending" && p.nodeName.empty()) {
+    if (const json* c = unschedulableCondition(status)) {
+      p.unschedulable = true;
+      p.insufficientResource = insufficientResource(*c);
+    }
+  }
   return p;
 }
 

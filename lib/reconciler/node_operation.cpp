@@ -12,6 +12,7 @@
 #include "gpuscale/partition/config_name.h"
 #include "gpuscale/partition/device_plugin_config.h"
 #include "gpuscale/partition/mig_parted_config.h"
+#include "gpuscale/partition/mig_restore.h"
 #include "gpuscale/reconciler/optimistic_write.h"
 #include "gpuscale/reconciler/pod_gpu_use.h"
 
@@ -87,17 +88,15 @@ core::Status KubeActuator::writeMigConfig(const std::string& node, const NodeInt
   auto wanted = partition::parseMigPartedConfig(intent.config);
   if (!wanted) return wanted.status();
   // mig-manager reads only the ConfigMap the ClusterPolicy names: the previous config must be
-  // there too, or restoring it after a failure would fail as well.
-  std::optional<std::vector<partition::MigConfigEntry>> previousEntries;
-  if (!intent.previous.empty()) {
-    auto defaults =
-        client_->get(configMapRef(options_.operatorNamespace, options_.defaultMigConfigMap));
-    if (defaults) {
-      auto text = (*defaults)["data"].value("config.yaml", "");
-      if (auto parsed = partition::parseMigPartedConfig(text)) {
-        auto it = parsed->configs.find(intent.previous);
-        if (it != parsed->configs.end()) previousEntries = it->second;
-      }
+  // there too, or restoring it after a failure would fail as well, and so must every stock config
+  // an operator may relabel the node to later. They are carried over from what mig-manager would
+  // read without a custom ConfigMap: the node's generated configs, then the operator's defaults.
+  std::vector<partition::MigPartedConfig> stock;
+  for (const std::string& name : {node + "-mig-config", options_.defaultMigConfigMap}) {
+    auto cm = client_->get(configMapRef(options_.operatorNamespace, name));
+    if (!cm || !(*cm).contains("data") || !(*cm)["data"].is_object()) continue;
+    if (auto parsed = partition::parseMigPartedConfig((*cm)["data"].value("config.yaml", ""))) {
+      stock.push_back(std::move(*parsed));
     }
   }
   auto r = upsertWithRetry(
@@ -119,9 +118,7 @@ core::Status KubeActuator::writeMigConfig(const std::string& node, const NodeInt
         }
         partition::MigPartedConfig before = file;
         for (const auto& [name, entries] : wanted->configs) file.configs[name] = entries;
-        if (previousEntries && !file.configs.contains(intent.previous)) {
-          file.configs[intent.previous] = *previousEntries;
-        }
+        partition::carryOverConfigs(file, stock);
         std::erase_if(file.configs,
                       [&](const auto& kv) { return isStale(kv.first, node, intent); });
         if (file == before && !text.empty()) return noChange();
@@ -285,11 +282,19 @@ bool KubeActuator::advanceNode(const std::string& name, TimePoint now, Actuation
         [&](const kube::Object& current) -> core::Result<std::optional<kube::Object>> {
           if (decodeNodeIntent(k8s::annotationOf(current, k8s::kIntentAnnotation)) != intent)
             return noChange();
+          json annotations{{std::string(k8s::kIntentAnnotation), encodeNodeIntent(applied)}};
+          if (intent->kind == NodeOpKind::kMig) {
+            // What a give-back returns to (partition/mig_restore.h).
+            auto restore = partition::nextMigRestore(
+                partition::decodeMigRestore(k8s::annotationOf(current, k8s::kMigRestoreAnnotation)),
+                k8s::labelOf(current, k8s::kMigConfigLabel), intent->label);
+            annotations[std::string(k8s::kMigRestoreAnnotation)] =
+                restore ? json(partition::encodeMigRestore(*restore)) : json(nullptr);
+          }
           return std::optional<kube::Object>(
               json{{"metadata",
                     {{"labels", {{std::string(intent->labelKey()), intent->label}}},
-                     {"annotations",
-                      {{std::string(k8s::kIntentAnnotation), encodeNodeIntent(applied)}}}}}});
+                     {"annotations", annotations}}}});
         });
     if (!r) {
       degraded_.failed(

@@ -13,6 +13,7 @@
 #include "gpuscale/k8s/object_accessors.h"
 #include "gpuscale/k8s/well_known_keys.h"
 #include "gpuscale/kube/informer.h"
+#include "gpuscale/partition/mig_catalog.h"
 #include "gpuscale/sim/cluster_view.h"
 #include "gpuscale/sim/gpu_allocation.h"
 #include "gpuscale/sim/mig_manager_model.h"
@@ -94,6 +95,8 @@ class GpuOperatorEmulator::Impl {
 
   core::Status init() {
     defaultMig_ = defaultMigPartedConfig();
+    // The starting geometry is what the hardware has, whichever ConfigMap named it: looked up in
+    // the custom config, then the default (mig-manager itself reads only one, see resolverFor).
     std::vector<partition::MigPartedConfig> known;
     if (scenario_.gpuOperator.customMigConfig)
       known.push_back(*scenario_.gpuOperator.customMigConfig);
@@ -254,6 +257,18 @@ class GpuOperatorEmulator::Impl {
           op.namespaceName, op.customMigConfigMap,
           {{std::string(kMigConfigKey), partition::emitMigPartedConfig(*op.customMigConfig)}}));
     }
+    if (op.customMigConfigMap.empty()) {
+      // mig-manager >= v0.15 publishes what it generated for its node.
+      for (const auto& spec : scenario_.nodes) {
+        if (!spec.migCapable) continue;
+        auto generated =
+            generatedMigPartedConfig(partition::matchModel(spec.product, spec.memoryMiB));
+        if (generated.configs.empty()) continue;
+        maps.push_back(configMapObject(
+            op.namespaceName, spec.name + "-mig-config",
+            {{std::string(kMigConfigKey), partition::emitMigPartedConfig(generated)}}));
+      }
+    }
     maps.push_back(
         configMapObject(op.namespaceName, op.devicePluginConfigMap, op.devicePluginConfigs));
     auto ns = client_->create(
@@ -318,19 +333,22 @@ class GpuOperatorEmulator::Impl {
 
   MigConfigResolver resolverFor(const NodeState& node) {
     return [this, &node](const std::string& name, const std::vector<MigGpuSetting>& current) {
+      // mig-manager reads one file: the first of these ConfigMaps that exists, and only it.
       std::vector<partition::MigPartedConfig> configs;
       for (const auto& cmName : migConfigMapsFor(scenario_.gpuOperator, node.spec.name)) {
         auto cm = view_->configMap(cmName);
         if (!cm) continue;
         const auto& data = cm->value("data", kube::Object::object());
         auto it = data.find(kMigConfigKey);
-        if (it == data.end() || !it->is_string()) continue;
-        auto parsed = partition::parseMigPartedConfig(it->get<std::string>());
-        if (!parsed) {
-          spdlog::warn("ConfigMap {}: {}", cmName, parsed.status().message());
-          continue;
+        if (it != data.end() && it->is_string()) {
+          auto parsed = partition::parseMigPartedConfig(it->get<std::string>());
+          if (parsed) {
+            configs.push_back(std::move(*parsed));
+          } else {
+            spdlog::warn("ConfigMap {}: {}", cmName, parsed.status().message());
+          }
         }
-        configs.push_back(std::move(*parsed));
+        break;
       }
       return resolveNodeMigConfig(configs, node.spec, name, current);
     };

@@ -61,6 +61,25 @@ partition::MigPartedConfig defaultMigPartedConfig() {
   return config;
 }
 
+partition::MigPartedConfig generatedMigPartedConfig(const GpuModel* model) {
+  partition::MigPartedConfig out;
+  if (model == nullptr) return out;
+  auto matches = [&](const MigConfigEntry& e) {
+    if (e.deviceFilter.empty()) return true;
+    return std::any_of(e.deviceFilter.begin(), e.deviceFilter.end(), [&](std::uint32_t id) {
+      return std::find(model->pciIds.begin(), model->pciIds.end(), id) != model->pciIds.end();
+    });
+  };
+  for (const auto& [name, entries] : defaultMigPartedConfig().configs) {
+    for (MigConfigEntry e : entries) {
+      if (!matches(e)) continue;
+      e.deviceFilter.clear();
+      out.configs[name].push_back(std::move(e));
+    }
+  }
+  return out;
+}
+
 kube::Object configMapObject(const std::string& ns, const std::string& name,
                              const std::map<std::string, std::string>& data) {
   kube::Object cm = {{"apiVersion", "v1"},
@@ -75,11 +94,8 @@ kube::Object configMapObject(const std::string& ns, const std::string& name,
 }
 
 std::vector<std::string> migConfigMapsFor(const OperatorSpec& op, const std::string& node) {
-  std::vector<std::string> out;
-  if (!op.customMigConfigMap.empty()) out.push_back(op.customMigConfigMap);
-  out.push_back(node + "-mig-config");
-  out.push_back(op.defaultMigConfigMap);
-  return out;
+  if (!op.customMigConfigMap.empty()) return {op.customMigConfigMap};
+  return {node + "-mig-config", op.defaultMigConfigMap};
 }
 
 std::optional<std::vector<partition::MigGpuSetting>> resolveNodeMigConfig(

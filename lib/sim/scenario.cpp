@@ -295,8 +295,9 @@ HarnessScaleDown parseHpa(const YAML::Node& hpa) {
 }
 
 Scenario parseRoot(const YAML::Node& root) {
-  expectKeys(root, "the scenario",
-             {"name", "description", "gpuOperator", "nodes", "load", "reconciler", "hpa"});
+  expectKeys(
+      root, "the scenario",
+      {"name", "description", "gpuOperator", "nodes", "load", "reconciler", "hpa", "workload"});
   Scenario s;
   s.name = get<std::string>(root, "name", "");
   if (s.name.empty()) fail(root, "a scenario needs a name");
@@ -325,6 +326,13 @@ Scenario parseRoot(const YAML::Node& root) {
     }
   }
   if (const YAML::Node h = root["hpa"]; h && !h.IsNull()) s.hpaScaleDown = parseHpa(h);
+  if (const YAML::Node w = root["workload"]; w && !w.IsNull()) {
+    expectKeys(w, "workload", {"resource", "nodeSelector"});
+    s.workloadResource = get<std::string>(w, "resource", "");
+    if (!s.workloadResource.empty() && !s.workloadResource.starts_with("nvidia.com/"))
+      fail(w["resource"], "workload.resource must be an nvidia.com/ resource");
+    s.workloadNodeSelector = stringMap(w["nodeSelector"], "workload.nodeSelector");
+  }
   addInitialConfigs(s);
   return s;
 }

@@ -22,6 +22,8 @@ inline constexpr std::string_view kIntentAnnotation = "gpuscale.io/intent";
 inline constexpr std::string_view kOutcomeAnnotation = "gpuscale.io/outcome";
 inline constexpr std::string_view kBackoffAnnotation = "gpuscale.io/backoff-until";
 inline constexpr std::string_view kStatusAnnotation = "gpuscale.io/status";
+// Node annotation: the MIG config to give back after a burst (partition/mig_restore.h).
+inline constexpr std::string_view kMigRestoreAnnotation = "gpuscale.io/mig-restore";
 // NoSchedule taint on a node while its MIG change runs (from before the last pod check until the
 // MIG step ends), so no new pod lands on a GPU about to be rebuilt.
 inline constexpr std::string_view kReshapeTaint = "gpuscale.io/reshape";

@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "gpuscale/partition/gpu_product.h"
 #include "gpuscale/partition/policy.h"
 #include "gpuscale/partition/snapshot.h"
 
@@ -43,8 +44,11 @@ struct WorkloadDemand {
   int wanted = 0;   // the HPA formula, unclamped
   int runningPods = 0;
   bool blocked = false;
-  std::string reason;                      // "TooManyReplicas" | "Unschedulable" when blocked
-  std::vector<std::size_t> eligibleNodes;  // snapshot node indices the pods can land on
+  std::string reason;  // "TooManyReplicas" | "Unschedulable" when blocked
+  // Snapshot node indices the pods can land on, now or once GFD's product rename matches their
+  // nodeSelector (see gpu_product.h); productPins say what the rename must be.
+  std::vector<std::size_t> eligibleNodes;
+  std::vector<ProductPin> productPins;  // of the pod template's nodeSelector
   std::map<std::size_t, std::int64_t>
       ownUsage;  // node index -> resource used by this target's pods
 };

@@ -65,4 +65,11 @@ std::optional<MigGpuSetting> resolveMigConfig(const MigPartedConfig& config, std
 // `gpus[i]` is GPU i's setting.
 std::vector<MigConfigEntry> perGpuEntries(const std::vector<MigGpuSetting>& gpus);
 
+// Adds to `file` every named config of `sources` that `file` lacks (an earlier source wins a name
+// two of them define); names `file` already has keep their entries. With ClusterPolicy
+// migManager.config.name set, mig-manager reads that one ConfigMap and nothing else, so a node
+// relabelled to a stock name (`all-balanced`, `all-1g.5gb`, ...) resolves only if the custom file
+// carries it. Returns the number of configs added.
+int carryOverConfigs(MigPartedConfig& file, const std::vector<MigPartedConfig>& sources);
+
 }  // namespace gpuscale::partition

@@ -30,6 +30,8 @@
 //     nodeSelector: {pool: gpu}        # nodes the reconciler may change
 //     maxReplicas: {factor: 4}         # or {hard: 28}: cap on the HPA's maxReplicas
 //     cooldown: {scaleUp: 1m, scaleDown: 10m}
+//     migGiveBack: keep                # or restore: rebuild a node gpuscale reshaped for a burst
+//                                      # back to its config before, once its GPUs are idle
 //     tolerance: 0.1                   # the HPA controller's tolerance, for the wanted-replica
 //     formula
 //
@@ -68,6 +70,7 @@ struct Policy {
   std::chrono::seconds scaleUpCooldown{0};
   std::chrono::seconds scaleDownCooldown{600};
   double tolerance = 0.1;
+  bool migRestore = false;  // migGiveBack: restore
 
   // Whether the operator let this policy manage the HPA `ns`/`name` with these labels.
   bool admits(std::string_view ns, std::string_view name,

@@ -77,6 +77,9 @@ struct NodeState {
       false;               // a MIG change is pending/failed or operands are paused: leave it alone
   bool hasIntent = false;  // a gpuscale.io/intent annotation: an operation runs
   std::optional<TimePoint> backoffUntil;  // gpuscale.io/backoff-until, when it parses
+  // What each GPU returns to when a burst's reshape is given back: the `before` config of a live
+  // gpuscale.io/mig-restore record (partition/mig_restore.h), when it resolves for every GPU.
+  std::optional<std::vector<MigGpuSetting>> restoreGpus;
 
   // Time-slicing replicas of `resource` (".shared" names map to their base resource).
   int replicasFor(std::string_view resource) const;
@@ -99,6 +102,7 @@ struct PodState {
   bool resourceClaims = false;       // has DRA claims: may hold any device of its node
   std::string insufficientResource;  // Pending+Unschedulable with "Insufficient nvidia.com/..."
   bool nominated = false;            // status.nominatedNodeName set (preempting)
+  bool unschedulable = false;        // Pending, PodScheduled False/Unschedulable (any message)
   bool active() const { return phase != "Succeeded" && phase != "Failed"; }
   // Holds, or may hold, GPUs of its node (makes them busy for the planner).
   bool usesGpu() const { return !gpuRequests.empty() || resourceClaims; }

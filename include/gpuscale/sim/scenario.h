@@ -130,6 +130,11 @@ struct Scenario {
   // `pods` or `percent` per `periodSeconds`, after `stabilizationWindowSeconds`). Validated here,
   // not used by the emulator.
   HarnessScaleDown hpaScaleDown;
+  // `workload`: the Deployment bench/scenario/run.sh creates. `resource` (default: the 1g.5gb MIG
+  // resource on mixed-strategy nodes, else nvidia.com/gpu) and `nodeSelector` of its pod template
+  // (e.g. nvidia.com/gpu.product: Tesla-T4-SHARED). Validated here, not used by the emulator.
+  std::string workloadResource;
+  std::map<std::string, std::string> workloadNodeSelector;
 };
 
 // Parses and validates a scenario: node names unique and valid, strategies known, geometries valid

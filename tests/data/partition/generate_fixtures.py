@@ -158,7 +158,9 @@ def t4_timeslicing():
                             "nvidia.com/gpu.count": "1", "nvidia.com/gpu.family": "turing",
                             "nvidia.com/mig.capable": "false"}, {"nvidia.com/gpu": "1"}, 2)
     cpu = node("cpu-node-1", {"nvidia.com/gpu.present": "false"}, {}, 3)
-    sel = {"nvidia.com/gpu.product": "Tesla-T4"}
+    # Not nvidia.com/gpu.product: the scheduler matches it exactly and time-slicing renames it
+    # Tesla-T4-SHARED, so pods pinned to "Tesla-T4" could not land after the raise.
+    sel = {"nvidia.com/gpu.family": "turing"}
     items = [t4, cpu, pod("default", "triton-t4", 0, res, "t4-node-1", 200)]
     items += [pod("default", "triton-t4", i, res, "", 200 + i, INSUFFICIENT_GPU) for i in range(1, 4)]
     items += [deployment("default", "triton-t4", 4, res, 51, sel),

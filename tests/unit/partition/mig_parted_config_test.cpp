@@ -136,5 +136,43 @@ TEST(MigPartedConfigTest, PerGpuEntriesGroupEqualGeometriesAndRestateUntouchedGp
   EXPECT_FALSE(resolveMigConfig(*parsed, "gpuscale-node-1", nullptr, 4).has_value());
 }
 
+TEST(MigPartedConfigTest, CarryOverAddsOnlyMissingNamesEarlierSourceFirst) {
+  const MigConfigEntry off;
+  const MigConfigEntry one{{}, true, {}, true, {{"1g.5gb", 7}}};
+  const MigConfigEntry two{{}, true, {}, true, {{"2g.10gb", 3}}};
+  auto file = [](std::map<std::string, std::vector<MigConfigEntry>> c) {
+    return MigPartedConfig{std::move(c)};
+  };
+  struct Row {
+    const char* what;
+    MigPartedConfig into;
+    std::vector<MigPartedConfig> sources;
+    MigPartedConfig expected;
+    int added;
+  };
+  const std::vector<Row> rows{
+      {"nothing to carry", file({{"a", {one}}}), {}, file({{"a", {one}}}), 0},
+      {"a missing stock name is added",
+       file({{"mine", {one}}}),
+       {file({{"all-balanced", {two}}})},
+       file({{"mine", {one}}, {"all-balanced", {two}}}),
+       1},
+      {"an existing name keeps its entries",
+       file({{"all-balanced", {one}}}),
+       {file({{"all-balanced", {two}}})},
+       file({{"all-balanced", {one}}}),
+       0},
+      {"the earlier source wins",
+       file({}),
+       {file({{"x", {two}}}), file({{"x", {off}}, {"y", {off}}})},
+       file({{"x", {two}}, {"y", {off}}}),
+       2},
+  };
+  for (auto row : rows) {
+    EXPECT_EQ(carryOverConfigs(row.into, row.sources), row.added) << row.what;
+    EXPECT_EQ(row.into, row.expected) << row.what;
+  }
+}
+
 }  // namespace
 }  // namespace gpuscale::partition

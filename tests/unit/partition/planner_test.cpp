@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "gpuscale/core/rfc3339.h"
+#include "gpuscale/partition/config_name.h"
 #include "kube_objects.h"
 
 namespace gpuscale::partition {
@@ -66,15 +67,54 @@ TEST(PlannerTest, SeedA100StuckAtSevenTimeSlicesTheBusyGpu) {
     "capacityAfter": [{"namespace": "default", "name": "triton", "ceiling": 28}]})"));
 }
 
-TEST(PlannerTest, SeedT4GetsFourteenReplicasUnderItsPolicy) {
-  auto p = planFor(testing::loadDump("t4_timeslicing.json"),
-                   policiesFrom(testing::readDataFile("t4-policy.yaml")));
-  EXPECT_EQ(json::parse(planToJson(p->plan).dump()), json::parse(R"({
-    "demands": [{"namespace": "default", "name": "triton-t4", "resource": "nvidia.com/gpu",
-                 "ceiling": 1, "wanted": 20}],
-    "actions": [{"kind": "TimeSlicing", "node": "t4-node-1", "resource": "nvidia.com/gpu", "replicas": 14}],
-    "capacityAfter": [{"namespace": "default", "name": "triton-t4", "ceiling": 14}]})"))
-      << "maxReplicas is already 14, the policy's hard max";
+// The T4 story under the scheduler's exact nodeSelector match: time-slicing makes GPU Feature
+// Discovery rename nvidia.com/gpu.product to Tesla-T4-SHARED.
+TEST(PlannerTest, SeedT4TimeSlicingRespectsTheProductRename) {
+  const json seed = testing::loadDump("t4_timeslicing.json");
+  // The Deployment pinned to `product`; with `bootstrap`, none of its pods could land yet (the node
+  // is not shared, so not one pod runs and the Pending ones name the selector, not the resource).
+  auto pinned = [&](const std::string& key, const std::string& product, bool bootstrap) {
+    json dump = seed;
+    json items = json::array();
+    for (auto item : dump["items"]) {
+      if (item["kind"] == "Deployment")
+        item["spec"]["template"]["spec"]["nodeSelector"] = {{key, product}};
+      if (bootstrap && item["kind"] == "Pod") {
+        if (item["spec"].contains("nodeName")) continue;
+        item["status"]["conditions"][0]["message"] =
+            "0/2 nodes are available: 2 node(s) didn't match Pod's node affinity/selector.";
+      }
+      items.push_back(item);
+    }
+    dump["items"] = items;
+    return dump;
+  };
+  const std::string product = "nvidia.com/gpu.product";
+  const json fourteen = json::parse(
+      R"([{"kind": "TimeSlicing", "node": "t4-node-1", "resource": "nvidia.com/gpu", "replicas": 14}])");
+  struct Row {
+    const char* what;
+    json dump;
+    json actions;
+    bool renameNote;
+  };
+  const std::vector<Row> rows{
+      {"the seed: selected by nvidia.com/gpu.family, time-sliced to the policy's 14", seed,
+       fourteen, false},
+      {"pinned to Tesla-T4: a raise would strand new pods", pinned(product, "Tesla-T4", false),
+       json::array(), true},
+      {"pinned to Tesla-T4-SHARED: bootstrapped by the raise (maxReplicas is already the hard 14)",
+       pinned(product, "Tesla-T4-SHARED", true), fourteen, false},
+  };
+  for (const auto& row : rows) {
+    auto p = planFor(row.dump, policiesFrom(testing::readDataFile("t4-policy.yaml")));
+    EXPECT_EQ(actions(p->plan), row.actions) << row.what;
+    ASSERT_EQ(p->plan.demands.size(), 1u) << row.what << ": the HPA counts as blocked";
+    const bool noted = std::any_of(p->plan.notes.begin(), p->plan.notes.end(), [](const auto& n) {
+      return n.find("rename nvidia.com/gpu.product to Tesla-T4-SHARED") != std::string::npos;
+    });
+    EXPECT_EQ(noted, row.renameNote) << row.what;
+  }
 }
 
 TEST(PlannerTest, SeedAllBalancedRaisesTimeSlicingPerProfile) {
@@ -172,6 +212,54 @@ TEST(PlannerTest, SingleStrategyNodeIsRebuiltUniformly) {
                                   "from": 6, "to": 14})"));
 }
 
+// The story under the single strategy: A100 all-1g.5gb, seven MIG devices advertised as
+// nvidia.com/gpu, GFD product "<model>-MIG-1g.5gb"; pods ask nvidia.com/gpu: 1 and the HPA stops at
+// 7. The only lever is time-slicing nvidia.com/gpu (all-1g.5gb is already the most instances), and
+// it renames the product "<model>-MIG-1g.5gb-SHARED".
+TEST(PlannerTest, SingleStrategyStoryTimeSlicesTheMigDevices) {
+  const std::string product = "NVIDIA-A100-SXM4-40GB-MIG-1g.5gb";
+  const json raise = json::parse(R"([
+      {"kind": "TimeSlicing", "node": "a100-single", "resource": "nvidia.com/gpu", "replicas": 2},
+      {"kind": "SetMaxReplicas", "namespace": "default", "name": "triton", "from": 7, "to": 14}])");
+  struct Row {
+    const char* what;
+    std::optional<std::string> pinned;  // the Deployment's nvidia.com/gpu.product
+    int running;                        // of 7 pods; the others Pending, unmatched by the selector
+    json actions;
+  };
+  const std::vector<Row> rows{
+      {"no product pin: seven run, the HPA is at its ceiling", std::nullopt, 7, raise},
+      {"pinned to the unshared spelling: a raise would strand new pods", product, 7, json::array()},
+      {"pinned to the shared spelling: none runs until the raise renames the product (the factor "
+       "applies to maxReplicas while no pod fits)",
+       product + "-SHARED", 0, raise},
+  };
+  for (const auto& row : rows) {
+    auto node = testing::migNode("a100-single", product, 1, "all-1g.5gb", {}, {}, "", "single");
+    node["metadata"]["labels"]["nvidia.com/gpu.count"] = "7";
+    node["metadata"]["labels"]["nvidia.com/gpu.memory"] = "5120";
+    node["status"]["allocatable"]["nvidia.com/gpu"] = "7";
+    std::vector<json> items{node};
+    append(items,
+           blockedApp("triton", "nvidia.com/gpu", "a100-single", row.running, 7 - row.running));
+    for (auto& item : items) {
+      if (row.pinned && item["kind"] == "Deployment")
+        item["spec"]["template"]["spec"]["nodeSelector"] = {
+            {"nvidia.com/gpu.product", *row.pinned}};
+      if (item["kind"] == "Pod" && !item["spec"].contains("nodeName"))
+        item["status"]["conditions"] = json::parse(R"([{"type": "PodScheduled", "status": "False",
+            "reason": "Unschedulable",
+            "message": "0/1 nodes are available: 1 node(s) didn't match Pod's node affinity/selector."}])");
+    }
+    auto p = planFor(migCluster(items));
+    EXPECT_EQ(actions(p->plan), row.actions) << row.what;
+    const bool noted = std::any_of(p->plan.notes.begin(), p->plan.notes.end(), [&](const auto& n) {
+      return n.find("to " + product + "-SHARED") != std::string::npos;
+    });
+    EXPECT_EQ(noted, row.actions.empty()) << row.what;
+  }
+}
+
 TEST(PlannerTest, PerPodMemoryBoundsTimeSlicing) {
   std::vector<json> items{
       testing::migNode("busy", "NVIDIA-A100-SXM4-40GB", 1, "all-1g.5gb", {{"1g.5gb", 7}})};
@@ -253,6 +341,67 @@ std::vector<json> grownCluster(int runningPods, const std::string& average) {
 
 // What the reconciler recorded when it grew the HPA of grownCluster from 7.
 std::vector<Recorded> grownRecord() { return {{"default", "app", at("2026-11-22T00:00:00Z"), 7}}; }
+
+// Give-back of a burst's reshape (policy migGiveBack): the app's seven pods run on `busy`; `spare`
+// was reshaped by gpuscale from all-3g.20gb to its config g1 (four 1g.5gb and a 3g.20gb) for the
+// burst, and the HPA, grown from 7 to 11, now wants 7.
+TEST(PlannerTest, GiveBackRestoresTheGeometryBeforeTheBurst) {
+  const std::string g1 = ownedConfigName("spare", "burst");
+  const std::string kBurstEntries =
+      "    - devices: [0]\n      mig-enabled: true\n"
+      "      mig-devices: {\"1g.5gb\": 4, \"3g.20gb\": 1}\n";
+  struct Row {
+    const char* what;
+    const char* giveBack;
+    std::string spareConfig;  // its nvidia.com/mig.config label now
+    bool podOnSpare;
+    json actions;
+  };
+  const json restored = json::parse(R"([
+      {"kind": "MigReconfigure", "node": "spare",
+       "gpus": [{"index": 0, "from": {"1g.5gb": 4, "3g.20gb": 1}, "to": {"3g.20gb": 2}}]},
+      {"kind": "SetMaxReplicas", "namespace": "default", "name": "app", "from": 11, "to": 7}])");
+  auto lowerTo = [](int to) {
+    return json::array({{{"kind", "SetMaxReplicas"},
+                         {"namespace", "default"},
+                         {"name", "app"},
+                         {"from", 11},
+                         {"to", to}}});
+  };
+  const std::vector<Row> rows{
+      {"restore: idle since the burst", "restore", g1, false, restored},
+      {"keep: the geometry stays, so does the ceiling", "keep", g1, false, json::array()},
+      {"restore, but the record names a config gpuscale does not own", "restore", "g1", false,
+       json::array()},
+      {"restore, but a pod holds a GPU of the node (maxReplicas follows the free slices)",
+       "restore", g1, true, lowerTo(10)},
+      {"restore, but an operator relabelled the node since (all-balanced: two 1g.5gb)", "restore",
+       "all-balanced", false, lowerTo(9)},
+  };
+  for (const auto& row : rows) {
+    auto spare = testing::migNode("spare", "NVIDIA-A100-SXM4-40GB", 1, row.spareConfig, {});
+    spare["metadata"]["annotations"]["gpuscale.io/mig-restore"] =
+        json{{"before", "all-3g.20gb"}, {"applied", row.spareConfig == "g1" ? "g1" : g1}}.dump();
+    std::vector<json> items{
+        testing::migNode("busy", "NVIDIA-A100-SXM4-40GB", 1, "all-1g.5gb", {{"1g.5gb", 7}}), spare,
+        testing::configMap("gpu-operator", "gpuscale-mig-parted-config",
+                           {{"config.yaml", "version: v1\nmig-configs:\n  g1:\n" + kBurstEntries +
+                                                "  " + g1 + ":\n" + kBurstEntries}}),
+        testing::deployment("default", "app", 7, k1g)};
+    for (int i = 0; i < 7; ++i) items.push_back(testing::gpuPod("default", "app", i, k1g, "busy"));
+    if (row.podOnSpare) items.push_back(testing::gpuPod("default", "other", 0, k1g, "spare"));
+    items.push_back(
+        testing::hpa("default", "app", testing::hpaSpec(1, 11, 7, 7, "10", "50", false)));
+    auto p =
+        planFor(migCluster(items),
+                policiesFrom(std::string("name: default\nhpaNamespaces: [default]\nmigGiveBack: ") +
+                             row.giveBack + "\n"),
+                {{"default", "app", at("2026-11-22T00:00:00Z"), 7}});
+    json a = actions(p->plan);
+    for (auto& action : a) action.erase("config");  // the entries are perGpuEntries' business
+    EXPECT_EQ(a, row.actions) << row.what << "\n" << planToJson(p->plan).dump(2);
+  }
+}
 
 // What a tenant writes on its own HPA does not stand in for the reconciler's records: neither a
 // last change long ago (to skip a cooldown) nor a huge original maxReplicas (so isolation never

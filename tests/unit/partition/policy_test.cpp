@@ -35,6 +35,7 @@ TEST(PolicyTest, ParsesEveryField) {
   maxReplicas: {hard: 28}
   cooldown: {scaleUp: 1m, scaleDown: 1h30m}
   tolerance: 0.05
+  migGiveBack: restore
 - name: batch
   hpaNamespaces: ["*"]
   maxReplicas: {factor: 2}
@@ -49,6 +50,8 @@ TEST(PolicyTest, ParsesEveryField) {
   EXPECT_EQ(p.scaleUpCooldown, std::chrono::seconds(60));
   EXPECT_EQ(p.scaleDownCooldown, std::chrono::seconds(5400));
   EXPECT_DOUBLE_EQ(p.tolerance, 0.05);
+  EXPECT_TRUE(p.migRestore);
+  EXPECT_FALSE(set->policies[1].migRestore) << "keep unless asked";
   EXPECT_EQ(p.hardMaxFor(7), 28);
   EXPECT_EQ(set->policies[1].hardMaxFor(7), 14);
   EXPECT_TRUE(p.selectsNode({{"pool", "gpu"}, {"zone", "a"}}));
@@ -255,6 +258,7 @@ TEST(PolicyTest, RejectsBadPolicies) {
       {"bad duration", "name: a\ncooldown: {scaleUp: soon}\n", "duration"},
       {"bad hpa reference", "name: a\nhpas: [triton]\n", "namespace/name"},
       {"tolerance out of range", "name: a\ntolerance: 2\n", "tolerance"},
+      {"unknown give-back", "name: a\nmigGiveBack: always\n", "keep or restore"},
       {"not a mapping", "- a\n", "mapping"},
       {"broken YAML", "name: [a\n", "line"},
   };

@@ -9,6 +9,7 @@
 #include "gpuscale/k8s/well_known_keys.h"
 #include "gpuscale/partition/config_name.h"
 #include "gpuscale/partition/mig_parted_config.h"
+#include "gpuscale/partition/mig_restore.h"
 #include "gpuscale/reconciler/actuator.h"
 #include "gpuscale/reconciler/controller.h"
 
@@ -194,6 +195,68 @@ TEST_F(NodeOperationTest, PruningKeepsEntriesOfNodesSharingTheNamePrefix) {
         << "only " << a << "'s stale entry goes";
     EXPECT_EQ(k8s::labelOf(*fake_->get(nodes().named(a)), intent.labelKey()), wanted);
   }
+}
+
+// Under a custom ConfigMap mig-manager reads nothing else: after a reshape the node must still be
+// relabellable to any stock name. The node's generated configs win over the defaults; names the
+// administrator already wrote keep their entries.
+TEST_F(NodeOperationTest, StockConfigsAreCarriedIntoTheCustomConfigMap) {
+  const std::string a = "a100-node-0";
+  const std::string wanted = ownedConfigName(a, "next");
+  partition::MigConfigEntry disabled;
+  partition::MigConfigEntry generatedBalanced{{}, true, {}, true, {{"1g.5gb", 2}, {"2g.10gb", 1}}};
+  partition::MigConfigEntry adminOwn{{}, true, {}, true, {{"7g.40gb", 1}}};
+  partition::MigPartedConfig generated, custom, next;
+  generated.configs["all-balanced"] = {generatedBalanced};
+  custom.configs["all-7g.40gb"] = {adminOwn};
+  next.configs[wanted] = {disabled};
+  auto mig = [](const std::string& name, const partition::MigPartedConfig& c) {
+    return json{{"metadata", {{"name", name}}},
+                {"data", {{"config.yaml", partition::emitMigPartedConfig(c)}}}};
+  };
+  ASSERT_TRUE(fake_->create(operatorConfigMaps(), partition::testing::defaultMigConfigMap()).ok());
+  ASSERT_TRUE(fake_->create(operatorConfigMaps(), mig(a + "-mig-config", generated)).ok());
+  ASSERT_TRUE(fake_->create(operatorConfigMaps(), mig("gpuscale-mig-parted-config", custom)).ok());
+  NodeIntent intent;
+  intent.plan = "p1";
+  intent.kind = NodeOpKind::kMig;
+  intent.label = wanted;
+  intent.previous = "all-1g.5gb";
+  intent.config = partition::emitMigPartedConfig(next);
+  intent.started = t0_;
+  ASSERT_TRUE(
+      fake_
+          ->create(nodes(),
+                   {{"metadata",
+                     {{"name", a},
+                      {"labels", {{std::string(k8s::kMigConfigLabel), "x"}}},
+                      {"annotations",
+                       {{std::string(k8s::kIntentAnnotation), encodeNodeIntent(intent)}}}}}})
+          .ok());
+
+  KubeActuator actuator(client_, events_, std::make_shared<NodeLevelGpuPodMapping>(), {});
+  ActuationReport report;
+  EXPECT_TRUE(actuator.advanceNode(a, t0_ + 1s, report));
+  auto cm = fake_->get(operatorConfigMaps().named("gpuscale-mig-parted-config"));
+  ASSERT_TRUE(cm.ok());
+  auto file = partition::parseMigPartedConfig((*cm)["data"].value("config.yaml", ""));
+  ASSERT_TRUE(file.ok()) << file.status().toString();
+  auto defaults = partition::parseMigPartedConfig(
+      partition::testing::defaultMigConfigMap()["data"].value("config.yaml", ""));
+  ASSERT_TRUE(defaults.ok());
+  for (const auto& [name, _] : defaults->configs) {
+    EXPECT_TRUE(file->configs.contains(name)) << name << " not carried over";
+  }
+  EXPECT_TRUE(file->configs.contains(wanted));
+  EXPECT_EQ(file->configs.at("all-balanced"), generated.configs.at("all-balanced"))
+      << "the node's generated config wins over the default";
+  EXPECT_EQ(file->configs.at("all-7g.40gb"), custom.configs.at("all-7g.40gb"))
+      << "the administrator's entry is kept";
+  EXPECT_EQ(k8s::labelOf(*fake_->get(nodes().named(a)), k8s::kMigConfigLabel), wanted);
+  EXPECT_EQ(partition::decodeMigRestore(
+                k8s::annotationOf(*fake_->get(nodes().named(a)), k8s::kMigRestoreAnnotation)),
+            (partition::MigRestore{"x", wanted}))
+      << "the flip records what a give-back returns to";
 }
 
 TEST_F(NodeOperationTest, EveryKindOfGpuUserStopsTheReshape) {

@@ -83,16 +83,51 @@ TEST(OperatorConfigTest, CustomConfigFirstAndUnselectedGpusKept) {
   EXPECT_EQ(r->at(1), (MigGpuSetting{true, {{"3g.20gb", 2}}}));
 }
 
-TEST(OperatorConfigTest, ConfigMapNamesMostSpecificFirst) {
+TEST(OperatorConfigTest, ConfigMapsMigManagerReads) {
   OperatorSpec op;
   EXPECT_EQ(migConfigMapsFor(op, "n1"),
-            (std::vector<std::string>{"n1-mig-config", "default-mig-parted-config"}));
+            (std::vector<std::string>{"n1-mig-config", "default-mig-parted-config"}))
+      << "no custom ConfigMap: the generated one, the default only as a fallback";
   op.customMigConfigMap = "custom";
-  EXPECT_EQ(migConfigMapsFor(op, "n1"),
-            (std::vector<std::string>{"custom", "n1-mig-config", "default-mig-parted-config"}));
+  EXPECT_EQ(migConfigMapsFor(op, "n1"), (std::vector<std::string>{"custom"}))
+      << "ClusterPolicy migManager.config.name: that ConfigMap and nothing else";
   auto cm = configMapObject("gpu-operator", "x", {{"config.yaml", "v"}});
   EXPECT_EQ(cm["metadata"]["namespace"], "gpu-operator");
   EXPECT_EQ(cm["data"]["config.yaml"], "v");
+}
+
+// Under a custom ConfigMap a stock name resolves only if the custom ConfigMap carries it.
+TEST(OperatorConfigTest, StockNamesResolveUnderACustomConfigMapOnlyWhenCarried) {
+  auto custom = partition::parseMigPartedConfig(
+      "version: v1\nmig-configs:\n  mine:\n    - devices: all\n      mig-enabled: true\n"
+      "      mig-devices: {\"3g.20gb\": 2}\n");
+  ASSERT_TRUE(custom.ok()) << custom.status().toString();
+  const auto a100 = node("NVIDIA-A100-SXM4-40GB", 40960);
+  EXPECT_FALSE(resolveNodeMigConfig({*custom}, a100, "all-balanced", {MigGpuSetting{}}));
+  EXPECT_TRUE(resolveNodeMigConfig({*custom}, a100, "mine", {MigGpuSetting{}}));
+  auto carried = *custom;
+  carried.configs["all-balanced"] = defaultMigPartedConfig().configs.at("all-balanced");
+  auto r = resolveNodeMigConfig({carried}, a100, "all-balanced", {MigGpuSetting{}});
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->at(0), (MigGpuSetting{true, {{"1g.5gb", 2}, {"2g.10gb", 1}, {"3g.20gb", 1}}}));
+}
+
+TEST(OperatorConfigTest, GeneratedConfigIsTheDefaultsForOneModelWithoutFilters) {
+  const partition::GpuModel* a100 = partition::matchModel("NVIDIA-A100-SXM4-40GB", 40960);
+  ASSERT_NE(a100, nullptr);
+  const auto generated = generatedMigPartedConfig(a100);
+  EXPECT_TRUE(generatedMigPartedConfig(nullptr).configs.empty());
+  for (const auto& [name, entries] : generated.configs) {
+    for (const auto& e : entries) EXPECT_TRUE(e.deviceFilter.empty()) << name;
+  }
+  EXPECT_FALSE(generated.configs.contains("all-1g.6gb")) << "an A30 profile";
+  const auto balanced = resolveNodeMigConfig({generated}, node("NVIDIA-A100-SXM4-40GB", 40960),
+                                             "all-balanced", {MigGpuSetting{}});
+  ASSERT_TRUE(balanced);
+  EXPECT_EQ(balanced->at(0),
+            (MigGpuSetting{true, {{"1g.5gb", 2}, {"2g.10gb", 1}, {"3g.20gb", 1}}}));
+  ASSERT_TRUE(generated.configs.contains("all-disabled"));
+  ASSERT_TRUE(generated.configs.contains("all-1g.5gb"));
 }
 
 }  // namespace

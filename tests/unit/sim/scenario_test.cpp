@@ -67,6 +67,9 @@ reconciler:
   gpuMapping: dcgm
 hpa:
   scaleDown: {percent: 50, periodSeconds: 15, stabilizationWindowSeconds: 0}
+workload:
+  resource: nvidia.com/gpu
+  nodeSelector: {nvidia.com/gpu.product: Tesla-T4-SHARED}
 )";
 
 TEST(ScenarioTest, ParsesEveryField) {
@@ -112,6 +115,11 @@ TEST(ScenarioTest, ParsesEveryField) {
   EXPECT_FALSE(plain->hpaScaleDown.percent) << "one pod at a time unless asked";
   EXPECT_EQ(plain->hpaScaleDown.value, 1);
   EXPECT_EQ(plain->hpaScaleDown.stabilizationWindowSeconds, 30);
+  EXPECT_EQ(s->workloadResource, "nvidia.com/gpu");
+  EXPECT_EQ(s->workloadNodeSelector,
+            (std::map<std::string, std::string>{{"nvidia.com/gpu.product", "Tesla-T4-SHARED"}}));
+  EXPECT_TRUE(plain->workloadResource.empty()) << "run.sh picks the resource from the strategy";
+  EXPECT_TRUE(plain->workloadNodeSelector.empty());
 }
 
 struct BadCase {
@@ -124,6 +132,12 @@ TEST(ScenarioTest, RejectsBadInput) {
   const BadCase cases[] = {
       {"no name", "nodes: [{name: a, product: Tesla-T4, memoryMiB: 1}]", "needs a name"},
       {"no nodes", "name: x", "needs nodes"},
+      {"workload resource outside nvidia.com/",
+       "name: x\nnodes: [{name: a, product: Tesla-T4, memoryMiB: 1}]\nworkload: {resource: cpu}",
+       "nvidia.com/ resource"},
+      {"unknown workload key",
+       "name: x\nnodes: [{name: a, product: Tesla-T4, memoryMiB: 1}]\nworkload: {image: x}",
+       "unknown field \"image\""},
       {"unknown top-level key", "name: x\nnodez: []", "unknown field \"nodez\""},
       {"unknown node key", "name: x\nnodes: [{name: a, product: Tesla-T4, memoryMiB: 1, gpu: 2}]",
        "unknown field \"gpu\""},
