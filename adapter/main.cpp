@@ -44,6 +44,12 @@ int usage(std::ostream& out, int code) {
 
 int main(int argc, char** argv) {
   std::vector<std::string_view> args(argv + 1, argv + argc);
+  // prometheus-adapter's Helm chart passes that image's binary path as the first argument; a chart's
+  // `args` carried over unchanged must still start the adapter.
+  if (!args.empty() && args.front() == "/adapter") {
+    std::cerr << "W argument \"/adapter\" is ignored (prometheus-adapter's binary path)\n";
+    args.erase(args.begin());
+  }
   if (args.empty()) return usage(std::cerr, 2);
   if (args.front() == "-h" || args.front() == "--help" || args.front() == "help") {
     return usage(std::cout, 0);

@@ -308,6 +308,7 @@ std::string serveUsage() {
          "      --prometheus-auth-incluster       use the pod's service account\n"
          "      --prometheus-token-file string    bearer token file (re-read on change)\n"
          "      --prometheus-ca-file string       CA bundle for the server\n"
+         "      --prometheus-insecure-skip-tls-verify  do not verify the server's certificate\n"
          "      --prometheus-client-tls-cert-file string, --prometheus-client-tls-key-file "
          "string\n"
          "      --prometheus-header Name=Value    extra header, repeatable\n"

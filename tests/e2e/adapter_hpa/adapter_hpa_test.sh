@@ -37,15 +37,9 @@ set -euo pipefail
 source "$(dirname "$0")/../lib/common.sh"
 # shellcheck source=../lib/adapter_stack.sh
 source "$(dirname "$0")/../lib/adapter_stack.sh"
-e2e_init adapter-hpa
-here=$src/tests/e2e/adapter_hpa
-adapter=${GPUSCALE_ADAPTER_BIN:-$build/bin/gpuscale-adapter}
+adapter_e2e_begin adapter-hpa /usr/bin/openssl /usr/bin/python3
 rec=$build/bin/gpuscale-reconciler
-prometheus_run=$src/tests/support/prometheus_run.sh
-e2e_require_cluster
-e2e_require "$adapter" "$sim" "$rec" /usr/bin/prometheus /usr/bin/openssl /usr/bin/python3
-e2e_on_exit 'adapter_stack_stop'
-e2e_on_exit '"$prometheus_run" stop "$work/prometheus"'
+e2e_require "$sim" "$rec"
 e2e_show_on_failure "$work/adapter.log" "$work/exporter.log" "$work/prometheus/prometheus.log" \
   "$work/reconciler.log" "$work/sim.log" "$work/cluster/logs/kube-controller-manager.log"
 

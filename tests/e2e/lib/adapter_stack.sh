@@ -12,6 +12,10 @@
 #   adapter_stack_stop [SIGNAL]   SIGTERM (or SIGNAL, e.g. KILL for a crash) and wait
 #   adapter_stack_register        ExternalName Service localhost + APIServices v1beta1/v1beta2 with the
 #                                 CA bundle; returns when both are Available
+#   adapter_e2e_begin NAME TOOL...  the common start of an e2e test of the adapter (after sourcing
+#                                 common.sh): e2e_init NAME; sets here (tests/e2e/NAME with '-' as
+#                                 '_'), adapter and prometheus_run; requires the cluster, the adapter,
+#                                 prometheus and TOOL...; stops the adapter and Prometheus on exit
 # Functions return non-zero on failure (callers run under `set -e`). Logs: WORK/adapter.log.
 
 ADAPTER_PORT=
@@ -22,6 +26,19 @@ adapter_stack_init() { # work adapter-binary rules-file
   _as_work=$1 _as_bin=$2 _as_rules=$3
   _as_src=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
   : "${KUBECTL:?}" "${GPUSCALE_PKI_DIR:?}" "${GPUSCALE_APISERVER_URL:?}"
+}
+
+adapter_e2e_begin() { # name tool...
+  local name=$1
+  shift
+  e2e_init "$name"
+  here=$src/tests/e2e/${name//-/_}
+  adapter=${GPUSCALE_ADAPTER_BIN:-$build/bin/gpuscale-adapter}
+  prometheus_run=$src/tests/support/prometheus_run.sh
+  e2e_require_cluster
+  e2e_require "$adapter" /usr/bin/prometheus "$@"
+  e2e_on_exit 'adapter_stack_stop'
+  e2e_on_exit '"$prometheus_run" stop "$work/prometheus"'
 }
 
 _as_free_port() {

@@ -143,6 +143,8 @@ expect "check without a file" 2 '' 'gpuscale-adapter rules: check takes exactly 
 expect "unknown rules subcommand" 2 '' 'gpuscale-adapter rules: unknown subcommand "lint"...' -- rules lint x
 expect "unknown command" 2 '' 'gpuscale-adapter: unknown command "serve-nothing"...' -- serve-nothing
 expect "help" 0 'usage: gpuscale-adapter [<command>] [arguments]...' '' -- --help
+expect "prometheus-adapter's /adapter argument" 0 'usage: gpuscale-adapter [<command>] [arguments]...' \
+  'W argument "/adapter" is ignored (prometheus-adapter'"'"'s binary path)' -- /adapter --help
 
 if [ $failures -gt 0 ]; then
   echo "$failures failure(s)"
