@@ -139,6 +139,7 @@ int runServeCommand(std::span<const std::string_view> args, std::ostream& out, s
   auto registry = std::make_shared<prometheus::Registry>();
   if (!options->standalone) {
     delegation.observer = std::make_shared<kube::KubeClientMetrics>(registry);
+    delegation.reviewCacheMetrics = std::make_shared<auth::ReviewCacheMetrics>(registry);
   }
   auto access = buildObjectAccess(*options, delegation);
   if (!access) {

@@ -45,7 +45,9 @@ nlohmann::ordered_json subjectAccessReview(const apiserver::UserInfo& user,
 
 DelegatingAuthorizer::DelegatingAuthorizer(std::shared_ptr<kube::KubeClient> client,
                                            AuthorizerOptions options)
-    : client_(std::move(client)), options_(std::move(options)) {}
+    : client_(std::move(client)),
+      options_(std::move(options)),
+      cache_(options_.cacheSize, options_.clock) {}
 
 core::Result<apiserver::AuthorizationDecision> DelegatingAuthorizer::authorize(
     const apiserver::UserInfo& user, const apiserver::RequestInfo& info) {
@@ -62,7 +64,9 @@ core::Result<apiserver::AuthorizationDecision> DelegatingAuthorizer::authorize(
 
   const auto review = subjectAccessReview(user, info);
   const std::string key = review["spec"].dump();
-  if (auto cached = cache_.get(key)) return *cached;
+  auto cached = cache_.get(key);
+  if (options_.metrics) options_.metrics->lookup(Review::kSubjectAccess, cached.has_value());
+  if (cached) return *cached;
 
   auto response = client_->create(
       kube::ResourceRef::collection("authorization.k8s.io", "v1", "subjectaccessreviews"),

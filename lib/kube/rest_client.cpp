@@ -10,6 +10,7 @@
 #include <boost/asio/ssl.hpp>
 #include <thread>
 
+#include "gpuscale/core/api_call_tally.h"
 #include "gpuscale/core/go_quote.h"
 
 namespace gpuscale::kube {
@@ -163,6 +164,7 @@ struct RestKubeClient::Impl {
   }
 
   void observe(const Call& call, int code, SteadyClock::time_point start) const {
+    core::ApiCallTally::note();
     if (config.observer) {
       config.observer->requestDone(call.verb, call.resource, code, SteadyClock::now() - start);
     }
