@@ -1,0 +1,142 @@
+#include "gpuscale/adapter/cached_object_lister.h"
+
+#include <prometheus/counter.h>
+#include <prometheus/registry.h>
+#include <spdlog/spdlog.h>
+
+#include <atomic>
+
+namespace gpuscale::adapter {
+namespace {
+
+bool isPods(const k8s::ResourceInfo& resource) {
+  return resource.groupResource.group.empty() && resource.groupResource.resource == "pods";
+}
+
+std::string cacheKey(const k8s::ResourceInfo& resource) {
+  return resource.groupResource.group + "/" + resource.version + "/" +
+         resource.groupResource.resource;
+}
+
+void copyField(const kube::Object& from, kube::Object& to, const char* key) {
+  if (const auto it = from.find(key); it != from.end()) to[key] = *it;
+}
+
+}  // namespace
+
+struct CachedObjectLister::Cache {
+  std::string label;  // the resource, for metrics and logs
+  std::unique_ptr<kube::Informer> informer;
+  std::atomic<bool> loggedFallback{false};
+  prometheus::Counter* fromCache = nullptr;
+  prometheus::Counter* fromApiServer = nullptr;
+};
+
+kube::Object cachedFieldsOf(kube::Object object, bool keepPhase) {
+  kube::Object out = kube::Object::object();
+  copyField(object, out, "apiVersion");
+  copyField(object, out, "kind");
+  kube::Object metadata = kube::Object::object();
+  if (const auto it = object.find("metadata"); it != object.end() && it->is_object()) {
+    for (const char* key :
+         {"name", "namespace", "labels", "resourceVersion", "deletionTimestamp"}) {
+      copyField(*it, metadata, key);
+    }
+  }
+  out["metadata"] = std::move(metadata);
+  if (keepPhase) {
+    if (const auto status = object.find("status"); status != object.end() && status->is_object()) {
+      kube::Object kept = kube::Object::object();
+      copyField(*status, kept, "phase");
+      out["status"] = std::move(kept);
+    }
+  }
+  return out;
+}
+
+CachedObjectLister::CachedObjectLister(std::shared_ptr<kube::KubeClient> client,
+                                       std::shared_ptr<prometheus::Registry> registry)
+    : client_(client), fallback_(std::move(client)), registry_(std::move(registry)) {
+  if (registry_) {
+    lookups_ = &prometheus::BuildCounter()
+                    .Name("gpuscale_adapter_object_lookups_total")
+                    .Help(
+                        "Objects looked up for wildcard and selector requests, by resource and "
+                        "source: cache (watch cache) or apiserver (a LIST while the cache "
+                        "syncs).")
+                    .Register(*registry_);
+  }
+}
+
+CachedObjectLister::~CachedObjectLister() {
+  std::lock_guard lock(mu_);
+  for (auto& [key, cache] : caches_) cache->informer->stop();
+}
+
+std::shared_ptr<CachedObjectLister::Cache> CachedObjectLister::cacheFor(
+    const k8s::ResourceInfo& resource) {
+  const std::string key = cacheKey(resource);
+  std::lock_guard lock(mu_);
+  if (auto it = caches_.find(key); it != caches_.end()) return it->second;
+  auto cache = std::make_shared<Cache>();
+  cache->label = resource.groupResource.resource +
+                 (resource.groupResource.group.empty() ? "" : "." + resource.groupResource.group);
+  kube::InformerOptions options;
+  options.resource = kube::ResourceRef::collection(resource.groupResource.group, resource.version,
+                                                   resource.groupResource.resource);
+  const bool pods = isPods(resource);
+  options.metadataOnly = !pods;
+  options.transform = [pods](kube::Object object) {
+    return cachedFieldsOf(std::move(object), pods);
+  };
+  cache->informer = std::make_unique<kube::Informer>(client_, std::move(options));
+  if (lookups_ != nullptr) {
+    cache->fromCache = &lookups_->Add({{"resource", cache->label}, {"source", "cache"}});
+    cache->fromApiServer = &lookups_->Add({{"resource", cache->label}, {"source", "apiserver"}});
+  }
+  spdlog::info("object cache: watching {} ({})", cache->label,
+               pods ? "pods: metadata and phase" : "metadata only");
+  cache->informer->start();
+  caches_.emplace(key, cache);
+  return cache;
+}
+
+void CachedObjectLister::watch(const k8s::ResourceInfo& resource) { (void)cacheFor(resource); }
+
+bool CachedObjectLister::synced(const k8s::ResourceInfo& resource) const {
+  std::lock_guard lock(mu_);
+  const auto it = caches_.find(cacheKey(resource));
+  return it != caches_.end() && it->second->informer->hasSynced();
+}
+
+void CachedObjectLister::count(Cache& cache, bool fromCache) {
+  prometheus::Counter* counter = fromCache ? cache.fromCache : cache.fromApiServer;
+  if (counter != nullptr) counter->Increment();
+}
+
+core::Result<ObjectSet> CachedObjectLister::list(const k8s::ResourceInfo& resource,
+                                                 std::string_view namespaceName,
+                                                 const core::LabelSelector& selector) {
+  auto cache = cacheFor(resource);
+  if (!cache->informer->hasSynced()) {
+    count(*cache, false);
+    if (!cache->loggedFallback.exchange(true)) {
+      spdlog::info(
+          "object cache: {} not synced yet, listing from the Kubernetes API until it is (logged "
+          "once)",
+          cache->label);
+    }
+    return fallback_.list(resource, namespaceName, selector);
+  }
+  count(*cache, true);
+  const auto stored =
+      cache->informer->store().list(selector, resource.namespaced ? namespaceName : "");
+  std::vector<ListedObject> objects;
+  objects.reserve(stored.size());
+  for (const auto& item : stored) {
+    if (auto object = listedObjectOf(*item)) objects.push_back(std::move(*object));
+  }
+  return objectSetOf(std::move(objects));
+}
+
+}  // namespace gpuscale::adapter
