@@ -5,9 +5,13 @@
 #include <spdlog/spdlog.h>
 
 #include <atomic>
+#include <unordered_map>
 
 namespace gpuscale::adapter {
 namespace {
+
+// Distinct (namespace, selector) answers kept per resource; HPAs ask a handful each.
+constexpr size_t kMaxAnswersPerResource = 1024;
 
 bool isPods(const k8s::ResourceInfo& resource) {
   return resource.groupResource.group.empty() && resource.groupResource.resource == "pods";
@@ -30,6 +34,16 @@ struct CachedObjectLister::Cache {
   std::atomic<bool> loggedFallback{false};
   prometheus::Counter* fromCache = nullptr;
   prometheus::Counter* fromApiServer = nullptr;
+
+  // Answers already built, by namespace and selector, valid while the store's generation stays:
+  // HPAs repeat the same request, and building a thousand objects' answer costs far more than
+  // copying it.
+  struct Answer {
+    uint64_t generation = 0;
+    std::shared_ptr<const ObjectSet> set;
+  };
+  std::mutex answersMu;
+  std::unordered_map<std::string, Answer> answers;
 };
 
 kube::Object cachedFieldsOf(kube::Object object, bool keepPhase) {
@@ -129,14 +143,34 @@ core::Result<ObjectSet> CachedObjectLister::list(const k8s::ResourceInfo& resour
     return fallback_.list(resource, namespaceName, selector);
   }
   count(*cache, true);
-  const auto stored =
-      cache->informer->store().list(selector, resource.namespaced ? namespaceName : "");
+  const kube::ObjectStore& store = cache->informer->store();
+  const std::string_view ns = resource.namespaced ? namespaceName : std::string_view();
+  std::string key(ns);
+  key += '\n';
+  key += selector.toString();
+  // Read before listing: a write that lands after the list makes the answer stale, and it
+  // also moves the generation past the one recorded with it.
+  const uint64_t generation = store.generation();
+  {
+    std::lock_guard lock(cache->answersMu);
+    if (auto it = cache->answers.find(key);
+        it != cache->answers.end() && it->second.generation == generation) {
+      return ObjectSet(*it->second.set);
+    }
+  }
+  const auto stored = store.list(selector, ns);
   std::vector<ListedObject> objects;
   objects.reserve(stored.size());
   for (const auto& item : stored) {
     if (auto object = listedObjectOf(*item)) objects.push_back(std::move(*object));
   }
-  return objectSetOf(std::move(objects));
+  auto set = std::make_shared<const ObjectSet>(objectSetOf(std::move(objects)));
+  {
+    std::lock_guard lock(cache->answersMu);
+    if (cache->answers.size() >= kMaxAnswersPerResource) cache->answers.clear();
+    cache->answers[std::move(key)] = {generation, set};
+  }
+  return ObjectSet(*set);
 }
 
 }  // namespace gpuscale::adapter

@@ -14,7 +14,9 @@
 //  - Until a resource's cache has synced, requests for it are answered by a direct LIST through
 //    `fallback` (counted; logged once per resource). A cache that never syncs (no list/watch
 //    permission) keeps falling back and its informer keeps retrying with back-off.
-//  - Answers are those of KubeObjectLister: live objects only, sorted by namespace then name.
+//  - Answers are those of KubeObjectLister: live objects only, sorted by namespace then name. The
+//    answer to a (namespace, selector) is kept until the resource's cache changes (at most 1,024
+//    per resource), so a repeated HPA request copies it instead of building it again.
 //
 // /metrics: gpuscale_adapter_object_lookups_total{resource,source} with source "cache" or
 // "apiserver" (a fallback LIST).
