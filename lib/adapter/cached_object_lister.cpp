@@ -131,6 +131,22 @@ void CachedObjectLister::count(Cache& cache, bool fromCache) {
 core::Result<ObjectSet> CachedObjectLister::list(const k8s::ResourceInfo& resource,
                                                  std::string_view namespaceName,
                                                  const core::LabelSelector& selector) {
+  auto set = answer(resource, namespaceName, selector);
+  if (!set) return set.status();
+  return ObjectSet(**set);
+}
+
+core::Result<ObjectSet> CachedObjectLister::listNames(const k8s::ResourceInfo& resource,
+                                                      std::string_view namespaceName,
+                                                      const core::LabelSelector& selector) {
+  auto set = answer(resource, namespaceName, selector);
+  if (!set) return set.status();
+  return ObjectSet{(*set)->all, (*set)->names, {}};
+}
+
+core::Result<std::shared_ptr<const ObjectSet>> CachedObjectLister::answer(
+    const k8s::ResourceInfo& resource, std::string_view namespaceName,
+    const core::LabelSelector& selector) {
   auto cache = cacheFor(resource);
   if (!cache->informer->hasSynced()) {
     count(*cache, false);
@@ -140,7 +156,9 @@ core::Result<ObjectSet> CachedObjectLister::list(const k8s::ResourceInfo& resour
           "once)",
           cache->label);
     }
-    return fallback_.list(resource, namespaceName, selector);
+    auto listed = fallback_.list(resource, namespaceName, selector);
+    if (!listed) return listed.status();
+    return std::make_shared<const ObjectSet>(std::move(*listed));
   }
   count(*cache, true);
   const kube::ObjectStore& store = cache->informer->store();
@@ -155,7 +173,7 @@ core::Result<ObjectSet> CachedObjectLister::list(const k8s::ResourceInfo& resour
     std::lock_guard lock(cache->answersMu);
     if (auto it = cache->answers.find(key);
         it != cache->answers.end() && it->second.generation == generation) {
-      return ObjectSet(*it->second.set);
+      return it->second.set;
     }
   }
   const auto stored = store.list(selector, ns);
@@ -170,7 +188,7 @@ core::Result<ObjectSet> CachedObjectLister::list(const k8s::ResourceInfo& resour
     if (cache->answers.size() >= kMaxAnswersPerResource) cache->answers.clear();
     cache->answers[std::move(key)] = {generation, set};
   }
-  return ObjectSet(*set);
+  return set;
 }
 
 }  // namespace gpuscale::adapter

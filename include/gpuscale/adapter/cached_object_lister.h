@@ -52,6 +52,10 @@ class CachedObjectLister final : public ObjectLister {
 
   core::Result<ObjectSet> list(const k8s::ResourceInfo& resource, std::string_view namespaceName,
                                const core::LabelSelector& selector) override;
+  // Copies only the names of the kept answer.
+  core::Result<ObjectSet> listNames(const k8s::ResourceInfo& resource,
+                                    std::string_view namespaceName,
+                                    const core::LabelSelector& selector) override;
 
   // Starts the cache of `resource` now if it has none (list() does so on first use).
   void watch(const k8s::ResourceInfo& resource);
@@ -61,6 +65,10 @@ class CachedObjectLister final : public ObjectLister {
  private:
   struct Cache;
   std::shared_ptr<Cache> cacheFor(const k8s::ResourceInfo& resource);
+  // The answer from the cache, or from a LIST while it syncs.
+  core::Result<std::shared_ptr<const ObjectSet>> answer(const k8s::ResourceInfo& resource,
+                                                        std::string_view namespaceName,
+                                                        const core::LabelSelector& selector);
   void count(Cache& cache, bool fromCache);
 
   std::shared_ptr<kube::KubeClient> client_;

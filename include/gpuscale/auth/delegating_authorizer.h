@@ -54,6 +54,10 @@ class DelegatingAuthorizer final : public apiserver::Authorizer {
   TtlCache<apiserver::AuthorizationDecision> cache_;
 };
 
+// The key of the answer cache: every field the SubjectAccessReview sends, length-prefixed (two
+// reviews with the same key send the same spec). Built per request, so no JSON.
+std::string reviewCacheKey(const apiserver::UserInfo& user, const apiserver::RequestInfo& info);
+
 // The SubjectAccessReview request body for `user` doing `info`.
 nlohmann::ordered_json subjectAccessReview(const apiserver::UserInfo& user,
                                            const apiserver::RequestInfo& info);

@@ -150,8 +150,11 @@ TEST_F(CachedObjectListerTest, AnswersAsADirectListDoesWithoutListingPerRequest)
     const auto want = direct.list(builtinResource(c.resource), c.namespaceName, *selector);
     const int listsBefore = kube_->calls("list");
     const auto got = cached.list(builtinResource(c.resource), c.namespaceName, *selector);
+    const auto names = cached.listNames(builtinResource(c.resource), c.namespaceName, *selector);
     EXPECT_EQ(kube_->calls("list"), listsBefore) << "served from the cache";
     EXPECT_EQ(namesOf(got), namesOf(want));
+    EXPECT_EQ(namesOf(names), namesOf(want));
+    EXPECT_TRUE(names->objects.empty());
     ASSERT_EQ(got->objects.size(), want->objects.size());
     for (size_t i = 0; i < got->objects.size(); ++i) {
       EXPECT_EQ(got->objects[i].namespaceName, want->objects[i].namespaceName);
@@ -161,7 +164,7 @@ TEST_F(CachedObjectListerTest, AnswersAsADirectListDoesWithoutListingPerRequest)
   EXPECT_EQ(listsAfterSync + static_cast<int>(std::size(cases)), kube_->calls("list"))
       << "only the direct lister's LISTs";
   EXPECT_NE(exposition().find(
-                R"(gpuscale_adapter_object_lookups_total{resource="pods",source="cache"} 7)"),
+                R"(gpuscale_adapter_object_lookups_total{resource="pods",source="cache"} 14)"),
             std::string::npos)
       << exposition();
 }

@@ -187,6 +187,50 @@ TEST(DelegatingAuthorizerTest, AnswersExpireAfterTheirTtlAndLookupsAreCounted) {
   }
 }
 
+// The cache key tells apart every two requests whose reviews differ, however fields are split.
+TEST(DelegatingAuthorizerTest, CacheKeysDifferWhenReviewsDiffer) {
+  const auto resource = infoFor("/apis/custom.metrics.k8s.io/v1beta1/namespaces/a/pods/*/m");
+  const auto other = infoFor("/apis/custom.metrics.k8s.io/v1beta1/namespaces/b/pods/*/m");
+  const auto path = infoFor("/metrics");
+  struct Case {
+    const char* what;
+    UserInfo userA;
+    apiserver::RequestInfo infoA;
+    UserInfo userB;
+    apiserver::RequestInfo infoB;
+    bool same;
+  };
+  const UserInfo hpa{"hpa", "u", {"g1", "g2"}, {{"k", {"v"}}}};
+  const Case cases[] = {
+      {"identical requests share a key", hpa, resource, hpa, resource, true},
+      {"another namespace", hpa, resource, hpa, other, false},
+      {"a non-resource path", hpa, resource, hpa, path, false},
+      {"groups split differently",
+       {"hpa", "u", {"g1,g2"}, {}},
+       resource,
+       {"hpa", "u", {"g1", "g2"}, {}},
+       resource,
+       false},
+      {"a group moved into the name",
+       {"hpag", "u", {}, {}},
+       resource,
+       {"hpa", "u", {"g"}, {}},
+       resource,
+       false},
+      {"extra values split differently",
+       {"hpa", "", {}, {{"k", {"a", "b"}}}},
+       resource,
+       {"hpa", "", {}, {{"k", {"ab"}}}},
+       resource,
+       false},
+      {"another uid", hpa, resource, {"hpa", "v", {"g1", "g2"}, {{"k", {"v"}}}}, resource, false},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    EXPECT_EQ(reviewCacheKey(c.userA, c.infoA) == reviewCacheKey(c.userB, c.infoB), c.same);
+  }
+}
+
 TEST(DelegatingAuthorizerTest, ReviewFailureFailsClosedAndIsNotCached) {
   Fixture f;
   const UserInfo hpa{"hpa", "", {}, {}};
