@@ -32,7 +32,7 @@ prometheus_run=$src/tests/support/prometheus_run.sh
 e2e_require_cluster
 e2e_require "$adapter" /usr/bin/prometheus /usr/bin/wrk /usr/bin/curl /usr/bin/python3
 adapter_pids=()
-e2e_on_exit 'for p in "${adapter_pids[@]}"; do kill "$p" 2>/dev/null || true; done'
+e2e_on_exit 'for p in "${adapter_pids[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done; true'
 e2e_on_exit '"$prometheus_run" stop "$work/prometheus"'
 e2e_show_on_failure "$work/adapter.log"
 
