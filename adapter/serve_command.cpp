@@ -5,6 +5,7 @@
 #include <csignal>
 #include <ostream>
 
+#include "gpuscale/adapter/cached_object_lister.h"
 #include "gpuscale/adapter/config_reloader.h"
 #include "gpuscale/adapter/custom_provider.h"
 #include "gpuscale/adapter/explain_endpoint.h"
@@ -56,8 +57,9 @@ struct ObjectAccess {
   std::shared_ptr<kube::KubeClient> kube;  // in-cluster only
 };
 
-core::Result<ObjectAccess> buildObjectAccess(ServeOptions& options,
-                                             const auth::DelegationOptions& delegation) {
+core::Result<ObjectAccess> buildObjectAccess(
+    ServeOptions& options, const auth::DelegationOptions& delegation,
+    const std::shared_ptr<prometheus::Registry>& registry) {
   ObjectAccess access;
   if (options.standalone) {
     spdlog::warn(
@@ -71,10 +73,14 @@ core::Result<ObjectAccess> buildObjectAccess(ServeOptions& options,
   auto lister = auth::buildListerClient(delegation);
   if (!lister) return lister.status();
   access.kube = *lister;
-  access.lister = std::make_shared<KubeObjectLister>(std::move(*lister));
-  spdlog::info(
-      "in-cluster mode: delegated authentication and authorization; objects listed from "
-      "the Kubernetes API");
+  if (options.objectCache) {
+    access.lister = std::make_shared<CachedObjectLister>(std::move(*lister), registry);
+  } else {
+    access.lister = std::make_shared<KubeObjectLister>(std::move(*lister));
+  }
+  spdlog::info("in-cluster mode: delegated authentication and authorization; objects {}",
+               options.objectCache ? "from watch caches of the Kubernetes API"
+                                   : "listed from the Kubernetes API per request");
   return access;
 }
 
@@ -139,8 +145,9 @@ int runServeCommand(std::span<const std::string_view> args, std::ostream& out, s
   auto registry = std::make_shared<prometheus::Registry>();
   if (!options->standalone) {
     delegation.observer = std::make_shared<kube::KubeClientMetrics>(registry);
+    delegation.reviewCacheMetrics = std::make_shared<auth::ReviewCacheMetrics>(registry);
   }
-  auto access = buildObjectAccess(*options, delegation);
+  auto access = buildObjectAccess(*options, delegation, registry);
   if (!access) {
     err << "Error: " << access.status().message() << "\n";
     return kUsageError;

@@ -122,7 +122,7 @@ core::Result<std::vector<apiserver::MetricValue>> CustomProvider::getMetricBySel
     const apiserver::CustomMetricInfo& info, const core::LabelSelector& metricSelector) {
   auto found = lookup(info);
   if (!found) return found.status();
-  auto objects = objects_->list(found->resource, namespaceName, objectSelector);
+  auto objects = objects_->listNames(found->resource, namespaceName, objectSelector);
   if (!objects) return objects.status();
   if (!objects->all && objects->names.empty()) {
     return apiserver::metricNotFound(found->resource.groupResource, info.metric);

@@ -100,7 +100,7 @@ const IgnoredFlag* ignoredFlag(std::string_view rawName) {
 constexpr std::string_view kFallbackPrefix = "external-metrics-fallback-";
 
 bool isOwnBoolFlag(std::string_view name) {
-  return name == "standalone" || name == "resource-metrics" ||
+  return name == "standalone" || name == "resource-metrics" || name == "object-cache" ||
          name == "external-metrics-fallback-insecure-skip-tls-verify";
 }
 
@@ -185,6 +185,10 @@ core::Result<bool> applyOwnFlag(ServeOptions& options, std::string_view name,
     auto b = boolFlag(name, value);
     if (!b) return b.status();
     options.standalone = *b;
+  } else if (name == "object-cache") {
+    auto b = boolFlag(name, value);
+    if (!b) return b.status();
+    options.objectCache = *b;
   } else if (name == "resource-metrics") {
     auto b = boolFlag(name, value);
     if (!b) return b.status();
@@ -292,6 +296,10 @@ std::string serveUsage() {
          "      --standalone                      no Kubernetes API: objects from Prometheus, no "
          "delegated\n"
          "                                        authentication, bind 127.0.0.1 by default\n"
+         "      --object-cache                    in-cluster: objects from watch caches (default "
+         "true;\n"
+         "                                        false: a LIST per request, as "
+         "prometheus-adapter)\n"
          "      --resource-metrics                serve metrics.k8s.io from resourceRules "
          "(default:\n"
          "                                        when the rule file has them; false leaves it to\n"

@@ -7,6 +7,7 @@
 #include "gpuscale/apiserver/metric_request.h"
 #include "gpuscale/apiserver/request_info.h"
 #include "gpuscale/apiserver/url.h"
+#include "gpuscale/core/api_call_tally.h"
 
 namespace gpuscale::apiserver {
 namespace {
@@ -163,6 +164,7 @@ std::vector<ApiGroupVersions> ApiHandler::servedGroups() const {
 HttpResponse ApiHandler::handle(const HttpRequest& request) const {
   const auto started = std::chrono::steady_clock::now();
   const auto inFlight = metrics_->trackInFlight();
+  const uint64_t kubeCallsBefore = core::ApiCallTally::count();
   Dispatch state;
   state.query = QueryParams::parse(request.rawQuery);
   state.pretty = wantsPrettyJson(state.query, request.header("User-Agent").value_or(""));
@@ -188,6 +190,7 @@ HttpResponse ApiHandler::handle(const HttpRequest& request) const {
     response = statusResponse(Status::internal(error.what()), state.pretty);
   }
   metrics_->observe(state.route, response.status, std::chrono::steady_clock::now() - started);
+  metrics_->observeKubeRequests(state.route, core::ApiCallTally::count() - kubeCallsBefore);
   return response;
 }
 

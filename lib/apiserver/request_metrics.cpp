@@ -20,7 +20,12 @@ RequestMetrics::RequestMetrics(std::shared_ptr<prometheus::Registry> registry)
                     .Name("gpuscale_apiserver_inflight_requests")
                     .Help("Requests being handled right now.")
                     .Register(*registry_)
-                    .Add({})) {}
+                    .Add({})),
+      kubeRequests_(prometheus::BuildHistogram()
+                        .Name("gpuscale_apiserver_kube_requests_per_request")
+                        .Help("kube-apiserver calls (reviews, lists) made while serving one "
+                              "request, by route.")
+                        .Register(*registry_)) {}
 
 void RequestMetrics::observe(std::string_view route, int code, std::chrono::nanoseconds duration) {
   std::pair<prometheus::Counter*, prometheus::Histogram*> handles;
@@ -40,6 +45,23 @@ void RequestMetrics::observe(std::string_view route, int code, std::chrono::nano
   }
   handles.first->Increment();
   handles.second->Observe(std::chrono::duration<double>(duration).count());
+}
+
+void RequestMetrics::observeKubeRequests(std::string_view route, uint64_t calls) {
+  prometheus::Histogram* histogram = nullptr;
+  {
+    std::lock_guard lock(mutex_);
+    auto it = kubeSeries_.find(route);
+    if (it == kubeSeries_.end()) {
+      static const prometheus::Histogram::BucketBoundaries kBuckets{0, 1, 2, 4, 8};
+      it = kubeSeries_
+               .emplace(std::string(route),
+                        &kubeRequests_.Add({{"route", std::string(route)}}, kBuckets))
+               .first;
+    }
+    histogram = it->second;
+  }
+  histogram->Observe(static_cast<double>(calls));
 }
 
 std::string RequestMetrics::exposition() const {

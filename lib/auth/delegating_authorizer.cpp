@@ -18,7 +18,44 @@ bool pathAllowed(const std::vector<std::string>& patterns, std::string_view path
   });
 }
 
+// Appends `value` length-prefixed, so that no two different field lists give the same key.
+void appendField(std::string& key, std::string_view value) {
+  key += std::to_string(value.size());
+  key += ':';
+  key += value;
+}
+
 }  // namespace
+
+std::string reviewCacheKey(const apiserver::UserInfo& user, const apiserver::RequestInfo& info) {
+  std::string key;
+  key.reserve(256);
+  if (info.isResourceRequest) {
+    for (std::string_view field :
+         {std::string_view("resource"), std::string_view(info.namespaceName),
+          std::string_view(info.verb), std::string_view(info.apiGroup),
+          std::string_view(info.apiVersion), std::string_view(info.resource),
+          std::string_view(info.subresource), std::string_view(info.name)}) {
+      appendField(key, field);
+    }
+  } else {
+    for (std::string_view field :
+         {std::string_view("path"), std::string_view(info.path), std::string_view(info.verb)}) {
+      appendField(key, field);
+    }
+  }
+  appendField(key, user.name);
+  appendField(key, user.uid);
+  appendField(key, std::to_string(user.groups.size()));
+  for (const auto& group : user.groups) appendField(key, group);
+  appendField(key, std::to_string(user.extra.size()));
+  for (const auto& [name, values] : user.extra) {
+    appendField(key, name);
+    appendField(key, std::to_string(values.size()));
+    for (const auto& value : values) appendField(key, value);
+  }
+  return key;
+}
 
 nlohmann::ordered_json subjectAccessReview(const apiserver::UserInfo& user,
                                            const apiserver::RequestInfo& info) {
@@ -45,7 +82,9 @@ nlohmann::ordered_json subjectAccessReview(const apiserver::UserInfo& user,
 
 DelegatingAuthorizer::DelegatingAuthorizer(std::shared_ptr<kube::KubeClient> client,
                                            AuthorizerOptions options)
-    : client_(std::move(client)), options_(std::move(options)) {}
+    : client_(std::move(client)),
+      options_(std::move(options)),
+      cache_(options_.cacheSize, options_.clock) {}
 
 core::Result<apiserver::AuthorizationDecision> DelegatingAuthorizer::authorize(
     const apiserver::UserInfo& user, const apiserver::RequestInfo& info) {
@@ -60,10 +99,12 @@ core::Result<apiserver::AuthorizationDecision> DelegatingAuthorizer::authorize(
   }
   if (!client_) return apiserver::AuthorizationDecision{false, ""};
 
-  const auto review = subjectAccessReview(user, info);
-  const std::string key = review["spec"].dump();
-  if (auto cached = cache_.get(key)) return *cached;
+  const std::string key = reviewCacheKey(user, info);
+  auto cached = cache_.get(key);
+  if (options_.metrics) options_.metrics->lookup(Review::kSubjectAccess, cached.has_value());
+  if (cached) return *cached;
 
+  const auto review = subjectAccessReview(user, info);
   auto response = client_->create(
       kube::ResourceRef::collection("authorization.k8s.io", "v1", "subjectaccessreviews"),
       kube::Object::parse(review.dump()));

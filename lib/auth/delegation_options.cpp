@@ -188,9 +188,14 @@ core::Result<DelegatedAuth> buildDelegatedAuth(const DelegationOptions& options)
     }
   }
   std::shared_ptr<TokenReviewer> tokens;
-  if (*authnClient) tokens = std::make_shared<TokenReviewer>(*authnClient, options.tokenCacheTtl);
+  if (*authnClient) {
+    tokens = std::make_shared<TokenReviewer>(*authnClient, options.tokenCacheTtl,
+                                             options.reviewCacheMetrics);
+  }
   out.authenticator = std::make_shared<DelegatingAuthenticator>(out.config, std::move(tokens));
-  out.authorizer = std::make_shared<DelegatingAuthorizer>(*authzClient, options.authorization);
+  AuthorizerOptions authorization = options.authorization;
+  authorization.metrics = options.reviewCacheMetrics;
+  out.authorizer = std::make_shared<DelegatingAuthorizer>(*authzClient, std::move(authorization));
   return out;
 }
 

@@ -36,12 +36,15 @@ apiserver::UserInfo userFromObject(const kube::Object& user) {
 }
 
 TokenReviewer::TokenReviewer(std::shared_ptr<kube::KubeClient> client,
-                             std::chrono::milliseconds ttl)
-    : client_(std::move(client)), ttl_(ttl) {}
+                             std::chrono::milliseconds ttl,
+                             std::shared_ptr<ReviewCacheMetrics> metrics)
+    : client_(std::move(client)), ttl_(ttl), metrics_(std::move(metrics)) {}
 
 core::Result<std::optional<apiserver::UserInfo>> TokenReviewer::review(const std::string& token) {
   const std::string key = sha256(token);
-  if (auto cached = cache_.get(key)) return *cached;
+  auto cached = cache_.get(key);
+  if (metrics_) metrics_->lookup(Review::kToken, cached.has_value());
+  if (cached) return *cached;
   const kube::Object request = {{"apiVersion", "authentication.k8s.io/v1"},
                                 {"kind", "TokenReview"},
                                 {"spec", {{"token", token}}}};

@@ -94,6 +94,14 @@ ResourceRef ResourceRef::inNamespace(std::string_view ns) const {
   return copy;
 }
 
+Object partialObjectMetadata(const Object& object) {
+  Object out = {{"apiVersion", "meta.k8s.io/v1"}, {"kind", "PartialObjectMetadata"}};
+  const auto metadata = object.find("metadata");
+  out["metadata"] =
+      metadata != object.end() && metadata->is_object() ? *metadata : Object::object();
+  return out;
+}
+
 core::Status statusFromObject(const Object& object, int fallbackCode) {
   if (k8s::stringField(object, "kind") != "Status") {
     return core::Status(

@@ -72,6 +72,7 @@ bool Informer::relist(std::stop_token stop) {
   list.labelSelector = options_.labelSelector;
   list.fieldSelector = options_.fieldSelector;
   list.limit = options_.pageSize;
+  list.metadataOnly = options_.metadataOnly;
   auto result = client_->list(options_.resource, list);
   {
     std::lock_guard lock(mu_);
@@ -82,6 +83,9 @@ bool Informer::relist(std::stop_token stop) {
     spdlog::warn("informer {}: list failed: {}", options_.resource.path(),
                  result.status().toString());
     return false;
+  }
+  if (options_.transform) {
+    for (Object& item : result->items) item = options_.transform(std::move(item));
   }
   auto changes = store_.replace(std::move(result->items));
   {
@@ -102,7 +106,7 @@ bool Informer::applyEvent(const WatchEvent& event) {
   switch (event.type) {
     case WatchEvent::Type::kAdded:
     case WatchEvent::Type::kModified:
-      change = store_.upsert(event.object);
+      change = store_.upsert(options_.transform ? options_.transform(event.object) : event.object);
       break;
     case WatchEvent::Type::kDeleted:
       change = store_.erase(event.object);
@@ -142,6 +146,7 @@ void Informer::run(std::stop_token stop) {
     watch.fieldSelector = options_.fieldSelector;
     watch.resourceVersion = resourceVersion();
     watch.timeoutSeconds = options_.watchTimeoutSeconds;
+    watch.metadataOnly = options_.metadataOnly;
     bool sawEvent = false;
     {
       std::lock_guard lock(mu_);

@@ -53,6 +53,7 @@ void ObjectStore::unindexLocked(const std::string& key, const Object& object) {
 }
 
 ObjectStore::Change ObjectStore::putLocked(std::string key, Ptr object) {
+  generation_.fetch_add(1, std::memory_order_acq_rel);
   Change change;
   change.after = object;
   if (auto it = objects_.find(key); it != objects_.end()) {
@@ -68,6 +69,7 @@ ObjectStore::Change ObjectStore::eraseLocked(const std::string& key) {
   Change change;
   auto it = objects_.find(key);
   if (it == objects_.end()) return change;
+  generation_.fetch_add(1, std::memory_order_acq_rel);
   change.before = it->second;
   unindexLocked(key, *it->second);
   objects_.erase(it);

@@ -10,6 +10,7 @@
 #include <boost/asio/ssl.hpp>
 #include <thread>
 
+#include "gpuscale/core/api_call_tally.h"
 #include "gpuscale/core/go_quote.h"
 
 namespace gpuscale::kube {
@@ -29,6 +30,7 @@ using SteadyClock = std::chrono::steady_clock;
 struct Call {
   const char* verb;
   std::string resource;  // already bounded
+  const char* accept = "application/json";
 };
 
 Call callFor(const char* verb, const ResourceRef& ref) {
@@ -124,10 +126,11 @@ struct RestKubeClient::Impl {
   }
 
   http::http_request buildRequest(const http::method& method, const std::string& pathAndQuery,
-                                  const std::string* body, const std::string& contentType) const {
+                                  const std::string* body, const std::string& contentType,
+                                  const char* accept = "application/json") const {
     http::http_request request(method);
     request.set_request_uri(web::uri(pathAndQuery));
-    request.headers().add("Accept", "application/json");
+    request.headers().add("Accept", accept);
     request.headers().add("User-Agent", config.userAgent);
     if (config.token) {
       if (std::string token = config.token->token(); !token.empty()) {
@@ -163,6 +166,7 @@ struct RestKubeClient::Impl {
   }
 
   void observe(const Call& call, int code, SteadyClock::time_point start) const {
+    core::ApiCallTally::note();
     if (config.observer) {
       config.observer->requestDone(call.verb, call.resource, code, SteadyClock::now() - start);
     }
@@ -176,7 +180,7 @@ struct RestKubeClient::Impl {
       Reply reply;
       const auto start = SteadyClock::now();
       try {
-        reply = sendAsync(*rest, buildRequest(method, pathAndQuery, body, contentType),
+        reply = sendAsync(*rest, buildRequest(method, pathAndQuery, body, contentType, call.accept),
                           pplx::cancellation_token::none())
                     .get();
       } catch (const std::exception& e) {
@@ -216,7 +220,9 @@ struct RestKubeClient::Impl {
           {"limit", options.limit > 0 ? std::to_string(options.limit) : ""},
           {"continue", continueToken},
           {"resourceVersion", continueToken.empty() ? options.resourceVersion : ""}};
-      auto reply = send(callFor("list", ref), http::methods::GET, withQuery(ref.path(), query));
+      Call call = callFor("list", ref);
+      if (options.metadataOnly) call.accept = kPartialMetadataListAccept;
+      auto reply = send(call, http::methods::GET, withQuery(ref.path(), query));
       if (!reply) return reply.status();
       if (reply->code < 200 || reply->code >= 300) {
         return statusFromResponse(reply->code, reply->body, reply->retryAfterSeconds);
@@ -329,9 +335,10 @@ core::Status RestKubeClient::watch(const ResourceRef& ref, const WatchOptions& o
   try {
     http::http_response response =
         impl_->watch
-            ->request(
-                impl_->buildRequest(http::methods::GET, withQuery(ref.path(), query), nullptr, ""),
-                cancel.get_token())
+            ->request(impl_->buildRequest(
+                          http::methods::GET, withQuery(ref.path(), query), nullptr, "",
+                          options.metadataOnly ? kPartialMetadataAccept : "application/json"),
+                      cancel.get_token())
             .get();
     responded = true;
     impl_->observe(call, response.status_code(), start);

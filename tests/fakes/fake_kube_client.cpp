@@ -94,7 +94,7 @@ core::Result<kube::ObjectList> FakeKubeClient::list(const kube::ResourceRef& ref
   out.resourceVersion = std::to_string(version_);
   for (const auto& [key, object] : objects_[collectionKey(ref)]) {
     if (selected(ref, options.labelSelector, options.fieldSelector, object)) {
-      out.items.push_back(object);
+      out.items.push_back(options.metadataOnly ? kube::partialObjectMetadata(object) : object);
     }
   }
   return out;
@@ -130,6 +130,9 @@ core::Status FakeKubeClient::watch(const kube::ResourceRef& ref, const kube::Wat
           selected(ref, options.labelSelector, options.fieldSelector, event.event.object)) {
         if (event.event.type != kube::WatchEvent::Type::kBookmark || options.allowWatchBookmarks) {
           pending.push_back(event.event);
+          if (options.metadataOnly && event.event.type != kube::WatchEvent::Type::kBookmark) {
+            pending.back().object = kube::partialObjectMetadata(event.event.object);
+          }
         }
       }
     }

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 
 #include "gpuscale/adapter/object_lister.h"
 #include "gpuscale/kube/client.h"
@@ -27,5 +28,12 @@ class KubeObjectLister final : public ObjectLister {
  private:
   std::shared_ptr<kube::KubeClient> client_;
 };
+
+// What a lister keeps of one API object (full or PartialObjectMetadata): nullopt for an object
+// without a name or with a deletionTimestamp (terminating objects are on their way out; the HPA
+// counts only live pods too).
+std::optional<ListedObject> listedObjectOf(const kube::Object& item);
+// The set of `objects`, sorted by namespace, then name.
+ObjectSet objectSetOf(std::vector<ListedObject> objects);
 
 }  // namespace gpuscale::adapter

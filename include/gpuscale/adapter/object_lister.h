@@ -55,6 +55,16 @@ class ObjectLister {
   virtual core::Result<ObjectSet> list(const k8s::ResourceInfo& resource,
                                        std::string_view namespaceName,
                                        const core::LabelSelector& selector) = 0;
+
+  // list()'s answer without ObjectSet::objects, for callers that need only names (the custom
+  // metrics provider); an implementation may answer it more cheaply. The default calls list().
+  virtual core::Result<ObjectSet> listNames(const k8s::ResourceInfo& resource,
+                                            std::string_view namespaceName,
+                                            const core::LabelSelector& selector) {
+    auto set = list(resource, namespaceName, selector);
+    if (set) set->objects.clear();
+    return set;
+  }
 };
 
 }  // namespace gpuscale::adapter

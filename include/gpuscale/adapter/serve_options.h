@@ -15,6 +15,9 @@
 //                                  credential_file_policy.h)
 //   --standalone                   no Kubernetes API: objects come from Prometheus, no delegated
 //                                  authentication, bind to 127.0.0.1 unless --bind-address is given
+//   --object-cache[=BOOL]          in-cluster: resolve wildcard/selector requests from watch caches
+//                                  (default true, cached_object_lister.h); false LISTs from
+//                                  kube-apiserver per request, as prometheus-adapter does
 //   --resource-metrics[=BOOL]      serve metrics.k8s.io from the rule file's resourceRules
 //   (default:
 //                                  when the rule file has them at startup; false keeps the group
@@ -53,6 +56,7 @@ struct ServeOptions {
   RelistOptions relist;
   core::Duration discoveryInterval = std::chrono::minutes(1);
   bool standalone = false;
+  bool objectCache = true;
   // --resource-metrics; nullopt: serve metrics.k8s.io when the rule file has resourceRules.
   std::optional<bool> resourceMetrics;
   int verbosity = 0;

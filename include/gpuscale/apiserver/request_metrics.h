@@ -6,6 +6,9 @@
 //   gpuscale_apiserver_requests_total{route,code}             counter
 //   gpuscale_apiserver_request_duration_seconds{route,code}   histogram (0.5 ms .. 10 s)
 //   gpuscale_apiserver_inflight_requests                       gauge (requests being handled)
+//   gpuscale_apiserver_kube_requests_per_request{route}        histogram of the kube-apiserver
+//       calls (TokenReview, SubjectAccessReview, LIST) made while serving one request; its
+//       _sum / _count is the mean, ~0 in steady state when reviews and objects come from caches
 // `route` is a fixed route name ("custom_metric", "discovery", "healthz", ...), never the raw path,
 // so label cardinality stays bounded.
 //
@@ -31,6 +34,8 @@ class RequestMetrics {
   explicit RequestMetrics(std::shared_ptr<prometheus::Registry> registry);
 
   void observe(std::string_view route, int code, std::chrono::nanoseconds duration);
+  // `calls` kube-apiserver calls were made while serving one request of `route`.
+  void observeKubeRequests(std::string_view route, uint64_t calls);
 
   // Counts a request in flight for the lifetime of the returned object.
   class InFlight {
@@ -55,10 +60,12 @@ class RequestMetrics {
   prometheus::Family<prometheus::Counter>& requests_;
   prometheus::Family<prometheus::Histogram>& durations_;
   prometheus::Gauge& inflight_;
+  prometheus::Family<prometheus::Histogram>& kubeRequests_;
   mutable std::mutex mutex_;
   std::map<std::pair<std::string, int>, std::pair<prometheus::Counter*, prometheus::Histogram*>,
            std::less<>>
       series_;
+  std::map<std::string, prometheus::Histogram*, std::less<>> kubeSeries_;
 };
 
 }  // namespace gpuscale::apiserver

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "gpuscale/apiserver/auth.h"
+#include "gpuscale/auth/review_cache_metrics.h"
 #include "gpuscale/auth/ttl_cache.h"
 #include "gpuscale/kube/client.h"
 
@@ -31,6 +32,12 @@ struct AuthorizerOptions {
   std::vector<std::string> alwaysAllowGroups{"system:masters"};
   std::chrono::milliseconds allowedTtl{10'000};
   std::chrono::milliseconds deniedTtl{10'000};
+  // Most answers kept; when full, the soonest to expire go first.
+  size_t cacheSize = 4096;
+  // Counts cache hits and misses; may be null.
+  std::shared_ptr<ReviewCacheMetrics> metrics;
+  // The cache's time source (tests use a fake one).
+  CacheClock clock = std::chrono::steady_clock::now;
 };
 
 class DelegatingAuthorizer final : public apiserver::Authorizer {
@@ -46,6 +53,10 @@ class DelegatingAuthorizer final : public apiserver::Authorizer {
   AuthorizerOptions options_;
   TtlCache<apiserver::AuthorizationDecision> cache_;
 };
+
+// The key of the answer cache: every field the SubjectAccessReview sends, length-prefixed (two
+// reviews with the same key send the same spec). Built per request, so no JSON.
+std::string reviewCacheKey(const apiserver::UserInfo& user, const apiserver::RequestInfo& info);
 
 // The SubjectAccessReview request body for `user` doing `info`.
 nlohmann::ordered_json subjectAccessReview(const apiserver::UserInfo& user,

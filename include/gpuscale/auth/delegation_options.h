@@ -58,6 +58,8 @@ struct DelegationOptions {
   // Given to every Kubernetes client built here (lister, reviews, the ConfigMap watch) for
   // /metrics; null: none.
   std::shared_ptr<kube::ClientObserver> observer;
+  // Counts the review caches' hits and misses for /metrics; null: none.
+  std::shared_ptr<ReviewCacheMetrics> reviewCacheMetrics;
 };
 
 // Applies one flag (`name` without dashes): false when it is not a delegation flag, an error when

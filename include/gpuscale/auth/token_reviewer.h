@@ -14,6 +14,7 @@
 #include <optional>
 
 #include "gpuscale/apiserver/auth.h"
+#include "gpuscale/auth/review_cache_metrics.h"
 #include "gpuscale/auth/ttl_cache.h"
 #include "gpuscale/kube/client.h"
 
@@ -21,7 +22,9 @@ namespace gpuscale::auth {
 
 class TokenReviewer {
  public:
-  TokenReviewer(std::shared_ptr<kube::KubeClient> client, std::chrono::milliseconds ttl);
+  // `metrics` may be null.
+  TokenReviewer(std::shared_ptr<kube::KubeClient> client, std::chrono::milliseconds ttl,
+                std::shared_ptr<ReviewCacheMetrics> metrics = nullptr);
 
   // The user when the token is valid; nullopt when kube-apiserver says it is not; an error when
   // the review could not be done.
@@ -30,6 +33,7 @@ class TokenReviewer {
  private:
   std::shared_ptr<kube::KubeClient> client_;
   std::chrono::milliseconds ttl_;
+  std::shared_ptr<ReviewCacheMetrics> metrics_;
   TtlCache<std::optional<apiserver::UserInfo>> cache_;
 };
 

@@ -2,12 +2,14 @@
 // answers (--authentication-token-webhook-cache-ttl, --authorization-webhook-cache-*-ttl).
 //
 // When full, expired entries are dropped first, then the entry that expires soonest. Only answers
-// are cached, never errors: a failed review is retried by the next request.
+// are cached, never errors: a failed review is retried by the next request. Time comes from a
+// clock function (steady_clock by default) so tests can drive expiry with a fake clock.
 //
 // Thread safety: thread-safe.
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -16,14 +18,20 @@
 
 namespace gpuscale::auth {
 
+// Where a cache reads the time.
+using CacheClock = std::function<std::chrono::steady_clock::time_point()>;
+
 template <typename V>
 class TtlCache {
  public:
   using Clock = std::chrono::steady_clock;
 
-  explicit TtlCache(size_t maxEntries = 4096) : maxEntries_(maxEntries) {}
+  explicit TtlCache(size_t maxEntries = 4096, CacheClock clock = Clock::now)
+      : maxEntries_(maxEntries), clock_(std::move(clock)) {}
 
-  std::optional<V> get(const std::string& key, Clock::time_point now = Clock::now()) {
+  // The value while its TTL lasts; nullopt when absent or expired (an expired entry is dropped).
+  std::optional<V> get(const std::string& key) {
+    const auto now = clock_();
     std::lock_guard lock(mu_);
     auto it = entries_.find(key);
     if (it == entries_.end()) return std::nullopt;
@@ -34,9 +42,11 @@ class TtlCache {
     return it->second.value;
   }
 
-  void put(const std::string& key, V value, Clock::duration ttl,
-           Clock::time_point now = Clock::now()) {
+  // Keeps `value` for `ttl` from now, replacing an entry with the same key. A TTL of zero or
+  // less caches nothing.
+  void put(const std::string& key, V value, Clock::duration ttl) {
     if (ttl <= Clock::duration::zero() || maxEntries_ == 0) return;
+    const auto now = clock_();
     std::lock_guard lock(mu_);
     if (auto it = entries_.find(key); it != entries_.end()) eraseLocked(it);
     while (entries_.size() >= maxEntries_) {
@@ -65,6 +75,7 @@ class TtlCache {
   }
 
   const size_t maxEntries_;
+  const CacheClock clock_;
   mutable std::mutex mu_;
   std::unordered_map<std::string, Entry> entries_;
   std::multimap<Clock::time_point, std::string> byExpiry_;

@@ -54,6 +54,10 @@ struct ListOptions {
   int64_t limit = 500;
   // "" = a consistent read from etcd; "0" = any cached version.
   std::string resourceVersion;
+  // Ask for metadata only (Accept: application/json;as=PartialObjectMetadataList;g=meta.k8s.io;
+  // v=v1): items are PartialObjectMetadata objects {apiVersion, kind, metadata}, a fraction of the
+  // bytes to send, decode and keep. Served for every resource, built-in or custom.
+  bool metadataOnly = false;
 };
 
 struct ObjectList {
@@ -67,6 +71,8 @@ struct WatchOptions {
   std::string resourceVersion;  // resume point; "" = start with synthetic ADDED events
   bool allowWatchBookmarks = true;
   int timeoutSeconds = 300;  // the server ends the stream after this; callers re-watch
+  // Events carry PartialObjectMetadata objects (Accept: ...;as=PartialObjectMetadata;...).
+  bool metadataOnly = false;
 };
 
 struct WatchEvent {
@@ -106,6 +112,16 @@ class KubeClient {
   // Where this client and informers built on it report their traffic; null when nobody listens.
   virtual std::shared_ptr<ClientObserver> observer() const { return nullptr; }
 };
+
+// What a metadata-only list or watch carries for `object`: its apiVersion "meta.k8s.io/v1", kind
+// "PartialObjectMetadata" and its metadata (fakes serve this; kube-apiserver does the same).
+Object partialObjectMetadata(const Object& object);
+
+// The Accept headers of metadata-only lists and watches.
+inline constexpr const char* kPartialMetadataListAccept =
+    "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1";
+inline constexpr const char* kPartialMetadataAccept =
+    "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1";
 
 // The Status of a failed API response: the body's metav1.Status when it is one, otherwise one
 // built from the HTTP code. `retryAfterSeconds` > 0 is mentioned in the message (429, 503).

@@ -8,6 +8,11 @@
 // exponentially (initialBackoff doubling to maxBackoff, reset after success) and resumes. Every
 // resyncPeriod (if non-zero) each cached object is re-delivered to onUpdate(obj, obj).
 //
+// Only what readers need is kept: `metadataOnly` lists and watches PartialObjectMetadata (names,
+// namespaces, labels, annotations, owner references; no spec or status), and `transform` (applied
+// to every listed or watched object before it is stored) can drop fields further or keep a few
+// the metadata lacks (a pod's phase). Memory then grows with the objects' count, not their size.
+//
 // Handlers run on the informer's threads, one at a time (serialised), never under the store's
 // lock; they must not block for long. A relist delivers adds, updates and deletes for the
 // difference against the cache, so no event is lost across a 410.
@@ -40,6 +45,10 @@ struct InformerOptions {
   std::chrono::milliseconds initialBackoff{500};
   std::chrono::milliseconds maxBackoff{30000};
   std::chrono::milliseconds resyncPeriod{0};
+  bool metadataOnly = false;
+  // Applied to each object before it is stored; null keeps objects as they came. It must keep
+  // metadata.name, metadata.namespace and metadata.resourceVersion.
+  std::function<Object(Object)> transform;
 };
 
 struct InformerHandler {

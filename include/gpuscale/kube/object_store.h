@@ -9,6 +9,7 @@
 // Thread safety: all methods are thread-safe (a shared mutex; readers run in parallel).
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <shared_mutex>
 #include <string>
@@ -42,6 +43,9 @@ class ObjectStore {
   std::vector<Ptr> list(const core::LabelSelector& selector, std::string_view ns = {}) const;
   std::vector<Ptr> all() const;
   size_t size() const;
+  // Grows with every write that changed the store (an add, an update to a different object, a
+  // delete), never otherwise: readers that derive data from list() can keep it while this stays.
+  uint64_t generation() const { return generation_.load(std::memory_order_acquire); }
 
   static std::string keyOf(const Object& object);  // "ns/name" or "name"
   static core::Labels labelsOf(const Object& object);
@@ -53,6 +57,7 @@ class ObjectStore {
   Change eraseLocked(const std::string& key);
 
   mutable std::shared_mutex mu_;
+  std::atomic<uint64_t> generation_{0};
   std::unordered_map<std::string, Ptr> objects_;
   std::unordered_map<std::string, std::unordered_set<std::string>> byNamespace_;
   std::unordered_map<std::string, std::unordered_set<std::string>> byLabel_;  // "k=v"

@@ -2,41 +2,14 @@
 
 #include <gtest/gtest.h>
 
-#include "fakes/fake_kube_client.h"
-#include "gpuscale/k8s/resource_mapper.h"
+#include "listed_objects_fixture.h"
 
 namespace gpuscale::adapter {
 namespace {
 
-kube::Object object(const std::string& ns, const std::string& name, const std::string& app,
-                    bool terminating = false) {
-  kube::Object out = {{"metadata", {{"name", name}, {"labels", {{"app", app}}}}}};
-  if (!ns.empty()) out["metadata"]["namespace"] = ns;
-  if (terminating) out["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z";
-  return out;
-}
-
-k8s::ResourceInfo resource(const std::string& plural) {
-  return *k8s::BuiltinResourceTable::instance().resourceFor({"", plural});
-}
-
 class KubeObjectListerTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    const auto pods = [](const std::string& ns) {
-      return kube::ResourceRef::collection("", "v1", "pods", ns);
-    };
-    ASSERT_TRUE(kube_->create(pods("default"), object("default", "web-b", "web")).ok());
-    ASSERT_TRUE(kube_->create(pods("default"), object("default", "web-a", "web")).ok());
-    ASSERT_TRUE(kube_->create(pods("default"), object("default", "db-0", "db")).ok());
-    ASSERT_TRUE(
-        kube_->create(pods("default"), object("default", "web-old", "web", /*terminating=*/true))
-            .ok());
-    ASSERT_TRUE(kube_->create(pods("other"), object("other", "web-x", "web")).ok());
-    const auto namespaces = kube::ResourceRef::collection("", "v1", "namespaces");
-    ASSERT_TRUE(kube_->create(namespaces, object("", "default", "none")).ok());
-    ASSERT_TRUE(kube_->create(namespaces, object("", "other", "team")).ok());
-  }
+  void SetUp() override { createListedObjects(*kube_); }
 
   std::shared_ptr<testing::FakeKubeClient> kube_ = std::make_shared<testing::FakeKubeClient>();
 };
@@ -75,7 +48,7 @@ TEST_F(KubeObjectListerTest, ListsExactlyTheLiveObjectsTheSelectorMatches) {
     SCOPED_TRACE(c.what);
     auto selector = core::LabelSelector::parse(c.selector);
     ASSERT_TRUE(selector.ok());
-    auto listed = lister.list(resource(c.resource), c.namespaceName, *selector);
+    auto listed = lister.list(builtinResource(c.resource), c.namespaceName, *selector);
     ASSERT_TRUE(listed.ok()) << listed.status().message();
     EXPECT_FALSE(listed->all);
     EXPECT_EQ(listed->names, c.names);
@@ -83,14 +56,14 @@ TEST_F(KubeObjectListerTest, ListsExactlyTheLiveObjectsTheSelectorMatches) {
 }
 
 TEST_F(KubeObjectListerTest, KeepsNamespacesLabelsAndPhases) {
-  kube::Object running = object("other", "web-a", "web");
+  kube::Object running = listedObject("other", "web-a", "web");
   running["status"]["phase"] = "Running";
   ASSERT_TRUE(
       kube_->create(kube::ResourceRef::collection("", "v1", "pods", "other"), running).ok());
   KubeObjectLister lister(kube_);
   auto selector = core::LabelSelector::parse("app=web");
   ASSERT_TRUE(selector.ok());
-  auto listed = lister.list(resource("pods"), "", *selector);  // every namespace
+  auto listed = lister.list(builtinResource("pods"), "", *selector);  // every namespace
   ASSERT_TRUE(listed.ok()) << listed.status().message();
   std::vector<std::string> described;
   for (const ListedObject& item : listed->objects) {
@@ -105,7 +78,7 @@ TEST_F(KubeObjectListerTest, KeepsNamespacesLabelsAndPhases) {
 TEST_F(KubeObjectListerTest, AFailedListIsAnErrorValueNotAnEmptySet) {
   kube_->failNext("list", core::Status::unavailable("etcd is gone"));
   KubeObjectLister lister(kube_);
-  auto listed = lister.list(resource("pods"), "default", core::LabelSelector());
+  auto listed = lister.list(builtinResource("pods"), "default", core::LabelSelector());
   ASSERT_FALSE(listed.ok());
   EXPECT_EQ(listed.status().httpCode(), 503);
   EXPECT_NE(listed.status().message().find("etcd is gone"), std::string::npos);

@@ -5,6 +5,7 @@
 #include <atomic>
 
 #include "fakes/fake_metrics_provider.h"
+#include "gpuscale/core/api_call_tally.h"
 
 namespace gpuscale::apiserver {
 namespace {
@@ -403,6 +404,35 @@ class FixedUser final : public Authenticator {
     return UserInfo{"u", "", {"g"}, {}};
   }
 };
+
+// An authenticator that costs `calls` kube-apiserver calls per request (a TokenReview, ...).
+class CallingAuthenticator final : public Authenticator {
+ public:
+  core::Result<UserInfo> authenticate(const HttpRequest&) override {
+    for (int i = 0; i < calls; ++i) core::ApiCallTally::note();
+    return UserInfo{"u", "", {"g"}, {}};
+  }
+  int calls = 0;
+};
+
+TEST_F(ApiHandlerTest, KubeApiServerCallsAreCountedPerServedRequest) {
+  auto authenticator = std::make_shared<CallingAuthenticator>();
+  config_.authenticator = authenticator;
+  const std::string wildcard = std::string(kPrefix) + "/namespaces/default/pods/*/http_requests";
+  for (int calls : {2, 0, 0, 1}) {
+    authenticator->calls = calls;
+    EXPECT_EQ(call(wildcard).status, 200);
+  }
+  authenticator->calls = 0;
+  const auto body = call("/metrics").body;
+  for (const char* line :
+       {R"(gpuscale_apiserver_kube_requests_per_request_count{route="custom_metric"} 4)",
+        R"(gpuscale_apiserver_kube_requests_per_request_sum{route="custom_metric"} 3)",
+        R"(gpuscale_apiserver_kube_requests_per_request_bucket{route="custom_metric",le="0"} 2)",
+        R"(gpuscale_apiserver_kube_requests_per_request_bucket{route="custom_metric",le="1"} 3)"}) {
+    EXPECT_NE(body.find(line), std::string::npos) << line << "\n" << body;
+  }
+}
 
 TEST_F(ApiHandlerTest, AuthenticationFailureIs401) {
   config_.authenticator = std::make_shared<FixedUser>();

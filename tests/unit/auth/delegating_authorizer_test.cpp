@@ -1,6 +1,8 @@
 #include "gpuscale/auth/delegating_authorizer.h"
 
 #include <gtest/gtest.h>
+#include <prometheus/registry.h>
+#include <prometheus/text_serializer.h>
 
 #include "fakes/fake_kube_client.h"
 
@@ -137,6 +139,96 @@ TEST(DelegatingAuthorizerTest, ZeroTtlDisablesTheCache) {
   const auto info = infoFor("/apis/custom.metrics.k8s.io/v1beta1/namespaces/a/pods/*/m");
   for (int i = 0; i < 2; ++i) ASSERT_TRUE(f.authorizer.authorize(hpa, info)->allowed);
   EXPECT_EQ(f.reviews.size(), 2u);
+}
+
+// Allowed and denied answers each live for their own TTL on the cache's clock; hits and misses are
+// counted.
+TEST(DelegatingAuthorizerTest, AnswersExpireAfterTheirTtlAndLookupsAreCounted) {
+  struct Case {
+    const char* what;
+    const char* user;
+    int advanceSeconds;  // between the first and the second request
+    size_t reviews;      // SubjectAccessReviews sent for both requests
+  };
+  const Case cases[] = {
+      {"an allowed answer is reused within its TTL", "hpa", 9, 1},
+      {"an allowed answer is asked again after its TTL", "hpa", 10, 2},
+      {"a denied answer is reused within its shorter TTL", "mallory", 4, 1},
+      {"a denied answer is asked again after its shorter TTL", "mallory", 5, 2},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    auto now = std::chrono::steady_clock::time_point{};
+    auto registry = std::make_shared<prometheus::Registry>();
+    AuthorizerOptions options;
+    options.allowedTtl = std::chrono::seconds(10);
+    options.deniedTtl = std::chrono::seconds(5);
+    options.clock = [&now] { return now; };
+    options.metrics = std::make_shared<ReviewCacheMetrics>(registry);
+    Fixture f(options);
+    const UserInfo user{c.user, "", {}, {}};
+    const auto info = infoFor("/apis/custom.metrics.k8s.io/v1beta1/namespaces/a/pods/*/m");
+    ASSERT_TRUE(f.authorizer.authorize(user, info).ok());
+    now += std::chrono::seconds(c.advanceSeconds);
+    ASSERT_TRUE(f.authorizer.authorize(user, info).ok());
+    EXPECT_EQ(f.reviews.size(), c.reviews);
+    const std::string text = prometheus::TextSerializer().Serialize(registry->Collect());
+    const size_t hits = 2 - c.reviews;
+    EXPECT_NE(text.find("gpuscale_auth_review_cache_lookups_total{result=\"hit\",review=\"subject_"
+                        "access\"} " +
+                        std::to_string(hits)),
+              std::string::npos)
+        << text;
+    EXPECT_NE(text.find("gpuscale_auth_review_cache_lookups_total{result=\"miss\",review=\"subject_"
+                        "access\"} " +
+                        std::to_string(c.reviews)),
+              std::string::npos)
+        << text;
+  }
+}
+
+// The cache key tells apart every two requests whose reviews differ, however fields are split.
+TEST(DelegatingAuthorizerTest, CacheKeysDifferWhenReviewsDiffer) {
+  const auto resource = infoFor("/apis/custom.metrics.k8s.io/v1beta1/namespaces/a/pods/*/m");
+  const auto other = infoFor("/apis/custom.metrics.k8s.io/v1beta1/namespaces/b/pods/*/m");
+  const auto path = infoFor("/metrics");
+  struct Case {
+    const char* what;
+    UserInfo userA;
+    apiserver::RequestInfo infoA;
+    UserInfo userB;
+    apiserver::RequestInfo infoB;
+    bool same;
+  };
+  const UserInfo hpa{"hpa", "u", {"g1", "g2"}, {{"k", {"v"}}}};
+  const Case cases[] = {
+      {"identical requests share a key", hpa, resource, hpa, resource, true},
+      {"another namespace", hpa, resource, hpa, other, false},
+      {"a non-resource path", hpa, resource, hpa, path, false},
+      {"groups split differently",
+       {"hpa", "u", {"g1,g2"}, {}},
+       resource,
+       {"hpa", "u", {"g1", "g2"}, {}},
+       resource,
+       false},
+      {"a group moved into the name",
+       {"hpag", "u", {}, {}},
+       resource,
+       {"hpa", "u", {"g"}, {}},
+       resource,
+       false},
+      {"extra values split differently",
+       {"hpa", "", {}, {{"k", {"a", "b"}}}},
+       resource,
+       {"hpa", "", {}, {{"k", {"ab"}}}},
+       resource,
+       false},
+      {"another uid", hpa, resource, {"hpa", "v", {"g1", "g2"}, {{"k", {"v"}}}}, resource, false},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    EXPECT_EQ(reviewCacheKey(c.userA, c.infoA) == reviewCacheKey(c.userB, c.infoB), c.same);
+  }
 }
 
 TEST(DelegatingAuthorizerTest, ReviewFailureFailsClosedAndIsNotCached) {

@@ -86,6 +86,37 @@ TEST(InformerTest, ListsThenFollowsTheWatch) {
   EXPECT_EQ(informer.stats().lists, 1u);
 }
 
+TEST(InformerTest, MetadataOnlyAndTransformKeepOnlyWhatReadersNeed) {
+  auto kube = std::make_shared<FakeKubeClient>();
+  Object listed = pod("listed", "web");
+  listed["spec"] = {{"containers", Object::array({{{"name", "c"}, {"image", "big"}}})}};
+  ASSERT_TRUE(kube->create(kPods, listed).ok());
+  InformerOptions options = fastOptions();
+  options.metadataOnly = true;
+  options.transform = [](Object object) {
+    object["metadata"].erase("annotations");
+    return object;
+  };
+  Informer informer(kube, options);
+  informer.start();
+  ASSERT_TRUE(informer.waitForSync(std::chrono::seconds(5)));
+  Object watched = pod("watched", "web");
+  watched["metadata"]["annotations"] = {{"note", "dropped by the transform"}};
+  watched["status"] = {{"phase", "Running"}};
+  ASSERT_TRUE(kube->create(kPods, watched).ok());
+  ASSERT_TRUE(eventually([&] { return count(informer, "app=web") == 2; }));
+  for (const char* name : {"listed", "watched"}) {
+    SCOPED_TRACE(name);
+    const auto stored = informer.store().get("default", name);
+    ASSERT_TRUE(stored);
+    EXPECT_EQ(stored->value("kind", ""), "PartialObjectMetadata");
+    EXPECT_FALSE(stored->contains("spec"));
+    EXPECT_FALSE(stored->contains("status"));
+    EXPECT_FALSE((*stored)["metadata"].contains("annotations"));
+    EXPECT_EQ((*stored)["metadata"]["labels"]["app"], "web");
+  }
+}
+
 TEST(InformerTest, ResumesFromTheLastVersionWhenAStreamEnds) {
   auto kube = std::make_shared<FakeKubeClient>();
   Informer informer(kube, fastOptions());

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
+
 namespace gpuscale::kube {
 namespace {
 
@@ -87,6 +89,33 @@ TEST(ObjectStoreTest, UpsertAndEraseKeepIndexesInStep) {
   EXPECT_TRUE(store.list(*core::LabelSelector::parse("app=api")).empty());
   EXPECT_EQ(store.get("a", "web-1"), nullptr);
   EXPECT_NE(store.get("a", "web-2"), nullptr);
+}
+
+TEST(ObjectStoreTest, GenerationMovesOnlyWhenTheStoreChanges) {
+  struct Step {
+    const char* what;
+    std::function<void(ObjectStore&)> write;
+    bool moves;
+  };
+  const Step steps[] = {
+      {"a relist that adds", [](ObjectStore& s) { fillSample(s); }, true},
+      {"the same relist again", [](ObjectStore& s) { fillSample(s); }, false},
+      {"an update",
+       [](ObjectStore& s) {
+         s.upsert(pod("a", "db-1", {{"app", "cache"}}));
+       },
+       true},
+      {"a delete", [](ObjectStore& s) { s.erase(pod("a", "db-1", {})); }, true},
+      {"a delete of nothing", [](ObjectStore& s) { s.erase(pod("a", "db-1", {})); }, false},
+      {"a relist that removes", [](ObjectStore& s) { s.replace({}); }, true},
+  };
+  ObjectStore store;
+  for (const Step& step : steps) {
+    SCOPED_TRACE(step.what);
+    const uint64_t before = store.generation();
+    step.write(store);
+    EXPECT_EQ(store.generation() != before, step.moves);
+  }
 }
 
 TEST(ObjectStoreTest, ReadersKeepTheirSnapshot) {

@@ -156,6 +156,53 @@ TEST(RestKubeClientTest, ListFollowsContinueTokens) {
   EXPECT_NE(targets[1].find("continue=tok%2F1"), std::string::npos);
 }
 
+TEST(RestKubeClientTest, MetadataOnlyListsAndWatchesAskForPartialObjectMetadata) {
+  std::vector<std::string> accepts;
+  FakeHttpServer server([&](const FakeRequest& request, Exchange& exchange) {
+    accepts.push_back(request.headers.at("accept"));
+    if (request.query("watch") == "true") {
+      exchange.beginStream();
+      exchange.endStream();
+      return;
+    }
+    exchange.respond(200,
+                     R"({"kind":"PartialObjectMetadataList","metadata":{"resourceVersion":"3"},)"
+                     R"("items":[{"kind":"PartialObjectMetadata","metadata":{"name":"a"}}]})");
+  });
+  auto client = clientFor(server);
+  struct Case {
+    const char* what;
+    bool metadataOnly;
+    bool watch;
+    const char* accept;
+  };
+  const Case cases[] = {
+      {"a full list", false, false, "application/json"},
+      {"a metadata-only list", true, false,
+       "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"},
+      {"a full watch", false, true, "application/json"},
+      {"a metadata-only watch", true, true,
+       "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    accepts.clear();
+    if (c.watch) {
+      WatchOptions options;
+      options.metadataOnly = c.metadataOnly;
+      EXPECT_TRUE(client->watch(kPods, options, [](const WatchEvent&) { return true; }, {}).ok());
+    } else {
+      ListOptions options;
+      options.metadataOnly = c.metadataOnly;
+      auto list = client->list(kPods, options);
+      ASSERT_TRUE(list.ok()) << list.status().toString();
+      EXPECT_EQ(list->items.at(0)["metadata"]["name"], "a");
+    }
+    ASSERT_EQ(accepts.size(), 1u);
+    EXPECT_EQ(accepts[0], c.accept);
+  }
+}
+
 TEST(RestKubeClientTest, ExpiredContinueTokenRelistsWithoutPages) {
   std::vector<std::string> targets;
   FakeHttpServer server([&](const FakeRequest& request, Exchange& exchange) {
