@@ -16,14 +16,7 @@ set -euo pipefail
 source "$(dirname "$0")/../lib/common.sh"
 # shellcheck source=../lib/adapter_stack.sh
 source "$(dirname "$0")/../lib/adapter_stack.sh"
-e2e_init adapter-cache
-here=$src/tests/e2e/adapter_cache
-adapter=${GPUSCALE_ADAPTER_BIN:-$build/bin/gpuscale-adapter}
-prometheus_run=$src/tests/support/prometheus_run.sh
-e2e_require_cluster
-e2e_require "$adapter" /usr/bin/prometheus /usr/bin/openssl /usr/bin/python3 /usr/bin/curl
-e2e_on_exit 'adapter_stack_stop'
-e2e_on_exit '"$prometheus_run" stop "$work/prometheus"'
+adapter_e2e_begin adapter-cache /usr/bin/openssl /usr/bin/python3 /usr/bin/curl
 e2e_show_on_failure "$work/adapter.log" "$work/prometheus/prometheus.log"
 
 step "start the control plane"

@@ -161,7 +161,9 @@ eventually 30 "kubectl top pod -l app=web" top_pod_ok -l app=web
 kc top pod -n default --containers | tee "$work/top-containers"
 [ "$(grep -c ' app \| sidecar ' "$work/top-containers")" -eq 4 ] \
   || die "kubectl top pod --containers should print 4 containers"
-kc top pod -A | grep -q "^default  *web-" || die "kubectl top pod -A lacks the web pods"
+# The output is read whole first: `kubectl | grep -q` fails under pipefail when grep stops early.
+top_all=$(kc top pod -A)
+grep -q "^default  *web-" <<<"$top_all" || die "kubectl top pod -A lacks the web pods: $top_all"
 top_node_ok() {
   local out
   out=$(kc top node 2>&1) || return 1
