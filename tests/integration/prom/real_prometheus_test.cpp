@@ -16,13 +16,20 @@
 #include "gpuscale/prom/http_client.h"
 #include "support/exporter_server.h"
 #include "support/prometheus_server.h"
+#include "support/victoriametrics.h"
 
 namespace gpuscale::prom {
 namespace {
 
+using test::Backend;
 using test::ExporterServer;
 using test::PrometheusServer;
 using test::PrometheusServerOptions;
+
+bool onVictoriaMetrics() { return test::backendUnderTest() == Backend::kVictoriaMetrics; }
+constexpr const char* kOwnServingFlags =
+    "Prometheus' route prefix and web config; VictoriaMetrics serves these through its own flags "
+    "(-http.pathPrefix, -httpAuth.*, -tls*), which the backend matrix does not cover";
 
 // bcrypt (cost 4) of "secret", for the basic-auth web config.
 constexpr const char* kSecretHash = "$2b$04$YR7/VlHKwi6jLR7ymQJt1OH5SLX7YEO0QAX9e6uGv6.l4Vz1W.NEa";
@@ -112,6 +119,10 @@ TEST_F(RealPrometheusTest, QueriesAScrapedSeriesWithGetAndPost) {
 }
 
 TEST_F(RealPrometheusTest, EveryResultTypeAndPrometheusErrors) {
+  if (onVictoriaMetrics()) {
+    GTEST_SKIP() << "MetricsQL answers scalars and strings as vectors "
+                    "(VictoriaMetricsAnswersScalarsAsVectors)";
+  }
   auto client = clientFor(options());
   ASSERT_TRUE(waitForSamples(*client, kTriton, 2).ok());
   auto scalar = client->query("1 + 1", now());
@@ -138,6 +149,38 @@ TEST_F(RealPrometheusTest, EveryResultTypeAndPrometheusErrors) {
   auto empty = client->query("nv_inference_request_success{pod=\"nope\"}", now());
   ASSERT_TRUE(empty.ok()) << "no data is an empty vector, not an error";
   EXPECT_TRUE((*empty)->vector.empty());
+}
+
+// MetricsQL differs from PromQL in result types: a scalar is a one-sample vector without labels, a
+// string literal and NaN results are empty vectors, and errors carry errorType "400" (the client
+// still reports them as Prometheus errors).
+TEST_F(RealPrometheusTest, VictoriaMetricsAnswersScalarsAsVectors) {
+  if (!onVictoriaMetrics()) GTEST_SKIP() << "PromQL (EveryResultTypeAndPrometheusErrors)";
+  auto client = clientFor(options());
+  ASSERT_TRUE(waitForSamples(*client, kTriton, 2).ok());
+  auto scalar = client->query("1 + 1", now());
+  ASSERT_TRUE(scalar.ok()) << scalar.status().toString();
+  ASSERT_EQ((*scalar)->type, ResultType::kVector);
+  ASSERT_EQ((*scalar)->vector.size(), 1u);
+  EXPECT_TRUE((*scalar)->vector[0].metric.empty());
+  EXPECT_EQ((*scalar)->vector[0].point.value, 2);
+  auto matrix = client->query(std::string(kTriton) + "[1m]", now());
+  ASSERT_TRUE(matrix.ok());
+  EXPECT_EQ((*matrix)->type, ResultType::kMatrix);
+  auto inf = client->query("1/0", now());
+  ASSERT_TRUE(inf.ok());
+  ASSERT_EQ((*inf)->vector.size(), 1u);
+  EXPECT_TRUE(std::isinf((*inf)->vector[0].point.value));
+  for (const char* empty : {"0/0", "\"hello\""}) {
+    auto result = client->query(empty, now());
+    ASSERT_TRUE(result.ok()) << empty;
+    EXPECT_EQ((*result)->type, ResultType::kVector) << empty;
+    EXPECT_TRUE((*result)->vector.empty()) << empty;
+  }
+  auto bad = client->query("sum(", now());
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(failureKindOf(bad.status()), FailureKind::kPrometheusError);
+  EXPECT_NE(bad.status().message().find("400"), std::string::npos) << bad.status().message();
 }
 
 TEST_F(RealPrometheusTest, SeriesAndLabelApisAndCheapDiscoveryAgree) {
@@ -205,6 +248,7 @@ TEST_F(RealPrometheusTest, StoppedPrometheusIsAConnectionError) {
 }
 
 TEST(RealPrometheusServing, PathPrefix) {
+  if (onVictoriaMetrics()) GTEST_SKIP() << kOwnServingFlags;
   if (!PrometheusServer::available()) GTEST_SKIP() << "prometheus is not installed";
   PrometheusServerOptions o;
   o.routePrefix = "/prom";
@@ -222,6 +266,7 @@ TEST(RealPrometheusServing, PathPrefix) {
 }
 
 TEST(RealPrometheusServing, BasicAuthFromHeaderAndAuthConfig) {
+  if (onVictoriaMetrics()) GTEST_SKIP() << kOwnServingFlags;
   if (!PrometheusServer::available()) GTEST_SKIP() << "prometheus is not installed";
   PrometheusServerOptions o;
   o.webConfig = std::string("basic_auth_users:\n  gpuscale: ") + kSecretHash + "\n";
@@ -251,6 +296,7 @@ TEST(RealPrometheusServing, BasicAuthFromHeaderAndAuthConfig) {
 }
 
 TEST(RealPrometheusServing, TlsServerVerification) {
+  if (onVictoriaMetrics()) GTEST_SKIP() << kOwnServingFlags;
   if (!PrometheusServer::available()) GTEST_SKIP() << "prometheus is not installed";
   std::string dir = test::makeTempDir("gpuscale-tls-");
   auto certs = test::generateTestCertificates(dir);
