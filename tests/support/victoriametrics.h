@@ -31,6 +31,7 @@ enum class Backend {
 // The backend real-backend tests start: VictoriaMetrics when $GPUSCALE_VICTORIAMETRICS_DIR is set
 // (a missing binary then fails the tests instead of skipping them), else Prometheus.
 Backend backendUnderTest();
+inline bool victoriaMetricsUnderTest() { return backendUnderTest() == Backend::kVictoriaMetrics; }
 // "prometheus" or "victoriametrics", for skip messages and logs.
 const char* backendName(Backend backend);
 std::string victoriaMetricsBinary();

@@ -19,7 +19,6 @@ namespace {
 using test::PrometheusServer;
 using Names = std::vector<std::string>;
 using Clock = std::chrono::system_clock;
-using test::Backend;
 
 constexpr auto kBlock = std::chrono::hours(2);
 constexpr auto kOld = std::chrono::hours(3);  // the `old` series: this long before the block
@@ -109,7 +108,7 @@ class DiscoveryRealTest : public ::testing::Test {
   // written on the day it starts.
   static bool oldSeriesShowOnVictoriaMetrics() {
     const long day = 24 * 3600;
-    return test::backendUnderTest() == Backend::kVictoriaMetrics &&
+    return test::victoriaMetricsUnderTest() &&
            unixSeconds(block_ - kOld) / day == unixSeconds(block_) / day;
   }
 
@@ -197,7 +196,7 @@ TEST_F(DiscoveryRealTest, TheEdgeCasesAreInTheData) {
 // API by chunk. Series whose samples all precede the window but lie in a block that overlaps it
 // are seen by the label calls only.
 TEST_F(DiscoveryRealTest, SeriesOlderThanTheWindowInAnOverlappingBlockShowOnlyInLabelCalls) {
-  if (test::backendUnderTest() == Backend::kVictoriaMetrics) {
+  if (test::victoriaMetricsUnderTest()) {
     GTEST_SKIP() << "VictoriaMetrics has no blocks: both APIs select by UTC day "
                     "(VictoriaMetricsSelectsWholeUtcDaysInBothApis)";
   }
@@ -217,7 +216,7 @@ TEST_F(DiscoveryRealTest, SeriesOlderThanTheWindowInAnOverlappingBlockShowOnlyIn
 // UTC day covers the whole day, so the series relist and the label calls agree with each other,
 // and both show series whose samples all precede the window.
 TEST_F(DiscoveryRealTest, VictoriaMetricsSelectsWholeUtcDaysInBothApis) {
-  if (test::backendUnderTest() != Backend::kVictoriaMetrics) {
+  if (!test::victoriaMetricsUnderTest()) {
     GTEST_SKIP() << "Prometheus selects by block and chunk "
                     "(SeriesOlderThanTheWindowInAnOverlappingBlockShowOnlyInLabelCalls)";
   }

@@ -21,12 +21,11 @@
 namespace gpuscale::prom {
 namespace {
 
-using test::Backend;
 using test::ExporterServer;
 using test::PrometheusServer;
 using test::PrometheusServerOptions;
+using test::victoriaMetricsUnderTest;
 
-bool onVictoriaMetrics() { return test::backendUnderTest() == Backend::kVictoriaMetrics; }
 constexpr const char* kOwnServingFlags =
     "Prometheus' route prefix and web config; VictoriaMetrics serves these through its own flags "
     "(-http.pathPrefix, -httpAuth.*, -tls*), which the backend matrix does not cover";
@@ -119,7 +118,7 @@ TEST_F(RealPrometheusTest, QueriesAScrapedSeriesWithGetAndPost) {
 }
 
 TEST_F(RealPrometheusTest, EveryResultTypeAndPrometheusErrors) {
-  if (onVictoriaMetrics()) {
+  if (victoriaMetricsUnderTest()) {
     GTEST_SKIP() << "MetricsQL answers scalars and strings as vectors "
                     "(VictoriaMetricsAnswersScalarsAsVectors)";
   }
@@ -155,7 +154,7 @@ TEST_F(RealPrometheusTest, EveryResultTypeAndPrometheusErrors) {
 // string literal and NaN results are empty vectors, and errors carry errorType "400" (the client
 // still reports them as Prometheus errors).
 TEST_F(RealPrometheusTest, VictoriaMetricsAnswersScalarsAsVectors) {
-  if (!onVictoriaMetrics()) GTEST_SKIP() << "PromQL (EveryResultTypeAndPrometheusErrors)";
+  if (!victoriaMetricsUnderTest()) GTEST_SKIP() << "PromQL (EveryResultTypeAndPrometheusErrors)";
   auto client = clientFor(options());
   ASSERT_TRUE(waitForSamples(*client, kTriton, 2).ok());
   auto scalar = client->query("1 + 1", now());
@@ -248,7 +247,7 @@ TEST_F(RealPrometheusTest, StoppedPrometheusIsAConnectionError) {
 }
 
 TEST(RealPrometheusServing, PathPrefix) {
-  if (onVictoriaMetrics()) GTEST_SKIP() << kOwnServingFlags;
+  if (victoriaMetricsUnderTest()) GTEST_SKIP() << kOwnServingFlags;
   if (!PrometheusServer::available()) GTEST_SKIP() << "prometheus is not installed";
   PrometheusServerOptions o;
   o.routePrefix = "/prom";
@@ -266,7 +265,7 @@ TEST(RealPrometheusServing, PathPrefix) {
 }
 
 TEST(RealPrometheusServing, BasicAuthFromHeaderAndAuthConfig) {
-  if (onVictoriaMetrics()) GTEST_SKIP() << kOwnServingFlags;
+  if (victoriaMetricsUnderTest()) GTEST_SKIP() << kOwnServingFlags;
   if (!PrometheusServer::available()) GTEST_SKIP() << "prometheus is not installed";
   PrometheusServerOptions o;
   o.webConfig = std::string("basic_auth_users:\n  gpuscale: ") + kSecretHash + "\n";
@@ -296,7 +295,7 @@ TEST(RealPrometheusServing, BasicAuthFromHeaderAndAuthConfig) {
 }
 
 TEST(RealPrometheusServing, TlsServerVerification) {
-  if (onVictoriaMetrics()) GTEST_SKIP() << kOwnServingFlags;
+  if (victoriaMetricsUnderTest()) GTEST_SKIP() << kOwnServingFlags;
   if (!PrometheusServer::available()) GTEST_SKIP() << "prometheus is not installed";
   std::string dir = test::makeTempDir("gpuscale-tls-");
   auto certs = test::generateTestCertificates(dir);
