@@ -18,6 +18,7 @@
 #include "support/prometheus_server.h"
 #include "support/temp_dir.h"
 #include "support/triton_rules.h"
+#include "support/victoriametrics.h"
 #include "support/wait_until.h"
 
 namespace gpuscale::adapter::testing {
@@ -161,6 +162,9 @@ class AdapterProcess {
                                      dir_.file("certs"),
                                      "--metrics-relist-interval",
                                      "1s"};
+    // Discovery as an operator would set it up for the backend under test.
+    if (gpuscale::test::victoriaMetricsUnderTest())
+      argv.push_back("--discovery-backend=victoriametrics");
     argv.insert(argv.end(), extraArgs.begin(), extraArgs.end());
     process_ = std::make_unique<BackgroundProcess>(argv, dir_.file("adapter.log"));
     bool up = gpuscale::testing::waitUntil([&] { return curl(url("/healthz")).code == 200; },
