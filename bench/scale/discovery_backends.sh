@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Discovery at scale on every backend of the test matrix, one after another in one run: Debian's
 # Prometheus 2.42, Prometheus 3 and VictoriaMetrics single-node (both built by
-# tests/cluster/build.sh). Prints prom_discovery_bench's table for each; exit 0 only when every
-# backend's run succeeded and agreed with its series relist.
+# tests/cluster/build.sh). Prints prom_discovery_bench's table for each (bench args are its
+# arguments); exit 0 only when every backend's run succeeded and agreed with its series relist.
 #
-#   bench/scale/discovery_backends.sh [--build DIR (build)] [--only NAME]... [prom_discovery_bench args]
+#   bench/scale/discovery_backends.sh [--build DIR (build)] [--only NAME]... [bench args]
 #
 # NAME is prometheus2, prometheus3 or victoriametrics. --keep-data DIR keeps each backend's data in
 # DIR/NAME. VictoriaMetrics refuses `/api/v1/series` answers over -search.maxSeries (30,000 by
