@@ -182,6 +182,48 @@ TEST_F(RealPrometheusTest, VictoriaMetricsAnswersScalarsAsVectors) {
   EXPECT_NE(bad.status().message().find("400"), std::string::npos) << bad.status().message();
 }
 
+// VictoriaMetrics' `limit` on the label APIs truncates without a warning, and `/api/v1/series`
+// fails outright above -search.maxSeries (30,000 by default; 2 here) while the label calls
+// discovery makes still answer: the series relist is no fallback on a big VictoriaMetrics.
+TEST_F(RealPrometheusTest, VictoriaMetricsTruncatesAtLimitAndCapsTheSeriesApi) {
+  if (!victoriaMetricsUnderTest()) GTEST_SKIP() << "VictoriaMetrics' own limits";
+  auto client = clientFor(options());
+  ASSERT_TRUE(waitForSamples(*client, "nv_inference_queue_duration_us", 3).ok());
+  web::http::client::http_client_config config;
+  config.set_proxy(web::web_proxy(web::web_proxy::disabled));
+  web::http::client::http_client http(web::uri(server_->url()), config);
+  web::uri_builder path("/api/v1/label/pod/values");
+  path.append_query("match[]", kTriton).append_query("limit", "1");
+  auto response = http.request(web::http::methods::GET, path.to_string()).get();
+  ASSERT_EQ(response.status_code(), 200);
+  auto body = response.extract_json().get();
+  EXPECT_EQ(body.at("data").as_array().size(), 1u) << "two pods match";
+  EXPECT_FALSE(body.has_field("warnings")) << body.serialize();
+
+  PrometheusServerOptions o;
+  o.scrapeTargets = {exporter_->target()};
+  o.extraArgs = {"-search.maxSeries=2"};
+  auto capped = PrometheusServer::start(o);
+  ASSERT_TRUE(capped.ok()) << capped.status().toString();
+  PrometheusOptions po;
+  po.url = (*capped)->url();
+  po.timeout = std::chrono::seconds(10);
+  auto cappedClient = clientFor(po);
+  ASSERT_TRUE(waitForSamples(*cappedClient, "nv_inference_queue_duration_us", 3).ok());
+  const std::string query = R"({__name__=~"nv_inference_.*",namespace!="",pod!=""})";
+  TimeRange window{now() - std::chrono::minutes(10), std::nullopt};
+  auto series = discoverLabelNamesFromSeries(*cappedClient, query, window);
+  ASSERT_FALSE(series.ok());
+  EXPECT_EQ(failureKindOf(series.status()), FailureKind::kPrometheusError);
+  EXPECT_NE(series.status().message().find("-search.max"), std::string::npos)
+      << series.status().message();
+  DiscoveryReport report;
+  auto labels = discoverLabelNames(*cappedClient, query, window, {}, &report);
+  ASSERT_TRUE(labels.ok()) << labels.status().toString();
+  EXPECT_FALSE(report.usedSeriesFallback);
+  EXPECT_EQ(labels->size(), 10u);
+}
+
 TEST_F(RealPrometheusTest, SeriesAndLabelApisAndCheapDiscoveryAgree) {
   auto client = clientFor(options());
   ASSERT_TRUE(waitForSamples(*client, "nv_inference_queue_duration_us", 3).ok());
