@@ -1,15 +1,19 @@
-// Discovery cost against a real Prometheus, side by side in one run: label presence for override
-// rules (discoverLabelPresence, split over parallel calls and in one call), all label names per
-// metric for template rules (discoverLabelNames: probes, and the union strategy), and
-// prometheus-adapter's `/api/v1/series` relist. Backfills N series over M metric names with
-// promtool (each series has pod, namespace and container labels), starts the Debian Prometheus on
-// it, and prints the load average and one Markdown table row per approach: wall time (min and
-// median of the runs), Prometheus CPU time (min), response bytes, calls, metrics found, whether the
-// view equals the series relist's, and Prometheus' RSS before and after. Exits non-zero when an
-// approach fails or disagrees with the series relist.
+// Discovery cost against a real Prometheus-compatible server, side by side in one run: label
+// presence for override rules (discoverLabelPresence, split over parallel calls and in one call),
+// all label names per metric for template rules (discoverLabelNames: probes, and the union
+// strategy), and prometheus-adapter's `/api/v1/series` relist. Backfills N series over M metric
+// names (each series has pod, namespace and container labels) with promtool, starts the backend
+// the test support selects (Debian's Prometheus; $GPUSCALE_PROMETHEUS_DIR for another release;
+// $GPUSCALE_VICTORIAMETRICS_DIR for VictoriaMetrics, loaded through its import API) on it, and
+// prints the load average and one Markdown table row per approach: wall time (min and median of
+// the runs), the server's CPU time (min), response bytes, calls, metrics found, whether the view
+// equals the series relist's, and the server's RSS before and after. Exits non-zero when an
+// approach fails or disagrees with the series relist. bench/scale/discovery_backends.sh runs it
+// against every backend of the test matrix.
 //
 //   prom_discovery_bench --series 1000000 --metrics 1000 [--runs 3] [--concurrency 4]
-//       [--shards 2] [--series-query '{namespace!="",pod!=""}'] [--keep-data DIR] [--help]
+//       [--shards 2] [--series-query '{namespace!="",pod!=""}'] [--keep-data DIR]
+//       [--server-flag FLAG]... [--help]
 //
 // With --keep-data the backfilled storage is kept in (or reused from) DIR; the discovery window
 // starts 10 minutes before the backfilled samples, so kept data stays usable later (Prometheus
@@ -30,6 +34,7 @@
 #include "gpuscale/prom/discovery.h"
 #include "gpuscale/prom/http_client.h"
 #include "support/prometheus_server.h"
+#include "support/victoriametrics.h"
 
 namespace {
 
@@ -44,20 +49,21 @@ struct Args {
   size_t shards = 2;
   std::string seriesQuery = R"({namespace!="",pod!=""})";
   std::string keepData;
+  std::vector<std::string> serverFlags;
 };
 
 constexpr char kUsage[] =
     "usage: prom_discovery_bench [--series N (10000)] [--metrics M (100)] [--runs R (3)]\n"
     "           [--concurrency C (4)] [--shards S (2)] [--series-query Q ('{namespace!=\"\","
     "pod!=\"\"}')]\n"
-    "           [--keep-data DIR]\n"
+    "           [--keep-data DIR] [--server-flag FLAG]...\n"
     "Backfills N series over M metric names into a real Prometheus (kept in DIR with --keep-data "
     "and\n"
     "reused), runs every discovery approach and the /api/v1/series relist R times with the "
     "adapter's\n"
     "client defaults, and prints one Markdown row per approach plus this process' peak RSS before\n"
     "and after the series relist. Exit 0 only when every approach gives the series relist's "
-    "view.\n";
+    "view. --server-flag passes FLAG to the server (e.g. VictoriaMetrics' -search.maxSeries=N).\n";
 
 Args parseArgs(int argc, char** argv) {
   Args args;
@@ -76,6 +82,7 @@ Args parseArgs(int argc, char** argv) {
     if (name == "--shards") args.shards = std::stoul(argv[i + 1]);
     if (name == "--series-query") args.seriesQuery = argv[i + 1];
     if (name == "--keep-data") args.keepData = argv[i + 1];
+    if (name == "--server-flag") args.serverFlags.push_back(argv[i + 1]);
   }
   return args;
 }
@@ -138,7 +145,7 @@ std::string loadAverage() {
 
 struct Measurement {
   std::vector<double> times;
-  double cpu = 0;  // Prometheus CPU seconds, least of the runs
+  double cpu = 0;  // server CPU seconds, least of the runs
   prom::MetricLabelNames view;
   uint64_t bytes = 0;
   uint64_t calls = 0;
@@ -237,6 +244,7 @@ int main(int argc, char** argv) {
   }
   test::PrometheusServerOptions options;
   options.storageDir = storage;
+  options.extraArgs = args.serverFlags;
   options.readyTimeout = std::chrono::seconds(600);
   auto started = Clock::now();
   auto server = test::PrometheusServer::start(options);
@@ -244,7 +252,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s\n", server.status().toString().c_str());
     return 1;
   }
-  std::fprintf(stderr, "prometheus ready in %.1fs\n", seconds(Clock::now() - started));
+  const char* backend = test::backendName(test::backendUnderTest());
+  std::fprintf(stderr, "%s ready in %.1fs\n", backend, seconds(Clock::now() - started));
   prom::PrometheusOptions clientOptions;
   clientOptions.url = (*server)->url();
   clientOptions.timeout = std::chrono::minutes(5);
@@ -297,11 +306,11 @@ int main(int argc, char** argv) {
     return prom::discoverLabelNamesFromSeries(**client, seriesQuery, window);
   });
   uint64_t selfPeakAfter = peakRssBytes();
-  std::printf("\n%ld series, %ld metric names; series query `%s`; load average before: %s\n\n",
-              args.series, args.metrics, seriesQuery.c_str(), load.c_str());
+  std::printf("\n%s: %ld series, %ld metric names; series query `%s`; load average before: %s\n\n",
+              backend, args.series, args.metrics, seriesQuery.c_str(), load.c_str());
   std::printf(
-      "| approach | wall min (s) | wall median (s) | Prometheus CPU (s) | bytes | calls | metrics "
-      "| same as series relist | Prometheus RSS |\n|---|---|---|---|---|---|---|---|---|\n");
+      "| approach | wall min (s) | wall median (s) | server CPU (s) | bytes | calls | metrics "
+      "| same as series relist | server RSS |\n|---|---|---|---|---|---|---|---|---|\n");
   bool ok = series.ok && series.metrics > 0;
   for (size_t i = 0; i < approaches.size(); ++i) {
     bool same = series.ok && measured[i].ok &&

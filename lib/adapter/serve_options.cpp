@@ -178,6 +178,10 @@ core::Result<bool> applyOwnFlag(ServeOptions& options, std::string_view name,
     if (!d) return d.status();
     if (d->count() == 0) return badFlag(name, value, "must be positive");
     options.discoveryInterval = *d;
+  } else if (name == "discovery-backend") {
+    auto backend = prom::parseDiscoveryBackend(value);
+    if (!backend) return badFlag(name, value, backend.status().message());
+    options.relist.discovery = prom::discoveryOptionsFor(*backend);
   } else if (name == "allowed-credential-dir") {
     if (value.empty()) return core::Status::badRequest("--allowed-credential-dir: empty directory");
     options.allowedCredentialDirs.emplace_back(value);
@@ -287,6 +291,10 @@ std::string serveUsage() {
          "      --discovery-interval duration     in-cluster mode: how often the Kubernetes API's "
          "discovery\n"
          "                                        is read again, to follow CRDs (default 1m)\n"
+         "      --discovery-backend string        prometheus or victoriametrics: the label-API "
+         "calls\n"
+         "                                        that are cheapest on that server (default "
+         "prometheus)\n"
          "      --allowed-credential-dir string   (repeatable) a directory whose files the rule "
          "file's\n"
          "                                        backends may name as token, CA or client "

@@ -2,8 +2,10 @@
 # Builds the test control plane from the Go module proxy: kube-apiserver, kube-controller-manager,
 # kube-scheduler and kubectl (k8s/), etcd (etcd/) and kwok (kwok/), each from its own wrapper module;
 # Helm (helm/), which the chart tests use; Prometheus 3 (prometheus/, into bin/prometheus3/), the
-# backend test matrix's other release; and kubelet and kube-proxy of the same Kubernetes version
-# for the optional real node (up.sh --real-node). All are pure Go (CGO_ENABLED=0), so they are static.
+# backend test matrix's other release; VictoriaMetrics single-node (victoriametrics/, into
+# bin/victoriametrics/), the matrix's non-Prometheus backend; and kubelet and kube-proxy of the same
+# Kubernetes version for the optional real node (up.sh --real-node). All are pure Go
+# (CGO_ENABLED=0), so they are static.
 #
 # Idempotent and cached: module and build caches and the binaries live in a per-user cache directory
 # outside the repository; the binaries are keyed by a stamp (hash of the wrapper go.mod/go.sum files,
@@ -26,8 +28,8 @@ export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-buildvcs=false
 export GOMODCACHE="$cache/gomod" GOCACHE="$cache/gocache"
 jobs=${GPUSCALE_CLUSTER_JOBS:-2}
 
-stamp=$(cat "$here"/{k8s,etcd,kwok,helm,prometheus}/go.{mod,sum} "$here/build.sh" <("$GO" version) |
-  sha256sum | cut -c1-16)
+stamp=$(cat "$here"/{k8s,etcd,kwok,helm,prometheus,victoriametrics}/go.{mod,sum} "$here/build.sh" \
+  <("$GO" version) | sha256sum | cut -c1-16)
 out="$cache/bin-$stamp"
 
 link_bin() {
@@ -95,6 +97,13 @@ build prometheus "$out.partial/prometheus3/" \
   "-s -w -X github.com/prometheus/common/version.Version=$prel" remove_all_sd \
   github.com/prometheus/prometheus/cmd/prometheus github.com/prometheus/prometheus/cmd/promtool
 
+# VictoriaMetrics single-node for the backend test matrix. Pure Go without cgo (its zstd falls back
+# to the Go implementation); the version string is what `-version` and its own /metrics report.
+vm=github.com/VictoriaMetrics/VictoriaMetrics
+vmver=$(cd "$here/victoriametrics" && "$GO" list -m -f '{{.Version}}' "$vm")
+build victoriametrics "$out.partial/victoriametrics/" \
+  "-s -w -X $vm/lib/buildinfo.Version=victoria-metrics-$vmver" "" "$vm/app/victoria-metrics"
+
 # The KWOK stage definitions ship in its module zip; keep the ones up.sh uses next to the binaries.
 kwokdir=$(cd "$here/kwok" && "$GO" list -m -f '{{.Dir}}' sigs.k8s.io/kwok)
 mkdir -p "$out.partial/kwok-stages"
@@ -109,6 +118,7 @@ chmod -R u+w "$out.partial/kwok-stages"
 "$out.partial/kubelet" --version >>"$log"
 "$out.partial/etcd" --version >>"$log"
 "$out.partial/prometheus3/prometheus" --version >>"$log"
+"$out.partial/victoriametrics/victoria-metrics" -version >>"$log"
 "$out.partial/kwok" --version >>"$log" 2>&1 || true
 touch "$out.partial/.complete"
 rm -rf "$out"

@@ -16,6 +16,8 @@
 #include <sstream>
 #include <thread>
 
+#include "support/victoriametrics.h"
+
 extern char** environ;
 
 namespace gpuscale::test {
@@ -65,8 +67,11 @@ bool probeReady(const std::string& base, const PrometheusServerOptions& options)
 
 std::string scrapeConfig(const PrometheusServerOptions& options) {
   std::ostringstream out;
-  out << "global:\n  scrape_interval: " << options.scrapeInterval
-      << "\n  evaluation_interval: " << options.scrapeInterval << "\n";
+  out << "global:\n  scrape_interval: " << options.scrapeInterval << "\n";
+  // VictoriaMetrics' strict config parser knows no rule evaluation settings.
+  if (backendUnderTest() == Backend::kPrometheus) {
+    out << "  evaluation_interval: " << options.scrapeInterval << "\n";
+  }
   out << "scrape_configs:\n  - job_name: exporter\n    static_configs:\n      - targets: [";
   for (size_t i = 0; i < options.scrapeTargets.size(); ++i) {
     out << (i ? ", " : "") << "'" << options.scrapeTargets[i] << "'";
@@ -114,6 +119,16 @@ int runProgram(const std::vector<std::string>& argv, const std::string& logPath)
 }
 
 Status backfillOpenMetrics(const std::string& openMetricsFile, const std::string& storageDir) {
+  if (backendUnderTest() == Backend::kVictoriaMetrics) {
+    // No offline block writer: a server on the storage folder imports it, and stopping it
+    // persists it.
+    PrometheusServerOptions options;
+    options.storageDir = storageDir;
+    options.readyTimeout = std::chrono::seconds(600);
+    auto server = PrometheusServer::start(options);
+    if (!server.ok()) return server.status();
+    return importOpenMetrics((*server)->url(), openMetricsFile, (*server)->workDir());
+  }
   std::string log = storageDir + "/promtool.log";
   int rc = runProgram(
       {promtoolBinary(), "tsdb", "create-blocks-from", "openmetrics", openMetricsFile, storageDir},
@@ -186,6 +201,7 @@ std::string prometheusBinary() { return prometheusBinaryDir() + "/prometheus"; }
 std::string promtoolBinary() { return prometheusBinaryDir() + "/promtool"; }
 
 bool PrometheusServer::available() {
+  if (backendUnderTest() == Backend::kVictoriaMetrics) return true;
   // A backend named explicitly must be there: its absence fails the tests instead of skipping them.
   if (std::getenv("GPUSCALE_PROMETHEUS_DIR") != nullptr) return true;
   return ::access(prometheusBinary().c_str(), X_OK) == 0 &&
@@ -204,6 +220,11 @@ PrometheusServer* PrometheusServer::startForSuite(PrometheusServerOptions option
 
 core::Result<std::unique_ptr<PrometheusServer>> PrometheusServer::start(
     PrometheusServerOptions options) {
+  const bool victoria = backendUnderTest() == Backend::kVictoriaMetrics;
+  if (victoria && (!options.routePrefix.empty() || !options.webConfig.empty())) {
+    return Status::badRequest(
+        "the VictoriaMetrics test server takes no Prometheus web config or route prefix");
+  }
   std::unique_ptr<PrometheusServer> server(new PrometheusServer());
   server->workDir_ = makeTempDir("gpuscale-prometheus-");
   if (server->workDir_.empty()) return Status::internal("cannot create a temporary folder");
@@ -216,14 +237,17 @@ core::Result<std::unique_ptr<PrometheusServer>> PrometheusServer::start(
   // A port can be taken between probing and binding; a few attempts make that race harmless.
   for (int attempt = 0; attempt < 5; ++attempt) {
     server->port_ = freeLoopbackPort();
-    std::vector<std::string> argv = {
-        prometheusBinary(),
-        "--config.file=" + server->workDir_ + "/prometheus.yml",
-        "--storage.tsdb.path=" + server->storageDir_,
-        "--web.listen-address=127.0.0.1:" + std::to_string(server->port_),
-        "--storage.tsdb.retention.time=30d",
-        "--log.level=warn",
-    };
+    std::vector<std::string> argv =
+        victoria ? victoriaMetricsArgs(server->workDir_ + "/prometheus.yml", server->storageDir_,
+                                       server->port_)
+                 : std::vector<std::string>{
+                       prometheusBinary(),
+                       "--config.file=" + server->workDir_ + "/prometheus.yml",
+                       "--storage.tsdb.path=" + server->storageDir_,
+                       "--web.listen-address=127.0.0.1:" + std::to_string(server->port_),
+                       "--storage.tsdb.retention.time=30d",
+                       "--log.level=warn",
+                   };
     if (!options.routePrefix.empty()) {
       argv.push_back("--web.route-prefix=" + options.routePrefix);
       argv.push_back("--web.external-url=" + server->scheme_ +
@@ -235,7 +259,7 @@ core::Result<std::unique_ptr<PrometheusServer>> PrometheusServer::start(
     }
     argv.insert(argv.end(), options.extraArgs.begin(), options.extraArgs.end());
     server->pid_ = spawn(argv, server->logPath_);
-    if (server->pid_ < 0) return Status::internal("cannot start " + prometheusBinary());
+    if (server->pid_ < 0) return Status::internal("cannot start " + argv[0]);
     auto deadline = std::chrono::steady_clock::now() + options.readyTimeout;
     std::string base = server->url() + "/";
     while (std::chrono::steady_clock::now() < deadline) {

@@ -5,7 +5,9 @@
 // create-blocks-from openmetrics` (backfilled data ends in the past, so "now" queries over short
 // ranges need a scraped exporter instead). $GPUSCALE_PROMETHEUS_DIR names another folder holding
 // `prometheus` and `promtool` (another release of the backend matrix); when it is set, a missing
-// binary fails the test instead of skipping it.
+// binary fails the test instead of skipping it. $GPUSCALE_VICTORIAMETRICS_DIR starts
+// VictoriaMetrics single-node instead, with the same scrape configuration and backfill
+// (support/victoriametrics.h); it takes no web config or route prefix (start() refuses them).
 //
 // Thread safety: one owner; url()/port()/rssBytes() may be read from any thread.
 #pragma once
@@ -39,6 +41,7 @@ struct PrometheusServerOptions {
   std::string probeClientKey;
   // Use this storage folder (e.g. backfilled); empty makes a fresh temporary one.
   std::string storageDir;
+  // More flags of the backend under test (Prometheus' or VictoriaMetrics').
   std::vector<std::string> extraArgs;
   std::chrono::seconds readyTimeout{60};
 };
@@ -59,6 +62,8 @@ class PrometheusServer {
   // "http(s)://127.0.0.1:<port><routePrefix>".
   std::string url() const;
   const std::string& storageDir() const { return storageDir_; }
+  // The server's own folder (configuration, log), removed with it.
+  const std::string& workDir() const { return workDir_; }
   // The server's resident set size now (VmRSS), 0 when unknown.
   uint64_t rssBytes() const;
   // The tail of the server's log (for failure messages).
@@ -89,7 +94,7 @@ void removeTree(const std::string& path);
 // A loopback TCP port that was free a moment ago.
 uint16_t freeLoopbackPort();
 // Loads OpenMetrics text (must end with "# EOF") from `openMetricsFile` into TSDB blocks under
-// `storageDir`.
+// `storageDir` (VictoriaMetrics: imports it through a server on `storageDir`, stopped afterwards).
 core::Status backfillOpenMetrics(const std::string& openMetricsFile, const std::string& storageDir);
 // A throwaway PKI made with the openssl command: a CA, a server certificate for 127.0.0.1/localhost
 // and a client certificate, all PEM files in `dir`.

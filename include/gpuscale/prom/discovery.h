@@ -70,6 +70,24 @@ struct DiscoveryOptions {
   size_t maxLabelProbes = 16;
 };
 
+// The servers whose label-API costs discovery knows (measured at 1M series, side by side, in
+// docs/benchmarks.md "Discovery"). Every strategy gives the same, exact view; this only picks the
+// cheapest calls.
+enum class DiscoveryBackend {
+  // Prometheus 2.x and 3.x: a `L!=""` matcher costs in proportion to the values of L, so probes
+  // split over name shards (the defaults of DiscoveryOptions).
+  kPrometheus,
+  // VictoriaMetrics: label names of the full query come cheap from its index and each probe or
+  // shard is a separate index scan, so the union strategy in single calls.
+  kVictoriaMetrics,
+};
+
+// "prometheus" or "victoriametrics"; anything else is a badRequest Status naming both.
+Result<DiscoveryBackend> parseDiscoveryBackend(std::string_view name);
+
+// The cheapest DiscoveryOptions on `backend`, from the defaults (pure).
+DiscoveryOptions discoveryOptionsFor(DiscoveryBackend backend);
+
 // How a discovery was done (for logs, /metrics and benchmarks).
 struct DiscoveryReport {
   bool usedSeriesFallback = false;

@@ -18,6 +18,7 @@
 #include "support/prometheus_server.h"
 #include "support/temp_dir.h"
 #include "support/triton_rules.h"
+#include "support/victoriametrics.h"
 #include "support/wait_until.h"
 
 namespace gpuscale::adapter::testing {
@@ -88,25 +89,33 @@ inline double adapterCalls(const std::string& metrics, const std::string& endpoi
   return sumOf(metrics, "gpuscale_adapter_prometheus_requests_total", labels);
 }
 
-// A real prometheus (Debian's, or the matrix's in $GPUSCALE_PROMETHEUS_DIR) on a fixed port and
-// storage folder, so it can be stopped and started again.
+// A real prometheus (Debian's, or the matrix's in $GPUSCALE_PROMETHEUS_DIR; VictoriaMetrics with
+// $GPUSCALE_VICTORIAMETRICS_DIR) on a fixed port and storage folder, so it can be stopped and
+// started again.
 class Prometheus {
  public:
   Prometheus(const gpuscale::testing::TempDir& dir, const std::string& target)
       : dir_(dir), port_(gpuscale::testing::freeLoopbackPort()) {
+    // VictoriaMetrics' strict config parser knows no rule evaluation settings.
     writeFile(dir_.file("prometheus.yml"),
-              "global: {scrape_interval: 1s, evaluation_interval: 1s}\n"
-              "scrape_configs:\n"
-              "- job_name: triton\n"
-              "  static_configs: [{targets: [\"" +
+              std::string(gpuscale::test::victoriaMetricsUnderTest()
+                              ? "global: {scrape_interval: 1s}\n"
+                              : "global: {scrape_interval: 1s, evaluation_interval: 1s}\n") +
+                  "scrape_configs:\n"
+                  "- job_name: triton\n"
+                  "  static_configs: [{targets: [\"" +
                   target + "\"]}]\n");
     start();
   }
   void start() {
     process_ = std::make_unique<BackgroundProcess>(
-        std::vector<std::string>{
-            gpuscale::test::prometheusBinary(), "--config.file=" + dir_.file("prometheus.yml"),
-            "--storage.tsdb.path=" + dir_.file("data"), "--web.listen-address=" + address()},
+        gpuscale::test::victoriaMetricsUnderTest()
+            ? gpuscale::test::victoriaMetricsArgs(dir_.file("prometheus.yml"), dir_.file("data"),
+                                                  port_)
+            : std::vector<std::string>{gpuscale::test::prometheusBinary(),
+                                       "--config.file=" + dir_.file("prometheus.yml"),
+                                       "--storage.tsdb.path=" + dir_.file("data"),
+                                       "--web.listen-address=" + address()},
         dir_.file("prometheus.log"));
     ASSERT_TRUE(gpuscale::testing::waitUntil([&] { return curl(url() + "/-/ready").code == 200; },
                                              std::chrono::seconds(60)))
@@ -161,6 +170,9 @@ class AdapterProcess {
                                      dir_.file("certs"),
                                      "--metrics-relist-interval",
                                      "1s"};
+    // Discovery as an operator would set it up for the backend under test.
+    if (gpuscale::test::victoriaMetricsUnderTest())
+      argv.push_back("--discovery-backend=victoriametrics");
     argv.insert(argv.end(), extraArgs.begin(), extraArgs.end());
     process_ = std::make_unique<BackgroundProcess>(argv, dir_.file("adapter.log"));
     bool up = gpuscale::testing::waitUntil([&] { return curl(url("/healthz")).code == 200; },

@@ -2,7 +2,8 @@
 // (labels on only some series of a metric, labels only on series a query does not select, regex
 // and negative matchers, series older than the window), where every discovery strategy must give
 // the same view as the `/api/v1/series` relist. Also pins the one known difference in time
-// granularity (see gpuscale/prom/discovery.h). Skipped when prometheus is not installed.
+// granularity (see gpuscale/prom/discovery.h), and VictoriaMetrics' (its variant: both APIs select
+// by UTC day). Skipped when prometheus is not installed.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -10,6 +11,7 @@
 #include "gpuscale/prom/discovery.h"
 #include "gpuscale/prom/http_client.h"
 #include "support/prometheus_server.h"
+#include "support/victoriametrics.h"
 
 namespace gpuscale::prom {
 namespace {
@@ -19,6 +21,7 @@ using Names = std::vector<std::string>;
 using Clock = std::chrono::system_clock;
 
 constexpr auto kBlock = std::chrono::hours(2);
+constexpr auto kOld = std::chrono::hours(3);  // the `old` series: this long before the block
 
 // The start of a two-hour block (as promtool cuts them) that ended at least 20 minutes ago.
 Clock::time_point blockStart() {
@@ -40,7 +43,7 @@ class DiscoveryRealTest : public ::testing::Test {
     block_ = blockStart();
     const long fresh = unixSeconds(block_ + std::chrono::minutes(10));
     const long staleInBlock = unixSeconds(block_ + std::chrono::minutes(1));
-    const long old = unixSeconds(block_ - std::chrono::hours(3));
+    const long old = unixSeconds(block_ - kOld);
     struct Line {
       const char* family;
       const char* labels;
@@ -101,6 +104,26 @@ class DiscoveryRealTest : public ::testing::Test {
   // From the start of the block with the fresh data: the `old` series lie in an older block and
   // before the window, the in-block stale ones inside it.
   TimeRange window() const { return {block_, std::nullopt}; }
+  // VictoriaMetrics selects whole UTC days: the `old` series are in the window when they were
+  // written on the day it starts.
+  static bool oldSeriesShowOnVictoriaMetrics() {
+    const long day = 24 * 3600;
+    return test::victoriaMetricsUnderTest() &&
+           unixSeconds(block_ - kOld) / day == unixSeconds(block_) / day;
+  }
+
+  // The series relist's and the label calls' views of the pod series in a window that starts 5
+  // minutes into the block (after the in-block stale series' samples).
+  void viewsFromInsideTheBlock(MetricLabelNames& series, MetricLabelNames& labels) {
+    TimeRange laterWindow{block_ + std::chrono::minutes(5), std::nullopt};
+    const std::string query = R"({namespace!="",pod!=""})";
+    auto fromSeries = discoverLabelNamesFromSeries(*client_, query, laterWindow);
+    auto fromLabels = discoverLabelNames(*client_, query, laterWindow);
+    ASSERT_TRUE(fromSeries.ok()) << fromSeries.status().toString();
+    ASSERT_TRUE(fromLabels.ok()) << fromLabels.status().toString();
+    series = std::move(*fromSeries);
+    labels = std::move(*fromLabels);
+  }
 
   static inline std::string storage_;
   static inline Clock::time_point block_;
@@ -175,6 +198,10 @@ TEST_F(DiscoveryRealTest, TheEdgeCasesAreInTheData) {
       {"gds_c", {"namespace", "pod", "zone"}},      {"gds_e", {"namespace", "pod", "service"}},
       {"gds_stale", {"namespace", "pod"}},
   };
+  if (oldSeriesShowOnVictoriaMetrics()) {
+    want["gds_a"] = {"container", "namespace", "old_label", "pod"};
+    want["gds_old"] = {"namespace", "pod"};
+  }
   EXPECT_EQ(*series, want) << "gds_d has no pod, gds_old is older than the window";
 }
 
@@ -182,16 +209,34 @@ TEST_F(DiscoveryRealTest, TheEdgeCasesAreInTheData) {
 // API by chunk. Series whose samples all precede the window but lie in a block that overlaps it
 // are seen by the label calls only.
 TEST_F(DiscoveryRealTest, SeriesOlderThanTheWindowInAnOverlappingBlockShowOnlyInLabelCalls) {
-  TimeRange laterWindow{block_ + std::chrono::minutes(5), std::nullopt};
-  const std::string query = R"({namespace!="",pod!=""})";
-  auto series = discoverLabelNamesFromSeries(*client_, query, laterWindow);
-  auto labels = discoverLabelNames(*client_, query, laterWindow);
-  ASSERT_TRUE(series.ok());
-  ASSERT_TRUE(labels.ok());
-  EXPECT_FALSE(series->contains("gds_stale"));
-  EXPECT_TRUE(labels->contains("gds_stale"));
-  EXPECT_EQ(labels->at("gds_b"), (Names{"namespace", "pod", "rack"}));
-  EXPECT_EQ(series->at("gds_b"), (Names{"namespace", "pod"}));
+  if (test::victoriaMetricsUnderTest()) {
+    GTEST_SKIP() << "VictoriaMetrics has no blocks: both APIs select by UTC day "
+                    "(VictoriaMetricsSelectsWholeUtcDaysInBothApis)";
+  }
+  MetricLabelNames series, labels;
+  viewsFromInsideTheBlock(series, labels);
+  if (HasFatalFailure()) return;
+  EXPECT_FALSE(series.contains("gds_stale"));
+  EXPECT_TRUE(labels.contains("gds_stale"));
+  EXPECT_EQ(labels.at("gds_b"), (Names{"namespace", "pod", "rack"}));
+  EXPECT_EQ(series.at("gds_b"), (Names{"namespace", "pod"}));
+}
+
+// VictoriaMetrics' label and series APIs both read its per-day index: a window that starts inside a
+// UTC day covers the whole day, so the series relist and the label calls agree with each other,
+// and both show series whose samples all precede the window.
+TEST_F(DiscoveryRealTest, VictoriaMetricsSelectsWholeUtcDaysInBothApis) {
+  if (!test::victoriaMetricsUnderTest()) {
+    GTEST_SKIP() << "Prometheus selects by block and chunk "
+                    "(SeriesOlderThanTheWindowInAnOverlappingBlockShowOnlyInLabelCalls)";
+  }
+  MetricLabelNames series, labels;
+  viewsFromInsideTheBlock(series, labels);
+  if (HasFatalFailure()) return;
+  EXPECT_EQ(labels, series);
+  EXPECT_TRUE(series.contains("gds_stale"));
+  EXPECT_EQ(series.at("gds_b"), (Names{"namespace", "pod", "rack"}));
+  EXPECT_EQ(series.contains("gds_old"), oldSeriesShowOnVictoriaMetrics());
 }
 
 }  // namespace

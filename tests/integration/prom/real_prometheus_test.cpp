@@ -16,6 +16,7 @@
 #include "gpuscale/prom/http_client.h"
 #include "support/exporter_server.h"
 #include "support/prometheus_server.h"
+#include "support/victoriametrics.h"
 
 namespace gpuscale::prom {
 namespace {
@@ -23,6 +24,11 @@ namespace {
 using test::ExporterServer;
 using test::PrometheusServer;
 using test::PrometheusServerOptions;
+using test::victoriaMetricsUnderTest;
+
+constexpr const char* kOwnServingFlags =
+    "Prometheus' route prefix and web config; VictoriaMetrics serves these through its own flags "
+    "(-http.pathPrefix, -httpAuth.*, -tls*), which the backend matrix does not cover";
 
 // bcrypt (cost 4) of "secret", for the basic-auth web config.
 constexpr const char* kSecretHash = "$2b$04$YR7/VlHKwi6jLR7ymQJt1OH5SLX7YEO0QAX9e6uGv6.l4Vz1W.NEa";
@@ -112,6 +118,10 @@ TEST_F(RealPrometheusTest, QueriesAScrapedSeriesWithGetAndPost) {
 }
 
 TEST_F(RealPrometheusTest, EveryResultTypeAndPrometheusErrors) {
+  if (victoriaMetricsUnderTest()) {
+    GTEST_SKIP() << "MetricsQL answers scalars and strings as vectors "
+                    "(VictoriaMetricsAnswersScalarsAsVectors)";
+  }
   auto client = clientFor(options());
   ASSERT_TRUE(waitForSamples(*client, kTriton, 2).ok());
   auto scalar = client->query("1 + 1", now());
@@ -138,6 +148,80 @@ TEST_F(RealPrometheusTest, EveryResultTypeAndPrometheusErrors) {
   auto empty = client->query("nv_inference_request_success{pod=\"nope\"}", now());
   ASSERT_TRUE(empty.ok()) << "no data is an empty vector, not an error";
   EXPECT_TRUE((*empty)->vector.empty());
+}
+
+// MetricsQL differs from PromQL in result types: a scalar is a one-sample vector without labels, a
+// string literal and NaN results are empty vectors, and errors carry errorType "400" (the client
+// still reports them as Prometheus errors).
+TEST_F(RealPrometheusTest, VictoriaMetricsAnswersScalarsAsVectors) {
+  if (!victoriaMetricsUnderTest()) GTEST_SKIP() << "PromQL (EveryResultTypeAndPrometheusErrors)";
+  auto client = clientFor(options());
+  ASSERT_TRUE(waitForSamples(*client, kTriton, 2).ok());
+  auto scalar = client->query("1 + 1", now());
+  ASSERT_TRUE(scalar.ok()) << scalar.status().toString();
+  ASSERT_EQ((*scalar)->type, ResultType::kVector);
+  ASSERT_EQ((*scalar)->vector.size(), 1u);
+  EXPECT_TRUE((*scalar)->vector[0].metric.empty());
+  EXPECT_EQ((*scalar)->vector[0].point.value, 2);
+  auto matrix = client->query(std::string(kTriton) + "[1m]", now());
+  ASSERT_TRUE(matrix.ok());
+  EXPECT_EQ((*matrix)->type, ResultType::kMatrix);
+  auto inf = client->query("1/0", now());
+  ASSERT_TRUE(inf.ok());
+  ASSERT_EQ((*inf)->vector.size(), 1u);
+  EXPECT_TRUE(std::isinf((*inf)->vector[0].point.value));
+  for (const char* empty : {"0/0", "\"hello\""}) {
+    auto result = client->query(empty, now());
+    ASSERT_TRUE(result.ok()) << empty;
+    EXPECT_EQ((*result)->type, ResultType::kVector) << empty;
+    EXPECT_TRUE((*result)->vector.empty()) << empty;
+  }
+  auto bad = client->query("sum(", now());
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(failureKindOf(bad.status()), FailureKind::kPrometheusError);
+  EXPECT_NE(bad.status().message().find("400"), std::string::npos) << bad.status().message();
+}
+
+// VictoriaMetrics' `limit` on the label APIs truncates without a warning, and `/api/v1/series`
+// fails outright above -search.maxSeries (30,000 by default; 2 here) while the label calls
+// discovery makes still answer: the series relist is no fallback on a big VictoriaMetrics.
+TEST_F(RealPrometheusTest, VictoriaMetricsTruncatesAtLimitAndCapsTheSeriesApi) {
+  if (!victoriaMetricsUnderTest()) GTEST_SKIP() << "VictoriaMetrics' own limits";
+  auto client = clientFor(options());
+  ASSERT_TRUE(waitForSamples(*client, "nv_inference_queue_duration_us", 3).ok());
+  web::http::client::http_client_config config;
+  config.set_proxy(web::web_proxy(web::web_proxy::disabled));
+  web::http::client::http_client http(web::uri(server_->url()), config);
+  web::uri_builder path("/api/v1/label/pod/values");
+  path.append_query("match[]", kTriton).append_query("limit", "1");
+  auto response = http.request(web::http::methods::GET, path.to_string()).get();
+  ASSERT_EQ(response.status_code(), 200);
+  auto body = response.extract_json().get();
+  EXPECT_EQ(body.at("data").as_array().size(), 1u) << "two pods match";
+  EXPECT_FALSE(body.has_field("warnings")) << body.serialize();
+
+  PrometheusServerOptions o;
+  o.scrapeTargets = {exporter_->target()};
+  o.extraArgs = {"-search.maxSeries=2"};
+  auto capped = PrometheusServer::start(o);
+  ASSERT_TRUE(capped.ok()) << capped.status().toString();
+  PrometheusOptions po;
+  po.url = (*capped)->url();
+  po.timeout = std::chrono::seconds(10);
+  auto cappedClient = clientFor(po);
+  ASSERT_TRUE(waitForSamples(*cappedClient, "nv_inference_queue_duration_us", 3).ok());
+  const std::string query = R"({__name__=~"nv_inference_.*",namespace!="",pod!=""})";
+  TimeRange window{now() - std::chrono::minutes(10), std::nullopt};
+  auto series = discoverLabelNamesFromSeries(*cappedClient, query, window);
+  ASSERT_FALSE(series.ok());
+  EXPECT_EQ(failureKindOf(series.status()), FailureKind::kPrometheusError);
+  EXPECT_NE(series.status().message().find("-search.max"), std::string::npos)
+      << series.status().message();
+  DiscoveryReport report;
+  auto labels = discoverLabelNames(*cappedClient, query, window, {}, &report);
+  ASSERT_TRUE(labels.ok()) << labels.status().toString();
+  EXPECT_FALSE(report.usedSeriesFallback);
+  EXPECT_EQ(labels->size(), 10u);
 }
 
 TEST_F(RealPrometheusTest, SeriesAndLabelApisAndCheapDiscoveryAgree) {
@@ -205,6 +289,7 @@ TEST_F(RealPrometheusTest, StoppedPrometheusIsAConnectionError) {
 }
 
 TEST(RealPrometheusServing, PathPrefix) {
+  if (victoriaMetricsUnderTest()) GTEST_SKIP() << kOwnServingFlags;
   if (!PrometheusServer::available()) GTEST_SKIP() << "prometheus is not installed";
   PrometheusServerOptions o;
   o.routePrefix = "/prom";
@@ -222,6 +307,7 @@ TEST(RealPrometheusServing, PathPrefix) {
 }
 
 TEST(RealPrometheusServing, BasicAuthFromHeaderAndAuthConfig) {
+  if (victoriaMetricsUnderTest()) GTEST_SKIP() << kOwnServingFlags;
   if (!PrometheusServer::available()) GTEST_SKIP() << "prometheus is not installed";
   PrometheusServerOptions o;
   o.webConfig = std::string("basic_auth_users:\n  gpuscale: ") + kSecretHash + "\n";
@@ -251,6 +337,7 @@ TEST(RealPrometheusServing, BasicAuthFromHeaderAndAuthConfig) {
 }
 
 TEST(RealPrometheusServing, TlsServerVerification) {
+  if (victoriaMetricsUnderTest()) GTEST_SKIP() << kOwnServingFlags;
   if (!PrometheusServer::available()) GTEST_SKIP() << "prometheus is not installed";
   std::string dir = test::makeTempDir("gpuscale-tls-");
   auto certs = test::generateTestCertificates(dir);

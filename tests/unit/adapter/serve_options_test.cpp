@@ -47,6 +47,14 @@ TEST(ParseServeFlags, Table) {
        {"--config=c", "--discovery-interval=30s"},
        true,
        ""},
+      {"--discovery-backend victoriametrics",
+       {"--config=c", "--discovery-backend=victoriametrics"},
+       true,
+       ""},
+      {"--discovery-backend unknown",
+       {"--config=c", "--discovery-backend=thanos"},
+       false,
+       "prometheus or victoriametrics"},
       {"--discovery-interval must be positive",
        {"--config=c", "--discovery-interval=0s"},
        false,
@@ -155,6 +163,23 @@ TEST(ParseServeFlags, AllowedCredentialDirsRepeatAndDefaultToNone) {
   EXPECT_EQ(options->allowedCredentialDirs, (Args{"/var/run/secrets/a", "/etc/gpuscale/tokens"}));
   EXPECT_FALSE(parseServeFlags({"--config=c", "--allowed-credential-dir="}).ok());
   EXPECT_FALSE(parseServeFlags({"--config=c", "--allowed-credential-dir"}).ok());
+}
+
+TEST(ParseServeFlags, DiscoveryBackendSetsTheRelistersDiscoveryOptions) {
+  for (auto backend :
+       {prom::DiscoveryBackend::kPrometheus, prom::DiscoveryBackend::kVictoriaMetrics}) {
+    const char* name =
+        backend == prom::DiscoveryBackend::kPrometheus ? "prometheus" : "victoriametrics";
+    auto options =
+        parseServeFlags({"/adapter", "--config=c", std::string("--discovery-backend=") + name});
+    ASSERT_TRUE(options.ok()) << options.status().message();
+    auto want = prom::discoveryOptionsFor(backend);
+    EXPECT_EQ(options->relist.discovery.strategy, want.strategy) << name;
+    EXPECT_EQ(options->relist.discovery.nameShards, want.nameShards) << name;
+  }
+  auto defaults = parseServeFlags({"/adapter", "--config=c"});
+  ASSERT_TRUE(defaults.ok());
+  EXPECT_EQ(defaults->relist.discovery.nameShards, prom::DiscoveryOptions().nameShards);
 }
 
 TEST(ParseServeFlags, ResourceMetrics) {
