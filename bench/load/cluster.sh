@@ -100,11 +100,7 @@ write_metrics() { # from the pods that exist: a counter per pod and kube-state-m
   mv "$work/exporter/metrics.tmp" "$work/exporter/metrics"
 }
 write_metrics
-exporter_port=$(free_port)
-e2e_spawn "$work/exporter.log" python3 -m http.server --bind 127.0.0.1 --directory "$work/exporter" \
-  "$exporter_port"
-prom_url=$("$prometheus_run" start "$work/prometheus" --scrape "127.0.0.1:$exporter_port" \
-  --interval 1s)
+adapter_exporter_prometheus
 cat >"$work/rules.yaml" <<'RULES'
 rules:
 - seriesQuery: 'app_requests_total{namespace!="",pod!=""}'

@@ -34,11 +34,7 @@ w_total{namespace="default",widget="w1"} 3
 # TYPE p_total counter
 p_total{namespace="default",poddisruptionbudget="pdb1"} 5
 TEXT
-exporter_port=$(free_port)
-e2e_spawn "$work/exporter.log" python3 -m http.server --bind 127.0.0.1 --directory "$work/exporter" \
-  "$exporter_port"
-prom_url=$("$prometheus_run" start "$work/prometheus" --scrape "127.0.0.1:$exporter_port" \
-  --interval 1s)
+adapter_exporter_prometheus
 
 step "the adapter in in-cluster mode, registered through APIServices"
 adapter_stack_init "$work" "$adapter" "$here/rules.yaml"

@@ -43,11 +43,7 @@ write_metrics() { # pod...
   mv "$work/exporter/metrics.tmp" "$work/exporter/metrics"
 }
 write_metrics web-0 web-1 web-2 db-0
-exporter_port=$(free_port)
-e2e_spawn "$work/exporter.log" python3 -m http.server --bind 127.0.0.1 --directory "$work/exporter" \
-  "$exporter_port"
-prom_url=$("$prometheus_run" start "$work/prometheus" --scrape "127.0.0.1:$exporter_port" \
-  --interval 1s)
+adapter_exporter_prometheus
 
 step "the adapter in cluster mode (objects from watch caches), registered through APIServices"
 adapter_stack_init "$work" "$adapter" "$here/rules.yaml"

@@ -16,6 +16,9 @@
 #                                 common.sh): e2e_init NAME; sets here (tests/e2e/NAME with '-' as
 #                                 '_'), adapter and prometheus_run; requires the cluster, the adapter,
 #                                 prometheus and TOOL...; stops the adapter and Prometheus on exit
+#   adapter_exporter_prometheus   serves WORK/exporter (static metric files) over HTTP on a free port
+#                                 and starts a real Prometheus scraping it every second in
+#                                 WORK/prometheus; sets prom_url (after e2e_init; needs prometheus_run)
 # Functions return non-zero on failure (callers run under `set -e`). Logs: WORK/adapter.log.
 
 ADAPTER_PORT=
@@ -39,6 +42,14 @@ adapter_e2e_begin() { # name tool...
   e2e_require "$adapter" /usr/bin/prometheus "$@"
   e2e_on_exit 'adapter_stack_stop'
   e2e_on_exit '"$prometheus_run" stop "$work/prometheus"'
+}
+
+adapter_exporter_prometheus() {
+  local port
+  port=$(free_port)
+  e2e_spawn "$work/exporter.log" python3 -m http.server --bind 127.0.0.1 --directory "$work/exporter" \
+    "$port"
+  prom_url=$("$prometheus_run" start "$work/prometheus" --scrape "127.0.0.1:$port" --interval 1s)
 }
 
 _as_free_port() {
