@@ -44,8 +44,8 @@ int usage(std::ostream& out, int code) {
 
 int main(int argc, char** argv) {
   std::vector<std::string_view> args(argv + 1, argv + argc);
-  // prometheus-adapter's Helm chart passes that image's binary path as the first argument; a chart's
-  // `args` carried over unchanged must still start the adapter.
+  // prometheus-adapter's Helm chart passes that image's binary path as the first argument; a
+  // chart's `args` carried over unchanged must still start the adapter.
   if (!args.empty() && args.front() == "/adapter") {
     std::cerr << "W argument \"/adapter\" is ignored (prometheus-adapter's binary path)\n";
     args.erase(args.begin());

@@ -143,6 +143,7 @@ std::vector<GroupVersion> ApiHandler::servedGroupVersions() const {
     out.push_back({std::string(kCustomMetricsGroup), "v1beta2"});
   }
   if (config_.externalMetrics) out.push_back({std::string(kExternalMetricsGroup), "v1beta1"});
+  if (config_.resourceMetrics) out.push_back({std::string(kResourceMetricsGroup), "v1beta1"});
   return out;
 }
 

@@ -6,6 +6,7 @@
 
 #include "gpuscale/apiserver/metric_request.h"
 #include "gpuscale/apiserver/openapi.h"
+#include "gpuscale/apiserver/resource_metrics.h"
 
 namespace gpuscale::apiserver {
 namespace {
@@ -18,6 +19,7 @@ constexpr char kObjectReference[] = "io.k8s.api.core.v1.ObjectReference";
 constexpr char kCustomV1beta1[] = "io.k8s.metrics.pkg.apis.custom_metrics.v1beta1.";
 constexpr char kCustomV1beta2[] = "io.k8s.metrics.pkg.apis.custom_metrics.v1beta2.";
 constexpr char kExternalV1beta1[] = "io.k8s.metrics.pkg.apis.external_metrics.v1beta1.";
+constexpr char kResourceV1beta1[] = "io.k8s.metrics.pkg.apis.metrics.v1beta1.";
 
 // Schemas refer to each other as "#/definitions/NAME"; v3 documents rewrite the prefix.
 constexpr std::string_view kV2Ref = "#/definitions/";
@@ -178,6 +180,54 @@ const Json& allDefinitions() {
         "ExternalMetricValueList is a list of values for a given metric for some set of labels",
         external + "ExternalMetricValue", kExternalMetricsGroup, "v1beta1",
         "ExternalMetricValueList");
+
+    // metrics.k8s.io: ObjectMeta with the fields PodMetrics and NodeMetrics carry.
+    d[meta("Duration")] = text("Duration is a length of time, serialized as \"30s\" or \"1m0s\".");
+    d[meta("ObjectMeta")] =
+        object("ObjectMeta is metadata that all persisted resources must have.",
+               {{"creationTimestamp",
+                 withDescription(schemaRef(meta("Time")), "when the metrics object was created")},
+                {"labels", stringMap("the labels of the pod or node the metrics describe")},
+                {"name", text("the name of the pod or node")},
+                {"namespace", text("the namespace of the pod; empty for nodes")}},
+               {});
+    const Json usage = {{"description", "resource usage: cpu (cores) and memory (bytes)"},
+                        {"type", "object"},
+                        {"additionalProperties", schemaRef(kQuantity)}};
+    const Json metadata =
+        withDescription(schemaRef(meta("ObjectMeta")), "the described object's metadata");
+    const Json window = withDescription(schemaRef(meta("Duration")),
+                                        "the window over which the usage was calculated");
+    const std::string resource = kResourceV1beta1;
+    d[resource + "ContainerMetrics"] =
+        object("ContainerMetrics sets resource usage metrics of a container.",
+               {{"name", text("the container's name")}, {"usage", usage}}, {"name", "usage"});
+    d[resource + "PodMetrics"] = object("PodMetrics sets resource usage metrics of a pod.",
+                                        {{"apiVersion", kApiVersion},
+                                         {"containers",
+                                          {{"description", "the usage of each container"},
+                                           {"type", "array"},
+                                           {"items", schemaRef(resource + "ContainerMetrics")}}},
+                                         {"kind", kKind},
+                                         {"metadata", metadata},
+                                         {"timestamp", timestamp},
+                                         {"window", window}},
+                                        {"timestamp", "window", "containers"});
+    d[resource + "NodeMetrics"] = object("NodeMetrics sets resource usage metrics of a node.",
+                                         {{"apiVersion", kApiVersion},
+                                          {"kind", kKind},
+                                          {"metadata", metadata},
+                                          {"timestamp", timestamp},
+                                          {"usage", usage},
+                                          {"window", window}},
+                                         {"timestamp", "window", "usage"});
+    for (const char* kind : {"PodMetrics", "NodeMetrics"}) {
+      d[resource + kind]["x-kubernetes-group-version-kind"] =
+          Json::array({{{"group", kResourceMetricsGroup}, {"kind", kind}, {"version", "v1beta1"}}});
+      d[resource + kind + "List"] =
+          listKind(std::string(kind) + "List is a list of " + kind + ".", resource + kind,
+                   kResourceMetricsGroup, "v1beta1", std::string(kind) + "List");
+    }
     return d;
   }();
   return definitions;
@@ -195,6 +245,10 @@ std::string listDefinition(const GroupVersion& gv) {
     return std::string(kExternalV1beta1) + "ExternalMetricValueList";
   }
   return "";
+}
+
+bool isResourceMetrics(const GroupVersion& gv) {
+  return gv.group == kResourceMetricsGroup && gv.version == "v1beta1";
 }
 
 void collectRefs(const Json& schema, std::set<std::string>& out) {
@@ -228,36 +282,71 @@ std::string capitalized(std::string_view text) {
   return out;
 }
 
-// GET operations of one group-version, Swagger 2.0 style ("parameters" with "type").
+// One GET operation of a group-version answering with the definition `schema`, Swagger 2.0 style
+// ("parameters" with "type").
+Json getOperation(const GroupVersion& gv, const std::string& schema, std::string_view id,
+                  std::string_view description, std::string_view action, Json parameters) {
+  const std::string kind = schema.substr(schema.rfind('.') + 1);
+  const std::string shortGroup = gv.group.substr(0, gv.group.find('.'));
+  const std::string groupWord = shortGroup == "metrics" ? "" : capitalized(shortGroup);
+  return Json{{"get",
+               {{"description", description},
+                {"consumes", {"*/*"}},
+                {"produces", {"application/json"}},
+                {"schemes", {"https"}},
+                {"tags", {shortGroup + (groupWord.empty() ? "_" : "Metrics_") + gv.version}},
+                {"operationId", std::string(action == "list" ? "list" : "read") + groupWord +
+                                    "Metrics" + capitalized(gv.version) + std::string(id)},
+                {"responses",
+                 {{"200", {{"description", "OK"}, {"schema", schemaRef(schema)}}},
+                  {"401", {{"description", "Unauthorized"}}}}},
+                {"x-kubernetes-action", action},
+                {"x-kubernetes-group-version-kind",
+                 {{"group", gv.group}, {"kind", kind}, {"version", gv.version}}}}},
+              {"parameters", std::move(parameters)}};
+}
+
+// metrics.k8s.io/v1beta1: lists and single objects of pods (namespaced) and nodes.
+Json resourceMetricsPaths(const GroupVersion& gv) {
+  const std::string prefix = "/apis/" + gv.group + "/" + gv.version;
+  const std::string type = kResourceV1beta1;
+  const Json ns = pathParameter("namespace", "object name and auth scope");
+  const Json selectors = Json::array(
+      {queryParameter("labelSelector", "selects the objects by label"),
+       queryParameter("fieldSelector", "selects the objects by field (metadata.name)")});
+  Json paths = Json::object();
+  paths[prefix + "/nodes"] = getOperation(gv, type + "NodeMetricsList", "NodeMetrics",
+                                          "usage of every node", "list", selectors);
+  paths[prefix + "/nodes/{name}"] =
+      getOperation(gv, type + "NodeMetrics", "NodeMetrics", "usage of one node", "get",
+                   Json::array({pathParameter("name", "name of the node")}));
+  paths[prefix + "/pods"] = getOperation(gv, type + "PodMetricsList", "PodMetricsForAllNamespaces",
+                                         "usage of the pods of every namespace", "list", selectors);
+  Json namespaced = selectors;
+  namespaced.insert(namespaced.begin(), ns);
+  paths[prefix + "/namespaces/{namespace}/pods"] =
+      getOperation(gv, type + "PodMetricsList", "NamespacedPodMetrics",
+                   "usage of the pods of a namespace", "list", std::move(namespaced));
+  paths[prefix + "/namespaces/{namespace}/pods/{name}"] =
+      getOperation(gv, type + "PodMetrics", "NamespacedPodMetrics", "usage of one pod", "get",
+                   Json::array({ns, pathParameter("name", "name of the pod")}));
+  return paths;
+}
+
+// GET operations of one group-version.
 Json pathsOf(const GroupVersion& gv) {
+  if (isResourceMetrics(gv)) return resourceMetricsPaths(gv);
   const std::string list = listDefinition(gv);
   Json paths = Json::object();
   if (list.empty()) return paths;
-  const std::string kind = list.substr(list.rfind('.') + 1);
-  const std::string prefix = "/apis/" + gv.group + "/" + gv.version;
-  const Json gvk = {{"group", gv.group}, {"kind", kind}, {"version", gv.version}};
-  const Json ok = {{"200", {{"description", "OK"}, {"schema", schemaRef(list)}}},
-                   {"401", {{"description", "Unauthorized"}}}};
-  const std::string tag = gv.group.substr(0, gv.group.find('.')) + "Metrics_" + gv.version;
-  const std::string idPrefix = "read" + capitalized(gv.group.substr(0, gv.group.find('.'))) +
-                               "Metrics" + capitalized(gv.version);
   const Json selectors = Json::array(
       {queryParameter("labelSelector", "selects the described objects (or series) by label"),
        queryParameter("metricLabelSelector", "selects the metric's series by label")});
   auto operation = [&](std::string id, std::string description, Json parameters) {
     for (const auto& p : selectors) parameters.push_back(p);
-    return Json{{"get",
-                 {{"description", description},
-                  {"consumes", {"*/*"}},
-                  {"produces", {"application/json"}},
-                  {"schemes", {"https"}},
-                  {"tags", {tag}},
-                  {"operationId", idPrefix + id},
-                  {"responses", ok},
-                  {"x-kubernetes-action", "get"},
-                  {"x-kubernetes-group-version-kind", gvk}}},
-                {"parameters", std::move(parameters)}};
+    return getOperation(gv, list, id, description, "get", std::move(parameters));
   };
+  const std::string prefix = "/apis/" + gv.group + "/" + gv.version;
   const Json ns = pathParameter("namespace", "object name and auth scope");
   const Json metric = pathParameter("metric", "the name of the metric");
   if (gv.group == kExternalMetricsGroup) {

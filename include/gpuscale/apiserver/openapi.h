@@ -9,13 +9,14 @@
 //   /openapi/v3/apis/<group>/<version>  OpenAPI 3.0 document of that group-version alone
 //
 // Definitions use the names Kubernetes gives them (io.k8s.metrics.pkg.apis.custom_metrics.v1beta1.
-// MetricValueList, io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta, ...), with the
-// x-kubernetes-group-version-kind of the list kinds. The documents are built once (they depend only
-// on the served group-versions) and answered as JSON: with an ETag (the quoted upper-case hex
-// SHA-512 of the body, which is also the v3 `hash`), 304 for a matching If-None-Match, 406 when
-// the Accept header admits no plain JSON (the protobuf forms are not served), 404 for
-// group-versions not served. A v3 request whose `hash` matches is marked immutable, as
-// kube-apiserver does.
+// MetricValueList, io.k8s.metrics.pkg.apis.metrics.v1beta1.PodMetrics,
+// io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta, ...), with the x-kubernetes-group-version-kind of
+// the kinds answered; ObjectMeta carries only the fields metrics.k8s.io objects have. The documents
+// are built once (they depend only on the served group-versions) and answered as JSON: with an ETag
+// (the quoted upper-case hex SHA-512 of the body, which is also the v3 `hash`), 304 for a matching
+// If-None-Match, 406 when the Accept header admits no plain JSON (the protobuf forms are not
+// served), 404 for group-versions not served. A v3 request whose `hash` matches is marked
+// immutable, as kube-apiserver does.
 //
 // Thread safety: immutable after construction; answer() is thread-safe.
 #pragma once

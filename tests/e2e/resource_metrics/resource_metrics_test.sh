@@ -12,6 +12,8 @@
 #      Running pods, each with both containers, memory "64Mi", the pods' labels and window "10s";
 #   3. `kubectl top pod` (also -l, --containers and -A) and `kubectl top node` print the usage
 #      (250m/64Mi per container, 500m/128Mi per pod; 1500m/2048Mi and 37%/25% for the node);
+#   3b. `kubectl explain pods|nodes --api-version=metrics.k8s.io/v1beta1` finds PodMetrics and
+#      NodeMetrics in kube-apiserver's aggregated OpenAPI (served by the adapter);
 #   4. an autoscaling/v2 HPA of type Resource (cpu utilization) reads them: about 83 %;
 #   5. a pod that no longer runs disappears from the list (scaled to 1 replica);
 #   6. Prometheus stopped: the aggregator relays the adapter's 503 (never an empty or zero list).
@@ -182,6 +184,18 @@ PY
 eventually 60 "kubectl top node: worker-0 at 1500m (37%) and 2048Mi (25%)" top_node_ok
 cat "$work/top-node"
 kc top node worker-0 >/dev/null || die "kubectl top node worker-0 failed"
+
+step "OpenAPI: kubectl explain reads PodMetrics and NodeMetrics from the aggregated spec"
+explains() { # resource kind field
+  local out
+  out=$(kc explain "$1" --api-version=metrics.k8s.io/v1beta1 2>&1) || return 1
+  echo "$out" >"$work/explain"
+  [[ $out == *"KIND:"*"$2"* && $out == *"$3"* ]]
+}
+eventually 60 "kubectl explain pods (metrics.k8s.io): PodMetrics with containers" \
+  explains pods PodMetrics containers
+eventually 30 "kubectl explain nodes (metrics.k8s.io): NodeMetrics with usage" \
+  explains nodes NodeMetrics usage
 
 step "an autoscaling/v2 HPA of type Resource reads the pods' cpu through the aggregator"
 # 500m used of 600m requested per pod: 83 % (min = max = 2, so it measures without scaling).

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <functional>
+#include <tuple>
 
 namespace gpuscale::apiserver {
 namespace {
@@ -12,12 +13,14 @@ using Json = nlohmann::json;
 
 const std::vector<GroupVersion> kAll = {{"custom.metrics.k8s.io", "v1beta1"},
                                         {"custom.metrics.k8s.io", "v1beta2"},
-                                        {"external.metrics.k8s.io", "v1beta1"}};
+                                        {"external.metrics.k8s.io", "v1beta1"},
+                                        {"metrics.k8s.io", "v1beta1"}};
 
 constexpr char kCustomList1[] = "io.k8s.metrics.pkg.apis.custom_metrics.v1beta1.MetricValueList";
 constexpr char kCustomList2[] = "io.k8s.metrics.pkg.apis.custom_metrics.v1beta2.MetricValueList";
 constexpr char kExternalList[] =
     "io.k8s.metrics.pkg.apis.external_metrics.v1beta1.ExternalMetricValueList";
+constexpr char kPodMetricsList[] = "io.k8s.metrics.pkg.apis.metrics.v1beta1.PodMetricsList";
 
 // Every "$ref" in `doc` names a schema under `prefix` that the document defines.
 void expectRefsResolve(const Json& doc, const std::string& prefix, const Json& schemas) {
@@ -83,7 +86,22 @@ INSTANTIATE_TEST_SUITE_P(
         DefinitionRow{"label selector", "io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelector", {}},
         DefinitionRow{"selector requirement",
                       "io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelectorRequirement",
-                      {"key", "operator"}}));
+                      {"key", "operator"}},
+        DefinitionRow{"pod metrics list", kPodMetricsList, {"items"}},
+        DefinitionRow{"pod metrics",
+                      "io.k8s.metrics.pkg.apis.metrics.v1beta1.PodMetrics",
+                      {"timestamp", "window", "containers"}},
+        DefinitionRow{"container metrics",
+                      "io.k8s.metrics.pkg.apis.metrics.v1beta1.ContainerMetrics",
+                      {"name", "usage"}},
+        DefinitionRow{"node metrics list",
+                      "io.k8s.metrics.pkg.apis.metrics.v1beta1.NodeMetricsList",
+                      {"items"}},
+        DefinitionRow{"node metrics",
+                      "io.k8s.metrics.pkg.apis.metrics.v1beta1.NodeMetrics",
+                      {"timestamp", "window", "usage"}},
+        DefinitionRow{"object metadata", "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta", {}},
+        DefinitionRow{"duration", "io.k8s.apimachinery.pkg.apis.meta.v1.Duration", {}}));
 
 TEST(OpenApiTest, V2IsSwaggerWithResolvableRefsAndGroupVersionKinds) {
   const Json doc = Json::parse(openApiV2Json(kAll));
@@ -96,6 +114,31 @@ TEST(OpenApiTest, V2IsSwaggerWithResolvableRefsAndGroupVersionKinds) {
       "/apis/external.metrics.k8s.io/v1beta1/namespaces/{namespace}/{metric}"));
   EXPECT_TRUE(doc["paths"].contains(
       "/apis/custom.metrics.k8s.io/v1beta1/namespaces/{namespace}/{resource}/{name}/{metric}"));
+}
+
+TEST(OpenApiTest, ResourceMetricsPathsNameTheirKinds) {
+  const Json doc = Json::parse(openApiV2Json(kAll));
+  const std::string prefix = "/apis/metrics.k8s.io/v1beta1";
+  const std::vector<std::tuple<std::string, std::string, std::string>> rows = {
+      {"/nodes", "list", "NodeMetricsList"},
+      {"/nodes/{name}", "get", "NodeMetrics"},
+      {"/pods", "list", "PodMetricsList"},
+      {"/namespaces/{namespace}/pods", "list", "PodMetricsList"},
+      {"/namespaces/{namespace}/pods/{name}", "get", "PodMetrics"}};
+  for (const auto& [path, action, kind] : rows) {
+    ASSERT_TRUE(doc["paths"].contains(prefix + path)) << path;
+    const Json& get = doc["paths"][prefix + path]["get"];
+    EXPECT_EQ(get["x-kubernetes-action"], action) << path;
+    EXPECT_EQ(get["x-kubernetes-group-version-kind"]["kind"], kind) << path;
+    EXPECT_EQ(get["responses"]["200"]["schema"]["$ref"],
+              "#/definitions/io.k8s.metrics.pkg.apis.metrics.v1beta1." + kind)
+        << path;
+  }
+  EXPECT_EQ(doc["paths"][prefix + "/pods"]["get"]["operationId"],
+            "listMetricsV1beta1PodMetricsForAllNamespaces");
+  EXPECT_EQ(doc["definitions"][kPodMetricsList]["x-kubernetes-group-version-kind"],
+            Json::parse(R"([{"group":"metrics.k8s.io","kind":"PodMetricsList",
+                             "version":"v1beta1"}])"));
 }
 
 TEST(OpenApiTest, OnlyServedGroupsAreDescribed) {
@@ -130,7 +173,7 @@ TEST(OpenApiTest, V3RootListsEachGroupVersionWithItsHash) {
   const auto root = documents.answer(get("/openapi/v3"));
   ASSERT_TRUE(root);
   const Json paths = Json::parse(root->body)["paths"];
-  ASSERT_EQ(paths.size(), 3u);
+  ASSERT_EQ(paths.size(), kAll.size());
   const std::string url = paths["apis/custom.metrics.k8s.io/v1beta2"]["serverRelativeURL"];
   ASSERT_EQ(url.rfind("/openapi/v3/apis/custom.metrics.k8s.io/v1beta2?hash=", 0), 0u) << url;
 
