@@ -63,6 +63,7 @@ CeilingForecast forecastCeiling(const std::vector<HpaObservation>& history,
                                 const Anticipation& knobs, TimePoint now) {
   CeilingForecast f;
   f.predictedWanted = current.wanted;
+  f.observedWanted = current.wanted;
   if (!knobs.enabled || maxReplicas < 1) return f;
   const double horizon = static_cast<double>(knobs.horizon.count());
   std::vector<const HpaObservation*> window;

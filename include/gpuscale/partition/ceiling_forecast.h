@@ -37,6 +37,7 @@ struct CeilingForecast {
   double confidence = 0;      // 0..1
   double slopePerMinute = 0;  // of `wanted`, from the trend
   int predictedWanted = 0;    // what to plan for: wanted at now + lead time
+  int observedWanted = 0;     // the HPA formula in this pass (before the prediction)
   std::string why;            // one sentence: what was predicted and from what
 };
 
