@@ -20,6 +20,7 @@ struct Line {
   double r2 = 0;
   double risingShare = 0;
   int points = 0;
+  double span = 0;  // seconds from the first observation to the last
 };
 
 // Least-squares line through (seconds before now, wanted) of the observations in the window.
@@ -27,6 +28,7 @@ Line fitTrend(const std::vector<const HpaObservation*>& points, TimePoint now) {
   Line line;
   line.points = static_cast<int>(points.size());
   if (points.size() < 2) return line;
+  line.span = secondsBetween(points.front()->at, points.back()->at);
   double sx = 0, sy = 0;
   for (const auto* p : points) {
     sx += secondsBetween(now, p->at);
@@ -91,7 +93,8 @@ CeilingForecast forecastCeiling(const std::vector<HpaObservation>& history,
         "current {}, desired {}); confidence {:.2f}",
         current.wanted, maxReplicas, streak, current.currentReplicas, current.desiredReplicas,
         f.confidence);
-  } else if (line.points >= knobs.minObservations && line.slope > 0) {
+  } else if (line.points >= knobs.minObservations && line.slope > 0 &&
+             line.span >= static_cast<double>(knobs.minSpan.count())) {
     f.etaSeconds = (maxReplicas - current.wanted) / line.slope;
     f.confidence = std::clamp(line.risingShare * line.r2, 0.0, 1.0);
     f.why = fmt::format(
@@ -100,10 +103,15 @@ CeilingForecast forecastCeiling(const std::vector<HpaObservation>& history,
         f.slopePerMinute, line.points, current.wanted, line.r2, maxReplicas, f.etaSeconds,
         f.confidence);
   } else {
-    f.why = line.points < knobs.minObservations
-                ? fmt::format("{} observation(s), {} needed for a trend", line.points,
-                              knobs.minObservations)
-                : "wanted replicas do not rise";
+    if (line.points < knobs.minObservations) {
+      f.why = fmt::format("{} observation(s), {} needed for a trend", line.points,
+                          knobs.minObservations);
+    } else if (line.slope > 0) {
+      f.why = fmt::format("observations span {:.0f} s, a trend needs {} s", line.span,
+                          knobs.minSpan.count());
+    } else {
+      f.why = "wanted replicas do not rise";
+    }
     return f;
   }
   f.reaches =

@@ -58,6 +58,8 @@ Anticipation parseAnticipation(const YAML::Node& node) {
       a.minObservations = core::yamlAs<int>(v, k);
       if (a.minObservations < 2)
         core::yamlFail(v, "anticipation.minObservations must be at least 2");
+    } else if (k == "minSpan") {
+      a.minSpan = durationField(v, k);
     } else if (k == "leadTime") {
       forEachField(v, "anticipation.leadTime", [&](const std::string& lk, const YAML::Node& lv) {
         auto lever = parseLever(lk);

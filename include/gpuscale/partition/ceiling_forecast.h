@@ -9,7 +9,8 @@
 //     scale-up rate limit (ScaleUpLimit) holds it below; eta 0. Confidence grows with the overshoot
 //     ((wanted - max) / max, capped at 1) and with the observations in a row that agree.
 //   - trend: a least-squares line through `wanted` over the observations of the last `horizon`
-//     (at least `minObservations`); eta = when the line crosses maxReplicas. Confidence = the share
+//     (at least `minObservations`, spanning at least `minSpan`); eta = when the line crosses
+//     maxReplicas. Confidence = the share
 //     of steps that rose times the fit's R^2 (a steady climb scores 1, noise near 0).
 // The reconciler acts when eta <= the lead time of the levers it would use (how long a change takes
 // to become allocatable), eta <= horizon, and confidence >= minConfidence. What it asks for is the

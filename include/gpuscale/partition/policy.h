@@ -40,6 +40,7 @@
 //       horizon: 2m                    # how far ahead a prediction may look
 //       minConfidence: 0.6             # 0..1
 //       minObservations: 3             # HPA observations a trend needs
+//       minSpan: 30s                   # and the time they must span
 //       leadTime: {timeSlicing: 20s, migReshape: 60s}  # time to new capacity per lever
 //
 // Thread safety: values; parse functions are pure.
@@ -67,6 +68,9 @@ struct Anticipation {
   std::chrono::seconds horizon{120};
   double minConfidence = 0.6;
   int minObservations = 3;
+  // A trend must span at least this long (two default HPA sync periods): a start-up transient,
+  // a few seconds of pods coming up, is not a trend.
+  std::chrono::seconds minSpan{30};
   std::map<Lever, std::chrono::seconds> leadTime{{Lever::kTimeSlicing, std::chrono::seconds{20}},
                                                  {Lever::kMigReshape, std::chrono::seconds{60}}};
 };

@@ -102,6 +102,16 @@ TEST(ForecastTest, ObservationsOutsideTheHorizonAreIgnored) {
   EXPECT_FALSE(f.reaches) << f.why;
 }
 
+TEST(ForecastTest, AStartUpTransientIsNoTrend) {
+  Anticipation knobs;  // minSpan 30 s
+  std::vector<HpaObservation> obs{{kNow - std::chrono::seconds(10), 1, 1, 1},
+                                  {kNow - std::chrono::seconds(5), 1, 2, 2}};
+  const auto f = forecastCeiling(obs, {kNow, 2, 3, 3}, 7, 60, knobs, kNow);
+  EXPECT_FALSE(f.reaches) << "1, 2, 3 within 10 s: " << f.why;
+  knobs.minSpan = std::chrono::seconds(10);
+  EXPECT_TRUE(forecastCeiling(obs, {kNow, 2, 3, 3}, 7, 60, knobs, kNow).reaches);
+}
+
 TEST(ForecastTest, LeadTimeIsTheLongestOfThePolicysLevers) {
   Policy p;
   EXPECT_EQ(leadSecondsFor(p), 60) << "migReshape 60 s, timeSlicing 20 s";
@@ -112,7 +122,8 @@ TEST(ForecastTest, LeadTimeIsTheLongestOfThePolicysLevers) {
 TEST(ForecastTest, PolicyKnobsParseAndDefault) {
   auto set = parsePolicies(
       "name: a\nhpaNamespaces: [default]\npriority: 5\nanticipation:\n  enabled: false\n"
-      "  horizon: 5m\n  minConfidence: 0.8\n  minObservations: 4\n  leadTime: {timeSlicing: 9s}\n");
+      "  horizon: 5m\n  minConfidence: 0.8\n  minObservations: 4\n  minSpan: 1m\n"
+      "  leadTime: {timeSlicing: 9s}\n");
   ASSERT_TRUE(set.ok()) << set.status().toString();
   const Policy& p = set->policies.front();
   EXPECT_EQ(p.priority, 5);
@@ -120,6 +131,7 @@ TEST(ForecastTest, PolicyKnobsParseAndDefault) {
   EXPECT_EQ(p.anticipation.horizon, std::chrono::seconds(300));
   EXPECT_DOUBLE_EQ(p.anticipation.minConfidence, 0.8);
   EXPECT_EQ(p.anticipation.minObservations, 4);
+  EXPECT_EQ(p.anticipation.minSpan, std::chrono::seconds(60));
   EXPECT_EQ(p.anticipation.leadTime.at(Lever::kTimeSlicing), std::chrono::seconds(9));
   EXPECT_EQ(p.anticipation.leadTime.at(Lever::kMigReshape), std::chrono::seconds(60));
 
