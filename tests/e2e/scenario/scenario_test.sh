@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Scenario (a) end to end, short: bench/scenario/run.sh runs a100-7x1g-short.yaml
-# with the reconciler on — the real control plane with the real HPA controller, gpuscale-sim as the
-# GPU Operator and the inference load, a real Prometheus, gpuscale-adapter behind the aggregator,
+# with the reconciler reactive (it acts once the HPA is held at its ceiling; anticipation has its
+# own test, anticipation_test.sh) — the real control plane with the real HPA controller,
+# gpuscale-sim as the GPU Operator and the inference load, a real Prometheus, gpuscale-adapter behind the aggregator,
 # gpuscale-reconciler — and this test asserts on what the harness recorded (samples every 2 s
 # from kubectl, Prometheus, the aggregated API and the simulator; Events and pods at the end):
 #   1. the HPA is held at 7 replicas (7 slices), the reconciler raises its ceiling, and then more
@@ -22,7 +23,7 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/gpuscale-scenario-test.XXXXXX")
 slo_us=1000000 target_us=250000
 
 rc=0
-"$src/bench/scenario/run.sh" "$here/a100-7x1g-short.yaml" --reconciler on --speed 1 \
+"$src/bench/scenario/run.sh" "$here/a100-7x1g-short.yaml" --reconciler reactive --speed 1 \
   --duration 170 --tail 0 --slo-us "$slo_us" --target-us "$target_us" --out "$work/out" \
   >"$work/run.log" 2>&1 || rc=$?
 if [ $rc -eq 77 ]; then
