@@ -11,19 +11,10 @@ set -euo pipefail
 
 src=${GPUSCALE_SOURCE_DIR:-$(cd "$(dirname "$0")/../../.." && pwd)}
 work=$(mktemp -d "${TMPDIR:-/tmp}/gpuscale-anticipation-test.XXXXXX")
-rc=0
-"$src/bench/scenario/run.sh" "$src/tests/e2e/scenario/a100-ramp-anticipation.yaml" \
-  --reconciler on --speed 1 --duration 75 --tail 0 --out "$work/out" >"$work/run.log" 2>&1 || rc=$?
-if [ $rc -eq 77 ]; then
-  tail -n 1 "$work/run.log"
-  rm -rf "$work"
-  exit 77
-fi
-if [ $rc -ne 0 ]; then
-  echo "FAIL: the scenario run failed (rc=$rc); logs kept in $work" >&2
-  tail -n 30 "$work/run.log" "$work"/out/run/reconciler.log >&2 2>/dev/null || true
-  exit 1
-fi
+# shellcheck source=run_scenario.sh
+. "$src/tests/e2e/scenario/run_scenario.sh"
+run_scenario "$work" "$src/tests/e2e/scenario/a100-ramp-anticipation.yaml" --reconciler on \
+  --speed 1 --duration 75 --tail 0
 
 if python3 - "$work/out" <<'PY'; then
 import json, sys

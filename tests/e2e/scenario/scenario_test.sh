@@ -22,20 +22,10 @@ here=$src/tests/e2e/scenario
 work=$(mktemp -d "${TMPDIR:-/tmp}/gpuscale-scenario-test.XXXXXX")
 slo_us=1000000 target_us=250000
 
-rc=0
-"$src/bench/scenario/run.sh" "$here/a100-7x1g-short.yaml" --reconciler reactive --speed 1 \
-  --duration 170 --tail 0 --slo-us "$slo_us" --target-us "$target_us" --out "$work/out" \
-  >"$work/run.log" 2>&1 || rc=$?
-if [ $rc -eq 77 ]; then
-  tail -n 1 "$work/run.log"
-  rm -rf "$work"
-  exit 77
-fi
-if [ $rc -ne 0 ]; then
-  echo "FAIL: the scenario run failed (rc=$rc); logs kept in $work" >&2
-  tail -n 30 "$work/run.log" "$work"/out/run/{sim,reconciler,adapter}.log >&2 2>/dev/null || true
-  exit 1
-fi
+# shellcheck source=run_scenario.sh
+. "$here/run_scenario.sh"
+run_scenario "$work" "$here/a100-7x1g-short.yaml" --reconciler reactive --speed 1 \
+  --duration 170 --tail 0 --slo-us "$slo_us" --target-us "$target_us"
 
 if python3 - "$work/out" "$target_us" <<'PY'; then
 import json, sys
