@@ -77,7 +77,10 @@ CeilingForecast forecastCeiling(const std::vector<HpaObservation>& history,
   const Line line = fitTrend(window, now);
   f.slopePerMinute = line.slope * 60;
   const double lead = std::clamp(leadSeconds, 0.0, horizon);
-  const double projected = current.wanted + std::max(0.0, line.slope) * lead;
+  // Only a trend (enough observations over enough time) may project beyond what is wanted now.
+  const bool trend = line.points >= knobs.minObservations &&
+                     line.span >= static_cast<double>(knobs.minSpan.count());
+  const double projected = current.wanted + (trend ? std::max(0.0, line.slope) * lead : 0.0);
   f.predictedWanted = std::max(maxReplicas + 1, static_cast<int>(std::ceil(projected - 1e-9)));
 
   if (current.wanted > maxReplicas) {
@@ -93,8 +96,7 @@ CeilingForecast forecastCeiling(const std::vector<HpaObservation>& history,
         "current {}, desired {}); confidence {:.2f}",
         current.wanted, maxReplicas, streak, current.currentReplicas, current.desiredReplicas,
         f.confidence);
-  } else if (line.points >= knobs.minObservations && line.slope > 0 &&
-             line.span >= static_cast<double>(knobs.minSpan.count())) {
+  } else if (trend && line.slope > 0) {
     f.etaSeconds = (maxReplicas - current.wanted) / line.slope;
     f.confidence = std::clamp(line.risingShare * line.r2, 0.0, 1.0);
     f.why = fmt::format(

@@ -108,6 +108,9 @@ TEST(ForecastTest, AStartUpTransientIsNoTrend) {
                                   {kNow - std::chrono::seconds(5), 1, 2, 2}};
   const auto f = forecastCeiling(obs, {kNow, 2, 3, 3}, 7, 60, knobs, kNow);
   EXPECT_FALSE(f.reaches) << "1, 2, 3 within 10 s: " << f.why;
+  const auto beyond = forecastCeiling(obs, {kNow, 2, 5, 14}, 7, 60, knobs, kNow);
+  EXPECT_TRUE(beyond.reaches) << beyond.why;
+  EXPECT_EQ(beyond.predictedWanted, 14) << "no trend to project: what the formula wants now";
   knobs.minSpan = std::chrono::seconds(10);
   EXPECT_TRUE(forecastCeiling(obs, {kNow, 2, 3, 3}, 7, 60, knobs, kNow).reaches);
 }
