@@ -153,9 +153,10 @@ int runPlanCommand(const std::vector<std::string>& args, std::ostream& out, std:
   std::map<std::string, std::string> state;
   collectState(dump, state);
   applyHpaRecords(state, *snapshot);
-  auto workloads = partition::assessWorkloads(*snapshot, policies);
-  auto plan = partition::planPartitions(*snapshot, workloads,
-                                        parsed->now.value_or(std::chrono::system_clock::now()));
+  // A dump is one look: anticipation sees no trend, only a demand already beyond the ceiling.
+  const auto now = parsed->now.value_or(std::chrono::system_clock::now());
+  auto workloads = partition::assessWorkloads(*snapshot, policies, now);
+  auto plan = partition::planPartitions(*snapshot, workloads, now);
   if (parsed->output == "text") {
     out << partition::planToText(plan);
   } else {

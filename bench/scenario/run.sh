@@ -5,8 +5,10 @@
 # report.py). Writes OUT/samples.jsonl, OUT/result.json, OUT/timeline.svg, OUT/events.json (every
 # Event at the end), OUT/pods-final.json and the logs (OUT/run/).
 #
-#   bench/scenario/run.sh NAME --reconciler on|off [--speed N] [--out DIR] [--slo-us N]
+#   bench/scenario/run.sh NAME --reconciler off|reactive|on [--speed N] [--out DIR] [--slo-us N]
 #                         [--resource NAME] [--tail SECONDS] [--sample SECONDS] [--duration SECONDS]
+# --reconciler: off (static partitioning), reactive (acts once the HPA is held at its ceiling),
+# on (the policy default: also ahead of the ceiling, from the HPA's trend).
 # --duration caps the scenario time sampled (default: the load pattern's end + --tail, 90 s).
 # --speed N runs the load pattern's clock N times faster (requests are still served in real time).
 # --slo-us: the queue-time SLO (default 1 s; 20 ms for t4-* scenarios); --target-us: the HPA's
@@ -23,7 +25,8 @@
 #                   model truth on its /metrics; the load starts when the first pod runs)
 #   prometheus      the real Debian server, scraping gpuscale-sim every second
 #   gpuscale-adapter in-cluster mode behind the aggregator (tests/e2e/lib/adapter_stack.sh)
-#   gpuscale-reconciler  with --reconciler on, policy bench/scenario/policies/reconciler.yaml
+#   gpuscale-reconciler  with --reconciler on|reactive, policy bench/scenario/policies/reconciler.yaml
+#                   (reactive: the same with `anticipation: {enabled: false}` in every policy)
 # The Deployment `triton` (namespace and selector from the scenario's load section) requests one
 # unit of the scenario's partition resource; its HPA (Pods avg_time_queue_us, averageValue =
 # --target-us, min 1) starts with maxReplicas = the resource's initial allocatable: the static
@@ -32,7 +35,7 @@
 # missing.
 set -euo pipefail
 
-usage() { sed -n '7,11p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '7,13p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 [ $# -ge 1 ] || usage
 name=$1
 shift
@@ -51,7 +54,7 @@ while [ $# -gt 0 ]; do
     *) usage ;;
   esac
 done
-case $reconciler in on | off) ;; *) usage ;; esac
+case $reconciler in on | reactive | off) ;; *) usage ;; esac
 # Queue-time SLOs: ~1 s for the A100 scenarios (a request takes ~0.35-0.9 s of a 1g slice), 20 ms
 # on the T4s (a few ms per request).
 case $name in t4-*) slo_us=${slo_us:-20000} ;; *) slo_us=${slo_us:-1000000} ;; esac
@@ -246,9 +249,20 @@ watch_to "$out/hpa.log" "$KUBECTL" -n "$ns" get hpa triton -w -o 'jsonpath={.spe
 '{.status.desiredReplicas} {.status.conditions[?(@.type=="ScalingLimited")].status} '\
 '{.status.conditions[?(@.type=="ScalingLimited")].reason}{"\n"}'
 
-if [ "$reconciler" = on ]; then
-  log "gpuscale-reconciler"
-  "$rec" run --kubeconfig "$KUBECONFIG" --config "$src/bench/scenario/policies/reconciler.yaml" \
+if [ "$reconciler" != off ]; then
+  log "gpuscale-reconciler ($reconciler)"
+  policy_file=$src/bench/scenario/policies/reconciler.yaml
+  if [ "$reconciler" = reactive ]; then
+    policy_file=$work/policy-reactive.yaml
+    python3 - "$src/bench/scenario/policies/reconciler.yaml" "$policy_file" <<'PY'
+import sys, yaml
+doc = yaml.safe_load(open(sys.argv[1]))
+for p in doc.get("policies", [doc]):
+    p["anticipation"] = {"enabled": False}
+yaml.safe_dump(doc, open(sys.argv[2], "w"), sort_keys=False)
+PY
+  fi
+  "$rec" run --kubeconfig "$KUBECONFIG" --config "$policy_file" \
     --leader-elect-identity bench --leader-elect-namespace default \
     --gpu-mapping="$gpu_mapping" ${prom:+--prometheus-url="$prom"} \
     --health-bind-address "127.0.0.1:$(_as_free_port)" \

@@ -119,8 +119,24 @@ int podsFitting(const WorkloadDemand& d, std::size_t nodeIndex, std::int64_t cap
   return free <= 0 ? 0 : static_cast<int>(free / std::max<std::int64_t>(1, d.perPod));
 }
 
-std::vector<WorkloadDemand> assessWorkloads(const ClusterSnapshot& snapshot,
-                                            const PolicySet& policies) {
+namespace {
+
+// Blocks `d` ahead of its ceiling when the forecast says the HPA gets there within the lead time.
+void anticipate(WorkloadDemand& d, TimePoint now) {
+  const HpaState& hpa = *d.hpa;
+  const HpaObservation current{now, hpa.currentReplicas, hpa.desiredReplicas, d.wanted};
+  CeilingForecast f = forecastCeiling(hpa.history, current, hpa.maxReplicas,
+                                      leadSecondsFor(*d.policy), d.policy->anticipation, now);
+  if (f.reaches) {
+    d.blocked = true;
+    d.reason = "Anticipated";
+    d.wanted = std::max(d.wanted, f.predictedWanted);
+  }
+  d.forecast = std::move(f);
+}
+
+std::vector<WorkloadDemand> assessAt(const ClusterSnapshot& snapshot, const PolicySet& policies,
+                                     std::optional<TimePoint> now) {
   std::vector<WorkloadDemand> out;
   const LabelIndex index(snapshot);
   for (const auto& hpa : snapshot.hpas) {
@@ -185,10 +201,24 @@ std::vector<WorkloadDemand> assessWorkloads(const ClusterSnapshot& snapshot,
     } else if (limited && active && hpa.maxReplicas >= d.ceiling) {
       d.blocked = true;
       d.reason = "TooManyReplicas";
+    } else if (now && active && policy->anticipation.enabled && hpa.maxReplicas >= d.ceiling) {
+      anticipate(d, *now);
     }
     out.push_back(std::move(d));
   }
   return out;
+}
+
+}  // namespace
+
+std::vector<WorkloadDemand> assessWorkloads(const ClusterSnapshot& snapshot,
+                                            const PolicySet& policies) {
+  return assessAt(snapshot, policies, std::nullopt);
+}
+
+std::vector<WorkloadDemand> assessWorkloads(const ClusterSnapshot& snapshot,
+                                            const PolicySet& policies, TimePoint now) {
+  return assessAt(snapshot, policies, now);
 }
 
 }  // namespace gpuscale::partition

@@ -75,6 +75,10 @@ nlohmann::ordered_json planToJson(const Plan& plan) {
                        {"resource", d.resource},
                        {"ceiling", d.ceiling},
                        {"wanted", d.wanted}});
+    if (!d.explain.empty()) {
+      demands.back()["reason"] = d.reason;
+      demands.back()["explain"] = d.explain;
+    }
   }
   Json actions = Json::array();
   for (const auto& a : plan.actions) {
@@ -95,6 +99,7 @@ std::string planToText(const Plan& plan) {
   for (const auto& d : plan.demands) {
     out += fmt::format("  HPA {}/{} blocked ({}) on {}: ceiling {}, wants {}\n", d.ns, d.name,
                        d.reason, d.resource, d.ceiling, d.wanted);
+    if (!d.explain.empty()) out += fmt::format("    {}\n", d.explain);
   }
   out += fmt::format("Actions ({}):\n", plan.actions.size());
   for (const auto& a : plan.actions) {

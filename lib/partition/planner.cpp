@@ -11,6 +11,7 @@
 
 #include "gpuscale/k8s/well_known_keys.h"
 #include "gpuscale/partition/config_name.h"
+#include "gpuscale/partition/contention.h"
 #include "gpuscale/partition/resource_names.h"
 
 namespace gpuscale::partition {
@@ -58,6 +59,10 @@ int countOf(const MigGeometry& g, const std::string& profile) {
   return it == g.end() ? 0 : it->second;
 }
 
+struct Growth {
+  int before = 0, aim = 0, after = 0;  // partition ceiling before, aimed at, after
+};
+
 class PlanBuilder {
  public:
   PlanBuilder(const ClusterSnapshot& snapshot, TimePoint now) : snap_(snapshot), now_(now) {
@@ -71,19 +76,22 @@ class PlanBuilder {
     }
   }
 
-  void grow(const WorkloadDemand& d) {
+  // Grows `d` towards its aim. Returns the partition ceiling before and after, and the aim;
+  // nullopt when the cooldown holds it.
+  std::optional<Growth> grow(const WorkloadDemand& d) {
     const Policy& policy = *d.policy;
     if (const auto& last = d.hpa->lastChange; last && now_ - *last < policy.scaleUpCooldown) {
       notes_.push_back(
           fmt::format("{}/{}: within the scale-up cooldown, not changed", d.ns, d.name));
-      return;
+      return std::nullopt;
     }
     // No pod fits anywhere yet (pinned to a product spelling no node has before the raise): the
     // HPA's own ceiling stands in for the partition count a factor multiplies.
     const int hardMax = policy.hardMaxFor(
         d.ceiling > 0 ? d.ceiling : d.hpa->originalMaxReplicas.value_or(d.hpa->maxReplicas));
+    const int before = ceiling(d);
     const int aim = std::min(d.wanted, hardMax);
-    int need = aim - ceiling(d);
+    int need = aim - before;
     for (Lever lever : policy.levers) {
       if (need <= 0) break;
       need -= lever == Lever::kMigReshape ? reshapeFor(d, need) : timeSliceFor(d, need);
@@ -95,6 +103,57 @@ class PlanBuilder {
       notes_.push_back(
           fmt::format("{}/{}: aims at {} pods of {}, partitions hold {} after this plan", d.ns,
                       d.name, aim, d.resource, after));
+    }
+    return Growth{before, aim, after};
+  }
+
+  // Blocked workloads that can use the same nodes, in priority order. Each grows as it would
+  // alone (the levers change node-wide capacity, which every one of them then sees as free). When
+  // the pods they still need exceed what is free after those changes, the contention rule
+  // (contention.h) shares the free pods and each HPA's maxReplicas is raised only to what it holds
+  // plus its share: maxReplicas is what keeps one HPA from taking another's share.
+  void growGroup(const std::vector<const WorkloadDemand*>& group) {
+    std::vector<std::optional<Growth>> grown;
+    for (const WorkloadDemand* d : group) grown.push_back(grow(*d));
+    if (group.size() < 2) return;
+    const WorkloadDemand& lead = *group.front();
+    std::set<std::size_t> nodes;
+    for (const WorkloadDemand* d : group) {
+      // Shares count pods of one size (contention.h): different resources are not shared.
+      if (d->resource != lead.resource || d->perPod != lead.perPod) return;
+      nodes.insert(d->eligibleNodes.begin(), d->eligibleNodes.end());
+    }
+    const std::string base(unsharedResourceName(lead.resource));
+    std::int64_t freeUnits = 0;
+    for (std::size_t i : nodes) {
+      freeUnits += std::max<std::int64_t>(
+          0, deviceCount(i, base) * replicas(i, base) - usedOn(i, lead.resource));
+    }
+    const int freePods = static_cast<int>(freeUnits / std::max<std::int64_t>(1, lead.perPod));
+    std::vector<CapacityClaim> claims;
+    std::vector<int> held;
+    int needed = 0;
+    for (std::size_t k = 0; k < group.size(); ++k) {
+      const WorkloadDemand& d = *group[k];
+      std::int64_t own = 0;
+      for (const auto& [i, units] : d.ownUsage) own += units;
+      held.push_back(static_cast<int>(own / d.perPod));
+      const int need = grown[k] ? std::max(0, grown[k]->aim - held.back()) : 0;
+      claims.push_back({d.ns + "/" + d.name, d.policy->priority, need});
+      needed += need;
+    }
+    if (needed <= freePods) return;
+    const std::vector<CapacityGrant> grants = shareCapacity(claims, freePods);
+    for (std::size_t k = 0; k < group.size(); ++k) {
+      if (!grown[k]) continue;
+      const WorkloadDemand& d = *group[k];
+      const int newMax = std::min(grown[k]->after, held[k] + grants[k].granted);
+      if (newMax > d.hpa->maxReplicas) {
+        setMax(d, newMax);
+      } else {
+        maxChanges_.erase({d.ns, d.name});
+      }
+      shares_[{d.ns, d.name}] = grants[k].why;
     }
   }
 
@@ -151,8 +210,15 @@ class PlanBuilder {
   Plan finish(const std::vector<WorkloadDemand>& workloads) {
     Plan plan;
     for (const auto& d : workloads) {
-      if (d.blocked)
-        plan.demands.push_back({d.ns, d.name, d.resource, d.reason, d.ceiling, d.wanted});
+      if (d.blocked) {
+        std::string explain;
+        if (d.reason == "Anticipated" && d.forecast) explain = "predicted: " + d.forecast->why;
+        if (auto it = shares_.find({d.ns, d.name}); it != shares_.end()) {
+          explain += (explain.empty() ? "" : "; ") + ("shared: " + it->second);
+        }
+        plan.demands.push_back(
+            {d.ns, d.name, d.resource, d.reason, d.ceiling, d.wanted, std::move(explain)});
+      }
       plan.capacityAfter.push_back({d.ns, d.name, ceiling(d)});
     }
     for (std::size_t i = 0; i < nodes_.size(); ++i) {
@@ -473,6 +539,7 @@ class PlanBuilder {
   std::map<std::pair<const GpuModel*, const Policy*>, std::vector<MigGeometry>> maximalCache_;
   std::vector<std::string> notes_;
   std::set<std::size_t> burstNodes_;
+  std::map<std::pair<std::string, std::string>, std::string> shares_;  // contended HPAs: why
 };
 
 }  // namespace
@@ -480,9 +547,7 @@ class PlanBuilder {
 Plan planPartitions(const ClusterSnapshot& snapshot, const std::vector<WorkloadDemand>& workloads,
                     TimePoint now) {
   PlanBuilder builder(snapshot, now);
-  for (const auto& d : workloads) {
-    if (d.blocked) builder.grow(d);
-  }
+  for (const auto& group : contentionGroups(workloads)) builder.growGroup(group);
   builder.markBurstNodes(workloads);
   for (const auto& d : workloads) {
     if (!d.blocked) builder.shrink(d);

@@ -37,6 +37,44 @@ void forEachField(const YAML::Node& node, std::string_view what, Handle&& handle
   }
 }
 
+std::optional<Lever> parseLever(std::string_view name) {
+  if (name == "migReshape") return Lever::kMigReshape;
+  if (name == "timeSlicing") return Lever::kTimeSlicing;
+  return std::nullopt;
+}
+
+Anticipation parseAnticipation(const YAML::Node& node) {
+  Anticipation a;
+  forEachField(node, "anticipation", [&](const std::string& k, const YAML::Node& v) {
+    if (k == "enabled") {
+      a.enabled = core::yamlAs<bool>(v, k);
+    } else if (k == "horizon") {
+      a.horizon = durationField(v, k);
+    } else if (k == "minConfidence") {
+      a.minConfidence = core::yamlAs<double>(v, k);
+      if (!(a.minConfidence >= 0 && a.minConfidence <= 1))
+        core::yamlFail(v, "anticipation.minConfidence must be in [0, 1]");
+    } else if (k == "minObservations") {
+      a.minObservations = core::yamlAs<int>(v, k);
+      if (a.minObservations < 2)
+        core::yamlFail(v, "anticipation.minObservations must be at least 2");
+    } else if (k == "minSpan") {
+      a.minSpan = durationField(v, k);
+    } else if (k == "leadTime") {
+      forEachField(v, "anticipation.leadTime", [&](const std::string& lk, const YAML::Node& lv) {
+        auto lever = parseLever(lk);
+        if (!lever) return false;
+        a.leadTime[*lever] = durationField(lv, lk);
+        return true;
+      });
+    } else {
+      return false;
+    }
+    return true;
+  });
+  return a;
+}
+
 std::vector<std::string> parseNamespaces(const YAML::Node& v) {
   auto list = core::yamlAs<std::vector<std::string>>(v, "hpaNamespaces");
   if (list.empty()) {
@@ -132,11 +170,9 @@ Policy parsePolicy(const YAML::Node& node) {
       p.levers.clear();
       for (const auto& l : v) {
         auto name = core::yamlAs<std::string>(l, key);
-        Lever lever =
-            name == "migReshape" ? Lever::kMigReshape
-            : name == "timeSlicing"
-                ? Lever::kTimeSlicing
-                : (core::yamlFail(l, "levers are migReshape or timeSlicing"), Lever::kMigReshape);
+        auto parsed = parseLever(name);
+        if (!parsed) core::yamlFail(l, "levers are migReshape or timeSlicing");
+        Lever lever = *parsed;
         if (std::find(p.levers.begin(), p.levers.end(), lever) != p.levers.end()) {
           core::yamlFail(l, "lever \"" + name + "\" is listed twice");
         }
@@ -191,6 +227,10 @@ Policy parsePolicy(const YAML::Node& node) {
       const auto mode = core::yamlAs<std::string>(v, key);
       if (mode != "keep" && mode != "restore") core::yamlFail(v, "migGiveBack is keep or restore");
       p.migRestore = mode == "restore";
+    } else if (key == "priority") {
+      p.priority = core::yamlAs<int>(v, key);
+    } else if (key == "anticipation") {
+      p.anticipation = parseAnticipation(v);
     } else if (key == "tolerance") {
       p.tolerance = core::yamlAs<double>(v, key);
       if (!(p.tolerance >= 0 && p.tolerance < 1)) core::yamlFail(v, "tolerance must be in [0, 1)");

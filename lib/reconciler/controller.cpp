@@ -177,7 +177,9 @@ PassResult Controller::passOver(const std::vector<partition::KubeItem>& items, T
   state.hpasWithIntent = store_->withIntent(*snapshot);
   auto policies = policies_->current();
   checkPolicyScope(*snapshot, *policies);
-  auto workloads = partition::assessWorkloads(*snapshot, *policies);
+  history_.applyTo(*snapshot);
+  auto workloads = partition::assessWorkloads(*snapshot, *policies, now);
+  history_.record(workloads, now);
   std::vector<partition::WorkloadDemand> plannable;
   bool blocked = false;
   for (const auto& w : workloads) {
@@ -190,15 +192,18 @@ PassResult Controller::passOver(const std::vector<partition::KubeItem>& items, T
   if (gpuPods_ && blocked) applyGpuMapping(*snapshot, *gpuPods_, now);
   result.plan = partition::planPartitions(*snapshot, plannable, now);
   result.planned = true;
+  bool explainChanged = false;
   const std::string planJson = partition::planToJson(result.plan).dump();
   {
     std::lock_guard lock(mu_);
     if (planJson != lastPlanJson_ && !result.plan.actions.empty()) {
       spdlog::info("{}plan: {}", options_.dryRun ? "dry run, not applied: " : "", planJson);
+      explainChanged = !options_.dryRun;
     }
     lastPlanJson_ = planJson;
   }
   if (options_.dryRun) return result;
+  if (explainChanged) recordExplanations(result.plan);
   pruneState(*snapshot, *policies);
   state.snapshot = &*snapshot;
   state.workloads = &workloads;
@@ -210,6 +215,17 @@ PassResult Controller::passOver(const std::vector<partition::KubeItem>& items, T
   updateHpaStatus(workloads, *snapshot, now);
   if (retried_) retried_->flush(*events_);
   return result;
+}
+
+void Controller::recordExplanations(const partition::Plan& plan) {
+  for (const auto& d : plan.demands) {
+    if (d.explain.empty()) continue;
+    const bool anticipated = d.reason == "Anticipated";
+    events_->record(EventTarget::hpa(d.ns, d.name), false,
+                    anticipated ? "CeilingAnticipated" : "CapacityShared",
+                    fmt::format("{} pods of {} fit the GPU partitions, planning for {}: {}",
+                                d.ceiling, d.resource, d.wanted, d.explain));
+  }
 }
 
 void Controller::checkPolicyScope(const partition::ClusterSnapshot& snapshot,
@@ -283,7 +299,8 @@ void Controller::updateHpaStatus(const std::vector<partition::WorkloadDemand>& w
       continue;
     }
     degraded_.cleared("hpa_status", object);
-    if (r->changed && w.blocked) {
+    // An anticipated demand has its own Event, with the prediction (recordExplanations).
+    if (r->changed && w.blocked && w.reason != "Anticipated") {
       events_->record(EventTarget::hpa(w.ns, w.name), false, "AtPartitionCeiling",
                       fmt::format("{} pods of {} fit the GPU partitions; the HPA wants {} ({})",
                                   w.ceiling, w.resource, w.wanted, w.reason));

@@ -12,6 +12,11 @@
 //     message naming `Insufficient nvidia.com/...`.
 // Rate limiting (ScaleUpLimit) alone is not a block: the HPA is still growing.
 //
+// Anticipation (only with `now`, when the policy enables it): an HPA that is not blocked, whose
+// maxReplicas is at its partition ceiling and whose forecast (ceiling_forecast.h, from
+// HpaState::history and this pass's observation) reaches maxReplicas within the lead time of the
+// policy's levers, is blocked with reason "Anticipated" and `wanted` raised to the prediction.
+//
 // Wanted replicas: per metric, ratio = current/target; within tolerance (|1 - ratio| <= tolerance,
 // the policy's value or spec.behavior.scaleUp.tolerance) the proposal is currentReplicas, else
 // ceil(ratio x ready pods) for per-pod metrics and Value targets, ceil(ratio x currentReplicas) for
@@ -27,6 +32,7 @@
 #include <string>
 #include <vector>
 
+#include "gpuscale/partition/ceiling_forecast.h"
 #include "gpuscale/partition/gpu_product.h"
 #include "gpuscale/partition/policy.h"
 #include "gpuscale/partition/snapshot.h"
@@ -44,7 +50,8 @@ struct WorkloadDemand {
   int wanted = 0;   // the HPA formula, unclamped
   int runningPods = 0;
   bool blocked = false;
-  std::string reason;  // "TooManyReplicas" | "Unschedulable" when blocked
+  std::string reason;  // "TooManyReplicas" | "Unschedulable" | "Anticipated" when blocked
+  std::optional<CeilingForecast> forecast;  // when anticipation looked at this HPA
   // Snapshot node indices the pods can land on, now or once GFD's product rename matches their
   // nodeSelector (see gpu_product.h); productPins say what the rename must be.
   std::vector<std::size_t> eligibleNodes;
@@ -63,8 +70,12 @@ int podsFitting(const WorkloadDemand& d, std::size_t nodeIndex, std::int64_t cap
                 std::int64_t usedOnNode);
 
 // Every HPA managed by `policies` whose target requests an nvidia.com/ resource, sorted by
-// namespace/name. HPAs whose target is missing from the snapshot are skipped.
+// namespace/name. HPAs whose target is missing from the snapshot are skipped. Reactive only: no
+// anticipation.
 std::vector<WorkloadDemand> assessWorkloads(const ClusterSnapshot& snapshot,
                                             const PolicySet& policies);
+// The same with anticipation for the policies that enable it, observing the HPAs at `now`.
+std::vector<WorkloadDemand> assessWorkloads(const ClusterSnapshot& snapshot,
+                                            const PolicySet& policies, TimePoint now);
 
 }  // namespace gpuscale::partition

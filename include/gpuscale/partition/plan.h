@@ -60,6 +60,9 @@ using PlanAction = std::variant<MigReconfigure, TimeSlicingChange, SetMaxReplica
 struct DemandSummary {
   std::string ns, name, resource, reason;
   int ceiling = 0, wanted = 0;
+  // Why gpuscale acts and how much it grants: the forecast of an anticipated demand, the share of
+  // a contended one (contention.h). Empty when the demand is simply met.
+  std::string explain;
 };
 
 struct CapacitySummary {

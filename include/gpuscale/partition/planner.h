@@ -1,8 +1,10 @@
 // The planner: snapshot + demands + policies -> plan. Pure and deterministic (same inputs, same
 // plan).
 //
-// For each blocked workload (in namespace/name order) it aims at min(wanted, the policy's hard max)
-// pods and tries the policy's levers in order until the partitions its pods can get reach that aim:
+// Blocked workloads (at the ceiling, unschedulable, or anticipated: demand.h) are grouped by the
+// nodes they share (contention.h); within a group, in priority order then namespace/name, each aims
+// at min(wanted, the policy's hard max) pods and tries the policy's levers in order until the
+// partitions its pods can get reach that aim:
 //   migReshape  - rebuild idle GPUs: every GPU of a node with no GPU pod bound to it, and on a
 //                 mixed-strategy node with GPU pods the MIG-enabled GPUs whose `busy` the caller
 //                 cleared (a per-GPU mapping; by default one GPU pod makes every GPU of its node
@@ -16,7 +18,10 @@
 //   per-device limit
 //                 and to partition memory / per-pod GPU memory, by the least step that covers the
 //                 need.
-// Then it raises the HPA's maxReplicas to min(hard max, new partition ceiling).
+// Then it raises the HPA's maxReplicas to min(hard max, new partition ceiling). When the members of
+// a group still need more pods than the changed nodes leave free, the contention rule shares the
+// free pods (priority, then an even share of the shortfall) and each maxReplicas is raised only to
+// the pods the HPA holds plus its share; the demand's `explain` says why.
 //
 // Scale-in: for a managed workload that is not blocked, whose maxReplicas gpuscale raised
 // (annotation gpuscale.io/original-max-replicas) and whose last gpuscale change is older than the

@@ -34,6 +34,14 @@
 //                                      # back to its config before, once its GPUs are idle
 //     tolerance: 0.1                   # the HPA controller's tolerance, for the wanted-replica
 //     formula
+//     priority: 100                    # who gets idle GPUs first when HPAs compete (default 0)
+//     anticipation:                    # act before the ceiling (ceiling_forecast.h); optional
+//       enabled: true                  # default true; false: act only at the ceiling
+//       horizon: 2m                    # how far ahead a prediction may look
+//       minConfidence: 0.6             # 0..1
+//       minObservations: 3             # HPA observations a trend needs
+//       minSpan: 30s                   # and the time they must span
+//       leadTime: {timeSlicing: 20s, migReshape: 60s}  # time to new capacity per lever
 //
 // Thread safety: values; parse functions are pure.
 #pragma once
@@ -54,6 +62,19 @@ namespace gpuscale::partition {
 enum class Lever { kMigReshape, kTimeSlicing };
 std::string_view leverName(Lever lever);  // "migReshape" | "timeSlicing"
 
+// Acting ahead of the ceiling (see ceiling_forecast.h). Every knob is optional.
+struct Anticipation {
+  bool enabled = true;
+  std::chrono::seconds horizon{120};
+  double minConfidence = 0.6;
+  int minObservations = 3;
+  // A trend must span at least this long (two default HPA sync periods): a start-up transient,
+  // a few seconds of pods coming up, is not a trend.
+  std::chrono::seconds minSpan{30};
+  std::map<Lever, std::chrono::seconds> leadTime{{Lever::kTimeSlicing, std::chrono::seconds{20}},
+                                                 {Lever::kMigReshape, std::chrono::seconds{60}}};
+};
+
 struct Policy {
   std::string name;
   std::vector<std::string> hpas;
@@ -71,6 +92,10 @@ struct Policy {
   std::chrono::seconds scaleDownCooldown{600};
   double tolerance = 0.1;
   bool migRestore = false;  // migGiveBack: restore
+  // When blocked HPAs compete for the same idle GPUs, higher priorities are served first; equal
+  // priorities share the shortfall (contention.h).
+  int priority = 0;
+  Anticipation anticipation;
 
   // Whether the operator let this policy manage the HPA `ns`/`name` with these labels.
   bool admits(std::string_view ns, std::string_view name,

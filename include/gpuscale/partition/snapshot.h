@@ -130,6 +130,15 @@ struct HpaCondition {
   std::string type, status, reason;
 };
 
+// One look at an HPA, kept by the reconciler between passes for anticipation
+// (ceiling_forecast.h).
+struct HpaObservation {
+  TimePoint at;
+  int currentReplicas = 0;
+  int desiredReplicas = 0;
+  int wanted = 0;  // the HPA formula, unclamped
+};
+
 struct HpaState {
   std::string ns, name;
   std::string uid;  // metadata.uid: state recorded for an HPA is not inherited by a recreated one
@@ -148,6 +157,8 @@ struct HpaState {
   // (what giving isolation back returns to; unset: nothing to give back).
   std::optional<TimePoint> lastChange;
   std::optional<int> originalMaxReplicas;
+  // From the reconciler's memory: earlier observations of this HPA, older first (anticipation).
+  std::vector<HpaObservation> history;
   bool hasCondition(std::string_view type, std::string_view status,
                     std::string_view reason = {}) const;
   // annotations[key], or "".

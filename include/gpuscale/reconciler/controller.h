@@ -36,6 +36,7 @@
 #include "gpuscale/reconciler/degraded_log.h"
 #include "gpuscale/reconciler/event_recorder.h"
 #include "gpuscale/reconciler/gpu_pod_mapping.h"
+#include "gpuscale/reconciler/hpa_history.h"
 #include "gpuscale/reconciler/hpa_state_store.h"
 #include "gpuscale/reconciler/policy_source.h"
 #include "gpuscale/reconciler/reconciler_metrics.h"
@@ -86,6 +87,9 @@ class Controller {
   void updateHpaStatus(const std::vector<partition::WorkloadDemand>& workloads,
                        const partition::ClusterSnapshot& snapshot, TimePoint now);
   // Logs once (and counts) each HPA whose policy annotation is ignored (policy.h: PolicyMatch).
+  // Events for plan demands with an explanation: CeilingAnticipated (what was predicted) and
+  // CapacityShared (how contended capacity was divided).
+  void recordExplanations(const partition::Plan& plan);
   void checkPolicyScope(const partition::ClusterSnapshot& snapshot,
                         const partition::PolicySet& policies);
   // Drops state of HPAs that are gone, were recreated or are no longer managed.
@@ -103,6 +107,7 @@ class Controller {
   // "<namespace>/<name>=<policy>" of HPAs whose policy annotation is ignored (logged once each).
   std::set<std::string> ignoredAnnotations_;
   std::unique_ptr<HpaStateStore> store_;
+  HpaHistory history_;        // anticipation's observations, loop thread only
   uint64_t seenReloads_ = 0;  // policy reload attempts already counted in /metrics
   std::function<bool()> isLeader_;
   std::vector<std::pair<std::string, std::unique_ptr<kube::Informer>>> informers_;  // kind

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Scenario (a) end to end, short: bench/scenario/run.sh runs a100-7x1g-short.yaml
-# with the reconciler on — the real control plane with the real HPA controller, gpuscale-sim as the
-# GPU Operator and the inference load, a real Prometheus, gpuscale-adapter behind the aggregator,
+# with the reconciler reactive (it acts once the HPA is held at its ceiling; anticipation has its
+# own test, anticipation_test.sh) — the real control plane with the real HPA controller,
+# gpuscale-sim as the GPU Operator and the inference load, a real Prometheus, gpuscale-adapter behind the aggregator,
 # gpuscale-reconciler — and this test asserts on what the harness recorded (samples every 2 s
 # from kubectl, Prometheus, the aggregated API and the simulator; Events and pods at the end):
 #   1. the HPA is held at 7 replicas (7 slices), the reconciler raises its ceiling, and then more
@@ -21,20 +22,10 @@ here=$src/tests/e2e/scenario
 work=$(mktemp -d "${TMPDIR:-/tmp}/gpuscale-scenario-test.XXXXXX")
 slo_us=1000000 target_us=250000
 
-rc=0
-"$src/bench/scenario/run.sh" "$here/a100-7x1g-short.yaml" --reconciler on --speed 1 \
-  --duration 170 --tail 0 --slo-us "$slo_us" --target-us "$target_us" --out "$work/out" \
-  >"$work/run.log" 2>&1 || rc=$?
-if [ $rc -eq 77 ]; then
-  tail -n 1 "$work/run.log"
-  rm -rf "$work"
-  exit 77
-fi
-if [ $rc -ne 0 ]; then
-  echo "FAIL: the scenario run failed (rc=$rc); logs kept in $work" >&2
-  tail -n 30 "$work/run.log" "$work"/out/run/{sim,reconciler,adapter}.log >&2 2>/dev/null || true
-  exit 1
-fi
+# shellcheck source=run_scenario.sh
+. "$here/run_scenario.sh"
+run_scenario "$work" "$here/a100-7x1g-short.yaml" --reconciler reactive --speed 1 \
+  --duration 170 --tail 0 --slo-us "$slo_us" --target-us "$target_us"
 
 if python3 - "$work/out" "$target_us" <<'PY'; then
 import json, sys

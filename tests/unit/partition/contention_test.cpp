@@ -1,0 +1,146 @@
+#include "gpuscale/partition/contention.h"
+
+#include <gtest/gtest.h>
+
+#include "gpuscale/core/rfc3339.h"
+#include "gpuscale/partition/planner.h"
+#include "kube_objects.h"
+
+namespace gpuscale::partition {
+namespace {
+
+using testing::json;
+
+struct Row {
+  const char* what;
+  std::vector<CapacityClaim> claims;
+  int available;
+  std::vector<int> granted;
+};
+
+class ShareTable : public ::testing::TestWithParam<Row> {};
+
+TEST_P(ShareTable, SharesByPriorityThenEvenly) {
+  const Row& r = GetParam();
+  const auto grants = shareCapacity(r.claims, r.available);
+  ASSERT_EQ(grants.size(), r.claims.size()) << r.what;
+  for (std::size_t k = 0; k < grants.size(); ++k) {
+    EXPECT_EQ(grants[k].granted, r.granted[k]) << r.what << " (claim " << k << ")";
+    EXPECT_EQ(grants[k].granted + grants[k].shortfall, std::max(0, r.claims[k].need)) << r.what;
+    EXPECT_FALSE(grants[k].why.empty()) << r.what;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Rows, ShareTable,
+    ::testing::Values(
+        Row{"enough for everyone", {{"a", 0, 3}, {"b", 0, 4}}, 10, {3, 4}},
+        Row{"nothing available", {{"a", 0, 3}, {"b", 0, 4}}, 0, {0, 0}},
+        Row{"negative available is nothing", {{"a", 0, 3}}, -2, {0}},
+        Row{"higher priority is served first", {{"low", 0, 5}, {"high", 10, 5}}, 6, {1, 5}},
+        Row{"higher priority takes everything when short itself",
+            {{"low", 0, 5}, {"high", 10, 9}},
+            6,
+            {0, 6}},
+        Row{"equal priority: the shortfall is shared evenly",
+            {{"a", 0, 4}, {"b", 0, 9}},
+            7,
+            {1, 6}},
+        Row{"no claim gives up more than it asked for", {{"a", 0, 2}, {"b", 0, 10}}, 4, {0, 4}},
+        Row{"an odd shortfall: later claims give up the last pod",
+            {{"a", 0, 3}, {"b", 0, 3}},
+            3,
+            {2, 1}},
+        Row{"three tiers", {{"c", 1, 4}, {"a", 5, 2}, {"b", 1, 4}, {"d", 0, 3}}, 6, {2, 2, 2, 0}},
+        Row{"zero and negative needs get nothing",
+            {{"a", 0, 0}, {"b", 0, -1}, {"c", 0, 2}},
+            1,
+            {0, 0, 1}}));
+
+// Two HPAs whose pods use the same A100 (seven 1g.5gb instances, all held: gold 4 pods, silver 3)
+// both want more; time-slicing x2 frees 7 pods' worth, less than the 4 + 9 they need.
+struct Contended {
+  ClusterSnapshot snapshot;
+  PolicySet policies;
+  std::vector<WorkloadDemand> workloads;
+  Plan plan;
+};
+
+std::unique_ptr<Contended> contended(int goldPriority) {
+  const std::string r = "nvidia.com/mig-1g.5gb";
+  std::vector<json> items{
+      testing::defaultMigConfigMap(),
+      testing::migNode("n1", "NVIDIA-A100-SXM4-40GB", 1, "all-1g.5gb", {{"1g.5gb", 7}})};
+  auto app = [&](const std::string& name, int running, const std::string& average) {
+    items.push_back(testing::deployment("default", name, running, r));
+    for (int i = 0; i < running; ++i) items.push_back(testing::gpuPod("default", name, i, r, "n1"));
+    auto spec = testing::hpaSpec(1, running, running, running, average, "50", true);
+    spec.policy = name;
+    items.push_back(testing::hpa("default", name, spec));
+  };
+  app("gold", 4, "100");    // wants 8: 4 more
+  app("silver", 3, "200");  // wants 12: 9 more
+  auto c = std::make_unique<Contended>();
+  c->snapshot = testing::snapshotOf(testing::list(items));
+  auto set = parsePolicies(
+      "policies:\n"
+      "- {name: gold, hpas: [default/gold], levers: [timeSlicing], timeSlicing: {maxReplicas: 2},"
+      " priority: " +
+      std::to_string(goldPriority) +
+      "}\n"
+      "- {name: silver, hpas: [default/silver], levers: [timeSlicing],"
+      " timeSlicing: {maxReplicas: 2}}\n");
+  EXPECT_TRUE(set.ok()) << set.status().toString();
+  c->policies = *set;
+  c->workloads = assessWorkloads(c->snapshot, c->policies);
+  c->plan = planPartitions(c->snapshot, c->workloads, *core::parseRfc3339("2026-11-26T09:00:00Z"));
+  return c;
+}
+
+json maxChanges(const Plan& plan) {
+  json out = json::object();
+  const json all = json::parse(planToJson(plan).dump());
+  for (const auto& a : all["actions"]) {
+    if (a["kind"] == "SetMaxReplicas") out[a["name"].get<std::string>()] = a["to"];
+  }
+  return out;
+}
+
+TEST(ContentionTest, HigherPriorityGetsItsNeedTheOtherTheRest) {
+  auto c = contended(10);
+  EXPECT_EQ(maxChanges(c->plan), json::parse(R"({"gold": 8, "silver": 6})"))
+      << planToJson(c->plan).dump(2);
+  ASSERT_EQ(c->plan.demands.size(), 2u);
+  for (const auto& d : c->plan.demands) EXPECT_FALSE(d.explain.empty()) << d.name;
+}
+
+TEST(ContentionTest, EqualPrioritiesShareTheShortfallEvenly) {
+  auto c = contended(0);
+  EXPECT_EQ(maxChanges(c->plan), json::parse(R"({"gold": 5, "silver": 9})"))
+      << "13 wanted, 7 free: each gives up 3; " << planToJson(c->plan).dump(2);
+}
+
+TEST(ContentionTest, TheNodeIsTimeSlicedOnceForBoth) {
+  auto c = contended(10);
+  int timeSlicing = 0;
+  const json all = json::parse(planToJson(c->plan).dump());
+  for (const auto& a : all["actions"]) {
+    if (a["kind"] == "TimeSlicing") {
+      ++timeSlicing;
+      EXPECT_EQ(a["replicas"], 2);
+    }
+  }
+  EXPECT_EQ(timeSlicing, 1);
+}
+
+TEST(ContentionTest, WorkloadsOnSeparateNodesAreSeparateGroups) {
+  auto c = contended(0);
+  EXPECT_EQ(contentionGroups(c->workloads).size(), 1u) << "both on n1";
+  std::vector<WorkloadDemand> apart = c->workloads;
+  apart[0].eligibleNodes = {0};
+  apart[1].eligibleNodes = {1};
+  EXPECT_EQ(contentionGroups(apart).size(), 2u);
+}
+
+}  // namespace
+}  // namespace gpuscale::partition
