@@ -75,5 +75,5 @@ ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS="print_stacktrace=1:suppressions=$PWD/
   ctest --test-dir build-asan --output-on-failure -j "$jobs" -L 'unit|soak'
 
 echo "== fuzzers (short run)"
-ctest --test-dir build-asan --output-on-failure -L fuzz
+ctest --test-dir build-asan --output-on-failure -j "$jobs" -L fuzz
 echo "== all tests passed"
