@@ -71,7 +71,8 @@ echo "== unit tests and a short adapter soak under ASan+UBSan"
 wait "$asan_pid" || true
 # A no-op when the background build succeeded; otherwise this shows its errors.
 cmake --build build-asan -j "$jobs"
-ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS="print_stacktrace=1:suppressions=$PWD/tests/ubsan.supp" \
+ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS="suppressions=$PWD/tests/lsan.supp:print_suppressions=0" \
+  UBSAN_OPTIONS="print_stacktrace=1:suppressions=$PWD/tests/ubsan.supp" \
   ctest --test-dir build-asan --output-on-failure -j "$jobs" -L 'unit|soak'
 
 echo "== fuzzers (short run)"
