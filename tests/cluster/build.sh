@@ -3,9 +3,10 @@
 # kube-scheduler and kubectl (k8s/), etcd (etcd/) and kwok (kwok/), each from its own wrapper module;
 # Helm (helm/), which the chart tests use; Prometheus 3 (prometheus/, into bin/prometheus3/), the
 # backend test matrix's other release; VictoriaMetrics single-node (victoriametrics/, into
-# bin/victoriametrics/), the matrix's non-Prometheus backend; and kubelet and kube-proxy of the same
-# Kubernetes version for the optional real node (up.sh --real-node). All are pure Go
-# (CGO_ENABLED=0), so they are static.
+# bin/victoriametrics/), the matrix's non-Prometheus backend; KEDA's operator and metrics server
+# (keda/, into bin/keda/ with the CRDs and RBAC of its config/), for the e2e test of gpuscale next to
+# KEDA; and kubelet and kube-proxy of the same Kubernetes version for the optional real node
+# (up.sh --real-node). All are pure Go (CGO_ENABLED=0), so they are static.
 #
 # Idempotent and cached: module and build caches and the binaries live in a per-user cache directory
 # outside the repository; the binaries are keyed by a stamp (hash of the wrapper go.mod/go.sum files,
@@ -28,7 +29,7 @@ export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-buildvcs=false
 export GOMODCACHE="$cache/gomod" GOCACHE="$cache/gocache"
 jobs=${GPUSCALE_CLUSTER_JOBS:-2}
 
-stamp=$(cat "$here"/{k8s,etcd,kwok,helm,prometheus,victoriametrics}/go.{mod,sum} "$here/build.sh" \
+stamp=$(cat "$here"/{k8s,etcd,kwok,helm,prometheus,victoriametrics,keda}/go.{mod,sum} "$here/build.sh" \
   <("$GO" version) | sha256sum | cut -c1-16)
 out="$cache/bin-$stamp"
 
@@ -104,6 +105,21 @@ vmver=$(cd "$here/victoriametrics" && "$GO" list -m -f '{{.Version}}' "$vm")
 build victoriametrics "$out.partial/victoriametrics/" \
   "-s -w -X $vm/lib/buildinfo.Version=victoria-metrics-$vmver" "" "$vm/app/victoria-metrics"
 
+# KEDA's operator (`keda` in its images) and metrics server (`keda-adapter`), named and stamped as
+# its Makefile does, with the manifests its module zip carries (CRDs, namespace, ServiceAccount,
+# RBAC) for the e2e test to apply. Its scalers' cloud SDKs make this the longest Go build after
+# Kubernetes; it shares little with the control plane's (the dependency versions under k8s.io
+# differ), see docs/benchmarks.md "CI cost".
+keda=github.com/kedacore/keda/v2
+kedaver=$(cd "$here/keda" && "$GO" list -m -f '{{.Version}}' "$keda")
+kedald="-s -w -X $keda/version.Version=${kedaver#v}"
+mkdir -p "$out.partial/keda/config"
+build keda "$out.partial/keda/keda" "$kedald" "" "$keda/cmd/operator"
+build keda "$out.partial/keda/keda-adapter" "$kedald" "" "$keda/cmd/adapter"
+kedadir=$(cd "$here/keda" && "$GO" list -m -f '{{.Dir}}' "$keda")
+cp -r "$kedadir"/config/{crd,general,service_account,rbac,metrics-server} "$out.partial/keda/config/"
+chmod -R u+w "$out.partial/keda/config"
+
 # The KWOK stage definitions ship in its module zip; keep the ones up.sh uses next to the binaries.
 kwokdir=$(cd "$here/kwok" && "$GO" list -m -f '{{.Dir}}' sigs.k8s.io/kwok)
 mkdir -p "$out.partial/kwok-stages"
@@ -119,6 +135,7 @@ chmod -R u+w "$out.partial/kwok-stages"
 "$out.partial/etcd" --version >>"$log"
 "$out.partial/prometheus3/prometheus" --version >>"$log"
 "$out.partial/victoriametrics/victoria-metrics" -version >>"$log"
+echo "keda $kedaver" >>"$log"
 "$out.partial/kwok" --version >>"$log" 2>&1 || true
 touch "$out.partial/.complete"
 rm -rf "$out"
