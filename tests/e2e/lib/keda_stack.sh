@@ -40,14 +40,23 @@ _ks_free_port() {
 }
 
 keda_stack_install() {
-  local cfg=$_ks_dir/config f token
+  local cfg=$_ks_dir/config f token deadline
   for f in general/namespace service_account/service_account rbac/role rbac/role_binding \
     metrics-server/role metrics-server/role_binding; do
     "$KUBECTL" apply -f "$cfg/$f.yaml" >/dev/null
   done
   # Server-side: the ScaledJob CRD is larger than the last-applied annotation allows.
   "$KUBECTL" apply --server-side -k "$cfg/crd" >/dev/null
-  "$KUBECTL" wait --for=condition=Established --timeout=60s crd/scaledobjects.keda.sh >/dev/null
+  # (`kubectl wait` and jsonpath filters fail while the CRD has no conditions yet.)
+  deadline=$((SECONDS + 60))
+  until [ "$("$KUBECTL" get crd scaledobjects.keda.sh \
+    -o jsonpath='{.status.conditions[?(@.type=="Established")].status}' 2>/dev/null)" = True ]; do
+    [ $SECONDS -lt $deadline ] || {
+      echo "the CRD scaledobjects.keda.sh is not Established" >&2
+      return 1
+    }
+    sleep 1
+  done
   # Both processes run as the keda-operator ServiceAccount, as in KEDA's manifests.
   token=$("$KUBECTL" -n keda create token keda-operator --duration=6h)
   cat >"$_ks_work/keda.kubeconfig" <<YAML
@@ -123,7 +132,7 @@ keda_stack_start() {
   KEDA_PORT=$(_ks_free_port)
   metrics=$(_ks_free_port)
   KUBECONFIG=$_ks_work/keda.kubeconfig WATCH_NAMESPACE='' POD_NAMESPACE=keda \
-    "$_ks_dir/keda-adapter" --bind-address 127.0.0.1 --secure-port "$KEDA_PORT" \
+    KEDA_CLUSTER_OBJECT_NAMESPACE=keda "$_ks_dir/keda-adapter" --bind-address 127.0.0.1 --secure-port "$KEDA_PORT" \
     --cert-dir "$_ks_certs" --tls-cert-file "$_ks_certs/tls.crt" \
     --tls-private-key-file "$_ks_certs/tls.key" --client-ca-file "$_ks_certs/ca.crt" \
     --requestheader-client-ca-file "$requestheader" \
