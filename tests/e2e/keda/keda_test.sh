@@ -18,7 +18,12 @@
 #      both HPAs report ScalingActive=True;
 #   3. the load changes (queue 50, requests 60): worker goes to 5 and web to 6;
 #   4. the APIService v1beta1.external.metrics.k8s.io keeps gpuscale's Service and caBundle the
-#      whole time, and KEDA's operator generated no certificates (no Secret keda/kedaorg-certs).
+#      whole time, and KEDA's operator generated no certificates (no Secret keda/kedaorg-certs);
+#   5. the counter-check: KEDA's operator restarted with rotation on (as KEDA's own manifests run
+#      it) makes its CA and writes it into that APIService's caBundle; kube-apiserver then refuses
+#      gpuscale's serving certificate (x509: unknown authority) for every external metric,
+#      gpuscale's own too; rotation off again and gpuscale's APIService re-applied, both kinds of
+#      external metric answer again.
 # Exit 77 (skipped) when the cluster binaries, KEDA's binaries, gpuscale-adapter or prometheus are
 # missing.
 set -euo pipefail
@@ -193,4 +198,29 @@ _as_available v1beta1.external.metrics.k8s.io || die "the external APIService is
 if kc -n keda get secret kedaorg-certs >/dev/null 2>&1; then
   die "KEDA's operator generated certificates (Secret keda/kedaorg-certs)"
 fi
+step "counter-check: KEDA's operator with rotation on takes the caBundle; external metrics break"
+keda_stack_operator_with_rotation
+taken() { ! ours && kc -n keda get secret kedaorg-certs >/dev/null 2>&1; }
+eventually 60 "KEDA's rotator wrote its CA into the external APIService" taken
+echo "caBundle now: $(external_apiservice | cut -d' ' -f2 | base64 -d | openssl x509 -noout -subject)"
+# kube-apiserver now checks gpuscale's serving certificate against KEDA's CA: every external metric
+# fails, gpuscale's own too. (Its availability check does not verify the certificate, so the
+# APIService may well go on saying Available.)
+refused() { ! external orders_queued >"$work/raw.out" 2>&1 && grep -q ServiceUnavailable "$work/raw.out"; }
+eventually 60 "gpuscale's external metric fails (503)" refused
+cat "$work/raw.out"
+grep 'external.metrics.k8s.io.*unknown authority' "$work/cluster/logs/kube-apiserver.log" | tail -n 1 |
+  cut -c1-240
+grep -q 'external.metrics.k8s.io.*unknown authority' "$work/cluster/logs/kube-apiserver.log" ||
+  die "kube-apiserver did not log the certificate failure"
+kc get apiservice v1beta1.external.metrics.k8s.io
+
+step "KEDA's operator without rotation again, gpuscale's APIService re-applied: Available"
+kc -n keda delete secret kedaorg-certs >/dev/null
+keda_stack_operator_without_rotation
+adapter_stack_register_external
+ours || die "the external APIService is not gpuscale's after re-applying it"
+eventually 60 "orders_queued is 7 again" test "$(value_of orders_queued 2>/dev/null)" = 7
+eventually 60 "s0-prometheus through gpuscale again" \
+  test "$(value_of s0-prometheus "$selector" 2>/dev/null)" = 50
 step "PASS"

@@ -20,7 +20,13 @@
 #                                   ca.crt, tls.crt, tls.key, CN gpuscale-adapter)
 #   keda_stack_start                the operator (gRPC metrics service on KEDA_GRPC_PORT), then the
 #                                   metrics server on KEDA_PORT; returns once both are ready
-#   keda_stack_stop                 SIGTERM both and wait
+#   keda_stack_operator_with_rotation  restarts the operator as KEDA's own manifests run it: with
+#                                   --enable-cert-rotation=true (its certificates into
+#                                   WORK/keda/rotated-certs; admission webhook patching off), and
+#                                   once more after it exits on making them, as its pod would be
+#   keda_stack_operator_without_rotation  restarts the operator as keda_stack_start started it (on
+#                                   the same gRPC port, which the metrics server reconnects to)
+#   keda_stack_stop                 SIGTERM both (SIGKILL after 10 s) and wait
 # Functions return non-zero on failure (callers run under `set -e`). Logs: WORK/keda-operator.log,
 # WORK/keda-metrics-apiserver.log.
 
@@ -110,21 +116,26 @@ _ks_wait() { # pid url what log
   return 1
 }
 
-keda_stack_start() {
-  local probe metrics requestheader=$_ks_work/keda/requestheader-ca.crt
+_ks_start_operator() { # args...
+  local probe
   mkdir -p "$_ks_work/keda/ca"
   probe=$(_ks_free_port)
-  KEDA_GRPC_PORT=$(_ks_free_port)
   KUBECONFIG=$_ks_work/keda.kubeconfig WATCH_NAMESPACE='' POD_NAMESPACE=keda \
     KEDA_CLUSTER_OBJECT_NAMESPACE=keda \
-    "$_ks_dir/keda" --leader-elect=false --enable-cert-rotation=false --cert-dir "$_ks_certs" \
-    --ca-dir "$_ks_work/keda/ca" --metrics-bind-address 0 \
+    "$_ks_dir/keda" --leader-elect=false --ca-dir "$_ks_work/keda/ca" --metrics-bind-address 0 \
     --health-probe-bind-address "127.0.0.1:$probe" \
     --metrics-service-bind-address "127.0.0.1:$KEDA_GRPC_PORT" \
-    --zap-log-level=info --zap-encoder=console >>"$_ks_work/keda-operator.log" 2>&1 &
+    --zap-log-level=info --zap-encoder=console "$@" >>"$_ks_work/keda-operator.log" 2>&1 &
   KEDA_OPERATOR_PID=$!
-  _ks_wait "$KEDA_OPERATOR_PID" "http://127.0.0.1:$probe/readyz" "the KEDA operator" \
-    "$_ks_work/keda-operator.log"
+  [ -n "${_ks_no_wait:-}" ] ||
+    _ks_wait "$KEDA_OPERATOR_PID" "http://127.0.0.1:$probe/readyz" "the KEDA operator" \
+      "$_ks_work/keda-operator.log"
+}
+
+keda_stack_start() {
+  local metrics requestheader=$_ks_work/keda/requestheader-ca.crt
+  KEDA_GRPC_PORT=$(_ks_free_port)
+  keda_stack_operator_without_rotation
 
   # Identity headers are believed from kube-apiserver's front proxy and from gpuscale's own client
   # certificate: both CAs, both names.
@@ -147,12 +158,43 @@ keda_stack_start() {
     "$_ks_work/keda-metrics-apiserver.log"
 }
 
+# SIGTERM, and SIGKILL after 10 s: KEDA's processes wait up to 30 s for their runnables.
+_ks_stop_pid() { # pid
+  local deadline=$((SECONDS + 10))
+  kill -TERM "$1" 2>/dev/null || return 0
+  while kill -0 "$1" 2>/dev/null && [ $SECONDS -lt $deadline ]; do sleep 0.5; done
+  kill -KILL "$1" 2>/dev/null || true
+  wait "$1" 2>/dev/null || true
+}
+
+keda_stack_operator_with_rotation() {
+  local rotation=(--enable-cert-rotation=true --enable-webhook-patching=false
+    --cert-dir "$_ks_work/keda/rotated-certs") deadline
+  _ks_stop_pid "$KEDA_OPERATOR_PID"
+  # The first start creates the Secret kedaorg-certs and exits so that its pod restarts with the
+  # new certificates; the second (the restarted pod) serves them and injects the CA.
+  _ks_no_wait=1 _ks_start_operator "${rotation[@]}"
+  deadline=$((SECONDS + 90))
+  while kill -0 "$KEDA_OPERATOR_PID" 2>/dev/null; do
+    [ $SECONDS -lt $deadline ] || {
+      echo "the KEDA operator did not exit after making its certificates" >&2
+      return 1
+    }
+    sleep 1
+  done
+  wait "$KEDA_OPERATOR_PID" 2>/dev/null || true
+  _ks_start_operator "${rotation[@]}"
+}
+
+keda_stack_operator_without_rotation() {
+  _ks_stop_pid "$KEDA_OPERATOR_PID"
+  _ks_start_operator --enable-cert-rotation=false --cert-dir "$_ks_certs"
+}
+
 keda_stack_stop() {
   local pid
   for pid in "$KEDA_ADAPTER_PID" "$KEDA_OPERATOR_PID"; do
-    [ -n "$pid" ] || continue
-    kill -TERM "$pid" 2>/dev/null || true
-    wait "$pid" 2>/dev/null || true
+    [ -z "$pid" ] || _ks_stop_pid "$pid"
   done
   KEDA_ADAPTER_PID='' KEDA_OPERATOR_PID=''
 }
