@@ -4,6 +4,8 @@
 #   adapter_stack_init WORK ADAPTER_BIN RULES  after `source CLUSTER/env`; kubectl is "$KUBECTL"
 #   adapter_stack_identity        namespace, ServiceAccount and RBAC from manifests/adapter, a token
 #                                 and a kubeconfig for it (WORK/adapter.kubeconfig)
+#   adapter_stack_sa_kubeconfig NS SA FILE  a kubeconfig for FILE with a 6 h token of ServiceAccount
+#                                 NS/SA (no adapter_stack_init needed)
 #   adapter_stack_certificate     a CA and a serving certificate with the Service's DNS name
 #   adapter_stack_start PROM_URL  starts the adapter in in-cluster mode (delegated authn/authz, pods
 #                                 LISTed from the API) on ADAPTER_PORT (a free port at first, the same
@@ -59,24 +61,29 @@ _as_free_port() {
 }
 
 adapter_stack_identity() {
-  local f token
+  local f
   # The NetworkPolicy too, so kube-apiserver validates it (the test cluster enforces none).
   for f in namespace service-account rbac network-policy; do
     "$KUBECTL" apply -f "$_as_src/manifests/adapter/$f.yaml" >/dev/null
   done
-  token=$("$KUBECTL" -n gpuscale create token gpuscale-adapter --duration=6h)
-  cat >"$_as_work/adapter.kubeconfig" <<YAML
+  adapter_stack_sa_kubeconfig gpuscale gpuscale-adapter "$_as_work/adapter.kubeconfig"
+}
+
+adapter_stack_sa_kubeconfig() { # namespace service-account file
+  local token
+  token=$("$KUBECTL" -n "$1" create token "$2" --duration=6h)
+  cat >"$3" <<YAML
 apiVersion: v1
 kind: Config
 clusters:
 - name: test
   cluster: {server: "$GPUSCALE_APISERVER_URL", certificate-authority: "$GPUSCALE_PKI_DIR/ca.crt"}
 users:
-- name: gpuscale-adapter
+- name: $2
   user: {token: "$token"}
 contexts:
 - name: test
-  context: {cluster: test, user: gpuscale-adapter}
+  context: {cluster: test, user: $2}
 current-context: test
 YAML
 }

@@ -9,8 +9,9 @@
 #     external-metrics fallback; the metrics server believes gpuscale's identity headers because
 #     the client CA of that fallback is in its --requestheader-client-ca-file bundle.
 #
-#   keda_stack_init WORK KEDA_DIR   after `source CLUSTER/env`; kubectl is "$KUBECTL"; KEDA_DIR holds
-#                                   keda, keda-adapter and config/ (CLUSTER_BIN/keda)
+#   keda_stack_init WORK KEDA_DIR   after `source CLUSTER/env` and adapter_stack.sh; kubectl is
+#                                   "$KUBECTL"; KEDA_DIR holds keda, keda-adapter and config/
+#                                   (CLUSTER_BIN/keda)
 #   keda_stack_install              namespace keda, its ServiceAccount, RBAC and CRDs from KEDA's
 #                                   config/ (not its Deployments, Services or APIService)
 #   keda_stack_certificate          a CA and one serving + client certificate for both processes
@@ -46,7 +47,7 @@ _ks_free_port() {
 }
 
 keda_stack_install() {
-  local cfg=$_ks_dir/config f token deadline
+  local cfg=$_ks_dir/config f deadline
   for f in general/namespace service_account/service_account rbac/role rbac/role_binding \
     metrics-server/role metrics-server/role_binding; do
     "$KUBECTL" apply -f "$cfg/$f.yaml" >/dev/null
@@ -64,21 +65,7 @@ keda_stack_install() {
     sleep 1
   done
   # Both processes run as the keda-operator ServiceAccount, as in KEDA's manifests.
-  token=$("$KUBECTL" -n keda create token keda-operator --duration=6h)
-  cat >"$_ks_work/keda.kubeconfig" <<YAML
-apiVersion: v1
-kind: Config
-clusters:
-- name: test
-  cluster: {server: "$GPUSCALE_APISERVER_URL", certificate-authority: "$GPUSCALE_PKI_DIR/ca.crt"}
-users:
-- name: keda-operator
-  user: {token: "$token"}
-contexts:
-- name: test
-  context: {cluster: test, user: keda-operator}
-current-context: test
-YAML
+  adapter_stack_sa_kubeconfig keda keda-operator "$_ks_work/keda.kubeconfig"
 }
 
 _ks_sign() { # dir subject ext-line: a CA (ca.crt, ca.key) and a leaf (tls.crt, tls.key) in dir
