@@ -135,13 +135,20 @@ def summarise(samples, args, deletions=None):
 
 
 def summarise_services(samples, args, services):
-    """Per service of services.json (run.sh): its summary from its own samples and watches."""
+    """Per service of services.json (run.sh): its summary from its own samples and watches, and its
+    chart beside the overall one (timeline-SERVICE.svg for timeline.svg)."""
     out = []
     for sv in services:
         own = [s["services"][sv["name"]] for s in samples if sv["name"] in s.get("services", {})]
         deletions = read_watches(sv["replicas_log"], sv["pods_log"])
-        summary = summarise(own, argparse.Namespace(scenario=args.scenario, reconciler=args.reconciler,
-                                                    slo_us=sv["slo_us"], note=""), deletions)
+        own_args = argparse.Namespace(scenario="%s/%s" % (args.scenario, sv["name"]),
+                                      reconciler=args.reconciler, slo_us=sv["slo_us"], note="")
+        summary = summarise(own, own_args, deletions)
+        if own:
+            base, dot, ext = args.svg.rpartition(".")
+            with open("%s-%s.%s" % (base, sv["name"], ext) if dot else args.svg + "-" + sv["name"],
+                      "w") as f:
+                f.write(svg(own, summary, own_args))
         out.append({"name": sv["name"], "slo_violation_seconds": summary["slo_violation_seconds"],
                     "max_replicas": summary["max_replicas"], "priority": sv["priority"],
                     "slo_us": sv["slo_us"], "p95_queue_us": summary["p95_queue_us"],
