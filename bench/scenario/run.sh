@@ -122,11 +122,11 @@ wait_until() { # seconds what command...
   done
 }
 
-# What the scenario says: namespace, selector, load length, the partition resource
-# (workload.resource, else 1g.5gb slices on mixed-strategy MIG nodes, else nvidia.com/gpu), the
-# reconciler's --gpu-mapping (reconciler.gpuMapping) and the Deployment's nodeSelector
-# (workload.nodeSelector, as JSON).
-# The services ('|'-separated in $work/services.tsv, JSON in $work/services.json for report.py): a single
+# What the scenario says: its services, the load length (the longest service's), the partition
+# resource (workload.resource, else 1g.5gb slices on mixed-strategy MIG nodes, else
+# nvidia.com/gpu), the reconciler's --gpu-mapping (reconciler.gpuMapping) and the Deployments'
+# nodeSelector (workload.nodeSelector, as JSON). The services go to $work/services.tsv
+# ('|'-separated, for this script) and $work/services.json (for sample.py and report.py); a single
 # `load:` is the service `triton` without a priority.
 read -r load_s default_resource gpu_mapping scale_down_type scale_down_value \
   scale_down_period scale_down_window node_selector < <(python3 - "$scenario" "$work" "$slo_us" \
