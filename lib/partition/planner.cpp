@@ -139,7 +139,7 @@ class PlanBuilder {
       for (const auto& [i, units] : d.ownUsage) own += units;
       held.push_back(static_cast<int>(own / d.perPod));
       const int need = grown[k] ? std::max(0, grown[k]->aim - held.back()) : 0;
-      claims.push_back({d.ns + "/" + d.name, d.policy->priority, need});
+      claims.push_back({d.ns + "/" + d.name, d.priority.value, need});
       needed += need;
     }
     if (needed <= freePods) return;
@@ -153,7 +153,8 @@ class PlanBuilder {
       } else {
         maxChanges_.erase({d.ns, d.name});
       }
-      shares_[{d.ns, d.name}] = grants[k].why;
+      // The grant's sentence, and where the HPA's priority came from.
+      shares_[{d.ns, d.name}] = grants[k].why + " (priority from " + d.priority.source + ")";
     }
   }
 

@@ -30,6 +30,8 @@ constexpr Watched kWatched[] = {
     {"Deployment", "apps", "v1", "deployments", false},
     {"StatefulSet", "apps", "v1", "statefulsets", false},
     {"ConfigMap", "", "v1", "configmaps", true},
+    // Contention's priority when a policy gives none (workload_priority.h).
+    {"PriorityClass", "scheduling.k8s.io", "v1", "priorityclasses", false},
 };
 
 }  // namespace
@@ -178,6 +180,7 @@ PassResult Controller::passOver(const std::vector<partition::KubeItem>& items, T
   auto policies = policies_->current();
   checkPolicyScope(*snapshot, *policies);
   history_.applyTo(*snapshot);
+  snapshot->measuredLeadTimes = leadTimes_;
   auto workloads = partition::assessWorkloads(*snapshot, *policies, now);
   history_.record(workloads, now);
   std::vector<partition::WorkloadDemand> plannable;
@@ -211,6 +214,7 @@ PassResult Controller::passOver(const std::vector<partition::KubeItem>& items, T
   result.report = actuator_->apply(result.plan, state, now);
   for (const auto& o : result.report.outcomes) metrics_->action(o.kind, o.outcome);
   for (double s : result.report.ceilingToCapacitySeconds) metrics_->ceilingToCapacity(s);
+  for (const auto& t : result.report.leverSeconds) leadTimes_.record(t.lever, t.node, t.seconds);
   metrics_->nodesInFlight(result.report.nodesInFlight);
   updateHpaStatus(workloads, *snapshot, now);
   if (retried_) retried_->flush(*events_);

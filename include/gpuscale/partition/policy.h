@@ -34,14 +34,16 @@
 //                                      # back to its config before, once its GPUs are idle
 //     tolerance: 0.1                   # the HPA controller's tolerance, for the wanted-replica
 //     formula
-//     priority: 100                    # who gets idle GPUs first when HPAs compete (default 0)
+//     priority: 100                    # who gets idle GPUs first when HPAs compete (default:
+//                                      # the PriorityClass of the HPA's pods, workload_priority.h)
 //     anticipation:                    # act before the ceiling (ceiling_forecast.h); optional
 //       enabled: true                  # default true; false: act only at the ceiling
 //       horizon: 2m                    # how far ahead a prediction may look
 //       minConfidence: 0.6             # 0..1
 //       minObservations: 3             # HPA observations a trend needs
 //       minSpan: 30s                   # and the time they must span
-//       leadTime: {timeSlicing: 20s, migReshape: 60s}  # time to new capacity per lever
+//       leadTime: {timeSlicing: 20s, migReshape: 60s}  # time to new capacity per lever; the
+//                                      # floor of what the reconciler measures (lead_time.h)
 //
 // Thread safety: values; parse functions are pure.
 #pragma once
@@ -93,8 +95,9 @@ struct Policy {
   double tolerance = 0.1;
   bool migRestore = false;  // migGiveBack: restore
   // When blocked HPAs compete for the same idle GPUs, higher priorities are served first; equal
-  // priorities share the shortfall (contention.h).
-  int priority = 0;
+  // priorities share the shortfall (contention.h). Unset: the PriorityClass of the HPA's target
+  // pods decides (workload_priority.h).
+  std::optional<int> priority;
   Anticipation anticipation;
 
   // Whether the operator let this policy manage the HPA `ns`/`name` with these labels.
