@@ -50,7 +50,8 @@ struct WorkloadDemand {
   int wanted = 0;   // the HPA formula, unclamped
   int runningPods = 0;
   bool blocked = false;
-  std::string reason;  // "TooManyReplicas" | "Unschedulable" | "Anticipated" when blocked
+  std::string reason;         // "TooManyReplicas" | "Unschedulable" | "Anticipated" when blocked
+  std::string notBlockedWhy;  // when not blocked: which rule above let the HPA through
   std::optional<CeilingForecast> forecast;  // when anticipation looked at this HPA
   // Snapshot node indices the pods can land on, now or once GFD's product rename matches their
   // nodeSelector (see gpu_product.h); productPins say what the rename must be.
