@@ -75,9 +75,10 @@ WhyReason noReshapeGain(const NodeState& n, int migGpus, int busy) {
   return reason(
       WhyCode::kGpusBusy,
       n.gpuMapped
-          ? fmt::format("all {} MIG GPUs hold pods (per-GPU mapping)", migGpus)
-          : fmt::format("the node holds GPU pods and no per-GPU mapping answered for it, so all {} "
-                        "GPUs count as busy (node-level rule; --gpu-mapping=dcgm tells them apart)",
+          ? fmt::format("every MIG GPU holds pods (per-GPU mapping, {} GPUs)", migGpus)
+          : fmt::format("the node holds GPU pods and no per-GPU mapping answered for it, so every "
+                        "GPU counts as busy ({} GPUs; node-level rule, --gpu-mapping=dcgm tells "
+                        "them apart)",
                         migGpus));
 }
 
