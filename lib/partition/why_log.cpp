@@ -85,11 +85,15 @@ WhyReason noReshapeGain(const NodeState& n, int migGpus, int busy) {
 WhyReason noTimeSlicingGain(const std::string& node, const std::string& base, int replicas,
                             int limit, const Policy& policy) {
   WhyCode code = WhyCode::kNoTimeSlicingGain;
+  std::string_view which = "";
   if (replicas >= limit) {
-    code = limit < policy.maxTimeSlicingReplicas ? WhyCode::kMemoryLimit : WhyCode::kReplicaLimit;
+    const bool memory = limit < policy.maxTimeSlicingReplicas;
+    code = memory ? WhyCode::kMemoryLimit : WhyCode::kReplicaLimit;
+    which =
+        memory ? " (partition memory / timeSlicing.perPodGpuMemory)" : " (timeSlicing.maxReplicas)";
   }
   return {code, node, Lever::kTimeSlicing,
-          fmt::format("{} replicas of {}; the limit is {}", replicas, base, limit)};
+          fmt::format("{} replicas of {}; the limit is {}{}", replicas, base, limit, which)};
 }
 
 HpaWhy& WhyLog::of(const WorkloadDemand& d) {

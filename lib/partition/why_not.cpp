@@ -106,7 +106,7 @@ std::string whyVerdict(const HpaWhy& why) {
   // The reason that decided, most fundamental first.
   std::string decided = "not raised";
   for (WhyCode code : {WhyCode::kNotBlocked, WhyCode::kScaleUpCooldown, WhyCode::kNoEligibleNodes,
-                       WhyCode::kShared, WhyCode::kAtPolicyCap, WhyCode::kShortfall}) {
+                       WhyCode::kShared, WhyCode::kShortfall, WhyCode::kAtPolicyCap}) {
     if (const WhyReason* r = find(why, code)) {
       decided += ": " + reasonText(*r);
       break;
