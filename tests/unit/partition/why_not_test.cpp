@@ -62,17 +62,45 @@ TEST(WhyNotTest, ThePlannerSaysWhyEachHpaWasOrWasNotRaised) {
     node["metadata"]["labels"][key] = value;
     return node;
   };
-  auto notBlocked = [] {
+  // Two pods of app on a free A100; the HPA at `max`, limited by it or not.
+  auto notBlocked = [](int max, bool limited) {
     std::vector<json> items{testing::migNode("a100", kA100, 1, "all-1g.5gb", {{"1g.5gb", 7}}),
                             testing::deployment("default", "app", 2, k1g)};
     for (int i = 0; i < 2; ++i) items.push_back(testing::gpuPod("default", "app", i, k1g, "a100"));
-    items.push_back(
-        testing::hpa("default", "app", testing::hpaSpec(1, 7, 2, 2, "50", "50", false)));
+    items.push_back(testing::hpa(
+        "default", "app", testing::hpaSpec(1, max, 2, 2, limited ? "100" : "50", "50", limited)));
+    return items;
+  };
+  // busyA100() with the Deployment pinned to a pool no node is in.
+  auto nowhere = [] {
+    std::vector<json> items = busyA100();
+    for (auto& item : items) {
+      if (item["kind"] == "Deployment")
+        item["spec"]["template"]["spec"]["nodeSelector"] = {{"pool", "none"}};
+    }
     return items;
   };
   const std::vector<Row> rows{
+      {"held by its own maxReplicas, below what the partitions hold",
+       notBlocked(2, true),
+       "",
+       nullptr,
+       {"NotBlocked"},
+       "not raised: NotBlocked: held by its own maxReplicas 2, below the 7 pods"},
+      {"no schedulable node matches the pods' nodeSelector",
+       nowhere(),
+       "",
+       nullptr,
+       {"NoEligibleNodes", "Shortfall"},
+       "not raised: NoEligibleNodes"},
+      {"raised earlier, demand fell: maxReplicas goes back",
+       notBlocked(14, false),
+       "",
+       [](ClusterSnapshot& s) { s.hpas.front().originalMaxReplicas = 7; },
+       {"NotBlocked", "Lowered"},
+       "lowered maxReplicas 14 -> 7 (giving isolation back)"},
       {"within maxReplicas: nothing to raise",
-       notBlocked(),
+       notBlocked(7, false),
        "",
        nullptr,
        {"NotBlocked"},
