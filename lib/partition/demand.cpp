@@ -143,6 +143,23 @@ void anticipate(WorkloadDemand& d, const ClusterSnapshot& snapshot, TimePoint no
   d.forecast = std::move(f);
 }
 
+// Which rule of the file comment let `d` through (for `explain`).
+std::string notBlockedWhy(const WorkloadDemand& d, bool limited, bool rateLimited, bool active) {
+  const HpaState& hpa = *d.hpa;
+  if (!active) return "ScalingActive is False: the HPA does not scale on its metrics now";
+  if (limited && hpa.maxReplicas < d.ceiling) {
+    return fmt::format(
+        "held by its own maxReplicas {}, below the {} pods the partitions hold: raise maxReplicas "
+        "on the HPA",
+        hpa.maxReplicas, d.ceiling);
+  }
+  if (rateLimited) return "still growing (ScalingLimited ScaleUpLimit), not at its maxReplicas";
+  std::string why = fmt::format("wants {} replicas (desired {}) within maxReplicas {}", d.wanted,
+                                hpa.desiredReplicas, hpa.maxReplicas);
+  if (d.forecast && !d.forecast->why.empty()) why += "; forecast: " + d.forecast->why;
+  return why;
+}
+
 std::vector<WorkloadDemand> assessAt(const ClusterSnapshot& snapshot, const PolicySet& policies,
                                      std::optional<TimePoint> now) {
   std::vector<WorkloadDemand> out;
@@ -213,6 +230,7 @@ std::vector<WorkloadDemand> assessAt(const ClusterSnapshot& snapshot, const Poli
     } else if (now && active && policy->anticipation.enabled && hpa.maxReplicas >= d.ceiling) {
       anticipate(d, snapshot, *now);
     }
+    if (!d.blocked) d.notBlockedWhy = notBlockedWhy(d, limited, rateLimited, active);
     out.push_back(std::move(d));
   }
   return out;

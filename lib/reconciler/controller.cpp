@@ -7,6 +7,7 @@
 #include "gpuscale/k8s/object_accessors.h"
 #include "gpuscale/k8s/well_known_keys.h"
 #include "gpuscale/partition/planner.h"
+#include "gpuscale/reconciler/hpa_explain.h"
 #include "gpuscale/reconciler/intent.h"
 #include "gpuscale/reconciler/optimistic_write.h"
 
@@ -15,15 +16,7 @@ namespace {
 
 using nlohmann::json;
 
-struct Watched {
-  const char* kind;
-  const char* group;
-  const char* version;
-  const char* resource;
-  bool operatorNamespaceOnly;
-};
-
-constexpr Watched kWatched[] = {
+constexpr WatchedResource kWatched[] = {
     {"Node", "", "v1", "nodes", false},
     {"Pod", "", "v1", "pods", false},
     {"HorizontalPodAutoscaler", "autoscaling", "v2", "horizontalpodautoscalers", false},
@@ -35,6 +28,8 @@ constexpr Watched kWatched[] = {
 };
 
 }  // namespace
+
+std::span<const WatchedResource> watchedResources() { return kWatched; }
 
 Controller::Controller(std::shared_ptr<kube::KubeClient> client, std::shared_ptr<Actuator> actuator,
                        std::shared_ptr<PolicySource> policies,
@@ -170,12 +165,7 @@ PassResult Controller::passOver(const std::vector<partition::KubeItem>& items, T
   degraded_.cleared("state_store", storeName);
   store_->applyTo(*snapshot);
   ClusterState state;
-  for (auto& node : snapshot->nodes) {
-    if (node.hasIntent) state.nodesWithIntent.insert(node.name);
-    if (node.hasIntent || (node.backoffUntil && *node.backoffUntil > now)) {
-      node.inTransition = true;
-    }
-  }
+  state.nodesWithIntent = holdNodesInFlight(*snapshot, now);
   state.hpasWithIntent = store_->withIntent(*snapshot);
   auto policies = policies_->current();
   checkPolicyScope(*snapshot, *policies);

@@ -53,7 +53,8 @@ struct WorkloadDemand {
   int wanted = 0;   // the HPA formula, unclamped
   int runningPods = 0;
   bool blocked = false;
-  std::string reason;  // "TooManyReplicas" | "Unschedulable" | "Anticipated" when blocked
+  std::string reason;         // "TooManyReplicas" | "Unschedulable" | "Anticipated" when blocked
+  std::string notBlockedWhy;  // when not blocked: which rule above let the HPA through
   // Contention's order: the policy's priority, else the PriorityClass of the target's pods.
   WorkloadPriority priority;
   std::optional<CeilingForecast> forecast;  // when anticipation looked at this HPA

@@ -28,6 +28,9 @@
 //       maxReplicas: 4                 # per device (GPU or MIG instance)
 //       perPodGpuMemory: 4Gi           # replicas never exceed partition memory / this
 //     nodeSelector: {pool: gpu}        # nodes the reconciler may change
+//     excludeNodes:                    # label selectors: a node any of them matches is never
+//     - matchExpressions:              # changed (pools whose MIG profile the platform fixes)
+//       - {key: cloud.google.com/gke-gpu-partition-size, operator: Exists}
 //     maxReplicas: {factor: 4}         # or {hard: 28}: cap on the HPA's maxReplicas
 //     cooldown: {scaleUp: 1m, scaleDown: 10m}
 //     migGiveBack: keep                # or restore: rebuild a node gpuscale reshaped for a burst
@@ -87,6 +90,7 @@ struct Policy {
   int maxTimeSlicingReplicas = 4;
   std::optional<double> perPodGpuMemoryBytes;
   std::map<std::string, std::string> nodeSelector;
+  std::vector<core::LabelSelector> excludeNodes;  // a node any of them matches is never changed
   std::optional<int>
       hardMaxReplicas;  // absolute cap; when unset, hardMaxFactor x current partitions
   double hardMaxFactor = 4;
@@ -103,7 +107,8 @@ struct Policy {
   // Whether the operator let this policy manage the HPA `ns`/`name` with these labels.
   bool admits(std::string_view ns, std::string_view name,
               const std::map<std::string, std::string>& labels) const;
-  // Whether the policy may change a node with these labels.
+  // Whether the policy may change a node with these labels: nodeSelector matches, no excludeNodes
+  // selector does.
   bool selectsNode(const std::map<std::string, std::string>& labels) const;
   // The cap on maxReplicas for an HPA whose pods can currently get `currentPartitions` partitions.
   int hardMaxFor(int currentPartitions) const;

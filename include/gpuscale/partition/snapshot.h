@@ -75,6 +75,7 @@ struct NodeState {
   // labels.
   std::map<std::string, int, std::less<>> sharedReplicas;
   bool hasGpuPods = false;
+  bool gpuMapped = false;  // GpuState::busy comes from a per-GPU mapping, not the node-level rule
   bool inTransition =
       false;               // a MIG change is pending/failed or operands are paused: leave it alone
   bool hasIntent = false;  // a gpuscale.io/intent annotation: an operation runs

@@ -26,6 +26,7 @@
 #include <memory>
 #include <mutex>
 #include <set>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -43,6 +44,17 @@
 #include "gpuscale/reconciler/retried_writes.h"
 
 namespace gpuscale::reconciler {
+
+// A kind the controller watches (ConfigMaps only in the operator's namespace); `explain` lists the
+// same.
+struct WatchedResource {
+  const char* kind;
+  const char* group;
+  const char* version;
+  const char* resource;
+  bool operatorNamespaceOnly;
+};
+std::span<const WatchedResource> watchedResources();
 
 struct ControllerOptions {
   std::string operatorNamespace = "gpu-operator";
