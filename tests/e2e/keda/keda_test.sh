@@ -24,8 +24,8 @@
 #      gpuscale's serving certificate (x509: unknown authority) for every external metric,
 #      gpuscale's own too; rotation off again and gpuscale's APIService re-applied, both kinds of
 #      external metric answer again.
-# Exit 77 (skipped) when the cluster binaries, KEDA's binaries, gpuscale-adapter or prometheus are
-# missing.
+# Exit 77 (skipped) when the cluster binaries, KEDA's (tests/cluster/bin-extra/keda, or
+# $GPUSCALE_CLUSTER_EXTRA_BIN/keda), gpuscale-adapter or prometheus are missing.
 set -euo pipefail
 
 # shellcheck source=../lib/common.sh
@@ -35,7 +35,9 @@ source "$(dirname "$0")/../lib/adapter_stack.sh"
 # shellcheck source=../lib/keda_stack.sh
 source "$(dirname "$0")/../lib/keda_stack.sh"
 adapter_e2e_begin keda /usr/bin/openssl /usr/bin/python3
-e2e_require "$bin/keda/keda" "$bin/keda/keda-adapter"
+# KEDA is in the extra group of tests/cluster/build.sh.
+keda_bin=${GPUSCALE_CLUSTER_EXTRA_BIN:-$cluster/bin-extra}/keda
+e2e_require "$keda_bin/keda" "$keda_bin/keda-adapter"
 e2e_on_exit 'keda_stack_stop'
 e2e_show_on_failure "$work/adapter.log" "$work/keda-operator.log" \
   "$work/keda-metrics-apiserver.log" "$work/prometheus/prometheus.log"
@@ -71,7 +73,7 @@ load 30 40
 adapter_exporter_prometheus
 
 step "KEDA: CRDs and RBAC from its module, certificates of its own, operator and metrics server"
-keda_stack_init "$work" "$bin/keda"
+keda_stack_init "$work" "$keda_bin"
 keda_stack_install
 keda_stack_certificate
 keda_stack_start
