@@ -152,7 +152,8 @@ YAML
 step "external metrics: gpuscale's own, and KEDA's through gpuscale"
 external() { kc get --raw "/apis/external.metrics.k8s.io/v1beta1/namespaces/default/$1"; }
 value_of() { # metric [query] -> the first item's value
-  external "$1${2:+?$2}" | python3 -c 'import json, sys; print(json.load(sys.stdin)["items"][0]["value"])'
+  external "$1${2:+?$2}" |
+    python3 -c 'import json, sys; print(json.load(sys.stdin)["items"][0]["value"])'
 }
 lists() { kc get --raw /apis/external.metrics.k8s.io/v1beta1 | grep -q "\"$1\""; }
 eventually 60 "external discovery lists orders_queued" lists orders_queued
@@ -204,17 +205,19 @@ step "counter-check: KEDA's operator with rotation on takes the caBundle; extern
 keda_stack_operator_with_rotation
 taken() { ! ours && kc -n keda get secret kedaorg-certs >/dev/null 2>&1; }
 eventually 60 "KEDA's rotator wrote its CA into the external APIService" taken
-echo "caBundle now: $(external_apiservice | cut -d' ' -f2 | base64 -d | openssl x509 -noout -subject)"
+ca_subject() { external_apiservice | cut -d' ' -f2 | base64 -d | openssl x509 -noout -subject; }
+echo "caBundle now: $(ca_subject)"
 # kube-apiserver now checks gpuscale's serving certificate against KEDA's CA: every external metric
 # fails, gpuscale's own too. (Its availability check does not verify the certificate, so the
 # APIService may well go on saying Available.)
-refused() { ! external orders_queued >"$work/raw.out" 2>&1 && grep -q ServiceUnavailable "$work/raw.out"; }
+refused() {
+  ! external orders_queued >"$work/raw.out" 2>&1 && grep -q ServiceUnavailable "$work/raw.out"
+}
 eventually 60 "gpuscale's external metric fails (503)" refused
 cat "$work/raw.out"
-grep 'external.metrics.k8s.io.*unknown authority' "$work/cluster/logs/kube-apiserver.log" | tail -n 1 |
-  cut -c1-240
-grep -q 'external.metrics.k8s.io.*unknown authority' "$work/cluster/logs/kube-apiserver.log" ||
-  die "kube-apiserver did not log the certificate failure"
+x509_logged() { grep 'external.metrics.k8s.io.*unknown authority' "$work/cluster/logs/kube-apiserver.log"; }
+x509_logged | tail -n 1 | cut -c1-240
+x509_logged >/dev/null || die "kube-apiserver did not log the certificate failure"
 kc get apiservice v1beta1.external.metrics.k8s.io
 
 step "KEDA's operator without rotation again, gpuscale's APIService re-applied: Available"

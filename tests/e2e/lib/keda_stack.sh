@@ -130,7 +130,8 @@ keda_stack_start() {
   KEDA_PORT=$(_ks_free_port)
   metrics=$(_ks_free_port)
   KUBECONFIG=$_ks_work/keda.kubeconfig WATCH_NAMESPACE='' POD_NAMESPACE=keda \
-    KEDA_CLUSTER_OBJECT_NAMESPACE=keda "$_ks_dir/keda-adapter" --bind-address 127.0.0.1 --secure-port "$KEDA_PORT" \
+    KEDA_CLUSTER_OBJECT_NAMESPACE=keda "$_ks_dir/keda-adapter" \
+    --bind-address 127.0.0.1 --secure-port "$KEDA_PORT" \
     --cert-dir "$_ks_certs" --tls-cert-file "$_ks_certs/tls.crt" \
     --tls-private-key-file "$_ks_certs/tls.key" --client-ca-file "$_ks_certs/ca.crt" \
     --requestheader-client-ca-file "$requestheader" \
