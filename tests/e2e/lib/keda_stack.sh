@@ -128,6 +128,7 @@ keda_stack_start() {
   # certificate: both CAs, both names.
   cat "$GPUSCALE_PKI_DIR/front-proxy-ca.crt" "$_ks_client/ca.crt" >"$requestheader"
   KEDA_PORT=$(_ks_free_port)
+  # Its own /metrics (--port) listens on every interface: KEDA has no flag for the address.
   metrics=$(_ks_free_port)
   KUBECONFIG=$_ks_work/keda.kubeconfig WATCH_NAMESPACE='' POD_NAMESPACE=keda \
     KEDA_CLUSTER_OBJECT_NAMESPACE=keda "$_ks_dir/keda-adapter" \
