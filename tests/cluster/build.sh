@@ -4,14 +4,16 @@
 # Helm (helm/), which the chart tests use; Prometheus 3 (prometheus/, into bin/prometheus3/), the
 # backend test matrix's other release; VictoriaMetrics single-node (victoriametrics/, into
 # bin/victoriametrics/), the matrix's non-Prometheus backend; and kubelet and kube-proxy of the same
-# Kubernetes version for the optional real node (up.sh --real-node). All are pure Go
-# (CGO_ENABLED=0), so they are static.
+# Kubernetes version for the optional real node (up.sh --real-node). In the extra group: KEDA's
+# operator and metrics server (keda/, into bin-extra/keda/ with the CRDs and RBAC of its
+# config/), for the e2e test of gpuscale next to KEDA. All are pure Go (CGO_ENABLED=0), so they are
+# static.
 #
 # Idempotent and cached: module and build caches and the binaries live in a per-user cache directory
 # outside the repository. The binaries come in two groups, each keyed by its own stamp (hash of the
 # group's wrapper go.mod/go.sum files, its build steps in this script and the Go version), so an
-# unchanged checkout only relinks them: `core` (everything above; most tests need it) is linked as
-# tests/cluster/bin, `extra` (the parts only a few tests need, ctest label `go-extra`) as
+# unchanged checkout only relinks them: `core` (everything above but KEDA; most tests need it) is
+# linked as tests/cluster/bin, `extra` (the parts only a few tests need, ctest label `go-extra`) as
 # tests/cluster/bin-extra. The test command builds the extra group while the other tests run.
 #
 # Usage: build.sh [core|extra|all] (default all).
@@ -147,15 +149,30 @@ build_core() {
 # The parts only a few tests need (the `go-extra` ctest label): built after the core group, and by
 # the test command while the other tests run.
 build_extra() {
-  :
+  # KEDA's operator (`keda` in its images) and metrics server (`keda-adapter`), named and stamped as
+  # its Makefile does, with the manifests its module zip carries (CRDs, namespace, ServiceAccount,
+  # RBAC) for the e2e test of gpuscale next to KEDA. Its scalers' cloud SDKs make this the longest
+  # Go build after Kubernetes; it shares little with the control plane's (the dependency versions
+  # under k8s.io differ), see docs/benchmarks.md "CI cost".
+  local keda=github.com/kedacore/keda/v2 kedaver kedald kedadir
+  kedaver=$(cd "$here/keda" && "$GO" list -m -f '{{.Version}}' "$keda")
+  kedald="-s -w -X $keda/version.Version=${kedaver#v}"
+  mkdir -p "$out.partial/keda/config"
+  build keda "$out.partial/keda/keda" "$kedald" "" "$keda/cmd/operator"
+  build keda "$out.partial/keda/keda-adapter" "$kedald" "" "$keda/cmd/adapter"
+  kedadir=$(cd "$here/keda" && "$GO" list -m -f '{{.Dir}}' "$keda")
+  cp -r "$kedadir"/config/{crd,general,service_account,rbac,metrics-server} \
+    "$out.partial/keda/config/"
+  chmod -R u+w "$out.partial/keda/config"
+  echo "keda $kedaver" >>"$log"
 }
 
 case $group in
   core) run_group core bin k8s etcd kwok helm prometheus victoriametrics ;;
-  extra) run_group extra bin-extra ;;
+  extra) run_group extra bin-extra keda ;;
   all)
     run_group core bin k8s etcd kwok helm prometheus victoriametrics
-    run_group extra bin-extra
+    run_group extra bin-extra keda
     ;;
 esac
 echo "cluster build: done"
