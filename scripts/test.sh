@@ -7,8 +7,8 @@
 # sanitizer pass and the fuzzers (the libraries are instrumented the same way for both). The unit
 # tests are built only in the clang tree. To fit a cold run on two cores, the work overlaps: the test
 # control plane builds from Go modules while the Debian packages install and the release tree compiles;
-# the clang tree and the Go parts only a few tests need (ctest label go-extra, run last) compile at the
-# lowest priority while ctest runs (the end-to-end tests run one at a time and leave CPU idle).
+# the clang tree and the Go parts only a few tests need (ctest label go-extra, run last) compile at a
+# low priority while ctest runs (the end-to-end tests run one at a time and leave CPU idle).
 # Line tables (-g1) are enough for sanitizer and crash stack traces and make the builds cheaper.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -68,10 +68,12 @@ nice -n 19 cmake --build build-asan -j "$jobs" >build-asan/background-build.log 
 asan_pid=$!
 background+=("$asan_pid")
 
-# The Go parts only a few tests need (label go-extra), also at the lowest priority.
+# The Go parts only a few tests need (label go-extra). build.sh compiles at nice 10, so these come
+# before the clang tree (nice 19) and are ready by the time the other tests end; the tests (nice 0)
+# come first.
 extra_log=build/cluster-build-extra.log
 if [ "$build_cluster" = 1 ]; then
-  nice -n 19 tests/cluster/build.sh extra >"$extra_log" 2>&1 &
+  tests/cluster/build.sh extra >"$extra_log" 2>&1 &
   extra_pid=$!
   background+=("$extra_pid")
 fi
