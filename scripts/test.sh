@@ -8,7 +8,7 @@
 # tests are built only in the clang tree. To fit a cold run on two cores, the work overlaps: the test
 # control plane builds from Go modules while the Debian packages install and the release tree compiles;
 # the clang tree and the Go parts only a few tests need (ctest label go-extra, run last) compile at a
-# low priority while ctest runs (the end-to-end tests run one at a time and leave CPU idle).
+# low priority while ctest runs (the end-to-end tests wait on their clusters and leave CPU idle).
 # Line tables (-g1) are enough for sanitizer and crash stack traces and make the builds cheaper.
 set -euo pipefail
 cd "$(dirname "$0")/.."
