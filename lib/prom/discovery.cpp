@@ -253,6 +253,14 @@ Result<MetricLabelNames> withSeriesFallback(Client& client, std::string_view que
                                             const DiscoveryOptions& options,
                                             DiscoveryReport& report, Discover discover) {
   auto found = discover();
+  if (found) {
+    for (auto& [metric, labels] : *found) {
+      std::erase_if(labels, [&](const std::string& label) {
+        return std::find(options.replicaLabels.begin(), options.replicaLabels.end(), label) !=
+               options.replicaLabels.end();
+      });
+    }
+  }
   if (found || !options.fallbackToSeries || isTransient(found.status()) ||
       !failureKindOf(found.status()).has_value()) {
     return found;

@@ -5,8 +5,9 @@ namespace gpuscale::prom {
 Result<DiscoveryBackend> parseDiscoveryBackend(std::string_view name) {
   if (name == "prometheus") return DiscoveryBackend::kPrometheus;
   if (name == "victoriametrics") return DiscoveryBackend::kVictoriaMetrics;
+  if (name == "thanos") return DiscoveryBackend::kThanos;
   return core::Status::badRequest("unknown discovery backend \"" + std::string(name) +
-                                  "\" (prometheus or victoriametrics)");
+                                  "\" (prometheus, victoriametrics or thanos)");
 }
 
 DiscoveryOptions discoveryOptionsFor(DiscoveryBackend backend) {

@@ -3,7 +3,8 @@
 # kube-scheduler and kubectl (k8s/), etcd (etcd/) and kwok (kwok/), each from its own wrapper module;
 # Helm (helm/), which the chart tests use; Prometheus 3 (prometheus/, into bin/prometheus3/), the
 # backend test matrix's other release; VictoriaMetrics single-node (victoriametrics/, into
-# bin/victoriametrics/), the matrix's non-Prometheus backend; and kubelet and kube-proxy of the same
+# bin/victoriametrics/), the matrix's non-Prometheus backend; Thanos (thanos/, into bin/thanos/),
+# run as sidecar + query in front of a Prometheus; and kubelet and kube-proxy of the same
 # Kubernetes version for the optional real node (up.sh --real-node). All are pure Go
 # (CGO_ENABLED=0), so they are static.
 #
@@ -28,7 +29,7 @@ export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-buildvcs=false
 export GOMODCACHE="$cache/gomod" GOCACHE="$cache/gocache"
 jobs=${GPUSCALE_CLUSTER_JOBS:-2}
 
-stamp=$(cat "$here"/{k8s,etcd,kwok,helm,prometheus,victoriametrics}/go.{mod,sum} "$here/build.sh" \
+stamp=$(cat "$here"/{k8s,etcd,kwok,helm,prometheus,victoriametrics,thanos}/go.{mod,sum} "$here/build.sh" \
   <("$GO" version) | sha256sum | cut -c1-16)
 out="$cache/bin-$stamp"
 
@@ -104,6 +105,15 @@ vmver=$(cd "$here/victoriametrics" && "$GO" list -m -f '{{.Version}}' "$vm")
 build victoriametrics "$out.partial/victoriametrics/" \
   "-s -w -X $vm/lib/buildinfo.Version=victoria-metrics-$vmver" "" "$vm/app/victoria-metrics"
 
+# Thanos for the backend test matrix (sidecar + query). Its wrapper module repeats Thanos' own
+# `replace` directives, which do not apply to a module that requires it. `slicelabels` as in the
+# upstream release build (Thanos converts label slices without copying); `grpcnotrace` drops
+# gRPC's x/net/trace debug pages.
+tver=$(cd "$here/thanos" && "$GO" list -m -f '{{.Version}}' github.com/thanos-io/thanos)
+build thanos "$out.partial/thanos/" \
+  "-s -w -X github.com/prometheus/common/version.Version=${tver#v}" "netgo,slicelabels,grpcnotrace" \
+  github.com/thanos-io/thanos/cmd/thanos
+
 # The KWOK stage definitions ship in its module zip; keep the ones up.sh uses next to the binaries.
 kwokdir=$(cd "$here/kwok" && "$GO" list -m -f '{{.Dir}}' sigs.k8s.io/kwok)
 mkdir -p "$out.partial/kwok-stages"
@@ -119,6 +129,7 @@ chmod -R u+w "$out.partial/kwok-stages"
 "$out.partial/etcd" --version >>"$log"
 "$out.partial/prometheus3/prometheus" --version >>"$log"
 "$out.partial/victoriametrics/victoria-metrics" -version >>"$log"
+"$out.partial/thanos/thanos" --version >>"$log" 2>&1
 "$out.partial/kwok" --version >>"$log" 2>&1 || true
 touch "$out.partial/.complete"
 rm -rf "$out"
