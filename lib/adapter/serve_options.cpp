@@ -185,15 +185,8 @@ core::Result<bool> applyOwnFlag(ServeOptions& options, std::string_view name,
     options.relist.discovery = prom::discoveryOptionsFor(*backend);
     options.relist.discovery.replicaLabels = std::move(replicaLabels);
   } else if (name == "thanos-replica-label") {
-    // Repeatable and comma-separated, as Thanos' own --query.replica-label.
-    size_t start = 0;
-    while (start <= value.size()) {
-      size_t comma = std::min(value.find(',', start), value.size());
-      std::string label(value.substr(start, comma - start));
-      if (label.empty()) return badFlag(name, value, "empty label name");
-      options.relist.discovery.replicaLabels.push_back(std::move(label));
-      start = comma + 1;
-    }
+    auto added = prom::appendReplicaLabels(value, options.relist.discovery.replicaLabels);
+    if (!added.ok()) return badFlag(name, value, added.message());
   } else if (name == "allowed-credential-dir") {
     if (value.empty()) return core::Status::badRequest("--allowed-credential-dir: empty directory");
     options.allowedCredentialDirs.emplace_back(value);

@@ -96,6 +96,10 @@ Result<DiscoveryBackend> parseDiscoveryBackend(std::string_view name);
 // The cheapest DiscoveryOptions on `backend`, from the defaults (pure).
 DiscoveryOptions discoveryOptionsFor(DiscoveryBackend backend);
 
+// Appends the comma-separated label names of `value` (a --thanos-replica-label flag, spelled as
+// Thanos' own --query.replica-label) to `labels`; an empty name is a badRequest Status.
+core::Status appendReplicaLabels(std::string_view value, std::vector<std::string>& labels);
+
 // How a discovery was done (for logs, /metrics and benchmarks).
 struct DiscoveryReport {
   bool usedSeriesFallback = false;
