@@ -35,6 +35,7 @@
 #include "gpuscale/prom/discovery.h"
 #include "gpuscale/prom/http_client.h"
 #include "support/prometheus_server.h"
+#include "support/thanos.h"
 #include "support/victoriametrics.h"
 
 namespace {
@@ -275,6 +276,8 @@ int main(int argc, char** argv) {
   std::string load = loadAverage();
   const std::vector<std::string> overrides{"namespace", "pod"};
   prom::DiscoveryOptions split;
+  // As an operator runs the adapter in front of Thanos: its replica label left out.
+  if (test::thanosUnderTest()) split.replicaLabels = {test::kThanosReplicaLabel};
   split.concurrency = args.concurrency;
   split.nameShards = args.shards;
   prom::DiscoveryOptions single = split;
