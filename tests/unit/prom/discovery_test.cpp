@@ -287,8 +287,8 @@ TEST(DiscoveryTest, ReplicaLabelsAreLeftOutOfEveryView) {
   testing::SeriesBackedClient reference(edgeCaseSeries());
   auto want = discoverLabelNamesFromSeries(reference, query, {});
   ASSERT_TRUE(want.ok());
-  for (auto strategy : {LabelNamesStrategy::kProbes, LabelNamesStrategy::kUnion,
-                        LabelNamesStrategy::kPerMetric}) {
+  for (auto strategy :
+       {LabelNamesStrategy::kProbes, LabelNamesStrategy::kUnion, LabelNamesStrategy::kPerMetric}) {
     options.strategy = strategy;
     testing::SeriesBackedClient client(series);
     auto got = discoverLabelNames(client, query, {}, options);
