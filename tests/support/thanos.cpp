@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <thread>
 
+#include "support/backend.h"
 #include "support/process.h"
 #include "support/prometheus_server.h"
 
@@ -46,6 +47,10 @@ std::string tail(const std::string& text) {
 }
 
 }  // namespace
+
+std::string adapterUrl(const std::string& url) {
+  return backendUnderTest() == Backend::kThanos ? url + "/?partial_response=false" : url;
+}
 
 std::string thanosBinary() {
   const char* dir = std::getenv("GPUSCALE_THANOS_DIR");

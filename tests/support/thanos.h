@@ -40,6 +40,10 @@ inline constexpr const char* kThanosClusterLabel = "cluster";
 inline constexpr const char* kThanosClusterValue = "gpuscale-test";
 inline constexpr const char* kThanosReplicaLabel = "replica";
 
+// The --prometheus-url an adapter in front of the backend under test gets, as docs/operations.md
+// recommends: `url`, with Thanos with partial responses turned off (`/?partial_response=false`).
+std::string adapterUrl(const std::string& url);
+
 // thanos in $GPUSCALE_THANOS_DIR.
 std::string thanosBinary();
 // The line of a Prometheus configuration's `global:` section that sets the external labels above

@@ -54,7 +54,7 @@ class AdapterExplainTest : public TritonStackSuite<AdapterExplainTest> {
   static ProcessResult explainCli(std::vector<std::string> extra) {
     std::vector<std::string> argv = {
         binary("gpuscale-adapter"),     "explain",          "--config",
-        stack_->dir.file("rules.yaml"), "--prometheus-url", prometheus_->url()};
+        stack_->dir.file("rules.yaml"), "--prometheus-url", prometheus_->adapterUrl()};
     // As the server runs (AdapterProcess): Thanos' replica label left out of discovery.
     if (gpuscale::test::thanosUnderTest()) {
       argv.push_back(std::string("--thanos-replica-label=") + gpuscale::test::kThanosReplicaLabel);
@@ -232,7 +232,7 @@ TEST_F(AdapterExplainTest, DebugExplainInDelegatedModeNeedsTheNonResourcePermiss
                 "contexts: [{name: c, context: {cluster: c, user: u}}]\n"
                 "current-context: c\n");
   AdapterProcess delegated(
-      stack_->dir.file("rules.yaml"), prometheus_->url(),
+      stack_->dir.file("rules.yaml"), prometheus_->adapterUrl(),
       {"--authentication-kubeconfig", kubeconfig, "--authorization-kubeconfig", kubeconfig,
        "--lister-kubeconfig", kubeconfig, "--authentication-skip-lookup"},
       false);

@@ -144,6 +144,8 @@ class Prometheus {
   // Where clients talk to (the Thanos query with Thanos).
   std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
   std::string url() const { return "http://" + address(); }
+  // The --prometheus-url the adapter gets (gpuscale::test::adapterUrl).
+  std::string adapterUrl() const { return gpuscale::test::adapterUrl(url()); }
 
  private:
   const gpuscale::testing::TempDir& dir_;
@@ -259,7 +261,7 @@ struct TritonStack {
     stack->prometheus = std::make_unique<Prometheus>(stack->dir, target);
     writeFile(stack->dir.file("rules.yaml"), rules);
     stack->adapter = std::make_unique<AdapterProcess>(stack->dir.file("rules.yaml"),
-                                                      stack->prometheus->url(), adapterArgs);
+                                                      stack->prometheus->adapterUrl(), adapterArgs);
     AdapterProcess& adapter = *stack->adapter;
     // Discovery, then two scrapes' worth of data for the delta()/rate() windows.
     EXPECT_TRUE(gpuscale::testing::waitUntil(
