@@ -71,7 +71,7 @@ struct DiscoveryOptions {
   // Label names dropped from every view: the replica labels of a deduplicating backend. Thanos
   // Query removes its replica labels (--query.replica-label) from series and query results, but
   // its label APIs still list them, so without this the label calls would show a label that no
-  // series the adapter queries carries.
+  // series the adapter queries carries. Never probed either.
   std::vector<std::string> replicaLabels;
 };
 
