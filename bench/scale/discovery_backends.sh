@@ -41,7 +41,7 @@ for name in "${only[@]}"; do
     victoriametrics)
       env+=("GPUSCALE_VICTORIAMETRICS_DIR=$bin/victoriametrics")
       flags+=(--server-flag "-search.maxSeries=$((series * 2))") ;;
-    thanos) env+=("GPUSCALE_THANOS_DIR=$bin/thanos") ;;
+    thanos) env+=("GPUSCALE_THANOS_DIR=$bin-extra/thanos") ;;
     *) echo "unknown backend $name" >&2; exit 2 ;;
   esac
   data=()
