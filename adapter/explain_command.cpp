@@ -24,6 +24,7 @@ constexpr std::string_view kUsage =
     "usage: gpuscale-adapter explain --config FILE --prometheus-url URL [--metric M]\n"
     "                                [--namespace NS] [--rule PATH] [--metrics-max-age D]\n"
     "                                [--no-sample] [-o text|json] [--prometheus-* flags]\n"
+    "                                [--discovery-backend B] [--thanos-replica-label L]\n"
     "\n"
     "Shows per rule the series query, the metric names it matched, which were dropped by which\n"
     "filter, the metrics and resources produced, an example PromQL with a live sample, and the\n"
@@ -64,6 +65,15 @@ core::Result<bool> applyFlag(ExplainFlags& flags, std::string_view name, const s
       return core::Status::badRequest("--metrics-max-age must be a positive duration");
     }
     flags.options.maxAge = *age;
+  } else if (name == "discovery-backend") {
+    auto backend = prom::parseDiscoveryBackend(value);
+    if (!backend) return backend.status();
+    auto replicaLabels = std::move(flags.options.discovery.replicaLabels);
+    flags.options.discovery = prom::discoveryOptionsFor(*backend);
+    flags.options.discovery.replicaLabels = std::move(replicaLabels);
+  } else if (name == "thanos-replica-label") {
+    auto added = prom::appendReplicaLabels(value, flags.options.discovery.replicaLabels);
+    if (!added.ok()) return core::Status::badRequest("--thanos-replica-label: " + added.message());
   } else {
     return false;
   }

@@ -215,7 +215,8 @@ int runServeCommand(std::span<const std::string_view> args, std::ostream& out, s
                       auto [rules, backends] = reloader->rulesAndBackends();
                       return ExplainSource{std::move(rules), std::move(backends)};
                     },
-                    status, (*reloader)->relistOptions().maxAge, access->auth.authorizer}));
+                    status, (*reloader)->relistOptions().maxAge, access->auth.authorizer,
+                    (*reloader)->relistOptions().discovery}));
   config.authenticator = access->auth.authenticator;
   config.authorizer = access->auth.authorizer;
   config.health = std::make_shared<apiserver::HealthChecks>();

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Discovery at scale on every backend of the test matrix, one after another in one run: Debian's
-# Prometheus 2.42, Prometheus 3 and VictoriaMetrics single-node (both built by
-# tests/cluster/build.sh). Prints prom_discovery_bench's table for each (bench args are its
+# Prometheus 2.42, Prometheus 3, VictoriaMetrics single-node and Thanos (sidecar + query in front
+# of Debian's Prometheus; the last three built by tests/cluster/build.sh). Prints prom_discovery_bench's table for each (bench args are its
 # arguments); exit 0 only when every backend's run succeeded and agreed with its series relist.
 #
 #   bench/scale/discovery_backends.sh [--build DIR (build)] [--only NAME]... [bench args]
 #
-# NAME is prometheus2, prometheus3 or victoriametrics. --keep-data DIR keeps each backend's data in
-# DIR/NAME. VictoriaMetrics refuses `/api/v1/series` answers over -search.maxSeries (30,000 by
+# NAME is prometheus2, prometheus3, victoriametrics or thanos. --keep-data DIR keeps each backend's
+# data in DIR/NAME (Thanos reads Prometheus' storage, so it reuses DIR/prometheus2 when that exists). VictoriaMetrics refuses `/api/v1/series` answers over -search.maxSeries (30,000 by
 # default), so its run raises that flag to twice --series to have the baseline at all.
 set -euo pipefail
 
@@ -29,11 +29,11 @@ done
 bench=$build/bin/prom_discovery_bench
 [ -x "$bench" ] || { echo "build prom_discovery_bench first ($bench)" >&2; exit 2; }
 bin=$src/tests/cluster/bin
-[ ${#only[@]} -gt 0 ] || only=(prometheus2 prometheus3 victoriametrics)
+[ ${#only[@]} -gt 0 ] || only=(prometheus2 prometheus3 victoriametrics thanos)
 
 status=0
 for name in "${only[@]}"; do
-  env=(env -u GPUSCALE_PROMETHEUS_DIR -u GPUSCALE_VICTORIAMETRICS_DIR)
+  env=(env -u GPUSCALE_PROMETHEUS_DIR -u GPUSCALE_VICTORIAMETRICS_DIR -u GPUSCALE_THANOS_DIR)
   flags=()
   case $name in
     prometheus2) ;;
@@ -41,10 +41,13 @@ for name in "${only[@]}"; do
     victoriametrics)
       env+=("GPUSCALE_VICTORIAMETRICS_DIR=$bin/victoriametrics")
       flags+=(--server-flag "-search.maxSeries=$((series * 2))") ;;
+    thanos) env+=("GPUSCALE_THANOS_DIR=$bin-extra/thanos") ;;
     *) echo "unknown backend $name" >&2; exit 2 ;;
   esac
   data=()
-  [ -z "$keep" ] || data=(--keep-data "$keep/$name")
+  dir=$name
+  [ "$name" != thanos ] || [ ! -d "$keep/prometheus2" ] || dir=prometheus2
+  [ -z "$keep" ] || data=(--keep-data "$keep/$dir")
   echo "## $name ($(date -u +%FT%TZ))"
   "${env[@]}" "$bench" "${args[@]}" "${data[@]}" "${flags[@]}" || status=1
   echo

@@ -4,12 +4,13 @@
 // strategy), and prometheus-adapter's `/api/v1/series` relist. Backfills N series over M metric
 // names (each series has pod, namespace and container labels) with promtool, starts the backend
 // the test support selects (Debian's Prometheus; $GPUSCALE_PROMETHEUS_DIR for another release;
-// $GPUSCALE_VICTORIAMETRICS_DIR for VictoriaMetrics, loaded through its import API) on it, and
-// prints the load average and one Markdown table row per approach: wall time (min and median of
-// the runs), the server's CPU time (min), response bytes, calls, metrics found, whether the view
-// equals the series relist's, and the server's RSS before and after. Exits non-zero when an
-// approach fails or disagrees with the series relist. bench/scale/discovery_backends.sh runs it
-// against every backend of the test matrix.
+// $GPUSCALE_VICTORIAMETRICS_DIR for VictoriaMetrics, loaded through its import API;
+// $GPUSCALE_THANOS_DIR for a Thanos sidecar and query in front of the Prometheus) on it, and prints
+// the load average and one Markdown table row per approach: wall time (min and median of the
+// runs), the server's CPU time (min; with Thanos the sum over Prometheus, sidecar and query),
+// response bytes, calls, metrics found, whether the view equals the series relist's, and the
+// server's RSS before and after. Exits non-zero when an approach fails or disagrees with the series
+// relist. bench/scale/discovery_backends.sh runs it against every backend of the test matrix.
 //
 //   prom_discovery_bench --series 1000000 --metrics 1000 [--runs 3] [--concurrency 4]
 //       [--shards 2] [--series-query '{namespace!="",pod!=""}'] [--keep-data DIR]
@@ -34,6 +35,7 @@
 #include "gpuscale/prom/discovery.h"
 #include "gpuscale/prom/http_client.h"
 #include "support/prometheus_server.h"
+#include "support/thanos.h"
 #include "support/victoriametrics.h"
 
 namespace {
@@ -112,7 +114,7 @@ long writeOpenMetrics(const std::string& path, const Args& args) {
 double seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
 // CPU time (user + system) a process has used so far, 0 when unknown.
-double cpuSeconds(pid_t pid) {
+double processCpuSeconds(pid_t pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   auto close = text.rfind(')');
@@ -124,6 +126,13 @@ double cpuSeconds(pid_t pid) {
     if (i == 14 || i == 15) ticks += std::stod(field);
   }
   return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+// CPU time of every process of the backend (Prometheus and, with Thanos, the sidecar and query).
+double cpuSeconds(const test::PrometheusServer& server) {
+  double sum = 0;
+  for (pid_t pid : server.pids()) sum += processCpuSeconds(pid);
+  return sum;
 }
 
 // This process' peak resident set size (VmHWM) in bytes.
@@ -161,11 +170,11 @@ Measurement measure(const Args& args, const test::PrometheusServer& server,
   Measurement m;
   for (int i = 0; i < args.runs; ++i) {
     auto before = client.stats();
-    double cpuBefore = cpuSeconds(server.pid());
+    double cpuBefore = cpuSeconds(server);
     auto start = Clock::now();
     auto result = run();
     m.times.push_back(seconds(Clock::now() - start));
-    double cpu = cpuSeconds(server.pid()) - cpuBefore;
+    double cpu = cpuSeconds(server) - cpuBefore;
     m.cpu = i == 0 ? cpu : std::min(m.cpu, cpu);
     auto after = client.stats();
     if (!result.ok()) {
@@ -267,6 +276,8 @@ int main(int argc, char** argv) {
   std::string load = loadAverage();
   const std::vector<std::string> overrides{"namespace", "pod"};
   prom::DiscoveryOptions split;
+  // As an operator runs the adapter in front of Thanos: its replica label left out.
+  if (test::thanosUnderTest()) split.replicaLabels = {test::kThanosReplicaLabel};
   split.concurrency = args.concurrency;
   split.nameShards = args.shards;
   prom::DiscoveryOptions single = split;

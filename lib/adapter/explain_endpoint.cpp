@@ -76,6 +76,7 @@ apiserver::ExtraRoute explainRoute(ExplainEndpointConfig config) {
     options.namespaceName = query.get("namespace").value_or("");
     options.liveSample = query.get("sample").value_or("true") != "false";
     options.maxAge = shared->maxAge;
+    options.discovery = shared->discovery;
     if (!options.namespaceName.empty() && !core::isDns1123Label(options.namespaceName)) {
       return apiserver::statusResponse(
           core::Status::badRequest("namespace must be a namespace name, not " +

@@ -228,10 +228,11 @@ Explanation explain(const rules::RuleSet& rules, const BackendClients& clients,
       prom::Client* client = clients(rule.backend());
       auto it = discovered.find(rule.discoveryKey());
       if (it == discovered.end()) {
-        auto found = client != nullptr
-                         ? prom::discoverLabelNames(*client, rule.seriesQuery(), window)
-                         : core::Result<prom::MetricLabelNames>(core::Status::internal(
-                               fmt::format("backend {:?} is not configured", rule.backend())));
+        auto found =
+            client != nullptr
+                ? prom::discoverLabelNames(*client, rule.seriesQuery(), window, options.discovery)
+                : core::Result<prom::MetricLabelNames>(core::Status::internal(
+                      fmt::format("backend {:?} is not configured", rule.backend())));
         it = discovered.emplace(rule.discoveryKey(), std::move(found)).first;
       }
       RuleExplanation explanation =

@@ -181,7 +181,12 @@ core::Result<bool> applyOwnFlag(ServeOptions& options, std::string_view name,
   } else if (name == "discovery-backend") {
     auto backend = prom::parseDiscoveryBackend(value);
     if (!backend) return badFlag(name, value, backend.status().message());
+    auto replicaLabels = std::move(options.relist.discovery.replicaLabels);
     options.relist.discovery = prom::discoveryOptionsFor(*backend);
+    options.relist.discovery.replicaLabels = std::move(replicaLabels);
+  } else if (name == "thanos-replica-label") {
+    auto added = prom::appendReplicaLabels(value, options.relist.discovery.replicaLabels);
+    if (!added.ok()) return badFlag(name, value, added.message());
   } else if (name == "allowed-credential-dir") {
     if (value.empty()) return core::Status::badRequest("--allowed-credential-dir: empty directory");
     options.allowedCredentialDirs.emplace_back(value);
@@ -252,8 +257,8 @@ core::Result<ServeOptions> parseServeFlags(const std::vector<std::string>& args)
       value = own[i + 1];
       consumedNext = true;
     } else if (ignored != nullptr || name == "config" || name == "allowed-credential-dir" ||
-               name.starts_with("metrics-") || name.starts_with(kFallbackPrefix) ||
-               name == "workers" || name == "v") {
+               name == "thanos-replica-label" || name.starts_with("metrics-") ||
+               name.starts_with(kFallbackPrefix) || name == "workers" || name == "v") {
       return core::Status::badRequest("flag needs an argument: " + std::string(arg));
     }
     if (ignored != nullptr) {
@@ -291,10 +296,15 @@ std::string serveUsage() {
          "      --discovery-interval duration     in-cluster mode: how often the Kubernetes API's "
          "discovery\n"
          "                                        is read again, to follow CRDs (default 1m)\n"
-         "      --discovery-backend string        prometheus or victoriametrics: the label-API "
-         "calls\n"
+         "      --discovery-backend string        prometheus, victoriametrics or thanos: the "
+         "label-API calls\n"
          "                                        that are cheapest on that server (default "
          "prometheus)\n"
+         "      --thanos-replica-label strings    (repeatable) Thanos Query's replica labels, "
+         "which its\n"
+         "                                        label APIs list but its series do not carry: "
+         "left out\n"
+         "                                        of discovery\n"
          "      --allowed-credential-dir string   (repeatable) a directory whose files the rule "
          "file's\n"
          "                                        backends may name as token, CA or client "

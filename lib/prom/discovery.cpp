@@ -148,10 +148,15 @@ MetricLabelNames assemble(const ProbeAnswers& answers, const Names& implied, con
   return out;
 }
 
-// `labels` split into those `query` requires (every matching series has them) and those to probe.
-void splitRequired(std::string_view query, const Names& labels, Names& implied, Names& probes) {
+// `labels` split into those `query` requires (every matching series has them) and those to probe;
+// `__name__` and the replica labels (left out of every view) are neither.
+void splitRequired(std::string_view query, const Names& labels, const DiscoveryOptions& options,
+                   Names& implied, Names& probes) {
   for (const auto& label : labels) {
-    if (label == "__name__") continue;
+    if (label == "__name__" || std::find(options.replicaLabels.begin(), options.replicaLabels.end(),
+                                         label) != options.replicaLabels.end()) {
+      continue;
+    }
     (requiresLabel(query, label) ? implied : probes).push_back(label);
   }
 }
@@ -165,7 +170,7 @@ Result<MetricLabelNames> presence(Client& client, std::string_view query, const 
                              options.concurrency, counter)[0];
   if (!candidates) return candidates.status();
   Names implied, probes;
-  splitRequired(query, labels, implied, probes);
+  splitRequired(query, labels, options, implied, probes);
   if (candidates->empty()) return MetricLabelNames{};
   auto answers = probe(client, query, names->complete ? &*candidates : nullptr, *candidates, probes,
                        window, options, counter);
@@ -211,7 +216,7 @@ Result<MetricLabelNames> labelNamesOfQuery(Client& client, std::string_view quer
   const Names& names = *answers[0];
   if (perMetric) return labelNamesPerMetric(client, query, names, window, options, counter);
   Names implied, probes;
-  splitRequired(query, *answers[1], implied, probes);
+  splitRequired(query, *answers[1], options, implied, probes);
   if (probes.size() >= names.size()) {
     return labelNamesPerMetric(client, query, names, window, options, counter);
   }
@@ -234,7 +239,7 @@ Result<MetricLabelNames> labelNamesByProbes(Client& client, std::string_view que
   }
   const Names& candidates = *answers[0];
   Names implied, probes;
-  splitRequired(query, *answers[1], implied, probes);
+  splitRequired(query, *answers[1], options, implied, probes);
   if (options.strategy == LabelNamesStrategy::kAuto && probes.size() > options.maxLabelProbes) {
     report.strategy = "union";
     return labelNamesOfQuery(client, query, window, options, false, report.calls);
@@ -253,6 +258,14 @@ Result<MetricLabelNames> withSeriesFallback(Client& client, std::string_view que
                                             const DiscoveryOptions& options,
                                             DiscoveryReport& report, Discover discover) {
   auto found = discover();
+  if (found) {
+    for (auto& [metric, labels] : *found) {
+      std::erase_if(labels, [&](const std::string& label) {
+        return std::find(options.replicaLabels.begin(), options.replicaLabels.end(), label) !=
+               options.replicaLabels.end();
+      });
+    }
+  }
   if (found || !options.fallbackToSeries || isTransient(found.status()) ||
       !failureKindOf(found.status()).has_value()) {
     return found;

@@ -4,10 +4,10 @@
 # Helm (helm/), which the chart tests use; Prometheus 3 (prometheus/, into bin/prometheus3/), the
 # backend test matrix's other release; VictoriaMetrics single-node (victoriametrics/, into
 # bin/victoriametrics/), the matrix's non-Prometheus backend; and kubelet and kube-proxy of the same
-# Kubernetes version for the optional real node (up.sh --real-node). In the extra group: KEDA's
-# operator and metrics server (keda/, into bin-extra/keda/ with the CRDs and RBAC of its
-# config/), for the e2e test of gpuscale next to KEDA. All are pure Go (CGO_ENABLED=0), so they are
-# static.
+# Kubernetes version for the optional real node (up.sh --real-node). In the extra group: Thanos
+# (thanos/, into bin-extra/thanos/), run as sidecar + query in front of a Prometheus, and KEDA's
+# operator and metrics server (keda/, into bin-extra/keda/ with the CRDs and RBAC of its config/),
+# for the e2e test of gpuscale next to KEDA. All are pure Go (CGO_ENABLED=0), so they are static.
 #
 # Idempotent and cached: module and build caches and the binaries live in a per-user cache directory
 # outside the repository. The binaries come in two groups, each keyed by its own stamp (hash of the
@@ -149,6 +149,17 @@ build_core() {
 # The parts only a few tests need (the `go-extra` ctest label): built after the core group, and by
 # the test command while the other tests run.
 build_extra() {
+  # Thanos for the backend test matrix (sidecar + query in front of a Prometheus). Its wrapper module
+  # repeats Thanos' own `replace` directives, which do not apply to a module that requires it.
+  # `slicelabels` as in the upstream release build (Thanos converts label slices without copying);
+  # `grpcnotrace` drops gRPC's x/net/trace debug pages.
+  local tver
+  tver=$(cd "$here/thanos" && "$GO" list -m -f '{{.Version}}' github.com/thanos-io/thanos)
+  build thanos "$out.partial/thanos/" \
+    "-s -w -X github.com/prometheus/common/version.Version=${tver#v}" "netgo,slicelabels,grpcnotrace" \
+    github.com/thanos-io/thanos/cmd/thanos
+  "$out.partial/thanos/thanos" --version >>"$log" 2>&1
+
   # KEDA's operator (`keda` in its images) and metrics server (`keda-adapter`), named and stamped as
   # its Makefile does, with the manifests its module zip carries (CRDs, namespace, ServiceAccount,
   # RBAC) for the e2e test of gpuscale next to KEDA. Its scalers' cloud SDKs make this the longest
@@ -169,10 +180,10 @@ build_extra() {
 
 case $group in
   core) run_group core bin k8s etcd kwok helm prometheus victoriametrics ;;
-  extra) run_group extra bin-extra keda ;;
+  extra) run_group extra bin-extra thanos keda ;;
   all)
     run_group core bin k8s etcd kwok helm prometheus victoriametrics
-    run_group extra bin-extra keda
+    run_group extra bin-extra thanos keda
     ;;
 esac
 echo "cluster build: done"

@@ -16,6 +16,7 @@
 #include <sstream>
 #include <thread>
 
+#include "support/thanos.h"
 #include "support/victoriametrics.h"
 
 extern char** environ;
@@ -72,6 +73,7 @@ std::string scrapeConfig(const PrometheusServerOptions& options) {
   if (backendUnderTest() == Backend::kPrometheus) {
     out << "  evaluation_interval: " << options.scrapeInterval << "\n";
   }
+  if (backendUnderTest() == Backend::kThanos) out << thanosExternalLabelsYaml();
   out << "scrape_configs:\n  - job_name: exporter\n    static_configs:\n      - targets: [";
   for (size_t i = 0; i < options.scrapeTargets.size(); ++i) {
     out << (i ? ", " : "") << "'" << options.scrapeTargets[i] << "'";
@@ -201,7 +203,7 @@ std::string prometheusBinary() { return prometheusBinaryDir() + "/prometheus"; }
 std::string promtoolBinary() { return prometheusBinaryDir() + "/promtool"; }
 
 bool PrometheusServer::available() {
-  if (backendUnderTest() == Backend::kVictoriaMetrics) return true;
+  if (backendUnderTest() != Backend::kPrometheus) return true;
   // A backend named explicitly must be there: its absence fails the tests instead of skipping them.
   if (std::getenv("GPUSCALE_PROMETHEUS_DIR") != nullptr) return true;
   return ::access(prometheusBinary().c_str(), X_OK) == 0 &&
@@ -220,10 +222,12 @@ PrometheusServer* PrometheusServer::startForSuite(PrometheusServerOptions option
 
 core::Result<std::unique_ptr<PrometheusServer>> PrometheusServer::start(
     PrometheusServerOptions options) {
-  const bool victoria = backendUnderTest() == Backend::kVictoriaMetrics;
-  if (victoria && (!options.routePrefix.empty() || !options.webConfig.empty())) {
-    return Status::badRequest(
-        "the VictoriaMetrics test server takes no Prometheus web config or route prefix");
+  const Backend backend = backendUnderTest();
+  const bool victoria = backend == Backend::kVictoriaMetrics;
+  if (backend != Backend::kPrometheus &&
+      (!options.routePrefix.empty() || !options.webConfig.empty())) {
+    return Status::badRequest(std::string("the ") + backendName(backend) +
+                              " test server takes no Prometheus web config or route prefix");
   }
   std::unique_ptr<PrometheusServer> server(new PrometheusServer());
   server->workDir_ = makeTempDir("gpuscale-prometheus-");
@@ -268,8 +272,16 @@ core::Result<std::unique_ptr<PrometheusServer>> PrometheusServer::start(
         server->pid_ = -1;
         break;
       }
-      if (probeReady(base, options)) return server;
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      if (!probeReady(base, options)) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        continue;
+      }
+      if (backend == Backend::kThanos) {
+        auto thanos = ThanosQuery::start(server->url(), server->workDir_, 0, options.readyTimeout);
+        if (!thanos.ok()) return thanos.status();
+        server->thanos_ = std::move(*thanos);
+      }
+      return server;
     }
     if (server->pid_ > 0) {
       return Status::internal("prometheus not ready in time: " + server->logTail());
@@ -283,17 +295,31 @@ PrometheusServer::~PrometheusServer() {
   removeTree(workDir_);
 }
 
-std::string PrometheusServer::url() const {
+std::string PrometheusServer::url() const { return thanos_ ? thanos_->url() : prometheusUrl(); }
+
+std::string PrometheusServer::prometheusUrl() const {
   return scheme_ + "://127.0.0.1:" + std::to_string(port_) + prefix_;
 }
 
-uint64_t PrometheusServer::rssBytes() const {
-  std::ifstream in("/proc/" + std::to_string(pid_) + "/status");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("VmRSS:", 0) == 0) return std::stoull(line.substr(6)) * 1024;
+std::vector<pid_t> PrometheusServer::pids() const {
+  std::vector<pid_t> out{pid_};
+  if (thanos_) {
+    auto more = thanos_->pids();
+    out.insert(out.end(), more.begin(), more.end());
   }
-  return 0;
+  return out;
+}
+
+uint64_t PrometheusServer::rssBytes() const {
+  uint64_t sum = 0;
+  for (pid_t pid : pids()) {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+    std::string line;
+    while (std::getline(in, line)) {
+      if (line.rfind("VmRSS:", 0) == 0) sum += std::stoull(line.substr(6)) * 1024;
+    }
+  }
+  return sum;
 }
 
 std::string PrometheusServer::logTail() const {
@@ -301,10 +327,12 @@ std::string PrometheusServer::logTail() const {
   std::stringstream text;
   text << in.rdbuf();
   std::string all = text.str();
-  return all.size() > 2000 ? all.substr(all.size() - 2000) : all;
+  all = all.size() > 2000 ? all.substr(all.size() - 2000) : all;
+  return thanos_ ? all + "\n" + thanos_->logTail() : all;
 }
 
 void PrometheusServer::stop() {
+  thanos_.reset();
   if (pid_ <= 0) return;
   ::kill(pid_, SIGTERM);
   for (int i = 0; i < 200; ++i) {

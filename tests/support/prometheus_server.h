@@ -7,7 +7,9 @@
 // `prometheus` and `promtool` (another release of the backend matrix); when it is set, a missing
 // binary fails the test instead of skipping it. $GPUSCALE_VICTORIAMETRICS_DIR starts
 // VictoriaMetrics single-node instead, with the same scrape configuration and backfill
-// (support/victoriametrics.h); it takes no web config or route prefix (start() refuses them).
+// (support/victoriametrics.h); $GPUSCALE_THANOS_DIR puts a Thanos sidecar and query in front of the
+// Prometheus (support/thanos.h), and url() is then the query's. Neither takes a web config or route
+// prefix (start() refuses them).
 //
 // Thread safety: one owner; url()/port()/rssBytes() may be read from any thread.
 #pragma once
@@ -23,6 +25,8 @@
 #include "gpuscale/core/result.h"
 
 namespace gpuscale::test {
+
+class ThanosQuery;
 
 struct PrometheusServerOptions {
   // "host:port" targets of the one scrape job ("exporter").
@@ -57,14 +61,19 @@ class PrometheusServer {
   static PrometheusServer* startForSuite(PrometheusServerOptions options, std::string& error);
   ~PrometheusServer();
 
+  // Prometheus' (or VictoriaMetrics') port and process.
   uint16_t port() const { return port_; }
   pid_t pid() const { return pid_; }
-  // "http(s)://127.0.0.1:<port><routePrefix>".
+  // Every process of the backend (Prometheus and, with Thanos, the sidecar and the query).
+  std::vector<pid_t> pids() const;
+  // Where clients talk to: the Thanos query's URL with Thanos, else prometheusUrl().
   std::string url() const;
+  // "http(s)://127.0.0.1:<port><routePrefix>" of Prometheus (or VictoriaMetrics) itself.
+  std::string prometheusUrl() const;
   const std::string& storageDir() const { return storageDir_; }
   // The server's own folder (configuration, log), removed with it.
   const std::string& workDir() const { return workDir_; }
-  // The server's resident set size now (VmRSS), 0 when unknown.
+  // The resident set size of every process of the backend now (VmRSS), 0 when unknown.
   uint64_t rssBytes() const;
   // The tail of the server's log (for failure messages).
   std::string logTail() const;
@@ -79,6 +88,7 @@ class PrometheusServer {
   std::string prefix_;
   uint16_t port_ = 0;
   pid_t pid_ = -1;
+  std::unique_ptr<ThanosQuery> thanos_;
 };
 
 // The folder of the prometheus and promtool binaries under test: $GPUSCALE_PROMETHEUS_DIR (another

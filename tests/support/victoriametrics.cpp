@@ -21,15 +21,6 @@ std::string fileText(const std::string& path) {
 
 }  // namespace
 
-Backend backendUnderTest() {
-  const char* dir = std::getenv("GPUSCALE_VICTORIAMETRICS_DIR");
-  return dir != nullptr && *dir != '\0' ? Backend::kVictoriaMetrics : Backend::kPrometheus;
-}
-
-const char* backendName(Backend backend) {
-  return backend == Backend::kVictoriaMetrics ? "victoriametrics" : "prometheus";
-}
-
 std::string victoriaMetricsBinary() {
   const char* dir = std::getenv("GPUSCALE_VICTORIAMETRICS_DIR");
   return std::string(dir != nullptr ? dir : "") + "/victoria-metrics";

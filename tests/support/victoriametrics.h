@@ -1,8 +1,8 @@
 // VictoriaMetrics single-node as the backend of PrometheusServer (the backend matrix's
-// non-Prometheus member): which backend a test run talks to, the command line, and loading
-// history. VictoriaMetrics has no offline block writer like `promtool tsdb create-blocks-from`, so
-// history goes in through its import API (`/api/v1/import/prometheus`, millisecond timestamps) on a
-// running server, followed by `/internal/force_flush` to make it searchable at once.
+// non-Prometheus store): the command line and loading history. VictoriaMetrics has no offline block
+// writer like `promtool tsdb create-blocks-from`, so history goes in through its import API
+// (`/api/v1/import/prometheus`, millisecond timestamps) on a running server, followed by
+// `/internal/force_flush` to make it searchable at once.
 //
 // How it answers differently from Prometheus (pinned by the `_victoriametrics` test variants):
 // its label and series APIs select by whole UTC day of its per-day index, not by block or chunk;
@@ -20,20 +20,10 @@
 #include <vector>
 
 #include "gpuscale/core/result.h"
+#include "support/backend.h"
 
 namespace gpuscale::test {
 
-enum class Backend {
-  kPrometheus,       // Debian's /usr/bin/prometheus, or the release in $GPUSCALE_PROMETHEUS_DIR
-  kVictoriaMetrics,  // victoria-metrics in $GPUSCALE_VICTORIAMETRICS_DIR
-};
-
-// The backend real-backend tests start: VictoriaMetrics when $GPUSCALE_VICTORIAMETRICS_DIR is set
-// (a missing binary then fails the tests instead of skipping them), else Prometheus.
-Backend backendUnderTest();
-inline bool victoriaMetricsUnderTest() { return backendUnderTest() == Backend::kVictoriaMetrics; }
-// "prometheus" or "victoriametrics", for skip messages and logs.
-const char* backendName(Backend backend);
 std::string victoriaMetricsBinary();
 
 // The victoria-metrics command line for a test server on 127.0.0.1:`port`: data in `storageDir`,

@@ -71,6 +71,8 @@ struct ExplainOptions {
   std::chrono::nanoseconds maxAge = std::chrono::minutes(10);  // discovery window
   size_t maxExamples = 3;
   bool liveSample = true;
+  // How discovery asks the backend (as the relister does: --discovery-backend, replica labels).
+  prom::DiscoveryOptions discovery;
   // Asked once the example's namespace is known, before any object name is looked up or a sample
   // query runs; null: everything may be shown (the CLI, whose user asks Prometheus directly).
   SampleAuthorizer authorizeSample;

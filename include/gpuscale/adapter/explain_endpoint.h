@@ -58,6 +58,8 @@ struct ExplainEndpointConfig {
   // Decides which namespaces' samples a caller may see (above); null: every sample is shown
   // (standalone mode, where every caller may read every metric anyway).
   std::shared_ptr<apiserver::Authorizer> authorizer;
+  // The relister's discovery options.
+  prom::DiscoveryOptions discovery;
 };
 
 apiserver::ExtraRoute explainRoute(ExplainEndpointConfig config);

@@ -9,8 +9,11 @@
 //                                  read again (resource_discovery.h), Go duration (1m;
 //                                  prometheus-adapter's default is 10m: rules naming a CRD wait
 //                                  for it, so gpuscale reads more often)
-//   --discovery-backend NAME       prometheus (default) or victoriametrics: the label-API calls
-//                                  metric discovery makes (prom::discoveryOptionsFor)
+//   --discovery-backend NAME       prometheus (default), victoriametrics or thanos: the label-API
+//                                  calls metric discovery makes (prom::discoveryOptionsFor)
+//   --thanos-replica-label L[,L]   repeatable: Thanos Query's --query.replica-label names, which
+//                                  its label APIs list although deduplicated series do not carry
+//                                  them; discovery leaves them out (prom::DiscoveryOptions)
 //   --allowed-credential-dir DIR   repeatable: a directory whose files the rule file's backends may
 //                                  name as bearerTokenFile/caFile/clientCertFile/clientKeyFile
 //                                  (default none: only the --prometheus-* flags' own files;

@@ -68,6 +68,11 @@ struct DiscoveryOptions {
   size_t maxShardBytes = 16 * 1024;
   // kAuto: probe at most this many candidate labels one by one.
   size_t maxLabelProbes = 16;
+  // Label names dropped from every view: the replica labels of a deduplicating backend. Thanos
+  // Query removes its replica labels (--query.replica-label) from series and query results, but
+  // its label APIs still list them, so without this the label calls would show a label that no
+  // series the adapter queries carries. Never probed either.
+  std::vector<std::string> replicaLabels;
 };
 
 // The servers whose label-API costs discovery knows (measured at 1M series, side by side, in
@@ -80,13 +85,20 @@ enum class DiscoveryBackend {
   // VictoriaMetrics: label names of the full query come cheap from its index and each probe or
   // shard is a separate index scan, so the union strategy in single calls.
   kVictoriaMetrics,
+  // Thanos Query in front of Prometheus sidecars: every label call is passed through to the
+  // Prometheus label APIs, so their costs rank as on Prometheus, plus a fixed cost per call.
+  kThanos,
 };
 
-// "prometheus" or "victoriametrics"; anything else is a badRequest Status naming both.
+// "prometheus", "victoriametrics" or "thanos"; anything else is a badRequest Status naming them.
 Result<DiscoveryBackend> parseDiscoveryBackend(std::string_view name);
 
 // The cheapest DiscoveryOptions on `backend`, from the defaults (pure).
 DiscoveryOptions discoveryOptionsFor(DiscoveryBackend backend);
+
+// Appends the comma-separated label names of `value` (a --thanos-replica-label flag, spelled as
+// Thanos' own --query.replica-label) to `labels`; an empty name is a badRequest Status.
+core::Status appendReplicaLabels(std::string_view value, std::vector<std::string>& labels);
 
 // How a discovery was done (for logs, /metrics and benchmarks).
 struct DiscoveryReport {

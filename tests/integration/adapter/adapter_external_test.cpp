@@ -16,6 +16,7 @@
 #include "fakes/test_pki.h"
 #include "support/exporter_server.h"
 #include "support/prometheus_server.h"
+#include "support/thanos.h"
 #include "support/victoriametrics.h"
 
 namespace gpuscale::adapter::testing {
@@ -172,12 +173,12 @@ class AdapterExternalTest : public ::testing::Test {
     writeFile(dir_->file("fallback.crt"), cert.certificatePem);
     writeFile(dir_->file("fallback.key"), cert.privateKeyPem);
     writeFile(dir_->file("remote.yaml"), kRemoteRules);
-    remote_ = new AdapterProcess(dir_->file("remote.yaml"), prometheus_->url(),
+    remote_ = new AdapterProcess(dir_->file("remote.yaml"), test::adapterUrl(prometheus_->url()),
                                  {"--tls-cert-file", dir_->file("fallback.crt"),
                                   "--tls-private-key-file", dir_->file("fallback.key")});
     writeFile(dir_->file("local.yaml"), kLocalRules);
     local_ = new AdapterProcess(
-        dir_->file("local.yaml"), prometheus_->url(),
+        dir_->file("local.yaml"), test::adapterUrl(prometheus_->url()),
         {"--external-metrics-fallback-url", remote_->url(""), "--external-metrics-fallback-ca-file",
          dir_->file("ca.crt"), "--external-metrics-fallback-discovery-ttl=1s",
          "--external-metrics-fallback-timeout=3s"});
@@ -387,7 +388,7 @@ std::vector<std::string> deploymentArgs() {
 TEST_F(AdapterExternalTest, StartsWithAPrometheusAdapterDeploymentsArguments) {
   std::vector<std::string> args = deploymentArgs();
   ASSERT_EQ(args.size(), 14u);
-  AdapterProcess adapter(dir_->file("local.yaml"), prometheus_->url(), args);
+  AdapterProcess adapter(dir_->file("local.yaml"), test::adapterUrl(prometheus_->url()), args);
   ASSERT_TRUE(gpuscale::testing::waitUntil(
       [&] {
         return curl(adapter.url(std::string(kExternal) + "/namespaces/jobs/queue_messages")).code ==

@@ -54,7 +54,11 @@ class AdapterExplainTest : public TritonStackSuite<AdapterExplainTest> {
   static ProcessResult explainCli(std::vector<std::string> extra) {
     std::vector<std::string> argv = {
         binary("gpuscale-adapter"),     "explain",          "--config",
-        stack_->dir.file("rules.yaml"), "--prometheus-url", prometheus_->url()};
+        stack_->dir.file("rules.yaml"), "--prometheus-url", prometheus_->adapterUrl()};
+    // As the server runs (AdapterProcess): Thanos' replica label left out of discovery.
+    if (gpuscale::test::thanosUnderTest()) {
+      argv.push_back(std::string("--thanos-replica-label=") + gpuscale::test::kThanosReplicaLabel);
+    }
     argv.insert(argv.end(), extra.begin(), extra.end());
     return runProcess(argv);
   }
@@ -101,10 +105,12 @@ TEST_F(AdapterExplainTest, CliTextPerRule) {
       << filtered;
 
   const std::string noLabel = ruleBlock(r.out, "rules[2]");
-  EXPECT_TRUE(contains(noLabel,
-                       "1 no resource label: needs a label that maps to a resource: "
-                       "overrides kubernetes_pod (e.g. nv_inference_request_success "
-                       "(labels: instance, job, model, namespace, pod, version))"))
+  // Through Thanos the external `cluster` label is one more label of every series.
+  EXPECT_TRUE(contains(noLabel, std::string("1 no resource label: needs a label that maps to a "
+                                            "resource: overrides kubernetes_pod (e.g. "
+                                            "nv_inference_request_success (labels: ") +
+                                    (gpuscale::test::thanosUnderTest() ? "cluster, " : "") +
+                                    "instance, job, model, namespace, pod, version))"))
       << noLabel;
   EXPECT_TRUE(contains(noLabel, "produced:      nothing")) << noLabel;
 }
@@ -226,7 +232,7 @@ TEST_F(AdapterExplainTest, DebugExplainInDelegatedModeNeedsTheNonResourcePermiss
                 "contexts: [{name: c, context: {cluster: c, user: u}}]\n"
                 "current-context: c\n");
   AdapterProcess delegated(
-      stack_->dir.file("rules.yaml"), prometheus_->url(),
+      stack_->dir.file("rules.yaml"), prometheus_->adapterUrl(),
       {"--authentication-kubeconfig", kubeconfig, "--authorization-kubeconfig", kubeconfig,
        "--lister-kubeconfig", kubeconfig, "--authentication-skip-lookup"},
       false);

@@ -17,6 +17,7 @@
 #include "support/process.h"
 #include "support/prometheus_server.h"
 #include "support/temp_dir.h"
+#include "support/thanos.h"
 #include "support/triton_rules.h"
 #include "support/victoriametrics.h"
 #include "support/wait_until.h"
@@ -90,24 +91,31 @@ inline double adapterCalls(const std::string& metrics, const std::string& endpoi
 }
 
 // A real prometheus (Debian's, or the matrix's in $GPUSCALE_PROMETHEUS_DIR; VictoriaMetrics with
-// $GPUSCALE_VICTORIAMETRICS_DIR) on a fixed port and storage folder, so it can be stopped and
+// $GPUSCALE_VICTORIAMETRICS_DIR; with $GPUSCALE_THANOS_DIR a Thanos sidecar and query in front of
+// it, the query on the fixed port) on a fixed port and storage folder, so it can be stopped and
 // started again.
 class Prometheus {
  public:
   Prometheus(const gpuscale::testing::TempDir& dir, const std::string& target)
-      : dir_(dir), port_(gpuscale::testing::freeLoopbackPort()) {
+      : dir_(dir),
+        port_(gpuscale::testing::freeLoopbackPort()),
+        prometheusPort_(gpuscale::test::thanosUnderTest() ? gpuscale::testing::freeLoopbackPort()
+                                                          : port_) {
     // VictoriaMetrics' strict config parser knows no rule evaluation settings.
-    writeFile(dir_.file("prometheus.yml"),
-              std::string(gpuscale::test::victoriaMetricsUnderTest()
-                              ? "global: {scrape_interval: 1s}\n"
-                              : "global: {scrape_interval: 1s, evaluation_interval: 1s}\n") +
-                  "scrape_configs:\n"
-                  "- job_name: triton\n"
-                  "  static_configs: [{targets: [\"" +
-                  target + "\"]}]\n");
+    writeFile(
+        dir_.file("prometheus.yml"),
+        std::string(gpuscale::test::victoriaMetricsUnderTest()
+                        ? "global: {scrape_interval: 1s}\n"
+                        : "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n") +
+            (gpuscale::test::thanosUnderTest() ? gpuscale::test::thanosExternalLabelsYaml() : "") +
+            "scrape_configs:\n"
+            "- job_name: triton\n"
+            "  static_configs: [{targets: [\"" +
+            target + "\"]}]\n");
     start();
   }
   void start() {
+    const std::string prometheusAddress = "127.0.0.1:" + std::to_string(prometheusPort_);
     process_ = std::make_unique<BackgroundProcess>(
         gpuscale::test::victoriaMetricsUnderTest()
             ? gpuscale::test::victoriaMetricsArgs(dir_.file("prometheus.yml"), dir_.file("data"),
@@ -115,23 +123,36 @@ class Prometheus {
             : std::vector<std::string>{gpuscale::test::prometheusBinary(),
                                        "--config.file=" + dir_.file("prometheus.yml"),
                                        "--storage.tsdb.path=" + dir_.file("data"),
-                                       "--web.listen-address=" + address()},
+                                       "--web.listen-address=" + prometheusAddress},
         dir_.file("prometheus.log"));
-    ASSERT_TRUE(gpuscale::testing::waitUntil([&] { return curl(url() + "/-/ready").code == 200; },
-                                             std::chrono::seconds(60)))
+    ASSERT_TRUE(gpuscale::testing::waitUntil(
+        [&] { return curl("http://" + prometheusAddress + "/-/ready").code == 200; },
+        std::chrono::seconds(60)))
         << process_->log();
+    if (gpuscale::test::thanosUnderTest()) {
+      auto thanos = gpuscale::test::ThanosQuery::start("http://" + prometheusAddress,
+                                                       dir_.path().string(), port_);
+      ASSERT_TRUE(thanos.ok()) << thanos.status().toString();
+      thanos_ = std::move(*thanos);
+    }
   }
   void stop() {
+    thanos_.reset();
     process_->signal(SIGTERM);
     process_->wait(std::chrono::seconds(30));
   }
+  // Where clients talk to (the Thanos query with Thanos).
   std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
   std::string url() const { return "http://" + address(); }
+  // The --prometheus-url the adapter gets (gpuscale::test::adapterUrl).
+  std::string adapterUrl() const { return gpuscale::test::adapterUrl(url()); }
 
  private:
   const gpuscale::testing::TempDir& dir_;
   uint16_t port_;
+  uint16_t prometheusPort_;
   std::unique_ptr<BackgroundProcess> process_;
+  std::unique_ptr<gpuscale::test::ThanosQuery> thanos_;
 };
 
 // The simulator's Triton exporter on a free loopback port; `target` becomes "127.0.0.1:<port>"
@@ -171,8 +192,13 @@ class AdapterProcess {
                                      "--metrics-relist-interval",
                                      "1s"};
     // Discovery as an operator would set it up for the backend under test.
-    if (gpuscale::test::victoriaMetricsUnderTest())
-      argv.push_back("--discovery-backend=victoriametrics");
+    if (gpuscale::test::backendUnderTest() != gpuscale::test::Backend::kPrometheus) {
+      argv.push_back(std::string("--discovery-backend=") +
+                     gpuscale::test::backendName(gpuscale::test::backendUnderTest()));
+    }
+    if (gpuscale::test::thanosUnderTest()) {
+      argv.push_back(std::string("--thanos-replica-label=") + gpuscale::test::kThanosReplicaLabel);
+    }
     argv.insert(argv.end(), extraArgs.begin(), extraArgs.end());
     process_ = std::make_unique<BackgroundProcess>(argv, dir_.file("adapter.log"));
     bool up = gpuscale::testing::waitUntil([&] { return curl(url("/healthz")).code == 200; },
@@ -235,7 +261,7 @@ struct TritonStack {
     stack->prometheus = std::make_unique<Prometheus>(stack->dir, target);
     writeFile(stack->dir.file("rules.yaml"), rules);
     stack->adapter = std::make_unique<AdapterProcess>(stack->dir.file("rules.yaml"),
-                                                      stack->prometheus->url(), adapterArgs);
+                                                      stack->prometheus->adapterUrl(), adapterArgs);
     AdapterProcess& adapter = *stack->adapter;
     // Discovery, then two scrapes' worth of data for the delta()/rate() windows.
     EXPECT_TRUE(gpuscale::testing::waitUntil(

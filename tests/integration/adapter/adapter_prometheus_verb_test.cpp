@@ -6,6 +6,7 @@
 
 #include "adapter_process.h"
 #include "support/triton_rules.h"
+#include "support/victoriametrics.h"
 
 namespace gpuscale::adapter::testing {
 namespace {
@@ -57,8 +58,21 @@ TEST(AdapterPrometheusVerbTest, PostDiscoversThroughTheLabelApisWithoutTheSeries
   HttpReply named = curl(adapter.url(kNamed));
   EXPECT_EQ(named.code, 200) << named.body;
 
-  // Prometheus' side: label values answered 200, and /api/v1/series was never asked.
+  // The server's side: label values answered 200, and /api/v1/series was never asked.
   const std::string own = curl(stack->prometheus->url() + "/metrics").body;
+  if (gpuscale::test::victoriaMetricsUnderTest()) {
+    // VictoriaMetrics counts requests and errors per path (and takes label values by POST too).
+    EXPECT_GE(sumOf(own, "vm_http_requests_total", {R"(path="/api/v1/label/{}/values")"}), 6)
+        << own;
+    EXPECT_GE(sumOf(own, "vm_http_requests_total", {R"(path="/api/v1/labels")"}), 2);
+    EXPECT_EQ(sumOf(own, "vm_http_requests_total", {R"(path="/api/v1/series")"}), 0);
+    for (const char* path : {"/api/v1/label/{}/values", "/api/v1/labels"}) {
+      EXPECT_EQ(sumOf(own, "vm_http_request_errors_total", {std::string("path=\"") + path + "\""}),
+                0)
+          << path;
+    }
+    return;
+  }
   EXPECT_GE(sumOf(own, "prometheus_http_requests_total",
                   {R"(code="200")", R"(handler="/api/v1/label/:name/values")"}),
             6)

@@ -3,7 +3,9 @@
 // and negative matchers, series older than the window), where every discovery strategy must give
 // the same view as the `/api/v1/series` relist. Also pins the one known difference in time
 // granularity (see gpuscale/prom/discovery.h), and VictoriaMetrics' (its variant: both APIs select
-// by UTC day). Skipped when prometheus is not installed.
+// by UTC day). Through Thanos (its variant) every view also carries the external `cluster` label,
+// and discovery leaves out the replica label the label APIs list. Skipped when prometheus is not
+// installed.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -11,6 +13,7 @@
 #include "gpuscale/prom/discovery.h"
 #include "gpuscale/prom/http_client.h"
 #include "support/prometheus_server.h"
+#include "support/thanos.h"
 #include "support/victoriametrics.h"
 
 namespace gpuscale::prom {
@@ -29,6 +32,21 @@ Clock::time_point blockStart() {
   auto block = std::chrono::duration_cast<std::chrono::seconds>(kBlock);
   auto past = now - block - std::chrono::minutes(20);
   return Clock::time_point((past / block) * block);
+}
+
+// `names` as the backend under test shows them: through Thanos with the external `cluster` label.
+Names shown(Names names) {
+  if (test::thanosUnderTest()) {
+    names.push_back(test::kThanosClusterLabel);
+    std::sort(names.begin(), names.end());
+  }
+  return names;
+}
+
+// Discovery as an operator sets it up for the backend under test (Thanos: its replica label).
+DiscoveryOptions configured(DiscoveryOptions options = {}) {
+  if (test::thanosUnderTest()) options.replicaLabels = {test::kThanosReplicaLabel};
+  return options;
 }
 
 long unixSeconds(Clock::time_point t) {
@@ -118,7 +136,7 @@ class DiscoveryRealTest : public ::testing::Test {
     TimeRange laterWindow{block_ + std::chrono::minutes(5), std::nullopt};
     const std::string query = R"({namespace!="",pod!=""})";
     auto fromSeries = discoverLabelNamesFromSeries(*client_, query, laterWindow);
-    auto fromLabels = discoverLabelNames(*client_, query, laterWindow);
+    auto fromLabels = discoverLabelNames(*client_, query, laterWindow, configured());
     ASSERT_TRUE(fromSeries.ok()) << fromSeries.status().toString();
     ASSERT_TRUE(fromLabels.ok()) << fromLabels.status().toString();
     series = std::move(*fromSeries);
@@ -142,10 +160,10 @@ const char* kQueries[] = {
 };
 
 std::vector<std::pair<const char*, DiscoveryOptions>> optionRows() {
-  DiscoveryOptions split;
+  DiscoveryOptions split = configured();
   split.minNamesPerShard = 1;
   split.nameShards = 3;
-  DiscoveryOptions single;
+  DiscoveryOptions single = configured();
   single.nameShards = 1;
   return {{"split", split}, {"single call", single}};
 }
@@ -165,7 +183,10 @@ TEST_F(DiscoveryRealTest, EveryStrategyGivesTheSeriesRelistsView) {
       {"union", LabelNamesStrategy::kUnion},
       {"per metric", LabelNamesStrategy::kPerMetric},
   };
-  const std::vector<Names> labelRows = {{"namespace", "pod"}, {"node", "pod"}, {"container"}, {}};
+  // External and replica labels: absent from Prometheus; through Thanos `cluster` is on every
+  // series and the replica label on none.
+  const std::vector<Names> labelRows = {
+      {"namespace", "pod"}, {"node", "pod"}, {"container"}, {}, {"cluster", "replica"}};
   for (const char* query : kQueries) {
     auto series = discoverLabelNamesFromSeries(*client_, query, window());
     ASSERT_TRUE(series.ok()) << series.status().toString();
@@ -193,10 +214,11 @@ TEST_F(DiscoveryRealTest, TheEdgeCasesAreInTheData) {
   auto series = discoverLabelNamesFromSeries(*client_, R"({namespace!="",pod!=""})", window());
   ASSERT_TRUE(series.ok());
   MetricLabelNames want = {
-      {"gds_a", {"container", "namespace", "pod"}},  // not old_label: an older block
-      {"gds_b", {"namespace", "pod", "rack"}},       // not node: only where pod is missing
-      {"gds_c", {"namespace", "pod", "zone"}},      {"gds_e", {"namespace", "pod", "service"}},
-      {"gds_stale", {"namespace", "pod"}},
+      {"gds_a", shown({"container", "namespace", "pod"})},  // not old_label: an older block
+      {"gds_b", shown({"namespace", "pod", "rack"})},       // not node: only where pod is missing
+      {"gds_c", shown({"namespace", "pod", "zone"})},
+      {"gds_e", shown({"namespace", "pod", "service"})},
+      {"gds_stale", shown({"namespace", "pod"})},
   };
   if (oldSeriesShowOnVictoriaMetrics()) {
     want["gds_a"] = {"container", "namespace", "old_label", "pod"};
@@ -218,8 +240,8 @@ TEST_F(DiscoveryRealTest, SeriesOlderThanTheWindowInAnOverlappingBlockShowOnlyIn
   if (HasFatalFailure()) return;
   EXPECT_FALSE(series.contains("gds_stale"));
   EXPECT_TRUE(labels.contains("gds_stale"));
-  EXPECT_EQ(labels.at("gds_b"), (Names{"namespace", "pod", "rack"}));
-  EXPECT_EQ(series.at("gds_b"), (Names{"namespace", "pod"}));
+  EXPECT_EQ(labels.at("gds_b"), shown({"namespace", "pod", "rack"}));
+  EXPECT_EQ(series.at("gds_b"), shown({"namespace", "pod"}));
 }
 
 // VictoriaMetrics' label and series APIs both read its per-day index: a window that starts inside a

@@ -1,8 +1,11 @@
-// The Prometheus client against a real Prometheus (Debian's, or the matrix's other release):
-// scraped data through every API call, GET and POST, a path prefix, basic auth, TLS with server
-// verification and client certificates, and a stopped server. Skipped when prometheus is not
+// The Prometheus client against a real Prometheus (Debian's, or the matrix's other release; or
+// VictoriaMetrics, or Thanos in front of Prometheus): scraped data through every API call, GET and
+// POST, a path prefix, basic auth, TLS with server verification and client certificates, and a
+// stopped server; and what each other backend answers differently. Skipped when prometheus is not
 // installed.
 #include <gtest/gtest.h>
+
+#include <signal.h>
 
 #include <cpprest/http_client.h>
 
@@ -16,6 +19,7 @@
 #include "gpuscale/prom/http_client.h"
 #include "support/exporter_server.h"
 #include "support/prometheus_server.h"
+#include "support/thanos.h"
 #include "support/victoriametrics.h"
 
 namespace gpuscale::prom {
@@ -24,17 +28,26 @@ namespace {
 using test::ExporterServer;
 using test::PrometheusServer;
 using test::PrometheusServerOptions;
+using test::thanosUnderTest;
 using test::victoriaMetricsUnderTest;
 
 constexpr const char* kOwnServingFlags =
-    "Prometheus' route prefix and web config; VictoriaMetrics serves these through its own flags "
-    "(-http.pathPrefix, -httpAuth.*, -tls*), which the backend matrix does not cover";
+    "Prometheus' route prefix and web config; VictoriaMetrics and Thanos serve these through their "
+    "own flags (-http.pathPrefix, -httpAuth.*, -tls*; --web.route-prefix, --http.config), which "
+    "the "
+    "backend matrix does not cover";
 
 // bcrypt (cost 4) of "secret", for the basic-auth web config.
 constexpr const char* kSecretHash = "$2b$04$YR7/VlHKwi6jLR7ymQJt1OH5SLX7YEO0QAX9e6uGv6.l4Vz1W.NEa";
 constexpr const char* kTriton = R"(nv_inference_request_success{namespace="default"})";
 
 Timestamp now() { return std::chrono::system_clock::now(); }
+
+// `view` without the label `label`.
+MetricLabelNames without(MetricLabelNames view, const std::string& label) {
+  for (auto& [name, labels] : view) std::erase(labels, label);
+  return view;
+}
 
 std::unique_ptr<HttpClient> clientFor(PrometheusOptions options) {
   auto client = HttpClient::create(options);
@@ -245,10 +258,104 @@ TEST_F(RealPrometheusTest, SeriesAndLabelApisAndCheapDiscoveryAgree) {
   EXPECT_FALSE(report.usedSeriesFallback);
   auto full = discoverLabelNamesFromSeries(*client, seriesQuery, window);
   ASSERT_TRUE(full.ok());
-  EXPECT_EQ(*cheap, *full);
+  // Thanos' label APIs keep the replica label that deduplication removes from series
+  // (ThanosAddsExternalLabelsAndItsLabelApisKeepTheReplicaLabel).
+  EXPECT_EQ(thanosUnderTest() ? without(*cheap, test::kThanosReplicaLabel) : *cheap, *full);
   ASSERT_EQ(cheap->size(), 10u) << "the Triton families of sim/triton_exposition.h";
-  EXPECT_EQ(cheap->at("nv_inference_queue_duration_us"),
-            (std::vector<std::string>{"instance", "job", "model", "namespace", "pod", "version"}));
+  std::vector<std::string> want = {"instance", "job", "model", "namespace", "pod", "version"};
+  if (thanosUnderTest()) want.insert(want.begin(), test::kThanosClusterLabel);
+  EXPECT_EQ(full->at("nv_inference_queue_duration_us"), want);
+}
+
+// Thanos adds the Prometheus' external labels that are not replica labels (`cluster`) to every
+// series, query result and label-name list, and removes the replica label from series and query
+// results by deduplication; its label APIs (0.42) do not deduplicate, so label names and label
+// values still show the replica label. Exact discovery on Thanos therefore ignores the replica
+// label, and rules must not name it (its values are those of one replica).
+TEST_F(RealPrometheusTest, ThanosAddsExternalLabelsAndItsLabelApisKeepTheReplicaLabel) {
+  if (!thanosUnderTest()) GTEST_SKIP() << "Thanos' external and replica labels";
+  auto client = clientFor(options());
+  auto result = waitForSamples(*client, kTriton, 2);
+  ASSERT_TRUE(result.ok()) << result.status().toString();
+  for (const auto& sample : (*result)->vector) {
+    EXPECT_EQ(sample.metric.count(test::kThanosClusterLabel), 1u);
+    EXPECT_EQ(sample.metric.count(test::kThanosReplicaLabel), 0u);
+  }
+  TimeRange window{now() - std::chrono::minutes(10), std::nullopt};
+  auto series = client->series({kTriton}, window);
+  ASSERT_TRUE(series.ok()) << series.status().toString();
+  ASSERT_FALSE(series->empty());
+  for (const auto& one : *series) {
+    EXPECT_EQ(one.at(test::kThanosClusterLabel), test::kThanosClusterValue);
+    EXPECT_EQ(one.count(test::kThanosReplicaLabel), 0u);
+  }
+  auto names = client->labelNames({kTriton}, window);
+  ASSERT_TRUE(names.ok()) << names.status().toString();
+  for (const char* label : {test::kThanosClusterLabel, test::kThanosReplicaLabel}) {
+    EXPECT_NE(std::find(names->begin(), names->end(), label), names->end()) << label;
+  }
+  auto replicas = client->labelValues(test::kThanosReplicaLabel, {kTriton}, window);
+  ASSERT_TRUE(replicas.ok()) << replicas.status().toString();
+  EXPECT_EQ(*replicas, (std::vector<std::string>{"r0"}));
+}
+
+// Thanos' `limit` truncates the label and series APIs with a warning.
+TEST_F(RealPrometheusTest, ThanosTruncatesAtLimitWithAWarning) {
+  if (!thanosUnderTest()) GTEST_SKIP() << "Thanos' limit";
+  auto client = clientFor(options());
+  ASSERT_TRUE(waitForSamples(*client, kTriton, 2).ok());
+  web::http::client::http_client_config config;
+  config.set_proxy(web::web_proxy(web::web_proxy::disabled));
+  web::http::client::http_client http(web::uri(server_->url()), config);
+  for (const char* path : {"/api/v1/label/pod/values", "/api/v1/series", "/api/v1/labels"}) {
+    web::uri_builder uri(path);
+    uri.append_query("match[]", kTriton).append_query("limit", "1");
+    auto response = http.request(web::http::methods::GET, uri.to_string()).get();
+    ASSERT_EQ(response.status_code(), 200) << path;
+    auto body = response.extract_json().get();
+    EXPECT_EQ(body.at("data").as_array().size(), 1u) << path;
+    ASSERT_TRUE(body.has_array_field("warnings")) << path << ": " << body.serialize();
+    EXPECT_EQ(body.at("warnings").as_array().at(0).as_string(), "results truncated due to limit");
+  }
+}
+
+// Thanos answers with partial responses by default: when the Prometheus behind the sidecar is down,
+// a query and a label call answer 200 without data and with a warning (no data that looks like
+// "nothing matched"). `partial_response=false` in the URL makes them errors, which the adapter then
+// reports as such (docs/operations.md says to set it).
+TEST_F(RealPrometheusTest, ThanosPartialResponseHidesADownPrometheusUnlessTurnedOff) {
+  if (!thanosUnderTest()) GTEST_SKIP() << "Thanos' partial response";
+  PrometheusServerOptions o;
+  o.scrapeTargets = {exporter_->target()};
+  auto server = PrometheusServer::start(o);
+  ASSERT_TRUE(server.ok()) << server.status().toString();
+  PrometheusOptions partial;
+  partial.url = (*server)->url();
+  partial.timeout = std::chrono::seconds(10);
+  PrometheusOptions strict = partial;
+  strict.url += "/?partial_response=false";
+  auto partialClient = clientFor(partial);
+  auto strictClient = clientFor(strict);
+  ASSERT_TRUE(waitForSamples(*partialClient, kTriton, 2).ok());
+  ASSERT_TRUE(waitForSamples(*strictClient, kTriton, 2).ok());
+  ::kill((*server)->pid(), SIGKILL);  // Prometheus only: the sidecar and the query stay up
+  TimeRange window{now() - std::chrono::minutes(10), std::nullopt};
+  auto hidden = partialClient->query(kTriton, now());
+  ASSERT_TRUE(hidden.ok()) << hidden.status().toString();
+  EXPECT_TRUE((*hidden)->vector.empty());
+  EXPECT_FALSE((*hidden)->warnings.empty());
+  auto hiddenNames = partialClient->labelValues("__name__", {kTriton}, window);
+  ASSERT_TRUE(hiddenNames.ok()) << hiddenNames.status().toString();
+  EXPECT_TRUE(hiddenNames->empty());
+
+  auto failed = strictClient->query(kTriton, now());
+  ASSERT_FALSE(failed.ok());
+  EXPECT_EQ(failureKindOf(failed.status()), FailureKind::kPrometheusError)
+      << failed.status().toString();
+  auto failedNames = strictClient->labelValues("__name__", {kTriton}, window);
+  ASSERT_FALSE(failedNames.ok());
+  EXPECT_EQ(failureKindOf(failedNames.status()), FailureKind::kPrometheusError)
+      << failedNames.status().toString();
 }
 
 TEST_F(RealPrometheusTest, CachedClientSendsOneQueryForManyCallers) {
@@ -289,7 +396,7 @@ TEST_F(RealPrometheusTest, StoppedPrometheusIsAConnectionError) {
 }
 
 TEST(RealPrometheusServing, PathPrefix) {
-  if (victoriaMetricsUnderTest()) GTEST_SKIP() << kOwnServingFlags;
+  if (test::backendUnderTest() != test::Backend::kPrometheus) GTEST_SKIP() << kOwnServingFlags;
   if (!PrometheusServer::available()) GTEST_SKIP() << "prometheus is not installed";
   PrometheusServerOptions o;
   o.routePrefix = "/prom";
@@ -307,7 +414,7 @@ TEST(RealPrometheusServing, PathPrefix) {
 }
 
 TEST(RealPrometheusServing, BasicAuthFromHeaderAndAuthConfig) {
-  if (victoriaMetricsUnderTest()) GTEST_SKIP() << kOwnServingFlags;
+  if (test::backendUnderTest() != test::Backend::kPrometheus) GTEST_SKIP() << kOwnServingFlags;
   if (!PrometheusServer::available()) GTEST_SKIP() << "prometheus is not installed";
   PrometheusServerOptions o;
   o.webConfig = std::string("basic_auth_users:\n  gpuscale: ") + kSecretHash + "\n";
@@ -337,7 +444,7 @@ TEST(RealPrometheusServing, BasicAuthFromHeaderAndAuthConfig) {
 }
 
 TEST(RealPrometheusServing, TlsServerVerification) {
-  if (victoriaMetricsUnderTest()) GTEST_SKIP() << kOwnServingFlags;
+  if (test::backendUnderTest() != test::Backend::kPrometheus) GTEST_SKIP() << kOwnServingFlags;
   if (!PrometheusServer::available()) GTEST_SKIP() << "prometheus is not installed";
   std::string dir = test::makeTempDir("gpuscale-tls-");
   auto certs = test::generateTestCertificates(dir);

@@ -51,10 +51,15 @@ TEST(ParseServeFlags, Table) {
        {"--config=c", "--discovery-backend=victoriametrics"},
        true,
        ""},
+      {"--discovery-backend thanos", {"--config=c", "--discovery-backend=thanos"}, true, ""},
       {"--discovery-backend unknown",
-       {"--config=c", "--discovery-backend=thanos"},
+       {"--config=c", "--discovery-backend=mimir"},
        false,
-       "prometheus or victoriametrics"},
+       "prometheus, victoriametrics or thanos"},
+      {"--thanos-replica-label needs a name",
+       {"--config=c", "--thanos-replica-label=a,,b"},
+       false,
+       "empty label name"},
       {"--discovery-interval must be positive",
        {"--config=c", "--discovery-interval=0s"},
        false,
@@ -180,6 +185,21 @@ TEST(ParseServeFlags, DiscoveryBackendSetsTheRelistersDiscoveryOptions) {
   auto defaults = parseServeFlags({"/adapter", "--config=c"});
   ASSERT_TRUE(defaults.ok());
   EXPECT_EQ(defaults->relist.discovery.nameShards, prom::DiscoveryOptions().nameShards);
+  EXPECT_TRUE(defaults->relist.discovery.replicaLabels.empty());
+}
+
+TEST(ParseServeFlags, ThanosReplicaLabelsAddUpWhicheverComesFirst) {
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {"/adapter", "--config=c", "--thanos-replica-label=replica,prometheus_replica",
+            "--discovery-backend=thanos", "--thanos-replica-label", "rule_replica"},
+           {"/adapter", "--config=c", "--discovery-backend=thanos",
+            "--thanos-replica-label=replica", "--thanos-replica-label=prometheus_replica",
+            "--thanos-replica-label=rule_replica"}}) {
+    auto options = parseServeFlags(args);
+    ASSERT_TRUE(options.ok()) << options.status().message();
+    EXPECT_EQ(options->relist.discovery.replicaLabels,
+              (std::vector<std::string>{"replica", "prometheus_replica", "rule_replica"}));
+  }
 }
 
 TEST(ParseServeFlags, ResourceMetrics) {

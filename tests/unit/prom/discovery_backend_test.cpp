@@ -14,7 +14,8 @@ TEST(DiscoveryBackendTest, ParsesTheKnownNamesOnly) {
       {"prometheus", DiscoveryBackend::kPrometheus},
       {"victoriametrics", DiscoveryBackend::kVictoriaMetrics},
       {"VictoriaMetrics", std::nullopt},  // names are exact, as flag values are
-      {"thanos", std::nullopt},
+      {"thanos", DiscoveryBackend::kThanos},
+      {"mimir", std::nullopt},
       {"", std::nullopt},
   };
   for (const Row& row : rows) {
@@ -25,7 +26,8 @@ TEST(DiscoveryBackendTest, ParsesTheKnownNamesOnly) {
     }
     if (!got.ok()) {
       EXPECT_EQ(got.status().httpCode(), 400) << row.name;
-      EXPECT_NE(got.status().message().find("prometheus or victoriametrics"), std::string::npos);
+      EXPECT_NE(got.status().message().find("prometheus, victoriametrics or thanos"),
+                std::string::npos);
     }
   }
 }
@@ -43,6 +45,8 @@ TEST(DiscoveryBackendTest, OptionsPerBackend) {
        defaults.strategy, defaults.nameShards},
       {"VictoriaMetrics: the union, single calls", DiscoveryBackend::kVictoriaMetrics,
        LabelNamesStrategy::kUnion, 1},
+      {"Thanos passes label calls to Prometheus: probes, split", DiscoveryBackend::kThanos,
+       defaults.strategy, defaults.nameShards},
   };
   for (const Row& row : rows) {
     DiscoveryOptions got = discoveryOptionsFor(row.backend);
@@ -50,6 +54,7 @@ TEST(DiscoveryBackendTest, OptionsPerBackend) {
     EXPECT_EQ(got.nameShards, row.nameShards) << row.what;
     EXPECT_EQ(got.concurrency, defaults.concurrency) << row.what;
     EXPECT_EQ(got.fallbackToSeries, defaults.fallbackToSeries) << row.what;
+    EXPECT_TRUE(got.replicaLabels.empty()) << row.what << ": replica labels come from a flag";
   }
 }
 

@@ -276,6 +276,31 @@ TEST(DiscoveryTest, EveryLabelNamesStrategyEqualsTheSeriesView) {
   }
 }
 
+// A deduplicating backend's replica labels (Thanos) are on the series its label APIs see but not
+// on those queries return: every strategy, and the series fallback, leaves them out.
+TEST(DiscoveryTest, ReplicaLabelsAreLeftOutOfEveryView) {
+  std::vector<Series> series = edgeCaseSeries();
+  for (auto& one : series) one.emplace("replica", "r0");
+  DiscoveryOptions options;
+  options.replicaLabels = {"replica", "prometheus_replica"};
+  const char* query = R"({namespace!="",pod!=""})";
+  testing::SeriesBackedClient reference(edgeCaseSeries());
+  auto want = discoverLabelNamesFromSeries(reference, query, {});
+  ASSERT_TRUE(want.ok());
+  for (auto strategy :
+       {LabelNamesStrategy::kProbes, LabelNamesStrategy::kUnion, LabelNamesStrategy::kPerMetric}) {
+    options.strategy = strategy;
+    testing::SeriesBackedClient client(series);
+    auto got = discoverLabelNames(client, query, {}, options);
+    ASSERT_TRUE(got.ok()) << got.status().toString();
+    EXPECT_EQ(*got, *want) << static_cast<int>(strategy);
+  }
+  testing::SeriesBackedClient client(series);
+  auto presence = discoverLabelPresence(client, query, {"pod", "replica"}, {}, options);
+  ASSERT_TRUE(presence.ok());
+  EXPECT_EQ(*presence, keepOnly(*want, {"pod"}));
+}
+
 TEST(DiscoveryTest, TooManyCandidateLabelsSwitchToTheUnionOfTheQuery) {
   testing::SeriesBackedClient client(edgeCaseSeries());
   DiscoveryOptions options;
