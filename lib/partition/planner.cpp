@@ -12,6 +12,7 @@
 #include "gpuscale/k8s/well_known_keys.h"
 #include "gpuscale/partition/config_name.h"
 #include "gpuscale/partition/contention.h"
+#include "gpuscale/partition/mps_sharing.h"
 #include "gpuscale/partition/resource_names.h"
 
 namespace gpuscale::partition {
@@ -23,8 +24,9 @@ constexpr double kBytesPerGiB = 1073741824.0;
 struct WorkingNode {
   std::vector<MigGpuSetting> gpus;
   std::vector<bool> reshaped;
-  std::map<std::string, int> replicas;  // changed time-slicing replicas per base resource
+  std::map<std::string, int> replicas;  // changed sharing replicas per base resource
   std::set<std::string> raised;         // resources whose replicas this plan raised
+  std::optional<SharingMode> mode;      // how this plan shares the node, when it changes that
   ResourceCounts devices;
 };
 
@@ -94,7 +96,9 @@ class PlanBuilder {
     int need = aim - before;
     for (Lever lever : policy.levers) {
       if (need <= 0) break;
-      need -= lever == Lever::kMigReshape ? reshapeFor(d, need) : timeSliceFor(d, need);
+      need -= lever == Lever::kMigReshape ? reshapeFor(d, need)
+              : lever == Lever::kMps      ? shareFor(d, need, SharingMode::kMps)
+                                          : shareFor(d, need, SharingMode::kTimeSlicing);
     }
     const int after = ceiling(d);
     const int newMax = std::min(hardMax, after);
@@ -227,8 +231,10 @@ class PlanBuilder {
     for (std::size_t i = 0; i < nodes_.size(); ++i) {
       for (const auto& [resource, r] : nodes_[i].replicas) {
         int from = snap_.nodes[i].replicasFor(resource);
-        if (r != from)
-          plan.actions.emplace_back(TimeSlicingChange{snap_.nodes[i].name, resource, from, r});
+        if (r != from) {
+          plan.actions.emplace_back(
+              TimeSlicingChange{snap_.nodes[i].name, resource, from, r, nodeSharing(i)});
+        }
       }
     }
     for (const auto& [key, change] : maxChanges_) plan.actions.emplace_back(change);
@@ -453,23 +459,48 @@ class PlanBuilder {
     return std::nullopt;
   }
 
-  int timeSliceFor(const WorkloadDemand& d, int need) {
+  // How node i shares once this plan applies.
+  SharingMode nodeSharing(std::size_t i) const {
+    return nodes_[i].mode.value_or(snap_.nodes[i].sharingMode);
+  }
+
+  // Replicas per device `mode` allows on node i for `d`; 0 when the node cannot share that way.
+  int sharingLimit(const WorkloadDemand& d, std::size_t i, SharingMode mode) {
     const Policy& policy = *d.policy;
+    const std::string base(unsharedResourceName(d.resource));
+    if (mode == SharingMode::kMps) {
+      std::string blocker =
+          mpsBlocker(snap_.nodes[i], d.resource, d.perPod, policy.mps.changeBusyNodes);
+      if (!blocker.empty() || nodes_[i].mode == SharingMode::kTimeSlicing) {
+        notes_.push_back(fmt::format("{}/{}: not using MPS on {}: {}", d.ns, d.name,
+                                     snap_.nodes[i].name,
+                                     blocker.empty() ? "this plan time-slices it" : blocker));
+        return 0;
+      }
+      return mpsReplicaLimit(policy.mps.maxReplicas, gpuMemoryMiB(snap_.nodes[i]),
+                             policy.mpsPerPodGpuMemoryBytes());
+    }
+    if (nodeSharing(i) == SharingMode::kMps) return 0;
+    int limit = policy.maxTimeSlicingReplicas;
+    if (policy.perPodGpuMemoryBytes) {
+      auto memory = partitionMemoryBytes(i, base);
+      if (!memory) return 0;
+      double perPodBytes = *policy.perPodGpuMemoryBytes * static_cast<double>(d.perPod);
+      limit = std::min(limit, static_cast<int>(std::floor(*memory / perPodBytes)));
+    }
+    return limit;
+  }
+
+  // Raises node-wide replicas of the workload's resource, time-slicing or MPS.
+  int shareFor(const WorkloadDemand& d, int need, SharingMode mode) {
     const std::string base(unsharedResourceName(d.resource));
     int gained = 0;
     for (std::size_t i : d.eligibleNodes) {
       if (gained >= need) break;
-      const NodeState& n = snap_.nodes[i];
-      if (!changeable(d, i) || (n.devicePluginConfig && n.devicePluginConfig->mps)) continue;
+      if (!changeable(d, i)) continue;
       const std::int64_t devices = deviceCount(i, base);
       if (devices <= 0) continue;
-      int limit = policy.maxTimeSlicingReplicas;
-      if (policy.perPodGpuMemoryBytes) {
-        auto memory = partitionMemoryBytes(i, base);
-        if (!memory) continue;
-        double perPodBytes = *policy.perPodGpuMemoryBytes * static_cast<double>(d.perPod);
-        limit = std::min(limit, static_cast<int>(std::floor(*memory / perPodBytes)));
-      }
+      const int limit = sharingLimit(d, i, mode);
       const int r = replicas(i, base);
       const std::int64_t used = usedOn(i, d.resource);
       const int before = podsOn(d, i);
@@ -487,6 +518,7 @@ class PlanBuilder {
       }
       nodes_[i].replicas[base] = chosen;
       nodes_[i].raised.insert(base);
+      nodes_[i].mode = mode;
       gained += gain;
     }
     return gained;
