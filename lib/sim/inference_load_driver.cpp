@@ -59,7 +59,8 @@ class InferenceLoadDriver::Impl {
     std::vector<LoadPod> pods;
     for (const PodDevice& d : pods_()) {
       if (d.namespaceName != namespace_ || !selector_.matches(d.labels)) continue;
-      pods.push_back({d.uid, d.namespaceName, d.name, d.device, d.computeFraction});
+      pods.push_back(
+          {d.uid, d.namespaceName, d.name, d.device, d.computeFraction, d.mpsThreadFraction});
     }
     const auto now = Clock::now();
     const std::chrono::duration<double> elapsed = now - last_;
