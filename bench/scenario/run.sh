@@ -3,7 +3,7 @@
 # JSON object: scenario, reconciler, slo_violation_seconds, p50_queue_us, p95_queue_us,
 # max_replicas, ceiling_to_capacity_seconds, reconfigurations, pods_disturbed (definitions in
 # report.py). Writes OUT/samples.jsonl, OUT/result.json, OUT/timeline.svg, OUT/events.json (every
-# Event at the end), OUT/pods-final.json and the logs (OUT/run/).
+# Event at the end), OUT/{pods,nodes,configmaps}-final.json and the logs (OUT/run/).
 #
 #   bench/scenario/run.sh NAME --reconciler off|reactive|on [--speed N] [--out DIR] [--slo-us N]
 #                         [--resource NAME] [--tail SECONDS] [--sample SECONDS] [--duration SECONDS]
@@ -25,7 +25,8 @@
 #                   model truth on its /metrics; the load starts when the first pod runs)
 #   prometheus      the real Debian server, scraping gpuscale-sim every second
 #   gpuscale-adapter in-cluster mode behind the aggregator (tests/e2e/lib/adapter_stack.sh)
-#   gpuscale-reconciler  with --reconciler on|reactive, policy bench/scenario/policies/reconciler.yaml
+#   gpuscale-reconciler  with --reconciler on|reactive, policy bench/scenario/policies/NAME.yaml if
+#                   the scenario has one, else bench/scenario/policies/reconciler.yaml
 #                   (reactive: the same with `anticipation: {enabled: false}` in every policy)
 # The Deployment `triton` (namespace and selector from the scenario's load section) requests one
 # unit of the scenario's partition resource; its HPA (Pods avg_time_queue_us, averageValue =
@@ -251,10 +252,13 @@ watch_to "$out/hpa.log" "$KUBECTL" -n "$ns" get hpa triton -w -o 'jsonpath={.spe
 
 if [ "$reconciler" != off ]; then
   log "gpuscale-reconciler ($reconciler)"
-  policy_file=$src/bench/scenario/policies/reconciler.yaml
+  # A scenario may bring its own policy: bench/scenario/policies/NAME.yaml.
+  base_policy=$src/bench/scenario/policies/reconciler.yaml
+  [ -f "$src/bench/scenario/policies/$name.yaml" ] && base_policy=$src/bench/scenario/policies/$name.yaml
+  policy_file=$base_policy
   if [ "$reconciler" = reactive ]; then
     policy_file=$work/policy-reactive.yaml
-    python3 - "$src/bench/scenario/policies/reconciler.yaml" "$policy_file" <<'PY'
+    python3 - "$base_policy" "$policy_file" <<'PY'
 import sys, yaml
 doc = yaml.safe_load(open(sys.argv[1]))
 for p in doc.get("policies", [doc]):
@@ -363,6 +367,8 @@ done
 
 kc get events -A -o json >"$out/events.json" || log "could not list Events"
 kc -n "$ns" get pods -l "$selector" -o json >"$out/pods-final.json" || log "could not list pods"
+kc get nodes -o json >"$out/nodes-final.json" || log "could not list nodes"
+kc get configmaps -A -o json >"$out/configmaps-final.json" || log "could not list ConfigMaps"
 note="speed $speed; SLO ${slo_us} us; HPA target ${target_us} us; static ceiling $ceiling x $resource"
 python3 "$src/bench/scenario/report.py" "$out/samples.jsonl" --scenario "$name" \
   --reconciler "$reconciler" --slo-us "$slo_us" --svg "$out/timeline.svg" --note "$note" \
