@@ -22,7 +22,7 @@
 //       matchExpressions:
 //       - {key: team, operator: In, values: [search, ads]}   # In|NotIn|Exists|DoesNotExist
 //     hpas: [default/triton]           # "namespace/name": managed without the annotation
-//     levers: [migReshape, timeSlicing]  # tried in this order
+//     levers: [migReshape, timeSlicing]  # tried in this order; also mps (mps_sharing.h)
 //     migProfiles: [1g.5gb, 2g.10gb]   # profiles a reshape may create; empty: the model's base
 //     profiles timeSlicing:
 //       maxReplicas: 4                 # per device (GPU or MIG instance)
