@@ -14,6 +14,7 @@
 #include "gpuscale/partition/contention.h"
 #include "gpuscale/partition/mps_sharing.h"
 #include "gpuscale/partition/resource_names.h"
+#include "why_log.h"
 
 namespace gpuscale::partition {
 namespace {
@@ -85,6 +86,7 @@ class PlanBuilder {
     if (const auto& last = d.hpa->lastChange; last && now_ - *last < policy.scaleUpCooldown) {
       notes_.push_back(
           fmt::format("{}/{}: within the scale-up cooldown, not changed", d.ns, d.name));
+      why_.cooldown(d, now_);
       return std::nullopt;
     }
     // No pod fits anywhere yet (pinned to a product spelling no node has before the raise): the
@@ -94,6 +96,7 @@ class PlanBuilder {
     const int before = ceiling(d);
     const int aim = std::min(d.wanted, hardMax);
     int need = aim - before;
+    why_.aiming(d, hardMax, aim);
     for (Lever lever : policy.levers) {
       if (need <= 0) break;
       need -= lever == Lever::kMigReshape ? reshapeFor(d, need)
@@ -108,6 +111,7 @@ class PlanBuilder {
           fmt::format("{}/{}: aims at {} pods of {}, partitions hold {} after this plan", d.ns,
                       d.name, aim, d.resource, after));
     }
+    why_.grown(d, after, need);
     return Growth{before, aim, after};
   }
 
@@ -143,7 +147,7 @@ class PlanBuilder {
       for (const auto& [i, units] : d.ownUsage) own += units;
       held.push_back(static_cast<int>(own / d.perPod));
       const int need = grown[k] ? std::max(0, grown[k]->aim - held.back()) : 0;
-      claims.push_back({d.ns + "/" + d.name, d.policy->priority, need});
+      claims.push_back({d.ns + "/" + d.name, d.priority.value, need});
       needed += need;
     }
     if (needed <= freePods) return;
@@ -157,7 +161,8 @@ class PlanBuilder {
       } else {
         maxChanges_.erase({d.ns, d.name});
       }
-      shares_[{d.ns, d.name}] = grants[k].why;
+      // The grant's sentence, and where the HPA's priority came from.
+      shares_[{d.ns, d.name}] = grants[k].why + " (priority from " + d.priority.source + ")";
     }
   }
 
@@ -224,6 +229,10 @@ class PlanBuilder {
             {d.ns, d.name, d.resource, d.reason, d.ceiling, d.wanted, std::move(explain)});
       }
       plan.capacityAfter.push_back({d.ns, d.name, ceiling(d)});
+      const auto change = maxChanges_.find({d.ns, d.name});
+      const auto share = shares_.find({d.ns, d.name});
+      plan.why.push_back(why_.finish(d, change == maxChanges_.end() ? nullptr : &change->second,
+                                     share == shares_.end() ? "" : share->second));
     }
     for (std::size_t i = 0; i < nodes_.size(); ++i) {
       if (auto a = migAction(i)) plan.actions.emplace_back(std::move(*a));
@@ -326,10 +335,16 @@ class PlanBuilder {
     int gained = 0;
     for (std::size_t i : d.eligibleNodes) {
       if (gained >= need) break;
-      if (!reshapeable(d, i)) continue;
-      gained += snap_.nodes[i].migStrategy == MigStrategy::kSingle
-                    ? reshapeSingle(d, i)
-                    : reshapeMixed(d, i, need - gained);
+      if (!reshapeable(d, i)) {
+        because(d, changeable(d, i) ? nodeNotReshapeable(snap_.nodes[i])
+                                    : unchangeable(d, i, Lever::kMigReshape));
+        continue;
+      }
+      const int g = snap_.nodes[i].migStrategy == MigStrategy::kSingle
+                        ? reshapeSingle(d, i)
+                        : reshapeMixed(d, i, need - gained);
+      if (g > 0) because(d, i, Lever::kMigReshape, WhyCode::kReshaped, fmt::format("+{} pods", g));
+      gained += g;
     }
     return gained;
   }
@@ -338,13 +353,21 @@ class PlanBuilder {
     const NodeState& n = snap_.nodes[i];
     const std::string base(unsharedResourceName(d.resource));
     const MigProfile* profile = profileForResource(*n.model, base);
-    if (profile == nullptr || !filterFor(*d.policy).allows(*profile)) return 0;
+    if (profile == nullptr || !filterFor(*d.policy).allows(*profile)) {
+      because(d, i, Lever::kMigReshape, WhyCode::kProfileNotAllowed,
+              fmt::format("{} is not a MIG profile of {} the policy lets a reshape create", base,
+                          n.model->name));
+      return 0;
+    }
     const auto& candidates = maximal(*n.model, *d.policy);
     const int r = replicas(i, base);
     const std::int64_t used = usedOn(i, d.resource);
     int gained = 0;
+    int migGpus = 0, busy = 0;
     for (std::size_t gpu = 0; gpu < nodes_[i].gpus.size() && gained < need; ++gpu) {
       const MigGpuSetting& cur = nodes_[i].gpus[gpu];
+      migGpus += cur.migEnabled ? 1 : 0;
+      busy += cur.migEnabled && n.gpus[gpu].busy ? 1 : 0;
       // MIG mode never changes here: that needs a GPU reset, which other GPUs' pods may not
       // survive.
       if (nodes_[i].reshaped[gpu] || !cur.migEnabled || n.gpus[gpu].busy) continue;
@@ -376,6 +399,7 @@ class PlanBuilder {
       setGeometry(i, gpu, *best);
       gained += bestGain;
     }
+    if (gained == 0) because(d, noReshapeGain(n, migGpus, busy));
     return gained;
   }
 
@@ -392,7 +416,11 @@ class PlanBuilder {
       if (!filter.allows(p) || !isValidGeometry(*n.model, {{p.name, p.maxCount}})) continue;
       if (best == nullptr || p.maxCount > best->maxCount) best = &p;
     }
-    if (best == nullptr) return 0;
+    if (best == nullptr) {
+      because(d, i, Lever::kMigReshape, WhyCode::kProfileNotAllowed,
+              "no profile the policy allows fills a GPU uniformly");
+      return 0;
+    }
     const int before = podsOn(d, i);
     std::vector<MigGpuSetting> saved = w.gpus;
     ResourceCounts savedDevices = w.devices;
@@ -403,6 +431,8 @@ class PlanBuilder {
     w.gpus = std::move(saved);
     w.devices = std::move(savedDevices);
     w.reshaped.assign(w.gpus.size(), false);
+    because(d, i, Lever::kMigReshape, WhyCode::kNoReshapeGain,
+            fmt::format("all GPUs as {} add no pod", best->name));
     return 0;
   }
 
@@ -464,27 +494,37 @@ class PlanBuilder {
     return nodes_[i].mode.value_or(snap_.nodes[i].sharingMode);
   }
 
-  // Replicas per device `mode` allows on node i for `d`; 0 when the node cannot share that way.
+  // Replicas per device `mode` allows on node i for `d`; 0 when the node cannot share that way
+  // (recorded as the reason why).
   int sharingLimit(const WorkloadDemand& d, std::size_t i, SharingMode mode) {
     const Policy& policy = *d.policy;
     const std::string base(unsharedResourceName(d.resource));
     if (mode == SharingMode::kMps) {
       std::string blocker =
           mpsBlocker(snap_.nodes[i], d.resource, d.perPod, policy.mps.changeBusyNodes);
-      if (!blocker.empty() || nodes_[i].mode == SharingMode::kTimeSlicing) {
+      if (blocker.empty() && nodes_[i].mode == SharingMode::kTimeSlicing)
+        blocker = "this plan time-slices it";
+      if (!blocker.empty()) {
         notes_.push_back(fmt::format("{}/{}: not using MPS on {}: {}", d.ns, d.name,
-                                     snap_.nodes[i].name,
-                                     blocker.empty() ? "this plan time-slices it" : blocker));
+                                     snap_.nodes[i].name, blocker));
+        because(d, i, Lever::kMps, WhyCode::kMps, "not shared by MPS: " + blocker);
         return 0;
       }
       return mpsReplicaLimit(policy.mps.maxReplicas, gpuMemoryMiB(snap_.nodes[i]),
                              policy.mpsPerPodGpuMemoryBytes());
     }
-    if (nodeSharing(i) == SharingMode::kMps) return 0;
+    if (nodeSharing(i) == SharingMode::kMps) {
+      because(d, i, Lever::kTimeSlicing, WhyCode::kMps, "the device plugin shares it by MPS");
+      return 0;
+    }
     int limit = policy.maxTimeSlicingReplicas;
     if (policy.perPodGpuMemoryBytes) {
       auto memory = partitionMemoryBytes(i, base);
-      if (!memory) return 0;
+      if (!memory) {
+        because(d, i, Lever::kTimeSlicing, WhyCode::kMemoryUnknown,
+                "perPodGpuMemory is set but the memory of " + base + " is unknown");
+        return 0;
+      }
       double perPodBytes = *policy.perPodGpuMemoryBytes * static_cast<double>(d.perPod);
       limit = std::min(limit, static_cast<int>(std::floor(*memory / perPodBytes)));
     }
@@ -493,14 +533,24 @@ class PlanBuilder {
 
   // Raises node-wide replicas of the workload's resource, time-slicing or MPS.
   int shareFor(const WorkloadDemand& d, int need, SharingMode mode) {
+    const Policy& policy = *d.policy;
+    const Lever lever = mode == SharingMode::kMps ? Lever::kMps : Lever::kTimeSlicing;
     const std::string base(unsharedResourceName(d.resource));
     int gained = 0;
     for (std::size_t i : d.eligibleNodes) {
       if (gained >= need) break;
-      if (!changeable(d, i)) continue;
+      const NodeState& n = snap_.nodes[i];
+      if (!changeable(d, i)) {
+        because(d, unchangeable(d, i, lever));
+        continue;
+      }
       const std::int64_t devices = deviceCount(i, base);
-      if (devices <= 0) continue;
+      if (devices <= 0) {
+        because(d, i, lever, WhyCode::kNoDevices, "no device of " + base);
+        continue;
+      }
       const int limit = sharingLimit(d, i, mode);
+      if (limit <= 0) continue;
       const int r = replicas(i, base);
       const std::int64_t used = usedOn(i, d.resource);
       const int before = podsOn(d, i);
@@ -512,10 +562,22 @@ class PlanBuilder {
         if (gain >= need - gained) break;
       }
       if (gain <= 0) {
-        if (r < limit && pinsHold(d, i, base, r) && !pinsHold(d, i, base, r + 1))
+        if (r < limit && pinsHold(d, i, base, r) && !pinsHold(d, i, base, r + 1)) {
           notes_.push_back(renameNote(d, i));
+          because(d, i, lever, WhyCode::kProductRename, notes_.back());
+        } else if (mode == SharingMode::kMps) {
+          because(d, i, lever, r >= limit ? WhyCode::kReplicaLimit : WhyCode::kNoTimeSlicingGain,
+                  fmt::format("{} MPS replicas of {}; the limit is {} (mps.maxReplicas, at most "
+                              "48, and GPU memory / the pod's memory)",
+                              r, base, limit));
+        } else {
+          because(d, noTimeSlicingGain(n.name, base, r, limit, policy));
+        }
         continue;
       }
+      because(d, i, lever, WhyCode::kTimeSliced,
+              fmt::format("{} -> {} {}replicas of {}, +{} pods", r, chosen,
+                          mode == SharingMode::kMps ? "MPS " : "", base, gain));
       nodes_[i].replicas[base] = chosen;
       nodes_[i].raised.insert(base);
       nodes_[i].mode = mode;
@@ -536,6 +598,18 @@ class PlanBuilder {
         "nodeSelector {}={} would no longer match (select by another label, or by nodeAffinity "
         "with both spellings)",
         d.ns, d.name, snap_.nodes[i].name, key, formatGpuProduct(renamed), key, pinned);
+  }
+
+  void because(const WorkloadDemand& d, std::size_t i, Lever lever, WhyCode code,
+               std::string detail) {
+    why_.add(d, {code, snap_.nodes[i].name, lever, std::move(detail)});
+  }
+  void because(const WorkloadDemand& d, WhyReason r) { why_.add(d, std::move(r)); }
+  // Why changeable(d, i) is false, for `lever`.
+  WhyReason unchangeable(const WorkloadDemand& d, std::size_t i, Lever lever) const {
+    WhyReason r = nodeUnchangeable(snap_.nodes[i], *d.policy, now_).value_or(WhyReason{});
+    r.lever = lever;
+    return r;
   }
 
   void setMax(const WorkloadDemand& d, int to) {
@@ -572,6 +646,7 @@ class PlanBuilder {
   std::vector<std::string> notes_;
   std::set<std::size_t> burstNodes_;
   std::map<std::pair<std::string, std::string>, std::string> shares_;  // contended HPAs: why
+  WhyLog why_;
 };
 
 }  // namespace

@@ -22,6 +22,7 @@ int applyGpuMapping(partition::ClusterSnapshot& snapshot, GpuPodMapping& mapping
     auto occupancy = mapping.occupancy(node.name, pods->second, now);
     if (!occupancy) continue;
     ++answered;
+    node.gpuMapped = true;
     for (auto& gpu : node.gpus) gpu.busy = !occupancy->idle(gpu.index);
   }
   return answered;
