@@ -3,7 +3,7 @@
 # JSON object: scenario, reconciler, slo_violation_seconds, p50_queue_us, p95_queue_us,
 # max_replicas, ceiling_to_capacity_seconds, reconfigurations, pods_disturbed (definitions in
 # report.py). Writes OUT/samples.jsonl, OUT/result.json, OUT/timeline.svg, OUT/events.json (every
-# Event at the end), OUT/pods-final.json and the logs (OUT/run/).
+# Event at the end), OUT/{pods,nodes,configmaps}-final.json and the logs (OUT/run/).
 #
 #   bench/scenario/run.sh NAME --reconciler off|reactive|on [--speed N] [--out DIR] [--slo-us N]
 #                         [--resource NAME] [--tail SECONDS] [--sample SECONDS] [--duration SECONDS]
@@ -28,7 +28,8 @@
 #                   model truth on its /metrics; the load starts when the first pod runs)
 #   prometheus      the real Debian server, scraping gpuscale-sim every second
 #   gpuscale-adapter in-cluster mode behind the aggregator (tests/e2e/lib/adapter_stack.sh)
-#   gpuscale-reconciler  with --reconciler on|reactive, policy bench/scenario/policies/reconciler.yaml
+#   gpuscale-reconciler  with --reconciler on|reactive, policy bench/scenario/policies/NAME.yaml if
+#                   the scenario has one, else bench/scenario/policies/reconciler.yaml
 #                   (reactive: the same with `anticipation: {enabled: false}` in every policy)
 # The Deployment `triton` (namespace and selector from the scenario's load section) requests one
 # unit of the scenario's partition resource; its HPA (Pods avg_time_queue_us, averageValue =
@@ -392,6 +393,8 @@ while [ "$(pattern_t)" -lt "$total_s" ]; do
 done
 
 kc get events -A -o json >"$out/events.json" || log "could not list Events"
+kc get nodes -o json >"$out/nodes-final.json" || log "could not list nodes"
+kc get configmaps -A -o json >"$out/configmaps-final.json" || log "could not list ConfigMaps"
 note="speed $speed; SLO ${slo_us} us; HPA target ${target_us} us; static ceiling $ceiling x $resource"
 if $multi; then
   kc get pods -A -o json >"$out/pods-final.json" || log "could not list pods"

@@ -172,24 +172,39 @@ std::string emitDevicePluginConfig(const DevicePluginConfig& c) {
   return std::string(out.c_str()) + "\n";
 }
 
-DevicePluginConfig withTimeSlicingReplicas(DevicePluginConfig config, std::string_view resource,
-                                           int replicas) {
-  SharingConfig ts = config.timeSlicing.value_or(SharingConfig{});
-  auto it = std::find_if(ts.resources.begin(), ts.resources.end(),
+std::string_view sharingModeName(SharingMode mode) {
+  return mode == SharingMode::kMps ? "mps" : "timeSlicing";
+}
+
+const SharingConfig* sharingOf(const DevicePluginConfig& config, SharingMode mode) {
+  const auto& block = mode == SharingMode::kMps ? config.mps : config.timeSlicing;
+  return block ? &*block : nullptr;
+}
+
+DevicePluginConfig withSharingReplicas(DevicePluginConfig config, SharingMode mode,
+                                       std::string_view resource, int replicas) {
+  std::optional<SharingConfig>& block = mode == SharingMode::kMps ? config.mps : config.timeSlicing;
+  SharingConfig s = block.value_or(SharingConfig{});
+  auto it = std::find_if(s.resources.begin(), s.resources.end(),
                          [&](const ReplicatedResource& r) { return r.name == resource; });
   if (replicas <= 1) {
-    if (it != ts.resources.end()) ts.resources.erase(it);
-  } else if (it != ts.resources.end()) {
+    if (it != s.resources.end()) s.resources.erase(it);
+  } else if (it != s.resources.end()) {
     it->replicas = replicas;
   } else {
-    ts.resources.push_back({std::string(resource), replicas});
+    s.resources.push_back({std::string(resource), replicas});
   }
-  if (ts.resources.empty()) {
-    config.timeSlicing.reset();
+  if (s.resources.empty()) {
+    block.reset();
   } else {
-    config.timeSlicing = std::move(ts);
+    block = std::move(s);
   }
   return config;
+}
+
+DevicePluginConfig withTimeSlicingReplicas(DevicePluginConfig config, std::string_view resource,
+                                           int replicas) {
+  return withSharingReplicas(std::move(config), SharingMode::kTimeSlicing, resource, replicas);
 }
 
 }  // namespace gpuscale::partition

@@ -32,7 +32,7 @@ Json actionJson(const MigReconfigure& a) {
 }
 
 Json actionJson(const TimeSlicingChange& a) {
-  return {{"kind", "TimeSlicing"},
+  return {{"kind", a.mode == SharingMode::kMps ? "Mps" : "TimeSlicing"},
           {"node", a.node},
           {"resource", a.resource},
           {"replicas", a.replicas}};
@@ -57,8 +57,9 @@ std::string actionText(const MigReconfigure& a) {
 }
 
 std::string actionText(const TimeSlicingChange& a) {
-  return fmt::format("time-slice {} on node {}: {} -> {} replicas", a.resource, a.node, a.from,
-                     a.replicas);
+  return fmt::format("{} {} on node {}: {} -> {} replicas",
+                     a.mode == SharingMode::kMps ? "MPS-share" : "time-slice", a.resource, a.node,
+                     a.from, a.replicas);
 }
 
 std::string actionText(const SetMaxReplicas& a) {

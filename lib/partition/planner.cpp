@@ -12,6 +12,7 @@
 #include "gpuscale/k8s/well_known_keys.h"
 #include "gpuscale/partition/config_name.h"
 #include "gpuscale/partition/contention.h"
+#include "gpuscale/partition/mps_sharing.h"
 #include "gpuscale/partition/resource_names.h"
 #include "why_log.h"
 
@@ -24,8 +25,9 @@ constexpr double kBytesPerGiB = 1073741824.0;
 struct WorkingNode {
   std::vector<MigGpuSetting> gpus;
   std::vector<bool> reshaped;
-  std::map<std::string, int> replicas;  // changed time-slicing replicas per base resource
+  std::map<std::string, int> replicas;  // changed sharing replicas per base resource
   std::set<std::string> raised;         // resources whose replicas this plan raised
+  std::optional<SharingMode> mode;      // how this plan shares the node, when it changes that
   ResourceCounts devices;
 };
 
@@ -97,7 +99,9 @@ class PlanBuilder {
     why_.aiming(d, hardMax, aim);
     for (Lever lever : policy.levers) {
       if (need <= 0) break;
-      need -= lever == Lever::kMigReshape ? reshapeFor(d, need) : timeSliceFor(d, need);
+      need -= lever == Lever::kMigReshape ? reshapeFor(d, need)
+              : lever == Lever::kMps      ? shareFor(d, need, SharingMode::kMps)
+                                          : shareFor(d, need, SharingMode::kTimeSlicing);
     }
     const int after = ceiling(d);
     const int newMax = std::min(hardMax, after);
@@ -236,8 +240,10 @@ class PlanBuilder {
     for (std::size_t i = 0; i < nodes_.size(); ++i) {
       for (const auto& [resource, r] : nodes_[i].replicas) {
         int from = snap_.nodes[i].replicasFor(resource);
-        if (r != from)
-          plan.actions.emplace_back(TimeSlicingChange{snap_.nodes[i].name, resource, from, r});
+        if (r != from) {
+          plan.actions.emplace_back(
+              TimeSlicingChange{snap_.nodes[i].name, resource, from, r, nodeSharing(i)});
+        }
       }
     }
     for (const auto& [key, change] : maxChanges_) plan.actions.emplace_back(change);
@@ -483,37 +489,68 @@ class PlanBuilder {
     return std::nullopt;
   }
 
-  int timeSliceFor(const WorkloadDemand& d, int need) {
+  // How node i shares once this plan applies.
+  SharingMode nodeSharing(std::size_t i) const {
+    return nodes_[i].mode.value_or(snap_.nodes[i].sharingMode);
+  }
+
+  // Replicas per device `mode` allows on node i for `d`; 0 when the node cannot share that way
+  // (recorded as the reason why).
+  int sharingLimit(const WorkloadDemand& d, std::size_t i, SharingMode mode) {
     const Policy& policy = *d.policy;
+    const std::string base(unsharedResourceName(d.resource));
+    if (mode == SharingMode::kMps) {
+      std::string blocker =
+          mpsBlocker(snap_.nodes[i], d.resource, d.perPod, policy.mps.changeBusyNodes);
+      if (blocker.empty() && nodes_[i].mode == SharingMode::kTimeSlicing)
+        blocker = "this plan time-slices it";
+      if (!blocker.empty()) {
+        notes_.push_back(fmt::format("{}/{}: not using MPS on {}: {}", d.ns, d.name,
+                                     snap_.nodes[i].name, blocker));
+        because(d, i, Lever::kMps, WhyCode::kMps, "not shared by MPS: " + blocker);
+        return 0;
+      }
+      return mpsReplicaLimit(policy.mps.maxReplicas, gpuMemoryMiB(snap_.nodes[i]),
+                             policy.mpsPerPodGpuMemoryBytes());
+    }
+    if (nodeSharing(i) == SharingMode::kMps) {
+      because(d, i, Lever::kTimeSlicing, WhyCode::kMps, "the device plugin shares it by MPS");
+      return 0;
+    }
+    int limit = policy.maxTimeSlicingReplicas;
+    if (policy.perPodGpuMemoryBytes) {
+      auto memory = partitionMemoryBytes(i, base);
+      if (!memory) {
+        because(d, i, Lever::kTimeSlicing, WhyCode::kMemoryUnknown,
+                "perPodGpuMemory is set but the memory of " + base + " is unknown");
+        return 0;
+      }
+      double perPodBytes = *policy.perPodGpuMemoryBytes * static_cast<double>(d.perPod);
+      limit = std::min(limit, static_cast<int>(std::floor(*memory / perPodBytes)));
+    }
+    return limit;
+  }
+
+  // Raises node-wide replicas of the workload's resource, time-slicing or MPS.
+  int shareFor(const WorkloadDemand& d, int need, SharingMode mode) {
+    const Policy& policy = *d.policy;
+    const Lever lever = mode == SharingMode::kMps ? Lever::kMps : Lever::kTimeSlicing;
     const std::string base(unsharedResourceName(d.resource));
     int gained = 0;
     for (std::size_t i : d.eligibleNodes) {
       if (gained >= need) break;
       const NodeState& n = snap_.nodes[i];
       if (!changeable(d, i)) {
-        because(d, unchangeable(d, i, Lever::kTimeSlicing));
-        continue;
-      }
-      if (n.devicePluginConfig && n.devicePluginConfig->mps) {
-        because(d, i, Lever::kTimeSlicing, WhyCode::kMps, "the device plugin shares it by MPS");
+        because(d, unchangeable(d, i, lever));
         continue;
       }
       const std::int64_t devices = deviceCount(i, base);
       if (devices <= 0) {
-        because(d, i, Lever::kTimeSlicing, WhyCode::kNoDevices, "no device of " + base);
+        because(d, i, lever, WhyCode::kNoDevices, "no device of " + base);
         continue;
       }
-      int limit = policy.maxTimeSlicingReplicas;
-      if (policy.perPodGpuMemoryBytes) {
-        auto memory = partitionMemoryBytes(i, base);
-        if (!memory) {
-          because(d, i, Lever::kTimeSlicing, WhyCode::kMemoryUnknown,
-                  "perPodGpuMemory is set but the memory of " + base + " is unknown");
-          continue;
-        }
-        double perPodBytes = *policy.perPodGpuMemoryBytes * static_cast<double>(d.perPod);
-        limit = std::min(limit, static_cast<int>(std::floor(*memory / perPodBytes)));
-      }
+      const int limit = sharingLimit(d, i, mode);
+      if (limit <= 0) continue;
       const int r = replicas(i, base);
       const std::int64_t used = usedOn(i, d.resource);
       const int before = podsOn(d, i);
@@ -527,16 +564,23 @@ class PlanBuilder {
       if (gain <= 0) {
         if (r < limit && pinsHold(d, i, base, r) && !pinsHold(d, i, base, r + 1)) {
           notes_.push_back(renameNote(d, i));
-          because(d, i, Lever::kTimeSlicing, WhyCode::kProductRename, notes_.back());
+          because(d, i, lever, WhyCode::kProductRename, notes_.back());
+        } else if (mode == SharingMode::kMps) {
+          because(d, i, lever, r >= limit ? WhyCode::kReplicaLimit : WhyCode::kNoTimeSlicingGain,
+                  fmt::format("{} MPS replicas of {}; the limit is {} (mps.maxReplicas, at most "
+                              "48, and GPU memory / the pod's memory)",
+                              r, base, limit));
         } else {
           because(d, noTimeSlicingGain(n.name, base, r, limit, policy));
         }
         continue;
       }
-      because(d, i, Lever::kTimeSlicing, WhyCode::kTimeSliced,
-              fmt::format("{} -> {} replicas of {}, +{} pods", r, chosen, base, gain));
+      because(d, i, lever, WhyCode::kTimeSliced,
+              fmt::format("{} -> {} {}replicas of {}, +{} pods", r, chosen,
+                          mode == SharingMode::kMps ? "MPS " : "", base, gain));
       nodes_[i].replicas[base] = chosen;
       nodes_[i].raised.insert(base);
+      nodes_[i].mode = mode;
       gained += gain;
     }
     return gained;

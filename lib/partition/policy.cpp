@@ -9,6 +9,7 @@
 #include "gpuscale/core/yaml_input.h"
 #include "gpuscale/k8s/well_known_keys.h"
 #include "gpuscale/partition/gpu_product.h"
+#include "gpuscale/partition/mps_sharing.h"
 #include "quantity.h"
 
 namespace gpuscale::partition {
@@ -40,6 +41,7 @@ void forEachField(const YAML::Node& node, std::string_view what, Handle&& handle
 std::optional<Lever> parseLever(std::string_view name) {
   if (name == "migReshape") return Lever::kMigReshape;
   if (name == "timeSlicing") return Lever::kTimeSlicing;
+  if (name == "mps") return Lever::kMps;
   return std::nullopt;
 }
 
@@ -73,6 +75,36 @@ Anticipation parseAnticipation(const YAML::Node& node) {
     return true;
   });
   return a;
+}
+
+std::optional<double> memoryField(const YAML::Node& node, std::string_view field) {
+  auto bytes = parseQuantity(core::yamlAs<std::string>(node, field));
+  if (!bytes || *bytes <= 0) {
+    core::yamlFail(node, std::string(field) + " must be a positive quantity such as 4Gi");
+  }
+  return bytes;
+}
+
+MpsPolicy parseMps(const YAML::Node& node) {
+  MpsPolicy m;
+  forEachField(node, "mps", [&](const std::string& k, const YAML::Node& v) {
+    if (k == "maxReplicas") {
+      m.maxReplicas = core::yamlAs<int>(v, k);
+      if (m.maxReplicas < kMinSharedReplicas || m.maxReplicas > kMpsMaxClientsPerGpu) {
+        core::yamlFail(v,
+                       "mps.maxReplicas must be in [2, 48] (the device plugin needs 2 or more; "
+                       "MPS serves at most 48 clients per GPU)");
+      }
+    } else if (k == "perPodGpuMemory") {
+      m.perPodGpuMemoryBytes = memoryField(v, "perPodGpuMemory");
+    } else if (k == "changeBusyNodes") {
+      m.changeBusyNodes = core::yamlAs<bool>(v, k);
+    } else {
+      return false;
+    }
+    return true;
+  });
+  return m;
 }
 
 std::vector<std::string> parseNamespaces(const YAML::Node& v) {
@@ -171,7 +203,7 @@ Policy parsePolicy(const YAML::Node& node) {
       for (const auto& l : v) {
         auto name = core::yamlAs<std::string>(l, key);
         auto parsed = parseLever(name);
-        if (!parsed) core::yamlFail(l, "levers are migReshape or timeSlicing");
+        if (!parsed) core::yamlFail(l, "levers are migReshape, timeSlicing or mps");
         Lever lever = *parsed;
         if (std::find(p.levers.begin(), p.levers.end(), lever) != p.levers.end()) {
           core::yamlFail(l, "lever \"" + name + "\" is listed twice");
@@ -188,15 +220,14 @@ Policy parsePolicy(const YAML::Node& node) {
           if (p.maxTimeSlicingReplicas < 1)
             core::yamlFail(tv, "timeSlicing.maxReplicas must be at least 1");
         } else if (k == "perPodGpuMemory") {
-          p.perPodGpuMemoryBytes = parseQuantity(core::yamlAs<std::string>(tv, k));
-          if (!p.perPodGpuMemoryBytes || *p.perPodGpuMemoryBytes <= 0) {
-            core::yamlFail(tv, "perPodGpuMemory must be a positive quantity such as 4Gi");
-          }
+          p.perPodGpuMemoryBytes = memoryField(tv, k);
         } else {
           return false;
         }
         return true;
       });
+    } else if (key == "mps") {
+      p.mps = parseMps(v);
     } else if (key == "nodeSelector") {
       p.nodeSelector = core::yamlAs<std::map<std::string, std::string>>(v, key);
     } else if (key == "excludeNodes") {
@@ -287,7 +318,19 @@ PolicySet parseRoot(std::string_view text) {
 }  // namespace
 
 std::string_view leverName(Lever lever) {
-  return lever == Lever::kMigReshape ? "migReshape" : "timeSlicing";
+  switch (lever) {
+    case Lever::kMigReshape:
+      return "migReshape";
+    case Lever::kMps:
+      return "mps";
+    case Lever::kTimeSlicing:
+      break;
+  }
+  return "timeSlicing";
+}
+
+std::optional<double> Policy::mpsPerPodGpuMemoryBytes() const {
+  return mps.perPodGpuMemoryBytes ? mps.perPodGpuMemoryBytes : perPodGpuMemoryBytes;
 }
 
 bool Policy::selectsNode(const std::map<std::string, std::string>& labels) const {

@@ -160,12 +160,16 @@ void resolveGeometry(NodeState& node, ConfigSources& sources) {
 // `<resource>.replicas`.
 void collectSharedReplicas(NodeState& n) {
   if (n.devicePluginConfig) {
-    if (!n.devicePluginConfig->timeSlicing) return;
-    for (const auto& r : n.devicePluginConfig->timeSlicing->resources) {
+    if (n.devicePluginConfig->mps) n.sharingMode = SharingMode::kMps;
+    const SharingConfig* s = sharingOf(*n.devicePluginConfig, n.sharingMode);
+    if (s == nullptr) return;
+    for (const auto& r : s->resources) {
       if (r.replicas > 1) n.sharedReplicas[r.name] = r.replicas;
     }
     return;
   }
+  if (label(n.labels, "nvidia.com/gpu.sharing-strategy") == "mps")
+    n.sharingMode = SharingMode::kMps;
   const std::string suffix = ".replicas";
   for (const auto& [key, value] : n.labels) {
     if (key.rfind(kNvidiaPrefix, 0) != 0 || key.size() <= suffix.size() ||

@@ -88,9 +88,13 @@ KubeActuator::NodeWork timeSlicingWork(const std::vector<const partition::TimeSl
   } else {
     config.migStrategy = node.migStrategy;
   }
+  // A node shares one way: the planner changes all of a node's resources in one mode.
+  const partition::SharingMode mode =
+      cs.empty() ? partition::SharingMode::kTimeSlicing : cs.front()->mode;
   for (const auto* c : cs)
-    config = partition::withTimeSlicingReplicas(config, c->resource, c->replicas);
-  const bool rename = config.timeSlicing && config.timeSlicing->renameByDefault;
+    config = partition::withSharingReplicas(config, mode, c->resource, c->replicas);
+  const partition::SharingConfig* sharing = partition::sharingOf(config, mode);
+  const bool rename = sharing != nullptr && sharing->renameByDefault;
   for (const auto* c : cs) {
     auto n = devices.find(c->resource);
     if (n == devices.end()) continue;

@@ -68,7 +68,8 @@ class InferenceLoadDriver::Impl {
             !services_[i].selector.matches(d.labels)) {
           continue;
         }
-        pods[i].push_back({d.uid, d.namespaceName, d.name, d.device, d.computeFraction});
+        pods[i].push_back(
+            {d.uid, d.namespaceName, d.name, d.device, d.computeFraction, d.mpsThreadFraction});
       }
       // The patterns' clock starts with the first service: when its first selected pod runs.
       started_ = started_ || !pods[i].empty();

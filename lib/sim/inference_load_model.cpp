@@ -79,7 +79,11 @@ void InferenceLoadModel::step() {
     const auto it = busy.find(state.pod.device);
     const int k = it == busy.end() ? 0 : it->second;
     state.sharersBusy = k;
-    const double share = k > 1 ? 1.0 / (k * (1.0 + spec_.timeSlicingOverhead)) : 1.0;
+    // MPS runs its clients side by side, each capped at its thread share; time-slicing switches.
+    const double mps = state.pod.mpsThreadFraction;
+    const double share = mps > 0 ? mps
+                         : k > 1 ? 1.0 / (k * (1.0 + spec_.timeSlicingOverhead))
+                                 : 1.0;
     serve(state, t0, t1, std::min(u, share));
   }
   ++steps_;

@@ -1,5 +1,7 @@
 #include "gpuscale/sim/node_advertisement.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "gpuscale/partition/mig_catalog.h"
@@ -45,6 +47,25 @@ std::string sharedSuffix(const DevicePluginConfig* config, std::string_view reso
   return s != nullptr && !s->renameByDefault && s->replicasFor(resource) > 1 ? "-SHARED" : "";
 }
 
+// Why the plugin refuses to serve an MPS config, as the real one fails to start; "" when it serves.
+std::string mpsRefusal(const std::vector<MigGpuSetting>& gpus, const DevicePluginConfig* config,
+                       MigStrategy strategy) {
+  if (sharingStrategy(config) != "mps") return "";
+  if (strategy == MigStrategy::kMixed)
+    return "using --mig-strategy=mixed is not supported with MPS";
+  for (const auto& r : config->mps->resources) {
+    if (r.replicas > 1 && r.name != partition::kGpuResource) {
+      return fmt::format("MPS shares only {}, not {}", partition::kGpuResource, r.name);
+    }
+  }
+  const bool mig =
+      std::any_of(gpus.begin(), gpus.end(), [](const MigGpuSetting& g) { return g.migEnabled; });
+  if (mig && strategy == MigStrategy::kSingle) {
+    return "sharing using MPS is not supported for MIG devices";
+  }
+  return "";
+}
+
 // Physical MIG devices per profile over all MIG-enabled GPUs.
 std::map<std::string, int> migDevices(const std::vector<MigGpuSetting>& gpus) {
   std::map<std::string, int> out;
@@ -64,6 +85,7 @@ void addGfdLabels(const GpuNodeSpec& node, const std::vector<MigGpuSetting>& gpu
   labels["nvidia.com/mig.capable"] = node.migCapable ? "true" : "false";
   labels["nvidia.com/mig.strategy"] = std::string(partition::migStrategyName(strategy));
   labels["nvidia.com/gpu.sharing-strategy"] = std::string(sharingStrategy(config));
+  labels["nvidia.com/mps.capable"] = sharingStrategy(config) == "mps" ? "true" : "false";
   labels["nvidia.com/gpu.replicas"] = std::to_string(replicasOf(config, gpuResource));
   labels["nvidia.com/gpu.product"] = node.product + sharedSuffix(config, gpuResource);
   labels["nvidia.com/gpu.count"] = std::to_string(gpus.size());
@@ -112,6 +134,10 @@ NodeAdvertisement advertise(const GpuNodeSpec& node, const std::vector<MigGpuSet
   NodeAdvertisement out;
   const MigStrategy strategy = effectiveStrategy(node, config);
   addGfdLabels(node, gpus, config, strategy, out.labels);
+  if (std::string why = mpsRefusal(gpus, config, strategy); !why.empty()) {
+    out.error = why;
+    return out;
+  }
   auto exposed = partition::exposedResources(gpus, strategy, sharingOf(config));
   if (!exposed) {
     out.error = exposed.status().message();
@@ -132,7 +158,7 @@ ResourceCounts unitsOfGpu(const GpuNodeSpec& node, const MigGpuSetting& gpu,
 bool isGfdLabel(std::string_view key) {
   if (key.starts_with("nvidia.com/gpu.")) return !key.starts_with("nvidia.com/gpu.deploy.");
   return key.starts_with("nvidia.com/mig-") || key == "nvidia.com/mig.capable" ||
-         key == "nvidia.com/mig.strategy";
+         key == "nvidia.com/mig.strategy" || key == "nvidia.com/mps.capable";
 }
 
 }  // namespace gpuscale::sim

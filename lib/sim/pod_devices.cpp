@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "gpuscale/partition/mig_catalog.h"
+#include "gpuscale/partition/mps_sharing.h"
 #include "gpuscale/partition/resource_names.h"
 
 namespace gpuscale::sim {
@@ -103,6 +104,10 @@ std::vector<PodDevice> assignDevices(const GpuNodeSpec& node,
                 slot.resource,
                 index,
                 pod.container};
+    const int replicas = replicasOf(config, partition::unsharedResourceName(slot.resource));
+    if (config != nullptr && config->mps && replicas > 1) {
+      d.mpsThreadFraction = partition::mpsReplicaShare(0, replicas).activeThreadPercentage / 100.0;
+    }
     ++sharers[d.device];
     out[slot.pod] = std::move(d);
   }

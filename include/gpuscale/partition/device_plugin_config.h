@@ -21,7 +21,11 @@
 namespace gpuscale::partition {
 
 enum class MigStrategy { kNone, kSingle, kMixed };
-std::string_view migStrategyName(MigStrategy s);  // "none" | "single" | "mixed"
+
+// How the plugin shares a device: `sharing.timeSlicing` or `sharing.mps` (mutually exclusive).
+enum class SharingMode { kTimeSlicing, kMps };
+std::string_view sharingModeName(SharingMode mode);  // "timeSlicing" | "mps"
+std::string_view migStrategyName(MigStrategy s);     // "none" | "single" | "mixed"
 std::optional<MigStrategy> parseMigStrategy(std::string_view text);
 
 struct ReplicatedResource {
@@ -60,9 +64,16 @@ core::Result<DevicePluginConfig> parseDevicePluginConfig(std::string_view yaml);
 // The file text; parseDevicePluginConfig(emitDevicePluginConfig(c)) == c.
 std::string emitDevicePluginConfig(const DevicePluginConfig& config);
 
-// `config` with time-slicing replicas of `resource` set to `replicas` (other resources and flags
-// kept). replicas <= 1 removes the resource; time-slicing disappears when no resource is left.
+// `config` with the replicas of `resource` under `mode` set to `replicas` (other resources and
+// flags kept). replicas <= 1 removes the resource (the plugin rejects replicas below 2); the
+// sharing block disappears when no resource is left.
+DevicePluginConfig withSharingReplicas(DevicePluginConfig config, SharingMode mode,
+                                       std::string_view resource, int replicas);
+// withSharingReplicas(config, SharingMode::kTimeSlicing, resource, replicas).
 DevicePluginConfig withTimeSlicingReplicas(DevicePluginConfig config, std::string_view resource,
                                            int replicas);
+
+// The sharing block of `mode` in `config`, or nullptr.
+const SharingConfig* sharingOf(const DevicePluginConfig& config, SharingMode mode);
 
 }  // namespace gpuscale::partition

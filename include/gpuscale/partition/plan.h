@@ -7,7 +7,7 @@
 // JSON shape (`planToJson`):
 //   {"demands":[{"namespace","name","resource","ceiling","wanted"}],
 //    "actions":[{"kind":"MigReconfigure","node","gpus":[{"index","from","to"}],"config"}
-//              |{"kind":"TimeSlicing","node","resource","replicas"}
+//              |{"kind":"TimeSlicing"|"Mps","node","resource","replicas"}
 //              |{"kind":"SetMaxReplicas","namespace","name","from","to"}],
 //    "capacityAfter":[{"namespace","name","ceiling"}]}
 // where "from"/"to" of a GPU are mig-devices maps ({"1g.5gb": 7}) and "config" is the named
@@ -24,6 +24,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "gpuscale/partition/device_plugin_config.h"
 #include "gpuscale/partition/mig_geometry.h"
 #include "gpuscale/partition/mig_parted_config.h"
 #include "gpuscale/partition/why_not.h"
@@ -43,12 +44,14 @@ struct MigReconfigure {
   std::vector<MigConfigEntry> entries;  // every GPU of the node, per-GPU `devices:` lists
 };
 
-// Set the node's time-slicing replicas for one resource (node-wide, as the device plugin allows).
+// Set the node's sharing replicas for one resource (node-wide, as the device plugin allows):
+// time-slicing, or MPS when `mode` says so (mps_sharing.h).
 struct TimeSlicingChange {
   std::string node;
   std::string resource;
   int from = 1;
   int replicas = 1;
+  SharingMode mode = SharingMode::kTimeSlicing;
 };
 
 struct SetMaxReplicas {

@@ -18,6 +18,11 @@
 //   per-device limit
 //                 and to partition memory / per-pod GPU memory, by the least step that covers the
 //                 need.
+//   mps         - the same with the device plugin's MPS sharing (mps_sharing.h): whole GPUs of
+//                 nodes with MIG disabled, not time-sliced, for pods asking one unit, up to the
+//                 policy's mps.maxReplicas (at most 48) and no further than leaves each replica the
+//                 pod's memory; nodes with GPU pods only when the policy allows it. A node is never
+//                 both time-sliced and MPS-shared.
 // Then it raises the HPA's maxReplicas to min(hard max, new partition ceiling). When the members of
 // a group still need more pods than the changed nodes leave free, the contention rule shares the
 // free pods (priority, then an even share of the shortfall) and each maxReplicas is raised only to
@@ -28,7 +33,8 @@
 // policy's scale-down cooldown (the HPA scaling meanwhile does not hold it back), it lowers
 // time-slicing replicas on nodes whose device-plugin config gpuscale wrote, keeping room for
 // max(wanted, spec.replicas, minReplicas) pods and never going below what pods bound to the node
-// use, then lowers maxReplicas towards the original value (never below spec.replicas).
+// use (MPS replicas as they are), then lowers maxReplicas towards the original value (never below
+// spec.replicas).
 //
 // Safety: a node in a MIG transition (mig.config.state pending/rebooting/failed, operands paused)
 // is never touched; a GPU is reshaped only when idle and at most once per plan; time-slicing

@@ -22,11 +22,15 @@
 //       matchExpressions:
 //       - {key: team, operator: In, values: [search, ads]}   # In|NotIn|Exists|DoesNotExist
 //     hpas: [default/triton]           # "namespace/name": managed without the annotation
-//     levers: [migReshape, timeSlicing]  # tried in this order
+//     levers: [migReshape, timeSlicing]  # tried in this order; also mps (mps_sharing.h)
 //     migProfiles: [1g.5gb, 2g.10gb]   # profiles a reshape may create; empty: the model's base
 //     profiles timeSlicing:
 //       maxReplicas: 4                 # per device (GPU or MIG instance)
 //       perPodGpuMemory: 4Gi           # replicas never exceed partition memory / this
+//     mps:                             # the mps lever (levers: [..., mps]); whole GPUs only
+//       maxReplicas: 4                 # per GPU, 2..48; memory and compute split evenly
+//       perPodGpuMemory: 3Gi           # default: timeSlicing.perPodGpuMemory
+//       changeBusyNodes: false         # true: also nodes whose GPUs hold pods
 //     nodeSelector: {pool: gpu}        # nodes the reconciler may change
 //     excludeNodes:                    # label selectors: a node any of them matches is never
 //     - matchExpressions:              # changed (pools whose MIG profile the platform fixes)
@@ -45,8 +49,9 @@
 //       minConfidence: 0.6             # 0..1
 //       minObservations: 3             # HPA observations a trend needs
 //       minSpan: 30s                   # and the time they must span
-//       leadTime: {timeSlicing: 20s, migReshape: 60s}  # time to new capacity per lever; the
-//                                      # floor of what the reconciler measures (lead_time.h)
+//       leadTime: {timeSlicing: 20s, migReshape: 60s, mps: 30s}  # time to new capacity per
+//                                      # lever; the floor of what the reconciler measures
+//                                      # (lead_time.h)
 //
 // Thread safety: values; parse functions are pure.
 #pragma once
@@ -64,8 +69,8 @@
 
 namespace gpuscale::partition {
 
-enum class Lever { kMigReshape, kTimeSlicing };
-std::string_view leverName(Lever lever);  // "migReshape" | "timeSlicing"
+enum class Lever { kMigReshape, kTimeSlicing, kMps };
+std::string_view leverName(Lever lever);  // "migReshape" | "timeSlicing" | "mps"
 
 // Acting ahead of the ceiling (see ceiling_forecast.h). Every knob is optional.
 struct Anticipation {
@@ -77,7 +82,21 @@ struct Anticipation {
   // a few seconds of pods coming up, is not a trend.
   std::chrono::seconds minSpan{30};
   std::map<Lever, std::chrono::seconds> leadTime{{Lever::kTimeSlicing, std::chrono::seconds{20}},
-                                                 {Lever::kMigReshape, std::chrono::seconds{60}}};
+                                                 {Lever::kMigReshape, std::chrono::seconds{60}},
+                                                 {Lever::kMps, std::chrono::seconds{30}}};
+};
+
+// The MPS lever (mps_sharing.h): the device plugin's `sharing.mps`, which splits a whole GPU's
+// memory and compute evenly between its replicas and enforces the memory limit.
+struct MpsPolicy {
+  int maxReplicas = 4;  // per GPU; at most kMpsMaxClientsPerGpu (48)
+  // Memory one pod needs; replicas never leave a replica less. Unset: the policy's
+  // timeSlicing.perPodGpuMemory, when that is set.
+  std::optional<double> perPodGpuMemoryBytes;
+  // Whether nodes whose GPUs hold pods may change. A change restarts the node's MPS control daemon
+  // and sets the GPUs' compute mode, which running CUDA processes may not survive unharmed (the
+  // device plugin does not document it); by default only nodes without GPU pods change.
+  bool changeBusyNodes = false;
 };
 
 struct Policy {
@@ -89,6 +108,7 @@ struct Policy {
   std::set<std::string> migProfiles;
   int maxTimeSlicingReplicas = 4;
   std::optional<double> perPodGpuMemoryBytes;
+  MpsPolicy mps;
   std::map<std::string, std::string> nodeSelector;
   std::vector<core::LabelSelector> excludeNodes;  // a node any of them matches is never changed
   std::optional<int>
@@ -112,6 +132,8 @@ struct Policy {
   bool selectsNode(const std::map<std::string, std::string>& labels) const;
   // The cap on maxReplicas for an HPA whose pods can currently get `currentPartitions` partitions.
   int hardMaxFor(int currentPartitions) const;
+  // The GPU memory one pod needs under MPS: mps.perPodGpuMemory, else timeSlicing.perPodGpuMemory.
+  std::optional<double> mpsPerPodGpuMemoryBytes() const;
 };
 
 // The policy an HPA uses, and the policy its annotation named in vain (not defined, or defined

@@ -7,8 +7,8 @@
 // mig-parted ConfigMaps (the per-node `<node>-mig-config` first, then custom ones,
 // `default-mig-parted-config` last); when no ConfigMap resolves it, mixed-strategy GFD labels
 // `nvidia.com/mig-<profile>.count` are split evenly across GPUs if that gives a valid geometry.
-// Time-slicing replicas come from the `nvidia.com/device-plugin.config` label resolved in any
-// ConfigMap holding that key, else from the GFD `*.replicas` labels.
+// Sharing replicas (time-slicing or MPS) come from the `nvidia.com/device-plugin.config` label
+// resolved in any ConfigMap holding that key, else from the GFD `*.replicas` labels.
 //
 // Busy GPUs: the snapshot has no pod-to-GPU mapping, so every GPU of a node counts as busy when any
 // pod that requests an `nvidia.com/` resource (in a container, a sidecar or an init container) or
@@ -71,9 +71,11 @@ struct NodeState {
   ResourceCounts allocatable;                            // nvidia.com/* only
   ResourceCounts devices;  // physical devices behind each advertised resource (before time-slicing)
   ResourceCounts used;     // requested by bound, unfinished pods
-  // Time-slicing replicas > 1 per base resource, from the device-plugin config or else the GFD
-  // labels.
+  // Sharing replicas > 1 per base resource, from the device-plugin config or else the GFD labels.
   std::map<std::string, int, std::less<>> sharedReplicas;
+  // How those replicas share: MPS when the config has `sharing.mps` (or, without a config, GFD
+  // labels the node `nvidia.com/gpu.sharing-strategy=mps`), else time-slicing.
+  SharingMode sharingMode = SharingMode::kTimeSlicing;
   bool hasGpuPods = false;
   bool gpuMapped = false;  // GpuState::busy comes from a per-GPU mapping, not the node-level rule
   bool inTransition =

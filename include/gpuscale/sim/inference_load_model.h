@@ -15,7 +15,9 @@
 // wall time. Pods on the same device (time-slicing) share it: with k of them in their GPU part at
 // once the device loses `timeSlicingOverhead` (o) to context switches and each gets min(u, 1 / (k
 // (1 + o))) of it. Time-slicing thus adds replicas, not GPU throughput: it helps only while k u
-// < 1. Sharing is evaluated per step (kStepSeconds) from the pods busy at its start.
+// < 1. Under MPS the clients run side by side without switching and each gets min(u, its active
+// thread share, 1 / replicas), busy neighbours or not. Sharing is evaluated per step (kStepSeconds)
+// from the pods busy at its start.
 //
 // Counters follow Triton: durations and counts are added when a request completes; queue time is
 // arrival to start of service. A pod that disappears takes its counters with it (a new Triton
@@ -47,6 +49,7 @@ struct LoadPod {
   std::string name;
   std::string device;            // pods with equal `device` share one device
   double computeFraction = 1.0;  // of a whole GPU; > 0
+  double mpsThreadFraction = 0;  // MPS: the client's active-thread share; 0: not MPS
 };
 
 // Model truth per pod (for the report, not a Triton series).

@@ -9,10 +9,13 @@
 //   renamed) nvidia.com/gpu.count     physical GPUs (single strategy: MIG devices)
 //   nvidia.com/gpu.memory    MiB of a GPU (single strategy: of a MIG device, memoryGb x 1024)
 //   nvidia.com/gpu.replicas, nvidia.com/gpu.sharing-strategy (none | time-slicing | mps)
+//   nvidia.com/mps.capable   "true" when the node shares with MPS (the GPU Operator runs the MPS
+//                            control daemon there)
 //   nvidia.com/mig.capable, nvidia.com/mig.strategy
 //   mixed strategy, per profile p: nvidia.com/mig-<p>.{count,memory,replicas,product,
 //     sharing-strategy,slices.gi,slices.ci}
-// A config the device plugin cannot serve (single strategy over mixed geometries) advertises no GPU
+// A config the device plugin cannot serve (single strategy over mixed geometries; MPS under the
+// mixed strategy, on MIG devices or on a resource other than nvidia.com/gpu) advertises no GPU
 // resources and says why in `error`, as the real plugin fails to start.
 //
 // Thread safety: pure functions.
@@ -56,7 +59,7 @@ ResourceCounts unitsOfGpu(const GpuNodeSpec& node, const partition::MigGpuSettin
                           const partition::DevicePluginConfig* config);
 
 // True for labels GFD owns (so stale ones are removed): nvidia.com/gpu.* except gpu.deploy.*,
-// nvidia.com/mig-*, nvidia.com/mig.capable, nvidia.com/mig.strategy.
+// nvidia.com/mig-*, nvidia.com/mig.capable, nvidia.com/mig.strategy, nvidia.com/mps.capable.
 bool isGfdLabel(std::string_view key);
 
 }  // namespace gpuscale::sim

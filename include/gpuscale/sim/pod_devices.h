@@ -56,6 +56,9 @@ struct PodDevice {
   std::string resource;          // the resource the device is advertised as
   std::int64_t index = 0;        // the device among the GPU's devices of `resource`
   std::string container;         // the container that holds the device
+  // MPS: the active-thread share of its GPU the MPS control daemon gives each client (100 /
+  // replicas percent); 0 when the device is not MPS-shared.
+  double mpsThreadFraction = 0;
 };
 
 // One emulated node's GPUs as of the emulator's last pass: what its dcgm-exporter sees.

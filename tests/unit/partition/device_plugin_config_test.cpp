@@ -72,6 +72,28 @@ TEST(DevicePluginConfigTest, SetsReplicasPerResource) {
   EXPECT_EQ(parsed->timeSlicing->replicasFor("nvidia.com/gpu"), 14);
 }
 
+TEST(DevicePluginConfigTest, SetsMpsReplicasAndKeepsTheRest) {
+  DevicePluginConfig c;
+  c.otherFlags.emplace_back("plugin", "{deviceListStrategy: cdi-cri}");
+  auto mps = withSharingReplicas(c, SharingMode::kMps, "nvidia.com/gpu", 4);
+  ASSERT_TRUE(mps.mps.has_value());
+  EXPECT_FALSE(mps.timeSlicing.has_value());
+  EXPECT_EQ(sharingOf(mps, SharingMode::kMps)->replicasFor("nvidia.com/gpu"), 4);
+  EXPECT_EQ(sharingOf(mps, SharingMode::kTimeSlicing), nullptr);
+  auto parsed = parseDevicePluginConfig(emitDevicePluginConfig(mps));
+  ASSERT_TRUE(parsed.ok()) << parsed.status().toString();
+  EXPECT_EQ(*parsed, mps);
+  mps.mps->renameByDefault = true;
+  auto lowered = withSharingReplicas(mps, SharingMode::kMps, "nvidia.com/gpu", 2);
+  EXPECT_EQ(lowered.mps->replicasFor("nvidia.com/gpu"), 2);
+  EXPECT_TRUE(lowered.mps->renameByDefault) << "the operator's settings stay";
+  auto off = withSharingReplicas(lowered, SharingMode::kMps, "nvidia.com/gpu", 1);
+  EXPECT_FALSE(off.mps.has_value()) << "one replica is no mps block (the plugin rejects 1)";
+  EXPECT_EQ(off.otherFlags, c.otherFlags);
+  EXPECT_EQ(sharingModeName(SharingMode::kMps), "mps");
+  EXPECT_EQ(sharingModeName(SharingMode::kTimeSlicing), "timeSlicing");
+}
+
 struct ErrorCase {
   const char* what;
   const char* yaml;

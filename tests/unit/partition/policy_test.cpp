@@ -67,6 +67,47 @@ TEST(PolicyTest, SinglePolicyFileAndDefaults) {
   EXPECT_EQ(p.hardMaxFor(7), 28);
 }
 
+TEST(PolicyTest, MpsLeverAndItsLimits) {
+  struct Case {
+    const char* what;
+    std::string yaml;
+    std::vector<Lever> levers;
+    MpsPolicy mps;
+    std::optional<double> memory;  // mpsPerPodGpuMemoryBytes()
+  };
+  const double gib = 1073741824.0;
+  const Case cases[] = {
+      {"no mps block: defaults, not a lever",
+       "name: a\nhpaNamespaces: [x]\n",
+       {Lever::kMigReshape, Lever::kTimeSlicing},
+       {4, std::nullopt, false},
+       std::nullopt},
+      {"MPS preferred over time-slicing",
+       "name: a\nhpaNamespaces: [x]\nlevers: [mps, timeSlicing]\n"
+       "mps: {maxReplicas: 48, perPodGpuMemory: 3Gi, changeBusyNodes: true}\n",
+       {Lever::kMps, Lever::kTimeSlicing},
+       {48, 3 * gib, true},
+       3 * gib},
+      {"the memory need falls back to time-slicing's",
+       "name: a\nhpaNamespaces: [x]\nlevers: [mps]\ntimeSlicing: {perPodGpuMemory: 2Gi}\n",
+       {Lever::kMps},
+       {4, std::nullopt, false},
+       2 * gib},
+  };
+  for (const auto& c : cases) {
+    auto set = parsePolicies(c.yaml);
+    ASSERT_TRUE(set.ok()) << c.what << ": " << set.status().toString();
+    const Policy& p = set->policies.at(0);
+    EXPECT_EQ(p.levers, c.levers) << c.what;
+    EXPECT_EQ(p.mps.maxReplicas, c.mps.maxReplicas) << c.what;
+    EXPECT_EQ(p.mps.perPodGpuMemoryBytes, c.mps.perPodGpuMemoryBytes) << c.what;
+    EXPECT_EQ(p.mps.changeBusyNodes, c.mps.changeBusyNodes) << c.what;
+    EXPECT_EQ(p.mpsPerPodGpuMemoryBytes(), c.memory) << c.what;
+  }
+  EXPECT_EQ(leverName(Lever::kMps), "mps");
+  EXPECT_EQ(Anticipation{}.leadTime.at(Lever::kMps), std::chrono::seconds(30));
+}
+
 TEST(PolicyTest, BuiltInDefaultMatchesTheIssue) {
   PolicySet set = defaultPolicies();
   ASSERT_EQ(set.policies.size(), 1u);
@@ -247,7 +288,12 @@ TEST(PolicyTest, APolicyWithoutScopeIsRejected) {
 TEST(PolicyTest, RejectsBadPolicies) {
   const ErrorCase cases[] = {
       {"unknown field", "name: a\nlevers: [timeSlicing]\ncolour: red\n", "line 3, column 1"},
-      {"unknown lever", "name: a\nlevers: [magic]\n", "migReshape or timeSlicing"},
+      {"unknown lever", "name: a\nlevers: [magic]\n", "migReshape, timeSlicing or mps"},
+      {"one MPS replica", "name: a\nmps: {maxReplicas: 1}\n", "mps.maxReplicas must be in [2, 48]"},
+      {"more MPS replicas than clients", "name: a\nmps: {maxReplicas: 49}\n", "at most 48 clients"},
+      {"bad MPS memory", "name: a\nmps: {perPodGpuMemory: -1Gi}\n", "perPodGpuMemory"},
+      {"unknown MPS field", "name: a\nmps: {replicas: 4}\n",
+       "unexpected field \"replicas\" in mps"},
       {"lever twice", "name: a\nlevers: [timeSlicing, timeSlicing]\n", "twice"},
       {"missing name", "levers: [timeSlicing]\n", "needs a name"},
       {"duplicate names",

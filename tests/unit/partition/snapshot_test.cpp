@@ -62,6 +62,45 @@ TEST(SnapshotTest, T4NodeAndPendingPods) {
   EXPECT_EQ(pending, 3);
 }
 
+TEST(SnapshotTest, MpsReplicasFromTheConfigOrGfdLabels) {
+  auto t4 = [](std::map<std::string, std::string> labels) {
+    labels["nvidia.com/gpu.product"] = "Tesla-T4-SHARED";
+    return testing::gpuNode("t4", labels, {{"nvidia.com/gpu", "8"}});
+  };
+  struct Case {
+    const char* what;
+    json dump;
+    SharingMode mode;
+    int replicas;
+  };
+  const Case cases[] = {
+      {"the selected config's sharing.mps",
+       testing::list({t4({{"nvidia.com/device-plugin.config", "mps-4"}}),
+                      testing::configMap("gpu-operator", "device-plugin-config",
+                                         {{"mps-4",
+                                           "version: v1\nsharing:\n  mps:\n    "
+                                           "resources: [{name: nvidia.com/gpu, replicas: "
+                                           "4}]\n"}})}),
+       SharingMode::kMps, 4},
+      {"without a config, GFD's sharing-strategy and replicas",
+       testing::list(
+           {t4({{"nvidia.com/gpu.sharing-strategy", "mps"}, {"nvidia.com/gpu.replicas", "4"}})}),
+       SharingMode::kMps, 4},
+      {"GFD's time-slicing",
+       testing::list({t4({{"nvidia.com/gpu.sharing-strategy", "time-slicing"},
+                          {"nvidia.com/gpu.replicas", "4"}})}),
+       SharingMode::kTimeSlicing, 4},
+  };
+  for (const auto& c : cases) {
+    auto snap = testing::snapshotOf(c.dump);
+    const NodeState* n = snap.node("t4");
+    ASSERT_NE(n, nullptr) << c.what;
+    EXPECT_EQ(n->sharingMode, c.mode) << c.what;
+    EXPECT_EQ(n->replicasFor("nvidia.com/gpu"), c.replicas) << c.what;
+    EXPECT_EQ(n->devices.at("nvidia.com/gpu"), 2) << c.what << ": 8 units / 4 replicas";
+  }
+}
+
 TEST(SnapshotTest, GeometryFromGfdLabelsWithoutConfigMap) {
   auto snap = testing::snapshotOf(testing::list({testing::migNode(
       "n", "NVIDIA-A100-SXM4-80GB", 2, "custom", {{"3g.40gb", 2}, {"1g.10gb", 8}})}));

@@ -152,6 +152,34 @@ TEST(InferenceLoadModelTest, TimeSlicingHelpsOnlyUnderUsedPartitions) {
   }
 }
 
+// MPS: pods on one GPU run side by side, each capped at its active-thread share (1 / replicas),
+// without context switches and whether or not its neighbours are busy.
+TEST(InferenceLoadModelTest, MpsCapsEachClientAtItsThreadShare) {
+  struct Row {
+    const char* what;
+    double utilization, threadShare;
+    int pods;
+    double wantRpsPerPod;  // saturated, 88 ms of GPU per request on a whole GPU
+  };
+  const std::vector<Row> rows = {
+      {"one client of four replicas alone still gets a quarter", 1.0, 0.25, 1, 0.25 / 0.088},
+      {"four clients of four replicas: a quarter each, no switching overhead", 1.0, 0.25, 4,
+       0.25 / 0.088},
+      {"a pod using 20% of its GPU is not held back by a 25% share", 0.2, 0.25, 4, 0.2 / 0.088},
+  };
+  for (const Row& row : rows) {
+    const double seconds = 300;
+    InferenceLoadModel model(constantLoad(1000, 88, 0, row.utilization, 0.112), 5);
+    auto pods = podsOn(std::vector<std::string>(row.pods, "g"), 1.0);
+    for (auto& p : pods) p.mpsThreadFraction = row.threadShare;
+    model.advance(seconds, pods);
+    for (const TritonPodSeries& s : model.tritonSeries()) {
+      EXPECT_NEAR(s.requestSuccess / seconds, row.wantRpsPerPod, row.wantRpsPerPod * 0.02)
+          << row.what << " (" << s.pod << ")";
+    }
+  }
+}
+
 TEST(InferenceLoadModelTest, QueueTimeGrowsWithLoad) {
   // One 1g slice serves ~2.9 req/s.
   auto meanQueueUs = [](double rps) {

@@ -72,6 +72,7 @@ TEST(NodeAdvertisementTest, ResourcesAndLabels) {
         {"nvidia.com/gpu.count", "1"},
         {"nvidia.com/gpu.product", "NVIDIA-A100-SXM4-40GB"},
         {"nvidia.com/gpu.sharing-strategy", "none"},
+        {"nvidia.com/mps.capable", "false"},
         {"nvidia.com/mig.capable", "true"}},
        {"nvidia.com/gpu.slices.gi"}},
       {"mixed with time-slicing x2 on 1g.5gb doubles it and marks it shared",
@@ -152,6 +153,36 @@ TEST(NodeAdvertisementTest, ResourcesAndLabels) {
        {{"nvidia.com/gpu.shared", 4}},
        {{"nvidia.com/gpu.replicas", "4"}, {"nvidia.com/gpu.product", "Tesla-T4"}},
        {}},
+      {"T4 MPS x4: four units, -SHARED product, sharing strategy mps, MPS daemon wanted",
+       t4(),
+       {kWhole},
+       plugin("version: v1\nsharing:\n  mps:\n    resources: [{name: nvidia.com/gpu, replicas: "
+              "4}]\n"),
+       false,
+       {{"nvidia.com/gpu", 4}},
+       {{"nvidia.com/gpu.replicas", "4"},
+        {"nvidia.com/gpu.product", "Tesla-T4-SHARED"},
+        {"nvidia.com/gpu.sharing-strategy", "mps"},
+        {"nvidia.com/mps.capable", "true"}},
+       {}},
+      {"MPS with renameByDefault advertises nvidia.com/gpu.shared",
+       t4(),
+       {kWhole},
+       plugin("version: v1\nsharing:\n  mps:\n    renameByDefault: true\n    resources: [{name: "
+              "nvidia.com/gpu, replicas: 3}]\n"),
+       false,
+       {{"nvidia.com/gpu.shared", 3}},
+       {{"nvidia.com/gpu.product", "Tesla-T4"}, {"nvidia.com/gpu.sharing-strategy", "mps"}},
+       {}},
+      {"MPS on whole GPUs under the single strategy",
+       a100(MigStrategy::kSingle),
+       {kWhole},
+       plugin("version: v1\nflags: {migStrategy: single}\nsharing:\n  mps:\n    resources: "
+              "[{name: nvidia.com/gpu, replicas: 2}]\n"),
+       false,
+       {{"nvidia.com/gpu", 2}},
+       {{"nvidia.com/gpu.sharing-strategy", "mps"}},
+       {}},
       {"the config's migStrategy overrides the node's",
        a100(MigStrategy::kMixed),
        {kSeven},
@@ -184,6 +215,40 @@ TEST(NodeAdvertisementTest, SingleStrategyOverMixedGeometryIsAPluginError) {
   EXPECT_TRUE(adv.allocatable.empty());
 }
 
+TEST(NodeAdvertisementTest, MpsTheDevicePluginRefuses) {
+  struct Refused {
+    const char* what;
+    GpuNodeSpec node;
+    std::vector<MigGpuSetting> gpus;
+    const char* config;
+    const char* error;
+  };
+  const Refused cases[] = {
+      {"the mixed strategy",
+       a100(MigStrategy::kMixed),
+       {kWhole},
+       "version: v1\nsharing:\n  mps:\n    resources: [{name: nvidia.com/gpu, replicas: 2}]\n",
+       "using --mig-strategy=mixed is not supported with MPS"},
+      {"MIG devices under the single strategy",
+       a100(MigStrategy::kSingle),
+       {kSeven},
+       "version: v1\nsharing:\n  mps:\n    resources: [{name: nvidia.com/gpu, replicas: 2}]\n",
+       "sharing using MPS is not supported for MIG devices"},
+      {"a MIG resource",
+       a100(MigStrategy::kNone),
+       {kWhole},
+       "version: v1\nsharing:\n  mps:\n    resources: [{name: nvidia.com/mig-1g.5gb, replicas: "
+       "2}]\n",
+       "MPS shares only nvidia.com/gpu, not nvidia.com/mig-1g.5gb"},
+  };
+  for (const auto& c : cases) {
+    const DevicePluginConfig config = plugin(c.config);
+    auto adv = advertise(c.node, c.gpus, &config, false);
+    EXPECT_EQ(adv.error, c.error) << c.what;
+    EXPECT_TRUE(adv.allocatable.empty()) << c.what;
+  }
+}
+
 TEST(NodeAdvertisementTest, UnitsOfOneGpu) {
   const auto ts2Mig = plugin(
       "version: v1\nsharing:\n  timeSlicing:\n    resources: [{name: nvidia.com/mig-1g.5gb, "
@@ -198,6 +263,7 @@ TEST(NodeAdvertisementTest, GfdLabelOwnership) {
   EXPECT_TRUE(isGfdLabel("nvidia.com/gpu.product"));
   EXPECT_TRUE(isGfdLabel("nvidia.com/mig-1g.5gb.count"));
   EXPECT_TRUE(isGfdLabel("nvidia.com/mig.strategy"));
+  EXPECT_TRUE(isGfdLabel("nvidia.com/mps.capable"));
   EXPECT_FALSE(isGfdLabel("nvidia.com/gpu.deploy.device-plugin"));
   EXPECT_FALSE(isGfdLabel("nvidia.com/mig.config"));
   EXPECT_FALSE(isGfdLabel("nvidia.com/mig.config.state"));

@@ -141,6 +141,42 @@ TEST(PodDevicesTest, SharingAndComputeFraction) {
   }
 }
 
+TEST(PodDevicesTest, MpsClientsGetTheDaemonsThreadShare) {
+  const MigGpuSetting whole{false, {}};
+  struct Row {
+    const char* what;
+    const char* config;
+    double wantShare;
+  };
+  const Row rows[] = {
+      {"MPS x4: 25 %",
+       "version: v1\nsharing:\n  mps:\n    resources: [{name: nvidia.com/gpu, replicas: 4}]\n",
+       0.25},
+      {"MPS x3: whole percent, 33 %",
+       "version: v1\nsharing:\n  mps:\n    resources: [{name: nvidia.com/gpu, replicas: 3}]\n",
+       0.33},
+      {"time-slicing x4: not MPS",
+       "version: v1\nsharing:\n  timeSlicing:\n    resources: [{name: nvidia.com/gpu, replicas: "
+       "4}]\n",
+       0},
+  };
+  for (const Row& row : rows) {
+    const auto config = partition::parseDevicePluginConfig(row.config);
+    ASSERT_TRUE(config.ok()) << row.what;
+    const auto devices = assignDevices(t4(1), {whole}, &*config, pods(2, "nvidia.com/gpu", {0, 0}));
+    ASSERT_EQ(devices.size(), 2u) << row.what;
+    for (const auto& d : devices) {
+      EXPECT_DOUBLE_EQ(d.mpsThreadFraction, row.wantShare) << row.what;
+      EXPECT_EQ(d.sharers, 2) << row.what;
+    }
+  }
+  EXPECT_DOUBLE_EQ(assignDevices(t4(1), {whole}, nullptr, pods(1, "nvidia.com/gpu", {0}))
+                       .at(0)
+                       .mpsThreadFraction,
+                   0)
+      << "no sharing";
+}
+
 TEST(PodDevicesTest, CreationOrderAndPodsWithoutGpuRequests) {
   const MigGpuSetting all1g{true, {{"1g.5gb", 7}}};
   const auto ts2 = timeSliced("nvidia.com/mig-1g.5gb", 2);
