@@ -196,6 +196,12 @@ std::optional<RunArgs> parseArgs(const std::vector<std::string>& all, std::ostre
       ok = !value.empty();
     } else if (name == "dcgm-max-age") {
       ok = parseDuration(value, a.dcgm.maxAge) && a.dcgm.maxAge.count() > 0;
+    } else if (name == "dcgm-settle") {
+      ok = parseDuration(value, a.dcgm.settle) && a.dcgm.settle.count() >= 0;
+    } else if (name == "dcgm-utilization-metric") {
+      a.dcgm.utilizationMetric = value;  // "": no utilisation
+    } else if (name == "dcgm-utilization-window") {
+      ok = parseDuration(value, a.dcgm.utilizationWindow) && a.dcgm.utilizationWindow.count() > 0;
     } else {
       return false;
     }
@@ -283,7 +289,9 @@ std::string runUsage() {
          "    [--gpu-mapping node|dcgm] [--prometheus-url URL and the other --prometheus-* flags]\n"
          "    [--dcgm-metric DCGM_FI_DEV_FB_USED] [--dcgm-node-labels Hostname,hostname]\n"
          "    [--dcgm-gpu-label gpu] [--dcgm-pod-label pod] [--dcgm-namespace-label namespace]\n"
-         "    [--dcgm-max-age 2m]\n"
+         "    [--dcgm-max-age 2m] [--dcgm-settle 90s]\n"
+         "    [--dcgm-utilization-metric DCGM_FI_PROF_GR_ENGINE_ACTIVE]\n"
+         "    [--dcgm-utilization-window 1m]\n"
          "\n"
          "  run    watch HPAs annotated gpuscale.io/partition-policy and grow their GPU "
          "partitions\n"

@@ -12,6 +12,7 @@
 #include "gpuscale/k8s/well_known_keys.h"
 #include "gpuscale/partition/config_name.h"
 #include "gpuscale/partition/contention.h"
+#include "gpuscale/partition/lever_choice.h"
 #include "gpuscale/partition/resource_names.h"
 
 namespace gpuscale::partition {
@@ -92,10 +93,8 @@ class PlanBuilder {
     const int before = ceiling(d);
     const int aim = std::min(d.wanted, hardMax);
     int need = aim - before;
-    for (Lever lever : policy.levers) {
-      if (need <= 0) break;
-      need -= lever == Lever::kMigReshape ? reshapeFor(d, need) : timeSliceFor(d, need);
-    }
+    if (need > 0 && waitsForMapping(d)) return std::nullopt;
+    need -= applyLevers(d, need);
     const int after = ceiling(d);
     const int newMax = std::min(hardMax, after);
     if (newMax > d.hpa->maxReplicas) setMax(d, newMax);
@@ -453,7 +452,53 @@ class PlanBuilder {
     return std::nullopt;
   }
 
-  int timeSliceFor(const WorkloadDemand& d, int need) {
+  // Whether `d` waits for a node's per-GPU mapping to settle before choosing a lever
+  // (lever_choice.h); notes why.
+  bool waitsForMapping(const WorkloadDemand& d) {
+    for (std::size_t i : d.eligibleNodes) {
+      if (!waitsForGpuMapping(snap_.nodes[i], *d.policy)) continue;
+      notes_.push_back(fmt::format(
+          "{}/{}: waiting for the per-GPU mapping of {} to settle (pods that just started are not "
+          "in the metrics yet) before choosing a lever",
+          d.ns, d.name, snap_.nodes[i].name));
+      return true;
+    }
+    return false;
+  }
+
+  // The policy's levers in order, towards `need` more pods; returns the pods gained. Devices that
+  // are saturated (lever_choice.h) are time-sliced last, and only when no reshape gained anything.
+  int applyLevers(const WorkloadDemand& d, int need) {
+    int gained = 0;
+    int reshaped = 0;
+    bool timeSlices = false;
+    for (Lever lever : d.policy->levers) {
+      if (gained >= need) break;
+      if (lever == Lever::kMigReshape) {
+        const int g = reshapeFor(d, need - gained);
+        reshaped += g;
+        gained += g;
+      } else {
+        timeSlices = true;
+        gained += timeSliceFor(d, need - gained, false);
+      }
+    }
+    if (gained >= need || !timeSlices) return gained;
+    if (reshaped == 0) return gained + timeSliceFor(d, need - gained, true);
+    const std::string base(unsharedResourceName(d.resource));
+    for (std::size_t i : d.eligibleNodes) {
+      if (!changeable(d, i) || !saturatedForTimeSlicing(snap_.nodes[i], base, *d.policy)) continue;
+      notes_.push_back(fmt::format(
+          "{}/{}: not time-slicing {}: its {} devices are saturated (utilisation {:.0f}%), and a "
+          "reshape adds capacity first",
+          d.ns, d.name, snap_.nodes[i].name, base,
+          100 * snap_.nodes[i].utilization.find(base)->second));
+    }
+    return gained;
+  }
+
+  // Raises time-slicing on the eligible nodes whose devices are saturated (`saturated`) or not.
+  int timeSliceFor(const WorkloadDemand& d, int need, bool saturated) {
     const Policy& policy = *d.policy;
     const std::string base(unsharedResourceName(d.resource));
     int gained = 0;
@@ -461,6 +506,7 @@ class PlanBuilder {
       if (gained >= need) break;
       const NodeState& n = snap_.nodes[i];
       if (!changeable(d, i) || (n.devicePluginConfig && n.devicePluginConfig->mps)) continue;
+      if (saturatedForTimeSlicing(n, base, policy) != saturated) continue;
       const std::int64_t devices = deviceCount(i, base);
       if (devices <= 0) continue;
       int limit = policy.maxTimeSlicingReplicas;

@@ -192,6 +192,10 @@ Policy parsePolicy(const YAML::Node& node) {
           if (!p.perPodGpuMemoryBytes || *p.perPodGpuMemoryBytes <= 0) {
             core::yamlFail(tv, "perPodGpuMemory must be a positive quantity such as 4Gi");
           }
+        } else if (k == "saturation") {
+          p.timeSlicingSaturation = core::yamlAs<double>(tv, k);
+          if (!(p.timeSlicingSaturation > 0 && p.timeSlicingSaturation <= 1))
+            core::yamlFail(tv, "timeSlicing.saturation must be in (0, 1]");
         } else {
           return false;
         }

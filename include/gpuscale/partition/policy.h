@@ -23,10 +23,14 @@
 //       - {key: team, operator: In, values: [search, ads]}   # In|NotIn|Exists|DoesNotExist
 //     hpas: [default/triton]           # "namespace/name": managed without the annotation
 //     levers: [migReshape, timeSlicing]  # tried in this order
-//     migProfiles: [1g.5gb, 2g.10gb]   # profiles a reshape may create; empty: the model's base
-//     profiles timeSlicing:
+//     migProfiles: [1g.5gb, 2g.10gb]   # profiles a reshape may create; empty: the model's
+//                                      # base profiles
+//     timeSlicing:
 //       maxReplicas: 4                 # per device (GPU or MIG instance)
 //       perPodGpuMemory: 4Gi           # replicas never exceed partition memory / this
+//       saturation: 0.8                # devices this busy (measured utilisation, 0..1) are
+//                                      # time-sliced only when no reshape adds capacity
+//                                      # (lever_choice.h)
 //     nodeSelector: {pool: gpu}        # nodes the reconciler may change
 //     maxReplicas: {factor: 4}         # or {hard: 28}: cap on the HPA's maxReplicas
 //     cooldown: {scaleUp: 1m, scaleDown: 10m}
@@ -84,6 +88,9 @@ struct Policy {
   std::set<std::string> migProfiles;
   int maxTimeSlicingReplicas = 4;
   std::optional<double> perPodGpuMemoryBytes;
+  // Utilisation (0..1) at which a node's devices count as saturated: extra time-slicing replicas
+  // there add pods, not throughput (lever_choice.h).
+  double timeSlicingSaturation = 0.8;
   std::map<std::string, std::string> nodeSelector;
   std::optional<int>
       hardMaxReplicas;  // absolute cap; when unset, hardMaxFactor x current partitions
