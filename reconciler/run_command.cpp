@@ -200,8 +200,6 @@ std::optional<RunArgs> parseArgs(const std::vector<std::string>& all, std::ostre
       ok = parseDuration(value, a.dcgm.settle) && a.dcgm.settle.count() >= 0;
     } else if (name == "dcgm-utilization-metric") {
       a.dcgm.utilizationMetric = value;  // "": no utilisation
-    } else if (name == "dcgm-utilization-window") {
-      ok = parseDuration(value, a.dcgm.utilizationWindow) && a.dcgm.utilizationWindow.count() > 0;
     } else {
       return false;
     }
@@ -291,7 +289,6 @@ std::string runUsage() {
          "    [--dcgm-gpu-label gpu] [--dcgm-pod-label pod] [--dcgm-namespace-label namespace]\n"
          "    [--dcgm-max-age 2m] [--dcgm-settle 90s]\n"
          "    [--dcgm-utilization-metric DCGM_FI_PROF_GR_ENGINE_ACTIVE]\n"
-         "    [--dcgm-utilization-window 1m]\n"
          "\n"
          "  run    watch HPAs annotated gpuscale.io/partition-policy and grow their GPU "
          "partitions\n"

@@ -44,8 +44,7 @@ std::string DcgmGpuPodMapping::utilizationQueryFor(const std::string& node) cons
   std::string query;
   for (const auto& label : options_.nodeLabels) {
     if (!query.empty()) query += " or ";
-    query += fmt::format("avg_over_time({}{{{}={}}}[{}s])", options_.utilizationMetric, label,
-                         core::goQuote(node), options_.utilizationWindow.count());
+    query += fmt::format("{}{{{}={}}}", options_.utilizationMetric, label, core::goQuote(node));
   }
   return query;
 }

@@ -25,9 +25,11 @@
 // has been settling for `settle` without a complete answer it falls back ("unaccounted") until
 // the missing pods are named or gone. `settle` 0 never waits.
 //
-// Utilisation: a second query, avg_over_time(<utilizationMetric>{<nodeLabel>="<node>"}[window])
-// (one `or` per node label), averaged per resource: a series with GPU_I_PROFILE is a MIG
-// instance of "nvidia.com/mig-<profile>", one without is a whole "nvidia.com/gpu". A metric
+// Utilisation: a second query, <utilizationMetric>{<nodeLabel>="<node>"} (one `or` per node
+// label), averaged per resource: a series with GPU_I_PROFILE is a MIG instance of
+// "nvidia.com/mig-<profile>", one without is a whole "nvidia.com/gpu". The last sample is enough:
+// DCGM's fields are already averages over the exporter's collect interval, and a window in
+// Prometheus would blend in the minutes before a burst, when the devices were idle. A metric
 // whose name ends in "_UTIL" is in percent (DCGM_FI_DEV_GPU_UTIL, absent for MIG instances), any
 // other is a ratio (DCGM_FI_PROF_GR_ENGINE_ACTIVE, reported per MIG instance). A failed query
 // leaves the utilisation unknown (logged once); it never changes the mapping's answer.
@@ -66,9 +68,8 @@ struct DcgmMappingOptions {
   // How long pods that just started may be missing from the series before the node falls back to
   // the node-level rule: dcgm-exporter's collect interval plus a scrape interval, with margin.
   std::chrono::seconds settle{90};
-  // Device utilisation ("" asks nothing) and the window it is averaged over.
+  // Device utilisation ("" asks nothing).
   std::string utilizationMetric = "DCGM_FI_PROF_GR_ENGINE_ACTIVE";
-  std::chrono::seconds utilizationWindow{60};
   std::string profileLabel = "GPU_I_PROFILE";
 };
 

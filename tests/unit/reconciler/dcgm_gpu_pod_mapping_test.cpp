@@ -309,8 +309,8 @@ TEST(DcgmGpuPodMappingTest, QueryAsksEveryNodeLabelAndQuotesTheNodeName) {
             "timestamp(DCGM_FI_DEV_FB_USED{Hostname=\"gpu-a\\\"}) or vector(1\"}) or "
             "timestamp(DCGM_FI_DEV_FB_USED{hostname=\"gpu-a\\\"}) or vector(1\"})");
   EXPECT_EQ(mapping.utilizationQueryFor("gpu-a"),
-            "avg_over_time(DCGM_FI_PROF_GR_ENGINE_ACTIVE{Hostname=\"gpu-a\"}[60s]) or "
-            "avg_over_time(DCGM_FI_PROF_GR_ENGINE_ACTIVE{hostname=\"gpu-a\"}[60s])");
+            "DCGM_FI_PROF_GR_ENGINE_ACTIVE{Hostname=\"gpu-a\"} or "
+            "DCGM_FI_PROF_GR_ENGINE_ACTIVE{hostname=\"gpu-a\"}");
 }
 
 }  // namespace
