@@ -94,7 +94,7 @@ class PlanBuilder {
     const int aim = std::min(d.wanted, hardMax);
     int need = aim - before;
     if (need > 0 && waitsForMapping(d)) return std::nullopt;
-    need -= applyLevers(d, need);
+    need -= applyLevers(d, need, before);
     const int after = ceiling(d);
     const int newMax = std::min(hardMax, after);
     if (newMax > d.hpa->maxReplicas) setMax(d, newMax);
@@ -467,8 +467,10 @@ class PlanBuilder {
   }
 
   // The policy's levers in order, towards `need` more pods; returns the pods gained. Devices that
-  // are saturated (lever_choice.h) are time-sliced last, and only when no reshape gained anything.
-  int applyLevers(const WorkloadDemand& d, int need) {
+  // are saturated (lever_choice.h) are time-sliced last, and only when no reshape gained anything
+  // and the workload's pods fill the `before` partitions it has (else they are still landing on
+  // the capacity the last change added).
+  int applyLevers(const WorkloadDemand& d, int need, int before) {
     int gained = 0;
     int reshaped = 0;
     bool timeSlices = false;
@@ -484,13 +486,15 @@ class PlanBuilder {
       }
     }
     if (gained >= need || !timeSlices) return gained;
-    if (reshaped == 0) return gained + timeSliceFor(d, need - gained, true);
+    // Time-slicing saturated devices: the last resort.
+    if (reshaped == 0 && d.runningPods >= before)
+      return gained + timeSliceFor(d, need - gained, true);
     const std::string base(unsharedResourceName(d.resource));
     for (std::size_t i : d.eligibleNodes) {
       if (!changeable(d, i) || !saturatedForTimeSlicing(snap_.nodes[i], base, *d.policy)) continue;
       notes_.push_back(fmt::format(
           "{}/{}: not time-slicing {}: its {} devices are saturated (utilisation {:.0f}%), and a "
-          "reshape adds capacity first",
+          "reshape adds capacity first or the pods have not filled it yet",
           d.ns, d.name, snap_.nodes[i].name, base,
           100 * snap_.nodes[i].utilization.find(base)->second));
     }

@@ -140,7 +140,7 @@ std::map<std::string, double, std::less<>> DcgmGpuPodMapping::utilization(
   const bool percent = options_.utilizationMetric.ends_with("_UTIL");
   std::map<std::string, std::pair<double, int>, std::less<>> sums;
   for (const auto& s : (*result)->vector) {
-    if (!std::isfinite(s.point.value)) continue;
+    if (!std::isfinite(s.point.value) || labelOf(s.metric, options_.podLabel).empty()) continue;
     const std::string profile = labelOf(s.metric, options_.profileLabel);
     auto& [sum, count] = sums[profile.empty() ? "nvidia.com/gpu" : "nvidia.com/mig-" + profile];
     sum += percent ? s.point.value / 100 : s.point.value;

@@ -11,7 +11,10 @@
 // - The devices are saturated (NodeState::utilization at or above the policy's
 //   timeSlicing.saturation): another time-slicing replica on a device that is already ~90 % busy
 //   adds a pod but no throughput. Time-slicing such a node is the last resort: only when no
-//   reshape added capacity for the workload in the same plan, whatever the order of the levers.
+//   reshape added capacity for the workload in the same plan, whatever the order of the levers,
+//   and the workload's running pods fill the partitions it already has (right after a reshape
+//   the new slices are free until the pods land there, and time-slicing then would only let new
+//   pods queue on the saturated devices' replicas).
 //
 // Thread safety: pure functions.
 #pragma once
@@ -30,7 +33,8 @@ namespace gpuscale::partition {
 bool waitsForGpuMapping(const NodeState& n, const Policy& policy);
 
 // Whether time-slicing `base` (an unshared resource name) on node `n` would share devices whose
-// measured utilisation is at or above the policy's saturation. Unknown utilisation: false.
+// measured utilisation (the mean over the devices that hold pods) is at or above the policy's
+// saturation. Unknown utilisation: false.
 bool saturatedForTimeSlicing(const NodeState& n, std::string_view base, const Policy& policy);
 
 }  // namespace gpuscale::partition

@@ -84,7 +84,7 @@ struct NodeState {
   // the mapping is incomplete only because pods started moments ago are not in the metrics yet,
   // while some GPU looks idle. The GPUs stay busy; the planner waits rather than choose a lever.
   bool gpuMappingSettling = false;
-  // Mean utilisation (0..1) of the physical devices behind each base resource
+  // Mean utilisation (0..1) of the physical devices that hold pods, per base resource
   // ("nvidia.com/mig-1g.5gb", "nvidia.com/gpu"), as the caller's metrics show it; empty: unknown.
   std::map<std::string, double, std::less<>> utilization;
 

@@ -26,7 +26,9 @@
 // the missing pods are named or gone. `settle` 0 never waits.
 //
 // Utilisation: a second query, <utilizationMetric>{<nodeLabel>="<node>"} (one `or` per node
-// label), averaged per resource: a series with GPU_I_PROFILE is a MIG instance of
+// label), averaged per resource over the series that name a pod (a free device is capacity pods
+// are about to use, not a sign that the held ones have room): a series with GPU_I_PROFILE is a
+// MIG instance of
 // "nvidia.com/mig-<profile>", one without is a whole "nvidia.com/gpu". The last sample is enough:
 // DCGM's fields are already averages over the exporter's collect interval, and a window in
 // Prometheus would blend in the minutes before a burst, when the devices were idle. A metric

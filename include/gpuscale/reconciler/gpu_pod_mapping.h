@@ -35,8 +35,8 @@ struct GpuOccupancy {
   // answer is incomplete (such a pod may hold that GPU), so no GPU counts as idle and callers
   // wait for the mapping to settle rather than choose a lever on the worst case.
   std::set<std::string> settling{};
-  // Mean utilisation (0..1) of the devices behind each resource ("nvidia.com/mig-1g.5gb",
-  // "nvidia.com/gpu") over the mapping's window; empty when the metrics do not show it.
+  // Mean utilisation (0..1) of the devices that hold a pod, per resource
+  // ("nvidia.com/mig-1g.5gb", "nvidia.com/gpu"); empty when the metrics do not show it.
   std::map<std::string, double, std::less<>> utilization{};
   bool idle(int gpu) const {
     return settling.empty() && reported.contains(gpu) && !busy.contains(gpu);

@@ -84,7 +84,10 @@ TEST(LeverChoiceTest, SaturatedForTimeSlicing) {
 // One mixed-strategy node with two A100s: GPU 0 all 1g.5gb holding the app's seven pods, GPU 1
 // two 3g.20gb slices too big for the app (idle). The HPA is held at 14 with seven pods Pending;
 // its metric at 6x the target makes it want 42, capped at the policy's 4 x 7 = 28.
-json busyAndIdleNode() {
+// `justReshaped`: GPU 1 already has seven free 1g.5gb slices (a reshape just finished) and the
+// HPA's seven new pods have not landed yet.
+json busyAndIdleNode(bool justReshaped = false) {
+  const std::string gpu1 = justReshaped ? R"({"1g.5gb": 7})" : R"({"3g.20gb": 2})";
   const std::string config = R"(version: v1
 mig-configs:
   busy-and-idle:
@@ -93,14 +96,15 @@ mig-configs:
     mig-devices: {"1g.5gb": 7}
   - devices: [1]
     mig-enabled: true
-    mig-devices: {"3g.20gb": 2}
-)";
+    mig-devices: )" + gpu1 + "\n";
+  const std::map<std::string, int> counts =
+      justReshaped ? std::map<std::string, int>{{"1g.5gb", 14}}
+                   : std::map<std::string, int>{{"1g.5gb", 7}, {"3g.20gb", 2}};
   std::vector<json> items{
       testing::configMap("gpu-operator", "n-mig-config", {{"config.yaml", config}}),
-      testing::migNode("n", "NVIDIA-A100-SXM4-40GB", 2, "busy-and-idle",
-                       {{"1g.5gb", 7}, {"3g.20gb", 2}}),
+      testing::migNode("n", "NVIDIA-A100-SXM4-40GB", 2, "busy-and-idle", counts),
       testing::deployment("default", "app", 14, k1g)};
-  for (int i = 0; i < 14; ++i)
+  for (int i = 0; i < (justReshaped ? 7 : 14); ++i)
     items.push_back(testing::gpuPod("default", "app", i, k1g, i < 7 ? "n" : ""));
   items.push_back(
       testing::hpa("default", "app", testing::hpaSpec(1, 14, 14, 14, "300", "50", true)));
@@ -124,6 +128,7 @@ TEST(LeverChoiceTest, PlannerPrefersAReshapeOverTimeSlicingSaturatedDevices) {
     std::string policy;
     std::vector<std::string> actions;  // kind[:replicas|:to]
     std::string note;                  // a note that must be in the plan ("" none required)
+    bool justReshaped = false;
   };
   const std::vector<Row> rows{
       {"GPU 1 known idle, devices not saturated: reshape, then time-slice the rest",
@@ -162,6 +167,18 @@ TEST(LeverChoiceTest, PlannerPrefersAReshapeOverTimeSlicingSaturatedDevices) {
        both,
        {},
        "waiting for the per-GPU mapping of n to settle"},
+      {"just reshaped, the new slices still free, saturated: no time-slicing yet",
+       {true, false, 0.9},
+       both,
+       {},
+       "the pods have not filled it yet",
+       true},
+      {"just reshaped, not saturated: time-slicing as before (aim 42 of 4 x 14)",
+       {true, false, 0.4},
+       both,
+       {"TimeSlicing:3", "SetMaxReplicas:42"},
+       "",
+       true},
       {"settling, but the policy cannot reshape: time-slice now",
        {false, true, 0.9},
        sliceOnly,
@@ -170,7 +187,7 @@ TEST(LeverChoiceTest, PlannerPrefersAReshapeOverTimeSlicingSaturatedDevices) {
   };
   for (const auto& row : rows) {
     SCOPED_TRACE(row.what);
-    ClusterSnapshot snap = testing::snapshotOf(busyAndIdleNode());
+    ClusterSnapshot snap = testing::snapshotOf(busyAndIdleNode(row.justReshaped));
     ASSERT_EQ(snap.nodes.size(), 1u);
     NodeState& n = snap.nodes[0];
     ASSERT_TRUE(n.geometryKnown);

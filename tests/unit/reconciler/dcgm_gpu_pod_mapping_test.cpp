@@ -270,20 +270,24 @@ TEST(DcgmGpuPodMappingTest, UtilizationPerResource) {
     std::map<std::string, double, std::less<>> want;
   };
   const std::vector<Row> rows{
-      {"MIG instances average per profile",
+      {"MIG instances that hold pods average per profile; a free instance does not count",
        "DCGM_FI_PROF_GR_ENGINE_ACTIVE",
-       {gpu("0", "", "", {{"GPU_I_PROFILE", "1g.5gb"}, {"GPU_I_ID", "1"}}),
-        gpu("0", "", "", {{"GPU_I_PROFILE", "1g.5gb"}, {"GPU_I_ID", "2"}}),
-        gpu("1", "", "", {{"GPU_I_PROFILE", "3g.20gb"}, {"GPU_I_ID", "1"}})},
-       {0.9, 0.7, 0.0},
-       {{"nvidia.com/mig-1g.5gb", 0.8}, {"nvidia.com/mig-3g.20gb", 0.0}}},
+       {gpu("0", "default", "a", {{"GPU_I_PROFILE", "1g.5gb"}, {"GPU_I_ID", "1"}}),
+        gpu("0", "default", "b", {{"GPU_I_PROFILE", "1g.5gb"}, {"GPU_I_ID", "2"}}),
+        gpu("0", "", "", {{"GPU_I_PROFILE", "1g.5gb"}, {"GPU_I_ID", "3"}}),
+        gpu("1", "default", "c", {{"GPU_I_PROFILE", "3g.20gb"}, {"GPU_I_ID", "1"}}),
+        gpu("1", "", "", {{"GPU_I_PROFILE", "3g.20gb"}, {"GPU_I_ID", "2"}})},
+       {0.9, 0.7, 0.0, 0.2, 0.0},
+       {{"nvidia.com/mig-1g.5gb", 0.8}, {"nvidia.com/mig-3g.20gb", 0.2}}},
       {"whole GPUs in percent (a _UTIL metric)",
        "DCGM_FI_DEV_GPU_UTIL",
-       {gpu("0"), gpu("1")},
+       {gpu("0", "default", "a"), gpu("1", "default", "b")},
        {90, 50},
        {{"nvidia.com/gpu", 0.7}}},
-      {"no utilisation metric: unknown", "", {gpu("0")}, {0.9}, {}},
+      {"no device holds a pod: unknown", "DCGM_FI_PROF_GR_ENGINE_ACTIVE", {gpu("0")}, {0.9}, {}},
+      {"no utilisation metric: unknown", "", {gpu("0", "default", "a")}, {0.9}, {}},
   };
+
   for (const auto& row : rows) {
     SCOPED_TRACE(row.what);
     auto client = std::make_shared<fakes::FakePrometheusClient>();
