@@ -242,7 +242,9 @@ TEST(DcgmGpuPodMappingTest, WaitsBoundedForPodsThatJustStarted) {
       laterPods[pod] = started == old ? old : later - seconds(5);
     auto second = mapping.occupancy("node-a", laterPods, later);
     EXPECT_EQ(!second.has_value(), row.fallsBackLater);
-    if (second) EXPECT_EQ(second->settling, row.settlingLater);
+    if (second) {
+      EXPECT_EQ(second->settling, row.settlingLater);
+    }
   }
 }
 
