@@ -178,7 +178,7 @@ TEST(DcgmGpuPodMappingTest, WaitsBoundedForPodsThatJustStarted) {
     std::vector<prom::Labels> series;
     NodeGpuPods pods;
     // Asked at kNow and then again `later` seconds on, with the same series; new pods keep
-    // arriving (each missing pod is 5 s old again then).
+    // arriving (each pod that was young is 5 s old again then).
     int later;
     std::set<std::string> settling, settlingLater;  // empty: not settling
     bool fallsBackLater;
@@ -239,7 +239,7 @@ TEST(DcgmGpuPodMappingTest, WaitsBoundedForPodsThatJustStarted) {
     const auto later = kNow + seconds(row.later);
     NodeGpuPods laterPods;
     for (const auto& [pod, started] : row.pods)
-      laterPods[pod] = started == old ? old : later - seconds(5);
+      laterPods[pod] = kNow - started < seconds(90) ? later - seconds(5) : started;
     auto second = mapping.occupancy("node-a", laterPods, later);
     EXPECT_EQ(!second.has_value(), row.fallsBackLater);
     if (second) {
