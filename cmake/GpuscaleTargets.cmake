@@ -67,9 +67,14 @@ function(gpuscale_test_variant name variant)
                        ENVIRONMENT "GPUSCALE_SOURCE_DIR=${CMAKE_SOURCE_DIR};GPUSCALE_BINARY_DIR=${CMAKE_BINARY_DIR};${ARGN}")
 endfunction()
 
-# gpuscale_script_test(NAME SCRIPT [ARGS ...] [LABEL l] [TIMEOUT s]): a shell-driven test (exit 77 = skipped).
+# gpuscale_script_test(NAME SCRIPT [ARGS ...] [LABEL l] [TIMEOUT s] [SERIAL] [LOCKS name ...]): a
+# shell-driven test (exit 77 = skipped). End-to-end tests each run their own control plane on free
+# ports and in their own directory, so two may run side by side (ctest -j 2); SERIAL runs one alone
+# (its checks depend on timing, or it loads both cores), LOCKS names machine-wide resources it must
+# not share (e.g. real_node: one real kubelet node per machine). LABEL may name several (`LABEL e2e
+# go-extra` for a test of the extra Go parts, which scripts/test.sh runs last).
 function(gpuscale_script_test name)
-  cmake_parse_arguments(ARG "" "SCRIPT;LABEL;TIMEOUT" "ARGS" ${ARGN})
+  cmake_parse_arguments(ARG "SERIAL" "SCRIPT;TIMEOUT" "ARGS;LOCKS;LABEL" ${ARGN})
   if(NOT ARG_LABEL)
     set(ARG_LABEL integration)
   endif()
@@ -77,11 +82,13 @@ function(gpuscale_script_test name)
     set(ARG_TIMEOUT 600)
   endif()
   add_test(NAME ${name} COMMAND bash ${ARG_SCRIPT} ${ARG_ARGS})
-  set_tests_properties(${name} PROPERTIES LABELS ${ARG_LABEL} TIMEOUT ${ARG_TIMEOUT} SKIP_RETURN_CODE 77
+  set_tests_properties(${name} PROPERTIES LABELS "${ARG_LABEL}" TIMEOUT ${ARG_TIMEOUT} SKIP_RETURN_CODE 77
                        ENVIRONMENT "GPUSCALE_SOURCE_DIR=${CMAKE_SOURCE_DIR};GPUSCALE_BINARY_DIR=${CMAKE_BINARY_DIR}")
-  if(ARG_LABEL STREQUAL "e2e")
-    # End-to-end tests run a whole control plane; on 2 cores they must not overlap anything else.
+  if(ARG_SERIAL)
     set_tests_properties(${name} PROPERTIES RUN_SERIAL TRUE)
+  endif()
+  if(ARG_LOCKS)
+    set_tests_properties(${name} PROPERTIES RESOURCE_LOCK "${ARG_LOCKS}")
   endif()
 endfunction()
 

@@ -32,45 +32,6 @@ struct PlanArgs {
   std::optional<partition::TimePoint> now;
 };
 
-// The reconciler's state ConfigMap in a dump (a List, an array of them, or objects), by its
-// default name in any namespace: its data added to `out`.
-void collectState(const nlohmann::json& j, std::map<std::string, std::string>& out) {
-  if (j.is_array()) {
-    for (const auto& item : j) collectState(item, out);
-    return;
-  }
-  if (!j.is_object()) return;
-  if (j.contains("items")) {
-    collectState(j["items"], out);
-    return;
-  }
-  const nlohmann::json* meta = j.contains("metadata") ? &j["metadata"] : nullptr;
-  if (j.value("kind", "") != "ConfigMap" || meta == nullptr || !meta->is_object() ||
-      meta->value("name", "") != StateStoreOptions{}.name || !j.contains("data") ||
-      !j["data"].is_object()) {
-    return;
-  }
-  for (const auto& [k, v] : j["data"].items()) {
-    if (v.is_string()) out[k] = v.get<std::string>();
-  }
-}
-
-bool readText(const std::string& path, std::string& text, std::ostream& err) {
-  if (path == "-") {
-    std::ostringstream buffer;
-    buffer << std::cin.rdbuf();
-    text = buffer.str();
-    return true;
-  }
-  auto content = core::readFile(path);
-  if (!content) {
-    err << "gpuscale-reconciler plan: cannot read " << path << "\n";
-    return false;
-  }
-  text = std::move(*content);
-  return true;
-}
-
 std::optional<PlanArgs> parseArgs(const std::vector<std::string>& args, std::ostream& err) {
   PlanArgs parsed;
   core::FlagCallbacks flags;
@@ -95,12 +56,7 @@ std::optional<PlanArgs> parseArgs(const std::vector<std::string>& args, std::ost
     }
     return true;
   };
-  // -o is --output's short form.
-  std::vector<std::string> spelled(args);
-  for (auto& arg : spelled) {
-    if (arg == "-o") arg = "--output";
-  }
-  auto rest = core::applyFlags(spelled, flags);
+  auto rest = core::applyFlags(withLongOutputFlag(args), flags);
   if (!rest) {
     err << "gpuscale-reconciler plan: " << rest.status().message() << "\n";
     return std::nullopt;
@@ -118,25 +74,50 @@ std::optional<PlanArgs> parseArgs(const std::vector<std::string>& args, std::ost
 
 }  // namespace
 
+bool readInput(const std::string& path, std::string& text, std::ostream& err) {
+  if (path == "-") {
+    std::ostringstream buffer;
+    buffer << std::cin.rdbuf();
+    text = buffer.str();
+    return true;
+  }
+  auto content = core::readFile(path);
+  if (!content) {
+    err << "gpuscale-reconciler: cannot read " << path << "\n";
+    return false;
+  }
+  text = std::move(*content);
+  return true;
+}
+
+std::vector<std::string> withLongOutputFlag(std::vector<std::string> args) {
+  for (auto& arg : args) {
+    if (arg == "-o") arg = "--output";
+  }
+  return args;
+}
+
+std::optional<partition::PolicySet> loadPolicies(const std::string& path, std::ostream& err) {
+  if (path.empty()) return partition::defaultPolicies();
+  std::string text;
+  if (!readInput(path, text, err)) return std::nullopt;
+  auto loaded = partition::parsePolicies(text);
+  if (!loaded) {
+    err << "gpuscale-reconciler: " << path << ": " << loaded.status().message() << "\n";
+    return std::nullopt;
+  }
+  return std::move(*loaded);
+}
+
 int runPlanCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   auto parsed = parseArgs(args, err);
   if (!parsed) return kUsageOrInputError;
 
-  partition::PolicySet policies = partition::defaultPolicies();
-  if (!parsed->policyFile.empty()) {
-    std::string text;
-    if (!readText(parsed->policyFile, text, err)) return kUsageOrInputError;
-    auto loaded = partition::parsePolicies(text);
-    if (!loaded) {
-      err << "gpuscale-reconciler plan: " << parsed->policyFile << ": " << loaded.status().message()
-          << "\n";
-      return kUsageOrInputError;
-    }
-    policies = std::move(*loaded);
-  }
+  auto policies = loadPolicies(parsed->policyFile, err);
+  if (!policies) return kUsageOrInputError;
 
   std::string text;
-  if (!readText(parsed->from, text, err)) return kUsageOrInputError;
+  if (!readInput(parsed->from, text, err)) return kUsageOrInputError;
   nlohmann::json dump = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (dump.is_discarded()) {
     err << "gpuscale-reconciler plan: " << parsed->from << ": not valid JSON\n";
@@ -150,12 +131,10 @@ int runPlanCommand(const std::vector<std::string>& args, std::ostream& out, std:
   }
 
   // Cooldowns and give-back as the running reconciler sees them, when the dump has its state.
-  std::map<std::string, std::string> state;
-  collectState(dump, state);
-  applyHpaRecords(state, *snapshot);
+  applyHpaRecords(stateRecordsIn(dump, StateStoreOptions{}.name), *snapshot);
   // A dump is one look: anticipation sees no trend, only a demand already beyond the ceiling.
   const auto now = parsed->now.value_or(std::chrono::system_clock::now());
-  auto workloads = partition::assessWorkloads(*snapshot, policies, now);
+  auto workloads = partition::assessWorkloads(*snapshot, *policies, now);
   auto plan = partition::planPartitions(*snapshot, workloads, now);
   if (parsed->output == "text") {
     out << partition::planToText(plan);

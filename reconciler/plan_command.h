@@ -3,13 +3,24 @@
 #pragma once
 
 #include <iosfwd>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "gpuscale/partition/policy.h"
 
 namespace gpuscale::reconciler {
 
 // Runs the subcommand with its arguments (after "plan"). Writes the plan to `out`, errors to `err`.
 // Returns the exit code: 0 on success, 2 on bad usage or a malformed dump or policy.
 int runPlanCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+
+// Shared with `explain`: the text of `path` ("-" = stdin), false with a message on `err` when it
+// cannot be read; the policies of `path` ("" = the built-in "default"), nullopt with a message
+// when the file cannot be read or is invalid.
+bool readInput(const std::string& path, std::string& text, std::ostream& err);
+std::optional<partition::PolicySet> loadPolicies(const std::string& path, std::ostream& err);
+// `args` with -o spelled --output (its short form).
+std::vector<std::string> withLongOutputFlag(std::vector<std::string> args);
 
 }  // namespace gpuscale::reconciler

@@ -6,11 +6,11 @@
 #include <iostream>
 #include <map>
 #include <random>
-#include <sstream>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "gpu_mapping_flags.h"
 #include "gpuscale/apiserver/server_options.h"
 #include "gpuscale/auth/secure_status_server.h"
 #include "gpuscale/core/duration.h"
@@ -54,16 +54,6 @@ struct RunArgs {
   bool prometheusUrlSet = false;
   DcgmMappingOptions dcgm;
 };
-
-std::vector<std::string> splitComma(const std::string& text) {
-  std::vector<std::string> out;
-  std::string part;
-  std::istringstream in(text);
-  while (std::getline(in, part, ',')) {
-    if (!part.empty()) out.push_back(part);
-  }
-  return out;
-}
 
 template <typename D>
 bool parseDuration(const std::string& text, D& out) {
@@ -176,30 +166,8 @@ std::optional<RunArgs> parseArgs(const std::vector<std::string>& all, std::ostre
       ok = parseDuration(value, a.lease.renewDeadline);
     } else if (name == "retry-period") {
       ok = parseDuration(value, a.lease.retryPeriod);
-    } else if (name == "gpu-mapping") {
-      a.gpuMapping = value;
-      ok = value == "node" || value == "dcgm";
-    } else if (name == "dcgm-metric") {
-      a.dcgm.metric = value;
-      ok = !value.empty();
-    } else if (name == "dcgm-node-labels") {
-      a.dcgm.nodeLabels = splitComma(value);
-      ok = !a.dcgm.nodeLabels.empty();
-    } else if (name == "dcgm-gpu-label") {
-      a.dcgm.gpuLabel = value;
-      ok = !value.empty();
-    } else if (name == "dcgm-pod-label") {
-      a.dcgm.podLabel = value;
-      ok = !value.empty();
-    } else if (name == "dcgm-namespace-label") {
-      a.dcgm.namespaceLabel = value;
-      ok = !value.empty();
-    } else if (name == "dcgm-max-age") {
-      ok = parseDuration(value, a.dcgm.maxAge) && a.dcgm.maxAge.count() > 0;
-    } else if (name == "dcgm-settle") {
-      ok = parseDuration(value, a.dcgm.settle) && a.dcgm.settle.count() >= 0;
-    } else if (name == "dcgm-utilization-metric") {
-      a.dcgm.utilizationMetric = value;  // "": no utilisation
+    } else if (auto mapping = applyGpuMappingFlag(a.gpuMapping, a.dcgm, name, value)) {
+      ok = *mapping;
     } else {
       return false;
     }

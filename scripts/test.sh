@@ -6,8 +6,9 @@
 # Two build trees: the release tree (gcc, RelWithDebInfo) for ctest, and one clang tree for the
 # sanitizer pass and the fuzzers (the libraries are instrumented the same way for both). The unit
 # tests are built only in the clang tree. To fit a cold run on two cores, the work overlaps: the test
-# control plane builds from Go modules while the release tree compiles, and the clang tree compiles at
-# the lowest priority while ctest runs (the end-to-end tests run one at a time and leave CPU idle).
+# control plane builds from Go modules while the Debian packages install and the release tree compiles;
+# the clang tree and the Go parts only a few tests need (ctest label go-extra, run last) compile at a
+# low priority while ctest runs (the end-to-end tests wait on their clusters and leave CPU idle).
 # Line tables (-g1) are enough for sanitizer and crash stack traces and make the builds cheaper.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,6 +19,18 @@ trap 'for p in "${background[@]}"; do kill -- "$p" 2>/dev/null || true; done' EX
 
 build_cluster=1
 [ "${GPUSCALE_SKIP_CLUSTER_BUILD:-0}" = 1 ] && build_cluster=0
+[ -x tests/cluster/build.sh ] || build_cluster=0
+
+# The Go parts need only the Go toolchain, so they start before the Debian packages are installed.
+mkdir -p build
+cluster_log=build/cluster-build.log
+if [ "$build_cluster" = 1 ]; then
+  echo "== test control plane from Go modules (in the background, log in $cluster_log)"
+  tests/cluster/build.sh core >"$cluster_log" 2>&1 &
+  cluster_pid=$!
+  background+=("$cluster_pid")
+fi
+
 GPUSCALE_SKIP_CLUSTER_BUILD=1 scripts/setup.sh
 
 # The three build trees take about 10 GiB; say so up front rather than fail in a linker.
@@ -32,15 +45,6 @@ if command -v ccache >/dev/null 2>&1; then
   launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
   # Share hits between checkouts in different folders (a fresh clone, CI).
   export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1
-fi
-
-mkdir -p build
-cluster_log=build/cluster-build.log
-if [ "$build_cluster" = 1 ] && [ -x tests/cluster/build.sh ]; then
-  echo "== test control plane from Go modules (in the background, log in $cluster_log)"
-  tests/cluster/build.sh >"$cluster_log" 2>&1 &
-  cluster_pid=$!
-  background+=("$cluster_pid")
 fi
 
 echo "== build (warnings as errors)"
@@ -64,8 +68,27 @@ nice -n 19 cmake --build build-asan -j "$jobs" >build-asan/background-build.log 
 asan_pid=$!
 background+=("$asan_pid")
 
+# The Go parts only a few tests need (label go-extra). build.sh compiles at nice 10, so these come
+# before the clang tree (nice 19) and are ready by the time the other tests end; the tests (nice 0)
+# come first.
+extra_log=build/cluster-build-extra.log
+if [ "$build_cluster" = 1 ]; then
+  tests/cluster/build.sh extra >"$extra_log" 2>&1 &
+  extra_pid=$!
+  background+=("$extra_pid")
+fi
+
 echo "== tests"
-ctest --test-dir build --output-on-failure -j "$jobs"
+ctest --test-dir build --output-on-failure -j "$jobs" -LE go-extra
+if [ -n "${extra_pid:-}" ]; then
+  if ! wait "$extra_pid"; then
+    tail -n 40 "$extra_log" >&2
+    echo "test backends build failed (whole log: $extra_log)" >&2
+    exit 1
+  fi
+  tail -n 2 "$extra_log"
+fi
+ctest --test-dir build --output-on-failure -j "$jobs" -L go-extra
 
 echo "== unit tests and a short adapter soak under ASan+UBSan"
 wait "$asan_pid" || true

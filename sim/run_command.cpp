@@ -86,7 +86,7 @@ int runRunCommand(std::span<const std::string_view> args, std::ostream& out, std
     err << "run: --speed wants a number > 0\n";
     return 2;
   }
-  const std::optional<LoadSpec> load = scenario->load;
+  const std::vector<ServiceSpec> services = scenario->loadServices();
 
   const core::StopSignals stopSignals;  // before any thread starts
 
@@ -112,9 +112,9 @@ int runRunCommand(std::span<const std::string_view> args, std::ostream& out, std
   }
   GpuOperatorEmulator* sim = emulator->get();
   std::unique_ptr<InferenceLoadDriver> driver;
-  if (load) {
+  if (!services.empty()) {
     auto created =
-        InferenceLoadDriver::create(*load, loadOptions, [sim] { return sim->podDevices(); });
+        InferenceLoadDriver::create(services, loadOptions, [sim] { return sim->podDevices(); });
     if (!created) {
       err << "run: " << created.status().message() << "\n";
       return 2;
@@ -156,8 +156,12 @@ int runRunCommand(std::span<const std::string_view> args, std::ostream& out, std
   }
   if (driver) {
     driver->start();
-    spdlog::info("load model: {} pods selected by \"{}\" in {}, speed {}, seed {}", load->model,
-                 load->podSelector, load->namespaceName, loadOptions.speed, loadOptions.seed);
+    for (const ServiceSpec& service : services) {
+      spdlog::info("load model{}: {} pods selected by \"{}\" in {}, speed {}, seed {}",
+                   service.name.empty() ? "" : " of service " + service.name, service.load.model,
+                   service.load.podSelector, service.load.namespaceName, loadOptions.speed,
+                   loadOptions.seed);
+    }
   }
   spdlog::info("gpuscale-sim running scenario; SIGTERM stops");
   const int received = stopSignals.wait();

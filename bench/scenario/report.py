@@ -7,7 +7,9 @@ completed (Prometheus, 10 s rate), "queued": requests waiting over all pods (mod
 "ceiling": HPA .spec.maxReplicas, "queue_us": mean queue time over the pods (null: no data),
 "latency_us": mean request duration (queue + compute) over the pods,
 "reconfigurations": cumulative MIG reconfigurations + device-plugin config changes,
-"pods": names of the Running pods, "limited": HPA ScalingLimited is True}.
+"pods": names of the Running pods, "limited": HPA ScalingLimited is True}. A `services:`
+scenario's samples carry the sums over its services and, under "services", each service's own
+sample with the same fields.
 
 Definitions (documented in docs/benchmarks.md):
   slo_violation_seconds   time with queue_us above the SLO (each sample counts until the next one)
@@ -24,8 +26,13 @@ Definitions (documented in docs/benchmarks.md):
                           the timestamped watches --replicas-log/--pods-log; each drop of n allows
                           n deletions), plus container restarts. Without the watches: pods that
                           vanished while the Deployment's replicas did not fall between samples
+  services                with --services (a `services:` scenario): per service {name,
+                          slo_violation_seconds (against the service's SLO), max_replicas,
+                          priority, slo_us, p95_queue_us, pods_disturbed}, each from the
+                          service's own samples and watches; the top-level pods_disturbed is
+                          then their sum
 Usage: report.py SAMPLES --scenario NAME --reconciler on|off --slo-us N --svg OUT [--note TEXT]
-                 [--replicas-log FILE --pods-log FILE]
+                 [--replicas-log FILE --pods-log FILE | --services FILE]
 """
 import argparse
 import json
@@ -124,6 +131,28 @@ def summarise(samples, args, deletions=None):
     out["duration_seconds"] = round(samples[-1]["t"] - samples[0]["t"], 1) if samples else 0
     if args.note:
         out["note"] = args.note
+    return out
+
+
+def summarise_services(samples, args, services):
+    """Per service of services.json (run.sh): its summary from its own samples and watches, and its
+    chart beside the overall one (timeline-SERVICE.svg for timeline.svg)."""
+    out = []
+    for sv in services:
+        own = [s["services"][sv["name"]] for s in samples if sv["name"] in s.get("services", {})]
+        deletions = read_watches(sv["replicas_log"], sv["pods_log"])
+        own_args = argparse.Namespace(scenario="%s/%s" % (args.scenario, sv["name"]),
+                                      reconciler=args.reconciler, slo_us=sv["slo_us"], note="")
+        summary = summarise(own, own_args, deletions)
+        if own:
+            base, dot, ext = args.svg.rpartition(".")
+            with open("%s-%s.%s" % (base, sv["name"], ext) if dot else args.svg + "-" + sv["name"],
+                      "w") as f:
+                f.write(svg(own, summary, own_args))
+        out.append({"name": sv["name"], "slo_violation_seconds": summary["slo_violation_seconds"],
+                    "max_replicas": summary["max_replicas"], "priority": sv["priority"],
+                    "slo_us": sv["slo_us"], "p95_queue_us": summary["p95_queue_us"],
+                    "pods_disturbed": summary["pods_disturbed"]})
     return out
 
 
@@ -226,6 +255,7 @@ def main():
     parser.add_argument("--note", default="")
     parser.add_argument("--replicas-log", help="timestamped watch of the Deployment's .spec.replicas")
     parser.add_argument("--pods-log", help="timestamped watch: pod name, deletionTimestamp")
+    parser.add_argument("--services", help="services.json of a `services:` scenario (run.sh)")
     args = parser.parse_args()
     with open(args.samples) as f:
         samples = [json.loads(line) for line in f if line.strip()]
@@ -233,6 +263,10 @@ def main():
     if args.replicas_log and args.pods_log:
         deletions = read_watches(args.replicas_log, args.pods_log)
     summary = summarise(samples, args, deletions)
+    if args.services:
+        with open(args.services) as f:
+            summary["services"] = summarise_services(samples, args, json.load(f))
+        summary["pods_disturbed"] = sum(s["pods_disturbed"] for s in summary["services"])
     with open(args.svg, "w") as f:
         f.write(svg(samples, summary, args) if samples else "<svg xmlns=\"http://www.w3.org/2000/svg\"/>\n")
     print(json.dumps(summary))

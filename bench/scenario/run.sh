@@ -7,10 +7,13 @@
 #
 #   bench/scenario/run.sh NAME --reconciler off|reactive|on [--speed N] [--out DIR] [--slo-us N]
 #                         [--resource NAME] [--tail SECONDS] [--sample SECONDS] [--duration SECONDS]
+#                         [--only SERVICE]
 # --reconciler: off (static partitioning), reactive (acts once the HPA is held at its ceiling),
 # on (the policy default: also ahead of the ceiling, from the HPA's trend).
 # --duration caps the scenario time sampled (default: the load pattern's end + --tail, 90 s).
 # --speed N runs the load pattern's clock N times faster (requests are still served in real time).
+# --only SERVICE: of a `services:` scenario, create only this service's Deployment and HPA (the
+# others' load finds no pod): the service alone on the pool.
 # --slo-us: the queue-time SLO (default 1 s; 20 ms for t4-* scenarios); --target-us: the HPA's
 # averageValue for avg_time_queue_us (default a quarter of the SLO: queue time is ~0 below capacity
 # and explodes near it, so an HPA aiming at the SLO itself runs the pods at the edge).
@@ -30,16 +33,21 @@
 # The Deployment `triton` (namespace and selector from the scenario's load section) requests one
 # unit of the scenario's partition resource; its HPA (Pods avg_time_queue_us, averageValue =
 # --target-us, min 1) starts with maxReplicas = the resource's initial allocatable: the static
-# ceiling.
+# ceiling. A `services:` scenario gets that per service, named after it, with the service's SLO
+# (sloSeconds, else --slo-us) and target (a quarter of it), a PriorityClass `scenario-SERVICE`
+# (value = the service's priority, preemptionPolicy Never) for its pods and a policy named after
+# the service (a copy of the policy file's first policy with the service's priority); the result
+# JSON then adds `services` (report.py) and OUT/SERVICE-*.log hold the per-service watches.
+# Policy file: bench/scenario/policies/NAME.yaml when it exists, else policies/reconciler.yaml.
 # Exit: 0 with a result; 1 when a part fails (the JSON then carries "error"); 2 usage; 77 parts
 # missing.
 set -euo pipefail
 
-usage() { sed -n '7,13p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '7,16p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 [ $# -ge 1 ] || usage
 name=$1
 shift
-reconciler= speed=1 out= slo_us= target_us= resource= tail_s=90 sample_s=2 duration=
+reconciler= speed=1 out= slo_us= target_us= resource= tail_s=90 sample_s=2 duration= only=
 while [ $# -gt 0 ]; do
   case $1 in
     --reconciler) reconciler=$2; shift 2 ;;
@@ -51,6 +59,7 @@ while [ $# -gt 0 ]; do
     --tail) tail_s=$2; shift 2 ;;
     --sample) sample_s=$2; shift 2 ;;
     --duration) duration=$2; shift 2 ;;
+    --only) only=$2; shift 2 ;;
     *) usage ;;
   esac
 done
@@ -80,7 +89,7 @@ for b in "${needed[@]}"; do
   [ -x "$b" ] || { echo "skip: $b not built or installed" >&2; exit 77; }
 done
 
-out=${out:-$src/bench/scenario/results/$name-reconciler-$reconciler}
+out=${out:-$src/bench/scenario/results/$name-reconciler-$reconciler${only:+-only-$only}}
 rm -rf "$out"
 mkdir -p "$out"
 work=$out/run
@@ -113,22 +122,52 @@ wait_until() { # seconds what command...
   done
 }
 
-# What the scenario says: namespace, selector, load length, the partition resource
-# (workload.resource, else 1g.5gb slices on mixed-strategy MIG nodes, else nvidia.com/gpu), the
-# reconciler's --gpu-mapping (reconciler.gpuMapping) and the Deployment's nodeSelector
-# (workload.nodeSelector, as JSON).
-read -r ns selector load_s default_resource gpu_mapping scale_down_type scale_down_value \
-  scale_down_period scale_down_window node_selector < <(python3 - "$scenario" <<'PY'
+# What the scenario says: its services, the load length (the longest service's), the partition
+# resource (workload.resource, else 1g.5gb slices on mixed-strategy MIG nodes, else
+# nvidia.com/gpu), the reconciler's --gpu-mapping (reconciler.gpuMapping) and the Deployments'
+# nodeSelector (workload.nodeSelector, as JSON). The services go to $work/services.tsv
+# ('|'-separated, for this script) and $work/services.json (for sample.py and report.py); a single
+# `load:` is the service `triton` without a priority.
+read -r load_s default_resource gpu_mapping scale_down_type scale_down_value \
+  scale_down_period scale_down_window node_selector < <(python3 - "$scenario" "$work" "$slo_us" \
+  "$target_us" "$only" "$out" <<'PY'
 import json, sys, yaml
 s = yaml.safe_load(open(sys.argv[1]))
+work, slo_us, target_us, only, out = sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5], sys.argv[6]
 workload = s.get("workload") or {}
 down = (s.get("hpa") or {}).get("scaleDown") or {}
-load = s.get("load") or {}
-p = load.get("pattern") or {}
-length = float(p.get("startSeconds", 0)) + float(p.get("durationSeconds", 0))
+services = []
+if s.get("services"):
+    for sv in s["services"]:
+        slo = round(float(sv["sloSeconds"]) * 1e6) if "sloSeconds" in sv else slo_us
+        services.append({"name": sv["name"], "load": sv["load"], "slo_us": slo,
+                         "target_us": slo // 4 if "sloSeconds" in sv else target_us,
+                         "priority": int(sv.get("priority", 0)), "policy": sv["name"],
+                         "log_prefix": sv["name"] + "-"})
+else:
+    services.append({"name": "triton", "load": s.get("load") or {}, "slo_us": slo_us,
+                     "target_us": target_us, "priority": None, "policy": "default", "log_prefix": ""})
+if only and only not in [sv["name"] for sv in services]:
+    sys.exit("--only %s: the scenario has no such service" % only)
+length = 0
+for sv in services:
+    p = sv["load"].get("pattern") or {}
+    length = max(length, float(p.get("startSeconds", 0)) + float(p.get("durationSeconds", 0)))
+    sv["namespace"] = sv["load"].get("namespace", "default")
+    sv["selector"] = sv["load"].get("podSelector", "app=triton")
+    sv["replicas_log"] = "%s/%sreplicas.log" % (out, sv["log_prefix"])
+    sv["pods_log"] = "%s/%spod-deletions.log" % (out, sv["log_prefix"])
+    del sv["load"]
+services = [sv for sv in services if not only or sv["name"] == only]
+json.dump(services, open(work + "/services.json", "w"))
+with open(work + "/services.tsv", "w") as f:
+    for sv in services:
+        f.write("|".join(str(v) for v in (sv["name"], sv["namespace"], sv["selector"],
+                sv["target_us"], "" if sv["priority"] is None else sv["priority"], sv["policy"],
+                sv["log_prefix"])) + "\n")
 node = s["nodes"][0]
 mig = node.get("migStrategy") == "mixed"
-print(load.get("namespace", "default"), load.get("podSelector", "app=triton"), int(length),
+print(int(length),
       workload.get("resource") or ("nvidia.com/mig-1g.5gb" if mig else "nvidia.com/gpu"),
       (s.get("reconciler") or {}).get("gpuMapping", "node"),
       "Percent" if "percent" in down else "Pods", down.get("percent", down.get("pods", 1)),
@@ -136,8 +175,14 @@ print(load.get("namespace", "default"), load.get("podSelector", "app=triton"), i
       json.dumps(workload.get("nodeSelector") or {}, separators=(",", ":")))
 PY
 )
+[ -n "${load_s:-}" ] || fail "cannot read the scenario's services (--only names a service?)"
 resource=${resource:-$default_resource}
-app=${selector#*=}
+# The scenario's services: name, namespace, pod selector, HPA target, priority ("" for a single
+# load), policy, log prefix.
+mapfile -t service_lines <"$work/services.tsv"
+multi=false
+[ "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[0]["priority"] is not None)' \
+  "$work/services.json")" = True ] && multi=true
 
 log "cluster up ($name, reconciler $reconciler)"
 "$src/tests/cluster/up.sh" "$work/cluster" --scenario "$scenario" >"$work/up.log" 2>&1 ||
@@ -178,21 +223,37 @@ positive() { [ "$(allocatable)" -gt 0 ]; }
 wait_until 120 "allocatable $resource" positive
 ceiling=$(allocatable)
 
-log "Deployment triton ($resource: 1 per pod) and its HPA (max $ceiling)"
-kc get namespace "$ns" >/dev/null 2>&1 || kc create namespace "$ns" >/dev/null
-wait_until 60 "default service account" kc -n "$ns" get serviceaccount default -o name
-policy_annotation=
-[ "$reconciler" = off ] || policy_annotation="annotations: {gpuscale.io/partition-policy: default}"
-kc -n "$ns" apply -f - >/dev/null <<YAML
+# Per service: its Deployment (one unit of $resource per pod), its HPA and, in a `services:`
+# scenario, the PriorityClass of its pods.
+create_service() { # name namespace selector target priority policy
+  local svc=$1 ns=$2 selector=$3 target=$4 priority=$5 policy=$6
+  local key=${selector%%=*} value=${selector#*=} priority_class= annotation=
+  log "Deployment $svc ($resource: 1 per pod) and its HPA (max $ceiling)"
+  kc get namespace "$ns" >/dev/null 2>&1 || kc create namespace "$ns" >/dev/null
+  wait_until 60 "default service account" kc -n "$ns" get serviceaccount default -o name
+  [ "$reconciler" = off ] || annotation="annotations: {gpuscale.io/partition-policy: $policy}"
+  if [ -n "$priority" ]; then
+    priority_class="priorityClassName: scenario-$svc"
+    kc apply -f - >/dev/null <<YAML
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: scenario-$svc}
+value: $priority
+preemptionPolicy: Never
+description: priority of the scenario service $svc (pending pods only; nothing is preempted)
+YAML
+  fi
+  kc -n "$ns" apply -f - >/dev/null <<YAML
 apiVersion: apps/v1
 kind: Deployment
-metadata: {name: triton}
+metadata: {name: $svc}
 spec:
   replicas: 1
-  selector: {matchLabels: {app: $app}}
+  selector: {matchLabels: {$key: $value}}
   template:
-    metadata: {labels: {app: $app}}
+    metadata: {labels: {$key: $value}}
     spec:
+      $priority_class
       nodeSelector: $node_selector
       tolerations: [{operator: Exists}]
       containers:
@@ -205,10 +266,10 @@ spec:
 apiVersion: autoscaling/v2
 kind: HorizontalPodAutoscaler
 metadata:
-  name: triton
-  $policy_annotation
+  name: $svc
+  $annotation
 spec:
-  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: triton}
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: $svc}
   minReplicas: 1
   maxReplicas: $ceiling
   # Queue time is ~0 below capacity, so the HPA's proportional rule would drop to 1 replica in one
@@ -221,8 +282,9 @@ spec:
   - type: Pods
     pods:
       metric: {name: avg_time_queue_us}
-      target: {type: AverageValue, averageValue: "$target_us"}
+      target: {type: AverageValue, averageValue: "$target"}
 YAML
+}
 
 # Watches, timestamped, for pods_disturbed: every change of the Deployment's desired replicas and
 # every pod deletion (report.py matches deletions to scale-ins); and every HPA status change
@@ -241,26 +303,38 @@ with open(sys.argv[1], "a") as f:
         f.flush()' "$@" &
   watch_pids+=($!)
 }
-watch_to "$out/replicas.log" "$KUBECTL" -n "$ns" get deployment triton -w \
-  -o 'jsonpath={.spec.replicas}{"\n"}'
-watch_to "$out/pod-deletions.log" "$KUBECTL" -n "$ns" get pods -l "$selector" -w \
-  -o 'jsonpath={.metadata.name} {.metadata.deletionTimestamp}{"\n"}'
-watch_to "$out/hpa.log" "$KUBECTL" -n "$ns" get hpa triton -w -o 'jsonpath={.spec.maxReplicas} '\
+for line in "${service_lines[@]}"; do
+  IFS='|' read -r svc ns selector target priority policy prefix <<<"$line"
+  create_service "$svc" "$ns" "$selector" "$target" "$priority" "$policy"
+  watch_to "$out/${prefix}replicas.log" "$KUBECTL" -n "$ns" get deployment "$svc" -w \
+    -o 'jsonpath={.spec.replicas}{"\n"}'
+  watch_to "$out/${prefix}pod-deletions.log" "$KUBECTL" -n "$ns" get pods -l "$selector" -w \
+    -o 'jsonpath={.metadata.name} {.metadata.deletionTimestamp}{"\n"}'
+  watch_to "$out/${prefix}hpa.log" "$KUBECTL" -n "$ns" get hpa "$svc" -w -o 'jsonpath={.spec.maxReplicas} '\
 '{.status.desiredReplicas} {.status.conditions[?(@.type=="ScalingLimited")].status} '\
 '{.status.conditions[?(@.type=="ScalingLimited")].reason}{"\n"}'
+done
 
 if [ "$reconciler" != off ]; then
   log "gpuscale-reconciler ($reconciler)"
-  policy_file=$src/bench/scenario/policies/reconciler.yaml
-  if [ "$reconciler" = reactive ]; then
-    policy_file=$work/policy-reactive.yaml
-    python3 - "$src/bench/scenario/policies/reconciler.yaml" "$policy_file" <<'PY'
-import sys, yaml
+  policy_file=$src/bench/scenario/policies/$name.yaml
+  [ -f "$policy_file" ] || policy_file=$src/bench/scenario/policies/reconciler.yaml
+  if [ "$reconciler" = reactive ] || $multi; then
+    python3 - "$policy_file" "$work/policy.yaml" "$reconciler" "$work/services.json" <<'PY'
+import copy, json, sys, yaml
 doc = yaml.safe_load(open(sys.argv[1]))
-for p in doc.get("policies", [doc]):
-    p["anticipation"] = {"enabled": False}
-yaml.safe_dump(doc, open(sys.argv[2], "w"), sort_keys=False)
+policies = doc.get("policies", [doc])
+# A service scenario: one policy per service, a copy of the first with the service's priority.
+services = [s for s in json.load(open(sys.argv[4])) if s["priority"] is not None]
+if services:
+    base = policies[0]
+    policies = [dict(copy.deepcopy(base), name=s["policy"], priority=s["priority"]) for s in services]
+if sys.argv[3] == "reactive":
+    for p in policies:
+        p["anticipation"] = {"enabled": False}
+yaml.safe_dump({"policies": policies}, open(sys.argv[2], "w"), sort_keys=False)
 PY
+    policy_file=$work/policy.yaml
   fi
   "$rec" run --kubeconfig "$KUBECONFIG" --config "$policy_file" \
     --leader-elect-identity bench --leader-elect-namespace default \
@@ -280,68 +354,24 @@ until has_series; do
   sleep 2
 done
 
-# One sample: the Prometheus and API state the chart and the summary need.
+# One sample (bench/scenario/sample.py): the Prometheus, model and API state the chart and the
+# summary need.
 sample() {
-  kc -n "$ns" get deployment triton -o json >"$work/dep.json"
-  kc -n "$ns" get hpa triton -o json >"$work/hpa.json"
-  kc -n "$ns" get pods -l "$selector" -o json >"$work/pods.json"
+  local line svc ns selector query
   kc get nodes -o json >"$work/nodes.json"
-  kc get --raw "/apis/custom.metrics.k8s.io/v1beta1/namespaces/$ns/pods/%2A/avg_time_queue_us" \
-    >"$work/adapter.json" 2>/dev/null || echo '{}' >"$work/adapter.json"
-  python3 - "$prom" "$ns" "$work" "$sim_addr" <<'PY'
-import json, re, sys, urllib.parse, urllib.request
-prom, ns, work, sim = sys.argv[1:5]
-def quantity(text):  # a Kubernetes quantity as the adapter and the HPA print it ("399300m", "12")
-    m = re.fullmatch(r"([0-9.]+)([mkMG]?)", text or "")
-    return float(m.group(1)) * {"m": 1e-3, "": 1, "k": 1e3, "M": 1e6, "G": 1e9}[m.group(2)] if m else None
-# Model truth straight from gpuscale-sim: the pattern's clock, the offered load, the queues.
-truth = {}
-for line in urllib.request.urlopen("http://%s/metrics" % sim, timeout=10).read().decode().splitlines():
-    if line.startswith("gpuscale_sim_load_"):
-        key, value = line.rsplit(" ", 1)
-        truth[key] = float(value)
-t = truth.get("gpuscale_sim_load_pattern_seconds", 0.0)
-queued = sum(v for k, v in truth.items() if k.startswith("gpuscale_sim_load_pod_queue_length{"))
-def q(expr):
-    url = prom + "/api/v1/query?" + urllib.parse.urlencode({"query": expr})
-    try:
-        r = json.load(urllib.request.urlopen(url, timeout=10))["data"]["result"]
-        return float(r[0]["value"][1]) if r else None
-    except Exception:
-        return None
-dep, hpa, pods, nodes, adapter = (json.load(open("%s/%s.json" % (work, n)))
-                                  for n in ("dep", "hpa", "pods", "nodes", "adapter"))
-live = sorted((p for p in pods["items"] if p["status"].get("phase") == "Running"
-               and "deletionTimestamp" not in p["metadata"]), key=lambda p: p["metadata"]["name"])
-running = [p["metadata"]["name"] for p in live]
-restarts = sum(c.get("restartCount", 0) for p in pods["items"]
-               for c in p["status"].get("containerStatuses", []))
-# What the HPA and `kubectl get --raw` see through the aggregator and the adapter.
-current = [m["pods"]["current"].get("averageValue") for m in hpa.get("status", {}).get("currentMetrics") or []
-           if m.get("type") == "Pods"]
-per_pod = [quantity(i.get("value")) for i in adapter.get("items", [])]
-per_pod = [v for v in per_pod if v is not None]
-pending = sum(1 for p in pods["items"] if p["status"].get("phase") == "Pending")
-cond = {c["type"]: c for c in hpa.get("status", {}).get("conditions", [])}
-lim = cond.get("ScalingLimited", {})
-sel = 'namespace="%s"' % ns
-queue = q('avg(delta(nv_inference_queue_duration_us{%s}[30s])/(1+delta(nv_inference_request_success{%s}[30s])))' % (sel, sel))
-# End-to-end request latency the same way: time-slicing can trade queue time for compute time.
-latency = q('avg(delta(nv_inference_request_duration_us{%s}[30s])/(1+delta(nv_inference_request_success{%s}[30s])))' % (sel, sel))
-reconf = q('sum(gpuscale_sim_mig_reconfigurations_total) or vector(0)')
-plugin = q('sum(gpuscale_sim_transitions_total{kind=~".*device.plugin.*"}) or vector(0)')
-print(json.dumps({"t": round(t, 1), "load_rps": truth.get("gpuscale_sim_load_offered_rps"),
-  "served_rps": q('sum(rate(nv_inference_request_success{%s}[10s]))' % sel), "queued": queued,
-  "replicas": dep["spec"]["replicas"], "running": len(running), "pending": pending,
-  "ceiling": hpa["spec"]["maxReplicas"], "queue_us": queue, "latency_us": latency,
-  "reconfigurations": (reconf or 0) + (plugin or 0), "pods": running,
-  "uids": [p["metadata"]["uid"] for p in live], "restarts": restarts,
-  "hpa_queue_us": quantity(current[0]) if current else None,
-  "adapter_queue_us": sum(per_pod) / len(per_pod) if per_pod else None,
-  "node_configs": {n["metadata"]["name"]: {k: n["metadata"].get("labels", {}).get(k, "") for k in
-                   ("nvidia.com/mig.config", "nvidia.com/device-plugin.config")} for n in nodes["items"]},
-  "limited": lim.get("status") == "True" and lim.get("reason") == "TooManyReplicas"}))
-PY
+  for line in "${service_lines[@]}"; do
+    IFS='|' read -r svc ns selector _ <<<"$line"
+    kc -n "$ns" get deployment "$svc" -o json >"$work/$svc-dep.json"
+    kc -n "$ns" get hpa "$svc" -o json >"$work/$svc-hpa.json"
+    kc -n "$ns" get pods -l "$selector" -o json >"$work/$svc-pods.json"
+    # What the HPA asks the adapter (a service scenario: for the service's pods only).
+    query=
+    $multi && query="?labelSelector=$(python3 -c 'import sys, urllib.parse
+print(urllib.parse.quote(sys.argv[1], safe=""))' "$selector")"
+    kc get --raw "/apis/custom.metrics.k8s.io/v1beta1/namespaces/$ns/pods/%2A/avg_time_queue_us$query" \
+      >"$work/$svc-adapter.json" 2>/dev/null || echo '{}' >"$work/$svc-adapter.json"
+  done
+  python3 "$src/bench/scenario/sample.py" "$prom" "$work" "$sim_addr"
 }
 
 total_s=${duration:-$((load_s + tail_s))}
@@ -362,11 +392,18 @@ while [ "$(pattern_t)" -lt "$total_s" ]; do
 done
 
 kc get events -A -o json >"$out/events.json" || log "could not list Events"
-kc -n "$ns" get pods -l "$selector" -o json >"$out/pods-final.json" || log "could not list pods"
 note="speed $speed; SLO ${slo_us} us; HPA target ${target_us} us; static ceiling $ceiling x $resource"
+if $multi; then
+  kc get pods -A -o json >"$out/pods-final.json" || log "could not list pods"
+  note="speed $speed; SLO and HPA target per service; static ceiling $ceiling x $resource per HPA"
+  report_args=(--services "$work/services.json")
+else
+  IFS='|' read -r _ ns selector _ <<<"${service_lines[0]}"
+  kc -n "$ns" get pods -l "$selector" -o json >"$out/pods-final.json" || log "could not list pods"
+  report_args=(--replicas-log "$out/replicas.log" --pods-log "$out/pod-deletions.log")
+fi
 python3 "$src/bench/scenario/report.py" "$out/samples.jsonl" --scenario "$name" \
   --reconciler "$reconciler" --slo-us "$slo_us" --svg "$out/timeline.svg" --note "$note" \
-  --replicas-log "$out/replicas.log" --pods-log "$out/pod-deletions.log" \
-  >"$out/result.json"
+  "${report_args[@]}" >"$out/result.json"
 log "chart: $out/timeline.svg"
 cat "$out/result.json"

@@ -87,7 +87,7 @@ std::vector<std::vector<const WorkloadDemand*>> contentionGroups(
     if (d.blocked) blocked.push_back(&d);
   }
   std::stable_sort(blocked.begin(), blocked.end(), [](const auto* a, const auto* b) {
-    return a->policy->priority > b->policy->priority;
+    return a->priority.value > b->priority.value;
   });
   std::vector<std::size_t> parent(blocked.size());
   for (std::size_t k = 0; k < parent.size(); ++k) parent[k] = k;

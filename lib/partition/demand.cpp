@@ -4,6 +4,9 @@
 #include <cmath>
 #include <unordered_map>
 
+#include <fmt/format.h>
+
+#include "gpuscale/partition/lead_time.h"
 #include "gpuscale/partition/resource_names.h"
 
 namespace gpuscale::partition {
@@ -121,18 +124,40 @@ int podsFitting(const WorkloadDemand& d, std::size_t nodeIndex, std::int64_t cap
 
 namespace {
 
-// Blocks `d` ahead of its ceiling when the forecast says the HPA gets there within the lead time.
-void anticipate(WorkloadDemand& d, TimePoint now) {
+// Blocks `d` ahead of its ceiling when the forecast says the HPA gets there within the lead time
+// (the policy's, or longer where the reconciler measured its levers to be slower on d's nodes).
+void anticipate(WorkloadDemand& d, const ClusterSnapshot& snapshot, TimePoint now) {
   const HpaState& hpa = *d.hpa;
   const HpaObservation current{now, hpa.currentReplicas, hpa.desiredReplicas, d.wanted};
-  CeilingForecast f = forecastCeiling(hpa.history, current, hpa.maxReplicas,
-                                      leadSecondsFor(*d.policy), d.policy->anticipation, now);
+  std::vector<std::string> nodes;
+  for (std::size_t i : d.eligibleNodes) nodes.push_back(snapshot.nodes[i].name);
+  const LeadTime lead = leadTimeFor(*d.policy, nodes, snapshot.measuredLeadTimes);
+  CeilingForecast f = forecastCeiling(hpa.history, current, hpa.maxReplicas, lead.seconds,
+                                      d.policy->anticipation, now);
+  if (lead.source != "policy leadTime") f.why += fmt::format("; lead time {}", lead.source);
   if (f.reaches) {
     d.blocked = true;
     d.reason = "Anticipated";
     d.wanted = std::max(d.wanted, f.predictedWanted);
   }
   d.forecast = std::move(f);
+}
+
+// Which rule of the file comment let `d` through (for `explain`).
+std::string notBlockedWhy(const WorkloadDemand& d, bool limited, bool rateLimited, bool active) {
+  const HpaState& hpa = *d.hpa;
+  if (!active) return "ScalingActive is False: the HPA does not scale on its metrics now";
+  if (limited && hpa.maxReplicas < d.ceiling) {
+    return fmt::format(
+        "held by its own maxReplicas {}, below the {} pods the partitions hold: raise maxReplicas "
+        "on the HPA",
+        hpa.maxReplicas, d.ceiling);
+  }
+  if (rateLimited) return "still growing (ScalingLimited ScaleUpLimit), not at its maxReplicas";
+  std::string why = fmt::format("wants {} replicas (desired {}) within maxReplicas {}", d.wanted,
+                                hpa.desiredReplicas, hpa.maxReplicas);
+  if (d.forecast && !d.forecast->why.empty()) why += "; forecast: " + d.forecast->why;
+  return why;
 }
 
 std::vector<WorkloadDemand> assessAt(const ClusterSnapshot& snapshot, const PolicySet& policies,
@@ -151,6 +176,7 @@ std::vector<WorkloadDemand> assessAt(const ClusterSnapshot& snapshot, const Poli
     d.policy = policy;
     d.hpa = &hpa;
     d.target = target;
+    d.priority = workloadPriority(*policy, target, snapshot.priorityClasses);
     d.resource = chooseResource(*target, pods);
     d.perPod = std::max<std::int64_t>(1, target->gpuRequests.at(d.resource));
     int ready = 0;
@@ -202,8 +228,9 @@ std::vector<WorkloadDemand> assessAt(const ClusterSnapshot& snapshot, const Poli
       d.blocked = true;
       d.reason = "TooManyReplicas";
     } else if (now && active && policy->anticipation.enabled && hpa.maxReplicas >= d.ceiling) {
-      anticipate(d, *now);
+      anticipate(d, snapshot, *now);
     }
+    if (!d.blocked) d.notBlockedWhy = notBlockedWhy(d, limited, rateLimited, active);
     out.push_back(std::move(d));
   }
   return out;

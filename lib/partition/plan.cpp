@@ -67,6 +67,14 @@ std::string actionText(const SetMaxReplicas& a) {
 
 }  // namespace
 
+nlohmann::ordered_json actionToJson(const PlanAction& action) {
+  return std::visit([](const auto& v) { return actionJson(v); }, action);
+}
+
+std::string actionToText(const PlanAction& action) {
+  return std::visit([](const auto& v) { return actionText(v); }, action);
+}
+
 nlohmann::ordered_json planToJson(const Plan& plan) {
   Json demands = Json::array();
   for (const auto& d : plan.demands) {
@@ -82,7 +90,7 @@ nlohmann::ordered_json planToJson(const Plan& plan) {
   }
   Json actions = Json::array();
   for (const auto& a : plan.actions) {
-    actions.push_back(std::visit([](const auto& v) { return actionJson(v); }, a));
+    actions.push_back(actionToJson(a));
   }
   Json capacity = Json::array();
   for (const auto& c : plan.capacityAfter) {
@@ -103,7 +111,7 @@ std::string planToText(const Plan& plan) {
   }
   out += fmt::format("Actions ({}):\n", plan.actions.size());
   for (const auto& a : plan.actions) {
-    out += "  " + std::visit([](const auto& v) { return actionText(v); }, a) + "\n";
+    out += "  " + actionToText(a) + "\n";
   }
   out += "Capacity after:\n";
   for (const auto& c : plan.capacityAfter) {

@@ -14,6 +14,7 @@
 #include "gpuscale/partition/contention.h"
 #include "gpuscale/partition/lever_choice.h"
 #include "gpuscale/partition/resource_names.h"
+#include "why_log.h"
 
 namespace gpuscale::partition {
 namespace {
@@ -84,6 +85,7 @@ class PlanBuilder {
     if (const auto& last = d.hpa->lastChange; last && now_ - *last < policy.scaleUpCooldown) {
       notes_.push_back(
           fmt::format("{}/{}: within the scale-up cooldown, not changed", d.ns, d.name));
+      why_.cooldown(d, now_);
       return std::nullopt;
     }
     // No pod fits anywhere yet (pinned to a product spelling no node has before the raise): the
@@ -93,6 +95,7 @@ class PlanBuilder {
     const int before = ceiling(d);
     const int aim = std::min(d.wanted, hardMax);
     int need = aim - before;
+    why_.aiming(d, hardMax, aim);
     if (need > 0 && waitsForMapping(d)) return std::nullopt;
     need -= applyLevers(d, need, before);
     const int after = ceiling(d);
@@ -103,6 +106,7 @@ class PlanBuilder {
           fmt::format("{}/{}: aims at {} pods of {}, partitions hold {} after this plan", d.ns,
                       d.name, aim, d.resource, after));
     }
+    why_.grown(d, after, need);
     return Growth{before, aim, after};
   }
 
@@ -138,7 +142,7 @@ class PlanBuilder {
       for (const auto& [i, units] : d.ownUsage) own += units;
       held.push_back(static_cast<int>(own / d.perPod));
       const int need = grown[k] ? std::max(0, grown[k]->aim - held.back()) : 0;
-      claims.push_back({d.ns + "/" + d.name, d.policy->priority, need});
+      claims.push_back({d.ns + "/" + d.name, d.priority.value, need});
       needed += need;
     }
     if (needed <= freePods) return;
@@ -152,7 +156,8 @@ class PlanBuilder {
       } else {
         maxChanges_.erase({d.ns, d.name});
       }
-      shares_[{d.ns, d.name}] = grants[k].why;
+      // The grant's sentence, and where the HPA's priority came from.
+      shares_[{d.ns, d.name}] = grants[k].why + " (priority from " + d.priority.source + ")";
     }
   }
 
@@ -219,6 +224,10 @@ class PlanBuilder {
             {d.ns, d.name, d.resource, d.reason, d.ceiling, d.wanted, std::move(explain)});
       }
       plan.capacityAfter.push_back({d.ns, d.name, ceiling(d)});
+      const auto change = maxChanges_.find({d.ns, d.name});
+      const auto share = shares_.find({d.ns, d.name});
+      plan.why.push_back(why_.finish(d, change == maxChanges_.end() ? nullptr : &change->second,
+                                     share == shares_.end() ? "" : share->second));
     }
     for (std::size_t i = 0; i < nodes_.size(); ++i) {
       if (auto a = migAction(i)) plan.actions.emplace_back(std::move(*a));
@@ -319,10 +328,16 @@ class PlanBuilder {
     int gained = 0;
     for (std::size_t i : d.eligibleNodes) {
       if (gained >= need) break;
-      if (!reshapeable(d, i)) continue;
-      gained += snap_.nodes[i].migStrategy == MigStrategy::kSingle
-                    ? reshapeSingle(d, i)
-                    : reshapeMixed(d, i, need - gained);
+      if (!reshapeable(d, i)) {
+        because(d, changeable(d, i) ? nodeNotReshapeable(snap_.nodes[i])
+                                    : unchangeable(d, i, Lever::kMigReshape));
+        continue;
+      }
+      const int g = snap_.nodes[i].migStrategy == MigStrategy::kSingle
+                        ? reshapeSingle(d, i)
+                        : reshapeMixed(d, i, need - gained);
+      if (g > 0) because(d, i, Lever::kMigReshape, WhyCode::kReshaped, fmt::format("+{} pods", g));
+      gained += g;
     }
     return gained;
   }
@@ -331,13 +346,21 @@ class PlanBuilder {
     const NodeState& n = snap_.nodes[i];
     const std::string base(unsharedResourceName(d.resource));
     const MigProfile* profile = profileForResource(*n.model, base);
-    if (profile == nullptr || !filterFor(*d.policy).allows(*profile)) return 0;
+    if (profile == nullptr || !filterFor(*d.policy).allows(*profile)) {
+      because(d, i, Lever::kMigReshape, WhyCode::kProfileNotAllowed,
+              fmt::format("{} is not a MIG profile of {} the policy lets a reshape create", base,
+                          n.model->name));
+      return 0;
+    }
     const auto& candidates = maximal(*n.model, *d.policy);
     const int r = replicas(i, base);
     const std::int64_t used = usedOn(i, d.resource);
     int gained = 0;
+    int migGpus = 0, busy = 0;
     for (std::size_t gpu = 0; gpu < nodes_[i].gpus.size() && gained < need; ++gpu) {
       const MigGpuSetting& cur = nodes_[i].gpus[gpu];
+      migGpus += cur.migEnabled ? 1 : 0;
+      busy += cur.migEnabled && n.gpus[gpu].busy ? 1 : 0;
       // MIG mode never changes here: that needs a GPU reset, which other GPUs' pods may not
       // survive.
       if (nodes_[i].reshaped[gpu] || !cur.migEnabled || n.gpus[gpu].busy) continue;
@@ -369,6 +392,7 @@ class PlanBuilder {
       setGeometry(i, gpu, *best);
       gained += bestGain;
     }
+    if (gained == 0) because(d, noReshapeGain(n, migGpus, busy));
     return gained;
   }
 
@@ -385,7 +409,11 @@ class PlanBuilder {
       if (!filter.allows(p) || !isValidGeometry(*n.model, {{p.name, p.maxCount}})) continue;
       if (best == nullptr || p.maxCount > best->maxCount) best = &p;
     }
-    if (best == nullptr) return 0;
+    if (best == nullptr) {
+      because(d, i, Lever::kMigReshape, WhyCode::kProfileNotAllowed,
+              "no profile the policy allows fills a GPU uniformly");
+      return 0;
+    }
     const int before = podsOn(d, i);
     std::vector<MigGpuSetting> saved = w.gpus;
     ResourceCounts savedDevices = w.devices;
@@ -396,6 +424,8 @@ class PlanBuilder {
     w.gpus = std::move(saved);
     w.devices = std::move(savedDevices);
     w.reshaped.assign(w.gpus.size(), false);
+    because(d, i, Lever::kMigReshape, WhyCode::kNoReshapeGain,
+            fmt::format("all GPUs as {} add no pod", best->name));
     return 0;
   }
 
@@ -509,14 +539,28 @@ class PlanBuilder {
     for (std::size_t i : d.eligibleNodes) {
       if (gained >= need) break;
       const NodeState& n = snap_.nodes[i];
-      if (!changeable(d, i) || (n.devicePluginConfig && n.devicePluginConfig->mps)) continue;
+      if (!changeable(d, i)) {
+        because(d, unchangeable(d, i, Lever::kTimeSlicing));
+        continue;
+      }
+      if (n.devicePluginConfig && n.devicePluginConfig->mps) {
+        because(d, i, Lever::kTimeSlicing, WhyCode::kMps, "the device plugin shares it by MPS");
+        continue;
+      }
       if (saturatedForTimeSlicing(n, base, policy) != saturated) continue;
       const std::int64_t devices = deviceCount(i, base);
-      if (devices <= 0) continue;
+      if (devices <= 0) {
+        because(d, i, Lever::kTimeSlicing, WhyCode::kNoDevices, "no device of " + base);
+        continue;
+      }
       int limit = policy.maxTimeSlicingReplicas;
       if (policy.perPodGpuMemoryBytes) {
         auto memory = partitionMemoryBytes(i, base);
-        if (!memory) continue;
+        if (!memory) {
+          because(d, i, Lever::kTimeSlicing, WhyCode::kMemoryUnknown,
+                  "perPodGpuMemory is set but the memory of " + base + " is unknown");
+          continue;
+        }
         double perPodBytes = *policy.perPodGpuMemoryBytes * static_cast<double>(d.perPod);
         limit = std::min(limit, static_cast<int>(std::floor(*memory / perPodBytes)));
       }
@@ -531,10 +575,16 @@ class PlanBuilder {
         if (gain >= need - gained) break;
       }
       if (gain <= 0) {
-        if (r < limit && pinsHold(d, i, base, r) && !pinsHold(d, i, base, r + 1))
+        if (r < limit && pinsHold(d, i, base, r) && !pinsHold(d, i, base, r + 1)) {
           notes_.push_back(renameNote(d, i));
+          because(d, i, Lever::kTimeSlicing, WhyCode::kProductRename, notes_.back());
+        } else {
+          because(d, noTimeSlicingGain(n.name, base, r, limit, policy));
+        }
         continue;
       }
+      because(d, i, Lever::kTimeSlicing, WhyCode::kTimeSliced,
+              fmt::format("{} -> {} replicas of {}, +{} pods", r, chosen, base, gain));
       nodes_[i].replicas[base] = chosen;
       nodes_[i].raised.insert(base);
       gained += gain;
@@ -554,6 +604,18 @@ class PlanBuilder {
         "nodeSelector {}={} would no longer match (select by another label, or by nodeAffinity "
         "with both spellings)",
         d.ns, d.name, snap_.nodes[i].name, key, formatGpuProduct(renamed), key, pinned);
+  }
+
+  void because(const WorkloadDemand& d, std::size_t i, Lever lever, WhyCode code,
+               std::string detail) {
+    why_.add(d, {code, snap_.nodes[i].name, lever, std::move(detail)});
+  }
+  void because(const WorkloadDemand& d, WhyReason r) { why_.add(d, std::move(r)); }
+  // Why changeable(d, i) is false, for `lever`.
+  WhyReason unchangeable(const WorkloadDemand& d, std::size_t i, Lever lever) const {
+    WhyReason r = nodeUnchangeable(snap_.nodes[i], *d.policy, now_).value_or(WhyReason{});
+    r.lever = lever;
+    return r;
   }
 
   void setMax(const WorkloadDemand& d, int to) {
@@ -590,6 +652,7 @@ class PlanBuilder {
   std::vector<std::string> notes_;
   std::set<std::size_t> burstNodes_;
   std::map<std::pair<std::string, std::string>, std::string> shares_;  // contended HPAs: why
+  WhyLog why_;
 };
 
 }  // namespace

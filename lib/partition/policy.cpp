@@ -101,9 +101,9 @@ std::string selectorValues(const YAML::Node& values) {
 
 // matchLabels / matchExpressions, turned into the string form and parsed by core::LabelSelector
 // (which validates keys and values as the API server does).
-core::LabelSelector parseHpaSelector(const YAML::Node& node) {
+core::LabelSelector parseSelector(const YAML::Node& node, const std::string& field) {
   std::vector<std::string> parts;
-  forEachField(node, "hpaSelector", [&](const std::string& k, const YAML::Node& v) {
+  forEachField(node, field, [&](const std::string& k, const YAML::Node& v) {
     if (k == "matchLabels") {
       for (const auto& [key, value] : core::yamlAs<std::map<std::string, std::string>>(v, k)) {
         parts.push_back(key + "=" + value);
@@ -145,7 +145,7 @@ core::LabelSelector parseHpaSelector(const YAML::Node& node) {
   std::string text;
   for (const auto& part : parts) text += (text.empty() ? "" : ",") + part;
   auto selector = core::LabelSelector::parse(text);
-  if (!selector) core::yamlFail(node, "hpaSelector: " + selector.status().message());
+  if (!selector) core::yamlFail(node, field + ": " + selector.status().message());
   return *selector;
 }
 
@@ -159,7 +159,7 @@ Policy parsePolicy(const YAML::Node& node) {
       p.hpaNamespaces = parseNamespaces(v);
     } else if (key == "hpaSelector") {
       hasSelector = true;
-      p.hpaSelector = parseHpaSelector(v);
+      p.hpaSelector = parseSelector(v, key);
     } else if (key == "hpas") {
       p.hpas = core::yamlAs<std::vector<std::string>>(v, key);
       for (const auto& h : p.hpas) {
@@ -203,6 +203,13 @@ Policy parsePolicy(const YAML::Node& node) {
       });
     } else if (key == "nodeSelector") {
       p.nodeSelector = core::yamlAs<std::map<std::string, std::string>>(v, key);
+    } else if (key == "excludeNodes") {
+      if (!v.IsSequence()) core::yamlFail(v, "excludeNodes must be a list of label selectors");
+      for (const auto& selector : v) {
+        p.excludeNodes.push_back(parseSelector(selector, key));
+        if (p.excludeNodes.back().empty())
+          core::yamlFail(selector, "excludeNodes: an empty selector would exclude every node");
+      }
     } else if (key == "maxReplicas") {
       forEachField(v, "maxReplicas", [&](const std::string& k, const YAML::Node& mv) {
         if (k == "hard") {
@@ -288,7 +295,11 @@ std::string_view leverName(Lever lever) {
 }
 
 bool Policy::selectsNode(const std::map<std::string, std::string>& labels) const {
-  return selectsAcrossRenames(nodeSelector, labels);
+  if (!selectsAcrossRenames(nodeSelector, labels)) return false;
+  if (excludeNodes.empty()) return true;
+  const core::Labels asLabels(labels.begin(), labels.end());
+  return std::none_of(excludeNodes.begin(), excludeNodes.end(),
+                      [&](const core::LabelSelector& s) { return s.matches(asLabels); });
 }
 
 int Policy::hardMaxFor(int currentPartitions) const {

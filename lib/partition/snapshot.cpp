@@ -281,6 +281,19 @@ PodState parsePod(const json& item) {
   return p;
 }
 
+// A PriorityClass's value (int32 in the API) and whether it is the global default; when several
+// claim the default, the lowest value wins, as the Priority admission plugin picks.
+void addPriorityClass(const json& item, PriorityClasses& classes) {
+  const std::string name = jf::string(jf::object(item, "metadata"), "name");
+  const auto value = static_cast<int>(jf::integer(item, "value", 0));
+  classes.values[name] = value;
+  const json* isDefault = jf::find(item, "globalDefault");
+  if (isDefault == nullptr || !isDefault->is_boolean() || !isDefault->get<bool>()) return;
+  if (!classes.globalDefault || value < classes.values.at(*classes.globalDefault)) {
+    classes.globalDefault = name;
+  }
+}
+
 ScaleTarget parseTarget(const json& item, const std::string& kind) {
   const json& meta = jf::object(item, "metadata");
   const json& spec = jf::object(item, "spec");
@@ -293,6 +306,7 @@ ScaleTarget parseTarget(const json& item, const std::string& kind) {
   t.selector = jf::stringMap(jf::object(spec, "selector"), "matchLabels");
   t.gpuRequests = podGpuRequests(podSpec);
   t.nodeSelector = jf::stringMap(podSpec, "nodeSelector");
+  t.priorityClassName = jf::string(podSpec, "priorityClassName");
   return t;
 }
 
@@ -437,6 +451,8 @@ ClusterSnapshot build(const std::vector<KubeItem>& items) {
         snap.hpas.push_back(parseHpa(item));
       } else if (kind == "Deployment" || kind == "StatefulSet" || kind == "ReplicaSet") {
         snap.targets.push_back(parseTarget(item, kind));
+      } else if (kind == "PriorityClass") {
+        addPriorityClass(item, snap.priorityClasses);
       } else if (kind == "ConfigMap") {
         const json& meta = jf::object(item, "metadata");
         configMaps.push_back({jf::string(meta, "namespace", "default"), jf::string(meta, "name"),

@@ -7,6 +7,7 @@
 #include "gpuscale/k8s/object_accessors.h"
 #include "gpuscale/k8s/well_known_keys.h"
 #include "gpuscale/partition/planner.h"
+#include "gpuscale/reconciler/hpa_explain.h"
 #include "gpuscale/reconciler/intent.h"
 #include "gpuscale/reconciler/optimistic_write.h"
 
@@ -15,24 +16,20 @@ namespace {
 
 using nlohmann::json;
 
-struct Watched {
-  const char* kind;
-  const char* group;
-  const char* version;
-  const char* resource;
-  bool operatorNamespaceOnly;
-};
-
-constexpr Watched kWatched[] = {
+constexpr WatchedResource kWatched[] = {
     {"Node", "", "v1", "nodes", false},
     {"Pod", "", "v1", "pods", false},
     {"HorizontalPodAutoscaler", "autoscaling", "v2", "horizontalpodautoscalers", false},
     {"Deployment", "apps", "v1", "deployments", false},
     {"StatefulSet", "apps", "v1", "statefulsets", false},
     {"ConfigMap", "", "v1", "configmaps", true},
+    // Contention's priority when a policy gives none (workload_priority.h).
+    {"PriorityClass", "scheduling.k8s.io", "v1", "priorityclasses", false},
 };
 
 }  // namespace
+
+std::span<const WatchedResource> watchedResources() { return kWatched; }
 
 Controller::Controller(std::shared_ptr<kube::KubeClient> client, std::shared_ptr<Actuator> actuator,
                        std::shared_ptr<PolicySource> policies,
@@ -169,16 +166,12 @@ PassResult Controller::passOver(const std::vector<partition::KubeItem>& items, T
   degraded_.cleared("state_store", storeName);
   store_->applyTo(*snapshot);
   ClusterState state;
-  for (auto& node : snapshot->nodes) {
-    if (node.hasIntent) state.nodesWithIntent.insert(node.name);
-    if (node.hasIntent || (node.backoffUntil && *node.backoffUntil > now)) {
-      node.inTransition = true;
-    }
-  }
+  state.nodesWithIntent = holdNodesInFlight(*snapshot, now);
   state.hpasWithIntent = store_->withIntent(*snapshot);
   auto policies = policies_->current();
   checkPolicyScope(*snapshot, *policies);
   history_.applyTo(*snapshot);
+  snapshot->measuredLeadTimes = leadTimes_;
   auto workloads = partition::assessWorkloads(*snapshot, *policies, now);
   history_.record(workloads, now);
   std::vector<partition::WorkloadDemand> plannable;
@@ -215,6 +208,7 @@ PassResult Controller::passOver(const std::vector<partition::KubeItem>& items, T
   result.report = actuator_->apply(result.plan, state, now);
   for (const auto& o : result.report.outcomes) metrics_->action(o.kind, o.outcome);
   for (double s : result.report.ceilingToCapacitySeconds) metrics_->ceilingToCapacity(s);
+  for (const auto& t : result.report.leverSeconds) leadTimes_.record(t.lever, t.node, t.seconds);
   metrics_->nodesInFlight(result.report.nodesInFlight);
   updateHpaStatus(workloads, *snapshot, now);
   if (retried_) retried_->flush(*events_);

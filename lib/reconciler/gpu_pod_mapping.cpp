@@ -28,6 +28,7 @@ int applyGpuMapping(partition::ClusterSnapshot& snapshot, GpuPodMapping& mapping
       continue;
     }
     ++answered;
+    node.gpuMapped = true;
     for (auto& gpu : node.gpus) gpu.busy = !occupancy->idle(gpu.index);
   }
   return answered;

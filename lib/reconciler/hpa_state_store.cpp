@@ -81,6 +81,38 @@ std::optional<HpaRecord> decodeHpaRecord(std::string_view text) {
   return r;
 }
 
+namespace {
+
+void collectState(const nlohmann::json& j, std::string_view name,
+                  std::map<std::string, std::string>& out) {
+  if (j.is_array()) {
+    for (const auto& item : j) collectState(item, name, out);
+    return;
+  }
+  if (!j.is_object()) return;
+  if (j.contains("items")) {
+    collectState(j["items"], name, out);
+    return;
+  }
+  const nlohmann::json* meta = j.contains("metadata") ? &j["metadata"] : nullptr;
+  if (j.value("kind", "") != "ConfigMap" || meta == nullptr || !meta->is_object() ||
+      meta->value("name", "") != name || !j.contains("data") || !j["data"].is_object()) {
+    return;
+  }
+  for (const auto& [k, v] : j["data"].items()) {
+    if (v.is_string()) out[k] = v.get<std::string>();
+  }
+}
+
+}  // namespace
+
+std::map<std::string, std::string> stateRecordsIn(const nlohmann::json& dump,
+                                                  std::string_view name) {
+  std::map<std::string, std::string> out;
+  collectState(dump, name, out);
+  return out;
+}
+
 void applyHpaRecords(const std::map<std::string, std::string>& data,
                      partition::ClusterSnapshot& snapshot) {
   for (auto& hpa : snapshot.hpas) {

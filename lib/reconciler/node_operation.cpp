@@ -420,6 +420,12 @@ void KubeActuator::finishNode(const std::string& name, const NodeIntent& intent,
                               const std::string& result, const std::string& message, bool revert,
                               bool backoff, TimePoint now, ActuationReport& report) {
   NodeOutcome outcome{intent.plan, intent.kind, result, message, now};
+  if (result == "success") {
+    report.leverSeconds.push_back({intent.kind == NodeOpKind::kMig ? partition::Lever::kMigReshape
+                                                                   : partition::Lever::kTimeSlicing,
+                                   name,
+                                   std::chrono::duration<double>(now - intent.started).count()});
+  }
   std::vector<std::string> repaired;
   auto r = patchWithRetry(
       *client_, nodeRef(name),

@@ -17,16 +17,20 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// One service: which pods are its own, and its model.
+struct ServiceModel {
+  std::string name;  // "" for a single `load:`
+  std::string namespaceName;
+  core::LabelSelector selector;
+  InferenceLoadModel model;
+};
+
 }  // namespace
 
 class InferenceLoadDriver::Impl {
  public:
-  Impl(LoadSpec spec, LoadDriverOptions options, core::LabelSelector selector, PodSource pods)
-      : namespace_(spec.namespaceName),
-        selector_(std::move(selector)),
-        options_(options),
-        pods_(std::move(pods)),
-        model_(std::move(spec), options.seed, options.speed) {}
+  Impl(std::vector<ServiceModel> services, LoadDriverOptions options, PodSource pods)
+      : services_(std::move(services)), options_(options), pods_(std::move(pods)) {}
 
   void start() {
     last_ = Clock::now();
@@ -56,18 +60,30 @@ class InferenceLoadDriver::Impl {
 
  private:
   void tick() {
-    std::vector<LoadPod> pods;
-    for (const PodDevice& d : pods_()) {
-      if (d.namespaceName != namespace_ || !selector_.matches(d.labels)) continue;
-      pods.push_back({d.uid, d.namespaceName, d.name, d.device, d.computeFraction});
+    const std::vector<PodDevice> devices = pods_();
+    std::vector<std::vector<LoadPod>> pods(services_.size());
+    for (std::size_t i = 0; i < services_.size(); ++i) {
+      for (const PodDevice& d : devices) {
+        if (d.namespaceName != services_[i].namespaceName ||
+            !services_[i].selector.matches(d.labels)) {
+          continue;
+        }
+        pods[i].push_back({d.uid, d.namespaceName, d.name, d.device, d.computeFraction});
+      }
+      // The patterns' clock starts with the first service: when its first selected pod runs.
+      started_ = started_ || !pods[i].empty();
     }
     const auto now = Clock::now();
     const std::chrono::duration<double> elapsed = now - last_;
     last_ = now;
-    // The pattern's clock starts with the service: when the first selected pod runs.
-    started_ = started_ || !pods.empty();
-    if (started_) model_.advance(elapsed.count(), pods);
-    std::string text = renderTritonSeries(model_.tritonSeries());
+    std::vector<TritonPodSeries> series;
+    for (std::size_t i = 0; i < services_.size(); ++i) {
+      InferenceLoadModel& model = services_[i].model;
+      if (started_) model.advance(elapsed.count(), pods[i]);
+      auto more = model.tritonSeries();
+      series.insert(series.end(), more.begin(), more.end());
+    }
+    std::string text = renderTritonSeries(series);
     text += renderTruth();
     auto busy = started_ ? windowedBusy() : std::map<std::string, double>{};
     std::lock_guard lock(mu_);
@@ -79,8 +95,14 @@ class InferenceLoadDriver::Impl {
   // the model's cumulative counters (one entry per tick; the oldest kept is at or before the
   // window's start).
   std::map<std::string, double> windowedBusy() {
-    const double now = model_.seconds();
-    history_.push_back({now, model_.deviceBusySeconds()});
+    const double now = services_.front().model.seconds();
+    std::map<std::string, double> total;
+    for (const ServiceModel& service : services_) {
+      for (const auto& [device, seconds] : service.model.deviceBusySeconds()) {
+        total[device] += seconds;
+      }
+    }
+    history_.push_back({now, std::move(total)});
     while (history_.size() > 2 && history_[1].seconds <= now - kBusyWindowSeconds) {
       history_.pop_front();
     }
@@ -98,25 +120,39 @@ class InferenceLoadDriver::Impl {
 
   std::string renderTruth() const {
     std::string out;
+    // A named service's samples carry its name; a single `load:` keeps the unlabelled series.
+    auto labels = [](const ServiceModel& service,
+                     std::vector<std::pair<std::string, std::string>> more) {
+      if (!service.name.empty()) more.insert(more.begin(), {"service", service.name});
+      return more.empty() ? std::string() : formatLabelSet(more);
+    };
     out += formatFamilyHeader("gpuscale_sim_load_offered_rps", "gauge",
                               "Requests per second the load pattern offers now");
-    out +=
-        fmt::format("gpuscale_sim_load_offered_rps {}\n", formatSampleValue(model_.offeredRps()));
+    for (const ServiceModel& service : services_) {
+      out += fmt::format("gpuscale_sim_load_offered_rps{} {}\n", labels(service, {}),
+                         formatSampleValue(service.model.offeredRps()));
+    }
     out += formatFamilyHeader("gpuscale_sim_load_pattern_seconds", "gauge",
                               "The load pattern's clock: seconds since start times the speed");
     out += fmt::format("gpuscale_sim_load_pattern_seconds {}\n",
-                       formatSampleValue(model_.patternSeconds()));
+                       formatSampleValue(services_.front().model.patternSeconds()));
     out += formatFamilyHeader("gpuscale_sim_load_requests_total", "counter",
                               "Requests of the load model");
-    const LoadTotals& t = model_.totals();
-    for (const auto& [result, n] : {std::pair<std::string, std::uint64_t>{"arrived", t.arrived},
-                                    {"completed", t.completed},
-                                    {"lost_no_pod", t.lostNoPod},
-                                    {"lost_pod_gone", t.lostPodGone}}) {
-      out += fmt::format("gpuscale_sim_load_requests_total{} {}\n",
-                         formatLabelSet({{"result", result}}), n);
+    for (const ServiceModel& service : services_) {
+      const LoadTotals& t = service.model.totals();
+      for (const auto& [result, n] : {std::pair<std::string, std::uint64_t>{"arrived", t.arrived},
+                                      {"completed", t.completed},
+                                      {"lost_no_pod", t.lostNoPod},
+                                      {"lost_pod_gone", t.lostPodGone}}) {
+        out += fmt::format("gpuscale_sim_load_requests_total{} {}\n",
+                           labels(service, {{"result", result}}), n);
+      }
     }
-    const auto truth = model_.truth();
+    std::vector<LoadPodTruth> truth;
+    for (const ServiceModel& service : services_) {
+      auto more = service.model.truth();
+      truth.insert(truth.end(), more.begin(), more.end());
+    }
     auto perPod = [&](std::string_view name, std::string_view help, auto value) {
       out += formatFamilyHeader(name, "gauge", help);
       for (const LoadPodTruth& p : truth) {
@@ -136,11 +172,9 @@ class InferenceLoadDriver::Impl {
     return out;
   }
 
-  std::string namespace_;
-  core::LabelSelector selector_;
+  std::vector<ServiceModel> services_;  // not empty
   LoadDriverOptions options_;
   PodSource pods_;
-  InferenceLoadModel model_;
   Clock::time_point last_;
   bool started_ = false;
   struct BusySnapshot {
@@ -157,15 +191,23 @@ class InferenceLoadDriver::Impl {
 };
 
 core::Result<std::unique_ptr<InferenceLoadDriver>> InferenceLoadDriver::create(
-    LoadSpec spec, LoadDriverOptions options, PodSource pods) {
-  auto selector = core::LabelSelector::parse(spec.podSelector);
-  if (!selector) {
-    return core::Status::invalid("load.podSelector: " + selector.status().message());
-  }
+    std::vector<ServiceSpec> services, LoadDriverOptions options, PodSource pods) {
+  if (services.empty()) return core::Status::invalid("no load to drive");
   if (!(options.speed > 0)) return core::Status::invalid("speed must be > 0");
+  std::vector<ServiceModel> models;
+  for (ServiceSpec& service : services) {
+    auto selector = core::LabelSelector::parse(service.load.podSelector);
+    if (!selector) {
+      const std::string where = service.name.empty() ? "load" : "service " + service.name;
+      return core::Status::invalid(where + ": podSelector: " + selector.status().message());
+    }
+    const std::uint64_t seed = options.seed + models.size();
+    std::string ns = service.load.namespaceName;
+    models.push_back({std::move(service.name), std::move(ns), std::move(*selector),
+                      InferenceLoadModel(std::move(service.load), seed, options.speed)});
+  }
   std::unique_ptr<InferenceLoadDriver> d(new InferenceLoadDriver());
-  d->impl_ =
-      std::make_unique<Impl>(std::move(spec), options, std::move(*selector), std::move(pods));
+  d->impl_ = std::make_unique<Impl>(std::move(models), options, std::move(pods));
   return d;
 }
 

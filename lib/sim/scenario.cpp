@@ -240,6 +240,7 @@ LoadPattern parsePattern(const YAML::Node& node) {
 }
 
 LoadSpec parseLoad(const YAML::Node& node) {
+  if (!node.IsMap()) fail(node, "load must be a mapping");
   expectKeys(node, "load",
              {"namespace", "podSelector", "model", "pattern", "gpuMillisOnFullGpu", "cpuMillis",
               "gpuUtilization", "timeSlicingOverhead"});
@@ -257,6 +258,40 @@ LoadSpec parseLoad(const YAML::Node& node) {
   }
   load.timeSlicingOverhead = nonNegative(node, "timeSlicingOverhead", load.timeSlicingOverhead);
   return load;
+}
+
+std::vector<ServiceSpec> parseServices(const YAML::Node& node) {
+  if (!node.IsSequence() || node.size() == 0) fail(node, "services must be a non-empty list");
+  std::vector<ServiceSpec> out;
+  std::set<std::string> names;
+  std::set<std::pair<std::string, std::string>> selectors;
+  for (const auto& item : node) {
+    expectKeys(item, "a service", {"name", "priority", "sloSeconds", "load"});
+    ServiceSpec service;
+    service.name = get<std::string>(item, "name", "");
+    if (!isDnsLabel(service.name) || service.name.find('.') != std::string::npos) {
+      fail(item, fmt::format("service name \"{}\" is not a DNS label", service.name));
+    }
+    if (!names.insert(service.name).second) {
+      fail(item, fmt::format("service \"{}\" appears twice", service.name));
+    }
+    service.priority = get<int>(item, "priority", 0);
+    // The bound of user-defined PriorityClass values: the harness creates one per service.
+    if (service.priority > 1'000'000'000) fail(item["priority"], "priority must be <= 1000000000");
+    if (item["sloSeconds"]) {
+      const double slo = nonNegative(item, "sloSeconds", 0);
+      if (slo <= 0) fail(item["sloSeconds"], "sloSeconds must be > 0");
+      service.sloMicros = static_cast<std::int64_t>(std::llround(slo * 1e6));
+    }
+    if (!item["load"] || item["load"].IsNull()) fail(item, "a service needs a load");
+    service.load = parseLoad(item["load"]);
+    if (!selectors.insert({service.load.namespaceName, service.load.podSelector}).second) {
+      fail(item["load"], fmt::format("another service already selects \"{}\" in {}",
+                                     service.load.podSelector, service.load.namespaceName));
+    }
+    out.push_back(std::move(service));
+  }
+  return out;
 }
 
 // Explicit per-GPU geometries become a named config `<node>-initial` in the custom ConfigMap, so
@@ -299,9 +334,9 @@ HarnessScaleDown parseHpa(const YAML::Node& hpa) {
 }
 
 Scenario parseRoot(const YAML::Node& root) {
-  expectKeys(
-      root, "the scenario",
-      {"name", "description", "gpuOperator", "nodes", "load", "reconciler", "hpa", "workload"});
+  expectKeys(root, "the scenario",
+             {"name", "description", "gpuOperator", "nodes", "load", "services", "reconciler",
+              "hpa", "workload"});
   Scenario s;
   s.name = get<std::string>(root, "name", "");
   if (s.name.empty()) fail(root, "a scenario needs a name");
@@ -322,6 +357,10 @@ Scenario parseRoot(const YAML::Node& root) {
     }
   }
   if (root["load"] && !root["load"].IsNull()) s.load = parseLoad(root["load"]);
+  if (const YAML::Node sv = root["services"]; sv && !sv.IsNull()) {
+    if (s.load) fail(sv, "give load or services, not both");
+    s.services = parseServices(sv);
+  }
   if (const YAML::Node r = root["reconciler"]; r && !r.IsNull()) {
     expectKeys(r, "reconciler", {"gpuMapping"});
     s.reconcilerGpuMapping = get<std::string>(r, "gpuMapping", s.reconcilerGpuMapping);
@@ -393,6 +432,14 @@ double LoadPattern::rateAt(double t) const {
     }
   }
   return baseRps;
+}
+
+std::vector<ServiceSpec> Scenario::loadServices() const {
+  if (!services.empty()) return services;
+  if (!load) return {};
+  ServiceSpec single;
+  single.load = *load;
+  return {single};
 }
 
 core::Result<Scenario> parseScenario(std::string_view yaml) {

@@ -15,7 +15,9 @@
 // Anticipation (only with `now`, when the policy enables it): an HPA that is not blocked, whose
 // maxReplicas is at its partition ceiling and whose forecast (ceiling_forecast.h, from
 // HpaState::history and this pass's observation) reaches maxReplicas within the lead time of the
-// policy's levers, is blocked with reason "Anticipated" and `wanted` raised to the prediction.
+// policy's levers (lead_time.h: the policy's, or what the reconciler measured on the HPA's nodes
+// when longer; ClusterSnapshot::measuredLeadTimes), is blocked with reason "Anticipated" and
+// `wanted` raised to the prediction.
 //
 // Wanted replicas: per metric, ratio = current/target; within tolerance (|1 - ratio| <= tolerance,
 // the policy's value or spec.behavior.scaleUp.tolerance) the proposal is currentReplicas, else
@@ -36,6 +38,7 @@
 #include "gpuscale/partition/gpu_product.h"
 #include "gpuscale/partition/policy.h"
 #include "gpuscale/partition/snapshot.h"
+#include "gpuscale/partition/workload_priority.h"
 
 namespace gpuscale::partition {
 
@@ -50,7 +53,10 @@ struct WorkloadDemand {
   int wanted = 0;   // the HPA formula, unclamped
   int runningPods = 0;
   bool blocked = false;
-  std::string reason;  // "TooManyReplicas" | "Unschedulable" | "Anticipated" when blocked
+  std::string reason;         // "TooManyReplicas" | "Unschedulable" | "Anticipated" when blocked
+  std::string notBlockedWhy;  // when not blocked: which rule above let the HPA through
+  // Contention's order: the policy's priority, else the PriorityClass of the target's pods.
+  WorkloadPriority priority;
   std::optional<CeilingForecast> forecast;  // when anticipation looked at this HPA
   // Snapshot node indices the pods can land on, now or once GFD's product rename matches their
   // nodeSelector (see gpu_product.h); productPins say what the rename must be.

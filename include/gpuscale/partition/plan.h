@@ -26,6 +26,7 @@
 
 #include "gpuscale/partition/mig_geometry.h"
 #include "gpuscale/partition/mig_parted_config.h"
+#include "gpuscale/partition/why_not.h"
 
 namespace gpuscale::partition {
 
@@ -76,9 +77,15 @@ struct Plan {
   std::vector<CapacitySummary> capacityAfter;
   std::vector<std::string>
       notes;  // why a demand was not (fully) met; shown in the text output only
+  // Why each managed HPA was (not) raised, in the workloads' order (why_not.h). Not part of the
+  // plan's JSON or text: `gpuscale-reconciler explain` shows it.
+  std::vector<HpaWhy> why;
 };
 
 nlohmann::ordered_json planToJson(const Plan& plan);
+// One action as in planToJson's "actions", and as one line of planToText.
+nlohmann::ordered_json actionToJson(const PlanAction& action);
+std::string actionToText(const PlanAction& action);
 // A human-readable summary: demands, then one line per action, then notes.
 std::string planToText(const Plan& plan);
 

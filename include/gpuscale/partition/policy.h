@@ -32,20 +32,25 @@
 //                                      # time-sliced only when no reshape adds capacity
 //                                      # (lever_choice.h)
 //     nodeSelector: {pool: gpu}        # nodes the reconciler may change
+//     excludeNodes:                    # label selectors: a node any of them matches is never
+//     - matchExpressions:              # changed (pools whose MIG profile the platform fixes)
+//       - {key: cloud.google.com/gke-gpu-partition-size, operator: Exists}
 //     maxReplicas: {factor: 4}         # or {hard: 28}: cap on the HPA's maxReplicas
 //     cooldown: {scaleUp: 1m, scaleDown: 10m}
 //     migGiveBack: keep                # or restore: rebuild a node gpuscale reshaped for a burst
 //                                      # back to its config before, once its GPUs are idle
 //     tolerance: 0.1                   # the HPA controller's tolerance, for the wanted-replica
 //     formula
-//     priority: 100                    # who gets idle GPUs first when HPAs compete (default 0)
+//     priority: 100                    # who gets idle GPUs first when HPAs compete (default:
+//                                      # the PriorityClass of the HPA's pods, workload_priority.h)
 //     anticipation:                    # act before the ceiling (ceiling_forecast.h); optional
 //       enabled: true                  # default true; false: act only at the ceiling
 //       horizon: 2m                    # how far ahead a prediction may look
 //       minConfidence: 0.6             # 0..1
 //       minObservations: 3             # HPA observations a trend needs
 //       minSpan: 30s                   # and the time they must span
-//       leadTime: {timeSlicing: 20s, migReshape: 60s}  # time to new capacity per lever
+//       leadTime: {timeSlicing: 20s, migReshape: 60s}  # time to new capacity per lever; the
+//                                      # floor of what the reconciler measures (lead_time.h)
 //
 // Thread safety: values; parse functions are pure.
 #pragma once
@@ -92,6 +97,7 @@ struct Policy {
   // there add pods, not throughput (lever_choice.h).
   double timeSlicingSaturation = 0.8;
   std::map<std::string, std::string> nodeSelector;
+  std::vector<core::LabelSelector> excludeNodes;  // a node any of them matches is never changed
   std::optional<int>
       hardMaxReplicas;  // absolute cap; when unset, hardMaxFactor x current partitions
   double hardMaxFactor = 4;
@@ -100,14 +106,16 @@ struct Policy {
   double tolerance = 0.1;
   bool migRestore = false;  // migGiveBack: restore
   // When blocked HPAs compete for the same idle GPUs, higher priorities are served first; equal
-  // priorities share the shortfall (contention.h).
-  int priority = 0;
+  // priorities share the shortfall (contention.h). Unset: the PriorityClass of the HPA's target
+  // pods decides (workload_priority.h).
+  std::optional<int> priority;
   Anticipation anticipation;
 
   // Whether the operator let this policy manage the HPA `ns`/`name` with these labels.
   bool admits(std::string_view ns, std::string_view name,
               const std::map<std::string, std::string>& labels) const;
-  // Whether the policy may change a node with these labels.
+  // Whether the policy may change a node with these labels: nodeSelector matches, no excludeNodes
+  // selector does.
   bool selectsNode(const std::map<std::string, std::string>& labels) const;
   // The cap on maxReplicas for an HPA whose pods can currently get `currentPartitions` partitions.
   int hardMaxFor(int currentPartitions) const;

@@ -33,8 +33,10 @@
 
 #include "gpuscale/core/result.h"
 #include "gpuscale/partition/device_plugin_config.h"
+#include "gpuscale/partition/lead_time.h"
 #include "gpuscale/partition/mig_catalog.h"
 #include "gpuscale/partition/mig_parted_config.h"
+#include "gpuscale/partition/workload_priority.h"
 
 namespace gpuscale::partition {
 
@@ -73,6 +75,7 @@ struct NodeState {
   // labels.
   std::map<std::string, int, std::less<>> sharedReplicas;
   bool hasGpuPods = false;
+  bool gpuMapped = false;  // GpuState::busy comes from a per-GPU mapping, not the node-level rule
   bool inTransition =
       false;               // a MIG change is pending/failed or operands are paused: leave it alone
   bool hasIntent = false;  // a gpuscale.io/intent annotation: an operation runs
@@ -122,7 +125,8 @@ struct ScaleTarget {
   int specReplicas = 0;
   Labels selector;  // spec.selector.matchLabels
   ResourceCounts gpuRequests;
-  Labels nodeSelector;  // of the pod template
+  Labels nodeSelector;            // of the pod template
+  std::string priorityClassName;  // of the pod template; "" = none
   bool selects(const PodState& pod) const;
 };
 
@@ -179,6 +183,10 @@ struct ClusterSnapshot {
   std::vector<PodState> pods;    // sorted by namespace/name
   std::vector<HpaState> hpas;    // sorted by namespace/name
   std::vector<ScaleTarget> targets;
+  PriorityClasses priorityClasses;
+  // Not from the API: what the reconciler measured its levers take per node (lead_time.h), set
+  // by the caller like HpaState::history; empty in a dump.
+  MeasuredLeadTimes measuredLeadTimes;
 
   const NodeState* node(std::string_view name) const;
   std::optional<std::size_t> nodeIndex(std::string_view name) const;
@@ -191,8 +199,8 @@ struct ClusterSnapshot {
 
 // Builds the snapshot from a `kind: List` (or an array of Lists/objects, or an object with
 // `items`). Kinds used: Node, Pod, HorizontalPodAutoscaler, Deployment, StatefulSet, ReplicaSet,
-// ConfigMap; others are ignored. Errors (Status::invalid) name the item and field when the JSON
-// does not have the shape Kubernetes gives it.
+// ConfigMap, PriorityClass; others are ignored. Errors (Status::invalid) name the item and field
+// when the JSON does not have the shape Kubernetes gives it.
 core::Result<ClusterSnapshot> buildSnapshot(const nlohmann::json& dump);
 
 // One input object of a snapshot, not copied: its kind ("" = read the object's own `kind`, as a

@@ -84,10 +84,19 @@ struct ActionOutcome {
   std::string outcome;  // started | success | failed | timeout | aborted | superseded | error
 };
 
+// A node change that succeeded: its lever, the node and the seconds from its start to the new
+// allocatable (fed back as anticipation's lead time, partition/lead_time.h).
+struct LeverTiming {
+  partition::Lever lever = partition::Lever::kMigReshape;
+  std::string node;
+  double seconds = 0;
+};
+
 struct ActuationReport {
   std::vector<ActionOutcome> outcomes;
   int nodesInFlight = 0;
   std::vector<double> ceilingToCapacitySeconds;
+  std::vector<LeverTiming> leverSeconds;
 };
 
 class Actuator {

@@ -26,6 +26,7 @@
 #include <memory>
 #include <mutex>
 #include <set>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -43,6 +44,17 @@
 #include "gpuscale/reconciler/retried_writes.h"
 
 namespace gpuscale::reconciler {
+
+// A kind the controller watches (ConfigMaps only in the operator's namespace); `explain` lists the
+// same.
+struct WatchedResource {
+  const char* kind;
+  const char* group;
+  const char* version;
+  const char* resource;
+  bool operatorNamespaceOnly;
+};
+std::span<const WatchedResource> watchedResources();
 
 struct ControllerOptions {
   std::string operatorNamespace = "gpu-operator";
@@ -110,7 +122,10 @@ class Controller {
   // "<namespace>/<name>=<policy>" of HPAs whose policy annotation is ignored (logged once each).
   std::set<std::string> ignoredAnnotations_;
   std::unique_ptr<HpaStateStore> store_;
-  HpaHistory history_;        // anticipation's observations, loop thread only
+  HpaHistory history_;  // anticipation's observations, loop thread only
+  // How long each lever took per node (start to allocatable), anticipation's lead time; loop
+  // thread only, in memory (starts empty after a restart: the policy's leadTime applies).
+  partition::MeasuredLeadTimes leadTimes_;
   uint64_t seenReloads_ = 0;  // policy reload attempts already counted in /metrics
   std::function<bool()> isLeader_;
   std::vector<std::pair<std::string, std::unique_ptr<kube::Informer>>> informers_;  // kind

@@ -78,6 +78,11 @@ std::optional<HpaRecord> decodeHpaRecord(std::string_view text);
 void applyHpaRecords(const std::map<std::string, std::string>& data,
                      partition::ClusterSnapshot& snapshot);
 
+// The data of the state ConfigMap named `name` (in any namespace) found in a dump (a List, an
+// array of them, or objects, as `kubectl get -o json` writes them); empty when there is none.
+std::map<std::string, std::string> stateRecordsIn(const nlohmann::json& dump,
+                                                  std::string_view name);
+
 // True for the error a refused write (a cap reached) answers.
 bool isStateStoreFull(const core::Status& status);
 

@@ -109,6 +109,18 @@ struct LoadSpec {
   double timeSlicingOverhead = 0.15;
 };
 
+// One service of a multi-service scenario (`services:`): its own Deployment, HPA and load. The
+// harness (bench/scenario/run.sh) names the Deployment and the HPA after the service, gives the HPA
+// the service's SLO (its target is a quarter of it) and gives the service's priority to the policy
+// the HPA uses and to the PriorityClass of its pods. The emulator only uses `load`.
+struct ServiceSpec {
+  std::string name;  // a DNS label, unique in the scenario
+  LoadSpec load;
+  // The queue-time SLO in microseconds; nullopt: the harness's default.
+  std::optional<std::int64_t> sloMicros;
+  int priority = 0;  // higher is served first when the services compete for GPUs
+};
+
 // The HPA scale-in behavior of a scenario's harness (autoscaling/v2 `behavior.scaleDown` with one
 // policy). Default: one pod per 15 s after a 30 s window, so the queue is not overloaded again.
 struct HarnessScaleDown {
@@ -123,7 +135,11 @@ struct Scenario {
   std::string description;
   OperatorSpec gpuOperator;
   std::vector<GpuNodeSpec> nodes;
+  // The load: one service (`load:`) or several (`services:`), never both.
   std::optional<LoadSpec> load;
+  std::vector<ServiceSpec> services;
+  // What the load driver drives: `services`, or `load` as one service with an empty name.
+  std::vector<ServiceSpec> loadServices() const;
   // `reconciler.gpuMapping`: the --gpu-mapping bench/scenario/run.sh gives gpuscale-reconciler
   // (node | dcgm; dcgm reads the emulator's dcgm-exporter series through the scenario's
   // Prometheus). Validated here, not used by the emulator.
@@ -140,7 +156,9 @@ struct Scenario {
 };
 
 // Parses and validates a scenario: node names unique and valid, strategies known, geometries valid
-// for the node's model, device-plugin configs parse, failure counts positive, load numbers sane.
+// for the node's model, device-plugin configs parse, failure counts positive, load numbers sane;
+// services named uniquely, with a load each and distinct (namespace, podSelector) pairs, and not
+// together with `load`.
 core::Result<Scenario> parseScenario(std::string_view yaml);
 core::Result<Scenario> loadScenarioFile(const std::string& path);
 

@@ -4,6 +4,8 @@
 #   adapter_stack_init WORK ADAPTER_BIN RULES  after `source CLUSTER/env`; kubectl is "$KUBECTL"
 #   adapter_stack_identity        namespace, ServiceAccount and RBAC from manifests/adapter, a token
 #                                 and a kubeconfig for it (WORK/adapter.kubeconfig)
+#   adapter_stack_sa_kubeconfig NS SA FILE  a kubeconfig for FILE with a 6 h token of ServiceAccount
+#                                 NS/SA (no adapter_stack_init needed)
 #   adapter_stack_certificate     a CA and a serving certificate with the Service's DNS name
 #   adapter_stack_start PROM_URL  starts the adapter in in-cluster mode (delegated authn/authz, pods
 #                                 LISTed from the API) on ADAPTER_PORT (a free port at first, the same
@@ -12,6 +14,8 @@
 #   adapter_stack_stop [SIGNAL]   SIGTERM (or SIGNAL, e.g. KILL for a crash) and wait
 #   adapter_stack_register        ExternalName Service localhost + APIServices v1beta1/v1beta2 with the
 #                                 CA bundle; returns when both are Available
+#   adapter_stack_register_external  APIService v1beta1.external.metrics.k8s.io on the same Service
+#                                 and CA bundle (after adapter_stack_register); returns when Available
 #   adapter_e2e_begin NAME TOOL...  the common start of an e2e test of the adapter (after sourcing
 #                                 common.sh): e2e_init NAME; sets here (tests/e2e/NAME with '-' as
 #                                 '_'), adapter and prometheus_run; requires the cluster, the adapter,
@@ -57,24 +61,29 @@ _as_free_port() {
 }
 
 adapter_stack_identity() {
-  local f token
+  local f
   # The NetworkPolicy too, so kube-apiserver validates it (the test cluster enforces none).
   for f in namespace service-account rbac network-policy; do
     "$KUBECTL" apply -f "$_as_src/manifests/adapter/$f.yaml" >/dev/null
   done
-  token=$("$KUBECTL" -n gpuscale create token gpuscale-adapter --duration=6h)
-  cat >"$_as_work/adapter.kubeconfig" <<YAML
+  adapter_stack_sa_kubeconfig gpuscale gpuscale-adapter "$_as_work/adapter.kubeconfig"
+}
+
+adapter_stack_sa_kubeconfig() { # namespace service-account file
+  local token
+  token=$("$KUBECTL" -n "$1" create token "$2" --duration=6h)
+  cat >"$3" <<YAML
 apiVersion: v1
 kind: Config
 clusters:
 - name: test
   cluster: {server: "$GPUSCALE_APISERVER_URL", certificate-authority: "$GPUSCALE_PKI_DIR/ca.crt"}
 users:
-- name: gpuscale-adapter
+- name: $2
   user: {token: "$token"}
 contexts:
 - name: test
-  context: {cluster: test, user: gpuscale-adapter}
+  context: {cluster: test, user: $2}
 current-context: test
 YAML
 }
@@ -125,30 +134,42 @@ adapter_stack_stop() { # [signal]
   ADAPTER_PID=
 }
 
-_as_apiservice() { # version priority ca-bundle
+_as_apiservice() { # version priority [group]
+  local group=${3:-custom.metrics.k8s.io}
   cat <<YAML
 ---
 apiVersion: apiregistration.k8s.io/v1
 kind: APIService
-metadata: {name: $1.custom.metrics.k8s.io}
+metadata: {name: $1.$group}
 spec:
-  group: custom.metrics.k8s.io
+  group: $group
   version: $1
   service: {name: gpuscale-adapter, namespace: gpuscale, port: $ADAPTER_PORT}
-  caBundle: $3
+  caBundle: $(base64 -w0 <"$_as_work/tls/ca.crt")
   groupPriorityMinimum: 100
   versionPriority: $2
 YAML
 }
 
-_as_available() { # version
-  [ "$("$KUBECTL" get apiservice "$1.custom.metrics.k8s.io" \
+_as_available() { # apiservice
+  [ "$("$KUBECTL" get apiservice "$1" \
     -o jsonpath='{.status.conditions[?(@.type=="Available")].status}')" = True ]
 }
 
+_as_wait_available() { # apiservice...
+  local name deadline=$((SECONDS + 180))
+  for name in "$@"; do
+    until _as_available "$name"; do
+      if [ $SECONDS -ge $deadline ]; then
+        echo "APIService $name is not Available" >&2
+        return 1
+      fi
+      sleep 1
+    done
+  done
+}
+
 adapter_stack_register() {
-  local bundle version deadline
-  bundle=$(base64 -w0 <"$_as_work/tls/ca.crt")
   {
     cat <<YAML
 apiVersion: v1
@@ -156,17 +177,13 @@ kind: Service
 metadata: {name: gpuscale-adapter, namespace: gpuscale}
 spec: {type: ExternalName, externalName: localhost}
 YAML
-    _as_apiservice v1beta1 100 "$bundle"
-    _as_apiservice v1beta2 200 "$bundle"
+    _as_apiservice v1beta1 100
+    _as_apiservice v1beta2 200
   } | "$KUBECTL" apply -f - >/dev/null
-  deadline=$((SECONDS + 180))
-  for version in v1beta1 v1beta2; do
-    until _as_available "$version"; do
-      if [ $SECONDS -ge $deadline ]; then
-        echo "APIService $version.custom.metrics.k8s.io is not Available" >&2
-        return 1
-      fi
-      sleep 1
-    done
-  done
+  _as_wait_available v1beta1.custom.metrics.k8s.io v1beta2.custom.metrics.k8s.io
+}
+
+adapter_stack_register_external() {
+  _as_apiservice v1beta1 100 external.metrics.k8s.io | "$KUBECTL" apply -f - >/dev/null
+  _as_wait_available v1beta1.external.metrics.k8s.io
 }

@@ -98,6 +98,10 @@ eventually 60 "state success on the old config" sh -c "[ \"\$($bin/kubectl get n
 expect_event gpu-a100-1 MigReconfigureFailed
 [ "$(node_allocatable gpu-a100-1 nvidia.com/mig-3g.20gb)" = 2 ] || die "old geometry not advertised again"
 [ "$(kc get hpa spare -o jsonpath='{.spec.maxReplicas}')" = 2 ] || die "spare maxReplicas changed"
+# Why spare is not raised, from the live state: its only node backs off.
+why=$("$rec" explain default/spare --kubeconfig "$KUBECONFIG" --config "$here/policy.yaml") ||
+  die "explain failed: $why"
+grep -q "node gpu-a100-1 (migReshape): NodeBackoff" <<<"$why" || die "explain says: $why"
 
 step "mig-manager never answers; the leader is killed mid-action; the other replica resumes"
 kc apply -f "$here/stuck.yaml" >/dev/null

@@ -77,6 +77,9 @@ check "an existing rules ConfigMap replaces the chart's" \
 check "Prometheus credentials are mounted from Secrets" \
   'render --set adapter.prometheus.bearerTokenSecret.name=prom-token \
      --set adapter.prometheus.caSecret.name=prom-ca | grep -q -- "--prometheus-token-file=/var/run/prometheus-auth/token/token"'
+check "imagePullSecrets, extraEnv, extraVolumes, extraVolumeMounts and podAnnotations reach the pods" \
+  'render -f "$here/extra-values.yaml" >"$work/extras.yaml" && python3 "$here/check_extras.py" "$work/extras.yaml"'
+check "the default render has no imagePullSecrets" '! grep -q imagePullSecrets "$work/default.yaml"'
 
 check "the chart's default rules are rules/triton.yaml" 'cmp -s "$chart/files/adapter-rules.yaml" "$src/rules/triton.yaml"'
 check "the chart's default policy is manifests/reconciler/policy.yaml" \

@@ -141,7 +141,7 @@ TEST(ForecastTest, PolicyKnobsParseAndDefault) {
   auto plain = parsePolicies("name: a\nhpaNamespaces: [default]\n");
   ASSERT_TRUE(plain.ok());
   EXPECT_TRUE(plain->policies.front().anticipation.enabled) << "on by default";
-  EXPECT_EQ(plain->policies.front().priority, 0);
+  EXPECT_FALSE(plain->policies.front().priority) << "unset: the PriorityClass decides";
 
   for (const char* bad : {"anticipation: {minConfidence: 2}", "anticipation: {leadTime: {x: 1s}}",
                           "anticipation: {minObservations: 1}", "anticipation: {soon: true}"}) {

@@ -66,13 +66,22 @@ struct Contended {
   Plan plan;
 };
 
-std::unique_ptr<Contended> contended(int goldPriority) {
+// goldPriority: the gold policy's priority; nullopt: none, and gold's pods get the PriorityClass
+// `gold-class` (value 10) instead.
+std::unique_ptr<Contended> contended(std::optional<int> goldPriority) {
   const std::string r = "nvidia.com/mig-1g.5gb";
   std::vector<json> items{
       testing::defaultMigConfigMap(),
       testing::migNode("n1", "NVIDIA-A100-SXM4-40GB", 1, "all-1g.5gb", {{"1g.5gb", 7}})};
+  items.push_back({{"apiVersion", "scheduling.k8s.io/v1"},
+                   {"kind", "PriorityClass"},
+                   {"metadata", {{"name", "gold-class"}}},
+                   {"value", 10}});
   auto app = [&](const std::string& name, int running, const std::string& average) {
     items.push_back(testing::deployment("default", name, running, r));
+    if (name == "gold" && !goldPriority) {
+      items.back()["spec"]["template"]["spec"]["priorityClassName"] = "gold-class";
+    }
     for (int i = 0; i < running; ++i) items.push_back(testing::gpuPod("default", name, i, r, "n1"));
     auto spec = testing::hpaSpec(1, running, running, running, average, "50", true);
     spec.policy = name;
@@ -84,9 +93,8 @@ std::unique_ptr<Contended> contended(int goldPriority) {
   c->snapshot = testing::snapshotOf(testing::list(items));
   auto set = parsePolicies(
       "policies:\n"
-      "- {name: gold, hpas: [default/gold], levers: [timeSlicing], timeSlicing: {maxReplicas: 2},"
-      " priority: " +
-      std::to_string(goldPriority) +
+      "- {name: gold, hpas: [default/gold], levers: [timeSlicing], timeSlicing: {maxReplicas: 2}" +
+      (goldPriority ? ", priority: " + std::to_string(*goldPriority) : std::string()) +
       "}\n"
       "- {name: silver, hpas: [default/silver], levers: [timeSlicing],"
       " timeSlicing: {maxReplicas: 2}}\n");
@@ -112,6 +120,18 @@ TEST(ContentionTest, HigherPriorityGetsItsNeedTheOtherTheRest) {
       << planToJson(c->plan).dump(2);
   ASSERT_EQ(c->plan.demands.size(), 2u);
   for (const auto& d : c->plan.demands) EXPECT_FALSE(d.explain.empty()) << d.name;
+}
+
+TEST(ContentionTest, WithoutAPolicyPriorityThePodsPriorityClassDecides) {
+  auto c = contended(std::nullopt);
+  EXPECT_EQ(maxChanges(c->plan), json::parse(R"({"gold": 8, "silver": 6})"))
+      << "PriorityClass gold-class (10) over silver's none (0); " << planToJson(c->plan).dump(2);
+  for (const auto& d : c->plan.demands) {
+    if (d.name == "gold") {
+      EXPECT_NE(d.explain.find("(priority from PriorityClass gold-class)"), std::string::npos)
+          << d.explain;
+    }
+  }
 }
 
 TEST(ContentionTest, EqualPrioritiesShareTheShortfallEvenly) {

@@ -179,4 +179,30 @@ inline ClusterSnapshot snapshotOf(const json& dump) {
   return snap.ok() ? std::move(*snap) : ClusterSnapshot{};
 }
 
+// A cluster of `extra` objects plus the GPU Operator's default mig-parted ConfigMap.
+inline json migCluster(std::vector<json> extra) {
+  std::vector<json> items{defaultMigConfigMap()};
+  for (auto& e : extra) items.push_back(std::move(e));
+  return list(items);
+}
+
+// A blocked HPA `app` with `running` pods on `node` and `pending` unschedulable ones.
+inline std::vector<json> blockedApp(const std::string& app, const std::string& resource,
+                                    const std::string& node, int running, int pending,
+                                    const std::string& policy = "default") {
+  std::vector<json> items{deployment("default", app, running + pending, resource)};
+  for (int i = 0; i < running; ++i) items.push_back(gpuPod("default", app, i, resource, node));
+  for (int i = 0; i < pending; ++i)
+    items.push_back(gpuPod("default", app, running + i, resource, ""));
+  auto spec =
+      hpaSpec(1, running + pending, running + pending, running + pending, "100", "50", true);
+  spec.policy = policy;
+  items.push_back(hpa("default", app, spec));
+  return items;
+}
+
+inline void append(std::vector<json>& to, std::vector<json> from) {
+  for (auto& j : from) to.push_back(std::move(j));
+}
+
 }  // namespace gpuscale::partition::testing

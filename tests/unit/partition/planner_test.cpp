@@ -153,31 +153,9 @@ TEST(PlannerTest, IdleNodeIsReshapedFirstWithPerGpuConfig) {
   EXPECT_EQ(a[2]["to"], 28);
 }
 
-json migCluster(std::vector<json> extra) {
-  std::vector<json> items{testing::defaultMigConfigMap()};
-  for (auto& e : extra) items.push_back(std::move(e));
-  return testing::list(items);
-}
-
-// A blocked HPA `app` with `running` pods on `node` and `pending` unschedulable ones.
-std::vector<json> blockedApp(const std::string& app, const std::string& resource,
-                             const std::string& node, int running, int pending,
-                             const std::string& policy = "default") {
-  std::vector<json> items{testing::deployment("default", app, running + pending, resource)};
-  for (int i = 0; i < running; ++i)
-    items.push_back(testing::gpuPod("default", app, i, resource, node));
-  for (int i = 0; i < pending; ++i)
-    items.push_back(testing::gpuPod("default", app, running + i, resource, ""));
-  auto spec = testing::hpaSpec(1, running + pending, running + pending, running + pending, "100",
-                               "50", true);
-  spec.policy = policy;
-  items.push_back(testing::hpa("default", app, spec));
-  return items;
-}
-
-void append(std::vector<json>& to, std::vector<json> from) {
-  for (auto& j : from) to.push_back(std::move(j));
-}
+using testing::append;
+using testing::blockedApp;
+using testing::migCluster;
 
 TEST(PlannerTest, ReshapeRemovesTheFewestInstances) {
   std::vector<json> items{

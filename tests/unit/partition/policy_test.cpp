@@ -263,10 +263,39 @@ TEST(PolicyTest, RejectsBadPolicies) {
       {"bad hpa reference", "name: a\nhpas: [triton]\n", "namespace/name"},
       {"tolerance out of range", "name: a\ntolerance: 2\n", "tolerance"},
       {"unknown give-back", "name: a\nmigGiveBack: always\n", "keep or restore"},
+      {"excludeNodes not a list", "name: a\nexcludeNodes: {matchLabels: {a: b}}\n", "a list"},
+      {"an empty exclusion", "name: a\nexcludeNodes: [{}]\n", "every node"},
+      {"a bad exclusion", "name: a\nexcludeNodes: [{matchLabels: {a: \"b c\"}}]\n", "excludeNodes"},
       {"not a mapping", "- a\n", "mapping"},
       {"broken YAML", "name: [a\n", "line"},
   };
   expectAllRejected(cases);
+}
+
+TEST(PolicyTest, ExcludedNodesAreNotSelected) {
+  auto set = parsePolicies(
+      "name: a\nhpaNamespaces: [x]\nnodeSelector: {pool: gpu}\nexcludeNodes:\n"
+      "- matchExpressions: [{key: cloud.google.com/gke-gpu-partition-size, operator: Exists}]\n"
+      "- matchLabels: {kubernetes.azure.com/agentpool: migfixed}\n");
+  ASSERT_TRUE(set.ok()) << set.status().toString();
+  const Policy& p = set->policies.front();
+  struct Row {
+    const char* what;
+    std::map<std::string, std::string> labels;
+    bool selected;
+  };
+  const Row rows[] = {
+      {"in the pool, no exclusion matches", {{"pool", "gpu"}}, true},
+      {"outside the nodeSelector", {{"pool", "cpu"}}, false},
+      {"a GKE pool with a fixed partition size",
+       {{"pool", "gpu"}, {"cloud.google.com/gke-gpu-partition-size", "1g.5gb"}},
+       false},
+      {"an AKS pool excluded by name",
+       {{"pool", "gpu"}, {"kubernetes.azure.com/agentpool", "migfixed"}},
+       false},
+      {"another AKS pool", {{"pool", "gpu"}, {"kubernetes.azure.com/agentpool", "flex"}}, true},
+  };
+  for (const auto& row : rows) EXPECT_EQ(p.selectsNode(row.labels), row.selected) << row.what;
 }
 
 TEST(PolicyTest, SeedPolicyFileParses) {

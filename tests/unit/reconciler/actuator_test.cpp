@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <map>
 
 #include "cluster_fixture.h"
 #include "gpuscale/reconciler/controller.h"
@@ -152,6 +153,16 @@ TEST_F(ActuatorTest, ConfigBeforeLabelAndMaxReplicasOnlyAfterAllocatable) {
   EXPECT_EQ(events_->withReason("TimeSlicingSucceeded").size(), 1u);
   ASSERT_EQ(last.report.ceilingToCapacitySeconds.size(), 1u);
   EXPECT_DOUBLE_EQ(last.report.ceilingToCapacitySeconds[0], 20.0);
+  // Each node's change reports its lever and time, anticipation's measured lead time.
+  std::map<std::string, partition::Lever> levers;
+  for (const LeverTiming& t : last.report.leverSeconds) {
+    levers[t.node] = t.lever;
+    EXPECT_GE(t.seconds, 0) << t.node;
+    EXPECT_LE(t.seconds, 20.0) << t.node;
+  }
+  EXPECT_EQ(levers, (std::map<std::string, partition::Lever>{
+                        {kReshapeNode, partition::Lever::kMigReshape},
+                        {kSlicedNode, partition::Lever::kTimeSlicing}}));
   // Each label was set exactly once.
   EXPECT_EQ(client_->countWhere(
                 [](const Write& w) { return flips(w, kReshapeNode, k8s::kMigConfigLabel); }),

@@ -125,6 +125,72 @@ TEST(ScenarioTest, ParsesEveryField) {
   EXPECT_TRUE(plain->workloadNodeSelector.empty());
 }
 
+TEST(ScenarioTest, ParsesServices) {
+  auto s = parseScenario(R"(
+name: two
+nodes: [{name: a, product: Tesla-T4, memoryMiB: 1}]
+services:
+- name: high
+  priority: 100
+  sloSeconds: 0.5
+  load:
+    podSelector: app=high
+    pattern: {kind: spike, baseRps: 1, peakRps: 10, startSeconds: 60, durationSeconds: 120}
+- name: low
+  load: {namespace: batch, podSelector: app=low, model: resnet}
+)");
+  ASSERT_TRUE(s.ok()) << s.status().toString();
+  EXPECT_FALSE(s->load) << "services do not fill the single load";
+  ASSERT_EQ(s->services.size(), 2u);
+  const ServiceSpec& high = s->services[0];
+  EXPECT_EQ(high.name, "high");
+  EXPECT_EQ(high.priority, 100);
+  EXPECT_EQ(high.sloMicros, 500000);
+  EXPECT_EQ(high.load.podSelector, "app=high");
+  EXPECT_EQ(high.load.namespaceName, "default");
+  EXPECT_EQ(high.load.pattern.kind, LoadPatternKind::kSpike);
+  const ServiceSpec& low = s->services[1];
+  EXPECT_EQ(low.priority, 0) << "priority defaults to 0";
+  EXPECT_FALSE(low.sloMicros) << "no SLO: the harness's default";
+  EXPECT_EQ(low.load.namespaceName, "batch");
+  EXPECT_EQ(low.load.model, "resnet");
+  ASSERT_EQ(s->loadServices().size(), 2u);
+  EXPECT_EQ(s->loadServices()[1].name, "low");
+}
+
+struct LoadServicesCase {
+  const char* what;
+  const char* yaml;
+  std::vector<std::string> names;  // of loadServices(), in order
+};
+
+TEST(ScenarioTest, LoadServicesOfEitherForm) {
+  const LoadServicesCase cases[] = {
+      {"no load: nothing to drive",
+       "name: x\nnodes: [{name: a, product: Tesla-T4, memoryMiB: 1}]",
+       {}},
+      {"the single load is one unnamed service",
+       "name: x\nnodes: [{name: a, product: Tesla-T4, memoryMiB: 1}]\nload: {podSelector: app=t}",
+       {""}},
+      {"services in file order",
+       "name: x\nnodes: [{name: a, product: Tesla-T4, memoryMiB: 1}]\nservices: [{name: b, load: "
+       "{podSelector: app=b}}, {name: a, load: {podSelector: app=a}}]",
+       {"b", "a"}},
+  };
+  for (const auto& c : cases) {
+    auto s = parseScenario(c.yaml);
+    ASSERT_TRUE(s.ok()) << c.what << ": " << s.status().toString();
+    std::vector<std::string> names;
+    for (const ServiceSpec& service : s->loadServices()) names.push_back(service.name);
+    EXPECT_EQ(names, c.names) << c.what;
+  }
+  auto single = parseScenario(
+      "name: x\nnodes: [{name: a, product: Tesla-T4, memoryMiB: 1}]\nload: {podSelector: app=t}");
+  ASSERT_TRUE(single.ok());
+  EXPECT_EQ(single->loadServices()[0].load.podSelector, "app=t");
+  EXPECT_EQ(single->loadServices()[0].priority, 0);
+}
+
 struct BadCase {
   const char* what;
   const char* yaml;
@@ -217,6 +283,48 @@ TEST(ScenarioTest, RejectsBadInput) {
       {"unknown hpa key",
        "name: x\nnodes: [{name: a, product: Tesla-T4, memoryMiB: 1}]\nhpa: {scaleUp: {pods: 1}}",
        "unknown field \"scaleUp\""},
+      {"load and services",
+       "name: x\nnodes: [{name: a, product: Tesla-T4, memoryMiB: 1}]\nload: {podSelector: app=t}\n"
+       "services: [{name: s, load: {podSelector: app=s}}]",
+       "not both"},
+      {"empty services",
+       "name: x\nnodes: [{name: a, product: Tesla-T4, memoryMiB: 1}]\nservices: []",
+       "non-empty list"},
+      {"service without a name",
+       "name: x\nnodes: [{name: a, product: Tesla-T4, memoryMiB: 1}]\nservices: [{load: "
+       "{podSelector: app=s}}]",
+       "not a DNS label"},
+      {"service name with a dot",
+       "name: x\nnodes: [{name: a, product: Tesla-T4, memoryMiB: 1}]\nservices: [{name: a.b, load: "
+       "{podSelector: app=s}}]",
+       "not a DNS label"},
+      {"duplicate service",
+       "name: x\nnodes: [{name: a, product: Tesla-T4, memoryMiB: 1}]\nservices: [{name: s, load: "
+       "{podSelector: app=s}}, {name: s, load: {podSelector: app=t}}]",
+       "appears twice"},
+      {"service without a load",
+       "name: x\nnodes: [{name: a, product: Tesla-T4, memoryMiB: 1}]\nservices: [{name: s}]",
+       "needs a load"},
+      {"service load without a selector",
+       "name: x\nnodes: [{name: a, product: Tesla-T4, memoryMiB: 1}]\nservices: [{name: s, load: "
+       "{model: m}}]",
+       "needs a podSelector"},
+      {"two services with one selector",
+       "name: x\nnodes: [{name: a, product: Tesla-T4, memoryMiB: 1}]\nservices: [{name: s, load: "
+       "{podSelector: app=s}}, {name: t, load: {podSelector: app=s}}]",
+       "already selects"},
+      {"zero SLO",
+       "name: x\nnodes: [{name: a, product: Tesla-T4, memoryMiB: 1}]\nservices: [{name: s, "
+       "sloSeconds: 0, load: {podSelector: app=s}}]",
+       "sloSeconds must be > 0"},
+      {"priority above PriorityClass's bound",
+       "name: x\nnodes: [{name: a, product: Tesla-T4, memoryMiB: 1}]\nservices: [{name: s, "
+       "priority: 2000000000, load: {podSelector: app=s}}]",
+       "<= 1000000000"},
+      {"unknown service key",
+       "name: x\nnodes: [{name: a, product: Tesla-T4, memoryMiB: 1}]\nservices: [{name: s, slo: "
+       "1, load: {podSelector: app=s}}]",
+       "unknown field \"slo\""},
       {"YAML syntax error", "name: [x", "line"},
   };
   for (const auto& c : cases) {

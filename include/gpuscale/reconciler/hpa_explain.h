@@ -1,0 +1,66 @@
+// Explain: the answer to "why was my HPA not raised?", from the state a reconcile pass plans from.
+// Shared by `gpuscale-reconciler explain` against a live cluster (the objects the controller
+// watches, listed once) and against a `kubectl get ... -o json` dump (the input of `plan`).
+//
+// explainHpas() prepares the pass exactly as the controller does (the state store's records give
+// cooldowns and original maxReplicas, nodes with an operation in flight or backing off are held,
+// HPAs whose earlier raise still waits for its node operations are left out, the per-GPU mapping
+// clears `busy` when given and a workload is blocked), runs the planner, and takes each HPA's
+// reasons from the plan (partition/why_not.h). What stops an HPA before the planner sees it is
+// said here: no policy manages it (or its annotation names a policy that does not admit it), its
+// scale target is missing or requests no nvidia.com/ resource, or an earlier raise is in flight.
+//
+// Thread safety: pure functions apart from the mapping, which may call Prometheus (call from a
+// thread that may block).
+#pragma once
+
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "gpuscale/core/result.h"
+#include "gpuscale/partition/plan.h"
+#include "gpuscale/partition/policy.h"
+#include "gpuscale/partition/snapshot.h"
+#include "gpuscale/reconciler/gpu_pod_mapping.h"
+
+namespace gpuscale::reconciler {
+
+struct HpaExplanation {
+  std::string ns, name;
+  // Set when something outside the planner decides (then `why` is empty): the sentence.
+  std::string outside;
+  std::optional<partition::HpaWhy> why;  // the planner's reasons, when it planned the HPA
+  // The plan's actions this HPA's answer refers to: its maxReplicas change and the changes on the
+  // nodes its reasons name.
+  std::vector<partition::PlanAction> actions;
+};
+
+struct ExplainRequest {
+  std::string ns, name;  // "" = every HPA a policy manages
+  partition::TimePoint now;
+  GpuPodMapping* gpuPods = nullptr;  // null: the node-level rule
+};
+
+// `dump` holds the cluster's objects (a List, an array of Lists or objects) with `kind` set,
+// including the reconciler's state ConfigMap `stateConfigMap` when there is one. Errors: a dump
+// the snapshot cannot be built from, or a named HPA that does not exist (not found).
+core::Result<std::vector<HpaExplanation>> explainHpas(const nlohmann::json& dump,
+                                                      const std::string& stateConfigMap,
+                                                      const partition::PolicySet& policies,
+                                                      const ExplainRequest& request);
+
+// Marks in transition the nodes where a gpuscale operation runs (intent annotation) or a failed
+// one backs off, so the planner leaves them alone; returns the nodes with an intent. The
+// controller does the same before every pass.
+std::set<std::string> holdNodesInFlight(partition::ClusterSnapshot& snapshot,
+                                        partition::TimePoint now);
+
+nlohmann::ordered_json explanationsJson(const std::vector<HpaExplanation>& explanations);
+std::string explanationsText(const std::vector<HpaExplanation>& explanations);
+
+}  // namespace gpuscale::reconciler

@@ -1,0 +1,169 @@
+#include "gpuscale/reconciler/hpa_explain.h"
+
+#include <algorithm>
+#include <set>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "gpuscale/core/rfc3339.h"
+#include "gpuscale/k8s/well_known_keys.h"
+#include "gpuscale/partition/demand.h"
+#include "gpuscale/partition/planner.h"
+#include "gpuscale/reconciler/hpa_state_store.h"
+
+namespace gpuscale::reconciler {
+namespace {
+
+namespace partition = gpuscale::partition;
+using Json = nlohmann::ordered_json;
+
+// Why the planner never sees `hpa`, or "" when it does.
+std::string outsideThePlanner(const partition::HpaState& hpa,
+                              const partition::ClusterSnapshot& snapshot,
+                              const partition::PolicySet& policies,
+                              const std::map<std::string, std::string>& records) {
+  const auto match = policies.match(hpa.ns, hpa.name, hpa.labels, hpa.annotations);
+  if (match.policy == nullptr) {
+    if (!match.ignored.empty()) {
+      return fmt::format("NotManaged: its annotation {}={} is ignored: the policy {}",
+                         k8s::kPolicyAnnotation, match.ignored, match.ignoredWhy);
+    }
+    return fmt::format(
+        "NotManaged: no policy manages it (list it in a policy's hpas, or annotate it {}=POLICY "
+        "in a namespace the policy's hpaNamespaces admit)",
+        k8s::kPolicyAnnotation);
+  }
+  const partition::ScaleTarget* target = snapshot.target(hpa.ns, hpa.targetKind, hpa.targetName);
+  if (target == nullptr) {
+    return fmt::format("TargetNotFound: its scale target {} {} is not in the cluster state",
+                       hpa.targetKind, hpa.targetName);
+  }
+  if (target->gpuRequests.empty()) {
+    return fmt::format("NoGpuRequest: the pods of {} {} request no nvidia.com/ resource",
+                       hpa.targetKind, hpa.targetName);
+  }
+  auto it = records.find(hpaRecordKey(hpa.ns, hpa.name));
+  if (it == records.end()) return "";
+  auto record = decodeHpaRecord(it->second);
+  if (!record || record->uid != hpa.uid || !record->intent) return "";
+  const HpaIntent& intent = *record->intent;
+  return fmt::format(
+      "RaiseInFlight: an earlier raise of maxReplicas {} -> {} waits for its node operations on "
+      "[{}] (started {}); the planner looks again once they finish",
+      intent.from, intent.to, fmt::join(intent.nodes, ", "), core::formatRfc3339(intent.started));
+}
+
+std::string nodeOf(const partition::PlanAction& action) {
+  if (const auto* m = std::get_if<partition::MigReconfigure>(&action)) return m->node;
+  if (const auto* t = std::get_if<partition::TimeSlicingChange>(&action)) return t->node;
+  return "";
+}
+
+std::vector<partition::PlanAction> actionsFor(const partition::Plan& plan,
+                                              const partition::HpaWhy& why) {
+  std::set<std::string> nodes;
+  for (const auto& r : why.reasons) {
+    if (r.code == partition::WhyCode::kReshaped || r.code == partition::WhyCode::kTimeSliced)
+      nodes.insert(r.node);
+  }
+  std::vector<partition::PlanAction> out;
+  for (const auto& a : plan.actions) {
+    const auto* max = std::get_if<partition::SetMaxReplicas>(&a);
+    if (max != nullptr ? max->ns == why.ns && max->name == why.name : nodes.contains(nodeOf(a)))
+      out.push_back(a);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::set<std::string> holdNodesInFlight(partition::ClusterSnapshot& snapshot,
+                                        partition::TimePoint now) {
+  std::set<std::string> withIntent;
+  for (auto& node : snapshot.nodes) {
+    if (node.hasIntent) withIntent.insert(node.name);
+    if (node.hasIntent || (node.backoffUntil && *node.backoffUntil > now)) {
+      node.inTransition = true;
+    }
+  }
+  return withIntent;
+}
+
+core::Result<std::vector<HpaExplanation>> explainHpas(const nlohmann::json& dump,
+                                                      const std::string& stateConfigMap,
+                                                      const partition::PolicySet& policies,
+                                                      const ExplainRequest& request) {
+  auto snapshot = partition::buildSnapshot(dump);
+  if (!snapshot) return snapshot.status();
+  if (!request.name.empty() && snapshot->hpa(request.ns, request.name) == nullptr) {
+    return core::Status::notFound(
+        fmt::format("HorizontalPodAutoscaler {}/{} not found", request.ns, request.name));
+  }
+  const auto records = stateRecordsIn(dump, stateConfigMap);
+  applyHpaRecords(records, *snapshot);
+  holdNodesInFlight(*snapshot, request.now);
+  // As the controller: every managed HPA is assessed, those with a raise in flight are not
+  // planned, and the mapping is asked only when a planned workload is blocked.
+  std::vector<HpaExplanation> out;
+  std::set<std::pair<std::string, std::string>> outside;
+  for (const auto& hpa : snapshot->hpas) {
+    const bool asked = request.name.empty() || (hpa.ns == request.ns && hpa.name == request.name);
+    std::string why = outsideThePlanner(hpa, *snapshot, policies, records);
+    if (!why.empty()) outside.insert({hpa.ns, hpa.name});
+    // Asked for all: only the HPAs a policy manages.
+    if (asked && (!request.name.empty() || !why.starts_with("NotManaged"))) {
+      out.push_back({hpa.ns, hpa.name, std::move(why), std::nullopt, {}});
+    }
+  }
+  const auto workloads = partition::assessWorkloads(*snapshot, policies, request.now);
+  std::vector<partition::WorkloadDemand> plannable;
+  bool blocked = false;
+  for (const auto& w : workloads) {
+    if (outside.contains({w.ns, w.name})) continue;
+    plannable.push_back(w);
+    blocked = blocked || w.blocked;
+  }
+  if (request.gpuPods != nullptr && blocked)
+    applyGpuMapping(*snapshot, *request.gpuPods, request.now);
+  const partition::Plan plan = partition::planPartitions(*snapshot, plannable, request.now);
+  for (auto& e : out) {
+    if (!e.outside.empty()) continue;
+    auto it = std::find_if(plan.why.begin(), plan.why.end(),
+                           [&](const auto& w) { return w.ns == e.ns && w.name == e.name; });
+    if (it == plan.why.end()) continue;
+    e.why = *it;
+    e.actions = actionsFor(plan, *it);
+  }
+  return out;
+}
+
+nlohmann::ordered_json explanationsJson(const std::vector<HpaExplanation>& explanations) {
+  Json items = Json::array();
+  for (const auto& e : explanations) {
+    Json item = e.why ? partition::whyToJson(*e.why) : Json{{"namespace", e.ns}, {"name", e.name}};
+    if (!e.outside.empty()) item["verdict"] = "not planned: " + e.outside;
+    Json actions = Json::array();
+    for (const auto& a : e.actions) actions.push_back(partition::actionToJson(a));
+    item["actions"] = std::move(actions);
+    items.push_back(std::move(item));
+  }
+  return {{"hpas", std::move(items)}};
+}
+
+std::string explanationsText(const std::vector<HpaExplanation>& explanations) {
+  if (explanations.empty()) return "No HPA is managed by the partition policies.\n";
+  std::string out;
+  for (const auto& e : explanations) {
+    if (!e.outside.empty()) {
+      out += fmt::format("HPA {}/{}: not planned: {}\n", e.ns, e.name, e.outside);
+      continue;
+    }
+    if (!e.why) continue;
+    out += partition::whyToText(*e.why);
+    for (const auto& a : e.actions) out += "  plan: " + partition::actionToText(a) + "\n";
+  }
+  return out;
+}
+
+}  // namespace gpuscale::reconciler

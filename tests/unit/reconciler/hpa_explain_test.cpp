@@ -1,0 +1,188 @@
+#include "gpuscale/reconciler/hpa_explain.h"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+
+#include "gpuscale/core/rfc3339.h"
+#include "gpuscale/reconciler/hpa_state_store.h"
+#include "unit/partition/kube_objects.h"
+
+namespace gpuscale::reconciler {
+namespace {
+
+namespace pt = gpuscale::partition::testing;
+using nlohmann::json;
+
+const partition::TimePoint kNow = *core::parseRfc3339("2026-11-22T01:00:00Z");
+const std::string k1g = "nvidia.com/mig-1g.5gb";
+const std::string kA100 = "NVIDIA-A100-SXM4-40GB";
+const std::string kState = StateStoreOptions{}.name;
+
+// A busy A100 (7 x 1g.5gb, all used by app), an idle one, and app's HPA blocked with one more pod
+// pending; `edit` changes the objects, `record` is the state store's entry for default/app.
+json cluster(const std::function<void(std::vector<json>&)>& edit,
+             const std::optional<HpaRecord>& record = std::nullopt) {
+  std::vector<json> items{pt::migNode("a100-busy", kA100, 1, "all-1g.5gb", {{"1g.5gb", 7}}),
+                          pt::migNode("a100-idle", kA100, 1, "all-3g.20gb", {{"3g.20gb", 2}})};
+  pt::append(items, pt::blockedApp("app", k1g, "a100-busy", 7, 1));
+  for (auto& item : items) {
+    if (item["kind"] == "HorizontalPodAutoscaler") item["metadata"]["uid"] = "uid-app";
+  }
+  if (record) {
+    items.push_back(pt::configMap("default", kState,
+                                  {{hpaRecordKey("default", "app"), encodeHpaRecord(*record)}}));
+  }
+  if (edit) edit(items);
+  return pt::migCluster(items);
+}
+
+json& find(std::vector<json>& items, const std::string& kind, const std::string& name) {
+  for (auto& item : items) {
+    if (item["kind"] == kind && item["metadata"]["name"] == name) return item;
+  }
+  ADD_FAILURE() << kind << " " << name << " not found";
+  return items.front();
+}
+
+std::vector<std::string> codes(const partition::HpaWhy& why) {
+  std::vector<std::string> out;
+  for (const auto& r : why.reasons) {
+    out.push_back((r.node.empty() ? "" : r.node + "/") +
+                  std::string(partition::whyCodeName(r.code)));
+  }
+  return out;
+}
+
+TEST(HpaExplainTest, ExplainsFromTheStateAPassPlansFrom) {
+  const std::string later = core::formatRfc3339(kNow + std::chrono::minutes(5));
+  HpaRecord inFlight{"uid-app", std::nullopt, 8,
+                     HpaIntent{"plan-1", 8, 15, {"a100-idle"}, kNow - std::chrono::seconds(30)}};
+  HpaRecord recent{"uid-app", kNow - std::chrono::seconds(10), 8, std::nullopt};
+  HpaRecord otherUid{"uid-old", kNow - std::chrono::seconds(10), 8, std::nullopt};
+  struct Row {
+    const char* what;
+    json dump;
+    std::string policy;              // YAML; "" = the built-in default
+    std::string outside;             // prefix of HpaExplanation::outside; "" = planned
+    std::vector<std::string> codes;  // when planned
+  };
+  const std::string base = "name: default\nhpaNamespaces: [default]\n";
+  const std::vector<Row> rows{
+      {"planned: the idle node is reshaped",
+       cluster(nullptr),
+       "",
+       "",
+       {"a100-busy/GpusBusy", "a100-idle/Reshaped", "Raised"}},
+      {"no policy annotation: not managed",
+       cluster([](auto& items) {
+         find(items, "HorizontalPodAutoscaler", "app")["metadata"].erase("annotations");
+       }),
+       "",
+       "NotManaged: no policy manages it",
+       {}},
+      {"an annotation naming an unknown policy",
+       cluster([](auto& items) {
+         find(items, "HorizontalPodAutoscaler",
+              "app")["metadata"]["annotations"]["gpuscale.io/partition-policy"] = "gold";
+       }),
+       "",
+       "NotManaged: its annotation gpuscale.io/partition-policy=gold is ignored",
+       {}},
+      {"the scale target is missing",
+       cluster([](auto& items) {
+         std::erase_if(items, [](const json& i) { return i["kind"] == "Deployment"; });
+       }),
+       "",
+       "TargetNotFound",
+       {}},
+      {"an earlier raise is in flight (state store intent)",
+       cluster(nullptr, inFlight),
+       "",
+       "RaiseInFlight: an earlier raise of maxReplicas 8 -> 15",
+       {}},
+      {"the state store's last change holds the cooldown",
+       cluster(nullptr, recent),
+       base + "cooldown: {scaleUp: 1m}\n",
+       "",
+       {"ScaleUpCooldown"}},
+      {"a record of another HPA of the same name is not used",
+       cluster(nullptr, otherUid),
+       base + "cooldown: {scaleUp: 1m}\n",
+       "",
+       {"a100-busy/GpusBusy", "a100-idle/Reshaped", "Raised"}},
+      {"the idle node backs off after a failure",
+       cluster([&](auto& items) {
+         find(items, "Node", "a100-idle")["metadata"]["annotations"]["gpuscale.io/backoff-until"] =
+             later;
+       }),
+       base + "levers: [migReshape]\n",
+       "",
+       {"a100-busy/GpusBusy", "a100-idle/NodeBackoff", "Shortfall"}},
+      {"an operation runs on the idle node",
+       cluster([](auto& items) {
+         find(items, "Node", "a100-idle")["metadata"]["annotations"]["gpuscale.io/intent"] = "{}";
+       }),
+       base + "levers: [migReshape]\n",
+       "",
+       {"a100-busy/GpusBusy", "a100-idle/NodeOperationInFlight", "Shortfall"}},
+  };
+  for (const auto& row : rows) {
+    partition::PolicySet policies = partition::defaultPolicies();
+    if (!row.policy.empty()) {
+      auto parsed = partition::parsePolicies(row.policy);
+      ASSERT_TRUE(parsed.ok()) << row.what;
+      policies = *parsed;
+    }
+    auto explained = explainHpas(row.dump, kState, policies, {"default", "app", kNow, nullptr});
+    ASSERT_TRUE(explained.ok()) << row.what << ": " << explained.status().toString();
+    ASSERT_EQ(explained->size(), 1u) << row.what;
+    const HpaExplanation& e = explained->front();
+    EXPECT_TRUE(e.outside.starts_with(row.outside)) << row.what << ": " << e.outside;
+    if (row.outside.empty()) {
+      ASSERT_TRUE(e.why.has_value()) << row.what;
+      EXPECT_EQ(codes(*e.why), row.codes) << row.what << "\n" << explanationsText(*explained);
+    } else {
+      EXPECT_FALSE(e.why.has_value()) << row.what;
+    }
+  }
+}
+
+TEST(HpaExplainTest, OutputNamesTheVerdictAndThePlanActions) {
+  auto explained = explainHpas(cluster(nullptr), kState, partition::defaultPolicies(),
+                               {"default", "app", kNow, nullptr});
+  ASSERT_TRUE(explained.ok());
+  const json j = json::parse(explanationsJson(*explained).dump());
+  ASSERT_EQ(j["hpas"].size(), 1u);
+  EXPECT_EQ(j["hpas"][0]["verdict"], "raised maxReplicas 8 -> 14");
+  ASSERT_EQ(j["hpas"][0]["actions"].size(), 2u) << j.dump(2);
+  EXPECT_EQ(j["hpas"][0]["actions"][0]["kind"], "MigReconfigure");
+  EXPECT_EQ(j["hpas"][0]["actions"][0]["node"], "a100-idle");
+  EXPECT_EQ(j["hpas"][0]["actions"][1]["kind"], "SetMaxReplicas");
+  const std::string text = explanationsText(*explained);
+  EXPECT_NE(text.find("HPA default/app (policy default): raised maxReplicas 8 -> 14"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("  plan: reshape MIG on node a100-idle"), std::string::npos) << text;
+}
+
+TEST(HpaExplainTest, AllManagedHpasOrOneThatExists) {
+  auto all = explainHpas(cluster([](auto& items) {
+                           items.push_back(pt::hpa("default", "unmanaged", [] {
+                             pt::HpaSpec s;
+                             s.policy = "";
+                             return s;
+                           }()));
+                         }),
+                         kState, partition::defaultPolicies(), {"", "", kNow, nullptr});
+  ASSERT_TRUE(all.ok());
+  ASSERT_EQ(all->size(), 1u) << "only the managed HPA";
+  EXPECT_EQ(all->front().name, "app");
+  auto missing = explainHpas(cluster(nullptr), kState, partition::defaultPolicies(),
+                             {"default", "nope", kNow, nullptr});
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().httpCode(), 404);
+}
+
+}  // namespace
+}  // namespace gpuscale::reconciler
