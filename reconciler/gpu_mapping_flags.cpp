@@ -32,6 +32,16 @@ std::optional<bool> applyGpuMappingFlag(std::string& mapping, DcgmMappingOptions
     dcgm.maxAge = std::chrono::duration_cast<std::chrono::seconds>(*d);
     return dcgm.maxAge.count() > 0;
   }
+  if (name == "dcgm-settle") {
+    auto d = core::parseGoDuration(value);
+    if (!d || d->count() < 0) return false;
+    dcgm.settle = std::chrono::duration_cast<std::chrono::seconds>(*d);
+    return true;
+  }
+  if (name == "dcgm-utilization-metric") {
+    dcgm.utilizationMetric = value;  // "": no utilisation
+    return true;
+  }
   std::string* field = nullptr;
   if (name == "dcgm-metric") field = &dcgm.metric;
   if (name == "dcgm-gpu-label") field = &dcgm.gpuLabel;

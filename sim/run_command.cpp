@@ -13,6 +13,7 @@
 #include "gpuscale/kube/config.h"
 #include "gpuscale/kube/rest_client.h"
 #include "gpuscale/sim/dcgm_exposition.h"
+#include "gpuscale/sim/dcgm_pod_delay.h"
 #include "gpuscale/sim/gpu_operator_emulator.h"
 #include "gpuscale/sim/inference_load_driver.h"
 #include "gpuscale/sim/scenario.h"
@@ -103,6 +104,7 @@ int runRunCommand(std::span<const std::string_view> args, std::ostream& out, std
     return 1;
   }
   auto registry = std::make_shared<prometheus::Registry>();
+  auto dcgmDelay = std::make_shared<DcgmPodDelay>(scenario->gpuOperator.dcgmPodDelay);
   auto emulator = GpuOperatorEmulator::create(*client, std::move(*scenario), options, registry);
   if (!emulator) {
     err << "run: " << emulator.status().message() << "\n";
@@ -121,7 +123,8 @@ int runRunCommand(std::span<const std::string_view> args, std::ostream& out, std
   }
   InferenceLoadDriver* loadDriver = driver.get();
   auto server = core::PlainHttpListener::start(
-      listen->first, listen->second, [sim, registry, loadDriver](std::string_view target) {
+      listen->first, listen->second,
+      [sim, registry, loadDriver, dcgmDelay](std::string_view target) {
         core::PlainHttpReply reply;
         if (target == "/healthz" || target == "/readyz") {
           reply.status = sim->healthy() ? 200 : 503;
@@ -130,9 +133,10 @@ int runRunCommand(std::span<const std::string_view> args, std::ostream& out, std
           reply.contentType = "text/plain; version=0.0.4; charset=utf-8";
           reply.body = prometheus::TextSerializer().Serialize(registry->Collect());
           if (loadDriver != nullptr) reply.body += loadDriver->render();
-          reply.body += renderDcgmSeries(sim->nodeGpus(), loadDriver != nullptr
-                                                              ? loadDriver->deviceBusyFraction()
-                                                              : std::map<std::string, double>{});
+          reply.body +=
+              renderDcgmSeries(dcgmDelay->apply(sim->nodeGpus(), DcgmPodDelay::Clock::now()),
+                               loadDriver != nullptr ? loadDriver->deviceBusyFraction()
+                                                     : std::map<std::string, double>{});
         } else {
           reply.status = 404;
           reply.body = "404 page not found\n";

@@ -12,6 +12,7 @@
 #include "gpuscale/k8s/well_known_keys.h"
 #include "gpuscale/partition/config_name.h"
 #include "gpuscale/partition/contention.h"
+#include "gpuscale/partition/lever_choice.h"
 #include "gpuscale/partition/mps_sharing.h"
 #include "gpuscale/partition/resource_names.h"
 #include "why_log.h"
@@ -97,12 +98,8 @@ class PlanBuilder {
     const int aim = std::min(d.wanted, hardMax);
     int need = aim - before;
     why_.aiming(d, hardMax, aim);
-    for (Lever lever : policy.levers) {
-      if (need <= 0) break;
-      need -= lever == Lever::kMigReshape ? reshapeFor(d, need)
-              : lever == Lever::kMps      ? shareFor(d, need, SharingMode::kMps)
-                                          : shareFor(d, need, SharingMode::kTimeSlicing);
-    }
+    if (need > 0 && waitsForMapping(d)) return std::nullopt;
+    need -= applyLevers(d, need, before);
     const int after = ceiling(d);
     const int newMax = std::min(hardMax, after);
     if (newMax > d.hpa->maxReplicas) setMax(d, newMax);
@@ -489,6 +486,60 @@ class PlanBuilder {
     return std::nullopt;
   }
 
+  // Whether `d` waits for a node's per-GPU mapping to settle before choosing a lever
+  // (lever_choice.h); notes why.
+  bool waitsForMapping(const WorkloadDemand& d) {
+    for (std::size_t i : d.eligibleNodes) {
+      if (!waitsForGpuMapping(snap_.nodes[i], *d.policy)) continue;
+      notes_.push_back(fmt::format(
+          "{}/{}: waiting for the per-GPU mapping of {} to settle (pods that just started are not "
+          "in the metrics yet) before choosing a lever",
+          d.ns, d.name, snap_.nodes[i].name));
+      return true;
+    }
+    return false;
+  }
+
+  // The policy's levers in order, towards `need` more pods; returns the pods gained. Devices that
+  // are saturated (lever_choice.h) are time-sliced last, and only when no reshape gained anything
+  // and the workload's pods fill the `before` partitions it has (else they are still landing on
+  // the capacity the last change added).
+  int applyLevers(const WorkloadDemand& d, int need, int before) {
+    int gained = 0;
+    int reshaped = 0;
+    std::vector<SharingMode> sharing;  // the sharing levers, in the policy's order
+    for (Lever lever : d.policy->levers) {
+      if (gained >= need) break;
+      if (lever == Lever::kMigReshape) {
+        const int g = reshapeFor(d, need - gained);
+        reshaped += g;
+        gained += g;
+      } else {
+        sharing.push_back(lever == Lever::kMps ? SharingMode::kMps : SharingMode::kTimeSlicing);
+        gained += shareFor(d, need - gained, sharing.back(), false);
+      }
+    }
+    if (gained >= need || sharing.empty()) return gained;
+    // Sharing saturated devices: the last resort.
+    if (reshaped == 0 && d.runningPods >= before) {
+      for (SharingMode mode : sharing) {
+        if (gained >= need) break;
+        gained += shareFor(d, need - gained, mode, true);
+      }
+      return gained;
+    }
+    const std::string base(unsharedResourceName(d.resource));
+    for (std::size_t i : d.eligibleNodes) {
+      if (!changeable(d, i) || !saturatedForTimeSlicing(snap_.nodes[i], base, *d.policy)) continue;
+      notes_.push_back(fmt::format(
+          "{}/{}: not time-slicing {}: its {} devices are saturated (utilisation {:.0f}%), and a "
+          "reshape adds capacity first or the pods have not filled it yet",
+          d.ns, d.name, snap_.nodes[i].name, base,
+          100 * snap_.nodes[i].utilization.find(base)->second));
+    }
+    return gained;
+  }
+
   // How node i shares once this plan applies.
   SharingMode nodeSharing(std::size_t i) const {
     return nodes_[i].mode.value_or(snap_.nodes[i].sharingMode);
@@ -531,8 +582,9 @@ class PlanBuilder {
     return limit;
   }
 
-  // Raises node-wide replicas of the workload's resource, time-slicing or MPS.
-  int shareFor(const WorkloadDemand& d, int need, SharingMode mode) {
+  // Raises node-wide replicas of the workload's resource, time-slicing or MPS, on the eligible nodes
+  // whose devices are saturated (`saturated`, lever_choice.h) or not.
+  int shareFor(const WorkloadDemand& d, int need, SharingMode mode, bool saturated) {
     const Policy& policy = *d.policy;
     const Lever lever = mode == SharingMode::kMps ? Lever::kMps : Lever::kTimeSlicing;
     const std::string base(unsharedResourceName(d.resource));
@@ -544,6 +596,7 @@ class PlanBuilder {
         because(d, unchangeable(d, i, lever));
         continue;
       }
+      if (saturatedForTimeSlicing(n, base, policy) != saturated) continue;
       const std::int64_t devices = deviceCount(i, base);
       if (devices <= 0) {
         because(d, i, lever, WhyCode::kNoDevices, "no device of " + base);

@@ -221,6 +221,10 @@ Policy parsePolicy(const YAML::Node& node) {
             core::yamlFail(tv, "timeSlicing.maxReplicas must be at least 1");
         } else if (k == "perPodGpuMemory") {
           p.perPodGpuMemoryBytes = memoryField(tv, k);
+        } else if (k == "saturation") {
+          p.timeSlicingSaturation = core::yamlAs<double>(tv, k);
+          if (!(p.timeSlicingSaturation > 0 && p.timeSlicingSaturation <= 1))
+            core::yamlFail(tv, "timeSlicing.saturation must be in (0, 1]");
         } else {
           return false;
         }

@@ -270,6 +270,8 @@ PodState parsePod(const json& item) {
   p.phase = jf::string(status, "phase", "Pending");
   p.nominated = !jf::string(status, "nominatedNodeName").empty();
   p.gpuRequests = podGpuRequests(spec);
+  p.startedAt = core::parseRfc3339(jf::string(status, "startTime"));
+  if (!p.startedAt) p.startedAt = core::parseRfc3339(jf::string(meta, "creationTimestamp"));
   p.resourceClaims = hasResourceClaims(spec);
   for (const auto& c : jf::array(status, "conditions")) {
     if (jf::string(c, "type") == "Ready") p.ready = jf::string(c, "status") == "True";

@@ -116,8 +116,9 @@ void Controller::loop(std::stop_token stop) {
     } else {
       auto r = passFromCaches(std::chrono::system_clock::now());
       metrics_->reconcile(r.error.empty() ? "ok" : "error");
-      // An operation in flight waits for the operator: look again soon even without events.
-      if (r.report.nodesInFlight > 0) trigger();
+      // An operation in flight waits for the operator, a settling mapping for the metrics: look
+      // again soon even without events.
+      if (r.report.nodesInFlight > 0 || r.nodesSettling > 0) trigger();
     }
     std::unique_lock lock(mu_);
     cv_.wait_for(lock, stop, options_.minPassInterval, [] { return false; });
@@ -182,7 +183,10 @@ PassResult Controller::passOver(const std::vector<partition::KubeItem>& items, T
     }
   }
   // Only a blocked workload can lead to a reshape: ask Prometheus only then.
-  if (gpuPods_ && blocked) applyGpuMapping(*snapshot, *gpuPods_, now);
+  if (gpuPods_ && blocked) {
+    applyGpuMapping(*snapshot, *gpuPods_, now);
+    for (const auto& node : snapshot->nodes) result.nodesSettling += node.gpuMappingSettling;
+  }
   result.plan = partition::planPartitions(*snapshot, plannable, now);
   result.planned = true;
   bool explainChanged = false;

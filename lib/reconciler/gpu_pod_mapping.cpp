@@ -6,10 +6,11 @@ namespace gpuscale::reconciler {
 
 int applyGpuMapping(partition::ClusterSnapshot& snapshot, GpuPodMapping& mapping,
                     std::chrono::system_clock::time_point now) {
-  std::map<std::string, std::set<std::string>, std::less<>> podsByNode;
+  std::map<std::string, NodeGpuPods, std::less<>> podsByNode;
   for (const auto& pod : snapshot.pods) {
     if (pod.nodeName.empty() || !pod.active() || !pod.usesGpu()) continue;
-    podsByNode[pod.nodeName].insert(pod.ns + "/" + pod.name);
+    podsByNode[pod.nodeName][pod.ns + "/" + pod.name] =
+        pod.startedAt.value_or(std::chrono::system_clock::time_point{});
   }
   int answered = 0;
   for (auto& node : snapshot.nodes) {
@@ -21,6 +22,11 @@ int applyGpuMapping(partition::ClusterSnapshot& snapshot, GpuPodMapping& mapping
     if (pods == podsByNode.end()) continue;
     auto occupancy = mapping.occupancy(node.name, pods->second, now);
     if (!occupancy) continue;
+    node.utilization = occupancy->utilization;
+    if (!occupancy->settling.empty()) {
+      node.gpuMappingSettling = true;
+      continue;
+    }
     ++answered;
     node.gpuMapped = true;
     for (auto& gpu : node.gpus) gpu.busy = !occupancy->idle(gpu.index);

@@ -153,18 +153,26 @@ core::Result<std::string> KubeActuator::podInTheWay(const std::string& node,
   auto pods = client_->list(kube::ResourceRef::collection("", "v1", "pods"), options);
   if (!pods) return pods.status();
   std::map<std::string, std::string> users;  // namespace/name -> what makes it a GPU user
+  NodeGpuPods gpuPods;
   for (const auto& pod : pods->items) {
     auto use = gpuUseOf(pod);
     if (use.empty()) continue;
-    users[pod["metadata"].value("namespace", "") + "/" + pod["metadata"].value("name", "")] =
-        std::move(use);
+    const std::string key =
+        pod["metadata"].value("namespace", "") + "/" + pod["metadata"].value("name", "");
+    users[key] = std::move(use);
+    static const json::json_pointer kStartTime("/status/startTime");
+    const bool started = pod.contains(kStartTime) && pod[kStartTime].is_string();
+    gpuPods[key] =
+        core::parseRfc3339(started ? pod[kStartTime].get<std::string>() : "").value_or(TimePoint{});
   }
   if (users.empty()) return std::string();
-  std::set<std::string> gpuPods;
-  for (const auto& [pod, _] : users) gpuPods.insert(pod);
   const auto& [first, use] = *users.begin();
   auto occupancy = gpuPods_->occupancy(node, gpuPods, now);
   if (!occupancy) return fmt::format("{} ({})", first, use);  // no per-GPU mapping: node busy
+  if (!occupancy->settling.empty()) {
+    return fmt::format("{} (just started, not in the GPU metrics yet)",
+                       *occupancy->settling.begin());
+  }
   for (int g : gpus) {
     if (!occupancy->idle(g)) {
       return fmt::format("{} (GPU {} {})", first, g,

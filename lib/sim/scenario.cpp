@@ -173,7 +173,7 @@ GpuNodeSpec parseNode(const YAML::Node& node) {
 OperatorSpec parseOperator(const YAML::Node& node) {
   OperatorSpec op;
   if (!node || node.IsNull()) return op;
-  expectKeys(node, "gpuOperator", {"namespace", "migManager", "devicePlugin"});
+  expectKeys(node, "gpuOperator", {"namespace", "migManager", "devicePlugin", "dcgmExporter"});
   op.namespaceName = get<std::string>(node, "namespace", op.namespaceName);
   if (const YAML::Node mm = node["migManager"]; mm && !mm.IsNull()) {
     expectKeys(mm, "migManager",
@@ -204,6 +204,10 @@ OperatorSpec parseOperator(const YAML::Node& node) {
            fmt::format("default config \"{}\" is not in configs", op.devicePluginDefault));
     }
     op.devicePluginReload = seconds(dp, "reloadSeconds", op.devicePluginReload);
+  }
+  if (const YAML::Node de = node["dcgmExporter"]; de && !de.IsNull()) {
+    expectKeys(de, "dcgmExporter", {"podDelaySeconds"});
+    op.dcgmPodDelay = seconds(de, "podDelaySeconds", op.dcgmPodDelay);
   }
   return op;
 }

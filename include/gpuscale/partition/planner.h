@@ -23,6 +23,12 @@
 //                 policy's mps.maxReplicas (at most 48) and no further than leaves each replica the
 //                 pod's memory; nodes with GPU pods only when the policy allows it. A node is never
 //                 both time-sliced and MPS-shared.
+// Two rules keep the choice independent of metric timing (lever_choice.h): a workload that could
+// reshape a node whose per-GPU mapping is still settling gets no lever in this plan (a note says
+// so), and nodes whose devices of the resource are saturated (measured utilisation at or above
+// timeSlicing.saturation) are time-sliced last, and only when no reshape gained anything for the
+// workload in this plan, whatever the order of the levers, and its running pods fill the
+// partitions it has.
 // Then it raises the HPA's maxReplicas to min(hard max, new partition ceiling). When the members of
 // a group still need more pods than the changed nodes leave free, the contention rule shares the
 // free pods (priority, then an even share of the shortfall) and each maxReplicas is raised only to

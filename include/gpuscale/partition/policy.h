@@ -23,10 +23,14 @@
 //       - {key: team, operator: In, values: [search, ads]}   # In|NotIn|Exists|DoesNotExist
 //     hpas: [default/triton]           # "namespace/name": managed without the annotation
 //     levers: [migReshape, timeSlicing]  # tried in this order; also mps (mps_sharing.h)
-//     migProfiles: [1g.5gb, 2g.10gb]   # profiles a reshape may create; empty: the model's base
-//     profiles timeSlicing:
+//     migProfiles: [1g.5gb, 2g.10gb]   # profiles a reshape may create; empty: the model's
+//                                      # base profiles
+//     timeSlicing:
 //       maxReplicas: 4                 # per device (GPU or MIG instance)
 //       perPodGpuMemory: 4Gi           # replicas never exceed partition memory / this
+//       saturation: 0.8                # devices this busy (measured utilisation, 0..1) are
+//                                      # time-sliced only when no reshape adds capacity
+//                                      # (lever_choice.h)
 //     mps:                             # the mps lever (levers: [..., mps]); whole GPUs only
 //       maxReplicas: 4                 # per GPU, 2..48; memory and compute split evenly
 //       perPodGpuMemory: 3Gi           # default: timeSlicing.perPodGpuMemory
@@ -109,6 +113,9 @@ struct Policy {
   int maxTimeSlicingReplicas = 4;
   std::optional<double> perPodGpuMemoryBytes;
   MpsPolicy mps;
+  // Utilisation (0..1) at which a node's devices count as saturated: extra time-slicing replicas
+  // there add pods, not throughput (lever_choice.h).
+  double timeSlicingSaturation = 0.8;
   std::map<std::string, std::string> nodeSelector;
   std::vector<core::LabelSelector> excludeNodes;  // a node any of them matches is never changed
   std::optional<int>

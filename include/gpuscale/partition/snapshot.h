@@ -85,6 +85,13 @@ struct NodeState {
   // What each GPU returns to when a burst's reshape is given back: the `before` config of a live
   // gpuscale.io/mig-restore record (partition/mig_restore.h), when it resolves for every GPU.
   std::optional<std::vector<MigGpuSetting>> restoreGpus;
+  // Set by a caller with a per-GPU mapping (never from the API objects; lever_choice.h):
+  // the mapping is incomplete only because pods started moments ago are not in the metrics yet,
+  // while some GPU looks idle. The GPUs stay busy; the planner waits rather than choose a lever.
+  bool gpuMappingSettling = false;
+  // Mean utilisation (0..1) of the physical devices that hold pods, per base resource
+  // ("nvidia.com/mig-1g.5gb", "nvidia.com/gpu"), as the caller's metrics show it; empty: unknown.
+  std::map<std::string, double, std::less<>> utilization;
 
   // Time-slicing replicas of `resource` (".shared" names map to their base resource).
   int replicasFor(std::string_view resource) const;
@@ -108,6 +115,8 @@ struct PodState {
   std::string insufficientResource;  // Pending+Unschedulable with "Insufficient nvidia.com/..."
   bool nominated = false;            // status.nominatedNodeName set (preempting)
   bool unschedulable = false;        // Pending, PodScheduled False/Unschedulable (any message)
+  // status.startTime (the kubelet took the pod), else metadata.creationTimestamp, when it parses.
+  std::optional<TimePoint> startedAt;
   bool active() const { return phase != "Succeeded" && phase != "Failed"; }
   // Holds, or may hold, GPUs of its node (makes them busy for the planner).
   bool usesGpu() const { return !gpuRequests.empty() || resourceClaims; }

@@ -69,6 +69,9 @@ struct PassResult {
   partition::Plan plan;
   ActuationReport report;
   std::string error;
+  // Nodes whose per-GPU mapping was settling (partition/lever_choice.h): the loop looks again
+  // soon, without waiting for an event.
+  int nodesSettling = 0;
 };
 
 class Controller {

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <chrono>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -22,11 +23,24 @@
 
 namespace gpuscale::reconciler {
 
+// The GPU pods the API places on a node ("namespace/name") and when each started
+// (status.startTime, else its creation; the epoch when unknown: then it never counts as new).
+using NodeGpuPods = std::map<std::string, std::chrono::system_clock::time_point>;
+
 // One node's GPUs as a mapping reports them. GPUs not in `reported` are unknown, hence busy.
 struct GpuOccupancy {
   std::set<int> reported;  // GPU indices (nvidia-smi / mig-parted `devices` order) seen fresh
   std::set<int> busy;      // GPU indices that hold at least one pod
-  bool idle(int gpu) const { return reported.contains(gpu) && !busy.contains(gpu); }
+  // Pods that started moments ago and that no series names yet, while some GPU looks idle: the
+  // answer is incomplete (such a pod may hold that GPU), so no GPU counts as idle and callers
+  // wait for the mapping to settle rather than choose a lever on the worst case.
+  std::set<std::string> settling{};
+  // Mean utilisation (0..1) of the devices that hold a pod, per resource
+  // ("nvidia.com/mig-1g.5gb", "nvidia.com/gpu"); empty when the metrics do not show it.
+  std::map<std::string, double, std::less<>> utilization{};
+  bool idle(int gpu) const {
+    return settling.empty() && reported.contains(gpu) && !busy.contains(gpu);
+  }
   bool operator==(const GpuOccupancy&) const = default;
 };
 
@@ -34,18 +48,17 @@ class GpuPodMapping {
  public:
   virtual ~GpuPodMapping() = default;
   // The GPUs of `node` and the pods on them, given `pods`: the bound, unfinished pods with an
-  // `nvidia.com/` request that the API places on the node ("namespace/name"). nullopt when the
-  // mapping is unknown, stale, could not be read, or does not account for every pod of `pods`:
-  // callers then treat every GPU of the node as busy.
-  virtual std::optional<GpuOccupancy> occupancy(const std::string& node,
-                                                const std::set<std::string>& pods,
+  // `nvidia.com/` request that the API places on the node. nullopt when the mapping is unknown,
+  // stale, could not be read, or does not account for every pod of `pods` (beyond the settling
+  // case above): callers then treat every GPU of the node as busy.
+  virtual std::optional<GpuOccupancy> occupancy(const std::string& node, const NodeGpuPods& pods,
                                                 std::chrono::system_clock::time_point now) = 0;
 };
 
 // The node-level rule: the mapping is never known.
 class NodeLevelGpuPodMapping final : public GpuPodMapping {
  public:
-  std::optional<GpuOccupancy> occupancy(const std::string&, const std::set<std::string>&,
+  std::optional<GpuOccupancy> occupancy(const std::string&, const NodeGpuPods&,
                                         std::chrono::system_clock::time_point) override {
     return std::nullopt;
   }
@@ -53,7 +66,9 @@ class NodeLevelGpuPodMapping final : public GpuPodMapping {
 
 // Clears `busy` on the GPUs `mapping` reports idle, on the nodes where the planner could use it:
 // mixed MIG strategy, known geometry, GPU pods bound, not in transition. Other nodes keep the
-// node-level rule. Returns how many nodes got a per-GPU answer.
+// node-level rule. A settling answer sets NodeState::gpuMappingSettling (the GPUs stay busy) and
+// any answer copies its utilisation to NodeState::utilization (partition/lever_choice.h). Returns
+// how many nodes got a complete per-GPU answer.
 int applyGpuMapping(partition::ClusterSnapshot& snapshot, GpuPodMapping& mapping,
                     std::chrono::system_clock::time_point now);
 

@@ -76,6 +76,8 @@ struct OperatorSpec {
   std::string devicePluginDefault;                         // "" = no sharing unless labelled
   std::map<std::string, std::string> devicePluginConfigs;  // key -> config file text (validated)
   std::chrono::milliseconds devicePluginReload{0};         // label change -> new allocatable
+  // dcgm-exporter: how long after a pod gets its device the series name it (dcgm_pod_delay.h).
+  std::chrono::milliseconds dcgmPodDelay{0};
 };
 
 // The inference load (per Running pod of the Deployment). Parsed and validated here.

@@ -39,13 +39,20 @@ ExporterServer::Labels gpuSeries(const std::string& node, int index, const std::
   return l;
 }
 
+// Pods that started long ago (never waited for).
+NodeGpuPods longRunning(const std::set<std::string>& pods) {
+  NodeGpuPods out;
+  for (const auto& pod : pods) out[pod] = Clock::time_point{};
+  return out;
+}
+
 // Asks until the answer equals `want` (Prometheus scrapes every second) or 30 s pass.
 std::optional<GpuOccupancy> askUntil(DcgmGpuPodMapping& mapping, const std::string& node,
                                      const std::set<std::string>& pods,
                                      const std::optional<GpuOccupancy>& want) {
   std::optional<GpuOccupancy> got;
   for (int i = 0; i < 300; ++i) {
-    got = mapping.occupancy(node, pods, Clock::now());
+    got = mapping.occupancy(node, longRunning(pods), Clock::now());
     if (got == want) return got;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
@@ -79,9 +86,17 @@ TEST(DcgmMappingRealPrometheusTest, FollowsTheExporterAndFallsBackWhenItCannotTe
             (GpuOccupancy{{0, 1}, {1}}))
       << "MIG instance series count for their parent GPU";
 
-  // A pod the API has but the series do not name yet: the node-level rule.
-  EXPECT_EQ(mapping.occupancy("node-a", {"default/triton-0", "default/triton-1"}, Clock::now()),
+  // A pod the API has had for long but the series do not name: the node-level rule.
+  EXPECT_EQ(mapping.occupancy("node-a", longRunning({"default/triton-0", "default/triton-1"}),
+                              Clock::now()),
             std::nullopt);
+  // One that started a moment ago while GPU 1 looks idle: settling (no GPU idle yet).
+  const auto settling = mapping.occupancy(
+      "node-a", {{"default/triton-0", Clock::time_point{}}, {"default/triton-1", Clock::now()}},
+      Clock::now());
+  ASSERT_TRUE(settling.has_value());
+  EXPECT_EQ(settling->settling, std::set<std::string>{"default/triton-1"});
+  EXPECT_FALSE(settling->idle(1));
 
   // triton-0 ends, triton-1 starts on GPU 1.
   exporter.clear(kField);
@@ -97,12 +112,13 @@ TEST(DcgmMappingRealPrometheusTest, FollowsTheExporterAndFallsBackWhenItCannotTe
   exporter.set(kField, gpuSeries("node-b", 0, "", "7"), 0);
   exporter.set(kField, gpuSeries("node-b", 1, "llm-0", "8"), 900);
   EXPECT_EQ(askUntil(mapping, "node-a", {"default/triton-1"}, std::nullopt), std::nullopt);
-  EXPECT_EQ(mapping.occupancy("node-b", {"default/llm-0"}, Clock::now()),
+  EXPECT_EQ(mapping.occupancy("node-b", longRunning({"default/llm-0"}), Clock::now()),
             (GpuOccupancy{{0, 1}, {1}}));
 
   // Prometheus is gone: an error, so the node-level rule.
   (*server)->stop();
-  EXPECT_EQ(mapping.occupancy("node-b", {"default/llm-0"}, Clock::now()), std::nullopt);
+  EXPECT_EQ(mapping.occupancy("node-b", longRunning({"default/llm-0"}), Clock::now()),
+            std::nullopt);
 }
 
 }  // namespace

@@ -30,7 +30,7 @@ TEST(PolicyTest, ParsesEveryField) {
   hpas: [default/triton]
   levers: [timeSlicing, migReshape]
   migProfiles: [1g.5gb, 2g.10gb]
-  timeSlicing: {maxReplicas: 8, perPodGpuMemory: 4Gi}
+  timeSlicing: {maxReplicas: 8, perPodGpuMemory: 4Gi, saturation: 0.7}
   nodeSelector: {pool: gpu}
   maxReplicas: {hard: 28}
   cooldown: {scaleUp: 1m, scaleDown: 1h30m}
@@ -47,6 +47,8 @@ TEST(PolicyTest, ParsesEveryField) {
   EXPECT_EQ(p.migProfiles, (std::set<std::string>{"1g.5gb", "2g.10gb"}));
   EXPECT_EQ(p.maxTimeSlicingReplicas, 8);
   EXPECT_DOUBLE_EQ(*p.perPodGpuMemoryBytes, 4.0 * 1024 * 1024 * 1024);
+  EXPECT_DOUBLE_EQ(p.timeSlicingSaturation, 0.7);
+  EXPECT_DOUBLE_EQ(set->policies[1].timeSlicingSaturation, 0.8) << "the default";
   EXPECT_EQ(p.scaleUpCooldown, std::chrono::seconds(60));
   EXPECT_EQ(p.scaleDownCooldown, std::chrono::seconds(5400));
   EXPECT_DOUBLE_EQ(p.tolerance, 0.05);
@@ -301,6 +303,8 @@ TEST(PolicyTest, RejectsBadPolicies) {
        "defined twice"},
       {"zero hard max", "name: a\nmaxReplicas: {hard: 0}\n", "at least 1"},
       {"bad memory", "name: a\ntimeSlicing: {perPodGpuMemory: lots}\n", "perPodGpuMemory"},
+      {"zero saturation", "name: a\ntimeSlicing: {saturation: 0}\n", "saturation"},
+      {"saturation above 1", "name: a\ntimeSlicing: {saturation: 80}\n", "saturation"},
       {"bad duration", "name: a\ncooldown: {scaleUp: soon}\n", "duration"},
       {"bad hpa reference", "name: a\nhpas: [triton]\n", "namespace/name"},
       {"tolerance out of range", "name: a\ntolerance: 2\n", "tolerance"},

@@ -183,10 +183,10 @@ inline std::optional<HpaRecord> recordOf(gpuscale::testing::FakeKubeClient& fake
 class FixedGpuPodMapping final : public GpuPodMapping {
  public:
   explicit FixedGpuPodMapping(std::optional<GpuOccupancy> answer) : answer_(std::move(answer)) {}
-  std::optional<GpuOccupancy> occupancy(const std::string& node, const std::set<std::string>& pods,
+  std::optional<GpuOccupancy> occupancy(const std::string& node, const NodeGpuPods& pods,
                                         std::chrono::system_clock::time_point) override {
     std::lock_guard lock(mu_);
-    asked[node] = pods;
+    for (const auto& [pod, _] : pods) asked[node].insert(pod);
     return answer_;
   }
   std::map<std::string, std::set<std::string>> asked;

@@ -67,6 +67,10 @@ TEST(GpuPodMappingTest, PlannerReshapesOnlyGpusTheMappingReportsIdle) {
        "single",
        GpuOccupancy{{0, 1}, {0}},
        {}},
+      {"GPU 1 looks idle but a pod that just started is not in the metrics yet: wait",
+       "mixed",
+       GpuOccupancy{{0, 1}, {0}, {"default/big-1"}},
+       {}},
   };
   for (const auto& row : rows) {
     SCOPED_TRACE(row.what);
@@ -85,11 +89,21 @@ TEST(GpuPodMappingTest, AsksOnlyAboutMixedNodesWithGpuPodsAndPassesTheirPods) {
   ASSERT_EQ(snapshot.nodes[0].gpus.size(), 2u);
   EXPECT_TRUE(snapshot.nodes[0].gpus[0].busy);
   EXPECT_FALSE(snapshot.nodes[0].gpus[1].busy);
+  EXPECT_FALSE(snapshot.nodes[0].gpuMappingSettling);
 
   FixedMapping single(GpuOccupancy{{0, 1}, {0}});
   auto other = pt::snapshotOf(cluster("single"));
   EXPECT_EQ(applyGpuMapping(other, single, kNow), 0);
   EXPECT_TRUE(single.asked.empty());
+
+  FixedMapping settling(
+      GpuOccupancy{{0, 1}, {0}, {"default/big-1"}, {{"nvidia.com/mig-3g.20gb", 0.9}}});
+  auto settled = pt::snapshotOf(cluster("mixed"));
+  EXPECT_EQ(applyGpuMapping(settled, settling, kNow), 0) << "an incomplete answer";
+  EXPECT_TRUE(settled.nodes[0].gpuMappingSettling);
+  EXPECT_TRUE(settled.nodes[0].gpus[0].busy && settled.nodes[0].gpus[1].busy);
+  EXPECT_EQ(settled.nodes[0].utilization.at("nvidia.com/mig-3g.20gb"), 0.9)
+      << "utilisation is kept whatever the pods";
 
   NodeLevelGpuPodMapping nodeLevel;
   auto third = pt::snapshotOf(cluster("mixed"));

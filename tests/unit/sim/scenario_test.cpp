@@ -38,6 +38,8 @@ gpuOperator:
         sharing:
           timeSlicing:
             resources: [{name: nvidia.com/gpu, replicas: 2}]
+  dcgmExporter:
+    podDelaySeconds: 8
 nodes:
 - name: a100-0
   product: NVIDIA-A100-SXM4-40GB
@@ -79,6 +81,7 @@ TEST(ScenarioTest, ParsesEveryField) {
   EXPECT_EQ(s->gpuOperator.namespaceName, "ops");
   EXPECT_EQ(s->gpuOperator.reconfigureDelay, std::chrono::milliseconds(2500));
   EXPECT_EQ(s->gpuOperator.devicePluginReload, std::chrono::milliseconds(1000));
+  EXPECT_EQ(s->gpuOperator.dcgmPodDelay, std::chrono::milliseconds(8000));
   EXPECT_EQ(s->gpuOperator.customMigConfigMap, "my-mig");
   ASSERT_TRUE(s->gpuOperator.customMigConfig);
   EXPECT_TRUE(s->gpuOperator.customMigConfig->configs.contains("two-3g"));
