@@ -582,8 +582,8 @@ class PlanBuilder {
     return limit;
   }
 
-  // Raises node-wide replicas of the workload's resource, time-slicing or MPS, on the eligible nodes
-  // whose devices are saturated (`saturated`, lever_choice.h) or not.
+  // Raises node-wide replicas of the workload's resource, time-slicing or MPS, on the eligible
+  // nodes whose devices are saturated (`saturated`, lever_choice.h) or not.
   int shareFor(const WorkloadDemand& d, int need, SharingMode mode, bool saturated) {
     const Policy& policy = *d.policy;
     const Lever lever = mode == SharingMode::kMps ? Lever::kMps : Lever::kTimeSlicing;
