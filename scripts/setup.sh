@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs what building, testing and the demo need on a fresh Debian 12 machine. Idempotent; apt-get as root.
-# Also builds the test control plane (tests/cluster) when Go is available; that build is cached.
+# Also builds the test control plane (tests/cluster, its core group) when Go is available; that build is
+# cached. The extra group (Thanos, KEDA: only the tests labelled go-extra use it) is left to
+# scripts/test.sh or `tests/cluster/build.sh extra`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -43,5 +45,5 @@ if ! command -v kubectl >/dev/null 2>&1; then
 fi
 
 if [ -x tests/cluster/build.sh ] && [ "${GPUSCALE_SKIP_CLUSTER_BUILD:-0}" != 1 ]; then
-  tests/cluster/build.sh
+  tests/cluster/build.sh core
 fi
