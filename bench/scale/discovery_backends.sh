@@ -8,7 +8,8 @@
 #
 # NAME is prometheus2, prometheus3, victoriametrics or thanos. --keep-data DIR keeps each backend's
 # data in DIR/NAME (Thanos reads Prometheus' storage, so it reuses DIR/prometheus2 when that exists). VictoriaMetrics refuses `/api/v1/series` answers over -search.maxSeries (30,000 by
-# default), so its run raises that flag to twice --series to have the baseline at all.
+# default), so its run raises that flag to twice --series to have the baseline at all, and its query
+# deadline (30 s by default, which a loaded machine exceeds on that relist) to 5 minutes.
 set -euo pipefail
 
 src=$(cd "$(dirname "$0")/../.." && pwd)
@@ -40,7 +41,9 @@ for name in "${only[@]}"; do
     prometheus3) env+=("GPUSCALE_PROMETHEUS_DIR=$bin/prometheus3") ;;
     victoriametrics)
       env+=("GPUSCALE_VICTORIAMETRICS_DIR=$bin/victoriametrics")
-      flags+=(--server-flag "-search.maxSeries=$((series * 2))") ;;
+      flags+=(--server-flag "-search.maxSeries=$((series * 2))")
+      # Its 30 s default query deadline cuts the relist short on a loaded machine.
+      flags+=(--server-flag "-search.maxQueryDuration=5m") ;;
     thanos) env+=("GPUSCALE_THANOS_DIR=$bin-extra/thanos") ;;
     *) echo "unknown backend $name" >&2; exit 2 ;;
   esac
