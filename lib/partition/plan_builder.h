@@ -1,0 +1,125 @@
+// The working state of one planning pass (planner.h) and the steps that change it: growing a
+// blocked workload through the policy's levers, sharing contended capacity, shrinking after a
+// burst. Private to lib/partition: planner.cpp drives it; the MIG steps live in
+// plan_builder_mig.cpp, the sharing steps (time-slicing, MPS) in plan_builder_sharing.cpp.
+//
+// Pure: reads the snapshot, writes nothing but its own state. Not thread-safe; one per pass.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "gpuscale/partition/demand.h"
+#include "gpuscale/partition/mig_geometry.h"
+#include "gpuscale/partition/plan.h"
+#include "gpuscale/partition/planner.h"
+#include "gpuscale/partition/snapshot.h"
+#include "why_log.h"
+
+namespace gpuscale::partition::detail {
+
+// One node as this plan would leave it.
+struct WorkingNode {
+  std::vector<MigGpuSetting> gpus;
+  std::vector<bool> reshaped;
+  std::map<std::string, int> replicas;  // changed sharing replicas per base resource
+  std::set<std::string> raised;         // resources whose replicas this plan raised
+  std::optional<SharingMode> mode;      // how this plan shares the node, when it changes that
+  ResourceCounts devices;
+};
+
+struct Growth {
+  int before = 0, aim = 0, after = 0;  // partition ceiling before, aimed at, after
+};
+
+class PlanBuilder {
+ public:
+  PlanBuilder(const ClusterSnapshot& snapshot, TimePoint now);
+  // Grows `d` towards its aim. Returns the partition ceiling before and after, and the aim;
+  // nullopt when the cooldown holds it.
+  std::optional<Growth> grow(const WorkloadDemand& d);
+  // Blocked workloads that can use the same nodes, in priority order. Each grows as it would
+  // alone (the levers change node-wide capacity, which every one of them then sees as free). When
+  // the pods they still need exceed what is free after those changes, the contention rule
+  // (contention.h) shares the free pods and each HPA's maxReplicas is raised only to what it holds
+  // plus its share: maxReplicas is what keeps one HPA from taking another's share.
+  void growGroup(const std::vector<const WorkloadDemand*>& group);
+  void shrink(const WorkloadDemand& d);
+  // Nodes a blocked workload may land on: no burst reshape is given back there.
+  void markBurstNodes(const std::vector<WorkloadDemand>& workloads);
+  Plan finish(const std::vector<WorkloadDemand>& workloads);
+
+ private:
+  // planner.cpp: capacity as this plan leaves it, and bookkeeping.
+  int replicas(std::size_t i, const std::string& base) const;
+  std::int64_t deviceCount(std::size_t i, const std::string& base) const;
+  std::int64_t usedOn(std::size_t i, const std::string& resource) const;
+  int podsOn(const WorkloadDemand& d, std::size_t i) const;
+  // Whether node i's product labels match the pods' nodeSelector (exactly, as the scheduler
+  // matches) once `base` runs `r` replicas and the node has its working geometry: GFD renames
+  // the product with the sharing and, under the single strategy, with the MIG profile.
+  bool pinsHold(const WorkloadDemand& d, std::size_t i, const std::string& base, int r) const;
+  int ceiling(const WorkloadDemand& d) const;
+  bool changeable(const WorkloadDemand& d, std::size_t i) const;
+  void because(const WorkloadDemand& d, std::size_t i, Lever lever, WhyCode code,
+               std::string detail);
+  void because(const WorkloadDemand& d, WhyReason r) { why_.add(d, std::move(r)); }
+  // Why changeable(d, i) is false, for `lever`.
+  WhyReason unchangeable(const WorkloadDemand& d, std::size_t i, Lever lever) const;
+  void setMax(const WorkloadDemand& d, int to);
+
+  // plan_builder_mig.cpp: MIG geometry changes.
+  bool reshapeable(const WorkloadDemand& d, std::size_t i) const;
+  const std::vector<MigGeometry>& maximal(const GpuModel& model, const Policy& policy);
+  void setGeometry(std::size_t i, std::size_t gpu, MigGeometry g);
+  int reshapeFor(const WorkloadDemand& d, int need);
+  int reshapeMixed(const WorkloadDemand& d, std::size_t i, int need);
+  // Single strategy: every GPU must hold the same one-profile geometry, so the node changes as a
+  // whole.
+  int reshapeSingle(const WorkloadDemand& d, std::size_t i);
+  // Gives back a burst's reshape (policy migGiveBack: restore): node i's GPUs return to the config
+  // before gpuscale reshaped them, when the node holds no GPU pod, no blocked workload may land
+  // there, MIG mode stays as it is, and the pods the workload needs still fit without it.
+  void restoreMig(const WorkloadDemand& d, int floorPods);
+  // Node i's mig-parted change in this plan, if any.
+  std::optional<MigReconfigure> migAction(std::size_t i) const;
+
+  // plan_builder_sharing.cpp: the lever order, time-slicing and MPS.
+  // Memory behind one unit of `base` on node i, when known.
+  std::optional<double> partitionMemoryBytes(std::size_t i, const std::string& base) const;
+  // Whether `d` waits for a node's per-GPU mapping to settle before choosing a lever
+  // (lever_choice.h); notes why.
+  bool waitsForMapping(const WorkloadDemand& d);
+  // The policy's levers in order, towards `need` more pods; returns the pods gained. Devices that
+  // are saturated (lever_choice.h) are time-sliced last, and only when no reshape gained anything
+  // and the workload's pods fill the `before` partitions it has (else they are still landing on
+  // the capacity the last change added).
+  int applyLevers(const WorkloadDemand& d, int need, int before);
+  // How node i shares once this plan applies.
+  SharingMode nodeSharing(std::size_t i) const;
+  // Replicas per device `mode` allows on node i for `d`; 0 when the node cannot share that way
+  // (recorded as the reason why).
+  int sharingLimit(const WorkloadDemand& d, std::size_t i, SharingMode mode);
+  // Raises node-wide replicas of the workload's resource, time-slicing or MPS, on the eligible
+  // nodes whose devices are saturated (`saturated`, lever_choice.h) or not.
+  int shareFor(const WorkloadDemand& d, int need, SharingMode mode, bool saturated);
+  // Why a node that could be time-sliced is not: the pods pin the unshared product spelling.
+  std::string renameNote(const WorkloadDemand& d, std::size_t i) const;
+
+  const ClusterSnapshot& snap_;
+  TimePoint now_;
+  std::vector<WorkingNode> nodes_;
+  std::map<std::pair<std::string, std::string>, SetMaxReplicas> maxChanges_;
+  std::map<std::pair<const GpuModel*, const Policy*>, std::vector<MigGeometry>> maximalCache_;
+  std::vector<std::string> notes_;
+  std::set<std::size_t> burstNodes_;
+  std::map<std::pair<std::string, std::string>, std::string> shares_;  // contended HPAs: why
+  WhyLog why_;
+};
+
+}  // namespace gpuscale::partition::detail

@@ -1,0 +1,191 @@
+#include "plan_builder.h"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "gpuscale/partition/lever_choice.h"
+#include "gpuscale/partition/mps_sharing.h"
+#include "gpuscale/partition/resource_names.h"
+
+namespace gpuscale::partition::detail {
+namespace {
+
+constexpr double kBytesPerGb = 1e9;  // profile names count decimal gigabytes
+constexpr double kBytesPerGiB = 1073741824.0;
+
+}  // namespace
+
+std::optional<double> PlanBuilder::partitionMemoryBytes(std::size_t i,
+                                                        const std::string& base) const {
+  const NodeState& n = snap_.nodes[i];
+  if (n.model != nullptr) {
+    if (const MigProfile* p = profileForResource(*n.model, base)) return p->memoryGb * kBytesPerGb;
+    if (n.migStrategy == MigStrategy::kSingle && !nodes_[i].gpus.empty() &&
+        nodes_[i].gpus.front().geometry.size() == 1) {
+      const MigProfile* p = n.model->profile(nodes_[i].gpus.front().geometry.begin()->first);
+      if (p != nullptr) return p->memoryGb * kBytesPerGb;
+    }
+  }
+  if (base == kGpuResource && n.migStrategy != MigStrategy::kSingle && n.gpuMemoryGiB) {
+    return *n.gpuMemoryGiB * kBytesPerGiB;
+  }
+  return std::nullopt;
+}
+
+bool PlanBuilder::waitsForMapping(const WorkloadDemand& d) {
+  for (std::size_t i : d.eligibleNodes) {
+    if (!waitsForGpuMapping(snap_.nodes[i], *d.policy)) continue;
+    notes_.push_back(fmt::format(
+        "{}/{}: waiting for the per-GPU mapping of {} to settle (pods that just started are not "
+        "in the metrics yet) before choosing a lever",
+        d.ns, d.name, snap_.nodes[i].name));
+    return true;
+  }
+  return false;
+}
+
+int PlanBuilder::applyLevers(const WorkloadDemand& d, int need, int before) {
+  int gained = 0;
+  int reshaped = 0;
+  std::vector<SharingMode> sharing;  // the sharing levers, in the policy's order
+  for (Lever lever : d.policy->levers) {
+    if (gained >= need) break;
+    if (lever == Lever::kMigReshape) {
+      const int g = reshapeFor(d, need - gained);
+      reshaped += g;
+      gained += g;
+    } else {
+      sharing.push_back(lever == Lever::kMps ? SharingMode::kMps : SharingMode::kTimeSlicing);
+      gained += shareFor(d, need - gained, sharing.back(), false);
+    }
+  }
+  if (gained >= need || sharing.empty()) return gained;
+  // Sharing saturated devices: the last resort.
+  if (reshaped == 0 && d.runningPods >= before) {
+    for (SharingMode mode : sharing) {
+      if (gained >= need) break;
+      gained += shareFor(d, need - gained, mode, true);
+    }
+    return gained;
+  }
+  const std::string base(unsharedResourceName(d.resource));
+  for (std::size_t i : d.eligibleNodes) {
+    if (!changeable(d, i) || !saturatedForTimeSlicing(snap_.nodes[i], base, *d.policy)) continue;
+    notes_.push_back(fmt::format(
+        "{}/{}: not time-slicing {}: its {} devices are saturated (utilisation {:.0f}%), and a "
+        "reshape adds capacity first or the pods have not filled it yet",
+        d.ns, d.name, snap_.nodes[i].name, base,
+        100 * snap_.nodes[i].utilization.find(base)->second));
+  }
+  return gained;
+}
+
+SharingMode PlanBuilder::nodeSharing(std::size_t i) const {
+  return nodes_[i].mode.value_or(snap_.nodes[i].sharingMode);
+}
+
+int PlanBuilder::sharingLimit(const WorkloadDemand& d, std::size_t i, SharingMode mode) {
+  const Policy& policy = *d.policy;
+  const std::string base(unsharedResourceName(d.resource));
+  if (mode == SharingMode::kMps) {
+    std::string blocker =
+        mpsBlocker(snap_.nodes[i], d.resource, d.perPod, policy.mps.changeBusyNodes);
+    if (blocker.empty() && nodes_[i].mode == SharingMode::kTimeSlicing)
+      blocker = "this plan time-slices it";
+    if (!blocker.empty()) {
+      notes_.push_back(fmt::format("{}/{}: not using MPS on {}: {}", d.ns, d.name,
+                                   snap_.nodes[i].name, blocker));
+      because(d, i, Lever::kMps, WhyCode::kMps, "not shared by MPS: " + blocker);
+      return 0;
+    }
+    return mpsReplicaLimit(policy.mps.maxReplicas, gpuMemoryMiB(snap_.nodes[i]),
+                           policy.mpsPerPodGpuMemoryBytes());
+  }
+  if (nodeSharing(i) == SharingMode::kMps) {
+    because(d, i, Lever::kTimeSlicing, WhyCode::kMps, "the device plugin shares it by MPS");
+    return 0;
+  }
+  int limit = policy.maxTimeSlicingReplicas;
+  if (policy.perPodGpuMemoryBytes) {
+    auto memory = partitionMemoryBytes(i, base);
+    if (!memory) {
+      because(d, i, Lever::kTimeSlicing, WhyCode::kMemoryUnknown,
+              "perPodGpuMemory is set but the memory of " + base + " is unknown");
+      return 0;
+    }
+    double perPodBytes = *policy.perPodGpuMemoryBytes * static_cast<double>(d.perPod);
+    limit = std::min(limit, static_cast<int>(std::floor(*memory / perPodBytes)));
+  }
+  return limit;
+}
+
+int PlanBuilder::shareFor(const WorkloadDemand& d, int need, SharingMode mode, bool saturated) {
+  const Policy& policy = *d.policy;
+  const Lever lever = mode == SharingMode::kMps ? Lever::kMps : Lever::kTimeSlicing;
+  const std::string base(unsharedResourceName(d.resource));
+  int gained = 0;
+  for (std::size_t i : d.eligibleNodes) {
+    if (gained >= need) break;
+    const NodeState& n = snap_.nodes[i];
+    if (!changeable(d, i)) {
+      because(d, unchangeable(d, i, lever));
+      continue;
+    }
+    if (saturatedForTimeSlicing(n, base, policy) != saturated) continue;
+    const std::int64_t devices = deviceCount(i, base);
+    if (devices <= 0) {
+      because(d, i, lever, WhyCode::kNoDevices, "no device of " + base);
+      continue;
+    }
+    const int limit = sharingLimit(d, i, mode);
+    if (limit <= 0) continue;
+    const int r = replicas(i, base);
+    const std::int64_t used = usedOn(i, d.resource);
+    const int before = podsOn(d, i);
+    int chosen = r;
+    int gain = 0;
+    for (int r2 = r + 1; r2 <= limit; ++r2) {
+      chosen = r2;
+      gain = (pinsHold(d, i, base, r2) ? podsFitting(d, i, devices * r2, used) : 0) - before;
+      if (gain >= need - gained) break;
+    }
+    if (gain <= 0) {
+      if (r < limit && pinsHold(d, i, base, r) && !pinsHold(d, i, base, r + 1)) {
+        notes_.push_back(renameNote(d, i));
+        because(d, i, lever, WhyCode::kProductRename, notes_.back());
+      } else if (mode == SharingMode::kMps) {
+        because(d, i, lever, r >= limit ? WhyCode::kReplicaLimit : WhyCode::kNoTimeSlicingGain,
+                fmt::format("{} MPS replicas of {}; the limit is {} (mps.maxReplicas, at most "
+                            "48, and GPU memory / the pod's memory)",
+                            r, base, limit));
+      } else {
+        because(d, noTimeSlicingGain(n.name, base, r, limit, policy));
+      }
+      continue;
+    }
+    because(d, i, lever, WhyCode::kTimeSliced,
+            fmt::format("{} -> {} {}replicas of {}, +{} pods", r, chosen,
+                        mode == SharingMode::kMps ? "MPS " : "", base, gain));
+    nodes_[i].replicas[base] = chosen;
+    nodes_[i].raised.insert(base);
+    nodes_[i].mode = mode;
+    gained += gain;
+  }
+  return gained;
+}
+
+std::string PlanBuilder::renameNote(const WorkloadDemand& d, std::size_t i) const {
+  const ProductPin* pin = d.productPins.empty() ? nullptr : &d.productPins.front();
+  const std::string key = pin != nullptr ? pin->key : "";
+  const std::string pinned = pin != nullptr ? formatGpuProduct(pin->product) : "";
+  GpuProduct renamed = pin != nullptr ? pin->product : GpuProduct{};
+  renamed.shared = true;
+  return fmt::format(
+      "{}/{}: not time-slicing {}: GPU Feature Discovery would rename {} to {} and the pods' "
+      "nodeSelector {}={} would no longer match (select by another label, or by nodeAffinity "
+      "with both spellings)",
+      d.ns, d.name, snap_.nodes[i].name, key, formatGpuProduct(renamed), key, pinned);
+}
+
+}  // namespace gpuscale::partition::detail
