@@ -52,14 +52,17 @@ cmake -S . -B build -G Ninja "${launcher[@]}" -DGPUSCALE_WERROR=ON -DCMAKE_BUILD
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" -DGPUSCALE_UNIT_TESTS=OFF >/dev/null
 cmake --build build -j "$jobs"
 
-if [ -n "${cluster_pid:-}" ]; then
-  if ! wait "$cluster_pid"; then
-    tail -n 40 "$cluster_log" >&2
-    echo "test control plane build failed (whole log: $cluster_log)" >&2
+# Waits for a background Go build (PID, LOG, WHAT); on failure shows the log's end and stops.
+wait_for_build() {
+  [ -n "$1" ] || return 0
+  if ! wait "$1"; then
+    tail -n 40 "$2" >&2
+    echo "$3 build failed (whole log: $2)" >&2
     exit 1
   fi
-  tail -n 3 "$cluster_log"
-fi
+  tail -n 2 "$2"
+}
+wait_for_build "${cluster_pid:-}" "$cluster_log" "test control plane"
 
 # The sanitizer and fuzz tree: configured now, compiled at the lowest priority while ctest runs.
 CC=clang CXX=clang++ cmake -S . -B build-asan -G Ninja "${launcher[@]}" -DGPUSCALE_WERROR=ON \
@@ -80,14 +83,7 @@ fi
 
 echo "== tests"
 ctest --test-dir build --output-on-failure -j "$jobs" -LE go-extra
-if [ -n "${extra_pid:-}" ]; then
-  if ! wait "$extra_pid"; then
-    tail -n 40 "$extra_log" >&2
-    echo "test backends build failed (whole log: $extra_log)" >&2
-    exit 1
-  fi
-  tail -n 2 "$extra_log"
-fi
+wait_for_build "${extra_pid:-}" "$extra_log" "test backends"
 ctest --test-dir build --output-on-failure -j "$jobs" -L go-extra
 
 echo "== unit tests and a short adapter soak under ASan+UBSan"
