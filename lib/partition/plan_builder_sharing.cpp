@@ -40,6 +40,9 @@ bool PlanBuilder::waitsForMapping(const WorkloadDemand& d) {
         "{}/{}: waiting for the per-GPU mapping of {} to settle (pods that just started are not "
         "in the metrics yet) before choosing a lever",
         d.ns, d.name, snap_.nodes[i].name));
+    because(d, {WhyCode::kWaitingForMapping, snap_.nodes[i].name, std::nullopt,
+                "pods that just started are not in its per-GPU metrics yet; no lever is chosen "
+                "until the mapping settles (bounded by --dcgm-settle)"});
     return true;
   }
   return false;
@@ -77,6 +80,11 @@ int PlanBuilder::applyLevers(const WorkloadDemand& d, int need, int before) {
         "reshape adds capacity first or the pods have not filled it yet",
         d.ns, d.name, snap_.nodes[i].name, base,
         100 * snap_.nodes[i].utilization.find(base)->second));
+    because(d, i, sharing.front() == SharingMode::kMps ? Lever::kMps : Lever::kTimeSlicing,
+            WhyCode::kSaturated,
+            fmt::format("{} devices {:.0f}% utilised: shared only as the last resort, after a "
+                        "reshape and once the pods fill what they have",
+                        base, 100 * snap_.nodes[i].utilization.find(base)->second));
   }
   return gained;
 }

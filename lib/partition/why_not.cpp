@@ -12,9 +12,10 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-constexpr std::array<std::pair<WhyCode, std::string_view>, 28> kNames{{
+constexpr std::array<std::pair<WhyCode, std::string_view>, 30> kNames{{
     {WhyCode::kNotBlocked, "NotBlocked"},
     {WhyCode::kScaleUpCooldown, "ScaleUpCooldown"},
+    {WhyCode::kWaitingForMapping, "WaitingForMapping"},
     {WhyCode::kAtPolicyCap, "AtPolicyCap"},
     {WhyCode::kNoEligibleNodes, "NoEligibleNodes"},
     {WhyCode::kShortfall, "Shortfall"},
@@ -39,6 +40,7 @@ constexpr std::array<std::pair<WhyCode, std::string_view>, 28> kNames{{
     {WhyCode::kMemoryLimit, "MemoryLimit"},
     {WhyCode::kMemoryUnknown, "MemoryUnknown"},
     {WhyCode::kProductRename, "ProductRename"},
+    {WhyCode::kSaturated, "Saturated"},
     {WhyCode::kNoTimeSlicingGain, "NoTimeSlicingGain"},
     {WhyCode::kTimeSliced, "TimeSliced"},
 }};
@@ -105,8 +107,9 @@ std::string whyVerdict(const HpaWhy& why) {
   }
   // The reason that decided, most fundamental first.
   std::string decided = "not raised";
-  for (WhyCode code : {WhyCode::kNotBlocked, WhyCode::kScaleUpCooldown, WhyCode::kNoEligibleNodes,
-                       WhyCode::kShared, WhyCode::kShortfall, WhyCode::kAtPolicyCap}) {
+  for (WhyCode code :
+       {WhyCode::kNotBlocked, WhyCode::kScaleUpCooldown, WhyCode::kWaitingForMapping,
+        WhyCode::kNoEligibleNodes, WhyCode::kShared, WhyCode::kShortfall, WhyCode::kAtPolicyCap}) {
     if (const WhyReason* r = find(why, code)) {
       decided += ": " + reasonText(*r);
       break;

@@ -8,11 +8,14 @@
 // whole (node == "") or about one node and one lever. Codes are stable, machine-readable
 // identifiers (the JSON carries their names); the detail is a sentence for people.
 //
+// clang-format off
 // HPA-wide codes:
 //   NotBlocked          the HPA is not held by GPU partitions (the detail says which rule of
 //                       demand.h let it through: not at maxReplicas, ScalingActive False, its own
 //                       maxReplicas below the partitions, no forecast)
 //   ScaleUpCooldown     gpuscale changed it less than the policy's cooldown.scaleUp ago
+//   WaitingForMapping   pods that just started are not in a node's per-GPU metrics yet: no lever
+//                       is chosen until the mapping settles (lever_choice.h; the node is named)
 //   AtPolicyCap         the aim is bounded by the policy's maxReplicas cap (hard or factor)
 //   NoEligibleNodes     no schedulable node matches the pods' nodeSelector
 //   Shortfall           the levers left the partitions below the aim
@@ -23,22 +26,29 @@
 //   NodeOperationInFlight  gpuscale's own operation runs there (gpuscale.io/intent)
 //   NodeBackoff         a failed operation backs off until the time given
 //   NodeNotSelected     outside the policy's nodeSelector
-//   NotMigCapable (migReshape)       no MIG-capable GPU model recognised
-//   MigGeometryUnknown (migReshape)  the node's per-GPU layout does not resolve
-//   MigDisabled (migReshape)         MIG strategy none, or no GPU with MIG enabled
-//   GpuPodsOnNode (migReshape)       single strategy with GPU pods (the node changes as a whole)
-//   GpusBusy (migReshape)            every MIG GPU holds pods: by the per-GPU mapping, or by the
-//                                    node-level rule when the mapping has no answer (fallback)
-//   ProfileNotAllowed (migReshape)   the pods' resource is no profile the policy lets a reshape
-//   make NoReshapeGain (migReshape)       no allowed geometry of an idle GPU adds a pod Reshaped
-//   (migReshape)            the plan reshapes GPUs there (+pods) Mps (timeSlicing) the node shares
-//   by MPS, which time-slicing does not change NoDevices (timeSlicing)          the node offers no
-//   device of the pods' resource ReplicaLimit (timeSlicing)       at the policy's
-//   timeSlicing.maxReplicas per device MemoryLimit (timeSlicing)        at partition memory /
-//   perPodGpuMemory MemoryUnknown (timeSlicing)      perPodGpuMemory is set but the partition's
-//   memory is unknown ProductRename (timeSlicing)      GPU Feature Discovery's rename would unmatch
-//   the nodeSelector NoTimeSlicingGain (timeSlicing)  more replicas add no pod there TimeSliced
-//   (timeSlicing)         the plan raises replicas there (+pods)
+//   NotMigCapable (migReshape)        no MIG-capable GPU model recognised
+//   MigGeometryUnknown (migReshape)   the node's per-GPU layout does not resolve
+//   MigDisabled (migReshape)          MIG strategy none, or no GPU with MIG enabled
+//   GpuPodsOnNode (migReshape)        single strategy with GPU pods (the node changes as a whole)
+//   GpusBusy (migReshape)             every MIG GPU holds pods: by the per-GPU mapping, or by the
+//                                     node-level rule when the mapping has no answer (fallback)
+//   ProfileNotAllowed (migReshape)    the pods' resource is no profile the policy lets a reshape
+//                                     make
+//   NoReshapeGain (migReshape)        no allowed geometry of an idle GPU adds a pod
+//   Reshaped (migReshape)             the plan reshapes GPUs there (+pods)
+//   Mps                               time-slicing: the node shares by MPS, which time-slicing
+//                                     does not change; MPS: why the node cannot share by MPS
+//   NoDevices                         the node offers no device of the pods' resource
+//   ReplicaLimit                      at the policy's maxReplicas per device
+//   MemoryLimit (timeSlicing)         at partition memory / perPodGpuMemory
+//   MemoryUnknown (timeSlicing)       perPodGpuMemory is set but the partition's memory is unknown
+//   ProductRename                     GPU Feature Discovery's rename would unmatch the nodeSelector
+//   Saturated                         the devices are saturated (utilisation at or above the
+//                                     policy's saturation): shared only as the last resort, after
+//                                     a reshape and once the pods fill what they have
+//   NoTimeSlicingGain                 more replicas add no pod there
+//   TimeSliced                        the plan raises replicas there (+pods)
+// clang-format on
 //
 // Thread safety: values and pure functions.
 #pragma once
@@ -57,6 +67,7 @@ namespace gpuscale::partition {
 enum class WhyCode {
   kNotBlocked,
   kScaleUpCooldown,
+  kWaitingForMapping,
   kAtPolicyCap,
   kNoEligibleNodes,
   kShortfall,
@@ -81,6 +92,7 @@ enum class WhyCode {
   kMemoryLimit,
   kMemoryUnknown,
   kProductRename,
+  kSaturated,
   kNoTimeSlicingGain,
   kTimeSliced,
 };

@@ -219,6 +219,12 @@ TEST(LeverChoiceTest, PlannerPrefersAReshapeOverTimeSlicingSaturatedDevices) {
         return s.find(row.note) != std::string::npos;
       });
       EXPECT_TRUE(noted) << ::testing::PrintToString(plan.notes);
+      // The same verdict as a reason `explain` shows.
+      const WhyCode code = row.note.find("waiting") != std::string::npos
+                               ? WhyCode::kWaitingForMapping
+                               : WhyCode::kSaturated;
+      ASSERT_EQ(plan.why.size(), 1u);
+      EXPECT_TRUE(plan.why[0].has(code)) << whyToText(plan.why[0]);
     }
   }
 }
