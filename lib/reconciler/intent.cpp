@@ -26,6 +26,7 @@ std::string_view phaseName(NodeOpPhase phase) {
 std::optional<NodeOpKind> parseKind(const std::string& text) {
   if (text == "mig") return NodeOpKind::kMig;
   if (text == "timeSlicing") return NodeOpKind::kTimeSlicing;
+  if (text == "mps") return NodeOpKind::kMps;
   return std::nullopt;
 }
 
@@ -103,7 +104,15 @@ std::string_view NodeIntent::labelKey() const {
 }
 
 std::string_view nodeOpKindName(NodeOpKind kind) {
-  return kind == NodeOpKind::kMig ? "mig" : "timeSlicing";
+  switch (kind) {
+    case NodeOpKind::kMig:
+      return "mig";
+    case NodeOpKind::kMps:
+      return "mps";
+    case NodeOpKind::kTimeSlicing:
+      break;
+  }
+  return "timeSlicing";
 }
 
 std::string encodeNodeIntent(const NodeIntent& intent) {

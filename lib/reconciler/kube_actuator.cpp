@@ -81,7 +81,6 @@ KubeActuator::NodeWork timeSlicingWork(const std::vector<const partition::TimeSl
                                        const partition::ResourceCounts& devices) {
   KubeActuator::NodeWork w;
   w.node = node.name;
-  w.intent.kind = NodeOpKind::kTimeSlicing;
   partition::DevicePluginConfig config;
   if (node.devicePluginConfig) {
     config = *node.devicePluginConfig;
@@ -91,6 +90,8 @@ KubeActuator::NodeWork timeSlicingWork(const std::vector<const partition::TimeSl
   // A node shares one way: the planner changes all of a node's resources in one mode.
   const partition::SharingMode mode =
       cs.empty() ? partition::SharingMode::kTimeSlicing : cs.front()->mode;
+  w.intent.kind =
+      mode == partition::SharingMode::kMps ? NodeOpKind::kMps : NodeOpKind::kTimeSlicing;
   for (const auto* c : cs)
     config = partition::withSharingReplicas(config, mode, c->resource, c->replicas);
   const partition::SharingConfig* sharing = partition::sharingOf(config, mode);

@@ -24,7 +24,27 @@ using actuator_detail::nodeRef;
 using nlohmann::json;
 
 std::string opTitle(NodeOpKind kind) {
-  return kind == NodeOpKind::kMig ? "MigReconfigure" : "TimeSlicing";
+  switch (kind) {
+    case NodeOpKind::kMig:
+      return "MigReconfigure";
+    case NodeOpKind::kMps:
+      return "Mps";
+    case NodeOpKind::kTimeSlicing:
+      break;
+  }
+  return "TimeSlicing";
+}
+
+partition::Lever leverOf(NodeOpKind kind) {
+  switch (kind) {
+    case NodeOpKind::kMig:
+      return partition::Lever::kMigReshape;
+    case NodeOpKind::kMps:
+      return partition::Lever::kMps;
+    case NodeOpKind::kTimeSlicing:
+      break;
+  }
+  return partition::Lever::kTimeSlicing;
 }
 
 // An earlier config of `node` (by exact ownership, never by name prefix: another node's name may
@@ -421,10 +441,8 @@ void KubeActuator::finishNode(const std::string& name, const NodeIntent& intent,
                               bool backoff, TimePoint now, ActuationReport& report) {
   NodeOutcome outcome{intent.plan, intent.kind, result, message, now};
   if (result == "success") {
-    report.leverSeconds.push_back({intent.kind == NodeOpKind::kMig ? partition::Lever::kMigReshape
-                                                                   : partition::Lever::kTimeSlicing,
-                                   name,
-                                   std::chrono::duration<double>(now - intent.started).count()});
+    report.leverSeconds.push_back(
+        {leverOf(intent.kind), name, std::chrono::duration<double>(now - intent.started).count()});
   }
   std::vector<std::string> repaired;
   auto r = patchWithRetry(

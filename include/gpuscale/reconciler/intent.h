@@ -3,7 +3,7 @@
 // operation from where it stands instead of starting it again.
 //
 // Node annotations (values are compact JSON):
-//   gpuscale.io/intent         {"plan","kind":"mig"|"timeSlicing","phase":"prepared"|"applied",
+//   gpuscale.io/intent {"plan","kind":"mig"|"timeSlicing"|"mps","phase":"prepared"|"applied",
 //                               "label","previous","config","expect":{resource:count},
 //                               "started","applied",
 //                               "then":{"label","config","expect"}}   (MIG only, optional)
@@ -41,7 +41,9 @@ inline constexpr std::string_view kPausedForMigChange = "paused-for-mig-change";
 inline constexpr std::size_t kMaxIntentBytes = 64 * 1024;
 inline constexpr std::size_t kMaxIntentNodes = 256;
 
-enum class NodeOpKind { kMig, kTimeSlicing };
+// What a node operation changes: the MIG config label, or the device-plugin config label for a
+// time-slicing or an MPS change (the same path; the kind names its Events and its lead time).
+enum class NodeOpKind { kMig, kTimeSlicing, kMps };
 enum class NodeOpPhase { kPrepared, kApplied };
 
 // A time-slicing change that follows a MIG change on the same node in the same plan (the replicas
@@ -99,7 +101,7 @@ struct HpaStatus {
   TimePoint at{};
 };
 
-std::string_view nodeOpKindName(NodeOpKind kind);  // "mig" | "timeSlicing"
+std::string_view nodeOpKindName(NodeOpKind kind);  // "mig" | "timeSlicing" | "mps"
 
 std::string encodeNodeIntent(const NodeIntent& intent);
 std::string encodeNodeOutcome(const NodeOutcome& outcome);

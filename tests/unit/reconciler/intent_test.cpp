@@ -25,6 +25,13 @@ TEST(IntentTest, NodeIntentRoundTrips) {
   i.then = TimeSlicingFollowUp{
       "gpuscale-node-1-0000beef", "version: v1\n", {{"nvidia.com/mig-1g.5gb", 28}}};
   EXPECT_EQ(decodeNodeIntent(encodeNodeIntent(i)), i);
+  for (NodeOpKind kind : {NodeOpKind::kTimeSlicing, NodeOpKind::kMps}) {
+    NodeIntent sharing = i;
+    sharing.kind = kind;
+    sharing.then.reset();
+    sharing.gpus.clear();
+    EXPECT_EQ(decodeNodeIntent(encodeNodeIntent(sharing)), sharing) << nodeOpKindName(kind);
+  }
 }
 
 TEST(IntentTest, HpaIntentRoundTrips) {
@@ -41,7 +48,7 @@ TEST(IntentTest, MalformedAnnotationsReadAsAbsent) {
       {"empty", ""},
       {"not JSON", "{oops"},
       {"not an object", "[1,2]"},
-      {"unknown kind", R"({"plan":"p","kind":"mps","label":"x","started":"2026-11-22T01:00:00Z"})"},
+      {"unknown kind", R"({"plan":"p","kind":"vgpu","label":"x","started":"2026-11-22T01:00:00Z"})"},
       {"no start time", R"({"plan":"p","kind":"mig","label":"x"})"},
       {"no label", R"({"plan":"p","kind":"mig","started":"2026-11-22T01:00:00Z"})"},
       // Counts and indices that do not fit their integers (converting 1e300 was undefined).

@@ -67,6 +67,10 @@ TEST(MpsActuationTest, WritesAnMpsConfigThenFlipsTheLabelThenWaitsForAllocatable
            w.body["metadata"].contains("labels");
   });
   EXPECT_LT(written, flipped) << "the config exists before the label selects it";
+  const auto intent =
+      decodeNodeIntent(k8s::annotationOf(*fake->get(nodeRef()), k8s::kIntentAnnotation));
+  ASSERT_TRUE(intent.has_value());
+  EXPECT_EQ(intent->kind, NodeOpKind::kMps) << "an MPS operation, not time-slicing";
 
   // The device plugin advertises the replicas: the operation succeeds.
   ASSERT_TRUE(fake->patch(nodeRef(), kube::PatchType::kMerge,
@@ -75,7 +79,13 @@ TEST(MpsActuationTest, WritesAnMpsConfigThenFlipsTheLabelThenWaitsForAllocatable
   c.pass(objectsOf(*fake), t0 + 10s);
   const json node = *fake->get(nodeRef());
   EXPECT_TRUE(k8s::annotationOf(node, k8s::kIntentAnnotation).empty());
-  EXPECT_EQ(decodeNodeOutcome(k8s::annotationOf(node, k8s::kOutcomeAnnotation))->result, "success");
+  const auto outcome = decodeNodeOutcome(k8s::annotationOf(node, k8s::kOutcomeAnnotation));
+  ASSERT_TRUE(outcome.has_value());
+  EXPECT_EQ(outcome->result, "success");
+  EXPECT_EQ(outcome->kind, NodeOpKind::kMps);
+  EXPECT_EQ(events->withReason("MpsPlanned").size(), 1u);
+  EXPECT_EQ(events->withReason("MpsSucceeded").size(), 1u);
+  EXPECT_TRUE(events->withReason("TimeSlicingSucceeded").empty());
 }
 
 }  // namespace
