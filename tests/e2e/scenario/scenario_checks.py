@@ -3,8 +3,8 @@
 bench/scenario/run.sh leaves its records in its --out directory: samples.jsonl (one sample every
 2 s), result.json (report.py's summary), events.json, pods-final.json, nodes-final.json,
 configmaps-final.json (lists at the end) and hpa.log (the HPA watch). `Run` loads them, `check`
-prints one verdict and remembers failures, `finish` exits with the verdict, and the check_* functions
-are the checks more than one test makes. A test feeds its own checks to check_scenario (in
+prints one verdict and remembers failures, `finish` exits with the verdict, and the check_*
+functions are the checks more than one test makes. A test feeds its own checks to check_scenario (in
 run_scenario.sh), which runs them with this module importable and the --out directory as argv[1].
 """
 

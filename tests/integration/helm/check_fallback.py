@@ -17,8 +17,8 @@ want = {
     "discovery-ttl": "1m",
 }
 prefix = "--external-metrics-fallback-"
-deployment = next(d for d in yaml.safe_load_all(open(sys.argv[1]))
-                  if d and d["kind"] == "Deployment" and d["metadata"]["name"] == "gpuscale-adapter")
+deployment = next(d for d in yaml.safe_load_all(open(sys.argv[1])) if d
+                  and d["kind"] == "Deployment" and d["metadata"]["name"] == "gpuscale-adapter")
 pod = deployment["spec"]["template"]["spec"]
 container = pod["containers"][0]
 secrets = {v["name"]: v["secret"]["secretName"] for v in pod["volumes"] if "secret" in v}

@@ -80,7 +80,8 @@ check "Prometheus credentials are mounted from Secrets" \
 check "no external-metrics fallback flag by default (the adapter's defaults)" \
   '! grep -q -- "--external-metrics-fallback" "$work/default.yaml"'
 check "every external-metrics fallback value becomes its flag, the files from their Secrets" \
-  'render -f "$here/fallback-values.yaml" >"$work/fallback.yaml" && python3 "$here/check_fallback.py" "$work/fallback.yaml"'
+  'render -f "$here/fallback-values.yaml" >"$work/fallback.yaml" &&
+     python3 "$here/check_fallback.py" "$work/fallback.yaml"'
 check "an external-metrics fallback URL that is not https is refused" \
   '! render --set adapter.externalMetricsFallback.url=http://keda >/dev/null 2>&1'
 check "external-metrics fallback values without its URL are refused" \
