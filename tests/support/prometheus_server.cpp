@@ -223,7 +223,6 @@ PrometheusServer* PrometheusServer::startForSuite(PrometheusServerOptions option
 core::Result<std::unique_ptr<PrometheusServer>> PrometheusServer::start(
     PrometheusServerOptions options) {
   const Backend backend = backendUnderTest();
-  const bool victoria = backend == Backend::kVictoriaMetrics;
   if (backend != Backend::kPrometheus &&
       (!options.routePrefix.empty() || !options.webConfig.empty())) {
     return Status::badRequest(std::string("the ") + backendName(backend) +
@@ -238,56 +237,69 @@ core::Result<std::unique_ptr<PrometheusServer>> PrometheusServer::start(
   server->scheme_ = options.tls ? "https" : "http";
   server->prefix_ = options.routePrefix;
   std::ofstream(server->workDir_ + "/prometheus.yml") << scrapeConfig(options);
+  if (!options.webConfig.empty()) {
+    std::ofstream(server->workDir_ + "/web.yml") << options.webConfig;
+  }
+  server->options_ = std::move(options);
   // A port can be taken between probing and binding; a few attempts make that race harmless.
+  Status launched;
   for (int attempt = 0; attempt < 5; ++attempt) {
     server->port_ = freeLoopbackPort();
-    std::vector<std::string> argv =
-        victoria ? victoriaMetricsArgs(server->workDir_ + "/prometheus.yml", server->storageDir_,
-                                       server->port_)
-                 : std::vector<std::string>{
-                       prometheusBinary(),
-                       "--config.file=" + server->workDir_ + "/prometheus.yml",
-                       "--storage.tsdb.path=" + server->storageDir_,
-                       "--web.listen-address=127.0.0.1:" + std::to_string(server->port_),
-                       "--storage.tsdb.retention.time=30d",
-                       "--log.level=warn",
-                   };
-    if (!options.routePrefix.empty()) {
-      argv.push_back("--web.route-prefix=" + options.routePrefix);
-      argv.push_back("--web.external-url=" + server->scheme_ +
-                     "://127.0.0.1:" + std::to_string(server->port_) + options.routePrefix);
-    }
-    if (!options.webConfig.empty()) {
-      std::ofstream(server->workDir_ + "/web.yml") << options.webConfig;
-      argv.push_back("--web.config.file=" + server->workDir_ + "/web.yml");
-    }
-    argv.insert(argv.end(), options.extraArgs.begin(), options.extraArgs.end());
-    server->pid_ = spawn(argv, server->logPath_);
-    if (server->pid_ < 0) return Status::internal("cannot start " + argv[0]);
-    auto deadline = std::chrono::steady_clock::now() + options.readyTimeout;
-    std::string base = server->url() + "/";
-    while (std::chrono::steady_clock::now() < deadline) {
-      int status = 0;
-      if (::waitpid(server->pid_, &status, WNOHANG) == server->pid_) {
-        server->pid_ = -1;
-        break;
-      }
-      if (!probeReady(base, options)) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(50));
-        continue;
-      }
-      if (backend == Backend::kThanos) {
-        auto thanos = ThanosQuery::start(server->url(), server->workDir_, 0, options.readyTimeout);
-        if (!thanos.ok()) return thanos.status();
-        server->thanos_ = std::move(*thanos);
-      }
-      return server;
-    }
-    if (server->pid_ > 0) {
-      return Status::internal("prometheus not ready in time: " + server->logTail());
-    }
+    launched = server->launch();
+    if (launched.ok()) return server;
+    if (server->pid_ > 0) return launched;  // it runs but is not ready, or Thanos failed
   }
-  return Status::internal("prometheus exited: " + server->logTail());
+  return launched;
+}
+
+Status PrometheusServer::restart() {
+  stop();
+  return launch();
+}
+
+Status PrometheusServer::launch() {
+  const PrometheusServerOptions& options = options_;
+  std::vector<std::string> argv =
+      backendUnderTest() == Backend::kVictoriaMetrics
+          ? victoriaMetricsArgs(workDir_ + "/prometheus.yml", storageDir_, port_)
+          : std::vector<std::string>{
+                prometheusBinary(),
+                "--config.file=" + workDir_ + "/prometheus.yml",
+                "--storage.tsdb.path=" + storageDir_,
+                "--web.listen-address=127.0.0.1:" + std::to_string(port_),
+                "--storage.tsdb.retention.time=30d",
+                "--log.level=warn",
+            };
+  if (!options.routePrefix.empty()) {
+    argv.push_back("--web.route-prefix=" + options.routePrefix);
+    argv.push_back("--web.external-url=" + prometheusUrl());
+  }
+  if (!options.webConfig.empty()) argv.push_back("--web.config.file=" + workDir_ + "/web.yml");
+  argv.insert(argv.end(), options.extraArgs.begin(), options.extraArgs.end());
+  pid_ = spawn(argv, logPath_);
+  if (pid_ < 0) return Status::internal("cannot start " + argv[0]);
+  auto deadline = std::chrono::steady_clock::now() + options.readyTimeout;
+  const std::string base = prometheusUrl() + "/";
+  while (std::chrono::steady_clock::now() < deadline) {
+    int status = 0;
+    if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+      pid_ = -1;
+      return Status::internal("prometheus exited: " + logTail());
+    }
+    if (!probeReady(base, options)) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      continue;
+    }
+    if (backendUnderTest() == Backend::kThanos) {
+      // The query keeps its port across restarts, so clients keep their URL.
+      auto thanos = ThanosQuery::start(prometheusUrl(), workDir_, queryPort_, options.readyTimeout);
+      if (!thanos.ok()) return thanos.status();
+      thanos_ = std::move(*thanos);
+      queryPort_ = thanos_->port();
+    }
+    return Status();
+  }
+  return Status::internal("prometheus not ready in time: " + logTail());
 }
 
 PrometheusServer::~PrometheusServer() {

@@ -77,16 +77,25 @@ class PrometheusServer {
   uint64_t rssBytes() const;
   // The tail of the server's log (for failure messages).
   std::string logTail() const;
+  // Stops the backend (Prometheus or VictoriaMetrics, and the Thanos processes); the storage stays.
   void stop();
+  // Stops the backend if it runs and starts it again on the same port, configuration and storage
+  // (the Thanos query on its port too), so clients keep url(); returns once it is ready again.
+  core::Status restart();
 
  private:
   PrometheusServer() = default;
+  // Starts the backend on port_ and waits until it is ready (then starts the Thanos query).
+  core::Status launch();
+
+  PrometheusServerOptions options_;
   std::string workDir_;
   std::string storageDir_;
   std::string logPath_;
   std::string scheme_ = "http";
   std::string prefix_;
   uint16_t port_ = 0;
+  uint16_t queryPort_ = 0;  // the Thanos query's, 0 until it first starts
   pid_t pid_ = -1;
   std::unique_ptr<ThanosQuery> thanos_;
 };

@@ -21,38 +21,25 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/gpuscale-mps-test.XXXXXX")
 . "$here/run_scenario.sh"
 run_scenario "$work" t4-mps --reconciler reactive --speed 3 --tail 30
 
-if python3 - "$work/out" <<'PY'; then
+check_scenario "$work" <<'PY'
 import json, sys
+from scenario_checks import Run, check, check_raised_past, check_undisturbed, finish
 
-out = sys.argv[1]
-samples = [json.loads(l) for l in open(out + "/samples.jsonl") if l.strip()]
-events = json.load(open(out + "/events.json"))["items"]
-final = json.load(open(out + "/pods-final.json"))["items"]
-result = json.load(open(out + "/result.json"))
-failures = []
-def check(ok, what):
-    print(("ok   " if ok else "FAIL ") + what)
-    if not ok:
-        failures.append(what)
+run = Run(sys.argv[1])
+samples = run.samples
 
 # 1. Held at 4, raised, more than 4 pods Running.
-check(samples[0]["ceiling"] == 4, "the static ceiling is the 4 T4s (%s)" % samples[0]["ceiling"])
-raised = next((i for i, s in enumerate(samples) if s["ceiling"] > 4), None)
-check(raised is not None, "the reconciler raised maxReplicas (max seen %d)"
-      % max(s["ceiling"] for s in samples))
-past = next((i for i, s in enumerate(samples) if raised is not None and i >= raised
-             and s["running"] > 4), None)
-check(past is not None, "more than 4 pods Run after the raise (max %d)" % result["max_replicas"])
+raised, past = check_raised_past(run, 4)
 
 # 2. The node shares with MPS.
 node = "gpu-t4-0"
 label = samples[-1]["node_configs"][node]["nvidia.com/device-plugin.config"]
 check(label.startswith("gpuscale-"), "the node selects a gpuscale config (%r)" % label)
 text = next((cm.get("data", {}).get(label, "")
-             for cm in json.load(open(out + "/configmaps-final.json"))["items"]
+             for cm in run.load("configmaps-final.json")["items"]
              if cm["metadata"]["name"] == "device-plugin-config"), "")
 check("mps:" in text and "timeSlicing" not in text, "that config shares with MPS:\n" + text)
-labels = next(n["metadata"]["labels"] for n in json.load(open(out + "/nodes-final.json"))["items"]
+labels = next(n["metadata"]["labels"] for n in run.load("nodes-final.json")["items"]
               if n["metadata"]["name"] == node)
 check(labels.get("nvidia.com/gpu.sharing-strategy") == "mps"
       and labels.get("nvidia.com/mps.capable") == "true"
@@ -64,31 +51,17 @@ check(labels.get("nvidia.com/gpu.sharing-strategy") == "mps"
 # 3. No pod disturbed.
 # The pods Running when the reconciler acted are still there once more pods run (later the HPA
 # may scale in: that is its choice, counted apart in pods_disturbed).
-grown = next((i for i, s in enumerate(samples) if raised is not None and i > raised
-              and s["running"] > samples[raised]["running"]), None)
+grown = None
+if raised is not None:
+    grown = run.first(lambda s: s["running"] > samples[raised]["running"], raised + 1)
 check(grown is not None, "the Deployment grew after the raise")
-if grown is not None:
-    before = set(zip(samples[raised]["pods"], samples[raised]["uids"]))
-    after = set(zip(samples[grown]["pods"], samples[grown]["uids"]))
-    check(before <= after, "the %d pods Running when the reconciler acted still run, same UIDs"
-          % len(before))
-check(all(s["restarts"] == 0 for s in samples), "no container restarted")
-check(all(c.get("restartCount", 0) == 0 for p in final
-          for c in p["status"].get("containerStatuses", [])), "no restarts at the end either")
-check(result["pods_disturbed"] == 0, "the report counts 0 pods disturbed")
+check_undisturbed(run, raised, grown)
 
 # 4. Events.
-changes = sum(1 for a, b in zip(samples, samples[1:]) if a["node_configs"][node] != b["node_configs"][node])
-seen = sum(e.get("count") or 1 for e in events if e["reason"].startswith("TimeSlicing")
-           and e["involvedObject"]["name"] == node)
+changes = run.changes(lambda s: s["node_configs"][node])
+seen = run.event_count("TimeSlicing", node)
 check(changes >= 1 and seen >= changes,
       "%d device-plugin config change(s), %d Event(s) on the node" % (changes, seen))
-print(json.dumps(result))
-sys.exit(1 if failures else 0)
+print(json.dumps(run.result))
+finish()
 PY
-  rm -rf "$work"
-  echo "PASS"
-else
-  echo "FAIL; logs kept in $work" >&2
-  exit 1
-fi

@@ -27,46 +27,29 @@ slo_us=1000000 target_us=250000
 run_scenario "$work" "$here/a100-7x1g-short.yaml" --reconciler reactive --speed 1 \
   --duration 170 --tail 0 --slo-us "$slo_us" --target-us "$target_us"
 
-if python3 - "$work/out" "$target_us" <<'PY'; then
-import json, sys
+check_scenario "$work" "$target_us" <<'PY'
+import sys
+from scenario_checks import Run, check, check_raised_past, check_undisturbed, finish
 
-out, target = sys.argv[1], float(sys.argv[2])
-samples = [json.loads(l) for l in open(out + "/samples.jsonl") if l.strip()]
-events = json.load(open(out + "/events.json"))["items"]
-final = json.load(open(out + "/pods-final.json"))["items"]
-result = json.load(open(out + "/result.json"))
-failures = []
-def check(ok, what):
-    print(("ok   " if ok else "FAIL ") + what)
-    if not ok:
-        failures.append(what)
+run, target = Run(sys.argv[1]), float(sys.argv[2])
+samples = run.samples
 
 # 1. Held at 7, ceiling raised by the reconciler, then more than 7 pods Running.
-initial = samples[0]["ceiling"]
-check(initial == 7, "the static ceiling is the 7 slices (%s)" % initial)
 # The samples, or the HPA status watch (the reconciler may lift the ceiling between two samples).
 # Held means the HPA reached the ceiling: it says so (ScalingLimited TooManyReplicas), or its desired
 # replicas reached maxReplicas 7 and the reconciler, seeing the metric still above target there,
 # raised the ceiling before the HPA's next sync could report the limit.
-held_in_watch = False
-for line in open(out + "/hpa.log"):
-    fields = line.split()  # time maxReplicas desiredReplicas ScalingLimited-status reason
-    held_in_watch |= fields[1:] == ["7", "7", "True", "TooManyReplicas"] or fields[1:3] == ["7", "7"]
+held_in_watch = any(f[1:] == ["7", "7", "True", "TooManyReplicas"] or f[1:3] == ["7", "7"]
+                    for f in run.hpa_watch())
 check(held_in_watch or any(s["limited"] and s["replicas"] == 7 for s in samples),
       "the HPA was held at its ceiling of 7 replicas (desired 7 of max 7, or ScalingLimited)")
-raised = next((i for i, s in enumerate(samples) if s["ceiling"] > 7), None)
-check(raised is not None, "the reconciler raised maxReplicas")
-past = next((i for i, s in enumerate(samples) if raised is not None and i >= raised
-             and s["running"] > 7), None)
-check(past is not None, "more than 7 pods Run after the raise (max %d)" % result["max_replicas"])
+raised, past = check_raised_past(run, 7)
 
 # 2. Queue time through the adapter: above target, then back under it with the new replicas.
-above = next((i for i, s in enumerate(samples) if (s.get("hpa_queue_us") or 0) > target), None)
+above = run.first(lambda s: (s.get("hpa_queue_us") or 0) > target)
 check(above is not None, "the HPA read a queue time above its %d us target" % target)
-back = None
-if past is not None:
-    back = next((i for i, s in enumerate(samples) if i >= past and s.get("hpa_queue_us") is not None
-                 and s["hpa_queue_us"] < target and (s.get("adapter_queue_us") or 0) < target), None)
+back = run.first(lambda s: s.get("hpa_queue_us") is not None and s["hpa_queue_us"] < target
+                 and (s.get("adapter_queue_us") or 0) < target, past)
 check(back is not None, "queue time fell back under target (HPA status and kubectl get --raw)")
 if back is not None:
     print("     at t=%.0fs: HPA %.0f us, adapter %.0f us, %d pods" % (
@@ -74,39 +57,21 @@ if back is not None:
         samples[back]["running"]))
 
 # 3. No pod disturbed.
-if raised is not None and back is not None:
-    before = set(zip(samples[raised]["pods"], samples[raised]["uids"]))
-    after = set(zip(samples[back]["pods"], samples[back]["uids"]))
-    check(before <= after, "the %d pods Running when the reconciler acted still run, same UIDs"
-          % len(before))
-check(all(s["restarts"] == 0 for s in samples), "no container restarted")
-check(all(c.get("restartCount", 0) == 0 for p in final for c in p["status"].get("containerStatuses", [])),
-      "no restarts at the end either")
-check(result["pods_disturbed"] == 0, "the report counts 0 pods disturbed")
+check_undisturbed(run, raised, back)
 
 # 4. Every action has an Event.
-def count(reason_prefix, name):
-    return sum(e.get("count") or 1 for e in events if e["reason"].startswith(reason_prefix)
-               and e["involvedObject"]["name"] == name)
 raises = sum(1 for a, b in zip(samples, samples[1:]) if b["ceiling"] > a["ceiling"])
-check(raises >= 1 and count("MaxReplicasRaised", "triton") >= raises,
+check(raises >= 1 and run.event_count("MaxReplicasRaised", "triton") >= raises,
       "%d maxReplicas raise(s) seen, %d MaxReplicasRaised Event(s)"
-      % (raises, count("MaxReplicasRaised", "triton")))
+      % (raises, run.event_count("MaxReplicasRaised", "triton")))
 for node in samples[0]["node_configs"]:
     for key, prefix in (("nvidia.com/device-plugin.config", "TimeSlicing"),
                         ("nvidia.com/mig.config", "Mig")):
-        changes = sum(1 for a, b in zip(samples, samples[1:])
-                      if a["node_configs"][node][key] != b["node_configs"][node][key])
+        changes = run.changes(lambda s: s["node_configs"][node][key])
         if changes:
-            check(count(prefix, node) >= changes, "%s: %d %s change(s), %d %s* Event(s)"
-                  % (node, changes, key, count(prefix, node), prefix))
-check(raises + sum(1 for e in events if e["reason"].startswith(("TimeSlicing", "Mig"))) > 0,
+            check(run.event_count(prefix, node) >= changes, "%s: %d %s change(s), %d %s* Event(s)"
+                  % (node, changes, key, run.event_count(prefix, node), prefix))
+check(raises + sum(1 for e in run.events if e["reason"].startswith(("TimeSlicing", "Mig"))) > 0,
       "the reconciler acted")
-sys.exit(1 if failures else 0)
+finish()
 PY
-  rm -rf "$work"
-  echo "PASS"
-else
-  echo "FAIL; logs kept in $work" >&2
-  exit 1
-fi

@@ -52,9 +52,12 @@ class AdapterExplainTest : public TritonStackSuite<AdapterExplainTest> {
   }
 
   static ProcessResult explainCli(std::vector<std::string> extra) {
-    std::vector<std::string> argv = {
-        binary("gpuscale-adapter"),     "explain",          "--config",
-        stack_->dir.file("rules.yaml"), "--prometheus-url", prometheus_->adapterUrl()};
+    std::vector<std::string> argv = {binary("gpuscale-adapter"),
+                                     "explain",
+                                     "--config",
+                                     stack_->dir.file("rules.yaml"),
+                                     "--prometheus-url",
+                                     gpuscale::test::adapterUrl(prometheus_->url())};
     // As the server runs (AdapterProcess): Thanos' replica label left out of discovery.
     if (gpuscale::test::thanosUnderTest()) {
       argv.push_back(std::string("--thanos-replica-label=") + gpuscale::test::kThanosReplicaLabel);
@@ -232,7 +235,7 @@ TEST_F(AdapterExplainTest, DebugExplainInDelegatedModeNeedsTheNonResourcePermiss
                 "contexts: [{name: c, context: {cluster: c, user: u}}]\n"
                 "current-context: c\n");
   AdapterProcess delegated(
-      stack_->dir.file("rules.yaml"), prometheus_->adapterUrl(),
+      stack_->dir.file("rules.yaml"), gpuscale::test::adapterUrl(prometheus_->url()),
       {"--authentication-kubeconfig", kubeconfig, "--authorization-kubeconfig", kubeconfig,
        "--lister-kubeconfig", kubeconfig, "--authentication-skip-lookup"},
       false);
@@ -346,7 +349,7 @@ TEST_F(AdapterExplainTest, MetricsPerRuleAndMetricAfterAnOutage) {
   }
   EXPECT_GT(queried, 20u);
 
-  prometheus_->start();
+  ASSERT_TRUE(prometheus_->restart().ok()) << prometheus_->logTail();
   EXPECT_TRUE(gpuscale::testing::waitUntil([&] { return curl(adapter_->url(kNamed)).code == 200; },
                                            std::chrono::seconds(60)));
 }

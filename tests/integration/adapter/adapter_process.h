@@ -13,13 +13,13 @@
 #include <string>
 #include <vector>
 
+#include "support/backend.h"
 #include "support/free_port.h"
 #include "support/process.h"
 #include "support/prometheus_server.h"
 #include "support/temp_dir.h"
 #include "support/thanos.h"
 #include "support/triton_rules.h"
-#include "support/victoriametrics.h"
 #include "support/wait_until.h"
 
 namespace gpuscale::adapter::testing {
@@ -89,71 +89,6 @@ inline double adapterCalls(const std::string& metrics, const std::string& endpoi
   if (!result.empty()) labels.push_back(R"(result=")" + result + R"(")");
   return sumOf(metrics, "gpuscale_adapter_prometheus_requests_total", labels);
 }
-
-// A real prometheus (Debian's, or the matrix's in $GPUSCALE_PROMETHEUS_DIR; VictoriaMetrics with
-// $GPUSCALE_VICTORIAMETRICS_DIR; with $GPUSCALE_THANOS_DIR a Thanos sidecar and query in front of
-// it, the query on the fixed port) on a fixed port and storage folder, so it can be stopped and
-// started again.
-class Prometheus {
- public:
-  Prometheus(const gpuscale::testing::TempDir& dir, const std::string& target)
-      : dir_(dir),
-        port_(gpuscale::testing::freeLoopbackPort()),
-        prometheusPort_(gpuscale::test::thanosUnderTest() ? gpuscale::testing::freeLoopbackPort()
-                                                          : port_) {
-    // VictoriaMetrics' strict config parser knows no rule evaluation settings.
-    writeFile(
-        dir_.file("prometheus.yml"),
-        std::string(gpuscale::test::victoriaMetricsUnderTest()
-                        ? "global: {scrape_interval: 1s}\n"
-                        : "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n") +
-            (gpuscale::test::thanosUnderTest() ? gpuscale::test::thanosExternalLabelsYaml() : "") +
-            "scrape_configs:\n"
-            "- job_name: triton\n"
-            "  static_configs: [{targets: [\"" +
-            target + "\"]}]\n");
-    start();
-  }
-  void start() {
-    const std::string prometheusAddress = "127.0.0.1:" + std::to_string(prometheusPort_);
-    process_ = std::make_unique<BackgroundProcess>(
-        gpuscale::test::victoriaMetricsUnderTest()
-            ? gpuscale::test::victoriaMetricsArgs(dir_.file("prometheus.yml"), dir_.file("data"),
-                                                  port_)
-            : std::vector<std::string>{gpuscale::test::prometheusBinary(),
-                                       "--config.file=" + dir_.file("prometheus.yml"),
-                                       "--storage.tsdb.path=" + dir_.file("data"),
-                                       "--web.listen-address=" + prometheusAddress},
-        dir_.file("prometheus.log"));
-    ASSERT_TRUE(gpuscale::testing::waitUntil(
-        [&] { return curl("http://" + prometheusAddress + "/-/ready").code == 200; },
-        std::chrono::seconds(60)))
-        << process_->log();
-    if (gpuscale::test::thanosUnderTest()) {
-      auto thanos = gpuscale::test::ThanosQuery::start("http://" + prometheusAddress,
-                                                       dir_.path().string(), port_);
-      ASSERT_TRUE(thanos.ok()) << thanos.status().toString();
-      thanos_ = std::move(*thanos);
-    }
-  }
-  void stop() {
-    thanos_.reset();
-    process_->signal(SIGTERM);
-    process_->wait(std::chrono::seconds(30));
-  }
-  // Where clients talk to (the Thanos query with Thanos).
-  std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
-  std::string url() const { return "http://" + address(); }
-  // The --prometheus-url the adapter gets (gpuscale::test::adapterUrl).
-  std::string adapterUrl() const { return gpuscale::test::adapterUrl(url()); }
-
- private:
-  const gpuscale::testing::TempDir& dir_;
-  uint16_t port_;
-  uint16_t prometheusPort_;
-  std::unique_ptr<BackgroundProcess> process_;
-  std::unique_ptr<gpuscale::test::ThanosQuery> thanos_;
-};
 
 // The simulator's Triton exporter on a free loopback port; `target` becomes "127.0.0.1:<port>"
 // (empty when it did not start).
@@ -258,10 +193,16 @@ struct TritonStack {
     stack->exporter = startExporter(stack->dir, target);
     EXPECT_FALSE(target.empty()) << "the exporter did not start";
     if (target.empty()) return stack;
-    stack->prometheus = std::make_unique<Prometheus>(stack->dir, target);
+    gpuscale::test::PrometheusServerOptions options;
+    options.scrapeTargets = {target};
+    auto prometheus = gpuscale::test::PrometheusServer::start(options);
+    EXPECT_TRUE(prometheus.ok()) << prometheus.status().toString();
+    if (!prometheus.ok()) return stack;
+    stack->prometheus = std::move(*prometheus);
     writeFile(stack->dir.file("rules.yaml"), rules);
-    stack->adapter = std::make_unique<AdapterProcess>(stack->dir.file("rules.yaml"),
-                                                      stack->prometheus->adapterUrl(), adapterArgs);
+    stack->adapter = std::make_unique<AdapterProcess>(
+        stack->dir.file("rules.yaml"), gpuscale::test::adapterUrl(stack->prometheus->url()),
+        adapterArgs);
     AdapterProcess& adapter = *stack->adapter;
     // Discovery, then two scrapes' worth of data for the delta()/rate() windows.
     EXPECT_TRUE(gpuscale::testing::waitUntil(
@@ -272,7 +213,7 @@ struct TritonStack {
 
   gpuscale::testing::TempDir dir;
   std::unique_ptr<BackgroundProcess> exporter;
-  std::unique_ptr<Prometheus> prometheus;
+  std::unique_ptr<gpuscale::test::PrometheusServer> prometheus;
   std::unique_ptr<AdapterProcess> adapter;
 };
 
@@ -301,7 +242,7 @@ class TritonStackSuite : public ::testing::Test {
   }
 
   inline static TritonStack* stack_ = nullptr;
-  inline static Prometheus* prometheus_ = nullptr;
+  inline static gpuscale::test::PrometheusServer* prometheus_ = nullptr;
   inline static AdapterProcess* adapter_ = nullptr;
 };
 

@@ -205,7 +205,7 @@ TEST_F(AdapterPrometheusTest, PrometheusDownThenBack) {
   EXPECT_NE(metrics.body.find("gpuscale_adapter_rule_last_error{rule=\"rules[0]\"} 1"),
             std::string::npos);
 
-  prometheus_->start();
+  ASSERT_TRUE(prometheus_->restart().ok()) << prometheus_->logTail();
   EXPECT_TRUE(gpuscale::testing::waitUntil([&] { return curl(adapter_->url(named)).code == 200; },
                                            std::chrono::seconds(60)));
 }

@@ -77,6 +77,15 @@ check "an existing rules ConfigMap replaces the chart's" \
 check "Prometheus credentials are mounted from Secrets" \
   'render --set adapter.prometheus.bearerTokenSecret.name=prom-token \
      --set adapter.prometheus.caSecret.name=prom-ca | grep -q -- "--prometheus-token-file=/var/run/prometheus-auth/token/token"'
+check "no external-metrics fallback flag by default (the adapter's defaults)" \
+  '! grep -q -- "--external-metrics-fallback" "$work/default.yaml"'
+check "every external-metrics fallback value becomes its flag, the files from their Secrets" \
+  'render -f "$here/fallback-values.yaml" >"$work/fallback.yaml" &&
+     python3 "$here/check_fallback.py" "$work/fallback.yaml"'
+check "an external-metrics fallback URL that is not https is refused" \
+  '! render --set adapter.externalMetricsFallback.url=http://keda >/dev/null 2>&1'
+check "external-metrics fallback values without its URL are refused" \
+  '! render --set adapter.externalMetricsFallback.timeout=3s >/dev/null 2>&1'
 check "imagePullSecrets, extraEnv, extraVolumes, extraVolumeMounts and podAnnotations reach the pods" \
   'render -f "$here/extra-values.yaml" >"$work/extras.yaml" && python3 "$here/check_extras.py" "$work/extras.yaml"'
 check "the default render has no imagePullSecrets" '! grep -q imagePullSecrets "$work/default.yaml"'
