@@ -59,7 +59,7 @@ check_undisturbed(run, raised, grown)
 
 # 4. Events.
 changes = run.changes(lambda s: s["node_configs"][node])
-seen = run.event_count("TimeSlicing", node)
+seen = run.event_count("Mps", node)
 check(changes >= 1 and seen >= changes,
       "%d device-plugin config change(s), %d Event(s) on the node" % (changes, seen))
 print(json.dumps(run.result))

@@ -62,8 +62,8 @@ class Run:
         return sum(1 for a, b in zip(self.samples, self.samples[1:]) if value(a) != value(b))
 
     def event_count(self, reason_prefix, name):
-        """How many Events (counting repeats) with a reason starting with reason_prefix were
-        recorded on an object called name."""
+        """How many Events (counting repeats) with a reason starting with reason_prefix (a string
+        or a tuple of them) were recorded on an object called name."""
         return sum(e.get("count") or 1 for e in self.events
                    if e["reason"].startswith(reason_prefix) and e["involvedObject"]["name"] == name)
 

@@ -13,7 +13,7 @@
 #   3. no pod was disturbed: the pods Running when the reconciler acted still run with the same UIDs
 #      when the queue is back under target, no container restarted, and the report counts 0;
 #   4. every reconciler action has an Event: each raise of maxReplicas (MaxReplicasRaised on the
-#      HPA) and each change of a node's device-plugin or MIG config (TimeSlicing*/Mig* on the node).
+#      HPA) and each change of a node's device-plugin or MIG config (TimeSlicing*/Mps*/Mig* on the node).
 # Exit 77 (skipped) when the cluster binaries, the programs or prometheus are missing.
 set -euo pipefail
 
@@ -65,13 +65,14 @@ check(raises >= 1 and run.event_count("MaxReplicasRaised", "triton") >= raises,
       "%d maxReplicas raise(s) seen, %d MaxReplicasRaised Event(s)"
       % (raises, run.event_count("MaxReplicasRaised", "triton")))
 for node in samples[0]["node_configs"]:
-    for key, prefix in (("nvidia.com/device-plugin.config", "TimeSlicing"),
-                        ("nvidia.com/mig.config", "Mig")):
+    for key, prefix in (("nvidia.com/device-plugin.config", ("TimeSlicing", "Mps")),
+                        ("nvidia.com/mig.config", ("Mig",))):
         changes = run.changes(lambda s: s["node_configs"][node][key])
         if changes:
             check(run.event_count(prefix, node) >= changes, "%s: %d %s change(s), %d %s* Event(s)"
-                  % (node, changes, key, run.event_count(prefix, node), prefix))
-check(raises + sum(1 for e in run.events if e["reason"].startswith(("TimeSlicing", "Mig"))) > 0,
+                  % (node, changes, key, run.event_count(prefix, node), "*/".join(prefix)))
+check(raises + sum(1 for e in run.events
+                   if e["reason"].startswith(("TimeSlicing", "Mps", "Mig"))) > 0,
       "the reconciler acted")
 finish()
 PY
