@@ -7,6 +7,7 @@
 
 #include "gpuscale/auth/delegation_options.h"
 #include "gpuscale/core/duration.h"
+#include "gpuscale/prom/partial_response.h"
 
 namespace gpuscale::adapter {
 namespace {
@@ -183,6 +184,7 @@ core::Result<bool> applyOwnFlag(ServeOptions& options, std::string_view name,
     if (!backend) return badFlag(name, value, backend.status().message());
     auto replicaLabels = std::move(options.relist.discovery.replicaLabels);
     options.relist.discovery = prom::discoveryOptionsFor(*backend);
+    options.discoveryBackend = *backend;
     options.relist.discovery.replicaLabels = std::move(replicaLabels);
   } else if (name == "thanos-replica-label") {
     auto added = prom::appendReplicaLabels(value, options.relist.discovery.replicaLabels);
@@ -277,6 +279,15 @@ core::Result<ServeOptions> parseServeFlags(const std::vector<std::string>& args)
   if (options.configFile.empty()) {
     return core::Status::badRequest(
         "no metrics discovery configuration file specified (make sure to use --config)");
+  }
+  if (options.discoveryBackend == prom::DiscoveryBackend::kThanos) {
+    if (auto url = prom::withPartialResponseOff(options.prometheus.url)) {
+      options.warnings.push_back(
+          "--discovery-backend=thanos: querying " + *url +
+          " (partial responses turned off: Thanos answers a store outage with an empty 200 "
+          "otherwise; put partial_response=true in --prometheus-url to keep them)");
+      options.prometheus.url = std::move(*url);
+    }
   }
   return options;
 }

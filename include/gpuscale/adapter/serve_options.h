@@ -10,7 +10,10 @@
 //                                  prometheus-adapter's default is 10m: rules naming a CRD wait
 //                                  for it, so gpuscale reads more often)
 //   --discovery-backend NAME       prometheus (default), victoriametrics or thanos: the label-API
-//                                  calls metric discovery makes (prom::discoveryOptionsFor)
+//                                  calls metric discovery makes (prom::discoveryOptionsFor);
+//                                  with thanos, --prometheus-url gets `partial_response=false`
+//                                  unless it names the parameter itself (prom/partial_response.h;
+//                                  logged as a warning)
 //   --thanos-replica-label L[,L]   repeatable: Thanos Query's --query.replica-label names, which
 //                                  its label APIs list although deduplicated series do not carry
 //                                  them; discovery leaves them out (prom::DiscoveryOptions)
@@ -51,6 +54,7 @@
 #include "gpuscale/adapter/relister.h"
 #include "gpuscale/apiserver/server_options.h"
 #include "gpuscale/core/result.h"
+#include "gpuscale/prom/discovery.h"
 #include "gpuscale/prom/options.h"
 
 namespace gpuscale::adapter {
@@ -59,6 +63,7 @@ struct ServeOptions {
   std::string configFile;
   std::vector<std::string> allowedCredentialDirs;
   RelistOptions relist;
+  prom::DiscoveryBackend discoveryBackend = prom::DiscoveryBackend::kPrometheus;
   core::Duration discoveryInterval = std::chrono::minutes(1);
   bool standalone = false;
   bool objectCache = true;

@@ -202,6 +202,45 @@ TEST(ParseServeFlags, ThanosReplicaLabelsAddUpWhicheverComesFirst) {
   }
 }
 
+TEST(ParseServeFlags, ThanosTurnsPartialResponsesOffUnlessTheUrlChose) {
+  struct Case {
+    std::string what;
+    Args args;
+    std::string wantUrl;
+    bool warned;
+  };
+  const std::vector<Case> cases = {
+      {"thanos: added",
+       {"--config=c", "--discovery-backend=thanos", "--prometheus-url=http://q:9090/"},
+       "http://q:9090/?partial_response=false",
+       true},
+      {"thanos, the URL says false already",
+       {"--config=c", "--discovery-backend=thanos",
+        "--prometheus-url=http://q:9090/?partial_response=false"},
+       "http://q:9090/?partial_response=false",
+       false},
+      {"thanos, the operator keeps partial responses",
+       {"--config=c", "--prometheus-url=http://q:9090/?partial_response=true",
+        "--discovery-backend=thanos"},
+       "http://q:9090/?partial_response=true",
+       false},
+      {"prometheus: the URL as given",
+       {"--config=c", "--prometheus-url=http://p:9090/"},
+       "http://p:9090/",
+       false},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.what);
+    auto options = parseServeFlags(c.args);
+    ASSERT_TRUE(options.ok()) << options.status().message();
+    EXPECT_EQ(options->prometheus.url, c.wantUrl);
+    const bool warned =
+        std::any_of(options->warnings.begin(), options->warnings.end(),
+                    [](const std::string& w) { return w.find("partial_response") != w.npos; });
+    EXPECT_EQ(warned, c.warned);
+  }
+}
+
 TEST(ParseServeFlags, ResourceMetrics) {
   struct Case {
     std::string what;
