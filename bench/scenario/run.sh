@@ -130,13 +130,14 @@ wait_until() { # seconds what command...
 # ('|'-separated, for this script) and $work/services.json (for sample.py and report.py); a single
 # `load:` is the service `triton` without a priority.
 read -r load_s default_resource gpu_mapping scale_down_type scale_down_value \
-  scale_down_period scale_down_window node_selector < <(python3 - "$scenario" "$work" "$slo_us" \
+  scale_down_period scale_down_window node_selector scale_up < <(python3 - "$scenario" "$work" "$slo_us" \
   "$target_us" "$only" "$out" <<'PY'
 import json, sys, yaml
 s = yaml.safe_load(open(sys.argv[1]))
 work, slo_us, target_us, only, out = sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5], sys.argv[6]
 workload = s.get("workload") or {}
 down = (s.get("hpa") or {}).get("scaleDown") or {}
+up = (s.get("hpa") or {}).get("scaleUp")
 services = []
 if s.get("services"):
     for sv in s["services"]:
@@ -168,12 +169,25 @@ with open(work + "/services.tsv", "w") as f:
                 sv["log_prefix"])) + "\n")
 node = s["nodes"][0]
 mig = node.get("migStrategy") == "mixed"
+def scale_up_json(up):
+    """hpa.scaleUp as the HPA's behavior.scaleUp (flow YAML); "-" when absent: the default."""
+    if up is None:
+        return "-"
+    up = up or {}
+    given = [("Percent", up["percent"])] if "percent" in up else []
+    given += [("Pods", up["pods"])] if "pods" in up else []
+    period = up.get("periodSeconds", 15)
+    policies = [{"type": t, "value": v, "periodSeconds": period}
+                for t, v in (given or [("Percent", 100), ("Pods", 4)])]
+    return json.dumps({"stabilizationWindowSeconds": up.get("stabilizationWindowSeconds", 0),
+                       "selectPolicy": "Max", "policies": policies}, separators=(",", ":"))
 print(int(length),
       workload.get("resource") or ("nvidia.com/mig-1g.5gb" if mig else "nvidia.com/gpu"),
       (s.get("reconciler") or {}).get("gpuMapping", "node"),
       "Percent" if "percent" in down else "Pods", down.get("percent", down.get("pods", 1)),
       down.get("periodSeconds", 15), down.get("stabilizationWindowSeconds", 30),
-      json.dumps(workload.get("nodeSelector") or {}, separators=(",", ":")))
+      json.dumps(workload.get("nodeSelector") or {}, separators=(",", ":")),
+      scale_up_json(up))
 PY
 )
 [ -n "${load_s:-}" ] || fail "cannot read the scenario's services (--only names a service?)"
@@ -228,11 +242,12 @@ ceiling=$(allocatable)
 # scenario, the PriorityClass of its pods.
 create_service() { # name namespace selector target priority policy
   local svc=$1 ns=$2 selector=$3 target=$4 priority=$5 policy=$6
-  local key=${selector%%=*} value=${selector#*=} priority_class= annotation=
+  local key=${selector%%=*} value=${selector#*=} priority_class= annotation= scale_up_line=
   log "Deployment $svc ($resource: 1 per pod) and its HPA (max $ceiling)"
   kc get namespace "$ns" >/dev/null 2>&1 || kc create namespace "$ns" >/dev/null
   wait_until 60 "default service account" kc -n "$ns" get serviceaccount default -o name
   [ "$reconciler" = off ] || annotation="annotations: {gpuscale.io/partition-policy: $policy}"
+  [ "$scale_up" = - ] || scale_up_line="scaleUp: $scale_up"
   if [ -n "$priority" ]; then
     priority_class="priorityClassName: scenario-$svc"
     kc apply -f - >/dev/null <<YAML
@@ -275,7 +290,9 @@ spec:
   maxReplicas: $ceiling
   # Queue time is ~0 below capacity, so the HPA's proportional rule would drop to 1 replica in one
   # step and overload again; scale in by the scenario's hpa.scaleDown (default one pod per 15 s).
+  # Scale out by its hpa.scaleUp when it has one, else by the controller's default.
   behavior:
+    $scale_up_line
     scaleDown:
       stabilizationWindowSeconds: $scale_down_window
       policies: [{type: $scale_down_type, value: $scale_down_value, periodSeconds: $scale_down_period}]

@@ -316,10 +316,8 @@ int intInRange(const YAML::Node& parent, std::string_view key, int fallback, int
 }
 
 // The bounds are autoscaling/v2's for behavior.scaleDown.
-HarnessScaleDown parseHpa(const YAML::Node& hpa) {
-  expectKeys(hpa, "hpa", {"scaleDown"});
+HarnessScaleDown parseScaleDown(const YAML::Node& d) {
   HarnessScaleDown out;
-  const YAML::Node d = hpa["scaleDown"];
   if (!d || d.IsNull()) return out;
   expectKeys(d, "hpa.scaleDown",
              {"pods", "percent", "periodSeconds", "stabilizationWindowSeconds"});
@@ -331,6 +329,31 @@ HarnessScaleDown parseHpa(const YAML::Node& hpa) {
   out.stabilizationWindowSeconds =
       intInRange(d, "stabilizationWindowSeconds", out.stabilizationWindowSeconds, 0, 3600);
   return out;
+}
+
+// Only the policies given count (as in autoscaling/v2); with neither, the controller's default
+// pair. Percent may exceed 100 for scale-out.
+HarnessScaleUp parseScaleUp(const YAML::Node& u) {
+  HarnessScaleUp out;
+  if (!u || u.IsNull()) return out;
+  expectKeys(u, "hpa.scaleUp", {"pods", "percent", "periodSeconds", "stabilizationWindowSeconds"});
+  out.given = true;
+  if (u["pods"] || u["percent"]) {
+    out.percent.reset();
+    out.pods.reset();
+    if (u["percent"]) out.percent = intInRange(u, "percent", 100, 1, 10000);
+    if (u["pods"]) out.pods = intInRange(u, "pods", 4, 1, 1000);
+  }
+  out.periodSeconds = intInRange(u, "periodSeconds", out.periodSeconds, 1, 1800);
+  out.stabilizationWindowSeconds =
+      intInRange(u, "stabilizationWindowSeconds", out.stabilizationWindowSeconds, 0, 3600);
+  return out;
+}
+
+void parseHpa(const YAML::Node& hpa, Scenario& s) {
+  expectKeys(hpa, "hpa", {"scaleDown", "scaleUp"});
+  s.hpaScaleDown = parseScaleDown(hpa["scaleDown"]);
+  s.hpaScaleUp = parseScaleUp(hpa["scaleUp"]);
 }
 
 Scenario parseRoot(const YAML::Node& root) {
@@ -368,7 +391,7 @@ Scenario parseRoot(const YAML::Node& root) {
       fail(r["gpuMapping"], "gpuMapping is node or dcgm");
     }
   }
-  if (const YAML::Node h = root["hpa"]; h && !h.IsNull()) s.hpaScaleDown = parseHpa(h);
+  if (const YAML::Node h = root["hpa"]; h && !h.IsNull()) parseHpa(h, s);
   if (const YAML::Node w = root["workload"]; w && !w.IsNull()) {
     expectKeys(w, "workload", {"resource", "nodeSelector"});
     s.workloadResource = get<std::string>(w, "resource", "");

@@ -130,6 +130,18 @@ struct HarnessScaleDown {
   int stabilizationWindowSeconds = 30;
 };
 
+// The HPA scale-out behavior of a scenario's harness (autoscaling/v2 `behavior.scaleUp`): up to two
+// policies per `periodSeconds`, a Percent and a Pods one, the larger step winning (selectPolicy
+// Max). `given` false: the harness writes no scaleUp and the HPA controller's default applies (at
+// most double, or add 4 pods, per 15 s, no stabilization window), which these values also hold.
+struct HarnessScaleUp {
+  bool given = false;
+  std::optional<int> percent = 100;
+  std::optional<int> pods = 4;
+  int periodSeconds = 15;
+  int stabilizationWindowSeconds = 0;
+};
+
 struct Scenario {
   std::string name;
   std::string description;
@@ -148,6 +160,10 @@ struct Scenario {
   // `pods` or `percent` per `periodSeconds`, after `stabilizationWindowSeconds`). Validated here,
   // not used by the emulator.
   HarnessScaleDown hpaScaleDown;
+  // `hpa.scaleUp`: the scale-out behavior of that HPA (`percent` and/or `pods` per
+  // `periodSeconds`, after `stabilizationWindowSeconds`; a latency-bound service may scale out
+  // faster than the default). Validated here, not used by the emulator.
+  HarnessScaleUp hpaScaleUp;
   // `workload`: the Deployment bench/scenario/run.sh creates. `resource` (default: the 1g.5gb MIG
   // resource on mixed-strategy nodes, else nvidia.com/gpu) and `nodeSelector` of its pod template
   // (e.g. nvidia.com/gpu.product: Tesla-T4-SHARED). Validated here, not used by the emulator.

@@ -2,6 +2,8 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
+#include <string>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -191,6 +193,39 @@ TEST(ScenarioTest, LoadServicesOfEitherForm) {
   EXPECT_EQ(single->loadServices()[0].priority, 0);
 }
 
+struct ScaleUpCase {
+  const char* what;
+  const char* hpa;  // the scenario's `hpa:` value
+  bool given;
+  std::optional<int> percent, pods;
+  int periodSeconds, stabilizationWindowSeconds;
+};
+
+TEST(ScenarioTest, HpaScaleUp) {
+  const ScaleUpCase cases[] = {
+      {"no hpa: the controller's default, not written", "{}", false, 100, 4, 15, 0},
+      {"scale-down only leaves scale-up alone", "{scaleDown: {pods: 2}}", false, 100, 4, 15, 0},
+      {"both policies", "{scaleUp: {percent: 400, pods: 28, periodSeconds: 15}}", true, 400, 28, 15,
+       0},
+      {"percent only: no pods policy", "{scaleUp: {percent: 900}}", true, 900, std::nullopt, 15, 0},
+      {"pods only: no percent policy", "{scaleUp: {pods: 10, periodSeconds: 5}}", true,
+       std::nullopt, 10, 5, 0},
+      {"window alone keeps the default policies", "{scaleUp: {stabilizationWindowSeconds: 30}}",
+       true, 100, 4, 15, 30},
+  };
+  for (const auto& c : cases) {
+    auto s = parseScenario(
+        std::string("name: x\nnodes: [{name: a, product: Tesla-T4, memoryMiB: 1}]\nhpa: ") + c.hpa);
+    ASSERT_TRUE(s.ok()) << c.what << ": " << s.status().toString();
+    const HarnessScaleUp& up = s->hpaScaleUp;
+    EXPECT_EQ(up.given, c.given) << c.what;
+    EXPECT_EQ(up.percent, c.percent) << c.what;
+    EXPECT_EQ(up.pods, c.pods) << c.what;
+    EXPECT_EQ(up.periodSeconds, c.periodSeconds) << c.what;
+    EXPECT_EQ(up.stabilizationWindowSeconds, c.stabilizationWindowSeconds) << c.what;
+  }
+}
+
 struct BadCase {
   const char* what;
   const char* yaml;
@@ -281,8 +316,25 @@ TEST(ScenarioTest, RejectsBadInput) {
        "150}}",
        "[1, 100]"},
       {"unknown hpa key",
-       "name: x\nnodes: [{name: a, product: Tesla-T4, memoryMiB: 1}]\nhpa: {scaleUp: {pods: 1}}",
-       "unknown field \"scaleUp\""},
+       "name: x\nnodes: [{name: a, product: Tesla-T4, memoryMiB: 1}]\nhpa: {scaleOut: {pods: 1}}",
+       "unknown field \"scaleOut\""},
+      {"scale-up percent 0",
+       "name: x\nnodes: [{name: a, product: Tesla-T4, memoryMiB: 1}]\nhpa: {scaleUp: {percent: "
+       "0}}",
+       "[1, 10000]"},
+      {"scale-up pods above the bound",
+       "name: x\nnodes: [{name: a, product: Tesla-T4, memoryMiB: 1}]\nhpa: {scaleUp: {pods: "
+       "1001}}",
+       "[1, 1000]"},
+      {"scale-up negative window",
+       "name: x\nnodes: [{name: a, product: Tesla-T4, memoryMiB: 1}]\nhpa: {scaleUp: "
+       "{stabilizationWindowSeconds: -1}}",
+       "[0, 3600]"},
+      {"unknown scale-up key",
+       "name: x\nnodes: [{name: a, product: Tesla-T4, memoryMiB: 1}]\nhpa: {scaleUp: "
+       "{selectPolicy: "
+       "Min}}",
+       "unknown field \"selectPolicy\""},
       {"load and services",
        "name: x\nnodes: [{name: a, product: Tesla-T4, memoryMiB: 1}]\nload: {podSelector: app=t}\n"
        "services: [{name: s, load: {podSelector: app=s}}]",
