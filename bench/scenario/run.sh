@@ -130,8 +130,8 @@ wait_until() { # seconds what command...
 # ('|'-separated, for this script) and $work/services.json (for sample.py and report.py); a single
 # `load:` is the service `triton` without a priority.
 read -r load_s default_resource gpu_mapping scale_down_type scale_down_value \
-  scale_down_period scale_down_window node_selector scale_up < <(python3 - "$scenario" "$work" "$slo_us" \
-  "$target_us" "$only" "$out" <<'PY'
+  scale_down_period scale_down_window node_selector scale_up < <(python3 - "$scenario" "$work" \
+  "$slo_us" "$target_us" "$only" "$out" <<'PY'
 import json, sys, yaml
 s = yaml.safe_load(open(sys.argv[1]))
 work, slo_us, target_us, only, out = sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5], sys.argv[6]
