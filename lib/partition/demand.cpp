@@ -100,7 +100,9 @@ class LabelIndex {
 
 int hpaWantedReplicas(const HpaState& hpa, int readyPods, double tolerance) {
   const int current = hpa.currentReplicas;
-  const int ready = readyPods > 0 ? readyPods : current;
+  // The status' metrics were averaged at the HPA's last sync, over at most currentReplicas pods:
+  // pods that became ready since then are not in that average yet.
+  const int ready = readyPods > 0 ? std::min(readyPods, current) : current;
   int wanted = -1;
   for (const auto& m : hpa.metrics) {
     if (!m.current || m.target <= 0) continue;

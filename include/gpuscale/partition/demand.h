@@ -22,8 +22,10 @@
 // Wanted replicas: per metric, ratio = current/target; within tolerance (|1 - ratio| <= tolerance,
 // the policy's value or spec.behavior.scaleUp.tolerance) the proposal is currentReplicas, else
 // ceil(ratio x ready pods) for per-pod metrics and Value targets, ceil(ratio x currentReplicas) for
-// Object and External AverageValue targets; the largest proposal wins. With unschedulable pods the
-// target's spec.replicas is a lower bound.
+// Object and External AverageValue targets; the largest proposal wins. Ready pods count at most
+// the status' currentReplicas: its metrics are the last sync's, averaged over the pods of then, and
+// pods that became ready since (after a scale-up) would otherwise multiply a stale average. With
+// unschedulable pods the target's spec.replicas is a lower bound.
 //
 // Thread safety: pure functions.
 #pragma once
