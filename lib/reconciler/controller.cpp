@@ -174,20 +174,16 @@ PassResult Controller::passOver(const std::vector<partition::KubeItem>& items, T
   snapshot->measuredLeadTimes = leadTimes_;
   auto workloads = partition::assessWorkloads(*snapshot, *policies, now);
   history_.record(workloads, now);
-  std::vector<partition::WorkloadDemand> plannable;
+  // HPAs with a change in flight are planned too (WorkloadDemand::inFlight): the planner neither
+  // grows nor shrinks them, but reserves what their change promised them in contention.
   bool blocked = false;
-  for (const auto& w : workloads) {
-    if (!state.hpasWithIntent.contains({w.ns, w.name})) {
-      plannable.push_back(w);
-      blocked = blocked || w.blocked;
-    }
-  }
+  for (const auto& w : workloads) blocked = blocked || (w.blocked && !w.inFlight);
   // Only a blocked workload can lead to a reshape: ask Prometheus only then.
   if (gpuPods_ && blocked) {
     applyGpuMapping(*snapshot, *gpuPods_, now);
     for (const auto& node : snapshot->nodes) result.nodesSettling += node.gpuMappingSettling;
   }
-  result.plan = partition::planPartitions(*snapshot, plannable, now);
+  result.plan = partition::planPartitions(*snapshot, workloads, now);
   result.planned = true;
   bool explainChanged = false;
   const std::string planJson = partition::planToJson(result.plan).dump();
