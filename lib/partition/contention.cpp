@@ -118,7 +118,14 @@ std::vector<GroupShare> divideGroup(const std::vector<GroupMember>& members, int
       share.maxReplicas = std::min(m.ceilingAfter, keep);
       continue;
     }
-    const int to = std::max(m.floor, keep);
+    // Only what a higher priority was granted is taken from a promise: capacity that vanished
+    // otherwise (pods already placed took it) is not re-divided, the raise stays bounded by
+    // allocatable when it lands.
+    int higher = 0;
+    for (std::size_t j = 0; j < members.size(); ++j) {
+      if (members[j].priority > m.priority) higher += grants[j].granted;
+    }
+    const int to = std::max({m.floor, keep, m.promisedMax - higher});
     if (to < m.promisedMax) {
       share.cutTo = to;
       share.why += fmt::format("; the promise of maxReplicas {} is cut to {}", m.promisedMax, to);

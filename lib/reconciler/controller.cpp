@@ -1,5 +1,7 @@
 #include "gpuscale/reconciler/controller.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
@@ -189,7 +191,11 @@ PassResult Controller::passOver(const std::vector<partition::KubeItem>& items, T
   const std::string planJson = partition::planToJson(result.plan).dump();
   {
     std::lock_guard lock(mu_);
-    if (planJson != lastPlanJson_ && !result.plan.actions.empty()) {
+    // A contended plan may change nothing (a lower priority gets no raise): its explanations
+    // are still news for the HPAs it turned down.
+    const bool explained = std::any_of(result.plan.demands.begin(), result.plan.demands.end(),
+                                       [](const auto& d) { return !d.explain.empty(); });
+    if (planJson != lastPlanJson_ && (!result.plan.actions.empty() || explained)) {
       spdlog::info("{}plan: {}", options_.dryRun ? "dry run, not applied: " : "", planJson);
       explainChanged = !options_.dryRun;
     }

@@ -73,8 +73,9 @@ struct GroupShare {
 //   - when the needs (promises included) exceed `freePods`, shareCapacity decides (a promise
 //     before the claims of its own priority): a grown member gets its held pods plus its grant; a
 //     promise holder keeps held + grant, not less than its floor, and its promise is cut when that
-//     is below `promisedMax` (re-division, for a higher priority only: only capacity not yet used
-//     by pods is moved, never a running pod's).
+//     is below `promisedMax` — by at most what members of higher priority were granted
+//     (re-division, for a higher priority only: only capacity not yet used by pods is moved,
+//     never a running pod's; capacity that pods placed meanwhile took cuts nothing).
 // Without promise holders and without a shortfall every share is empty (each keeps what it grew).
 std::vector<GroupShare> divideGroup(const std::vector<GroupMember>& members, int freePods);
 
