@@ -68,6 +68,8 @@ std::vector<CapacityGrant> shareCapacity(const std::vector<CapacityClaim>& claim
       g.shortfall = need - g.granted;
       if (g.shortfall == 0) {
         g.why = fmt::format("priority {}: granted all {} pods it needs", priority, need);
+      } else if (available <= 0) {
+        g.why = fmt::format("priority {}: granted 0 of {} pods: no idle capacity", priority, need);
       } else if (given == 0) {
         g.why = fmt::format(
             "priority {}: granted 0 of {} pods: HPAs of higher priority{} took the idle capacity",

@@ -218,14 +218,20 @@ PassResult Controller::passOver(const std::vector<partition::KubeItem>& items, T
 }
 
 void Controller::recordExplanations(const partition::Plan& plan) {
+  std::map<std::string, std::string> explained;
   for (const auto& d : plan.demands) {
     if (d.explain.empty()) continue;
+    const std::string key = d.ns + "/" + d.name;
+    explained[key] = d.explain;
+    // The same explanation with another number of replicas wanted is no news.
+    if (auto it = explained_.find(key); it != explained_.end() && it->second == d.explain) continue;
     const bool anticipated = d.reason == "Anticipated";
     events_->record(EventTarget::hpa(d.ns, d.name), false,
                     anticipated ? "CeilingAnticipated" : "CapacityShared",
                     fmt::format("{} pods of {} fit the GPU partitions, planning for {}: {}",
                                 d.ceiling, d.resource, d.wanted, d.explain));
   }
+  explained_ = std::move(explained);
 }
 
 void Controller::checkPolicyScope(const partition::ClusterSnapshot& snapshot,
