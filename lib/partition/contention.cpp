@@ -44,13 +44,18 @@ std::vector<CapacityGrant> shareCapacity(const std::vector<CapacityClaim>& claim
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
     if (claims[a].priority != claims[b].priority) return claims[a].priority > claims[b].priority;
+    if (claims[a].promised != claims[b].promised) return claims[a].promised;
     return claims[a].name < claims[b].name;
   });
   int remaining = std::max(0, available);
   for (std::size_t begin = 0; begin < order.size();) {
     const int priority = claims[order[begin]].priority;
+    const bool promised = claims[order[begin]].promised;
     std::size_t end = begin;
-    while (end < order.size() && claims[order[end]].priority == priority) ++end;
+    while (end < order.size() && claims[order[end]].priority == priority &&
+           claims[order[end]].promised == promised) {
+      ++end;
+    }
     std::vector<int> needs;
     for (std::size_t k = begin; k < end; ++k) needs.push_back(std::max(0, claims[order[k]].need));
     const int tierNeed = std::accumulate(needs.begin(), needs.end(), 0);
@@ -63,10 +68,12 @@ std::vector<CapacityGrant> shareCapacity(const std::vector<CapacityClaim>& claim
       g.shortfall = need - g.granted;
       if (g.shortfall == 0) {
         g.why = fmt::format("priority {}: granted all {} pods it needs", priority, need);
+      } else if (available <= 0) {
+        g.why = fmt::format("priority {}: granted 0 of {} pods: no idle capacity", priority, need);
       } else if (given == 0) {
         g.why = fmt::format(
-            "priority {}: granted 0 of {} pods: HPAs of higher priority took the idle capacity",
-            priority, need);
+            "priority {}: granted 0 of {} pods: HPAs of higher priority{} took the idle capacity",
+            priority, need, promised ? "" : ", or promised it earlier,");
       } else {
         g.why = fmt::format(
             "priority {}: {} HPA(s) need {} pods and the idle capacity gives {}; the {} missing "
@@ -80,11 +87,62 @@ std::vector<CapacityGrant> shareCapacity(const std::vector<CapacityClaim>& claim
   return grants;
 }
 
+std::vector<GroupShare> divideGroup(const std::vector<GroupMember>& members, int freePods) {
+  std::vector<GroupShare> shares(members.size());
+  int needed = 0;
+  int reserved = 0;
+  bool promises = false;
+  for (const auto& m : members) {
+    needed += std::max(0, m.need);
+    if (m.promise) reserved += std::max(0, m.need);
+    promises = promises || m.promise;
+  }
+  const int free = std::max(0, freePods);
+  if (needed <= free) {
+    if (!promises) return shares;
+    // Everything fits: the promises stand, and a grown member may use what they leave.
+    for (std::size_t k = 0; k < members.size(); ++k) {
+      const GroupMember& m = members[k];
+      if (!m.promise) shares[k].maxReplicas = std::min(m.ceilingAfter, m.held + free - reserved);
+    }
+    return shares;
+  }
+  std::vector<CapacityClaim> claims;
+  for (const auto& m : members)
+    claims.push_back({m.name, m.priority, std::max(0, m.need), m.promise});
+  const std::vector<CapacityGrant> grants = shareCapacity(claims, free);
+  for (std::size_t k = 0; k < members.size(); ++k) {
+    const GroupMember& m = members[k];
+    GroupShare& share = shares[k];
+    share.why = grants[k].why;
+    const int keep = m.held + grants[k].granted;
+    if (!m.promise) {
+      share.maxReplicas = std::min(m.ceilingAfter, keep);
+      continue;
+    }
+    // Only what a higher priority was granted is taken from a promise: capacity that vanished
+    // otherwise (pods already placed took it) is not re-divided, the raise stays bounded by
+    // allocatable when it lands.
+    int higher = 0;
+    for (std::size_t j = 0; j < members.size(); ++j) {
+      if (members[j].priority > m.priority) higher += grants[j].granted;
+    }
+    const int to = std::max({m.floor, keep, m.promisedMax - higher});
+    if (to < m.promisedMax) {
+      share.cutTo = to;
+      share.why += fmt::format("; the promise of maxReplicas {} is cut to {}", m.promisedMax, to);
+    } else {
+      share.why += fmt::format("; keeps the promise of maxReplicas {}", m.promisedMax);
+    }
+  }
+  return shares;
+}
+
 std::vector<std::vector<const WorkloadDemand*>> contentionGroups(
     const std::vector<WorkloadDemand>& workloads) {
   std::vector<const WorkloadDemand*> blocked;
   for (const auto& d : workloads) {
-    if (d.blocked) blocked.push_back(&d);
+    if (d.blocked || d.promisedPods > 0) blocked.push_back(&d);
   }
   std::stable_sort(blocked.begin(), blocked.end(), [](const auto* a, const auto* b) {
     return a->priority.value > b->priority.value;

@@ -233,6 +233,12 @@ std::vector<WorkloadDemand> assessAt(const ClusterSnapshot& snapshot, const Poli
       anticipate(d, snapshot, *now);
     }
     if (!d.blocked) d.notBlockedWhy = notBlockedWhy(d, limited, rateLimited, active);
+    for (const auto& [i, units] : d.ownUsage) d.heldPods += static_cast<int>(units / d.perPod);
+    d.inFlight = hpa.promisedMaxReplicas.has_value();
+    const int promisedMax = hpa.promisedMaxReplicas.value_or(
+        hpa.originalMaxReplicas && hpa.maxReplicas > *hpa.originalMaxReplicas ? hpa.maxReplicas
+                                                                              : 0);
+    d.promisedPods = std::max(0, std::min(d.wanted, promisedMax) - d.heldPods);
     out.push_back(std::move(d));
   }
   return out;

@@ -97,9 +97,14 @@ nlohmann::ordered_json planToJson(const Plan& plan) {
   for (const auto& c : plan.capacityAfter) {
     capacity.push_back({{"namespace", c.ns}, {"name", c.name}, {"ceiling", c.ceiling}});
   }
-  return {{"demands", std::move(demands)},
-          {"actions", std::move(actions)},
-          {"capacityAfter", std::move(capacity)}};
+  Json out{{"demands", std::move(demands)},
+           {"actions", std::move(actions)},
+           {"capacityAfter", std::move(capacity)}};
+  for (const auto& c : plan.promiseCuts) {
+    out["promiseCuts"].push_back(
+        {{"namespace", c.ns}, {"name", c.name}, {"from", c.from}, {"to", c.to}});
+  }
+  return out;
 }
 
 std::string planToText(const Plan& plan) {
@@ -117,6 +122,10 @@ std::string planToText(const Plan& plan) {
   out += "Capacity after:\n";
   for (const auto& c : plan.capacityAfter) {
     out += fmt::format("  HPA {}/{}: {} pods\n", c.ns, c.name, c.ceiling);
+  }
+  for (const auto& c : plan.promiseCuts) {
+    out += fmt::format("Promise cut: HPA {}/{}: the raise in flight goes to {} instead of {}\n",
+                       c.ns, c.name, c.to, c.from);
   }
   if (!plan.notes.empty()) {
     out += "Notes:\n";

@@ -43,12 +43,18 @@ class PlanBuilder {
   // Grows `d` towards its aim. Returns the partition ceiling before and after, and the aim;
   // nullopt when the cooldown holds it.
   std::optional<Growth> grow(const WorkloadDemand& d);
-  // Blocked workloads that can use the same nodes, in priority order. Each grows as it would
-  // alone (the levers change node-wide capacity, which every one of them then sees as free). When
-  // the pods they still need exceed what is free after those changes, the contention rule
-  // (contention.h) shares the free pods and each HPA's maxReplicas is raised only to what it holds
-  // plus its share: maxReplicas is what keeps one HPA from taking another's share.
+  // plan_builder_contention.cpp. Workloads that can use the same nodes, in priority order:
+  // blocked ones without a change in flight grow as they would alone (the levers change node-wide
+  // capacity, which every one of them then sees as free); the others hold promises (demand.h
+  // promisedPods) and do not grow. Then divideGroup (contention.h) reserves the promises and,
+  // when the pods still needed exceed what is free after those changes (counting the partitions
+  // operations in flight will create), shares the free pods: each grown HPA's maxReplicas is
+  // raised only to what it holds plus its share (maxReplicas is what keeps one HPA from taking
+  // another's share), and a promise that a higher priority needs is cut (Plan::promiseCuts for a
+  // change in flight, a lowered maxReplicas for a raise not yet filled).
   void growGroup(const std::vector<const WorkloadDemand*>& group);
+  // Whether growGroup lowered `d`'s promise in this plan (then it is not shrunk as well).
+  bool promiseCut(const WorkloadDemand& d) const { return cut_.contains({d.ns, d.name}); }
   void shrink(const WorkloadDemand& d);
   // Nodes a blocked workload may land on: no burst reshape is given back there.
   void markBurstNodes(const std::vector<WorkloadDemand>& workloads);
@@ -72,6 +78,11 @@ class PlanBuilder {
   // Why changeable(d, i) is false, for `lever`.
   WhyReason unchangeable(const WorkloadDemand& d, std::size_t i, Lever lever) const;
   void setMax(const WorkloadDemand& d, int to);
+
+  // plan_builder_contention.cpp: pods of `resource` (`perPod` units each) free on `nodes` once
+  // this plan applies, counting what operations in flight will create (NodeState::expected).
+  int freePods(const std::set<std::size_t>& nodes, const std::string& resource,
+               std::int64_t perPod) const;
 
   // plan_builder_mig.cpp: MIG geometry changes.
   bool reshapeable(const WorkloadDemand& d, std::size_t i) const;
@@ -119,6 +130,8 @@ class PlanBuilder {
   std::vector<std::string> notes_;
   std::set<std::size_t> burstNodes_;
   std::map<std::pair<std::string, std::string>, std::string> shares_;  // contended HPAs: why
+  std::vector<PromiseCut> promiseCuts_;
+  std::set<std::pair<std::string, std::string>> cut_;  // HPAs whose promise growGroup lowered
   WhyLog why_;
 };
 

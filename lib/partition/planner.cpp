@@ -52,52 +52,6 @@ std::optional<Growth> PlanBuilder::grow(const WorkloadDemand& d) {
   return Growth{before, aim, after};
 }
 
-void PlanBuilder::growGroup(const std::vector<const WorkloadDemand*>& group) {
-  std::vector<std::optional<Growth>> grown;
-  for (const WorkloadDemand* d : group) grown.push_back(grow(*d));
-  if (group.size() < 2) return;
-  const WorkloadDemand& lead = *group.front();
-  std::set<std::size_t> nodes;
-  for (const WorkloadDemand* d : group) {
-    // Shares count pods of one size (contention.h): different resources are not shared.
-    if (d->resource != lead.resource || d->perPod != lead.perPod) return;
-    nodes.insert(d->eligibleNodes.begin(), d->eligibleNodes.end());
-  }
-  const std::string base(unsharedResourceName(lead.resource));
-  std::int64_t freeUnits = 0;
-  for (std::size_t i : nodes) {
-    freeUnits += std::max<std::int64_t>(
-        0, deviceCount(i, base) * replicas(i, base) - usedOn(i, lead.resource));
-  }
-  const int freePods = static_cast<int>(freeUnits / std::max<std::int64_t>(1, lead.perPod));
-  std::vector<CapacityClaim> claims;
-  std::vector<int> held;
-  int needed = 0;
-  for (std::size_t k = 0; k < group.size(); ++k) {
-    const WorkloadDemand& d = *group[k];
-    std::int64_t own = 0;
-    for (const auto& [i, units] : d.ownUsage) own += units;
-    held.push_back(static_cast<int>(own / d.perPod));
-    const int need = grown[k] ? std::max(0, grown[k]->aim - held.back()) : 0;
-    claims.push_back({d.ns + "/" + d.name, d.priority.value, need});
-    needed += need;
-  }
-  if (needed <= freePods) return;
-  const std::vector<CapacityGrant> grants = shareCapacity(claims, freePods);
-  for (std::size_t k = 0; k < group.size(); ++k) {
-    if (!grown[k]) continue;
-    const WorkloadDemand& d = *group[k];
-    const int newMax = std::min(grown[k]->after, held[k] + grants[k].granted);
-    if (newMax > d.hpa->maxReplicas) {
-      setMax(d, newMax);
-    } else {
-      maxChanges_.erase({d.ns, d.name});
-    }
-    // The grant's sentence, and where the HPA's priority came from.
-    shares_[{d.ns, d.name}] = grants[k].why + " (priority from " + d.priority.source + ")";
-  }
-}
-
 void PlanBuilder::shrink(const WorkloadDemand& d) {
   const Policy& policy = *d.policy;
   if (!d.hpa->originalMaxReplicas) return;
@@ -178,6 +132,7 @@ Plan PlanBuilder::finish(const std::vector<WorkloadDemand>& workloads) {
     }
   }
   for (const auto& [key, change] : maxChanges_) plan.actions.emplace_back(change);
+  plan.promiseCuts = std::move(promiseCuts_);
   plan.notes = std::move(notes_);
   return plan;
 }
@@ -256,7 +211,7 @@ Plan planPartitions(const ClusterSnapshot& snapshot, const std::vector<WorkloadD
   for (const auto& group : contentionGroups(workloads)) builder.growGroup(group);
   builder.markBurstNodes(workloads);
   for (const auto& d : workloads) {
-    if (!d.blocked) builder.shrink(d);
+    if (!d.blocked && !d.inFlight && !builder.promiseCut(d)) builder.shrink(d);
   }
   return builder.finish(workloads);
 }

@@ -183,6 +183,27 @@ void collectSharedReplicas(NodeState& n) {
   }
 }
 
+// The allocatable a node intent (written by the reconciler) waits for: its follow-up's `expect`
+// when it has one (that step comes last), else its own. Malformed text gives nothing.
+ResourceCounts expectedAllocatable(const std::string& intent) {
+  ResourceCounts out;
+  const json j = json::parse(intent, nullptr, false);
+  if (!j.is_object()) return out;
+  const json* expect = nullptr;
+  if (auto then = j.find("then"); then != j.end() && then->is_object()) {
+    if (auto e = then->find("expect"); e != then->end()) expect = &*e;
+  }
+  if (expect == nullptr) {
+    if (auto e = j.find("expect"); e != j.end()) expect = &*e;
+  }
+  if (expect == nullptr || !expect->is_object()) return out;
+  for (const auto& [resource, count] : expect->items()) {
+    if (count.is_number_integer() && count.get<std::int64_t>() >= 0)
+      out[resource] = count.get<std::int64_t>();
+  }
+  return out;
+}
+
 NodeState parseNode(const json& item, ConfigSources& sources) {
   const json& meta = jf::object(item, "metadata");
   NodeState n;
@@ -195,7 +216,10 @@ NodeState parseNode(const json& item, ConfigSources& sources) {
   n.migConfigState = label(n.labels, k8s::kMigConfigStateLabel);
   n.devicePluginConfigName = label(n.labels, k8s::kDevicePluginConfigLabel);
   const Labels annotations = jf::stringMap(meta, "annotations");
-  n.hasIntent = annotations.contains(std::string(k8s::kIntentAnnotation));
+  if (auto it = annotations.find(std::string(k8s::kIntentAnnotation)); it != annotations.end()) {
+    n.hasIntent = true;
+    n.expected = expectedAllocatable(it->second);
+  }
   if (auto it = annotations.find(std::string(k8s::kBackoffAnnotation)); it != annotations.end()) {
     n.backoffUntil = core::parseRfc3339(it->second);
   }

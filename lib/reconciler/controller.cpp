@@ -1,5 +1,7 @@
 #include "gpuscale/reconciler/controller.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
@@ -174,26 +176,26 @@ PassResult Controller::passOver(const std::vector<partition::KubeItem>& items, T
   snapshot->measuredLeadTimes = leadTimes_;
   auto workloads = partition::assessWorkloads(*snapshot, *policies, now);
   history_.record(workloads, now);
-  std::vector<partition::WorkloadDemand> plannable;
+  // HPAs with a change in flight are planned too (WorkloadDemand::inFlight): the planner neither
+  // grows nor shrinks them, but reserves what their change promised them in contention.
   bool blocked = false;
-  for (const auto& w : workloads) {
-    if (!state.hpasWithIntent.contains({w.ns, w.name})) {
-      plannable.push_back(w);
-      blocked = blocked || w.blocked;
-    }
-  }
+  for (const auto& w : workloads) blocked = blocked || (w.blocked && !w.inFlight);
   // Only a blocked workload can lead to a reshape: ask Prometheus only then.
   if (gpuPods_ && blocked) {
     applyGpuMapping(*snapshot, *gpuPods_, now);
     for (const auto& node : snapshot->nodes) result.nodesSettling += node.gpuMappingSettling;
   }
-  result.plan = partition::planPartitions(*snapshot, plannable, now);
+  result.plan = partition::planPartitions(*snapshot, workloads, now);
   result.planned = true;
   bool explainChanged = false;
   const std::string planJson = partition::planToJson(result.plan).dump();
   {
     std::lock_guard lock(mu_);
-    if (planJson != lastPlanJson_ && !result.plan.actions.empty()) {
+    // A contended plan may change nothing (a lower priority gets no raise): its explanations
+    // are still news for the HPAs it turned down.
+    const bool explained = std::any_of(result.plan.demands.begin(), result.plan.demands.end(),
+                                       [](const auto& d) { return !d.explain.empty(); });
+    if (planJson != lastPlanJson_ && (!result.plan.actions.empty() || explained)) {
       spdlog::info("{}plan: {}", options_.dryRun ? "dry run, not applied: " : "", planJson);
       explainChanged = !options_.dryRun;
     }
@@ -216,14 +218,20 @@ PassResult Controller::passOver(const std::vector<partition::KubeItem>& items, T
 }
 
 void Controller::recordExplanations(const partition::Plan& plan) {
+  std::map<std::string, std::string> explained;
   for (const auto& d : plan.demands) {
     if (d.explain.empty()) continue;
+    const std::string key = d.ns + "/" + d.name;
+    explained[key] = d.explain;
+    // The same explanation with another number of replicas wanted is no news.
+    if (auto it = explained_.find(key); it != explained_.end() && it->second == d.explain) continue;
     const bool anticipated = d.reason == "Anticipated";
     events_->record(EventTarget::hpa(d.ns, d.name), false,
                     anticipated ? "CeilingAnticipated" : "CapacityShared",
                     fmt::format("{} pods of {} fit the GPU partitions, planning for {}: {}",
                                 d.ceiling, d.resource, d.wanted, d.explain));
   }
+  explained_ = std::move(explained);
 }
 
 void Controller::checkPolicyScope(const partition::ClusterSnapshot& snapshot,

@@ -50,7 +50,8 @@ std::string outsideThePlanner(const partition::HpaState& hpa,
   const HpaIntent& intent = *record->intent;
   return fmt::format(
       "RaiseInFlight: an earlier raise of maxReplicas {} -> {} waits for its node operations on "
-      "[{}] (started {}); the planner looks again once they finish",
+      "[{}] (started {}); the planner looks again once they finish, and meanwhile keeps what it "
+      "promised for it when HPAs compete",
       intent.from, intent.to, fmt::join(intent.nodes, ", "), core::formatRfc3339(intent.started));
 }
 
@@ -103,8 +104,9 @@ core::Result<std::vector<HpaExplanation>> explainHpas(const nlohmann::json& dump
   const auto records = stateRecordsIn(dump, stateConfigMap);
   applyHpaRecords(records, *snapshot);
   holdNodesInFlight(*snapshot, request.now);
-  // As the controller: every managed HPA is assessed, those with a raise in flight are not
-  // planned, and the mapping is asked only when a planned workload is blocked.
+  // As the controller: every managed HPA is assessed, those with a raise in flight are planned
+  // only for the capacity they were promised (contention), and the mapping is asked only when a
+  // workload the planner may grow is blocked.
   std::vector<HpaExplanation> out;
   std::set<std::pair<std::string, std::string>> outside;
   for (const auto& hpa : snapshot->hpas) {
@@ -120,18 +122,24 @@ core::Result<std::vector<HpaExplanation>> explainHpas(const nlohmann::json& dump
   std::vector<partition::WorkloadDemand> plannable;
   bool blocked = false;
   for (const auto& w : workloads) {
-    if (outside.contains({w.ns, w.name})) continue;
+    if (outside.contains({w.ns, w.name}) && !w.inFlight) continue;
     plannable.push_back(w);
-    blocked = blocked || w.blocked;
+    blocked = blocked || (w.blocked && !w.inFlight);
   }
   if (request.gpuPods != nullptr && blocked)
     applyGpuMapping(*snapshot, *request.gpuPods, request.now);
   const partition::Plan plan = partition::planPartitions(*snapshot, plannable, request.now);
   for (auto& e : out) {
-    if (!e.outside.empty()) continue;
     auto it = std::find_if(plan.why.begin(), plan.why.end(),
                            [&](const auto& w) { return w.ns == e.ns && w.name == e.name; });
     if (it == plan.why.end()) continue;
+    if (!e.outside.empty()) {
+      // A raise in flight: what contention made of its promise, when it had to share.
+      for (const auto& r : it->reasons) {
+        if (r.code == partition::WhyCode::kShared) e.outside += "; shared: " + r.detail;
+      }
+      continue;
+    }
     e.why = *it;
     e.actions = actionsFor(plan, *it);
   }

@@ -123,6 +123,8 @@ void applyHpaRecords(const std::map<std::string, std::string>& data,
     }
     hpa.lastChange = record ? record->lastChange : std::nullopt;
     hpa.originalMaxReplicas = record ? record->originalMaxReplicas : std::nullopt;
+    hpa.promisedMaxReplicas =
+        record && record->intent ? std::optional<int>(record->intent->to) : std::nullopt;
   }
 }
 

@@ -215,6 +215,8 @@ ActuationReport KubeActuator::apply(const partition::Plan& plan, const ClusterSt
 
   auto hpas = state.hpasWithIntent;
   hpas.insert(startedHpas_.begin(), startedHpas_.end());
+  // Before the raises in flight advance: a raise that completes now goes to the cut target.
+  for (const auto& cut : plan.promiseCuts) cutPromise(cut, state);
   for (const auto& [ns, name] : hpas) {
     if (!advanceHpa(ns, name, state, now, report)) startedHpas_.erase({ns, name});
   }
@@ -298,6 +300,31 @@ bool KubeActuator::writeHpaIntent(const partition::SetMaxReplicas& change, const
                     intent.plan, fmt::join(intent.nodes, ", "), intent.from, intent.to));
   }
   return true;
+}
+
+void KubeActuator::cutPromise(const partition::PromiseCut& cut, const ClusterState& state) {
+  const partition::HpaState* hpa =
+      state.snapshot != nullptr ? state.snapshot->hpa(cut.ns, cut.name) : nullptr;
+  if (state.store == nullptr || hpa == nullptr) return;
+  std::optional<HpaIntent> before;
+  auto r = state.store->update(cut.ns, cut.name, hpa->uid, [&](HpaRecord& record) {
+    if (!record.intent || record.intent->to <= cut.to) return;
+    before = record.intent;
+    record.intent->to = std::max(cut.to, record.intent->from);
+  });
+  const std::string object = cut.ns + "/" + cut.name;
+  if (!r) {
+    degraded_.failed("hpa_intent", object, "could not cut the promise: " + r.status().message());
+    return;
+  }
+  degraded_.cleared("hpa_intent", object);
+  if (*r && before) {
+    events_->record(EventTarget::hpa(cut.ns, cut.name), false, "PromiseReduced",
+                    fmt::format("plan {}: capacity still only promised is shared with an HPA of "
+                                "higher priority: the raise in flight now goes to maxReplicas {} "
+                                "instead of {}",
+                                before->plan, std::max(cut.to, before->from), before->to));
+  }
 }
 
 bool KubeActuator::advanceHpa(const std::string& ns, const std::string& name,

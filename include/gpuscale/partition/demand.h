@@ -12,6 +12,9 @@
 //     message naming `Insufficient nvidia.com/...`.
 // Rate limiting (ScaleUpLimit) alone is not a block: the HPA is still growing.
 //
+// Promises: an HPA with a change in flight, or whose maxReplicas gpuscale raised, holds a promise
+// of the pods it wants up to that maxReplicas beyond those it has placed (`promisedPods`).
+//
 // Anticipation (only with `now`, when the policy enables it): an HPA that is not blocked, whose
 // maxReplicas is at its partition ceiling and whose forecast (ceiling_forecast.h, from
 // HpaState::history and this pass's observation) reaches maxReplicas within the lead time of the
@@ -54,6 +57,14 @@ struct WorkloadDemand {
   int ceiling = 0;  // pods the partitions can hold now (own usage + free)
   int wanted = 0;   // the HPA formula, unclamped
   int runningPods = 0;
+  int heldPods = 0;  // pods bound to a node (running or starting): what the HPA already placed
+  // A change for this HPA is in flight (HpaState::promisedMaxReplicas): the planner does not grow
+  // or shrink it, but keeps its promise in contention.
+  bool inFlight = false;
+  // Pods promised and not yet placed: min(wanted, the promised maxReplicas) - heldPods, where the
+  // promise is the in-flight change's maxReplicas, else a maxReplicas gpuscale raised; 0 for an
+  // HPA gpuscale never raised. Contention reserves them for this HPA (contention.h).
+  int promisedPods = 0;
   bool blocked = false;
   std::string reason;         // "TooManyReplicas" | "Unschedulable" | "Anticipated" when blocked
   std::string notBlockedWhy;  // when not blocked: which rule above let the HPA through

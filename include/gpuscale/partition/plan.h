@@ -9,7 +9,8 @@
 //    "actions":[{"kind":"MigReconfigure","node","gpus":[{"index","from","to"}],"config"}
 //              |{"kind":"TimeSlicing"|"Mps","node","resource","replicas"}
 //              |{"kind":"SetMaxReplicas","namespace","name","from","to"}],
-//    "capacityAfter":[{"namespace","name","ceiling"}]}
+//    "capacityAfter":[{"namespace","name","ceiling"}],
+//    "promiseCuts":[{"namespace","name","from","to"}]}   (only when the plan cuts a promise)
 // where "from"/"to" of a GPU are mig-devices maps ({"1g.5gb": 7}) and "config" is the named
 // mig-parted config to add to the mig-manager ConfigMap and select with the node label
 // `nvidia.com/mig.config`:
@@ -61,6 +62,15 @@ struct SetMaxReplicas {
 
 using PlanAction = std::variant<MigReconfigure, TimeSlicingChange, SetMaxReplicas>;
 
+// Lowers the maxReplicas a change in flight promised an HPA (the raise it will make once its node
+// operations finish) from `from` to `to`: contention gave part of that still-unused capacity to
+// an HPA of higher priority (contention.h). Never below the HPA's maxReplicas before the change
+// nor below the replicas its target has, so no pod that exists is affected.
+struct PromiseCut {
+  std::string ns, name;
+  int from = 0, to = 0;
+};
+
 struct DemandSummary {
   std::string ns, name, resource, reason;
   int ceiling = 0, wanted = 0;
@@ -78,6 +88,7 @@ struct Plan {
   std::vector<DemandSummary> demands;
   std::vector<PlanAction> actions;
   std::vector<CapacitySummary> capacityAfter;
+  std::vector<PromiseCut> promiseCuts;  // by HPA; in the JSON only when there are some
   std::vector<std::string>
       notes;  // why a demand was not (fully) met; shown in the text output only
   // Why each managed HPA was (not) raised, in the workloads' order (why_not.h). Not part of the

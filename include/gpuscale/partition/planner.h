@@ -33,6 +33,12 @@
 // a group still need more pods than the changed nodes leave free, the contention rule shares the
 // free pods (priority, then an even share of the shortfall) and each maxReplicas is raised only to
 // the pods the HPA holds plus its share; the demand's `explain` says why.
+// Workloads with a change in flight (WorkloadDemand::inFlight) are passed in too: they are neither
+// grown nor shrunk, but they, and HPAs whose raise their pods have not filled, keep the pods
+// promised to them in their group (promisedPods, counted against the partitions in-flight node
+// operations will create): a later-blocked HPA gets only what the promises leave, and only a
+// higher priority re-divides a promise (Plan::promiseCuts, or a lowered maxReplicas for a raise
+// already made; never below the replicas the HPA's target has: contention.h divideGroup).
 //
 // Scale-in: for a managed workload that is not blocked, whose maxReplicas gpuscale raised
 // (annotation gpuscale.io/original-max-replicas) and whose last gpuscale change is older than the

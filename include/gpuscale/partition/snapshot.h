@@ -81,6 +81,9 @@ struct NodeState {
   bool inTransition =
       false;               // a MIG change is pending/failed or operands are paused: leave it alone
   bool hasIntent = false;  // a gpuscale.io/intent annotation: an operation runs
+  // The allocatable that operation waits for (the intent's `expect`, its time-slicing follow-up's
+  // when it has one): the partitions it will create. Empty without an intent or when unreadable.
+  ResourceCounts expected;
   std::optional<TimePoint> backoffUntil;  // gpuscale.io/backoff-until, when it parses
   // What each GPU returns to when a burst's reshape is given back: the `before` config of a live
   // gpuscale.io/mig-restore record (partition/mig_restore.h), when it resolves for every GPU.
@@ -172,6 +175,9 @@ struct HpaState {
   // (what giving isolation back returns to; unset: nothing to give back).
   std::optional<TimePoint> lastChange;
   std::optional<int> originalMaxReplicas;
+  // Also from the state store: the maxReplicas a change in flight will raise the HPA to (its
+  // intent's `to`), while its node operations run. Contention reserves that capacity for it.
+  std::optional<int> promisedMaxReplicas;
   // From the reconciler's memory: earlier observations of this HPA, older first (anticipation).
   std::vector<HpaObservation> history;
   bool hasCondition(std::string_view type, std::string_view status,

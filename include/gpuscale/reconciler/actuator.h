@@ -24,8 +24,9 @@
 //         nvidia.com/device-plugin.config flipped + intent(applied) -> wait for allocatable;
 //         allocatableTimeout: previous label restored, back off.
 // HPA: before a plan's node operations start, each HPA the plan raises gets an intent naming the
-// nodes (in the state store; when none can be recorded, the node operations do not start); once
-// all of them have an outcome, maxReplicas is raised to min(planned, what the nodes'
+// nodes (a later plan may lower the intent's target, Plan::promiseCuts, while its pods do not
+// exist yet) (in the state store; when none can be recorded, the node operations do not start);
+// once all of them have an outcome, maxReplicas is raised to min(planned, what the nodes'
 // allocatable now holds for the HPA's pods) — only then, and never above what allocatable shows.
 // The store records the time of the change and the maxReplicas before the first raise before the
 // HPA is patched: a raise that cannot be recorded is not made.
@@ -131,6 +132,9 @@ class KubeActuator final : public Actuator {
                         ActuationReport& report);
   void lowerMaxReplicas(const partition::SetMaxReplicas& change, const ClusterState& state,
                         TimePoint now, ActuationReport& report);
+  // Lowers the `to` of the HPA's intent in flight as `cut` says (never below the intent's `from`);
+  // an Event says so. Nothing when the intent is gone or already at or below the cut.
+  void cutPromise(const partition::PromiseCut& cut, const ClusterState& state);
   // Records `intent` for the HPA in the state store (kept when one is there already). True when
   // an intent is recorded.
   bool writeHpaIntent(const partition::SetMaxReplicas& change, const HpaIntent& intent,

@@ -23,6 +23,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -103,7 +104,7 @@ class Controller {
                        const partition::ClusterSnapshot& snapshot, TimePoint now);
   // Logs once (and counts) each HPA whose policy annotation is ignored (policy.h: PolicyMatch).
   // Events for plan demands with an explanation: CeilingAnticipated (what was predicted) and
-  // CapacityShared (how contended capacity was divided).
+  // CapacityShared (how contended capacity was divided), each when its explanation changes.
   void recordExplanations(const partition::Plan& plan);
   void checkPolicyScope(const partition::ClusterSnapshot& snapshot,
                         const partition::PolicySet& policies);
@@ -121,6 +122,9 @@ class Controller {
   DegradedLog degraded_;
   // "<namespace>/<name>=<policy>" of HPAs whose policy annotation is ignored (logged once each).
   std::set<std::string> ignoredAnnotations_;
+  // "<namespace>/<name>" -> the explanation last recorded as an Event, for the HPAs of the last
+  // plan with explanations; loop thread only.
+  std::map<std::string, std::string> explained_;
   std::unique_ptr<HpaStateStore> store_;
   HpaHistory history_;  // anticipation's observations, loop thread only
   // How long each lever took per node (start to allocatable), anticipation's lead time; loop

@@ -72,9 +72,9 @@ std::string encodeHpaRecord(const HpaRecord& record);
 // nullopt for malformed or oversized text (kMaxIntentBytes) or a record without uid.
 std::optional<HpaRecord> decodeHpaRecord(std::string_view text);
 
-// Fills each snapshot HPA's lastChange and originalMaxReplicas from the store's ConfigMap `data`
-// (entries of another uid or malformed ones count as absent). The offline `plan` uses it on a
-// dump that includes the state ConfigMap.
+// Fills each snapshot HPA's lastChange, originalMaxReplicas and promisedMaxReplicas (an intent's
+// `to`) from the store's ConfigMap `data` (entries of another uid or malformed ones count as
+// absent). The offline `plan` uses it on a dump that includes the state ConfigMap.
 void applyHpaRecords(const std::map<std::string, std::string>& data,
                      partition::ClusterSnapshot& snapshot);
 
@@ -98,7 +98,8 @@ class HpaStateStore {
   // another HPA's of the same name).
   std::optional<HpaRecord> get(std::string_view ns, std::string_view name,
                                std::string_view uid) const;
-  // Fills each snapshot HPA's lastChange and originalMaxReplicas from its record.
+  // Fills each snapshot HPA's lastChange, originalMaxReplicas and promisedMaxReplicas from its
+  // record.
   void applyTo(partition::ClusterSnapshot& snapshot) const;
   // HPAs of the snapshot whose record holds an intent.
   std::set<std::pair<std::string, std::string>> withIntent(

@@ -52,6 +52,14 @@ INSTANTIATE_TEST_SUITE_P(
             3,
             {2, 1}},
         Row{"three tiers", {{"c", 1, 4}, {"a", 5, 2}, {"b", 1, 4}, {"d", 0, 3}}, 6, {2, 2, 2, 0}},
+        Row{"a promise comes first within its priority",
+            {{"a", 0, 5}, {"b", 0, 4, true}},
+            5,
+            {1, 4}},
+        Row{"a promise does not outrank a higher priority",
+            {{"high", 10, 5}, {"b", 0, 4, true}},
+            6,
+            {5, 1}},
         Row{"zero and negative needs get nothing",
             {{"a", 0, 0}, {"b", 0, -1}, {"c", 0, 2}},
             1,
@@ -105,18 +113,9 @@ std::unique_ptr<Contended> contended(std::optional<int> goldPriority) {
   return c;
 }
 
-json maxChanges(const Plan& plan) {
-  json out = json::object();
-  const json all = json::parse(planToJson(plan).dump());
-  for (const auto& a : all["actions"]) {
-    if (a["kind"] == "SetMaxReplicas") out[a["name"].get<std::string>()] = a["to"];
-  }
-  return out;
-}
-
 TEST(ContentionTest, HigherPriorityGetsItsNeedTheOtherTheRest) {
   auto c = contended(10);
-  EXPECT_EQ(maxChanges(c->plan), json::parse(R"({"gold": 8, "silver": 6})"))
+  EXPECT_EQ(testing::maxChangesOf(c->plan), json::parse(R"({"gold": 8, "silver": 6})"))
       << planToJson(c->plan).dump(2);
   ASSERT_EQ(c->plan.demands.size(), 2u);
   for (const auto& d : c->plan.demands) EXPECT_FALSE(d.explain.empty()) << d.name;
@@ -124,7 +123,7 @@ TEST(ContentionTest, HigherPriorityGetsItsNeedTheOtherTheRest) {
 
 TEST(ContentionTest, WithoutAPolicyPriorityThePodsPriorityClassDecides) {
   auto c = contended(std::nullopt);
-  EXPECT_EQ(maxChanges(c->plan), json::parse(R"({"gold": 8, "silver": 6})"))
+  EXPECT_EQ(testing::maxChangesOf(c->plan), json::parse(R"({"gold": 8, "silver": 6})"))
       << "PriorityClass gold-class (10) over silver's none (0); " << planToJson(c->plan).dump(2);
   for (const auto& d : c->plan.demands) {
     if (d.name == "gold") {
@@ -136,7 +135,7 @@ TEST(ContentionTest, WithoutAPolicyPriorityThePodsPriorityClassDecides) {
 
 TEST(ContentionTest, EqualPrioritiesShareTheShortfallEvenly) {
   auto c = contended(0);
-  EXPECT_EQ(maxChanges(c->plan), json::parse(R"({"gold": 5, "silver": 9})"))
+  EXPECT_EQ(testing::maxChangesOf(c->plan), json::parse(R"({"gold": 5, "silver": 9})"))
       << "13 wanted, 7 free: each gives up 3; " << planToJson(c->plan).dump(2);
 }
 

@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "gpuscale/partition/plan.h"
 #include "gpuscale/partition/snapshot.h"
 
 namespace gpuscale::partition::testing {
@@ -203,6 +204,15 @@ inline std::vector<json> blockedApp(const std::string& app, const std::string& r
 
 inline void append(std::vector<json>& to, std::vector<json> from) {
   for (auto& j : from) to.push_back(std::move(j));
+}
+
+// The plan's maxReplicas changes: {HPA name: new maxReplicas}.
+inline json maxChangesOf(const Plan& plan) {
+  json out = json::object();
+  for (const auto& a : plan.actions) {
+    if (const auto* m = std::get_if<SetMaxReplicas>(&a)) out[m->name] = m->to;
+  }
+  return out;
 }
 
 }  // namespace gpuscale::partition::testing

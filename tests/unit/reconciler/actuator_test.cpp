@@ -169,6 +169,48 @@ TEST_F(ActuatorTest, ConfigBeforeLabelAndMaxReplicasOnlyAfterAllocatable) {
             1);
 }
 
+TEST_F(ActuatorTest, APromiseCutLowersTheRaiseInFlight) {
+  auto c = controller();
+  pass(*c, t0_);
+  ASSERT_TRUE(record().has_value() && record()->intent.has_value());
+  const int from = record()->intent->from;
+  ASSERT_GT(record()->intent->to, from + 2);
+
+  // A later plan gives part of the promise to an HPA of higher priority (contention).
+  partition::Plan plan;
+  plan.promiseCuts.push_back({"default", "triton", record()->intent->to, from + 2});
+  auto apply = [&](const partition::Plan& p) {
+    const auto objects = objectsOf(*fake_);
+    std::vector<partition::KubeItem> items;
+    for (const auto& o : objects) items.push_back({{}, &o});
+    auto snapshot = partition::buildSnapshot(items);
+    ASSERT_TRUE(snapshot.ok());
+    HpaStateStore store(client_, StateStoreOptions{});
+    ASSERT_TRUE(store.load().ok());
+    ClusterState state;
+    state.snapshot = &*snapshot;
+    state.store = &store;
+    KubeActuator(client_, events_, std::make_shared<NodeLevelGpuPodMapping>(), options_)
+        .apply(p, state, t0_ + 5s);
+  };
+  apply(plan);
+  EXPECT_EQ(record()->intent->to, from + 2);
+  EXPECT_EQ(events_->withReason("PromiseReduced").size(), 1u);
+  // A cut above what is left changes nothing.
+  plan.promiseCuts[0].to = from + 5;
+  apply(plan);
+  EXPECT_EQ(record()->intent->to, from + 2);
+  EXPECT_EQ(events_->withReason("PromiseReduced").size(), 1u);
+
+  // The partitions arrive: the raise goes to the cut promise, not to the first plan's.
+  setNode(kReshapeNode, {{"nvidia.com/mig.config.state", "success"}},
+          {{"nvidia.com/mig-1g.5gb", "14"}, {"nvidia.com/mig-3g.20gb", "0"}});
+  setNode(kSlicedNode, json::object(), {{"nvidia.com/mig-1g.5gb", "14"}});
+  pass(*c, t0_ + 20s);
+  EXPECT_EQ(maxReplicas(), from + 2);
+  EXPECT_FALSE(record()->intent.has_value());
+}
+
 TEST_F(ActuatorTest, PlansNeedingMigAndTimeSlicingFinishInOneRoundWithCapacityFirst) {
   struct Row {
     const char* what;

@@ -148,6 +148,33 @@ TEST(HpaExplainTest, ExplainsFromTheStateAPassPlansFrom) {
   }
 }
 
+TEST(HpaExplainTest, ARaiseInFlightShowsWhatContentionMadeOfItsPromise) {
+  // app's raise 8 -> 15 waits for the reshape of a100-idle (7 slices expected); gold, of higher
+  // priority, is blocked meanwhile with 3 Pending pods wanting 6.
+  HpaRecord inFlight{"uid-app", std::nullopt, 8,
+                     HpaIntent{"plan-1", 8, 15, {"a100-idle"}, kNow - std::chrono::seconds(5)}};
+  const json dump = cluster(
+      [](auto& items) {
+        find(items, "Node", "a100-idle")["metadata"]["annotations"]["gpuscale.io/intent"] =
+            json{{"plan", "plan-1"}, {"kind", "mig"}, {"expect", {{k1g, 7}}}}.dump();
+        pt::append(items, pt::blockedApp("gold", k1g, "", 0, 3, "gold"));
+      },
+      inFlight);
+  auto policies = partition::parsePolicies(
+      "policies:\n"
+      "- {name: default, hpaNamespaces: [default], levers: [migReshape], priority: 0}\n"
+      "- {name: gold, hpas: [default/gold], levers: [migReshape], priority: 1000}\n");
+  ASSERT_TRUE(policies.ok()) << policies.status().toString();
+  auto explained = explainHpas(dump, kState, *policies, {"default", "app", kNow, nullptr});
+  ASSERT_TRUE(explained.ok()) << explained.status().toString();
+  ASSERT_EQ(explained->size(), 1u);
+  const std::string& outside = explained->front().outside;
+  EXPECT_TRUE(outside.starts_with("RaiseInFlight: an earlier raise of maxReplicas 8 -> 15"))
+      << outside;
+  EXPECT_NE(outside.find("; shared: priority 0:"), std::string::npos) << outside;
+  EXPECT_NE(outside.find("the promise of maxReplicas 15 is cut to"), std::string::npos) << outside;
+}
+
 TEST(HpaExplainTest, OutputNamesTheVerdictAndThePlanActions) {
   auto explained = explainHpas(cluster(nullptr), kState, partition::defaultPolicies(),
                                {"default", "app", kNow, nullptr});
