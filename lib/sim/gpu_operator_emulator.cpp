@@ -113,7 +113,8 @@ class GpuOperatorEmulator::Impl {
       }
       NodeState state{
           spec,
-          MigManagerModel(spec, scenario_.gpuOperator.reconfigureDelay, spec.migConfig, gpus),
+          MigManagerModel(spec, scenario_.gpuOperator.reconfigureDelay, spec.migConfig, gpus,
+                          scenario_.gpuOperator.modeChange),
           {},
           {},
           false};
@@ -484,7 +485,8 @@ class GpuOperatorEmulator::Impl {
           .Set(it == adv.allocatable.end() ? 0 : it->second);
     }
     for (auto state :
-         {MigConfigState::kSuccess, MigConfigState::kPending, MigConfigState::kFailed}) {
+         {MigConfigState::kSuccess, MigConfigState::kPending, MigConfigState::kRebooting,
+          MigConfigState::kFailed}) {
       migState_.Add({{"node", node.spec.name}, {"state", std::string(migConfigStateName(state))}})
           .Set(node.spec.migCapable && node.migManager.state() == state ? 1 : 0);
     }
