@@ -50,6 +50,27 @@ struct Case {
   std::vector<Step> steps;
 };
 
+// Plays `steps` on `model` and checks the state, the pause, the GPUs and the log after each.
+void play(MigManagerModel& model, const std::vector<Step>& steps, const MigConfigResolver& resolver,
+          const std::string& what) {
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const Step& s = steps[i];
+    const auto now = SteadyTime{} + seconds(s.t);
+    std::string log;
+    if (s.label != nullptr) log += model.observeLabel(s.label, resolver, now);
+    log += model.tick(now, s.busy, resolver);
+    const std::string at = what + " (step " + std::to_string(i) + ")";
+    EXPECT_EQ(model.state(), s.state) << at;
+    EXPECT_EQ(model.paused(), s.paused) << at;
+    EXPECT_EQ(model.gpus(), s.gpus) << at;
+    if (*s.log == '\0') {
+      EXPECT_TRUE(s.label != nullptr || log.empty()) << at << ": " << log;
+    } else {
+      EXPECT_THAT(log, HasSubstr(s.log)) << at;
+    }
+  }
+}
+
 TEST(MigManagerModelTest, StateMachine) {
   using S = MigConfigState;
   const std::vector<MigGpuSetting> ones{kSeven, kSeven}, threes{kTwo3g, kTwo3g},
@@ -105,23 +126,7 @@ TEST(MigManagerModelTest, StateMachine) {
   };
   for (const auto& c : cases) {
     MigManagerModel model(node(c.failures), seconds(5), "all-1g", {kSeven, kSeven});
-    const auto t0 = SteadyTime{};
-    for (size_t i = 0; i < c.steps.size(); ++i) {
-      const Step& s = c.steps[i];
-      const auto now = t0 + seconds(s.t);
-      std::string log;
-      if (s.label != nullptr) log += model.observeLabel(s.label, resolve, now);
-      log += model.tick(now, s.busy, resolve);
-      const std::string at = std::string(c.what) + " (step " + std::to_string(i) + ")";
-      EXPECT_EQ(model.state(), s.state) << at;
-      EXPECT_EQ(model.paused(), s.paused) << at;
-      EXPECT_EQ(model.gpus(), s.gpus) << at;
-      if (*s.log == '\0') {
-        EXPECT_TRUE(s.label != nullptr || log.empty()) << at << ": " << log;
-      } else {
-        EXPECT_THAT(log, HasSubstr(s.log)) << at;
-      }
-    }
+    play(model, c.steps, resolve, c.what);
   }
 }
 
@@ -192,22 +197,7 @@ TEST(MigManagerModelTest, ModeChange) {
     mode.reboots = c.reboots;
     mode.rebootDelay = seconds(60);
     MigManagerModel model(node(), seconds(5), "start", before, mode);
-    for (size_t i = 0; i < c.steps.size(); ++i) {
-      const Step& s = c.steps[i];
-      const auto now = SteadyTime{} + seconds(s.t);
-      std::string log;
-      if (s.label != nullptr) log += model.observeLabel(s.label, resolveMode, now);
-      log += model.tick(now, s.busy, resolveMode);
-      const std::string at = std::string(c.what) + " (step " + std::to_string(i) + ")";
-      EXPECT_EQ(model.state(), s.state) << at;
-      EXPECT_EQ(model.paused(), s.paused) << at;
-      EXPECT_EQ(model.gpus(), s.gpus) << at;
-      if (*s.log == '\0') {
-        EXPECT_TRUE(s.label != nullptr || log.empty()) << at << ": " << log;
-      } else {
-        EXPECT_THAT(log, HasSubstr(s.log)) << at;
-      }
-    }
+    play(model, c.steps, resolveMode, c.what);
   }
 }
 
