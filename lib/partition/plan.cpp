@@ -1,5 +1,7 @@
 #include "gpuscale/partition/plan.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 namespace gpuscale::partition {
@@ -16,8 +18,10 @@ Json geometryJson(const MigGeometry& g) {
 Json actionJson(const MigReconfigure& a) {
   Json gpus = Json::array();
   for (const auto& g : a.gpus) {
-    gpus.push_back(
-        {{"index", g.index}, {"from", geometryJson(g.from)}, {"to", geometryJson(g.to)}});
+    Json gpu{{"index", g.index}, {"from", geometryJson(g.from)}, {"to", geometryJson(g.to)}};
+    if (g.switchesMigMode())
+      gpu["migEnabled"] = {{"from", g.fromMigEnabled}, {"to", g.toMigEnabled}};
+    gpus.push_back(std::move(gpu));
   }
   Json entries = Json::array();
   for (const auto& e : a.entries) {
@@ -48,10 +52,16 @@ Json actionJson(const SetMaxReplicas& a) {
 
 std::string geometryText(const MigGeometry& g) { return g.empty() ? "(empty)" : formatGeometry(g); }
 
+std::string settingText(bool migEnabled, const MigGeometry& g) {
+  return migEnabled ? geometryText(g) : "MIG disabled";
+}
+
 std::string actionText(const MigReconfigure& a) {
-  std::string out = fmt::format("reshape MIG on node {} (config {}):", a.node, a.configName);
+  std::string out = fmt::format("reshape MIG on node {} (config {}){}:", a.node, a.configName,
+                                a.switchesMigMode() ? ", MIG mode change: every GPU resets" : "");
   for (const auto& g : a.gpus) {
-    out += fmt::format("\n    gpu {}: {} -> {}", g.index, geometryText(g.from), geometryText(g.to));
+    out += fmt::format("\n    gpu {}: {} -> {}", g.index, settingText(g.fromMigEnabled, g.from),
+                       settingText(g.toMigEnabled, g.to));
   }
   return out;
 }
@@ -67,6 +77,11 @@ std::string actionText(const SetMaxReplicas& a) {
 }
 
 }  // namespace
+
+bool MigReconfigure::switchesMigMode() const {
+  return std::any_of(gpus.begin(), gpus.end(),
+                     [](const GpuChange& g) { return g.switchesMigMode(); });
+}
 
 nlohmann::ordered_json actionToJson(const PlanAction& action) {
   return std::visit([](const auto& v) { return actionJson(v); }, action);

@@ -88,14 +88,23 @@ class PlanBuilder {
   bool reshapeable(const WorkloadDemand& d, std::size_t i) const;
   const std::vector<MigGeometry>& maximal(const GpuModel& model, const Policy& policy);
   void setGeometry(std::size_t i, std::size_t gpu, MigGeometry g);
+  void setSetting(std::size_t i, std::size_t gpu, MigGpuSetting s);
+  // Reshapes MIG-enabled idle GPUs of the eligible nodes first; then, when the policy allows MIG
+  // mode changes and that was not enough, enables MIG on idle whole GPUs of nodes without GPU
+  // pods (a mode change resets every GPU of the node).
   int reshapeFor(const WorkloadDemand& d, int need);
-  int reshapeMixed(const WorkloadDemand& d, std::size_t i, int need);
+  // One mixed-strategy node: its idle MIG-enabled GPUs, or with `switchMode` its idle GPUs with
+  // MIG disabled (each then gets the geometry that covers the need).
+  int reshapeMixed(const WorkloadDemand& d, std::size_t i, int need, bool switchMode);
+  // Why a node's idle MIG-disabled GPUs were not used in the first pass (reshapeFor).
+  void whyModeUnchanged(const WorkloadDemand& d, std::size_t i, const std::vector<int>& idle);
   // Single strategy: every GPU must hold the same one-profile geometry, so the node changes as a
   // whole.
   int reshapeSingle(const WorkloadDemand& d, std::size_t i);
   // Gives back a burst's reshape (policy migGiveBack: restore): node i's GPUs return to the config
   // before gpuscale reshaped them, when the node holds no GPU pod, no blocked workload may land
-  // there, MIG mode stays as it is, and the pods the workload needs still fit without it.
+  // there, MIG mode stays as it is (unless the policy allows mode changes), and the pods the
+  // workload needs still fit without it.
   void restoreMig(const WorkloadDemand& d, int floorPods);
   // Node i's mig-parted change in this plan, if any.
   std::optional<MigReconfigure> migAction(std::size_t i) const;

@@ -65,8 +65,12 @@ const std::vector<MigGeometry>& PlanBuilder::maximal(const GpuModel& model, cons
 }
 
 void PlanBuilder::setGeometry(std::size_t i, std::size_t gpu, MigGeometry g) {
+  setSetting(i, gpu, MigGpuSetting{true, std::move(g)});
+}
+
+void PlanBuilder::setSetting(std::size_t i, std::size_t gpu, MigGpuSetting s) {
   WorkingNode& w = nodes_[i];
-  w.gpus[gpu] = MigGpuSetting{true, std::move(g)};
+  w.gpus[gpu] = std::move(s);
   w.reshaped[gpu] = true;
   auto exposed = exposedResources(w.gpus, snap_.nodes[i].migStrategy, nullptr);
   if (exposed) w.devices = ResourceCounts(exposed->begin(), exposed->end());
@@ -83,18 +87,51 @@ int PlanBuilder::reshapeFor(const WorkloadDemand& d, int need) {
     }
     const int g = snap_.nodes[i].migStrategy == MigStrategy::kSingle
                       ? reshapeSingle(d, i)
-                      : reshapeMixed(d, i, need - gained);
+                      : reshapeMixed(d, i, need - gained, false);
     if (g > 0) because(d, i, Lever::kMigReshape, WhyCode::kReshaped, fmt::format("+{} pods", g));
+    gained += g;
+  }
+  // Mode changes only once no geometry change of a MIG-enabled GPU is enough: they take longer
+  // and reset every GPU of their node.
+  if (!d.policy->migModeChange.enable) return gained;
+  for (std::size_t i : d.eligibleNodes) {
+    if (gained >= need) break;
+    const NodeState& n = snap_.nodes[i];
+    if (!reshapeable(d, i) || n.migStrategy != MigStrategy::kMixed || n.hasGpuPods) continue;
+    const int g = reshapeMixed(d, i, need - gained, true);
+    if (g > 0) {
+      because(
+          d, i, Lever::kMigReshape, WhyCode::kReshaped,
+          fmt::format("+{} pods, MIG enabled on an idle GPU (every GPU of the node resets)", g));
+    }
     gained += g;
   }
   return gained;
 }
 
-int PlanBuilder::reshapeMixed(const WorkloadDemand& d, std::size_t i, int need) {
+void PlanBuilder::whyModeUnchanged(const WorkloadDemand& d, std::size_t i,
+                                   const std::vector<int>& idle) {
+  const NodeState& n = snap_.nodes[i];
+  if (idle.empty()) return;
+  const std::string gpus = fmt::format("GPU {} {} idle with MIG disabled", fmt::join(idle, ","),
+                                       idle.size() == 1 ? "is" : "are");
+  if (!d.policy->migModeChange.enable) {
+    because(d, i, Lever::kMigReshape, WhyCode::kMigModeOff,
+            gpus +
+                "; the policy's migModeChange is off (enabling MIG resets every GPU of the "
+                "node, and some platforms reboot it)");
+  } else if (n.hasGpuPods) {
+    because(d, i, Lever::kMigReshape, WhyCode::kMigModeBusyNode,
+            gpus + ", but the node holds GPU pods and a MIG mode change resets every GPU of it");
+  }
+}
+
+int PlanBuilder::reshapeMixed(const WorkloadDemand& d, std::size_t i, int need, bool switchMode) {
   const NodeState& n = snap_.nodes[i];
   const std::string base(unsharedResourceName(d.resource));
   const MigProfile* profile = profileForResource(*n.model, base);
   if (profile == nullptr || !filterFor(*d.policy).allows(*profile)) {
+    if (switchMode) return 0;  // said in the first pass
     because(d, i, Lever::kMigReshape, WhyCode::kProfileNotAllowed,
             fmt::format("{} is not a MIG profile of {} the policy lets a reshape create", base,
                         n.model->name));
@@ -105,13 +142,16 @@ int PlanBuilder::reshapeMixed(const WorkloadDemand& d, std::size_t i, int need) 
   const std::int64_t used = usedOn(i, d.resource);
   int gained = 0;
   int migGpus = 0, busy = 0;
+  std::vector<int> idleDisabled;  // idle whole GPUs: MIG could be enabled there
   for (std::size_t gpu = 0; gpu < nodes_[i].gpus.size() && gained < need; ++gpu) {
     const MigGpuSetting& cur = nodes_[i].gpus[gpu];
     migGpus += cur.migEnabled ? 1 : 0;
     busy += cur.migEnabled && n.gpus[gpu].busy ? 1 : 0;
-    // MIG mode never changes here: that needs a GPU reset, which other GPUs' pods may not
-    // survive.
-    if (nodes_[i].reshaped[gpu] || !cur.migEnabled || n.gpus[gpu].busy) continue;
+    if (!cur.migEnabled && !n.gpus[gpu].busy && !nodes_[i].reshaped[gpu])
+      idleDisabled.push_back(static_cast<int>(gpu));
+    // A MIG mode change needs a GPU reset of the whole node (reshapeFor's second pass, on nodes
+    // without GPU pods); the first pass changes geometry only.
+    if (nodes_[i].reshaped[gpu] || cur.migEnabled == switchMode || n.gpus[gpu].busy) continue;
     const int before = podsOn(d, i);
     const int have = countOf(cur.geometry, profile->name);
     const MigGeometry* best = nullptr;
@@ -140,8 +180,15 @@ int PlanBuilder::reshapeMixed(const WorkloadDemand& d, std::size_t i, int need) 
     setGeometry(i, gpu, *best);
     gained += bestGain;
   }
-  if (gained == 0) because(d, noReshapeGain(n, migGpus, busy));
-  return gained;
+  if (gained > 0) return gained;
+  if (switchMode) {
+    because(d, i, Lever::kMigReshape, WhyCode::kNoReshapeGain,
+            "no allowed geometry of the idle GPUs with MIG disabled adds a pod");
+    return 0;
+  }
+  if (migGpus > 0 || idleDisabled.empty()) because(d, noReshapeGain(n, migGpus, busy));
+  whyModeUnchanged(d, i, idleDisabled);
+  return 0;
 }
 
 int PlanBuilder::reshapeSingle(const WorkloadDemand& d, std::size_t i) {
@@ -190,13 +237,14 @@ void PlanBuilder::restoreMig(const WorkloadDemand& d, int floorPods) {
     for (std::size_t gpu = 0; gpu < w.gpus.size(); ++gpu) {
       const MigGpuSetting& to = (*n.restoreGpus)[gpu];
       sameMode = sameMode && to.migEnabled == w.gpus[gpu].migEnabled;
-      changes = changes || to.geometry != w.gpus[gpu].geometry;
+      changes = changes || to != w.gpus[gpu];
     }
-    if (!changes || !sameMode) continue;
+    // Switching MIG off again is a mode change: only when the policy allows those (the node holds
+    // no GPU pod, checked above).
+    if (!changes || (!sameMode && !d.policy->migModeChange.enable)) continue;
     const WorkingNode saved = w;
     for (std::size_t gpu = 0; gpu < w.gpus.size(); ++gpu) {
-      if ((*n.restoreGpus)[gpu].geometry != w.gpus[gpu].geometry)
-        setGeometry(i, gpu, (*n.restoreGpus)[gpu].geometry);
+      if ((*n.restoreGpus)[gpu] != w.gpus[gpu]) setSetting(i, gpu, (*n.restoreGpus)[gpu]);
     }
     if (ceiling(d) < floorPods) {
       w = saved;
@@ -213,9 +261,10 @@ std::optional<MigReconfigure> PlanBuilder::migAction(std::size_t i) const {
   MigReconfigure a;
   a.node = n.name;
   for (std::size_t gpu = 0; gpu < w.gpus.size(); ++gpu) {
-    const MigGeometry& from = n.gpus[gpu].setting.geometry;
-    if (w.reshaped[gpu] && w.gpus[gpu].geometry != from) {
-      a.gpus.push_back({static_cast<int>(gpu), from, w.gpus[gpu].geometry});
+    const MigGpuSetting& from = n.gpus[gpu].setting;
+    if (w.reshaped[gpu] && w.gpus[gpu] != from) {
+      a.gpus.push_back({static_cast<int>(gpu), from.geometry, w.gpus[gpu].geometry, from.migEnabled,
+                        w.gpus[gpu].migEnabled});
     }
   }
   if (a.gpus.empty()) return std::nullopt;

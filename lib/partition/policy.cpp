@@ -107,6 +107,16 @@ MpsPolicy parseMps(const YAML::Node& node) {
   return m;
 }
 
+MigModeChangePolicy parseMigModeChange(const YAML::Node& node) {
+  MigModeChangePolicy m;
+  forEachField(node, "migModeChange", [&](const std::string& k, const YAML::Node& v) {
+    if (k != "enable") return false;
+    m.enable = core::yamlAs<bool>(v, k);
+    return true;
+  });
+  return m;
+}
+
 std::vector<std::string> parseNamespaces(const YAML::Node& v) {
   auto list = core::yamlAs<std::vector<std::string>>(v, "hpaNamespaces");
   if (list.empty()) {
@@ -232,6 +242,8 @@ Policy parsePolicy(const YAML::Node& node) {
       });
     } else if (key == "mps") {
       p.mps = parseMps(v);
+    } else if (key == "migModeChange") {
+      p.migModeChange = parseMigModeChange(v);
     } else if (key == "nodeSelector") {
       p.nodeSelector = core::yamlAs<std::map<std::string, std::string>>(v, key);
     } else if (key == "excludeNodes") {

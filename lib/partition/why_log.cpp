@@ -65,7 +65,7 @@ WhyReason noReshapeGain(const NodeState& n, int migGpus, int busy) {
   };
   if (migGpus == 0) {
     return reason(WhyCode::kMigDisabled,
-                  "no GPU has MIG enabled (MIG mode is never switched on here)");
+                  "no GPU has MIG enabled, and none is idle to switch it on");
   }
   if (busy < migGpus) {
     return reason(WhyCode::kNoReshapeGain,

@@ -12,7 +12,7 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-constexpr std::array<std::pair<WhyCode, std::string_view>, 30> kNames{{
+constexpr std::array<std::pair<WhyCode, std::string_view>, 32> kNames{{
     {WhyCode::kNotBlocked, "NotBlocked"},
     {WhyCode::kScaleUpCooldown, "ScaleUpCooldown"},
     {WhyCode::kWaitingForMapping, "WaitingForMapping"},
@@ -43,6 +43,8 @@ constexpr std::array<std::pair<WhyCode, std::string_view>, 30> kNames{{
     {WhyCode::kSaturated, "Saturated"},
     {WhyCode::kNoTimeSlicingGain, "NoTimeSlicingGain"},
     {WhyCode::kTimeSliced, "TimeSliced"},
+    {WhyCode::kMigModeOff, "MigModeOff"},
+    {WhyCode::kMigModeBusyNode, "MigModeBusyNode"},
 }};
 
 const WhyReason* find(const HpaWhy& why, WhyCode code) {

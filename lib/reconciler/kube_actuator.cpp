@@ -46,7 +46,7 @@ std::vector<partition::MigGpuSetting> settingsAfter(const partition::MigReconfig
   auto settings = settingsOf(node);
   for (const auto& g : a.gpus) {
     if (g.index >= 0 && static_cast<std::size_t>(g.index) < settings.size()) {
-      settings[g.index] = {true, g.to};
+      settings[g.index] = {g.toMigEnabled, g.to};
     }
   }
   return settings;
@@ -61,7 +61,12 @@ KubeActuator::NodeWork migWork(const partition::MigReconfigure& a,
   partition::MigPartedConfig file;
   file.configs[a.configName] = a.entries;
   w.intent.config = partition::emitMigPartedConfig(file);
-  for (const auto& g : a.gpus) w.intent.gpus.push_back(g.index);
+  // A MIG mode change resets every GPU of the node: every one of them must be idle.
+  if (a.switchesMigMode()) {
+    for (const auto& g : node.gpus) w.intent.gpus.push_back(g.index);
+  } else {
+    for (const auto& g : a.gpus) w.intent.gpus.push_back(g.index);
+  }
   // The device plugin shares the new partitions as its current config says.
   const partition::SharingConfig* sharing =
       node.devicePluginConfig && node.devicePluginConfig->timeSlicing

@@ -111,12 +111,12 @@ class GpuOperatorEmulator::Impl {
         }
         gpus = std::move(*resolved);
       }
-      NodeState state{
-          spec,
-          MigManagerModel(spec, scenario_.gpuOperator.reconfigureDelay, spec.migConfig, gpus),
-          {},
-          {},
-          false};
+      NodeState state{spec,
+                      MigManagerModel(spec, scenario_.gpuOperator.reconfigureDelay, spec.migConfig,
+                                      gpus, scenario_.gpuOperator.modeChange),
+                      {},
+                      {},
+                      false};
       const std::string& dp = spec.devicePluginConfig.empty()
                                   ? scenario_.gpuOperator.devicePluginDefault
                                   : spec.devicePluginConfig;
@@ -483,8 +483,8 @@ class GpuOperatorEmulator::Impl {
       allocatable_.Add({{"node", node.spec.name}, {"resource", name}})
           .Set(it == adv.allocatable.end() ? 0 : it->second);
     }
-    for (auto state :
-         {MigConfigState::kSuccess, MigConfigState::kPending, MigConfigState::kFailed}) {
+    for (auto state : {MigConfigState::kSuccess, MigConfigState::kPending,
+                       MigConfigState::kRebooting, MigConfigState::kFailed}) {
       migState_.Add({{"node", node.spec.name}, {"state", std::string(migConfigStateName(state))}})
           .Set(node.spec.migCapable && node.migManager.state() == state ? 1 : 0);
     }

@@ -26,6 +26,8 @@ std::string_view migConfigStateName(MigConfigState state) {
       return "success";
     case MigConfigState::kPending:
       return "pending";
+    case MigConfigState::kRebooting:
+      return "rebooting";
     case MigConfigState::kFailed:
       return "failed";
   }
@@ -34,20 +36,22 @@ std::string_view migConfigStateName(MigConfigState state) {
 
 MigManagerModel::MigManagerModel(GpuNodeSpec node, std::chrono::milliseconds delay,
                                  std::string initialConfig,
-                                 std::vector<partition::MigGpuSetting> gpus)
+                                 std::vector<partition::MigGpuSetting> gpus,
+                                 MigModeChangeSpec modeChange)
     : node_(std::move(node)),
       delay_(delay),
+      modeChange_(modeChange),
       observed_(std::move(initialConfig)),
       gpus_(std::move(gpus)) {}
 
 std::optional<SteadyTime> MigManagerModel::deadline() const {
-  return state_ == MigConfigState::kPending ? due_ : std::nullopt;
+  return running() ? due_ : std::nullopt;
 }
 
 std::string MigManagerModel::observeLabel(const std::string& label,
                                           const MigConfigResolver& resolve, SteadyTime now) {
   if (label == observed_) return "";
-  if (state_ == MigConfigState::kPending) {
+  if (running()) {
     queued_ = label;
     return fmt::format("mig.config changed to \"{}\" during a run; queued", label);
   }
@@ -77,38 +81,64 @@ std::string MigManagerModel::start(const std::string& label, const MigConfigReso
   injectedFailure_ = injected != nullptr;
   injected_ = injected != nullptr ? injected->mode : FailureMode::kFail;
   target_ = std::move(*target);
+  switchesMode_ = false;
+  for (std::size_t i = 0; i < gpus_.size() && i < target_.size(); ++i) {
+    switchesMode_ = switchesMode_ || target_[i].migEnabled != gpus_[i].migEnabled;
+  }
+  if (switchesMode_) ++modeChanges_;
   state_ = MigConfigState::kPending;
-  due_ = injectedFailure_ && injected_ == FailureMode::kHang ? std::nullopt
-                                                             : std::optional(now + delay_);
-  return fmt::format("reconfiguration {} to \"{}\": pending, device plugin paused ({} -> {})",
-                     reconfigurations_, label, describe(gpus_), describe(target_));
+  due_ = injectedFailure_ && injected_ == FailureMode::kHang
+             ? std::nullopt
+             : std::optional(now + (switchesMode_ ? modeChange_.delay : delay_));
+  return fmt::format("reconfiguration {} to \"{}\": pending, device plugin paused{} ({} -> {})",
+                     reconfigurations_, label, switchesMode_ ? ", MIG mode change" : "",
+                     describe(gpus_), describe(target_));
+}
+
+std::string MigManagerModel::conclude(SteadyTime now, const std::set<int>& busyGpus) {
+  if (injectedFailure_) {
+    return finish(MigConfigState::kFailed,
+                  fmt::format("reconfiguration {}: injected failure", reconfigurations_));
+  }
+  std::vector<int> blocked;
+  for (int i = 0; i < static_cast<int>(gpus_.size()); ++i) {
+    // A mode change resets every GPU of the node; a geometry change rebuilds only the GPUs whose
+    // setting changes.
+    const bool rebuilt = i < static_cast<int>(target_.size()) && !(target_[i] == gpus_[i]);
+    if ((switchesMode_ || rebuilt) && busyGpus.contains(i)) blocked.push_back(i);
+  }
+  if (!blocked.empty()) {
+    return finish(
+        MigConfigState::kFailed,
+        fmt::format("reconfiguration {}: GPU {} in use by another client (running pods){}",
+                    reconfigurations_, fmt::join(blocked, ","),
+                    switchesMode_ ? "; a MIG mode change resets every GPU of the node" : ""));
+  }
+  if (switchesMode_ && modeChange_.reboots) {
+    state_ = MigConfigState::kRebooting;
+    due_ = now + modeChange_.rebootDelay;
+    return fmt::format("reconfiguration {}: the MIG mode change needs a node reboot -> rebooting",
+                       reconfigurations_);
+  }
+  gpus_ = target_;
+  return finish(MigConfigState::kSuccess, fmt::format("reconfiguration {}: applied ({})",
+                                                      reconfigurations_, describe(gpus_)));
 }
 
 std::string MigManagerModel::tick(SteadyTime now, const std::set<int>& busyGpus,
                                   const MigConfigResolver& resolve) {
   std::string log;
   if (state_ == MigConfigState::kPending && due_ && now >= *due_) {
-    std::vector<int> blocked;
-    for (int i = 0; i < static_cast<int>(gpus_.size()); ++i) {
-      if (i < static_cast<int>(target_.size()) && !(target_[i] == gpus_[i]) &&
-          busyGpus.contains(i)) {
-        blocked.push_back(i);
-      }
-    }
-    if (injectedFailure_) {
-      log = finish(MigConfigState::kFailed,
-                   fmt::format("reconfiguration {}: injected failure", reconfigurations_));
-    } else if (!blocked.empty()) {
-      log = finish(MigConfigState::kFailed,
-                   fmt::format("reconfiguration {}: GPU {} in use by another client (running pods)",
-                               reconfigurations_, fmt::join(blocked, ",")));
-    } else {
-      gpus_ = target_;
-      log = finish(MigConfigState::kSuccess, fmt::format("reconfiguration {}: applied ({})",
-                                                         reconfigurations_, describe(gpus_)));
-    }
+    log = conclude(now, busyGpus);
+  } else if (state_ == MigConfigState::kRebooting && due_ && now >= *due_) {
+    // The node is back; pods it held were gone with the reboot (the mode change needed every GPU
+    // idle to start).
+    gpus_ = target_;
+    log = finish(MigConfigState::kSuccess,
+                 fmt::format("reconfiguration {}: node rebooted, applied ({})", reconfigurations_,
+                             describe(gpus_)));
   }
-  if (state_ != MigConfigState::kPending && queued_) {
+  if (!running() && queued_) {
     std::string label = std::move(*queued_);
     queued_.reset();
     std::string next = observeLabel(label, resolve, now);

@@ -177,7 +177,8 @@ OperatorSpec parseOperator(const YAML::Node& node) {
   op.namespaceName = get<std::string>(node, "namespace", op.namespaceName);
   if (const YAML::Node mm = node["migManager"]; mm && !mm.IsNull()) {
     expectKeys(mm, "migManager",
-               {"defaultConfigMap", "customConfigMap", "customConfig", "reconfigureSeconds"});
+               {"defaultConfigMap", "customConfigMap", "customConfig", "reconfigureSeconds",
+                "modeChangeSeconds", "modeChangeReboots", "rebootSeconds"});
     op.defaultMigConfigMap = get<std::string>(mm, "defaultConfigMap", op.defaultMigConfigMap);
     op.customMigConfigMap = get<std::string>(mm, "customConfigMap", "");
     if (mm["customConfig"]) {
@@ -187,6 +188,9 @@ OperatorSpec parseOperator(const YAML::Node& node) {
       if (op.customMigConfigMap.empty()) op.customMigConfigMap = "custom-mig-parted-config";
     }
     op.reconfigureDelay = seconds(mm, "reconfigureSeconds", op.reconfigureDelay);
+    op.modeChange.delay = seconds(mm, "modeChangeSeconds", op.modeChange.delay);
+    op.modeChange.reboots = get<bool>(mm, "modeChangeReboots", op.modeChange.reboots);
+    op.modeChange.rebootDelay = seconds(mm, "rebootSeconds", op.modeChange.rebootDelay);
   }
   if (const YAML::Node dp = node["devicePlugin"]; dp && !dp.IsNull()) {
     expectKeys(dp, "devicePlugin", {"configMap", "default", "configs", "reloadSeconds"});

@@ -6,14 +6,16 @@
 //
 // JSON shape (`planToJson`):
 //   {"demands":[{"namespace","name","resource","ceiling","wanted"}],
-//    "actions":[{"kind":"MigReconfigure","node","gpus":[{"index","from","to"}],"config"}
+//    "actions":[{"kind":"MigReconfigure","node","gpus":[{"index","from","to"[,"migEnabled"]}],
+//                "config"}
 //              |{"kind":"TimeSlicing"|"Mps","node","resource","replicas"}
 //              |{"kind":"SetMaxReplicas","namespace","name","from","to"}],
 //    "capacityAfter":[{"namespace","name","ceiling"}],
 //    "promiseCuts":[{"namespace","name","from","to"}]}   (only when the plan cuts a promise)
 // where "from"/"to" of a GPU are mig-devices maps ({"1g.5gb": 7}) and "config" is the named
 // mig-parted config to add to the mig-manager ConfigMap and select with the node label
-// `nvidia.com/mig.config`:
+// `nvidia.com/mig.config`; "migEnabled" ({"from": false, "to": true}) is there only for a GPU whose
+// MIG mode changes:
 // {"name": "...", "entries": [{"devices": [0, 1], "mig-enabled": true, "mig-devices": {...}}]}.
 //
 // Thread safety: values.
@@ -35,14 +37,21 @@ namespace gpuscale::partition {
 struct GpuChange {
   int index = 0;
   MigGeometry from, to;
+  // MIG mode before and after; they differ only when the policy allows mode changes
+  // (MigModeChangePolicy).
+  bool fromMigEnabled = true, toMigEnabled = true;
+  bool switchesMigMode() const { return fromMigEnabled != toMigEnabled; }
 };
 
 // Rebuild the listed GPUs of an idle node through mig-manager.
 struct MigReconfigure {
   std::string node;
-  std::vector<GpuChange> gpus;          // only GPUs whose geometry changes
+  std::vector<GpuChange> gpus;          // only GPUs whose setting changes
   std::string configName;               // ownedConfigName(node, entries): config_name.h
   std::vector<MigConfigEntry> entries;  // every GPU of the node, per-GPU `devices:` lists
+  // Some GPU's MIG mode changes: mig-parted then resets every GPU of the node (and the node may
+  // reboot), so every GPU of the node must be idle, not only the listed ones.
+  bool switchesMigMode() const;
 };
 
 // Set the node's sharing replicas for one resource (node-wide, as the device plugin allows):

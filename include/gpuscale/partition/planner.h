@@ -8,12 +8,18 @@
 //   migReshape  - rebuild idle GPUs: every GPU of a node with no GPU pod bound to it, and on a
 //                 mixed-strategy node with GPU pods the MIG-enabled GPUs whose `busy` the caller
 //                 cleared (a per-GPU mapping; by default one GPU pod makes every GPU of its node
-//                 busy). MIG mode is never switched on or off here. Per GPU it picks,
+//                 busy). Per GPU it picks,
 //                 among the maximal geometries of the allowed profiles, one that covers the
 //                 remaining need while removing the fewest existing instances and introducing the
 //                 fewest new profile types (else the one adding the most). Single-strategy nodes
 //                 are rebuilt uniformly to the allowed profile with the most instances. Nodes are
 //                 changed with a per-GPU mig-parted config that restates untouched GPUs.
+//                 MIG mode changes only under the policy's migModeChange (default off), after
+//                 every geometry change of the workload's nodes fell short: an idle GPU with MIG
+//                 disabled on a mixed-strategy node without any GPU pod (mig-parted resets every
+//                 GPU of the node for a mode change) gets MIG and the geometry that covers the
+//                 need; without the opt-in `explain` says MigModeOff for such a GPU. Give-back
+//                 (migGiveBack: restore) disables MIG again only under the same opt-in.
 //   timeSlicing - raise node-wide replicas of the workload's resource, up to the policy's
 //   per-device limit
 //                 and to partition memory / per-pod GPU memory, by the least step that covers the

@@ -35,6 +35,9 @@
 //       maxReplicas: 4                 # per GPU, 2..48; memory and compute split evenly
 //       perPodGpuMemory: 3Gi           # default: timeSlicing.perPodGpuMemory
 //       changeBusyNodes: false         # true: also nodes whose GPUs hold pods
+//     migModeChange:                   # switch MIG on for an idle whole GPU of a MIG-capable
+//       enable: false                  # model (and off again on give-back); default off, see
+//                                      # MigModeChangePolicy
 //     nodeSelector: {pool: gpu}        # nodes the reconciler may change
 //     excludeNodes:                    # label selectors: a node any of them matches is never
 //     - matchExpressions:              # changed (pools whose MIG profile the platform fixes)
@@ -103,6 +106,28 @@ struct MpsPolicy {
   bool changeBusyNodes = false;
 };
 
+// Whether a reshape may switch a GPU's MIG mode: enable MIG on a whole GPU (MIG disabled) of a
+// MIG-capable model to give it the partitions a blocked workload needs, and, with
+// `migGiveBack: restore`, disable it again once the burst is over. Off by default, because a
+// mode change is much heavier than a geometry change:
+// - it needs a GPU reset on Ampere (A100, A30): mig-parted resets *every* GPU of the node when any
+//   mode change is pending, and clears every MIG-enabled GPU the config selects, so no GPU of the
+//   node may hold a process; the planner switches mode only on nodes with no GPU pod at all;
+// - under hypervisor pass-through and on some cloud VMs the GPU cannot be reset in place
+//   (NVML answers "reset required") and the node must reboot: mig-manager then sets
+//   `nvidia.com/mig.config.state=rebooting` and reboots the node, which restarts every pod on it,
+//   GPU or not;
+// - with a preinstalled driver mig-manager stops host GPU clients (DCGM, nvsm, ...) and, for a
+//   mode change only, kubelet itself, and waits 30 s;
+// - as for every mig-manager run, the device plugin, GPU Feature Discovery and dcgm-exporter are
+//   paused on the whole node for its duration, so the node's GPU resources read 0 allocatable
+//   and GPU metrics go missing for every pod of the node.
+// Operators who know their platform resets in place and whose GPU nodes may lose kubelet briefly
+// turn it on.
+struct MigModeChangePolicy {
+  bool enable = false;
+};
+
 struct Policy {
   std::string name;
   std::vector<std::string> hpas;
@@ -113,6 +138,7 @@ struct Policy {
   int maxTimeSlicingReplicas = 4;
   std::optional<double> perPodGpuMemoryBytes;
   MpsPolicy mps;
+  MigModeChangePolicy migModeChange;
   // Utilisation (0..1) at which a node's devices count as saturated: extra time-slicing replicas
   // there add pods, not throughput (lever_choice.h).
   double timeSlicingSaturation = 0.8;

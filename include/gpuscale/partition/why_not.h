@@ -29,6 +29,10 @@
 //   NotMigCapable (migReshape)        no MIG-capable GPU model recognised
 //   MigGeometryUnknown (migReshape)   the node's per-GPU layout does not resolve
 //   MigDisabled (migReshape)          MIG strategy none, or no GPU with MIG enabled
+//   MigModeOff (migReshape)           an idle GPU has MIG disabled and the policy's
+//                                     migModeChange is off (enabling MIG resets the node's GPUs)
+//   MigModeBusyNode (migReshape)      an idle GPU has MIG disabled, but the node holds GPU pods
+//                                     and a mode change resets every GPU of the node
 //   GpuPodsOnNode (migReshape)        single strategy with GPU pods (the node changes as a whole)
 //   GpusBusy (migReshape)             every MIG GPU holds pods: by the per-GPU mapping, or by the
 //                                     node-level rule when the mapping has no answer (fallback)
@@ -95,6 +99,8 @@ enum class WhyCode {
   kSaturated,
   kNoTimeSlicingGain,
   kTimeSliced,
+  kMigModeOff,
+  kMigModeBusyNode,
 };
 
 // "NotBlocked", "ScaleUpCooldown", ... (the names in the file comment).

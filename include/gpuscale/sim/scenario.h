@@ -63,6 +63,21 @@ struct GpuNodeSpec {
   const InjectedFailure* failureFor(int n) const;
 };
 
+// How mig-manager's mode phase goes on this platform: a config that switches some GPU's MIG mode
+// makes mig-parted clear every MIG-enabled GPU the config selects and reset every GPU of the node
+// (one pending change is enough), which NVML refuses while any of them is in use; under
+// hypervisor pass-through and on some cloud VMs the reset is not possible at all and the node
+// must reboot (mig-manager with WITH_REBOOT=true sets the state `rebooting` and reboots it).
+struct MigModeChangeSpec {
+  // `migManager.modeChangeSeconds`: pending -> reset done (operands stopped, host GPU clients
+  // stopped, a 30 s settle, the reset), longer than a geometry change.
+  std::chrono::milliseconds delay{45000};
+  // `migManager.modeChangeReboots`: the platform needs a node reboot for a mode change.
+  bool reboots = false;
+  // `migManager.rebootSeconds`: rebooting -> success (the node is back, the config applied).
+  std::chrono::milliseconds rebootDelay{180000};
+};
+
 struct OperatorSpec {
   std::string namespaceName = "gpu-operator";
   // mig-manager: the GPU Operator's default ConfigMap (generated from the partition catalog) and an
@@ -71,6 +86,7 @@ struct OperatorSpec {
   std::string customMigConfigMap;                             // "" = none
   std::optional<partition::MigPartedConfig> customMigConfig;  // its `config.yaml`
   std::chrono::milliseconds reconfigureDelay{5000};           // pending -> success/failed
+  MigModeChangeSpec modeChange;  // a config that switches MIG mode on some GPU
   // Device plugin: ClusterPolicy devicePlugin.config {name, default} and the ConfigMap's keys.
   std::string devicePluginConfigMap = "device-plugin-config";
   std::string devicePluginDefault;                         // "" = no sharing unless labelled

@@ -36,6 +36,7 @@ TEST(PolicyTest, ParsesEveryField) {
   cooldown: {scaleUp: 1m, scaleDown: 1h30m}
   tolerance: 0.05
   migGiveBack: restore
+  migModeChange: {enable: true}
 - name: batch
   hpaNamespaces: ["*"]
   maxReplicas: {factor: 2}
@@ -54,6 +55,8 @@ TEST(PolicyTest, ParsesEveryField) {
   EXPECT_DOUBLE_EQ(p.tolerance, 0.05);
   EXPECT_TRUE(p.migRestore);
   EXPECT_FALSE(set->policies[1].migRestore) << "keep unless asked";
+  EXPECT_TRUE(p.migModeChange.enable);
+  EXPECT_FALSE(set->policies[1].migModeChange.enable) << "MIG mode never changes unless asked";
   EXPECT_EQ(p.hardMaxFor(7), 28);
   EXPECT_EQ(set->policies[1].hardMaxFor(7), 14);
   EXPECT_TRUE(p.selectsNode({{"pool", "gpu"}, {"zone", "a"}}));
@@ -296,6 +299,9 @@ TEST(PolicyTest, RejectsBadPolicies) {
       {"bad MPS memory", "name: a\nmps: {perPodGpuMemory: -1Gi}\n", "perPodGpuMemory"},
       {"unknown MPS field", "name: a\nmps: {replicas: 4}\n",
        "unexpected field \"replicas\" in mps"},
+      {"unknown migModeChange field", "name: a\nmigModeChange: {enabled: true}\n",
+       "unexpected field \"enabled\" in migModeChange"},
+      {"migModeChange not a boolean", "name: a\nmigModeChange: {enable: sometimes}\n", "enable"},
       {"lever twice", "name: a\nlevers: [timeSlicing, timeSlicing]\n", "twice"},
       {"missing name", "levers: [timeSlicing]\n", "needs a name"},
       {"duplicate names",

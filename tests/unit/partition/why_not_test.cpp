@@ -219,7 +219,7 @@ TEST(WhyNotTest, CooldownAndJsonShape) {
 }
 
 TEST(WhyNotTest, EveryCodeHasAName) {
-  for (int c = 0; c <= static_cast<int>(WhyCode::kTimeSliced); ++c) {
+  for (int c = 0; c <= static_cast<int>(WhyCode::kMigModeBusyNode); ++c) {
     EXPECT_NE(whyCodeName(static_cast<WhyCode>(c)), "Unknown") << c;
   }
 }

@@ -418,6 +418,58 @@ TEST_F(ActuatorTest, PodBetweenPlanAndActionIsCheckedPerGpuWhenTheMappingKnows) 
   }
 }
 
+// A MIG mode change resets every GPU of its node: right before the flip the actuator checks every
+// GPU of the node for pods, not only the one whose mode changes. Node `pair` has two A100s with MIG
+// disabled; the plan enables MIG on GPU 0 for the app blocked on `busy`.
+TEST_F(ActuatorTest, ModeChangeIsCheckedOnEveryGpuOfTheNode) {
+  struct Row {
+    const char* what;
+    bool podOnGpu1;
+    int flips;  // of nvidia.com/mig.config on `pair`
+  };
+  const std::vector<Row> rows{
+      {"nothing appeared on the node: the change goes ahead", false, 1},
+      {"a pod appeared on GPU 1, which keeps its setting: the reset would take it", true, 0},
+  };
+  const std::string k1g = "nvidia.com/mig-1g.5gb";
+  for (const auto& row : rows) {
+    SCOPED_TRACE(row.what);
+    fake_ = std::make_shared<gpuscale::testing::FakeKubeClient>();
+    client_ = std::make_shared<RecordingClient>(fake_);
+    events_ = std::make_shared<MemoryEventRecorder>();
+    auto pair = partition::testing::migNode("pair", "NVIDIA-A100-SXM4-40GB", 2, "all-disabled", {});
+    pair["status"]["allocatable"]["nvidia.com/gpu"] = "2";
+    std::vector<json> items{partition::testing::migNode("busy", "NVIDIA-A100-SXM4-40GB", 1,
+                                                        "all-1g.5gb", {{"1g.5gb", 7}}),
+                            pair};
+    partition::testing::append(items, partition::testing::blockedApp("app", k1g, "busy", 7, 0));
+    testing::seed(*fake_, partition::testing::migCluster(items));
+    options_.maxNodesInFlight = 1;
+    const std::string policyFile = ::testing::TempDir() + "mode-change-policy.yaml";
+    std::ofstream(policyFile) << "policies:\n- name: default\n  hpaNamespaces: [default]\n"
+                                 "  maxReplicas: {hard: 14}\n  migModeChange: {enable: true}\n";
+    // GPU 1 of `pair` holds a pod when one is there; `busy`'s only GPU is busy.
+    auto mapping = std::make_shared<testing::FixedGpuPodMapping>(
+        GpuOccupancy{{0, 1}, {row.podOnGpu1 ? 1 : 0}});
+    auto c = controller(false, mapping, policyFile);
+    auto stale = objectsOf(*fake_);  // the plan is made from this view: no pod on `pair`
+    if (row.podOnGpu1) {
+      auto pod = partition::testing::gpuPod("default", "other", 0, "nvidia.com/gpu", "pair");
+      ASSERT_TRUE(
+          fake_->create(kube::ResourceRef::collection("", "v1", "pods", "default"), pod).ok());
+    }
+    auto r = c->pass(stale, t0_);
+    ASSERT_FALSE(r.plan.actions.empty());
+    const auto* mig = std::get_if<partition::MigReconfigure>(&r.plan.actions.front());
+    ASSERT_NE(mig, nullptr);
+    EXPECT_EQ(mig->node, "pair");
+    EXPECT_TRUE(mig->switchesMigMode());
+    EXPECT_EQ(
+        client_->countWhere([](const Write& w) { return flips(w, "pair", k8s::kMigConfigLabel); }),
+        row.flips);
+  }
+}
+
 TEST_F(ActuatorTest, RestartedReconcilerResumesFromTheIntentAnnotation) {
   options_.maxNodesInFlight = 1;
   {

@@ -50,6 +50,27 @@ struct Case {
   std::vector<Step> steps;
 };
 
+// Plays `steps` on `model` and checks the state, the pause, the GPUs and the log after each.
+void play(MigManagerModel& model, const std::vector<Step>& steps, const MigConfigResolver& resolver,
+          const std::string& what) {
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const Step& s = steps[i];
+    const auto now = SteadyTime{} + seconds(s.t);
+    std::string log;
+    if (s.label != nullptr) log += model.observeLabel(s.label, resolver, now);
+    log += model.tick(now, s.busy, resolver);
+    const std::string at = what + " (step " + std::to_string(i) + ")";
+    EXPECT_EQ(model.state(), s.state) << at;
+    EXPECT_EQ(model.paused(), s.paused) << at;
+    EXPECT_EQ(model.gpus(), s.gpus) << at;
+    if (*s.log == '\0') {
+      EXPECT_TRUE(s.label != nullptr || log.empty()) << at << ": " << log;
+    } else {
+      EXPECT_THAT(log, HasSubstr(s.log)) << at;
+    }
+  }
+}
+
 TEST(MigManagerModelTest, StateMachine) {
   using S = MigConfigState;
   const std::vector<MigGpuSetting> ones{kSeven, kSeven}, threes{kTwo3g, kTwo3g},
@@ -105,24 +126,83 @@ TEST(MigManagerModelTest, StateMachine) {
   };
   for (const auto& c : cases) {
     MigManagerModel model(node(c.failures), seconds(5), "all-1g", {kSeven, kSeven});
-    const auto t0 = SteadyTime{};
-    for (size_t i = 0; i < c.steps.size(); ++i) {
-      const Step& s = c.steps[i];
-      const auto now = t0 + seconds(s.t);
-      std::string log;
-      if (s.label != nullptr) log += model.observeLabel(s.label, resolve, now);
-      log += model.tick(now, s.busy, resolve);
-      const std::string at = std::string(c.what) + " (step " + std::to_string(i) + ")";
-      EXPECT_EQ(model.state(), s.state) << at;
-      EXPECT_EQ(model.paused(), s.paused) << at;
-      EXPECT_EQ(model.gpus(), s.gpus) << at;
-      if (*s.log == '\0') {
-        EXPECT_TRUE(s.label != nullptr || log.empty()) << at << ": " << log;
-      } else {
-        EXPECT_THAT(log, HasSubstr(s.log)) << at;
-      }
-    }
+    play(model, c.steps, resolve, c.what);
   }
+}
+
+const MigGpuSetting kDisabled{false, {}};
+
+// Configs for mode changes on a two-GPU node that starts as GPU 0 all-1g.5gb, GPU 1 MIG disabled:
+// "enable-1" (GPU 1 to seven 1g.5gb), "disable-1" (GPU 1 back to MIG disabled).
+std::optional<std::vector<MigGpuSetting>> resolveMode(const std::string& name,
+                                                      const std::vector<MigGpuSetting>& current) {
+  if (name == "enable-1") return std::vector{current[0], kSeven};
+  if (name == "disable-1") return std::vector{current[0], kDisabled};
+  if (name == "gpu0-3g") return std::vector{kTwo3g, current[1]};
+  return std::nullopt;
+}
+
+struct ModeCase {
+  const char* what;
+  bool reboots;
+  std::vector<Step> steps;
+};
+
+TEST(MigManagerModelTest, ModeChange) {
+  using S = MigConfigState;
+  const std::vector<MigGpuSetting> before{kSeven, kDisabled}, enabled{kSeven, kSeven},
+      reshaped{kTwo3g, kDisabled};
+  // Geometry changes take 5 s, mode changes 20 s, a reboot 60 s.
+  const ModeCase cases[] = {
+      {"idle node: pending for the longer mode-change delay, then success",
+       false,
+       {{0, "enable-1", {}, S::kPending, true, before, "MIG mode change"},
+        {5, nullptr, {}, S::kPending, true, before, ""},
+        {19, nullptr, {}, S::kPending, true, before, ""},
+        {20, nullptr, {}, S::kSuccess, false, enabled, "applied"}}},
+      {"a platform that needs a reboot: pending, rebooting (operands paused), success",
+       true,
+       {{0, "enable-1", {}, S::kPending, true, before, "pending"},
+        {20, nullptr, {}, S::kRebooting, true, before, "rebooting"},
+        {79, nullptr, {}, S::kRebooting, true, before, ""},
+        {80, nullptr, {}, S::kSuccess, false, enabled, "node rebooted, applied"}}},
+      {"a pod on the GPU whose mode changes fails the run",
+       false,
+       {{0, "enable-1", {1}, S::kPending, true, before, ""},
+        {20, nullptr, {1}, S::kFailed, false, before, "GPU 1 in use"}}},
+      {"a pod on another GPU of the node fails it too: the reset takes every GPU",
+       true,
+       {{0, "enable-1", {0}, S::kPending, true, before, ""},
+        {20, nullptr, {0}, S::kFailed, false, before, "resets every GPU of the node"}}},
+      {"a geometry change beside a MIG-disabled GPU keeps the short delay and per-GPU rule",
+       true,
+       {{0, "gpu0-3g", {1}, S::kPending, true, before, ""},
+        {5, nullptr, {1}, S::kSuccess, false, reshaped, "applied"}}},
+      {"give-back: disabling MIG again is a mode change as well",
+       false,
+       {{0, "enable-1", {}, S::kPending, true, before, ""},
+        {20, nullptr, {}, S::kSuccess, false, enabled, "applied"},
+        {30, "disable-1", {}, S::kPending, true, enabled, "MIG mode change"},
+        {50, nullptr, {}, S::kSuccess, false, before, "applied"}}},
+      {"a label change while rebooting is queued until the node is back",
+       true,
+       {{0, "enable-1", {}, S::kPending, true, before, ""},
+        {20, nullptr, {}, S::kRebooting, true, before, "rebooting"},
+        {30, "disable-1", {}, S::kRebooting, true, before, "queued"},
+        {80, nullptr, {}, S::kPending, true, enabled, "reconfiguration 2"}}},
+  };
+  for (const auto& c : cases) {
+    MigModeChangeSpec mode;
+    mode.delay = seconds(20);
+    mode.reboots = c.reboots;
+    mode.rebootDelay = seconds(60);
+    MigManagerModel model(node(), seconds(5), "start", before, mode);
+    play(model, c.steps, resolveMode, c.what);
+  }
+}
+
+TEST(MigManagerModelTest, RebootingStateName) {
+  EXPECT_EQ(migConfigStateName(MigConfigState::kRebooting), "rebooting");
 }
 
 TEST(MigManagerModelTest, DeadlineIsTheEndOfThePendingRun) {

@@ -22,6 +22,9 @@ gpuOperator:
   namespace: ops
   migManager:
     reconfigureSeconds: 2.5
+    modeChangeSeconds: 40
+    modeChangeReboots: true
+    rebootSeconds: 90
     customConfigMap: my-mig
     customConfig: |
       version: v1
@@ -82,6 +85,9 @@ TEST(ScenarioTest, ParsesEveryField) {
   EXPECT_EQ(s->name, "demo");
   EXPECT_EQ(s->gpuOperator.namespaceName, "ops");
   EXPECT_EQ(s->gpuOperator.reconfigureDelay, std::chrono::milliseconds(2500));
+  EXPECT_EQ(s->gpuOperator.modeChange.delay, std::chrono::seconds(40));
+  EXPECT_TRUE(s->gpuOperator.modeChange.reboots);
+  EXPECT_EQ(s->gpuOperator.modeChange.rebootDelay, std::chrono::seconds(90));
   EXPECT_EQ(s->gpuOperator.devicePluginReload, std::chrono::milliseconds(1000));
   EXPECT_EQ(s->gpuOperator.dcgmPodDelay, std::chrono::milliseconds(8000));
   EXPECT_EQ(s->gpuOperator.customMigConfigMap, "my-mig");
@@ -286,6 +292,10 @@ TEST(ScenarioTest, RejectsBadInput) {
        "not in gpuOperator.devicePlugin.configs"},
       {"negative delay",
        "name: x\ngpuOperator: {migManager: {reconfigureSeconds: -1}}\nnodes: [{name: a, product: "
+       "Tesla-T4, memoryMiB: 1}]",
+       ">= 0"},
+      {"negative reboot delay",
+       "name: x\ngpuOperator: {migManager: {rebootSeconds: -1}}\nnodes: [{name: a, product: "
        "Tesla-T4, memoryMiB: 1}]",
        ">= 0"},
       {"utilisation above 1",
