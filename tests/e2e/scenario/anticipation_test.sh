@@ -16,7 +16,7 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/gpuscale-anticipation-test.XXXXXX")
 # shellcheck source=run_scenario.sh
 . "$src/tests/e2e/scenario/run_scenario.sh"
 run_scenario "$work" "$src/tests/e2e/scenario/a100-ramp-anticipation.yaml" --reconciler on \
-  --speed 1 --duration 75 --tail 0
+  --speed 1 --duration 100 --tail 0
 
 check_scenario "$work" <<'PY'
 import sys

@@ -48,7 +48,8 @@ TEST(IntentTest, MalformedAnnotationsReadAsAbsent) {
       {"empty", ""},
       {"not JSON", "{oops"},
       {"not an object", "[1,2]"},
-      {"unknown kind", R"({"plan":"p","kind":"vgpu","label":"x","started":"2026-11-22T01:00:00Z"})"},
+      {"unknown kind",
+       R"({"plan":"p","kind":"vgpu","label":"x","started":"2026-11-22T01:00:00Z"})"},
       {"no start time", R"({"plan":"p","kind":"mig","label":"x"})"},
       {"no label", R"({"plan":"p","kind":"mig","started":"2026-11-22T01:00:00Z"})"},
       // Counts and indices that do not fit their integers (converting 1e300 was undefined).
