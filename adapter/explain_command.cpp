@@ -12,6 +12,7 @@
 #include "gpuscale/core/duration.h"
 #include "gpuscale/k8s/resource_mapper.h"
 #include "gpuscale/prom/http_client.h"
+#include "gpuscale/prom/partial_response.h"
 #include "gpuscale/rules/loader.h"
 
 namespace gpuscale::adapter {
@@ -36,6 +37,7 @@ constexpr std::string_view kUsage =
 struct ExplainFlags {
   std::string config;
   std::string output = "text";
+  prom::DiscoveryBackend backend = prom::DiscoveryBackend::kPrometheus;
   ExplainOptions options;
 };
 
@@ -71,6 +73,7 @@ core::Result<bool> applyFlag(ExplainFlags& flags, std::string_view name, const s
     auto replicaLabels = std::move(flags.options.discovery.replicaLabels);
     flags.options.discovery = prom::discoveryOptionsFor(*backend);
     flags.options.discovery.replicaLabels = std::move(replicaLabels);
+    flags.backend = *backend;
   } else if (name == "thanos-replica-label") {
     auto added = prom::appendReplicaLabels(value, flags.options.discovery.replicaLabels);
     if (!added.ok()) return core::Status::badRequest("--thanos-replica-label: " + added.message());
@@ -129,6 +132,11 @@ int runExplainCommand(std::span<const std::string_view> args, std::ostream& out,
   }
   auto flags = parseFlags(rest);
   if (!flags) return usageError(err, flags.status().message());
+  // As serve does: explain should see what the adapter sees.
+  if (std::string warning = prom::turnOffThanosPartialResponse(*prometheus, flags->backend);
+      !warning.empty()) {
+    err << "gpuscale-adapter explain: " << warning << "\n";
+  }
 
   auto ruleSet = rules::loadRules(flags->config, k8s::BuiltinResourceTable::instance());
   if (!ruleSet) {

@@ -280,14 +280,10 @@ core::Result<ServeOptions> parseServeFlags(const std::vector<std::string>& args)
     return core::Status::badRequest(
         "no metrics discovery configuration file specified (make sure to use --config)");
   }
-  if (options.discoveryBackend == prom::DiscoveryBackend::kThanos) {
-    if (auto url = prom::withPartialResponseOff(options.prometheus.url)) {
-      options.warnings.push_back(
-          "--discovery-backend=thanos: querying " + *url +
-          " (partial responses turned off: Thanos answers a store outage with an empty 200 "
-          "otherwise; put partial_response=true in --prometheus-url to keep them)");
-      options.prometheus.url = std::move(*url);
-    }
+  if (std::string warning =
+          prom::turnOffThanosPartialResponse(options.prometheus, options.discoveryBackend);
+      !warning.empty()) {
+    options.warnings.push_back(std::move(warning));
   }
   return options;
 }

@@ -31,4 +31,14 @@ std::optional<std::string> withPartialResponseOff(std::string_view url) {
   return out;
 }
 
+std::string turnOffThanosPartialResponse(PrometheusOptions& options, DiscoveryBackend backend) {
+  if (backend != DiscoveryBackend::kThanos) return "";
+  auto url = withPartialResponseOff(options.url);
+  if (!url) return "";
+  options.url = std::move(*url);
+  return "--discovery-backend=thanos: querying " + options.url +
+         " (partial responses turned off: Thanos answers a store outage with an empty 200 "
+         "otherwise; put partial_response=true in --prometheus-url to keep them)";
+}
+
 }  // namespace gpuscale::prom

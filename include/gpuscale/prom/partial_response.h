@@ -15,10 +15,18 @@
 #include <string>
 #include <string_view>
 
+#include "gpuscale/prom/discovery.h"
+#include "gpuscale/prom/options.h"
+
 namespace gpuscale::prom {
 
 // `url` with `partial_response=false` added to its query string, or nullopt when the URL already
 // says `partial_response=` anything (an operator's explicit choice, `true` included, is kept).
 std::optional<std::string> withPartialResponseOff(std::string_view url);
+
+// With Thanos as the discovery backend, `options.url` gets withPartialResponseOff(); returns the
+// warning to log once (what was changed and how to keep partial responses), or "" when nothing
+// changed (another backend, or the URL chose).
+std::string turnOffThanosPartialResponse(PrometheusOptions& options, DiscoveryBackend backend);
 
 }  // namespace gpuscale::prom

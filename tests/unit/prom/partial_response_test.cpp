@@ -29,5 +29,18 @@ TEST(PartialResponseTest, AddsTheParameterUnlessTheUrlChoseAlready) {
   }
 }
 
+TEST(PartialResponseTest, OnlyThanosChangesTheUrlAndSaysHow) {
+  PrometheusOptions options;
+  options.url = "http://q:9090/";
+  EXPECT_EQ(turnOffThanosPartialResponse(options, DiscoveryBackend::kPrometheus), "");
+  EXPECT_EQ(turnOffThanosPartialResponse(options, DiscoveryBackend::kVictoriaMetrics), "");
+  EXPECT_EQ(options.url, "http://q:9090/");
+  const std::string warning = turnOffThanosPartialResponse(options, DiscoveryBackend::kThanos);
+  EXPECT_EQ(options.url, "http://q:9090/?partial_response=false");
+  EXPECT_NE(warning.find("partial_response=true"), std::string::npos) << warning;
+  EXPECT_EQ(turnOffThanosPartialResponse(options, DiscoveryBackend::kThanos), "")
+      << "the second time the URL has chosen";
+}
+
 }  // namespace
 }  // namespace gpuscale::prom
