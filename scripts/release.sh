@@ -19,12 +19,13 @@
 # VERSION must be the VERSION file's (the one version source: the programs' --version, the images'
 # labels and the chart's version and appVersion carry it); to release another version, change the
 # file, the chart's version/appVersion and CHANGELOG.md first. --out: the folder (default
-# dist/VERSION; it is emptied first). --prebuilt: take the programs from BUILD_DIR/bin, built on
+# dist/VERSION; a previous release there is replaced, any other content refused). --prebuilt: take
+# the programs from BUILD_DIR/bin, built on
 # Debian bookworm (what the tests do) instead of a Release build in build-release/.
 #
-# Needs what scripts/build-images.sh needs (buildah, podman or docker; as root for buildah), helm
-# (on PATH or tests/cluster/bin/helm, which tests/cluster/build.sh builds), and dpkg (the SBOM
-# names the Debian packages the libraries come from). Prints the folder's files with their sizes.
+# Needs buildah (as root: it builds the images and the SBOM reads the packages inside them), helm (on
+# PATH or tests/cluster/bin/helm, which tests/cluster/build.sh builds), and dpkg (the SBOM names the
+# Debian packages the libraries come from). Prints the folder's files with their sizes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -57,6 +58,7 @@ done
 grep -q "^## \[$version\]" CHANGELOG.md || die "CHANGELOG.md has no section [$version]"
 helm=$(command -v helm || echo tests/cluster/bin/helm)
 [ -x "$helm" ] || die "helm not found (tests/cluster/build.sh core builds one into tests/cluster/bin)"
+command -v buildah >/dev/null 2>&1 || die "buildah not found (scripts/setup.sh installs it)"
 revision=$(git rev-parse HEAD 2>/dev/null || echo unknown)
 if [ -n "$(git status --porcelain 2>/dev/null)" ]; then
   echo "release: warning: the working tree has uncommitted changes; revision $revision does not describe them" >&2
@@ -66,7 +68,17 @@ fi
 out=${out:-dist/$version}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
-find "$out" -mindepth 1 -delete
+release_file() {
+  case "$1" in
+    gpuscale-*.oci.tar | gpuscale-*.tgz | gpuscale-*.tar.gz | gpuscale-*.spdx.json | SHA256SUMS) return 0 ;;
+    *) return 1 ;;
+  esac
+}
+for f in "$out"/* "$out"/.[!.]*; do
+  [ ! -e "$f" ] || release_file "${f##*/}" ||
+    die "$out holds ${f##*/}, which is not part of a release: give --out an empty folder"
+done
+rm -f "$out"/gpuscale-* "$out/SHA256SUMS"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
@@ -132,7 +144,6 @@ sort -u "$work/tarball-libraries" | while read -r soname path; do
   [ -n "$package" ] || die "no Debian package owns $path"
   echo "$soname $package" >>"$work/tarball-packages"
 done
-strip --strip-unneeded "$stage"/lib/*.so*
 cut -d' ' -f2 "$work/tarball-packages" | sed 's/:amd64$//' | sort -u >"$work/tarball-package-names"
 while read -r package; do
   install -D -m 0644 "/usr/share/doc/$package/copyright" "$stage/licenses/$package/copyright"
@@ -180,6 +191,6 @@ python3 scripts/lib/sbom.py "${sbom_args[@]}" --copyright-dir "$work/copyright" 
   --copyright-dir /usr/share/doc
 
 # 6. Checksums.
-(cd "$out" && sha256sum -- *.oci.tar ./*.tgz ./*.tar.gz ./*.spdx.json | sed 's| \./| |' >SHA256SUMS)
+(cd "$out" && sha256sum -- gpuscale-* >SHA256SUMS)
 echo "release: $out"
 (cd "$out" && ls -l --block-size=K -- *)

@@ -44,7 +44,8 @@ for d in docs:
 deployments = {name(d): d for d in of_kind("Deployment")}
 service_accounts = {name(d) for d in of_kind("ServiceAccount")}
 config_maps = {name(d) for d in of_kind("ConfigMap")}
-secrets = {name(d) for d in of_kind("Secret")}
+# Secrets the render makes, or that cert-manager makes from a Certificate of the render.
+secrets = {name(d) for d in of_kind("Secret")} | {d["spec"]["secretName"] for d in of_kind("Certificate")}
 for d in deployments.values():
     pod = d["spec"]["template"]
     labels = pod["metadata"]["labels"]
@@ -97,7 +98,9 @@ for d in of_kind("APIService"):
 for d in of_kind("Secret"):
     crt = d.get("data", {}).get("tls.crt")
     if crt and adapter is not None:
-        check(name(adapter).encode() in base64.b64decode(crt),
+        pem = base64.b64decode(crt).decode()
+        der = base64.b64decode("".join(l for l in pem.splitlines() if not l.startswith("-----")))
+        check(f"{name(adapter)}.gpuscale.svc".encode() in der,
               f"Secret {name(d)}: the certificate names the Service {name(adapter)}")
 
 reconciler = next((d for n, d in deployments.items() if n.endswith("-reconciler")), None)

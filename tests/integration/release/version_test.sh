@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # One version source: the VERSION file holds a semantic version, and every place that carries the
 # version says the same: each program's --version, the chart's version and appVersion (and so the
-# image tags it defaults to), CHANGELOG.md's latest release, and what scripts/build-images.sh puts
-# in the images' version label. (release_test.sh reads the labels of the built images.)
+# image tags it defaults to), the kustomize bases' image tags, CHANGELOG.md's latest release, and
+# what scripts/build-images.sh puts in the images' version label. (release_test.sh reads the labels
+# of the built images.)
 set -uo pipefail
 src=${GPUSCALE_SOURCE_DIR:?}
 build=${GPUSCALE_BINARY_DIR:?}
@@ -29,6 +30,10 @@ check "the chart's appVersion is $version" '[ "$(chart_field appVersion)" = "$ve
 check "the chart's image tags default to appVersion" \
   'grep -q "tag | default .root.Chart.AppVersion" "$src/charts/gpuscale/templates/_helpers.tpl" &&
      [ "$(grep -c "^    tag: \"\"$" "$src/charts/gpuscale/values.yaml")" = 2 ]'
+for base in adapter reconciler; do
+  check "manifests/$base names the image gpuscale-$base:$version" \
+    'grep -q "image: gpuscale-$base:$version$" "$src/manifests/$base/deployment.yaml"'
+done
 check "CHANGELOG.md's latest release is $version" \
   '[ "$(grep -m1 "^## \[[0-9]" "$src/CHANGELOG.md")" = "## [$version]" ]'
 check "scripts/build-images.sh labels the images with VERSION" \
