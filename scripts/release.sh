@@ -159,8 +159,9 @@ bin/gpuscale-reconciler  plan --from DUMP, explain, run
 rules/                   the rule files of the repository (triton.yaml, vllm.yaml, ...)
 
 The programs load the shared libraries in lib/ (through their RPATH, \$ORIGIN/../lib), so nothing
-else needs installing: glibc ${glibc_needed#GLIBC_} or newer is all they ask of the system. LICENSE is gpuscale's licence; NOTICE and
-licenses/<package>/copyright those of the bundled libraries. Documentation: the repository's docs/.
+else needs installing: glibc ${glibc_needed#GLIBC_} or newer is all they ask of the system.
+LICENSE is gpuscale's licence; NOTICE and licenses/<package>/copyright those of the bundled
+libraries. Documentation: the repository's docs/.
 EOF
 tar -C "$work" --owner=0 --group=0 --numeric-owner --sort=name -czf "$out/$name.tar.gz" "$name"
 
