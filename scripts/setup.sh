@@ -13,7 +13,8 @@
 #   `tests/cluster/build.sh extra`.
 #
 # Environment: GPUSCALE_SETUP=build (the image build stage) installs only what building the programs
-# needs; GPUSCALE_SKIP_CLUSTER_BUILD=1 skips the Go check and the cluster build.
+# needs; GPUSCALE_SKIP_CLUSTER_BUILD=1 skips the Go check and the cluster build;
+# GPUSCALE_POLICY_RC_D names the policy-rc.d file (tests/integration/setup).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -46,7 +47,7 @@ if [ ${#missing[@]} -gt 0 ]; then
   export DEBIAN_FRONTEND=noninteractive
   # invoke-rc.d asks policy-rc.d whether a package may start its service; 101 = no. Only while these
   # packages install, and only if the machine has no policy of its own.
-  policy=/usr/sbin/policy-rc.d
+  policy=${GPUSCALE_POLICY_RC_D:-/usr/sbin/policy-rc.d}
   own_policy=0
   if [ ! -e "$policy" ]; then
     printf '#!/bin/sh\nexit 101\n' >"$policy"
