@@ -204,8 +204,8 @@ instances=$(kc get events -A -o jsonpath='{range .items[?(@.reportingComponent==
 [ -n "$instances" ] || die "no Events of gpuscale-reconciler"
 [ "$instances" = "$leader" ] || die "Events by $(tr '\n' ' ' <<<"$instances"), leader $leader"
 # The chart's NOTES.txt lists them this way.
-kc get events -A --field-selector source=gpuscale-reconciler -o name | grep -q . ||
-  die "no Event selected by source=gpuscale-reconciler"
+selected=$(kc get events -A --field-selector source=gpuscale-reconciler -o name)
+[ -n "$selected" ] || die "no Event selected by source=gpuscale-reconciler"
 
 step "the kustomize install removed; helm install of the release's chart (default TLS: generated CA)"
 # The adapter first and without waiting: both bases own the namespace, and its deletion stalls
