@@ -22,6 +22,9 @@ failures=0
 check() {
   if eval "$2"; then echo "ok   $1"; else echo "FAIL $1"; failures=$((failures + 1)); fi
 }
+# grep that reads all its input: `cmd | grep -q` can stop early and, under pipefail, fail cmd
+# with SIGPIPE.
+contains() { grep "$@" >/dev/null; }
 render_as() { local release=$1; shift; "$helm" template "$release" "$chart" --namespace gpuscale "$@"; }
 render() { render_as gpuscale "$@"; }
 
@@ -69,9 +72,9 @@ check "an unknown tls.mode is refused" '! render --set adapter.tls.mode=plain >/
 
 # Components can be installed alone; monitoring objects only when asked for.
 check "adapter.enabled=false renders no adapter object" \
-  '! render --set adapter.enabled=false | grep -q "name: gpuscale-adapter"'
+  '! render --set adapter.enabled=false | contains "name: gpuscale-adapter"'
 check "reconciler.enabled=false renders no reconciler object" \
-  '! render --set reconciler.enabled=false | grep -q "name: gpuscale-reconciler"'
+  '! render --set reconciler.enabled=false | contains "name: gpuscale-reconciler"'
 check "monitors are opt-in" '! grep -q "kind: ServiceMonitor\|kind: PodMonitor" "$work/default.yaml"'
 check "ServiceMonitor, PodMonitor and the Triton example when enabled" \
   '[ "$(render --set adapter.serviceMonitor.enabled=true --set reconciler.podMonitor.enabled=true \
@@ -80,7 +83,7 @@ check "an existing rules ConfigMap replaces the chart's" \
   '[ "$(render --set adapter.rules.existingConfigMap=my-rules | grep -c "name: my-rules\|name: gpuscale-adapter-config")" = 1 ]'
 check "Prometheus credentials are mounted from Secrets" \
   'render --set adapter.prometheus.bearerTokenSecret.name=prom-token \
-     --set adapter.prometheus.caSecret.name=prom-ca | grep -q -- "--prometheus-token-file=/var/run/prometheus-auth/token/token"'
+     --set adapter.prometheus.caSecret.name=prom-ca | contains -- "--prometheus-token-file=/var/run/prometheus-auth/token/token"'
 check "no external-metrics fallback flag by default (the adapter's defaults)" \
   '! grep -q -- "--external-metrics-fallback" "$work/default.yaml"'
 check "every external-metrics fallback value becomes its flag, the files from their Secrets" \
@@ -140,14 +143,14 @@ check "serviceAccount.name renames the chart's ServiceAccount and its bindings" 
   'render --set adapter.serviceAccount.name=custom >"$work/sa-name.yaml" &&
      [ "$(grep -c "name: custom$" "$work/sa-name.yaml")" -ge 4 ]'
 check "rbac.create=false renders no Role, ClusterRole or binding" \
-  '! render --set rbac.create=false | grep -q "^kind: \(Cluster\)\?Role\(Binding\)\?$"'
+  '! render --set rbac.create=false | contains "^kind: \(Cluster\)\?Role\(Binding\)\?$"'
 
 # Images: tags default to the chart's appVersion (version_test.sh checks it is VERSION's).
 app_version=$(sed -n "s/^appVersion: *\"\?\([^\"]*\)\"\?$/\1/p" "$chart/Chart.yaml")
 check "image tags default to appVersion ($app_version)" \
   '[ "$(grep -c "image: gpuscale-\(adapter\|reconciler\):$app_version$" "$work/default.yaml")" = 2 ]'
 check "an image tag value wins over appVersion" \
-  'render --set adapter.image.tag=abc | grep -q "image: gpuscale-adapter:abc$"'
+  'render --set adapter.image.tag=abc | contains "image: gpuscale-adapter:abc$"'
 
 # NOTES.txt, what helm install prints: helm template leaves it out, so a copy of the chart renders it
 # into a ConfigMap (helm install --dry-run would need a cluster).
@@ -168,7 +171,7 @@ check "NOTES.txt with the adapter alone names no reconciler" \
   'notes --set reconciler.enabled=false >"$work/notes-adapter.txt" &&
      grep -q "gpuscale-adapter" "$work/notes-adapter.txt" && ! grep -qi "reconciler" "$work/notes-adapter.txt"'
 check "NOTES.txt follows the release's names" \
-  'notes --set fullnameOverride=gs | grep -q "get lease gs-reconciler"'
+  'notes --set fullnameOverride=gs | contains "get lease gs-reconciler"'
 
 check "the chart's default rules are rules/triton.yaml" 'cmp -s "$chart/files/adapter-rules.yaml" "$src/rules/triton.yaml"'
 check "the chart's default policy is manifests/reconciler/policy.yaml" \

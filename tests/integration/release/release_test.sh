@@ -91,7 +91,8 @@ check "ldd finds every library of both programs there" \
   '[ -s "$work/ldd.out" ] && ! grep -q "not found" "$work/ldd.out" || { cat "$work/ldd.out"; false; }'
 check "both programs load every library but the C library's from the tarball's lib/" \
   '[ "$(grep -c "=> /opt/$name/bin/../lib/" "$work/ldd.out")" -ge 20 ] &&
-     ! grep "=> /" "$work/ldd.out" | grep -v "/opt/$name/bin/../lib/" | grep -qv "/libc.so\|/libm.so\|/libpthread.so\|/ld-linux"'
+     [ -z "$(grep "=> /" "$work/ldd.out" | grep -v "/opt/$name/bin/../lib/" |
+             grep -v "/libc.so\|/libm.so\|/libpthread.so\|/ld-linux")" ]'
 for program in adapter reconciler; do
   check "gpuscale-$program --version" '[ "$(bare gpuscale-$program --version)" = "gpuscale-$program $version" ]'
 done
@@ -116,7 +117,7 @@ exporter_pid=$!
 for _ in $(seq 100); do [ -s "$work/exporter.port" ] && break; sleep 0.1; done
 url=$("$src/tests/support/prometheus_run.sh" start "$work/prometheus" \
   --scrape "127.0.0.1:$(cat "$work/exporter.port")" --interval 1s)
-scraped() { curl -sf "$url/api/v1/query?query=nv_inference_queue_duration_us" | grep -q '"pod"'; }
+scraped() { [[ $(curl -sf "$url/api/v1/query?query=nv_inference_queue_duration_us") == *'"pod"'* ]]; }
 for _ in $(seq 60); do scraped && break; sleep 0.5; done
 check "gpuscale-adapter explain against Prometheus serves avg_time_queue_us" \
   'bare gpuscale-adapter explain --config "/opt/$name/rules/triton.yaml" --prometheus-url "$url" \
