@@ -30,11 +30,8 @@ case $group in
 esac
 
 here=$(cd "$(dirname "$0")" && pwd)
-GO=${GO:-$(command -v go || echo /usr/local/go/bin/go)}
-if [ ! -x "$GO" ]; then
-  echo "cluster build: no Go toolchain found (set GO=...)" >&2
-  exit 1
-fi
+# The Go toolchain, new enough for every wrapper module (lib/go-toolchain.sh says what is missing).
+GO=$("$here/lib/go-toolchain.sh") || exit 1
 
 cache=${GPUSCALE_CLUSTER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gpuscale/cluster}
 mkdir -p "$cache"
@@ -164,7 +161,7 @@ build_extra() {
   # its Makefile does, with the manifests its module zip carries (CRDs, namespace, ServiceAccount,
   # RBAC) for the e2e test of gpuscale next to KEDA. Its scalers' cloud SDKs make this the longest
   # Go build after Kubernetes; it shares little with the control plane's (the dependency versions
-  # under k8s.io differ), see docs/benchmarks.md "CI cost".
+  # under k8s.io differ), see docs/benchmarks/ci-cost.md.
   local keda=github.com/kedacore/keda/v2 kedaver kedald kedadir
   kedaver=$(cd "$here/keda" && "$GO" list -m -f '{{.Version}}' "$keda")
   kedald="-s -w -X $keda/version.Version=${kedaver#v}"
