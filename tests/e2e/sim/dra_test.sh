@@ -58,8 +58,8 @@ expect_eq "productName" "$(jv "$dev[\"attributes\"][\"productName\"][\"string\"]
 expect_eq "memory" "$(jv "$dev[\"capacity\"][\"memory\"][\"value\"]" <<<"$static")" 4864Mi
 jv "$dev[\"attributes\"][\"uuid\"][\"string\"]" <<<"$static" | grep -Eq '^MIG-[0-9a-f]{8}-' ||
   die "the MIG device has no uuid"
-expect_eq "pool" "$(jv 'd["items"][0]["spec"]["pool"]["name"] + " " +
-  str(d["items"][0]["spec"]["pool"]["resourceSliceCount"])' <<<"$static")" "gpu-dra-static 1"
+expect_eq "pool" "$(jv '(d["items"][0]["spec"]["pool"]["name"] + " " +
+  str(d["items"][0]["spec"]["pool"]["resourceSliceCount"]))' <<<"$static")" "gpu-dra-static 1"
 expect_eq "owner" "$(jv 'd["items"][0]["metadata"]["ownerReferences"][0]["kind"]' <<<"$static")" Node
 expect_eq "no device-plugin resources" "$(kc get node gpu-dra-static -o json |
   jv 'len([k for k in d["status"]["allocatable"] if k.startswith("nvidia.com/")])')" 0
