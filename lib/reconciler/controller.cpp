@@ -8,10 +8,9 @@
 #include "gpuscale/core/rfc3339.h"
 #include "gpuscale/k8s/object_accessors.h"
 #include "gpuscale/k8s/well_known_keys.h"
-#include "gpuscale/partition/planner.h"
-#include "gpuscale/reconciler/hpa_explain.h"
 #include "gpuscale/reconciler/intent.h"
 #include "gpuscale/reconciler/optimistic_write.h"
+#include "gpuscale/reconciler/pass.h"
 
 namespace gpuscale::reconciler {
 namespace {
@@ -150,13 +149,6 @@ PassResult Controller::pass(const std::vector<kube::Object>& objects, TimePoint 
 
 PassResult Controller::passOver(const std::vector<partition::KubeItem>& items, TimePoint now) {
   PassResult result;
-  auto snapshot = partition::buildSnapshot(items);
-  if (!snapshot) {
-    result.error = snapshot.status().message();
-    degraded_.failed("snapshot", "cluster", result.error);
-    return result;
-  }
-  degraded_.cleared("snapshot", "cluster");
   // The HPA-side state comes from the reconciler's own store, never from the HPAs' annotations;
   // without it no pass acts (it could not honour cooldowns or in-flight raises).
   const std::string storeName = options_.state.ns + "/" + options_.state.name;
@@ -166,27 +158,26 @@ PassResult Controller::passOver(const std::vector<partition::KubeItem>& items, T
     return result;
   }
   degraded_.cleared("state_store", storeName);
-  store_->applyTo(*snapshot);
-  ClusterState state;
-  state.nodesWithIntent = holdNodesInFlight(*snapshot, now);
-  state.hpasWithIntent = store_->withIntent(*snapshot);
   auto policies = policies_->current();
-  checkPolicyScope(*snapshot, *policies);
-  history_.applyTo(*snapshot);
-  snapshot->measuredLeadTimes = leadTimes_;
-  auto workloads = partition::assessWorkloads(*snapshot, *policies, now);
-  history_.record(workloads, now);
-  // HPAs with a change in flight are planned too (WorkloadDemand::inFlight): the planner neither
-  // grows nor shrinks them, but reserves what their change promised them in contention.
-  bool blocked = false;
-  for (const auto& w : workloads) blocked = blocked || (w.blocked && !w.inFlight);
-  // Only a blocked workload can lead to a reshape: ask Prometheus only then.
-  if (gpuPods_ && blocked) {
-    applyGpuMapping(*snapshot, *gpuPods_, now);
-    for (const auto& node : snapshot->nodes) result.nodesSettling += node.gpuMappingSettling;
+  PassInputs in;
+  in.policies = policies.get();
+  in.stateRecords = store_->records();
+  in.history = &history_;
+  in.leadTimes = leadTimes_;
+  in.gpuPods = gpuPods_.get();
+  in.now = now;
+  auto pass = runPass(items, in);
+  if (!pass) {
+    result.error = pass.status().message();
+    degraded_.failed("snapshot", "cluster", result.error);
+    return result;
   }
-  result.plan = partition::planPartitions(*snapshot, workloads, now);
+  degraded_.cleared("snapshot", "cluster");
+  checkPolicyScope(pass->snapshot, *policies);
+  history_.record(pass->workloads, now);
+  result.plan = pass->plan;
   result.planned = true;
+  result.nodesSettling = pass->nodesSettling;
   bool explainChanged = false;
   const std::string planJson = partition::planToJson(result.plan).dump();
   {
@@ -203,16 +194,19 @@ PassResult Controller::passOver(const std::vector<partition::KubeItem>& items, T
   }
   if (options_.dryRun) return result;
   if (explainChanged) recordExplanations(result.plan);
-  pruneState(*snapshot, *policies);
-  state.snapshot = &*snapshot;
-  state.workloads = &workloads;
+  pruneState(pass->snapshot, *policies);
+  ClusterState state;
+  state.snapshot = &pass->snapshot;
+  state.workloads = &pass->workloads;
+  state.nodesWithIntent = pass->nodesWithIntent;
+  state.hpasWithIntent = pass->hpasWithIntent;
   state.store = store_.get();
   result.report = actuator_->apply(result.plan, state, now);
   for (const auto& o : result.report.outcomes) metrics_->action(o.kind, o.outcome);
   for (double s : result.report.ceilingToCapacitySeconds) metrics_->ceilingToCapacity(s);
   for (const auto& t : result.report.leverSeconds) leadTimes_.record(t.lever, t.node, t.seconds);
   metrics_->nodesInFlight(result.report.nodesInFlight);
-  updateHpaStatus(workloads, *snapshot, now);
+  updateHpaStatus(pass->workloads, pass->snapshot, now);
   if (retried_) retried_->flush(*events_);
   return result;
 }

@@ -8,8 +8,6 @@
 
 #include "gpuscale/core/rfc3339.h"
 #include "gpuscale/k8s/well_known_keys.h"
-#include "gpuscale/partition/demand.h"
-#include "gpuscale/partition/planner.h"
 #include "gpuscale/reconciler/hpa_state_store.h"
 
 namespace gpuscale::reconciler {
@@ -79,56 +77,25 @@ std::vector<partition::PlanAction> actionsFor(const partition::Plan& plan,
 
 }  // namespace
 
-std::set<std::string> holdNodesInFlight(partition::ClusterSnapshot& snapshot,
-                                        partition::TimePoint now) {
-  std::set<std::string> withIntent;
-  for (auto& node : snapshot.nodes) {
-    if (node.hasIntent) withIntent.insert(node.name);
-    if (node.hasIntent || (node.backoffUntil && *node.backoffUntil > now)) {
-      node.inTransition = true;
-    }
-  }
-  return withIntent;
-}
-
-core::Result<std::vector<HpaExplanation>> explainHpas(const nlohmann::json& dump,
-                                                      const std::string& stateConfigMap,
-                                                      const partition::PolicySet& policies,
-                                                      const ExplainRequest& request) {
-  auto snapshot = partition::buildSnapshot(dump);
-  if (!snapshot) return snapshot.status();
-  if (!request.name.empty() && snapshot->hpa(request.ns, request.name) == nullptr) {
+core::Result<std::vector<HpaExplanation>> explainPass(
+    const Pass& pass, const partition::PolicySet& policies,
+    const std::map<std::string, std::string>& records, const ExplainRequest& request) {
+  const partition::ClusterSnapshot& snapshot = pass.snapshot;
+  if (!request.name.empty() && snapshot.hpa(request.ns, request.name) == nullptr) {
     return core::Status::notFound(
         fmt::format("HorizontalPodAutoscaler {}/{} not found", request.ns, request.name));
   }
-  const auto records = stateRecordsIn(dump, stateConfigMap);
-  applyHpaRecords(records, *snapshot);
-  holdNodesInFlight(*snapshot, request.now);
-  // As the controller: every managed HPA is assessed, those with a raise in flight are planned
-  // only for the capacity they were promised (contention), and the mapping is asked only when a
-  // workload the planner may grow is blocked.
   std::vector<HpaExplanation> out;
-  std::set<std::pair<std::string, std::string>> outside;
-  for (const auto& hpa : snapshot->hpas) {
+  for (const auto& hpa : snapshot.hpas) {
     const bool asked = request.name.empty() || (hpa.ns == request.ns && hpa.name == request.name);
-    std::string why = outsideThePlanner(hpa, *snapshot, policies, records);
-    if (!why.empty()) outside.insert({hpa.ns, hpa.name});
+    if (!asked) continue;
+    std::string why = outsideThePlanner(hpa, snapshot, policies, records);
     // Asked for all: only the HPAs a policy manages.
-    if (asked && (!request.name.empty() || !why.starts_with("NotManaged"))) {
+    if (!request.name.empty() || !why.starts_with("NotManaged")) {
       out.push_back({hpa.ns, hpa.name, std::move(why), std::nullopt, {}});
     }
   }
-  const auto workloads = partition::assessWorkloads(*snapshot, policies, request.now);
-  std::vector<partition::WorkloadDemand> plannable;
-  bool blocked = false;
-  for (const auto& w : workloads) {
-    if (outside.contains({w.ns, w.name}) && !w.inFlight) continue;
-    plannable.push_back(w);
-    blocked = blocked || (w.blocked && !w.inFlight);
-  }
-  if (request.gpuPods != nullptr && blocked)
-    applyGpuMapping(*snapshot, *request.gpuPods, request.now);
-  const partition::Plan plan = partition::planPartitions(*snapshot, plannable, request.now);
+  const partition::Plan& plan = pass.plan;
   for (auto& e : out) {
     auto it = std::find_if(plan.why.begin(), plan.why.end(),
                            [&](const auto& w) { return w.ns == e.ns && w.name == e.name; });
@@ -144,6 +111,19 @@ core::Result<std::vector<HpaExplanation>> explainHpas(const nlohmann::json& dump
     e.actions = actionsFor(plan, *it);
   }
   return out;
+}
+
+core::Result<std::vector<HpaExplanation>> explainHpas(const nlohmann::json& dump,
+                                                      const std::string& stateConfigMap,
+                                                      const partition::PolicySet& policies,
+                                                      const ExplainRequest& request) {
+  PassInputs in;
+  in.policies = &policies;
+  in.gpuPods = request.gpuPods;
+  in.now = request.now;
+  auto pass = runPassOnDump(dump, in, stateConfigMap);
+  if (!pass) return pass.status();
+  return explainPass(*pass, policies, stateRecordsIn(dump, stateConfigMap), request);
 }
 
 nlohmann::ordered_json explanationsJson(const std::vector<HpaExplanation>& explanations) {

@@ -168,19 +168,9 @@ std::optional<HpaRecord> HpaStateStore::get(std::string_view ns, std::string_vie
   return record;
 }
 
-void HpaStateStore::applyTo(partition::ClusterSnapshot& snapshot) const {
+std::map<std::string, std::string> HpaStateStore::records() const {
   std::lock_guard lock(mu_);
-  applyHpaRecords(data_, snapshot);
-}
-
-std::set<std::pair<std::string, std::string>> HpaStateStore::withIntent(
-    const partition::ClusterSnapshot& snapshot) const {
-  std::set<std::pair<std::string, std::string>> out;
-  for (const auto& hpa : snapshot.hpas) {
-    auto record = get(hpa.ns, hpa.name, hpa.uid);
-    if (record && record->intent) out.insert({hpa.ns, hpa.name});
-  }
-  return out;
+  return data_;
 }
 
 core::Result<bool> HpaStateStore::update(std::string_view ns, std::string_view name,

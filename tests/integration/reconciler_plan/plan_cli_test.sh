@@ -64,6 +64,17 @@ with_state another-uid >"$work/t4-other.json"
 expect_plan "state of another uid" "$data/expected/t4_timeslicing.plan.json" \
   --from "$work/t4-other.json" --policy "$data/t4-policy.yaml"
 
+# A node whose operation is in flight (its intent annotation) is held as the running reconciler
+# holds it: plan and explain run the controller's pass, so neither changes that node.
+jq '(.items[] | select(.kind == "Node" and .metadata.name == "a100-node-3") | .metadata.annotations)
+    |= ((. // {}) + {"gpuscale.io/intent": "{}"})' "$data/a100_idle_reshape.json" >"$work/in-flight.json"
+"$bin" plan --from "$work/in-flight.json" --now "$now" >"$work/out"
+[ "$(jq '[.actions[] | select(.node == "a100-node-3")] | length' "$work/out")" = 0 ] ||
+  fail "plan changes a node whose operation is in flight: $(cat "$work/out")"
+"$bin" explain default/triton --from "$work/in-flight.json" --now "$now" >"$work/out"
+grep -qF "node a100-node-3 (migReshape): NodeOperationInFlight" "$work/out" ||
+  fail "explain does not hold the node in flight: $(cat "$work/out")"
+
 # Valid JSON that is not a Kubernetes dump, broken JSON, a broken policy, bad flags.
 echo '{"items":[{"kind":"Pod","metadata":{"name":"p"},"spec":{"containers":"x"}}]}' >"$work/bad.json"
 expect_error "malformed dump" "item 0 (Pod p): containers must be a list" plan --from "$work/bad.json"

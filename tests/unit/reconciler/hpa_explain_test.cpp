@@ -45,14 +45,7 @@ json& find(std::vector<json>& items, const std::string& kind, const std::string&
   return items.front();
 }
 
-std::vector<std::string> codes(const partition::HpaWhy& why) {
-  std::vector<std::string> out;
-  for (const auto& r : why.reasons) {
-    out.push_back((r.node.empty() ? "" : r.node + "/") +
-                  std::string(partition::whyCodeName(r.code)));
-  }
-  return out;
-}
+std::vector<std::string> codes(const partition::HpaWhy& why) { return pt::whyCodes(why); }
 
 TEST(HpaExplainTest, ExplainsFromTheStateAPassPlansFrom) {
   const std::string later = core::formatRfc3339(kNow + std::chrono::minutes(5));
