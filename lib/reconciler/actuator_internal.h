@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "gpuscale/kube/client.h"
+#include "gpuscale/partition/kube_objects.h"
 #include "gpuscale/partition/plan.h"
 #include "gpuscale/partition/snapshot.h"
 #include "gpuscale/reconciler/actuator.h"
@@ -32,9 +33,16 @@ kube::ResourceRef configMapRef(const std::string& ns, const std::string& name);
 std::vector<KubeActuator::NodeWork> nodeWorkFor(const partition::Plan& plan,
                                                 const partition::ClusterSnapshot& snapshot);
 
-// status.allocatable[resource] as an integer (extended resources are whole numbers).
-std::int64_t allocatableOf(const kube::Object& node, const std::string& resource);
-bool allocatableMatches(const kube::Object& node, const std::map<std::string, std::int64_t>& want);
+// A fresh read of a Node or an HPA through the one reader (partition/kube_objects.h). Errors: the
+// GET's, or Status::invalid when the object does not read.
+core::Result<partition::NodeObject> getNode(kube::KubeClient& client, const std::string& name);
+core::Result<partition::HpaState> getHpa(kube::KubeClient& client, const std::string& ns,
+                                         const std::string& name);
+
+// status.allocatable[resource] of a Node (0 when absent).
+std::int64_t allocatableOf(const partition::NodeObject& node, const std::string& resource);
+bool allocatableMatches(const partition::NodeObject& node,
+                        const std::map<std::string, std::int64_t>& want);
 
 }  // namespace actuator_detail
 }  // namespace gpuscale::reconciler

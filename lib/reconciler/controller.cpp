@@ -6,8 +6,8 @@
 #include <spdlog/spdlog.h>
 
 #include "gpuscale/core/rfc3339.h"
-#include "gpuscale/k8s/object_accessors.h"
 #include "gpuscale/k8s/well_known_keys.h"
+#include "gpuscale/partition/kube_objects.h"
 #include "gpuscale/reconciler/intent.h"
 #include "gpuscale/reconciler/optimistic_write.h"
 #include "gpuscale/reconciler/pass.h"
@@ -283,7 +283,9 @@ void Controller::updateHpaStatus(const std::vector<partition::WorkloadDemand>& w
         kube::ResourceRef::collection("autoscaling", "v2", "horizontalpodautoscalers", w.ns)
             .named(w.name),
         [&](const kube::Object& current) -> core::Result<std::optional<kube::Object>> {
-          auto now2 = decodeHpaStatus(k8s::annotationOf(current, k8s::kStatusAnnotation));
+          auto meta = partition::readMeta(current);
+          if (!meta) return meta.status();
+          auto now2 = decodeHpaStatus(meta->annotation(k8s::kStatusAnnotation));
           if (now2 && now2->ceiling == w.ceiling && now2->reason == reason) {
             return std::optional<kube::Object>{};
           }

@@ -1,16 +1,16 @@
 // The plan and HPA half of KubeActuator: turn a plan into node operations and HPA intents, and
 // raise maxReplicas once the capacity is real.
 #include <algorithm>
-#include <charconv>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include "actuator_internal.h"
 #include "gpuscale/core/rfc3339.h"
-#include "gpuscale/k8s/object_accessors.h"
+#include "gpuscale/k8s/status_predicates.h"
 #include "gpuscale/k8s/well_known_keys.h"
 #include "gpuscale/partition/config_name.h"
+#include "gpuscale/partition/kube_objects.h"
 #include "gpuscale/partition/resource_names.h"
 #include "gpuscale/reconciler/optimistic_write.h"
 
@@ -30,6 +30,19 @@ kube::ResourceRef hpaRef(const std::string& ns, const std::string& name) {
 
 kube::ResourceRef configMapRef(const std::string& ns, const std::string& name) {
   return kube::ResourceRef::collection("", "v1", "configmaps", ns).named(name);
+}
+
+core::Result<partition::NodeObject> getNode(kube::KubeClient& client, const std::string& name) {
+  auto node = client.get(nodeRef(name));
+  if (!node) return node.status();
+  return partition::readNode(*node);
+}
+
+core::Result<partition::HpaState> getHpa(kube::KubeClient& client, const std::string& ns,
+                                         const std::string& name) {
+  auto hpa = client.get(hpaRef(ns, name));
+  if (!hpa) return hpa.status();
+  return partition::readHpa(*hpa);
 }
 
 namespace {
@@ -150,17 +163,13 @@ std::vector<KubeActuator::NodeWork> nodeWorkFor(const partition::Plan& plan,
   return out;
 }
 
-std::int64_t allocatableOf(const kube::Object& node, const std::string& resource) {
-  if (!node.contains("status") || !node["status"].contains("allocatable")) return 0;
-  const json& a = node["status"]["allocatable"];
-  if (!a.contains(resource) || !a[resource].is_string()) return 0;
-  const std::string text = a[resource].get<std::string>();
-  std::int64_t v = 0;
-  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  return ec == std::errc() && ptr == text.data() + text.size() ? v : 0;
+std::int64_t allocatableOf(const partition::NodeObject& node, const std::string& resource) {
+  auto it = node.allocatable.find(resource);
+  return it == node.allocatable.end() ? 0 : it->second;
 }
 
-bool allocatableMatches(const kube::Object& node, const std::map<std::string, std::int64_t>& want) {
+bool allocatableMatches(const partition::NodeObject& node,
+                        const std::map<std::string, std::int64_t>& want) {
   for (const auto& [res, n] : want) {
     if (allocatableOf(node, res) != n) return false;
   }
@@ -334,10 +343,10 @@ void KubeActuator::cutPromise(const partition::PromiseCut& cut, const ClusterSta
 
 bool KubeActuator::advanceHpa(const std::string& ns, const std::string& name,
                               const ClusterState& state, TimePoint now, ActuationReport& report) {
-  auto hpa = client_->get(hpaRef(ns, name));
+  auto hpa = actuator_detail::getHpa(*client_, ns, name);
   if (!hpa) return !k8s::isNotFound(hpa.status());
   if (state.store == nullptr) return false;
-  auto record = state.store->get(ns, name, (*hpa)["metadata"].value("uid", ""));
+  auto record = state.store->get(ns, name, hpa->uid);
   if (!record || !record->intent) return false;
   const auto& intent = record->intent;
   std::vector<std::string> failed;
@@ -347,15 +356,15 @@ bool KubeActuator::advanceHpa(const std::string& ns, const std::string& name,
       failed.push_back(n + " (gone)");
       continue;
     }
-    auto node = client_->get(actuator_detail::nodeRef(n));
+    auto node = actuator_detail::getNode(*client_, n);
     if (!node) {
       if (!k8s::isNotFound(node.status())) return true;
       failed.push_back(n + " (gone)");
       continue;
     }
-    auto pending = decodeNodeIntent(k8s::annotationOf(*node, k8s::kIntentAnnotation));
+    auto pending = decodeNodeIntent(node->meta.annotation(k8s::kIntentAnnotation));
     if (pending && pending->plan == intent->plan) return true;  // still in flight
-    auto outcome = decodeNodeOutcome(k8s::annotationOf(*node, k8s::kOutcomeAnnotation));
+    auto outcome = decodeNodeOutcome(node->meta.annotation(k8s::kOutcomeAnnotation));
     if (!outcome || outcome->plan != intent->plan) {
       failed.push_back(n + " (unknown)");
     } else if (!outcome->succeeded()) {
@@ -380,7 +389,7 @@ bool KubeActuator::raiseMaxReplicas(const std::string& ns, const std::string& na
     // Fresh allocatable: the caches may not show yet what advanceNode just read.
     partition::ClusterSnapshot fresh = *state.snapshot;
     for (std::size_t i : demand->eligibleNodes) {
-      auto node = client_->get(actuator_detail::nodeRef(fresh.nodes[i].name));
+      auto node = actuator_detail::getNode(*client_, fresh.nodes[i].name);
       if (node) {
         fresh.nodes[i].allocatable[demand->resource] =
             actuator_detail::allocatableOf(*node, demand->resource);
@@ -394,15 +403,15 @@ bool KubeActuator::raiseMaxReplicas(const std::string& ns, const std::string& na
     degraded_.failed("max_replicas", ns + "/" + name, message);
     return false;
   };
-  auto read = client_->get(hpaRef(ns, name));
+  auto read = actuator_detail::getHpa(*client_, ns, name);
   if (!read) return failed("raising maxReplicas failed: " + read.status().message());
   if (state.store == nullptr) return failed("raising maxReplicas failed: no state store");
-  const std::string uid = (*read)["metadata"].value("uid", "");
+  const std::string uid = read->uid;
   auto record = state.store->get(ns, name, uid);
   std::optional<HpaIntent> started = record ? record->intent : std::nullopt;
   if (started && started->plan != plan) return false;  // another plan owns it now
   const int wanted = std::min(to, capacity);
-  const int before = (*read)["spec"].value("maxReplicas", 0);
+  const int before = read->maxReplicas;
   // The state is recorded before the HPA changes: a change that cannot be recorded (the store
   // is full or unreachable) is not made. The intent ends here either way.
   if (wanted > before || started) {
@@ -418,10 +427,12 @@ bool KubeActuator::raiseMaxReplicas(const std::string& ns, const std::string& na
   int raisedTo = 0;
   auto r = patchWithRetry(
       *client_, hpaRef(ns, name),
-      [&](const kube::Object& hpa) -> core::Result<std::optional<kube::Object>> {
+      [&](const kube::Object& object) -> core::Result<std::optional<kube::Object>> {
         raisedTo = 0;
-        if (hpa["metadata"].value("uid", "") != uid) return noChange();  // recreated meanwhile
-        const int current = hpa["spec"].value("maxReplicas", 0);
+        auto hpa = partition::readHpa(object);
+        if (!hpa) return hpa.status();
+        if (hpa->uid != uid) return noChange();  // recreated meanwhile
+        const int current = hpa->maxReplicas;
         json annotations = json::object();
         json patch = json::object();
         HpaStatus status{capacity, "none", "", now};
@@ -470,11 +481,12 @@ void KubeActuator::lowerMaxReplicas(const partition::SetMaxReplicas& change,
   bool lowered = false;
   auto r = patchWithRetry(
       *client_, hpaRef(change.ns, change.name),
-      [&](const kube::Object& hpa) -> core::Result<std::optional<kube::Object>> {
+      [&](const kube::Object& object) -> core::Result<std::optional<kube::Object>> {
         lowered = false;
-        const int current = hpa["spec"].value("maxReplicas", 0);
-        const int replicas = hpa.contains("status") ? hpa["status"].value("currentReplicas", 0) : 0;
-        const int target = std::max({change.to, replicas, hpa["spec"].value("minReplicas", 1)});
+        auto hpa = partition::readHpa(object);
+        if (!hpa) return hpa.status();
+        const int current = hpa->maxReplicas;
+        const int target = std::max({change.to, hpa->currentReplicas, hpa->minReplicas});
         if (current != change.from || target >= current) return noChange();  // stale plan
         lowered = true;
         json annotations = json::object();
@@ -487,13 +499,13 @@ void KubeActuator::lowerMaxReplicas(const partition::SetMaxReplicas& change,
     report.outcomes.push_back({"maxReplicas", "error"});
     return;
   }
-  if (lowered) {
-    const int target = r->object["spec"].value("maxReplicas", 0);
-    auto recorded = state.store->update(
-        change.ns, change.name, r->object["metadata"].value("uid", ""), [&](HpaRecord& record) {
-          record.lastChange = now;
-          if (record.originalMaxReplicas == target) record.originalMaxReplicas.reset();
-        });
+  auto after = partition::readHpa(r->object);
+  if (lowered && after) {
+    const int target = after->maxReplicas;
+    auto recorded = state.store->update(change.ns, change.name, after->uid, [&](HpaRecord& record) {
+      record.lastChange = now;
+      if (record.originalMaxReplicas == target) record.originalMaxReplicas.reset();
+    });
     if (!recorded) {
       degraded_.failed("hpa_state", change.ns + "/" + change.name,
                        "recording the lowered maxReplicas failed: " + recorded.status().message());
@@ -502,8 +514,7 @@ void KubeActuator::lowerMaxReplicas(const partition::SetMaxReplicas& change,
     }
     report.outcomes.push_back({"maxReplicas", "success"});
     events_->record(EventTarget::hpa(change.ns, change.name), false, "MaxReplicasLowered",
-                    fmt::format("demand fell: maxReplicas {} -> {}", change.from,
-                                r->object["spec"].value("maxReplicas", 0)));
+                    fmt::format("demand fell: maxReplicas {} -> {}", change.from, target));
   }
 }
 

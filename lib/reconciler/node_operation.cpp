@@ -7,14 +7,14 @@
 
 #include "actuator_internal.h"
 #include "gpuscale/core/rfc3339.h"
-#include "gpuscale/k8s/object_accessors.h"
+#include "gpuscale/k8s/status_predicates.h"
 #include "gpuscale/k8s/well_known_keys.h"
 #include "gpuscale/partition/config_name.h"
 #include "gpuscale/partition/device_plugin_config.h"
+#include "gpuscale/partition/kube_objects.h"
 #include "gpuscale/partition/mig_parted_config.h"
 #include "gpuscale/partition/mig_restore.h"
 #include "gpuscale/reconciler/optimistic_write.h"
-#include "gpuscale/reconciler/pod_gpu_use.h"
 
 namespace gpuscale::reconciler {
 namespace {
@@ -55,23 +55,27 @@ bool isStale(const std::string& key, const std::string& node, const NodeIntent& 
 
 core::Result<std::optional<kube::Object>> noChange() { return std::optional<kube::Object>{}; }
 
+// The uid of an object a write answered with ("" when it does not read).
+std::string uidOf(const kube::Object& object) {
+  auto meta = partition::readMeta(object);
+  return meta ? meta->uid : std::string();
+}
+
 // `node`'s spec.taints with k8s::kReshapeTaint present or absent (others kept as they are), or
 // nullopt when it already is so. The whole list goes in the merge patch (merge patches replace
 // arrays); the read resourceVersion it carries keeps a concurrent taint change from being lost.
-std::optional<json> reshapeTaints(const kube::Object& node, bool present) {
-  static const json kNone = json::array();
-  const json& spec = node.contains("spec") ? node["spec"] : kNone;
-  const json& current = spec.is_object() && spec.contains("taints") && spec["taints"].is_array()
-                            ? spec["taints"]
-                            : kNone;
+std::optional<json> reshapeTaints(const partition::NodeObject& node, bool present) {
   json taints = json::array();
   bool found = false;
-  for (const auto& t : current) {
-    if (t.is_object() && t.value("key", "") == k8s::kReshapeTaint) {
+  for (const auto& t : node.taints) {
+    if (t.key == k8s::kReshapeTaint) {
       found = true;
       if (!present) continue;
     }
-    taints.push_back(t);
+    json taint{{"key", t.key}, {"effect", t.effect}};
+    if (!t.value.empty()) taint["value"] = t.value;
+    if (!t.timeAdded.empty()) taint["timeAdded"] = t.timeAdded;
+    taints.push_back(std::move(taint));
   }
   if (found == present) return std::nullopt;
   if (present)
@@ -80,7 +84,7 @@ std::optional<json> reshapeTaints(const kube::Object& node, bool present) {
 }
 
 // Adds to `patch` the removal of k8s::kReshapeTaint from `node`, if it carries it.
-void untaintInto(json& patch, const kube::Object& node) {
+void untaintInto(json& patch, const partition::NodeObject& node) {
   if (auto taints = reshapeTaints(node, false)) patch["spec"]["taints"] = *taints;
 }
 
@@ -89,10 +93,12 @@ void untaintInto(json& patch, const kube::Object& node) {
 core::Status KubeActuator::taintForReshape(const std::string& node, const NodeIntent& intent) {
   auto r = patchWithRetry(
       *client_, nodeRef(node),
-      [&](const kube::Object& current) -> core::Result<std::optional<kube::Object>> {
-        if (decodeNodeIntent(k8s::annotationOf(current, k8s::kIntentAnnotation)) != intent)
+      [&](const kube::Object& object) -> core::Result<std::optional<kube::Object>> {
+        auto current = partition::readNode(object);
+        if (!current) return current.status();
+        if (decodeNodeIntent(current->meta.annotation(k8s::kIntentAnnotation)) != intent)
           return noChange();
-        auto taints = reshapeTaints(current, true);
+        auto taints = reshapeTaints(*current, true);
         if (!taints) return noChange();
         return std::optional<kube::Object>(json{{"spec", {{"taints", *taints}}}});
       });
@@ -114,18 +120,20 @@ core::Status KubeActuator::writeMigConfig(const std::string& node, const NodeInt
   std::vector<partition::MigPartedConfig> stock;
   for (const std::string& name : {node + "-mig-config", options_.defaultMigConfigMap}) {
     auto cm = client_->get(configMapRef(options_.operatorNamespace, name));
-    if (!cm || !(*cm).contains("data") || !(*cm)["data"].is_object()) continue;
-    if (auto parsed = partition::parseMigPartedConfig((*cm)["data"].value("config.yaml", ""))) {
+    if (!cm) continue;
+    auto read = partition::readConfigMap(*cm);
+    if (!read) continue;
+    if (auto parsed = partition::parseMigPartedConfig(read->value("config.yaml"))) {
       stock.push_back(std::move(*parsed));
     }
   }
   auto r = upsertWithRetry(
       *client_, configMapRef(options_.operatorNamespace, options_.migConfigMap), "v1", "ConfigMap",
-      [&](const kube::Object& cm) -> core::Result<std::optional<kube::Object>> {
+      [&](const kube::Object& object) -> core::Result<std::optional<kube::Object>> {
+        auto cm = partition::readConfigMap(object);
+        if (!cm) return cm.status();
         partition::MigPartedConfig file;
-        std::string text;
-        if (cm.contains("data") && cm["data"].is_object())
-          text = cm["data"].value("config.yaml", "");
+        const std::string text = cm->value("config.yaml");
         if (!text.empty()) {
           auto parsed = partition::parseMigPartedConfig(text);
           if (!parsed) {
@@ -152,12 +160,12 @@ core::Status KubeActuator::writeDevicePluginConfig(const std::string& node,
                                                    const NodeIntent& intent) {
   auto r = upsertWithRetry(
       *client_, configMapRef(options_.operatorNamespace, options_.devicePluginConfigMap), "v1",
-      "ConfigMap", [&](const kube::Object& cm) -> core::Result<std::optional<kube::Object>> {
+      "ConfigMap", [&](const kube::Object& object) -> core::Result<std::optional<kube::Object>> {
+        auto cm = partition::readConfigMap(object);
+        if (!cm) return cm.status();
         json data = json::object();
-        const json empty = json::object();
-        const json& current = cm.contains("data") && cm["data"].is_object() ? cm["data"] : empty;
-        if (current.value(intent.label, "") != intent.config) data[intent.label] = intent.config;
-        for (const auto& [key, value] : current.items()) {
+        if (cm->value(intent.label) != intent.config) data[intent.label] = intent.config;
+        for (const auto& [key, value] : cm->data) {
           if (isStale(key, node, intent)) data[key] = nullptr;
         }
         if (data.empty()) return noChange();
@@ -174,16 +182,18 @@ core::Result<std::string> KubeActuator::podInTheWay(const std::string& node,
   if (!pods) return pods.status();
   std::map<std::string, std::string> users;  // namespace/name -> what makes it a GPU user
   NodeGpuPods gpuPods;
-  for (const auto& pod : pods->items) {
-    auto use = gpuUseOf(pod);
-    if (use.empty()) continue;
-    const std::string key =
-        pod["metadata"].value("namespace", "") + "/" + pod["metadata"].value("name", "");
-    users[key] = std::move(use);
-    static const json::json_pointer kStartTime("/status/startTime");
-    const bool started = pod.contains(kStartTime) && pod[kStartTime].is_string();
-    gpuPods[key] =
-        core::parseRfc3339(started ? pod[kStartTime].get<std::string>() : "").value_or(TimePoint{});
+  for (const auto& object : pods->items) {
+    auto pod = partition::readPod(object);
+    if (!pod) {
+      // A pod that does not read may hold anything: it is in the way.
+      auto meta = partition::readMeta(object);
+      return fmt::format("{} (unreadable: {})", meta ? meta->ns + "/" + meta->name : "?",
+                         pod.status().message());
+    }
+    if (!pod->active() || !pod->usesGpu()) continue;
+    const std::string key = pod->ns + "/" + pod->name;
+    users[key] = pod->gpuUse;
+    gpuPods[key] = pod->startedAt.value_or(TimePoint{});
   }
   if (users.empty()) return std::string();
   const auto& [first, use] = *users.begin();
@@ -220,13 +230,15 @@ bool KubeActuator::startNode(const NodeWork& work, const std::string& plan, Time
   bool written = false;
   auto r = patchWithRetry(
       *client_, nodeRef(work.node),
-      [&](const kube::Object& node) -> core::Result<std::optional<kube::Object>> {
+      [&](const kube::Object& object) -> core::Result<std::optional<kube::Object>> {
         written = false;
-        if (!k8s::annotationOf(node, k8s::kIntentAnnotation).empty())
+        auto node = partition::readNode(object);
+        if (!node) return node.status();
+        if (!node->meta.annotation(k8s::kIntentAnnotation).empty())
           return noChange();  // already in flight
-        const std::string state = k8s::labelOf(node, k8s::kMigConfigStateLabel);
+        const std::string state = node->meta.label(k8s::kMigConfigStateLabel);
         if (state == "pending" || state == "failed" || state == "rebooting") return noChange();
-        intent.previous = k8s::labelOf(node, intent.labelKey());
+        intent.previous = node->meta.label(intent.labelKey());
         if (intent.previous == intent.label) return noChange();
         written = true;
         return std::optional<kube::Object>(
@@ -253,12 +265,12 @@ bool KubeActuator::startNode(const NodeWork& work, const std::string& plan, Time
 }
 
 bool KubeActuator::advanceNode(const std::string& name, TimePoint now, ActuationReport& report) {
-  auto node = client_->get(nodeRef(name));
+  auto node = actuator_detail::getNode(*client_, name);
   if (!node) {
     if (k8s::isNotFound(node.status())) startedNodes_.erase(name);
     return !k8s::isNotFound(node.status());
   }
-  auto intent = decodeNodeIntent(k8s::annotationOf(*node, k8s::kIntentAnnotation));
+  auto intent = decodeNodeIntent(node->meta.annotation(k8s::kIntentAnnotation));
   if (!intent) {
     startedNodes_.erase(name);
     return false;
@@ -272,7 +284,7 @@ bool KubeActuator::advanceNode(const std::string& name, TimePoint now, Actuation
     return false;
   }
   degraded_.cleared("node_intent_invalid", name);
-  const auto target = EventTarget::node(name, (*node)["metadata"].value("uid", ""));
+  const auto target = EventTarget::node(name, node->meta.uid);
   if (intent->phase == NodeOpPhase::kPrepared) {
     if (now - intent->started > options_.allocatableTimeout) {
       finishNode(name, *intent, "failed", "could not prepare the change in time", false, true, now,
@@ -307,15 +319,17 @@ bool KubeActuator::advanceNode(const std::string& name, TimePoint now, Actuation
     applied.applied = now;
     auto r = patchWithRetry(
         *client_, nodeRef(name),
-        [&](const kube::Object& current) -> core::Result<std::optional<kube::Object>> {
-          if (decodeNodeIntent(k8s::annotationOf(current, k8s::kIntentAnnotation)) != intent)
+        [&](const kube::Object& object) -> core::Result<std::optional<kube::Object>> {
+          auto current = partition::readNode(object);
+          if (!current) return current.status();
+          if (decodeNodeIntent(current->meta.annotation(k8s::kIntentAnnotation)) != intent)
             return noChange();
           json annotations{{std::string(k8s::kIntentAnnotation), encodeNodeIntent(applied)}};
           if (intent->kind == NodeOpKind::kMig) {
             // What a give-back returns to (partition/mig_restore.h).
             auto restore = partition::nextMigRestore(
-                partition::decodeMigRestore(k8s::annotationOf(current, k8s::kMigRestoreAnnotation)),
-                k8s::labelOf(current, k8s::kMigConfigLabel), intent->label);
+                partition::decodeMigRestore(current->meta.annotation(k8s::kMigRestoreAnnotation)),
+                current->meta.label(k8s::kMigConfigLabel), intent->label);
             annotations[std::string(k8s::kMigRestoreAnnotation)] =
                 restore ? json(partition::encodeMigRestore(*restore)) : json(nullptr);
           }
@@ -339,17 +353,17 @@ bool KubeActuator::advanceNode(const std::string& name, TimePoint now, Actuation
     return true;
   }
   // Applied: wait for the operator's answer.
-  if (k8s::labelOf(*node, intent->labelKey()) != intent->label) {
+  if (node->meta.label(intent->labelKey()) != intent->label) {
     finishNode(name, *intent, "superseded",
                fmt::format("{} was changed by someone else to \"{}\"", intent->labelKey(),
-                           k8s::labelOf(*node, intent->labelKey())),
+                           node->meta.label(intent->labelKey())),
                false, false, now, report);
     return false;
   }
   const auto since = now - intent->applied.value_or(intent->started);
   const bool allocatableReady = actuator_detail::allocatableMatches(*node, intent->expect);
   if (intent->kind == NodeOpKind::kMig) {
-    const std::string state = k8s::labelOf(*node, k8s::kMigConfigStateLabel);
+    const std::string state = node->meta.label(k8s::kMigConfigStateLabel);
     if (state == "failed") {
       finishNode(
           name, *intent, "failed",
@@ -406,14 +420,16 @@ bool KubeActuator::continueWithTimeSlicing(const std::string& name, const NodeIn
   next.started = now;
   auto r = patchWithRetry(
       *client_, nodeRef(name),
-      [&](const kube::Object& current) -> core::Result<std::optional<kube::Object>> {
-        if (decodeNodeIntent(k8s::annotationOf(current, k8s::kIntentAnnotation)) != mig)
+      [&](const kube::Object& object) -> core::Result<std::optional<kube::Object>> {
+        auto current = partition::readNode(object);
+        if (!current) return current.status();
+        if (decodeNodeIntent(current->meta.annotation(k8s::kIntentAnnotation)) != mig)
           return noChange();
-        next.previous = k8s::labelOf(current, k8s::kDevicePluginConfigLabel);
+        next.previous = current->meta.label(k8s::kDevicePluginConfigLabel);
         json patch{
             {"metadata",
              {{"annotations", {{std::string(k8s::kIntentAnnotation), encodeNodeIntent(next)}}}}}};
-        untaintInto(patch, current);  // the MIG step is over; time-slicing destroys no pod
+        untaintInto(patch, *current);  // the MIG step is over; time-slicing destroys no pod
         return std::optional<kube::Object>(patch);
       });
   if (!r) {
@@ -424,7 +440,7 @@ bool KubeActuator::continueWithTimeSlicing(const std::string& name, const NodeIn
   degraded_.cleared("node_intent", name);
   if (!r->changed) return true;  // someone moved the intent on: the next pass reads it
   report.outcomes.push_back({"mig", "success"});
-  const auto target = EventTarget::node(name, r->object["metadata"].value("uid", ""));
+  const auto target = EventTarget::node(name, uidOf(r->object));
   events_->record(target, false, "MigReconfigureSucceeded",
                   fmt::format("plan {}: MIG config {} applied and allocatable shows {}; "
                               "time-slicing {} -> {} follows",
@@ -447,20 +463,21 @@ void KubeActuator::finishNode(const std::string& name, const NodeIntent& intent,
   std::vector<std::string> repaired;
   auto r = patchWithRetry(
       *client_, nodeRef(name),
-      [&](const kube::Object& current) -> core::Result<std::optional<kube::Object>> {
+      [&](const kube::Object& object) -> core::Result<std::optional<kube::Object>> {
         repaired.clear();
-        auto ours = decodeNodeIntent(k8s::annotationOf(current, k8s::kIntentAnnotation));
+        auto current = partition::readNode(object);
+        if (!current) return current.status();
+        auto ours = decodeNodeIntent(current->meta.annotation(k8s::kIntentAnnotation));
         if (!ours || ours->plan != intent.plan) return noChange();
         json labels = json::object();
-        if (revert && k8s::labelOf(current, intent.labelKey()) == intent.label) {
+        if (revert && current->meta.label(intent.labelKey()) == intent.label) {
           labels[std::string(intent.labelKey())] =
               intent.previous.empty() ? json(nullptr) : json(intent.previous);
         }
         if (intent.kind == NodeOpKind::kMig && result != "success") {
-          const json& all = current["metadata"].value("labels", json::object());
-          for (const auto& [key, value] : all.items()) {
+          for (const auto& [key, value] : current->meta.labels) {
             if (key.rfind(k8s::kDeployLabelPrefix, 0) == 0 && value == kPausedForMigChange &&
-                k8s::labelOf(current, k8s::kMigConfigStateLabel) != "pending") {
+                current->meta.label(k8s::kMigConfigStateLabel) != "pending") {
               labels[key] = "true";
               repaired.push_back(key);
             }
@@ -474,7 +491,7 @@ void KubeActuator::finishNode(const std::string& name, const NodeIntent& intent,
         }
         json patch{{"metadata", {{"annotations", annotations}}}};
         if (!labels.empty()) patch["metadata"]["labels"] = labels;
-        untaintInto(patch, current);
+        untaintInto(patch, *current);
         return std::optional<kube::Object>(patch);
       });
   if (!r) {
@@ -485,7 +502,7 @@ void KubeActuator::finishNode(const std::string& name, const NodeIntent& intent,
   degraded_.cleared("node_outcome", name);
   startedNodes_.erase(name);
   report.outcomes.push_back({std::string(nodeOpKindName(intent.kind)), result});
-  const auto target = EventTarget::node(name, r->object["metadata"].value("uid", ""));
+  const auto target = EventTarget::node(name, uidOf(r->object));
   const bool ok = result == "success";
   std::string reason = opTitle(intent.kind) + (ok ? "Succeeded" : "Failed");
   if (result == "timeout") reason = opTitle(intent.kind) + "TimedOut";

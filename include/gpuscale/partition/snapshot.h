@@ -115,14 +115,18 @@ struct PodState {
   // init containers.
   ResourceCounts gpuRequests;
   bool resourceClaims = false;       // has DRA claims: may hold any device of its node
+  // What makes the pod a GPU user, for messages ("init container \"warmup\" requests
+  // nvidia.com/gpu"), or "": an nvidia.com/ request in a container, an init container, a sidecar
+  // or pod-level resources, or DRA claims.
+  std::string gpuUse;
   std::string insufficientResource;  // Pending+Unschedulable with "Insufficient nvidia.com/..."
   bool nominated = false;            // status.nominatedNodeName set (preempting)
   bool unschedulable = false;        // Pending, PodScheduled False/Unschedulable (any message)
   // status.startTime (the kubelet took the pod), else metadata.creationTimestamp, when it parses.
   std::optional<TimePoint> startedAt;
   bool active() const { return phase != "Succeeded" && phase != "Failed"; }
-  // Holds, or may hold, GPUs of its node (makes them busy for the planner).
-  bool usesGpu() const { return !gpuRequests.empty() || resourceClaims; }
+  // Holds, or may hold, GPUs of its node (makes them busy for the planner) while active.
+  bool usesGpu() const { return !gpuUse.empty(); }
 };
 
 struct ScaleTarget {

@@ -10,7 +10,7 @@
 // Node operation (one per node at a time, at most maxNodesInFlight nodes):
 //   MIG:  intent(prepared) -> the config in the reconciler-owned mig-parted ConfigMap -> taint
 //         gpuscale.io/reshape:NoSchedule (k8s::kReshapeTaint), so the scheduler places no new pod
-//         there -> GPU users on the node re-checked (pod_gpu_use.h; the taint makes this check
+//         there -> GPU users on the node re-checked (PodState::gpuUse; the taint makes this check
 //         final, short of a binding already in flight or a pod tolerating every taint) ->
 //         label nvidia.com/mig.config flipped + intent(applied) in one write ->
 //         wait for nvidia.com/mig.config.state=success and allocatable == the new geometry's

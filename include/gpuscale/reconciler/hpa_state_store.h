@@ -114,7 +114,7 @@ class HpaStateStore {
 
  private:
   kube::ResourceRef ref() const;
-  void remember(const kube::Object& configMap);
+  void remember(std::map<std::string, std::string> data);
 
   std::shared_ptr<kube::KubeClient> client_;
   StateStoreOptions options_;

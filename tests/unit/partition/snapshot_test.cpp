@@ -254,11 +254,6 @@ TEST(SnapshotTest, MalformedDumpsAreErrorsNamingTheItem) {
                        {"metadata", {{"name", "h"}, {"namespace", "ns"}}},
                        {"spec", {{"maxReplicas", "7"}}}}}),
        "item 0 (HorizontalPodAutoscaler ns/h): maxReplicas must be an integer"},
-      {"unknown metric type",
-       testing::list({{{"kind", "HorizontalPodAutoscaler"},
-                       {"metadata", {{"name", "h"}}},
-                       {"spec", {{"metrics", json::array({{{"type", "Magic"}}})}}}}}),
-       "metrics[].type"},
   };
   for (const auto& c : cases) {
     auto r = buildSnapshot(c.dump);
