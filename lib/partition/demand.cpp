@@ -98,6 +98,20 @@ class LabelIndex {
 
 }  // namespace
 
+std::string_view blockReasonName(BlockReason reason) {
+  switch (reason) {
+    case BlockReason::kTooManyReplicas:
+      return "TooManyReplicas";
+    case BlockReason::kUnschedulable:
+      return "Unschedulable";
+    case BlockReason::kAnticipated:
+      return "Anticipated";
+    case BlockReason::kNone:
+      break;
+  }
+  return "";
+}
+
 int hpaWantedReplicas(const HpaState& hpa, int readyPods, double tolerance) {
   const int current = hpa.currentReplicas;
   // The status' metrics were averaged at the HPA's last sync, over at most currentReplicas pods:
@@ -139,7 +153,7 @@ void anticipate(WorkloadDemand& d, const ClusterSnapshot& snapshot, TimePoint no
   if (lead.source != "policy leadTime") f.why += fmt::format("; lead time {}", lead.source);
   if (f.reaches) {
     d.blocked = true;
-    d.reason = "Anticipated";
+    d.reason = BlockReason::kAnticipated;
     d.wanted = std::max(d.wanted, f.predictedWanted);
   }
   d.forecast = std::move(f);
@@ -225,10 +239,10 @@ std::vector<WorkloadDemand> assessAt(const ClusterSnapshot& snapshot, const Poli
     bool active = !hpa.hasCondition("ScalingActive", "False");
     if (unschedulable) {
       d.blocked = true;
-      d.reason = "Unschedulable";
+      d.reason = BlockReason::kUnschedulable;
     } else if (limited && active && hpa.maxReplicas >= d.ceiling) {
       d.blocked = true;
-      d.reason = "TooManyReplicas";
+      d.reason = BlockReason::kTooManyReplicas;
     } else if (now && active && policy->anticipation.enabled && hpa.maxReplicas >= d.ceiling) {
       anticipate(d, snapshot, *now);
     }

@@ -202,7 +202,9 @@ PassResult Controller::passOver(const std::vector<partition::KubeItem>& items, T
   state.hpasWithIntent = pass->hpasWithIntent;
   state.store = store_.get();
   result.report = actuator_->apply(result.plan, state, now);
-  for (const auto& o : result.report.outcomes) metrics_->action(o.kind, o.outcome);
+  for (const auto& o : result.report.outcomes) {
+    metrics_->action(std::string(actionKindName(o.kind)), std::string(outcomeName(o.outcome)));
+  }
   for (double s : result.report.ceilingToCapacitySeconds) metrics_->ceilingToCapacity(s);
   for (const auto& t : result.report.leverSeconds) leadTimes_.record(t.lever, t.node, t.seconds);
   metrics_->nodesInFlight(result.report.nodesInFlight);
@@ -219,7 +221,7 @@ void Controller::recordExplanations(const partition::Plan& plan) {
     explained[key] = d.explain;
     // The same explanation with another number of replicas wanted is no news.
     if (auto it = explained_.find(key); it != explained_.end() && it->second == d.explain) continue;
-    const bool anticipated = d.reason == "Anticipated";
+    const bool anticipated = d.reason == partition::BlockReason::kAnticipated;
     events_->record(EventTarget::hpa(d.ns, d.name), false,
                     anticipated ? "CeilingAnticipated" : "CapacityShared",
                     fmt::format("{} pods of {} fit the GPU partitions, planning for {}: {}",
@@ -272,7 +274,8 @@ void Controller::updateHpaStatus(const std::vector<partition::WorkloadDemand>& w
     if (hpa == nullptr) continue;
     auto old = decodeHpaStatus(hpa->annotation(k8s::kStatusAnnotation));
     const std::string reason =
-        w.blocked ? "at partition ceiling (" + w.reason + ")" : "within partition ceiling";
+        w.blocked ? fmt::format("at partition ceiling ({})", partition::blockReasonName(w.reason))
+                  : "within partition ceiling";
     if (old && old->ceiling == w.ceiling && old->reason == reason) {
       degraded_.cleared("hpa_status", w.ns + "/" + w.name);
       continue;
@@ -302,10 +305,11 @@ void Controller::updateHpaStatus(const std::vector<partition::WorkloadDemand>& w
     }
     degraded_.cleared("hpa_status", object);
     // An anticipated demand has its own Event, with the prediction (recordExplanations).
-    if (r->changed && w.blocked && w.reason != "Anticipated") {
-      events_->record(EventTarget::hpa(w.ns, w.name), false, "AtPartitionCeiling",
-                      fmt::format("{} pods of {} fit the GPU partitions; the HPA wants {} ({})",
-                                  w.ceiling, w.resource, w.wanted, w.reason));
+    if (r->changed && w.blocked && w.reason != partition::BlockReason::kAnticipated) {
+      events_->record(
+          EventTarget::hpa(w.ns, w.name), false, "AtPartitionCeiling",
+          fmt::format("{} pods of {} fit the GPU partitions; the HPA wants {} ({})", w.ceiling,
+                      w.resource, w.wanted, partition::blockReasonName(w.reason)));
     }
   }
 }

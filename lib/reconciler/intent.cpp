@@ -1,6 +1,8 @@
 #include "gpuscale/reconciler/intent.h"
 
 #include <algorithm>
+#include <array>
+#include <utility>
 
 #include "gpuscale/core/rfc3339.h"
 #include "gpuscale/k8s/well_known_keys.h"
@@ -75,7 +77,31 @@ std::vector<int> indicesField(const json& j, const char* key) {
   return out;
 }
 
+constexpr std::array<std::pair<Outcome, std::string_view>, 7> kOutcomeNames{{
+    {Outcome::kStarted, "started"},
+    {Outcome::kSucceeded, "success"},
+    {Outcome::kFailed, "failed"},
+    {Outcome::kTimedOut, "timeout"},
+    {Outcome::kAborted, "aborted"},
+    {Outcome::kSuperseded, "superseded"},
+    {Outcome::kError, "error"},
+}};
+
 }  // namespace
+
+std::string_view outcomeName(Outcome outcome) {
+  for (const auto& [o, name] : kOutcomeNames) {
+    if (o == outcome) return name;
+  }
+  return "error";
+}
+
+std::optional<Outcome> parseOutcome(std::string_view name) {
+  for (const auto& [o, n] : kOutcomeNames) {
+    if (n == name) return o;
+  }
+  return std::nullopt;
+}
 
 std::string_view NodeIntent::labelKey() const {
   return kind == NodeOpKind::kMig ? k8s::kMigConfigLabel : k8s::kDevicePluginConfigLabel;
@@ -142,7 +168,7 @@ std::optional<NodeIntent> decodeNodeIntent(std::string_view text) {
 std::string encodeNodeOutcome(const NodeOutcome& outcome) {
   nlohmann::ordered_json j{{"plan", outcome.plan},
                            {"kind", nodeOpKindName(outcome.kind)},
-                           {"result", outcome.result},
+                           {"result", outcomeName(outcome.result)},
                            {"message", outcome.message},
                            {"at", core::formatRfc3339(outcome.at)}};
   return j.dump();
@@ -153,10 +179,11 @@ std::optional<NodeOutcome> decodeNodeOutcome(std::string_view text) {
     NodeOutcome o;
     o.plan = fields::string(j, "plan");
     o.kind = parseKind(fields::string(j, "kind")).value_or(NodeOpKind::kMig);
-    o.result = fields::string(j, "result");
+    auto result = parseOutcome(fields::string(j, "result"));
     o.message = fields::string(j, "message");
     o.at = timeField(j, "at").value_or(TimePoint{});
-    if (o.plan.empty() || o.result.empty()) return std::nullopt;
+    if (o.plan.empty() || !result) return std::nullopt;
+    o.result = *result;
     return o;
   });
 }

@@ -114,7 +114,7 @@ struct PodState {
   // nvidia.com/* per pod, as the scheduler counts them: containers, sidecars and the peak of the
   // init containers.
   ResourceCounts gpuRequests;
-  bool resourceClaims = false;       // has DRA claims: may hold any device of its node
+  bool resourceClaims = false;  // has DRA claims: may hold any device of its node
   // What makes the pod a GPU user, for messages ("init container \"warmup\" requests
   // nvidia.com/gpu"), or "": an nvidia.com/ request in a container, an init container, a sidecar
   // or pod-level resources, or DRA claims.

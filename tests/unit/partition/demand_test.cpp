@@ -80,7 +80,7 @@ TEST(DemandTest, SeedA100IsBlockedAtItsCeiling) {
   auto ws = assessWorkloads(snap, policies);
   ASSERT_EQ(ws.size(), 1u);
   EXPECT_TRUE(ws[0].blocked);
-  EXPECT_EQ(ws[0].reason, "TooManyReplicas");
+  EXPECT_EQ(ws[0].reason, BlockReason::kTooManyReplicas);
   EXPECT_EQ(ws[0].resource, "nvidia.com/mig-1g.5gb");
   EXPECT_EQ(ws[0].ceiling, 7);
   EXPECT_EQ(ws[0].wanted, 56);
@@ -94,7 +94,7 @@ TEST(DemandTest, PendingUnschedulablePodsBlock) {
   auto ws = assessWorkloads(snap, *policies);
   ASSERT_EQ(ws.size(), 1u);
   EXPECT_TRUE(ws[0].blocked);
-  EXPECT_EQ(ws[0].reason, "Unschedulable");
+  EXPECT_EQ(ws[0].reason, BlockReason::kUnschedulable);
   EXPECT_EQ(ws[0].ceiling, 1);
   EXPECT_EQ(ws[0].wanted, 20);
   EXPECT_EQ(ws[0].eligibleNodes.size(), 1u) << "the CPU node does not match the pod's nodeSelector";
