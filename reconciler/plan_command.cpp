@@ -133,6 +133,10 @@ int runPlanCommand(const std::vector<std::string>& args, std::ostream& out, std:
     err << "gpuscale-reconciler plan: " << parsed->from << ": " << pass.status().message() << "\n";
     return kUsageOrInputError;
   }
+  for (const auto& s : pass->snapshot.skipped) {
+    err << "gpuscale-reconciler plan: planned as if absent: " << s.kind << " "
+        << (s.ns.empty() ? s.name : s.ns + "/" + s.name) << ": " << s.message << "\n";
+  }
   const partition::Plan& plan = pass->plan;
   if (parsed->output == "text") {
     out << partition::planToText(plan);

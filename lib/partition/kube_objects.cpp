@@ -2,8 +2,6 @@
 // the walk over a dump's objects. Pods and workloads: pod_parse.cpp; HPAs: hpa_parse.cpp.
 #include "gpuscale/partition/kube_objects.h"
 
-#include <limits>
-
 #include "gpuscale/core/quantity.h"
 #include "gpuscale/core/rfc3339.h"
 #include "gpuscale/partition/object_fields.h"
@@ -32,11 +30,7 @@ NodeObject parseNode(const json& item) {
   const json& allocatable = fields::object(fields::object(item, "status"), "allocatable");
   for (const auto& [name, value] : allocatable.items()) {
     if (name.rfind(kNvidiaPrefix, 0) != 0) continue;
-    auto q = core::Quantity::parse(fields::quantityText(allocatable, name));
-    if (!q || q->value() < 0) fields::fail("allocatable." + name, "a non-negative quantity");
-    if (q->value() == std::numeric_limits<std::int64_t>::max())
-      fields::fail("allocatable." + name, "below 2^63");
-    n.allocatable[name] = q->value();
+    n.allocatable[name] = detail::deviceCount(allocatable, name, "allocatable." + name);
   }
   return n;
 }
@@ -62,6 +56,13 @@ ObjectParts parseParts(const json& object) {
                     fields::object(object, "status")};
   if (parts.meta.ns.empty()) parts.meta.ns = "default";
   return parts;
+}
+
+std::int64_t deviceCount(const json& map, const std::string& key, const std::string& path) {
+  auto q = core::Quantity::parse(fields::quantityText(map, key));
+  if (!q || q->value() < 0) fields::fail(path, "a non-negative quantity");
+  if (q->value() > kMaxDeviceCount) fields::fail(path, "at most 2^31", fields::Problem::kRange);
+  return q->value();
 }
 
 ObjectMeta parseMeta(const json& object) {
@@ -125,6 +126,19 @@ core::Result<std::vector<KubeItem>> collectKubeItems(const json& dump) {
     collect(dump, out);
     return out;
   });
+}
+
+ObjectMeta identityOf(const json& object) {
+  ObjectMeta id;
+  auto field = [&](const char* key) {
+    auto r = fields::readFields(
+        "", [&] { return fields::string(fields::object(object, "metadata"), key); });
+    return r ? *r : std::string();
+  };
+  id.ns = field("namespace");
+  id.name = field("name");
+  id.uid = field("uid");
+  return id;
 }
 
 std::string kindOf(const json& object) {

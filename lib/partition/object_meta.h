@@ -1,6 +1,9 @@
-// Reading the metadata of a Kubernetes object inside a reader of kube_objects.h (private to
-// lib/partition): throws fields::FieldError like the field reader it is built on.
+// Pieces of the readers of kube_objects.h (private to lib/partition): they throw
+// fields::FieldError like the field reader they are built on.
 #pragma once
+
+#include <cstdint>
+#include <string>
 
 #include <nlohmann/json.hpp>
 
@@ -29,5 +32,11 @@ void copyIdentity(const ObjectMeta& meta, T& out) {
   if constexpr (requires { out.labels; }) out.labels = meta.labels;
   if constexpr (requires { out.annotations; }) out.annotations = meta.annotations;
 }
+
+// An nvidia.com/ count (allocatable, a request or a limit): map[key] as a quantity rounded up,
+// non-negative and at most kMaxDeviceCount (beyond: a Problem::kRange error); `path` names it.
+inline constexpr std::int64_t kMaxDeviceCount = std::int64_t{1} << 31;
+std::int64_t deviceCount(const nlohmann::json& map, const std::string& key,
+                         const std::string& path);
 
 }  // namespace gpuscale::partition::detail

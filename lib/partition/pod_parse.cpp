@@ -1,11 +1,9 @@
 // Reading Pods and the pod templates of workloads (kube_objects.h): GPU requests as the scheduler
 // counts them, DRA claims, and what makes a pod a GPU user.
 #include <algorithm>
-#include <limits>
 
 #include <fmt/format.h>
 
-#include "gpuscale/core/quantity.h"
 #include "gpuscale/core/rfc3339.h"
 #include "gpuscale/partition/kube_objects.h"
 #include "gpuscale/partition/object_fields.h"
@@ -24,12 +22,7 @@ ResourceCounts gpuResources(const json& resources, std::string_view field) {
   const json& list = fields::object(resources, field);
   for (const auto& [name, value] : list.items()) {
     if (name.rfind(kNvidiaPrefix, 0) != 0) continue;
-    const std::string path = std::string(field) + "." + name;
-    auto q = core::Quantity::parse(fields::quantityText(list, name));
-    if (!q || q->value() < 0) fields::fail(path, "a non-negative quantity");
-    // value() saturates there: a count the planner could not add to.
-    if (q->value() == std::numeric_limits<std::int64_t>::max()) fields::fail(path, "below 2^63");
-    out[name] = q->value();
+    out[name] = detail::deviceCount(list, name, std::string(field) + "." + name);
   }
   return out;
 }
@@ -45,12 +38,6 @@ ResourceCounts containerGpuRequests(const json& container) {
   return requests;
 }
 
-// Sums that saturate: a pod's GPU counts are compared, never relied on to wrap.
-std::int64_t addCapped(std::int64_t a, std::int64_t b) {
-  return b > std::numeric_limits<std::int64_t>::max() - a ? std::numeric_limits<std::int64_t>::max()
-                                                          : a + b;
-}
-
 bool isSidecar(const json& initContainer) {
   return fields::string(initContainer, "restartPolicy") == "Always";
 }
@@ -64,18 +51,18 @@ ResourceCounts podGpuRequests(const json& podSpec) {
   for (const auto& c : fields::array(podSpec, "initContainers")) {
     const ResourceCounts requests = containerGpuRequests(c);
     if (isSidecar(c)) {
-      for (const auto& [name, n] : requests) sidecars[name] = addCapped(sidecars[name], n);
+      for (const auto& [name, n] : requests) sidecars[name] += n;
       continue;
     }
     for (const auto& [name, n] : requests) {
       auto before = sidecars.find(name);
       const std::int64_t alongside = before == sidecars.end() ? 0 : before->second;
-      initPeak[name] = std::max(initPeak[name], addCapped(n, alongside));
+      initPeak[name] = std::max(initPeak[name], n + alongside);
     }
   }
   ResourceCounts out = sidecars;
   for (const auto& c : fields::array(podSpec, "containers")) {
-    for (const auto& [name, n] : containerGpuRequests(c)) out[name] = addCapped(out[name], n);
+    for (const auto& [name, n] : containerGpuRequests(c)) out[name] += n;
   }
   for (const auto& [name, n] : initPeak) out[name] = std::max(out[name], n);
   return out;

@@ -1,9 +1,6 @@
 #include "gpuscale/partition/snapshot.h"
 
 #include <algorithm>
-#include <limits>
-
-#include <fmt/format.h>
 
 #include "config_sources.h"
 #include "gpuscale/core/rfc3339.h"
@@ -222,50 +219,54 @@ void addPriorityClass(const PriorityClassObject& pc, PriorityClasses& classes) {
   }
 }
 
-std::string describe(const KubeItem& input, std::size_t index) {
-  const json& item = *input.object;
-  std::string kind = !input.kind.empty() ? std::string(input.kind) : kindOf(item);
-  if (kind.empty()) kind = "?";
-  std::string name;
-  if (auto meta = readMeta(item)) {
-    name = meta->ns.empty() ? meta->name : meta->ns + "/" + meta->name;
-  }
-  return name.empty() ? fmt::format("item {} ({})", index, kind)
-                      : fmt::format("item {} ({} {})", index, kind, name);
-}
-
-// The object of `item` read by `read`, or the error naming the item.
-template <typename Read>
-auto readItem(const KubeItem& item, std::size_t index, Read&& read) {
+// Reads `item` with `read` into `out`; an item that does not read is skipped with its reason.
+template <typename Read, typename Out>
+void readInto(const KubeItem& item, const std::string& kind, Read&& read, Out&& out,
+              std::vector<SkippedObject>& skipped) {
   auto r = read(*item.object);
-  if (!r) {
-    throw fields::FieldError{describe(item, index) + ": " + r.status().message()};
+  if (r) {
+    out(std::move(*r));
+    return;
   }
-  return std::move(*r);
+  const ObjectMeta id = identityOf(*item.object);
+  skipped.push_back({kind, id.ns, id.name, id.uid,
+                     r.status().reason() == fields::kRangeReason ? "out_of_range" : "malformed",
+                     r.status().message()});
 }
 
 ClusterSnapshot build(const std::vector<KubeItem>& items) {
   ClusterSnapshot snap;
   std::vector<ConfigMapState> configMaps;
   std::vector<NodeObject> nodes;
-  for (std::size_t i = 0; i < items.size(); ++i) {
-    const KubeItem& item = items[i];
+  auto& skipped = snap.skipped;
+  for (const KubeItem& item : items) {
     const std::string kind = item.kind.empty() ? kindOf(*item.object) : std::string(item.kind);
     if (kind == "Node") {
-      nodes.push_back(readItem(item, i, readNode));
+      readInto(
+          item, kind, readNode, [&](NodeObject n) { nodes.push_back(std::move(n)); }, skipped);
     } else if (kind == "Pod") {
-      snap.pods.push_back(readItem(item, i, readPod));
+      readInto(
+          item, kind, readPod, [&](PodState p) { snap.pods.push_back(std::move(p)); }, skipped);
     } else if (kind == "HorizontalPodAutoscaler") {
-      snap.hpas.push_back(readItem(item, i, readHpa));
+      readInto(
+          item, kind, readHpa, [&](HpaState h) { snap.hpas.push_back(std::move(h)); }, skipped);
     } else if (kind == "Deployment" || kind == "StatefulSet" || kind == "ReplicaSet") {
-      snap.targets.push_back(
-          readItem(item, i, [&](const json& o) { return readWorkload(o, kind); }));
+      readInto(
+          item, kind, [&](const json& o) { return readWorkload(o, kind); },
+          [&](ScaleTarget t) { snap.targets.push_back(std::move(t)); }, skipped);
     } else if (kind == "PriorityClass") {
-      addPriorityClass(readItem(item, i, readPriorityClass), snap.priorityClasses);
+      readInto(
+          item, kind, readPriorityClass,
+          [&](const PriorityClassObject& pc) { addPriorityClass(pc, snap.priorityClasses); },
+          skipped);
     } else if (kind == "ConfigMap") {
-      ConfigMapObject cm = readItem(item, i, readConfigMap);
-      configMaps.push_back(
-          {cm.meta.ns.empty() ? "default" : cm.meta.ns, cm.meta.name, std::move(cm.data)});
+      readInto(
+          item, kind, readConfigMap,
+          [&](ConfigMapObject cm) {
+            configMaps.push_back(
+                {cm.meta.ns.empty() ? "default" : cm.meta.ns, cm.meta.name, std::move(cm.data)});
+          },
+          skipped);
     }
   }
   ConfigSources sources(std::move(configMaps));
@@ -287,12 +288,7 @@ ClusterSnapshot build(const std::vector<KubeItem>& items) {
     if (!idx) continue;
     NodeState& node = snap.nodes[*idx];
     node.hasGpuPods = true;
-    for (const auto& [name, n] : pod.gpuRequests) {
-      std::int64_t& used = node.used[name];
-      used = n > std::numeric_limits<std::int64_t>::max() - used
-                 ? std::numeric_limits<std::int64_t>::max()
-                 : used + n;
-    }
+    for (const auto& [name, n] : pod.gpuRequests) node.used[name] += n;
   }
   for (auto& node : snap.nodes) {
     for (auto& gpu : node.gpus) gpu.busy = node.hasGpuPods;
@@ -367,15 +363,11 @@ core::Result<ClusterSnapshot> buildSnapshot(const nlohmann::json& dump) {
   auto items = collectKubeItems(dump);
   if (!items)
     return core::Status::invalid("malformed Kubernetes dump: " + items.status().message());
-  return buildSnapshot(*items);
+  return build(*items);
 }
 
 core::Result<ClusterSnapshot> buildSnapshot(const std::vector<KubeItem>& items) {
-  try {
-    return build(items);
-  } catch (const fields::FieldError& e) {
-    return core::Status::invalid("malformed Kubernetes dump: " + e.message);
-  }
+  return build(items);
 }
 
 }  // namespace gpuscale::partition

@@ -173,6 +173,7 @@ PassResult Controller::passOver(const std::vector<partition::KubeItem>& items, T
     return result;
   }
   degraded_.cleared("snapshot", "cluster");
+  reportSkipped(pass->snapshot.skipped);
   checkPolicyScope(pass->snapshot, *policies);
   history_.record(pass->workloads, now);
   result.plan = pass->plan;
@@ -249,6 +250,33 @@ void Controller::checkPolicyScope(const partition::ClusterSnapshot& snapshot,
   }
   metrics_->policyAnnotationsIgnoredNow(static_cast<int>(ignored.size()));
   ignoredAnnotations_ = std::move(ignored);
+}
+
+void Controller::reportSkipped(const std::vector<partition::SkippedObject>& skipped) {
+  std::set<std::string> now;
+  for (const auto& s : skipped) {
+    std::string key = s.kind + "/" + s.ns + "/" + s.name + "/" + s.uid + "\x1f" + s.message;
+    if (!skipped_.contains(key)) {
+      const std::string object = s.ns.empty() ? s.name : s.ns + "/" + s.name;
+      spdlog::warn("skipping {} {}: {} (planned as if absent)", s.kind, object, s.message);
+      metrics_->objectSkipped(s.kind, s.reason);
+      std::string apiVersion = s.kind == "ReplicaSet" ? "apps/v1" : "v1";
+      for (const auto& w : kWatched) {
+        if (s.kind == w.kind) {
+          apiVersion =
+              std::string(w.group).empty() ? w.version : std::string(w.group) + "/" + w.version;
+        }
+      }
+      if (!s.name.empty()) {
+        events_->record(EventTarget{s.kind, apiVersion, s.ns, s.name, s.uid}, true, "ObjectSkipped",
+                        "gpuscale-reconciler cannot read this object and plans as if it were "
+                        "absent: " +
+                            s.message);
+      }
+    }
+    now.insert(std::move(key));
+  }
+  skipped_ = std::move(now);
 }
 
 void Controller::pruneState(const partition::ClusterSnapshot& snapshot,

@@ -98,6 +98,9 @@ core::Result<LeaseObject> readLease(const nlohmann::json& object);
 // (each with its own `kind`). Errors: something that is none of these (a number, an `items` that
 // is not a list).
 core::Result<std::vector<KubeItem>> collectKubeItems(const nlohmann::json& dump);
+// Whatever of metadata.namespace, .name and .uid reads ("" for what does not): the identity of an
+// object that does not read as a whole.
+ObjectMeta identityOf(const nlohmann::json& object);
 // `object`'s own `kind`, or "" (informer caches do not keep it).
 std::string kindOf(const nlohmann::json& object);
 

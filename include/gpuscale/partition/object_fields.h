@@ -2,10 +2,11 @@
 // Kubernetes object (kube_objects.h) and of the reconciler's own annotations is built on, so no
 // other code indexes JSON to read it.
 //
-// Absent or null fields give the fallback; a present field of the wrong type (or an integer out of
+// Absent or null fields give the fallback; a present field of the wrong type (or a number out of
 // the asked range) throws FieldError naming the field. readFields() runs a reader and turns a
-// FieldError (or any nlohmann::json exception) into Status::invalid, so no exception leaves a
-// reader.
+// FieldError (or any nlohmann::json exception) into a Status, so no exception leaves a reader:
+// 422 with reason kShapeReason for a field of the wrong type or form, kRangeReason for a number
+// beyond what the reader models.
 //
 // Thread safety: pure functions.
 #pragma once
@@ -26,12 +27,19 @@ namespace gpuscale::partition::fields {
 
 using nlohmann::json;
 
+inline constexpr std::string_view kShapeReason = "Invalid";
+inline constexpr std::string_view kRangeReason = "OutOfRange";
+
+enum class Problem { kShape, kRange };
+
 struct FieldError {
   std::string message;
+  Problem problem = Problem::kShape;
 };
 
-[[noreturn]] inline void fail(std::string_view key, std::string_view expected) {
-  throw FieldError{std::string(key) + " must be " + std::string(expected)};
+[[noreturn]] inline void fail(std::string_view key, std::string_view expected,
+                              Problem problem = Problem::kShape) {
+  throw FieldError{std::string(key) + " must be " + std::string(expected), problem};
 }
 
 // The member `key` of `obj`, or nullptr when absent, null, or `obj` is not an object.
@@ -79,11 +87,13 @@ inline std::int64_t integerValue(const json& v, std::string_view what,
                                  std::int64_t min = std::numeric_limits<std::int64_t>::min(),
                                  std::int64_t max = std::numeric_limits<std::int64_t>::max()) {
   constexpr auto kInt64Max = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
-  if (!v.is_number_integer() || (v.is_number_unsigned() && v.get<std::uint64_t>() > kInt64Max))
-    fail(what, "an integer");
+  if (!v.is_number_integer()) fail(what, "an integer");
+  if (v.is_number_unsigned() && v.get<std::uint64_t>() > kInt64Max)
+    fail(what, "an integer below 2^63", Problem::kRange);
   const std::int64_t n = v.get<std::int64_t>();
   if (n < min || n > max)
-    fail(what, "an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "]");
+    fail(what, "an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "]",
+         Problem::kRange);
   return n;
 }
 
@@ -137,7 +147,9 @@ auto readFields(std::string_view what, Read&& read) -> core::Result<decltype(rea
   try {
     return read();
   } catch (const FieldError& e) {
-    return core::Status::invalid(std::string(what) + e.message);
+    return core::Status(422,
+                        std::string(e.problem == Problem::kRange ? kRangeReason : kShapeReason),
+                        std::string(what) + e.message);
   } catch (const json::exception& e) {
     return core::Status::invalid(std::string(what) + e.what());
   }

@@ -41,6 +41,13 @@ struct HpaExplanation {
   std::vector<partition::PlanAction> actions;
 };
 
+// The answer: one explanation per HPA asked about, and the objects the pass could not read (it
+// planned as if they were absent).
+struct Explanations {
+  std::vector<HpaExplanation> hpas;
+  std::vector<partition::SkippedObject> skipped;
+};
+
 struct ExplainRequest {
   std::string ns, name;  // "" = every HPA a policy manages
   partition::TimePoint now;
@@ -48,21 +55,24 @@ struct ExplainRequest {
 };
 
 // The explanations of a pass (pass.h): the planner's reasons from its plan, and what stopped an
-// HPA before the planner (`records` are the state store's data the pass was given). Errors: a
-// named HPA that does not exist (not found).
-core::Result<std::vector<HpaExplanation>> explainPass(
-    const Pass& pass, const partition::PolicySet& policies,
-    const std::map<std::string, std::string>& records, const ExplainRequest& request);
+// HPA before the planner (`records` are the state store's data the pass was given); a named HPA
+// that does not read is explained as NotRead. Errors: a named HPA that does not exist (not found).
+core::Result<Explanations> explainPass(const Pass& pass, const partition::PolicySet& policies,
+                                       const std::map<std::string, std::string>& records,
+                                       const ExplainRequest& request);
 
 // The pass over `dump` (the cluster's objects with `kind` set, including the reconciler's state
 // ConfigMap `stateConfigMap` when there is one), explained. Errors: a dump the snapshot cannot be
 // built from, or a named HPA that does not exist (not found).
-core::Result<std::vector<HpaExplanation>> explainHpas(const nlohmann::json& dump,
-                                                      const std::string& stateConfigMap,
-                                                      const partition::PolicySet& policies,
-                                                      const ExplainRequest& request);
+core::Result<Explanations> explainHpas(const nlohmann::json& dump,
+                                       const std::string& stateConfigMap,
+                                       const partition::PolicySet& policies,
+                                       const ExplainRequest& request);
 
-nlohmann::ordered_json explanationsJson(const std::vector<HpaExplanation>& explanations);
-std::string explanationsText(const std::vector<HpaExplanation>& explanations);
+// {"hpas": [...], "skipped": [{"kind","namespace","name","reason","message"}]} ("skipped" only
+// when some object was skipped).
+nlohmann::ordered_json explanationsJson(const Explanations& explanations);
+// One block per HPA, then the skipped objects.
+std::string explanationsText(const Explanations& explanations);
 
 }  // namespace gpuscale::reconciler

@@ -65,6 +65,18 @@ TEST(DemandTest, WantedReplicasFollowTheHpaFormula) {
        {metric("Pods", "AverageValue", 50, std::nullopt)},
        0.1,
        3},
+      {"a ratio beyond int32 saturates (values the API admits)",
+       2147483647,
+       2147483647,
+       {metric("External", "Value", 1e-9, 1e300)},
+       0.1,
+       2147483647},
+      {"a metric without a usable target proposes nothing",
+       3,
+       3,
+       {metric("Object", "", 0, 100)},
+       0.1,
+       3},
   };
   for (const auto& c : cases) {
     HpaState hpa;

@@ -248,7 +248,7 @@ TEST(KubeObjectsTest, ErrorsNameTheField) {
              {{"containers",
                {{{"name", "c"},
                  {"resources", {{"limits", {{"nvidia.com/gpu", "9223372036854775807"}}}}}}}}}}})),
-       "limits.nvidia.com/gpu must be below 2^63"},
+       "limits.nvidia.com/gpu must be at most 2^31"},
   };
   for (const auto& row : rows) {
     SCOPED_TRACE(row.what);

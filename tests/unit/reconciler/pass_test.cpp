@@ -95,8 +95,8 @@ TEST(PassTest, TheControllerPlanAndExplainAgreeOnOneDump) {
     // `explain` runs this: the same plan's reasons and actions for the HPA.
     auto explained = explainHpas(dump, kState, *policies, {"default", "triton", kNow, nullptr});
     ASSERT_TRUE(explained.ok()) << explained.status().toString();
-    ASSERT_EQ(explained->size(), 1u);
-    const HpaExplanation& e = explained->front();
+    ASSERT_EQ(explained->hpas.size(), 1u);
+    const HpaExplanation& e = explained->hpas.front();
     ASSERT_TRUE(e.why.has_value()) << e.outside;
     EXPECT_EQ(e.actions.size(), live.actions.size()) << explanationsText(*explained);
     for (std::size_t i = 0; i < std::min(e.actions.size(), live.actions.size()); ++i) {
