@@ -26,18 +26,6 @@ std::string_view actionKindName(ActionKind kind) {
   return "maxReplicas";
 }
 
-ActionKind actionKindOf(NodeOpKind kind) {
-  switch (kind) {
-    case NodeOpKind::kMig:
-      return ActionKind::kMig;
-    case NodeOpKind::kMps:
-      return ActionKind::kMps;
-    case NodeOpKind::kTimeSlicing:
-      break;
-  }
-  return ActionKind::kTimeSlicing;
-}
-
 KubeActuator::KubeActuator(std::shared_ptr<kube::KubeClient> client,
                            std::shared_ptr<EventRecorder> events,
                            std::shared_ptr<GpuPodMapping> gpuPods, ActuatorOptions options,

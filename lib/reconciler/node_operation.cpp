@@ -21,29 +21,28 @@ using actuator_detail::reshapeTaints;
 using actuator_detail::uidOf;
 using nlohmann::json;
 
-std::string opTitle(NodeOpKind kind) {
-  switch (kind) {
-    case NodeOpKind::kMig:
-      return "MigReconfigure";
-    case NodeOpKind::kMps:
-      return "Mps";
-    case NodeOpKind::kTimeSlicing:
-      break;
+// What a kind of operation is called in Events, which lever it measures, how it is reported.
+struct KindNames {
+  NodeOpKind kind;
+  std::string_view title;
+  partition::Lever lever;
+  ActionKind action;
+};
+constexpr KindNames kKindNames[] = {
+    {NodeOpKind::kMig, "MigReconfigure", partition::Lever::kMigReshape, ActionKind::kMig},
+    {NodeOpKind::kTimeSlicing, "TimeSlicing", partition::Lever::kTimeSlicing,
+     ActionKind::kTimeSlicing},
+    {NodeOpKind::kMps, "Mps", partition::Lever::kMps, ActionKind::kMps},
+};
+
+const KindNames& namesOf(NodeOpKind kind) {
+  for (const auto& k : kKindNames) {
+    if (k.kind == kind) return k;
   }
-  return "TimeSlicing";
+  return kKindNames[1];
 }
 
-partition::Lever leverOf(NodeOpKind kind) {
-  switch (kind) {
-    case NodeOpKind::kMig:
-      return partition::Lever::kMigReshape;
-    case NodeOpKind::kMps:
-      return partition::Lever::kMps;
-    case NodeOpKind::kTimeSlicing:
-      break;
-  }
-  return partition::Lever::kTimeSlicing;
-}
+std::string opTitle(NodeOpKind kind) { return std::string(namesOf(kind).title); }
 
 // The Event reason of a finished operation: <Kind>Succeeded|Failed|TimedOut|Aborted (superseded
 // reads as Failed).
@@ -92,6 +91,8 @@ std::string finishMessage(NodeOpEvent event, const NodeIntent& intent,
 }
 
 }  // namespace
+
+ActionKind actionKindOf(NodeOpKind kind) { return namesOf(kind).action; }
 
 NodeOperations::NodeOperations(std::shared_ptr<kube::KubeClient> client,
                                std::shared_ptr<EventRecorder> events,
@@ -349,8 +350,8 @@ void NodeOperations::finish(const std::string& name, const NodeIntent& intent,
   degraded_.cleared("node_outcome", name);
   started_.erase(name);
   if (t.outcome == Outcome::kSucceeded) {
-    report.leverSeconds.push_back(
-        {leverOf(intent.kind), name, std::chrono::duration<double>(now - intent.started).count()});
+    report.leverSeconds.push_back({namesOf(intent.kind).lever, name,
+                                   std::chrono::duration<double>(now - intent.started).count()});
   }
   report.outcomes.push_back({actionKindOf(intent.kind), t.outcome});
   const auto target = EventTarget::node(name, uidOf(r->object));
