@@ -101,6 +101,13 @@ http::response<http::string_body> protocolError(http::status status) {
   return response;
 }
 
+HttpResponse listenerFullResponse() {
+  HttpResponse response = plainTextResponse(503, "503 Service Unavailable: too many connections");
+  response.headers.emplace_back("Retry-After", "1");
+  response.closeConnection = true;
+  return response;
+}
+
 http::response<http::string_body> toBeastResponse(HttpResponse&& response, bool head) {
   http::response<http::string_body> out{static_cast<http::status>(response.status), 11};
   if (!response.contentType.empty()) out.set(http::field::content_type, response.contentType);

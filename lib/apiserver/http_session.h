@@ -1,5 +1,5 @@
-// Private: one HTTP/1.1 connection (TLS or plain) of HttpsServer, and the registry of open
-// connections that graceful shutdown walks.
+// Private: one HTTP/1.1 connection (TLS or plain) of the servers (HttpsServer's listeners,
+// PlainHttpListener), and the registry of open connections that graceful shutdown walks.
 #pragma once
 
 #include <atomic>
@@ -20,6 +20,7 @@
 #include <type_traits>
 #include <unordered_map>
 
+#include "connection_budget.h"
 #include "gpuscale/apiserver/https_server.h"
 #include "gpuscale/apiserver/serving_tls.h"
 #include "handler_pool.h"
@@ -85,6 +86,10 @@ struct ListenerContext {
   // requests other than health probes (isHealthProbe) run there under the in-flight limit.
   HandlerPool* pool = nullptr;
   ServerMetrics* metrics = nullptr;
+  // The listener's connection caps (connection_budget.h).
+  std::shared_ptr<ConnectionBudget> budget;
+  // False: one request per connection (every response says Connection: close).
+  bool keepAlive = true;
 };
 
 // /healthz, /livez or /readyz exactly (any query) without an Authorization header: answered on
@@ -101,6 +106,10 @@ HttpResponse callHandler(const HttpHandler& handler, const HttpRequest& request)
 // Plain-text answer to a request that could not be parsed ("400 Bad Request", "431 ...").
 http::response<http::string_body> protocolError(http::status status);
 
+// The answer on a probe-only connection (connection_budget.h) to anything but a health probe: 503
+// with Retry-After: 1, plain text.
+HttpResponse listenerFullResponse();
+
 http::response<http::string_body> toBeastResponse(HttpResponse&& response, bool head);
 
 template <bool kTls>
@@ -108,12 +117,20 @@ class Connection : public ConnectionBase, public std::enable_shared_from_this<Co
  public:
   using Stream = std::conditional_t<kTls, beast::ssl_stream<beast::tcp_stream>, beast::tcp_stream>;
 
-  Connection(tcp::socket&& socket, ListenerContext context)
+  // `ticket` holds the connection's place in its listener's budget; a `probeOnly` connection serves
+  // one health probe (connection_budget.h). `remoteAddress` is "address:port".
+  Connection(tcp::socket&& socket, ListenerContext context, ConnectionBudget::Ticket ticket,
+             bool probeOnly, std::string remoteAddress)
       : context_(std::move(context)),
+        ticket_(std::move(ticket)),
+        probeOnly_(probeOnly),
+        firstRequestDeadline_(std::chrono::steady_clock::now() +
+                              context_.options->firstRequestTimeout),
         tlsContext_(context_.tls ? context_.tls->current() : nullptr),
         stream_(makeStream(std::move(socket), tlsContext_.get())),
         buffer_(readBufferLimit(context_.options->requestLimits)),
-        deadline_(stream_.get_executor()) {}
+        deadline_(stream_.get_executor()),
+        remoteAddress_(std::move(remoteAddress)) {}
 
   ~Connection() override {
     if (id_ != 0) context_.registry->remove(id_);
@@ -173,14 +190,11 @@ class Connection : public ConnectionBase, public std::enable_shared_from_this<Co
   beast::tcp_stream& lowest() { return beast::get_lowest_layer(stream_); }
 
   void start() {
-    beast::error_code ec;
-    const auto endpoint = lowest().socket().remote_endpoint(ec);
-    if (!ec)
-      remoteAddress_ = endpoint.address().to_string() + ":" + std::to_string(endpoint.port());
     if (context_.registry->stopping.load()) return closeSocket();
     if constexpr (kTls) {
       phase_ = Phase::kHandshake;
-      lowest().expires_after(options().requestReadTimeout);
+      // The handshake and the first request's first byte share one short deadline from accept.
+      lowest().expires_at(firstRequestDeadline_);
       stream_.async_handshake(net::ssl::stream_base::server,
                               [self = this->shared_from_this()](beast::error_code error) {
                                 self->guarded([&] { self->onHandshake(error); });
@@ -191,6 +205,7 @@ class Connection : public ConnectionBase, public std::enable_shared_from_this<Co
   }
 
   void onHandshake(beast::error_code ec) {
+    if (ec == beast::error::timeout) return closeForDeadline(ConnectionDeadline::kFirstRequest);
     if (ec) return closeSocket();
     if constexpr (kTls) peer_ = peerCertificates(stream_.native_handle());
     waitForRequest();
@@ -202,13 +217,23 @@ class Connection : public ConnectionBase, public std::enable_shared_from_this<Co
     if (closeRequested_ || context_.registry->stopping.load()) return closeGracefully();
     if (buffer_.size() > 0) return readRequest();
     phase_ = Phase::kIdle;
-    lowest().expires_after(options().idleTimeout);
+    if (firstRequest_) {
+      lowest().expires_at(firstRequestDeadline_);
+    } else {
+      lowest().expires_after(options().idleTimeout);
+    }
     // A small read: an idle connection holds no more than this (a request that does not fit is
     // read on by readRequest()).
     stream_.async_read_some(buffer_.prepare(kIdleReadBytes),
                             [self = this->shared_from_this()](beast::error_code ec, size_t n) {
                               self->guarded([&] {
+                                // An idle keep-alive connection that times out is normal; a new
+                                // one that never said anything is counted.
+                                if (ec == beast::error::timeout && self->firstRequest_) {
+                                  return self->closeForDeadline(ConnectionDeadline::kFirstRequest);
+                                }
                                 if (ec) return self->closeSocket();
+                                self->firstRequest_ = false;
                                 self->buffer_.commit(n);
                                 self->readRequest();
                               });
@@ -217,6 +242,7 @@ class Connection : public ConnectionBase, public std::enable_shared_from_this<Co
 
   void readRequest() {
     phase_ = Phase::kReading;
+    firstRequest_ = false;
     parser_.emplace(options().requestLimits);
     lowest().expires_after(options().requestReadTimeout);
     http::async_read(stream_, buffer_, *parser_,
@@ -232,6 +258,7 @@ class Connection : public ConnectionBase, public std::enable_shared_from_this<Co
       // went away or ran out of time gets nothing.
       const RequestRefusal refusal = parser_->refusal(ec);
       parser_.reset();
+      if (ec == beast::error::timeout) return closeForDeadline(ConnectionDeadline::kRequestRead);
       if (refusal == RequestRefusal::kNone) return closeSocket();
       if (context_.metrics != nullptr) context_.metrics->requestRefused(context_.name, refusal);
       return writeError(static_cast<http::status>(refusalStatus(refusal)));
@@ -250,6 +277,13 @@ class Connection : public ConnectionBase, public std::enable_shared_from_this<Co
   // Health probes and the plain listener: here and now. Everything else: a handler thread, under
   // the in-flight limit and the request deadline.
   void dispatch(HttpRequest request) {
+    if (probeOnly_) {
+      // Admitted beyond the listener's cap, in the room kept for health probes: one probe, or a
+      // 503.
+      if (isHealthProbe(request)) return respond(callHandler(*context_.handler, request));
+      if (context_.metrics != nullptr) context_.metrics->probeOnlyRefused(context_.name);
+      return respond(listenerFullResponse());
+    }
     HandlerPool* pool = context_.pool;
     if (pool == nullptr || isHealthProbe(request)) {
       return respond(callHandler(*context_.handler, request));
@@ -294,7 +328,8 @@ class Connection : public ConnectionBase, public std::enable_shared_from_this<Co
   }
 
   void respond(HttpResponse&& response) {
-    keepAlive_ = wantsKeepAlive_ && !response.closeConnection && !closeRequested_ &&
+    keepAlive_ = context_.keepAlive && !probeOnly_ && wantsKeepAlive_ &&
+                 !response.closeConnection && !closeRequested_ &&
                  !context_.registry->stopping.load();
     response_ = toBeastResponse(std::move(response), head_);
     write();
@@ -321,6 +356,7 @@ class Connection : public ConnectionBase, public std::enable_shared_from_this<Co
     // read's worth of buffer between requests.
     response_ = {};
     if (buffer_.size() == 0 && buffer_.capacity() > kIdleReadBytes) buffer_.shrink_to_fit();
+    if (ec == beast::error::timeout) return closeForDeadline(ConnectionDeadline::kWrite);
     if (ec) return closeSocket();
     if (lingering_) return drainThenClose();
     if (!keepAlive_) return closeGracefully();
@@ -363,6 +399,11 @@ class Connection : public ConnectionBase, public std::enable_shared_from_this<Co
                             });
   }
 
+  void closeForDeadline(ConnectionDeadline deadline) {
+    if (context_.metrics != nullptr) context_.metrics->connectionTimedOut(context_.name, deadline);
+    closeSocket();
+  }
+
   void closeSocket() {
     phase_ = Phase::kClosing;
     beast::error_code ec;
@@ -371,6 +412,11 @@ class Connection : public ConnectionBase, public std::enable_shared_from_this<Co
   }
 
   ListenerContext context_;
+  ConnectionBudget::Ticket ticket_;
+  const bool probeOnly_;
+  // From accept: the TLS handshake and the first request's first byte must arrive before it.
+  const std::chrono::steady_clock::time_point firstRequestDeadline_;
+  bool firstRequest_ = true;
   std::shared_ptr<net::ssl::context> tlsContext_;  // outlives stream_ (declared before it)
   Stream stream_;
   beast::flat_buffer buffer_;
@@ -381,8 +427,8 @@ class Connection : public ConnectionBase, public std::enable_shared_from_this<Co
   uint64_t pending_ = 0;  // ticket of the request awaiting its handler; 0: none
   bool head_ = false;
   bool wantsKeepAlive_ = false;
-  std::shared_ptr<const PeerCertificates> peer_;
   std::string remoteAddress_;
+  std::shared_ptr<const PeerCertificates> peer_;
   Phase phase_ = Phase::kHandshake;
   bool closeRequested_ = false;
   bool keepAlive_ = false;

@@ -25,16 +25,27 @@
 //     Timeout); a handler still running keeps its thread and slot until it returns (its result is
 //     dropped), and a request whose deadline passed while it waited is not run at all.
 //   * The plain listener's handler (/metrics) is cheap and runs on the I/O thread.
-// - Connections: beyond `maxConnections` open connections (both listeners; 0: unlimited) a newly
-//   accepted one is closed at once, before any TLS work; a probe on a new connection is turned away
-//   too, so the cap must sit well above the expected clients (idle ones go after idleTimeout).
+// - Connections, budgeted per listener (connection_budget.h): the HTTPS port admits
+//   `maxConnections`, at most `maxConnectionsPerSource` from one source address; the plain
+//   listener `metricsMaxConnections` (a quarter per source). Beyond its cap each listener admits
+//   `probeConnections` more, each for one health probe (anything else there gets a 503 with
+//   Retry-After: 1), so the kubelet's probes (a new connection each) get through a full listener.
+//   Beyond that, or beyond the per-source cap, a new connection is closed at once, before any TLS
+//   work. A new connection must complete its TLS handshake and send the first byte of its first
+//   request within firstRequestTimeout (a short deadline: kube-apiserver and the kubelet send at
+//   once); afterwards an idle keep-alive connection may wait idleTimeout for its next request.
 // - Each degraded mode logs a warning the first time (then at most every 5 minutes, with the count
 //   since) and is counted when a registry is set (setMetricsRegistry); series of one listener
 //   carry listener="secure" or "plain":
 //     gpuscale_apiserver_rejected_requests_total        429s for want of an in-flight slot
 //     gpuscale_apiserver_request_timeouts_total         504s for requests past requestTimeout
-//     gpuscale_apiserver_rejected_connections_total     connections closed for maxConnections
-//     gpuscale_apiserver_refused_requests_total{limit}  431/413/400s (the limits below)
+//     gpuscale_apiserver_rejected_connections_total{reason}  closed at accept: listener_full,
+//                                                       source_full
+//     gpuscale_apiserver_connection_timeouts_total{deadline}  closed by a deadline:
+//                                                       first_request, request_read, write
+//     gpuscale_apiserver_refused_requests_total{limit}  431/413/400s (the limits below), and
+//                                                       503s to non-probes in the probe room
+//                                                       (limit="not_probe")
 //     gpuscale_apiserver_internal_errors_total{where}   exceptions caught around handlers
 //     gpuscale_apiserver_open_connections               gauge
 //     gpuscale_apiserver_admitted_requests              gauge: requests holding a slot

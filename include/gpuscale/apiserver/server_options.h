@@ -9,12 +9,16 @@
 //   are verified against; the certificate is requested, never required)
 //   --worker-threads (2: handler threads; I/O has its own, see https_server.h)
 //   --max-requests-inflight (400, as kube-apiserver; 0 = no limit: requests other than health
-//   probes handled or queued at once, 429 beyond)  --max-connections (1024; 0 = no limit: open
-//   connections, further ones closed at accept)  --request-timeout (Go duration, 1m; 0 = none:
+//   probes handled or queued at once, 429 beyond)  --request-timeout (Go duration, 1m; 0 = none:
 //   504 for a request not answered within it)  --shutdown-timeout (Go duration, 30s)
-//   request limits (see RequestLimits below; https_server.h): --max-request-header-bytes (32768)
-//   --max-request-header-field-bytes (16384)  --max-request-headers (256)
-//   --max-request-target-bytes (16384)  --max-request-body-bytes (4096)
+//   request and connection limits (see RequestLimits and ListenerLimits below; https_server.h):
+//   --max-request-header-bytes (32768)  --max-request-header-field-bytes (16384)
+//   --max-request-headers (256)  --max-request-target-bytes (16384)  --max-request-body-bytes
+//   (4096)  --max-connections (1024: the HTTPS port)  --max-connections-per-source (256)
+//   --metrics-max-connections (64: the plain listener; a quarter of it per source)
+//   --probe-connections (16: kept on each listener for health probes beyond its cap)
+//   --first-request-timeout (5s: from accept to the first byte of the first request, TLS
+//   handshake included)
 //   --request-read-timeout (10s: a request, once started, and the TLS handshake must arrive within
 //   it)  --idle-timeout (90s)
 //   --tls-reload-interval (10s: how often the certificate, key and client CA files are re-read;
@@ -54,6 +58,13 @@ struct RequestLimits {
   size_t bodyBytes = 4 << 10;     // the body (these APIs are GET-only): Content-Length or chunks
 };
 
+// How many connections one listener holds (https_server.h, "Connections"). 0 = no limit.
+struct ListenerLimits {
+  size_t maxConnections = 0;
+  size_t maxPerSource = 0;  // from one source address
+  size_t probeReserve = 0;  // more, beyond maxConnections, each for one health probe
+};
+
 struct ServerOptions {
   std::string bindAddress = "0.0.0.0";
   uint16_t securePort = 443;  // 0 picks a free port (tests)
@@ -76,9 +87,16 @@ struct ServerOptions {
   // Requests other than /healthz, /livez, /readyz being handled or queued at once; beyond it, 429.
   // 0 = no limit.
   unsigned maxRequestsInFlight = 400;
-  // Open connections (both listeners); a connection accepted beyond it is closed at once. 0 = no
-  // limit.
+  // Open connections on the HTTPS port, and from one source address on it; beyond them (and the
+  // probe reserve) a new connection is closed at once. 0 = no limit.
   size_t maxConnections = 1024;
+  size_t maxConnectionsPerSource = 256;
+  // Open connections on the plain listener (a quarter of them per source address).
+  size_t metricsMaxConnections = 64;
+  // Connections each listener admits beyond its cap, each for one health probe.
+  size_t probeConnections = 16;
+  // From accept to the first byte of the first request (the TLS handshake included).
+  std::chrono::milliseconds firstRequestTimeout{5'000};
   RequestLimits requestLimits;
   // From a parsed request to its response; beyond it the client gets a 504 (the handler's late
   // result is dropped). 0 = no deadline.
@@ -101,6 +119,10 @@ core::Result<std::vector<std::string>> parseServingFlags(const std::vector<std::
 
 // One line per flag, for --help.
 std::string servingFlagsUsage();
+
+// The connection limits of the HTTPS port and of the plain listener.
+ListenerLimits secureListenerLimits(const ServerOptions& options);
+ListenerLimits plainListenerLimits(const ServerOptions& options);
 
 // Splits "host:port" ("[::1]:9100" allowed). Error on a missing or bad port.
 core::Result<std::pair<std::string, uint16_t>> splitHostPort(std::string_view address);

@@ -1,10 +1,12 @@
 // gpuscale-adapter as an unauthenticated pod on the network would try it: requests that do not fit
 // the server's limits (each limit one byte over and a megabyte over, and the 64 KiB header field
-// that used to end the process) are answered 431/413 and counted while the program goes on serving.
-// The adapter runs standalone against a stub Prometheus that answers discovery.
+// that used to end the process) are answered 431/413 and counted while the program goes on
+// serving; a flood of its plain listener leaves the HTTPS port serving. The adapter runs
+// standalone against a stub Prometheus that answers discovery and queries.
 #include <gtest/gtest.h>
 
 #include "adapter_process.h"
+#include "support/free_port.h"
 #include "support/pod_rules.h"
 #include "support/prometheus_stub_server.h"
 #include "support/request_limit_cases.h"
@@ -22,7 +24,12 @@ using namespace std::chrono_literals;
 StubResponse discoveryOnly(const StubRequest& request) {
   if (auto discovery = gpuscale::test::podMetricDiscovery(request, "m")) return *discovery;
   StubResponse r;
-  r.status = 404;
+  if (request.path == "/api/v1/query") {
+    r.body =
+        R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{"pod":"p"},"value":[1714557600,"1.5"]}]}})";
+  } else {
+    r.status = 404;
+  }
   return r;
 }
 
@@ -74,6 +81,49 @@ TEST_F(AdapterExposedTest, NoRequestEndsTheProcess) {
             4)
       << metrics;
   EXPECT_NE(adapter_->log().find("gpuscale_apiserver_refused_requests_total"), std::string::npos);
+}
+
+// The plain /metrics listener flooded beyond its cap (from several source addresses, as many
+// pods would) while the HTTPS port keeps answering probes and custom-metrics requests: each
+// listener has its own cap. Before, both listeners shared --max-connections, so a plain flood of
+// that size made the HTTPS port close every new connection.
+TEST_F(AdapterExposedTest, APlainFloodLeavesTheHttpsPortServing) {
+  const std::string metrics = "127.0.0.1:" + std::to_string(gpuscale::testing::freeLoopbackPort());
+  start({"--metrics-bind-address=" + metrics, "--max-connections=40",
+         "--metrics-max-connections=20", "--probe-connections=4"});
+  const uint16_t plainPort = static_cast<uint16_t>(std::stoi(metrics.substr(10)));
+  std::vector<std::unique_ptr<TlsClient>> flood;
+  int served = 0;
+  for (int i = 0; i < 60; ++i) {
+    gpuscale::testing::ClientOptions plain;
+    plain.tls = false;
+    plain.sourceAddress = "127.0.0." + std::to_string(2 + i % 6);
+    auto client = std::make_unique<TlsClient>(plainPort, plain);
+    // Each keeps its connection after one request (keep-alive), as a scraper would.
+    auto reply = client->get("/metrics");
+    if (reply && reply->status == 200) ++served;
+    flood.push_back(std::move(client));
+  }
+  EXPECT_EQ(served, 20);  // the cap; the others were closed or answered 503 in the probe room
+  // The HTTPS port: a probe and a custom-metrics request, each on a new connection.
+  auto healthz = curl(adapter_->url("/healthz"));
+  EXPECT_EQ(healthz.code, 200);
+  auto list = curl(adapter_->url("/apis/custom.metrics.k8s.io/v1beta1"));
+  EXPECT_EQ(list.code, 200) << list.body;
+  auto values =
+      curl(adapter_->url("/apis/custom.metrics.k8s.io/v1beta1/namespaces/default/pods/%2A/m"));
+  EXPECT_EQ(values.code, 200) << values.body;
+  EXPECT_NE(values.body.find(R"("kind":"MetricValueList")"), std::string::npos) << values.body;
+  const std::string exposition = curl(adapter_->url("/metrics")).body;
+  // Beyond the plain cap, the room kept for probes answered the scrapes 503 and closed them.
+  EXPECT_EQ(sumOf(exposition, "gpuscale_apiserver_refused_requests_total",
+                  {R"(listener="plain")", R"(limit="not_probe")"}),
+            40)
+      << exposition;
+  EXPECT_EQ(
+      sumOf(exposition, "gpuscale_apiserver_rejected_connections_total", {R"(listener="secure")"}),
+      0)
+      << exposition;
 }
 
 }  // namespace

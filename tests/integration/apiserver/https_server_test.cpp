@@ -12,6 +12,7 @@
 #include <condition_variable>
 #include <fstream>
 #include <future>
+#include <map>
 #include <thread>
 
 #include <prometheus/registry.h>
@@ -26,6 +27,7 @@ namespace {
 
 using namespace std::chrono_literals;
 using testing::ClientCertificate;
+using testing::ClientOptions;
 using testing::TlsClient;
 
 std::string slurp(const std::string& path) {
@@ -100,6 +102,19 @@ class HttpsServerTest : public ::testing::Test {
     run({"openssl", "x509", "-req", "-in", leaf + ".csr", "-CA", ca + ".crt", "-CAkey", ca + ".key",
          "-CAcreateserial", "-out", leaf + ".crt", "-days", "1", "-extfile", leaf + ".ext"});
     return {slurp(leaf + ".crt"), slurp(leaf + ".key")};
+  }
+
+  // The value of the counter `name` with exactly `labels` in the server's registry (0: absent).
+  double counter(const std::string& name, const std::map<std::string, std::string>& labels) const {
+    for (const auto& family : registry_->Collect()) {
+      if (family.name != name) continue;
+      for (const auto& metric : family.metric) {
+        std::map<std::string, std::string> have;
+        for (const auto& label : metric.label) have[label.name] = label.value;
+        if (have == labels) return metric.counter.value;
+      }
+    }
+    return 0;
   }
 
   // The value of the unlabelled gauge `name` in the server's registry (-1: absent).
@@ -427,6 +442,7 @@ TEST_F(HttpsServerTest, RequestPastTheTimeoutGets504) {
 
 TEST_F(HttpsServerTest, ConnectionsBeyondTheCapAreClosedAtOnce) {
   options_.maxConnections = 2;
+  options_.probeConnections = 0;
   start();
   auto first = std::make_unique<TlsClient>(port_);
   TlsClient second(port_);
@@ -437,13 +453,77 @@ TEST_F(HttpsServerTest, ConnectionsBeyondTheCapAreClosedAtOnce) {
   ASSERT_TRUE(testing::waitUntil([&] { return server_->openConnections() < 2; }, 30s, 5ms));
   TlsClient fourth(port_);
   EXPECT_EQ(fourth.get("/")->status, 200);
-  double rejectedConnections = -1;
-  for (const auto& family : registry_->Collect()) {
-    if (family.name == "gpuscale_apiserver_rejected_connections_total") {
-      rejectedConnections = family.metric.front().counter.value;
-    }
-  }
-  EXPECT_EQ(rejectedConnections, 1);
+  EXPECT_EQ(counter("gpuscale_apiserver_rejected_connections_total",
+                    {{"listener", "secure"}, {"reason", "listener_full"}}),
+            1);
+}
+
+TEST_F(HttpsServerTest, AFullListenerKeepsRoomForHealthProbes) {
+  options_.maxConnections = 1;
+  options_.probeConnections = 2;
+  start();
+  TlsClient regular(port_);
+  EXPECT_EQ(regular.get("/a")->status, 200);
+  // Beyond the cap: one probe per connection, then closed.
+  TlsClient probe(port_);
+  auto ok = probe.get("/healthz");
+  ASSERT_TRUE(ok);
+  EXPECT_EQ(ok->status, 200);
+  EXPECT_TRUE(ok->closeRequested);
+  EXPECT_TRUE(probe.closedByPeer(10s));
+  // Anything else there gets a 503.
+  TlsClient other(port_);
+  auto refused = other.get("/apis");
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->status, 503);
+  EXPECT_NE(refused->headers.find("Retry-After: 1"), std::string::npos) << refused->headers;
+  EXPECT_TRUE(other.closedByPeer(10s));
+  // The probe room is bounded too: two silent connections fill it, a third is closed at once.
+  ASSERT_TRUE(testing::waitUntil([&] { return server_->openConnections() == 1; }, 30s, 5ms));
+  TlsClient silent1(port_);
+  TlsClient silent2(port_);
+  EXPECT_THROW(TlsClient third(port_), std::runtime_error);
+  EXPECT_EQ(regular.get("/b")->status, 200);  // the regular connection is served all along
+  EXPECT_EQ(counter("gpuscale_apiserver_refused_requests_total",
+                    {{"listener", "secure"}, {"limit", "not_probe"}}),
+            1);
+}
+
+TEST_F(HttpsServerTest, OneSourceCannotTakeTheListener) {
+  options_.maxConnections = 100;
+  options_.maxConnectionsPerSource = 2;
+  options_.probeConnections = 0;
+  start();
+  TlsClient a(port_, ClientOptions{true, std::nullopt, "127.0.0.2"});
+  TlsClient b(port_, ClientOptions{true, std::nullopt, "127.0.0.2"});
+  EXPECT_THROW(TlsClient c(port_, ClientOptions{true, std::nullopt, "127.0.0.2"}),
+               std::runtime_error);
+  TlsClient elsewhere(port_, ClientOptions{true, std::nullopt, "127.0.0.3"});
+  EXPECT_EQ(elsewhere.get("/")->status, 200);
+  EXPECT_EQ(a.get("/")->status, 200);
+  EXPECT_EQ(counter("gpuscale_apiserver_rejected_connections_total",
+                    {{"listener", "secure"}, {"reason", "source_full"}}),
+            1);
+}
+
+TEST_F(HttpsServerTest, ANewConnectionMustSpeakSoon) {
+  options_.firstRequestTimeout = 300ms;
+  options_.idleTimeout = 60s;
+  start();
+  // Silent after the handshake: closed at the first-request deadline, not after idleTimeout.
+  TlsClient silent(port_);
+  EXPECT_TRUE(silent.closedByPeer(30s));
+  // Silent before the handshake (a bare TCP connection): the same deadline.
+  TlsClient bare(port_, ClientOptions{false, std::nullopt, ""});
+  EXPECT_TRUE(bare.closedByPeer(30s));
+  // A connection that spoke may then idle between requests.
+  TlsClient speaker(port_);
+  EXPECT_EQ(speaker.get("/")->status, 200);
+  EXPECT_EQ(counter("gpuscale_apiserver_connection_timeouts_total",
+                    {{"listener", "secure"}, {"deadline", "first_request"}}),
+            2);
+  EXPECT_FALSE(speaker.closedByPeer(500ms));
+  EXPECT_EQ(speaker.get("/again")->status, 200);
 }
 
 TEST_F(HttpsServerTest, BadCertificateFailsStart) {
