@@ -23,6 +23,7 @@
 #include "connection_budget.h"
 #include "gpuscale/apiserver/https_server.h"
 #include "gpuscale/apiserver/serving_tls.h"
+#include "gpuscale/core/plain_http.h"
 #include "handler_pool.h"
 #include "request_parser.h"
 #include "server_metrics.h"
@@ -109,6 +110,9 @@ http::response<http::string_body> protocolError(http::status status);
 // The answer on a probe-only connection (connection_budget.h) to anything but a health probe: 503
 // with Retry-After: 1, plain text.
 HttpResponse listenerFullResponse();
+
+// A core::PlainHttpHandler (path in, reply out) as an HttpHandler (plain_http_listener.cpp).
+HttpHandler adaptPlainHandler(core::PlainHttpHandler handler);
 
 http::response<http::string_body> toBeastResponse(HttpResponse&& response, bool head);
 
