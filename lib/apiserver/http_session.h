@@ -10,7 +10,6 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
-#include <boost/beast/ssl.hpp>
 #include <condition_variable>
 #include <cstdint>
 #include <memory>
@@ -28,6 +27,7 @@
 #include "request_parser.h"
 #include "server_metrics.h"
 #include "tls_context.h"
+#include "tls_socket_stream.h"
 
 namespace gpuscale::apiserver::detail {
 
@@ -119,7 +119,8 @@ http::response<http::string_body> toBeastResponse(HttpResponse&& response, bool 
 template <bool kTls>
 class Connection : public ConnectionBase, public std::enable_shared_from_this<Connection<kTls>> {
  public:
-  using Stream = std::conditional_t<kTls, beast::ssl_stream<beast::tcp_stream>, beast::tcp_stream>;
+  // TLS: OpenSSL straight on the socket (tls_socket_stream.h: no record buffers while idle).
+  using Stream = std::conditional_t<kTls, TlsSocketStream, beast::tcp_stream>;
 
   // `ticket` holds the connection's place in its listener's budget; a `probeOnly` connection serves
   // one health probe (connection_budget.h). `remoteAddress` is "address:port".
@@ -191,7 +192,8 @@ class Connection : public ConnectionBase, public std::enable_shared_from_this<Co
     beast::error_code ec;
     lowest().socket().close(ec);
   }
-  beast::tcp_stream& lowest() { return beast::get_lowest_layer(stream_); }
+  // The layer with the socket and the deadlines.
+  decltype(auto) lowest() { return beast::get_lowest_layer(stream_); }
 
   void start() {
     if (context_.registry->stopping.load()) return closeSocket();

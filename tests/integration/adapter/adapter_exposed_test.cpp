@@ -4,6 +4,9 @@
 // serving; a flood of its plain listener leaves the HTTPS port serving. The adapter runs
 // standalone against a stub Prometheus that answers discovery and queries.
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+
+#include <iostream>
 
 #include "adapter_process.h"
 #include "support/free_port.h"
@@ -124,6 +127,65 @@ TEST_F(AdapterExposedTest, APlainFloodLeavesTheHttpsPortServing) {
       sumOf(exposition, "gpuscale_apiserver_rejected_connections_total", {R"(listener="secure")"}),
       0)
       << exposition;
+}
+
+// The resident set of process `pid` in bytes (VmRSS), 0 when unknown.
+size_t residentBytes(pid_t pid) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::stoull(line.substr(6)) * 1024;
+  }
+  return 0;
+}
+
+// A thousand keep-alive TLS connections that each sent the largest request the limits allow (a
+// 32 KiB head and a 4 KiB body) and stay open: the adapter gives each request's buffers back, and
+// an idle TLS connection holds no record buffers, so they cost tens of megabytes, not hundreds
+// (before: 89 MiB for a thousand idle connections that had sent small requests, since Asio's TLS
+// stream keeps 68 KiB of buffers per connection), and /healthz is answered beside them.
+TEST_F(AdapterExposedTest, AThousandIdleConnectionsAfterMaximalRequestsStayCheap) {
+  rlimit files{};
+  getrlimit(RLIMIT_NOFILE, &files);
+  if (files.rlim_cur < 4096 && files.rlim_max >= 4096) {
+    files.rlim_cur = 4096;  // both ends of 1,000 connections: this process and the adapter
+    setrlimit(RLIMIT_NOFILE, &files);
+  }
+  if (files.rlim_cur < 2200) GTEST_SKIP() << "needs 2,200 open files";
+  start();
+  const size_t before = residentBytes(adapter_->pid());
+  ASSERT_GT(before, 0u);
+  const apiserver::RequestLimits limits;
+  const std::string length = "Content-Length: " + std::to_string(limits.bodyBytes) + "\r\n";
+  const std::string head = gpuscale::testing::requestBytes(
+      "/healthz",
+      length + gpuscale::testing::paddingFields(8, limits.headerBytes - length.size(), "/healthz"));
+  ASSERT_EQ(head.size(), limits.headerBytes);
+  const std::string maximal = head + std::string(limits.bodyBytes, 'b');
+  std::vector<std::unique_ptr<TlsClient>> clients;
+  for (int i = 0; i < 1000; ++i) {
+    gpuscale::testing::ClientOptions options;
+    options.sourceAddress = "127.0.0." + std::to_string(2 + i % 5);  // 200 per address
+    auto client = std::make_unique<TlsClient>(port_, options);
+    ASSERT_TRUE(client->send(maximal)) << i;
+    auto reply = client->readReply(60s);
+    ASSERT_TRUE(reply) << i;
+    ASSERT_EQ(reply->status, 200) << i;
+    clients.push_back(std::move(client));
+  }
+  const size_t after = residentBytes(adapter_->pid());
+  std::cout << "adapter resident: " << (before >> 20) << " MiB before, " << (after >> 20)
+            << " MiB with 1,000 idle TLS connections after maximal requests\n";
+  EXPECT_LT(after, size_t{200} << 20) << "resident " << (after >> 20) << " MiB";
+  EXPECT_LT(after - std::min(after, before), size_t{64} << 20)
+      << "a thousand idle TLS connections cost " << ((after - before) >> 20) << " MiB";
+  // A generous client timeout: a server wedged by the connections would miss it.
+  EXPECT_EQ(curl(adapter_->url("/healthz"), 30).code, 200);
+  for (auto& client : clients) {
+    auto again = client->get("/healthz");  // every connection is still served
+    ASSERT_TRUE(again);
+    EXPECT_EQ(again->status, 200);
+  }
 }
 
 }  // namespace

@@ -46,6 +46,12 @@ HttpResponse echo(const HttpRequest& request) {
     std::this_thread::sleep_for(700ms);
   }
   if (request.path == "/throw") throw std::runtime_error("handler bug");
+  if (request.path == "/big") {  // 3 MiB: many TLS records, writes that block on a full socket
+    HttpResponse big;
+    big.body.reserve(3 << 20);
+    for (int i = 0; big.body.size() < (3u << 20); ++i) big.body += std::to_string(i) + ",";
+    return big;
+  }
   HttpResponse response;
   response.contentType = "text/plain";
   response.body = request.method + " " + request.path + " " + request.rawQuery;
@@ -143,6 +149,20 @@ TEST_F(HttpsServerTest, KeepAliveServesManyRequestsOnOneConnection) {
     EXPECT_FALSE(reply->closeRequested);
   }
   EXPECT_EQ(server_->openConnections(), 1u);
+}
+
+TEST_F(HttpsServerTest, LargeResponsesArriveWholeOverKeepAlive) {
+  start();
+  std::string expected;
+  for (int i = 0; expected.size() < (3u << 20); ++i) expected += std::to_string(i) + ",";
+  TlsClient client(port_);
+  for (int round = 0; round < 3; ++round) {
+    auto reply = client.get("/big");
+    ASSERT_TRUE(reply);
+    EXPECT_EQ(reply->status, 200);
+    EXPECT_TRUE(reply->body == expected) << "round " << round << ": " << reply->body.size();
+    EXPECT_EQ(client.get("/small")->body, "GET /small ");
+  }
 }
 
 TEST_F(HttpsServerTest, PeerCertificateReachesTheHandler) {
