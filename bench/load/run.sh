@@ -4,8 +4,11 @@
 #      adapter's wildcard request that sends that query, with the adapter's cache off (--metrics-cache-ttl=0)
 #      so every request reaches Prometheus; p50/p99 of both and the difference;
 #   2. throughput: `wrk` (HTTPS keep-alive) as fast as possible on the cached HPA-style request
-#      (same metric and namespace, default 2s TTL) and on the direct Prometheus query.
-# Both adapters run with --workers 4. Starts the simulator's exporter, a Debian prometheus and two adapters on loopback ports, stops them at exit.
+#      (same metric and namespace, default 2s TTL) and on the direct Prometheus query, with cache hits
+#      answered on the I/O threads (the default) and, by a third adapter, with --inline-cache-hits=false
+#      (every request hops to a handler thread and back); these two alternate (A B B A), and each one's
+#      CPU time per request is reported beside its req/s.
+# The adapters run with --workers 4 and every serving protection at its default. Starts the simulator's exporter, a Debian prometheus and two adapters on loopback ports, stops them at exit.
 # Usage: bench/load/run.sh [BUILD_DIR]   (prints a markdown block for docs/benchmarks.md)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -29,18 +32,24 @@ pids+=($!)
 wait_for test -s "$work/exporter.port"
 prom_url=$(tests/support/prometheus_run.sh start "$work/prometheus" --scrape "127.0.0.1:$(cat "$work/exporter.port")")
 
-start_adapter() {  # PORT TTL
+start_adapter() {  # PORT TTL [FLAGS...]
+  local port=$1 ttl=$2
+  shift 2
   "$build/bin/gpuscale-adapter" --config rules/triton.yaml --standalone --prometheus-url "$prom_url" \
-    --metrics-relist-interval 5s --secure-port "$1" --cert-dir "$work/certs-$1" --metrics-cache-ttl "$2" \
-    --workers 4 >"$work/adapter-$1.log" 2>&1 &
+    --metrics-relist-interval 5s --secure-port "$port" --cert-dir "$work/certs-$port" --metrics-cache-ttl "$ttl" \
+    --workers 4 "$@" >"$work/adapter-$port.log" 2>&1 &
   pids+=($!)
+  adapter_pid[$port]=$!
 }
+declare -A adapter_pid
 uncached=$(free_port)
 cached=$(free_port)
+hop=$(free_port)
 start_adapter "$uncached" 0s
 start_adapter "$cached" 2s
+start_adapter "$hop" 2s --inline-cache-hits=false
 path=/apis/custom.metrics.k8s.io/v1beta1/namespaces/default/pods/%2A/avg_time_queue_us
-for port in "$uncached" "$cached"; do
+for port in "$uncached" "$cached" "$hop"; do
   wait_for sh -c "curl -sk https://127.0.0.1:$port$path | grep -q triton-2"
 done
 
@@ -52,16 +61,30 @@ hey_percentiles() {  # URL -> "p50 p99" in ms
   hey -z "${duration}s" -c 4 -q 50 "$1" >"$work/hey.txt"
   awk '/ 50% in/ {p50=$3*1000} / 99% in/ {p99=$3*1000} /Requests\/sec/ {rps=$2} END {printf "%.2f %.2f %.0f\n", p50, p99, rps}' "$work/hey.txt"
 }
-wrk_rate() {  # URL -> "req/s p99(ms)"
+cpu_seconds() {  # PID -> user + system CPU seconds so far
+  awk -v hz="$(getconf CLK_TCK)" '{printf "%.3f\n", ($14 + $15) / hz}' "/proc/$1/stat"
+}
+wrk_rate() {  # URL [PID] -> "req/s p99(ms) CPU-µs-per-request-of-PID"
+  local before=0 after=0
+  [ -n "${2:-}" ] && before=$(cpu_seconds "$2")
   wrk -t2 -c32 -d"${duration}s" --latency "$1" >"$work/wrk.txt"
-  awk '/Requests\/sec/ {rps=$2} /^ +99%/ {v=$2; if (v ~ /ms$/) {sub("ms","",v)} else if (v ~ /us$/) {sub("us","",v); v=v/1000} else if (v ~ /s$/) {sub("s","",v); v=v*1000}; p99=v} END {printf "%.0f %.2f\n", rps, p99}' "$work/wrk.txt"
+  [ -n "${2:-}" ] && after=$(cpu_seconds "$2")
+  awk -v cpu="$(awk -v a="$after" -v b="$before" 'BEGIN {print a - b}')" '/requests in/ {n=$1} /Requests\/sec/ {rps=$2} /^ +99%/ {v=$2; if (v ~ /ms$/) {sub("ms","",v)} else if (v ~ /us$/) {sub("us","",v); v=v/1000} else if (v ~ /s$/) {sub("s","",v); v=v*1000}; p99=v} END {printf "%.0f %.2f %.1f\n", rps, p99, (n > 0 ? cpu * 1e6 / n : 0)}' "$work/wrk.txt"
 }
 
 read -r d50 d99 drps < <(hey_percentiles "$direct")
 read -r a50 a99 arps < <(hey_percentiles "https://127.0.0.1:$uncached$path")
 read -r c50 c99 crps < <(hey_percentiles "https://127.0.0.1:$cached$path")
-read -r wd wd99 < <(wrk_rate "$direct")
-read -r wc wc99 < <(wrk_rate "https://127.0.0.1:$cached$path")
+read -r wd wd99 _ < <(wrk_rate "$direct")
+# The two cached adapters in the order A B B A, each figure the mean of its two runs, so that a
+# change in the machine's load during the run weighs on both alike.
+read -r wc1 wc1p99 wc1cpu < <(wrk_rate "https://127.0.0.1:$cached$path" "${adapter_pid[$cached]}")
+read -r wh1 wh1p99 wh1cpu < <(wrk_rate "https://127.0.0.1:$hop$path" "${adapter_pid[$hop]}")
+read -r wh2 wh2p99 wh2cpu < <(wrk_rate "https://127.0.0.1:$hop$path" "${adapter_pid[$hop]}")
+read -r wc2 wc2p99 wc2cpu < <(wrk_rate "https://127.0.0.1:$cached$path" "${adapter_pid[$cached]}")
+mean() { awk -v a="$1" -v b="$2" -v f="$3" 'BEGIN {printf f, (a + b) / 2}'; }
+wc=$(mean "$wc1" "$wc2" %.0f) wc99=$(mean "$wc1p99" "$wc2p99" %.2f) wccpu=$(mean "$wc1cpu" "$wc2cpu" %.1f)
+wh=$(mean "$wh1" "$wh2" %.0f) wh99=$(mean "$wh1p99" "$wh2p99" %.2f) whcpu=$(mean "$wh1cpu" "$wh2cpu" %.1f)
 sent() {  # PORT -> instant queries that adapter sent to Prometheus
   curl -sk "https://127.0.0.1:$1/metrics" |
     awk '/^gpuscale_adapter_prometheus_requests_total\{backend="default",endpoint="query",result="success"\}/ {print $2}'
@@ -79,11 +102,15 @@ Command: bench/load/run.sh (hey -z ${duration}s -c 4 -q 50; wrk -t2 -c32 -d${dur
 
 Overhead p99 (adapter cache off minus direct): $(awk -v a="$a99" -v d="$d99" 'BEGIN {printf "%.2f ms", a-d}')
 
-| as fast as possible (wrk, 32 connections) | req/s | p99 ms |
-|---|---|---|
-| Prometheus direct (baseline) | $wd | $wd99 |
-| adapter, cached HPA-style request | $wc | $wc99 |
+| as fast as possible (wrk, 32 connections) | req/s | p99 ms | adapter CPU µs / request |
+|---|---|---|---|
+| Prometheus direct (baseline) | $wd | $wd99 | |
+| adapter, cached HPA-style request, hop to a handler thread (--inline-cache-hits=false) | $wh | $wh99 | $whcpu |
+| adapter, cached HPA-style request, cache hits answered on the I/O threads (default) | $wc | $wc99 | $wccpu |
+
+Cached, I/O threads against the hop: $(awk -v c="$wc" -v h="$wh" 'BEGIN {printf "%.0f %%", 100 * c / h}') of the req/s
+(runs: I/O threads $wc1 and $wc2, hop $wh1 and $wh2), $(awk -v c="$wccpu" -v h="$whcpu" 'BEGIN {printf "%.0f %%", 100 * c / h}') of the CPU per request
 
 Prometheus queries sent over the whole run: adapter with cache off $(sent "$uncached") (for $((arps * duration)) requests),
-cached adapter $(sent "$cached") (hey and wrk phases, one per TTL).
+cached adapter $(sent "$cached") (hey and wrk phases, one per TTL), the one with the hop $(sent "$hop").
 MD

@@ -66,6 +66,15 @@ HttpResponse callHandler(const HttpHandler& handler, const HttpRequest& request)
   }
 }
 
+std::optional<HttpResponse> callInlineHandler(const InlineHandler& handler,
+                                              const HttpRequest& request) {
+  try {
+    return handler(request);
+  } catch (...) {
+    return std::nullopt;
+  }
+}
+
 bool isHealthProbe(const HttpRequest& request) {
   const std::string& path = request.path;
   return (path == "/healthz" || path == "/livez" || path == "/readyz") &&

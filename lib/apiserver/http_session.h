@@ -79,6 +79,8 @@ struct ListenerContext {
   std::string_view name;  // "secure" or "plain": the listener label of its metrics
   const ServerOptions* options = nullptr;
   const HttpHandler* handler = nullptr;
+  // Null: none. Requests it answers (without waiting) are answered on the I/O thread.
+  const InlineHandler* inlineHandler = nullptr;
   std::shared_ptr<ConnectionRegistry> registry;
   // Null for the plain listener; each TLS connection takes the context current when it is accepted
   // and keeps it (a reload never touches open connections).
@@ -103,6 +105,10 @@ HttpResponse requestTimeoutResponse(std::chrono::milliseconds timeout);
 
 // The handler's response (a 500 if it threw).
 HttpResponse callHandler(const HttpHandler& handler, const HttpRequest& request);
+// The inline handler's response, nullopt when it did not answer (or threw: the request then takes
+// the handler threads, which answer it).
+std::optional<HttpResponse> callInlineHandler(const InlineHandler& handler,
+                                              const HttpRequest& request);
 
 // Plain-text answer to a request that could not be parsed ("400 Bad Request", "431 ...").
 http::response<http::string_body> protocolError(http::status status);
@@ -293,6 +299,11 @@ class Connection : public ConnectionBase, public std::enable_shared_from_this<Co
     HandlerPool* pool = context_.pool;
     if (pool == nullptr || isHealthProbe(request)) {
       return respond(callHandler(*context_.handler, request));
+    }
+    if (context_.inlineHandler != nullptr) {
+      if (auto answered = callInlineHandler(*context_.inlineHandler, request)) {
+        return respond(std::move(*answered));
+      }
     }
     if (!pool->tryAdmit()) return respond(tooManyRequestsResponse());
     const uint64_t ticket = ++lastTicket_;

@@ -22,6 +22,7 @@ struct HttpsServer::State {
   std::shared_ptr<ServingTls> servingTls;
   HttpHandler secureHandler;
   HttpHandler plainHandler;
+  InlineHandler inlineHandler;
   std::shared_ptr<detail::ServerMetrics> metrics = std::make_shared<detail::ServerMetrics>();
   detail::IoLoop loop{metrics};
   // Declared after `loop`: destroyed first, with the queued work that holds connections.
@@ -64,6 +65,7 @@ core::Status HttpsServer::start() {
   secureContext.name = "secure";
   secureContext.options = &s.options;
   secureContext.handler = &s.secureHandler;
+  if (s.inlineHandler) secureContext.inlineHandler = &s.inlineHandler;
   secureContext.registry = s.loop.registry();
   secureContext.tls = s.servingTls;
   secureContext.pool = s.pool.get();
@@ -83,6 +85,7 @@ core::Status HttpsServer::start() {
     plainContext.name = "plain";
     plainContext.handler = &s.plainHandler;
     plainContext.tls = nullptr;
+    plainContext.inlineHandler = nullptr;
     plainContext.pool = nullptr;
     plainContext.budget =
         std::make_shared<detail::ConnectionBudget>(plainListenerLimits(s.options));
@@ -115,6 +118,10 @@ void HttpsServer::shutdown(std::chrono::milliseconds deadline) {
       deadline);
   // Handlers still running (a slow backend) are waited for; queued ones are dropped.
   if (s.pool) s.pool->stop();
+}
+
+void HttpsServer::setInlineHandler(InlineHandler handler) {
+  state_->inlineHandler = std::move(handler);
 }
 
 void HttpsServer::setMetricsRegistry(const std::shared_ptr<prometheus::Registry>& registry) {

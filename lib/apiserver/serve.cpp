@@ -32,6 +32,10 @@ int serveUntilTerminated(const ServerOptions& options, ApiHandlerConfig config,
       options, tls, [handler](const HttpRequest& r) { return handler->handle(r); },
       [handler](const HttpRequest& r) { return handler->handleMetricsOnly(r); });
   server.setMetricsRegistry(registry);
+  if (options.inlineCacheHits) {
+    server.setInlineHandler(
+        [handler](const HttpRequest& r) { return handler->handleWithoutWaiting(r); });
+  }
   if (auto started = server.start(); !started.ok()) {
     spdlog::error("cannot serve: {}", started.message());
     return 1;

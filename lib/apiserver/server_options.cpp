@@ -133,7 +133,9 @@ Result<std::pair<std::string, uint16_t>> splitHostPort(std::string_view address)
   return std::make_pair(host.empty() ? std::string("0.0.0.0") : host, static_cast<uint16_t>(*port));
 }
 
-bool isBooleanServingFlag(std::string_view name) { return name == "disable-http2"; }
+bool isBooleanServingFlag(std::string_view name) {
+  return name == "disable-http2" || name == "inline-cache-hits";
+}
 
 Result<bool> applyServingFlag(ServerOptions& options, std::string_view name,
                               std::string_view value) {
@@ -209,6 +211,9 @@ Result<bool> applyServingFlag(ServerOptions& options, std::string_view name,
     auto parsed = parseUnsigned(name, value, 1'000'000);
     if (!parsed) return parsed.status();
     *limit = static_cast<size_t>(*parsed);
+  } else if (name == "inline-cache-hits") {
+    if (value != "true" && value != "false") return badFlag(name, value, "must be true or false");
+    options.inlineCacheHits = value == "true";
   } else if (name == "first-request-timeout") {
     auto timeout = parsePositiveDuration(name, value);
     if (!timeout) return timeout.status();
@@ -265,6 +270,8 @@ std::string servingFlagsUsage() {
          "                                        cap for one health probe each (default 16)\n"
          "      --first-request-timeout duration  from accept to the first byte of the first\n"
          "                                        request, TLS handshake included (default 5s)\n"
+         "      --inline-cache-hits               answer requests the caches answer without\n"
+         "                                        waiting on the I/O threads (default true)\n"
          "      --request-timeout duration        a request not answered within it gets a 504\n"
          "                                        (default 1m0s, 0 = none)\n"
          "      --max-request-header-bytes int    request line + header fields; beyond it 431\n"

@@ -19,6 +19,10 @@
 //     always-allowed paths need no SubjectAccessReview) are answered on the I/O thread as soon as
 //     they are read, never queued behind other requests. Probes of single checks
 //     (/readyz/shutdown) and health requests carrying a token take the normal path.
+//   * A request the inline handler (setInlineHandler) answers without waiting is answered on the
+//     I/O thread too: the HPA's cached requests skip the hop to a handler thread and back (two
+//     thread wake-ups that cost a third of the cached path's throughput). The handler refuses
+//     whatever would wait, and such requests go on as below.
 //   * Every other request takes a slot of `maxRequestsInFlight` (0: unlimited) and runs on one of
 //     `workerThreads` handler threads (requests beyond the threads wait in order, holding their
 //     slot). Without a free slot the answer is at once a 429 with `Retry-After: 1` and a
@@ -74,6 +78,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 
 #include "gpuscale/apiserver/certificates.h"
 #include "gpuscale/apiserver/http_message.h"
@@ -88,6 +93,8 @@ class Registry;
 namespace gpuscale::apiserver {
 
 using HttpHandler = std::function<HttpResponse(const HttpRequest&)>;
+// Answers a request on the I/O thread when it can do so without waiting; nullopt otherwise.
+using InlineHandler = std::function<std::optional<HttpResponse>(const HttpRequest&)>;
 
 class HttpsServer {
  public:
@@ -104,6 +111,10 @@ class HttpsServer {
 
   // Registers the server's families (above) on `registry`; call before start().
   void setMetricsRegistry(const std::shared_ptr<prometheus::Registry>& registry);
+  // Requests of the secure listener this handler answers (it must never wait: ApiHandler::
+  // handleWithoutWaiting) are answered on the I/O thread; the others take a handler thread. Call
+  // before start().
+  void setInlineHandler(InlineHandler handler);
 
   // Builds the TLS context, binds the listeners and starts the workers. Errors: bad certificate or
   // key, address in use, bad bind address.

@@ -18,7 +18,8 @@
 //   --metrics-max-connections (64: the plain listener; a quarter of it per source)
 //   --probe-connections (16: kept on each listener for health probes beyond its cap)
 //   --first-request-timeout (5s: from accept to the first byte of the first request, TLS
-//   handshake included)
+//   handshake included)  --inline-cache-hits (true: requests answered from caches without waiting
+//   are answered on the I/O threads, https_server.h "Dispatch")
 //   --request-read-timeout (10s: a request, once started, and the TLS handshake must arrive within
 //   it)  --idle-timeout (90s)
 //   --tls-reload-interval (10s: how often the certificate, key and client CA files are re-read;
@@ -47,8 +48,8 @@ enum class TlsMinVersion { kTls12, kTls13 };
 // What one request may hold; a request beyond a limit is answered 431 (head) or 413 (body) and its
 // connection closed. The head limits sit well above what kube-apiserver's aggregator forwards (the
 // caller's headers without Authorization, plus X-Remote-User, one X-Remote-Group per group and one
-// X-Remote-Extra-* per extra value: about 1 KiB in 15 fields for the HPA controller) and well
-// below Go's 1 MiB MaxHeaderBytes, so that a connection's memory stays small (operations.md,
+// X-Remote-Extra-* per extra value: a service account such as the HPA controller's has three groups
+// and a few extra values) and well below Go's 1 MiB MaxHeaderBytes, so that a connection's memory stays small (operations.md,
 // "Request and connection limits").
 struct RequestLimits {
   size_t headerBytes = 32 << 10;  // request line + header fields, line ends included
@@ -98,6 +99,8 @@ struct ServerOptions {
   // From accept to the first byte of the first request (the TLS handshake included).
   std::chrono::milliseconds firstRequestTimeout{5'000};
   RequestLimits requestLimits;
+  // Answer on the I/O threads what the caches answer without waiting (serve.h).
+  bool inlineCacheHits = true;
   // From a parsed request to its response; beyond it the client gets a 504 (the handler's late
   // result is dropped). 0 = no deadline.
   std::chrono::milliseconds requestTimeout{60'000};

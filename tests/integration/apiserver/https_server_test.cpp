@@ -443,6 +443,43 @@ TEST_F(HttpsServerTest, HealthProbesGoAheadAndExcessRequestsGet429) {
   server_->shutdown(30s);  // joins the handler threads before `holding` goes
 }
 
+// What the inline handler answers is answered on the I/O thread: no handler thread or in-flight
+// slot is needed (here both are held). What it declines, or throws on, takes the handler threads.
+TEST_F(HttpsServerTest, InlineAnswersNeedNoHandlerThread) {
+  HoldingHandler holding;
+  options_.workerThreads = 1;
+  options_.maxRequestsInFlight = 1;
+  std::atomic<int> inlineCalls{0};
+  auto tls = loadServingTls(options_);
+  ASSERT_TRUE(tls.ok());
+  server_ = std::make_unique<HttpsServer>(options_, std::move(*tls), holding.handler());
+  server_->setInlineHandler([&](const HttpRequest& request) -> std::optional<HttpResponse> {
+    ++inlineCalls;
+    if (request.path == "/inline-throws") throw std::runtime_error("bug");
+    if (request.path != "/inline") return std::nullopt;
+    HttpResponse response;
+    response.body = "inline";
+    return response;
+  });
+  ASSERT_TRUE(server_->start().ok());
+  port_ = server_->securePort();
+  TlsClient held(port_);
+  ASSERT_TRUE(held.send("GET /hold HTTP/1.1\r\nHost: x\r\n\r\n"));
+  ASSERT_TRUE(holding.waitForHolding(1));
+  TlsClient client(port_);
+  auto answered = client.get("/inline");
+  ASSERT_TRUE(answered);
+  EXPECT_EQ(answered->status, 200);
+  EXPECT_EQ(answered->body, "inline");
+  EXPECT_EQ(client.get("/declined")->status, 429);       // the one slot is held
+  EXPECT_EQ(client.get("/inline-throws")->status, 429);  // fell back to the handler threads
+  EXPECT_EQ(inlineCalls.load(), 4);  // /hold was offered to it first, and declined
+  holding.release();
+  EXPECT_EQ(held.readReply()->body, "GET /hold ");
+  EXPECT_EQ(client.get("/declined")->body, "GET /declined ");
+  server_->shutdown(30s);  // joins the handler threads before `holding` goes
+}
+
 TEST_F(HttpsServerTest, RequestPastTheTimeoutGets504) {
   HoldingHandler holding;
   options_.requestTimeout = 200ms;

@@ -118,6 +118,12 @@ TEST(ServingFlags, RequestAndConnectionLimits) {
   EXPECT_EQ(plain.maxPerSource, 2u);  // a quarter, at least one
   EXPECT_EQ(plain.probeReserve, 2u);
 
+  EXPECT_TRUE(options.inlineCacheHits);
+  ASSERT_TRUE(parseServingFlags({"--inline-cache-hits=false"}, options).ok());
+  EXPECT_FALSE(options.inlineCacheHits);
+  ASSERT_TRUE(parseServingFlags({"--inline-cache-hits"}, options).ok());
+  EXPECT_TRUE(options.inlineCacheHits);
+
   const ServerOptions defaults;
   EXPECT_EQ(defaults.requestLimits.headerBytes, 32u << 10);
   EXPECT_EQ(defaults.requestLimits.bodyBytes, 4u << 10);
