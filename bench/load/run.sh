@@ -64,27 +64,36 @@ hey_percentiles() {  # URL -> "p50 p99" in ms
 cpu_seconds() {  # PID -> user + system CPU seconds so far
   awk -v hz="$(getconf CLK_TCK)" '{printf "%.3f\n", ($14 + $15) / hz}' "/proc/$1/stat"
 }
-wrk_rate() {  # URL [PID] -> "req/s p99(ms) CPU-µs-per-request-of-PID"
+# URL [PID] -> "req/s p99(ms) CPU-µs-per-request-of-PID CPU-bound-capacity(req/s)"; the capacity is
+# what the machine's cores would serve if the server and wrk had them to themselves: cores / (server
+# + wrk CPU time per request). On a shared machine req/s follows the share of CPU the processes get,
+# and a server with more threads gets more; CPU time per request does not.
+wrk_rate() {
   local before=0 after=0
   [ -n "${2:-}" ] && before=$(cpu_seconds "$2")
-  wrk -t2 -c32 -d"${duration}s" --latency "$1" >"$work/wrk.txt"
+  /usr/bin/time -f "%U %S" -o "$work/wrk.time" wrk -t2 -c32 -d"${duration}s" --latency "$1" >"$work/wrk.txt"
   [ -n "${2:-}" ] && after=$(cpu_seconds "$2")
-  awk -v cpu="$(awk -v a="$after" -v b="$before" 'BEGIN {print a - b}')" '/requests in/ {n=$1} /Requests\/sec/ {rps=$2} /^ +99%/ {v=$2; if (v ~ /ms$/) {sub("ms","",v)} else if (v ~ /us$/) {sub("us","",v); v=v/1000} else if (v ~ /s$/) {sub("s","",v); v=v*1000}; p99=v} END {printf "%.0f %.2f %.1f\n", rps, p99, (n > 0 ? cpu * 1e6 / n : 0)}' "$work/wrk.txt"
+  awk -v cpu="$(awk -v a="$after" -v b="$before" 'BEGIN {print a - b}')" \
+    -v wrkcpu="$(awk '{print $1 + $2}' "$work/wrk.time")" -v cores="$(nproc)" \
+    '/requests in/ {n=$1} /Requests\/sec/ {rps=$2} /^ +99%/ {v=$2; if (v ~ /ms$/) {sub("ms","",v)} else if (v ~ /us$/) {sub("us","",v); v=v/1000} else if (v ~ /s$/) {sub("s","",v); v=v*1000}; p99=v}
+     END {per = n > 0 ? cpu / n : 0; both = n > 0 ? (cpu + wrkcpu) / n : 0;
+          printf "%.0f %.2f %.1f %.0f\n", rps, p99, per * 1e6, (both > 0 ? cores / both : 0)}' "$work/wrk.txt"
 }
 
 read -r d50 d99 drps < <(hey_percentiles "$direct")
 read -r a50 a99 arps < <(hey_percentiles "https://127.0.0.1:$uncached$path")
 read -r c50 c99 crps < <(hey_percentiles "https://127.0.0.1:$cached$path")
-read -r wd wd99 _ < <(wrk_rate "$direct")
+read -r wd wd99 _ _ < <(wrk_rate "$direct")
 # The two cached adapters in the order A B B A, each figure the mean of its two runs, so that a
 # change in the machine's load during the run weighs on both alike.
-read -r wc1 wc1p99 wc1cpu < <(wrk_rate "https://127.0.0.1:$cached$path" "${adapter_pid[$cached]}")
-read -r wh1 wh1p99 wh1cpu < <(wrk_rate "https://127.0.0.1:$hop$path" "${adapter_pid[$hop]}")
-read -r wh2 wh2p99 wh2cpu < <(wrk_rate "https://127.0.0.1:$hop$path" "${adapter_pid[$hop]}")
-read -r wc2 wc2p99 wc2cpu < <(wrk_rate "https://127.0.0.1:$cached$path" "${adapter_pid[$cached]}")
+read -r wc1 wc1p99 wc1cpu wc1cap < <(wrk_rate "https://127.0.0.1:$cached$path" "${adapter_pid[$cached]}")
+read -r wh1 wh1p99 wh1cpu wh1cap < <(wrk_rate "https://127.0.0.1:$hop$path" "${adapter_pid[$hop]}")
+read -r wh2 wh2p99 wh2cpu wh2cap < <(wrk_rate "https://127.0.0.1:$hop$path" "${adapter_pid[$hop]}")
+read -r wc2 wc2p99 wc2cpu wc2cap < <(wrk_rate "https://127.0.0.1:$cached$path" "${adapter_pid[$cached]}")
 mean() { awk -v a="$1" -v b="$2" -v f="$3" 'BEGIN {printf f, (a + b) / 2}'; }
 wc=$(mean "$wc1" "$wc2" %.0f) wc99=$(mean "$wc1p99" "$wc2p99" %.2f) wccpu=$(mean "$wc1cpu" "$wc2cpu" %.1f)
 wh=$(mean "$wh1" "$wh2" %.0f) wh99=$(mean "$wh1p99" "$wh2p99" %.2f) whcpu=$(mean "$wh1cpu" "$wh2cpu" %.1f)
+wccap=$(mean "$wc1cap" "$wc2cap" %.0f) whcap=$(mean "$wh1cap" "$wh2cap" %.0f)
 sent() {  # PORT -> instant queries that adapter sent to Prometheus
   curl -sk "https://127.0.0.1:$1/metrics" |
     awk '/^gpuscale_adapter_prometheus_requests_total\{backend="default",endpoint="query",result="success"\}/ {print $2}'
@@ -102,14 +111,15 @@ Command: bench/load/run.sh (hey -z ${duration}s -c 4 -q 50; wrk -t2 -c32 -d${dur
 
 Overhead p99 (adapter cache off minus direct): $(awk -v a="$a99" -v d="$d99" 'BEGIN {printf "%.2f ms", a-d}')
 
-| as fast as possible (wrk, 32 connections) | req/s | p99 ms | adapter CPU µs / request |
-|---|---|---|---|
-| Prometheus direct (baseline) | $wd | $wd99 | |
-| adapter, cached HPA-style request, hop to a handler thread (--inline-cache-hits=false) | $wh | $wh99 | $whcpu |
-| adapter, cached HPA-style request, cache hits answered on the I/O threads (default) | $wc | $wc99 | $wccpu |
+| as fast as possible (wrk, 32 connections) | req/s | p99 ms | adapter CPU µs / request | CPU-bound capacity, req/s |
+|---|---|---|---|---|
+| Prometheus direct (baseline) | $wd | $wd99 | | |
+| adapter, cached HPA-style request, hop to a handler thread (--inline-cache-hits=false) | $wh | $wh99 | $whcpu | $whcap |
+| adapter, cached HPA-style request, cache hits answered on the I/O threads (default) | $wc | $wc99 | $wccpu | $wccap |
 
 Cached, I/O threads against the hop: $(awk -v c="$wc" -v h="$wh" 'BEGIN {printf "%.0f %%", 100 * c / h}') of the req/s
-(runs: I/O threads $wc1 and $wc2, hop $wh1 and $wh2), $(awk -v c="$wccpu" -v h="$whcpu" 'BEGIN {printf "%.0f %%", 100 * c / h}') of the CPU per request
+(runs: I/O threads $wc1 and $wc2, hop $wh1 and $wh2), $(awk -v c="$wccpu" -v h="$whcpu" 'BEGIN {printf "%.0f %%", 100 * c / h}') of the CPU per request,
+$(awk -v c="$wccap" -v h="$whcap" 'BEGIN {printf "%.0f %%", 100 * c / h}') of the CPU-bound capacity
 
 Prometheus queries sent over the whole run: adapter with cache off $(sent "$uncached") (for $((arps * duration)) requests),
 cached adapter $(sent "$cached") (hey and wrk phases, one per TTL), the one with the hop $(sent "$hop").
