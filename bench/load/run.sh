@@ -9,7 +9,7 @@
 #      (every request hops to a handler thread and back); these two alternate (A B B A), and each one's
 #      CPU time per request is reported beside its req/s.
 # The adapters run with --workers 4 and every serving protection at its default. Starts the simulator's exporter, a Debian prometheus and two adapters on loopback ports, stops them at exit.
-# Usage: bench/load/run.sh [BUILD_DIR]   (prints a markdown block for docs/benchmarks.md)
+# Usage: bench/load/run.sh [BUILD_DIR]   (prints a markdown block for docs/benchmarks/adapter.md)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=${1:-build}
