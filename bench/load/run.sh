@@ -6,9 +6,12 @@
 #   2. throughput: `wrk` (HTTPS keep-alive) as fast as possible on the cached HPA-style request
 #      (same metric and namespace, default 2s TTL) and on the direct Prometheus query, with cache hits
 #      answered on the I/O threads (the default) and, by a third adapter, with --inline-cache-hits=false
-#      (every request hops to a handler thread and back); these two alternate (A B B A), and each one's
-#      CPU time per request is reported beside its req/s.
-# The adapters run with --workers 4 and every serving protection at its default. Starts the simulator's exporter, a Debian prometheus and two adapters on loopback ports, stops them at exit.
+#      (every request hops to a handler thread and back) and, by a fourth, as the baseline, without the
+#      hop and with the protections that can be turned off turned off; these alternate (A B C C B A),
+#      and each one's CPU time per request is reported beside its req/s.
+# The adapters run with --workers 4 and, but for the baseline, every serving protection at its default.
+# Starts the simulator's exporter, a Debian prometheus and four adapters on loopback ports, stops them
+# at exit.
 # Usage: bench/load/run.sh [BUILD_DIR]   (prints a markdown block for docs/benchmarks/adapter.md)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -45,11 +48,15 @@ declare -A adapter_pid
 uncached=$(free_port)
 cached=$(free_port)
 hop=$(free_port)
+bare=$(free_port)
 start_adapter "$uncached" 0s
 start_adapter "$cached" 2s
 start_adapter "$hop" 2s --inline-cache-hits=false
+start_adapter "$bare" 2s --max-requests-inflight=0 --max-connections=0 --max-connections-per-source=0 \
+  --request-timeout=0s
+declare -A port_of=([inline]=$cached [hop]=$hop [bare]=$bare)
 path=/apis/custom.metrics.k8s.io/v1beta1/namespaces/default/pods/%2A/avg_time_queue_us
-for port in "$uncached" "$cached" "$hop"; do
+for port in "$uncached" "$cached" "$hop" "$bare"; do
   wait_for sh -c "curl -sk https://127.0.0.1:$port$path | grep -q triton-2"
 done
 
@@ -84,16 +91,28 @@ read -r d50 d99 drps < <(hey_percentiles "$direct")
 read -r a50 a99 arps < <(hey_percentiles "https://127.0.0.1:$uncached$path")
 read -r c50 c99 crps < <(hey_percentiles "https://127.0.0.1:$cached$path")
 read -r wd wd99 _ _ < <(wrk_rate "$direct")
-# The two cached adapters in the order A B B A, each figure the mean of its two runs, so that a
-# change in the machine's load during the run weighs on both alike.
-read -r wc1 wc1p99 wc1cpu wc1cap < <(wrk_rate "https://127.0.0.1:$cached$path" "${adapter_pid[$cached]}")
-read -r wh1 wh1p99 wh1cpu wh1cap < <(wrk_rate "https://127.0.0.1:$hop$path" "${adapter_pid[$hop]}")
-read -r wh2 wh2p99 wh2cpu wh2cap < <(wrk_rate "https://127.0.0.1:$hop$path" "${adapter_pid[$hop]}")
-read -r wc2 wc2p99 wc2cpu wc2cap < <(wrk_rate "https://127.0.0.1:$cached$path" "${adapter_pid[$cached]}")
-mean() { awk -v a="$1" -v b="$2" -v f="$3" 'BEGIN {printf f, (a + b) / 2}'; }
-wc=$(mean "$wc1" "$wc2" %.0f) wc99=$(mean "$wc1p99" "$wc2p99" %.2f) wccpu=$(mean "$wc1cpu" "$wc2cpu" %.1f)
-wh=$(mean "$wh1" "$wh2" %.0f) wh99=$(mean "$wh1p99" "$wh2p99" %.2f) whcpu=$(mean "$wh1cpu" "$wh2cpu" %.1f)
-wccap=$(mean "$wc1cap" "$wc2cap" %.0f) whcap=$(mean "$wh1cap" "$wh2cap" %.0f)
+# The cached adapters in the order A B C C B A, each figure the mean of its two runs, so that a
+# change in the machine's load during the run weighs on all alike. A: the default (every protection
+# on, cache hits answered on the I/O threads); B: the hop to a handler thread; C: no hop and the
+# protections that can be turned off turned off (no in-flight limit, connection caps or deadline).
+order=(inline hop bare bare hop inline)
+declare -A rps p99 cpu cap runs
+for which in "${order[@]}"; do
+  read -r r p c k < <(wrk_rate "https://127.0.0.1:${port_of[$which]}$path" "${adapter_pid[${port_of[$which]}]}")
+  rps[$which]=$(awk -v a="${rps[$which]:-0}" -v b="$r" 'BEGIN {print a + b / 2}')
+  p99[$which]=$(awk -v a="${p99[$which]:-0}" -v b="$p" 'BEGIN {print a + b / 2}')
+  cpu[$which]=$(awk -v a="${cpu[$which]:-0}" -v b="$c" 'BEGIN {print a + b / 2}')
+  cap[$which]=$(awk -v a="${cap[$which]:-0}" -v b="$k" 'BEGIN {print a + b / 2}')
+  runs[$which]="${runs[$which]:+${runs[$which]} and }$r"
+done
+row() {  # WHICH -> "req/s | p99 | CPU | capacity"
+  awk -v r="${rps[$1]}" -v p="${p99[$1]}" -v c="${cpu[$1]}" -v k="${cap[$1]}" \
+    'BEGIN {printf "%.0f | %.2f | %.1f | %.0f", r, p, c, k}'
+}
+pct() {  # ARRAY-NAME A B -> A as a percentage of B
+  local -n values=$1
+  awk -v a="${values[$2]}" -v b="${values[$3]}" 'BEGIN {printf "%.0f %%", 100 * a / b}'
+}
 sent() {  # PORT -> instant queries that adapter sent to Prometheus
   curl -sk "https://127.0.0.1:$1/metrics" |
     awk '/^gpuscale_adapter_prometheus_requests_total\{backend="default",endpoint="query",result="success"\}/ {print $2}'
@@ -114,13 +133,16 @@ Overhead p99 (adapter cache off minus direct): $(awk -v a="$a99" -v d="$d99" 'BE
 | as fast as possible (wrk, 32 connections) | req/s | p99 ms | adapter CPU µs / request | CPU-bound capacity, req/s |
 |---|---|---|---|---|
 | Prometheus direct (baseline) | $wd | $wd99 | | |
-| adapter, cached HPA-style request, hop to a handler thread (--inline-cache-hits=false) | $wh | $wh99 | $whcpu | $whcap |
-| adapter, cached HPA-style request, cache hits answered on the I/O threads (default) | $wc | $wc99 | $wccpu | $wccap |
+| adapter, cached, no hop, protections off (baseline of the protections) | $(row bare) |
+| adapter, cached, hop to a handler thread (--inline-cache-hits=false) | $(row hop) |
+| adapter, cached, default: every protection on, cache hits on the I/O threads | $(row inline) |
 
-Cached, I/O threads against the hop: $(awk -v c="$wc" -v h="$wh" 'BEGIN {printf "%.0f %%", 100 * c / h}') of the req/s
-(runs: I/O threads $wc1 and $wc2, hop $wh1 and $wh2), $(awk -v c="$wccpu" -v h="$whcpu" 'BEGIN {printf "%.0f %%", 100 * c / h}') of the CPU per request,
-$(awk -v c="$wccap" -v h="$whcap" 'BEGIN {printf "%.0f %%", 100 * c / h}') of the CPU-bound capacity
+Default against the baseline: $(pct rps inline bare) of the req/s, $(pct cpu inline bare) of the CPU per request,
+$(pct cap inline bare) of the CPU-bound capacity. Default against the hop: $(pct rps inline hop) of the req/s,
+$(pct cpu inline hop) of the CPU per request, $(pct cap inline hop) of the capacity.
+(wrk runs, req/s: default ${runs[inline]}; hop ${runs[hop]}; baseline ${runs[bare]})
 
 Prometheus queries sent over the whole run: adapter with cache off $(sent "$uncached") (for $((arps * duration)) requests),
-cached adapter $(sent "$cached") (hey and wrk phases, one per TTL), the one with the hop $(sent "$hop").
+cached adapter $(sent "$cached") (hey and wrk phases, one per TTL), the one with the hop $(sent "$hop"),
+the baseline $(sent "$bare").
 MD
