@@ -49,8 +49,8 @@ enum class TlsMinVersion { kTls12, kTls13 };
 // connection closed. The head limits sit well above what kube-apiserver's aggregator forwards (the
 // caller's headers without Authorization, plus X-Remote-User, one X-Remote-Group per group and one
 // X-Remote-Extra-* per extra value: a service account such as the HPA controller's has three groups
-// and a few extra values) and well below Go's 1 MiB MaxHeaderBytes, so that a connection's memory stays small (operations.md,
-// "Request and connection limits").
+// and a few extra values) and well below Go's 1 MiB MaxHeaderBytes, so that a connection's memory
+// stays small (operations.md, "Request and connection limits").
 struct RequestLimits {
   size_t headerBytes = 32 << 10;  // request line + header fields, line ends included
   size_t fieldBytes = 16 << 10;   // one header field: name + value
