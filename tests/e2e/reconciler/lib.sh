@@ -5,7 +5,11 @@
 #                                           gpuscale-reconciler; shows rec.log and sim.log on failure
 #   reconciler_start_one POLICY [FLAGS...]  one gpuscale-reconciler without leader election, its log
 #                                           in $work/rec.log; waits until /readyz answers. Sets
-#                                           REC_PID and REC_STATUS_PORT (the HTTPS status port).
+#                                           REC_PID and REC_STATUS_PORT (the HTTPS status port). It
+#                                           runs as it does in a cluster: with the ServiceAccount
+#                                           token, RBAC and admission policies of manifests/reconciler
+#                                           (tests/e2e/lib/reconciler_identity.sh), its state in
+#                                           gpuscale; a write they refuse fails the test's story.
 
 reconciler_test_init() { # name
   E2E_POLL=0.5
@@ -22,7 +26,11 @@ reconciler_start_one() { # policy [flags...]
   shift
   probe_port=$(free_port)
   REC_STATUS_PORT=$(free_port)
-  e2e_spawn "$work/rec.log" "$rec" run --kubeconfig "$KUBECONFIG" \
+  # shellcheck source=../lib/reconciler_identity.sh
+  source "$src/tests/e2e/lib/reconciler_identity.sh"
+  reconciler_identity "$work/reconciler.kubeconfig"
+  e2e_spawn "$work/rec.log" "$rec" run --kubeconfig "$work/reconciler.kubeconfig" \
+    --state-namespace gpuscale \
     --config "$policy" --leader-elect=false --resync-period 2s --mig-timeout 60s \
     --allocatable-timeout 60s --health-bind-address "127.0.0.1:$probe_port" \
     --secure-status-bind-address "127.0.0.1:$REC_STATUS_PORT" "$@"
