@@ -11,33 +11,22 @@
 #   3. Once b holds the Lease, the proxy forwards every write again (only a's Lease requests stay
 #      dropped). A write of a sent after that would reach kube-apiserver: the proxy logs none. a
 #      ends (exit 1, "lost the lease").
-# Before the fence was asked per attempt, a's client slept through the Retry-After and sent the
-# retry after b had taken over.
+# A client that asked the fence once per call would sleep through the Retry-After and send the
+# retry after b had taken over (the proxy logs it answered, e.g. a PATCH answered 409).
 # Exit 77 (skipped) when the cluster binaries, gpuscale-sim or gpuscale-reconciler are missing.
-# Shell helpers: tests/e2e/lib/common.sh.
+# Shell helpers: tests/e2e/lib/common.sh, lib.sh (the fault proxy).
 set -euo pipefail
 # shellcheck source=../lib/common.sh
 source "$(dirname "$0")/../lib/common.sh"
-E2E_POLL=0.5
-e2e_init reconciler-fence
-here=$src/tests/e2e/reconciler
-rec=$build/bin/gpuscale-reconciler
-e2e_require_cluster
-e2e_require "$sim" "$rec"
+# shellcheck source=lib.sh
+source "$(dirname "$0")/lib.sh"
+reconciler_test_init reconciler-fence
 e2e_show_on_failure "$work/rec-a.log" "$work/rec-b.log" "$work/proxy.log"
 
 step "start the control plane, gpuscale-sim, the fault proxy; replica a through it, b directly"
 e2e_cluster_up --scenario "$here/scenario.yaml"
 e2e_start_sim "$GPUSCALE_SCENARIO" --resync 1
-rules=$work/rules.json
-set_rules() { printf '%s\n' "$1" >"$rules.tmp" && mv "$rules.tmp" "$rules"; }
-set_rules '{}'
-e2e_spawn "$work/proxy.log" python3 "$here/fault_proxy.py" --upstream "$GPUSCALE_APISERVER_URL" \
-  --ca "$GPUSCALE_CA_CERT" --client-cert "$GPUSCALE_ADMIN_CERT" --client-key "$GPUSCALE_ADMIN_KEY" \
-  --serve-cert "$GPUSCALE_PKI_DIR/apiserver.crt" --serve-key "$GPUSCALE_PKI_DIR/apiserver.key" \
-  --rules "$rules" --port-file "$work/proxy.port"
-eventually 30 "fault proxy port file" test -s "$work/proxy.port"
-sed "s#server: .*#server: https://127.0.0.1:$(cat "$work/proxy.port")#" "$KUBECONFIG" >"$work/proxied.kubeconfig"
+reconciler_fault_proxy
 
 start_reconciler() { # NAME KUBECONFIG STATUS_PORT
   e2e_spawn "$work/rec-$1.log" "$rec" run --kubeconfig "$2" --config "$here/policy.yaml" \
