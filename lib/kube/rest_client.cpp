@@ -177,7 +177,7 @@ struct RestKubeClient::Impl {
 
   // Takes a rate-limiter token for one attempt of `call`, reporting the wait. A write waits no
   // longer than the fence stays open without asking it again, and asks it once more with the token
-  // in hand, right before the attempt. Not OK: the fence closed (no token is kept).
+  // in hand, right before the attempt. Not OK: the fence closed (a token taken first is spent).
   core::Status takeToken(const Call& call) {
     const auto start = SteadyClock::now();
     core::Status closed;

@@ -355,6 +355,28 @@ TEST(RestKubeClientTest, AWriteWaitingForARateLimiterTokenIsNotSentOnceTheFenceC
   EXPECT_EQ(server.requests(), 1);
 }
 
+TEST(RestKubeClientTest, ARenewedFenceLetsAWriteWaitOutTheRateLimiter) {
+  // One token, the next in 500 ms; the fence is renewed at every question, for 50 ms each time:
+  // the second write waits for its token in steps that each end at the fence's deadline and ask
+  // again, then asks once more with the token in hand, and is sent.
+  FakeHttpServer server(
+      [&](const FakeRequest&, Exchange& exchange) { exchange.respond(200, pod("a", "1")); });
+  auto fence = std::make_shared<FakeWriteFence>();
+  fence->renewedEvery(std::chrono::milliseconds(50));
+  auto client = clientFor(server, [&](ClientConfig& config) {
+    config.writeFence = fence;
+    config.qps = 2;
+    config.burst = 1;
+  });
+  ASSERT_TRUE(client->patch(kPods.named("a"), PatchType::kMerge, {{"x", 1}}).ok());
+  const int before = fence->asked();
+  auto second = client->patch(kPods.named("a"), PatchType::kMerge, {{"x", 2}});
+  ASSERT_TRUE(second.ok()) << second.status().toString();
+  EXPECT_EQ(server.requests(), 2);
+  EXPECT_GE(fence->asked() - before, 5);
+  EXPECT_EQ(fence->refused(), 0);
+}
+
 std::string event(const std::string& type, const std::string& object) {
   return "{\"type\":\"" + type + "\",\"object\":" + object + "}\n";
 }
