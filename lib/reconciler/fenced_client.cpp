@@ -17,10 +17,13 @@ FencedKubeClient::FencedKubeClient(std::shared_ptr<kube::KubeClient> inner,
 core::Result<kube::Object> FencedKubeClient::write(const WriteCall& call, const Send& send) {
   if (!mayWrite_ || mayWrite_()) return send();
   ++refused_;
-  const std::string message =
-      fmt::format("not the leader: {} {} not sent", call.verb, call.ref.path());
-  spdlog::debug("fenced write: {}", message);
-  return core::Status(503, kNotLeader, message);
+  auto refusal = notLeader(fmt::format("{} {}", call.verb, call.ref.path()));
+  spdlog::debug("fenced write: {}", refusal.message());
+  return refusal;
+}
+
+core::Status notLeader(std::string_view what) {
+  return core::Status(503, kNotLeader, fmt::format("not the leader: {} not sent", what));
 }
 
 bool isNotLeader(const core::Status& status) {
