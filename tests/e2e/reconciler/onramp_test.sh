@@ -30,7 +30,7 @@ traces() {
   {
     kc get nodes,hpa -A -o json
     echo
-    kc get configmap -n default gpuscale-reconciler-state -o json 2>/dev/null || true
+    kc get configmap -n gpuscale gpuscale-reconciler-state -o json 2>/dev/null || true
   } | python3 -c '
 import json, sys
 decoder, text, objects = json.JSONDecoder(), sys.stdin.read(), []
@@ -89,12 +89,12 @@ eventually 120 "maxReplicas raised" raised
 kc apply -f "$here/spare.yaml" >/dev/null
 backing_off() { [ -n "$(annotation node gpu-a100-1 gpuscale.io/backoff-until)" ]; }
 eventually 120 "the failed reshape of gpu-a100-1 backs off" backing_off
-kc get configmap gpuscale-reconciler-state >/dev/null || die "no state store"
+kc get configmap -n gpuscale gpuscale-reconciler-state >/dev/null || die "no state store"
 [ -n "$(traces)" ] || die "acting left no trace to clean"
 e2e_stop "$REC_PID"
 
 step "cleanup: no trace of gpuscale on nodes and HPAs"
-"$rec" cleanup --kubeconfig "$KUBECONFIG" --state-namespace default --restore-stock-configs \
+"$rec" cleanup --kubeconfig "$KUBECONFIG" --state-namespace gpuscale --restore-stock-configs \
   --wait-timeout 60s >"$work/cleanup.out" 2>&1 || { cat "$work/cleanup.out"; die "cleanup failed"; }
 cat "$work/cleanup.out"
 grep -q "default/triton: .* -> 9" "$work/cleanup.out" || die "Triton's maxReplicas not restored"
@@ -103,7 +103,7 @@ no_traces || die "cleanup left traces"
 [ "$(max_replicas spare)" = 2 ] || die "spare maxReplicas changed"
 [ "$(annotation hpa triton gpuscale.io/partition-policy)" = default ] || die "the owner's annotation went"
 [ -z "$(node_label gpu-a100-0 nvidia.com/device-plugin.config)" ] || die "device-plugin label kept"
-"$rec" cleanup --kubeconfig "$KUBECONFIG" --state-namespace default >"$work/cleanup2.out" 2>&1 ||
+"$rec" cleanup --kubeconfig "$KUBECONFIG" --state-namespace gpuscale >"$work/cleanup2.out" 2>&1 ||
   { cat "$work/cleanup2.out"; die "second cleanup failed"; }
 grep -q "nothing to clean" "$work/cleanup2.out" || { cat "$work/cleanup2.out"; die "second run changed things"; }
 echo "PASS"
