@@ -1,9 +1,10 @@
 // gpuscale-reconciler: grows GPU partitions for HPAs held at their ceiling. Subcommands: plan, run,
-// explain.
+// explain, cleanup.
 #include <iostream>
 #include <string>
 #include <vector>
 
+#include "cleanup_command.h"
 #include "explain_command.h"
 #include "gpuscale/core/version.h"
 #include "plan_command.h"
@@ -35,10 +36,15 @@ int main(int argc, char** argv) {
   if (!args.empty() && (args[0] == "-h" || args[0] == "--help" || args[0] == "help")) {
     std::cout << kUsage << "\n" << gpuscale::reconciler::runUsage() << "\n";
     gpuscale::reconciler::runExplainCommand({"--help"}, std::cout, std::cerr);
+    gpuscale::reconciler::runCleanupCommand({"--help"}, std::cout, std::cerr);
     return 0;
   }
   if (!args.empty() && args[0] == "explain") {
     return gpuscale::reconciler::runExplainCommand({args.begin() + 1, args.end()}, std::cout,
+                                                   std::cerr);
+  }
+  if (!args.empty() && args[0] == "cleanup") {
+    return gpuscale::reconciler::runCleanupCommand({args.begin() + 1, args.end()}, std::cout,
                                                    std::cerr);
   }
   if (!args.empty() && args[0] == "run") {

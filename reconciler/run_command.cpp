@@ -30,6 +30,7 @@
 #include "gpuscale/reconciler/fenced_client.h"
 #include "gpuscale/reconciler/leader_election.h"
 #include "gpuscale/reconciler/lease_fence.h"
+#include "gpuscale/reconciler/observe_mode.h"
 #include "gpuscale/reconciler/status_pages.h"
 
 namespace gpuscale::reconciler {
@@ -46,6 +47,7 @@ struct RunArgs {
   std::string secureStatusBind = "0.0.0.0:8443";
   auth::SecureStatusOptions status;
   bool dryRun = false;
+  RunMode mode = RunMode::kAct;
   bool leaderElect = true;
   ActuatorOptions actuator;
   ControllerOptions controller;
@@ -105,6 +107,10 @@ std::optional<RunArgs> parseArgs(const std::vector<std::string>& all, std::ostre
       ok = value == "true" || value == "false";
       (name == "dry-run" ? a.dryRun : a.leaderElect) = value == "true";
       if (!ok) return core::Status::badRequest(flag + " takes true or false");
+    } else if (name == "mode") {
+      auto mode = parseRunMode(value);
+      if (!mode) return core::Status::badRequest(flag + " takes act or observe");
+      a.mode = *mode;
     } else if (name == "kubeconfig") {
       a.kubeconfig = value;
     } else if (name == "config") {
@@ -208,6 +214,7 @@ std::optional<RunArgs> parseArgs(const std::vector<std::string>& all, std::ostre
     return std::nullopt;
   }
   a.controller.dryRun = a.dryRun;
+  a.controller.observe = a.mode == RunMode::kObserve;
   if (!a.stateNamespaceSet) {
     // The reconciler's own namespace: the pod's (downward API), else the Lease's.
     const char* pod = std::getenv("POD_NAMESPACE");
@@ -237,6 +244,7 @@ std::map<std::string, apiserver::ExtraRoute> statusRoutes(const StatusSource& so
 
 std::string runUsage() {
   return "usage: gpuscale-reconciler run [--kubeconfig PATH] [--config POLICY.yaml] [--dry-run]\n"
+         "    [--mode act|observe]\n"
          "    [--operator-namespace gpu-operator] [--mig-config-map gpuscale-mig-parted-config]\n"
          "    [--default-mig-config-map default-mig-parted-config]\n"
          "    [--device-plugin-config-map device-plugin-config] [--max-nodes-in-flight 1]\n"
@@ -264,7 +272,8 @@ std::string runUsage() {
          "         through the GPU Operator. Probes (/healthz, /livez, /readyz) on the plain\n"
          "         --health-bind-address; /metrics, /plan and /leader on the HTTPS\n"
          "         --secure-status-bind-address for callers a TokenReview and a\n"
-         "         SubjectAccessReview (verb get on the path) allow.\n";
+         "         SubjectAccessReview (verb get on the path) allow. --mode=observe: plan, record\n"
+         "         Events (WouldAct) and serve the pages, but change no node, HPA or ConfigMap.\n";
 }
 
 int runRunCommand(const std::vector<std::string>& args, std::ostream& err) {
@@ -330,7 +339,11 @@ int runRunCommand(const std::vector<std::string>& args, std::ostream& err) {
   // The controller's and the actuator's writes note what they retried; Events go through the
   // fenced client only.
   auto retried = std::make_shared<RetriedWrites>(metrics);
-  auto writer = std::make_shared<RetryNotingClient>(kc, retried);
+  std::shared_ptr<kube::KubeClient> writer = std::make_shared<RetryNotingClient>(kc, retried);
+  const bool observe = a.mode == RunMode::kObserve;
+  metrics->observeMode(observe);
+  // Observe mode: whatever the controller or the actuator would write is withheld and counted.
+  if (observe) writer = std::make_shared<ObservingKubeClient>(writer, metrics);
   std::shared_ptr<EventRecorder> events;
   if (a.dryRun) {
     events = std::make_shared<MemoryEventRecorder>();
@@ -356,8 +369,12 @@ int runRunCommand(const std::vector<std::string>& args, std::ostream& err) {
     plannerGpuPods = std::make_shared<DcgmGpuPodMapping>(
         std::make_shared<prom::CachingClient>(direct, cache), a.dcgm, metrics);
   }
-  auto actuator =
-      std::make_shared<KubeActuator>(writer, events, actuatorGpuPods, a.actuator, metrics);
+  std::shared_ptr<Actuator> actuator;
+  if (observe) {
+    actuator = std::make_shared<ObservingActuator>(events, metrics);
+  } else {
+    actuator = std::make_shared<KubeActuator>(writer, events, actuatorGpuPods, a.actuator, metrics);
+  }
   Controller controller(writer, actuator, *policies, events, metrics, a.controller, plannerGpuPods,
                         retried);
   std::atomic<bool> lostLeadership{false};
@@ -404,9 +421,10 @@ int runRunCommand(const std::vector<std::string>& args, std::ostream& err) {
   }
   controller.start(isLeader);
   spdlog::info(
-      "gpuscale-reconciler running (identity {}, dry run {}, probes on port {}, status on HTTPS "
-      "port {})",
-      a.lease.identity, a.dryRun, (*health)->port(), status ? status->port() : 0);
+      "gpuscale-reconciler running (identity {}, mode {}, dry run {}, probes on port {}, status on "
+      "HTTPS port {})",
+      a.lease.identity, runModeName(a.mode), a.dryRun, (*health)->port(),
+      status ? status->port() : 0);
   stopSignals.wait([&] { return lostLeadership.load(); });
   controller.stop();
   if (elector) {

@@ -195,7 +195,7 @@ PassResult Controller::passOver(const std::vector<partition::KubeItem>& items, T
   }
   if (options_.dryRun) return result;
   if (explainChanged) recordExplanations(result.plan);
-  pruneState(pass->snapshot, *policies);
+  if (!options_.observe) pruneState(pass->snapshot, *policies);
   ClusterState state;
   state.snapshot = &pass->snapshot;
   state.workloads = &pass->workloads;
@@ -209,7 +209,7 @@ PassResult Controller::passOver(const std::vector<partition::KubeItem>& items, T
   for (double s : result.report.ceilingToCapacitySeconds) metrics_->ceilingToCapacity(s);
   for (const auto& t : result.report.leverSeconds) leadTimes_.record(t.lever, t.node, t.seconds);
   metrics_->nodesInFlight(result.report.nodesInFlight);
-  updateHpaStatus(pass->workloads, pass->snapshot, now);
+  if (!options_.observe) updateHpaStatus(pass->workloads, pass->snapshot, now);
   if (retried_) retried_->flush(*events_);
   return result;
 }

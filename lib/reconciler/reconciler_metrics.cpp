@@ -71,7 +71,22 @@ ReconcilerMetrics::ReconcilerMetrics(std::shared_ptr<prometheus::Registry> regis
                             .Name("gpuscale_reconciler_policy_annotations_ignored")
                             .Help("HPAs whose partition-policy annotation is ignored now")
                             .Register(*registry_)
-                            .Add({})) {
+                            .Add({})),
+      observeMode_(prometheus::BuildGauge()
+                       .Name("gpuscale_reconciler_observe_mode")
+                       .Help("1 when the reconciler only observes (--mode=observe): it plans and "
+                             "records Events but writes nothing else")
+                       .Register(*registry_)
+                       .Add({})),
+      wouldBeWrites_(prometheus::BuildCounter()
+                         .Name("gpuscale_reconciler_would_be_writes_total")
+                         .Help("Writes withheld in observe mode, by verb and resource")
+                         .Register(*registry_)),
+      wouldAct_(prometheus::BuildCounter()
+                    .Name("gpuscale_reconciler_would_act_total")
+                    .Help("Plan actions not taken in observe mode, by kind (counted once per "
+                          "action while it stays in the plan)")
+                    .Register(*registry_)) {
   reloadOk_.Set(1);
 }
 
@@ -109,6 +124,16 @@ void ReconcilerMetrics::policyAnnotationsIgnoredNow(int n) { policyIgnoredNow_.S
 void ReconcilerMetrics::configReloads(int n, bool lastOk) {
   reloads_.Increment(n);
   reloadOk_.Set(lastOk ? 1 : 0);
+}
+
+void ReconcilerMetrics::observeMode(bool on) { observeMode_.Set(on ? 1 : 0); }
+
+void ReconcilerMetrics::wouldBeWrite(const std::string& verb, const std::string& resource) {
+  wouldBeWrites_.Add({{"verb", verb}, {"resource", resource}}).Increment();
+}
+
+void ReconcilerMetrics::wouldAct(const std::string& kind) {
+  wouldAct_.Add({{"kind", kind}}).Increment();
 }
 
 }  // namespace gpuscale::reconciler

@@ -42,6 +42,11 @@ class ReconcilerMetrics {
   void policyAnnotationsIgnoredNow(int n);
   // `n` policy reload attempts, the last of which succeeded or not.
   void configReloads(int n, bool lastOk);
+  // Observe mode (observe_mode.h): 1 while it is on, a write withheld (verb create | update |
+  // patch | delete, resource the plural name) and a plan action not taken (kind as in action()).
+  void observeMode(bool on);
+  void wouldBeWrite(const std::string& verb, const std::string& resource);
+  void wouldAct(const std::string& kind);
   std::shared_ptr<prometheus::Registry> registry() const { return registry_; }
 
  private:
@@ -59,6 +64,9 @@ class ReconcilerMetrics {
   prometheus::Family<prometheus::Counter>& objectsSkipped_;
   prometheus::Counter& policyIgnored_;
   prometheus::Gauge& policyIgnoredNow_;
+  prometheus::Gauge& observeMode_;
+  prometheus::Family<prometheus::Counter>& wouldBeWrites_;
+  prometheus::Family<prometheus::Counter>& wouldAct_;
 };
 
 }  // namespace gpuscale::reconciler

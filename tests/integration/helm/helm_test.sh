@@ -75,6 +75,9 @@ check "adapter.enabled=false renders no adapter object" \
   '! render --set adapter.enabled=false | contains "name: gpuscale-adapter"'
 check "reconciler.enabled=false renders no reconciler object" \
   '! render --set reconciler.enabled=false | contains "name: gpuscale-reconciler"'
+check "the reconciler starts observe-only" 'contains -- "- --mode=observe" "$work/default.yaml"'
+check "reconciler.mode=act renders --mode=act" \
+  'render --set reconciler.mode=act | contains -- "- --mode=act"'
 check "monitors are opt-in" '! grep -q "kind: ServiceMonitor\|kind: PodMonitor" "$work/default.yaml"'
 check "ServiceMonitor, PodMonitor and the Triton example when enabled" \
   '[ "$(render --set adapter.serviceMonitor.enabled=true --set reconciler.podMonitor.enabled=true \
@@ -109,6 +112,7 @@ check "a misspelt nested value is refused" 'refused --set adapter.tls.moed=insec
 check "a misspelt value in a values file is refused" \
   'printf "reconciler:\n  podAnotations: {a: b}\n" >"$work/typo.yaml" && refused -f "$work/typo.yaml"'
 check "a value of the wrong type is refused" 'refused --set adapter.replicas=two'
+check "a reconciler.mode other than observe or act is refused" 'refused --set reconciler.mode=on'
 
 # Names: after the release (fullname), and every reference between objects still finds its object.
 check "release gpuscale: the names of manifests/ (gpuscale-adapter, gpuscale-reconciler, ...)" \
@@ -177,6 +181,11 @@ check "NOTES.txt: the checks for both programs" \
 check "NOTES.txt with the adapter alone names no reconciler" \
   'notes --set reconciler.enabled=false >"$work/notes-adapter.txt" &&
      grep -q "gpuscale-adapter" "$work/notes-adapter.txt" && ! grep -qi "reconciler" "$work/notes-adapter.txt"'
+check "NOTES.txt: observe-only by default, how to switch to act, the off-ramp" \
+  'grep -q "OBSERVE-ONLY" "$work/notes.txt" && grep -q "reconciler.mode=act" "$work/notes.txt" &&
+     grep -q "gpuscale-reconciler cleanup --state-namespace gpuscale" "$work/notes.txt"'
+check "NOTES.txt with reconciler.mode=act says it acts" \
+  'notes --set reconciler.mode=act | contains "It ACTS"'
 check "NOTES.txt follows the release's names" \
   'notes --set fullnameOverride=gs | contains "get lease gs-reconciler"'
 

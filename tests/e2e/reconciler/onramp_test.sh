@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# The on-ramp and the off-ramp on the real control plane, gpuscale-sim as the GPU Operator
+# (scenario.yaml: Triton held at 7 1g.5gb slices; a spare node whose first reshape fails).
+#   1. --mode=observe: the reconciler plans the time-slicing change and the raise and says so
+#      (WouldAct Events, explain, /metrics), but the HPA stays held at 9 and no node, HPA or
+#      ConfigMap carries anything of gpuscale.
+#   2. The same reconciler in act mode: time-slicing, maxReplicas raised, a failed reshape of the
+#      spare node (outcome and backoff annotations), the state store written.
+#   3. The reconciler stops; `gpuscale-reconciler cleanup --restore-stock-configs` leaves no trace:
+#      no gpuscale.io/ key or reshape taint on nodes, the device-plugin label gone, Triton's
+#      maxReplicas back at 9, no status annotation, no state store; a second run finds nothing.
+# Exit 77 (skipped) when the cluster binaries, gpuscale-sim or gpuscale-reconciler are missing.
+set -euo pipefail
+
+# shellcheck source=../lib/common.sh
+source "$(dirname "$0")/../lib/common.sh"
+# shellcheck source=lib.sh
+source "$(dirname "$0")/lib.sh"
+reconciler_test_init reconciler-onramp
+
+step "start the control plane and gpuscale-sim"
+e2e_cluster_up --scenario "$here/scenario.yaml"
+e2e_start_sim "$GPUSCALE_SCENARIO" --resync 1
+ready() { [ "$(node_label gpu-a100-0 nvidia.com/mig.config.state)" = success ]; }
+eventually 60 "gpu-a100-0 ready" ready
+
+# What of gpuscale the cluster's nodes and HPAs carry: gpuscale.io/ keys (but the owners' policy
+# choice), reshape taints, gpuscale-named config labels, and the state store. Empty: no trace.
+traces() {
+  {
+    kc get nodes,hpa -A -o json
+    echo
+    kc get configmap -n gpuscale gpuscale-reconciler-state -o json 2>/dev/null || true
+  } | python3 -c '
+import json, sys
+decoder, text, objects = json.JSONDecoder(), sys.stdin.read(), []
+while text.strip():
+    obj, end = decoder.raw_decode(text.strip())
+    objects += obj.get("items", [obj])
+    text = text.strip()[end:]
+for o in objects:
+    m, what = o["metadata"], o["kind"] + " " + o["metadata"]["name"]
+    if o["kind"] == "ConfigMap":
+        print(what)
+        continue
+    for k in list(m.get("labels", {})) + list(m.get("annotations", {})):
+        if k.startswith("gpuscale.io/") and k != "gpuscale.io/partition-policy":
+            print(what, k)
+    for k, v in m.get("labels", {}).items():
+        if k.startswith("nvidia.com/") and v.startswith("gpuscale-"):
+            print(what, k, v)
+    for t in o.get("spec", {}).get("taints", []) or []:
+        if t["key"].startswith("gpuscale.io/"):
+            print(what, "taint", t["key"])
+'
+}
+no_traces() {
+  local t
+  t=$(traces)
+  [ -z "$t" ] || { echo "$t" >&2; return 1; }
+}
+no_traces || die "traces before the reconciler ran"
+max_replicas() { kc get hpa "$1" -o jsonpath='{.spec.maxReplicas}'; }
+
+step "observe mode: it plans and says what it would do, and changes nothing"
+reconciler_start_one "$here/policy.yaml" --mode=observe
+kc apply -f "$here/triton.yaml" >/dev/null
+seven_running() { [ "$(kc get pods -l app=triton --field-selector=status.phase=Running -o name | wc -l)" -ge 7 ]; }
+eventually 60 "7 Triton pods Running" seven_running
+expect_event triton WouldAct
+kc get events --field-selector reason=WouldAct -o jsonpath='{range .items[*]}{.message}{"\n"}{end}' |
+  grep -q "would set maxReplicas of HPA default/triton: 9 ->" || die "no WouldAct Event for the raise"
+held() { [ "$(max_replicas triton)" = 9 ] && no_traces; }
+holds 10 "observe mode changed the cluster" held
+why=$("$rec" explain default/triton --kubeconfig "$KUBECONFIG" --config "$here/policy.yaml") ||
+  die "explain failed: $why"
+grep -q "plan: set maxReplicas of HPA default/triton: 9 ->" <<<"$why" || die "explain says: $why"
+metrics=$(rec_status "$REC_STATUS_PORT" /metrics) || die "no /metrics"
+grep -q '^gpuscale_reconciler_observe_mode 1' <<<"$metrics" || die "observe mode not in /metrics"
+grep -q '^gpuscale_reconciler_would_act_total{kind="maxReplicas"} [1-9]' <<<"$metrics" ||
+  die "no would-act count in /metrics"
+grep -q '^gpuscale_reconciler_actions_total{' <<<"$metrics" && die "an action was counted"
+e2e_stop "$REC_PID"
+
+step "act mode: time-slicing, maxReplicas raised, a failed reshape backing off"
+reconciler_start_one "$here/policy.yaml" --mode=act --failure-backoff 10m
+raised() { [ "$(max_replicas triton)" -gt 9 ]; }
+eventually 120 "maxReplicas raised" raised
+kc apply -f "$here/spare.yaml" >/dev/null
+backing_off() { [ -n "$(annotation node gpu-a100-1 gpuscale.io/backoff-until)" ]; }
+eventually 120 "the failed reshape of gpu-a100-1 backs off" backing_off
+kc get configmap -n gpuscale gpuscale-reconciler-state >/dev/null || die "no state store"
+[ -n "$(traces)" ] || die "acting left no trace to clean"
+e2e_stop "$REC_PID"
+
+step "cleanup: no trace of gpuscale on nodes and HPAs"
+"$rec" cleanup --kubeconfig "$KUBECONFIG" --state-namespace gpuscale --restore-stock-configs \
+  --wait-timeout 60s >"$work/cleanup.out" 2>&1 || { cat "$work/cleanup.out"; die "cleanup failed"; }
+cat "$work/cleanup.out"
+grep -q "default/triton: .* -> 9" "$work/cleanup.out" || die "Triton's maxReplicas not restored"
+no_traces || die "cleanup left traces"
+[ "$(max_replicas triton)" = 9 ] || die "Triton maxReplicas is $(max_replicas triton)"
+[ "$(max_replicas spare)" = 2 ] || die "spare maxReplicas changed"
+[ "$(annotation hpa triton gpuscale.io/partition-policy)" = default ] || die "the owner's annotation went"
+[ -z "$(node_label gpu-a100-0 nvidia.com/device-plugin.config)" ] || die "device-plugin label kept"
+"$rec" cleanup --kubeconfig "$KUBECONFIG" --state-namespace gpuscale >"$work/cleanup2.out" 2>&1 ||
+  { cat "$work/cleanup2.out"; die "second cleanup failed"; }
+grep -q "nothing to clean" "$work/cleanup2.out" || { cat "$work/cleanup2.out"; die "second run changed things"; }
+echo "PASS"
