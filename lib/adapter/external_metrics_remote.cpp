@@ -355,6 +355,30 @@ core::Result<std::shared_ptr<ExternalMetricsRemote>> ExternalMetricsRemote::crea
   return std::shared_ptr<ExternalMetricsRemote>(new ExternalMetricsRemote(std::move(impl)));
 }
 
+void ExternalFallbackOptions::addFlags(core::FlagSet& flags) {
+  constexpr std::string_view kPrefix = "external-metrics-fallback-";
+  auto name = [kPrefix](std::string_view suffix) {
+    return std::string(kPrefix) + std::string(suffix);
+  };
+  flags.addString(name("url"), &url,
+                  "https URL of an external.metrics.k8s.io server: external metrics no rule serves "
+                  "are forwarded to it and its discovery is merged with ours");
+  flags.addString(name("ca-file"), &caFile,
+                  "CA bundle that verifies the fallback (default: the "
+                  "system's)");
+  flags.addBool(name("insecure-skip-tls-verify"), &insecureSkipTlsVerify,
+                "do not verify the fallback's certificate");
+  flags.addString(name("client-cert-file"), &clientCertFile,
+                  "client certificate the fallback trusts for front-proxy identity headers");
+  flags.addString(name("client-key-file"), &clientKeyFile, "its key");
+  flags.addString(name("token-file"), &tokenFile, "bearer token, re-read for every request");
+  flags.addDuration(name("timeout"), &timeout, "bound on each forwarded request",
+                    core::DurationBound::kPositive);
+  flags.addDuration(name("discovery-ttl"), &discoveryTtl,
+                    "how long the fallback's discovery list is reused",
+                    core::DurationBound::kPositive);
+}
+
 ExternalMetricsRemote::ExternalMetricsRemote(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 ExternalMetricsRemote::~ExternalMetricsRemote() = default;
 

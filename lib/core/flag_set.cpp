@@ -20,7 +20,9 @@ std::string_view trimmed(std::string_view text) {
   return text;
 }
 
-std::vector<std::string> splitComma(std::string_view text) {
+}  // namespace
+
+std::vector<std::string> splitCommaList(std::string_view text) {
   std::vector<std::string> out;
   while (!text.empty()) {
     const size_t comma = text.find(',');
@@ -32,6 +34,8 @@ std::vector<std::string> splitComma(std::string_view text) {
   }
   return out;
 }
+
+namespace {
 
 std::string joined(const std::vector<std::string>& items) {
   std::string out;
@@ -219,7 +223,7 @@ Flag FlagSet::addStringList(std::string name, std::vector<std::string>* target, 
   if (form == ListForm::kRepeated) info.type = "string";
   return declare(std::move(info), [target, form](std::string_view value) {
     if (form == ListForm::kCommaSeparated) {
-      *target = splitComma(value);
+      *target = splitCommaList(value);
     } else if (!value.empty()) {
       target->emplace_back(value);
     }

@@ -2,6 +2,8 @@
 // the declarations.
 #include <fmt/format.h>
 
+#include <ostream>
+
 #include "gpuscale/core/flag_set.h"
 
 namespace gpuscale::core {
@@ -64,6 +66,21 @@ std::string cell(std::string text) {
 
 std::string code(const std::string& text) { return text.empty() ? "" : "`" + text + "`"; }
 
+// Calls `each(title, note, flags)` for every section that has flags, the flags declared before any
+// section first (titled "Flags"), in declaration order.
+template <typename Sections, typename Entries, typename Each>
+void forEachSection(const Sections& sections, const Entries& entries, Each each) {
+  std::vector<std::pair<std::string, std::string>> all = {{"", ""}};
+  for (const auto& section : sections) all.emplace_back(section.title, section.note);
+  for (const auto& [title, note] : all) {
+    std::vector<const FlagInfo*> flags;
+    for (const auto& entry : entries) {
+      if (entry.info.section == title) flags.push_back(&entry.info);
+    }
+    if (!flags.empty()) each(title.empty() ? std::string("Flags") : title, note, flags);
+  }
+}
+
 }  // namespace
 
 std::string FlagSet::usage() const {
@@ -74,30 +91,23 @@ std::string FlagSet::usage() const {
     column = std::max(column, std::min(kMaxNameColumn, 6 + spelled(entry.info).size()));
   }
   column += 2;
-  std::vector<Section> sections = sections_;
-  sections.insert(sections.begin(), Section{"", ""});
-  for (const Section& section : sections) {
-    std::string lines;
-    for (const Entry& entry : entries_) {
-      const FlagInfo& info = entry.info;
-      if (info.section != section.title) continue;
-      std::string left = (info.shorthand != 0 ? "  " : "      ") + spelled(info);
-      std::string text = described(info, /*withDeprecated=*/false);
-      if (!info.defaultText.empty() && info.ignoredBecause.empty()) {
-        text += " (default " + info.defaultText + ")";
-      }
-      if (left.size() + 2 > column) {
-        lines += left + "\n" + std::string(column, ' ');
-      } else {
-        lines += left + std::string(column - left.size(), ' ');
-      }
-      lines += wrapped(text, column, kWidth) + "\n";
-    }
-    if (lines.empty()) continue;
-    out += "\n" + (section.title.empty() ? std::string("Flags") : section.title) + ":\n";
-    if (!section.note.empty()) out += wrapped(section.note, 0, kWidth) + "\n";
-    out += lines;
-  }
+  forEachSection(sections_, entries_,
+                 [&](const std::string& title, const std::string& note,
+                     const std::vector<const FlagInfo*>& flags) {
+                   out += "\n" + title + ":\n";
+                   if (!note.empty()) out += wrapped(note, 0, kWidth) + "\n";
+                   for (const FlagInfo* info : flags) {
+                     std::string left = (info->shorthand != 0 ? "  " : "      ") + spelled(*info);
+                     std::string text = described(*info, /*withDeprecated=*/false);
+                     if (!info->defaultText.empty() && info->ignoredBecause.empty()) {
+                       text += " (default " + info->defaultText + ")";
+                     }
+                     out +=
+                         left + (left.size() + 2 > column ? "\n" + std::string(column, ' ')
+                                                          : std::string(column - left.size(), ' '));
+                     out += wrapped(text, column, kWidth) + "\n";
+                   }
+                 });
   return out;
 }
 
@@ -105,38 +115,67 @@ std::string FlagSet::markdown() const {
   std::string out = "## `" + command_ + "`\n\n";
   out += "```\nusage: " + (synopsis_.empty() ? command_ + " [flags]" : synopsis_) + "\n```\n";
   if (!description_.empty()) out += "\n" + wrapped(description_, 0, kWidth) + "\n";
-  std::vector<Section> sections = sections_;
-  sections.insert(sections.begin(), Section{"", ""});
-  for (const Section& section : sections) {
-    std::string rows;
-    for (const Entry& entry : entries_) {
-      const FlagInfo& info = entry.info;
-      if (info.section != section.title) continue;
-      std::string names = info.shorthand != 0 ? fmt::format("`-{}`, ", info.shorthand) : "";
-      names += "`--" + info.name + (info.prefix ? "*" : "") + "`";
-      rows += fmt::format("| {} | {} | {} | {} |\n", names,
-                          info.ignoredBecause.empty() ? info.type : "",
-                          cell(code(info.ignoredBecause.empty() ? info.defaultText : "")),
-                          cell(described(info, /*withDeprecated=*/true)));
-    }
-    if (rows.empty()) continue;
-    out += "\n### " + (section.title.empty() ? std::string("Flags") : section.title) + "\n\n";
-    if (!section.note.empty()) out += wrapped(section.note, 0, kWidth) + "\n\n";
-    out += "| flag | type | default | meaning |\n|---|---|---|---|\n" + rows;
-  }
+  forEachSection(sections_, entries_,
+                 [&](const std::string& title, const std::string& note,
+                     const std::vector<const FlagInfo*>& flags) {
+                   out += "\n### " + title + "\n\n";
+                   if (!note.empty()) out += wrapped(note, 0, kWidth) + "\n\n";
+                   out += "| flag | type | default | meaning |\n|---|---|---|---|\n";
+                   for (const FlagInfo* info : flags) {
+                     std::string names =
+                         info->shorthand != 0 ? fmt::format("`-{}`, ", info->shorthand) : "";
+                     names += "`--" + info->name + (info->prefix ? "*" : "") + "`";
+                     const bool ignored = !info->ignoredBecause.empty();
+                     out += fmt::format("| {} | {} | {} | {} |\n", names, ignored ? "" : info->type,
+                                        cell(code(ignored ? "" : info->defaultText)),
+                                        cell(described(*info, /*withDeprecated=*/true)));
+                   }
+                 });
   return out;
 }
 
+std::optional<int> FlagSet::parseCommand(const std::vector<std::string>& args, std::ostream& out,
+                                         std::ostream& err, std::vector<std::string>* positional) {
+  if (asksForHelp(args)) {
+    out << usage();
+    return 0;
+  }
+  auto parsed = parse(args);
+  if (!parsed) return usageError(err, parsed.status().message());
+  if (positional == nullptr && !parsed->empty()) {
+    return usageError(err, "unexpected argument " + parsed->front());
+  }
+  for (const std::string& warning : warnings()) err << command_ << ": " << warning << "\n";
+  if (positional != nullptr) *positional = std::move(*parsed);
+  return std::nullopt;
+}
+
+int FlagSet::usageError(std::ostream& err, std::string_view message) const {
+  err << command_ << ": " << message << "\n" << usage();
+  return 2;
+}
+
 std::string flagReference(std::string_view program, std::string_view regenerate,
-                          const std::vector<const FlagSet*>& commands) {
+                          const std::vector<std::string>& commands) {
   std::string out = fmt::format("# `{}` flags\n\n", program);
   out += wrapped(fmt::format("Every flag of every command, generated from the flag declarations "
                              "by `{}` (a test compares this page with its output).",
                              regenerate),
                  0, kWidth);
   out += "\n";
-  for (const FlagSet* command : commands) out += "\n" + command->markdown();
+  for (const std::string& command : commands) out += "\n" + command;
   return out;
+}
+
+int runFlagsCommand(std::string_view program, const std::vector<std::string>& args,
+                    const std::vector<std::string>& commands, std::ostream& out,
+                    std::ostream& err) {
+  if (args != std::vector<std::string>{"--markdown"}) {
+    err << "usage: " << program << " flags --markdown\n";
+    return 2;
+  }
+  out << flagReference(program, std::string(program) + " flags --markdown", commands);
+  return 0;
 }
 
 }  // namespace gpuscale::core

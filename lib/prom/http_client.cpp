@@ -358,7 +358,7 @@ void HttpClient::Connection::exchange(const Endpoint& endpoint, const Params& pa
 }
 
 Result<std::unique_ptr<HttpClient>> HttpClient::create(const PrometheusOptions& options) {
-  if (Status s = validate(options); !s.ok()) return s;
+  if (Status s = options.validate(); !s.ok()) return s;
   auto credentials = resolveCredentials(options);
   if (!credentials) return credentials.status();
   web::uri url;

@@ -38,6 +38,7 @@
 #include <concepts>
 #include <cstdint>
 #include <functional>
+#include <iosfwd>
 #include <limits>
 #include <map>
 #include <optional>
@@ -149,6 +150,16 @@ class FlagSet {
   // One line per ignored flag and per deprecated name used, in the order given.
   const std::vector<std::string>& warnings() const { return warnings_; }
 
+  // parse() as a command does it: `--help` prints usage() on `out`; a parse error, or a positional
+  // argument when `positional` is null, prints usageError(); the warnings go to `err` as
+  // "COMMAND: warning". Returns the exit code to end with (0 after --help, 2 after an error), or
+  // nullopt when the command should run (with the positional arguments in `*positional`).
+  std::optional<int> parseCommand(const std::vector<std::string>& args, std::ostream& out,
+                                  std::ostream& err,
+                                  std::vector<std::string>* positional = nullptr);
+  // Prints "COMMAND: MESSAGE" and the usage on `err`; returns 2, the exit code of a usage error.
+  int usageError(std::ostream& err, std::string_view message) const;
+
   // The --help text: the usage line, the description, then each section's flags in columns.
   std::string usage() const;
   // The command's part of the flag reference: a heading, the usage line, one table per section.
@@ -196,13 +207,23 @@ class FlagSet {
   std::vector<std::string> problems_;  // declaration mistakes, reported by parse()
 };
 
+// The items of a comma-separated list ("a, b,,c" -> a, b, c): spaces around items trimmed, empty
+// items dropped (ListForm::kCommaSeparated).
+std::vector<std::string> splitCommaList(std::string_view text);
+
 // True when `args` ask for help (`-h`, `--help`, `--help=true`) before a `--`.
 bool asksForHelp(const std::vector<std::string>& args);
 
 // The reference of a program's commands, for docs/flags/PROGRAM.md: a title, one line saying how
 // the page is made (`regenerate`, the command that prints it), then each command's markdown().
 std::string flagReference(std::string_view program, std::string_view regenerate,
-                          const std::vector<const FlagSet*>& commands);
+                          const std::vector<std::string>& commands);
+
+// The `flags` command every program has: `PROGRAM flags --markdown` prints flagReference() of the
+// commands' markdown (what docs/flags/PROGRAM.md holds). Returns the exit code: 0, or 2 with a
+// message for any other argument.
+int runFlagsCommand(std::string_view program, const std::vector<std::string>& args,
+                    const std::vector<std::string>& commands, std::ostream& out, std::ostream& err);
 
 template <typename Rep, typename Period>
 Flag FlagSet::addDuration(std::string name, std::chrono::duration<Rep, Period>* target,

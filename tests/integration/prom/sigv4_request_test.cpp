@@ -85,7 +85,7 @@ TEST(SigV4Options, MissingKeysAndOtherAuthorizationAreRefused) {
   EXPECT_NE(client.status().message().find("AWS_ACCESS_KEY_ID"), std::string::npos);
 
   options.tokenFile = "/var/run/token";
-  EXPECT_NE(validate(options).message().find("does not go with a bearer token"), std::string::npos);
+  EXPECT_NE(options.validate().message().find("does not go with a bearer token"), std::string::npos);
 }
 
 }  // namespace

@@ -219,7 +219,7 @@ TEST(FlagSet, MarkdownHasOneTablePerSection) {
   Options options;
   FlagSet flags("test", "test [flags]");
   options.addFlags(flags);
-  const std::string markdown = flagReference("test", "test flags --markdown", {&flags});
+  const std::string markdown = flagReference("test", "test flags --markdown", {flags.markdown()});
   for (const std::string& part : {
            std::string("# `test` flags\n"),
            std::string("## `test`\n\n```\nusage: test [flags]\n```\n"),
