@@ -20,37 +20,24 @@
 #include <functional>
 #include <memory>
 
-#include "gpuscale/kube/client.h"
+#include "gpuscale/kube/forwarding_client.h"
 
 namespace gpuscale::reconciler {
 
-class FencedKubeClient final : public kube::KubeClient {
+class FencedKubeClient final : public kube::ForwardingKubeClient {
  public:
   // `mayWrite` is called before every write; it must be cheap and thread-safe.
   FencedKubeClient(std::shared_ptr<kube::KubeClient> inner, std::function<bool()> mayWrite);
 
-  core::Result<kube::Object> get(const kube::ResourceRef& ref) override;
-  core::Result<kube::ObjectList> list(const kube::ResourceRef& ref,
-                                      const kube::ListOptions& options) override;
-  core::Status watch(const kube::ResourceRef& ref, const kube::WatchOptions& options,
-                     const kube::WatchHandler& handler, std::stop_token stop) override;
-  core::Result<kube::Object> create(const kube::ResourceRef& ref,
-                                    const kube::Object& object) override;
-  core::Result<kube::Object> update(const kube::ResourceRef& ref,
-                                    const kube::Object& object) override;
-  core::Result<kube::Object> patch(const kube::ResourceRef& ref, kube::PatchType type,
-                                   const kube::Object& patch) override;
-  core::Status remove(const kube::ResourceRef& ref) override;
-  core::Result<kube::Object> getPath(std::string_view path) override;
-  std::shared_ptr<kube::ClientObserver> observer() const override;
-
   // Writes refused so far (for tests and logs).
   int refused() const { return refused_.load(); }
 
- private:
-  core::Status fence(std::string_view verb, const kube::ResourceRef& ref);
+ protected:
+  // Sends the write only while `mayWrite` says so.
+  core::Status write(std::string_view verb, const kube::ResourceRef& ref, const kube::Object* body,
+                     const std::function<core::Status()>& send) override;
 
-  std::shared_ptr<kube::KubeClient> inner_;
+ private:
   std::function<bool()> mayWrite_;
   std::atomic<int> refused_{0};
 };
