@@ -15,6 +15,7 @@
 
 #include "gpuscale/core/files.h"
 #include "gpuscale/core/rfc3339.h"
+#include "gpuscale/core/tls_client_config.h"
 #include "gpuscale/prom/credentials.h"
 
 namespace gpuscale::adapter {
@@ -328,23 +329,17 @@ core::Result<std::shared_ptr<ExternalMetricsRemote>> ExternalMetricsRemote::crea
   impl->options = options;
   impl->endpoint = std::move(*endpoint);
   impl->tls = std::make_unique<ssl::context>(ssl::context::tls_client);
-  try {
-    impl->tls->set_options(ssl::context::no_sslv2 | ssl::context::no_sslv3 |
-                           ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1);
-    if (options.caFile.empty()) {
-      impl->tls->set_default_verify_paths();
-    } else {
-      impl->tls->load_verify_file(options.caFile);
-    }
-    if (!options.clientCertFile.empty()) {
-      impl->tls->use_certificate_chain_file(options.clientCertFile);
-      impl->tls->use_private_key_file(options.clientKeyFile, ssl::context::pem);
-    }
-  } catch (const std::exception& error) {
+  auto tls = core::TlsClientConfig::fromFiles(options.caFile, options.clientCertFile,
+                                              options.clientKeyFile);
+  if (tls) {
+    tls->insecureSkipTlsVerify = options.insecureSkipTlsVerify;
+    if (core::Status configured = tls->configure(*impl->tls); !configured.ok()) tls = configured;
+  }
+  if (!tls) {
     return core::Status::badRequest(
-        std::string("external metrics fallback TLS files (--external-metrics-fallback-ca-file, "
-                    "-client-cert-file, -client-key-file): ") +
-        error.what());
+        "external metrics fallback TLS files (--external-metrics-fallback-ca-file, "
+        "-client-cert-file, -client-key-file): " +
+        tls.status().message());
   }
   if (!options.tokenFile.empty()) {
     if (auto token = core::readFile(options.tokenFile); !token) {

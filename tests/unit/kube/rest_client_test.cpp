@@ -394,7 +394,7 @@ TEST(RestKubeClientTest, RejectsUnusableConfiguration) {
   config.server = "ftp://example";
   EXPECT_FALSE(RestKubeClient::create(config).ok());
   config.server = "https://127.0.0.1:1";
-  config.caPem = "not pem";
+  config.tls.caPem = "not pem";
   EXPECT_FALSE(RestKubeClient::create(config).ok());
 }
 
