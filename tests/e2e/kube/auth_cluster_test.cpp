@@ -249,8 +249,8 @@ TEST_F(ClusterTest, KubectlWithServiceAccountTokensAndRbac) {
 
 TEST_F(ClusterTest, ReviewEndpointsDownFailClosed) {
   // A kubeconfig whose server accepts connections and never answers (a hung kube-apiserver).
-  testing::FakeHttpServer hung(
-      [](const testing::FakeRequest&, testing::FakeHttpServer::Exchange& e) {
+  test::HttpTestServer hung(
+      [](const test::HttpTestRequest&, test::HttpTestServer::Exchange& e) {
         e.waitFor(seconds(60));
       });
   const std::string deadKubeconfig = clusterDir() + "/dead-kubeconfig";

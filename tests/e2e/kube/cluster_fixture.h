@@ -9,7 +9,7 @@
 #include <sstream>
 #include <thread>
 
-#include "fakes/fake_http_server.h"
+#include "support/http_test_server.h"
 #include "fakes/fake_metrics_provider.h"
 #include "fakes/test_pki.h"
 #include "gpuscale/apiserver/api_handler.h"

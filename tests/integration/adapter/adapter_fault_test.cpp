@@ -9,14 +9,14 @@
 
 #include "adapter_process.h"
 #include "support/pod_rules.h"
-#include "support/prometheus_stub_server.h"
+#include "support/http_test_server.h"
 
 namespace gpuscale::adapter::testing {
 namespace {
 
-using gpuscale::test::PrometheusStubServer;
-using gpuscale::test::StubRequest;
-using gpuscale::test::StubResponse;
+using gpuscale::test::HttpTestServer;
+using gpuscale::test::HttpTestRequest;
+using gpuscale::test::HttpTestResponse;
 
 const std::string kRules = gpuscale::testing::podSumRules("m");
 
@@ -39,7 +39,7 @@ std::string hugeSeriesBody() {
 
 class FakePrometheus {
  public:
-  FakePrometheus() : server_([this](const StubRequest& request) { return answer(request); }) {}
+  FakePrometheus() : server_([this](const HttpTestRequest& request) { return answer(request); }) {}
 
   std::string url() const { return server_.url(); }
   void set(Mode mode) { mode_ = mode; }
@@ -47,8 +47,8 @@ class FakePrometheus {
   size_t queries() const { return queries_; }
 
  private:
-  StubResponse answer(const StubRequest& request) {
-    StubResponse r;
+  HttpTestResponse answer(const HttpTestRequest& request) {
+    HttpTestResponse r;
     bool discovery = request.path == "/api/v1/label/__name__/values" ||
                      request.path == "/api/v1/labels" || request.path == "/api/v1/series";
     if (discovery && discovery_.load() != DiscoveryMode::kGood) {
@@ -120,7 +120,7 @@ class FakePrometheus {
   std::atomic<Mode> mode_{Mode::kGood};
   std::atomic<DiscoveryMode> discovery_{DiscoveryMode::kGood};
   std::atomic<size_t> queries_{0};
-  PrometheusStubServer server_;
+  HttpTestServer server_;
 };
 
 class AdapterFaultTest : public ::testing::Test {

@@ -13,15 +13,15 @@
 #include "adapter_process.h"
 #include "support/free_port.h"
 #include "support/pod_rules.h"
-#include "support/prometheus_stub_server.h"
+#include "support/http_test_server.h"
 #include "support/tls_client.h"
 
 namespace gpuscale::adapter::testing {
 namespace {
 
-using gpuscale::test::PrometheusStubServer;
-using gpuscale::test::StubRequest;
-using gpuscale::test::StubResponse;
+using gpuscale::test::HttpTestServer;
+using gpuscale::test::HttpTestRequest;
+using gpuscale::test::HttpTestResponse;
 using namespace std::chrono_literals;
 
 constexpr char kNamed[] = "/apis/custom.metrics.k8s.io/v1beta1/namespaces/default/pods/p/m";
@@ -29,7 +29,7 @@ constexpr char kNamed[] = "/apis/custom.metrics.k8s.io/v1beta1/namespaces/defaul
 // A Prometheus whose instant queries wait for open() (discovery answers at once).
 class GatedPrometheus {
  public:
-  GatedPrometheus() : server_([this](const StubRequest& request) { return answer(request); }) {}
+  GatedPrometheus() : server_([this](const HttpTestRequest& request) { return answer(request); }) {}
   ~GatedPrometheus() {
     open();
     server_.stop();
@@ -50,8 +50,8 @@ class GatedPrometheus {
   int waiting() const { return waiting_.load(); }
 
  private:
-  StubResponse answer(const StubRequest& request) {
-    StubResponse r;
+  HttpTestResponse answer(const HttpTestRequest& request) {
+    HttpTestResponse r;
     if (request.path == "/api/v1/label/__name__/values") {
       r.body = R"({"status":"success","data":["m"]})";
     } else if (request.path == "/api/v1/labels") {
@@ -73,7 +73,7 @@ class GatedPrometheus {
   std::condition_variable opened_;
   bool open_ = true;
   std::atomic<int> waiting_{0};
-  PrometheusStubServer server_;
+  HttpTestServer server_;
 };
 
 // The value of an unlabelled sample `name` in a text exposition (-1 when absent).

@@ -5,14 +5,14 @@
 #include <atomic>
 #include <thread>
 
-#include "fakes/fake_http_server.h"
+#include "support/http_test_server.h"
 
 namespace gpuscale::kube {
 namespace {
 
-using testing::FakeHttpServer;
-using testing::FakeRequest;
-using Exchange = FakeHttpServer::Exchange;
+using test::HttpTestServer;
+using test::HttpTestRequest;
+using Exchange = HttpTestServer::Exchange;
 
 const ResourceRef kPods = ResourceRef::collection("", "v1", "pods", "default");
 
@@ -29,7 +29,7 @@ std::string pod(const std::string& name, const std::string& rv) {
       .dump();
 }
 
-std::shared_ptr<RestKubeClient> clientFor(const FakeHttpServer& server,
+std::shared_ptr<RestKubeClient> clientFor(const HttpTestServer& server,
                                           std::function<void(ClientConfig&)> tweak = {}) {
   ClientConfig config;
   config.server = server.url();
@@ -45,8 +45,8 @@ std::shared_ptr<RestKubeClient> clientFor(const FakeHttpServer& server,
 }
 
 TEST(RestKubeClientTest, GetSendsCredentialsAndParsesTheObject) {
-  FakeRequest seen;
-  FakeHttpServer server([&](const FakeRequest& request, Exchange& exchange) {
+  HttpTestRequest seen;
+  HttpTestServer server([&](const HttpTestRequest& request, Exchange& exchange) {
     seen = request;
     exchange.respond(200, pod("web-1", "5"));
   });
@@ -73,8 +73,8 @@ class ErrorTest : public ::testing::TestWithParam<ErrorCase> {};
 
 TEST_P(ErrorTest, CarriesTheServersStatus) {
   const auto& c = GetParam();
-  FakeHttpServer server(
-      [&](const FakeRequest&, Exchange& exchange) { exchange.respond(c.code, c.body); });
+  HttpTestServer server(
+      [&](const HttpTestRequest&, Exchange& exchange) { exchange.respond(c.code, c.body); });
   auto client = clientFor(server, [](ClientConfig& config) { config.maxRetries = 0; });
   auto object = client->get(kPods.named("x"));
   ASSERT_FALSE(object.ok()) << c.what;
@@ -103,7 +103,7 @@ INSTANTIATE_TEST_SUITE_P(
 
 TEST(RestKubeClientTest, ThrottledRequestIsRetriedAfterRetryAfter) {
   std::atomic<int> calls{0};
-  FakeHttpServer server([&](const FakeRequest&, Exchange& exchange) {
+  HttpTestServer server([&](const HttpTestRequest&, Exchange& exchange) {
     if (++calls <= 2) {
       exchange.respond(429, statusBody(429, "TooManyRequests", "slow down"),
                        {{"Retry-After", "1"}});
@@ -118,7 +118,7 @@ TEST(RestKubeClientTest, ThrottledRequestIsRetriedAfterRetryAfter) {
 }
 
 TEST(RestKubeClientTest, PersistentThrottlingReturns429WithRetryAfter) {
-  FakeHttpServer server([&](const FakeRequest&, Exchange& exchange) {
+  HttpTestServer server([&](const HttpTestRequest&, Exchange& exchange) {
     exchange.respond(429, statusBody(429, "TooManyRequests", "slow down"), {{"Retry-After", "1"}});
   });
   auto client = clientFor(server, [](ClientConfig& config) { config.maxRetries = 1; });
@@ -126,14 +126,14 @@ TEST(RestKubeClientTest, PersistentThrottlingReturns429WithRetryAfter) {
   ASSERT_FALSE(object.ok());
   EXPECT_TRUE(k8s::isTooManyRequests(object.status()));
   EXPECT_EQ(object.status().message(), "slow down (retry after 1s)");
-  EXPECT_EQ(server.requests(), 2);
+  EXPECT_EQ(server.requestCount(), 2u);
 }
 
 TEST(RestKubeClientTest, ListFollowsContinueTokens) {
   std::vector<std::string> targets;
-  FakeHttpServer server([&](const FakeRequest& request, Exchange& exchange) {
+  HttpTestServer server([&](const HttpTestRequest& request, Exchange& exchange) {
     targets.push_back(request.target);
-    const bool first = request.query("continue").empty();
+    const bool first = request.param("continue").empty();
     Object page = {{"kind", "PodList"},
                    {"metadata", {{"resourceVersion", first ? "10" : "11"}}},
                    {"items", Object::array({Object::parse(pod(first ? "a" : "b", "1"))})}};
@@ -158,9 +158,9 @@ TEST(RestKubeClientTest, ListFollowsContinueTokens) {
 
 TEST(RestKubeClientTest, MetadataOnlyListsAndWatchesAskForPartialObjectMetadata) {
   std::vector<std::string> accepts;
-  FakeHttpServer server([&](const FakeRequest& request, Exchange& exchange) {
+  HttpTestServer server([&](const HttpTestRequest& request, Exchange& exchange) {
     accepts.push_back(request.headers.at("accept"));
-    if (request.query("watch") == "true") {
+    if (request.param("watch") == "true") {
       exchange.beginStream();
       exchange.endStream();
       return;
@@ -205,16 +205,16 @@ TEST(RestKubeClientTest, MetadataOnlyListsAndWatchesAskForPartialObjectMetadata)
 
 TEST(RestKubeClientTest, ExpiredContinueTokenRelistsWithoutPages) {
   std::vector<std::string> targets;
-  FakeHttpServer server([&](const FakeRequest& request, Exchange& exchange) {
+  HttpTestServer server([&](const HttpTestRequest& request, Exchange& exchange) {
     targets.push_back(request.target);
-    if (!request.query("continue").empty()) {
+    if (!request.param("continue").empty()) {
       exchange.respond(410,
                        statusBody(410, "Expired", "The provided continue parameter is too old"));
       return;
     }
     Object page = {{"metadata", {{"resourceVersion", "20"}}},
                    {"items", Object::array({Object::parse(pod("a", "1"))})}};
-    if (!request.query("limit").empty()) page["metadata"]["continue"] = "old";
+    if (!request.param("limit").empty()) page["metadata"]["continue"] = "old";
     exchange.respond(200, page.dump());
   });
   auto client = clientFor(server);
@@ -226,8 +226,8 @@ TEST(RestKubeClientTest, ExpiredContinueTokenRelistsWithoutPages) {
 }
 
 TEST(RestKubeClientTest, PatchAndCreateUseTheRightMethodAndContentType) {
-  std::vector<FakeRequest> seen;
-  FakeHttpServer server([&](const FakeRequest& request, Exchange& exchange) {
+  std::vector<HttpTestRequest> seen;
+  HttpTestServer server([&](const HttpTestRequest& request, Exchange& exchange) {
     seen.push_back(request);
     exchange.respond(request.method == "POST" ? 201 : 200, request.body);
   });
@@ -258,8 +258,8 @@ std::string event(const std::string& type, const std::string& object) {
 }
 
 TEST(RestKubeClientTest, WatchStreamsEventsAndBookmarks) {
-  FakeRequest seen;
-  FakeHttpServer server([&](const FakeRequest& request, Exchange& exchange) {
+  HttpTestRequest seen;
+  HttpTestServer server([&](const HttpTestRequest& request, Exchange& exchange) {
     seen = request;
     exchange.beginStream();
     exchange.chunk(event("ADDED", pod("a", "11")));
@@ -289,14 +289,14 @@ TEST(RestKubeClientTest, WatchStreamsEventsAndBookmarks) {
       events,
       (std::vector<std::pair<T, std::string>>{
           {T::kAdded, "11"}, {T::kModified, "12"}, {T::kBookmark, "13"}, {T::kDeleted, "14"}}));
-  EXPECT_EQ(seen.query("watch"), "true");
-  EXPECT_EQ(seen.query("resourceVersion"), "10");
-  EXPECT_EQ(seen.query("allowWatchBookmarks"), "true");
-  EXPECT_EQ(seen.query("timeoutSeconds"), "3");
+  EXPECT_EQ(seen.param("watch"), "true");
+  EXPECT_EQ(seen.param("resourceVersion"), "10");
+  EXPECT_EQ(seen.param("allowWatchBookmarks"), "true");
+  EXPECT_EQ(seen.param("timeoutSeconds"), "3");
 }
 
 TEST(RestKubeClientTest, GoneInTheMiddleOfAWatchIsAnError) {
-  FakeHttpServer server([&](const FakeRequest&, Exchange& exchange) {
+  HttpTestServer server([&](const HttpTestRequest&, Exchange& exchange) {
     exchange.beginStream();
     exchange.chunk(event("ADDED", pod("a", "11")));
     exchange.chunk(event("ERROR", statusBody(410, "Expired", "too old resource version: 5 (11)")));
@@ -311,7 +311,7 @@ TEST(RestKubeClientTest, GoneInTheMiddleOfAWatchIsAnError) {
 }
 
 TEST(RestKubeClientTest, StreamDroppedMidEventIsAnError) {
-  FakeHttpServer server([&](const FakeRequest&, Exchange& exchange) {
+  HttpTestServer server([&](const HttpTestRequest&, Exchange& exchange) {
     exchange.beginStream();
     exchange.chunk(event("ADDED", pod("a", "11")));
     exchange.chunk("{\"type\":\"MODIFIED\",\"obj");
@@ -327,7 +327,7 @@ TEST(RestKubeClientTest, StreamDroppedMidEventIsAnError) {
 }
 
 TEST(RestKubeClientTest, SilentWatchTimesOutInsteadOfHanging) {
-  FakeHttpServer server([&](const FakeRequest&, Exchange& exchange) {
+  HttpTestServer server([&](const HttpTestRequest&, Exchange& exchange) {
     exchange.beginStream();
     exchange.waitFor(std::chrono::seconds(30));
   });
@@ -338,7 +338,7 @@ TEST(RestKubeClientTest, SilentWatchTimesOutInsteadOfHanging) {
 }
 
 TEST(RestKubeClientTest, StoppingAWatchReturnsPromptly) {
-  FakeHttpServer server([&](const FakeRequest&, Exchange& exchange) {
+  HttpTestServer server([&](const HttpTestRequest&, Exchange& exchange) {
     exchange.beginStream();
     exchange.chunk(event("ADDED", pod("a", "11")));
     exchange.waitFor(std::chrono::seconds(30));
@@ -364,8 +364,8 @@ TEST(RestKubeClientTest, StoppingAWatchReturnsPromptly) {
 }
 
 TEST(RestKubeClientTest, DeadServerIsATimeoutStatus) {
-  FakeHttpServer server(
-      [&](const FakeRequest&, Exchange& exchange) { exchange.waitFor(std::chrono::seconds(30)); });
+  HttpTestServer server(
+      [&](const HttpTestRequest&, Exchange& exchange) { exchange.waitFor(std::chrono::seconds(30)); });
   auto client =
       clientFor(server, [](ClientConfig& c) { c.requestTimeout = std::chrono::seconds(1); });
   auto object = client->get(kPods.named("a"));
@@ -377,7 +377,7 @@ TEST(RestKubeClientTest, DeadServerIsATimeoutStatus) {
 TEST(RestKubeClientTest, RefusedConnectionIsUnavailable) {
   uint16_t port;
   {
-    FakeHttpServer server([](const FakeRequest&, Exchange&) {});
+    HttpTestServer server([](const HttpTestRequest&, Exchange&) {});
     port = server.port();
   }
   ClientConfig config;
