@@ -21,13 +21,10 @@ set -euo pipefail
 
 # shellcheck source=../lib/common.sh
 source "$(dirname "$0")/../lib/common.sh"
-E2E_POLL=0.5
-e2e_init reconciler-test
-here=$src/tests/e2e/reconciler
-rec=$build/bin/gpuscale-reconciler
-e2e_require_cluster
-e2e_require "$sim" "$rec"
-e2e_show_on_failure "$work/rec-*.log" "$work/sim.log"
+# shellcheck source=lib.sh
+source "$(dirname "$0")/lib.sh"
+reconciler_test_init reconciler-test
+e2e_show_on_failure "$work/rec-*.log"
 
 step "start the control plane, gpuscale-sim and two reconciler replicas"
 e2e_cluster_up --scenario "$here/scenario.yaml"
