@@ -154,15 +154,20 @@ std::string seriesBody(size_t count) {
   return body + "]}";
 }
 
+// Answers every request with the JSON `body`, chunked or with a Content-Length.
+HttpTestServer::ResponseHandler answering(const std::string& body, bool chunked) {
+  return [body, chunked](const HttpTestRequest&) {
+    HttpTestResponse r = json(body);
+    r.chunked = chunked;
+    return r;
+  };
+}
+
 TEST(HttpClientTest, SeriesLabelNamesAreDecodedWhileTheBodyArrives) {
   const std::string body = seriesBody(20000);  // ~1 MB: many 64 KiB chunks
   for (bool chunked : {false, true}) {
     SCOPED_TRACE(chunked ? "chunked" : "Content-Length");
-    HttpTestServer server([&](const HttpTestRequest&) {
-      HttpTestResponse r = json(body);
-      r.chunked = chunked;
-      return r;
-    });
+    HttpTestServer server(answering(body, chunked));
     auto options = optionsFor(server);
     options.maxBodyBytes = 1000;  // the buffered cap does not apply to the streamed call
     auto client = makeClient(options);
@@ -181,11 +186,7 @@ TEST(HttpClientTest, StreamedSeriesBodyOverItsCapIsAnErrorNamingTheFlag) {
   const std::string body = seriesBody(20000);
   for (bool chunked : {false, true}) {
     SCOPED_TRACE(chunked ? "chunked" : "Content-Length");
-    HttpTestServer server([&](const HttpTestRequest&) {
-      HttpTestResponse r = json(body);
-      r.chunked = chunked;
-      return r;
-    });
+    HttpTestServer server(answering(body, chunked));
     auto options = optionsFor(server);
     options.maxSeriesBodyBytes = 200000;
     auto client = makeClient(options);
