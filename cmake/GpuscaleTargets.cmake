@@ -35,6 +35,22 @@ function(gpuscale_library name)
   add_library(${name} STATIC ${ARG_SOURCES})
   target_include_directories(${name} PUBLIC ${public_headers} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
   target_link_libraries(${name} PUBLIC ${ARG_DEPS})
+  set_property(GLOBAL APPEND PROPERTY GPUSCALE_LIBRARIES "${ARG_MODULE}:${name}")
+endfunction()
+
+# gpuscale_write_module_links(FILE): after every library is added, writes FILE with one line per
+# library, "MODULE TARGET LINKS...", LINKS being the target's own link list as the build has it
+# (tests/integration/architecture compares it with docs/architecture.md's module table).
+function(gpuscale_write_module_links file)
+  get_property(libraries GLOBAL PROPERTY GPUSCALE_LIBRARIES)
+  set(content "")
+  foreach(entry ${libraries})
+    string(REPLACE ":" ";" parts ${entry})
+    list(GET parts 0 module)
+    list(GET parts 1 target)
+    string(APPEND content "${module} ${target} $<JOIN:$<TARGET_PROPERTY:${target},LINK_LIBRARIES>, >\n")
+  endforeach()
+  file(GENERATE OUTPUT ${file} CONTENT "${content}")
 endfunction()
 
 # gpuscale_test(NAME SOURCES ... DEPS ... [LABEL unit|integration|e2e] [TIMEOUT s]):
