@@ -117,18 +117,19 @@ class HttpTestServer::SocketExchange final : public HttpTestServer::Exchange {
 };
 
 HttpTestServer::HttpTestServer(ResponseHandler handler)
-    : HttpTestServer(ExchangeHandler([handler = std::move(handler)](
-                                         const HttpTestRequest& request, Exchange& exchange) {
-        HttpTestResponse answer = handler(request);
-        if (answer.delay.count() > 0 && !exchange.waitFor(answer.delay)) return exchange.hangUp();
-        if (answer.close) return exchange.hangUp();
-        if (answer.chunked) {
-          exchange.beginStream(answer.status, answer.contentType);
-          exchange.chunk(answer.body);
-          return exchange.endStream();
-        }
-        exchange.respond(answer.status, answer.body, {{"Content-Type", answer.contentType}});
-      })) {}
+    : HttpTestServer(ExchangeHandler(
+          [handler = std::move(handler)](const HttpTestRequest& request, Exchange& exchange) {
+            HttpTestResponse answer = handler(request);
+            if (answer.delay.count() > 0 && !exchange.waitFor(answer.delay))
+              return exchange.hangUp();
+            if (answer.close) return exchange.hangUp();
+            if (answer.chunked) {
+              exchange.beginStream(answer.status, answer.contentType);
+              exchange.chunk(answer.body);
+              return exchange.endStream();
+            }
+            exchange.respond(answer.status, answer.body, {{"Content-Type", answer.contentType}});
+          })) {}
 
 HttpTestServer::HttpTestServer(ExchangeHandler handler) : handler_(std::move(handler)) {
   listenFd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);

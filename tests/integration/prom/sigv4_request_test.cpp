@@ -10,16 +10,16 @@
 #include <nlohmann/json.hpp>
 
 #include "gpuscale/prom/http_client.h"
-#include "support/process.h"
 #include "support/http_test_server.h"
+#include "support/process.h"
 #include "support/temp_dir.h"
 
 namespace gpuscale::prom {
 namespace {
 
-using test::HttpTestServer;
 using test::HttpTestRequest;
 using test::HttpTestResponse;
+using test::HttpTestServer;
 
 constexpr char kVector[] =
     R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{"pod":"a"},"value":[1700000000,"4.5"]}]}})";
@@ -85,7 +85,8 @@ TEST(SigV4Options, MissingKeysAndOtherAuthorizationAreRefused) {
   EXPECT_NE(client.status().message().find("AWS_ACCESS_KEY_ID"), std::string::npos);
 
   options.tokenFile = "/var/run/token";
-  EXPECT_NE(options.validate().message().find("does not go with a bearer token"), std::string::npos);
+  EXPECT_NE(options.validate().message().find("does not go with a bearer token"),
+            std::string::npos);
 }
 
 }  // namespace

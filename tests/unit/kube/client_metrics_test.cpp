@@ -9,17 +9,17 @@
 #include <mutex>
 #include <thread>
 
-#include "support/http_test_server.h"
 #include "fakes/fake_kube_client.h"
 #include "gpuscale/kube/informer.h"
 #include "gpuscale/kube/rest_client.h"
+#include "support/http_test_server.h"
 #include "support/wait_until.h"
 
 namespace gpuscale::kube {
 namespace {
 
-using test::HttpTestServer;
 using test::HttpTestRequest;
+using test::HttpTestServer;
 
 // Records every call as one line ("request get pods 2xx", "watch pods", ...).
 class RecordingObserver final : public ClientObserver {

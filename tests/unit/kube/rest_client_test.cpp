@@ -10,8 +10,8 @@
 namespace gpuscale::kube {
 namespace {
 
-using test::HttpTestServer;
 using test::HttpTestRequest;
+using test::HttpTestServer;
 using Exchange = HttpTestServer::Exchange;
 
 const ResourceRef kPods = ResourceRef::collection("", "v1", "pods", "default");
@@ -364,8 +364,9 @@ TEST(RestKubeClientTest, StoppingAWatchReturnsPromptly) {
 }
 
 TEST(RestKubeClientTest, DeadServerIsATimeoutStatus) {
-  HttpTestServer server(
-      [&](const HttpTestRequest&, Exchange& exchange) { exchange.waitFor(std::chrono::seconds(30)); });
+  HttpTestServer server([&](const HttpTestRequest&, Exchange& exchange) {
+    exchange.waitFor(std::chrono::seconds(30));
+  });
   auto client =
       clientFor(server, [](ClientConfig& c) { c.requestTimeout = std::chrono::seconds(1); });
   auto object = client->get(kPods.named("a"));

@@ -8,15 +8,15 @@
 #include <future>
 
 #include "gpuscale/prom/errors.h"
-#include "support/prometheus_server.h"
 #include "support/http_test_server.h"
+#include "support/prometheus_server.h"
 
 namespace gpuscale::prom {
 namespace {
 
-using test::HttpTestServer;
 using test::HttpTestRequest;
 using test::HttpTestResponse;
+using test::HttpTestServer;
 
 constexpr const char* kVector =
     R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{"pod":"a"},"value":[1700000000,"4.5"]}]}})";

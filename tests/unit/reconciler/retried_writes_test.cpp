@@ -8,17 +8,17 @@
 
 #include <atomic>
 
-#include "support/http_test_server.h"
 #include "fakes/fake_kube_client.h"
 #include "gpuscale/kube/rest_client.h"
 #include "gpuscale/reconciler/optimistic_write.h"
+#include "support/http_test_server.h"
 
 namespace gpuscale::reconciler {
 namespace {
 
+using gpuscale::test::HttpTestRequest;
 using gpuscale::test::HttpTestServer;
 using gpuscale::testing::FakeKubeClient;
-using gpuscale::test::HttpTestRequest;
 using nlohmann::json;
 using Exchange = HttpTestServer::Exchange;
 
