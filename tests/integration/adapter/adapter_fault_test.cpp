@@ -8,15 +8,15 @@
 #include <thread>
 
 #include "adapter_process.h"
-#include "support/pod_rules.h"
 #include "support/http_test_server.h"
+#include "support/pod_rules.h"
 
 namespace gpuscale::adapter::testing {
 namespace {
 
-using gpuscale::test::HttpTestServer;
 using gpuscale::test::HttpTestRequest;
 using gpuscale::test::HttpTestResponse;
+using gpuscale::test::HttpTestServer;
 
 const std::string kRules = gpuscale::testing::podSumRules("m");
 
@@ -75,16 +75,12 @@ class FakePrometheus {
       }
       return r;
     }
-    if (request.path == "/api/v1/label/__name__/values") {
-      r.body = R"({"status":"success","data":["m"]})";
-    } else if (request.path == "/api/v1/labels") {
-      r.body = R"({"status":"success","data":["__name__","namespace","pod"]})";
-    } else if (request.path == "/api/v1/query") {
+    if (auto answer = gpuscale::testing::podMetricDiscovery(request)) return *answer;
+    if (request.path == "/api/v1/query") {
       ++queries_;
       switch (mode_.load()) {
         case Mode::kGood:
-          r.body =
-              R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{"pod":"p"},"value":[1714557600,"1.5"]}]}})";
+          r.body = gpuscale::testing::kPodMetricVector;
           break;
         case Mode::kSlow:
           r.delay = std::chrono::seconds(5);

@@ -12,16 +12,16 @@
 
 #include "adapter_process.h"
 #include "support/free_port.h"
-#include "support/pod_rules.h"
 #include "support/http_test_server.h"
+#include "support/pod_rules.h"
 #include "support/tls_client.h"
 
 namespace gpuscale::adapter::testing {
 namespace {
 
-using gpuscale::test::HttpTestServer;
 using gpuscale::test::HttpTestRequest;
 using gpuscale::test::HttpTestResponse;
+using gpuscale::test::HttpTestServer;
 using namespace std::chrono_literals;
 
 constexpr char kNamed[] = "/apis/custom.metrics.k8s.io/v1beta1/namespaces/default/pods/p/m";
@@ -51,18 +51,14 @@ class GatedPrometheus {
 
  private:
   HttpTestResponse answer(const HttpTestRequest& request) {
+    if (auto discovery = gpuscale::testing::podMetricDiscovery(request)) return *discovery;
     HttpTestResponse r;
-    if (request.path == "/api/v1/label/__name__/values") {
-      r.body = R"({"status":"success","data":["m"]})";
-    } else if (request.path == "/api/v1/labels") {
-      r.body = R"({"status":"success","data":["__name__","namespace","pod"]})";
-    } else if (request.path == "/api/v1/query") {
+    if (request.path == "/api/v1/query") {
       std::unique_lock lock(mutex_);
       ++waiting_;
       opened_.wait_for(lock, 300s, [this] { return open_; });
       --waiting_;
-      r.body =
-          R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{"pod":"p"},"value":[1714557600,"1.5"]}]}})";
+      r.body = gpuscale::testing::kPodMetricVector;
     } else {
       r.status = 404;
     }
