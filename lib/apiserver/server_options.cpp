@@ -141,6 +141,16 @@ void ServerOptions::addFlags(core::FlagSet& flags) {
                1'000'000);
   flags.addDuration("request-timeout", &requestTimeout,
                     "a request not answered within it gets a 504 (0 = none)");
+  flags.addInt("max-request-header-bytes", &requestLimits.headerBytes,
+               "request line + header fields; beyond it 431", 1, 64 << 20);
+  flags.addInt("max-request-header-field-bytes", &requestLimits.fieldBytes,
+               "one header field, name + value; beyond it 431", 1, 64 << 20);
+  flags.addInt("max-request-headers", &requestLimits.headerCount, "header fields; beyond it 431", 1,
+               64 << 20);
+  flags.addInt("max-request-target-bytes", &requestLimits.targetBytes,
+               "request target (path + query); beyond it 431", 1, 64 << 20);
+  flags.addInt("max-request-body-bytes", &requestLimits.bodyBytes, "request body; beyond it 413", 0,
+               64 << 20);
   flags.addDuration("tls-reload-interval", &tlsReloadInterval,
                     "how often the certificate, key and CA files are re-read",
                     DurationBound::kPositive);

@@ -7,6 +7,16 @@
 namespace gpuscale::core {
 namespace {
 
+// A FlagInfo with what every declaration gives (aggregate initialization would have to name every
+// member).
+FlagInfo flagInfo(std::string name, std::string type, std::string usage) {
+  FlagInfo info;
+  info.name = std::move(name);
+  info.type = std::move(type);
+  info.usage = std::move(usage);
+  return info;
+}
+
 constexpr size_t kDetached = static_cast<size_t>(-1);
 
 std::string underscored(std::string name) {
@@ -126,7 +136,7 @@ Flag FlagSet::declare(FlagInfo info, Setter set) {
 }
 
 Flag FlagSet::addString(std::string name, std::string* target, std::string usage) {
-  FlagInfo info{.name = std::move(name), .type = "string", .usage = std::move(usage)};
+  FlagInfo info = flagInfo(std::move(name), "string", std::move(usage));
   info.defaultText = *target;
   return declare(std::move(info), [target](std::string_view value) {
     *target = std::string(value);
@@ -135,7 +145,7 @@ Flag FlagSet::addString(std::string name, std::string* target, std::string usage
 }
 
 Flag FlagSet::addNonEmptyString(std::string name, std::string* target, std::string usage) {
-  FlagInfo info{.name = std::move(name), .type = "string", .usage = std::move(usage)};
+  FlagInfo info = flagInfo(std::move(name), "string", std::move(usage));
   info.defaultText = *target;
   return declare(std::move(info), [target](std::string_view value) {
     if (value.empty()) return Status::badRequest("must not be empty");
@@ -145,7 +155,8 @@ Flag FlagSet::addNonEmptyString(std::string name, std::string* target, std::stri
 }
 
 Flag FlagSet::addBool(std::string name, bool* target, std::string usage) {
-  FlagInfo info{.name = std::move(name), .usage = std::move(usage), .boolean = true};
+  FlagInfo info = flagInfo(std::move(name), "", std::move(usage));
+  info.boolean = true;
   info.defaultText = *target ? "true" : "";
   return declare(std::move(info), [target](std::string_view value) {
     auto parsed = parseBool(value);
@@ -156,7 +167,8 @@ Flag FlagSet::addBool(std::string name, bool* target, std::string usage) {
 }
 
 Flag FlagSet::addOptionalBool(std::string name, std::optional<bool>* target, std::string usage) {
-  FlagInfo info{.name = std::move(name), .usage = std::move(usage), .boolean = true};
+  FlagInfo info = flagInfo(std::move(name), "", std::move(usage));
+  info.boolean = true;
   if (target->has_value()) info.defaultText = **target ? "true" : "false";
   return declare(std::move(info), [target](std::string_view value) {
     auto parsed = parseBool(value);
@@ -168,7 +180,7 @@ Flag FlagSet::addOptionalBool(std::string name, std::optional<bool>* target, std
 
 Flag FlagSet::addDurationNanos(std::string name, std::string usage, Duration current,
                                DurationBound bound, std::function<void(Duration)> store) {
-  FlagInfo info{.name = std::move(name), .type = "duration", .usage = std::move(usage)};
+  FlagInfo info = flagInfo(std::move(name), "duration", std::move(usage));
   if (current != Duration::zero()) info.defaultText = formatGoDuration(current);
   return declare(std::move(info), [bound, store = std::move(store)](std::string_view value) {
     auto parsed = parseGoDuration(value);
@@ -184,7 +196,7 @@ Flag FlagSet::addDurationNanos(std::string name, std::string usage, Duration cur
 
 Flag FlagSet::addInteger(std::string name, std::string usage, std::string current, int64_t min,
                          int64_t max, bool saysMax, std::function<void(int64_t)> store) {
-  FlagInfo info{.name = std::move(name), .type = "int", .usage = std::move(usage)};
+  FlagInfo info = flagInfo(std::move(name), "int", std::move(usage));
   if (current != "0") info.defaultText = std::move(current);
   return declare(std::move(info), [min, max, saysMax,
                                    store = std::move(store)](std::string_view value) {
@@ -201,7 +213,7 @@ Flag FlagSet::addInteger(std::string name, std::string usage, std::string curren
 }
 
 Flag FlagSet::addFloat(std::string name, double* target, std::string usage, double min) {
-  FlagInfo info{.name = std::move(name), .type = "float", .usage = std::move(usage)};
+  FlagInfo info = flagInfo(std::move(name), "float", std::move(usage));
   if (*target != 0) info.defaultText = fmt::format("{}", *target);
   return declare(std::move(info), [target, min](std::string_view value) {
     double number = 0;
@@ -217,7 +229,7 @@ Flag FlagSet::addFloat(std::string name, double* target, std::string usage, doub
 
 Flag FlagSet::addStringList(std::string name, std::vector<std::string>* target, std::string usage,
                             ListForm form) {
-  FlagInfo info{.name = std::move(name), .type = "strings", .usage = std::move(usage)};
+  FlagInfo info = flagInfo(std::move(name), "strings", std::move(usage));
   info.defaultText = joined(*target);
   info.repeatable = form == ListForm::kRepeated;
   if (form == ListForm::kRepeated) info.type = "string";
@@ -233,14 +245,14 @@ Flag FlagSet::addStringList(std::string name, std::vector<std::string>* target, 
 
 Flag FlagSet::addCustom(std::string name, std::string type, std::string usage, Setter set,
                         bool boolean) {
-  FlagInfo info{.name = std::move(name), .type = boolean ? "" : std::move(type)};
+  FlagInfo info = flagInfo(std::move(name), boolean ? "" : std::move(type), "");
   info.usage = std::move(usage);
   info.boolean = boolean;
   return declare(std::move(info), std::move(set));
 }
 
 Flag FlagSet::addIgnored(std::string name, bool boolean, std::string why) {
-  FlagInfo info{.name = std::move(name), .type = boolean ? "" : "string"};
+  FlagInfo info = flagInfo(std::move(name), boolean ? "" : "string", "");
   info.ignoredBecause = std::move(why);
   info.boolean = boolean;
   return declare(std::move(info), nullptr);
@@ -248,7 +260,7 @@ Flag FlagSet::addIgnored(std::string name, bool boolean, std::string why) {
 
 Flag FlagSet::addIgnoredPrefix(std::string prefix, std::function<bool(std::string_view)> isBoolean,
                                std::string why) {
-  FlagInfo info{.name = std::move(prefix), .type = "string"};
+  FlagInfo info = flagInfo(std::move(prefix), "string", "");
   info.ignoredBecause = std::move(why);
   info.prefix = true;
   Flag flag = declare(std::move(info), nullptr);
