@@ -51,14 +51,15 @@ core::FlagSet explainFlagSet(ExplainArgs& a) {
       "partitions (cooldown, policy cap, busy GPUs, limits, nodes in flight or backing off, "
       "...). Live it lists, read-only, what the controller watches plus its state ConfigMap; "
       "--from reads a `kubectl get nodes,pods,hpa,deployments,statefulsets,configmaps -A -o json` "
-      "dump. Give it the policy file the reconciler runs with (without --config: the built-in "
+      "dump. Give it the policy file the reconciler runs with (without --policy: the built-in "
       "\"default\"). Without NAMESPACE/NAME it explains every HPA a policy manages.");
   flags.section("Explain flags");
   flags.addNonEmptyString("hpa", &a.hpa, "the HPA, NAMESPACE/NAME");
   flags.addNonEmptyString("from", &a.from, "a dump instead of the cluster (\"-\" for stdin)");
   flags.addNonEmptyString("kubeconfig", &a.kubeconfig,
                           "kubeconfig (default in-cluster, then $KUBECONFIG)");
-  flags.addNonEmptyString("config", &a.config, "partition policy file").alias("policy");
+  flags.addNonEmptyString("policy", &a.config, "partition policy file (docs/reference/policy.md)")
+      .deprecatedName("config");
   flags.addNonEmptyString("operator-namespace", &a.operatorNamespace,
                           "the GPU Operator's namespace");
   flags.addNonEmptyString("state-namespace", &a.state.ns, "namespace of the state ConfigMap");

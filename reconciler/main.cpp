@@ -7,6 +7,7 @@
 #include "explain_command.h"
 #include "gpuscale/core/subcommands.h"
 #include "plan_command.h"
+#include "policy_command.h"
 #include "run_command.h"
 
 int main(int argc, char** argv) {
@@ -14,12 +15,14 @@ int main(int argc, char** argv) {
   const gpuscale::core::Program program{
       "gpuscale-reconciler",
       {
-          {"run", "the controller: watch HPAs and grow their GPU partitions (run --config FILE)",
+          {"run", "the controller: watch HPAs and grow their GPU partitions (run --policy FILE)",
            reconciler::runRunCommand, reconciler::runFlagReference},
           {"plan", "plan offline from a kubectl dump (plan --from DUMP.json [--policy FILE])",
            reconciler::runPlanCommand, reconciler::planFlagReference},
           {"explain", "why an HPA was (not) raised (explain NAMESPACE/NAME)",
            reconciler::runExplainCommand, reconciler::explainFlagReference},
+          {"policy", "the policy file reference, or check a policy file (policy check FILE)",
+           reconciler::runPolicyCommand, nullptr},
       }};
   return gpuscale::core::runProgram(program, std::vector<std::string>(argv + 1, argv + argc),
                                     std::cout, std::cerr);

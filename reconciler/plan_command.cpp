@@ -37,7 +37,11 @@ core::FlagSet planFlagSet(PlanArgs& parsed) {
       "dump and prints the partition plan. Without --policy the built-in policy \"default\" "
       "applies to HPAs annotated gpuscale.io/partition-policy: default.");
   flags.addString("from", &parsed.from, "the dump (\"-\" for stdin; required)");
-  flags.addString("policy", &parsed.policyFile, "partition policy file");
+  flags
+      .addString("policy", &parsed.policyFile,
+                 "partition policy file (docs/reference/policy.md; default: the built-in "
+                 "\"default\")")
+      .deprecatedName("config");
   addOutputFlag(flags, &parsed.output);
   addNowFlag(flags, &parsed.now);
   return flags;
@@ -93,6 +97,9 @@ std::optional<partition::PolicySet> loadPolicies(const std::string& path, std::o
   if (!loaded) {
     err << "gpuscale-reconciler: " << path << ": " << loaded.status().message() << "\n";
     return std::nullopt;
+  }
+  for (const std::string& warning : loaded->warnings) {
+    err << "gpuscale-reconciler: " << path << ": warning: " << warning << "\n";
   }
   return std::move(*loaded);
 }

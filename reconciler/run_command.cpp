@@ -81,8 +81,11 @@ core::FlagSet runFlagSet(RunArgs& a) {
                       "SubjectAccessReview (verb get on the path) allow.");
   flags.section("Controller flags");
   flags.addString("kubeconfig", &a.kubeconfig, "kubeconfig (default in-cluster, then $KUBECONFIG)");
-  flags.addString("config", &a.config,
-                  "partition policy file (without it no HPA is managed and no node changed)");
+  flags
+      .addString("policy", &a.config,
+                 "partition policy file (docs/reference/policy.md; without it no HPA is managed "
+                 "and no node changed)")
+      .deprecatedName("config");
   flags.addBool("dry-run", &a.dryRun, "plan, but write nothing (Events kept in memory)");
   flags.addDuration("resync-period", &a.controller.resyncPeriod,
                     "a pass at least this often, events or not");
@@ -232,7 +235,7 @@ int runRunCommand(const std::vector<std::string>& args, std::ostream& out, std::
   }
   if (a.config.empty()) {
     spdlog::warn(
-        "no --config: no partition policy is configured, so no HPA is managed and no node is "
+        "no --policy: no partition policy is configured, so no HPA is managed and no node is "
         "changed; give a policy file whose policies name the namespaces they may manage "
         "(hpaNamespaces)");
   }

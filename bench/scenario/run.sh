@@ -355,7 +355,7 @@ yaml.safe_dump({"policies": policies}, open(sys.argv[2], "w"), sort_keys=False)
 PY
     policy_file=$work/policy.yaml
   fi
-  "$rec" run --kubeconfig "$KUBECONFIG" --config "$policy_file" \
+  "$rec" run --kubeconfig "$KUBECONFIG" --policy "$policy_file" \
     --leader-elect-identity bench --leader-elect-namespace default \
     --gpu-mapping="$gpu_mapping" ${prom:+--prometheus-url="$prom"} \
     --health-bind-address "127.0.0.1:$(_as_free_port)" \

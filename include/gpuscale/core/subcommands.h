@@ -33,8 +33,10 @@ struct Program {
 };
 
 // Runs the command `args[0]` names with the words after it. `-h`, `--help` and `help` print the
-// command list on `out` (exit 0); `flags --markdown` prints the flag reference of every command
-// (flagReference in flag_set.h); no word or an unknown one prints the list on `err` (exit 2).
+// command list on `out` (exit 0); `--version` (a flag of the program's own FlagSet, also the word
+// `version`) prints "PROGRAM VERSION" (version.h); `flags --markdown` prints the flag reference of
+// the program's own flags and of every command (flagReference in flag_set.h); no word or an unknown
+// one prints the list on `err` (exit 2).
 int runProgram(const Program& program, const std::vector<std::string>& args, std::ostream& out,
                std::ostream& err);
 

@@ -25,7 +25,7 @@ reconciler_start_one() { # policy [flags...]
   probe_port=$(free_port)
   REC_STATUS_PORT=$(free_port)
   e2e_spawn "$work/rec.log" "$rec" run --kubeconfig "$KUBECONFIG" \
-    --config "$policy" --leader-elect=false --resync-period 2s --mig-timeout 60s \
+    --policy "$policy" --leader-elect=false --resync-period 2s --mig-timeout 60s \
     --allocatable-timeout 60s --health-bind-address "127.0.0.1:$probe_port" \
     --secure-status-bind-address "127.0.0.1:$REC_STATUS_PORT" "$@"
   REC_PID=$SPAWNED_PID

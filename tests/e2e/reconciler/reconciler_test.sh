@@ -31,7 +31,7 @@ e2e_cluster_up --scenario "$here/scenario.yaml"
 e2e_start_sim "$GPUSCALE_SCENARIO" --resync 1
 
 start_reconciler() {  # NAME PROBE_PORT STATUS_PORT
-  e2e_spawn "$work/rec-$1.log" "$rec" run --kubeconfig "$KUBECONFIG" --config "$here/policy.yaml" \
+  e2e_spawn "$work/rec-$1.log" "$rec" run --kubeconfig "$KUBECONFIG" --policy "$here/policy.yaml" \
     --leader-elect-identity "$1" --leader-elect-namespace default \
     --lease-duration 15s --renew-deadline 10s --retry-period 1s --resync-period 2s \
     --mig-timeout 45s --allocatable-timeout 60s --failure-backoff 10m --max-nodes-in-flight 2 \
@@ -96,7 +96,7 @@ expect_event gpu-a100-1 MigReconfigureFailed
 [ "$(node_allocatable gpu-a100-1 nvidia.com/mig-3g.20gb)" = 2 ] || die "old geometry not advertised again"
 [ "$(kc get hpa spare -o jsonpath='{.spec.maxReplicas}')" = 2 ] || die "spare maxReplicas changed"
 # Why spare is not raised, from the live state: its only node backs off.
-why=$("$rec" explain default/spare --kubeconfig "$KUBECONFIG" --config "$here/policy.yaml") ||
+why=$("$rec" explain default/spare --kubeconfig "$KUBECONFIG" --policy "$here/policy.yaml") ||
   die "explain failed: $why"
 grep -q "node gpu-a100-1 (migReshape): NodeBackoff" <<<"$why" || die "explain says: $why"
 

@@ -143,6 +143,10 @@ inline std::shared_ptr<PolicySource> seedPolicies(
 }
 
 // The seed dumps' HPA, default/triton.
+inline kube::ResourceRef nodeRef(const std::string& name) {
+  return kube::ResourceRef::collection("", "v1", "nodes").named(name);
+}
+
 inline kube::ResourceRef tritonHpaRef() {
   return kube::ResourceRef::collection("autoscaling", "v2", "horizontalpodautoscalers", "default")
       .named("triton");

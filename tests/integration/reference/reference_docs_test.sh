@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# docs/flags/PROGRAM.md is exactly what `PROGRAM flags --markdown` prints, for each program, so the
-# reference cannot drift from the flag declarations; every command's --help is the usage of the
-# same declarations and lists each flag the reference lists for it.
+# The references in docs/reference/ are exactly what the code prints, so they cannot drift from it:
+# flags-PROGRAM.md is `PROGRAM flags --markdown` for each program (and every command's --help lists
+# each flag the reference lists for it), policy.md is `gpuscale-reconciler policy reference`.
 set -uo pipefail
 bin="${GPUSCALE_BINARY_DIR:?}/bin"
 src="${GPUSCALE_SOURCE_DIR:?}"
@@ -13,11 +13,11 @@ fail() { echo "FAIL $*"; failures=$((failures + 1)); }
 for program in gpuscale-adapter gpuscale-reconciler gpuscale-sim; do
   [ -x "$bin/$program" ] || { echo "skip: $bin/$program not built"; exit 77; }
   "$bin/$program" flags --markdown >"$work/$program.md" || fail "$program flags --markdown: exit $?"
-  if diff -u "$src/docs/flags/$program.md" "$work/$program.md" >"$work/$program.diff"; then
-    echo "ok   docs/flags/$program.md"
+  if diff -u "$src/docs/reference/flags-$program.md" "$work/$program.md" >"$work/$program.diff"; then
+    echo "ok   docs/reference/flags-$program.md"
   else
     cat "$work/$program.diff"
-    fail "docs/flags/$program.md differs from the declarations; regenerate it with scripts/flag-docs.sh"
+    fail "docs/reference/flags-$program.md differs from the declarations; regenerate it with scripts/reference-docs.sh"
   fi
   # Each command section of the reference: its flags appear in the command's --help.
   for command in $(sed -n 's/^## `'"$program"' \(.*\)`$/\1/p' "$work/$program.md" | tr ' ' '+'); do
@@ -35,5 +35,13 @@ for program in gpuscale-adapter gpuscale-reconciler gpuscale-sim; do
   done
 done
 
+"$bin/gpuscale-reconciler" policy reference >"$work/policy.md" ||
+  fail "gpuscale-reconciler policy reference: exit $?"
+if diff -u "$src/docs/reference/policy.md" "$work/policy.md"; then
+  echo "ok   docs/reference/policy.md"
+else
+  fail "docs/reference/policy.md differs from the parser's declarations; regenerate it with scripts/reference-docs.sh"
+fi
+
 [ "$failures" -eq 0 ] || exit 1
-echo "flag reference: all checks passed"
+echo "references: all checks passed"
