@@ -4,8 +4,8 @@
 #include <ostream>
 #include <string>
 
+#include "gpuscale/apiserver/plain_http_listener.h"
 #include "gpuscale/core/flag_set.h"
-#include "gpuscale/core/plain_http_listener.h"
 #include "gpuscale/core/signals.h"
 #include "gpuscale/sim/triton_model.h"
 #include "port_file.h"
@@ -47,8 +47,11 @@ int runExporterCommand(const std::vector<std::string>& args, std::ostream& out, 
 
   const TritonModel model(demoTritonModel());
   const auto start = std::chrono::steady_clock::now();
-  auto server = core::PlainHttpListener::start(
-      listen->first, listen->second, [&model, start](std::string_view path) {
+  apiserver::PlainListenerOptions serving;
+  serving.name = "http";
+  auto server = apiserver::PlainHttpListener::start(
+      listen->first, listen->second,
+      [&model, start](std::string_view path) {
         core::PlainHttpReply reply;
         if (path == "/metrics") {
           const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
@@ -59,7 +62,8 @@ int runExporterCommand(const std::vector<std::string>& args, std::ostream& out, 
           reply.body = "404 page not found\n";
         }
         return reply;
-      });
+      },
+      serving);
   if (!server) {
     err << server.status().message() << "\n";
     return server.status().httpCode() == 422 ? 2 : 1;

@@ -79,6 +79,15 @@ Status applyCipherSuites(ServerOptions& options, std::string_view value) {
 
 }  // namespace
 
+ListenerLimits secureListenerLimits(const ServerOptions& options) {
+  return {options.maxConnections, options.maxConnectionsPerSource, options.probeConnections};
+}
+
+ListenerLimits plainListenerLimits(const ServerOptions& options) {
+  const size_t cap = options.metricsMaxConnections;
+  return {cap, cap == 0 ? 0 : std::max<size_t>(1, cap / 4), options.probeConnections};
+}
+
 Result<std::pair<std::string, uint16_t>> splitHostPort(std::string_view address) {
   const size_t colon = address.rfind(':');
   if (colon == std::string_view::npos) {
@@ -137,8 +146,23 @@ void ServerOptions::addFlags(core::FlagSet& flags) {
                "limit)",
                0, 1'000'000);
   flags.addInt("max-connections", &maxConnections,
-               "open connections; beyond it new ones are closed at once (0 = no limit)", 0,
+               "open connections on the HTTPS port; beyond it (and --probe-connections) new ones "
+               "are closed at once (0 = no limit)",
+               0, 1'000'000);
+  flags.addInt("max-connections-per-source", &maxConnectionsPerSource,
+               "open HTTPS connections from one address (0 = no limit)", 0, 1'000'000);
+  flags.addInt("metrics-max-connections", &metricsMaxConnections,
+               "open connections on the plain listener, a quarter of them per address (0 = no "
+               "limit)",
+               0, 1'000'000);
+  flags.addInt("probe-connections", &probeConnections,
+               "connections each listener admits beyond its cap for one health probe each", 0,
                1'000'000);
+  flags.addDuration("first-request-timeout", &firstRequestTimeout,
+                    "from accept to the first byte of the first request, TLS handshake included",
+                    DurationBound::kPositive);
+  flags.addBool("inline-cache-hits", &inlineCacheHits,
+                "answer requests the caches answer without waiting on the I/O threads");
   flags.addDuration("request-timeout", &requestTimeout,
                     "a request not answered within it gets a 504 (0 = none)");
   flags.addInt("max-request-header-bytes", &requestLimits.headerBytes,

@@ -19,9 +19,13 @@ core::Status FencedKubeClient::write(std::string_view verb, const kube::Resource
                                      const std::function<core::Status()>& send) {
   if (!mayWrite_ || mayWrite_()) return send();
   ++refused_;
-  const std::string message = fmt::format("not the leader: {} {} not sent", verb, ref.path());
-  spdlog::debug("fenced write: {}", message);
-  return core::Status(503, kNotLeader, message);
+  auto refusal = notLeader(fmt::format("{} {}", verb, ref.path()));
+  spdlog::debug("fenced write: {}", refusal.message());
+  return refusal;
+}
+
+core::Status notLeader(std::string_view what) {
+  return core::Status(503, kNotLeader, fmt::format("not the leader: {} not sent", what));
 }
 
 bool isNotLeader(const core::Status& status) {
