@@ -20,4 +20,7 @@ namespace gpuscale::reconciler {
 // `args` are the words after "cleanup".
 int runCleanupCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 
+// The command's part of the flag reference (core::FlagSet::markdown).
+std::string cleanupFlagReference();
+
 }  // namespace gpuscale::reconciler

@@ -15,7 +15,7 @@
 #include "gpuscale/apiserver/server_options.h"
 #include "gpuscale/auth/secure_status_server.h"
 #include "gpuscale/core/duration.h"
-#include "gpuscale/core/flag_args.h"
+#include "gpuscale/core/flag_set.h"
 #include "gpuscale/core/signals.h"
 #include "gpuscale/kube/client_metrics.h"
 #include "gpuscale/kube/config.h"
@@ -41,7 +41,6 @@ constexpr int kBadUsage = 2;
 struct RunArgs {
   std::string kubeconfig;
   std::string config;
-  bool stateNamespaceSet = false;
   std::string healthBind = "0.0.0.0:8081";
   // The secure status listener (/plan, /leader, /metrics): "" = off.
   std::string secureStatusBind = "0.0.0.0:8443";
@@ -54,17 +53,21 @@ struct RunArgs {
   LeaderElectionOptions lease;
   std::string gpuMapping = "node";  // node | dcgm
   prom::PrometheusOptions prometheus;
-  bool prometheusUrlSet = false;
   DcgmMappingOptions dcgm;
-};
 
-template <typename D>
-bool parseDuration(const std::string& text, D& out) {
-  auto d = core::parseGoDuration(text);
-  if (!d || d->count() < 0) return false;
-  out = std::chrono::duration_cast<D>(*d);
-  return true;
-}
+  RunArgs() {
+    status.server.certDir.clear();  // a generated pair in memory: the root file system is read-only
+    status.server.workerThreads = 1;
+    status.server.maxRequestsInFlight = 32;
+    status.server.maxConnections = 64;
+    status.server.requestTimeout = std::chrono::seconds(30);
+    status.server.shutdownTimeout = std::chrono::seconds(5);
+    // The status listener must not keep the controller from running: without the authentication
+    // ConfigMap, bearer tokens (what Prometheus sends) still work; client certificates then need
+    // --client-ca-file.
+    status.delegation.tolerateLookupFailure = true;
+  }
+};
 
 std::string defaultIdentity() {
   char host[256] = {};
@@ -72,132 +75,112 @@ std::string defaultIdentity() {
   return fmt::format("{}_{:08x}", host, std::random_device{}());
 }
 
-std::optional<RunArgs> parseArgs(const std::vector<std::string>& all, std::ostream& err) {
-  RunArgs a;
-  a.lease.identity = defaultIdentity();
-  a.status.server.certDir.clear();  // a generated pair in memory: the root file system is read-only
-  a.status.server.workerThreads = 1;
-  a.status.server.maxRequestsInFlight = 32;
-  a.status.server.maxConnections = 64;
-  a.status.server.requestTimeout = std::chrono::seconds(30);
-  a.status.server.shutdownTimeout = std::chrono::seconds(5);
-  // The status listener must not keep the controller from running: without the authentication
-  // ConfigMap, bearer tokens (what Prometheus sends) still work; client certificates then need
-  // --client-ca-file.
-  a.status.delegation.tolerateLookupFailure = true;
-  std::vector<std::string> args;
-  auto prometheus = prom::parsePrometheusFlags(all, &args);
-  if (!prometheus) {
-    err << "gpuscale-reconciler run: " << prometheus.status().message() << "\n";
-    return std::nullopt;
-  }
-  a.prometheus = *prometheus;
-  for (const auto& arg : all) {
-    if (arg.rfind("--prometheus-url", 0) == 0) a.prometheusUrlSet = true;
-  }
-  core::FlagCallbacks flags;
-  flags.isBoolean = [](std::string_view name) {
-    return name == "dry-run" || name == "leader-elect" || auth::isBooleanDelegationFlag(name);
-  };
-  flags.apply = [&](std::string_view name, std::string_view text) -> core::Result<bool> {
-    const std::string value(text);
-    const std::string flag = "--" + std::string(name);
-    bool ok = true;
-    if (name == "dry-run" || name == "leader-elect") {
-      ok = value == "true" || value == "false";
-      (name == "dry-run" ? a.dryRun : a.leaderElect) = value == "true";
-      if (!ok) return core::Status::badRequest(flag + " takes true or false");
-    } else if (name == "mode") {
-      auto mode = parseRunMode(value);
-      if (!mode) return core::Status::badRequest(flag + " takes act or observe");
-      a.mode = *mode;
-    } else if (name == "kubeconfig") {
-      a.kubeconfig = value;
-    } else if (name == "config") {
-      a.config = value;
-    } else if (name == "health-bind-address") {
-      a.healthBind = value;
-    } else if (name == "secure-status-bind-address") {
-      a.secureStatusBind = value;
-      ok = value.empty() || apiserver::splitHostPort(value).ok();
-    } else if (name == "status-cert-dir") {
-      a.status.server.certDir = value;
-    } else if (name == "status-tls-cert-file") {
-      a.status.server.tlsCertFile = value;
-    } else if (name == "status-tls-private-key-file") {
-      a.status.server.tlsPrivateKeyFile = value;
-    } else if (auth::isStatusAuthFlag(name)) {
-      auto applied = auth::applyDelegationFlag(a.status.delegation, name, text);
-      if (!applied) return applied.status();
-    } else if (name == "operator-namespace") {
-      a.actuator.operatorNamespace = a.controller.operatorNamespace = value;
-    } else if (name == "mig-config-map") {
-      a.actuator.migConfigMap = value;
-    } else if (name == "default-mig-config-map") {
-      a.actuator.defaultMigConfigMap = value;
-    } else if (name == "device-plugin-config-map") {
-      a.actuator.devicePluginConfigMap = value;
-    } else if (name == "max-nodes-in-flight") {
-      a.actuator.maxNodesInFlight = std::atoi(value.c_str());
-      ok = a.actuator.maxNodesInFlight >= 1;
-    } else if (name == "mig-timeout") {
-      ok = parseDuration(value, a.actuator.migTimeout);
-    } else if (name == "allocatable-timeout") {
-      ok = parseDuration(value, a.actuator.allocatableTimeout);
-    } else if (name == "failure-backoff") {
-      ok = parseDuration(value, a.actuator.failureBackoff);
-    } else if (name == "resync-period") {
-      ok = parseDuration(value, a.controller.resyncPeriod);
-    } else if (name == "leader-elect-namespace") {
-      a.lease.ns = value;
-    } else if (name == "state-namespace") {
-      a.controller.state.ns = value;
-      a.stateNamespaceSet = ok = !value.empty();
-    } else if (name == "state-config-map") {
-      a.controller.state.name = value;
-      ok = !value.empty();
-    } else if (name == "state-max-entries") {
-      a.controller.state.maxEntries = std::atoi(value.c_str());
-      ok = a.controller.state.maxEntries >= 1;
-    } else if (name == "state-max-bytes") {
-      const long long bytes = std::atoll(value.c_str());
-      ok = bytes >= 1024 && bytes <= 1000 * 1024;  // a ConfigMap holds at most 1 MiB
-      a.controller.state.maxBytes = ok ? static_cast<std::size_t>(bytes) : 0;
-    } else if (name == "leader-elect-name") {
-      a.lease.name = value;
-    } else if (name == "leader-elect-identity") {
-      a.lease.identity = value;
-    } else if (name == "lease-duration") {
-      ok = parseDuration(value, a.lease.leaseDuration);
-    } else if (name == "renew-deadline") {
-      ok = parseDuration(value, a.lease.renewDeadline);
-    } else if (name == "retry-period") {
-      ok = parseDuration(value, a.lease.retryPeriod);
-    } else if (auto mapping = applyGpuMappingFlag(a.gpuMapping, a.dcgm, name, value)) {
-      ok = *mapping;
-    } else {
-      return false;
-    }
-    if (!ok) return core::Status::badRequest("bad value \"" + value + "\" for " + flag);
-    return true;
-  };
-  auto rest = core::applyFlags(args, flags);
-  if (!rest) {
-    err << "gpuscale-reconciler run: " << rest.status().message() << "\n";
-    return std::nullopt;
-  }
-  if (!rest->empty()) {
-    err << "gpuscale-reconciler run: unknown flag " << rest->front() << "\n" << runUsage();
-    return std::nullopt;
-  }
+core::FlagSet runFlagSet(RunArgs& a) {
+  using core::DurationBound;
+  core::FlagSet flags("gpuscale-reconciler run", "gpuscale-reconciler run [flags]",
+                      "Watches HPAs annotated gpuscale.io/partition-policy and grows their GPU "
+                      "partitions through the GPU Operator. Probes (/healthz, /livez, /readyz) on "
+                      "the plain --health-bind-address; /metrics, /plan and /leader on the HTTPS "
+                      "--secure-status-bind-address for callers a TokenReview and a "
+                      "SubjectAccessReview (verb get on the path) allow.");
+  flags.section("Controller flags");
+  flags.addString("kubeconfig", &a.kubeconfig, "kubeconfig (default in-cluster, then $KUBECONFIG)");
+  flags
+      .addString("policy", &a.config,
+                 "partition policy file (docs/reference/policy.md; without it no HPA is managed "
+                 "and no node changed)")
+      .deprecatedName("config");
+  flags.addBool("dry-run", &a.dryRun, "plan, but write nothing (Events kept in memory)");
+  flags.addChoice("mode", &a.mode,
+                  "act: change partitions and maxReplicas; observe: plan, record WouldAct Events "
+                  "and serve the pages, but change no node, HPA or ConfigMap",
+                  {{"act", RunMode::kAct}, {"observe", RunMode::kObserve}});
+  flags.addDuration("resync-period", &a.controller.resyncPeriod,
+                    "a pass at least this often, events or not");
+  flags.section("GPU Operator flags");
+  flags.addString("operator-namespace", &a.actuator.operatorNamespace,
+                  "the GPU Operator's namespace (its ConfigMaps)");
+  flags.addString(
+      "mig-config-map", &a.actuator.migConfigMap,
+      "the mig-parted ConfigMap gpuscale writes (ClusterPolicy migManager.config.name)");
+  flags.addString("default-mig-config-map", &a.actuator.defaultMigConfigMap,
+                  "the GPU Operator's own mig-parted ConfigMap");
+  flags.addString("device-plugin-config-map", &a.actuator.devicePluginConfigMap,
+                  "the device plugin's ConfigMap (ClusterPolicy devicePlugin.config)");
+  flags.addInt("max-nodes-in-flight", &a.actuator.maxNodesInFlight, "node operations at once", 1);
+  flags.addDuration("mig-timeout", &a.actuator.migTimeout,
+                    "bound on a MIG change (mig.config.state success)");
+  flags.addDuration("allocatable-timeout", &a.actuator.allocatableTimeout,
+                    "bound on the new partitions showing in allocatable");
+  flags.addDuration("failure-backoff", &a.actuator.failureBackoff,
+                    "how long a node is left alone after a failed operation");
+  flags.section("State flags");
+  flags
+      .addNonEmptyString("state-namespace", &a.controller.state.ns,
+                         "namespace of the state ConfigMap")
+      .defaultText("$POD_NAMESPACE, else --leader-elect-namespace");
+  flags.addNonEmptyString("state-config-map", &a.controller.state.name,
+                          "the ConfigMap that keeps each HPA's record");
+  flags.addInt("state-max-entries", &a.controller.state.maxEntries, "records kept at most", 1);
+  flags.addInt("state-max-bytes", &a.controller.state.maxBytes,
+               "bytes of records kept at most (a ConfigMap holds 1 MiB)", 1024, 1000 * 1024);
+  flags.section("Leader election flags");
+  flags.addBool("leader-elect", &a.leaderElect, "act only while holding the Lease");
+  flags.addString("leader-elect-namespace", &a.lease.ns, "namespace of the Lease");
+  flags.addString("leader-elect-name", &a.lease.name, "name of the Lease");
+  flags.addString("leader-elect-identity", &a.lease.identity, "this replica's name in the Lease")
+      .defaultText("HOSTNAME_RANDOM");
+  flags.addDuration("lease-duration", &a.lease.leaseDuration, "how long a Lease holds");
+  flags.addDuration("renew-deadline", &a.lease.renewDeadline,
+                    "the leader gives up when it could not renew within it");
+  flags.addDuration("retry-period", &a.lease.retryPeriod, "how often the Lease is tried");
+  flags.section("Status listener flags");
+  flags.addString("health-bind-address", &a.healthBind,
+                  "host:port of the plain-HTTP probes (/healthz, /livez, /readyz)");
+  flags
+      .addCustom("secure-status-bind-address", "string",
+                 "host:port of the HTTPS /metrics, /plan and /leader (\"\" = off)",
+                 [&a](std::string_view value) {
+                   if (!value.empty()) {
+                     if (auto split = apiserver::splitHostPort(value); !split) {
+                       return split.status();
+                     }
+                   }
+                   a.secureStatusBind = std::string(value);
+                   return core::Status();
+                 })
+      .defaultText(a.secureStatusBind);
+  flags.addString("status-cert-dir", &a.status.server.certDir,
+                  "without certificate files: keep a generated pair here (default: in memory)");
+  flags.addString("status-tls-cert-file", &a.status.server.tlsCertFile,
+                  "serving certificate of the status listener");
+  flags.addString("status-tls-private-key-file", &a.status.server.tlsPrivateKeyFile,
+                  "its private key");
+  a.status.delegation.addReviewFlags(flags);
+  flags.section("GPU mapping flags");
+  addGpuMappingFlags(flags, &a.gpuMapping, &a.dcgm);
+  flags.section("Prometheus flags", "The Prometheus that --gpu-mapping=dcgm asks.");
+  a.prometheus.addFlags(flags);
+  return flags;
+}
+
+// Parses and completes the flags; nullopt when the command should run, else its exit code.
+std::optional<int> parseArgs(const std::vector<std::string>& all, RunArgs& a, std::ostream& out,
+                             std::ostream& err) {
+  core::FlagSet flags = runFlagSet(a);
+  if (auto exitCode = flags.parseCommand(all, out, err)) return exitCode;
   if (a.lease.renewDeadline >= a.lease.leaseDuration) {
     err << "gpuscale-reconciler run: --renew-deadline must be below --lease-duration\n";
-    return std::nullopt;
+    return kBadUsage;
   }
   if (a.status.server.tlsCertFile.empty() != a.status.server.tlsPrivateKeyFile.empty()) {
     err << "gpuscale-reconciler run: --status-tls-cert-file and --status-tls-private-key-file go "
            "together\n";
-    return std::nullopt;
+    return kBadUsage;
+  }
+  if (a.gpuMapping == "dcgm" && !flags.changed("prometheus-url")) {
+    err << "gpuscale-reconciler run: --gpu-mapping=dcgm needs --prometheus-url\n";
+    return kBadUsage;
   }
   if (!a.secureStatusBind.empty()) {
     auto [host, port] = *apiserver::splitHostPort(a.secureStatusBind);
@@ -209,18 +192,16 @@ std::optional<RunArgs> parseArgs(const std::vector<std::string>& all, std::ostre
   if (delegation.authenticationKubeconfig.empty())
     delegation.authenticationKubeconfig = a.kubeconfig;
   if (delegation.authorizationKubeconfig.empty()) delegation.authorizationKubeconfig = a.kubeconfig;
-  if (a.gpuMapping == "dcgm" && !a.prometheusUrlSet) {
-    err << "gpuscale-reconciler run: --gpu-mapping=dcgm needs --prometheus-url\n";
-    return std::nullopt;
-  }
+  a.controller.operatorNamespace = a.actuator.operatorNamespace;
   a.controller.dryRun = a.dryRun;
   a.controller.observe = a.mode == RunMode::kObserve;
-  if (!a.stateNamespaceSet) {
+  if (a.lease.identity.empty()) a.lease.identity = defaultIdentity();
+  if (!flags.changed("state-namespace")) {
     // The reconciler's own namespace: the pod's (downward API), else the Lease's.
     const char* pod = std::getenv("POD_NAMESPACE");
     a.controller.state.ns = pod != nullptr && *pod != '\0' ? pod : a.lease.ns;
   }
-  return a;
+  return std::nullopt;
 }
 
 // The secure listener's pages as routes of the status server.
@@ -243,43 +224,18 @@ std::map<std::string, apiserver::ExtraRoute> statusRoutes(const StatusSource& so
 }  // namespace
 
 std::string runUsage() {
-  return "usage: gpuscale-reconciler run [--kubeconfig PATH] [--config POLICY.yaml] [--dry-run]\n"
-         "    [--mode act|observe]\n"
-         "    [--operator-namespace gpu-operator] [--mig-config-map gpuscale-mig-parted-config]\n"
-         "    [--default-mig-config-map default-mig-parted-config]\n"
-         "    [--device-plugin-config-map device-plugin-config] [--max-nodes-in-flight 1]\n"
-         "    [--mig-timeout 10m] [--allocatable-timeout 5m] [--failure-backoff 15m]\n"
-         "    [--resync-period 30s] [--health-bind-address 0.0.0.0:8081]\n"
-         "    [--secure-status-bind-address 0.0.0.0:8443] [--status-cert-dir DIR]\n"
-         "    [--status-tls-cert-file FILE --status-tls-private-key-file FILE]\n"
-         "    [--authentication-kubeconfig PATH] [--authorization-kubeconfig PATH]\n"
-         "    [--client-ca-file FILE] [the other --authentication-*, --authorization-* and\n"
-         "     --requestheader-* flags of gpuscale-adapter serve]\n"
-         "    [--leader-elect=true|false] [--leader-elect-namespace default]\n"
-         "    [--leader-elect-name gpuscale-reconciler] [--leader-elect-identity ID]\n"
-         "    [--lease-duration 15s] [--renew-deadline 10s] [--retry-period 2s]\n"
-         "    [--state-namespace $POD_NAMESPACE|<leader-elect-namespace>]\n"
-         "    [--state-config-map gpuscale-reconciler-state] [--state-max-entries 1000]\n"
-         "    [--state-max-bytes 524288]\n"
-         "    [--gpu-mapping node|dcgm] [--prometheus-url URL and the other --prometheus-* flags]\n"
-         "    [--dcgm-metric DCGM_FI_DEV_FB_USED] [--dcgm-node-labels Hostname,hostname]\n"
-         "    [--dcgm-gpu-label gpu] [--dcgm-pod-label pod] [--dcgm-namespace-label namespace]\n"
-         "    [--dcgm-max-age 2m] [--dcgm-settle 90s]\n"
-         "    [--dcgm-utilization-metric DCGM_FI_PROF_GR_ENGINE_ACTIVE]\n"
-         "\n"
-         "  run    watch HPAs annotated gpuscale.io/partition-policy and grow their GPU "
-         "partitions\n"
-         "         through the GPU Operator. Probes (/healthz, /livez, /readyz) on the plain\n"
-         "         --health-bind-address; /metrics, /plan and /leader on the HTTPS\n"
-         "         --secure-status-bind-address for callers a TokenReview and a\n"
-         "         SubjectAccessReview (verb get on the path) allow. --mode=observe: plan, record\n"
-         "         Events (WouldAct) and serve the pages, but change no node, HPA or ConfigMap.\n";
+  RunArgs args;
+  return runFlagSet(args).usage();
 }
 
-int runRunCommand(const std::vector<std::string>& args, std::ostream& err) {
-  auto parsed = parseArgs(args, err);
-  if (!parsed) return kBadUsage;
-  RunArgs& a = *parsed;
+std::string runFlagReference() {
+  RunArgs args;
+  return runFlagSet(args).markdown();
+}
+
+int runRunCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  RunArgs a;
+  if (auto exitCode = parseArgs(args, a, out, err)) return *exitCode;
   const core::StopSignals stopSignals;  // before any client starts a thread
   auto policies = PolicySource::open(a.config);
   if (!policies) {
@@ -288,7 +244,7 @@ int runRunCommand(const std::vector<std::string>& args, std::ostream& err) {
   }
   if (a.config.empty()) {
     spdlog::warn(
-        "no --config: no partition policy is configured, so no HPA is managed and no node is "
+        "no --policy: no partition policy is configured, so no HPA is managed and no node is "
         "changed; give a policy file whose policies name the namespaces they may manage "
         "(hpaNamespaces)");
   }

@@ -4,23 +4,41 @@
 #include <ostream>
 #include <string>
 
-#include "command_flags.h"
 #include "gpuscale/apiserver/plain_http_listener.h"
+#include "gpuscale/core/flag_set.h"
 #include "gpuscale/core/signals.h"
 #include "gpuscale/sim/triton_model.h"
+#include "port_file.h"
 
 namespace gpuscale::sim {
 namespace {
 
-constexpr std::string_view kFlags[] = {"--listen", "--port-file"};
+struct ExporterArgs {
+  std::string listen = "127.0.0.1:0";
+  std::string portFile;
+};
+
+core::FlagSet exporterFlagSet(ExporterArgs& a) {
+  core::FlagSet flags("gpuscale-sim exporter", "gpuscale-sim exporter [flags]",
+                      "Serves the Triton model's series on plain HTTP at /metrics for a "
+                      "Prometheus to scrape.");
+  flags.addString("listen", &a.listen, "HOST:PORT to listen on (port 0: a free one)");
+  flags.addString("port-file", &a.portFile, "where the bound port is written once it listens");
+  return flags;
+}
 
 }  // namespace
 
-int runExporterCommand(std::span<const std::string_view> args, std::ostream& out,
-                       std::ostream& err) {
-  auto flags = CommandFlags::parse(args, kFlags, err);
-  if (!flags) return 2;
-  auto listen = core::parseHostPort(flags->get("--listen", "127.0.0.1:0"));
+std::string exporterFlagReference() {
+  ExporterArgs a;
+  return exporterFlagSet(a).markdown();
+}
+
+int runExporterCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  ExporterArgs a;
+  core::FlagSet flags = exporterFlagSet(a);
+  if (auto exitCode = flags.parseCommand(args, out, err)) return *exitCode;
+  auto listen = core::parseHostPort(a.listen);
   if (!listen) {
     err << "--listen wants HOST:PORT\n";
     return 2;
@@ -50,7 +68,7 @@ int runExporterCommand(std::span<const std::string_view> args, std::ostream& out
     err << server.status().message() << "\n";
     return server.status().httpCode() == 422 ? 2 : 1;
   }
-  writePortFile(flags->get("--port-file"), (*server)->port());
+  writePortFile(a.portFile, (*server)->port());
   out << "listening on " << listen->first << ":" << (*server)->port() << std::endl;
   stopSignals.wait();
   (*server)->stop();

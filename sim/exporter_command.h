@@ -6,12 +6,14 @@
 #pragma once
 
 #include <iosfwd>
-#include <span>
-#include <string_view>
+#include <string>
+#include <vector>
 
 namespace gpuscale::sim {
 
-int runExporterCommand(std::span<const std::string_view> args, std::ostream& out,
-                       std::ostream& err);
+int runExporterCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+
+// The mode's part of the flag reference (core::FlagSet::markdown).
+std::string exporterFlagReference();
 
 }  // namespace gpuscale::sim

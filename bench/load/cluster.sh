@@ -52,16 +52,7 @@ NODE
 kc wait --for=condition=Ready node/bench-node --timeout=120s >/dev/null
 kc create namespace bench >/dev/null
 eventually 60 "default service account in bench" kc -n bench get serviceaccount default -o name
-kc -n bench apply -f - >/dev/null <<'DEPLOYMENT'
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: web}
-spec:
-  replicas: 0
-  selector: {matchLabels: {app: web}}
-  template:
-    metadata: {labels: {app: web}}
-    spec:
+e2e_deployment bench web 0 >/dev/null <<'DEPLOYMENT'
       tolerations: [{key: kwok.x-k8s.io/node, operator: Exists, effect: NoSchedule}]
       nodeSelector: {kubernetes.io/hostname: bench-node}
       containers: [{name: main, image: registry.invalid/never-pulled:1, resources: {requests: {cpu: 1m}}}]

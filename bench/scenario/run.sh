@@ -367,7 +367,7 @@ PY
     reconciler_identity "$work/reconciler.kubeconfig" || fail "the reconciler's identity"
     rec_kubeconfig=$work/reconciler.kubeconfig rec_namespace=gpuscale
   fi
-  "$rec" run --kubeconfig "$rec_kubeconfig" --config "$policy_file" \
+  "$rec" run --kubeconfig "$rec_kubeconfig" --policy "$policy_file" \
     --leader-elect-identity bench --leader-elect-namespace "$rec_namespace" \
     --gpu-mapping="$gpu_mapping" ${prom:+--prometheus-url="$prom"} \
     --health-bind-address "127.0.0.1:$(_as_free_port)" \

@@ -17,6 +17,7 @@
 
 #include "gpuscale/core/files.h"
 #include "gpuscale/core/rfc3339.h"
+#include "gpuscale/core/tls_client_config.h"
 #include "gpuscale/prom/credentials.h"
 
 namespace gpuscale::adapter {
@@ -352,23 +353,17 @@ core::Result<std::shared_ptr<ExternalMetricsRemote>> ExternalMetricsRemote::crea
   impl->options = options;
   impl->endpoint = std::move(*endpoint);
   impl->tls = std::make_unique<ssl::context>(ssl::context::tls_client);
-  try {
-    impl->tls->set_options(ssl::context::no_sslv2 | ssl::context::no_sslv3 |
-                           ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1);
-    if (options.caFile.empty()) {
-      impl->tls->set_default_verify_paths();
-    } else {
-      impl->tls->load_verify_file(options.caFile);
-    }
-    if (!options.clientCertFile.empty()) {
-      impl->tls->use_certificate_chain_file(options.clientCertFile);
-      impl->tls->use_private_key_file(options.clientKeyFile, ssl::context::pem);
-    }
-  } catch (const std::exception& error) {
+  auto tls = core::TlsClientConfig::fromFiles(options.caFile, options.clientCertFile,
+                                              options.clientKeyFile);
+  if (tls) {
+    tls->insecureSkipTlsVerify = options.insecureSkipTlsVerify;
+    if (core::Status configured = tls->configure(*impl->tls); !configured.ok()) tls = configured;
+  }
+  if (!tls) {
     return core::Status::badRequest(
-        std::string("external metrics fallback TLS files (--external-metrics-fallback-ca-file, "
-                    "-client-cert-file, -client-key-file): ") +
-        error.what());
+        "external metrics fallback TLS files (--external-metrics-fallback-ca-file, "
+        "-client-cert-file, -client-key-file): " +
+        tls.status().message());
   }
   if (!options.tokenFile.empty()) {
     if (auto token = core::readFile(options.tokenFile); !token) {
@@ -377,6 +372,30 @@ core::Result<std::shared_ptr<ExternalMetricsRemote>> ExternalMetricsRemote::crea
     }
   }
   return std::shared_ptr<ExternalMetricsRemote>(new ExternalMetricsRemote(std::move(impl)));
+}
+
+void ExternalFallbackOptions::addFlags(core::FlagSet& flags) {
+  constexpr std::string_view kPrefix = "external-metrics-fallback-";
+  auto name = [kPrefix](std::string_view suffix) {
+    return std::string(kPrefix) + std::string(suffix);
+  };
+  flags.addString(name("url"), &url,
+                  "https URL of an external.metrics.k8s.io server: external metrics no rule serves "
+                  "are forwarded to it and its discovery is merged with ours");
+  flags.addString(name("ca-file"), &caFile,
+                  "CA bundle that verifies the fallback (default: the "
+                  "system's)");
+  flags.addBool(name("insecure-skip-tls-verify"), &insecureSkipTlsVerify,
+                "do not verify the fallback's certificate");
+  flags.addString(name("client-cert-file"), &clientCertFile,
+                  "client certificate the fallback trusts for front-proxy identity headers");
+  flags.addString(name("client-key-file"), &clientKeyFile, "its key");
+  flags.addString(name("token-file"), &tokenFile, "bearer token, re-read for every request");
+  flags.addDuration(name("timeout"), &timeout, "bound on each forwarded request",
+                    core::DurationBound::kPositive);
+  flags.addDuration(name("discovery-ttl"), &discoveryTtl,
+                    "how long the fallback's discovery list is reused",
+                    core::DurationBound::kPositive);
 }
 
 ExternalMetricsRemote::ExternalMetricsRemote(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}

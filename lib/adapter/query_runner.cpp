@@ -76,7 +76,7 @@ core::Status QueryRunner::fetchError(const core::Status& cause) {
       "unable to fetch metrics: " + (causes.empty() ? cause.message() : causes.front());
   const core::Status wrapped = cause.httpCode() == 503 ? core::Status::unavailable(message)
                                                        : core::Status::internal(message);
-  return wrapped.withCause(cause.cause());
+  return wrapped.withPayloadOf(cause);
 }
 
 core::Result<prom::QueryResultPtr> QueryRunner::run(

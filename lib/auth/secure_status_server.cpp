@@ -11,11 +11,6 @@
 
 namespace gpuscale::auth {
 
-bool isStatusAuthFlag(std::string_view name) {
-  return name.starts_with("authentication-") || name.starts_with("authorization-") ||
-         name.starts_with("requestheader-") || name == "client-ca-file";
-}
-
 core::Result<std::unique_ptr<SecureStatusServer>> SecureStatusServer::start(
     const SecureStatusOptions& options, StatusPages pages) {
   auto auth = buildDelegatedAuth(options.delegation);

@@ -3,8 +3,6 @@
 #include <cpprest/containerstream.h>
 #include <cpprest/http_client.h>
 #include <fmt/format.h>
-#include <openssl/bio.h>
-#include <openssl/pem.h>
 #include <spdlog/spdlog.h>
 
 #include <boost/asio/ssl.hpp>
@@ -54,19 +52,6 @@ std::string withQuery(std::string path, const Query& query) {
   return path;
 }
 
-bool pemParses(const std::string& pem, bool isKey) {
-  std::unique_ptr<BIO, decltype(&BIO_free)> bio(
-      BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())), BIO_free);
-  if (isKey) {
-    EVP_PKEY* key = PEM_read_bio_PrivateKey(bio.get(), nullptr, nullptr, nullptr);
-    EVP_PKEY_free(key);
-    return key != nullptr;
-  }
-  X509* cert = PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr);
-  X509_free(cert);
-  return cert != nullptr;
-}
-
 int retryAfter(const http::http_headers& headers) {
   const auto it = headers.find("Retry-After");
   if (it == headers.end()) return 0;
@@ -113,18 +98,13 @@ struct RestKubeClient::Impl {
     http::client::http_client_config cfg;
     cfg.set_timeout(timeout);
     cfg.set_proxy(web::web_proxy(web::web_proxy::disabled));
-    cfg.set_validate_certificates(!config.insecureSkipTlsVerify);
-    cfg.set_ssl_context_callback([ca = config.caPem, cert = config.clientCertPem,
-                                  key = config.clientKeyPem](boost::asio::ssl::context& ctx) {
+    cfg.set_validate_certificates(!config.tls.insecureSkipTlsVerify);
+    cfg.set_ssl_context_callback([tls = config.tls](boost::asio::ssl::context& ctx) {
       // The PEM blocks were checked in create(); a failure here leaves the context without them
       // and the handshake or the server rejects the request.
-      boost::system::error_code ec;
-      if (!ca.empty()) ctx.add_certificate_authority(boost::asio::buffer(ca), ec);
-      if (!cert.empty()) {
-        ctx.use_certificate_chain(boost::asio::buffer(cert), ec);
-        ctx.use_private_key(boost::asio::buffer(key), boost::asio::ssl::context::pem, ec);
+      if (core::Status s = tls.configure(ctx); !s.ok()) {
+        spdlog::error("kube client: TLS configuration: {}", s.message());
       }
-      if (ec) spdlog::error("kube client: TLS configuration: {}", ec.message());
     });
     return cfg;
   }
@@ -295,13 +275,7 @@ core::Result<std::shared_ptr<RestKubeClient>> RestKubeClient::create(ClientConfi
   if (!config.tlsServerName.empty()) {
     return core::Status::invalid("tls-server-name is not supported by this client");
   }
-  if (!config.caPem.empty() && !pemParses(config.caPem, false)) {
-    return core::Status::invalid("certificate authority is not a PEM certificate");
-  }
-  if (!config.clientCertPem.empty() &&
-      (!pemParses(config.clientCertPem, false) || !pemParses(config.clientKeyPem, true))) {
-    return core::Status::invalid("client certificate or key is not valid PEM");
-  }
+  if (core::Status tls = config.tls.check(); !tls.ok()) return tls;
   auto impl = std::make_unique<Impl>(std::move(config));
   try {
     const web::uri base(impl->config.server);

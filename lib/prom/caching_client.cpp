@@ -138,7 +138,7 @@ struct CachingClient::State {
 };
 
 CachingClient::CachingClient(std::shared_ptr<Client> backend, CacheOptions options)
-    : backend_(std::move(backend)), state_(std::make_shared<State>(std::move(options))) {}
+    : ForwardingClient(std::move(backend)), state_(std::make_shared<State>(std::move(options))) {}
 
 CachingClient::~CachingClient() = default;
 
@@ -167,7 +167,7 @@ void CachingClient::queryAsync(std::string promql, Timestamp at, Callback<QueryR
       state_->inFlight.emplace(promql, State::InFlight{at, id, {}});
     }
   }
-  backend_->queryAsync(
+  backend().queryAsync(
       promql, at,
       [state = state_, promql, at, id, done = std::move(done)](Result<QueryResultPtr> result) {
         std::vector<Callback<QueryResultPtr>> waiters;
@@ -185,21 +185,6 @@ void CachingClient::queryAsync(std::string promql, Timestamp at, Callback<QueryR
         done(result);
         for (auto& waiter : waiters) waiter(result);
       });
-}
-
-void CachingClient::seriesAsync(Matchers match, TimeRange window,
-                                Callback<std::vector<Series>> done) {
-  backend_->seriesAsync(std::move(match), window, std::move(done));
-}
-
-void CachingClient::labelValuesAsync(std::string label, Matchers match, TimeRange window,
-                                     Callback<std::vector<std::string>> done) {
-  backend_->labelValuesAsync(std::move(label), std::move(match), window, std::move(done));
-}
-
-void CachingClient::labelNamesAsync(Matchers match, TimeRange window,
-                                    Callback<std::vector<std::string>> done) {
-  backend_->labelNamesAsync(std::move(match), window, std::move(done));
 }
 
 CacheStats CachingClient::stats() const {

@@ -2,8 +2,6 @@
 
 #include <fmt/format.h>
 
-#include "gpuscale/partition/kube_objects.h"
-
 namespace gpuscale::reconciler {
 namespace {
 
@@ -99,29 +97,10 @@ core::Result<kube::Object> RetryNotingClient::write(const WriteCall& call, const
   return r;
 }
 
-ThrottleNotingObserver::ThrottleNotingObserver(std::shared_ptr<kube::ClientObserver> inner)
-    : inner_(std::move(inner)) {}
-
 void ThrottleNotingObserver::requestDone(std::string_view verb, std::string_view resource, int code,
                                          Seconds latency) {
   if (code == 429 && tWrite != nullptr) ++tWrite->throttled;
-  if (inner_) inner_->requestDone(verb, resource, code, latency);
-}
-
-void ThrottleNotingObserver::rateLimiterWaited(Seconds wait) {
-  if (inner_) inner_->rateLimiterWaited(wait);
-}
-
-void ThrottleNotingObserver::watchStarted(std::string_view resource) {
-  if (inner_) inner_->watchStarted(resource);
-}
-
-void ThrottleNotingObserver::relistedAfterGone(std::string_view resource) {
-  if (inner_) inner_->relistedAfterGone(resource);
-}
-
-void ThrottleNotingObserver::informerListed(std::string_view resource) {
-  if (inner_) inner_->informerListed(resource);
+  ForwardingClientObserver::requestDone(verb, resource, code, latency);
 }
 
 }  // namespace gpuscale::reconciler

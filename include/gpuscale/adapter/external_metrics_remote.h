@@ -35,6 +35,7 @@
 #include "gpuscale/apiserver/auth.h"
 #include "gpuscale/apiserver/provider.h"
 #include "gpuscale/core/duration.h"
+#include "gpuscale/core/flag_set.h"
 #include "gpuscale/core/result.h"
 
 namespace gpuscale::adapter {
@@ -58,6 +59,8 @@ struct ExternalFallbackOptions {
   core::Duration discoveryTtl = std::chrono::seconds(30);
 
   bool enabled() const { return !url.empty(); }
+  // Declares the --external-metrics-fallback-* flags, bound to these fields.
+  void addFlags(core::FlagSet& flags);
 };
 
 // The headers kube-aggregator's proxy sets for `user` (X-Remote-User, X-Remote-Uid when set, one

@@ -28,7 +28,7 @@
 //   = off)
 //   --disable-http2, --http2-max-streams-per-connection (accepted and ignored: the server speaks
 //   HTTP/1.1)
-// Flags are `--name=value` or `--name value`; booleans may omit the value.
+// ServerOptions::addFlags declares them (core::FlagSet: parsing, usage and the flag reference).
 //
 // Thread safety: plain values and pure functions.
 #pragma once
@@ -39,6 +39,7 @@
 #include <string_view>
 #include <vector>
 
+#include "gpuscale/core/flag_set.h"
 #include "gpuscale/core/result.h"
 
 namespace gpuscale::apiserver {
@@ -105,23 +106,16 @@ struct ServerOptions {
   // result is dropped). 0 = no deadline.
   std::chrono::milliseconds requestTimeout{60'000};
   std::string metricsBindAddress;  // "host:port"; empty: no plain listener
+
+  // Declares the serving flags above on `flags`, bound to these fields (the current values are
+  // the defaults shown).
+  void addFlags(core::FlagSet& flags);
 };
 
-// Applies one flag (`name` without dashes). Returns false when the flag is not a serving flag (the
-// caller handles it), an error when the value is invalid (BadRequest naming the flag).
-core::Result<bool> applyServingFlag(ServerOptions& options, std::string_view name,
-                                    std::string_view value);
-
-// True for serving flags that take no value when written alone (`--disable-http2`).
-bool isBooleanServingFlag(std::string_view name);
-
-// Parses argv-style arguments; serving flags go into `options`, everything else is returned in
-// order (unchanged, so the caller can parse its own flags).
+// Parses argv-style arguments that hold serving flags only (small servers and tests built on this
+// layer); returns the positional arguments.
 core::Result<std::vector<std::string>> parseServingFlags(const std::vector<std::string>& args,
                                                          ServerOptions& options);
-
-// One line per flag, for --help.
-std::string servingFlagsUsage();
 
 // The connection limits of the HTTPS port and of the plain listener.
 ListenerLimits secureListenerLimits(const ServerOptions& options);

@@ -30,17 +30,12 @@ class ForwardingKubeClient : public KubeClient {
   std::shared_ptr<ClientObserver> observer() const override;
 
  protected:
-  // One write as the caller made it.
-  struct WriteCall {
-    std::string_view verb;  // "create" | "update" | "patch" | "delete"
-    const ResourceRef& ref;
-    const Object* body;  // the object (create, update) or the patch; null for delete
-    PatchType patchType = PatchType::kMerge;
-  };
-  // `send` makes the call on the inner client. For a delete, an answer that is not an error is
-  // success (its object is ignored). The default sends.
-  using Send = std::function<core::Result<Object>()>;
-  virtual core::Result<Object> write(const WriteCall& call, const Send& send);
+  // The write `verb` ("create", "update", "patch", "delete") of `body` (the object or the patch;
+  // null for a delete) to `ref` (for a create, named after the object's metadata.name). `send`
+  // makes the call and returns its status; a decorator may refuse the write by returning an error
+  // without calling it. The default just sends.
+  virtual core::Status write(std::string_view verb, const ResourceRef& ref, const Object* body,
+                             const std::function<core::Status()>& send);
 
   KubeClient& inner() const { return *inner_; }
 

@@ -31,7 +31,7 @@
 #include <memory>
 
 #include "gpuscale/core/duration.h"
-#include "gpuscale/prom/client.h"
+#include "gpuscale/prom/forwarding_client.h"
 
 namespace gpuscale::prom {
 
@@ -61,23 +61,17 @@ struct CacheStats {
 // Proportional to the real size (what the cap needs), not exact.
 size_t approximateBytes(const QueryResult& result);
 
-class CachingClient final : public Client {
+class CachingClient final : public ForwardingClient {
  public:
   CachingClient(std::shared_ptr<Client> backend, CacheOptions options);
   ~CachingClient() override;
 
   void queryAsync(std::string promql, Timestamp at, Callback<QueryResultPtr> done) override;
-  void seriesAsync(Matchers match, TimeRange window, Callback<std::vector<Series>> done) override;
-  void labelValuesAsync(std::string label, Matchers match, TimeRange window,
-                        Callback<std::vector<std::string>> done) override;
-  void labelNamesAsync(Matchers match, TimeRange window,
-                       Callback<std::vector<std::string>> done) override;
 
   CacheStats stats() const;
 
  private:
   struct State;
-  std::shared_ptr<Client> backend_;
   std::shared_ptr<State> state_;
 };
 

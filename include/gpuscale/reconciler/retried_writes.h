@@ -27,7 +27,6 @@
 #include <string>
 #include <tuple>
 
-#include "gpuscale/kube/client.h"
 #include "gpuscale/kube/client_observer.h"
 #include "gpuscale/kube/forwarding_client.h"
 #include "gpuscale/reconciler/event_recorder.h"
@@ -68,19 +67,13 @@ class RetryNotingClient final : public kube::ForwardingKubeClient {
   std::shared_ptr<RetriedWrites> retried_;
 };
 
-class ThrottleNotingObserver final : public kube::ClientObserver {
+class ThrottleNotingObserver final : public kube::ForwardingClientObserver {
  public:
-  explicit ThrottleNotingObserver(std::shared_ptr<kube::ClientObserver> inner);
+  explicit ThrottleNotingObserver(std::shared_ptr<kube::ClientObserver> inner)
+      : ForwardingClientObserver(std::move(inner)) {}
 
   void requestDone(std::string_view verb, std::string_view resource, int code,
                    Seconds latency) override;
-  void rateLimiterWaited(Seconds wait) override;
-  void watchStarted(std::string_view resource) override;
-  void relistedAfterGone(std::string_view resource) override;
-  void informerListed(std::string_view resource) override;
-
- private:
-  std::shared_ptr<kube::ClientObserver> inner_;  // may be null
 };
 
 }  // namespace gpuscale::reconciler

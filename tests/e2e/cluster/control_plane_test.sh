@@ -58,16 +58,7 @@ jp_res="{.status.allocatable.nvidia\.com/mig-1g\.5gb}"
 step "a Deployment of 9 one-slice pods: 7 Running, 2 Pending (Insufficient $res)"
 kc create namespace e2e
 eventually 60 "default service account in e2e" kc -n e2e get serviceaccount default -o name
-kc -n e2e apply -f - <<EOF
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: slices}
-spec:
-  replicas: 9
-  selector: {matchLabels: {app: slices}}
-  template:
-    metadata: {labels: {app: slices}}
-    spec:
+e2e_deployment e2e slices 9 <<EOF
       containers:
       - name: main
         image: registry.invalid/never-pulled:1

@@ -228,17 +228,20 @@ spec:
 YAML
 }
 
+# e2e_deployment NS NAME REPLICAS: applies a Deployment NAME whose pods carry app=NAME; its pod spec
+# (the keys under the template's `spec:`, indented six spaces) comes on stdin.
+e2e_deployment() {
+  local ns=$1 name=$2 replicas=$3
+  {
+    printf 'apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: %s}\nspec:\n' "$name"
+    printf '  replicas: %s\n  selector: {matchLabels: {app: %s}}\n' "$replicas" "$name"
+    printf '  template:\n    metadata: {labels: {app: %s}}\n    spec:\n' "$name"
+    cat
+  } | kc -n "$ns" apply -f -
+}
+
 e2e_triton_deployment() {
-  kc -n default apply -f - <<YAML
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: triton}
-spec:
-  replicas: 1
-  selector: {matchLabels: {app: triton}}
-  template:
-    metadata: {labels: {app: triton}}
-    spec:
+  e2e_deployment default triton 1 <<YAML
       nodeSelector: {nvidia.com/gpu.present: "true"}
       tolerations: [{operator: Exists}]
       containers:

@@ -45,7 +45,7 @@ port=$(free_port)
 status_port=$(free_port)
 # The status listener's reviews go straight to kube-apiserver, not through the fault proxy.
 e2e_spawn "$work/rec.log" "$rec" run --kubeconfig "$work/proxied.kubeconfig" \
-  --config "$here/policy.yaml" --leader-elect=false --resync-period 2s --mig-timeout 30s \
+  --policy "$here/policy.yaml" --leader-elect=false --resync-period 2s --mig-timeout 30s \
   --allocatable-timeout 60s --failure-backoff 10m --health-bind-address "127.0.0.1:$port" \
   --secure-status-bind-address "127.0.0.1:$status_port" \
   --authentication-kubeconfig "$KUBECONFIG" --authorization-kubeconfig "$KUBECONFIG" \

@@ -29,7 +29,7 @@ e2e_start_sim "$GPUSCALE_SCENARIO" --resync 1
 reconciler_fault_proxy
 
 start_reconciler() { # NAME KUBECONFIG STATUS_PORT
-  e2e_spawn "$work/rec-$1.log" "$rec" run --kubeconfig "$2" --config "$here/policy.yaml" \
+  e2e_spawn "$work/rec-$1.log" "$rec" run --kubeconfig "$2" --policy "$here/policy.yaml" \
     --leader-elect-identity "$1" --leader-elect-namespace default \
     --lease-duration 15s --renew-deadline 10s --retry-period 1s --resync-period 2s \
     --health-bind-address "127.0.0.1:$(free_port)" --secure-status-bind-address "127.0.0.1:$3" \

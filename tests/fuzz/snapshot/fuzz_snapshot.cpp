@@ -309,7 +309,7 @@ constexpr const char* kMigConfigs =
 
 constexpr const char* kPolicies[] = {
     "policies:\n- name: default\n  hpaNamespaces: ['*']\n",
-    "policies:\n- name: default\n  hpaNamespaces: ['*']\n  migModeChange: {enable: true}\n"
+    "policies:\n- name: default\n  hpaNamespaces: ['*']\n  migModeChange: {enabled: true}\n"
     "  migGiveBack: restore\n  levers: [migReshape, mps, timeSlicing]\n",
     "policies:\n- {name: default, hpaNamespaces: [default], priority: 5}\n"
     "- {name: gold, hpaNamespaces: ['*'], levers: [timeSlicing], maxReplicas: {hard: "

@@ -10,26 +10,25 @@
 
 #include "adapter_process.h"
 #include "support/free_port.h"
+#include "support/http_test_server.h"
 #include "support/pod_rules.h"
-#include "support/prometheus_stub_server.h"
 #include "support/request_limit_cases.h"
 #include "support/tls_client.h"
 
 namespace gpuscale::adapter::testing {
 namespace {
 
-using gpuscale::test::PrometheusStubServer;
-using gpuscale::test::StubRequest;
-using gpuscale::test::StubResponse;
+using gpuscale::test::HttpTestRequest;
+using gpuscale::test::HttpTestResponse;
+using gpuscale::test::HttpTestServer;
 using gpuscale::testing::TlsClient;
 using namespace std::chrono_literals;
 
-StubResponse discoveryOnly(const StubRequest& request) {
-  if (auto discovery = gpuscale::test::podMetricDiscovery(request, "m")) return *discovery;
-  StubResponse r;
+HttpTestResponse discoveryOnly(const HttpTestRequest& request) {
+  if (auto discovery = gpuscale::testing::podMetricDiscovery(request)) return *discovery;
+  HttpTestResponse r;
   if (request.path == "/api/v1/query") {
-    r.body =
-        R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{"pod":"p"},"value":[1714557600,"1.5"]}]}})";
+    r.body = gpuscale::testing::kPodMetricVector;
   } else {
     r.status = 404;
   }
@@ -47,7 +46,7 @@ class AdapterExposedTest : public ::testing::Test {
   }
 
   gpuscale::testing::TempDir dir_;
-  PrometheusStubServer prometheus_{discoveryOnly};
+  HttpTestServer prometheus_{HttpTestServer::ResponseHandler(discoveryOnly)};
   std::unique_ptr<AdapterProcess> adapter_;
   uint16_t port_ = 0;
 };

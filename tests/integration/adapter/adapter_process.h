@@ -7,6 +7,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <regex>
 #include <sstream>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "support/backend.h"
+#include "support/exporter_server.h"
 #include "support/free_port.h"
 #include "support/process.h"
 #include "support/prometheus_server.h"
@@ -216,6 +218,33 @@ struct TritonStack {
   std::unique_ptr<BackgroundProcess> exporter;
   std::unique_ptr<gpuscale::test::PrometheusServer> prometheus;
   std::unique_ptr<AdapterProcess> adapter;
+};
+
+// What a suite that sets its own series opens with: a folder for its files, an in-process exporter
+// and a real Prometheus scraping it, stopped in reverse order.
+struct ScrapedExporter {
+  // Null when prometheus or kubectl is not installed. `seed` sets the first series, before the
+  // first scrape. Fails the calling test (and returns what was started, without Prometheus) when
+  // Prometheus does not start.
+  static std::unique_ptr<ScrapedExporter> open(
+      const std::function<void(gpuscale::test::ExporterServer&)>& seed) {
+    if (!gpuscale::test::PrometheusServer::available() ||
+        !gpuscale::testing::programAvailable("kubectl")) {
+      return nullptr;
+    }
+    auto opened = std::make_unique<ScrapedExporter>();
+    seed(opened->exporter);
+    gpuscale::test::PrometheusServerOptions options;
+    options.scrapeTargets = {opened->exporter.target()};
+    auto prometheus = gpuscale::test::PrometheusServer::start(options);
+    EXPECT_TRUE(prometheus.ok()) << prometheus.status().toString();
+    if (prometheus.ok()) opened->prometheus = std::move(*prometheus);
+    return opened;
+  }
+
+  gpuscale::testing::TempDir dir;
+  gpuscale::test::ExporterServer exporter;
+  std::unique_ptr<gpuscale::test::PrometheusServer> prometheus;
 };
 
 // A test suite whose tests share one TritonStack. `Suite` is the derived fixture (so each suite has

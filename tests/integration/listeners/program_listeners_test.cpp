@@ -19,9 +19,9 @@
 #include <vector>
 
 #include "support/free_port.h"
+#include "support/http_test_server.h"
 #include "support/pod_rules.h"
 #include "support/process.h"
-#include "support/prometheus_stub_server.h"
 #include "support/slow_clients.h"
 #include "support/temp_dir.h"
 #include "support/wait_until.h"
@@ -50,8 +50,8 @@ int httpCode(const std::string& url, int seconds = 30) {
 
 // A kube-apiserver stand-in that accepts everything: lists are empty, writes are echoed, watches
 // stay open until the stub stops. Enough for the programs to start and serve their probes.
-gpuscale::test::StubResponse acceptingApi(const gpuscale::test::StubRequest& request) {
-  gpuscale::test::StubResponse r;
+gpuscale::test::HttpTestResponse acceptingApi(const gpuscale::test::HttpTestRequest& request) {
+  gpuscale::test::HttpTestResponse r;
   if (request.method == "GET" && request.query.find("watch=true") != std::string::npos) {
     r.delay = 300s;
     r.body = "";
@@ -148,13 +148,15 @@ class ProgramListenersTest : public ::testing::TestWithParam<std::string> {
   }
 
   TempDir dir_;
-  gpuscale::test::PrometheusStubServer api_{acceptingApi};
-  gpuscale::test::PrometheusStubServer prometheus_{[](const gpuscale::test::StubRequest& r) {
-    if (auto discovery = gpuscale::test::podMetricDiscovery(r, "m")) return *discovery;
-    gpuscale::test::StubResponse none;
-    none.status = 404;
-    return none;
-  }};
+  gpuscale::test::HttpTestServer api_{
+      gpuscale::test::HttpTestServer::ResponseHandler(acceptingApi)};
+  gpuscale::test::HttpTestServer prometheus_{
+      gpuscale::test::HttpTestServer::ResponseHandler([](const gpuscale::test::HttpTestRequest& r) {
+        if (auto discovery = podMetricDiscovery(r)) return *discovery;
+        gpuscale::test::HttpTestResponse none;
+        none.status = 404;
+        return none;
+      })};
 };
 
 TEST_P(ProgramListenersTest, HeldConnectionsHoldNeitherProbesNorShutdown) {

@@ -17,30 +17,23 @@
 
 #include "adapter_process.h"
 #include "support/free_port.h"
+#include "support/http_test_server.h"
 #include "support/pod_rules.h"
-#include "support/prometheus_stub_server.h"
 #include "support/tls_client.h"
 
 namespace gpuscale::adapter::testing {
 namespace {
 
-using gpuscale::test::PrometheusStubServer;
-using gpuscale::test::StubRequest;
-using gpuscale::test::StubResponse;
+using gpuscale::test::HttpTestRequest;
+using gpuscale::test::HttpTestResponse;
+using gpuscale::test::HttpTestServer;
 using gpuscale::testing::TlsClient;
 using namespace std::chrono_literals;
 
 // Every twentieth query of each kind of fault, the rest answered after a short, varying delay.
-StubResponse faultyPrometheus(const StubRequest& request, std::atomic<uint64_t>& queries) {
-  StubResponse r;
-  if (request.path == "/api/v1/label/__name__/values") {
-    r.body = R"({"status":"success","data":["m"]})";
-    return r;
-  }
-  if (request.path == "/api/v1/labels") {
-    r.body = R"({"status":"success","data":["__name__","namespace","pod"]})";
-    return r;
-  }
+HttpTestResponse faultyPrometheus(const HttpTestRequest& request, std::atomic<uint64_t>& queries) {
+  if (auto discovery = gpuscale::testing::podMetricDiscovery(request)) return *discovery;
+  HttpTestResponse r;
   if (request.path != "/api/v1/query") {
     r.status = 404;
     return r;
@@ -172,8 +165,8 @@ class LoadClients {
 
 TEST(AdapterSoak, ResidentSetStaysFlatUnderFaultsAndChurn) {
   std::atomic<uint64_t> queries{0};
-  PrometheusStubServer prometheus(
-      [&queries](const StubRequest& request) { return faultyPrometheus(request, queries); });
+  HttpTestServer prometheus(
+      [&queries](const HttpTestRequest& request) { return faultyPrometheus(request, queries); });
   gpuscale::testing::TempDir dir;
   writeFile(dir.file("rules.yaml"), gpuscale::testing::podSumRules("m"));
   const std::string metricsAddress =

@@ -18,6 +18,7 @@ namespace gpuscale::reconciler {
 namespace {
 
 using nlohmann::json;
+using testing::nodeRef;
 using testing::objectsOf;
 using testing::RecordingClient;
 using testing::Write;
@@ -25,10 +26,6 @@ using namespace std::chrono_literals;
 
 constexpr const char* kReshapeNode = "a100-node-3";
 constexpr const char* kSlicedNode = "a100-node-1";
-
-kube::ResourceRef nodeRef(const std::string& name) {
-  return kube::ResourceRef::collection("", "v1", "nodes").named(name);
-}
 
 kube::ResourceRef hpaRef() { return testing::tritonHpaRef(); }
 
@@ -57,6 +54,14 @@ class ActuatorTest : public ::testing::Test {
     return std::make_unique<Controller>(
         client_, actuator, policies, events_,
         std::make_shared<ReconcilerMetrics>(std::make_shared<prometheus::Registry>()), o);
+  }
+
+  // A fresh fake API holding `cluster` (a table row's own cluster), with fresh recorders.
+  void reset(const json& cluster) {
+    fake_ = std::make_shared<gpuscale::testing::FakeKubeClient>();
+    client_ = std::make_shared<RecordingClient>(fake_);
+    events_ = std::make_shared<MemoryEventRecorder>();
+    testing::seed(*fake_, cluster);
   }
 
   PassResult pass(Controller& c, TimePoint at) { return c.pass(objectsOf(*fake_), at); }
@@ -242,10 +247,7 @@ TEST_F(ActuatorTest, PlansNeedingMigAndTimeSlicingFinishInOneRoundWithCapacityFi
   };
   for (const auto& row : rows) {
     SCOPED_TRACE(row.what);
-    fake_ = std::make_shared<gpuscale::testing::FakeKubeClient>();
-    client_ = std::make_shared<RecordingClient>(fake_);
-    events_ = std::make_shared<MemoryEventRecorder>();
-    testing::seed(*fake_, partition::testing::loadDump("a100_idle_reshape.json"));
+    reset(partition::testing::loadDump("a100_idle_reshape.json"));
     options_.maxNodesInFlight = row.maxNodesInFlight;
     const std::string policyFile = ::testing::TempDir() + "combined-policy.yaml";
     if (*row.policy != '\0') std::ofstream(policyFile) << row.policy;
@@ -398,10 +400,7 @@ TEST_F(ActuatorTest, PodBetweenPlanAndActionIsCheckedPerGpuWhenTheMappingKnows) 
   };
   for (const auto& row : rows) {
     SCOPED_TRACE(row.what);
-    fake_ = std::make_shared<gpuscale::testing::FakeKubeClient>();
-    client_ = std::make_shared<RecordingClient>(fake_);
-    events_ = std::make_shared<MemoryEventRecorder>();
-    testing::seed(*fake_, partition::testing::loadDump("a100_idle_reshape.json"));
+    reset(partition::testing::loadDump("a100_idle_reshape.json"));
     options_.maxNodesInFlight = 1;
     auto mapping = std::make_shared<testing::FixedGpuPodMapping>(row.answer);
     auto c = controller(false, mapping);
@@ -435,20 +434,17 @@ TEST_F(ActuatorTest, ModeChangeIsCheckedOnEveryGpuOfTheNode) {
   const std::string k1g = "nvidia.com/mig-1g.5gb";
   for (const auto& row : rows) {
     SCOPED_TRACE(row.what);
-    fake_ = std::make_shared<gpuscale::testing::FakeKubeClient>();
-    client_ = std::make_shared<RecordingClient>(fake_);
-    events_ = std::make_shared<MemoryEventRecorder>();
     auto pair = partition::testing::migNode("pair", "NVIDIA-A100-SXM4-40GB", 2, "all-disabled", {});
     pair["status"]["allocatable"]["nvidia.com/gpu"] = "2";
     std::vector<json> items{partition::testing::migNode("busy", "NVIDIA-A100-SXM4-40GB", 1,
                                                         "all-1g.5gb", {{"1g.5gb", 7}}),
                             pair};
     partition::testing::append(items, partition::testing::blockedApp("app", k1g, "busy", 7, 0));
-    testing::seed(*fake_, partition::testing::migCluster(items));
+    reset(partition::testing::migCluster(items));
     options_.maxNodesInFlight = 1;
     const std::string policyFile = ::testing::TempDir() + "mode-change-policy.yaml";
     std::ofstream(policyFile) << "policies:\n- name: default\n  hpaNamespaces: [default]\n"
-                                 "  maxReplicas: {hard: 14}\n  migModeChange: {enable: true}\n";
+                                 "  maxReplicas: {hard: 14}\n  migModeChange: {enabled: true}\n";
     // GPU 1 of `pair` holds a pod when one is there; `busy`'s only GPU is busy.
     auto mapping = std::make_shared<testing::FixedGpuPodMapping>(
         GpuOccupancy{{0, 1}, {row.podOnGpu1 ? 1 : 0}});

@@ -40,42 +40,21 @@ bool hasReshapeTaint(const json& node) {
 
 // Forwards to `inner`; each list of the pods on a node notes whether that node carried the reshape
 // taint at that moment.
-class TaintProbe final : public kube::KubeClient {
+class TaintProbe final : public kube::ForwardingKubeClient {
  public:
-  explicit TaintProbe(std::shared_ptr<kube::KubeClient> inner) : inner_(std::move(inner)) {}
-  core::Result<kube::Object> get(const kube::ResourceRef& ref) override { return inner_->get(ref); }
+  explicit TaintProbe(std::shared_ptr<kube::KubeClient> inner)
+      : ForwardingKubeClient(std::move(inner)) {}
   core::Result<kube::ObjectList> list(const kube::ResourceRef& ref,
                                       const kube::ListOptions& options) override {
     constexpr std::string_view kOnNode = "spec.nodeName=";
     if (ref.resource == "pods" && options.fieldSelector.rfind(kOnNode, 0) == 0) {
-      auto node = inner_->get(nodes().named(options.fieldSelector.substr(kOnNode.size())));
+      auto node = inner().get(nodes().named(options.fieldSelector.substr(kOnNode.size())));
       taintedAtPodCheck.push_back(node.ok() && hasReshapeTaint(*node));
     }
-    return inner_->list(ref, options);
-  }
-  core::Status watch(const kube::ResourceRef& ref, const kube::WatchOptions& o,
-                     const kube::WatchHandler& h, std::stop_token s) override {
-    return inner_->watch(ref, o, h, s);
-  }
-  core::Result<kube::Object> create(const kube::ResourceRef& ref, const kube::Object& o) override {
-    return inner_->create(ref, o);
-  }
-  core::Result<kube::Object> update(const kube::ResourceRef& ref, const kube::Object& o) override {
-    return inner_->update(ref, o);
-  }
-  core::Result<kube::Object> patch(const kube::ResourceRef& ref, kube::PatchType type,
-                                   const kube::Object& p) override {
-    return inner_->patch(ref, type, p);
-  }
-  core::Status remove(const kube::ResourceRef& ref) override { return inner_->remove(ref); }
-  core::Result<kube::Object> getPath(std::string_view path) override {
-    return inner_->getPath(path);
+    return inner().list(ref, options);
   }
 
   std::vector<bool> taintedAtPodCheck;
-
- private:
-  std::shared_ptr<kube::KubeClient> inner_;
 };
 
 class NodeOperationTest : public ::testing::Test {

@@ -1,4 +1,4 @@
-#include "support/prometheus_stub_server.h"
+#include "support/http_test_server.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -9,6 +9,7 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <sstream>
 #include <stdexcept>
 
 namespace gpuscale::test {
@@ -33,19 +34,27 @@ std::string unescape(std::string_view text) {
   return out;
 }
 
+bool writeAll(int fd, const std::string& data) {
+  size_t sent = 0;
+  while (sent < data.size()) {
+    const ssize_t n = ::send(fd, data.data() + sent, data.size() - sent, MSG_NOSIGNAL);
+    if (n <= 0) return false;
+    sent += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+std::string statusLine(int status) {
+  return "HTTP/1.1 " + std::to_string(status) + " " +
+         std::string(http::obsolete_reason(static_cast<http::status>(status))) + "\r\n";
+}
+
 }  // namespace
 
-std::optional<StubResponse> podMetricDiscovery(const StubRequest& request,
-                                               const std::string& metric) {
-  StubResponse r;
-  if (request.path == "/api/v1/label/__name__/values") {
-    r.body = R"({"status":"success","data":[")" + metric + R"("]})";
-  } else if (request.path == "/api/v1/labels") {
-    r.body = R"({"status":"success","data":["__name__","namespace","pod"]})";
-  } else {
-    return std::nullopt;
-  }
-  return r;
+std::string HttpTestRequest::param(const std::string& key) const {
+  auto values = decodeForm(query);
+  auto it = values.find(key);
+  return it == values.end() ? "" : it->second;
 }
 
 std::multimap<std::string, std::string> decodeForm(const std::string& text) {
@@ -63,7 +72,66 @@ std::multimap<std::string, std::string> decodeForm(const std::string& text) {
   return out;
 }
 
-PrometheusStubServer::PrometheusStubServer(Handler handler) : handler_(std::move(handler)) {
+class HttpTestServer::SocketExchange final : public HttpTestServer::Exchange {
+ public:
+  SocketExchange(int fd, HttpTestServer* server) : fd_(fd), server_(server) {}
+
+  void respond(int status, const std::string& body,
+               const std::vector<std::pair<std::string, std::string>>& headers) override {
+    std::ostringstream out;
+    out << statusLine(status) << "Content-Length: " << body.size() << "\r\n";
+    bool typed = false;
+    for (const auto& [name, value] : headers) {
+      typed = typed || beast::iequals(name, "content-type");
+      out << name << ": " << value << "\r\n";
+    }
+    if (!typed) out << "Content-Type: application/json\r\n";
+    out << "\r\n" << body;
+    alive_ = alive_ && writeAll(fd_, out.str());
+  }
+  void beginStream(int status, const std::string& contentType) override {
+    alive_ = alive_ && writeAll(fd_, statusLine(status) + "Content-Type: " + contentType +
+                                         "\r\nTransfer-Encoding: chunked\r\n\r\n");
+  }
+  bool chunk(const std::string& data) override {
+    if (data.empty()) return alive_;  // an empty chunk would end the body
+    std::ostringstream out;
+    out << std::hex << data.size() << "\r\n" << data << "\r\n";
+    return alive_ = alive_ && writeAll(fd_, out.str());
+  }
+  void endStream() override { alive_ = alive_ && writeAll(fd_, "0\r\n\r\n"); }
+  void hangUp() override {
+    ::shutdown(fd_, SHUT_RDWR);
+    alive_ = false;
+  }
+  bool waitFor(std::chrono::milliseconds d) override {
+    std::unique_lock lock(server_->mutex_);
+    return !server_->stopped_.wait_for(lock, d, [this] { return server_->stopping_; });
+  }
+  bool alive() const { return alive_; }
+
+ private:
+  int fd_;
+  HttpTestServer* server_;
+  bool alive_ = true;
+};
+
+HttpTestServer::HttpTestServer(ResponseHandler handler)
+    : HttpTestServer(ExchangeHandler(
+          [handler = std::move(handler)](const HttpTestRequest& request, Exchange& exchange) {
+            HttpTestResponse answer = handler(request);
+            if (answer.delay.count() > 0 && !exchange.waitFor(answer.delay))
+              return exchange.hangUp();
+            if (answer.close) return exchange.hangUp();
+            if (answer.chunked) {
+              exchange.beginStream(answer.status, answer.contentType);
+              exchange.chunk(answer.body);
+              return exchange.endStream();
+            }
+            exchange.respond(answer.status, answer.body, {{"Content-Type", answer.contentType}});
+          })) {}
+
+HttpTestServer::HttpTestServer(ExchangeHandler handler) : handler_(std::move(handler)) {
   listenFd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   int one = 1;
   ::setsockopt(listenFd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
@@ -74,29 +142,27 @@ PrometheusStubServer::PrometheusStubServer(Handler handler) : handler_(std::move
   if (::bind(listenFd_, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 ||
       ::listen(listenFd_, 128) != 0 ||
       ::getsockname(listenFd_, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
-    throw std::runtime_error("stub server: cannot listen on loopback");
+    throw std::runtime_error("test server: cannot listen on loopback");
   }
   port_ = ntohs(address.sin_port);
   acceptor_ = std::thread([this] { acceptLoop(); });
 }
 
-PrometheusStubServer::~PrometheusStubServer() { stop(); }
+HttpTestServer::~HttpTestServer() { stop(); }
 
-std::string PrometheusStubServer::url() const {
-  return "http://127.0.0.1:" + std::to_string(port_);
-}
+std::string HttpTestServer::url() const { return "http://127.0.0.1:" + std::to_string(port_); }
 
-std::vector<StubRequest> PrometheusStubServer::requests() const {
+std::vector<HttpTestRequest> HttpTestServer::requests() const {
   std::lock_guard lock(mutex_);
   return requests_;
 }
 
-size_t PrometheusStubServer::requestCount() const {
+size_t HttpTestServer::requestCount() const {
   std::lock_guard lock(mutex_);
   return requests_.size();
 }
 
-void PrometheusStubServer::stop() {
+void HttpTestServer::stop() {
   std::vector<std::thread> threads;
   {
     std::lock_guard lock(mutex_);
@@ -115,7 +181,7 @@ void PrometheusStubServer::stop() {
   ::close(listenFd_);
 }
 
-void PrometheusStubServer::acceptLoop() {
+void HttpTestServer::acceptLoop() {
   for (;;) {
     int fd = ::accept4(listenFd_, nullptr, nullptr, SOCK_CLOEXEC);
     std::lock_guard lock(mutex_);
@@ -129,7 +195,7 @@ void PrometheusStubServer::acceptLoop() {
   }
 }
 
-void PrometheusStubServer::serve(int fd) {
+void HttpTestServer::serve(int fd) {
   boost::asio::io_context io;
   tcp::socket socket(io, tcp::v4(), fd);
   beast::flat_buffer buffer;
@@ -140,7 +206,7 @@ void PrometheusStubServer::serve(int fd) {
     http::read(socket, buffer, parser, ec);
     if (ec) break;
     auto& message = parser.get();
-    StubRequest request;
+    HttpTestRequest request;
     request.method = std::string(message.method_string());
     request.target = std::string(message.target());
     auto q = request.target.find('?');
@@ -156,24 +222,9 @@ void PrometheusStubServer::serve(int fd) {
       std::lock_guard lock(mutex_);
       requests_.push_back(request);
     }
-    StubResponse answer = handler_(request);
-    if (answer.delay.count() > 0) {
-      std::unique_lock lock(mutex_);
-      if (stopped_.wait_for(lock, answer.delay, [this] { return stopping_; })) break;
-    }
-    if (answer.close) break;
-    http::response<http::string_body> response{static_cast<http::status>(answer.status),
-                                               message.version()};
-    response.set(http::field::content_type, answer.contentType);
-    response.keep_alive(message.keep_alive());
-    response.body() = std::move(answer.body);
-    if (answer.chunked) {
-      response.chunked(true);
-    } else {
-      response.prepare_payload();
-    }
-    http::write(socket, response, ec);
-    if (ec || !response.keep_alive()) break;
+    SocketExchange exchange(fd, this);
+    handler_(request, exchange);
+    if (!exchange.alive() || !message.keep_alive()) break;
   }
   beast::error_code ignored;
   socket.shutdown(tcp::socket::shutdown_both, ignored);
