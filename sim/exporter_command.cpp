@@ -1,6 +1,7 @@
 #include "exporter_command.h"
 
 #include <chrono>
+#include <functional>
 #include <ostream>
 #include <string>
 
@@ -8,11 +9,12 @@
 #include "gpuscale/core/plain_http_listener.h"
 #include "gpuscale/core/signals.h"
 #include "gpuscale/sim/triton_model.h"
+#include "gpuscale/sim/vllm_model.h"
 
 namespace gpuscale::sim {
 namespace {
 
-constexpr std::string_view kFlags[] = {"--listen", "--port-file"};
+constexpr std::string_view kFlags[] = {"--listen", "--port-file", "--server"};
 
 }  // namespace
 
@@ -27,15 +29,26 @@ int runExporterCommand(std::span<const std::string_view> args, std::ostream& out
   }
   const core::StopSignals stopSignals;  // before the listener's thread starts
 
-  const TritonModel model(demoTritonModel());
+  const std::string kind = flags->get("--server", "triton");
+  if (kind != "triton" && kind != "vllm") {
+    err << "--server wants triton or vllm\n";
+    return 2;
+  }
+  // The demo pods of the chosen server.
+  std::function<std::string(double)> render;
+  if (kind == "vllm") {
+    render = [model = VllmModel(demoVllmModel())](double t) { return model.render(t); };
+  } else {
+    render = [model = TritonModel(demoTritonModel())](double t) { return model.render(t); };
+  }
   const auto start = std::chrono::steady_clock::now();
   auto server = core::PlainHttpListener::start(
-      listen->first, listen->second, [&model, start](std::string_view path) {
+      listen->first, listen->second, [&render, start](std::string_view path) {
         core::PlainHttpReply reply;
         if (path == "/metrics") {
           const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
           reply.contentType = "text/plain; version=0.0.4; charset=utf-8";
-          reply.body = model.render(elapsed.count());
+          reply.body = render(elapsed.count());
         } else {
           reply.status = 404;
           reply.body = "404 page not found\n";

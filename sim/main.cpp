@@ -1,6 +1,6 @@
 // gpuscale-sim: the GPU side of the test bed. This file only dispatches modes; each mode lives in
-// its own file. Modes so far: `exporter` (Triton-like series for a Prometheus to scrape) and `run`
-// (the GPU Operator emulator on a real cluster).
+// its own file. Modes so far: `exporter` (Triton's or vLLM's series for a Prometheus to scrape) and
+// `run` (the GPU Operator emulator on a real cluster).
 #include <array>
 #include <iostream>
 #include <span>
@@ -23,7 +23,8 @@ struct Mode {
 
 constexpr std::array kModes = {
     Mode{"exporter",
-         "serve Triton-like metrics of three pods (exporter [--listen H:P] [--port-file F])",
+         "serve the metrics of demo Triton or vLLM pods (exporter [--listen H:P] [--port-file F] "
+         "[--server triton|vllm])",
          &gpuscale::sim::runExporterCommand},
     Mode{"run",
          "emulate the GPU Operator on a cluster (run --scenario FILE [--kubeconfig KC] "

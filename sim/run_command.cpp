@@ -87,6 +87,7 @@ int runRunCommand(std::span<const std::string_view> args, std::ostream& out, std
     return 2;
   }
   const std::vector<ServiceSpec> services = scenario->loadServices();
+  loadOptions.server = scenario->workloadServer;
 
   const core::StopSignals stopSignals;  // before any thread starts
 
