@@ -1,16 +1,16 @@
 // VllmExposition: the one place that formats vLLM's engine series (the v1 engine's Prometheus
 // logger, `/metrics` on the OpenAI port) in the Prometheus text format, for the load model on
 // `gpuscale-sim run`'s /metrics (a scenario whose `workload.server` is vllm), `gpuscale-sim
-// exporter
-// --server vllm` and the tests. Shares its format with triton_exposition.h (text_exposition.h).
+// exporter --server vllm` and the tests. Shares its format with triton_exposition.h
+// (text_exposition.h).
 //
 // What vLLM serves (names, types, labels, buckets and HELP texts of its v1 PrometheusStatLogger;
 // values printed as Python's prometheus_client prints them, "3.0"):
+// clang-format off
 //   vllm:num_requests_running         gauge      requests in the running batch
 //   vllm:num_requests_waiting         gauge      requests waiting to be scheduled
 //   vllm:kv_cache_usage_perc          gauge      KV-cache blocks in use, a fraction 0..1 despite
-//   the
-//                                                name; `vllm:gpu_cache_usage_perc` instead for a
+//                                                the name; `vllm:gpu_cache_usage_perc` instead for a
 //                                                pod of a release before the rename (before 0.9.2;
 //                                                both names 0.9.2-0.10, only the new one from 0.12)
 //   vllm:num_preemptions_total        counter
@@ -23,6 +23,7 @@
 //   vllm:e2e_request_latency_seconds, vllm:request_queue_time_seconds,
 //   vllm:request_inference_time_seconds, vllm:request_prefill_time_seconds,
 //   vllm:request_decode_time_seconds  histogram  kVllmRequestLatencyBuckets
+// clang-format on
 // Every series has vLLM's labels `model_name` (the served model name) and `engine` (the engine
 // index, "0" unless data parallel), then `namespace` and `pod`: what Prometheus attaches from the
 // scrape target in a cluster (the simulator serves every pod from one target, so it writes them).

@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <regex>
 #include <sstream>
 
 #include "adapter_process.h"
@@ -65,7 +66,7 @@ TEST_F(AdapterVllmTest, DiscoveryListsEveryRule) {
        {"vllm_num_requests_waiting", "vllm_num_requests_running", "vllm_kv_cache_usage",
         "vllm_request_queue_time_seconds_avg", "vllm_time_to_first_token_seconds_p95",
         "vllm_generation_tokens_per_second"}) {
-    for (const std::string& resource : {"pods/", "namespaces/"}) {
+    for (const std::string resource : {"pods/", "namespaces/"}) {
       EXPECT_NE(custom.find(R"("name":")" + resource + metric + R"(")"), std::string::npos)
           << resource << metric << "\n"
           << custom;
