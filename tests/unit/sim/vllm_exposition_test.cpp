@@ -30,8 +30,8 @@ std::vector<VllmEngineSeries> twoPods() {
 TEST(VllmExpositionTest, NamesTypesLabelsAndValues) {
   const std::string text = renderVllmSeries(twoPods());
   const std::string a =
-      R"({model_name="Qwen/Qwen2.5-0.5B-Instruct",engine="0",namespace="default",pod="vllm-0")";
-  const std::string old = R"({model_name="simple",engine="1",namespace="ns",pod="vllm-1")";
+      R"({model_name="Qwen/Qwen2.5-0.5B-Instruct",engine="0",namespace="default",pod="vllm-0"})";
+  const std::string old = R"({model_name="simple",engine="1",namespace="ns",pod="vllm-1"})";
   struct Row {
     const char* what;
     std::string line;
