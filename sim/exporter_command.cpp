@@ -1,6 +1,7 @@
 #include "exporter_command.h"
 
 #include <chrono>
+#include <functional>
 #include <ostream>
 #include <string>
 
@@ -8,22 +9,28 @@
 #include "gpuscale/core/flag_set.h"
 #include "gpuscale/core/signals.h"
 #include "gpuscale/sim/triton_model.h"
+#include "gpuscale/sim/vllm_model.h"
 #include "port_file.h"
 
 namespace gpuscale::sim {
 namespace {
 
+enum class ServerKind { kTriton, kVllm };
+
 struct ExporterArgs {
   std::string listen = "127.0.0.1:0";
   std::string portFile;
+  ServerKind server = ServerKind::kTriton;
 };
 
 core::FlagSet exporterFlagSet(ExporterArgs& a) {
   core::FlagSet flags("gpuscale-sim exporter", "gpuscale-sim exporter [flags]",
-                      "Serves the Triton model's series on plain HTTP at /metrics for a "
-                      "Prometheus to scrape.");
+                      "Serves the series of demo Triton or vLLM pods on plain HTTP at /metrics for "
+                      "a Prometheus to scrape.");
   flags.addString("listen", &a.listen, "HOST:PORT to listen on (port 0: a free one)");
   flags.addString("port-file", &a.portFile, "where the bound port is written once it listens");
+  flags.addChoice("server", &a.server, "whose series: triton or vllm",
+                  {{"triton", ServerKind::kTriton}, {"vllm", ServerKind::kVllm}});
   return flags;
 }
 
@@ -45,18 +52,24 @@ int runExporterCommand(const std::vector<std::string>& args, std::ostream& out, 
   }
   const core::StopSignals stopSignals;  // before the listener's thread starts
 
-  const TritonModel model(demoTritonModel());
+  // The demo pods of the chosen server.
+  std::function<std::string(double)> render;
+  if (a.server == ServerKind::kVllm) {
+    render = [model = VllmModel(demoVllmModel())](double t) { return model.render(t); };
+  } else {
+    render = [model = TritonModel(demoTritonModel())](double t) { return model.render(t); };
+  }
   const auto start = std::chrono::steady_clock::now();
   apiserver::PlainListenerOptions serving;
   serving.name = "http";
   auto server = apiserver::PlainHttpListener::start(
       listen->first, listen->second,
-      [&model, start](std::string_view path) {
+      [&render, start](std::string_view path) {
         core::PlainHttpReply reply;
         if (path == "/metrics") {
           const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
           reply.contentType = "text/plain; version=0.0.4; charset=utf-8";
-          reply.body = model.render(elapsed.count());
+          reply.body = render(elapsed.count());
         } else {
           reply.status = 404;
           reply.body = "404 page not found\n";

@@ -1,6 +1,6 @@
 // gpuscale-sim: the GPU side of the test bed. This file only dispatches modes; each mode lives in
-// its own file: `exporter` (Triton-like series for a Prometheus to scrape) and `run` (the GPU
-// Operator emulator on a real cluster).
+// its own file: `exporter` (Triton's or vLLM's series for a Prometheus to scrape) and `run` (the
+// GPU Operator emulator on a real cluster).
 #include <iostream>
 #include <string>
 #include <vector>
@@ -15,7 +15,8 @@ int main(int argc, char** argv) {
       "gpuscale-sim",
       {
           {"exporter",
-           "serve Triton-like metrics of three pods (exporter [--listen H:P] [--port-file F])",
+           "serve the metrics of demo Triton or vLLM pods (exporter [--listen H:P] [--port-file F] "
+           "[--server triton|vllm])",
            sim::runExporterCommand, sim::exporterFlagReference},
           {"run",
            "emulate the GPU Operator on a cluster (run --scenario FILE [--kubeconfig KC] "

@@ -107,6 +107,7 @@ int runRunCommand(const std::vector<std::string>& args, std::ostream& out, std::
     return 2;
   }
   const std::vector<ServiceSpec> services = scenario->loadServices();
+  loadOptions.server = scenario->workloadServer;
 
   const core::StopSignals stopSignals;  // before any thread starts
 

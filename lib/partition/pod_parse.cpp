@@ -125,6 +125,18 @@ std::string gpuUseOf(const json& podSpec) {
   return {};
 }
 
+// The GPU memory one pod of spec `podSpec` and annotations `annotations` takes per device
+// (gpu_memory_need.h), from its containers' command lines.
+GpuMemoryNeed podGpuMemoryNeed(const json& podSpec, const Labels& annotations) {
+  std::vector<ContainerCommandLine> lines;
+  for (const auto& c : fields::array(podSpec, "containers")) {
+    lines.push_back({fields::string(c, "name"), fields::string(c, "image"),
+                     fields::strings(c, "command"), fields::strings(c, "args"),
+                     !gpuResourceIn(fields::object(c, "resources")).empty()});
+  }
+  return gpuMemoryNeed(lines, annotations);
+}
+
 // The pod's PodScheduled=False/Unschedulable condition, if any.
 const json* unschedulableCondition(const json& status) {
   for (const auto& c : fields::array(status, "conditions")) {
@@ -159,6 +171,7 @@ PodState parsePod(const json& item) {
   p.startedAt = core::parseRfc3339(fields::string(status, "startTime"));
   if (!p.startedAt) p.startedAt = meta.createdAt;
   p.resourceClaims = hasResourceClaims(spec);
+  p.gpuMemory = podGpuMemoryNeed(spec, meta.annotations);
   for (const auto& c : fields::array(status, "conditions")) {
     if (fields::string(c, "type") == "Ready") p.ready = fields::string(c, "status") == "True";
   }
@@ -182,6 +195,8 @@ ScaleTarget parseWorkload(const json& item, std::string_view kind) {
   t.gpuRequests = podGpuRequests(podSpec);
   t.nodeSelector = fields::stringMap(podSpec, "nodeSelector");
   t.priorityClassName = fields::string(podSpec, "priorityClassName");
+  const json& podMeta = fields::object(fields::object(spec, "template"), "metadata");
+  t.gpuMemory = podGpuMemoryNeed(podSpec, fields::stringMap(podMeta, "annotations"));
   return t;
 }
 

@@ -267,11 +267,23 @@ LoadPattern parsePattern(const YAML::Node& node) {
   return p;
 }
 
+VllmRequestShape parseVllmShape(const YAML::Node& node) {
+  expectKeys(node, "load.vllm", {"promptTokens", "outputTokens", "prefillShare", "kvCacheTokens"});
+  VllmRequestShape shape;
+  shape.promptTokens = nonNegative(node, "promptTokens", shape.promptTokens);
+  shape.outputTokens = nonNegative(node, "outputTokens", shape.outputTokens);
+  shape.prefillShare = nonNegative(node, "prefillShare", shape.prefillShare);
+  if (shape.prefillShare > 1) fail(node["prefillShare"], "prefillShare is a share in [0, 1]");
+  shape.kvCacheTokens = nonNegative(node, "kvCacheTokens", shape.kvCacheTokens);
+  if (shape.kvCacheTokens <= 0) fail(node["kvCacheTokens"], "kvCacheTokens must be > 0");
+  return shape;
+}
+
 LoadSpec parseLoad(const YAML::Node& node) {
   if (!node.IsMap()) fail(node, "load must be a mapping");
   expectKeys(node, "load",
              {"namespace", "podSelector", "model", "pattern", "gpuMillisOnFullGpu", "cpuMillis",
-              "gpuUtilization", "timeSlicingOverhead"});
+              "gpuUtilization", "timeSlicingOverhead", "vllm"});
   LoadSpec load;
   load.namespaceName = get<std::string>(node, "namespace", load.namespaceName);
   load.podSelector = get<std::string>(node, "podSelector", "");
@@ -285,6 +297,7 @@ LoadSpec parseLoad(const YAML::Node& node) {
     fail(node["gpuUtilization"], "gpuUtilization is a share in (0, 1]");
   }
   load.timeSlicingOverhead = nonNegative(node, "timeSlicingOverhead", load.timeSlicingOverhead);
+  if (const YAML::Node v = node["vllm"]; v && !v.IsNull()) load.vllm = parseVllmShape(v);
   return load;
 }
 
@@ -421,11 +434,24 @@ Scenario parseRoot(const YAML::Node& root) {
   }
   if (const YAML::Node h = root["hpa"]; h && !h.IsNull()) parseHpa(h, s);
   if (const YAML::Node w = root["workload"]; w && !w.IsNull()) {
-    expectKeys(w, "workload", {"resource", "nodeSelector"});
+    expectKeys(w, "workload", {"resource", "nodeSelector", "server", "args"});
     s.workloadResource = get<std::string>(w, "resource", "");
     if (!s.workloadResource.empty() && !s.workloadResource.starts_with("nvidia.com/"))
       fail(w["resource"], "workload.resource must be an nvidia.com/ resource");
     s.workloadNodeSelector = stringMap(w["nodeSelector"], "workload.nodeSelector");
+    const auto server = get<std::string>(w, "server", "triton");
+    if (server == "vllm") {
+      s.workloadServer = InferenceServer::kVllm;
+    } else if (server != "triton") {
+      fail(w["server"], fmt::format("unknown server \"{}\" (triton, vllm)", server));
+    }
+    if (const YAML::Node args = w["args"]; args && !args.IsNull()) {
+      if (!args.IsSequence()) fail(args, "workload.args must be a list of strings");
+      for (const auto& a : args) {
+        if (!a.IsScalar()) fail(a, "workload.args must be a list of strings");
+        s.workloadArgs.push_back(a.as<std::string>());
+      }
+    }
   }
   addInitialConfigs(s);
   return s;
@@ -443,6 +469,10 @@ std::string_view failureModeName(FailureMode mode) {
       return "ignore";
   }
   return "fail";
+}
+
+std::string_view inferenceServerName(InferenceServer server) {
+  return server == InferenceServer::kVllm ? "vllm" : "triton";
 }
 
 std::string_view loadPatternName(LoadPatternKind kind) {

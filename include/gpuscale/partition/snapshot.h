@@ -33,6 +33,7 @@
 
 #include "gpuscale/core/result.h"
 #include "gpuscale/partition/device_plugin_config.h"
+#include "gpuscale/partition/gpu_memory_need.h"
 #include "gpuscale/partition/lead_time.h"
 #include "gpuscale/partition/mig_catalog.h"
 #include "gpuscale/partition/mig_parted_config.h"
@@ -124,6 +125,9 @@ struct PodState {
   bool unschedulable = false;        // Pending, PodScheduled False/Unschedulable (any message)
   // status.startTime (the kubelet took the pod), else metadata.creationTimestamp, when it parses.
   std::optional<TimePoint> startedAt;
+  // The GPU memory the pod takes per device (gpu_memory_need.h): what sharing its device must leave
+  // it.
+  GpuMemoryNeed gpuMemory;
   bool active() const { return phase != "Succeeded" && phase != "Failed"; }
   // Holds, or may hold, GPUs of its node (makes them busy for the planner) while active.
   bool usesGpu() const { return !gpuUse.empty(); }
@@ -136,6 +140,7 @@ struct ScaleTarget {
   ResourceCounts gpuRequests;
   Labels nodeSelector;            // of the pod template
   std::string priorityClassName;  // of the pod template; "" = none
+  GpuMemoryNeed gpuMemory;        // of the pod template (gpu_memory_need.h)
   bool selects(const PodState& pod) const;
 };
 

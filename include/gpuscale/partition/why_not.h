@@ -44,8 +44,14 @@
 //                                     does not change; MPS: why the node cannot share by MPS
 //   NoDevices                         the node offers no device of the pods' resource
 //   ReplicaLimit                      at the policy's maxReplicas per device
-//   MemoryLimit (timeSlicing)         at partition memory / perPodGpuMemory
-//   MemoryUnknown (timeSlicing)       perPodGpuMemory is set but the partition's memory is unknown
+//   MemoryLimit                       more replicas would leave a pod less GPU memory than it
+//                                     takes: partition memory / perPodGpuMemory, or what the pods
+//                                     preallocate (gpu_memory_need.h: vLLM's
+//                                     --gpu-memory-utilization, the gpuscale.io/gpu-memory
+//                                     annotations), of the workload or of pods already there
+//   MemoryUnknown                     perPodGpuMemory (or a gpuscale.io/gpu-memory annotation) is
+//                                     set but the partition's memory is unknown, or the memory a
+//                                     pod takes is unknown (the lever is refused, not guessed)
 //   ProductRename                     GPU Feature Discovery's rename would unmatch the nodeSelector
 //   Saturated                         the devices are saturated (utilisation at or above the
 //                                     policy's saturation): shared only as the last resort, after

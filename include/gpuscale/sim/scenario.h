@@ -127,6 +127,19 @@ struct LoadPattern {
   double rateAt(double t) const;
 };
 
+// What a vLLM pod's requests look like (vllm_exposition.h's token counters, time to first token
+// and KV-cache gauge). The service time is the load model's; these split it and count tokens.
+struct VllmRequestShape {
+  double promptTokens = 256;  // per request (prefill)
+  double outputTokens = 64;   // generated per request
+  // Share of a request's GPU work done before its first token (prefill); the rest is decode, one
+  // token after another.
+  double prefillShare = 0.1;
+  // KV-cache capacity of one pod in tokens: a running request holds its prompt and the tokens
+  // generated so far.
+  double kvCacheTokens = 16384;
+};
+
 struct LoadSpec {
   std::string namespaceName = "default";
   std::string podSelector;  // label selector of the inference pods, e.g. "app=triton"
@@ -140,6 +153,9 @@ struct LoadSpec {
   // Context-switch cost of time-slicing: a device with more than one busy pod serves 1 / (1 + o)
   // of its capacity (inference_load_model.h).
   double timeSlicingOverhead = 0.15;
+  // `vllm`: the request shape a vLLM exposition reports (a scenario whose workload.server is
+  // vllm; unused for Triton).
+  VllmRequestShape vllm;
 };
 
 // One service of a multi-service scenario (`services:`): its own Deployment, HPA and load. The
@@ -153,6 +169,10 @@ struct ServiceSpec {
   std::optional<std::int64_t> sloMicros;
   int priority = 0;  // higher is served first when the services compete for GPUs
 };
+
+// Which inference server the pods run, and so which series the load model exports.
+enum class InferenceServer { kTriton, kVllm };
+std::string_view inferenceServerName(InferenceServer server);
 
 // The HPA scale-in behavior of a scenario's harness (autoscaling/v2 `behavior.scaleDown` with one
 // policy). Default: one pod per 15 s after a 30 s window, so the queue is not overloaded again.
@@ -202,6 +222,13 @@ struct Scenario {
   // (e.g. nvidia.com/gpu.product: Tesla-T4-SHARED). Validated here, not used by the emulator.
   std::string workloadResource;
   std::map<std::string, std::string> workloadNodeSelector;
+  // `workload.server`: triton (default) or vllm. The emulator's load model exports that server's
+  // series (triton_exposition.h or vllm_exposition.h); bench/scenario/run.sh picks the rule file,
+  // the HPA's metric and the container from it.
+  InferenceServer workloadServer = InferenceServer::kTriton;
+  // `workload.args`: the container's arguments in the Deployment bench/scenario/run.sh creates
+  // (e.g. vLLM's --gpu-memory-utilization). Validated here, not used by the emulator.
+  std::vector<std::string> workloadArgs;
 };
 
 // Parses and validates a scenario: node names unique and valid, strategies known, geometries valid

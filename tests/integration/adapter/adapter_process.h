@@ -92,14 +92,17 @@ inline double adapterCalls(const std::string& metrics, const std::string& endpoi
   return sumOf(metrics, "gpuscale_adapter_prometheus_requests_total", labels);
 }
 
-// The simulator's Triton exporter on a free loopback port; `target` becomes "127.0.0.1:<port>"
-// (empty when it did not start).
-inline std::unique_ptr<BackgroundProcess> startExporter(const gpuscale::testing::TempDir& dir,
-                                                        std::string& target) {
-  auto exporter = std::make_unique<BackgroundProcess>(
-      std::vector<std::string>{binary("gpuscale-sim"), "exporter", "--listen", "127.0.0.1:0",
-                               "--port-file", dir.file("exporter.port")},
-      dir.file("exporter.log"));
+// The simulator's exporter (Triton's demo pods; `extraArgs` such as {"--server", "vllm"} pick
+// another) on a free loopback port; `target` becomes "127.0.0.1:<port>" (empty when it did not
+// start).
+inline std::unique_ptr<BackgroundProcess> startExporter(
+    const gpuscale::testing::TempDir& dir, std::string& target,
+    const std::vector<std::string>& extraArgs = {}) {
+  std::vector<std::string> argv = {
+      binary("gpuscale-sim"), "exporter",    "--listen",
+      "127.0.0.1:0",          "--port-file", dir.file("exporter.port")};
+  argv.insert(argv.end(), extraArgs.begin(), extraArgs.end());
+  auto exporter = std::make_unique<BackgroundProcess>(argv, dir.file("exporter.log"));
   if (gpuscale::testing::waitUntil([&] { return std::ifstream(dir.file("exporter.port")).good(); },
                                    std::chrono::seconds(10))) {
     std::string port;
@@ -179,21 +182,23 @@ class AdapterProcess {
   std::string stoppedLog_;
 };
 
-// What a suite against a real Prometheus shares: the exporter, Prometheus scraping it, and the
-// adapter serving `rules`, started once and stopped in reverse order.
+// What a suite against a real Prometheus shares: the exporter (Triton's demo pods unless
+// `exporterArgs` pick another server), Prometheus scraping it, and the adapter serving `rules`,
+// started once and stopped in reverse order.
 struct TritonStack {
   // Null when prometheus or kubectl is not installed. Fails the calling test (and returns what was
   // started) when a part does not come up or `readyPath` does not answer 200 within a minute.
   static std::unique_ptr<TritonStack> start(const std::string& rules,
                                             const std::vector<std::string>& adapterArgs,
-                                            const std::string& readyPath) {
+                                            const std::string& readyPath,
+                                            const std::vector<std::string>& exporterArgs = {}) {
     if (!gpuscale::test::PrometheusServer::available() ||
         !gpuscale::testing::programAvailable("kubectl")) {
       return nullptr;
     }
     auto stack = std::make_unique<TritonStack>();
     std::string target;
-    stack->exporter = startExporter(stack->dir, target);
+    stack->exporter = startExporter(stack->dir, target, exporterArgs);
     EXPECT_FALSE(target.empty()) << "the exporter did not start";
     if (target.empty()) return stack;
     gpuscale::test::PrometheusServerOptions options;
@@ -254,8 +259,9 @@ template <typename Suite>
 class TritonStackSuite : public ::testing::Test {
  protected:
   static void startStack(const std::string& rules, const std::vector<std::string>& adapterArgs,
-                         const std::string& readyPath) {
-    stack_ = TritonStack::start(rules, adapterArgs, readyPath).release();
+                         const std::string& readyPath,
+                         const std::vector<std::string>& exporterArgs = {}) {
+    stack_ = TritonStack::start(rules, adapterArgs, readyPath, exporterArgs).release();
     if (stack_ != nullptr && stack_->adapter) {
       adapter_ = stack_->adapter.get();
       prometheus_ = stack_->prometheus.get();

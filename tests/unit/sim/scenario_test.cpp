@@ -70,6 +70,7 @@ load:
   pattern: {kind: ramp, baseRps: 10, peakRps: 110, startSeconds: 10, durationSeconds: 100}
   gpuMillisOnFullGpu: 20
   gpuUtilization: 0.5
+  vllm: {promptTokens: 512, outputTokens: 128, prefillShare: 0.2, kvCacheTokens: 4096}
 reconciler:
   gpuMapping: dcgm
 hpa:
@@ -77,6 +78,8 @@ hpa:
 workload:
   resource: nvidia.com/gpu
   nodeSelector: {nvidia.com/gpu.product: Tesla-T4-SHARED}
+  server: vllm
+  args: [--gpu-memory-utilization=0.45, --max-model-len, "4096"]
 )";
 
 TEST(ScenarioTest, ParsesEveryField) {
@@ -131,6 +134,15 @@ TEST(ScenarioTest, ParsesEveryField) {
             (std::map<std::string, std::string>{{"nvidia.com/gpu.product", "Tesla-T4-SHARED"}}));
   EXPECT_TRUE(plain->workloadResource.empty()) << "run.sh picks the resource from the strategy";
   EXPECT_TRUE(plain->workloadNodeSelector.empty());
+  EXPECT_EQ(s->workloadServer, InferenceServer::kVllm);
+  EXPECT_EQ(s->workloadArgs,
+            (std::vector<std::string>{"--gpu-memory-utilization=0.45", "--max-model-len", "4096"}));
+  EXPECT_EQ(plain->workloadServer, InferenceServer::kTriton) << "Triton unless asked";
+  EXPECT_TRUE(plain->workloadArgs.empty());
+  EXPECT_EQ(s->load->vllm.promptTokens, 512);
+  EXPECT_EQ(s->load->vllm.outputTokens, 128);
+  EXPECT_EQ(s->load->vllm.prefillShare, 0.2);
+  EXPECT_EQ(s->load->vllm.kvCacheTokens, 4096);
 }
 
 TEST(ScenarioTest, ParsesServices) {
@@ -248,6 +260,28 @@ TEST(ScenarioTest, RejectsBadInput) {
       {"unknown workload key",
        "name: x\nnodes: [{name: a, product: Tesla-T4, memoryMiB: 1}]\nworkload: {image: x}",
        "unknown field \"image\""},
+      {"unknown server",
+       "name: x\nnodes: [{name: a, product: Tesla-T4, memoryMiB: 1}]\nworkload: {server: tgi}",
+       "unknown server \"tgi\" (triton, vllm)"},
+      {"args not a list",
+       "name: x\nnodes: [{name: a, product: Tesla-T4, memoryMiB: 1}]\nworkload: {args: --x}",
+       "workload.args must be a list of strings"},
+      {"args not strings",
+       "name: x\nnodes: [{name: a, product: Tesla-T4, memoryMiB: 1}]\nworkload: {args: [{a: "
+       "b}]}",
+       "workload.args must be a list of strings"},
+      {"unknown vllm key",
+       "name: x\nnodes: [{name: a, product: Tesla-T4, memoryMiB: 1}]\nload: {podSelector: a=b, "
+       "vllm: {tokens: 1}}",
+       "unknown field \"tokens\""},
+      {"prefill share above 1",
+       "name: x\nnodes: [{name: a, product: Tesla-T4, memoryMiB: 1}]\nload: {podSelector: a=b, "
+       "vllm: {prefillShare: 2}}",
+       "prefillShare is a share in [0, 1]"},
+      {"no KV cache",
+       "name: x\nnodes: [{name: a, product: Tesla-T4, memoryMiB: 1}]\nload: {podSelector: a=b, "
+       "vllm: {kvCacheTokens: 0}}",
+       "kvCacheTokens must be > 0"},
       {"unknown top-level key", "name: x\nnodez: []", "unknown field \"nodez\""},
       {"unknown node key", "name: x\nnodes: [{name: a, product: Tesla-T4, memoryMiB: 1, gpu: 2}]",
        "unknown field \"gpu\""},

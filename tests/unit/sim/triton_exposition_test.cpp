@@ -2,8 +2,6 @@
 
 #include <gtest/gtest.h>
 
-#include <cmath>
-
 namespace gpuscale::sim {
 namespace {
 
@@ -47,15 +45,6 @@ TEST(TritonExpositionTest, FamiliesLabelsAndValues) {
             text.rfind("# TYPE nv_inference_request_success"))
       << "one TYPE line per family";
   EXPECT_EQ(renderTritonSeries({}), "") << "no pods, no families";
-}
-
-TEST(TritonExpositionTest, EscapingAndSpecialValues) {
-  EXPECT_EQ(formatLabelSet({{"a", "x\"y\\z\nw"}, {"b", ""}}), R"({a="x\"y\\z\nw",b=""})");
-  EXPECT_EQ(formatSampleValue(NAN), "NaN");
-  EXPECT_EQ(formatSampleValue(INFINITY), "+Inf");
-  EXPECT_EQ(formatSampleValue(-INFINITY), "-Inf");
-  EXPECT_EQ(formatSampleValue(0.1), "0.1");
-  EXPECT_EQ(formatSampleValue(1e21), "1e+21");
 }
 
 }  // namespace
