@@ -156,6 +156,13 @@ std::optional<RunArgs> parseArgs(const std::vector<std::string>& all, std::ostre
       const long long bytes = std::atoll(value.c_str());
       ok = bytes >= 1024 && bytes <= 1000 * 1024;  // a ConfigMap holds at most 1 MiB
       a.controller.state.maxBytes = ok ? static_cast<std::size_t>(bytes) : 0;
+    } else if (name == "state-max-entries-per-namespace") {
+      a.controller.state.maxEntriesPerNamespace = std::atoi(value.c_str());
+      ok = a.controller.state.maxEntriesPerNamespace >= 1;
+    } else if (name == "state-max-bytes-per-namespace") {
+      const long long bytes = std::atoll(value.c_str());
+      ok = bytes >= 1024 && bytes <= 1000 * 1024;
+      a.controller.state.maxBytesPerNamespace = ok ? static_cast<std::size_t>(bytes) : 0;
     } else if (name == "leader-elect-name") {
       a.lease.name = value;
     } else if (name == "leader-elect-identity") {
@@ -251,7 +258,8 @@ std::string runUsage() {
          "    [--lease-duration 15s] [--renew-deadline 10s] [--retry-period 2s]\n"
          "    [--state-namespace $POD_NAMESPACE|<leader-elect-namespace>]\n"
          "    [--state-config-map gpuscale-reconciler-state] [--state-max-entries 1000]\n"
-         "    [--state-max-bytes 524288]\n"
+         "    [--state-max-bytes 524288] [--state-max-entries-per-namespace 100]\n"
+         "    [--state-max-bytes-per-namespace 65536]\n"
          "    [--gpu-mapping node|dcgm] [--prometheus-url URL and the other --prometheus-* flags]\n"
          "    [--dcgm-metric DCGM_FI_DEV_FB_USED] [--dcgm-node-labels Hostname,hostname]\n"
          "    [--dcgm-gpu-label gpu] [--dcgm-pod-label pod] [--dcgm-namespace-label namespace]\n"
