@@ -15,7 +15,7 @@ constexpr const char* kUsage =
     "usage: gpuscale-reconciler plan --from DUMP.json [--policy POLICY.yaml] [--output json|text]\n"
     "                                [--now RFC3339]\n"
     "\n"
-    "  plan   read a `kubectl get nodes,pods,hpa,deployments,configmaps,priorityclasses -A -o "
+    "  plan   read a `kubectl get nodes,pods,hpa,deployments,configmaps -A -o "
     "json` dump (\"-\" "
     "for stdin)\n"
     "         and print the partition plan. Without --policy the built-in policy \"default\" "

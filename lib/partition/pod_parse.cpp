@@ -159,6 +159,7 @@ PodState parsePod(const json& item) {
   p.startedAt = core::parseRfc3339(fields::string(status, "startTime"));
   if (!p.startedAt) p.startedAt = meta.createdAt;
   p.resourceClaims = hasResourceClaims(spec);
+  if (fields::find(spec, "priority") != nullptr) p.priority = fields::int32(spec, "priority");
   for (const auto& c : fields::array(status, "conditions")) {
     if (fields::string(c, "type") == "Ready") p.ready = fields::string(c, "status") == "True";
   }
@@ -181,7 +182,6 @@ ScaleTarget parseWorkload(const json& item, std::string_view kind) {
   t.selector = fields::stringMap(fields::object(spec, "selector"), "matchLabels");
   t.gpuRequests = podGpuRequests(podSpec);
   t.nodeSelector = fields::stringMap(podSpec, "nodeSelector");
-  t.priorityClassName = fields::string(podSpec, "priorityClassName");
   return t;
 }
 

@@ -117,17 +117,18 @@ MigModeChangePolicy parseMigModeChange(const YAML::Node& node) {
   return m;
 }
 
-std::vector<std::string> parseNamespaces(const YAML::Node& v) {
-  auto list = core::yamlAs<std::vector<std::string>>(v, "hpaNamespaces");
+// A list of namespace names, or ["*"] for every namespace; `field` names it in errors.
+std::vector<std::string> parseNamespaces(const YAML::Node& v, const std::string& field) {
+  auto list = core::yamlAs<std::vector<std::string>>(v, field);
   if (list.empty()) {
-    core::yamlFail(v, "hpaNamespaces must list namespaces, or [\"*\"] for every namespace");
+    core::yamlFail(v, field + " must list namespaces, or [\"*\"] for every namespace");
   }
   for (const auto& ns : list) {
     if (ns == "*" && list.size() > 1) {
-      core::yamlFail(v, "hpaNamespaces: \"*\" (every namespace) cannot be mixed with names");
+      core::yamlFail(v, field + ": \"*\" (every namespace) cannot be mixed with names");
     }
     if (ns != "*" && !isNamespaceName(ns)) {
-      core::yamlFail(v, "hpaNamespaces: \"" + ns + "\" is not a namespace name");
+      core::yamlFail(v, field + ": \"" + ns + "\" is not a namespace name");
     }
   }
   return list;
@@ -198,7 +199,7 @@ Policy parsePolicy(const YAML::Node& node) {
     if (key == "name") {
       p.name = core::yamlAs<std::string>(v, key);
     } else if (key == "hpaNamespaces") {
-      p.hpaNamespaces = parseNamespaces(v);
+      p.hpaNamespaces = parseNamespaces(v, key);
     } else if (key == "hpaSelector") {
       hasSelector = true;
       p.hpaSelector = parseSelector(v, key);
@@ -242,6 +243,12 @@ Policy parsePolicy(const YAML::Node& node) {
       });
     } else if (key == "mps") {
       p.mps = parseMps(v);
+    } else if (key == "sharing") {
+      forEachField(v, "sharing", [&](const std::string& k, const YAML::Node& sv) {
+        if (k != "acrossNamespaces") return false;
+        p.shareAcrossNamespaces = parseNamespaces(sv, "sharing.acrossNamespaces");
+        return true;
+      });
     } else if (key == "migModeChange") {
       p.migModeChange = parseMigModeChange(v);
     } else if (key == "nodeSelector") {

@@ -35,6 +35,10 @@
 //       maxReplicas: 4                 # per GPU, 2..48; memory and compute split evenly
 //       perPodGpuMemory: 3Gi           # default: timeSlicing.perPodGpuMemory
 //       changeBusyNodes: false         # true: also nodes whose GPUs hold pods
+//     sharing:                         # who may end up on one GPU that time-slicing or MPS
+//       acrossNamespaces: [a, b]       # shares: by default only pods of one namespace; listed
+//                                      # namespaces share with one another, ["*"] with any
+//                                      # (gpu_tenancy.h)
 //     migModeChange:                   # switch MIG on for an idle whole GPU of a MIG-capable
 //       enable: false                  # model (and off again on give-back); default off, see
 //                                      # MigModeChangePolicy
@@ -49,7 +53,7 @@
 //     tolerance: 0.1                   # the HPA controller's tolerance, for the wanted-replica
 //     formula
 //     priority: 100                    # who gets idle GPUs first when HPAs compete (default:
-//                                      # the PriorityClass of the HPA's pods, workload_priority.h)
+//                                      # the HPA's pods' spec.priority, workload_priority.h)
 //     anticipation:                    # act before the ceiling (ceiling_forecast.h); optional
 //       enabled: true                  # default true; false: act only at the ceiling
 //       horizon: 2m                    # how far ahead a prediction may look
@@ -138,6 +142,10 @@ struct Policy {
   int maxTimeSlicingReplicas = 4;
   std::optional<double> perPodGpuMemoryBytes;
   MpsPolicy mps;
+  // Namespaces whose pods may share one GPU with one another once time-slicing or MPS is raised on
+  // it (`sharing.acrossNamespaces`; gpu_tenancy.h). Empty (the default): pods share a GPU only
+  // with pods of their own namespace; {"*"}: with any namespace, written out on purpose.
+  std::vector<std::string> shareAcrossNamespaces;
   MigModeChangePolicy migModeChange;
   // Utilisation (0..1) at which a node's devices count as saturated: extra time-slicing replicas
   // there add pods, not throughput (lever_choice.h).
@@ -152,8 +160,8 @@ struct Policy {
   double tolerance = 0.1;
   bool migRestore = false;  // migGiveBack: restore
   // When blocked HPAs compete for the same idle GPUs, higher priorities are served first; equal
-  // priorities share the shortfall (contention.h). Unset: the PriorityClass of the HPA's target
-  // pods decides (workload_priority.h).
+  // priorities share the shortfall (contention.h). Unset: the spec.priority admission gave the
+  // HPA's target pods decides (workload_priority.h).
   std::optional<int> priority;
   Anticipation anticipation;
 
