@@ -27,15 +27,18 @@ struct Reply {
 using Query = std::vector<std::pair<std::string, std::string>>;
 using SteadyClock = std::chrono::steady_clock;
 
-// What a request is, for the observer's labels.
+// What a request is, for the observer's labels and the write fence.
 struct Call {
   const char* verb;
   std::string resource;  // already bounded
   const char* accept = "application/json";
+  bool write = false;  // asks ClientConfig::writeFence before every attempt
 };
 
 Call callFor(const char* verb, const ResourceRef& ref) {
-  return {verb, boundedResourceLabel(ref.resource)};
+  const std::string_view v(verb);
+  const bool write = v == "create" || v == "update" || v == "patch" || v == "delete";
+  return {verb, boundedResourceLabel(ref.resource), "application/json", write};
 }
 
 std::string withQuery(std::string path, const Query& query) {
@@ -158,12 +161,52 @@ struct RestKubeClient::Impl {
     });
   }
 
-  // Takes a rate-limiter token, reporting the wait. False when `stop` was requested first.
-  bool throttle(std::stop_token stop = {}) {
+  // Takes a rate-limiter token for a watch, reporting the wait. False when `stop` was requested
+  // first.
+  bool throttle(std::stop_token stop) {
     const auto start = SteadyClock::now();
     const bool acquired = limiter.acquire(stop);
     if (config.observer) config.observer->rateLimiterWaited(SteadyClock::now() - start);
     return acquired;
+  }
+
+  // Until when `call` may be sent: the write fence's answer for a write, no end for a read.
+  core::Result<SteadyClock::time_point> admit(const Call& call) const {
+    if (!call.write || !config.writeFence) return SteadyClock::time_point::max();
+    return config.writeFence->openUntil();
+  }
+
+  // Takes a rate-limiter token for one attempt of `call`, reporting the wait. A write waits no
+  // longer than the fence stays open without asking it again, and asks it once more with the token
+  // in hand, right before the attempt. Not OK: the fence closed (a token taken first is spent).
+  core::Status takeToken(const Call& call) {
+    const auto start = SteadyClock::now();
+    core::Status closed;
+    for (;;) {
+      auto open = admit(call);
+      if (!open) {
+        closed = open.status();
+        break;
+      }
+      if (limiter.acquireUntil(*open)) {
+        if (auto still = admit(call); !still) closed = still.status();
+        break;
+      }
+    }
+    if (config.observer) config.observer->rateLimiterWaited(SteadyClock::now() - start);
+    return closed;
+  }
+
+  // Waits `wait` before the next attempt of `call`; a write waits no longer than the fence stays
+  // open without asking it again. Not OK: the fence closed.
+  core::Status pause(const Call& call, SteadyClock::duration wait) {
+    const auto until = SteadyClock::now() + wait;
+    for (;;) {
+      auto open = admit(call);
+      if (!open) return open.status();
+      if (SteadyClock::now() >= until) return {};
+      std::this_thread::sleep_until(std::min(until, *open));
+    }
   }
 
   void observe(const Call& call, int code, SteadyClock::time_point start) const {
@@ -178,8 +221,12 @@ struct RestKubeClient::Impl {
                            const std::string& contentType = "application/json") {
     // A thread that may not wait (core/no_wait.h) never calls kube-apiserver.
     if (!core::mayWait()) return core::wouldBlock();
+    const auto notSent = [&](const core::Status& closed) {
+      spdlog::info("kube client: {} {} not sent: {}", method, pathAndQuery, closed.message());
+      return closed;
+    };
     for (int attempt = 0;; ++attempt) {
-      throttle();
+      if (auto s = takeToken(call); !s.ok()) return notSent(s);
       Reply reply;
       const auto start = SteadyClock::now();
       try {
@@ -198,7 +245,7 @@ struct RestKubeClient::Impl {
           std::chrono::seconds(std::max(1, reply.retryAfterSeconds)), config.maxRetryAfter);
       spdlog::warn("kube client: {} {} throttled (HTTP {}), retrying in {}s", method, pathAndQuery,
                    reply.code, wait.count());
-      std::this_thread::sleep_for(wait);
+      if (auto s = pause(call, wait); !s.ok()) return notSent(s);
     }
   }
 

@@ -21,6 +21,9 @@ class RateLimiter {
 
   // Takes a token, waiting as long as needed. Returns false only if `stop` was requested first.
   bool acquire(std::stop_token stop = {});
+  // Takes a token, waiting at most until `until`. Returns false, without a token, when `until`
+  // passes or `stop` is requested first.
+  bool acquireUntil(Clock::time_point until, std::stop_token stop = {});
   // Takes a token if one is available at `now`.
   bool tryAcquire(Clock::time_point now = Clock::now());
   // How long until a token is available at `now` (zero if one is).

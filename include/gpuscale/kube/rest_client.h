@@ -7,7 +7,10 @@
 // carries the current bearer token. Every exchange and rate-limiter wait is reported to
 // ClientConfig::observer (verb, bounded resource label, code class, latency). 429 responses are
 // retried after Retry-After (bounded by ClientConfig::maxRetries and maxRetryAfter); after that the
-// 429 Status is returned.
+// 429 Status is returned. A write (create, update, patch, delete) asks ClientConfig::writeFence
+// before every attempt, after the rate-limiter wait, and waits for neither a token nor a retry past
+// the moment the fence said it stays open without asking it again (write_fence.h); a closed fence
+// ends the write with its Status, unsent.
 //
 // Watches use a second http_client whose per-read timeout is above the stream's server-side
 // timeout plus slack for bookmarks, so a silent, dead connection ends with a 504 Timeout Status

@@ -43,5 +43,19 @@ TEST(RateLimiterTest, AcquireGivesUpWhenStopped) {
   EXPECT_FALSE(limiter.acquire(stop.get_token()));
 }
 
+TEST(RateLimiterTest, AcquireUntilGivesUpAtTheDeadlineAndKeepsNoToken) {
+  RateLimiter limiter(0.001, 1);                    // one token, the next in 1000 s
+  ASSERT_TRUE(limiter.acquireUntil(Clock::now()));  // a token there is taken at once
+  EXPECT_FALSE(limiter.acquireUntil(Clock::now() + milliseconds(20)));
+  EXPECT_FALSE(limiter.acquireUntil(Clock::now() - milliseconds(20)));  // already passed
+  EXPECT_GT(limiter.waitTime(), std::chrono::seconds(900));  // nothing borrowed meanwhile
+}
+
+TEST(RateLimiterTest, AcquireUntilWaitsForATokenBeforeTheDeadline) {
+  RateLimiter limiter(50, 1);  // a token every 20 ms
+  ASSERT_TRUE(limiter.tryAcquire());
+  EXPECT_TRUE(limiter.acquireUntil(Clock::time_point::max()));
+}
+
 }  // namespace
 }  // namespace gpuscale::kube
