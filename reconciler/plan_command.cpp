@@ -33,7 +33,7 @@ struct PlanArgs {
 core::FlagSet planFlagSet(PlanArgs& parsed) {
   core::FlagSet flags(
       "gpuscale-reconciler plan", "gpuscale-reconciler plan --from DUMP.json [flags]",
-      "Reads a `kubectl get nodes,pods,hpa,deployments,configmaps,priorityclasses -A -o json` "
+      "Reads a `kubectl get nodes,pods,hpa,deployments,configmaps -A -o json` "
       "dump and prints the partition plan. Without --policy the built-in policy \"default\" "
       "applies to HPAs annotated gpuscale.io/partition-policy: default.");
   flags.addString("from", &parsed.from, "the dump (\"-\" for stdin; required)");

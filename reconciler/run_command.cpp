@@ -124,6 +124,10 @@ core::FlagSet runFlagSet(RunArgs& a) {
   flags.addInt("state-max-entries", &a.controller.state.maxEntries, "records kept at most", 1);
   flags.addInt("state-max-bytes", &a.controller.state.maxBytes,
                "bytes of records kept at most (a ConfigMap holds 1 MiB)", 1024, 1000 * 1024);
+  flags.addInt("state-max-entries-per-namespace", &a.controller.state.maxEntriesPerNamespace,
+               "records kept at most for the HPAs of one namespace", 1);
+  flags.addInt("state-max-bytes-per-namespace", &a.controller.state.maxBytesPerNamespace,
+               "bytes of records kept at most for the HPAs of one namespace", 1024, 1000 * 1024);
   flags.section("Leader election flags");
   flags.addBool("leader-elect", &a.leaderElect, "act only while holding the Lease");
   flags.addString("leader-elect-namespace", &a.lease.ns, "namespace of the Lease");

@@ -193,7 +193,7 @@ std::vector<WorkloadDemand> assessAt(const ClusterSnapshot& snapshot, const Poli
     d.policy = policy;
     d.hpa = &hpa;
     d.target = target;
-    d.priority = workloadPriority(*policy, target, snapshot.priorityClasses);
+    d.priority = workloadPriority(*policy, pods);
     d.resource = chooseResource(*target, pods);
     d.perPod = std::max<std::int64_t>(1, target->gpuRequests.at(d.resource));
     int ready = 0;

@@ -1,4 +1,4 @@
-// The readers of kube_objects.h for metadata, Nodes, ConfigMaps, PriorityClasses and Leases, and
+// The readers of kube_objects.h for metadata, Nodes, ConfigMaps and Leases, and
 // the walk over a dump's objects. Pods and workloads: pod_parse.cpp; HPAs: hpa_parse.cpp.
 #include "gpuscale/partition/kube_objects.h"
 
@@ -96,13 +96,6 @@ core::Result<NodeObject> readNode(const json& object) {
 core::Result<ConfigMapObject> readConfigMap(const json& object) {
   return fields::readFields("", [&] {
     return ConfigMapObject{detail::parseMeta(object), fields::stringMap(object, "data")};
-  });
-}
-
-core::Result<PriorityClassObject> readPriorityClass(const json& object) {
-  return fields::readFields("", [&] {
-    return PriorityClassObject{detail::parseMeta(object), fields::int32(object, "value"),
-                               fields::boolean(object, "globalDefault")};
   });
 }
 

@@ -50,7 +50,7 @@ bool PlanBuilder::reshapeable(const WorkloadDemand& d, std::size_t i) const {
   const NodeState& n = snap_.nodes[i];
   // With GPU pods on the node only mixed-strategy GPUs known idle may change (reshapeMixed
   // checks each GPU's `busy`); the single strategy rebuilds every GPU of the node.
-  return changeable(d, i) && n.model != nullptr && n.geometryKnown &&
+  return changeable(d, i) && n.model != nullptr && n.migManaged() && n.geometryKnown &&
          n.migStrategy != MigStrategy::kNone &&
          (!n.hasGpuPods || n.migStrategy == MigStrategy::kMixed);
 }
@@ -227,8 +227,8 @@ void PlanBuilder::restoreMig(const WorkloadDemand& d, int floorPods) {
     const std::size_t i = *it;
     const NodeState& n = snap_.nodes[i];
     WorkingNode& w = nodes_[i];
-    if (!n.restoreGpus || n.hasGpuPods || burstNodes_.contains(i) || !changeable(d, i) ||
-        n.restoreGpus->size() != w.gpus.size() ||
+    if (!n.restoreGpus || !n.migManaged() || n.hasGpuPods || burstNodes_.contains(i) ||
+        !changeable(d, i) || n.restoreGpus->size() != w.gpus.size() ||
         std::any_of(w.reshaped.begin(), w.reshaped.end(), [](bool b) { return b; })) {
       continue;
     }

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "gpuscale/partition/gpu_memory_need.h"
+#include "gpuscale/partition/gpu_tenancy.h"
 #include "gpuscale/partition/lever_choice.h"
 #include "gpuscale/partition/mps_sharing.h"
 #include "gpuscale/partition/resource_names.h"
@@ -179,6 +180,17 @@ int PlanBuilder::shareFor(const WorkloadDemand& d, int need, SharingMode mode, b
       continue;
     }
     if (saturatedForTimeSlicing(n, base, policy) != saturated) continue;
+    if (const std::string other = otherGpuTenant(n, base, d.ns, policy); !other.empty()) {
+      notes_.push_back(fmt::format(
+          "{}/{}: not sharing {} on {}: pods of namespace {} hold it there, and policy {} does "
+          "not let {} share GPUs with {} (sharing.acrossNamespaces)",
+          d.ns, d.name, base, n.name, other, policy.name, d.ns, other));
+      because(d, i, lever, WhyCode::kOtherTenant,
+              fmt::format("pods of namespace {} hold {} here; policy {} shares GPUs only within "
+                          "a namespace unless sharing.acrossNamespaces lists both",
+                          other, base, policy.name));
+      continue;
+    }
     const std::int64_t devices = deviceCount(i, base);
     if (devices <= 0) {
       because(d, i, lever, WhyCode::kNoDevices, "no device of " + base);

@@ -172,6 +172,7 @@ PodState parsePod(const json& item) {
   if (!p.startedAt) p.startedAt = meta.createdAt;
   p.resourceClaims = hasResourceClaims(spec);
   p.gpuMemory = podGpuMemoryNeed(spec, meta.annotations);
+  if (fields::find(spec, "priority") != nullptr) p.priority = fields::int32(spec, "priority");
   for (const auto& c : fields::array(status, "conditions")) {
     if (fields::string(c, "type") == "Ready") p.ready = fields::string(c, "status") == "True";
   }
@@ -194,7 +195,6 @@ ScaleTarget parseWorkload(const json& item, std::string_view kind) {
   t.selector = fields::stringMap(fields::object(spec, "selector"), "matchLabels");
   t.gpuRequests = podGpuRequests(podSpec);
   t.nodeSelector = fields::stringMap(podSpec, "nodeSelector");
-  t.priorityClassName = fields::string(podSpec, "priorityClassName");
   const json& podMeta = fields::object(fields::object(spec, "template"), "metadata");
   t.gpuMemory = podGpuMemoryNeed(podSpec, fields::stringMap(podMeta, "annotations"));
   return t;

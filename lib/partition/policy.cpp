@@ -47,17 +47,18 @@ std::optional<double> memoryField(const YAML::Node& node, std::string_view field
   return bytes;
 }
 
-std::vector<std::string> parseNamespaces(const YAML::Node& v) {
-  auto list = core::yamlAs<std::vector<std::string>>(v, "hpaNamespaces");
+// A list of namespace names, or ["*"] for every namespace; `field` names it in errors.
+std::vector<std::string> parseNamespaces(const YAML::Node& v, const std::string& field) {
+  auto list = core::yamlAs<std::vector<std::string>>(v, field);
   if (list.empty()) {
-    core::yamlFail(v, "hpaNamespaces must list namespaces, or [\"*\"] for every namespace");
+    core::yamlFail(v, field + " must list namespaces, or [\"*\"] for every namespace");
   }
   for (const auto& ns : list) {
     if (ns == "*" && list.size() > 1) {
-      core::yamlFail(v, "hpaNamespaces: \"*\" (every namespace) cannot be mixed with names");
+      core::yamlFail(v, field + ": \"*\" (every namespace) cannot be mixed with names");
     }
     if (ns != "*" && !isNamespaceName(ns)) {
-      core::yamlFail(v, "hpaNamespaces: \"" + ns + "\" is not a namespace name");
+      core::yamlFail(v, field + ": \"" + ns + "\" is not a namespace name");
     }
   }
   return list;
@@ -222,7 +223,7 @@ void declarePolicyFields(core::YamlFields& f, Policy& p, bool* hasSelector) {
       [&p](const YAML::Node& v) { p.name = core::yamlAs<std::string>(v, "name"); });
   f.add("hpaNamespaces", "string list",
         "namespaces whose HPAs may opt in with the annotation; [\"*\"]: every namespace",
-        [&p](const YAML::Node& v) { p.hpaNamespaces = parseNamespaces(v); });
+        [&p](const YAML::Node& v) { p.hpaNamespaces = parseNamespaces(v, "hpaNamespaces"); });
   f.add("hpaSelector", "label selector",
         "matchLabels / matchExpressions (In, NotIn, Exists, DoesNotExist) on the HPA's own labels, "
         "within hpaNamespaces (unset: every HPA there)",
@@ -262,6 +263,16 @@ void declarePolicyFields(core::YamlFields& f, Policy& p, bool* hasSelector) {
                [&p](core::YamlFields& fields) { declareTimeSlicing(fields, p); });
   f.addMapping("mps", "the MPS lever (levers: [..., mps]); whole GPUs only",
                [&p](core::YamlFields& fields) { declareMps(fields, p.mps); });
+  f.addMapping(
+      "sharing", "who may end up on one GPU that time-slicing or MPS shares (gpu_tenancy.h)",
+      [&p](core::YamlFields& fields) {
+        fields.add("acrossNamespaces", "string list",
+                   "namespaces whose pods may share a GPU with one another; [\"*\"]: "
+                   "any (unset: only pods of one namespace share a GPU)",
+                   [&p](const YAML::Node& v) {
+                     p.shareAcrossNamespaces = parseNamespaces(v, "sharing.acrossNamespaces");
+                   });
+      });
   f.addMapping("migModeChange",
                "switching MIG on for an idle whole GPU of a MIG-capable model (and off again on "
                "give-back)",

@@ -154,6 +154,19 @@ ResourceCounts expectedAllocatable(const std::string& intent) {
   return counts ? *counts : out;
 }
 
+// "<result>: <message>" of an outcome annotation (written by the reconciler), "" when it does not
+// read.
+std::string outcomeSummary(const std::string& outcome) {
+  const json j = json::parse(outcome, nullptr, false);
+  if (!j.is_object()) return "";
+  auto summary = fields::readFields("", [&] {
+    const std::string result = fields::string(j, "result");
+    const std::string message = fields::string(j, "message");
+    return result.empty() ? std::string() : result + (message.empty() ? "" : ": " + message);
+  });
+  return summary ? *summary : "";
+}
+
 NodeState nodeState(const NodeObject& object, ConfigSources& sources) {
   NodeState n;
   n.name = object.meta.name;
@@ -172,6 +185,11 @@ NodeState nodeState(const NodeObject& object, ConfigSources& sources) {
   if (auto it = annotations.find(std::string(k8s::kBackoffAnnotation)); it != annotations.end()) {
     n.backoffUntil = core::parseRfc3339(it->second);
   }
+  if (auto it = annotations.find(std::string(k8s::kOutcomeAnnotation)); it != annotations.end()) {
+    n.lastOutcome = outcomeSummary(it->second);
+  }
+  n.reshapeTainted = std::any_of(object.taints.begin(), object.taints.end(),
+                                 [](const Taint& t) { return t.key == k8s::kReshapeTaint; });
   if (!n.devicePluginConfigName.empty()) {
     if (const auto* c = sources.devicePluginConfig(n.devicePluginConfigName))
       n.devicePluginConfig = *c;
@@ -209,16 +227,6 @@ NodeState nodeState(const NodeObject& object, ConfigSources& sources) {
   return n;
 }
 
-// A PriorityClass's value (int32 in the API) and whether it is the global default; when several
-// claim the default, the lowest value wins, as the Priority admission plugin picks.
-void addPriorityClass(const PriorityClassObject& pc, PriorityClasses& classes) {
-  classes.values[pc.meta.name] = pc.value;
-  if (!pc.globalDefault) return;
-  if (!classes.globalDefault || pc.value < classes.values.at(*classes.globalDefault)) {
-    classes.globalDefault = pc.meta.name;
-  }
-}
-
 // Reads `item` with `read` into `out`; an item that does not read is skipped with its reason.
 template <typename Read, typename Out>
 void readInto(const KubeItem& item, const std::string& kind, Read&& read, Out&& out,
@@ -254,11 +262,6 @@ ClusterSnapshot build(const std::vector<KubeItem>& items) {
       readInto(
           item, kind, [&](const json& o) { return readWorkload(o, kind); },
           [&](ScaleTarget t) { snap.targets.push_back(std::move(t)); }, skipped);
-    } else if (kind == "PriorityClass") {
-      readInto(
-          item, kind, readPriorityClass,
-          [&](const PriorityClassObject& pc) { addPriorityClass(pc, snap.priorityClasses); },
-          skipped);
     } else if (kind == "ConfigMap") {
       readInto(
           item, kind, readConfigMap,
@@ -288,7 +291,10 @@ ClusterSnapshot build(const std::vector<KubeItem>& items) {
     if (!idx) continue;
     NodeState& node = snap.nodes[*idx];
     node.hasGpuPods = true;
-    for (const auto& [name, n] : pod.gpuRequests) node.used[name] += n;
+    for (const auto& [name, n] : pod.gpuRequests) {
+      node.used[name] += n;
+      node.gpuTenants[std::string(unsharedResourceName(name))].insert(pod.ns);
+    }
   }
   for (auto& node : snap.nodes) {
     for (auto& gpu : node.gpus) gpu.busy = node.hasGpuPods;

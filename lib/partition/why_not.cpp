@@ -12,7 +12,7 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-constexpr std::array<std::pair<WhyCode, std::string_view>, 32> kNames{{
+constexpr std::array<std::pair<WhyCode, std::string_view>, 34> kNames{{
     {WhyCode::kNotBlocked, "NotBlocked"},
     {WhyCode::kScaleUpCooldown, "ScaleUpCooldown"},
     {WhyCode::kWaitingForMapping, "WaitingForMapping"},
@@ -45,6 +45,8 @@ constexpr std::array<std::pair<WhyCode, std::string_view>, 32> kNames{{
     {WhyCode::kTimeSliced, "TimeSliced"},
     {WhyCode::kMigModeOff, "MigModeOff"},
     {WhyCode::kMigModeBusyNode, "MigModeBusyNode"},
+    {WhyCode::kMigNotManaged, "MigNotManaged"},
+    {WhyCode::kOtherTenant, "OtherTenant"},
 }};
 
 const WhyReason* find(const HpaWhy& why, WhyCode code) {

@@ -24,8 +24,6 @@ constexpr WatchedResource kWatched[] = {
     {"Deployment", "apps", "v1", "deployments", false},
     {"StatefulSet", "apps", "v1", "statefulsets", false},
     {"ConfigMap", "", "v1", "configmaps", true},
-    // Contention's priority when a policy gives none (workload_priority.h).
-    {"PriorityClass", "scheduling.k8s.io", "v1", "priorityclasses", false},
 };
 
 }  // namespace
@@ -206,6 +204,7 @@ PassResult Controller::passOver(const std::vector<partition::KubeItem>& items, T
   for (const auto& o : result.report.outcomes) {
     metrics_->action(std::string(actionKindName(o.kind)), std::string(outcomeName(o.outcome)));
   }
+  for (const auto& cause : result.report.stalls) metrics_->nodeStall(cause);
   for (double s : result.report.ceilingToCapacitySeconds) metrics_->ceilingToCapacity(s);
   for (const auto& t : result.report.leverSeconds) leadTimes_.record(t.lever, t.node, t.seconds);
   metrics_->nodesInFlight(result.report.nodesInFlight);

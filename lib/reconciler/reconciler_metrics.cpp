@@ -61,6 +61,12 @@ ReconcilerMetrics::ReconcilerMetrics(std::shared_ptr<prometheus::Registry> regis
                                 "and reason (malformed, out_of_range); counted once each until "
                                 "they read again")
                           .Register(*registry_)),
+      nodeStalls_(prometheus::BuildCounter()
+                      .Name("gpuscale_reconciler_node_stalls_total")
+                      .Help("Node stalls undone (a reshape taint without an operation removed, "
+                            "a MIG change on a node without mig-manager ended, mig-manager "
+                            "failed, stuck or silent past its bound), by cause")
+                      .Register(*registry_)),
       policyIgnored_(prometheus::BuildCounter()
                          .Name("gpuscale_reconciler_policy_annotations_ignored_total")
                          .Help("HPAs found naming a partition policy that is not defined or does "
@@ -116,6 +122,10 @@ void ReconcilerMetrics::degraded(const std::string& what) {
 
 void ReconcilerMetrics::objectSkipped(const std::string& kind, const std::string& reason) {
   objectsSkipped_.Add({{"kind", kind}, {"reason", reason}}).Increment();
+}
+
+void ReconcilerMetrics::nodeStall(const std::string& cause) {
+  nodeStalls_.Add({{"cause", cause}}).Increment();
 }
 
 void ReconcilerMetrics::policyAnnotationIgnored() { policyIgnored_.Increment(); }

@@ -98,8 +98,12 @@ std::vector<InjectedFailure> parseFailures(const YAML::Node& node) {
       f.mode = FailureMode::kHang;
     } else if (mode == "ignore") {
       f.mode = FailureMode::kIgnore;
+    } else if (mode == "hang-rebooting") {
+      f.mode = FailureMode::kHangRebooting;
     } else {
-      fail(item["mode"], fmt::format("unknown failure mode \"{}\" (fail, hang, ignore)", mode));
+      fail(item["mode"], fmt::format("unknown failure mode \"{}\" (fail, hang, hang-rebooting, "
+                                     "ignore)",
+                                     mode));
     }
     out.push_back(f);
   }
@@ -132,6 +136,25 @@ std::vector<MigGpuSetting> parseGeometry(const YAML::Node& node, const GpuNodeSp
   return out;
 }
 
+// A node's `migManager:`: whether one runs there, how its absence shows, how long its runs take.
+void parseNodeMigManager(const YAML::Node& node, GpuNodeSpec& spec) {
+  if (!node || node.IsNull()) return;
+  if (!spec.migCapable) fail(node, "migManager on a node that is not MIG-capable");
+  expectKeys(node, "migManager", {"present", "stateLabel", "reconfigureSeconds"});
+  spec.migManagerPresent = get<bool>(node, "present", true);
+  const auto state = get<std::string>(node, "stateLabel", "absent");
+  if (state != "absent" && state != "empty")
+    fail(node["stateLabel"], "stateLabel is absent or empty");
+  if (spec.migManagerPresent && node["stateLabel"])
+    fail(node["stateLabel"], "stateLabel describes a node without mig-manager (present: false)");
+  spec.emptyMigState = state == "empty";
+  if (node["reconfigureSeconds"]) {
+    if (!spec.migManagerPresent)
+      fail(node["reconfigureSeconds"], "reconfigureSeconds needs a mig-manager (present: true)");
+    spec.reconfigureDelay = seconds(node, "reconfigureSeconds", std::chrono::milliseconds{0});
+  }
+}
+
 DraSpec parseDra(const YAML::Node& node) {
   DraSpec dra;
   if (node.IsNull()) return dra;
@@ -152,7 +175,7 @@ GpuNodeSpec parseNode(const YAML::Node& node) {
   expectKeys(
       node, "a node",
       {"name", "product", "gpus", "memoryMiB", "migCapable", "migStrategy", "migConfig", "geometry",
-       "devicePluginConfig", "labels", "cpu", "memory", "pods", "failures", "dra"});
+       "devicePluginConfig", "labels", "cpu", "memory", "pods", "failures", "dra", "migManager"});
   GpuNodeSpec spec;
   spec.name = get<std::string>(node, "name", "");
   if (!isDnsLabel(spec.name)) fail(node, fmt::format("node name \"{}\" is not valid", spec.name));
@@ -185,6 +208,7 @@ GpuNodeSpec parseNode(const YAML::Node& node) {
   spec.memory = get<std::string>(node, "memory", spec.memory);
   spec.pods = get<std::string>(node, "pods", spec.pods);
   spec.failures = parseFailures(node["failures"]);
+  parseNodeMigManager(node["migManager"], spec);
   if (node["dra"]) {
     if (!spec.devicePluginConfig.empty())
       fail(node["dra"], "a DRA node runs no device plugin (drop devicePluginConfig)");
@@ -467,6 +491,8 @@ std::string_view failureModeName(FailureMode mode) {
       return "hang";
     case FailureMode::kIgnore:
       return "ignore";
+    case FailureMode::kHangRebooting:
+      return "hang-rebooting";
   }
   return "fail";
 }

@@ -73,7 +73,7 @@ struct WorkloadDemand {
   bool blocked = false;
   BlockReason reason = BlockReason::kNone;  // when blocked
   std::string notBlockedWhy;  // when not blocked: which rule above let the HPA through
-  // Contention's order: the policy's priority, else the PriorityClass of the target's pods.
+  // Contention's order: the policy's priority, else the target's pods' spec.priority.
   WorkloadPriority priority;
   std::optional<CeilingForecast> forecast;  // when anticipation looked at this HPA
   // Snapshot node indices the pods can land on, now or once GFD's product rename matches their

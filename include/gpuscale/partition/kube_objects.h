@@ -1,8 +1,7 @@
-// The one reader of Kubernetes objects: every Node, Pod, HPA, workload, ConfigMap, PriorityClass
-// and Lease the reconciler looks at (through informer caches, a dump, or a fresh GET right before a
-// write) becomes a typed value here, and nowhere else. The snapshot (snapshot.h) is built from
-// these; the actuator's re-reads and the reconciler's state store, leader election and optimistic
-// writes read through them too.
+// The one reader of Kubernetes objects: every Node, Pod, HPA, workload, ConfigMap and Lease the
+// reconciler looks at (informer caches, a dump, or a fresh GET right before a write) becomes a
+// typed value here, and nowhere else. The snapshot (snapshot.h) is built from these; the actuator's
+// re-reads and the reconciler's state store, leader election and optimistic writes use them too.
 //
 // The readers are no stricter than kube-apiserver's validation: what the API accepts is
 // understood (absent optional fields, empty or partial status, int32 limits, any scale target
@@ -58,12 +57,6 @@ struct ConfigMapObject {
   std::string value(std::string_view key) const;  // data[key], or ""
 };
 
-struct PriorityClassObject {
-  ObjectMeta meta;
-  int value = 0;
-  bool globalDefault = false;
-};
-
 // A coordination.k8s.io/v1 Lease's spec.
 struct LeaseObject {
   ObjectMeta meta;
@@ -88,10 +81,9 @@ core::Result<PodState> readPod(const nlohmann::json& object);
 // fails that metric too). A metric without a usable target proposes nothing (HpaMetric::target 0).
 core::Result<HpaState> readHpa(const nlohmann::json& object);
 // A Deployment, StatefulSet or ReplicaSet (`kind`): replicas, selector, its pods' GPU requests,
-// nodeSelector and priority class.
+// nodeSelector.
 core::Result<ScaleTarget> readWorkload(const nlohmann::json& object, std::string_view kind);
 core::Result<ConfigMapObject> readConfigMap(const nlohmann::json& object);
-core::Result<PriorityClassObject> readPriorityClass(const nlohmann::json& object);
 core::Result<LeaseObject> readLease(const nlohmann::json& object);
 
 // The objects of a dump: a `kind: List` (or any object with `items`), an array of them, or objects

@@ -22,6 +22,7 @@
 //     hpaSelector: {matchLabels: {gpuscale.io/tier: gold}}
 //     levers: [migReshape, timeSlicing]
 //     timeSlicing: {maxReplicas: 4, perPodGpuMemory: 4Gi}
+//     sharing: {acrossNamespaces: [a, b]}  # who may share a GPU (gpu_tenancy.h)
 //     migModeChange: {enabled: false}  # see MigModeChangePolicy
 //     maxReplicas: {factor: 4}
 //     cooldown: {scaleUp: 1m, scaleDown: 10m}
@@ -108,6 +109,10 @@ struct Policy {
   int maxTimeSlicingReplicas = 4;
   std::optional<double> perPodGpuMemoryBytes;
   MpsPolicy mps;
+  // Namespaces whose pods may share one GPU with one another once time-slicing or MPS is raised on
+  // it (`sharing.acrossNamespaces`; gpu_tenancy.h). Empty (the default): pods share a GPU only
+  // with pods of their own namespace; {"*"}: with any namespace, written out on purpose.
+  std::vector<std::string> shareAcrossNamespaces;
   MigModeChangePolicy migModeChange;
   // Utilisation (0..1) at which a node's devices count as saturated: extra time-slicing replicas
   // there add pods, not throughput (lever_choice.h).
@@ -122,8 +127,8 @@ struct Policy {
   double tolerance = 0.1;
   bool migRestore = false;  // migGiveBack: restore
   // When blocked HPAs compete for the same idle GPUs, higher priorities are served first; equal
-  // priorities share the shortfall (contention.h). Unset: the PriorityClass of the HPA's target
-  // pods decides (workload_priority.h).
+  // priorities share the shortfall (contention.h). Unset: the spec.priority admission gave the
+  // HPA's target pods decides (workload_priority.h).
   std::optional<int> priority;
   Anticipation anticipation;
 

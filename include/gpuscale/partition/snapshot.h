@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -72,6 +73,9 @@ struct NodeState {
   ResourceCounts allocatable;                            // nvidia.com/* only
   ResourceCounts devices;  // physical devices behind each advertised resource (before time-slicing)
   ResourceCounts used;     // requested by bound, unfinished pods
+  // The namespaces of those pods, per base resource (unshared name): who a sharing raise would put
+  // next to whom (gpu_tenancy.h).
+  std::map<std::string, std::set<std::string>, std::less<>> gpuTenants;
   // Sharing replicas > 1 per base resource, from the device-plugin config or else the GFD labels.
   std::map<std::string, int, std::less<>> sharedReplicas;
   // How those replicas share: MPS when the config has `sharing.mps` (or, without a config, GFD
@@ -82,6 +86,10 @@ struct NodeState {
   bool inTransition =
       false;               // a MIG change is pending/failed or operands are paused: leave it alone
   bool hasIntent = false;  // a gpuscale.io/intent annotation: an operation runs
+  bool reshapeTainted = false;  // carries the gpuscale.io/reshape taint
+  // The last gpuscale operation's end, "<result>: <message>" of gpuscale.io/outcome when it reads
+  // (why a node backs off, for `explain`); "" otherwise.
+  std::string lastOutcome;
   // The allocatable that operation waits for (the intent's `expect`, its time-slicing follow-up's
   // when it has one): the partitions it will create. Empty without an intent or when unreadable.
   ResourceCounts expected;
@@ -103,6 +111,10 @@ struct NodeState {
   std::int64_t capacityFor(std::string_view resource) const;
   // Whether gpuscale wrote the node's device-plugin config.
   bool ownsDevicePluginConfig() const;
+  // Whether some mig-manager reports the node's MIG state (nvidia.com/mig.config.state set and not
+  // empty). Without one nothing applies a MIG config: the node is not MIG-managed, and the planner
+  // never reshapes it.
+  bool migManaged() const { return !migConfigState.empty(); }
 };
 
 struct PodState {
@@ -128,6 +140,9 @@ struct PodState {
   // The GPU memory the pod takes per device (gpu_memory_need.h): what sharing its device must leave
   // it.
   GpuMemoryNeed gpuMemory;
+  // spec.priority: what the Priority admission plugin resolved from the pod's PriorityClass (it
+  // rejects a pod that sets another value); unset when the plugin is off.
+  std::optional<int> priority;
   bool active() const { return phase != "Succeeded" && phase != "Failed"; }
   // Holds, or may hold, GPUs of its node (makes them busy for the planner) while active.
   bool usesGpu() const { return !gpuUse.empty(); }
@@ -138,9 +153,8 @@ struct ScaleTarget {
   int specReplicas = 0;
   Labels selector;  // spec.selector.matchLabels
   ResourceCounts gpuRequests;
-  Labels nodeSelector;            // of the pod template
-  std::string priorityClassName;  // of the pod template; "" = none
-  GpuMemoryNeed gpuMemory;        // of the pod template (gpu_memory_need.h)
+  Labels nodeSelector;      // of the pod template
+  GpuMemoryNeed gpuMemory;  // of the pod template (gpu_memory_need.h)
   bool selects(const PodState& pod) const;
 };
 
@@ -209,7 +223,6 @@ struct ClusterSnapshot {
   std::vector<PodState> pods;    // sorted by namespace/name
   std::vector<HpaState> hpas;    // sorted by namespace/name
   std::vector<ScaleTarget> targets;
-  PriorityClasses priorityClasses;
   std::vector<SkippedObject> skipped;  // in input order
   // Not from the API: what the reconciler measured its levers take per node (lead_time.h), set
   // by the caller like HpaState::history; empty in a dump.
@@ -226,7 +239,7 @@ struct ClusterSnapshot {
 
 // Builds the snapshot from a `kind: List` (or an array of Lists/objects, or an object with
 // `items`). Kinds used: Node, Pod, HorizontalPodAutoscaler, Deployment, StatefulSet, ReplicaSet,
-// ConfigMap, PriorityClass; others are ignored. An object of these kinds that does not read (a
+// ConfigMap; others are ignored. An object of these kinds that does not read (a
 // field of the wrong JSON type, a number beyond what the planner models) is skipped, with its
 // reason, into ClusterSnapshot::skipped: no object stops a snapshot. Errors (Status::invalid) only
 // for a dump that is no list of objects.

@@ -102,6 +102,8 @@ struct LeverTiming {
 
 struct ActuationReport {
   std::vector<ActionOutcome> outcomes;
+  // Stalls undone in this pass, by cause (node_transitions.h: NodeTransition::stall).
+  std::vector<std::string> stalls;
   int nodesInFlight = 0;
   std::vector<double> ceilingToCapacitySeconds;
   std::vector<LeverTiming> leverSeconds;

@@ -28,6 +28,9 @@ enum class FailureMode {
   kFail,    // state `failed` after the delay; operands come back on the old geometry
   kHang,    // state stays `pending` and the device plugin stays paused
   kIgnore,  // no reaction at all: the state label never changes
+  // after the delay the state becomes `rebooting` and stays so: a node that never comes back from
+  // the reboot a MIG mode change asked for (operands stay paused)
+  kHangRebooting,
 };
 std::string_view failureModeName(FailureMode mode);
 
@@ -75,6 +78,14 @@ struct GpuNodeSpec {
   std::string pods = "110";
   std::vector<InjectedFailure> failures;
   std::optional<DraSpec> dra;  // set: GPUs published through DRA, no device plugin
+  // This node's mig-manager (`migManager:` of a MIG-capable node). `present: false`: none runs
+  // there (the GPU Operator's migManager disabled for the node, or a platform that fixes MIG
+  // itself): no nvidia.com/mig.config.state label (`stateLabel: empty` writes it empty), and
+  // nvidia.com/mig.config is never acted on. `reconfigureSeconds`: this node's runs take that long
+  // (a slow mig-manager); nullopt: gpuOperator.migManager's.
+  bool migManagerPresent = true;
+  bool emptyMigState = false;
+  std::optional<std::chrono::milliseconds> reconfigureDelay;
 
   // The failure injected into reconfiguration number `n` (1-based), if any.
   const InjectedFailure* failureFor(int n) const;

@@ -174,6 +174,19 @@ TEST(PolicyTest, MpsLeverAndItsLimits) {
   EXPECT_EQ(Anticipation{}.leadTime.at(Lever::kMps), std::chrono::seconds(30));
 }
 
+TEST(PolicyTest, SharingAcrossNamespacesIsWrittenOutOnPurpose) {
+  auto none = parsePolicies("name: a\nhpaNamespaces: [x]\n");
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->policies[0].shareAcrossNamespaces.empty()) << "by default: one namespace";
+  auto listed = parsePolicies("name: a\nhpaNamespaces: [x]\nsharing: {acrossNamespaces: [x, y]}\n");
+  ASSERT_TRUE(listed.ok()) << listed.status().toString();
+  EXPECT_EQ(listed->policies[0].shareAcrossNamespaces, (std::vector<std::string>{"x", "y"}));
+  auto any = parsePolicies("name: a\nhpaNamespaces: [x]\nsharing: {acrossNamespaces: [\"*\"]}\n");
+  ASSERT_TRUE(any.ok()) << any.status().toString();
+  EXPECT_EQ(any->policies[0].shareAcrossNamespaces, std::vector<std::string>{"*"});
+  EXPECT_TRUE(defaultPolicies().policies[0].shareAcrossNamespaces.empty());
+}
+
 TEST(PolicyTest, BuiltInDefaultMatchesTheIssue) {
   PolicySet set = defaultPolicies();
   ASSERT_EQ(set.policies.size(), 1u);
@@ -337,6 +350,13 @@ TEST(PolicyTest, APolicyWithoutScopeIsRejected) {
       {"empty namespace list", "name: a\nhpaNamespaces: []\n", "must list namespaces"},
       {"star mixed with names", "name: a\nhpaNamespaces: [\"*\", ml]\n", "cannot be mixed"},
       {"bad namespace name", "name: a\nhpaNamespaces: [ML_Serving]\n", "not a namespace name"},
+      {"sharing: star mixed with names",
+       "name: a\nhpaNamespaces: [x]\nsharing: {acrossNamespaces: [\"*\", x]}\n",
+       "sharing.acrossNamespaces: \"*\" (every namespace) cannot be mixed"},
+      {"sharing: an empty list", "name: a\nhpaNamespaces: [x]\nsharing: {acrossNamespaces: []}\n",
+       "sharing.acrossNamespaces must list namespaces"},
+      {"sharing: an unknown field", "name: a\nhpaNamespaces: [x]\nsharing: {anyone: true}\n",
+       "anyone"},
       {"bad selector operator",
        "name: a\nhpaNamespaces: [x]\nhpaSelector: {matchExpressions: [{key: a, operator: Gt}]}\n",
        "operator must be"},

@@ -155,6 +155,28 @@ TEST(SnapshotTest, TransitionsAndCordons) {
   EXPECT_FALSE(snap.node("c")->schedulable);
 }
 
+TEST(SnapshotTest, MigManagerReshapeTaintAndLastOutcome) {
+  auto managed = testing::migNode("a", "NVIDIA-A100-SXM4-40GB", 1, "all-1g.5gb", {{"1g.5gb", 7}});
+  auto empty = managed;
+  empty["metadata"]["name"] = "b";
+  empty["metadata"]["labels"]["nvidia.com/mig.config.state"] = "";
+  auto absent = managed;
+  absent["metadata"]["name"] = "c";
+  absent["metadata"]["labels"].erase("nvidia.com/mig.config.state");
+  absent["spec"]["taints"] = {{{"key", "gpuscale.io/reshape"}, {"effect", "NoSchedule"}}};
+  absent["metadata"]["annotations"]["gpuscale.io/outcome"] =
+      R"({"plan":"p","kind":"mig","result":"timeout","message":"mig-manager stuck","at":"x"})";
+  empty["metadata"]["annotations"]["gpuscale.io/outcome"] = "{not json";
+  auto snap = testing::snapshotOf(testing::list({managed, empty, absent}));
+  EXPECT_TRUE(snap.node("a")->migManaged());
+  EXPECT_FALSE(snap.node("b")->migManaged()) << "an empty state is nobody's report";
+  EXPECT_FALSE(snap.node("c")->migManaged());
+  EXPECT_FALSE(snap.node("a")->reshapeTainted);
+  EXPECT_TRUE(snap.node("c")->reshapeTainted);
+  EXPECT_EQ(snap.node("c")->lastOutcome, "timeout: mig-manager stuck");
+  EXPECT_EQ(snap.node("b")->lastOutcome, "") << "an outcome that does not read says nothing";
+}
+
 TEST(SnapshotTest, FinishedPodsDoNotMakeGpusBusy) {
   auto node = testing::migNode("n", "NVIDIA-A100-SXM4-40GB", 1, "custom", {{"1g.5gb", 7}});
   auto done = testing::gpuPod("default", "job", 0, "nvidia.com/mig-1g.5gb", "n");

@@ -369,6 +369,58 @@ TEST_F(ActuatorTest, MigManagerThatNeverAnswersTimesOutAndRestoresThePreviousCon
   EXPECT_EQ(maxReplicas(), 7);
 }
 
+TEST_F(ActuatorTest, AReshapeTaintWithoutAnOperationIsRemovedAtStartAndAfterAHandEdit) {
+  // Left behind by a reconciler that stopped between the taint and the intent's end: the first
+  // pass of a new process removes it.
+  const json taint = {{{"key", std::string(k8s::kReshapeTaint)}, {"effect", "NoSchedule"}}};
+  ASSERT_TRUE(
+      fake_->patch(nodeRef(kSlicedNode), kube::PatchType::kMerge, {{"spec", {{"taints", taint}}}})
+          .ok());
+  options_.maxNodesInFlight = 1;
+  auto c = controller();
+  auto first = pass(*c, t0_);
+  EXPECT_EQ(node(kSlicedNode)["spec"].value("taints", json::array()), json::array());
+  EXPECT_EQ(events_->withReason("ReshapeTaintRemoved").size(), 1u);
+  EXPECT_EQ(first.report.stalls, std::vector<std::string>{"orphan_taint"});
+
+  // The reshape the first pass started keeps its taint while its intent lives...
+  ASSERT_FALSE(k8s::annotationOf(node(kReshapeNode), k8s::kIntentAnnotation).empty());
+  pass(*c, t0_ + 5s);
+  EXPECT_FALSE(node(kReshapeNode)["spec"].value("taints", json::array()).empty());
+  // ...and loses it on the next pass once someone removes the intent by hand.
+  ASSERT_TRUE(fake_
+                  ->patch(nodeRef(kReshapeNode), kube::PatchType::kMerge,
+                          {{"metadata", {{"annotations", {{k8s::kIntentAnnotation, nullptr}}}}}})
+                  .ok());
+  auto later = pass(*c, t0_ + 10s);
+  EXPECT_EQ(node(kReshapeNode)["spec"].value("taints", json::array()), json::array());
+  EXPECT_EQ(events_->withReason("ReshapeTaintRemoved").size(), 2u);
+  EXPECT_EQ(later.report.stalls, std::vector<std::string>{"orphan_taint"});
+}
+
+TEST_F(ActuatorTest, ANodeWithoutMigManagerIsNeverTainted) {
+  // mig-manager absent: no nvidia.com/mig.config.state on the idle A100.
+  json patch{{"metadata", {{"labels", {{std::string(k8s::kMigConfigStateLabel), nullptr}}}}}};
+  ASSERT_TRUE(fake_->patch(nodeRef(kReshapeNode), kube::PatchType::kMerge, patch).ok());
+  auto c = controller();
+  auto first = pass(*c, t0_);
+  for (const auto& a : first.plan.actions) {
+    EXPECT_FALSE(std::holds_alternative<partition::MigReconfigure>(a))
+        << partition::planToJson(first.plan).dump();
+  }
+  const json after = node(kReshapeNode);
+  EXPECT_TRUE(k8s::annotationOf(after, k8s::kIntentAnnotation).empty());
+  EXPECT_EQ(after["spec"].value("taints", json::array()), json::array());
+  EXPECT_EQ(k8s::labelOf(after, k8s::kMigConfigLabel), "all-3g.20gb");
+  bool said = false;
+  for (const auto& why : first.plan.why) {
+    for (const auto& r : why.reasons) {
+      said = said || (r.code == partition::WhyCode::kMigNotManaged && r.node == kReshapeNode);
+    }
+  }
+  EXPECT_TRUE(said) << "explain names the node as not MIG-managed";
+}
+
 TEST_F(ActuatorTest, PodStartingBetweenPlanAndActionStopsTheReshape) {
   options_.maxNodesInFlight = 1;
   auto c = controller();

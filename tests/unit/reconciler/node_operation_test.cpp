@@ -159,8 +159,12 @@ TEST_F(NodeOperationTest, PruningKeepsEntriesOfNodesSharingTheNamePrefix) {
         row.kind == NodeOpKind::kMig ? partition::emitMigPartedConfig(next) : "version: v1\n";
     intent.started = t0_;
     for (const auto& [name, label] : {std::pair{a, previous}, std::pair{b, theirs}}) {
-      json node{
-          {"metadata", {{"name", name}, {"labels", {{std::string(intent.labelKey()), label}}}}}};
+      // A mig-manager reports the node's state (without one no MIG step starts).
+      json node{{"metadata",
+                 {{"name", name},
+                  {"labels",
+                   {{std::string(intent.labelKey()), label},
+                    {std::string(k8s::kMigConfigStateLabel), "success"}}}}}};
       if (name == a)
         node["metadata"]["annotations"] = {
             {std::string(k8s::kIntentAnnotation), encodeNodeIntent(intent)}};
@@ -209,7 +213,9 @@ TEST_F(NodeOperationTest, StockConfigsAreCarriedIntoTheCustomConfigMap) {
           ->create(nodes(),
                    {{"metadata",
                      {{"name", a},
-                      {"labels", {{std::string(k8s::kMigConfigLabel), "x"}}},
+                      {"labels",
+                       {{std::string(k8s::kMigConfigLabel), "x"},
+                        {std::string(k8s::kMigConfigStateLabel), "success"}}},
                       {"annotations",
                        {{std::string(k8s::kIntentAnnotation), encodeNodeIntent(intent)}}}}}})
           .ok());

@@ -61,6 +61,7 @@ nodes:
   memoryMiB: 40960
   migStrategy: mixed
   geometry: ["1g.5gb:7", disabled]
+  migManager: {reconfigureSeconds: 12}
 - name: t4-0
   product: Tesla-T4
   memoryMiB: 15360
@@ -105,8 +106,11 @@ TEST(ScenarioTest, ParsesEveryField) {
   ASSERT_EQ(a.failures.size(), 2u);
   EXPECT_EQ(a.failureFor(1)->mode, FailureMode::kFail);
   EXPECT_EQ(a.failureFor(2)->mode, FailureMode::kHang);
+  EXPECT_TRUE(a.migManagerPresent);
+  EXPECT_FALSE(a.reconfigureDelay);
   // Explicit geometry becomes a named per-node config in the custom ConfigMap.
   const auto& b = s->nodes[1];
+  EXPECT_EQ(b.reconfigureDelay, std::chrono::seconds(12));
   EXPECT_EQ(b.migConfig, "a100-1-initial");
   ASSERT_EQ(b.geometry.size(), 2u);
   EXPECT_FALSE(b.geometry[1].migEnabled);
@@ -314,6 +318,17 @@ TEST(ScenarioTest, RejectsBadInput) {
        "name: x\nnodes: [{name: a, product: Tesla-T4, memoryMiB: 1, failures: [{reconfiguration: "
        "0}]}]",
        "counts from 1"},
+      {"migManager on a node without MIG",
+       "name: x\nnodes: [{name: a, product: Tesla-T4, memoryMiB: 1, migManager: {present: false}}]",
+       "not MIG-capable"},
+      {"stateLabel with a mig-manager present",
+       "name: x\nnodes: [{name: a, product: NVIDIA-A100-SXM4-40GB, memoryMiB: 40960, migManager: "
+       "{stateLabel: empty}}]",
+       "present: false"},
+      {"a slow mig-manager that is absent",
+       "name: x\nnodes: [{name: a, product: NVIDIA-A100-SXM4-40GB, memoryMiB: 40960, migManager: "
+       "{present: false, reconfigureSeconds: 3}}]",
+       "needs a mig-manager"},
       {"unknown failure mode",
        "name: x\nnodes: [{name: a, product: Tesla-T4, memoryMiB: 1, failures: [{mode: explode}]}]",
        "unknown failure mode"},
