@@ -173,19 +173,26 @@ PodState parsePod(const json& item) {
 
 ScaleTarget parseWorkload(const json& item, std::string_view kind) {
   const auto [meta, spec, status] = detail::parseParts(item);
-  const json& podSpec = fields::object(fields::object(spec, "template"), "spec");
   ScaleTarget t;
   t.kind = kind;
   detail::copyIdentity(meta, t);
   t.specReplicas = fields::int32(spec, "replicas", 1, 0);
   t.selector = fields::stringMap(fields::object(spec, "selector"), "matchLabels");
-  t.gpuRequests = podGpuRequests(podSpec);
-  t.nodeSelector = fields::stringMap(podSpec, "nodeSelector");
-  t.priorityClassName = fields::string(podSpec, "priorityClassName");
+  detail::readTemplate(fields::object(fields::object(spec, "template"), "spec"), t);
   return t;
 }
 
 }  // namespace
+
+namespace detail {
+
+void readTemplate(const json& podSpec, ScaleTarget& target) {
+  target.gpuRequests = podGpuRequests(podSpec);
+  target.nodeSelector = fields::stringMap(podSpec, "nodeSelector");
+  target.priorityClassName = fields::string(podSpec, "priorityClassName");
+}
+
+}  // namespace detail
 
 core::Result<PodState> readPod(const json& object) {
   return fields::readFields("", [&] { return parsePod(object); });
@@ -193,6 +200,14 @@ core::Result<PodState> readPod(const json& object) {
 
 core::Result<ScaleTarget> readWorkload(const json& object, std::string_view kind) {
   return fields::readFields("", [&] { return parseWorkload(object, kind); });
+}
+
+core::Result<ScaleTarget> readPodTemplate(const json& podSpec) {
+  return fields::readFields("", [&] {
+    ScaleTarget t;
+    detail::readTemplate(podSpec, t);
+    return t;
+  });
 }
 
 }  // namespace gpuscale::partition
