@@ -102,8 +102,9 @@ HpaState parseHpa(const json& item) {
   detail::copyIdentity(meta, h);
   for (const auto& owner : fields::array(fields::object(item, "metadata"), "ownerReferences")) {
     if (!fields::boolean(owner, "controller")) continue;
-    h.controller = OwnerReference{fields::string(owner, "apiVersion"), fields::string(owner, "kind"),
-                                  fields::string(owner, "name"), fields::string(owner, "uid")};
+    h.controller =
+        OwnerReference{fields::string(owner, "apiVersion"), fields::string(owner, "kind"),
+                       fields::string(owner, "name"), fields::string(owner, "uid")};
   }
   const json& ref = fields::object(spec, "scaleTargetRef");
   h.targetApiVersion = fields::string(ref, "apiVersion");

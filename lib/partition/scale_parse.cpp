@@ -15,8 +15,9 @@ namespace {
 
 using nlohmann::json;
 
-// LeaderWorkerSet (leaderworkerset.x-k8s.io): a replica is a group of spec.leaderWorkerTemplate.size
-// pods, every one labelled with the set's name; its /scale selector names the leaders only.
+// LeaderWorkerSet (leaderworkerset.x-k8s.io): a replica is a group of
+// spec.leaderWorkerTemplate.size pods, every one labelled with the set's name; its /scale selector
+// names the leaders only.
 constexpr std::string_view kLeaderWorkerSetKind = "LeaderWorkerSet";
 constexpr std::string_view kLeaderWorkerSetNameLabel = "leaderworkerset.sigs.k8s.io/name";
 
@@ -49,7 +50,8 @@ int podsPerReplicaAnnotation(const ObjectMeta& meta) {
   const std::string what = "metadata.annotations." + std::string(k8s::kPodsPerReplicaAnnotation);
   long long n = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
-  if (ec == std::errc::result_out_of_range) fields::fail(what, "at most 2^31-1", fields::Problem::kRange);
+  if (ec == std::errc::result_out_of_range)
+    fields::fail(what, "at most 2^31-1", fields::Problem::kRange);
   if (ec != std::errc() || end != text.data() + text.size() || n < 1)
     fields::fail(what, "a decimal integer of at least 1");
   if (n > std::numeric_limits<std::int32_t>::max())

@@ -230,11 +230,11 @@ void readInto(const KubeItem& item, const std::string& kind, Read&& read, Out&& 
     return;
   }
   const ObjectMeta id = identityOf(*item.object);
-  const std::string& reason = r.status().reason();
+  const std::string reason = r.status().reason();
   skipped.push_back({kind, id.ns, id.name, id.uid,
-                     reason == fields::kRangeReason    ? "out_of_range"
-                     : reason == kNoScaleReason ? "no_scale"
-                                                : "malformed",
+                     reason == fields::kRangeReason ? "out_of_range"
+                     : reason == kNoScaleReason     ? "no_scale"
+                                                    : "malformed",
                      r.status().message()});
 }
 
@@ -301,10 +301,13 @@ void resolveCeilingHolders(const std::vector<ScaledObjectObject>& scaledObjects,
           (!so.hpaName.empty() && so.hpaName != h.name)) {
         continue;
       }
-      h.ceilingHolder =
-          CeilingHolder{"ScaledObject", "keda.sh/v1alpha1",  so.meta.name,
-                        so.meta.uid,    "spec.maxReplicaCount", so.maxReplicaCount,
-                        so.meta.annotation(k8s::kStatusAnnotation)};
+      h.ceilingHolder = CeilingHolder{"ScaledObject",
+                                      "keda.sh/v1alpha1",
+                                      so.meta.name,
+                                      so.meta.uid,
+                                      "spec.maxReplicaCount",
+                                      so.maxReplicaCount,
+                                      so.meta.annotation(k8s::kStatusAnnotation)};
     }
   }
 }
@@ -430,6 +433,11 @@ bool ScaleTarget::selects(const PodState& pod) const {
 bool HpaState::ownedByScaledObject() const {
   return controller && controller->kind == "ScaledObject" &&
          controller->apiVersion.starts_with("keda.sh/");
+}
+
+std::string HpaState::ceilingField() const {
+  return ownedByScaledObject() ? "ScaledObject " + controller->name + " spec.maxReplicaCount"
+                               : "maxReplicas";
 }
 
 bool HpaState::hasCondition(std::string_view type, std::string_view status,

@@ -1,8 +1,8 @@
 // The one reader of Kubernetes objects: every Node, Pod, HPA, workload (and its /scale), KEDA
-// ScaledObject, ConfigMap, PriorityClass and Lease the reconciler looks at (through informer caches, a dump, or a fresh GET right before a
-// write) becomes a typed value here, and nowhere else. The snapshot (snapshot.h) is built from
-// these; the actuator's re-reads and the reconciler's state store, leader election and optimistic
-// writes read through them too.
+// ScaledObject, ConfigMap, PriorityClass and Lease the reconciler looks at (through informer
+// caches, a dump, or a fresh GET right before a write) becomes a typed value here, and nowhere
+// else. The snapshot (snapshot.h) is built from these; the actuator's re-reads and the reconciler's
+// state store, leader election and optimistic writes read through them too.
 //
 // The readers are no stricter than kube-apiserver's validation: what the API accepts is
 // understood (absent optional fields, empty or partial status, int32 limits, any scale target

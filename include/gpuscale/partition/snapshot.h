@@ -164,9 +164,9 @@ struct OwnerReference {
 // so the ceiling is raised and lowered there.
 struct CeilingHolder {
   std::string kind, apiVersion, name, uid;
-  std::string field;     // the field that holds the ceiling: "spec.maxReplicaCount"
-  int maxReplicas = 0;   // its value (KEDA's default, 100, when unset)
-  std::string status;    // its gpuscale.io/status annotation (informational, never decides)
+  std::string field;    // the field that holds the ceiling: "spec.maxReplicaCount"
+  int maxReplicas = 0;  // its value (KEDA's default, 100, when unset)
+  std::string status;   // its gpuscale.io/status annotation (informational, never decides)
   // "ScaledObject worker": how Events, `explain` and the status name it.
   std::string describe() const { return kind + " " + name; }
 };
@@ -209,6 +209,9 @@ struct HpaState {
   std::optional<CeilingHolder> ceilingHolder;
   // Whether a KEDA ScaledObject is the HPA's controller (whether or not the snapshot has it).
   bool ownedByScaledObject() const;
+  // Where the ceiling is written, as Events and `explain` name it: "maxReplicas", or
+  // "ScaledObject NAME spec.maxReplicaCount" when a KEDA ScaledObject owns the HPA.
+  std::string ceilingField() const;
   int currentReplicas = 0, desiredReplicas = 0;
   std::vector<HpaCondition> conditions;
   std::vector<HpaMetric> metrics;
@@ -236,7 +239,7 @@ struct SkippedObject {
   // "malformed" | "out_of_range" | "no_scale" (a scalable workload without its /scale: the pods
   // cannot be found) (a metric label)
   std::string reason;
-  std::string message;              // which field, and what it must be
+  std::string message;  // which field, and what it must be
   friend bool operator==(const SkippedObject&, const SkippedObject&) = default;
 };
 
