@@ -11,11 +11,11 @@
 #include <spdlog/spdlog.h>
 
 #include "gpu_mapping_flags.h"
+#include "gpuscale/apiserver/plain_http_listener.h"
 #include "gpuscale/apiserver/server_options.h"
 #include "gpuscale/auth/secure_status_server.h"
 #include "gpuscale/core/duration.h"
 #include "gpuscale/core/flag_args.h"
-#include "gpuscale/core/plain_http_listener.h"
 #include "gpuscale/core/signals.h"
 #include "gpuscale/kube/client_metrics.h"
 #include "gpuscale/kube/config.h"
@@ -366,8 +366,11 @@ int runRunCommand(const std::vector<std::string>& args, std::ostream& err) {
   source.synced = [&controller] { return controller.synced(); };
   source.lastPlanJson = [&controller] { return controller.lastPlanJson(); };
   source.leader = [le, leaderElect] { return !leaderElect || (le != nullptr && le->isLeader()); };
-  auto health = core::PlainHttpListener::start(
-      a.healthBind, [source](std::string_view path) { return probeReply(path, source); });
+  apiserver::PlainListenerOptions probes;
+  probes.name = "probes";
+  probes.registry = registry;
+  auto health = apiserver::PlainHttpListener::start(
+      a.healthBind, [source](std::string_view path) { return probeReply(path, source); }, probes);
   if (!health) {
     err << "gpuscale-reconciler run: " << health.status().message() << "\n";
     return kBadUsage;

@@ -8,6 +8,7 @@
 #include "gpuscale/apiserver/request_info.h"
 #include "gpuscale/apiserver/url.h"
 #include "gpuscale/core/api_call_tally.h"
+#include "gpuscale/core/no_wait.h"
 
 namespace gpuscale::apiserver {
 namespace {
@@ -162,7 +163,15 @@ std::vector<ApiGroupVersions> ApiHandler::servedGroups() const {
   return groups;
 }
 
-HttpResponse ApiHandler::handle(const HttpRequest& request) const {
+HttpResponse ApiHandler::handle(const HttpRequest& request) const { return *serve(request, false); }
+
+std::optional<HttpResponse> ApiHandler::handleWithoutWaiting(const HttpRequest& request) const {
+  if (request.method != "GET" || !startsWith(request.path, "/apis/")) return std::nullopt;
+  return serve(request, true);
+}
+
+std::optional<HttpResponse> ApiHandler::serve(const HttpRequest& request,
+                                              bool withoutWaiting) const {
   const auto started = std::chrono::steady_clock::now();
   const auto inFlight = metrics_->trackInFlight();
   const uint64_t kubeCallsBefore = core::ApiCallTally::count();
@@ -173,21 +182,36 @@ HttpResponse ApiHandler::handle(const HttpRequest& request) const {
   HttpResponse response;
   try {
     const RequestInfo info = parseRequestInfo(request.method, request.path, state.query);
-    auto user = config_.authenticator->authenticate(request);
-    if (!user) {
+    auto user = withoutWaiting ? config_.authenticator->authenticateWithoutWaiting(request)
+                               : config_.authenticator->authenticate(request);
+    if (!user) return std::nullopt;  // it would have to wait for a review
+    std::optional<core::Result<AuthorizationDecision>> decision;
+    if (*user) {
+      decision = withoutWaiting ? config_.authorizer->authorizeWithoutWaiting(**user, info)
+                                : config_.authorizer->authorize(**user, info);
+      if (!decision) return std::nullopt;
+    }
+    if (!*user) {
       state.route = "unauthenticated";
-      response = statusResponse(user.status(), state.pretty);
-    } else if (auto decision = config_.authorizer->authorize(*user, info); !decision) {
+      response = statusResponse(user->status(), state.pretty);
+    } else if (!*decision) {
       state.route = "authorization_error";
-      response = statusResponse(Status::internal(decision.status().message()), state.pretty);
-    } else if (!decision->allowed) {
+      response = statusResponse(Status::internal(decision->status().message()), state.pretty);
+    } else if (!(*decision)->allowed) {
       state.route = "forbidden";
-      response = statusResponse(forbiddenStatus(*user, info, decision->reason), state.pretty);
+      response = statusResponse(forbiddenStatus(**user, info, (*decision)->reason), state.pretty);
     } else {
-      state.user = std::move(*user);
-      response = dispatch(request, state);
+      state.user = std::move(**user);
+      if (withoutWaiting) {
+        const core::NoWaitScope scope;
+        response = dispatch(request, state);
+        if (scope.refused()) return std::nullopt;
+      } else {
+        response = dispatch(request, state);
+      }
     }
   } catch (const std::exception& error) {
+    if (withoutWaiting) return std::nullopt;  // again where it may wait, and answered there
     response = statusResponse(Status::internal(error.what()), state.pretty);
   }
   metrics_->observe(state.route, response.status, std::chrono::steady_clock::now() - started);

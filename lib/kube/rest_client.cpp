@@ -12,6 +12,7 @@
 
 #include "gpuscale/core/api_call_tally.h"
 #include "gpuscale/core/go_quote.h"
+#include "gpuscale/core/no_wait.h"
 
 namespace gpuscale::kube {
 namespace http = web::http;
@@ -175,6 +176,8 @@ struct RestKubeClient::Impl {
   core::Result<Reply> send(const Call& call, const http::method& method,
                            const std::string& pathAndQuery, const std::string* body = nullptr,
                            const std::string& contentType = "application/json") {
+    // A thread that may not wait (core/no_wait.h) never calls kube-apiserver.
+    if (!core::mayWait()) return core::wouldBlock();
     for (int attempt = 0;; ++attempt) {
       throttle();
       Reply reply;

@@ -14,6 +14,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,11 @@ class Authenticator {
   // `request.peer` carries the TLS client certificates, if any. May strip credential headers it
   // consumed only through its own copy; the request is read-only here.
   virtual core::Result<UserInfo> authenticate(const HttpRequest& request) = 0;
+  // The same answer when it can be given at once (credentials checked locally, or a review's
+  // answer already cached); nullopt when it would have to wait (a remote review). The default
+  // never answers: such requests take the handler threads (https_server.h, "Dispatch").
+  virtual std::optional<core::Result<UserInfo>> authenticateWithoutWaiting(
+      const HttpRequest& request);
 };
 
 struct AuthorizationDecision {
@@ -48,6 +54,9 @@ class Authorizer {
   virtual ~Authorizer() = default;
   virtual core::Result<AuthorizationDecision> authorize(const UserInfo& user,
                                                         const RequestInfo& info) = 0;
+  // As authenticateWithoutWaiting: the decision when it needs no wait, else nullopt (the default).
+  virtual std::optional<core::Result<AuthorizationDecision>> authorizeWithoutWaiting(
+      const UserInfo& user, const RequestInfo& info);
 };
 
 // Standalone mode: everyone is "system:anonymous" (group system:unauthenticated) and everything is
@@ -55,12 +64,20 @@ class Authorizer {
 class AllowAllAuthenticator final : public Authenticator {
  public:
   core::Result<UserInfo> authenticate(const HttpRequest& request) override;
+  std::optional<core::Result<UserInfo>> authenticateWithoutWaiting(
+      const HttpRequest& request) override {
+    return authenticate(request);
+  }
 };
 
 class AllowAllAuthorizer final : public Authorizer {
  public:
   core::Result<AuthorizationDecision> authorize(const UserInfo& user,
                                                 const RequestInfo& info) override;
+  std::optional<core::Result<AuthorizationDecision>> authorizeWithoutWaiting(
+      const UserInfo& user, const RequestInfo& info) override {
+    return authorize(user, info);
+  }
 };
 
 // The 403 Status Kubernetes writes for a denied request, e.g.
