@@ -91,6 +91,7 @@ core::Result<Explanations> explainPass(const Pass& pass, const partition::Policy
              s.name,
              "NotRead: " + s.message + "; the reconciler plans as if this HPA were absent",
              std::nullopt,
+             "maxReplicas",
              {}});
         return out;
       }
