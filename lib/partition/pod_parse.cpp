@@ -187,20 +187,28 @@ PodState parsePod(const json& item) {
 
 ScaleTarget parseWorkload(const json& item, std::string_view kind) {
   const auto [meta, spec, status] = detail::parseParts(item);
-  const json& podSpec = fields::object(fields::object(spec, "template"), "spec");
   ScaleTarget t;
   t.kind = kind;
   detail::copyIdentity(meta, t);
   t.specReplicas = fields::int32(spec, "replicas", 1, 0);
   t.selector = fields::stringMap(fields::object(spec, "selector"), "matchLabels");
-  t.gpuRequests = podGpuRequests(podSpec);
-  t.nodeSelector = fields::stringMap(podSpec, "nodeSelector");
-  const json& podMeta = fields::object(fields::object(spec, "template"), "metadata");
-  t.gpuMemory = podGpuMemoryNeed(podSpec, fields::stringMap(podMeta, "annotations"));
+  const json& tpl = fields::object(spec, "template");
+  detail::readTemplate(fields::object(tpl, "spec"),
+                       fields::stringMap(fields::object(tpl, "metadata"), "annotations"), t);
   return t;
 }
 
 }  // namespace
+
+namespace detail {
+
+void readTemplate(const json& podSpec, const Labels& annotations, ScaleTarget& target) {
+  target.gpuRequests = podGpuRequests(podSpec);
+  target.nodeSelector = fields::stringMap(podSpec, "nodeSelector");
+  target.gpuMemory = podGpuMemoryNeed(podSpec, annotations);
+}
+
+}  // namespace detail
 
 core::Result<PodState> readPod(const json& object) {
   return fields::readFields("", [&] { return parsePod(object); });
@@ -208,6 +216,14 @@ core::Result<PodState> readPod(const json& object) {
 
 core::Result<ScaleTarget> readWorkload(const json& object, std::string_view kind) {
   return fields::readFields("", [&] { return parseWorkload(object, kind); });
+}
+
+core::Result<ScaleTarget> readPodTemplate(const json& podSpec, const Labels& annotations) {
+  return fields::readFields("", [&] {
+    ScaleTarget t;
+    detail::readTemplate(podSpec, annotations, t);
+    return t;
+  });
 }
 
 }  // namespace gpuscale::partition

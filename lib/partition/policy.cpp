@@ -342,7 +342,8 @@ void declarePolicyFields(core::YamlFields& f, Policy& p, bool* hasSelector) {
         })
       .defaultText(p.migRestore ? "restore" : "keep");
   f.add("priority", "integer",
-        "who gets idle GPUs first when HPAs compete (unset: the PriorityClass of the HPA's pods)",
+        "who gets idle GPUs first when HPAs compete (unset: the lowest spec.priority of the HPA's "
+        "running pods)",
         [&p](const YAML::Node& v) { p.priority = core::yamlAs<int>(v, "priority"); });
   f.addMapping("anticipation", "acting before the ceiling, on a forecast of the HPA's demand",
                [&p](core::YamlFields& fields) { declareAnticipation(fields, p.anticipation); });

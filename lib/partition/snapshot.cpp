@@ -1,6 +1,7 @@
 #include "gpuscale/partition/snapshot.h"
 
 #include <algorithm>
+#include <set>
 
 #include "config_sources.h"
 #include "gpuscale/core/rfc3339.h"
@@ -237,15 +238,96 @@ void readInto(const KubeItem& item, const std::string& kind, Read&& read, Out&& 
     return;
   }
   const ObjectMeta id = identityOf(*item.object);
+  const std::string reason = r.status().reason();
   skipped.push_back({kind, id.ns, id.name, id.uid,
-                     r.status().reason() == fields::kRangeReason ? "out_of_range" : "malformed",
+                     reason == fields::kRangeReason ? "out_of_range"
+                     : reason == kNoScaleReason     ? "no_scale"
+                                                    : "malformed",
                      r.status().message()});
+}
+
+// HPA scale targets of kinds the snapshot has no reader of its own for, as "ns\0kind\0name".
+std::set<std::string> scalableTargets(const std::vector<HpaState>& hpas) {
+  std::set<std::string> out;
+  for (const auto& h : hpas) {
+    if (h.targetKind == "Deployment" || h.targetKind == "StatefulSet" ||
+        h.targetKind == "ReplicaSet") {
+      continue;
+    }
+    out.insert(h.ns + '\0' + h.targetKind + '\0' + h.targetName);
+  }
+  return out;
+}
+
+// Workloads of any other kind that an HPA scales, each with its Scale (paired by uid).
+void readScalables(const std::vector<KubeItem>& others,
+                   const std::map<std::string, ScaleObject>& scales, ClusterSnapshot& snap) {
+  const std::set<std::string> wanted = scalableTargets(snap.hpas);
+  if (wanted.empty()) return;
+  for (const KubeItem& item : others) {
+    const ObjectMeta id = identityOf(*item.object);
+    const std::string kind = item.kind.empty() ? kindOf(*item.object) : std::string(item.kind);
+    const std::string ns = id.ns.empty() ? "default" : id.ns;
+    if (!wanted.contains(ns + '\0' + kind + '\0' + id.name)) continue;
+    auto scale = scales.find(id.uid);
+    const ScaleObject* s = id.uid.empty() || scale == scales.end() ? nullptr : &scale->second;
+    readInto(
+        item, kind, [&](const json& o) { return readScalableWorkload(o, kind, s); },
+        [&](ScaleTarget t) { snap.targets.push_back(std::move(t)); }, snap.skipped);
+  }
+}
+
+// A workload without a pod template takes its GPU requests, nodeSelector and GPU memory need from
+// its first pod (namespace/name order) that reads.
+void templatesFromPods(const std::vector<const json*>& podItems, ClusterSnapshot& snap) {
+  for (auto& t : snap.targets) {
+    if (!t.templateFromPods) continue;
+    for (std::size_t i = 0; i < snap.pods.size(); ++i) {
+      if (!snap.pods[i].active() || !t.selects(snap.pods[i])) continue;
+      const json* spec = fields::find(*podItems[i], "spec");
+      if (spec == nullptr) continue;
+      if (auto tpl = readPodTemplate(*spec, snap.pods[i].annotations)) {
+        t.gpuRequests = std::move(tpl->gpuRequests);
+        t.nodeSelector = std::move(tpl->nodeSelector);
+        t.gpuMemory = std::move(tpl->gpuMemory);
+        break;
+      }
+    }
+  }
+}
+
+// The ScaledObject that owns each KEDA-made HPA holds its ceiling: the HPA's controller owner
+// reference names it (uid included when given) and its status.hpaName names the HPA.
+void resolveCeilingHolders(const std::vector<ScaledObjectObject>& scaledObjects,
+                           ClusterSnapshot& snap) {
+  for (auto& h : snap.hpas) {
+    if (!h.ownedByScaledObject()) continue;
+    for (const auto& so : scaledObjects) {
+      const std::string ns = so.meta.ns.empty() ? "default" : so.meta.ns;
+      if (ns != h.ns || so.meta.name != h.controller->name ||
+          (!h.controller->uid.empty() && so.meta.uid != h.controller->uid) ||
+          (!so.hpaName.empty() && so.hpaName != h.name)) {
+        continue;
+      }
+      h.ceilingHolder = CeilingHolder{"ScaledObject",
+                                      "keda.sh/v1alpha1",
+                                      so.meta.name,
+                                      so.meta.uid,
+                                      "spec.maxReplicaCount",
+                                      so.maxReplicaCount,
+                                      so.meta.annotation(k8s::kStatusAnnotation)};
+    }
+  }
 }
 
 ClusterSnapshot build(const std::vector<KubeItem>& items) {
   ClusterSnapshot snap;
   std::vector<ConfigMapState> configMaps;
   std::vector<NodeObject> nodes;
+  std::vector<ScaledObjectObject> scaledObjects;
+  std::map<std::string, ScaleObject> scales;  // by the workload's uid
+  std::vector<KubeItem> others;               // maybe workloads an HPA scales through /scale
+  std::vector<std::pair<PodState, const json*>> pods;
   auto& skipped = snap.skipped;
   for (const KubeItem& item : items) {
     const std::string kind = item.kind.empty() ? kindOf(*item.object) : std::string(item.kind);
@@ -254,7 +336,16 @@ ClusterSnapshot build(const std::vector<KubeItem>& items) {
           item, kind, readNode, [&](NodeObject n) { nodes.push_back(std::move(n)); }, skipped);
     } else if (kind == "Pod") {
       readInto(
-          item, kind, readPod, [&](PodState p) { snap.pods.push_back(std::move(p)); }, skipped);
+          item, kind, readPod, [&](PodState p) { pods.emplace_back(std::move(p), item.object); },
+          skipped);
+    } else if (kind == "ScaledObject") {
+      readInto(
+          item, kind, readScaledObject,
+          [&](ScaledObjectObject so) { scaledObjects.push_back(std::move(so)); }, skipped);
+    } else if (kind == "Scale") {
+      readInto(
+          item, kind, readScale, [&](ScaleObject sc) { scales[sc.meta.uid] = std::move(sc); },
+          skipped);
     } else if (kind == "HorizontalPodAutoscaler") {
       readInto(
           item, kind, readHpa, [&](HpaState h) { snap.hpas.push_back(std::move(h)); }, skipped);
@@ -270,6 +361,8 @@ ClusterSnapshot build(const std::vector<KubeItem>& items) {
                 {cm.meta.ns.empty() ? "default" : cm.meta.ns, cm.meta.name, std::move(cm.data)});
           },
           skipped);
+    } else {
+      others.push_back(item);
     }
   }
   ConfigSources sources(std::move(configMaps));
@@ -280,8 +373,19 @@ ClusterSnapshot build(const std::vector<KubeItem>& items) {
   auto byName = [](const auto& a, const auto& b) {
     return std::tie(a.ns, a.name) < std::tie(b.ns, b.name);
   };
-  std::sort(snap.pods.begin(), snap.pods.end(), byName);
+  std::sort(pods.begin(), pods.end(),
+            [&](const auto& a, const auto& b) { return byName(a.first, b.first); });
+  std::vector<const json*> podItems;
+  snap.pods.reserve(pods.size());
+  podItems.reserve(pods.size());
+  for (auto& [pod, object] : pods) {
+    snap.pods.push_back(std::move(pod));
+    podItems.push_back(object);
+  }
   std::sort(snap.hpas.begin(), snap.hpas.end(), byName);
+  resolveCeilingHolders(scaledObjects, snap);
+  readScalables(others, scales, snap);
+  templatesFromPods(podItems, snap);
   std::sort(snap.targets.begin(), snap.targets.end(), [](const auto& a, const auto& b) {
     return std::tie(a.ns, a.kind, a.name) < std::tie(b.ns, b.kind, b.name);
   });
@@ -319,11 +423,27 @@ bool NodeState::ownsDevicePluginConfig() const {
 }
 
 bool ScaleTarget::selects(const PodState& pod) const {
-  if (pod.ns != ns || selector.empty()) return false;
-  return std::all_of(selector.begin(), selector.end(), [&](const auto& kv) {
-    auto it = pod.labels.find(kv.first);
-    return it != pod.labels.end() && it->second == kv.second;
-  });
+  if (pod.ns != ns || (selector.empty() && selectorRequirements.empty())) return false;
+  return std::all_of(selector.begin(), selector.end(),
+                     [&](const auto& kv) {
+                       auto it = pod.labels.find(kv.first);
+                       return it != pod.labels.end() && it->second == kv.second;
+                     }) &&
+         std::all_of(selectorRequirements.begin(), selectorRequirements.end(),
+                     [&](const core::Requirement& r) {
+                       auto it = pod.labels.find(r.key);
+                       return r.matchesValue(it == pod.labels.end() ? nullptr : &it->second);
+                     });
+}
+
+bool HpaState::ownedByScaledObject() const {
+  return controller && controller->kind == "ScaledObject" &&
+         controller->apiVersion.starts_with("keda.sh/");
+}
+
+std::string HpaState::ceilingField() const {
+  return ownedByScaledObject() ? "ScaledObject " + controller->name + " spec.maxReplicaCount"
+                               : "maxReplicas";
 }
 
 bool HpaState::hasCondition(std::string_view type, std::string_view status,

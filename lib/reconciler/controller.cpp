@@ -300,9 +300,11 @@ void Controller::updateHpaStatus(const std::vector<partition::WorkloadDemand>& w
     const partition::HpaState* hpa = snapshot.hpa(w.ns, w.name);
     if (hpa == nullptr) continue;
     auto old = decodeHpaStatus(hpa->annotation(k8s::kStatusAnnotation));
-    const std::string reason =
+    std::string reason =
         w.blocked ? fmt::format("at partition ceiling ({})", partition::blockReasonName(w.reason))
                   : "within partition ceiling";
+    // A ceiling another object holds (a KEDA ScaledObject) is named: that is where it changes.
+    if (hpa->ownedByScaledObject()) reason += "; ceiling held by " + hpa->ceilingField();
     if (old && old->ceiling == w.ceiling && old->reason == reason) {
       degraded_.cleared("hpa_status", w.ns + "/" + w.name);
       continue;
@@ -335,8 +337,10 @@ void Controller::updateHpaStatus(const std::vector<partition::WorkloadDemand>& w
     if (r->changed && w.blocked && w.reason != partition::BlockReason::kAnticipated) {
       events_->record(
           EventTarget::hpa(w.ns, w.name), false, "AtPartitionCeiling",
-          fmt::format("{} pods of {} fit the GPU partitions; the HPA wants {} ({})", w.ceiling,
-                      w.resource, w.wanted, partition::blockReasonName(w.reason)));
+          fmt::format("{} replicas of {} fit the GPU partitions; the HPA wants {} ({}); the "
+                      "ceiling is {}",
+                      w.ceiling, w.resource, w.wanted, partition::blockReasonName(w.reason),
+                      hpa->ceilingField()));
     }
   }
 }

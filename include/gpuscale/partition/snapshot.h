@@ -32,6 +32,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "gpuscale/core/label_selector.h"
 #include "gpuscale/core/result.h"
 #include "gpuscale/partition/device_plugin_config.h"
 #include "gpuscale/partition/gpu_memory_need.h"
@@ -148,14 +149,45 @@ struct PodState {
   bool usesGpu() const { return !gpuUse.empty(); }
 };
 
+// The workload an HPA scales: a Deployment, StatefulSet or ReplicaSet (from its own fields), or
+// any other kind with a /scale subresource (kube_objects.h: readScalableWorkload).
 struct ScaleTarget {
   std::string kind, ns, name;
+  std::string uid;
   int specReplicas = 0;
-  Labels selector;  // spec.selector.matchLabels
-  ResourceCounts gpuRequests;
-  Labels nodeSelector;      // of the pod template
-  GpuMemoryNeed gpuMemory;  // of the pod template (gpu_memory_need.h)
+  Labels selector;  // spec.selector.matchLabels, or the equality terms of a /scale selector
+  // The set-based terms of a /scale selector ("k in (a,b)", "!k", ...); all must match too.
+  std::vector<core::Requirement> selectorRequirements;
+  // A replica is a group of this many pods, and the group runs only when every one of them has
+  // its partitions: LeaderWorkerSet's spec.leaderWorkerTemplate.size, the annotation
+  // gpuscale.io/pods-per-replica on other scalable kinds; 1 for Deployments, StatefulSets and
+  // ReplicaSets.
+  int podsPerReplica = 1;
+  ResourceCounts gpuRequests;  // per pod
+  Labels nodeSelector;         // of the pod template
+  GpuMemoryNeed gpuMemory;     // of the pod template (gpu_memory_need.h)
+  // No pod template the reader knows: the three fields above come from the workload's first pod
+  // (namespace/name order) when the snapshot is built.
+  bool templateFromPods = false;
   bool selects(const PodState& pod) const;
+};
+
+// An ownerReferences entry of an object.
+struct OwnerReference {
+  std::string apiVersion, kind, name, uid;
+};
+
+// The object that sets an HPA's maxReplicas when that is not the HPA itself: the KEDA ScaledObject
+// that owns the HPA (its controller owner reference, and status.hpaName naming the HPA). KEDA
+// rewrites the HPA's maxReplicas from the ScaledObject's spec.maxReplicaCount on every reconcile,
+// so the ceiling is raised and lowered there.
+struct CeilingHolder {
+  std::string kind, apiVersion, name, uid;
+  std::string field;    // the field that holds the ceiling: "spec.maxReplicaCount"
+  int maxReplicas = 0;  // its value (KEDA's default, 100, when unset)
+  std::string status;   // its gpuscale.io/status annotation (informational, never decides)
+  // "ScaledObject worker": how Events, `explain` and the status name it.
+  std::string describe() const { return kind + " " + name; }
 };
 
 // One metric of an HPA: its target from spec.metrics and, when reported, its current value.
@@ -187,8 +219,18 @@ struct HpaState {
   // Tenant-writable: only the policy annotation (filtered by the policies' scope) and the
   // informational status are read from here, never state that drives a decision.
   Labels annotations;
-  std::string targetKind, targetName;
+  std::string targetApiVersion, targetKind, targetName;
   int minReplicas = 1, maxReplicas = 1;
+  // metadata.ownerReferences: the entry with controller: true, when there is one.
+  std::optional<OwnerReference> controller;
+  // Set when another object holds this HPA's ceiling (a KEDA ScaledObject that owns it and is in
+  // the snapshot): gpuscale then changes that object, never the HPA's maxReplicas.
+  std::optional<CeilingHolder> ceilingHolder;
+  // Whether a KEDA ScaledObject is the HPA's controller (whether or not the snapshot has it).
+  bool ownedByScaledObject() const;
+  // Where the ceiling is written, as Events and `explain` name it: "maxReplicas", or
+  // "ScaledObject NAME spec.maxReplicaCount" when a KEDA ScaledObject owns the HPA.
+  std::string ceilingField() const;
   int currentReplicas = 0, desiredReplicas = 0;
   std::vector<HpaCondition> conditions;
   std::vector<HpaMetric> metrics;
@@ -213,8 +255,10 @@ struct HpaState {
 // it were absent, and says so (a counter, an Event on the object, `explain`).
 struct SkippedObject {
   std::string kind, ns, name, uid;  // what of its identity reads ("" otherwise)
-  std::string reason;               // "malformed" | "out_of_range" (a metric label)
-  std::string message;              // which field, and what it must be
+  // "malformed" | "out_of_range" | "no_scale" (a scalable workload without its /scale: the pods
+  // cannot be found) (a metric label)
+  std::string reason;
+  std::string message;  // which field, and what it must be
   friend bool operator==(const SkippedObject&, const SkippedObject&) = default;
 };
 
@@ -239,7 +283,9 @@ struct ClusterSnapshot {
 
 // Builds the snapshot from a `kind: List` (or an array of Lists/objects, or an object with
 // `items`). Kinds used: Node, Pod, HorizontalPodAutoscaler, Deployment, StatefulSet, ReplicaSet,
-// ConfigMap; others are ignored. An object of these kinds that does not read (a
+// ConfigMap, ScaledObject (the holders of KEDA-owned HPAs' ceilings), Scale
+// (autoscaling/v1, paired with its workload by uid), and objects of any other kind that an HPA
+// scales (readScalableWorkload); others are ignored. An object of these kinds that does not read (a
 // field of the wrong JSON type, a number beyond what the planner models) is skipped, with its
 // reason, into ClusterSnapshot::skipped: no object stops a snapshot. Errors (Status::invalid) only
 // for a dump that is no list of objects.

@@ -642,6 +642,84 @@ TEST_F(ActuatorTest, ScaleInLowersMaxReplicasButNeverBelowCurrentReplicas) {
   EXPECT_EQ(events_->withReason("MaxReplicasLowered").size(), 1u);
 }
 
+// KEDA's ScaledObject "triton" owning the seed HPA: the ceiling lives in its spec.maxReplicaCount.
+class KedaActuatorTest : public ActuatorTest {
+ protected:
+  void SetUp() override {
+    ActuatorTest::SetUp();
+    auto so = fake_->create(soRef().named(""),
+                            {{"apiVersion", "keda.sh/v1alpha1"},
+                             {"kind", "ScaledObject"},
+                             {"metadata", {{"name", "triton"}, {"namespace", "default"}}},
+                             {"spec", {{"minReplicaCount", 1}, {"maxReplicaCount", 7}}}});
+    ASSERT_TRUE(so.ok()) << so.status().toString();
+    json owner{{"apiVersion", "keda.sh/v1alpha1"},
+               {"kind", "ScaledObject"},
+               {"name", "triton"},
+               {"uid", (*so)["metadata"]["uid"]},
+               {"controller", true}};
+    ASSERT_TRUE(fake_
+                    ->patch(hpaRef(), kube::PatchType::kMerge,
+                            {{"metadata", {{"ownerReferences", json::array({owner})}}}})
+                    .ok());
+  }
+  static kube::ResourceRef soRef() {
+    return kube::ResourceRef::collection("keda.sh", "v1alpha1", "scaledobjects", "default")
+        .named("triton");
+  }
+  int maxReplicaCount() { return (*fake_->get(soRef()))["spec"].value("maxReplicaCount", 0); }
+  int hpaSpecWrites() {
+    return client_->countWhere([](const Write& w) {
+      return w.resource == "horizontalpodautoscalers" && w.body.contains("spec");
+    });
+  }
+};
+
+TEST_F(KedaActuatorTest, RaisesTheScaledObjectNeverTheHpa) {
+  auto c = controller();
+  pass(*c, t0_);
+  setNode(kReshapeNode, {{"nvidia.com/mig.config.state", "success"}},
+          {{"nvidia.com/mig-1g.5gb", "14"}, {"nvidia.com/mig-3g.20gb", "0"}});
+  setNode(kSlicedNode, json::object(), {{"nvidia.com/mig-1g.5gb", "14"}});
+  pass(*c, t0_ + 20s);
+  EXPECT_GT(maxReplicaCount(), 7);
+  EXPECT_EQ(maxReplicas(), 7) << "KEDA, not gpuscale, copies it into its HPA";
+  EXPECT_EQ(hpaSpecWrites(), 0);
+  EXPECT_EQ(record()->originalMaxReplicas, 7);
+  auto raised = events_->withReason("MaxReplicasRaised");
+  ASSERT_EQ(raised.size(), 1u);
+  EXPECT_EQ(raised[0].target.kind, "HorizontalPodAutoscaler");
+  EXPECT_NE(raised[0].message.find("ScaledObject triton spec.maxReplicaCount 7 -> "),
+            std::string::npos)
+      << raised[0].message;
+  auto status = decodeHpaStatus(k8s::annotationOf(hpa(), k8s::kStatusAnnotation));
+  ASSERT_TRUE(status.has_value());
+  EXPECT_NE(status->lastAction.find("ScaledObject triton spec.maxReplicaCount"), std::string::npos);
+}
+
+TEST_F(KedaActuatorTest, LowersTheScaledObject) {
+  KubeActuator actuator(client_, events_, std::make_shared<NodeLevelGpuPodMapping>(), options_);
+  partition::Plan plan;
+  plan.actions.push_back(partition::SetMaxReplicas{"default", "triton", 7, 3});
+  auto snapshot = partition::buildSnapshot(json(objectsOf(*fake_)));
+  ASSERT_TRUE(snapshot.ok());
+  HpaStateStore store(client_, {});
+  ClusterState state;
+  state.snapshot = &*snapshot;
+  state.store = &store;
+  ASSERT_TRUE(
+      fake_->patch(hpaRef(), kube::PatchType::kMerge, {{"status", {{"currentReplicas", 2}}}}).ok());
+  actuator.apply(plan, state, t0_);
+  EXPECT_EQ(maxReplicaCount(), 3);
+  EXPECT_EQ(maxReplicas(), 7);
+  EXPECT_EQ(hpaSpecWrites(), 0);
+  auto lowered = events_->withReason("MaxReplicasLowered");
+  ASSERT_EQ(lowered.size(), 1u);
+  EXPECT_NE(lowered[0].message.find("ScaledObject triton spec.maxReplicaCount 7 -> 3"),
+            std::string::npos)
+      << lowered[0].message;
+}
+
 TEST_F(ActuatorTest, DryRunWritesNothing) {
   auto c = controller(/*dryRun=*/true);
   const std::string before = fake_->currentResourceVersion();
