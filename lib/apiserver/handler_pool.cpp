@@ -44,6 +44,8 @@ void HandlerPool::run(std::function<void()> work) {
                     [work = std::move(work), slot = std::make_shared<Slot>(this)] { work(); });
 }
 
+void HandlerPool::post(std::function<void()> work) { boost::asio::post(pool_, std::move(work)); }
+
 void HandlerPool::stop() {
   pool_.stop();
   pool_.join();

@@ -30,6 +30,9 @@ class HandlerPool {
   bool tryAdmit();
   // Runs `work` on a handler thread and then releases the slot tryAdmit() took.
   void run(std::function<void()> work);
+  // Runs `work` on a handler thread without a slot: the rest of a request that was admitted and
+  // then parked (pending_request.h bounds those by other means).
+  void post(std::function<void()> work);
   // Drops queued work, waits for running work to return.
   void stop();
 

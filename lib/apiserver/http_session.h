@@ -20,8 +20,10 @@
 #include <unordered_map>
 
 #include "gpuscale/apiserver/https_server.h"
+#include "gpuscale/apiserver/pending_request.h"
 #include "gpuscale/apiserver/serving_tls.h"
 #include "handler_pool.h"
+#include "pooled_pending_request.h"
 #include "server_metrics.h"
 #include "tls_context.h"
 
@@ -76,6 +78,9 @@ struct ListenerContext {
   // requests other than health probes (isHealthProbe) run there under the in-flight limit.
   HandlerPool* pool = nullptr;
   ServerMetrics* metrics = nullptr;
+  // When set, requests that go to the pool are given to it instead of `handler` (health probes
+  // still take `handler`): it may park them (pending_request.h).
+  const AsyncHttpHandler* asyncHandler = nullptr;
 };
 
 // /healthz, /livez or /readyz exactly (any query) without an Authorization header: answered on
@@ -234,16 +239,26 @@ class Connection : public ConnectionBase, public std::enable_shared_from_this<Co
         if (!ec) self->onDeadline(ticket);
       });
     }
-    pool->run(
-        [self = this->shared_from_this(), request = std::move(request), ticket, deadline, timeout] {
-          // A request whose deadline passed while it waited for a thread has been answered already.
-          if (timeout.count() > 0 && std::chrono::steady_clock::now() >= deadline) return;
-          HttpResponse response = callHandler(*self->context_.handler, request);
-          net::post(self->stream_.get_executor(),
-                    [self, ticket, response = std::move(response)]() mutable {
-                      self->onHandled(ticket, std::move(response));
-                    });
-        });
+    pool->run([self = this->shared_from_this(), request = std::move(request), ticket, deadline,
+               timeout]() mutable {
+      // A request whose deadline passed while it waited for a thread has been answered already.
+      if (timeout.count() > 0 && std::chrono::steady_clock::now() >= deadline) return;
+      if (self->context_.asyncHandler != nullptr) {
+        return startAsyncHandler(
+            *self->context_.asyncHandler, std::move(request), *self->context_.pool,
+            timeout.count() > 0 ? deadline : std::chrono::steady_clock::time_point::max(),
+            [self, ticket](HttpResponse response) { self->deliver(ticket, std::move(response)); });
+      }
+      self->deliver(ticket, callHandler(*self->context_.handler, request));
+    });
+  }
+
+  // The handler's response, from any thread, onto the connection's strand.
+  void deliver(uint64_t ticket, HttpResponse&& response) {
+    net::post(stream_.get_executor(),
+              [self = this->shared_from_this(), ticket, response = std::move(response)]() mutable {
+                self->onHandled(ticket, std::move(response));
+              });
   }
 
   void onHandled(uint64_t ticket, HttpResponse&& response) {

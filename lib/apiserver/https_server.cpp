@@ -103,6 +103,7 @@ struct HttpsServer::State {
   std::shared_ptr<ServingTls> servingTls;
   HttpHandler secureHandler;
   HttpHandler plainHandler;
+  AsyncHttpHandler asyncHandler;
   std::shared_ptr<detail::ServerMetrics> metrics = std::make_shared<detail::ServerMetrics>();
   net::io_context io;
   std::optional<net::executor_work_guard<net::io_context::executor_type>> work;
@@ -147,6 +148,7 @@ core::Status HttpsServer::start() {
                                                  s.options.maxRequestsInFlight, s.metrics);
   ListenerContext secureContext{&s.options,   &s.secureHandler, s.registry,
                                 s.servingTls, s.pool.get(),     s.metrics.get()};
+  if (s.asyncHandler) secureContext.asyncHandler = &s.asyncHandler;
   s.secure = std::make_shared<Listener<true>>(s.io, secureContext);
   if (auto status = s.secure->listen(s.options.bindAddress, s.options.securePort); !status.ok()) {
     return status;
@@ -195,6 +197,10 @@ void HttpsServer::shutdown(std::chrono::milliseconds deadline) {
   s.workers.clear();
   // Handlers still running (a slow backend) are waited for; queued ones are dropped.
   if (s.pool) s.pool->stop();
+}
+
+void HttpsServer::setAsyncHandler(AsyncHttpHandler handler) {
+  state_->asyncHandler = std::move(handler);
 }
 
 void HttpsServer::setMetricsRegistry(const std::shared_ptr<prometheus::Registry>& registry) {
