@@ -32,7 +32,7 @@ RateLimiter::Clock::duration RateLimiter::waitTime(Clock::time_point now) {
       std::chrono::duration<double>((1 - tokens_) / qps_));
 }
 
-bool RateLimiter::acquire(std::stop_token stop) {
+bool RateLimiter::acquire(std::stop_token stop, std::optional<Clock::time_point> deadline) {
   if (qps_ <= 0) return true;
   std::unique_lock lock(mu_);
   while (!stop.stop_requested()) {
@@ -43,9 +43,10 @@ bool RateLimiter::acquire(std::stop_token stop) {
       return true;
     }
     // Waiting callers reserve nothing: whoever wakes first after the refill takes the token.
-    const auto wait = std::chrono::duration<double>((1 - tokens_) / qps_);
-    cv_.wait_for(lock, stop, std::chrono::duration_cast<Clock::duration>(wait),
-                 [] { return false; });
+    const auto wait = std::chrono::duration_cast<Clock::duration>(
+        std::chrono::duration<double>((1 - tokens_) / qps_));
+    if (deadline && now + wait > *deadline) return false;
+    cv_.wait_for(lock, stop, wait, [] { return false; });
   }
   return false;
 }

@@ -8,10 +8,12 @@
 #include <spdlog/spdlog.h>
 
 #include <boost/asio/ssl.hpp>
+#include <future>
 #include <thread>
 
 #include "gpuscale/core/api_call_tally.h"
 #include "gpuscale/core/go_quote.h"
+#include "gpuscale/core/request_deadline.h"
 
 namespace gpuscale::kube {
 namespace http = web::http;
@@ -86,6 +88,10 @@ core::Status transportError(const std::string& server, const std::exception& e) 
       fmt::format("cannot reach the Kubernetes API at {}: {}", server, e.what()));
 }
 
+core::Status deadlinePassed(std::string_view what) {
+  return core::Status::timeout(fmt::format("{}: the request's deadline would pass first", what));
+}
+
 core::Result<Object> parseObject(const Reply& reply) {
   if (reply.body.empty()) return Object::object();
   Object parsed = Object::parse(reply.body, nullptr, /*allow_exceptions=*/false);
@@ -157,10 +163,12 @@ struct RestKubeClient::Impl {
     });
   }
 
-  // Takes a rate-limiter token, reporting the wait. False when `stop` was requested first.
-  bool throttle(std::stop_token stop = {}) {
+  // Takes a rate-limiter token, reporting the wait. False when `stop` was requested first, or
+  // when the token would come after `deadline`.
+  bool throttle(std::stop_token stop = {},
+                std::optional<SteadyClock::time_point> deadline = std::nullopt) {
     const auto start = SteadyClock::now();
-    const bool acquired = limiter.acquire(stop);
+    const bool acquired = limiter.acquire(stop, deadline);
     if (config.observer) config.observer->rateLimiterWaited(SteadyClock::now() - start);
     return acquired;
   }
@@ -172,31 +180,81 @@ struct RestKubeClient::Impl {
     }
   }
 
+  // One exchange; with a deadline, waiting for the answer ends there (the request is cancelled).
+  core::Result<Reply> exchange(http::http_request request,
+                               std::optional<SteadyClock::time_point> deadline) {
+    try {
+      if (!deadline)
+        return sendAsync(*rest, std::move(request), pplx::cancellation_token::none()).get();
+      pplx::cancellation_token_source cancel;
+      auto task = sendAsync(*rest, std::move(request), cancel.get_token());
+      auto ready = std::make_shared<std::promise<void>>();
+      auto answered = ready->get_future();
+      task.then([ready](const pplx::task<Reply>&) { ready->set_value(); });
+      if (answered.wait_until(*deadline) == std::future_status::timeout) {
+        cancel.cancel();
+        return deadlinePassed("waiting for the Kubernetes API's answer");
+      }
+      return task.get();
+    } catch (const std::exception& e) {
+      return transportError(config.server, e);
+    }
+  }
+
   core::Result<Reply> send(const Call& call, const http::method& method,
                            const std::string& pathAndQuery, const std::string* body = nullptr,
                            const std::string& contentType = "application/json") {
+    // Waits on behalf of a request end with the request (core::RequestDeadline).
+    const auto deadline = core::RequestDeadline::current();
     for (int attempt = 0;; ++attempt) {
-      throttle();
-      Reply reply;
+      if (!throttle({}, deadline)) return deadlinePassed("waiting for the client rate limiter");
       const auto start = SteadyClock::now();
-      try {
-        reply = sendAsync(*rest, buildRequest(method, pathAndQuery, body, contentType, call.accept),
-                          pplx::cancellation_token::none())
-                    .get();
-      } catch (const std::exception& e) {
-        observe(call, 0, start);
-        return transportError(config.server, e);
-      }
-      observe(call, reply.code, start);
+      auto reply =
+          exchange(buildRequest(method, pathAndQuery, body, contentType, call.accept), deadline);
+      observe(call, reply ? reply->code : 0, start);
+      if (!reply) return reply.status();
       const bool throttled =
-          reply.code == 429 || (reply.code == 503 && reply.retryAfterSeconds > 0);
+          reply->code == 429 || (reply->code == 503 && reply->retryAfterSeconds > 0);
       if (!throttled || attempt >= config.maxRetries) return reply;
       const auto wait = std::min<std::chrono::seconds>(
-          std::chrono::seconds(std::max(1, reply.retryAfterSeconds)), config.maxRetryAfter);
+          std::chrono::seconds(std::max(1, reply->retryAfterSeconds)), config.maxRetryAfter);
+      if (deadline && SteadyClock::now() + wait > *deadline) return reply;
       spdlog::warn("kube client: {} {} throttled (HTTP {}), retrying in {}s", method, pathAndQuery,
-                   reply.code, wait.count());
+                   reply->code, wait.count());
       std::this_thread::sleep_for(wait);
     }
+  }
+
+  // A call that never waits: no token from the rate limiter is a 429 at once, and `done` runs on
+  // the client's I/O thread with the outcome.
+  void callAsync(const Call& what, const http::method& method, const std::string& pathAndQuery,
+                 const std::string& body, std::function<void(core::Result<Object>)> done) {
+    if (!limiter.tryAcquire()) {
+      if (config.observer) config.observer->rateLimiterWaited(SteadyClock::duration::zero());
+      return done(core::Status(429, "TooManyRequests",
+                               "client-side rate limit of the Kubernetes API client reached"));
+    }
+    const auto start = SteadyClock::now();
+    auto request = buildRequest(method, pathAndQuery, &body, "application/json", what.accept);
+    sendAsync(*rest, std::move(request), pplx::cancellation_token::none())
+        .then([what, start, server = config.server, observer = config.observer,
+               done = std::move(done)](const pplx::task<Reply>& task) {
+          Reply reply;
+          try {
+            reply = task.get();
+          } catch (const std::exception& e) {
+            if (observer)
+              observer->requestDone(what.verb, what.resource, 0, SteadyClock::now() - start);
+            return done(transportError(server, e));
+          }
+          if (observer) {
+            observer->requestDone(what.verb, what.resource, reply.code, SteadyClock::now() - start);
+          }
+          if (reply.code < 200 || reply.code >= 300) {
+            return done(statusFromResponse(reply.code, reply.body, reply.retryAfterSeconds));
+          }
+          done(parseObject(reply));
+        });
   }
 
   core::Result<Object> call(const Call& what, const http::method& method,
@@ -295,6 +353,12 @@ core::Result<ObjectList> RestKubeClient::list(const ResourceRef& ref, const List
 core::Result<Object> RestKubeClient::create(const ResourceRef& ref, const Object& object) {
   const std::string body = object.dump();
   return impl_->call(callFor("create", ref), http::methods::POST, ref.path(), &body);
+}
+
+void RestKubeClient::createAsync(const ResourceRef& ref, const Object& object,
+                                 std::function<void(core::Result<Object>)> done) {
+  impl_->callAsync(callFor("create", ref), http::methods::POST, ref.path(), object.dump(),
+                   std::move(done));
 }
 
 core::Result<Object> RestKubeClient::update(const ResourceRef& ref, const Object& object) {

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
+#include <optional>
 #include <stop_token>
 
 namespace gpuscale::kube {
@@ -19,8 +20,10 @@ class RateLimiter {
   // qps <= 0 disables limiting.
   RateLimiter(double qps, int burst);
 
-  // Takes a token, waiting as long as needed. Returns false only if `stop` was requested first.
-  bool acquire(std::stop_token stop = {});
+  // Takes a token, waiting as long as needed. Returns false if `stop` was requested first, or at
+  // once when the wait for a token would pass `deadline` (as client-go's limiter under a context
+  // deadline: no waiting for a token that would come too late).
+  bool acquire(std::stop_token stop = {}, std::optional<Clock::time_point> deadline = {});
   // Takes a token if one is available at `now`.
   bool tryAcquire(Clock::time_point now = Clock::now());
   // How long until a token is available at `now` (zero if one is).

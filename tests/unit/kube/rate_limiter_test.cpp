@@ -43,5 +43,15 @@ TEST(RateLimiterTest, AcquireGivesUpWhenStopped) {
   EXPECT_FALSE(limiter.acquire(stop.get_token()));
 }
 
+TEST(RateLimiterTest, AcquireDoesNotWaitForATokenThatWouldComeAfterTheDeadline) {
+  RateLimiter limiter(0.001, 1);  // the next token in ~17 minutes
+  ASSERT_TRUE(limiter.acquire());
+  // Returns at once (no waiting until the deadline either): the test would time out otherwise.
+  EXPECT_FALSE(limiter.acquire({}, RateLimiter::Clock::now() + std::chrono::minutes(1)));
+  RateLimiter fast(1000, 1);
+  ASSERT_TRUE(fast.acquire());
+  EXPECT_TRUE(fast.acquire({}, RateLimiter::Clock::now() + std::chrono::seconds(10)));
+}
+
 }  // namespace
 }  // namespace gpuscale::kube
