@@ -146,6 +146,8 @@ int runServeCommand(std::span<const std::string_view> args, std::ostream& out, s
   if (!options->standalone) {
     delegation.observer = std::make_shared<kube::KubeClientMetrics>(registry);
     delegation.reviewCacheMetrics = std::make_shared<auth::ReviewCacheMetrics>(registry);
+    delegation.reviewLimiter =
+        std::make_shared<auth::ReviewLimiter>(delegation.reviewLimits, registry);
   }
   auto access = buildObjectAccess(*options, delegation, registry);
   if (!access) {

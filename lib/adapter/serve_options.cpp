@@ -65,6 +65,8 @@ constexpr std::array kIgnored = {
     IgnoredFlag{"authorization-webhook-cache-authorized-ttl", false, kNoKube},
     IgnoredFlag{"authorization-webhook-cache-unauthorized-ttl", false, kNoKube},
     IgnoredFlag{"authorization-always-allow-paths", false, kNoKube},
+    IgnoredFlag{"delegated-reviews-per-second", false, kNoKube},
+    IgnoredFlag{"delegated-reviews-max-waiting", false, kNoKube},
     IgnoredFlag{"tls-sni-cert-key", false, kUnsupported},
     IgnoredFlag{"permit-port-sharing", true, kUnsupported},
     IgnoredFlag{"permit-address-sharing", true, kUnsupported},

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <charconv>
 
 #include "gpuscale/auth/delegating_authenticator.h"
@@ -116,6 +117,19 @@ core::Result<bool> applyDelegationFlag(DelegationOptions& options, std::string_v
     if (!ttl) return ttl.status();
     (name == "authorization-webhook-cache-authorized-ttl" ? options.authorization.allowedTtl
                                                           : options.authorization.deniedTtl) = *ttl;
+  } else if (name == "delegated-reviews-per-second" || name == "delegated-reviews-max-waiting") {
+    double number = 0;
+    const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), number);
+    if (ec != std::errc() || end != value.data() + value.size() || number < 0 ||
+        (name == "delegated-reviews-max-waiting" && (number < 1 || number > 1e6))) {
+      return core::Status::badRequest(fmt::format("--{}: invalid number {:?}", name, value));
+    }
+    if (name == "delegated-reviews-per-second") {
+      options.reviewLimits.reviewsPerSecond = number;
+      options.reviewLimits.burst = std::max(1, static_cast<int>(2 * number));
+    } else {
+      options.reviewLimits.maxWaiting = static_cast<size_t>(number);
+    }
   } else if (name == "authorization-always-allow-paths") {
     options.authorization.alwaysAllowPaths = splitList(value);
   } else {
@@ -156,6 +170,10 @@ std::string delegationFlagsUsage() {
       --authorization-webhook-cache-authorized-ttl duration     (default 10s)
       --authorization-webhook-cache-unauthorized-ttl duration   (default 10s)
       --authorization-always-allow-paths strings   (default /healthz,/readyz,/livez)
+      --delegated-reviews-per-second float   TokenReviews + SubjectAccessReviews started per
+                                     second, burst twice that; beyond: 429 (default 100, 0 = no limit)
+      --delegated-reviews-max-waiting int    requests waiting for reviews at once; beyond: 429
+                                     (default 256)
 )";
 }
 
@@ -187,14 +205,18 @@ core::Result<DelegatedAuth> buildDelegatedAuth(const DelegationOptions& options)
                    lookup.message());
     }
   }
+  // One limiter for both kinds of review: together they are what callers cost kube-apiserver.
+  auto limiter = options.reviewLimiter ? options.reviewLimiter
+                                       : std::make_shared<ReviewLimiter>(options.reviewLimits);
   std::shared_ptr<TokenReviewer> tokens;
   if (*authnClient) {
     tokens = std::make_shared<TokenReviewer>(*authnClient, options.tokenCacheTtl,
-                                             options.reviewCacheMetrics);
+                                             options.reviewCacheMetrics, limiter);
   }
   out.authenticator = std::make_shared<DelegatingAuthenticator>(out.config, std::move(tokens));
   AuthorizerOptions authorization = options.authorization;
   authorization.metrics = options.reviewCacheMetrics;
+  authorization.limiter = limiter;
   out.authorizer = std::make_shared<DelegatingAuthorizer>(*authzClient, std::move(authorization));
   return out;
 }
