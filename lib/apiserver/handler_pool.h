@@ -18,7 +18,7 @@
 
 namespace gpuscale::apiserver::detail {
 
-class HandlerPool {
+class HandlerPool : public std::enable_shared_from_this<HandlerPool> {
  public:
   // `maxInFlight` 0: no limit. `metrics` may be null.
   HandlerPool(unsigned threads, unsigned maxInFlight, std::shared_ptr<ServerMetrics> metrics);

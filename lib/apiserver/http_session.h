@@ -233,8 +233,11 @@ class Connection : public ConnectionBase, public std::enable_shared_from_this<Co
     pending_ = ticket;
     const auto timeout = options().requestTimeout;
     const auto deadline = std::chrono::steady_clock::now() + timeout;
-    if (timeout.count() > 0) {
-      deadline_.expires_at(deadline);
+    // A parked request holds the connection only weakly (pooled_pending_request.h): the timer's
+    // wait keeps it alive, also without a deadline.
+    if (timeout.count() > 0 || context_.asyncHandler != nullptr) {
+      deadline_.expires_at(timeout.count() > 0 ? deadline
+                                               : std::chrono::steady_clock::time_point::max());
       deadline_.async_wait([self = this->shared_from_this(), ticket](beast::error_code ec) {
         if (!ec) self->onDeadline(ticket);
       });
@@ -247,7 +250,9 @@ class Connection : public ConnectionBase, public std::enable_shared_from_this<Co
         return startAsyncHandler(
             *self->context_.asyncHandler, std::move(request), *self->context_.pool,
             timeout.count() > 0 ? deadline : std::chrono::steady_clock::time_point::max(),
-            [self, ticket](HttpResponse response) { self->deliver(ticket, std::move(response)); });
+            [weak = self->weak_from_this(), ticket](HttpResponse response) {
+              if (auto connection = weak.lock()) connection->deliver(ticket, std::move(response));
+            });
       }
       self->deliver(ticket, callHandler(*self->context_.handler, request));
     });

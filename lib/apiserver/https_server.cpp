@@ -110,7 +110,8 @@ struct HttpsServer::State {
   std::shared_ptr<detail::ConnectionRegistry> registry =
       std::make_shared<detail::ConnectionRegistry>(metrics);
   // Declared after `io`: destroyed first, with the queued work that holds connections.
-  std::unique_ptr<detail::HandlerPool> pool;
+  // Shared: parked requests (pending_request.h) refer to it weakly.
+  std::shared_ptr<detail::HandlerPool> pool;
   std::shared_ptr<Listener<true>> secure;
   std::shared_ptr<Listener<false>> plain;
   std::vector<std::thread> workers;
@@ -144,7 +145,7 @@ core::Status HttpsServer::start() {
     s.servingTls = std::move(*fixed);
   }
 
-  s.pool = std::make_unique<detail::HandlerPool>(s.options.workerThreads,
+  s.pool = std::make_shared<detail::HandlerPool>(s.options.workerThreads,
                                                  s.options.maxRequestsInFlight, s.metrics);
   ListenerContext secureContext{&s.options,   &s.secureHandler, s.registry,
                                 s.servingTls, s.pool.get(),     s.metrics.get()};

@@ -16,10 +16,10 @@ HttpResponse internalError(std::string_view what) {
 
 }  // namespace
 
-PooledPendingRequest::PooledPendingRequest(HandlerPool& pool,
+PooledPendingRequest::PooledPendingRequest(std::weak_ptr<HandlerPool> pool,
                                            std::chrono::steady_clock::time_point deadline,
                                            Deliver deliver)
-    : pool_(pool), deadline_(deadline), deliver_(std::move(deliver)) {}
+    : pool_(std::move(pool)), deadline_(deadline), deliver_(std::move(deliver)) {}
 
 PooledPendingRequest::~PooledPendingRequest() {
   if (!answered_.exchange(true)) deliver_(internalError("the request was dropped unanswered"));
@@ -30,7 +30,9 @@ void PooledPendingRequest::respond(HttpResponse response) {
 }
 
 void PooledPendingRequest::resume(std::function<void()> work) {
-  pool_.post([self = shared_from_this(), work = std::move(work)] {
+  auto pool = pool_.lock();
+  if (!pool) return;  // the server is gone
+  pool->post([self = shared_from_this(), work = std::move(work)] {
     if (self->answered_.load() || std::chrono::steady_clock::now() >= self->deadline_) return;
     try {
       work();
@@ -45,7 +47,8 @@ void PooledPendingRequest::resume(std::function<void()> work) {
 void startAsyncHandler(const AsyncHttpHandler& handler, HttpRequest&& request, HandlerPool& pool,
                        std::chrono::steady_clock::time_point deadline,
                        PooledPendingRequest::Deliver deliver) {
-  auto pending = std::make_shared<PooledPendingRequest>(pool, deadline, std::move(deliver));
+  auto pending =
+      std::make_shared<PooledPendingRequest>(pool.weak_from_this(), deadline, std::move(deliver));
   try {
     handler(std::make_shared<const HttpRequest>(std::move(request)), pending);
   } catch (const std::exception& error) {

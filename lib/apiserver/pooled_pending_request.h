@@ -2,6 +2,10 @@
 // AsyncHttpHandler: resume() posts to the HandlerPool, respond() hands the response to the
 // connection (`deliver`, which posts it to the connection's strand).
 //
+// A parked request may be released long after the server is gone (a review answering after
+// shutdown), so it holds the pool and the connection weakly: what comes too late is dropped. The
+// connection keeps itself alive while a request is parked (its deadline timer's wait).
+//
 // Thread safety: thread-safe (pending_request.h).
 #pragma once
 
@@ -20,8 +24,8 @@ class PooledPendingRequest final : public PendingRequest,
  public:
   using Deliver = std::function<void(HttpResponse)>;
 
-  PooledPendingRequest(HandlerPool& pool, std::chrono::steady_clock::time_point deadline,
-                       Deliver deliver);
+  PooledPendingRequest(std::weak_ptr<HandlerPool> pool,
+                       std::chrono::steady_clock::time_point deadline, Deliver deliver);
   ~PooledPendingRequest() override;
 
   std::chrono::steady_clock::time_point deadline() const override { return deadline_; }
@@ -29,7 +33,7 @@ class PooledPendingRequest final : public PendingRequest,
   void resume(std::function<void()> work) override;
 
  private:
-  HandlerPool& pool_;
+  std::weak_ptr<HandlerPool> pool_;
   const std::chrono::steady_clock::time_point deadline_;
   Deliver deliver_;
   std::atomic<bool> answered_{false};
