@@ -224,10 +224,13 @@ HttpResponse ApiHandler::handle(const HttpRequest& request) const {
 struct ApiHandler::Flow {
   Flow(RequestMetrics& metrics, std::shared_ptr<const HttpRequest> r,
        std::shared_ptr<PendingRequest> p)
-      : request(std::move(r)),
+      : registry(metrics.registry()),
+        request(std::move(r)),
         pending(std::move(p)),
         started(std::chrono::steady_clock::now()),
         inFlight(metrics.trackInFlight()) {}
+  // Keeps the in-flight gauge alive should the flow end after the handler (a late review).
+  std::shared_ptr<prometheus::Registry> registry;
   std::shared_ptr<const HttpRequest> request;
   std::shared_ptr<PendingRequest> pending;
   std::chrono::steady_clock::time_point started;
