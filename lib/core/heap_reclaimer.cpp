@@ -3,6 +3,17 @@
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define GPUSCALE_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#define GPUSCALE_ASAN 1
+#endif
+#if defined(GPUSCALE_ASAN)
+#include <sanitizer/allocator_interface.h>
+#endif
 
 #include <condition_variable>
 #include <map>
@@ -136,6 +147,17 @@ void HeapReclaimer::remove(uint64_t id) {
   std::unique_lock lock(state_->mutex);
   state_->sweepers.erase(id);
   state_->done.wait(lock, [&] { return state_->running != id; });
+}
+
+size_t HeapReclaimer::heapInUseBytes() {
+#if defined(GPUSCALE_ASAN)
+  return __sanitizer_get_current_allocated_bytes();
+#elif defined(__GLIBC__)
+  const struct mallinfo2 info = mallinfo2();
+  return info.uordblks + info.hblkhd;
+#else
+  return 0;
+#endif
 }
 
 HeapReclaimerStats HeapReclaimer::stats() const {
