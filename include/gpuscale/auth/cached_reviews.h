@@ -76,6 +76,7 @@ class CachedReviews {
       if (!waiting) return done(waiting.status());
       place = std::move(*waiting);
     }
+    core::Status refused;
     {
       std::lock_guard lock(s.mutex);
       auto flight = s.inFlight.find(key);
@@ -83,13 +84,10 @@ class CachedReviews {
         flight->second.push_back({std::move(done), std::move(place)});
         return;
       }
-      if (s.options.limiter) {
-        if (auto started = s.options.limiter->start(s.options.review, knownGood); !started.ok()) {
-          return done(std::move(started));
-        }
-      }
-      s.inFlight[key].push_back({std::move(done), std::move(place)});
+      if (s.options.limiter) refused = s.options.limiter->start(s.options.review, knownGood);
+      if (refused.ok()) s.inFlight[key].push_back({std::move(done), std::move(place)});
     }
+    if (!refused.ok()) return done(std::move(refused));  // outside the lock: `done` may do work
     send([state = state_, key](Answer answer) { state->complete(key, std::move(answer)); });
   }
 
