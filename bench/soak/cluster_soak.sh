@@ -37,67 +37,18 @@ e2e_show_on_failure "$work/adapter.log"
 
 step "control plane, a KWOK node, the Deployment web (10 pods)"
 e2e_cluster_up
-kc apply -f - >/dev/null <<NODE
-apiVersion: v1
-kind: Node
-metadata:
-  name: soak-node
-  annotations: {$GPUSCALE_KWOK_NODE_ANNOTATION: "$GPUSCALE_KWOK_NODE_ANNOTATION_VALUE"}
-  labels: {kubernetes.io/hostname: soak-node, kubernetes.io/os: linux, kubernetes.io/arch: amd64}
-status:
-  capacity: {cpu: "1000", memory: 1Ti, pods: "1000"}
-  allocatable: {cpu: "1000", memory: 1Ti, pods: "1000"}
-NODE
+e2e_kwok_node soak-node
 kc create namespace soak >/dev/null
-kc -n soak apply -f - >/dev/null <<'DEPLOYMENT'
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: web}
-spec:
-  replicas: 10
-  selector: {matchLabels: {app: web}}
-  template:
-    metadata: {labels: {app: web}}
-    spec:
-      tolerations: [{key: kwok.x-k8s.io/node, operator: Exists, effect: NoSchedule}]
-      nodeSelector: {kubernetes.io/hostname: soak-node}
-      containers: [{name: main, image: registry.invalid/never-pulled:1}]
-DEPLOYMENT
-running() { kc -n soak get pods -l app=web --field-selector status.phase=Running -o name | wc -l; }
-at_least() { [ "$(running)" -ge "$1" ]; }
-eventually 300 "10 Running pods" at_least 10
 eventually 60 "default service account in soak" kc -n soak get serviceaccount default -o name
+e2e_web_deployment soak 10 soak-node
+at_least() { [ "$(e2e_running soak app=web)" -ge "$1" ]; }
+eventually 300 "10 Running pods" at_least 10
 
 step "a caller: ServiceAccount soak/hpa-soak may read custom metrics"
-kc apply -f - >/dev/null <<'CALLER'
-apiVersion: v1
-kind: ServiceAccount
-metadata: {name: hpa-soak, namespace: soak}
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRole
-metadata: {name: "soak:custom-metrics-reader"}
-rules:
-- apiGroups: [custom.metrics.k8s.io]
-  resources: ["*"]
-  verbs: [get, list]
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRoleBinding
-metadata: {name: "soak:custom-metrics-reader"}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: "soak:custom-metrics-reader"}
-subjects: [{kind: ServiceAccount, name: hpa-soak, namespace: soak}]
-CALLER
-token=$(kc -n soak create token hpa-soak --duration=6h)
+token=$(adapter_stack_metrics_reader soak hpa-soak)
 
 step "their Triton counters, Prometheus, the adapter behind the aggregator"
-echo 20 >"$work/queue_us"
-e2e_spawn "$work/exporter.log" python3 "$src/tests/e2e/adapter_hpa/pod_exporter.py" \
-  --kubectl "$bin/kubectl" --namespace soak --selector app=web \
-  --queue-file "$work/queue_us" --port-file "$work/exporter.port"
-eventually 60 "exporter port file" test -s "$work/exporter.port"
-prom_url=$("$prometheus_run" start "$work/prometheus" --scrape "127.0.0.1:$(cat "$work/exporter.port")" \
-  --interval 1s)
+adapter_pod_exporter soak app=web
 # Two versions of the rules (same metric, PromQL differing in a no-op), swapped every minute.
 sed 's/namespace="default"/namespace="soak"/' "$src/rules/triton.yaml" >"$work/rules-a.yaml"
 sed 's/(1+delta/(1.0+delta/g' "$work/rules-a.yaml" >"$work/rules-b.yaml"

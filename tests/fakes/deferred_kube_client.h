@@ -6,19 +6,15 @@
 #pragma once
 
 #include <deque>
-#include <memory>
 #include <mutex>
 
-#include "fakes/fake_kube_client.h"
+#include "fakes/forwarding_kube_client.h"
 
 namespace gpuscale::testing {
 
-class DeferredKubeClient final : public kube::KubeClient {
+class DeferredKubeClient final : public ForwardingKubeClient {
  public:
-  explicit DeferredKubeClient(std::shared_ptr<FakeKubeClient> inner = nullptr)
-      : inner_(inner ? std::move(inner) : std::make_shared<FakeKubeClient>()) {}
-
-  FakeKubeClient& inner() { return *inner_; }
+  using ForwardingKubeClient::ForwardingKubeClient;
 
   // Reviews sent and not answered yet.
   size_t pending() {
@@ -35,7 +31,7 @@ class DeferredKubeClient final : public kube::KubeClient {
       call = std::move(pending_.front());
       pending_.pop_front();
     }
-    call.done(inner_->create(call.ref, call.object));
+    call.done(inner().create(call.ref, call.object));
     return true;
   }
   void answerAll() {
@@ -49,39 +45,12 @@ class DeferredKubeClient final : public kube::KubeClient {
     pending_.push_back({ref, object, std::move(done)});
   }
 
-  core::Result<kube::Object> get(const kube::ResourceRef& ref) override { return inner_->get(ref); }
-  core::Result<kube::ObjectList> list(const kube::ResourceRef& ref,
-                                      const kube::ListOptions& options) override {
-    return inner_->list(ref, options);
-  }
-  core::Status watch(const kube::ResourceRef& ref, const kube::WatchOptions& options,
-                     const kube::WatchHandler& handler, std::stop_token stop) override {
-    return inner_->watch(ref, options, handler, stop);
-  }
-  core::Result<kube::Object> create(const kube::ResourceRef& ref,
-                                    const kube::Object& object) override {
-    return inner_->create(ref, object);
-  }
-  core::Result<kube::Object> update(const kube::ResourceRef& ref,
-                                    const kube::Object& object) override {
-    return inner_->update(ref, object);
-  }
-  core::Result<kube::Object> patch(const kube::ResourceRef& ref, kube::PatchType type,
-                                   const kube::Object& patch) override {
-    return inner_->patch(ref, type, patch);
-  }
-  core::Status remove(const kube::ResourceRef& ref) override { return inner_->remove(ref); }
-  core::Result<kube::Object> getPath(std::string_view path) override {
-    return inner_->getPath(path);
-  }
-
  private:
   struct Call {
     kube::ResourceRef ref;
     kube::Object object;
     std::function<void(core::Result<kube::Object>)> done;
   };
-  std::shared_ptr<FakeKubeClient> inner_;
   std::mutex mutex_;
   std::deque<Call> pending_;
 };
