@@ -308,11 +308,17 @@ TEST(AdapterAuthFlood, JunkTokensWithSlowReviewsLeaveAnAuthorizedCallerFast) {
   EXPECT_LE(floodedMedian, std::max(2 * idleMedian, idleMedian + 20)) << adapter.log();
   EXPECT_GT(junk[429], 1000) << "the flood was not refused";
   EXPECT_GT(junk[401], 0) << "no junk token was reviewed";
-  gpuscale::testing::TlsClient client(port);
-  const auto reply =
-      client.get("/metrics", std::string("Authorization: Bearer ") + kValidToken + "\r\n");
-  ASSERT_TRUE(reply);
-  const std::string& metrics = reply->body;
+  // A new review (the caller's first /metrics) may be refused until the junk's reviews answer.
+  std::string metrics;
+  ASSERT_TRUE(gpuscale::testing::waitUntil(
+      [&] {
+        gpuscale::testing::TlsClient client(port);
+        const auto reply =
+            client.get("/metrics", std::string("Authorization: Bearer ") + kValidToken + "\r\n");
+        if (reply && reply->status == 200) metrics = reply->body;
+        return reply && reply->status == 200;
+      },
+      30s));
   EXPECT_GT(sumOf(metrics, "gpuscale_auth_review_rejections_total", {R"(review="token")"}), 1000)
       << metrics;
 }
