@@ -6,8 +6,9 @@
 #   - the same token through kube-apiserver's aggregator (front-proxy identity, real
 #     SubjectAccessReview), 20 requests/s (wrk), and the real HPA controller reading the metric
 #     every 5 s;
-#   - a new token every 30 s (a new TokenReview), junk tokens and anonymous requests with ever new
-#     paths (invalid tokens remembered, anonymous ones denied by SubjectAccessReview) at 5/s;
+#   - a new token every 30 s (a new TokenReview) asking for 50 pods, junk tokens and anonymous
+#     requests with ever new paths (invalid tokens remembered, anonymous ones denied by
+#     SubjectAccessReview), 5 requests/s in all, each on a new TLS connection;
 #   - churn: the Deployment scaled between 10 and 20 pods every 20 s and a pod deleted every 15 s
 #     (informer events, the exporter's series follow), and the rule file rewritten every 60 s
 #     (alternating two versions: a reload each time).
@@ -27,7 +28,7 @@ source "$(dirname "$0")/../../tests/e2e/lib/common.sh"
 source "$(dirname "$0")/../../tests/e2e/lib/adapter_stack.sh"
 e2e_init bench-soak
 duration=${GPUSCALE_SOAK_SECONDS:-600}
-adapter=$build/bin/gpuscale-adapter
+adapter=${GPUSCALE_ADAPTER_BIN:-$build/bin/gpuscale-adapter}
 prometheus_run=$src/tests/support/prometheus_run.sh
 e2e_require_cluster
 e2e_require "$adapter" /usr/bin/prometheus /usr/bin/wrk /usr/bin/curl /usr/bin/python3 /usr/bin/openssl
@@ -102,17 +103,20 @@ PACE_MS=100 wrk -t1 -c2 -d"${duration}s" -s "$work/paced.lua" -H "Authorization:
 aggregated=$!
 # Fresh, junk and anonymous callers, 5 a second; a new real token every 30 s.
 (
+  set +e  # a failed call is recorded, it does not end the loop
   i=0 fresh=$token
   while :; do
     i=$((i + 1))
     if [ $((i % 150)) -eq 0 ]; then fresh=$(kc -n soak create token hpa-soak --duration=1h); fi
+    # The valid caller asks for 50 pods, as its HPAs would; junk and anonymous callers make up
+    # ever new tokens and paths.
     case $((i % 3)) in
-      0) auth=(-H "Authorization: Bearer $fresh") ;;
-      1) auth=(-H "Authorization: Bearer junk-$i") ;;
-      2) auth=() ;;
+      0) auth=(-H "Authorization: Bearer $fresh") pod=p$((i % 50)) ;;
+      1) auth=(-H "Authorization: Bearer junk-$i") pod=p$i ;;
+      2) auth=() pod=p$i ;;
     esac
     code=$(curl -sk -o /dev/null -w '%{http_code}' "${auth[@]}" \
-      "https://127.0.0.1:$ADAPTER_PORT/apis/custom.metrics.k8s.io/v1beta1/namespaces/soak/pods/p$i/avg_time_queue_us")
+      "https://127.0.0.1:$ADAPTER_PORT/apis/custom.metrics.k8s.io/v1beta1/namespaces/soak/pods/$pod/avg_time_queue_us")
     echo "$((i % 3)) $code" >>"$work/callers.txt"
     sleep 0.2
   done
@@ -120,13 +124,14 @@ aggregated=$!
 callers=$!
 # Churn: scaling, deleted pods, rule reloads.
 (
+  set +e
   n=0
   while :; do
     sleep 5
     n=$((n + 5))
     if [ $((n % 20)) -eq 0 ]; then kc -n soak scale deployment web --replicas $((10 + (n / 20 % 2) * 10)) >/dev/null; fi
     if [ $((n % 15)) -eq 0 ]; then
-      victim=$(kc -n soak get pods -l app=web -o name | head -1)
+      victim=$(kc -n soak get pods -l app=web -o name | sed -n 1p)
       [ -n "$victim" ] && kc -n soak delete "$victim" --wait=false >/dev/null 2>&1 || true
     fi
     if [ $((n % 60)) -eq 0 ]; then
