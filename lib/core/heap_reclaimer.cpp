@@ -48,7 +48,7 @@ struct HeapReclaimer::State {
     auto wake = Clock::now() + std::chrono::hours(1);
     for (const auto& [id, sweeper] : sweepers) wake = std::min(wake, sweeper.next);
     if (pending >= options.trimThreshold) wake = std::min(wake, lastTrim + options.minTrimInterval);
-    return wake;
+    return std::min(wake, lastTrim + options.periodicTrim);
   }
 
   void run(std::stop_token stop) {
@@ -75,7 +75,10 @@ struct HeapReclaimer::State {
         done.notify_all();
         it = sweepers.upper_bound(id);  // the map may have changed meanwhile
       }
-      if (pending >= options.trimThreshold && Clock::now() >= lastTrim + options.minTrimInterval) {
+      const auto after = Clock::now();
+      const bool noted =
+          pending >= options.trimThreshold && after >= lastTrim + options.minTrimInterval;
+      if (noted || after >= lastTrim + options.periodicTrim) {
         pending = 0;
         lock.unlock();
         trimHeap();
