@@ -10,9 +10,10 @@
 # binary, and a numeric non-root user. The `*-prebuilt` targets take binaries already built on
 # bookworm from prebuilt/<program>/ in the build context instead of compiling them again (what
 # scripts/build-images.sh --prebuilt stages); everything else about the image is the same.
-ARG VERSION=dev
+# scripts/build-images.sh passes the VERSION file's version and the git commit.
+ARG VERSION=unknown
+ARG REVISION=unknown
 ARG SOURCE=unknown
-ARG LICENSES=NOASSERTION
 
 FROM debian:bookworm AS build
 ENV DEBIAN_FRONTEND=noninteractive GPUSCALE_SKIP_CLUSTER_BUILD=1 GPUSCALE_SETUP=build
@@ -30,15 +31,18 @@ RUN cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DGPUSCALE_BENCH=OFF
 
 FROM debian:bookworm-slim AS runtime
 ARG VERSION
+ARG REVISION
 ARG SOURCE
-ARG LICENSES
 RUN apt-get update -qq \
  && apt-get install -y -qq --no-install-recommends ca-certificates libssl3 libcpprest2.10 \
       libbrotli1 libyaml-cpp0.7 libfmt9 libspdlog1.10 libre2-9 libprometheus-cpp-core1.0 zlib1g \
  && rm -rf /var/lib/apt/lists/* /var/cache/apt/* /var/log/apt /var/log/dpkg.log
+# licenses: gpuscale's own; the Debian packages' are in /usr/share/doc/*/copyright and the
+# release's SBOM.
 LABEL org.opencontainers.image.version="${VERSION}" \
+      org.opencontainers.image.revision="${REVISION}" \
       org.opencontainers.image.source="${SOURCE}" \
-      org.opencontainers.image.licenses="${LICENSES}" \
+      org.opencontainers.image.licenses="Apache-2.0" \
       org.opencontainers.image.vendor="gpuscale" \
       org.opencontainers.image.base.name="docker.io/library/debian:bookworm-slim"
 USER 65532:65532

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "explain_command.h"
+#include "gpuscale/core/version.h"
 #include "rules_command.h"
 #include "serve_command.h"
 
@@ -36,7 +37,8 @@ int usage(std::ostream& out, int code) {
   for (const Subcommand& command : kSubcommands) {
     out << "  " << command.name << "\t" << command.summary << "\n";
   }
-  out << "\n'gpuscale-adapter serve --help' lists the serving flags.\n";
+  out << "\n'gpuscale-adapter serve --help' lists the serving flags.\n"
+      << "'gpuscale-adapter --version' prints the version.\n";
   return code;
 }
 
@@ -53,6 +55,10 @@ int main(int argc, char** argv) {
   if (args.empty()) return usage(std::cerr, 2);
   if (args.front() == "-h" || args.front() == "--help" || args.front() == "help") {
     return usage(std::cout, 0);
+  }
+  if (args.front() == "--version" || args.front() == "version") {
+    gpuscale::core::printVersion(std::cout, "gpuscale-adapter");
+    return 0;
   }
   for (const Subcommand& command : kSubcommands) {
     if (args.front() == command.name) {

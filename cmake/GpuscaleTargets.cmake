@@ -37,6 +37,16 @@ function(gpuscale_library name)
   target_link_libraries(${name} PUBLIC ${ARG_DEPS})
 endfunction()
 
+# gpuscale_program(NAME): what every shipped program gets. It looks for shared libraries first in
+# lib/ beside its bin/ ($ORIGIN/../lib: the release tarball's layout, scripts/release.sh), then where
+# the system keeps them (an image, a Debian host). DT_RPATH rather than DT_RUNPATH, because only
+# DT_RPATH also serves the libraries' own dependencies (libcpprest's libssl, ...). In a build tree
+# and in the images that folder holds no shared library.
+function(gpuscale_program name)
+  set_target_properties(${name} PROPERTIES BUILD_RPATH "$ORIGIN/../lib")
+  target_link_options(${name} PRIVATE -Wl,--disable-new-dtags)
+endfunction()
+
 # gpuscale_test(NAME SOURCES ... DEPS ... [LABEL unit|integration|e2e] [TIMEOUT s]):
 # a GoogleTest program registered with ctest under LABEL (default unit).
 function(gpuscale_test name)

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "explain_command.h"
+#include "gpuscale/core/version.h"
 #include "plan_command.h"
 #include "run_command.h"
 
@@ -19,12 +20,18 @@ constexpr const char* kUsage =
     "for stdin)\n"
     "         and print the partition plan. Without --policy the built-in policy \"default\" "
     "applies to\n"
-    "         HPAs annotated gpuscale.io/partition-policy: default.\n";
+    "         HPAs annotated gpuscale.io/partition-policy: default.\n"
+    "\n"
+    "  --version  print the version\n";
 
 }  // namespace
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
+  if (!args.empty() && (args[0] == "--version" || args[0] == "version")) {
+    gpuscale::core::printVersion(std::cout, "gpuscale-reconciler");
+    return 0;
+  }
   if (!args.empty() && (args[0] == "-h" || args[0] == "--help" || args[0] == "help")) {
     std::cout << kUsage << "\n" << gpuscale::reconciler::runUsage() << "\n";
     gpuscale::reconciler::runExplainCommand({"--help"}, std::cout, std::cerr);

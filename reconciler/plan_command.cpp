@@ -12,11 +12,9 @@
 #include "gpuscale/core/files.h"
 #include "gpuscale/core/flag_args.h"
 #include "gpuscale/core/rfc3339.h"
-#include "gpuscale/partition/demand.h"
-#include "gpuscale/partition/planner.h"
 #include "gpuscale/partition/policy.h"
-#include "gpuscale/partition/snapshot.h"
 #include "gpuscale/reconciler/hpa_state_store.h"
+#include "gpuscale/reconciler/pass.h"
 
 namespace gpuscale::reconciler {
 namespace {
@@ -123,19 +121,23 @@ int runPlanCommand(const std::vector<std::string>& args, std::ostream& out, std:
     err << "gpuscale-reconciler plan: " << parsed->from << ": not valid JSON\n";
     return kUsageOrInputError;
   }
-  auto snapshot = partition::buildSnapshot(dump);
-  if (!snapshot) {
-    err << "gpuscale-reconciler plan: " << parsed->from << ": " << snapshot.status().message()
-        << "\n";
+  // The controller's own pass: cooldowns, give-back and raises in flight as the running
+  // reconciler recorded them when the dump has its state ConfigMap, and nodes with an operation in
+  // flight held. A dump is one look: anticipation sees no trend, only a demand already beyond the
+  // ceiling.
+  PassInputs in;
+  in.policies = &*policies;
+  in.now = parsed->now.value_or(std::chrono::system_clock::now());
+  auto pass = runPassOnDump(dump, in, StateStoreOptions{}.name);
+  if (!pass) {
+    err << "gpuscale-reconciler plan: " << parsed->from << ": " << pass.status().message() << "\n";
     return kUsageOrInputError;
   }
-
-  // Cooldowns and give-back as the running reconciler sees them, when the dump has its state.
-  applyHpaRecords(stateRecordsIn(dump, StateStoreOptions{}.name), *snapshot);
-  // A dump is one look: anticipation sees no trend, only a demand already beyond the ceiling.
-  const auto now = parsed->now.value_or(std::chrono::system_clock::now());
-  auto workloads = partition::assessWorkloads(*snapshot, *policies, now);
-  auto plan = partition::planPartitions(*snapshot, workloads, now);
+  for (const auto& s : pass->snapshot.skipped) {
+    err << "gpuscale-reconciler plan: planned as if absent: " << s.kind << " "
+        << (s.ns.empty() ? s.name : s.ns + "/" + s.name) << ": " << s.message << "\n";
+  }
+  const partition::Plan& plan = pass->plan;
   if (parsed->output == "text") {
     out << partition::planToText(plan);
   } else {

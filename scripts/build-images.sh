@@ -3,7 +3,7 @@
 # Dockerfile (one target each), with buildah, podman or docker, whichever is found first.
 #
 #   scripts/build-images.sh [--prebuilt BUILD_DIR] [--tag TAG] [--programs "adapter reconciler sim"]
-#                           [--save DIR]
+#                           [--save DIR [--format docker-archive|oci-archive]]
 #
 # --prebuilt BUILD_DIR  take the programs from BUILD_DIR/bin (built on Debian bookworm, as
 #                       scripts/test.sh does) instead of compiling them in the image build; the
@@ -11,7 +11,12 @@
 # --tag TAG             image tag (default dev): localhost/gpuscale-<program>:TAG under buildah and
 #                       podman, gpuscale-<program>:TAG under docker.
 # --save DIR            also write each image as a docker-archive DIR/gpuscale-<program>.tar (what
-#                       `ctr images import` and `podman load` take).
+#                       `ctr images import` and `podman load` take), or with --format oci-archive as
+#                       an OCI archive DIR/gpuscale-<program>.oci.tar (what scripts/release.sh ships;
+#                       `ctr images import`, `podman load` and `skopeo copy oci-archive:...` take it).
+#
+# The images' org.opencontainers.image.version label is the VERSION file's (the one version
+# source), .revision the git commit.
 #
 # Without a reachable registry, buildah and podman find no Debian base image; the script then makes
 # debian:bookworm-slim (and debian:bookworm for a build from source) from Debian packages with
@@ -21,16 +26,25 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-prebuilt="" tag=dev programs="adapter reconciler sim" save=""
+prebuilt="" tag=dev programs="adapter reconciler sim" save="" format=docker-archive
 while [ $# -gt 0 ]; do
   case "$1" in
     --prebuilt) prebuilt=$(cd "$2" && pwd); shift 2 ;;
     --tag) tag=$2; shift 2 ;;
     --programs) programs=$2; shift 2 ;;
     --save) save=$2; shift 2 ;;
-    *) echo "usage: $0 [--prebuilt BUILD_DIR] [--tag TAG] [--programs LIST] [--save DIR]" >&2; exit 2 ;;
+    --format) format=$2; shift 2 ;;
+    *)
+      echo "usage: $0 [--prebuilt BUILD_DIR] [--tag TAG] [--programs LIST] [--save DIR" \
+        "[--format docker-archive|oci-archive]]" >&2
+      exit 2 ;;
   esac
 done
+case "$format" in
+  docker-archive) suffix_save=.tar ;;
+  oci-archive) suffix_save=.oci.tar ;;
+  *) echo "build-images: --format must be docker-archive or oci-archive" >&2; exit 2 ;;
+esac
 
 engine=""
 for candidate in buildah podman docker; do
@@ -121,9 +135,11 @@ if [ -n "$prebuilt" ]; then
   suffix=-prebuilt
 fi
 
-version=$(git describe --always --dirty 2>/dev/null || echo dev)
+version=$(cat VERSION)
+revision=$(git rev-parse HEAD 2>/dev/null || echo unknown)
 source_url=$(git remote get-url origin 2>/dev/null || echo unknown)
-build_args=(--build-arg "VERSION=$version" --build-arg "SOURCE=$source_url")
+build_args=(--build-arg "VERSION=$version" --build-arg "REVISION=$revision"
+            --build-arg "SOURCE=$source_url")
 prefix=""
 [ "$engine" = docker ] || prefix=localhost/
 [ -z "$save" ] || mkdir -p "$save"
@@ -149,10 +165,16 @@ for program in $programs; do
   esac
   echo "build-images: $image built in ${seconds}s, size $size"
   if [ -n "$save" ]; then
-    rm -f "$save/gpuscale-$program.tar"
+    archive=$save/gpuscale-$program$suffix_save
+    rm -f "$archive"
+    # The archive names the image (the OCI one in org.opencontainers.image.ref.name), so
+    # `ctr images import` and `podman load` register it under that name.
     case "$engine" in
-      buildah) buildah push --quiet "$image" "docker-archive:$save/gpuscale-$program.tar:$image" ;;
-      *) "$engine" save -o "$save/gpuscale-$program.tar" "$image" ;;
+      buildah) buildah push --quiet "$image" "$format:$archive:$image" ;;
+      podman) podman save --format "$format" -o "$archive" "$image" ;;
+      docker)
+        [ "$format" = docker-archive ] || { echo "build-images: docker saves docker-archives only" >&2; exit 1; }
+        docker save -o "$archive" "$image" ;;
     esac
   fi
 done

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "exporter_command.h"
+#include "gpuscale/core/version.h"
 #include "run_command.h"
 
 namespace {
@@ -33,6 +34,7 @@ constexpr std::array kModes = {
 int usage(std::ostream& out, int code) {
   out << "usage: gpuscale-sim <mode> [arguments]\n\nmodes:\n";
   for (const Mode& mode : kModes) out << "  " << mode.name << "\t" << mode.summary << "\n";
+  out << "\n--version prints the version.\n";
   return code;
 }
 
@@ -42,6 +44,10 @@ int main(int argc, char** argv) {
   std::vector<std::string_view> args(argv + 1, argv + argc);
   if (args.empty()) return usage(std::cerr, 2);
   if (args.front() == "-h" || args.front() == "--help") return usage(std::cout, 0);
+  if (args.front() == "--version" || args.front() == "version") {
+    gpuscale::core::printVersion(std::cout, "gpuscale-sim");
+    return 0;
+  }
   for (const Mode& mode : kModes) {
     if (args.front() == mode.name) {
       return mode.run(std::span<const std::string_view>(args).subspan(1), std::cout, std::cerr);

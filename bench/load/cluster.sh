@@ -15,7 +15,7 @@
 # Also reported: the adapter's CPU time per request (cached and standalone: what the two cores could
 # serve if nothing else ran, whatever else loads the machine), and for the cached adapter its RSS idle (synced, before the load) and right after the
 # load, and kube-apiserver calls per served request (gpuscale_apiserver_kube_requests_per_request).
-# Usage: bench/load/cluster.sh [BUILD_DIR]   (prints a markdown table for docs/benchmarks.md)
+# Usage: bench/load/cluster.sh [BUILD_DIR]   (prints a markdown table for docs/benchmarks/adapter.md)
 # Exit 77 (skipped) when the cluster binaries, gpuscale-adapter, prometheus or wrk are missing.
 set -euo pipefail
 export GPUSCALE_BINARY_DIR=${1:-${GPUSCALE_BINARY_DIR:-build}}

@@ -6,7 +6,7 @@
 #   2. throughput: `wrk` (HTTPS keep-alive) as fast as possible on the cached HPA-style request
 #      (same metric and namespace, default 2s TTL) and on the direct Prometheus query.
 # Both adapters run with --workers 4. Starts the simulator's exporter, a Debian prometheus and two adapters on loopback ports, stops them at exit.
-# Usage: bench/load/run.sh [BUILD_DIR]   (prints a markdown block for docs/benchmarks.md)
+# Usage: bench/load/run.sh [BUILD_DIR]   (prints a markdown block for docs/benchmarks/adapter.md)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=${1:-build}

@@ -11,7 +11,7 @@ completed (Prometheus, 10 s rate), "queued": requests waiting over all pods (mod
 scenario's samples carry the sums over its services and, under "services", each service's own
 sample with the same fields.
 
-Definitions (documented in docs/benchmarks.md):
+Definitions (documented in docs/benchmarks/scenarios.md):
   slo_violation_seconds   time with queue_us above the SLO (each sample counts until the next one)
   p50/p95_queue_us        over samples with data
   p50/p95_latency_us      the same for the whole request (queue + compute)

@@ -18,7 +18,8 @@
 # averageValue for avg_time_queue_us (default a quarter of the SLO: queue time is ~0 below capacity
 # and explodes near it, so an HPA aiming at the SLO itself runs the pods at the edge).
 # Binaries: $GPUSCALE_BINARY_DIR/bin (default build/bin), or GPUSCALE_{SIM,ADAPTER,RECONCILER}_BIN;
-# GPUSCALE_EXTRA_SCRAPE=HOST:PORT adds a scrape target (another exporter).
+# GPUSCALE_EXTRA_SCRAPE=HOST:PORT adds a scrape target (another exporter);
+# GPUSCALE_SCENARIO_EXTRA=FILE applies more objects once the reconciler runs.
 #
 # Parts (who simulates what):
 #   tests/cluster   the real control plane: kube-apiserver + aggregator, controller-manager (the real
@@ -360,6 +361,13 @@ PY
     --health-bind-address "127.0.0.1:$(_as_free_port)" \
     --secure-status-bind-address "127.0.0.1:$(_as_free_port)" >"$work/reconciler.log" 2>&1 &
   rec_pid=$!
+fi
+
+# GPUSCALE_SCENARIO_EXTRA=FILE: more objects (another tenant's, say), applied once the reconciler
+# runs; retried while a namespace the file creates gets its service account.
+if [ -n "${GPUSCALE_SCENARIO_EXTRA:-}" ]; then
+  log "extra objects from $GPUSCALE_SCENARIO_EXTRA"
+  wait_until 60 "extra objects applied" kc apply -f "$GPUSCALE_SCENARIO_EXTRA"
 fi
 
 has_series() {

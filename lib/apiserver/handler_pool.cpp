@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <boost/asio/post.hpp>
+#include <exception>
 
 namespace gpuscale::apiserver::detail {
 
@@ -40,8 +41,17 @@ void HandlerPool::run(std::function<void()> work) {
    private:
     HandlerPool* pool_;
   };
-  boost::asio::post(pool_,
-                    [work = std::move(work), slot = std::make_shared<Slot>(this)] { work(); });
+  // An exception escaping a thread_pool handler would end the process; the work already answers
+  // handler exceptions with a 500, so this is only a last guard.
+  boost::asio::post(pool_, [this, work = std::move(work), slot = std::make_shared<Slot>(this)] {
+    try {
+      work();
+    } catch (const std::exception& error) {
+      if (metrics_) metrics_->internalError("handler pool", error.what());
+    } catch (...) {
+      if (metrics_) metrics_->internalError("handler pool", "unknown exception");
+    }
+  });
 }
 
 void HandlerPool::post(std::function<void()> work) { boost::asio::post(pool_, std::move(work)); }

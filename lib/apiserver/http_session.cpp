@@ -3,23 +3,27 @@
 #include <exception>
 
 #include "gpuscale/apiserver/api_handler.h"
-#include "gpuscale/apiserver/url.h"
 #include "gpuscale/core/duration.h"
 
 namespace gpuscale::apiserver::detail {
 
-uint64_t ConnectionRegistry::add(std::weak_ptr<ConnectionBase> connection) {
+uint64_t ConnectionRegistry::add(std::weak_ptr<ConnectionBase> connection,
+                                 std::string_view listener) {
   std::lock_guard lock(mutex_);
   const uint64_t id = nextId_++;
-  connections_.emplace(id, std::move(connection));
-  if (metrics_) metrics_->setOpenConnections(connections_.size());
+  connections_.emplace(id, Entry{std::move(connection), listener});
+  const size_t open = ++perListener_[listener];
+  if (metrics_) metrics_->setOpenConnections(listener, open);
   return id;
 }
 
 void ConnectionRegistry::remove(uint64_t id) {
   std::lock_guard lock(mutex_);
-  connections_.erase(id);
-  if (metrics_) metrics_->setOpenConnections(connections_.size());
+  auto found = connections_.find(id);
+  if (found == connections_.end()) return;
+  const size_t open = --perListener_[found->second.listener];
+  if (metrics_) metrics_->setOpenConnections(found->second.listener, open);
+  connections_.erase(found);
   if (connections_.empty()) empty_.notify_all();
 }
 
@@ -27,8 +31,8 @@ void ConnectionRegistry::closeAll() {
   std::vector<std::shared_ptr<ConnectionBase>> open;
   {
     std::lock_guard lock(mutex_);
-    for (auto& [id, weak] : connections_) {
-      if (auto connection = weak.lock()) open.push_back(std::move(connection));
+    for (auto& [id, entry] : connections_) {
+      if (auto connection = entry.connection.lock()) open.push_back(std::move(connection));
     }
   }
   for (auto& connection : open) connection->requestClose();
@@ -42,29 +46,6 @@ bool ConnectionRegistry::waitUntilEmpty(std::chrono::steady_clock::time_point de
 size_t ConnectionRegistry::size() const {
   std::lock_guard lock(mutex_);
   return connections_.size();
-}
-
-std::optional<HttpRequest> toHttpRequest(http::request<http::string_body>&& parsed, bool secure,
-                                         std::string remoteAddress,
-                                         std::shared_ptr<const PeerCertificates> peer) {
-  HttpRequest request;
-  request.method = std::string(parsed.method_string());
-  request.target = std::string(parsed.target());
-  if (request.target.empty() || request.target.front() != '/') return std::nullopt;
-  const size_t question = request.target.find('?');
-  auto path = decodePath(std::string_view(request.target).substr(0, question));
-  if (!path) return std::nullopt;
-  request.path = std::move(*path);
-  if (question != std::string::npos) request.rawQuery = request.target.substr(question + 1);
-  request.headers.reserve(8);
-  for (const auto& field : parsed) {
-    request.headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
-  }
-  request.body = std::move(parsed.body());
-  request.secure = secure;
-  request.remoteAddress = std::move(remoteAddress);
-  request.peer = std::move(peer);
-  return request;
 }
 
 HttpResponse callHandler(const HttpHandler& handler, const HttpRequest& request) {

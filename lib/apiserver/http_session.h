@@ -16,6 +16,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string_view>
 #include <type_traits>
 #include <unordered_map>
 
@@ -24,6 +25,7 @@
 #include "gpuscale/apiserver/serving_tls.h"
 #include "handler_pool.h"
 #include "pooled_pending_request.h"
+#include "request_parser.h"
 #include "server_metrics.h"
 #include "tls_context.h"
 
@@ -48,7 +50,8 @@ class ConnectionRegistry {
   // `metrics` (may be null) gets the number of open connections.
   explicit ConnectionRegistry(std::shared_ptr<ServerMetrics> metrics = nullptr)
       : metrics_(std::move(metrics)) {}
-  uint64_t add(std::weak_ptr<ConnectionBase> connection);
+  // `listener` names the listener in the open-connections gauge (a string with static storage).
+  uint64_t add(std::weak_ptr<ConnectionBase> connection, std::string_view listener);
   void remove(uint64_t id);
   // Calls requestClose() on every open connection.
   void closeAll();
@@ -62,12 +65,18 @@ class ConnectionRegistry {
   const std::shared_ptr<ServerMetrics> metrics_;
   mutable std::mutex mutex_;
   std::condition_variable empty_;
-  std::unordered_map<uint64_t, std::weak_ptr<ConnectionBase>> connections_;
+  struct Entry {
+    std::weak_ptr<ConnectionBase> connection;
+    std::string_view listener;
+  };
+  std::unordered_map<uint64_t, Entry> connections_;
+  std::unordered_map<std::string_view, size_t> perListener_;
   uint64_t nextId_ = 1;
 };
 
 // What every connection of a listener shares.
 struct ListenerContext {
+  std::string_view name;  // "secure" or "plain": the listener label of its metrics
   const ServerOptions* options = nullptr;
   const HttpHandler* handler = nullptr;
   std::shared_ptr<ConnectionRegistry> registry;
@@ -91,12 +100,6 @@ bool isHealthProbe(const HttpRequest& request);
 HttpResponse tooManyRequestsResponse();
 HttpResponse requestTimeoutResponse(std::chrono::milliseconds timeout);
 
-// Converts a parsed request; nullopt when the target is not an origin-form path or has a bad
-// escape.
-std::optional<HttpRequest> toHttpRequest(http::request<http::string_body>&& parsed, bool secure,
-                                         std::string remoteAddress,
-                                         std::shared_ptr<const PeerCertificates> peer);
-
 // The handler's response (a 500 if it threw).
 HttpResponse callHandler(const HttpHandler& handler, const HttpRequest& request);
 
@@ -114,6 +117,7 @@ class Connection : public ConnectionBase, public std::enable_shared_from_this<Co
       : context_(std::move(context)),
         tlsContext_(context_.tls ? context_.tls->current() : nullptr),
         stream_(makeStream(std::move(socket), tlsContext_.get())),
+        buffer_(readBufferLimit(context_.options->requestLimits)),
         deadline_(stream_.get_executor()) {}
 
   ~Connection() override {
@@ -122,8 +126,9 @@ class Connection : public ConnectionBase, public std::enable_shared_from_this<Co
 
   void run() {
     // Registered before the first handler runs, so the open-connection count is exact at accept.
-    id_ = context_.registry->add(this->weak_from_this());
-    net::dispatch(stream_.get_executor(), [self = this->shared_from_this()] { self->start(); });
+    id_ = context_.registry->add(this->weak_from_this(), context_.name);
+    net::dispatch(stream_.get_executor(),
+                  [self = this->shared_from_this()] { self->guarded([&] { self->start(); }); });
   }
 
   void requestClose() override {
@@ -148,6 +153,28 @@ class Connection : public ConnectionBase, public std::enable_shared_from_this<Co
   }
 
   const ServerOptions& options() const { return *context_.options; }
+
+  // Runs the body of a completion handler. Nothing in it should throw; if something does (a bug,
+  // memory exhausted), this connection is dropped and counted, never the process.
+  template <typename Body>
+  void guarded(Body&& body) noexcept {
+    try {
+      body();
+    } catch (const std::exception& error) {
+      onInternalError(error.what());
+    } catch (...) {
+      onInternalError("unknown exception");
+    }
+  }
+
+  void onInternalError(const char* what) noexcept {
+    try {
+      if (context_.metrics != nullptr) context_.metrics->internalError("connection", what);
+    } catch (...) {
+    }
+    beast::error_code ec;
+    lowest().socket().close(ec);
+  }
   beast::tcp_stream& lowest() { return beast::get_lowest_layer(stream_); }
 
   void start() {
@@ -159,9 +186,10 @@ class Connection : public ConnectionBase, public std::enable_shared_from_this<Co
     if constexpr (kTls) {
       phase_ = Phase::kHandshake;
       lowest().expires_after(options().requestReadTimeout);
-      stream_.async_handshake(
-          net::ssl::stream_base::server,
-          [self = this->shared_from_this()](beast::error_code error) { self->onHandshake(error); });
+      stream_.async_handshake(net::ssl::stream_base::server,
+                              [self = this->shared_from_this()](beast::error_code error) {
+                                self->guarded([&] { self->onHandshake(error); });
+                              });
     } else {
       waitForRequest();
     }
@@ -180,45 +208,48 @@ class Connection : public ConnectionBase, public std::enable_shared_from_this<Co
     if (buffer_.size() > 0) return readRequest();
     phase_ = Phase::kIdle;
     lowest().expires_after(options().idleTimeout);
-    stream_.async_read_some(buffer_.prepare(16 * 1024),
+    // A small read: an idle connection holds no more than this (a request that does not fit is
+    // read on by readRequest()).
+    stream_.async_read_some(buffer_.prepare(kIdleReadBytes),
                             [self = this->shared_from_this()](beast::error_code ec, size_t n) {
-                              if (ec) return self->closeSocket();
-                              self->buffer_.commit(n);
-                              self->readRequest();
+                              self->guarded([&] {
+                                if (ec) return self->closeSocket();
+                                self->buffer_.commit(n);
+                                self->readRequest();
+                              });
                             });
   }
 
   void readRequest() {
     phase_ = Phase::kReading;
-    parser_.emplace();
-    parser_->header_limit(static_cast<uint32_t>(options().headerLimitBytes));
-    parser_->body_limit(options().bodyLimitBytes);
+    parser_.emplace(options().requestLimits);
     lowest().expires_after(options().requestReadTimeout);
-    http::async_read(
-        stream_, buffer_, *parser_,
-        [self = this->shared_from_this()](beast::error_code ec, size_t) { self->onRead(ec); });
+    http::async_read(stream_, buffer_, *parser_,
+                     [self = this->shared_from_this()](beast::error_code ec, size_t) {
+                       self->guarded([&] { self->onRead(ec); });
+                     });
   }
 
   void onRead(beast::error_code ec) {
     phase_ = Phase::kBusy;
-    if (ec == http::error::header_limit)
-      return writeError(http::status::request_header_fields_too_large);
-    if (ec == http::error::body_limit) return writeError(http::status::payload_too_large);
     if (ec) {
-      // Malformed bytes get a 400; a peer that went away or ran out of time gets nothing.
-      const bool malformed =
-          ec.category() == http::make_error_code(http::error::bad_target).category() &&
-          ec != http::error::end_of_stream && ec != http::error::partial_message;
-      if (malformed) return writeError(http::status::bad_request);
-      return closeSocket();
+      // A request that does not fit or is not HTTP gets its 431/413/400 and a close; a peer that
+      // went away or ran out of time gets nothing.
+      const RequestRefusal refusal = parser_->refusal(ec);
+      parser_.reset();
+      if (refusal == RequestRefusal::kNone) return closeSocket();
+      if (context_.metrics != nullptr) context_.metrics->requestRefused(context_.name, refusal);
+      return writeError(static_cast<http::status>(refusalStatus(refusal)));
     }
 
-    head_ = parser_->get().method() == http::verb::head;
-    wantsKeepAlive_ = parser_->get().keep_alive();
-    auto request = toHttpRequest(parser_->release(), kTls, remoteAddress_, peer_);
+    head_ = parser_->head();
+    wantsKeepAlive_ = parser_->keep_alive();
+    HttpRequest request = parser_->release();
     parser_.reset();
-    if (!request) return writeError(http::status::bad_request);
-    dispatch(std::move(*request));
+    request.secure = kTls;
+    request.remoteAddress = remoteAddress_;
+    request.peer = peer_;
+    dispatch(std::move(request));
   }
 
   // Health probes and the plain listener: here and now. Everything else: a handler thread, under
@@ -239,7 +270,7 @@ class Connection : public ConnectionBase, public std::enable_shared_from_this<Co
       deadline_.expires_at(timeout.count() > 0 ? deadline
                                                : std::chrono::steady_clock::time_point::max());
       deadline_.async_wait([self = this->shared_from_this(), ticket](beast::error_code ec) {
-        if (!ec) self->onDeadline(ticket);
+        if (!ec) self->guarded([&] { self->onDeadline(ticket); });
       });
     }
     pool->run([self = this->shared_from_this(), request = std::move(request), ticket, deadline,
@@ -262,7 +293,7 @@ class Connection : public ConnectionBase, public std::enable_shared_from_this<Co
   void deliver(uint64_t ticket, HttpResponse&& response) {
     net::post(stream_.get_executor(),
               [self = this->shared_from_this(), ticket, response = std::move(response)]() mutable {
-                self->onHandled(ticket, std::move(response));
+                self->guarded([&] { self->onHandled(ticket, std::move(response)); });
               });
   }
 
@@ -301,19 +332,28 @@ class Connection : public ConnectionBase, public std::enable_shared_from_this<Co
     lowest().expires_after(options().writeTimeout);
     http::async_write(stream_, response_,
                       [self = this->shared_from_this()](beast::error_code ec, size_t) {
-                        if (ec) return self->closeSocket();
-                        if (self->lingering_) return self->drainThenClose();
-                        if (!self->keepAlive_) return self->closeGracefully();
-                        self->waitForRequest();
+                        self->guarded([&] { self->onWritten(ec); });
                       });
+  }
+
+  void onWritten(beast::error_code ec) {
+    // Give back what the request and its response held: a connection keeps no more than an idle
+    // read's worth of buffer between requests.
+    response_ = {};
+    if (buffer_.size() == 0 && buffer_.capacity() > kIdleReadBytes) buffer_.shrink_to_fit();
+    if (ec) return closeSocket();
+    if (lingering_) return drainThenClose();
+    if (!keepAlive_) return closeGracefully();
+    waitForRequest();
   }
 
   void closeGracefully() {
     phase_ = Phase::kClosing;
     if constexpr (kTls) {
       lowest().expires_after(std::chrono::seconds(1));
-      stream_.async_shutdown(
-          [self = this->shared_from_this()](beast::error_code) { self->closeSocket(); });
+      stream_.async_shutdown([self = this->shared_from_this()](beast::error_code) {
+        self->guarded([&] { self->closeSocket(); });
+      });
     } else {
       beast::error_code ec;
       lowest().socket().shutdown(tcp::socket::shutdown_send, ec);
@@ -333,11 +373,13 @@ class Connection : public ConnectionBase, public std::enable_shared_from_this<Co
   void drainMore() {
     constexpr size_t kMaxDrain = 8 * 1024 * 1024;
     buffer_.clear();
-    stream_.async_read_some(buffer_.prepare(64 * 1024),
+    stream_.async_read_some(buffer_.prepare(std::min<size_t>(buffer_.max_size(), 16 * 1024)),
                             [self = this->shared_from_this()](beast::error_code ec, size_t n) {
-                              self->drained_ += n;
-                              if (ec || self->drained_ > kMaxDrain) return self->closeSocket();
-                              self->drainMore();
+                              self->guarded([&] {
+                                self->drained_ += n;
+                                if (ec || self->drained_ > kMaxDrain) return self->closeSocket();
+                                self->drainMore();
+                              });
                             });
   }
 
@@ -352,7 +394,7 @@ class Connection : public ConnectionBase, public std::enable_shared_from_this<Co
   std::shared_ptr<net::ssl::context> tlsContext_;  // outlives stream_ (declared before it)
   Stream stream_;
   beast::flat_buffer buffer_;
-  std::optional<http::request_parser<http::string_body>> parser_;
+  std::optional<RequestParser> parser_;
   http::response<http::string_body> response_;
   net::steady_timer deadline_;  // the request deadline of the request handed to the pool
   uint64_t lastTicket_ = 0;

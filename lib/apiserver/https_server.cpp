@@ -67,16 +67,7 @@ class Listener : public std::enable_shared_from_this<Listener<kTls>> {
         net::make_strand(io_),
         [self = this->shared_from_this()](boost::system::error_code ec, tcp::socket socket) {
           if (!ec) {
-            const size_t limit = self->context_.options->maxConnections;
-            if (limit != 0 && self->context_.registry->size() >= limit) {
-              // Closed before any TLS work: a flood of connections costs a descriptor for an
-              // instant, not a handshake and buffers each.
-              self->context_.metrics->connectionRejected(limit);
-              socket.close(ec);
-              return self->accept();
-            }
-            socket.set_option(tcp::no_delay(true), ec);
-            std::make_shared<detail::Connection<kTls>>(std::move(socket), self->context_)->run();
+            self->admit(std::move(socket));
             return self->accept();
           }
           if (!self->acceptor_.is_open() || self->context_.registry->stopping.load()) return;
@@ -88,12 +79,49 @@ class Listener : public std::enable_shared_from_this<Listener<kTls>> {
         });
   }
 
+  // Starts a connection, unless the listener is full. Whatever fails here (no memory for the TLS
+  // state, ...) drops this connection, never the acceptor.
+  void admit(tcp::socket socket) noexcept {
+    boost::system::error_code ec;
+    try {
+      const size_t limit = context_.options->maxConnections;
+      if (limit != 0 && context_.registry->size() >= limit) {
+        // Closed before any TLS work: a flood of connections costs a descriptor for an instant,
+        // not a handshake and buffers each.
+        context_.metrics->connectionRejected(context_.name, false, limit);
+        socket.close(ec);
+        return;
+      }
+      socket.set_option(tcp::no_delay(true), ec);
+      std::make_shared<detail::Connection<kTls>>(std::move(socket), context_)->run();
+    } catch (const std::exception& error) {
+      context_.metrics->internalError("accept", error.what());
+      socket.close(ec);
+    }
+  }
+
   net::io_context& io_;
   tcp::acceptor acceptor_;
   net::steady_timer retry_;
   ListenerContext context_;
   uint16_t port_ = 0;
 };
+
+// Runs the io_context until it is stopped. An exception out of a completion handler (each
+// connection's handlers catch their own, so this is a last guard) drops that handler's connection;
+// the thread logs, counts and runs on.
+void runGuarded(net::io_context& io, detail::ServerMetrics& metrics) {
+  for (;;) {
+    try {
+      io.run();
+      return;
+    } catch (const std::exception& error) {
+      metrics.internalError("I/O", error.what());
+    } catch (...) {
+      metrics.internalError("I/O", "unknown exception");
+    }
+  }
+}
 
 }  // namespace
 
@@ -147,8 +175,8 @@ core::Status HttpsServer::start() {
 
   s.pool = std::make_shared<detail::HandlerPool>(s.options.workerThreads,
                                                  s.options.maxRequestsInFlight, s.metrics);
-  ListenerContext secureContext{&s.options,   &s.secureHandler, s.registry,
-                                s.servingTls, s.pool.get(),     s.metrics.get()};
+  ListenerContext secureContext{"secure",     &s.options,   &s.secureHandler, s.registry,
+                                s.servingTls, s.pool.get(), s.metrics.get()};
   if (s.asyncHandler) secureContext.asyncHandler = &s.asyncHandler;
   s.secure = std::make_shared<Listener<true>>(s.io, secureContext);
   if (auto status = s.secure->listen(s.options.bindAddress, s.options.securePort); !status.ok()) {
@@ -159,8 +187,8 @@ core::Status HttpsServer::start() {
     if (!address) return address.status();
     if (!s.plainHandler)
       return core::Status::invalid("plain listener configured without a handler");
-    ListenerContext plainContext{&s.options, &s.plainHandler, s.registry,
-                                 nullptr,    nullptr,         s.metrics.get()};
+    ListenerContext plainContext{"plain", &s.options, &s.plainHandler, s.registry,
+                                 nullptr, nullptr,    s.metrics.get()};
     s.plain = std::make_shared<Listener<false>>(s.io, plainContext);
     if (auto status = s.plain->listen(address->first, address->second); !status.ok()) return status;
   }
@@ -169,7 +197,7 @@ core::Status HttpsServer::start() {
   s.secure->start();
   if (s.plain) s.plain->start();
   for (unsigned i = 0; i < kIoThreads; ++i) {
-    s.workers.emplace_back([&io = s.io] { io.run(); });
+    s.workers.emplace_back([&io = s.io, metrics = s.metrics] { runGuarded(io, *metrics); });
   }
   s.running = true;
   return {};

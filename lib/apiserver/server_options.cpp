@@ -90,6 +90,17 @@ Status applyCipherSuites(ServerOptions& options, std::string_view value) {
   return {};
 }
 
+// Request and connection limits: --max-request-* (RequestLimits). Returns nullptr when `name` is
+// none of them.
+size_t* requestLimitFlag(RequestLimits& limits, std::string_view name) {
+  if (name == "max-request-header-bytes") return &limits.headerBytes;
+  if (name == "max-request-header-field-bytes") return &limits.fieldBytes;
+  if (name == "max-request-headers") return &limits.headerCount;
+  if (name == "max-request-target-bytes") return &limits.targetBytes;
+  if (name == "max-request-body-bytes") return &limits.bodyBytes;
+  return nullptr;
+}
+
 }  // namespace
 
 Result<std::pair<std::string, uint16_t>> splitHostPort(std::string_view address) {
@@ -174,6 +185,13 @@ Result<bool> applyServingFlag(ServerOptions& options, std::string_view name,
       if (!split) return badFlag(name, value, split.status().message());
     }
     options.metricsBindAddress = std::string(value);
+  } else if (size_t* limit = requestLimitFlag(options.requestLimits, name)) {
+    auto parsed = parseUnsigned(name, value, 64u << 20);
+    if (!parsed) return parsed.status();
+    if (*parsed == 0 && name != "max-request-body-bytes") {
+      return badFlag(name, value, "must be at least 1");
+    }
+    *limit = static_cast<size_t>(*parsed);
   } else if (name == "disable-http2" || name == "http2-max-streams-per-connection") {
     // HTTP/1.1 only; accepted so prometheus-adapter command lines keep working.
   } else {
@@ -219,6 +237,15 @@ std::string servingFlagsUsage() {
          "                                        closed at once (default 1024, 0 = no limit)\n"
          "      --request-timeout duration        a request not answered within it gets a 504\n"
          "                                        (default 1m0s, 0 = none)\n"
+         "      --max-request-header-bytes int    request line + header fields; beyond it 431\n"
+         "                                        (default 32768)\n"
+         "      --max-request-header-field-bytes int\n"
+         "                                        one header field, name + value; beyond it 431\n"
+         "                                        (default 16384)\n"
+         "      --max-request-headers int         header fields; beyond it 431 (default 256)\n"
+         "      --max-request-target-bytes int    request target (path + query); beyond it 431\n"
+         "                                        (default 16384)\n"
+         "      --max-request-body-bytes int      request body; beyond it 413 (default 4096)\n"
          "      --tls-reload-interval duration    how often certificate and CA files are re-read "
          "(default 10s)\n"
          "      --metrics-bind-address string     host:port of a plain-HTTP /metrics listener "

@@ -9,6 +9,7 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <charconv>
+#include <exception>
 #include <thread>
 
 namespace gpuscale::core {
@@ -94,7 +95,16 @@ Result<std::unique_ptr<PlainHttpListener>> PlainHttpListener::start(
       boost::system::error_code acceptError;
       raw->acceptor.accept(socket, acceptError);
       if (raw->stopping.load()) return;
-      if (!acceptError) serveOne(std::move(socket), raw->handler, raw->readTimeout);
+      if (acceptError) continue;
+      // Whatever a request makes throw (a handler's bug, memory exhausted) ends that connection,
+      // never the listener's thread (an exception out of it would end the process).
+      try {
+        serveOne(std::move(socket), raw->handler, raw->readTimeout);
+      } catch (const std::exception& error) {
+        fmt::print(stderr, "plain HTTP listener: a request failed: {}\n", error.what());
+      } catch (...) {
+        fmt::print(stderr, "plain HTTP listener: a request failed\n");
+      }
     }
   });
   return std::unique_ptr<PlainHttpListener>(new PlainHttpListener(std::move(impl)));

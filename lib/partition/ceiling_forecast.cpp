@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "saturating.h"
+
 namespace gpuscale::partition {
 namespace {
 
@@ -81,7 +83,8 @@ CeilingForecast forecastCeiling(const std::vector<HpaObservation>& history,
   const bool trend = line.points >= knobs.minObservations &&
                      line.span >= static_cast<double>(knobs.minSpan.count());
   const double projected = current.wanted + (trend ? std::max(0.0, line.slope) * lead : 0.0);
-  f.predictedWanted = std::max(maxReplicas + 1, static_cast<int>(std::ceil(projected - 1e-9)));
+  f.predictedWanted =
+      std::max(addSaturated(maxReplicas, 1), saturatedInt(std::ceil(projected - 1e-9)));
 
   if (current.wanted > maxReplicas) {
     int streak = 0;

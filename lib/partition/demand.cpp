@@ -8,12 +8,13 @@
 
 #include "gpuscale/partition/lead_time.h"
 #include "gpuscale/partition/resource_names.h"
+#include "saturating.h"
 
 namespace gpuscale::partition {
 namespace {
 
 // ceil() that ignores floating-point noise just above an integer (56.0000000001 -> 56).
-int ceilReplicas(double x) { return static_cast<int>(std::ceil(x - 1e-9)); }
+int ceilReplicas(double x) { return saturatedInt(std::ceil(x - 1e-9)); }
 
 bool averagedOverCurrent(const HpaMetric& m) {
   return (m.type == "Object" || m.type == "External") && m.targetType == "AverageValue";
@@ -98,6 +99,20 @@ class LabelIndex {
 
 }  // namespace
 
+std::string_view blockReasonName(BlockReason reason) {
+  switch (reason) {
+    case BlockReason::kTooManyReplicas:
+      return "TooManyReplicas";
+    case BlockReason::kUnschedulable:
+      return "Unschedulable";
+    case BlockReason::kAnticipated:
+      return "Anticipated";
+    case BlockReason::kNone:
+      break;
+  }
+  return "";
+}
+
 int hpaWantedReplicas(const HpaState& hpa, int readyPods, double tolerance) {
   const int current = hpa.currentReplicas;
   // The status' metrics were averaged at the HPA's last sync, over at most currentReplicas pods:
@@ -121,7 +136,7 @@ int podsFitting(const WorkloadDemand& d, std::size_t nodeIndex, std::int64_t cap
   auto own = d.ownUsage.find(nodeIndex);
   std::int64_t usedByOthers = usedOnNode - (own == d.ownUsage.end() ? 0 : own->second);
   std::int64_t free = capacity - usedByOthers;
-  return free <= 0 ? 0 : static_cast<int>(free / std::max<std::int64_t>(1, d.perPod));
+  return free <= 0 ? 0 : saturatedInt(free / std::max<std::int64_t>(1, d.perPod));
 }
 
 namespace {
@@ -139,7 +154,7 @@ void anticipate(WorkloadDemand& d, const ClusterSnapshot& snapshot, TimePoint no
   if (lead.source != "policy leadTime") f.why += fmt::format("; lead time {}", lead.source);
   if (f.reaches) {
     d.blocked = true;
-    d.reason = "Anticipated";
+    d.reason = BlockReason::kAnticipated;
     d.wanted = std::max(d.wanted, f.predictedWanted);
   }
   d.forecast = std::move(f);
@@ -210,8 +225,8 @@ std::vector<WorkloadDemand> assessAt(const ClusterSnapshot& snapshot, const Poli
         continue;
       }
       auto used = node.used.find(d.resource);
-      d.ceiling += podsFitting(d, i, node.capacityFor(d.resource),
-                               used == node.used.end() ? 0 : used->second);
+      d.ceiling = addSaturated(d.ceiling, podsFitting(d, i, node.capacityFor(d.resource),
+                                                      used == node.used.end() ? 0 : used->second));
     }
     double tolerance = hpa.scaleUpTolerance.value_or(policy->tolerance);
     d.wanted = hpaWantedReplicas(hpa, ready, tolerance);
@@ -225,15 +240,17 @@ std::vector<WorkloadDemand> assessAt(const ClusterSnapshot& snapshot, const Poli
     bool active = !hpa.hasCondition("ScalingActive", "False");
     if (unschedulable) {
       d.blocked = true;
-      d.reason = "Unschedulable";
+      d.reason = BlockReason::kUnschedulable;
     } else if (limited && active && hpa.maxReplicas >= d.ceiling) {
       d.blocked = true;
-      d.reason = "TooManyReplicas";
+      d.reason = BlockReason::kTooManyReplicas;
     } else if (now && active && policy->anticipation.enabled && hpa.maxReplicas >= d.ceiling) {
       anticipate(d, snapshot, *now);
     }
     if (!d.blocked) d.notBlockedWhy = notBlockedWhy(d, limited, rateLimited, active);
-    for (const auto& [i, units] : d.ownUsage) d.heldPods += static_cast<int>(units / d.perPod);
+    for (const auto& [i, units] : d.ownUsage) {
+      d.heldPods = addSaturated(d.heldPods, saturatedInt(units / d.perPod));
+    }
     d.inFlight = hpa.promisedMaxReplicas.has_value();
     const int promisedMax = hpa.promisedMaxReplicas.value_or(
         hpa.originalMaxReplicas && hpa.maxReplicas > *hpa.originalMaxReplicas ? hpa.maxReplicas

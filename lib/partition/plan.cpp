@@ -100,7 +100,7 @@ nlohmann::ordered_json planToJson(const Plan& plan) {
                        {"ceiling", d.ceiling},
                        {"wanted", d.wanted}});
     if (!d.explain.empty()) {
-      demands.back()["reason"] = d.reason;
+      demands.back()["reason"] = std::string(blockReasonName(d.reason));
       demands.back()["explain"] = d.explain;
     }
   }
@@ -127,7 +127,7 @@ std::string planToText(const Plan& plan) {
   out += fmt::format("Demands ({}):\n", plan.demands.size());
   for (const auto& d : plan.demands) {
     out += fmt::format("  HPA {}/{} blocked ({}) on {}: ceiling {}, wants {}\n", d.ns, d.name,
-                       d.reason, d.resource, d.ceiling, d.wanted);
+                       blockReasonName(d.reason), d.resource, d.ceiling, d.wanted);
     if (!d.explain.empty()) out += fmt::format("    {}\n", d.explain);
   }
   out += fmt::format("Actions ({}):\n", plan.actions.size());

@@ -106,7 +106,8 @@ Plan PlanBuilder::finish(const std::vector<WorkloadDemand>& workloads) {
   for (const auto& d : workloads) {
     if (d.blocked) {
       std::string explain;
-      if (d.reason == "Anticipated" && d.forecast) explain = "predicted: " + d.forecast->why;
+      if (d.reason == BlockReason::kAnticipated && d.forecast)
+        explain = "predicted: " + d.forecast->why;
       if (auto it = shares_.find({d.ns, d.name}); it != shares_.end()) {
         explain += (explain.empty() ? "" : "; ") + ("shared: " + it->second);
       }

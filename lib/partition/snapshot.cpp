@@ -1,32 +1,40 @@
 #include "gpuscale/partition/snapshot.h"
 
 #include <algorithm>
-#include <cmath>
-
-#include <fmt/format.h>
 
 #include "config_sources.h"
 #include "gpuscale/core/rfc3339.h"
 #include "gpuscale/k8s/well_known_keys.h"
 #include "gpuscale/partition/config_name.h"
+#include "gpuscale/partition/kube_objects.h"
 #include "gpuscale/partition/mig_restore.h"
+#include "gpuscale/partition/object_fields.h"
 #include "gpuscale/partition/resource_names.h"
-#include "hpa_parse.h"
-#include "json_fields.h"
 #include "quantity.h"
 
 namespace gpuscale::partition {
 namespace {
 
-namespace jf = json_fields;
 using nlohmann::json;
+
+// Counts in GFD labels beyond this (GPUs, instances, replicas, MiB of memory) are not a GPU
+// node's: such a label reads as absent, so no loop over a label's count can run away.
+constexpr std::int64_t kMaxLabelCount = 1 << 20;
+constexpr std::int64_t kMaxGpusPerNode = 256;
 
 std::optional<std::int64_t> labelInt(const Labels& labels, const std::string& key) {
   auto it = labels.find(key);
   if (it == labels.end()) return std::nullopt;
   auto q = parseQuantity(it->second);
-  if (!q || *q < 0) return std::nullopt;
+  if (!q || *q < 0 || *q > static_cast<double>(kMaxLabelCount)) return std::nullopt;
   return static_cast<std::int64_t>(*q);
+}
+
+// nvidia.com/gpu.count, when it is a GPU node's.
+std::optional<std::int64_t> gpuCount(const Labels& labels) {
+  auto count = labelInt(labels, "nvidia.com/gpu.count");
+  if (count && *count > kMaxGpusPerNode) return std::nullopt;
+  return count;
 }
 
 std::string label(const Labels& labels, std::string_view key) {
@@ -34,72 +42,12 @@ std::string label(const Labels& labels, std::string_view key) {
   return it == labels.end() ? std::string() : it->second;
 }
 
-ResourceCounts gpuResources(const json& list, std::string_view field) {
-  ResourceCounts out;
-  for (const auto& [name, value] : jf::object(list, field).items()) {
-    if (name.rfind(kNvidiaPrefix, 0) != 0) continue;
-    auto q = parseQuantity(jf::quantityText(jf::object(list, field), name));
-    if (!q || *q < 0) jf::fail(std::string(field) + "." + name, "a non-negative quantity");
-    out[name] = static_cast<std::int64_t>(std::ceil(*q));
-  }
-  return out;
-}
-
-// One container's GPU requests: max(request, limit) per resource (extended resources need both
-// equal).
-ResourceCounts containerGpuRequests(const json& container) {
-  const json& res = jf::object(container, "resources");
-  ResourceCounts requests = gpuResources(res, "requests");
-  for (const auto& [name, n] : gpuResources(res, "limits")) {
-    requests[name] = std::max(requests[name], n);
-  }
-  return requests;
-}
-
-// Per-pod GPU requests as the scheduler counts them (the pod's effective request): per resource,
-// the larger of what runs together (app containers plus sidecars, the init containers with
-// restartPolicy Always) and the peak of the init phase (each other init container plus the
-// sidecars started before it).
-ResourceCounts podGpuRequests(const json& podSpec) {
-  ResourceCounts sidecars, initPeak;
-  for (const auto& c : jf::array(podSpec, "initContainers")) {
-    const ResourceCounts requests = containerGpuRequests(c);
-    if (jf::string(c, "restartPolicy") == "Always") {
-      for (const auto& [name, n] : requests) sidecars[name] += n;
-      continue;
-    }
-    for (const auto& [name, n] : requests) {
-      auto before = sidecars.find(name);
-      const std::int64_t alongside = before == sidecars.end() ? 0 : before->second;
-      initPeak[name] = std::max(initPeak[name], n + alongside);
-    }
-  }
-  ResourceCounts out = sidecars;
-  for (const auto& c : jf::array(podSpec, "containers")) {
-    for (const auto& [name, n] : containerGpuRequests(c)) out[name] += n;
-  }
-  for (const auto& [name, n] : initPeak) out[name] = std::max(out[name], n);
-  return out;
-}
-
-// Dynamic Resource Allocation claims (the pod's, or a container's reference to one): the device a
-// claim binds is not in the pod, so the pod may hold any GPU of its node.
-bool hasResourceClaims(const json& podSpec) {
-  if (!jf::array(podSpec, "resourceClaims").empty()) return true;
-  for (const char* list : {"containers", "initContainers"}) {
-    for (const auto& c : jf::array(podSpec, list)) {
-      if (!jf::array(jf::object(c, "resources"), "claims").empty()) return true;
-    }
-  }
-  return false;
-}
-
 // Every GPU's setting under config `name`, from the first ConfigMap that resolves it for all of
 // them; `physical` is the GPU count (nullopt: derive it from the single strategy's device count).
 std::optional<std::vector<GpuState>> resolveNamed(const NodeState& node, const std::string& name,
                                                   std::optional<int> physical,
                                                   ConfigSources& sources) {
-  auto count = labelInt(node.labels, "nvidia.com/gpu.count");
+  auto count = gpuCount(node.labels);
   for (const MigPartedConfig* config : sources.migConfigsFor(node.name)) {
     auto first = resolveMigConfig(*config, name, node.model, 0);
     if (!first) continue;
@@ -136,7 +84,7 @@ void resolveRestore(NodeState& node, const std::string& annotation, ConfigSource
 
 void resolveGeometry(NodeState& node, ConfigSources& sources) {
   if (node.model == nullptr) return;
-  auto count = labelInt(node.labels, "nvidia.com/gpu.count");
+  auto count = gpuCount(node.labels);
   if (!node.migConfig.empty()) {
     if (auto gpus = resolveNamed(node, node.migConfig, std::nullopt, sources)) {
       node.gpus = std::move(*gpus);
@@ -190,33 +138,33 @@ ResourceCounts expectedAllocatable(const std::string& intent) {
   ResourceCounts out;
   const json j = json::parse(intent, nullptr, false);
   if (!j.is_object()) return out;
-  const json* expect = nullptr;
-  if (auto then = j.find("then"); then != j.end() && then->is_object()) {
-    if (auto e = then->find("expect"); e != then->end()) expect = &*e;
-  }
-  if (expect == nullptr) {
-    if (auto e = j.find("expect"); e != j.end()) expect = &*e;
-  }
-  if (expect == nullptr || !expect->is_object()) return out;
-  for (const auto& [resource, count] : expect->items()) {
-    if (count.is_number_integer() && count.get<std::int64_t>() >= 0)
-      out[resource] = count.get<std::int64_t>();
-  }
-  return out;
+  auto counts = fields::readFields("", [&] {
+    const json* expect = fields::find(fields::object(j, "then"), "expect");
+    if (expect == nullptr) expect = fields::find(j, "expect");
+    ResourceCounts read;
+    if (expect == nullptr || !expect->is_object()) return read;
+    for (const auto& [resource, count] : expect->items()) {
+      if (count.is_number_integer()) {
+        const std::int64_t n = fields::integer(*expect, resource);
+        if (n >= 0) read[resource] = n;
+      }
+    }
+    return read;
+  });
+  return counts ? *counts : out;
 }
 
-NodeState parseNode(const json& item, ConfigSources& sources) {
-  const json& meta = jf::object(item, "metadata");
+NodeState nodeState(const NodeObject& object, ConfigSources& sources) {
   NodeState n;
-  n.name = jf::string(meta, "name");
-  n.labels = jf::stringMap(meta, "labels");
-  n.schedulable = !jf::object(item, "spec").value("unschedulable", false);
-  n.allocatable = gpuResources(jf::object(item, "status"), "allocatable");
+  n.name = object.meta.name;
+  n.labels = object.meta.labels;
+  n.schedulable = !object.unschedulable;
+  n.allocatable = object.allocatable;
   n.product = label(n.labels, "nvidia.com/gpu.product");
   n.migConfig = label(n.labels, k8s::kMigConfigLabel);
   n.migConfigState = label(n.labels, k8s::kMigConfigStateLabel);
   n.devicePluginConfigName = label(n.labels, k8s::kDevicePluginConfigLabel);
-  const Labels annotations = jf::stringMap(meta, "annotations");
+  const Labels& annotations = object.meta.annotations;
   if (auto it = annotations.find(std::string(k8s::kIntentAnnotation)); it != annotations.end()) {
     n.hasIntent = true;
     n.expected = expectedAllocatable(it->second);
@@ -261,158 +209,68 @@ NodeState parseNode(const json& item, ConfigSources& sources) {
   return n;
 }
 
-// The pod's PodScheduled=False/Unschedulable condition, if any.
-const json* unschedulableCondition(const json& status) {
-  for (const auto& c : jf::array(status, "conditions")) {
-    if (jf::string(c, "type") == "PodScheduled" && jf::string(c, "status") == "False" &&
-        jf::string(c, "reason") == "Unschedulable") {
-      return &c;
-    }
-  }
-  return nullptr;
-}
-
-// "nvidia.com/..." of an "Insufficient nvidia.com/..." scheduling failure, else "".
-std::string insufficientResource(const json& condition) {
-  const std::string message = jf::string(condition, "message");
-  auto at = message.find("Insufficient nvidia.com/");
-  if (at == std::string::npos) return {};
-  auto begin = at + std::string_view("Insufficient ").size();
-  auto end = message.find_first_of(" ,", begin);
-  return message.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
-}
-
-PodState parsePod(const json& item) {
-  const json& meta = jf::object(item, "metadata");
-  const json& spec = jf::object(item, "spec");
-  const json& status = jf::object(item, "status");
-  PodState p;
-  p.ns = jf::string(meta, "namespace", "default");
-  p.name = jf::string(meta, "name");
-  p.labels = jf::stringMap(meta, "labels");
-  p.terminating = jf::find(meta, "deletionTimestamp") != nullptr;
-  p.nodeName = jf::string(spec, "nodeName");
-  p.phase = jf::string(status, "phase", "Pending");
-  p.nominated = !jf::string(status, "nominatedNodeName").empty();
-  p.gpuRequests = podGpuRequests(spec);
-  p.startedAt = core::parseRfc3339(jf::string(status, "startTime"));
-  if (!p.startedAt) p.startedAt = core::parseRfc3339(jf::string(meta, "creationTimestamp"));
-  p.resourceClaims = hasResourceClaims(spec);
-  for (const auto& c : jf::array(status, "conditions")) {
-    if (jf::string(c, "type") == "Ready") p.ready = jf::string(c, "status") == "True";
-  }
-  if (p.phase == "Pending" && p.nodeName.empty()) {
-    if (const json* c = unschedulableCondition(status)) {
-      p.unschedulable = true;
-      p.insufficientResource = insufficientResource(*c);
-    }
-  }
-  return p;
-}
-
 // A PriorityClass's value (int32 in the API) and whether it is the global default; when several
 // claim the default, the lowest value wins, as the Priority admission plugin picks.
-void addPriorityClass(const json& item, PriorityClasses& classes) {
-  const std::string name = jf::string(jf::object(item, "metadata"), "name");
-  const auto value = static_cast<int>(jf::integer(item, "value", 0));
-  classes.values[name] = value;
-  const json* isDefault = jf::find(item, "globalDefault");
-  if (isDefault == nullptr || !isDefault->is_boolean() || !isDefault->get<bool>()) return;
-  if (!classes.globalDefault || value < classes.values.at(*classes.globalDefault)) {
-    classes.globalDefault = name;
+void addPriorityClass(const PriorityClassObject& pc, PriorityClasses& classes) {
+  classes.values[pc.meta.name] = pc.value;
+  if (!pc.globalDefault) return;
+  if (!classes.globalDefault || pc.value < classes.values.at(*classes.globalDefault)) {
+    classes.globalDefault = pc.meta.name;
   }
 }
 
-ScaleTarget parseTarget(const json& item, const std::string& kind) {
-  const json& meta = jf::object(item, "metadata");
-  const json& spec = jf::object(item, "spec");
-  const json& podSpec = jf::object(jf::object(spec, "template"), "spec");
-  ScaleTarget t;
-  t.kind = kind;
-  t.ns = jf::string(meta, "namespace", "default");
-  t.name = jf::string(meta, "name");
-  t.specReplicas = static_cast<int>(jf::integer(spec, "replicas", 1));
-  t.selector = jf::stringMap(jf::object(spec, "selector"), "matchLabels");
-  t.gpuRequests = podGpuRequests(podSpec);
-  t.nodeSelector = jf::stringMap(podSpec, "nodeSelector");
-  t.priorityClassName = jf::string(podSpec, "priorityClassName");
-  return t;
-}
-
-// Flattens Lists (and arrays of them) into the objects they hold.
-void collectItems(const json& node, std::vector<KubeItem>& out) {
-  if (node.is_array()) {
-    for (const auto& child : node) collectItems(child, out);
-  } else if (node.is_object() && node.contains("items")) {
-    if (!node["items"].is_array()) jf::fail("items", "a list");
-    for (const auto& child : node["items"]) collectItems(child, out);
-  } else if (node.is_object()) {
-    out.push_back({{}, &node});
-  } else {
-    jf::fail("item", "an object");
+// Reads `item` with `read` into `out`; an item that does not read is skipped with its reason.
+template <typename Read, typename Out>
+void readInto(const KubeItem& item, const std::string& kind, Read&& read, Out&& out,
+              std::vector<SkippedObject>& skipped) {
+  auto r = read(*item.object);
+  if (r) {
+    out(std::move(*r));
+    return;
   }
-}
-
-std::string describe(const KubeItem& input, std::size_t index) {
-  const json& item = *input.object;
-  std::string kind = !input.kind.empty() ? std::string(input.kind)
-                     : item.contains("kind") && item["kind"].is_string()
-                         ? item["kind"].get<std::string>()
-                         : "?";
-  std::string name;
-  if (item.contains("metadata") && item["metadata"].is_object()) {
-    const json& m = item["metadata"];
-    if (m.contains("namespace") && m["namespace"].is_string())
-      name = m["namespace"].get<std::string>() + "/";
-    if (m.contains("name") && m["name"].is_string()) name += m["name"].get<std::string>();
-  }
-  return name.empty() ? fmt::format("item {} ({})", index, kind)
-                      : fmt::format("item {} ({} {})", index, kind, name);
-}
-
-// Runs `parse` on items[index], naming the item in any shape error.
-template <typename Parse>
-void withItemContext(const KubeItem& item, std::size_t index, Parse&& parse) {
-  try {
-    parse();
-  } catch (const jf::JsonShapeError& e) {
-    throw jf::JsonShapeError{describe(item, index) + ": " + e.message};
-  } catch (const json::exception& e) {
-    throw jf::JsonShapeError{describe(item, index) + ": " + e.what()};
-  }
+  const ObjectMeta id = identityOf(*item.object);
+  skipped.push_back({kind, id.ns, id.name, id.uid,
+                     r.status().reason() == fields::kRangeReason ? "out_of_range" : "malformed",
+                     r.status().message()});
 }
 
 ClusterSnapshot build(const std::vector<KubeItem>& items) {
   ClusterSnapshot snap;
   std::vector<ConfigMapState> configMaps;
-  std::vector<std::size_t> nodes;
-  for (std::size_t i = 0; i < items.size(); ++i) {
-    const json& item = *items[i].object;
-    withItemContext(items[i], i, [&] {
-      const std::string kind =
-          items[i].kind.empty() ? jf::string(item, "kind") : std::string(items[i].kind);
-      if (kind == "Node") {
-        nodes.push_back(i);
-      } else if (kind == "Pod") {
-        snap.pods.push_back(parsePod(item));
-      } else if (kind == "HorizontalPodAutoscaler") {
-        snap.hpas.push_back(detail::parseHpa(item));
-      } else if (kind == "Deployment" || kind == "StatefulSet" || kind == "ReplicaSet") {
-        snap.targets.push_back(parseTarget(item, kind));
-      } else if (kind == "PriorityClass") {
-        addPriorityClass(item, snap.priorityClasses);
-      } else if (kind == "ConfigMap") {
-        const json& meta = jf::object(item, "metadata");
-        configMaps.push_back({jf::string(meta, "namespace", "default"), jf::string(meta, "name"),
-                              jf::stringMap(item, "data")});
-      }
-    });
+  std::vector<NodeObject> nodes;
+  auto& skipped = snap.skipped;
+  for (const KubeItem& item : items) {
+    const std::string kind = item.kind.empty() ? kindOf(*item.object) : std::string(item.kind);
+    if (kind == "Node") {
+      readInto(
+          item, kind, readNode, [&](NodeObject n) { nodes.push_back(std::move(n)); }, skipped);
+    } else if (kind == "Pod") {
+      readInto(
+          item, kind, readPod, [&](PodState p) { snap.pods.push_back(std::move(p)); }, skipped);
+    } else if (kind == "HorizontalPodAutoscaler") {
+      readInto(
+          item, kind, readHpa, [&](HpaState h) { snap.hpas.push_back(std::move(h)); }, skipped);
+    } else if (kind == "Deployment" || kind == "StatefulSet" || kind == "ReplicaSet") {
+      readInto(
+          item, kind, [&](const json& o) { return readWorkload(o, kind); },
+          [&](ScaleTarget t) { snap.targets.push_back(std::move(t)); }, skipped);
+    } else if (kind == "PriorityClass") {
+      readInto(
+          item, kind, readPriorityClass,
+          [&](const PriorityClassObject& pc) { addPriorityClass(pc, snap.priorityClasses); },
+          skipped);
+    } else if (kind == "ConfigMap") {
+      readInto(
+          item, kind, readConfigMap,
+          [&](ConfigMapObject cm) {
+            configMaps.push_back(
+                {cm.meta.ns.empty() ? "default" : cm.meta.ns, cm.meta.name, std::move(cm.data)});
+          },
+          skipped);
+    }
   }
   ConfigSources sources(std::move(configMaps));
-  for (std::size_t i : nodes) {
-    withItemContext(items[i], i,
-                    [&] { snap.nodes.push_back(parseNode(*items[i].object, sources)); });
-  }
+  for (const auto& node : nodes) snap.nodes.push_back(nodeState(node, sources));
   std::sort(snap.nodes.begin(), snap.nodes.end(),
             [](const auto& a, const auto& b) { return a.name < b.name; });
   for (std::size_t i = 0; i < snap.nodes.size(); ++i) snap.nodeIndex_[snap.nodes[i].name] = i;
@@ -502,23 +360,14 @@ const HpaState* ClusterSnapshot::hpa(std::string_view ns, std::string_view name)
 }
 
 core::Result<ClusterSnapshot> buildSnapshot(const nlohmann::json& dump) {
-  std::vector<KubeItem> items;
-  try {
-    collectItems(dump, items);
-  } catch (const jf::JsonShapeError& e) {
-    return core::Status::invalid("malformed Kubernetes dump: " + e.message);
-  }
-  return buildSnapshot(items);
+  auto items = collectKubeItems(dump);
+  if (!items)
+    return core::Status::invalid("malformed Kubernetes dump: " + items.status().message());
+  return build(*items);
 }
 
 core::Result<ClusterSnapshot> buildSnapshot(const std::vector<KubeItem>& items) {
-  try {
-    return build(items);
-  } catch (const jf::JsonShapeError& e) {
-    return core::Status::invalid("malformed Kubernetes dump: " + e.message);
-  } catch (const json::exception& e) {
-    return core::Status::invalid(std::string("malformed Kubernetes dump: ") + e.what());
-  }
+  return build(items);
 }
 
 }  // namespace gpuscale::partition

@@ -105,7 +105,7 @@ HpaWhy& WhyLog::of(const WorkloadDemand& d) {
     w.policy = d.policy->name;
     w.resource = d.resource;
     w.blocked = d.blocked;
-    w.demand = d.reason;
+    w.demand = blockReasonName(d.reason);
     w.maxReplicas = d.hpa->maxReplicas;
     w.ceiling = d.ceiling;
     w.wanted = d.wanted;

@@ -6,12 +6,11 @@
 #include <spdlog/spdlog.h>
 
 #include "gpuscale/core/rfc3339.h"
-#include "gpuscale/k8s/object_accessors.h"
 #include "gpuscale/k8s/well_known_keys.h"
-#include "gpuscale/partition/planner.h"
-#include "gpuscale/reconciler/hpa_explain.h"
+#include "gpuscale/partition/kube_objects.h"
 #include "gpuscale/reconciler/intent.h"
 #include "gpuscale/reconciler/optimistic_write.h"
+#include "gpuscale/reconciler/pass.h"
 
 namespace gpuscale::reconciler {
 namespace {
@@ -150,13 +149,6 @@ PassResult Controller::pass(const std::vector<kube::Object>& objects, TimePoint 
 
 PassResult Controller::passOver(const std::vector<partition::KubeItem>& items, TimePoint now) {
   PassResult result;
-  auto snapshot = partition::buildSnapshot(items);
-  if (!snapshot) {
-    result.error = snapshot.status().message();
-    degraded_.failed("snapshot", "cluster", result.error);
-    return result;
-  }
-  degraded_.cleared("snapshot", "cluster");
   // The HPA-side state comes from the reconciler's own store, never from the HPAs' annotations;
   // without it no pass acts (it could not honour cooldowns or in-flight raises).
   const std::string storeName = options_.state.ns + "/" + options_.state.name;
@@ -166,27 +158,27 @@ PassResult Controller::passOver(const std::vector<partition::KubeItem>& items, T
     return result;
   }
   degraded_.cleared("state_store", storeName);
-  store_->applyTo(*snapshot);
-  ClusterState state;
-  state.nodesWithIntent = holdNodesInFlight(*snapshot, now);
-  state.hpasWithIntent = store_->withIntent(*snapshot);
   auto policies = policies_->current();
-  checkPolicyScope(*snapshot, *policies);
-  history_.applyTo(*snapshot);
-  snapshot->measuredLeadTimes = leadTimes_;
-  auto workloads = partition::assessWorkloads(*snapshot, *policies, now);
-  history_.record(workloads, now);
-  // HPAs with a change in flight are planned too (WorkloadDemand::inFlight): the planner neither
-  // grows nor shrinks them, but reserves what their change promised them in contention.
-  bool blocked = false;
-  for (const auto& w : workloads) blocked = blocked || (w.blocked && !w.inFlight);
-  // Only a blocked workload can lead to a reshape: ask Prometheus only then.
-  if (gpuPods_ && blocked) {
-    applyGpuMapping(*snapshot, *gpuPods_, now);
-    for (const auto& node : snapshot->nodes) result.nodesSettling += node.gpuMappingSettling;
+  PassInputs in;
+  in.policies = policies.get();
+  in.stateRecords = store_->records();
+  in.history = &history_;
+  in.leadTimes = leadTimes_;
+  in.gpuPods = gpuPods_.get();
+  in.now = now;
+  auto pass = runPass(items, in);
+  if (!pass) {
+    result.error = pass.status().message();
+    degraded_.failed("snapshot", "cluster", result.error);
+    return result;
   }
-  result.plan = partition::planPartitions(*snapshot, workloads, now);
+  degraded_.cleared("snapshot", "cluster");
+  reportSkipped(pass->snapshot.skipped);
+  checkPolicyScope(pass->snapshot, *policies);
+  history_.record(pass->workloads, now);
+  result.plan = pass->plan;
   result.planned = true;
+  result.nodesSettling = pass->nodesSettling;
   bool explainChanged = false;
   const std::string planJson = partition::planToJson(result.plan).dump();
   {
@@ -203,16 +195,21 @@ PassResult Controller::passOver(const std::vector<partition::KubeItem>& items, T
   }
   if (options_.dryRun) return result;
   if (explainChanged) recordExplanations(result.plan);
-  pruneState(*snapshot, *policies);
-  state.snapshot = &*snapshot;
-  state.workloads = &workloads;
+  pruneState(pass->snapshot, *policies);
+  ClusterState state;
+  state.snapshot = &pass->snapshot;
+  state.workloads = &pass->workloads;
+  state.nodesWithIntent = pass->nodesWithIntent;
+  state.hpasWithIntent = pass->hpasWithIntent;
   state.store = store_.get();
   result.report = actuator_->apply(result.plan, state, now);
-  for (const auto& o : result.report.outcomes) metrics_->action(o.kind, o.outcome);
+  for (const auto& o : result.report.outcomes) {
+    metrics_->action(std::string(actionKindName(o.kind)), std::string(outcomeName(o.outcome)));
+  }
   for (double s : result.report.ceilingToCapacitySeconds) metrics_->ceilingToCapacity(s);
   for (const auto& t : result.report.leverSeconds) leadTimes_.record(t.lever, t.node, t.seconds);
   metrics_->nodesInFlight(result.report.nodesInFlight);
-  updateHpaStatus(workloads, *snapshot, now);
+  updateHpaStatus(pass->workloads, pass->snapshot, now);
   if (retried_) retried_->flush(*events_);
   return result;
 }
@@ -225,7 +222,7 @@ void Controller::recordExplanations(const partition::Plan& plan) {
     explained[key] = d.explain;
     // The same explanation with another number of replicas wanted is no news.
     if (auto it = explained_.find(key); it != explained_.end() && it->second == d.explain) continue;
-    const bool anticipated = d.reason == "Anticipated";
+    const bool anticipated = d.reason == partition::BlockReason::kAnticipated;
     events_->record(EventTarget::hpa(d.ns, d.name), false,
                     anticipated ? "CeilingAnticipated" : "CapacityShared",
                     fmt::format("{} pods of {} fit the GPU partitions, planning for {}: {}",
@@ -255,6 +252,33 @@ void Controller::checkPolicyScope(const partition::ClusterSnapshot& snapshot,
   ignoredAnnotations_ = std::move(ignored);
 }
 
+void Controller::reportSkipped(const std::vector<partition::SkippedObject>& skipped) {
+  std::set<std::string> now;
+  for (const auto& s : skipped) {
+    std::string key = s.kind + "/" + s.ns + "/" + s.name + "/" + s.uid + "\x1f" + s.message;
+    if (!skipped_.contains(key)) {
+      const std::string object = s.ns.empty() ? s.name : s.ns + "/" + s.name;
+      spdlog::warn("skipping {} {}: {} (planned as if absent)", s.kind, object, s.message);
+      metrics_->objectSkipped(s.kind, s.reason);
+      std::string apiVersion = s.kind == "ReplicaSet" ? "apps/v1" : "v1";
+      for (const auto& w : kWatched) {
+        if (s.kind == w.kind) {
+          apiVersion =
+              std::string(w.group).empty() ? w.version : std::string(w.group) + "/" + w.version;
+        }
+      }
+      if (!s.name.empty()) {
+        events_->record(EventTarget{s.kind, apiVersion, s.ns, s.name, s.uid}, true, "ObjectSkipped",
+                        "gpuscale-reconciler cannot read this object and plans as if it were "
+                        "absent: " +
+                            s.message);
+      }
+    }
+    now.insert(std::move(key));
+  }
+  skipped_ = std::move(now);
+}
+
 void Controller::pruneState(const partition::ClusterSnapshot& snapshot,
                             const partition::PolicySet& policies) {
   const std::string storeName = options_.state.ns + "/" + options_.state.name;
@@ -278,7 +302,8 @@ void Controller::updateHpaStatus(const std::vector<partition::WorkloadDemand>& w
     if (hpa == nullptr) continue;
     auto old = decodeHpaStatus(hpa->annotation(k8s::kStatusAnnotation));
     const std::string reason =
-        w.blocked ? "at partition ceiling (" + w.reason + ")" : "within partition ceiling";
+        w.blocked ? fmt::format("at partition ceiling ({})", partition::blockReasonName(w.reason))
+                  : "within partition ceiling";
     if (old && old->ceiling == w.ceiling && old->reason == reason) {
       degraded_.cleared("hpa_status", w.ns + "/" + w.name);
       continue;
@@ -289,7 +314,9 @@ void Controller::updateHpaStatus(const std::vector<partition::WorkloadDemand>& w
         kube::ResourceRef::collection("autoscaling", "v2", "horizontalpodautoscalers", w.ns)
             .named(w.name),
         [&](const kube::Object& current) -> core::Result<std::optional<kube::Object>> {
-          auto now2 = decodeHpaStatus(k8s::annotationOf(current, k8s::kStatusAnnotation));
+          auto meta = partition::readMeta(current);
+          if (!meta) return meta.status();
+          auto now2 = decodeHpaStatus(meta->annotation(k8s::kStatusAnnotation));
           if (now2 && now2->ceiling == w.ceiling && now2->reason == reason) {
             return std::optional<kube::Object>{};
           }
@@ -306,10 +333,11 @@ void Controller::updateHpaStatus(const std::vector<partition::WorkloadDemand>& w
     }
     degraded_.cleared("hpa_status", object);
     // An anticipated demand has its own Event, with the prediction (recordExplanations).
-    if (r->changed && w.blocked && w.reason != "Anticipated") {
-      events_->record(EventTarget::hpa(w.ns, w.name), false, "AtPartitionCeiling",
-                      fmt::format("{} pods of {} fit the GPU partitions; the HPA wants {} ({})",
-                                  w.ceiling, w.resource, w.wanted, w.reason));
+    if (r->changed && w.blocked && w.reason != partition::BlockReason::kAnticipated) {
+      events_->record(
+          EventTarget::hpa(w.ns, w.name), false, "AtPartitionCeiling",
+          fmt::format("{} pods of {} fit the GPU partitions; the HPA wants {} ({})", w.ceiling,
+                      w.resource, w.wanted, partition::blockReasonName(w.reason)));
     }
   }
 }

@@ -8,8 +8,6 @@
 
 #include "gpuscale/core/rfc3339.h"
 #include "gpuscale/k8s/well_known_keys.h"
-#include "gpuscale/partition/demand.h"
-#include "gpuscale/partition/planner.h"
 #include "gpuscale/reconciler/hpa_state_store.h"
 
 namespace gpuscale::reconciler {
@@ -79,57 +77,38 @@ std::vector<partition::PlanAction> actionsFor(const partition::Plan& plan,
 
 }  // namespace
 
-std::set<std::string> holdNodesInFlight(partition::ClusterSnapshot& snapshot,
-                                        partition::TimePoint now) {
-  std::set<std::string> withIntent;
-  for (auto& node : snapshot.nodes) {
-    if (node.hasIntent) withIntent.insert(node.name);
-    if (node.hasIntent || (node.backoffUntil && *node.backoffUntil > now)) {
-      node.inTransition = true;
+core::Result<Explanations> explainPass(const Pass& pass, const partition::PolicySet& policies,
+                                       const std::map<std::string, std::string>& records,
+                                       const ExplainRequest& request) {
+  const partition::ClusterSnapshot& snapshot = pass.snapshot;
+  Explanations out;
+  out.skipped = snapshot.skipped;
+  if (!request.name.empty() && snapshot.hpa(request.ns, request.name) == nullptr) {
+    for (const auto& s : snapshot.skipped) {
+      if (s.kind == "HorizontalPodAutoscaler" && s.ns == request.ns && s.name == request.name) {
+        out.hpas.push_back(
+            {s.ns,
+             s.name,
+             "NotRead: " + s.message + "; the reconciler plans as if this HPA were absent",
+             std::nullopt,
+             {}});
+        return out;
+      }
     }
-  }
-  return withIntent;
-}
-
-core::Result<std::vector<HpaExplanation>> explainHpas(const nlohmann::json& dump,
-                                                      const std::string& stateConfigMap,
-                                                      const partition::PolicySet& policies,
-                                                      const ExplainRequest& request) {
-  auto snapshot = partition::buildSnapshot(dump);
-  if (!snapshot) return snapshot.status();
-  if (!request.name.empty() && snapshot->hpa(request.ns, request.name) == nullptr) {
     return core::Status::notFound(
         fmt::format("HorizontalPodAutoscaler {}/{} not found", request.ns, request.name));
   }
-  const auto records = stateRecordsIn(dump, stateConfigMap);
-  applyHpaRecords(records, *snapshot);
-  holdNodesInFlight(*snapshot, request.now);
-  // As the controller: every managed HPA is assessed, those with a raise in flight are planned
-  // only for the capacity they were promised (contention), and the mapping is asked only when a
-  // workload the planner may grow is blocked.
-  std::vector<HpaExplanation> out;
-  std::set<std::pair<std::string, std::string>> outside;
-  for (const auto& hpa : snapshot->hpas) {
+  for (const auto& hpa : snapshot.hpas) {
     const bool asked = request.name.empty() || (hpa.ns == request.ns && hpa.name == request.name);
-    std::string why = outsideThePlanner(hpa, *snapshot, policies, records);
-    if (!why.empty()) outside.insert({hpa.ns, hpa.name});
+    if (!asked) continue;
+    std::string why = outsideThePlanner(hpa, snapshot, policies, records);
     // Asked for all: only the HPAs a policy manages.
-    if (asked && (!request.name.empty() || !why.starts_with("NotManaged"))) {
-      out.push_back({hpa.ns, hpa.name, std::move(why), std::nullopt, {}});
+    if (!request.name.empty() || !why.starts_with("NotManaged")) {
+      out.hpas.push_back({hpa.ns, hpa.name, std::move(why), std::nullopt, {}});
     }
   }
-  const auto workloads = partition::assessWorkloads(*snapshot, policies, request.now);
-  std::vector<partition::WorkloadDemand> plannable;
-  bool blocked = false;
-  for (const auto& w : workloads) {
-    if (outside.contains({w.ns, w.name}) && !w.inFlight) continue;
-    plannable.push_back(w);
-    blocked = blocked || (w.blocked && !w.inFlight);
-  }
-  if (request.gpuPods != nullptr && blocked)
-    applyGpuMapping(*snapshot, *request.gpuPods, request.now);
-  const partition::Plan plan = partition::planPartitions(*snapshot, plannable, request.now);
-  for (auto& e : out) {
+  const partition::Plan& plan = pass.plan;
+  for (auto& e : out.hpas) {
     auto it = std::find_if(plan.why.begin(), plan.why.end(),
                            [&](const auto& w) { return w.ns == e.ns && w.name == e.name; });
     if (it == plan.why.end()) continue;
@@ -146,9 +125,22 @@ core::Result<std::vector<HpaExplanation>> explainHpas(const nlohmann::json& dump
   return out;
 }
 
-nlohmann::ordered_json explanationsJson(const std::vector<HpaExplanation>& explanations) {
+core::Result<Explanations> explainHpas(const nlohmann::json& dump,
+                                       const std::string& stateConfigMap,
+                                       const partition::PolicySet& policies,
+                                       const ExplainRequest& request) {
+  PassInputs in;
+  in.policies = &policies;
+  in.gpuPods = request.gpuPods;
+  in.now = request.now;
+  auto pass = runPassOnDump(dump, in, stateConfigMap);
+  if (!pass) return pass.status();
+  return explainPass(*pass, policies, stateRecordsIn(dump, stateConfigMap), request);
+}
+
+nlohmann::ordered_json explanationsJson(const Explanations& explanations) {
   Json items = Json::array();
-  for (const auto& e : explanations) {
+  for (const auto& e : explanations.hpas) {
     Json item = e.why ? partition::whyToJson(*e.why) : Json{{"namespace", e.ns}, {"name", e.name}};
     if (!e.outside.empty()) item["verdict"] = "not planned: " + e.outside;
     Json actions = Json::array();
@@ -156,13 +148,25 @@ nlohmann::ordered_json explanationsJson(const std::vector<HpaExplanation>& expla
     item["actions"] = std::move(actions);
     items.push_back(std::move(item));
   }
-  return {{"hpas", std::move(items)}};
+  Json out{{"hpas", std::move(items)}};
+  if (!explanations.skipped.empty()) {
+    Json skipped = Json::array();
+    for (const auto& s : explanations.skipped) {
+      skipped.push_back({{"kind", s.kind},
+                         {"namespace", s.ns},
+                         {"name", s.name},
+                         {"reason", s.reason},
+                         {"message", s.message}});
+    }
+    out["skipped"] = std::move(skipped);
+  }
+  return out;
 }
 
-std::string explanationsText(const std::vector<HpaExplanation>& explanations) {
-  if (explanations.empty()) return "No HPA is managed by the partition policies.\n";
+std::string explanationsText(const Explanations& explanations) {
   std::string out;
-  for (const auto& e : explanations) {
+  if (explanations.hpas.empty()) out = "No HPA is managed by the partition policies.\n";
+  for (const auto& e : explanations.hpas) {
     if (!e.outside.empty()) {
       out += fmt::format("HPA {}/{}: not planned: {}\n", e.ns, e.name, e.outside);
       continue;
@@ -170,6 +174,13 @@ std::string explanationsText(const std::vector<HpaExplanation>& explanations) {
     if (!e.why) continue;
     out += partition::whyToText(*e.why);
     for (const auto& a : e.actions) out += "  plan: " + partition::actionToText(a) + "\n";
+  }
+  if (!explanations.skipped.empty()) {
+    out += "Objects that do not read (planned as if absent):\n";
+    for (const auto& s : explanations.skipped) {
+      out += fmt::format("  {} {}: {} ({})\n", s.kind, s.ns.empty() ? s.name : s.ns + "/" + s.name,
+                         s.message, s.reason);
+    }
   }
   return out;
 }

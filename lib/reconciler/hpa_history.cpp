@@ -22,8 +22,9 @@ void HpaHistory::record(const std::vector<partition::WorkloadDemand>& workloads,
     Series& s = series_[key];
     if (s.uid != w.hpa->uid) s = Series{w.hpa->uid, {}};
     // The HPA formula before anticipation raised it to a prediction.
-    const int wanted =
-        w.reason == "Anticipated" && w.forecast ? w.forecast->observedWanted : w.wanted;
+    const int wanted = w.reason == partition::BlockReason::kAnticipated && w.forecast
+                           ? w.forecast->observedWanted
+                           : w.wanted;
     const partition::HpaObservation o{now, w.hpa->currentReplicas, w.hpa->desiredReplicas, wanted};
     auto& obs = s.observations;
     const bool same = !obs.empty() && obs.back().currentReplicas == o.currentReplicas &&

@@ -7,6 +7,8 @@
 
 #include "gpuscale/core/rfc3339.h"
 #include "gpuscale/k8s/status_predicates.h"
+#include "gpuscale/partition/kube_objects.h"
+#include "gpuscale/partition/object_fields.h"
 #include "gpuscale/reconciler/optimistic_write.h"
 
 namespace gpuscale::reconciler {
@@ -22,13 +24,11 @@ constexpr std::string_view kNothingToCreate = "NothingToCreate";
 
 using Data = std::map<std::string, std::string>;
 
-Data dataOf(const kube::Object& configMap) {
-  Data out;
-  if (!configMap.contains("data") || !configMap["data"].is_object()) return out;
-  for (const auto& [k, v] : configMap["data"].items()) {
-    if (v.is_string()) out[k] = v.get<std::string>();
-  }
-  return out;
+// The ConfigMap's data, or an error when it does not read.
+core::Result<Data> dataOf(const kube::Object& configMap) {
+  auto cm = partition::readConfigMap(configMap);
+  if (!cm) return cm.status();
+  return std::move(cm->data);
 }
 
 std::size_t bytesOf(const Data& data) {
@@ -60,56 +60,41 @@ std::string encodeHpaRecord(const HpaRecord& record) {
 std::optional<HpaRecord> decodeHpaRecord(std::string_view text) {
   if (text.empty() || text.size() > kMaxIntentBytes) return std::nullopt;
   json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (!j.is_object() || !j.contains("uid") || !j["uid"].is_string()) return std::nullopt;
-  HpaRecord r;
-  r.uid = j["uid"].get<std::string>();
-  if (j.contains("lastChange")) {
-    if (!j["lastChange"].is_string()) return std::nullopt;
-    r.lastChange = core::parseRfc3339(j["lastChange"].get<std::string>());
-    if (!r.lastChange) return std::nullopt;
-  }
-  if (j.contains("originalMaxReplicas")) {
-    if (!j["originalMaxReplicas"].is_number_integer()) return std::nullopt;
-    const auto v = j["originalMaxReplicas"].get<std::int64_t>();
-    if (v < 1 || v > std::numeric_limits<int>::max()) return std::nullopt;
-    r.originalMaxReplicas = static_cast<int>(v);
-  }
-  if (j.contains("intent")) {
-    r.intent = decodeHpaIntent(j["intent"].dump());
-    if (!r.intent) return std::nullopt;
-  }
-  return r;
+  if (!j.is_object()) return std::nullopt;
+  auto read = partition::fields::readFields("", [&]() -> std::optional<HpaRecord> {
+    HpaRecord r;
+    r.uid = partition::fields::string(j, "uid");
+    if (partition::fields::find(j, "uid") == nullptr) return std::nullopt;
+    if (partition::fields::find(j, "lastChange") != nullptr) {
+      r.lastChange = core::parseRfc3339(partition::fields::string(j, "lastChange"));
+      if (!r.lastChange) return std::nullopt;
+    }
+    if (partition::fields::find(j, "originalMaxReplicas") != nullptr) {
+      r.originalMaxReplicas = static_cast<int>(partition::fields::integer(
+          j, "originalMaxReplicas", 0, 1, std::numeric_limits<int>::max()));
+    }
+    if (const json* intent = partition::fields::find(j, "intent")) {
+      r.intent = decodeHpaIntent(intent->dump());
+      if (!r.intent) return std::nullopt;
+    }
+    return r;
+  });
+  return read ? *read : std::nullopt;
 }
 
-namespace {
-
-void collectState(const nlohmann::json& j, std::string_view name,
-                  std::map<std::string, std::string>& out) {
-  if (j.is_array()) {
-    for (const auto& item : j) collectState(item, name, out);
-    return;
-  }
-  if (!j.is_object()) return;
-  if (j.contains("items")) {
-    collectState(j["items"], name, out);
-    return;
-  }
-  const nlohmann::json* meta = j.contains("metadata") ? &j["metadata"] : nullptr;
-  if (j.value("kind", "") != "ConfigMap" || meta == nullptr || !meta->is_object() ||
-      meta->value("name", "") != name || !j.contains("data") || !j["data"].is_object()) {
-    return;
-  }
-  for (const auto& [k, v] : j["data"].items()) {
-    if (v.is_string()) out[k] = v.get<std::string>();
-  }
-}
-
-}  // namespace
+namespace {}  // namespace
 
 std::map<std::string, std::string> stateRecordsIn(const nlohmann::json& dump,
                                                   std::string_view name) {
   std::map<std::string, std::string> out;
-  collectState(dump, name, out);
+  auto items = partition::collectKubeItems(dump);
+  if (!items) return out;
+  for (const auto& item : *items) {
+    if (partition::kindOf(*item.object) != "ConfigMap") continue;
+    auto cm = partition::readConfigMap(*item.object);
+    if (!cm || cm->meta.name != name) continue;
+    out.insert(cm->data.begin(), cm->data.end());
+  }
   return out;
 }
 
@@ -140,8 +125,7 @@ kube::ResourceRef HpaStateStore::ref() const {
   return kube::ResourceRef::collection("", "v1", "configmaps", options_.ns).named(options_.name);
 }
 
-void HpaStateStore::remember(const kube::Object& configMap) {
-  Data data = dataOf(configMap);
+void HpaStateStore::remember(Data data) {
   std::lock_guard lock(mu_);
   data_ = std::move(data);
 }
@@ -154,7 +138,9 @@ core::Status HpaStateStore::load() {
     data_.clear();
     return {};
   }
-  remember(*cm);
+  auto data = dataOf(*cm);
+  if (!data) return data.status();
+  remember(std::move(*data));
   return {};
 }
 
@@ -168,19 +154,9 @@ std::optional<HpaRecord> HpaStateStore::get(std::string_view ns, std::string_vie
   return record;
 }
 
-void HpaStateStore::applyTo(partition::ClusterSnapshot& snapshot) const {
+std::map<std::string, std::string> HpaStateStore::records() const {
   std::lock_guard lock(mu_);
-  applyHpaRecords(data_, snapshot);
-}
-
-std::set<std::pair<std::string, std::string>> HpaStateStore::withIntent(
-    const partition::ClusterSnapshot& snapshot) const {
-  std::set<std::pair<std::string, std::string>> out;
-  for (const auto& hpa : snapshot.hpas) {
-    auto record = get(hpa.ns, hpa.name, hpa.uid);
-    if (record && record->intent) out.insert({hpa.ns, hpa.name});
-  }
-  return out;
+  return data_;
 }
 
 core::Result<bool> HpaStateStore::update(std::string_view ns, std::string_view name,
@@ -190,7 +166,9 @@ core::Result<bool> HpaStateStore::update(std::string_view ns, std::string_view n
   auto r = upsertWithRetry(
       *client_, ref(), "v1", "ConfigMap",
       [&](const kube::Object& current) -> core::Result<std::optional<kube::Object>> {
-        Data data = dataOf(current);
+        auto read = dataOf(current);
+        if (!read) return read.status();
+        Data& data = *read;
         auto it = data.find(key);
         std::optional<HpaRecord> stored;
         if (it != data.end()) stored = decodeHpaRecord(it->second);
@@ -203,7 +181,8 @@ core::Result<bool> HpaStateStore::update(std::string_view ns, std::string_view n
         const bool existed = it != data.end();
         const bool malformed = existed && !stored;  // replaced (or removed) like a changed one
         if (record == before && !malformed) {
-          if (current["metadata"].contains("resourceVersion")) return std::optional<kube::Object>{};
+          auto meta = partition::readMeta(current);
+          if (meta && !meta->resourceVersion.empty()) return std::optional<kube::Object>{};
           return core::Status(412, std::string(kNothingToCreate), "nothing to record");
         }
         const std::size_t bytesBefore = bytesOf(data);
@@ -211,8 +190,8 @@ core::Result<bool> HpaStateStore::update(std::string_view ns, std::string_view n
         if (record.empty()) {
           data.erase(key);
         } else {
-          value = encodeHpaRecord(record);
-          data[key] = value.get<std::string>();
+          data[key] = encodeHpaRecord(record);
+          value = data[key];
         }
         if (!existed && !record.empty() && static_cast<int>(data.size()) > options_.maxEntries) {
           return core::Status(kInsufficientStorage, std::string(kFullReason),
@@ -238,7 +217,7 @@ core::Result<bool> HpaStateStore::update(std::string_view ns, std::string_view n
     }
     return r.status();
   }
-  remember(r->object);
+  if (auto data = dataOf(r->object)) remember(std::move(*data));
   bool roomLeft = false;
   {
     std::lock_guard lock(mu_);
@@ -267,15 +246,17 @@ core::Status HpaStateStore::prune(
   auto r =
       patchWithRetry(*client_, ref(),
                      [&](const kube::Object& current) -> core::Result<std::optional<kube::Object>> {
+                       auto data = dataOf(current);
+                       if (!data) return data.status();
                        json removals = json::object();
-                       for (const auto& [key, value] : dataOf(current)) {
+                       for (const auto& [key, value] : *data) {
                          if (stale(key, value)) removals[key] = nullptr;
                        }
                        if (removals.empty()) return std::optional<kube::Object>{};
                        return std::optional<kube::Object>(json{{"data", removals}});
                      });
   if (!r) return k8s::isNotFound(r.status()) ? core::Status{} : r.status();
-  remember(r->object);
+  if (auto data = dataOf(r->object)) remember(std::move(*data));
   return {};
 }
 

@@ -1,10 +1,13 @@
 #include "gpuscale/reconciler/intent.h"
 
 #include <algorithm>
+#include <array>
+#include <utility>
 
 #include "gpuscale/core/rfc3339.h"
 #include "gpuscale/k8s/well_known_keys.h"
 #include "gpuscale/partition/config_name.h"
+#include "gpuscale/partition/object_fields.h"
 
 #include <fmt/format.h>
 
@@ -30,74 +33,75 @@ std::optional<NodeOpKind> parseKind(const std::string& text) {
   return std::nullopt;
 }
 
+namespace fields = partition::fields;
+
+constexpr std::int64_t kMaxInt = std::numeric_limits<int>::max();
+
+// j[key] as an RFC 3339 time; nullopt when absent or unparsable (a field of another type throws).
 std::optional<TimePoint> timeField(const json& j, const char* key) {
-  if (!j.contains(key) || !j[key].is_string()) return std::nullopt;
-  return core::parseRfc3339(j[key].get<std::string>());
+  return core::parseRfc3339(fields::string(j, key));
 }
 
+// Decodes an annotation value: nullopt for empty, oversized or malformed text, or when `decode`
+// (which reads through partition/object_fields.h) throws or answers nullopt.
 template <typename T, typename Decode>
 std::optional<T> decodeJson(std::string_view text, Decode&& decode) {
   if (text.empty() || text.size() > kMaxIntentBytes) return std::nullopt;
-  try {
-    json j = json::parse(text);
-    if (!j.is_object()) return std::nullopt;
-    return decode(j);
-  } catch (const json::exception&) {
-    return std::nullopt;
-  }
+  const json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) return std::nullopt;
+  auto r = fields::readFields("", [&]() -> std::optional<T> { return decode(j); });
+  return r ? *r : std::nullopt;
 }
 
-// j[key] as integers: absent is empty; anything but integers in range (a float such as 1e300
-// would overflow the conversion) is malformed.
-std::optional<std::map<std::string, std::int64_t>> countsField(const json& j, const char* key) {
+// j[key] as integers: absent is empty; anything but integers in the int64 range (a float such as
+// 1e300 would overflow the conversion) is malformed.
+std::map<std::string, std::int64_t> countsField(const json& j, const char* key) {
   std::map<std::string, std::int64_t> out;
-  if (!j.contains(key)) return out;
-  if (!j[key].is_object()) return std::nullopt;
-  for (const auto& [name, value] : j[key].items()) {
-    if (!value.is_number_integer() ||
-        (value.is_number_unsigned() &&
-         value.get<std::uint64_t>() > std::numeric_limits<std::int64_t>::max())) {
-      return std::nullopt;
-    }
-    out[name] = value.get<std::int64_t>();
+  for (const auto& [name, value] : fields::object(j, key).items()) {
+    out[name] = fields::integerValue(value, name);
   }
   return out;
 }
 
-// `value` as a non-negative int; a float (1e300 would overflow the conversion), a negative or a
-// too large number is malformed.
-std::optional<int> nonNegativeInt(const json& value) {
-  if (!value.is_number_integer()) return std::nullopt;
-  if (value.is_number_unsigned()) {
-    if (value.get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<int>::max())) {
-      return std::nullopt;
-    }
-  } else if (value.get<std::int64_t>() < 0 ||
-             value.get<std::int64_t>() > std::numeric_limits<int>::max()) {
-    return std::nullopt;
-  }
-  return static_cast<int>(value.get<std::int64_t>());
+// j[key] as a non-negative int (absent: 0); a float, a negative or a too large number is
+// malformed.
+int countField(const json& j, const char* key) {
+  return static_cast<int>(fields::integer(j, key, 0, 0, kMaxInt));
 }
 
-// j[key] as a non-negative int: absent is 0.
-std::optional<int> countField(const json& j, const char* key) {
-  if (!j.contains(key)) return 0;
-  return nonNegativeInt(j[key]);
-}
-
-std::optional<std::vector<int>> indicesField(const json& j, const char* key) {
+std::vector<int> indicesField(const json& j, const char* key) {
   std::vector<int> out;
-  if (!j.contains(key)) return out;
-  if (!j[key].is_array()) return std::nullopt;
-  for (const auto& value : *j.find(key)) {
-    auto index = nonNegativeInt(value);
-    if (!index) return std::nullopt;
-    out.push_back(*index);
+  for (const auto& value : fields::array(j, key)) {
+    out.push_back(static_cast<int>(fields::integerValue(value, key, 0, kMaxInt)));
   }
   return out;
 }
+
+constexpr std::array<std::pair<Outcome, std::string_view>, 7> kOutcomeNames{{
+    {Outcome::kStarted, "started"},
+    {Outcome::kSucceeded, "success"},
+    {Outcome::kFailed, "failed"},
+    {Outcome::kTimedOut, "timeout"},
+    {Outcome::kAborted, "aborted"},
+    {Outcome::kSuperseded, "superseded"},
+    {Outcome::kError, "error"},
+}};
 
 }  // namespace
+
+std::string_view outcomeName(Outcome outcome) {
+  for (const auto& [o, name] : kOutcomeNames) {
+    if (o == outcome) return name;
+  }
+  return "error";
+}
+
+std::optional<Outcome> parseOutcome(std::string_view name) {
+  for (const auto& [o, n] : kOutcomeNames) {
+    if (n == name) return o;
+  }
+  return std::nullopt;
+}
 
 std::string_view NodeIntent::labelKey() const {
   return kind == NodeOpKind::kMig ? k8s::kMigConfigLabel : k8s::kDevicePluginConfigLabel;
@@ -137,28 +141,23 @@ std::string encodeNodeIntent(const NodeIntent& intent) {
 std::optional<NodeIntent> decodeNodeIntent(std::string_view text) {
   return decodeJson<NodeIntent>(text, [](const json& j) -> std::optional<NodeIntent> {
     NodeIntent n;
-    auto kind = parseKind(j.value("kind", ""));
+    auto kind = parseKind(fields::string(j, "kind"));
     auto started = timeField(j, "started");
     if (!kind || !started) return std::nullopt;
-    n.plan = j.value("plan", "");
+    n.plan = fields::string(j, "plan");
     n.kind = *kind;
-    n.phase = j.value("phase", "") == "applied" ? NodeOpPhase::kApplied : NodeOpPhase::kPrepared;
-    n.label = j.value("label", "");
-    n.previous = j.value("previous", "");
-    n.config = j.value("config", "");
-    auto expect = countsField(j, "expect");
-    auto gpus = indicesField(j, "gpus");
-    if (!expect || !gpus) return std::nullopt;
-    n.expect = std::move(*expect);
-    n.gpus = std::move(*gpus);
+    n.phase =
+        fields::string(j, "phase") == "applied" ? NodeOpPhase::kApplied : NodeOpPhase::kPrepared;
+    n.label = fields::string(j, "label");
+    n.previous = fields::string(j, "previous");
+    n.config = fields::string(j, "config");
+    n.expect = countsField(j, "expect");
+    n.gpus = indicesField(j, "gpus");
     n.started = *started;
     n.applied = timeField(j, "applied");
-    if (j.contains("then") && j["then"].is_object()) {
-      const json& t = j["then"];
-      auto thenExpect = countsField(t, "expect");
-      if (!thenExpect) return std::nullopt;
-      n.then =
-          TimeSlicingFollowUp{t.value("label", ""), t.value("config", ""), std::move(*thenExpect)};
+    if (const json* then = fields::find(j, "then"); then != nullptr && then->is_object()) {
+      n.then = TimeSlicingFollowUp{fields::string(*then, "label"), fields::string(*then, "config"),
+                                   countsField(*then, "expect")};
       if (n.then->label.empty()) return std::nullopt;
     }
     if (n.plan.empty() || n.label.empty()) return std::nullopt;
@@ -169,7 +168,7 @@ std::optional<NodeIntent> decodeNodeIntent(std::string_view text) {
 std::string encodeNodeOutcome(const NodeOutcome& outcome) {
   nlohmann::ordered_json j{{"plan", outcome.plan},
                            {"kind", nodeOpKindName(outcome.kind)},
-                           {"result", outcome.result},
+                           {"result", outcomeName(outcome.result)},
                            {"message", outcome.message},
                            {"at", core::formatRfc3339(outcome.at)}};
   return j.dump();
@@ -178,12 +177,13 @@ std::string encodeNodeOutcome(const NodeOutcome& outcome) {
 std::optional<NodeOutcome> decodeNodeOutcome(std::string_view text) {
   return decodeJson<NodeOutcome>(text, [](const json& j) -> std::optional<NodeOutcome> {
     NodeOutcome o;
-    o.plan = j.value("plan", "");
-    o.kind = parseKind(j.value("kind", "")).value_or(NodeOpKind::kMig);
-    o.result = j.value("result", "");
-    o.message = j.value("message", "");
+    o.plan = fields::string(j, "plan");
+    o.kind = parseKind(fields::string(j, "kind")).value_or(NodeOpKind::kMig);
+    auto result = parseOutcome(fields::string(j, "result"));
+    o.message = fields::string(j, "message");
     o.at = timeField(j, "at").value_or(TimePoint{});
-    if (o.plan.empty() || o.result.empty()) return std::nullopt;
+    if (o.plan.empty() || !result) return std::nullopt;
+    o.result = *result;
     return o;
   });
 }
@@ -201,15 +201,11 @@ std::optional<HpaIntent> decodeHpaIntent(std::string_view text) {
   return decodeJson<HpaIntent>(text, [](const json& j) -> std::optional<HpaIntent> {
     HpaIntent h;
     auto started = timeField(j, "started");
-    auto from = countField(j, "from");
-    auto to = countField(j, "to");
-    h.plan = j.value("plan", "");
-    h.nodes = j.value("nodes", std::vector<std::string>{});
-    if (h.plan.empty() || !started || !from || !to || h.nodes.size() > kMaxIntentNodes) {
-      return std::nullopt;
-    }
-    h.from = *from;
-    h.to = *to;
+    h.plan = fields::string(j, "plan");
+    h.nodes = fields::strings(j, "nodes");
+    if (h.plan.empty() || !started || h.nodes.size() > kMaxIntentNodes) return std::nullopt;
+    h.from = countField(j, "from");
+    h.to = countField(j, "to");
     h.started = *started;
     return h;
   });
@@ -226,11 +222,9 @@ std::string encodeHpaStatus(const HpaStatus& status) {
 std::optional<HpaStatus> decodeHpaStatus(std::string_view text) {
   return decodeJson<HpaStatus>(text, [](const json& j) -> std::optional<HpaStatus> {
     HpaStatus s;
-    auto ceiling = countField(j, "ceiling");
-    if (!ceiling) return std::nullopt;
-    s.ceiling = *ceiling;
-    s.lastAction = j.value("lastAction", "");
-    s.reason = j.value("reason", "");
+    s.ceiling = countField(j, "ceiling");
+    s.lastAction = fields::string(j, "lastAction");
+    s.reason = fields::string(j, "reason");
     s.at = timeField(j, "at").value_or(TimePoint{});
     return s;
   });

@@ -1,6 +1,7 @@
 #include "gpuscale/reconciler/leader_election.h"
 
 #include "gpuscale/core/rfc3339.h"
+#include "gpuscale/partition/kube_objects.h"
 
 #include <condition_variable>
 #include <mutex>
@@ -75,16 +76,21 @@ bool LeaderElector::tryAcquireOrRenew(Clock::time_point now,
     }
     return leader_.load();
   }
+  auto lease = partition::readLease(*current);
+  if (!lease) {
+    degraded_.failed("lease", leaseRef().path() + " (read)",
+                     "leader election: the lease does not read: " + lease.status().message());
+    if (!withinRenewDeadline(now)) leader_.store(false);
+    return leader_.load();
+  }
   degraded_.cleared("lease", leaseRef().path() + " (read)");
-  const json spec = current->value("spec", json::object());
-  const std::string holder = spec.value("holderIdentity", "");
-  const std::string record = holder + "|" + spec.value("renewTime", "") + "|" +
-                             (*current)["metadata"].value("resourceVersion", "");
+  const std::string& holder = lease->holderIdentity;
+  const std::string record = holder + "|" + lease->renewTime + "|" + lease->meta.resourceVersion;
   if (record != observedRecord_) {
     observedRecord_ = record;
     observedAt_ = now;
   }
-  const int observedDuration = spec.value("leaseDurationSeconds", duration);
+  const int observedDuration = lease->leaseDurationSeconds.value_or(duration);
   const bool held = holder == options_.identity;
   const bool expired = now - observedAt_ >= std::chrono::seconds(observedDuration);
   // Someone else's name in the Lease ends our leadership now, even if we go on to take it over.
@@ -96,7 +102,7 @@ bool LeaderElector::tryAcquireOrRenew(Clock::time_point now,
   updated["spec"]["renewTime"] = stamp;
   if (!held) {
     updated["spec"]["acquireTime"] = stamp;
-    updated["spec"]["leaseTransitions"] = spec.value("leaseTransitions", 0) + 1;
+    updated["spec"]["leaseTransitions"] = lease->leaseTransitions + 1;
   }
   auto r = client_->update(leaseRef(), updated);
   if (!r) {
@@ -120,7 +126,9 @@ bool LeaderElector::tryAcquireOrRenew(Clock::time_point now,
 void LeaderElector::release() {
   if (!leader_.exchange(false)) return;
   auto current = client_->get(leaseRef());
-  if (!current || (*current)["spec"].value("holderIdentity", "") != options_.identity) return;
+  if (!current) return;
+  auto lease = partition::readLease(*current);
+  if (!lease || lease->holderIdentity != options_.identity) return;
   json updated = *current;
   updated["spec"]["holderIdentity"] = "";
   updated["spec"]["leaseDurationSeconds"] = 1;

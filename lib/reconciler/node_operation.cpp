@@ -1,209 +1,112 @@
-// The node half of KubeActuator: start, advance and finish one node's MIG or time-slicing change.
-#include <fmt/format.h>
-#include <spdlog/spdlog.h>
+// The executor of node operations: start, observe, look up the transition, perform it. The
+// transitions themselves are data (node_transitions.cpp); the writes are in node_writes.cpp.
+#include "gpuscale/reconciler/node_operation.h"
 
-#include <map>
-#include <set>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "actuator_internal.h"
 #include "gpuscale/core/rfc3339.h"
-#include "gpuscale/k8s/object_accessors.h"
+#include "gpuscale/k8s/status_predicates.h"
 #include "gpuscale/k8s/well_known_keys.h"
-#include "gpuscale/partition/config_name.h"
-#include "gpuscale/partition/device_plugin_config.h"
-#include "gpuscale/partition/mig_parted_config.h"
 #include "gpuscale/partition/mig_restore.h"
 #include "gpuscale/reconciler/optimistic_write.h"
-#include "gpuscale/reconciler/pod_gpu_use.h"
 
 namespace gpuscale::reconciler {
 namespace {
 
-using actuator_detail::configMapRef;
+using actuator_detail::noChange;
 using actuator_detail::nodeRef;
+using actuator_detail::reshapeTaints;
+using actuator_detail::uidOf;
 using nlohmann::json;
 
-std::string opTitle(NodeOpKind kind) {
-  switch (kind) {
-    case NodeOpKind::kMig:
-      return "MigReconfigure";
-    case NodeOpKind::kMps:
-      return "Mps";
-    case NodeOpKind::kTimeSlicing:
-      break;
+// What a kind of operation is called in Events, which lever it measures, how it is reported.
+struct KindNames {
+  NodeOpKind kind;
+  std::string_view title;
+  partition::Lever lever;
+  ActionKind action;
+};
+constexpr KindNames kKindNames[] = {
+    {NodeOpKind::kMig, "MigReconfigure", partition::Lever::kMigReshape, ActionKind::kMig},
+    {NodeOpKind::kTimeSlicing, "TimeSlicing", partition::Lever::kTimeSlicing,
+     ActionKind::kTimeSlicing},
+    {NodeOpKind::kMps, "Mps", partition::Lever::kMps, ActionKind::kMps},
+};
+
+const KindNames& namesOf(NodeOpKind kind) {
+  for (const auto& k : kKindNames) {
+    if (k.kind == kind) return k;
   }
-  return "TimeSlicing";
+  return kKindNames[1];
 }
 
-partition::Lever leverOf(NodeOpKind kind) {
-  switch (kind) {
-    case NodeOpKind::kMig:
-      return partition::Lever::kMigReshape;
-    case NodeOpKind::kMps:
-      return partition::Lever::kMps;
-    case NodeOpKind::kTimeSlicing:
-      break;
+std::string opTitle(NodeOpKind kind) { return std::string(namesOf(kind).title); }
+
+// The Event reason of a finished operation: <Kind>Succeeded|Failed|TimedOut|Aborted (superseded
+// reads as Failed).
+std::string finishReason(NodeOpKind kind, Outcome outcome) {
+  switch (outcome) {
+    case Outcome::kSucceeded:
+      return opTitle(kind) + "Succeeded";
+    case Outcome::kTimedOut:
+      return opTitle(kind) + "TimedOut";
+    case Outcome::kAborted:
+      return opTitle(kind) + "Aborted";
+    default:
+      return opTitle(kind) + "Failed";
   }
-  return partition::Lever::kTimeSlicing;
 }
 
-// An earlier config of `node` (by exact ownership, never by name prefix: another node's name may
-// share the prefix), other than the one being written and the one it replaces.
-bool isStale(const std::string& key, const std::string& node, const NodeIntent& intent) {
-  return partition::isOwnedConfigOf(key, node) && key != intent.label && key != intent.previous;
-}
-
-core::Result<std::optional<kube::Object>> noChange() { return std::optional<kube::Object>{}; }
-
-// `node`'s spec.taints with k8s::kReshapeTaint present or absent (others kept as they are), or
-// nullopt when it already is so. The whole list goes in the merge patch (merge patches replace
-// arrays); the read resourceVersion it carries keeps a concurrent taint change from being lost.
-std::optional<json> reshapeTaints(const kube::Object& node, bool present) {
-  static const json kNone = json::array();
-  const json& spec = node.contains("spec") ? node["spec"] : kNone;
-  const json& current = spec.is_object() && spec.contains("taints") && spec["taints"].is_array()
-                            ? spec["taints"]
-                            : kNone;
-  json taints = json::array();
-  bool found = false;
-  for (const auto& t : current) {
-    if (t.is_object() && t.value("key", "") == k8s::kReshapeTaint) {
-      found = true;
-      if (!present) continue;
-    }
-    taints.push_back(t);
+// What the finish says, per observation; `detail` is what the pass found (the pod in the way).
+std::string finishMessage(NodeOpEvent event, const NodeIntent& intent,
+                          const partition::NodeObject& node, const std::string& detail) {
+  const bool mig = intent.kind == NodeOpKind::kMig;
+  switch (event) {
+    case NodeOpEvent::kPrepareTimedOut:
+      return "could not prepare the change in time";
+    case NodeOpEvent::kPodInTheWay:
+      return "pod " + detail + " started on the node before the reshape; nothing changed";
+    case NodeOpEvent::kLabelChangedByOther:
+      return fmt::format("{} was changed by someone else to \"{}\"", intent.labelKey(),
+                         node.meta.label(intent.labelKey()));
+    case NodeOpEvent::kOperatorFailed:
+      return "mig-manager reported failed; previous config \"" + intent.previous + "\" restored";
+    case NodeOpEvent::kCapacityReady:
+      return fmt::format("{} {} {} allocatable shows {}",
+                         mig ? "MIG config" : "device-plugin config", intent.label,
+                         mig ? "applied and" : "active;", json(intent.expect).dump());
+    case NodeOpEvent::kNoCapacity:
+      return "MIG config applied but allocatable never showed the new resources";
+    case NodeOpEvent::kTimedOut:
+      return mig ? "mig-manager did not answer in time (state \"" +
+                       node.meta.label(k8s::kMigConfigStateLabel) + "\"); previous config \"" +
+                       intent.previous + "\" restored"
+                 : "allocatable never showed the new replicas; previous device-plugin config "
+                   "restored";
+    default:
+      return std::string(nodeOpEventName(event));
   }
-  if (found == present) return std::nullopt;
-  if (present)
-    taints.push_back({{"key", std::string(k8s::kReshapeTaint)}, {"effect", "NoSchedule"}});
-  return taints;
-}
-
-// Adds to `patch` the removal of k8s::kReshapeTaint from `node`, if it carries it.
-void untaintInto(json& patch, const kube::Object& node) {
-  if (auto taints = reshapeTaints(node, false)) patch["spec"]["taints"] = *taints;
 }
 
 }  // namespace
 
-core::Status KubeActuator::taintForReshape(const std::string& node, const NodeIntent& intent) {
-  auto r = patchWithRetry(
-      *client_, nodeRef(node),
-      [&](const kube::Object& current) -> core::Result<std::optional<kube::Object>> {
-        if (decodeNodeIntent(k8s::annotationOf(current, k8s::kIntentAnnotation)) != intent)
-          return noChange();
-        auto taints = reshapeTaints(current, true);
-        if (!taints) return noChange();
-        return std::optional<kube::Object>(json{{"spec", {{"taints", *taints}}}});
-      });
-  return r ? core::Status() : r.status();
-}
+ActionKind actionKindOf(NodeOpKind kind) { return namesOf(kind).action; }
 
-core::Status KubeActuator::writeConfig(const std::string& node, const NodeIntent& intent) {
-  return intent.kind == NodeOpKind::kMig ? writeMigConfig(node, intent)
-                                         : writeDevicePluginConfig(node, intent);
-}
+NodeOperations::NodeOperations(std::shared_ptr<kube::KubeClient> client,
+                               std::shared_ptr<EventRecorder> events,
+                               std::shared_ptr<GpuPodMapping> gpuPods, ActuatorOptions options,
+                               std::shared_ptr<ReconcilerMetrics> metrics)
+    : client_(std::move(client)),
+      events_(std::move(events)),
+      gpuPods_(std::move(gpuPods)),
+      options_(std::move(options)),
+      timeouts_{options_.migTimeout, options_.allocatableTimeout},
+      degraded_(std::move(metrics)) {}
 
-core::Status KubeActuator::writeMigConfig(const std::string& node, const NodeIntent& intent) {
-  auto wanted = partition::parseMigPartedConfig(intent.config);
-  if (!wanted) return wanted.status();
-  // mig-manager reads only the ConfigMap the ClusterPolicy names: the previous config must be
-  // there too, or restoring it after a failure would fail as well, and so must every stock config
-  // an operator may relabel the node to later. They are carried over from what mig-manager would
-  // read without a custom ConfigMap: the node's generated configs, then the operator's defaults.
-  std::vector<partition::MigPartedConfig> stock;
-  for (const std::string& name : {node + "-mig-config", options_.defaultMigConfigMap}) {
-    auto cm = client_->get(configMapRef(options_.operatorNamespace, name));
-    if (!cm || !(*cm).contains("data") || !(*cm)["data"].is_object()) continue;
-    if (auto parsed = partition::parseMigPartedConfig((*cm)["data"].value("config.yaml", ""))) {
-      stock.push_back(std::move(*parsed));
-    }
-  }
-  auto r = upsertWithRetry(
-      *client_, configMapRef(options_.operatorNamespace, options_.migConfigMap), "v1", "ConfigMap",
-      [&](const kube::Object& cm) -> core::Result<std::optional<kube::Object>> {
-        partition::MigPartedConfig file;
-        std::string text;
-        if (cm.contains("data") && cm["data"].is_object())
-          text = cm["data"].value("config.yaml", "");
-        if (!text.empty()) {
-          auto parsed = partition::parseMigPartedConfig(text);
-          if (!parsed) {
-            return core::Status::invalid("ConfigMap " + options_.migConfigMap +
-                                         " holds a config.yaml mig-parted rejects; not touching "
-                                         "it: " +
-                                         parsed.status().message());
-          }
-          file = std::move(*parsed);
-        }
-        partition::MigPartedConfig before = file;
-        for (const auto& [name, entries] : wanted->configs) file.configs[name] = entries;
-        partition::carryOverConfigs(file, stock);
-        std::erase_if(file.configs,
-                      [&](const auto& kv) { return isStale(kv.first, node, intent); });
-        if (file == before && !text.empty()) return noChange();
-        return std::optional<kube::Object>(
-            json{{"data", {{"config.yaml", partition::emitMigPartedConfig(file)}}}});
-      });
-  return r ? core::Status() : r.status();
-}
-
-core::Status KubeActuator::writeDevicePluginConfig(const std::string& node,
-                                                   const NodeIntent& intent) {
-  auto r = upsertWithRetry(
-      *client_, configMapRef(options_.operatorNamespace, options_.devicePluginConfigMap), "v1",
-      "ConfigMap", [&](const kube::Object& cm) -> core::Result<std::optional<kube::Object>> {
-        json data = json::object();
-        const json empty = json::object();
-        const json& current = cm.contains("data") && cm["data"].is_object() ? cm["data"] : empty;
-        if (current.value(intent.label, "") != intent.config) data[intent.label] = intent.config;
-        for (const auto& [key, value] : current.items()) {
-          if (isStale(key, node, intent)) data[key] = nullptr;
-        }
-        if (data.empty()) return noChange();
-        return std::optional<kube::Object>(json{{"data", data}});
-      });
-  return r ? core::Status() : r.status();
-}
-
-core::Result<std::string> KubeActuator::podInTheWay(const std::string& node,
-                                                    const std::vector<int>& gpus, TimePoint now) {
-  kube::ListOptions options;
-  options.fieldSelector = "spec.nodeName=" + node;
-  auto pods = client_->list(kube::ResourceRef::collection("", "v1", "pods"), options);
-  if (!pods) return pods.status();
-  std::map<std::string, std::string> users;  // namespace/name -> what makes it a GPU user
-  NodeGpuPods gpuPods;
-  for (const auto& pod : pods->items) {
-    auto use = gpuUseOf(pod);
-    if (use.empty()) continue;
-    const std::string key =
-        pod["metadata"].value("namespace", "") + "/" + pod["metadata"].value("name", "");
-    users[key] = std::move(use);
-    static const json::json_pointer kStartTime("/status/startTime");
-    const bool started = pod.contains(kStartTime) && pod[kStartTime].is_string();
-    gpuPods[key] =
-        core::parseRfc3339(started ? pod[kStartTime].get<std::string>() : "").value_or(TimePoint{});
-  }
-  if (users.empty()) return std::string();
-  const auto& [first, use] = *users.begin();
-  auto occupancy = gpuPods_->occupancy(node, gpuPods, now);
-  if (!occupancy) return fmt::format("{} ({})", first, use);  // no per-GPU mapping: node busy
-  if (!occupancy->settling.empty()) {
-    return fmt::format("{} (just started, not in the GPU metrics yet)",
-                       *occupancy->settling.begin());
-  }
-  for (int g : gpus) {
-    if (!occupancy->idle(g)) {
-      return fmt::format("{} (GPU {} {})", first, g,
-                         occupancy->reported.contains(g) ? "holds a pod" : "not reported");
-    }
-  }
-  return std::string();
-}
-
-bool KubeActuator::startNode(const NodeWork& work, const std::string& plan, TimePoint now,
-                             ActuationReport& report) {
+bool NodeOperations::start(const NodeWork& work, const std::string& plan, TimePoint now,
+                           ActuationReport& report) {
   NodeIntent intent = work.intent;
   intent.plan = plan;
   intent.started = now;
@@ -213,20 +116,22 @@ bool KubeActuator::startNode(const NodeWork& work, const std::string& plan, Time
     if (!busy || !busy->empty()) {
       std::string why = busy ? "pod " + *busy + " runs there" : busy.status().message();
       events_->record(target, true, "ReshapeSkipped", "not reshaping MIG on this node: " + why);
-      report.outcomes.push_back({"mig", "aborted"});
+      report.outcomes.push_back({ActionKind::kMig, Outcome::kAborted});
       return false;
     }
   }
   bool written = false;
   auto r = patchWithRetry(
       *client_, nodeRef(work.node),
-      [&](const kube::Object& node) -> core::Result<std::optional<kube::Object>> {
+      [&](const kube::Object& object) -> core::Result<std::optional<kube::Object>> {
         written = false;
-        if (!k8s::annotationOf(node, k8s::kIntentAnnotation).empty())
+        auto node = partition::readNode(object);
+        if (!node) return node.status();
+        if (!node->meta.annotation(k8s::kIntentAnnotation).empty())
           return noChange();  // already in flight
-        const std::string state = k8s::labelOf(node, k8s::kMigConfigStateLabel);
+        const std::string state = node->meta.label(k8s::kMigConfigStateLabel);
         if (state == "pending" || state == "failed" || state == "rebooting") return noChange();
-        intent.previous = k8s::labelOf(node, intent.labelKey());
+        intent.previous = node->meta.label(intent.labelKey());
         if (intent.previous == intent.label) return noChange();
         written = true;
         return std::optional<kube::Object>(
@@ -240,8 +145,8 @@ bool KubeActuator::startNode(const NodeWork& work, const std::string& plan, Time
   }
   degraded_.cleared("node_intent", work.node);
   if (!written) return false;
-  startedNodes_.insert(work.node);
-  report.outcomes.push_back({std::string(nodeOpKindName(intent.kind)), "started"});
+  started_.insert(work.node);
+  report.outcomes.push_back({actionKindOf(intent.kind), Outcome::kStarted});
   std::string what =
       intent.kind == NodeOpKind::kMig
           ? fmt::format("MIG config {} -> {}", intent.previous, intent.label)
@@ -249,18 +154,18 @@ bool KubeActuator::startNode(const NodeWork& work, const std::string& plan, Time
   events_->record(
       target, false, opTitle(intent.kind) + "Planned",
       fmt::format("plan {}: {}; expecting allocatable {}", plan, what, json(intent.expect).dump()));
-  return advanceNode(work.node, now, report);
+  return advance(work.node, now, report);
 }
 
-bool KubeActuator::advanceNode(const std::string& name, TimePoint now, ActuationReport& report) {
-  auto node = client_->get(nodeRef(name));
+bool NodeOperations::advance(const std::string& name, TimePoint now, ActuationReport& report) {
+  auto node = actuator_detail::getNode(*client_, name);
   if (!node) {
-    if (k8s::isNotFound(node.status())) startedNodes_.erase(name);
+    if (k8s::isNotFound(node.status())) started_.erase(name);
     return !k8s::isNotFound(node.status());
   }
-  auto intent = decodeNodeIntent(k8s::annotationOf(*node, k8s::kIntentAnnotation));
+  auto intent = decodeNodeIntent(node->meta.annotation(k8s::kIntentAnnotation));
   if (!intent) {
-    startedNodes_.erase(name);
+    started_.erase(name);
     return false;
   }
   if (!nodeIntentOwnedBy(*intent, name)) {
@@ -268,135 +173,100 @@ bool KubeActuator::advanceNode(const std::string& name, TimePoint now, Actuation
     // for the planner, so nothing else changes it either).
     degraded_.failed("node_intent_invalid", name,
                      "ignoring an intent annotation that names configs this node does not own");
-    startedNodes_.erase(name);
+    started_.erase(name);
     return false;
   }
   degraded_.cleared("node_intent_invalid", name);
-  const auto target = EventTarget::node(name, (*node)["metadata"].value("uid", ""));
-  if (intent->phase == NodeOpPhase::kPrepared) {
-    if (now - intent->started > options_.allocatableTimeout) {
-      finishNode(name, *intent, "failed", "could not prepare the change in time", false, true, now,
-                 report);
-      return false;
-    }
-    if (auto s = writeConfig(name, *intent); !s.ok()) {
-      degraded_.failed("partition_config", name,
-                       "writing config " + intent->label + " failed: " + s.message());
+  std::string detail;
+  NodeOpEvent event = NodeOpEvent::kWaiting;
+  if (intent->phase == NodeOpPhase::kApplied) {
+    event = observeApplied(*intent, *node, now, timeouts_);
+  } else if (prepareTimedOut(*intent, now, timeouts_)) {
+    event = NodeOpEvent::kPrepareTimedOut;
+  } else {
+    auto prepared = prepare(name, *intent, now);
+    event = prepared.first;
+    detail = std::move(prepared.second);
+  }
+  const NodeTransition* t = findTransition(intent->phase, intent->kind, event);
+  if (t == nullptr) return true;  // not an observation of this phase and kind: look again
+  switch (t->step) {
+    case NodeStep::kWait:
       return true;
-    }
-    degraded_.cleared("partition_config", name);
-    if (intent->kind == NodeOpKind::kMig) {
-      // New pods are kept off the node first, so the check below stays true until mig-manager
-      // runs; a pod may have started since the plan was made.
-      if (auto s = taintForReshape(name, *intent); !s.ok()) {
-        degraded_.failed("reshape_taint", name, "tainting the node failed: " + s.message());
-        return true;
-      }
-      degraded_.cleared("reshape_taint", name);
-      auto busy = podInTheWay(name, intent->gpus, now);
-      if (!busy) return true;
-      if (!busy->empty()) {
-        finishNode(name, *intent, "aborted",
-                   "pod " + *busy + " started on the node before the reshape; nothing changed",
-                   false, false, now, report);
-        return false;
-      }
-    }
-    NodeIntent applied = *intent;
-    applied.phase = NodeOpPhase::kApplied;
-    applied.applied = now;
-    auto r = patchWithRetry(
-        *client_, nodeRef(name),
-        [&](const kube::Object& current) -> core::Result<std::optional<kube::Object>> {
-          if (decodeNodeIntent(k8s::annotationOf(current, k8s::kIntentAnnotation)) != intent)
-            return noChange();
-          json annotations{{std::string(k8s::kIntentAnnotation), encodeNodeIntent(applied)}};
-          if (intent->kind == NodeOpKind::kMig) {
-            // What a give-back returns to (partition/mig_restore.h).
-            auto restore = partition::nextMigRestore(
-                partition::decodeMigRestore(k8s::annotationOf(current, k8s::kMigRestoreAnnotation)),
-                k8s::labelOf(current, k8s::kMigConfigLabel), intent->label);
-            annotations[std::string(k8s::kMigRestoreAnnotation)] =
-                restore ? json(partition::encodeMigRestore(*restore)) : json(nullptr);
-          }
-          return std::optional<kube::Object>(
-              json{{"metadata",
-                    {{"labels", {{std::string(intent->labelKey()), intent->label}}},
-                     {"annotations", annotations}}}});
-        });
-    if (!r) {
-      degraded_.failed(
-          "label_flip", name,
-          fmt::format("flipping {} failed: {}", intent->labelKey(), r.status().message()));
+    case NodeStep::kApply:
+      applyLabel(name, *intent, now, EventTarget::node(name, node->meta.uid));
       return true;
-    }
-    degraded_.cleared("label_flip", name);
-    if (r->changed) {
-      events_->record(target, false, opTitle(intent->kind) + "Started",
-                      fmt::format("plan {}: {}={} set; waiting for the GPU Operator", intent->plan,
-                                  intent->labelKey(), intent->label));
-    }
-    return true;
-  }
-  // Applied: wait for the operator's answer.
-  if (k8s::labelOf(*node, intent->labelKey()) != intent->label) {
-    finishNode(name, *intent, "superseded",
-               fmt::format("{} was changed by someone else to \"{}\"", intent->labelKey(),
-                           k8s::labelOf(*node, intent->labelKey())),
-               false, false, now, report);
-    return false;
-  }
-  const auto since = now - intent->applied.value_or(intent->started);
-  const bool allocatableReady = actuator_detail::allocatableMatches(*node, intent->expect);
-  if (intent->kind == NodeOpKind::kMig) {
-    const std::string state = k8s::labelOf(*node, k8s::kMigConfigStateLabel);
-    if (state == "failed") {
-      finishNode(
-          name, *intent, "failed",
-          "mig-manager reported failed; previous config \"" + intent->previous + "\" restored",
-          true, true, now, report);
+    case NodeStep::kFollowUp:
+      return followUp(name, *intent, now, report);
+    case NodeStep::kFinish:
+      finish(name, *intent, *t, finishMessage(event, *intent, *node, detail), now, report);
       return false;
-    }
-    if (state == "success" && allocatableReady && intent->then) {
-      return continueWithTimeSlicing(name, *intent, now, report);
-    }
-    if (state == "success" && allocatableReady) {
-      finishNode(name, *intent, "success",
-                 fmt::format("MIG config {} applied and allocatable shows {}", intent->label,
-                             json(intent->expect).dump()),
-                 false, false, now, report);
-      return false;
-    }
-    if (since > options_.migTimeout) {
-      const bool applied = state == "success";
-      finishNode(name, *intent, "timeout",
-                 applied ? "MIG config applied but allocatable never showed the new resources"
-                         : "mig-manager did not answer in time (state \"" + state +
-                               "\"); previous config \"" + intent->previous + "\" restored",
-                 !applied, true, now, report);
-      return false;
-    }
-    return true;
-  }
-  if (allocatableReady) {
-    finishNode(name, *intent, "success",
-               fmt::format("device-plugin config {} active; allocatable shows {}", intent->label,
-                           json(intent->expect).dump()),
-               false, false, now, report);
-    return false;
-  }
-  if (since > options_.allocatableTimeout) {
-    finishNode(name, *intent, "timeout",
-               "allocatable never showed the new replicas; previous device-plugin config "
-               "restored",
-               true, true, now, report);
-    return false;
   }
   return true;
 }
 
-bool KubeActuator::continueWithTimeSlicing(const std::string& name, const NodeIntent& mig,
-                                           TimePoint now, ActuationReport& report) {
+std::pair<NodeOpEvent, std::string> NodeOperations::prepare(const std::string& name,
+                                                            const NodeIntent& intent,
+                                                            TimePoint now) {
+  if (auto s = writeConfig(name, intent); !s.ok()) {
+    degraded_.failed("partition_config", name,
+                     "writing config " + intent.label + " failed: " + s.message());
+    return {NodeOpEvent::kStepFailed, ""};
+  }
+  degraded_.cleared("partition_config", name);
+  if (intent.kind != NodeOpKind::kMig) return {NodeOpEvent::kPrepared, ""};
+  // New pods are kept off the node first, so the check below stays true until mig-manager runs;
+  // a pod may have started since the plan was made.
+  if (auto s = taintForReshape(name, intent); !s.ok()) {
+    degraded_.failed("reshape_taint", name, "tainting the node failed: " + s.message());
+    return {NodeOpEvent::kStepFailed, ""};
+  }
+  degraded_.cleared("reshape_taint", name);
+  auto busy = podInTheWay(name, intent.gpus, now);
+  if (!busy) return {NodeOpEvent::kStepFailed, ""};
+  if (!busy->empty()) return {NodeOpEvent::kPodInTheWay, *busy};
+  return {NodeOpEvent::kPrepared, ""};
+}
+
+bool NodeOperations::applyLabel(const std::string& name, const NodeIntent& intent, TimePoint now,
+                                const EventTarget& target) {
+  NodeIntent applied = intent;
+  applied.phase = NodeOpPhase::kApplied;
+  applied.applied = now;
+  auto r = actuator_detail::patchNodeOfIntent(
+      *client_, name, intent, actuator_detail::IntentMatch::kExact,
+      [&](const partition::NodeObject& current) -> core::Result<std::optional<kube::Object>> {
+        json annotations{{std::string(k8s::kIntentAnnotation), encodeNodeIntent(applied)}};
+        if (intent.kind == NodeOpKind::kMig) {
+          // What a give-back returns to (partition/mig_restore.h).
+          auto restore = partition::nextMigRestore(
+              partition::decodeMigRestore(current.meta.annotation(k8s::kMigRestoreAnnotation)),
+              current.meta.label(k8s::kMigConfigLabel), intent.label);
+          annotations[std::string(k8s::kMigRestoreAnnotation)] =
+              restore ? json(partition::encodeMigRestore(*restore)) : json(nullptr);
+        }
+        return std::optional<kube::Object>(
+            json{{"metadata",
+                  {{"labels", {{std::string(intent.labelKey()), intent.label}}},
+                   {"annotations", annotations}}}});
+      });
+  if (!r) {
+    degraded_.failed(
+        "label_flip", name,
+        fmt::format("flipping {} failed: {}", intent.labelKey(), r.status().message()));
+    return false;
+  }
+  degraded_.cleared("label_flip", name);
+  if (r->changed) {
+    events_->record(target, false, opTitle(intent.kind) + "Started",
+                    fmt::format("plan {}: {}={} set; waiting for the GPU Operator", intent.plan,
+                                intent.labelKey(), intent.label));
+  }
+  return r->changed;
+}
+
+bool NodeOperations::followUp(const std::string& name, const NodeIntent& mig, TimePoint now,
+                              ActuationReport& report) {
   NodeIntent next;
   next.plan = mig.plan;
   next.kind = NodeOpKind::kTimeSlicing;
@@ -404,16 +274,15 @@ bool KubeActuator::continueWithTimeSlicing(const std::string& name, const NodeIn
   next.config = mig.then->config;
   next.expect = mig.then->expect;
   next.started = now;
-  auto r = patchWithRetry(
-      *client_, nodeRef(name),
-      [&](const kube::Object& current) -> core::Result<std::optional<kube::Object>> {
-        if (decodeNodeIntent(k8s::annotationOf(current, k8s::kIntentAnnotation)) != mig)
-          return noChange();
-        next.previous = k8s::labelOf(current, k8s::kDevicePluginConfigLabel);
+  auto r = actuator_detail::patchNodeOfIntent(
+      *client_, name, mig, actuator_detail::IntentMatch::kExact,
+      [&](const partition::NodeObject& current) -> core::Result<std::optional<kube::Object>> {
+        next.previous = current.meta.label(k8s::kDevicePluginConfigLabel);
         json patch{
             {"metadata",
              {{"annotations", {{std::string(k8s::kIntentAnnotation), encodeNodeIntent(next)}}}}}};
-        untaintInto(patch, current);  // the MIG step is over; time-slicing destroys no pod
+        // The MIG step is over; time-slicing destroys no pod.
+        if (auto taints = reshapeTaints(current, false)) patch["spec"]["taints"] = *taints;
         return std::optional<kube::Object>(patch);
       });
   if (!r) {
@@ -423,8 +292,8 @@ bool KubeActuator::continueWithTimeSlicing(const std::string& name, const NodeIn
   }
   degraded_.cleared("node_intent", name);
   if (!r->changed) return true;  // someone moved the intent on: the next pass reads it
-  report.outcomes.push_back({"mig", "success"});
-  const auto target = EventTarget::node(name, r->object["metadata"].value("uid", ""));
+  report.outcomes.push_back({ActionKind::kMig, Outcome::kSucceeded});
+  const auto target = EventTarget::node(name, uidOf(r->object));
   events_->record(target, false, "MigReconfigureSucceeded",
                   fmt::format("plan {}: MIG config {} applied and allocatable shows {}; "
                               "time-slicing {} -> {} follows",
@@ -433,34 +302,29 @@ bool KubeActuator::continueWithTimeSlicing(const std::string& name, const NodeIn
   events_->record(target, false, "TimeSlicingPlanned",
                   fmt::format("plan {}: device-plugin config {} -> {}; expecting allocatable {}",
                               mig.plan, next.previous, next.label, json(next.expect).dump()));
-  return advanceNode(name, now, report);
+  return advance(name, now, report);
 }
 
-void KubeActuator::finishNode(const std::string& name, const NodeIntent& intent,
-                              const std::string& result, const std::string& message, bool revert,
-                              bool backoff, TimePoint now, ActuationReport& report) {
-  NodeOutcome outcome{intent.plan, intent.kind, result, message, now};
-  if (result == "success") {
-    report.leverSeconds.push_back(
-        {leverOf(intent.kind), name, std::chrono::duration<double>(now - intent.started).count()});
-  }
+void NodeOperations::finish(const std::string& name, const NodeIntent& intent,
+                            const NodeTransition& t, const std::string& message, TimePoint now,
+                            ActuationReport& report) {
+  const NodeOutcome outcome{intent.plan, intent.kind, t.outcome, message, now};
   std::vector<std::string> repaired;
-  auto r = patchWithRetry(
-      *client_, nodeRef(name),
-      [&](const kube::Object& current) -> core::Result<std::optional<kube::Object>> {
+  auto r = actuator_detail::patchNodeOfIntent(
+      *client_, name, intent, actuator_detail::IntentMatch::kSamePlan,
+      [&](const partition::NodeObject& current) -> core::Result<std::optional<kube::Object>> {
         repaired.clear();
-        auto ours = decodeNodeIntent(k8s::annotationOf(current, k8s::kIntentAnnotation));
-        if (!ours || ours->plan != intent.plan) return noChange();
         json labels = json::object();
-        if (revert && k8s::labelOf(current, intent.labelKey()) == intent.label) {
+        if (t.label == LabelOnFinish::kRestorePrevious &&
+            current.meta.label(intent.labelKey()) == intent.label) {
           labels[std::string(intent.labelKey())] =
               intent.previous.empty() ? json(nullptr) : json(intent.previous);
         }
-        if (intent.kind == NodeOpKind::kMig && result != "success") {
-          const json& all = current["metadata"].value("labels", json::object());
-          for (const auto& [key, value] : all.items()) {
-            if (key.rfind(k8s::kDeployLabelPrefix, 0) == 0 && value == kPausedForMigChange &&
-                k8s::labelOf(current, k8s::kMigConfigStateLabel) != "pending") {
+        // mig-manager still pending owns the operand labels while it runs.
+        if (t.operands == Operands::kUnpause &&
+            current.meta.label(k8s::kMigConfigStateLabel) != "pending") {
+          for (const auto& [key, value] : current.meta.labels) {
+            if (key.rfind(k8s::kDeployLabelPrefix, 0) == 0 && value == kPausedForMigChange) {
               labels[key] = "true";
               repaired.push_back(key);
             }
@@ -468,29 +332,31 @@ void KubeActuator::finishNode(const std::string& name, const NodeIntent& intent,
         }
         json annotations{{std::string(k8s::kIntentAnnotation), nullptr},
                          {std::string(k8s::kOutcomeAnnotation), encodeNodeOutcome(outcome)}};
-        if (backoff) {
+        if (t.backoff == Backoff::kBackOff) {
           annotations[std::string(k8s::kBackoffAnnotation)] =
               core::formatRfc3339(now + options_.failureBackoff);
         }
         json patch{{"metadata", {{"annotations", annotations}}}};
         if (!labels.empty()) patch["metadata"]["labels"] = labels;
-        untaintInto(patch, current);
+        if (auto taints = reshapeTaints(current, false)) patch["spec"]["taints"] = *taints;
         return std::optional<kube::Object>(patch);
       });
   if (!r) {
     degraded_.failed("node_outcome", name,
-                     fmt::format("recording outcome {} failed: {}", result, r.status().message()));
+                     fmt::format("recording outcome {} failed: {}", outcomeName(t.outcome),
+                                 r.status().message()));
     return;
   }
   degraded_.cleared("node_outcome", name);
-  startedNodes_.erase(name);
-  report.outcomes.push_back({std::string(nodeOpKindName(intent.kind)), result});
-  const auto target = EventTarget::node(name, r->object["metadata"].value("uid", ""));
-  const bool ok = result == "success";
-  std::string reason = opTitle(intent.kind) + (ok ? "Succeeded" : "Failed");
-  if (result == "timeout") reason = opTitle(intent.kind) + "TimedOut";
-  if (result == "aborted") reason = opTitle(intent.kind) + "Aborted";
-  events_->record(target, !ok, reason, fmt::format("plan {}: {}", intent.plan, message));
+  started_.erase(name);
+  if (t.outcome == Outcome::kSucceeded) {
+    report.leverSeconds.push_back({namesOf(intent.kind).lever, name,
+                                   std::chrono::duration<double>(now - intent.started).count()});
+  }
+  report.outcomes.push_back({actionKindOf(intent.kind), t.outcome});
+  const auto target = EventTarget::node(name, uidOf(r->object));
+  events_->record(target, t.outcome != Outcome::kSucceeded, finishReason(intent.kind, t.outcome),
+                  fmt::format("plan {}: {}", intent.plan, message));
   if (!repaired.empty()) {
     events_->record(target, true, "OperandsUnpaused",
                     fmt::format("operand labels left paused after the failed MIG change set back "

@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "gpuscale/partition/kube_objects.h"
+
 namespace gpuscale::reconciler {
 namespace {
 
@@ -26,8 +28,10 @@ core::Result<WriteResult> writeLoop(kube::KubeClient& client, const kube::Resour
     auto patch = change(*current);
     if (!patch) return patch.status();
     if (!*patch) return WriteResult{*current, false, out.conflicts};
+    auto meta = partition::readMeta(*current);
+    if (!meta) return meta.status();
     kube::Object body = **patch;
-    body["metadata"]["resourceVersion"] = (*current)["metadata"].value("resourceVersion", "");
+    body["metadata"]["resourceVersion"] = meta->resourceVersion;
     auto r = client.patch(ref, kube::PatchType::kMerge, body);
     if (r) return WriteResult{*r, true, out.conflicts};
     if (!k8s::isConflict(r.status())) return r.status();

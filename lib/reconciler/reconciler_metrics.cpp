@@ -55,6 +55,12 @@ ReconcilerMetrics::ReconcilerMetrics(std::shared_ptr<prometheus::Registry> regis
                     .Help("Occurrences of degraded conditions (failed writes, snapshot errors), "
                           "each logged once until it clears")
                     .Register(*registry_)),
+      objectsSkipped_(prometheus::BuildCounter()
+                          .Name("gpuscale_reconciler_objects_skipped_total")
+                          .Help("Objects planned as if absent because they do not read, by kind "
+                                "and reason (malformed, out_of_range); counted once each until "
+                                "they read again")
+                          .Register(*registry_)),
       policyIgnored_(prometheus::BuildCounter()
                          .Name("gpuscale_reconciler_policy_annotations_ignored_total")
                          .Help("HPAs found naming a partition policy that is not defined or does "
@@ -91,6 +97,10 @@ void ReconcilerMetrics::writeRetried(const std::string& resource, const std::str
 
 void ReconcilerMetrics::degraded(const std::string& what) {
   degraded_.Add({{"what", what}}).Increment();
+}
+
+void ReconcilerMetrics::objectSkipped(const std::string& kind, const std::string& reason) {
+  objectsSkipped_.Add({{"kind", kind}, {"reason", reason}}).Increment();
 }
 
 void ReconcilerMetrics::policyAnnotationIgnored() { policyIgnored_.Increment(); }

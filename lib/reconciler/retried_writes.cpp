@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "gpuscale/partition/kube_objects.h"
+
 namespace gpuscale::reconciler {
 namespace {
 
@@ -113,9 +115,7 @@ core::Status RetryNotingClient::watch(const kube::ResourceRef& ref,
 core::Result<kube::Object> RetryNotingClient::create(const kube::ResourceRef& ref,
                                                      const kube::Object& object) {
   std::string name = ref.name;
-  if (name.empty() && object.contains("metadata") && object["metadata"].is_object()) {
-    name = object["metadata"].value("name", "");
-  }
+  if (name.empty()) name = partition::identityOf(object).name;
   return noting(ref.named(name), [&] { return inner_->create(ref, object); });
 }
 

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "gpuscale/sim/gpu_identity.h"
 #include "gpuscale/sim/triton_exposition.h"
 
 namespace gpuscale::sim {
@@ -46,27 +47,6 @@ const std::vector<Family>& families() {
   return kFamilies;
 }
 
-std::uint64_t fnv1a64(std::string_view text) {
-  std::uint64_t h = 14695981039346656037ull;
-  for (unsigned char c : text) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  return h;
-}
-
-std::string uuidOf(const std::string& node, int gpu) {
-  const std::uint64_t a = fnv1a64(fmt::format("{}/gpu{}", node, gpu));
-  const std::uint64_t b = fnv1a64(fmt::format("{:016x}", a));
-  return fmt::format("GPU-{:08x}-{:04x}-{:04x}-{:04x}-{:012x}", a >> 32, (a >> 16) & 0xffff,
-                     a & 0xffff, b >> 48, b & 0xffffffffffffull);
-}
-
-std::string modelNameOf(std::string product) {
-  if (auto dash = product.find('-'); dash != std::string::npos) product[dash] = ' ';
-  return product;
-}
-
 // The pod reported for `device`: the first holder by namespace/name.
 const PodDevice* holderOf(const NodeGpuView& node, const std::string& device) {
   const PodDevice* out = nullptr;
@@ -83,11 +63,12 @@ void addDevices(const NodeGpuView& node, const std::map<std::string, double>& bu
                 std::vector<DcgmDevice>& out) {
   for (int g = 0; g < static_cast<int>(node.gpus.size()); ++g) {
     const partition::MigGpuSetting& gpu = node.gpus[g];
-    const LabelList gpuLabels = {{"gpu", std::to_string(g)},
-                                 {"UUID", uuidOf(node.spec.name, g)},
-                                 {"pci_bus_id", fmt::format("00000000:{:02X}:00.0", 0x07 + 8 * g)},
-                                 {"device", fmt::format("nvidia{}", g)},
-                                 {"modelName", modelNameOf(node.spec.product)}};
+    const LabelList gpuLabels = {
+        {"gpu", std::to_string(g)},
+        {"UUID", gpuUuid(node.spec.name, g)},
+        {"pci_bus_id", fmt::format("00000000:{:02X}:00.0", pciBusNumber(g))},
+        {"device", fmt::format("nvidia{}", g)},
+        {"modelName", nvmlProductName(node.spec.product)}};
     const auto config = node.devicePluginConfig ? &*node.devicePluginConfig : nullptr;
     int instanceId = 0;
     for (const auto& [resource, count] : physicalDevices(node.spec, gpu, config)) {

@@ -15,6 +15,7 @@
 #include "gpuscale/kube/informer.h"
 #include "gpuscale/partition/mig_catalog.h"
 #include "gpuscale/sim/cluster_view.h"
+#include "gpuscale/sim/dra_driver.h"
 #include "gpuscale/sim/gpu_allocation.h"
 #include "gpuscale/sim/mig_manager_model.h"
 #include "gpuscale/sim/node_advertisement.h"
@@ -91,7 +92,11 @@ class GpuOperatorEmulator::Impl {
                     .Name("gpuscale_sim_reconcile_passes_total")
                     .Help("Reconcile passes over all nodes")
                     .Register(*registry_)
-                    .Add({})) {}
+                    .Add({})) {
+    for (const auto& spec : scenario_.nodes) {
+      if (spec.dra && !dra_) dra_ = std::make_unique<DraDriver>(client_, *registry_);
+    }
+  }
 
   core::Status init() {
     defaultMig_ = defaultMigPartedConfig();
@@ -137,6 +142,9 @@ class GpuOperatorEmulator::Impl {
 
   core::Status start() {
     if (auto s = createConfigMaps(); !s.ok()) return s;
+    if (dra_) {
+      if (auto s = dra_->start(); !s.ok()) return s;
+    }
     if (options_.background) {
       view_ = makeInformerView(client_, scenario_.gpuOperator.namespaceName, [this] { wake(); });
       if (!view_->waitForSync(std::chrono::seconds(30))) {
@@ -450,6 +458,8 @@ class GpuOperatorEmulator::Impl {
       writeLabels(node, *object, adv);
     }
     updateGauges(node, adv);
+    if (node.spec.dra)
+      dra_->reconcileNode(node.spec, node.migManager.gpus(), *object, view_->pods());
   }
 
   void writeLabels(const NodeState& node, const kube::Object& object,
@@ -504,6 +514,7 @@ class GpuOperatorEmulator::Impl {
   partition::MigPartedConfig defaultMig_;
   std::map<std::string, NodeState> nodes_;
   std::unique_ptr<ClusterView> view_;
+  std::unique_ptr<DraDriver> dra_;  // when some node's GPUs are published through DRA
   std::mutex passMu_;
   std::mutex wakeMu_;
   std::condition_variable_any wakeCv_;

@@ -134,6 +134,7 @@ NodeAdvertisement advertise(const GpuNodeSpec& node, const std::vector<MigGpuSet
   NodeAdvertisement out;
   const MigStrategy strategy = effectiveStrategy(node, config);
   addGfdLabels(node, gpus, config, strategy, out.labels);
+  if (node.dra) return out;  // the DRA driver publishes the GPUs; no device plugin runs
   if (std::string why = mpsRefusal(gpus, config, strategy); !why.empty()) {
     out.error = why;
     return out;

@@ -13,6 +13,7 @@
 #include "gpuscale/core/yaml_input.h"
 #include "gpuscale/partition/mig_catalog.h"
 #include "gpuscale/partition/mig_geometry.h"
+#include "gpuscale/sim/dra_devices.h"
 
 namespace gpuscale::sim {
 namespace {
@@ -131,10 +132,27 @@ std::vector<MigGpuSetting> parseGeometry(const YAML::Node& node, const GpuNodeSp
   return out;
 }
 
+DraSpec parseDra(const YAML::Node& node) {
+  DraSpec dra;
+  if (node.IsNull()) return dra;
+  expectKeys(node, "dra",
+             {"dynamicMig", "productName", "architecture", "cudaComputeCapability", "brand",
+              "driverVersion", "cudaDriverVersion"});
+  dra.dynamicMig = get<bool>(node, "dynamicMig", dra.dynamicMig);
+  dra.productName = get<std::string>(node, "productName", "");
+  dra.architecture = get<std::string>(node, "architecture", "");
+  dra.cudaComputeCapability = get<std::string>(node, "cudaComputeCapability", "");
+  dra.brand = get<std::string>(node, "brand", dra.brand);
+  dra.driverVersion = get<std::string>(node, "driverVersion", dra.driverVersion);
+  dra.cudaDriverVersion = get<std::string>(node, "cudaDriverVersion", dra.cudaDriverVersion);
+  return dra;
+}
+
 GpuNodeSpec parseNode(const YAML::Node& node) {
-  expectKeys(node, "a node",
-             {"name", "product", "gpus", "memoryMiB", "migCapable", "migStrategy", "migConfig",
-              "geometry", "devicePluginConfig", "labels", "cpu", "memory", "pods", "failures"});
+  expectKeys(
+      node, "a node",
+      {"name", "product", "gpus", "memoryMiB", "migCapable", "migStrategy", "migConfig", "geometry",
+       "devicePluginConfig", "labels", "cpu", "memory", "pods", "failures", "dra"});
   GpuNodeSpec spec;
   spec.name = get<std::string>(node, "name", "");
   if (!isDnsLabel(spec.name)) fail(node, fmt::format("node name \"{}\" is not valid", spec.name));
@@ -167,6 +185,12 @@ GpuNodeSpec parseNode(const YAML::Node& node) {
   spec.memory = get<std::string>(node, "memory", spec.memory);
   spec.pods = get<std::string>(node, "pods", spec.pods);
   spec.failures = parseFailures(node["failures"]);
+  if (node["dra"]) {
+    if (!spec.devicePluginConfig.empty())
+      fail(node["dra"], "a DRA node runs no device plugin (drop devicePluginConfig)");
+    spec.dra = parseDra(node["dra"]);
+    if (auto s = validateDra(spec); !s.ok()) fail(node["dra"], s.message());
+  }
   return spec;
 }
 

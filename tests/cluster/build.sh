@@ -16,25 +16,31 @@
 # linked as tests/cluster/bin, `extra` (the parts only a few tests need, ctest label `go-extra`) as
 # tests/cluster/bin-extra. The test command builds the extra group while the other tests run.
 #
-# Usage: build.sh [core|extra|all] (default all).
+# A third group, `k8s-<minor>` (e.g. k8s-1.34), builds only the Kubernetes commands of an older
+# supported line from its own wrapper module (k8s-1.34/) into bin-k8s-1.34-<stamp>, linked as
+# tests/cluster/bin-k8s-1.34; compat.sh runs the end-to-end core on it (with the core group's etcd,
+# kwok and Helm). It is not part of `all`.
+#
+# Usage: build.sh [core|extra|all|k8s-<minor>] (default all).
 # Environment: GO (go binary), GPUSCALE_CLUSTER_CACHE (cache root), GPUSCALE_CLUSTER_JOBS (go build -p).
 set -euo pipefail
 
+here=$(cd "$(dirname "$0")" && pwd)
 group=${1:-all}
 case $group in
   core | extra | all) ;;
+  k8s-*) [ -f "$here/$group/go.mod" ] || {
+    echo "$0: no wrapper module $here/$group" >&2
+    exit 2
+  } ;;
   *)
-    echo "usage: $0 [core|extra|all]" >&2
+    echo "usage: $0 [core|extra|all|k8s-<minor>]" >&2
     exit 2
     ;;
 esac
 
-here=$(cd "$(dirname "$0")" && pwd)
-GO=${GO:-$(command -v go || echo /usr/local/go/bin/go)}
-if [ ! -x "$GO" ]; then
-  echo "cluster build: no Go toolchain found (set GO=...)" >&2
-  exit 1
-fi
+# The Go toolchain, new enough for every wrapper module (lib/go-toolchain.sh says what is missing).
+GO=$("$here/lib/go-toolchain.sh") || exit 1
 
 cache=${GPUSCALE_CLUSTER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gpuscale/cluster}
 mkdir -p "$cache"
@@ -47,14 +53,14 @@ jobs=${GPUSCALE_CLUSTER_JOBS:-2}
 exec 9>"$cache/.lock"
 flock 9
 
-# run_group NAME LINK MODULE-DIRS...: builds the group (build_NAME, writing into $out.partial) unless
-# its stamp is complete, then points tests/cluster/LINK at it.
+# run_group NAME LINK BUILDER MODULE-DIRS...: builds the group (BUILDER, writing into $out.partial)
+# unless its stamp is complete, then points tests/cluster/LINK at it.
 run_group() {
-  local name=$1 link=$2
-  shift 2
+  local name=$1 link=$2 builder=$3
+  shift 3
   local stamp files=()
   for m in "$@"; do files+=("$here/$m/go.mod" "$here/$m/go.sum"); done
-  stamp=$(cat "${files[@]}" <(declare -f run_group build "build_$name") <("$GO" version) |
+  stamp=$(cat "${files[@]}" <(declare -f run_group build build_k8s "$builder") <("$GO" version) |
     sha256sum | cut -c1-16)
   out="$cache/bin-$name-$stamp"
   if [ ! -f "$out/.complete" ]; then
@@ -62,7 +68,7 @@ run_group() {
     mkdir -p "$out.partial"
     log="$cache/build-$name-$stamp.log"
     echo "cluster build: building $name into $out (log: $log)"
-    "build_$name"
+    "$builder"
     touch "$out.partial/.complete"
     rm -rf "$out"
     mv "$out.partial" "$out"
@@ -89,10 +95,13 @@ build() { # module-dir output-dir-or-file ldflags tags packages...
   }
 }
 
-build_core() {
-  # Version stamping as the upstream release build does (hack/lib/version.sh); the minor must be right
-  # because it drives feature-gate emulation floors.
-  kver=$(cd "$here/k8s" && "$GO" list -m -f '{{.Version}}' k8s.io/kubernetes)
+# build_k8s MODULE-DIR: the control plane's commands and kubectl, then the node binaries (in their own
+# go build so the log's timestamps show what they add), from the wrapper module MODULE-DIR. Version
+# stamping as the upstream release build does (hack/lib/version.sh); the minor must be right because
+# it drives feature-gate emulation floors.
+build_k8s() {
+  local dir=$1 kver kmaj kmin kld p
+  kver=$(cd "$here/$dir" && "$GO" list -m -f '{{.Version}}' k8s.io/kubernetes)
   kmaj=${kver#v}
   kmaj=${kmaj%%.*}
   kmin=$(echo "$kver" | cut -d. -f2)
@@ -100,16 +109,20 @@ build_core() {
   for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
     kld="$kld -X $p.gitVersion=$kver -X $p.gitMajor=$kmaj -X $p.gitMinor=$kmin -X $p.gitTreeState=clean"
   done
+  build "$dir" "$out.partial/" "$kld" "selinux,notest,grpcnotrace" \
+    k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
+    k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl
+  build "$dir" "$out.partial/" "$kld" "selinux,notest,grpcnotrace" \
+    k8s.io/kubernetes/cmd/kubelet k8s.io/kubernetes/cmd/kube-proxy
+  "$out.partial/kube-apiserver" --version >>"$log"
+  "$out.partial/kubelet" --version >>"$log"
+}
 
+build_core() {
   build etcd "$out.partial/etcd" "-s -w" "" go.etcd.io/etcd/server/v3
   build kwok "$out.partial/" "-s -w" "" sigs.k8s.io/kwok/cmd/kwok
   build helm "$out.partial/" "-s -w" "" helm.sh/helm/v3/cmd/helm
-  build k8s "$out.partial/" "$kld" "selinux,notest,grpcnotrace" \
-    k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
-    k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl
-  # The node binaries in their own go build so the log's timestamps show what they add.
-  build k8s "$out.partial/" "$kld" "selinux,notest,grpcnotrace" \
-    k8s.io/kubernetes/cmd/kubelet k8s.io/kubernetes/cmd/kube-proxy
+  build_k8s k8s
 
   # Prometheus 3 for the backend test matrix (Debian's 2.42 is the other release); the module's
   # v0.3XX.Y is release 3.XX.Y. The tests use static scrape targets only, so the service-discovery
@@ -138,8 +151,6 @@ build_core() {
     "$kwokdir"/kustomize/stage/pod/fast/pod-delete.yaml "$out.partial/kwok-stages/"
   chmod -R u+w "$out.partial/kwok-stages"
 
-  "$out.partial/kube-apiserver" --version >>"$log"
-  "$out.partial/kubelet" --version >>"$log"
   "$out.partial/etcd" --version >>"$log"
   "$out.partial/prometheus3/prometheus" --version >>"$log"
   "$out.partial/victoriametrics/victoria-metrics" -version >>"$log"
@@ -164,7 +175,7 @@ build_extra() {
   # its Makefile does, with the manifests its module zip carries (CRDs, namespace, ServiceAccount,
   # RBAC) for the e2e test of gpuscale next to KEDA. Its scalers' cloud SDKs make this the longest
   # Go build after Kubernetes; it shares little with the control plane's (the dependency versions
-  # under k8s.io differ), see docs/benchmarks.md "CI cost".
+  # under k8s.io differ), see docs/benchmarks/ci-cost.md.
   local keda=github.com/kedacore/keda/v2 kedaver kedald kedadir
   kedaver=$(cd "$here/keda" && "$GO" list -m -f '{{.Version}}' "$keda")
   kedald="-s -w -X $keda/version.Version=${kedaver#v}"
@@ -178,12 +189,18 @@ build_extra() {
   echo "keda $kedaver" >>"$log"
 }
 
+core_modules=(k8s etcd kwok helm prometheus victoriametrics)
 case $group in
-  core) run_group core bin k8s etcd kwok helm prometheus victoriametrics ;;
-  extra) run_group extra bin-extra thanos keda ;;
+  core) run_group core bin build_core "${core_modules[@]}" ;;
+  extra) run_group extra bin-extra build_extra thanos keda ;;
   all)
-    run_group core bin k8s etcd kwok helm prometheus victoriametrics
-    run_group extra bin-extra thanos keda
+    run_group core bin build_core "${core_modules[@]}"
+    run_group extra bin-extra build_extra thanos keda
+    ;;
+  k8s-*)
+    # The group's builder is build_k8s on its wrapper module; the stamp covers both.
+    eval "build_$group() { build_k8s $group; }"
+    run_group "$group" "bin-$group" "build_$group" "$group"
     ;;
 esac
 echo "cluster build: done"

@@ -267,6 +267,8 @@ controllers+=,garbage-collector-controller,deployment-controller,replicaset-cont
 controllers+=,horizontal-pod-autoscaler-controller,node-lifecycle-controller
 controllers+=,pod-garbage-collector-controller,root-ca-certificate-publisher-controller
 controllers+=,clusterrole-aggregation-controller
+# ResourceClaims from the ResourceClaimTemplates of pods (DRA), removed with their pods.
+controllers+=,resourceclaim-controller
 # Endpoints and EndpointSlices of Services: kube-proxy (real node) and the aggregator's
 # availability check of APIServices backed by pods need them.
 controllers+=,endpoints-controller,endpointslice-controller
@@ -297,12 +299,25 @@ start kube-scheduler "$bin/kube-scheduler" \
 # --- kwok -----------------------------------------------------------------------------------------
 # Explicit stages: node initialisation, lease-based heartbeat, pods to Running, job pods to
 # Succeeded, and deletion of terminating pods (nothing else would remove them without kubelets).
+# A pod that uses ResourceClaims runs only once its claims are prepared, as a kubelet starts its
+# containers only after the DRA driver's kubelet plugin prepared them: pod-ready takes pods without
+# claims, and a copy of it (pod-ready-dra-prepared) those that the emulated plugin of gpuscale-sim
+# annotated gpuscale.io/sim-dra-prepared=true (lib/sim dra_driver.h).
 stages=$dir/kwok-stages.yaml
 : >"$stages"
-for f in node-initialize node-heartbeat-with-lease pod-ready pod-complete pod-delete; do
+for f in node-initialize node-heartbeat-with-lease pod-complete pod-delete; do
   cat "$bin/kwok-stages/$f.yaml" >>"$stages"
   echo "---" >>"$stages"
 done
+claimless="    - key: '.spec.resourceClaims'\n      operator: 'DoesNotExist'"
+prepared="    - key: '.metadata.annotations[\"gpuscale.io/sim-dra-prepared\"]'\n      operator: 'In'"
+prepared+="\n      values: ['true']"
+sed "/^    matchExpressions:/a\\
+$claimless" "$bin/kwok-stages/pod-ready.yaml" >>"$stages"
+echo "---" >>"$stages"
+sed -e "s/^  name: pod-ready$/  name: pod-ready-dra-prepared/" -e "/^    matchExpressions:/a\\
+$prepared" "$bin/kwok-stages/pod-ready.yaml" >>"$stages"
+echo "---" >>"$stages"
 start kwok "$bin/kwok" \
   --kubeconfig="$dir/kubeconfig" \
   --config="$stages" \

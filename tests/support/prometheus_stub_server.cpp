@@ -35,6 +35,19 @@ std::string unescape(std::string_view text) {
 
 }  // namespace
 
+std::optional<StubResponse> podMetricDiscovery(const StubRequest& request,
+                                               const std::string& metric) {
+  StubResponse r;
+  if (request.path == "/api/v1/label/__name__/values") {
+    r.body = R"({"status":"success","data":[")" + metric + R"("]})";
+  } else if (request.path == "/api/v1/labels") {
+    r.body = R"({"status":"success","data":["__name__","namespace","pod"]})";
+  } else {
+    return std::nullopt;
+  }
+  return r;
+}
+
 std::multimap<std::string, std::string> decodeForm(const std::string& text) {
   std::multimap<std::string, std::string> out;
   size_t start = 0;

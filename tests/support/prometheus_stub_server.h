@@ -13,6 +13,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -43,6 +44,11 @@ struct StubResponse {
 // Decodes `a=b&c=d` (form or query string; '+' is a space). Repeated keys keep every value in
 // order.
 std::multimap<std::string, std::string> decodeForm(const std::string& text);
+
+// What discovery asks about one metric per pod (podSumRules, support/pod_rules.h): its name among
+// the __name__ values, and the labels namespace and pod; nullopt for any other request.
+std::optional<StubResponse> podMetricDiscovery(const StubRequest& request,
+                                               const std::string& metric);
 
 class PrometheusStubServer {
  public:

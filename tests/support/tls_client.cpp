@@ -28,7 +28,7 @@ struct TlsClient::Impl {
 
   // Waits for readable data; false on timeout.
   bool waitReadable(std::chrono::milliseconds timeout) const {
-    if (SSL_pending(ssl) > 0) return true;
+    if (ssl != nullptr && SSL_pending(ssl) > 0) return true;
     pollfd pfd{fd, POLLIN, 0};
     return ::poll(&pfd, 1, static_cast<int>(timeout.count())) > 0;
   }
@@ -37,6 +37,12 @@ struct TlsClient::Impl {
   int readMore(std::chrono::milliseconds timeout) {
     if (!waitReadable(timeout)) return -1;
     char buffer[16384];
+    if (ssl == nullptr) {
+      const ssize_t n = ::read(fd, buffer, sizeof buffer);
+      if (n <= 0) return 0;
+      pending.append(buffer, static_cast<size_t>(n));
+      return static_cast<int>(n);
+    }
     const int n = SSL_read(ssl, buffer, sizeof buffer);
     if (n <= 0) {
       const int error = SSL_get_error(ssl, n);
@@ -78,6 +84,7 @@ std::string commonName(const X509_NAME* name) {
 }  // namespace
 
 std::string TlsClient::serverCommonName() const {
+  if (impl_->ssl == nullptr) return "";
   X509* cert = SSL_get1_peer_certificate(impl_->ssl);
   const std::string name = cert ? commonName(X509_get_subject_name(cert)) : "";
   X509_free(cert);
@@ -86,6 +93,7 @@ std::string TlsClient::serverCommonName() const {
 
 std::vector<std::string> TlsClient::acceptableClientCaNames() const {
   std::vector<std::string> names;
+  if (impl_->ssl == nullptr) return names;
   const STACK_OF(X509_NAME)* list = SSL_get_client_CA_list(impl_->ssl);
   for (int i = 0; list != nullptr && i < sk_X509_NAME_num(list); ++i) {
     names.push_back(commonName(sk_X509_NAME_value(list, i)));
@@ -94,6 +102,9 @@ std::vector<std::string> TlsClient::acceptableClientCaNames() const {
 }
 
 TlsClient::TlsClient(uint16_t port, const std::optional<ClientCertificate>& certificate)
+    : TlsClient(port, ClientOptions{true, certificate, ""}) {}
+
+TlsClient::TlsClient(uint16_t port, const ClientOptions& options)
     : impl_(std::make_unique<Impl>()) {
   // A server may close the connection while the handshake or a request is being written (that is
   // what some tests check): a write must then fail, not kill the test program with SIGPIPE.
@@ -104,12 +115,21 @@ TlsClient::TlsClient(uint16_t port, const std::optional<ClientCertificate>& cert
   address.sin_family = AF_INET;
   address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   address.sin_port = htons(port);
+  if (!options.sourceAddress.empty()) {
+    sockaddr_in source{};
+    source.sin_family = AF_INET;
+    if (::inet_pton(AF_INET, options.sourceAddress.c_str(), &source.sin_addr) != 1 ||
+        ::bind(impl_->fd, reinterpret_cast<sockaddr*>(&source), sizeof source) != 0) {
+      throw std::runtime_error("cannot bind to " + options.sourceAddress);
+    }
+  }
   if (::connect(impl_->fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
     throw std::runtime_error("connect failed");
   }
+  if (!options.tls) return;
   impl_->ctx = SSL_CTX_new(TLS_client_method());
   SSL_CTX_set_verify(impl_->ctx, SSL_VERIFY_NONE, nullptr);
-  if (certificate) loadClientCertificate(impl_->ctx, *certificate);
+  if (options.certificate) loadClientCertificate(impl_->ctx, *options.certificate);
   impl_->ssl = SSL_new(impl_->ctx);
   SSL_set_fd(impl_->ssl, impl_->fd);
   if (SSL_connect(impl_->ssl) != 1) throw std::runtime_error("TLS handshake failed");
@@ -120,12 +140,20 @@ TlsClient::~TlsClient() = default;
 bool TlsClient::send(const std::string& bytes) {
   size_t sent = 0;
   while (sent < bytes.size()) {
+    if (impl_->ssl == nullptr) {
+      const ssize_t n = ::send(impl_->fd, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
+      if (n <= 0) return false;
+      sent += static_cast<size_t>(n);
+      continue;
+    }
     const int n = SSL_write(impl_->ssl, bytes.data() + sent, static_cast<int>(bytes.size() - sent));
     if (n <= 0) return false;
     sent += static_cast<size_t>(n);
   }
   return true;
 }
+
+void TlsClient::shutdownSending() { ::shutdown(impl_->fd, SHUT_WR); }
 
 std::optional<HttpReply> TlsClient::get(const std::string& target,
                                         const std::string& extraHeaders) {

@@ -1,14 +1,126 @@
-{{/* Labels every object of a component carries; $component is "adapter" or "reconciler". */}}
+{{/*
+Names. As the prometheus-community charts do: the chart's name (nameOverride), the release's full
+name (fullnameOverride, or the release name when it already contains the chart's name, else
+"<release>-<name>"), and one full name per component ("<fullname>-adapter", "<fullname>-reconciler").
+Every object is named after its component's full name, so `helm install gpuscale` gives the
+objects of manifests/ (gpuscale-adapter, gpuscale-reconciler, ...) and another release name gives
+other names. Names are cut to 63 characters (a label value's limit).
+*/}}
+{{- define "gpuscale.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{- define "gpuscale.fullname" -}}
+{{- if .Values.fullnameOverride -}}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- $name := default .Chart.Name .Values.nameOverride -}}
+{{- if contains $name .Release.Name -}}
+{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "gpuscale.adapter.fullname" -}}
+{{- printf "%s-adapter" (include "gpuscale.fullname" .) | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{- define "gpuscale.reconciler.fullname" -}}
+{{- printf "%s-reconciler" (include "gpuscale.fullname" .) | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/*
+The ServiceAccount a component's pods run as: its own (serviceAccount.create, named
+serviceAccount.name or the component's full name), or an existing one (serviceAccount.name,
+required then: running as the namespace's "default" account would hide a missing permission).
+Argument: dict "root" $ "component" "adapter"|"reconciler".
+*/}}
+{{- define "gpuscale.serviceAccountName" -}}
+{{- $sa := (index .root.Values .component).serviceAccount -}}
+{{- if $sa.create -}}
+{{- default (include (printf "gpuscale.%s.fullname" .component) .root) $sa.name -}}
+{{- else -}}
+{{- required (printf "%s.serviceAccount.name is required when %s.serviceAccount.create is false" .component .component) $sa.name -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+The labels a component's pods carry and its Deployment, Service, PodDisruptionBudget and
+NetworkPolicy select on. They stay the same across chart versions (a Deployment's selector cannot
+change on upgrade) and equal those of manifests/ for the release name gpuscale.
+Argument: dict "root" $ "component" "adapter"|"reconciler".
+*/}}
+{{- define "gpuscale.selectorLabels" -}}
+{{- if eq .component "adapter" -}}
+app.kubernetes.io/name: {{ include "gpuscale.adapter.fullname" .root }}
+{{- else -}}
+app: {{ include "gpuscale.reconciler.fullname" .root }}
+{{- end -}}
+{{- end -}}
+
+{{/* Labels every object of a component carries. Argument: dict "root" $ "component" "adapter"|"reconciler". */}}
 {{- define "gpuscale.labels" -}}
-app.kubernetes.io/name: gpuscale-{{ .component }}
+app.kubernetes.io/name: {{ include (printf "gpuscale.%s.fullname" .component) .root }}
+app.kubernetes.io/component: {{ .component }}
 app.kubernetes.io/part-of: gpuscale
 app.kubernetes.io/instance: {{ .root.Release.Name }}
+app.kubernetes.io/version: {{ .root.Chart.AppVersion | quote }}
 app.kubernetes.io/managed-by: {{ .root.Release.Service }}
 helm.sh/chart: {{ .root.Chart.Name }}-{{ .root.Chart.Version | replace "+" "_" }}
 {{- end -}}
 
+{{/*
+A component's image: repository, and tag defaulting to the chart's appVersion (the release the
+chart was made with). Argument: dict "root" $ "image" <component>.image.
+*/}}
 {{- define "gpuscale.image" -}}
-{{ .repository }}:{{ .tag }}
+{{ .image.repository }}:{{ .image.tag | default .root.Chart.AppVersion }}
+{{- end -}}
+
+{{/*
+Scheduling and pod-level settings shared by both Deployments: affinity (the component's value, or
+by default a preferred anti-affinity that spreads the replicas over nodes), topology spread,
+nodeSelector, tolerations, priority class and the pod's securityContext. Rendered at the pod
+spec's indentation. Argument: dict "root" $ "component" "adapter"|"reconciler".
+*/}}
+{{- define "gpuscale.podScheduling" -}}
+{{- $c := index .root.Values .component -}}
+{{- with $c.priorityClassName }}
+priorityClassName: {{ . }}
+{{- end }}
+{{- with $c.podSecurityContext }}
+securityContext:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+affinity:
+{{- if $c.affinity }}
+  {{- toYaml $c.affinity | nindent 2 }}
+{{- else }}
+  podAntiAffinity:
+    # Spread the replicas over nodes so one node going away never takes them all down; preferred
+    # so a one-node cluster still runs both.
+    preferredDuringSchedulingIgnoredDuringExecution:
+    - weight: 100
+      podAffinityTerm:
+        topologyKey: kubernetes.io/hostname
+        labelSelector:
+          matchLabels:
+            {{- include "gpuscale.selectorLabels" . | nindent 12 }}
+{{- end }}
+{{- with $c.topologySpreadConstraints }}
+topologySpreadConstraints:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with $c.nodeSelector }}
+nodeSelector:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with $c.tolerations }}
+tolerations:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
 {{- end -}}
 
 {{/* The serving-certificate Secret of the adapter (modes selfSigned, secret, certManager). */}}
@@ -16,8 +128,13 @@ helm.sh/chart: {{ .root.Chart.Name }}-{{ .root.Chart.Version | replace "+" "_" }
 {{- if eq .Values.adapter.tls.mode "secret" -}}
 {{ required "adapter.tls.secretName is required with tls.mode=secret" .Values.adapter.tls.secretName }}
 {{- else -}}
-gpuscale-adapter-serving-cert
+{{ include "gpuscale.adapter.fullname" . }}-serving-cert
 {{- end -}}
+{{- end -}}
+
+{{/* Self-signed mode's CA Secret (kept across upgrades; the serving certificates are signed with it). */}}
+{{- define "gpuscale.adapter.caSecret" -}}
+{{ include "gpuscale.adapter.fullname" . }}-serving-ca
 {{- end -}}
 
 {{/*
@@ -38,12 +155,12 @@ Whether the reconciler's status listener gets a certificate the PodMonitor can v
 {{- end -}}
 
 {{- define "gpuscale.reconciler.statusTlsSecret" -}}
-{{ .Values.reconciler.statusTls.secretName | default "gpuscale-reconciler-status-cert" }}
+{{ .Values.reconciler.statusTls.secretName | default (printf "%s-status-cert" (include "gpuscale.reconciler.fullname" .)) }}
 {{- end -}}
 
 {{/*
 Self-signed mode's CA, as JSON {cert, key (base64 PEM), notAfter (RFC 3339), bundle}: the CA of the
-Secret gpuscale-adapter-serving-ca while it has more than renewBeforeDays left (so renewals of the
+Secret <adapter fullname>-serving-ca while it has more than renewBeforeDays left (so renewals of the
 serving certificates keep it, and the APIServices' caBundle stays), else a new one. When a new CA
 replaces an old one that is still valid, `bundle` holds both, so the aggregator trusts the old
 serving certificate until the pods have read the new one; `renewed` says so.
@@ -51,7 +168,7 @@ serving certificate until the pods have read the new one; `renewed` says so.
 {{- define "gpuscale.selfSigned.ca" -}}
 {{- $cfg := .Values.adapter.tls.selfSigned -}}
 {{- $layout := "2006-01-02T15:04:05Z07:00" -}}
-{{- $secret := lookup "v1" "Secret" .Release.Namespace "gpuscale-adapter-serving-ca" | default dict -}}
+{{- $secret := lookup "v1" "Secret" .Release.Namespace (include "gpuscale.adapter.caSecret" .) | default dict -}}
 {{- $data := get $secret "data" | default dict -}}
 {{- $notAfter := get (get (get $secret "metadata" | default dict) "annotations" | default dict) "gpuscale.io/not-after" -}}
 {{- $keep := false -}}
@@ -62,7 +179,7 @@ serving certificate until the pods have read the new one; `renewed` says so.
 {{- if $keep -}}
 {{- dict "cert" (get $data "tls.crt") "key" (get $data "tls.key") "notAfter" $notAfter "bundle" (get $data "tls.crt") "renewed" false | toJson -}}
 {{- else -}}
-{{- $ca := genCA "gpuscale-ca" (int $cfg.caValidityDays) -}}
+{{- $ca := genCA (printf "%s-ca" (include "gpuscale.fullname" .)) (int $cfg.caValidityDays) -}}
 {{- $until := now | dateModify (printf "+%dh" (mul 24 (int $cfg.caValidityDays))) | date $layout -}}
 {{- $bundle := $ca.Cert -}}
 {{- if get $data "tls.crt" -}}
@@ -77,7 +194,7 @@ apiVersion: v1
 kind: Secret
 type: kubernetes.io/tls
 metadata:
-  name: gpuscale-adapter-serving-ca
+  name: {{ include "gpuscale.adapter.caSecret" .root }}
   namespace: {{ .root.Release.Namespace }}
   labels:
     {{- include "gpuscale.labels" (dict "root" .root "component" "adapter") | nindent 4 }}
@@ -141,10 +258,11 @@ cert-manager mode: unless issuerRef names an issuer of yours, a self-signed root
 {{- define "gpuscale.certManager.ca" -}}
 {{- if not .Values.adapter.tls.certManager.issuerRef -}}
 {{- $labels := include "gpuscale.labels" (dict "root" . "component" "adapter") -}}
+{{- $fullname := include "gpuscale.adapter.fullname" . -}}
 apiVersion: cert-manager.io/v1
 kind: Issuer
 metadata:
-  name: gpuscale-adapter-selfsigned
+  name: {{ $fullname }}-selfsigned
   namespace: {{ .Release.Namespace }}
   labels:
     {{- $labels | nindent 4 }}
@@ -154,27 +272,27 @@ spec:
 apiVersion: cert-manager.io/v1
 kind: Certificate
 metadata:
-  name: gpuscale-adapter-ca
+  name: {{ $fullname }}-ca
   namespace: {{ .Release.Namespace }}
   labels:
     {{- $labels | nindent 4 }}
 spec:
   isCA: true
-  commonName: gpuscale-adapter-ca
-  secretName: gpuscale-adapter-ca
+  commonName: {{ $fullname }}-ca
+  secretName: {{ $fullname }}-ca
   duration: 87600h
   privateKey: {algorithm: ECDSA, size: 256}
-  issuerRef: {name: gpuscale-adapter-selfsigned, kind: Issuer}
+  issuerRef: {name: {{ $fullname }}-selfsigned, kind: Issuer}
 ---
 apiVersion: cert-manager.io/v1
 kind: Issuer
 metadata:
-  name: gpuscale-adapter-ca
+  name: {{ $fullname }}-ca
   namespace: {{ .Release.Namespace }}
   labels:
     {{- $labels | nindent 4 }}
 spec:
-  ca: {secretName: gpuscale-adapter-ca}
+  ca: {secretName: {{ $fullname }}-ca}
 {{- end -}}
 {{- end -}}
 
@@ -201,7 +319,7 @@ spec:
     {{- if $tls.issuerRef }}
     {{- toYaml $tls.issuerRef | nindent 4 }}
     {{- else }}
-    name: gpuscale-adapter-ca
+    name: {{ include "gpuscale.adapter.fullname" $root }}-ca
     kind: Issuer
     {{- end }}
 {{- end -}}

@@ -31,22 +31,30 @@
 // - Connections: beyond `maxConnections` open connections (both listeners; 0: unlimited) a newly
 //   accepted one is closed at once, before any TLS work; a probe on a new connection is turned away
 //   too, so the cap must sit well above the expected clients (idle ones go after idleTimeout).
-// - Each degraded mode (429, 504, a refused connection) logs a warning the first time and is
-//   counted when a registry is set (setMetricsRegistry):
+// - Each degraded mode logs a warning the first time (then at most every 5 minutes, with the count
+//   since) and is counted when a registry is set (setMetricsRegistry); series of one listener
+//   carry listener="secure" or "plain":
 //     gpuscale_apiserver_rejected_requests_total        429s for want of an in-flight slot
 //     gpuscale_apiserver_request_timeouts_total         504s for requests past requestTimeout
 //     gpuscale_apiserver_rejected_connections_total     connections closed for maxConnections
+//     gpuscale_apiserver_refused_requests_total{limit}  431/413/400s (the limits below)
+//     gpuscale_apiserver_internal_errors_total{where}   exceptions caught around handlers
 //     gpuscale_apiserver_open_connections               gauge
 //     gpuscale_apiserver_admitted_requests              gauge: requests holding a slot
-// - Limits: header bytes (431), body bytes (413), malformed requests (400), all answered in plain
-//   text and followed by a close. Deadlines: the TLS handshake and each request, once its first
-//   byte arrived, must complete within requestReadTimeout (slowloris connections are dropped); an
-//   idle keep-alive connection is closed after idleTimeout; a response write must finish within
-//   writeTimeout.
+// - Limits (options.requestLimits, request_parser.h): the request line and header fields, one
+//   field, the number of fields, the request target (431) and the body (413) are checked as the
+//   bytes arrive, in a read buffer that cannot grow beyond them; a malformed request gets a 400.
+//   All are answered in plain text and followed by a close. Deadlines: the TLS handshake and each
+//   request, once its first byte arrived, must complete within requestReadTimeout (slowloris
+//   connections are dropped); an idle keep-alive connection is closed after idleTimeout; a
+//   response write must finish within writeTimeout. Between requests a connection keeps no more
+//   than a small read buffer (a large request's buffer and its response are given back).
 // - shutdown(): stops accepting, closes idle connections, lets in-flight requests finish (their
 //   responses carry `Connection: close`), and after `deadline` closes whatever is left; handlers
 //   still running are waited for, queued ones dropped. Safe to call more than once.
-// - Handler exceptions become a 500; nothing a client sends can stop the server.
+// - Handler exceptions become a 500. No exception leaves a connection's handlers, the acceptor or
+//   the I/O and handler threads: whatever throws there drops one connection and is counted; nothing
+//   a client sends can stop the server.
 //
 // Thread safety: setMetricsRegistry(), start() and shutdown() from one controlling thread; port()
 // anywhere after start(). The handlers are called concurrently from several threads.

@@ -12,6 +12,9 @@
 //   probes handled or queued at once, 429 beyond)  --max-connections (1024; 0 = no limit: open
 //   connections, further ones closed at accept)  --request-timeout (Go duration, 1m; 0 = none:
 //   504 for a request not answered within it)  --shutdown-timeout (Go duration, 30s)
+//   request limits (see RequestLimits below; https_server.h): --max-request-header-bytes (32768)
+//   --max-request-header-field-bytes (16384)  --max-request-headers (256)
+//   --max-request-target-bytes (16384)  --max-request-body-bytes (4096)
 //   --request-read-timeout (10s: a request, once started, and the TLS handshake must arrive within
 //   it)  --idle-timeout (90s)
 //   --tls-reload-interval (10s: how often the certificate, key and client CA files are re-read;
@@ -36,6 +39,20 @@
 namespace gpuscale::apiserver {
 
 enum class TlsMinVersion { kTls12, kTls13 };
+
+// What one request may hold; a request beyond a limit is answered 431 (head) or 413 (body) and its
+// connection closed. The head limits sit well above what kube-apiserver's aggregator forwards (the
+// caller's headers without Authorization, plus X-Remote-User, one X-Remote-Group per group and one
+// X-Remote-Extra-* per extra value: about 1 KiB in 15 fields for the HPA controller) and well
+// below Go's 1 MiB MaxHeaderBytes, so that a connection's memory stays small (operations.md,
+// "Request and connection limits").
+struct RequestLimits {
+  size_t headerBytes = 32 << 10;  // request line + header fields, line ends included
+  size_t fieldBytes = 16 << 10;   // one header field: name + value
+  size_t headerCount = 256;       // header fields (trailer fields count too)
+  size_t targetBytes = 16 << 10;  // the request-target (path and query)
+  size_t bodyBytes = 4 << 10;     // the body (these APIs are GET-only): Content-Length or chunks
+};
 
 struct ServerOptions {
   std::string bindAddress = "0.0.0.0";
@@ -62,11 +79,10 @@ struct ServerOptions {
   // Open connections (both listeners); a connection accepted beyond it is closed at once. 0 = no
   // limit.
   size_t maxConnections = 1024;
+  RequestLimits requestLimits;
   // From a parsed request to its response; beyond it the client gets a 504 (the handler's late
   // result is dropped). 0 = no deadline.
   std::chrono::milliseconds requestTimeout{60'000};
-  size_t headerLimitBytes = 1 << 20;  // request line + headers (Go's MaxHeaderBytes, 1 MiB)
-  size_t bodyLimitBytes = 1 << 20;
   std::string metricsBindAddress;  // "host:port"; empty: no plain listener
 };
 

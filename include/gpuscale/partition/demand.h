@@ -19,7 +19,7 @@
 // maxReplicas is at its partition ceiling and whose forecast (ceiling_forecast.h, from
 // HpaState::history and this pass's observation) reaches maxReplicas within the lead time of the
 // policy's levers (lead_time.h: the policy's, or what the reconciler measured on the HPA's nodes
-// when longer; ClusterSnapshot::measuredLeadTimes), is blocked with reason "Anticipated" and
+// when longer; ClusterSnapshot::measuredLeadTimes), is blocked with reason kAnticipated and
 // `wanted` raised to the prediction.
 //
 // Wanted replicas: per metric, ratio = current/target; within tolerance (|1 - ratio| <= tolerance,
@@ -47,6 +47,11 @@
 
 namespace gpuscale::partition {
 
+// Why a demand is blocked (demand.h's rules), or kNone.
+enum class BlockReason { kNone, kTooManyReplicas, kUnschedulable, kAnticipated };
+// "" | "TooManyReplicas" | "Unschedulable" | "Anticipated"
+std::string_view blockReasonName(BlockReason reason);
+
 struct WorkloadDemand {
   std::string ns, name;  // the HPA
   const Policy* policy = nullptr;
@@ -66,7 +71,7 @@ struct WorkloadDemand {
   // HPA gpuscale never raised. Contention reserves them for this HPA (contention.h).
   int promisedPods = 0;
   bool blocked = false;
-  std::string reason;         // "TooManyReplicas" | "Unschedulable" | "Anticipated" when blocked
+  BlockReason reason = BlockReason::kNone;  // when blocked
   std::string notBlockedWhy;  // when not blocked: which rule above let the HPA through
   // Contention's order: the policy's priority, else the PriorityClass of the target's pods.
   WorkloadPriority priority;

@@ -27,6 +27,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "gpuscale/partition/demand.h"
 #include "gpuscale/partition/device_plugin_config.h"
 #include "gpuscale/partition/mig_geometry.h"
 #include "gpuscale/partition/mig_parted_config.h"
@@ -81,7 +82,8 @@ struct PromiseCut {
 };
 
 struct DemandSummary {
-  std::string ns, name, resource, reason;
+  std::string ns, name, resource;
+  BlockReason reason = BlockReason::kNone;
   int ceiling = 0, wanted = 0;
   // Why gpuscale acts and how much it grants: the forecast of an anticipated demand, the share of
   // a contended one (contention.h). Empty when the demand is simply met.

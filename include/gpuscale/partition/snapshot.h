@@ -114,15 +114,19 @@ struct PodState {
   // nvidia.com/* per pod, as the scheduler counts them: containers, sidecars and the peak of the
   // init containers.
   ResourceCounts gpuRequests;
-  bool resourceClaims = false;       // has DRA claims: may hold any device of its node
+  bool resourceClaims = false;  // has DRA claims: may hold any device of its node
+  // What makes the pod a GPU user, for messages ("init container \"warmup\" requests
+  // nvidia.com/gpu"), or "": an nvidia.com/ request in a container, an init container, a sidecar
+  // or pod-level resources, or DRA claims.
+  std::string gpuUse;
   std::string insufficientResource;  // Pending+Unschedulable with "Insufficient nvidia.com/..."
   bool nominated = false;            // status.nominatedNodeName set (preempting)
   bool unschedulable = false;        // Pending, PodScheduled False/Unschedulable (any message)
   // status.startTime (the kubelet took the pod), else metadata.creationTimestamp, when it parses.
   std::optional<TimePoint> startedAt;
   bool active() const { return phase != "Succeeded" && phase != "Failed"; }
-  // Holds, or may hold, GPUs of its node (makes them busy for the planner).
-  bool usesGpu() const { return !gpuRequests.empty() || resourceClaims; }
+  // Holds, or may hold, GPUs of its node (makes them busy for the planner) while active.
+  bool usesGpu() const { return !gpuUse.empty(); }
 };
 
 struct ScaleTarget {
@@ -186,12 +190,22 @@ struct HpaState {
   std::string annotation(std::string_view key) const;
 };
 
+// An object of a kind the snapshot reads that did not read (kube_objects.h): the pass plans as if
+// it were absent, and says so (a counter, an Event on the object, `explain`).
+struct SkippedObject {
+  std::string kind, ns, name, uid;  // what of its identity reads ("" otherwise)
+  std::string reason;               // "malformed" | "out_of_range" (a metric label)
+  std::string message;              // which field, and what it must be
+  friend bool operator==(const SkippedObject&, const SkippedObject&) = default;
+};
+
 struct ClusterSnapshot {
   std::vector<NodeState> nodes;  // sorted by name
   std::vector<PodState> pods;    // sorted by namespace/name
   std::vector<HpaState> hpas;    // sorted by namespace/name
   std::vector<ScaleTarget> targets;
   PriorityClasses priorityClasses;
+  std::vector<SkippedObject> skipped;  // in input order
   // Not from the API: what the reconciler measured its levers take per node (lead_time.h), set
   // by the caller like HpaState::history; empty in a dump.
   MeasuredLeadTimes measuredLeadTimes;
@@ -207,8 +221,10 @@ struct ClusterSnapshot {
 
 // Builds the snapshot from a `kind: List` (or an array of Lists/objects, or an object with
 // `items`). Kinds used: Node, Pod, HorizontalPodAutoscaler, Deployment, StatefulSet, ReplicaSet,
-// ConfigMap, PriorityClass; others are ignored. Errors (Status::invalid) name the item and field
-// when the JSON does not have the shape Kubernetes gives it.
+// ConfigMap, PriorityClass; others are ignored. An object of these kinds that does not read (a
+// field of the wrong JSON type, a number beyond what the planner models) is skipped, with its
+// reason, into ClusterSnapshot::skipped: no object stops a snapshot. Errors (Status::invalid) only
+// for a dump that is no list of objects.
 core::Result<ClusterSnapshot> buildSnapshot(const nlohmann::json& dump);
 
 // One input object of a snapshot, not copied: its kind ("" = read the object's own `kind`, as a
@@ -219,6 +235,7 @@ struct KubeItem {
 };
 
 // The same from objects held elsewhere (informer caches): the snapshot is the pass's only copy.
+// Never an error (objects that do not read are skipped).
 core::Result<ClusterSnapshot> buildSnapshot(const std::vector<KubeItem>& items);
 
 }  // namespace gpuscale::partition

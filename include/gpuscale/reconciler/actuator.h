@@ -7,10 +7,11 @@
 // (intent.h) and, for the HPA side, in the reconciler's state store (hpa_state_store.h), which
 // tenants cannot write; each is written before its step, so a restarted reconciler resumes it.
 //
-// Node operation (one per node at a time, at most maxNodesInFlight nodes):
+// Node operations (node_operation.h), one per node at a time and at most maxNodesInFlight nodes,
+// run as the state machine of node_transitions.h:
 //   MIG:  intent(prepared) -> the config in the reconciler-owned mig-parted ConfigMap -> taint
 //         gpuscale.io/reshape:NoSchedule (k8s::kReshapeTaint), so the scheduler places no new pod
-//         there -> GPU users on the node re-checked (pod_gpu_use.h; the taint makes this check
+//         there -> GPU users on the node re-checked (PodState::gpuUse; the taint makes this check
 //         final, short of a binding already in flight or a pod tolerating every taint) ->
 //         label nvidia.com/mig.config flipped + intent(applied) in one write ->
 //         wait for nvidia.com/mig.config.state=success and allocatable == the new geometry's
@@ -23,13 +24,13 @@
 //   Time-slicing: intent(prepared) -> the key in the device-plugin ConfigMap -> label
 //         nvidia.com/device-plugin.config flipped + intent(applied) -> wait for allocatable;
 //         allocatableTimeout: previous label restored, back off.
-// HPA: before a plan's node operations start, each HPA the plan raises gets an intent naming the
-// nodes (a later plan may lower the intent's target, Plan::promiseCuts, while its pods do not
-// exist yet) (in the state store; when none can be recorded, the node operations do not start);
-// once all of them have an outcome, maxReplicas is raised to min(planned, what the nodes'
-// allocatable now holds for the HPA's pods) — only then, and never above what allocatable shows.
-// The store records the time of the change and the maxReplicas before the first raise before the
-// HPA is patched: a raise that cannot be recorded is not made.
+// HPA raises (hpa_raise.h): before a plan's node operations start, each HPA the plan raises gets
+// an intent naming the nodes (a later plan may lower the intent's target, Plan::promiseCuts, while
+// its pods do not exist yet) (in the state store; when none can be recorded, the node operations
+// do not start); once all of them have an outcome, maxReplicas is raised to min(planned, what the
+// nodes' allocatable now holds for the HPA's pods) — only then, and never above what allocatable
+// shows. The store records the time of the change and the maxReplicas before the first raise
+// before the HPA is patched: a raise that cannot be recorded is not made.
 // Lowering maxReplicas (scale-in) happens at once, never below the HPA's current replicas.
 // A node intent is acted on only when nodeIntentOwnedBy() holds; an HPA intent reads only nodes
 // the snapshot knows.
@@ -56,6 +57,7 @@
 #include "gpuscale/reconciler/gpu_pod_mapping.h"
 #include "gpuscale/reconciler/hpa_state_store.h"
 #include "gpuscale/reconciler/intent.h"
+#include "gpuscale/reconciler/reconciler_metrics.h"
 
 namespace gpuscale::reconciler {
 
@@ -80,9 +82,14 @@ struct ClusterState {
   HpaStateStore* store = nullptr;
 };
 
+// What an action changed: a node's MIG or sharing config, or an HPA's maxReplicas.
+enum class ActionKind { kMig, kTimeSlicing, kMps, kMaxReplicas };
+std::string_view actionKindName(ActionKind kind);  // mig | timeSlicing | mps | maxReplicas
+ActionKind actionKindOf(NodeOpKind kind);
+
 struct ActionOutcome {
-  std::string kind;     // mig | timeSlicing | maxReplicas
-  std::string outcome;  // started | success | failed | timeout | aborted | superseded | error
+  ActionKind kind = ActionKind::kMig;
+  Outcome outcome = Outcome::kStarted;
 };
 
 // A node change that succeeded: its lever, the node and the seconds from its start to the new
@@ -107,69 +114,27 @@ class Actuator {
                                 TimePoint now) = 0;
 };
 
+class NodeOperations;
+class HpaRaise;
+
+// The actuator of the reconciler: each apply() advances the operations in flight, then starts the
+// plan's (within maxNodesInFlight) once the HPA intents are recorded.
 class KubeActuator final : public Actuator {
  public:
   KubeActuator(std::shared_ptr<kube::KubeClient> client, std::shared_ptr<EventRecorder> events,
                std::shared_ptr<GpuPodMapping> gpuPods, ActuatorOptions options,
                std::shared_ptr<ReconcilerMetrics> metrics = nullptr);
+  ~KubeActuator() override;
 
   ActuationReport apply(const partition::Plan& plan, const ClusterState& state,
                         TimePoint now) override;
 
-  // Advances one node's operation (exposed for tests). True while it is still in flight.
-  bool advanceNode(const std::string& node, TimePoint now, ActuationReport& report);
-
-  // One node's operation derived from a plan (defined with the implementation).
-  struct NodeWork;
-
  private:
-  bool startNode(const NodeWork& work, const std::string& plan, TimePoint now,
-                 ActuationReport& report);
-  bool advanceHpa(const std::string& ns, const std::string& name, const ClusterState& state,
-                  TimePoint now, ActuationReport& report);
-  bool raiseMaxReplicas(const std::string& ns, const std::string& name, int from, int to,
-                        const std::string& plan, const ClusterState& state, TimePoint now,
-                        ActuationReport& report);
-  void lowerMaxReplicas(const partition::SetMaxReplicas& change, const ClusterState& state,
-                        TimePoint now, ActuationReport& report);
-  // Lowers the `to` of the HPA's intent in flight as `cut` says (never below the intent's `from`);
-  // an Event says so. Nothing when the intent is gone or already at or below the cut.
-  void cutPromise(const partition::PromiseCut& cut, const ClusterState& state);
-  // Records `intent` for the HPA in the state store (kept when one is there already). True when
-  // an intent is recorded.
-  bool writeHpaIntent(const partition::SetMaxReplicas& change, const HpaIntent& intent,
-                      const ClusterState& state);
-  // Writes `intent`'s config for `node` and prunes the node's own earlier entries.
-  core::Status writeConfig(const std::string& node, const NodeIntent& intent);
-  core::Status writeMigConfig(const std::string& node, const NodeIntent& intent);
-  core::Status writeDevicePluginConfig(const std::string& node, const NodeIntent& intent);
-  // Puts k8s::kReshapeTaint on `node` while its intent is still `intent` (nothing to do otherwise).
-  core::Status taintForReshape(const std::string& node, const NodeIntent& intent);
-  // A pod that would be disturbed by rebuilding `gpus` of `node`, or "" when none.
-  core::Result<std::string> podInTheWay(const std::string& node, const std::vector<int>& gpus,
-                                        TimePoint now);
-  // A MIG change that succeeded continues as its follow-up time-slicing change (same plan).
-  bool continueWithTimeSlicing(const std::string& node, const NodeIntent& mig, TimePoint now,
-                               ActuationReport& report);
-  void finishNode(const std::string& node, const NodeIntent& intent, const std::string& result,
-                  const std::string& message, bool revert, bool backoff, TimePoint now,
-                  ActuationReport& report);
-
-  std::shared_ptr<kube::KubeClient> client_;
-  std::shared_ptr<EventRecorder> events_;
-  std::shared_ptr<GpuPodMapping> gpuPods_;
   ActuatorOptions options_;
-  DegradedLog degraded_;
+  std::unique_ptr<NodeOperations> nodes_;
+  std::unique_ptr<HpaRaise> hpas_;
   std::string waitingLogged_;  // the last "plan waits" line, so a wait is logged once
-  // Operations started by this process whose annotations the caches may not show yet.
-  std::set<std::string> startedNodes_;
-  std::set<std::pair<std::string, std::string>> startedHpas_;
   uint64_t planCounter_ = 0;
 };
-
-// Allocatable-based ceiling: pods of `demand` the nodes' allocatable (not the planned geometry) can
-// hold now, given what other pods use.
-int allocatableCeiling(const partition::WorkloadDemand& demand,
-                       const partition::ClusterSnapshot& snapshot);
 
 }  // namespace gpuscale::reconciler

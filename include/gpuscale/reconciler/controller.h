@@ -14,7 +14,8 @@
 // nothing is written: the plan is logged and kept for /plan, and events only logged. Each pass
 // ends by flushing the writes retried during it as Events (retried_writes.h). Conditions that
 // persist across passes (a snapshot that cannot be built, a status annotation that cannot be
-// written) are logged once until they clear and counted (degraded_log.h).
+// written) are logged once until they clear and counted (degraded_log.h). An object that does not
+// read stops nothing: the pass plans as if it were absent, and reportSkipped() says so once.
 //
 // Thread safety: start/stop from one thread; pass() from the loop thread (or a test);
 // lastPlanJson()/synced() from any thread.
@@ -108,6 +109,9 @@ class Controller {
   void recordExplanations(const partition::Plan& plan);
   void checkPolicyScope(const partition::ClusterSnapshot& snapshot,
                         const partition::PolicySet& policies);
+  // Each object newly skipped because it does not read: logged, counted, and a Warning Event
+  // (ObjectSkipped) on it, once until it reads again or changes.
+  void reportSkipped(const std::vector<partition::SkippedObject>& skipped);
   // Drops state of HPAs that are gone, were recreated or are no longer managed.
   void pruneState(const partition::ClusterSnapshot& snapshot, const partition::PolicySet& policies);
 
@@ -122,6 +126,8 @@ class Controller {
   DegradedLog degraded_;
   // "<namespace>/<name>=<policy>" of HPAs whose policy annotation is ignored (logged once each).
   std::set<std::string> ignoredAnnotations_;
+  // The objects skipped in the last pass, with their reason (reported once each); loop thread.
+  std::set<std::string> skipped_;
   // "<namespace>/<name>" -> the explanation last recorded as an Event, for the HPAs of the last
   // plan with explanations; loop thread only.
   std::map<std::string, std::string> explained_;

@@ -2,13 +2,13 @@
 // Shared by `gpuscale-reconciler explain` against a live cluster (the objects the controller
 // watches, listed once) and against a `kubectl get ... -o json` dump (the input of `plan`).
 //
-// explainHpas() prepares the pass exactly as the controller does (the state store's records give
-// cooldowns and original maxReplicas, nodes with an operation in flight or backing off are held,
-// HPAs whose earlier raise still waits for its node operations are left out, the per-GPU mapping
-// clears `busy` when given and a workload is blocked), runs the planner, and takes each HPA's
-// reasons from the plan (partition/why_not.h). What stops an HPA before the planner sees it is
-// said here: no policy manages it (or its annotation names a policy that does not admit it), its
-// scale target is missing or requests no nvidia.com/ resource, or an earlier raise is in flight.
+// explainHpas() runs the controller's own pass (pass.h: the state store's records give cooldowns,
+// original maxReplicas and raises in flight, nodes with an operation in flight or backing off are
+// held, the per-GPU mapping clears `busy` when given and a workload is blocked, the planner plans)
+// and takes each HPA's reasons from its plan (partition/why_not.h). What stops an HPA before the
+// planner sees it is said here: no policy manages it (or its annotation names a policy that does
+// not admit it), its scale target is missing or requests no nvidia.com/ resource, or an earlier
+// raise is in flight.
 //
 // Thread safety: pure functions apart from the mapping, which may call Prometheus (call from a
 // thread that may block).
@@ -27,6 +27,7 @@
 #include "gpuscale/partition/policy.h"
 #include "gpuscale/partition/snapshot.h"
 #include "gpuscale/reconciler/gpu_pod_mapping.h"
+#include "gpuscale/reconciler/pass.h"
 
 namespace gpuscale::reconciler {
 
@@ -40,27 +41,38 @@ struct HpaExplanation {
   std::vector<partition::PlanAction> actions;
 };
 
+// The answer: one explanation per HPA asked about, and the objects the pass could not read (it
+// planned as if they were absent).
+struct Explanations {
+  std::vector<HpaExplanation> hpas;
+  std::vector<partition::SkippedObject> skipped;
+};
+
 struct ExplainRequest {
   std::string ns, name;  // "" = every HPA a policy manages
   partition::TimePoint now;
   GpuPodMapping* gpuPods = nullptr;  // null: the node-level rule
 };
 
-// `dump` holds the cluster's objects (a List, an array of Lists or objects) with `kind` set,
-// including the reconciler's state ConfigMap `stateConfigMap` when there is one. Errors: a dump
-// the snapshot cannot be built from, or a named HPA that does not exist (not found).
-core::Result<std::vector<HpaExplanation>> explainHpas(const nlohmann::json& dump,
-                                                      const std::string& stateConfigMap,
-                                                      const partition::PolicySet& policies,
-                                                      const ExplainRequest& request);
+// The explanations of a pass (pass.h): the planner's reasons from its plan, and what stopped an
+// HPA before the planner (`records` are the state store's data the pass was given); a named HPA
+// that does not read is explained as NotRead. Errors: a named HPA that does not exist (not found).
+core::Result<Explanations> explainPass(const Pass& pass, const partition::PolicySet& policies,
+                                       const std::map<std::string, std::string>& records,
+                                       const ExplainRequest& request);
 
-// Marks in transition the nodes where a gpuscale operation runs (intent annotation) or a failed
-// one backs off, so the planner leaves them alone; returns the nodes with an intent. The
-// controller does the same before every pass.
-std::set<std::string> holdNodesInFlight(partition::ClusterSnapshot& snapshot,
-                                        partition::TimePoint now);
+// The pass over `dump` (the cluster's objects with `kind` set, including the reconciler's state
+// ConfigMap `stateConfigMap` when there is one), explained. Errors: a dump the snapshot cannot be
+// built from, or a named HPA that does not exist (not found).
+core::Result<Explanations> explainHpas(const nlohmann::json& dump,
+                                       const std::string& stateConfigMap,
+                                       const partition::PolicySet& policies,
+                                       const ExplainRequest& request);
 
-nlohmann::ordered_json explanationsJson(const std::vector<HpaExplanation>& explanations);
-std::string explanationsText(const std::vector<HpaExplanation>& explanations);
+// {"hpas": [...], "skipped": [{"kind","namespace","name","reason","message"}]} ("skipped" only
+// when some object was skipped).
+nlohmann::ordered_json explanationsJson(const Explanations& explanations);
+// One block per HPA, then the skipped objects.
+std::string explanationsText(const Explanations& explanations);
 
 }  // namespace gpuscale::reconciler

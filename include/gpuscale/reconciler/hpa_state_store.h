@@ -35,7 +35,6 @@
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -98,12 +97,8 @@ class HpaStateStore {
   // another HPA's of the same name).
   std::optional<HpaRecord> get(std::string_view ns, std::string_view name,
                                std::string_view uid) const;
-  // Fills each snapshot HPA's lastChange, originalMaxReplicas and promisedMaxReplicas from its
-  // record.
-  void applyTo(partition::ClusterSnapshot& snapshot) const;
-  // HPAs of the snapshot whose record holds an intent.
-  std::set<std::pair<std::string, std::string>> withIntent(
-      const partition::ClusterSnapshot& snapshot) const;
+  // The ConfigMap's data as last read or written (a pass's input: reconciler/pass.h).
+  std::map<std::string, std::string> records() const;
 
   // Read-modify-write of one HPA's record: `edit` gets the stored record (a fresh one with `uid`
   // when there is none or it belongs to another uid) and changes it in place. Nothing is written
@@ -119,7 +114,7 @@ class HpaStateStore {
 
  private:
   kube::ResourceRef ref() const;
-  void remember(const kube::Object& configMap);
+  void remember(std::map<std::string, std::string> data);
 
   std::shared_ptr<kube::KubeClient> client_;
   StateStoreOptions options_;

@@ -77,13 +77,20 @@ struct NodeIntent {
   friend bool operator==(const NodeIntent&, const NodeIntent&) = default;
 };
 
+// How an action ended (a node operation or a maxReplicas change): in the outcome annotation,
+// actuation reports and /metrics.
+enum class Outcome { kStarted, kSucceeded, kFailed, kTimedOut, kAborted, kSuperseded, kError };
+// "started" | "success" | "failed" | "timeout" | "aborted" | "superseded" | "error"
+std::string_view outcomeName(Outcome outcome);
+std::optional<Outcome> parseOutcome(std::string_view name);
+
 struct NodeOutcome {
   std::string plan;
   NodeOpKind kind = NodeOpKind::kMig;
-  std::string result;  // success | failed | timeout | aborted | superseded
+  Outcome result = Outcome::kSucceeded;  // success | failed | timeout | aborted | superseded
   std::string message;
   TimePoint at{};
-  bool succeeded() const { return result == "success"; }
+  bool succeeded() const { return result == Outcome::kSucceeded; }
 };
 
 struct HpaIntent {

@@ -2,8 +2,8 @@
 // the capacity behind a raised maxReplicas, nodes in flight, leadership, policy reloads and per-GPU
 // mapping answers (and their fallbacks to the node-level rule), writes retried after a conflict or
 // throttling, degraded conditions (degraded_log.h; a full state store is
-// what="state_store_full"), and HPAs whose policy annotation is ignored because the policy does
-// not admit them.
+// what="state_store_full"), objects skipped because they do not read, and HPAs whose policy
+// annotation is ignored because the policy does not admit them.
 //
 // Thread safety: prometheus-cpp metrics are thread-safe.
 #pragma once
@@ -34,6 +34,9 @@ class ReconcilerMetrics {
   void writeRetried(const std::string& resource, const std::string& reason);
   // One occurrence of a degraded condition (`what` is a fixed word, see degraded_log.h).
   void degraded(const std::string& what);
+  // An object newly found that does not read (partition/snapshot.h: SkippedObject): its kind and
+  // the reason ("malformed" | "out_of_range").
+  void objectSkipped(const std::string& kind, const std::string& reason);
   // An HPA newly found naming a policy that does not admit it (policy.h), and how many do now.
   void policyAnnotationIgnored();
   void policyAnnotationsIgnoredNow(int n);
@@ -53,6 +56,7 @@ class ReconcilerMetrics {
   prometheus::Family<prometheus::Counter>& gpuMapping_;
   prometheus::Family<prometheus::Counter>& writeRetries_;
   prometheus::Family<prometheus::Counter>& degraded_;
+  prometheus::Family<prometheus::Counter>& objectsSkipped_;
   prometheus::Counter& policyIgnored_;
   prometheus::Gauge& policyIgnoredNow_;
 };

@@ -13,7 +13,9 @@
 // due mig-manager runs; then write what changed: labels with a metadata merge patch, capacity and
 // allocatable with a merge patch of the `status` subresource. Pods are never touched. A pending
 // mig-manager run pauses the operands it pauses for real: device plugin, GFD and dcgm-exporter
-// (`nvidia.com/gpu.deploy.*` = `paused-for-mig-change`).
+// (`nvidia.com/gpu.deploy.*` = `paused-for-mig-change`). Nodes whose spec has `dra` run NVIDIA's
+// DRA driver instead of the device plugin (dra_driver.h): no GPU resources in allocatable, their
+// GPUs published as ResourceSlices after each pass, and the claims of their pods prepared.
 //
 // Every transition is logged (spdlog) and counted in the prometheus-cpp registry given.
 //

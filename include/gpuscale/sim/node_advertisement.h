@@ -16,7 +16,8 @@
 //     sharing-strategy,slices.gi,slices.ci}
 // A config the device plugin cannot serve (single strategy over mixed geometries; MPS under the
 // mixed strategy, on MIG devices or on a resource other than nvidia.com/gpu) advertises no GPU
-// resources and says why in `error`, as the real plugin fails to start.
+// resources and says why in `error`, as the real plugin fails to start. A node whose GPUs the DRA
+// driver publishes (`dra` in its spec) has GFD's labels and no GPU resources.
 //
 // Thread safety: pure functions.
 #pragma once

@@ -41,6 +41,22 @@ struct InjectedFailure {
   }
 };
 
+// `dra`: NVIDIA's GPU DRA driver publishes the node's GPUs as ResourceSlices (dra_devices.h)
+// instead of the device plugin advertising extended resources. The GPU facts NVML would report are
+// taken from the product unless given.
+struct DraSpec {
+  // The driver's DynamicMIG feature gate: every possible MIG placement is published as a device
+  // consuming shared counters of its GPU, and the instance is created when a claim is prepared.
+  // Off: the MIG devices mig-manager created are published (static MIG).
+  bool dynamicMig = false;
+  std::string productName;            // NVML name; default: the product with its first '-' a space
+  std::string architecture;           // default from the product (A100: Ampere, H100: Hopper, ...)
+  std::string cudaComputeCapability;  // default from the product ("8.0" for A100, ...)
+  std::string brand = "Nvidia";
+  std::string driverVersion = "580.95.5";
+  std::string cudaDriverVersion = "13.0";
+};
+
 struct GpuNodeSpec {
   std::string name;
   std::string product;  // nvidia.com/gpu.product of the whole GPU, e.g. "NVIDIA-A100-SXM4-40GB"
@@ -58,6 +74,7 @@ struct GpuNodeSpec {
   std::string memory = "256Gi";
   std::string pods = "110";
   std::vector<InjectedFailure> failures;
+  std::optional<DraSpec> dra;  // set: GPUs published through DRA, no device plugin
 
   // The failure injected into reconfiguration number `n` (1-based), if any.
   const InjectedFailure* failureFor(int n) const;

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# The install path a user takes, on the test cluster with its real node (tests/cluster/up.sh
-# --real-node: kubelet, containerd, kube-proxy) and gpuscale-sim as the GPU Operator:
-#   1. scripts/build-images.sh makes the adapter's and reconciler's images; they are imported into
-#      the node's containerd (no registry);
+# The install path a user takes from a release, on the test cluster with its real node
+# (tests/cluster/up.sh --real-node: kubelet, containerd, kube-proxy) and gpuscale-sim as the GPU
+# Operator:
+#   1. the release folder of scripts/release.sh (the one tests/integration/release made, ctest
+#      fixture release_artifacts, or made here): the adapter's and reconciler's images are imported
+#      from its OCI archives into the node's containerd (no registry), under the names they carry;
 #   2. `kubectl apply -k` of manifests/adapter through an overlay that sets only the image, the pull
 #      policy and --prometheus-url, and gives the serving certificate and its CA by the manual path
 #      of docs/operations.md (RBAC, ServiceAccount, securityContext, APIServices as shipped):
@@ -13,13 +15,14 @@
 #   3. `kubectl apply -k` of manifests/reconciler the same way: two replicas, one holds the Lease,
 #      and with only the permissions of manifests/reconciler/rbac.yaml the leader raises the HPA's
 #      ceiling (a MIG reshape of the idle GPU); every Event it writes names the leader;
-#   4. the same through Helm: the kustomize install deleted, `helm install` of charts/gpuscale with
-#      image values and the Prometheus URL; the APIServices carry the chart's generated CA as their
-#      caBundle (no insecureSkipTLSVerify) and turn Available, the metric is served through the
-#      aggregator, and a reconciler replica of the chart takes the Lease.
+#   4. the same through Helm: the kustomize install deleted, `helm install` of the release's packaged
+#      chart with the image repositories (tags: the chart's appVersion) and the Prometheus URL; the
+#      APIServices carry the chart's generated CA as their caBundle (no insecureSkipTLSVerify) and
+#      turn Available, the metric is served through the aggregator, and a reconciler replica of the
+#      chart takes the Lease.
 # No component of gpuscale runs with the admin kubeconfig: a missing permission fails the test. The
 # times from `kubectl apply` (and `helm install`) to the APIServices Available, to the first value
-# through the aggregator and to the HPA's first reading are printed (docs/benchmarks.md).
+# through the aggregator and to the HPA's first reading are printed (docs/benchmarks/install.md).
 # Exit 77 (skipped) when not root, when the cluster binaries (kubelet, kube-proxy), containerd, runc,
 # the CNI plugins, prometheus or an image builder are missing, or another real node runs here.
 set -euo pipefail
@@ -61,15 +64,20 @@ dump_pods() {
 }
 e2e_on_exit 'dump_pods'
 
-step "images: gpuscale-adapter and gpuscale-reconciler as docker-archives"
-mkdir -p "$work/images"
-"$src/scripts/build-images.sh" --prebuilt "$build" --programs "adapter reconciler" --tag e2e \
-  --save "$work/images" >"$work/images.log" 2>&1 || die "build-images.sh failed"
-grep "built in" "$work/images.log"
+version=$(cat "$src/VERSION")
+release=${GPUSCALE_RELEASE_DIR:-$build/release}
+if ! (cd "$release" 2>/dev/null && sha256sum --quiet -c SHA256SUMS 2>/dev/null); then
+  step "the release: scripts/release.sh $version (no release folder in $release)"
+  release=$work/release
+  PATH=$bin:$PATH "$src/scripts/release.sh" "$version" --prebuilt "$build" --out "$release" \
+    >"$work/images.log" 2>&1 || die "scripts/release.sh failed"
+fi
+step "the release in $release: $(cd "$release" && echo *)"
 
-step "the control plane, the real node (images imported) and gpuscale-sim as the GPU Operator"
+step "the control plane, the real node (the release's images imported) and gpuscale-sim as the GPU Operator"
 e2e_cluster_up --real-node --scenario "$here/scenario.yaml" \
-  --import "$work/images/gpuscale-adapter.tar" --import "$work/images/gpuscale-reconciler.tar"
+  --import "$release/gpuscale-adapter-$version.oci.tar" \
+  --import "$release/gpuscale-reconciler-$version.oci.tar"
 node=$GPUSCALE_REAL_NODE
 kc wait --for=condition=Ready "node/$node" --timeout=120s
 e2e_start_sim "$GPUSCALE_SCENARIO" --resync 1
@@ -119,7 +127,7 @@ kind: Kustomization
 resources:
 - $base
 images:
-- {name: gpuscale-$name, newName: localhost/gpuscale-$name, newTag: e2e}
+- {name: gpuscale-$name, newName: localhost/gpuscale-$name, newTag: $version}
 patches:
 - target: {kind: Deployment, name: gpuscale-$name}
   patch: |
@@ -220,8 +228,11 @@ kc -n default get hpa triton
 instances=$(kc get events -A -o jsonpath='{range .items[?(@.reportingComponent=="gpuscale.io/reconciler")]}{.reportingInstance}{"\n"}{end}' | sort -u)
 [ -n "$instances" ] || die "no Events of gpuscale-reconciler"
 [ "$instances" = "$leader" ] || die "Events by $(tr '\n' ' ' <<<"$instances"), leader $leader"
+# The chart's NOTES.txt lists them this way.
+selected=$(kc get events -A --field-selector source=gpuscale-reconciler -o name)
+[ -n "$selected" ] || die "no Event selected by source=gpuscale-reconciler"
 
-step "the kustomize install removed; helm install of charts/gpuscale (default TLS: generated CA)"
+step "the kustomize install removed; helm install of the release's chart (default TLS: generated CA)"
 # The adapter first and without waiting: both bases own the namespace, and its deletion stalls
 # while APIServices point at a Service that is going away (kube-apiserver cannot discover them).
 kc delete -k "$work/overlay/adapter" --ignore-not-found --wait=false >/dev/null
@@ -230,13 +241,18 @@ gone() { ! kc get namespace gpuscale >/dev/null 2>&1; }
 eventually 300 "namespace gpuscale deleted" gone
 t_helm=$SECONDS
 HELM_CACHE_HOME=$work/helm HELM_CONFIG_HOME=$work/helm HELM_DATA_HOME=$work/helm \
-  "$bin/helm" install gpuscale "$src/charts/gpuscale" --namespace gpuscale --create-namespace \
-  --set adapter.image.repository=localhost/gpuscale-adapter --set adapter.image.tag=e2e \
-  --set adapter.image.pullPolicy=Never --set reconciler.image.repository=localhost/gpuscale-reconciler \
-  --set reconciler.image.tag=e2e --set reconciler.image.pullPolicy=Never \
+  "$bin/helm" install gpuscale "$release/gpuscale-$version.tgz" --namespace gpuscale --create-namespace \
+  --set adapter.image.repository=localhost/gpuscale-adapter --set adapter.image.pullPolicy=Never \
+  --set reconciler.image.repository=localhost/gpuscale-reconciler \
+  --set reconciler.image.pullPolicy=Never \
   --set adapter.prometheus.url="$prom_url/" --wait --timeout 5m
 on_node app.kubernetes.io/name=gpuscale-adapter gpuscale-adapter
 on_node app=gpuscale-reconciler gpuscale-reconciler
+for program in adapter reconciler; do
+  image=$(kc -n gpuscale get deployment "gpuscale-$program" -o jsonpath='{.spec.template.spec.containers[0].image}')
+  [ "$image" = "localhost/gpuscale-$program:$version" ] ||
+    die "the chart's $program image is $image, not the release's tag (appVersion $version)"
+done
 ca_bundle=$(kc get apiservice v1beta2.custom.metrics.k8s.io -o jsonpath='{.spec.caBundle}')
 [ -n "$ca_bundle" ] || die "the chart's APIService has no caBundle"
 [ -z "$(kc get apiservice v1beta2.custom.metrics.k8s.io -o jsonpath='{.spec.insecureSkipTLSVerify}')" ] ||

@@ -13,7 +13,10 @@
 #   3. no pod was disturbed: the pods Running when the reconciler acted still run with the same UIDs
 #      when the queue is back under target, no container restarted, and the report counts 0;
 #   4. every reconciler action has an Event: each raise of maxReplicas (MaxReplicasRaised on the
-#      HPA) and each change of a node's device-plugin or MIG config (TimeSlicing*/Mps*/Mig* on the node).
+#      HPA) and each change of a node's device-plugin or MIG config (TimeSlicing*/Mps*/Mig* on the node);
+#   5. another tenant's HPA, written the way kube-apiserver accepts it but with metric targets whose
+#      type names one field while they set another (added once the reconciler runs, in namespace
+#      tenant), stops no pass: the checks above hold, and the reconciler never failed a pass.
 # Exit 77 (skipped) when the cluster binaries, the programs or prometheus are missing.
 set -euo pipefail
 
@@ -24,10 +27,34 @@ slo_us=1000000 target_us=250000
 
 # shellcheck source=run_scenario.sh
 . "$here/run_scenario.sh"
+cat >"$work/tenant.yaml" <<'YAML'
+apiVersion: v1
+kind: Namespace
+metadata: {name: tenant}
+---
+apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata: {name: odd-targets, namespace: tenant}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: not-there}
+  minReplicas: 1
+  maxReplicas: 2147483647
+  metrics:
+  - type: External
+    external:
+      metric: {name: queue_depth}
+      target: {type: Value, averageValue: "1"}
+  - type: Resource
+    resource:
+      name: cpu
+      target: {type: AverageValue, averageUtilization: 50}
+YAML
+export GPUSCALE_SCENARIO_EXTRA=$work/tenant.yaml
 run_scenario "$work" "$here/a100-7x1g-short.yaml" --reconciler reactive --speed 1 \
   --duration 170 --tail 0 --slo-us "$slo_us" --target-us "$target_us"
 
 check_scenario "$work" "$target_us" <<'PY'
+import os
 import sys
 from scenario_checks import Run, check, check_raised_past, check_undisturbed, finish
 
@@ -74,5 +101,10 @@ for node in samples[0]["node_configs"]:
 check(raises + sum(1 for e in run.events
                    if e["reason"].startswith(("TimeSlicing", "Mps", "Mig"))) > 0,
       "the reconciler acted")
+
+# 5. The other tenant's HPA stopped no pass.
+with open(os.path.join(run.out, "run", "reconciler.log")) as f:
+    failed = [line for line in f if "snapshot" in line and "malformed" in line]
+check(not failed, "no pass failed on the tenant's HPA%s" % (": " + failed[0].strip() if failed else ""))
 finish()
 PY

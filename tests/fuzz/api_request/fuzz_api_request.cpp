@@ -1,14 +1,17 @@
 // Fuzzes the adapter's API server where untrusted bytes arrive before anyone is authenticated: the
-// raw HTTP/1.1 request is parsed as the server parses it (Beast, the server's header and body
-// limits), converted with the server's own toHttpRequest (path percent-decoding, query split) and
-// handed to the ApiHandler: authentication (the delegating authenticator: Authorization bearer
-// parsing, front-proxy headers), request info, routing and the in-memory providers.
+// raw HTTP/1.1 request is read as a server connection reads it (the server's RequestParser with
+// the server's real limits, RequestLimits' defaults, through a read buffer bounded as the
+// connection's, in reads of a size the first input byte picks) and handed to the ApiHandler:
+// authentication (the delegating authenticator: Authorization bearer parsing, front-proxy
+// headers), request info, routing and the in-memory providers. Runs in the input (request_bytes.h)
+// make requests at and far beyond those limits (a 64 KiB field, a megabyte target) out of a few
+// bytes.
 //
-// Invariants beyond "no crash": the handler never throws; every response has a status in
-// [200, 599] and a JSON content type only over a body that is JSON; percent-encoding every byte of
-// the decoded path decodes back to it; re-encoding the parsed query parameters parses back to the
-// same pairs; request info keeps the decoded path (empty segments included, as Kubernetes keeps
-// them).
+// Invariants beyond "no crash": a refused request is answered 400, 413 or 431, and an accepted one
+// is within every limit; the handler never throws; every response has a status in [200, 599] and a
+// JSON content type only over a body that is JSON; percent-encoding every byte of the decoded path
+// decodes back to it; re-encoding the parsed query parameters parses back to the same pairs;
+// request info keeps the decoded path (empty segments included, as Kubernetes keeps them).
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -18,18 +21,20 @@
 #include <string>
 #include <string_view>
 
-#include <boost/beast/http.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http/read.hpp>
 
 #include "fakes/fake_metrics_provider.h"
 #include "gpuscale/apiserver/api_handler.h"
 #include "gpuscale/apiserver/request_info.h"
 #include "gpuscale/apiserver/url.h"
 #include "gpuscale/auth/delegating_authenticator.h"
-#include "http_session.h"
+#include "request_bytes.h"
+#include "request_parser.h"
+#include "support/bytes_stream.h"
 
 namespace {
 
-namespace http = boost::beast::http;
 using namespace gpuscale;  // NOLINT: a fuzz harness, one file
 
 [[noreturn]] void fail(const char* what, std::string_view detail) {
@@ -112,22 +117,27 @@ void checkResponse(const apiserver::HttpResponse& response, std::string_view tar
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  http::request_parser<http::string_body> parser;
-  parser.header_limit(8 * 1024);
-  parser.body_limit(64 * 1024);
-  parser.eager(true);
+  if (size == 0) return 0;
+  const apiserver::RequestLimits limits;
+  const size_t piece = size_t{1} << (data[0] % 17);  // 1 byte to 64 KiB per read
+  const std::string bytes =
+      fuzz::expandRuns(std::string_view(reinterpret_cast<const char*>(data + 1), size - 1));
+  testing::BytesStream stream(bytes, piece);
+  boost::beast::flat_buffer buffer(apiserver::detail::readBufferLimit(limits));
+  apiserver::detail::RequestParser parser(limits);
   boost::beast::error_code ec;
-  std::string_view input(reinterpret_cast<const char*>(data), size);
-  while (!input.empty() && !parser.is_done()) {
-    const size_t used = parser.put(boost::asio::buffer(input.data(), input.size()), ec);
-    if (ec || used == 0) return 0;
-    input.remove_prefix(used);
+  boost::beast::http::read(stream, buffer, parser, ec);
+  if (ec) {
+    const auto refusal = parser.refusal(ec);
+    const unsigned status = apiserver::detail::refusalStatus(refusal);
+    if (status != 400 && status != 413 && status != 431) fail("refused with a bad status", "");
+    return 0;
   }
-  if (!parser.is_done()) return 0;
-  auto request = apiserver::detail::toHttpRequest(parser.release(), /*secure=*/true,
-                                                  "10.0.0.7:51234", nullptr);
-  if (!request) return 0;
-  checkUrl(*request);
-  checkResponse(handler().handle(*request), request->target);
+  apiserver::HttpRequest request = parser.release();
+  request.secure = true;
+  request.remoteAddress = "10.0.0.7:51234";
+  if (const char* exceeded = fuzz::exceededLimit(request, limits)) fail(exceeded, request.target);
+  checkUrl(request);
+  checkResponse(handler().handle(request), request.target);
   return 0;
 }

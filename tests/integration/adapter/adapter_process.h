@@ -142,6 +142,7 @@ class AdapterProcess {
   }
   ~AdapterProcess() { stop(); }
 
+  uint16_t port() const { return port_; }
   std::string url(const std::string& path) const {
     return "https://127.0.0.1:" + std::to_string(port_) + path;
   }

@@ -64,7 +64,7 @@ class HttpsServerTest : public ::testing::Test {
     options_.workerThreads = 2;
     options_.requestReadTimeout = 600ms;
     options_.idleTimeout = 5s;
-    options_.headerLimitBytes = 64 * 1024;
+    options_.requestLimits.headerBytes = 64 * 1024;
   }
 
   void start(HttpHandler handler = echo) {
@@ -205,7 +205,7 @@ TEST_F(HttpsServerTest, HugeHeadersAndUrlsGet431) {
 }
 
 TEST_F(HttpsServerTest, OversizedBodyGets413) {
-  options_.bodyLimitBytes = 1024;
+  options_.requestLimits.bodyBytes = 1024;
   start();
   TlsClient client(port_);
   ASSERT_TRUE(client.send("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 4096\r\n\r\n" +

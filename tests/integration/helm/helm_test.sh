@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# The Helm chart (charts/gpuscale) offline: `helm lint`, the render with kustomize-equivalent values
-# compared in substance with `kubectl kustomize manifests/{adapter,reconciler}` (one behaviour,
-# two install paths), each TLS mode's objects, the values that must be refused, and the chart's
-# copies of the default rules and policy. Exit 77 (skipped) without helm (tests/cluster/build.sh
-# builds it) or kubectl.
+# The Helm chart (charts/gpuscale) offline: `helm lint --strict`, the render with kustomize-equivalent
+# values compared in substance with `kubectl kustomize manifests/{adapter,reconciler}` (one
+# behaviour, two install paths), each TLS mode's objects, the values that must be refused (the
+# schema refuses unknown keys), names after the release (fullname, nameOverride) with every
+# reference between objects intact, the prometheus-community chart conventions (serviceAccount,
+# rbac.create, scheduling, pod labels, securityContext, extra containers, NOTES.txt), image tags
+# from appVersion, and the chart's copies of the default rules and policy. Exit 77 (skipped)
+# without helm (tests/cluster/build.sh builds it) or kubectl.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 src=${GPUSCALE_SOURCE_DIR:-$(cd "$here/../../.." && pwd)}
@@ -19,7 +22,11 @@ failures=0
 check() {
   if eval "$2"; then echo "ok   $1"; else echo "FAIL $1"; failures=$((failures + 1)); fi
 }
-render() { "$helm" template gpuscale "$chart" --namespace gpuscale "$@"; }
+# grep that reads all its input: `cmd | grep -q` can stop early and, under pipefail, fail cmd
+# with SIGPIPE.
+contains() { grep "$@" >/dev/null; }
+render_as() { local release=$1; shift; "$helm" template "$release" "$chart" --namespace gpuscale "$@"; }
+render() { render_as gpuscale "$@"; }
 
 check "helm lint --strict" '"$helm" lint --strict "$chart" >"$work/lint" 2>&1 || { cat "$work/lint"; false; }'
 for mode in selfSigned insecure certManager; do
@@ -84,9 +91,9 @@ check "reconciler.podMonitor with tls.mode=secret and no status Secret is refuse
 
 # Components can be installed alone; monitoring objects only when asked for.
 check "adapter.enabled=false renders no adapter object" \
-  '! render --set adapter.enabled=false | grep -q "name: gpuscale-adapter"'
+  '! render --set adapter.enabled=false | contains "name: gpuscale-adapter"'
 check "reconciler.enabled=false renders no reconciler object" \
-  '! render --set reconciler.enabled=false | grep -q "name: gpuscale-reconciler"'
+  '! render --set reconciler.enabled=false | contains "name: gpuscale-reconciler"'
 check "monitors are opt-in" '! grep -q "kind: ServiceMonitor\|kind: PodMonitor" "$work/default.yaml"'
 check "ServiceMonitor, PodMonitor and the Triton example when enabled" \
   '[ "$(render --set adapter.serviceMonitor.enabled=true --set reconciler.podMonitor.enabled=true \
@@ -95,7 +102,7 @@ check "an existing rules ConfigMap replaces the chart's" \
   '[ "$(render --set adapter.rules.existingConfigMap=my-rules | grep -c "name: my-rules\|name: gpuscale-adapter-config")" = 1 ]'
 check "Prometheus credentials are mounted from Secrets" \
   'render --set adapter.prometheus.bearerTokenSecret.name=prom-token \
-     --set adapter.prometheus.caSecret.name=prom-ca | grep -q -- "--prometheus-token-file=/var/run/prometheus-auth/token/token"'
+     --set adapter.prometheus.caSecret.name=prom-ca | contains -- "--prometheus-token-file=/var/run/prometheus-auth/token/token"'
 check "no external-metrics fallback flag by default (the adapter's defaults)" \
   '! grep -q -- "--external-metrics-fallback" "$work/default.yaml"'
 check "every external-metrics fallback value becomes its flag, the files from their Secrets" \
@@ -105,9 +112,86 @@ check "an external-metrics fallback URL that is not https is refused" \
   '! render --set adapter.externalMetricsFallback.url=http://keda >/dev/null 2>&1'
 check "external-metrics fallback values without its URL are refused" \
   '! render --set adapter.externalMetricsFallback.timeout=3s >/dev/null 2>&1'
-check "imagePullSecrets, extraEnv, extraVolumes, extraVolumeMounts and podAnnotations reach the pods" \
+check "imagePullSecrets, extra env/volumes/containers, pod labels and annotations, ServiceAccount annotations, affinity, topology spread, tolerations and securityContext reach the pods" \
   'render -f "$here/extra-values.yaml" >"$work/extras.yaml" && python3 "$here/check_extras.py" "$work/extras.yaml"'
 check "the default render has no imagePullSecrets" '! grep -q imagePullSecrets "$work/default.yaml"'
+
+# values.schema.json: every value of values.yaml has an entry, unknown keys and wrong types fail.
+check "values.schema.json and values.yaml list the same keys" \
+  'python3 "$here/check_schema.py" "$chart/values.yaml" "$chart/values.schema.json"'
+refused() { # WHAT ARGS...: the render fails and says why
+  if render "$@" >"$work/refused.out" 2>&1; then return 1; fi
+  grep -qi "schema\|additional\|invalid\|required" "$work/refused.out" || { cat "$work/refused.out"; false; }
+}
+check "a misspelt top-level value is refused" 'refused --set adapterr.enabled=false'
+check "a misspelt nested value is refused" 'refused --set adapter.tls.moed=insecure'
+check "a misspelt value in a values file is refused" \
+  'printf "reconciler:\n  podAnotations: {a: b}\n" >"$work/typo.yaml" && refused -f "$work/typo.yaml"'
+check "a value of the wrong type is refused" 'refused --set adapter.replicas=two'
+
+# Names: after the release (fullname), and every reference between objects still finds its object.
+check "release gpuscale: the names of manifests/ (gpuscale-adapter, gpuscale-reconciler, ...)" \
+  'python3 "$here/check_names.py" "$work/default.yaml" gpuscale-'
+check "another release name prefixes every object, references intact" \
+  'render_as prod >"$work/prod.yaml" && python3 "$here/check_names.py" "$work/prod.yaml" prod-gpuscale-'
+names_in_every_tls_mode() {
+  local mode
+  for mode in selfSigned insecure certManager; do
+    render_as prod --set fullnameOverride=gs --set adapter.tls.mode=$mode \
+      --set reconciler.podMonitor.enabled=true >"$work/gs.yaml" &&
+      python3 "$here/check_names.py" "$work/gs.yaml" gs- || return 1
+  done
+}
+check "fullnameOverride names every object, references intact (every TLS mode, with the PodMonitor)" names_in_every_tls_mode
+check "nameOverride names every object, references intact" \
+  'render_as prod --set nameOverride=metrics >"$work/name.yaml" &&
+     python3 "$here/check_names.py" "$work/name.yaml" prod-metrics-'
+check "podLabels reach the pods, not the selectors" \
+  'render --set adapter.podLabels.team=ml --set reconciler.podLabels.team=ml >"$work/labels.yaml" &&
+     python3 "$here/check_names.py" "$work/labels.yaml" gpuscale- team=ml'
+
+# ServiceAccounts and RBAC: the chart's, or the user's.
+check "serviceAccount.create=false: no ServiceAccount, the pods and bindings use the given one" \
+  'render --set adapter.serviceAccount.create=false --set adapter.serviceAccount.name=metrics-sa \
+     --set reconciler.serviceAccount.create=false --set reconciler.serviceAccount.name=gpu-sa \
+     >"$work/sa.yaml" && ! grep -q "^kind: ServiceAccount" "$work/sa.yaml" &&
+   [ "$(grep -c "serviceAccountName: metrics-sa\|serviceAccountName: gpu-sa" "$work/sa.yaml")" = 2 ] &&
+   grep -q "name: metrics-sa" "$work/sa.yaml" && grep -q "name: gpu-sa" "$work/sa.yaml"'
+check "serviceAccount.create=false without a name is refused" \
+  'refused --set reconciler.serviceAccount.create=false'
+check "serviceAccount.name renames the chart's ServiceAccount and its bindings" \
+  'render --set adapter.serviceAccount.name=custom >"$work/sa-name.yaml" &&
+     [ "$(grep -c "name: custom$" "$work/sa-name.yaml")" -ge 4 ]'
+check "rbac.create=false renders no Role, ClusterRole or binding" \
+  '! render --set rbac.create=false | contains "^kind: \(Cluster\)\?Role\(Binding\)\?$"'
+
+# Images: tags default to the chart's appVersion (version_test.sh checks it is VERSION's).
+app_version=$(sed -n "s/^appVersion: *\"\?\([^\"]*\)\"\?$/\1/p" "$chart/Chart.yaml")
+check "image tags default to appVersion ($app_version)" \
+  '[ "$(grep -c "image: gpuscale-\(adapter\|reconciler\):$app_version$" "$work/default.yaml")" = 2 ]'
+check "an image tag value wins over appVersion" \
+  'render --set adapter.image.tag=abc | contains "image: gpuscale-adapter:abc$"'
+
+# NOTES.txt, what helm install prints: helm template leaves it out, so a copy of the chart renders it
+# into a ConfigMap (helm install --dry-run would need a cluster).
+notes() { # helm values... -> the rendered NOTES.txt
+  rm -rf "$work/notes-chart"
+  cp -r "$chart" "$work/notes-chart"
+  printf '%s\n' 'apiVersion: v1' 'kind: ConfigMap' 'metadata: {name: notes}' \
+    'data: {NOTES.txt: {{ include (print $.Template.BasePath "/NOTES.txt") . | quote }}}' \
+    >"$work/notes-chart/templates/zz-notes.yaml"
+  "$helm" template gpuscale "$work/notes-chart" --namespace gpuscale "$@" \
+    --show-only templates/zz-notes.yaml | python3 -c 'import sys, yaml; print(yaml.safe_load(sys.stdin)["data"]["NOTES.txt"])'
+}
+check "NOTES.txt: the checks for both programs" \
+  'notes >"$work/notes.txt" && grep -q "kubectl get apiservices" "$work/notes.txt" &&
+     grep -q "gpuscale-adapter explain" "$work/notes.txt" &&
+     grep -q "get lease gpuscale-reconciler" "$work/notes.txt" || { cat "$work/notes.txt"; false; }'
+check "NOTES.txt with the adapter alone names no reconciler" \
+  'notes --set reconciler.enabled=false >"$work/notes-adapter.txt" &&
+     grep -q "gpuscale-adapter" "$work/notes-adapter.txt" && ! grep -qi "reconciler" "$work/notes-adapter.txt"'
+check "NOTES.txt follows the release's names" \
+  'notes --set fullnameOverride=gs | contains "get lease gs-reconciler"'
 
 check "the chart's default rules are rules/triton.yaml" 'cmp -s "$chart/files/adapter-rules.yaml" "$src/rules/triton.yaml"'
 check "the chart's default policy is manifests/reconciler/policy.yaml" \

@@ -64,9 +64,42 @@ with_state another-uid >"$work/t4-other.json"
 expect_plan "state of another uid" "$data/expected/t4_timeslicing.plan.json" \
   --from "$work/t4-other.json" --policy "$data/t4-policy.yaml"
 
+# A node whose operation is in flight (its intent annotation) is held as the running reconciler
+# holds it: plan and explain run the controller's pass, so neither changes that node.
+jq '(.items[] | select(.kind == "Node" and .metadata.name == "a100-node-3") | .metadata.annotations)
+    |= ((. // {}) + {"gpuscale.io/intent": "{}"})' "$data/a100_idle_reshape.json" >"$work/in-flight.json"
+"$bin" plan --from "$work/in-flight.json" --now "$now" >"$work/out"
+[ "$(jq '[.actions[] | select(.node == "a100-node-3")] | length' "$work/out")" = 0 ] ||
+  fail "plan changes a node whose operation is in flight: $(cat "$work/out")"
+"$bin" explain default/triton --from "$work/in-flight.json" --now "$now" >"$work/out"
+grep -qF "node a100-node-3 (migReshape): NodeOperationInFlight" "$work/out" ||
+  fail "explain does not hold the node in flight: $(cat "$work/out")"
+
+# An object that does not read stops nothing: it is named on stderr and planned as if absent, and
+# an HPA another tenant wrote the way kube-apiserver accepts it (a metric target whose type names
+# one field while it sets another) is read as the HPA controller reads it.
+jq '.items += [{"kind": "Pod", "metadata": {"name": "p", "namespace": "other"},
+                "spec": {"containers": "x"}},
+               {"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
+                "metadata": {"name": "tenant", "namespace": "other"},
+                "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "x"},
+                         "maxReplicas": 2147483647,
+                         "metrics": [{"type": "External", "external": {"metric": {"name": "q"},
+                                      "target": {"type": "Value", "averageValue": "1"}}},
+                                     {"type": "Resource", "resource": {"name": "cpu",
+                                      "target": {"type": "AverageValue", "averageUtilization": 50}}}]},
+                "status": {"currentMetrics": null, "desiredReplicas": 0}}]' \
+  "$data/a100_1g_stuck.json" >"$work/tenant.json"
+expect_plan "a tenant's odd objects" "$data/expected/a100_1g_stuck.plan.json" --from "$work/tenant.json"
+grep -qF "planned as if absent: Pod other/p: containers must be a list" "$work/err" ||
+  fail "the unreadable pod is not named: $(cat "$work/err")"
+"$bin" explain --from "$work/tenant.json" --now "$now" >"$work/out"
+grep -qF "Pod other/p: containers must be a list (malformed)" "$work/out" ||
+  fail "explain does not name the unreadable pod: $(cat "$work/out")"
+
 # Valid JSON that is not a Kubernetes dump, broken JSON, a broken policy, bad flags.
-echo '{"items":[{"kind":"Pod","metadata":{"name":"p"},"spec":{"containers":"x"}}]}' >"$work/bad.json"
-expect_error "malformed dump" "item 0 (Pod p): containers must be a list" plan --from "$work/bad.json"
+echo '{"items":[1]}' >"$work/bad.json"
+expect_error "malformed dump" "item must be an object" plan --from "$work/bad.json"
 echo '{"items": [' >"$work/broken.json"
 expect_error "broken JSON" "not valid JSON" plan --from "$work/broken.json"
 printf 'policies:\n- name: x\n  levers: [magic]\n' >"$work/bad.yaml"

@@ -89,7 +89,7 @@ expect "render with an unsupported selector operator" 2 '' '*' -- \
 expect "render with an unknown flag" 2 '' 'gpuscale-adapter rules: unknown flag --bogus...' -- \
   rules render "$triton" --metric m --resource pods --bogus 1
 
-expect "check the triton rule" 0 'rules[0]: custom seriesQuery "nv_inference_queue_duration_us{namespace=\"default\",pod!=\"\"}", 1 filter, name "nv_inference_queue_duration_us" as "avg_time_queue_us", resources: namespace→namespaces, pod→pods' '' -- \
+expect "check the triton rule" 0 'rules[0]: custom seriesQuery "nv_inference_queue_duration_us{namespace!=\"\",pod!=\"\"}", 1 filter, name "nv_inference_queue_duration_us" as "avg_time_queue_us", resources: namespace→namespaces, pod→pods' '' -- \
   rules check "$triton"
 
 for file in triton prometheus-adapter-defaults vllm dcgm resource-metrics; do

@@ -65,6 +65,18 @@ TEST(DemandTest, WantedReplicasFollowTheHpaFormula) {
        {metric("Pods", "AverageValue", 50, std::nullopt)},
        0.1,
        3},
+      {"a ratio beyond int32 saturates (values the API admits)",
+       2147483647,
+       2147483647,
+       {metric("External", "Value", 1e-9, 1e300)},
+       0.1,
+       2147483647},
+      {"a metric without a usable target proposes nothing",
+       3,
+       3,
+       {metric("Object", "", 0, 100)},
+       0.1,
+       3},
   };
   for (const auto& c : cases) {
     HpaState hpa;
@@ -80,7 +92,7 @@ TEST(DemandTest, SeedA100IsBlockedAtItsCeiling) {
   auto ws = assessWorkloads(snap, policies);
   ASSERT_EQ(ws.size(), 1u);
   EXPECT_TRUE(ws[0].blocked);
-  EXPECT_EQ(ws[0].reason, "TooManyReplicas");
+  EXPECT_EQ(ws[0].reason, BlockReason::kTooManyReplicas);
   EXPECT_EQ(ws[0].resource, "nvidia.com/mig-1g.5gb");
   EXPECT_EQ(ws[0].ceiling, 7);
   EXPECT_EQ(ws[0].wanted, 56);
@@ -94,7 +106,7 @@ TEST(DemandTest, PendingUnschedulablePodsBlock) {
   auto ws = assessWorkloads(snap, *policies);
   ASSERT_EQ(ws.size(), 1u);
   EXPECT_TRUE(ws[0].blocked);
-  EXPECT_EQ(ws[0].reason, "Unschedulable");
+  EXPECT_EQ(ws[0].reason, BlockReason::kUnschedulable);
   EXPECT_EQ(ws[0].ceiling, 1);
   EXPECT_EQ(ws[0].wanted, 20);
   EXPECT_EQ(ws[0].eligibleNodes.size(), 1u) << "the CPU node does not match the pod's nodeSelector";

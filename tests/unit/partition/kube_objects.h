@@ -215,4 +215,13 @@ inline json maxChangesOf(const Plan& plan) {
   return out;
 }
 
+// The planner's reasons for an HPA as "Code" (HPA-wide) or "node/Code".
+inline std::vector<std::string> whyCodes(const HpaWhy& why) {
+  std::vector<std::string> out;
+  for (const auto& r : why.reasons) {
+    out.push_back((r.node.empty() ? "" : r.node + "/") + std::string(whyCodeName(r.code)));
+  }
+  return out;
+}
+
 }  // namespace gpuscale::partition::testing

@@ -143,7 +143,7 @@ TEST(LeadTimeTest, AMeasuredSlowerLeverMakesAnticipationActEarlier) {
   auto measured = assessWorkloads(snapshot, *set, now);
   ASSERT_EQ(measured.size(), 1u);
   EXPECT_TRUE(measured[0].blocked);
-  EXPECT_EQ(measured[0].reason, "Anticipated");
+  EXPECT_EQ(measured[0].reason, BlockReason::kAnticipated);
   ASSERT_TRUE(measured[0].forecast);
   EXPECT_NE(measured[0].forecast->why.find("measured: timeSlicing on n1 took 60 s"),
             std::string::npos)

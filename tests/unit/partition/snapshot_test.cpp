@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 #include "kube_objects.h"
 
 namespace gpuscale::partition {
@@ -225,46 +227,73 @@ TEST(SnapshotTest, PodGpuUseCountsAsTheSchedulerDoes) {
   }
 }
 
-struct MalformedCase {
-  const char* what;
-  json dump;
-  const char* fragment;
-};
-
-TEST(SnapshotTest, MalformedDumpsAreErrorsNamingTheItem) {
-  const MalformedCase cases[] = {
+TEST(SnapshotTest, ADumpThatIsNoListOfObjectsIsAnError) {
+  struct Row {
+    const char* what;
+    json dump;
+    const char* fragment;
+  };
+  const std::vector<Row> rows{
       {"not an object", json::array({1}), "item must be an object"},
       {"items not a list", json{{"items", 3}}, "items must be a list"},
-      {"node name not a string", testing::list({{{"kind", "Node"}, {"metadata", {{"name", 5}}}}}),
-       "item 0 (Node): name must be a string"},
-      {"labels not strings",
-       testing::list({{{"kind", "Node"}, {"metadata", {{"name", "n"}, {"labels", {{"a", 1}}}}}}}),
-       "labels.a must be a string"},
-      {"bad quantity",
-       testing::list({{{"kind", "Node"},
-                       {"metadata", {{"name", "n"}}},
-                       {"status", {{"allocatable", {{"nvidia.com/gpu", "lots"}}}}}}}),
-       "allocatable.nvidia.com/gpu"},
-      {"containers not a list",
-       testing::list(
-           {{{"kind", "Pod"}, {"metadata", {{"name", "p"}}}, {"spec", {{"containers", "x"}}}}}),
-       "item 0 (Pod p): containers must be a list"},
-      {"maxReplicas not an integer",
-       testing::list({{{"kind", "HorizontalPodAutoscaler"},
-                       {"metadata", {{"name", "h"}, {"namespace", "ns"}}},
-                       {"spec", {{"maxReplicas", "7"}}}}}),
-       "item 0 (HorizontalPodAutoscaler ns/h): maxReplicas must be an integer"},
-      {"unknown metric type",
-       testing::list({{{"kind", "HorizontalPodAutoscaler"},
-                       {"metadata", {{"name", "h"}}},
-                       {"spec", {{"metrics", json::array({{{"type", "Magic"}}})}}}}}),
-       "metrics[].type"},
   };
-  for (const auto& c : cases) {
-    auto r = buildSnapshot(c.dump);
-    ASSERT_FALSE(r.ok()) << c.what;
-    EXPECT_NE(r.status().message().find(c.fragment), std::string::npos)
-        << c.what << ": " << r.status().message();
+  for (const auto& row : rows) {
+    auto r = buildSnapshot(row.dump);
+    ASSERT_FALSE(r.ok()) << row.what;
+    EXPECT_NE(r.status().message().find(row.fragment), std::string::npos)
+        << row.what << ": " << r.status().message();
+  }
+}
+
+// An object that does not read is skipped with its reason, and everything else is read as if it
+// were absent: no object stops a snapshot.
+TEST(SnapshotTest, ObjectsThatDoNotReadAreSkippedWithTheirReason) {
+  struct Row {
+    const char* what;
+    json object;
+    SkippedObject skipped;  // `message` is a fragment
+  };
+  const std::vector<Row> rows{
+      {"node name not a string",
+       {{"kind", "Node"}, {"metadata", {{"name", 5}}}},
+       {"Node", "", "", "", "malformed", "name must be a string"}},
+      {"labels not strings",
+       {{"kind", "Node"}, {"metadata", {{"name", "n"}, {"labels", {{"a", 1}}}}}},
+       {"Node", "", "n", "", "malformed", "labels.a must be a string"}},
+      {"bad quantity",
+       {{"kind", "Node"},
+        {"metadata", {{"name", "n"}}},
+        {"status", {{"allocatable", {{"nvidia.com/gpu", "lots"}}}}}},
+       {"Node", "", "n", "", "malformed", "allocatable.nvidia.com/gpu"}},
+      {"containers not a list",
+       {{"kind", "Pod"}, {"metadata", {{"name", "p"}}}, {"spec", {{"containers", "x"}}}},
+       {"Pod", "", "p", "", "malformed", "containers must be a list"}},
+      {"maxReplicas not an integer",
+       {{"kind", "HorizontalPodAutoscaler"},
+        {"metadata", {{"name", "h"}, {"namespace", "ns"}, {"uid", "u"}}},
+        {"spec", {{"maxReplicas", "7"}}}},
+       {"HorizontalPodAutoscaler", "ns", "h", "u", "malformed", "maxReplicas must be an integer"}},
+      {"a GPU request beyond what the planner counts",
+       {{"kind", "Pod"},
+        {"metadata", {{"name", "p"}, {"namespace", "t"}}},
+        {"spec",
+         {{"containers",
+           {{{"name", "c"},
+             {"resources", {{"limits", {{"nvidia.com/gpu", "9223372036854775807"}}}}}}}}}}},
+       {"Pod", "t", "p", "", "out_of_range", "at most 2^31"}},
+  };
+  for (const auto& row : rows) {
+    SCOPED_TRACE(row.what);
+    const json good = testing::gpuNode("good", {}, {{"nvidia.com/gpu", "1"}});
+    auto r = buildSnapshot(testing::list({row.object, good}));
+    ASSERT_TRUE(r.ok()) << r.status().toString();
+    ASSERT_EQ(r->skipped.size(), 1u);
+    const SkippedObject& s = r->skipped.front();
+    EXPECT_EQ(std::tie(s.kind, s.ns, s.name, s.uid, s.reason),
+              std::tie(row.skipped.kind, row.skipped.ns, row.skipped.name, row.skipped.uid,
+                       row.skipped.reason));
+    EXPECT_NE(s.message.find(row.skipped.message), std::string::npos) << s.message;
+    EXPECT_NE(r->node("good"), nullptr) << "the other objects are read";
   }
 }
 

@@ -17,14 +17,7 @@ const TimePoint kNow = *core::parseRfc3339("2026-11-22T01:00:00Z");
 const std::string k1g = "nvidia.com/mig-1g.5gb";
 const std::string kA100 = "NVIDIA-A100-SXM4-40GB";
 
-// "Code" for an HPA-wide reason, "node/Code" for a node's.
-std::vector<std::string> codes(const HpaWhy& why) {
-  std::vector<std::string> out;
-  for (const auto& r : why.reasons) {
-    out.push_back((r.node.empty() ? "" : r.node + "/") + std::string(whyCodeName(r.code)));
-  }
-  return out;
-}
+std::vector<std::string> codes(const HpaWhy& why) { return testing::whyCodes(why); }
 
 PolicySet policiesFrom(const std::string& yaml) {
   auto set = parsePolicies(yaml);

@@ -141,7 +141,7 @@ TEST_F(ActuatorTest, ConfigBeforeLabelAndMaxReplicasOnlyAfterAllocatable) {
   EXPECT_TRUE(k8s::annotationOf(node(kReshapeNode), k8s::kIntentAnnotation).empty());
   EXPECT_EQ(
       decodeNodeOutcome(k8s::annotationOf(node(kReshapeNode), k8s::kOutcomeAnnotation))->result,
-      "success");
+      Outcome::kSucceeded);
   EXPECT_TRUE(k8s::annotationOf(hpa(), k8s::kIntentAnnotation).empty());
   ASSERT_TRUE(record().has_value());
   EXPECT_FALSE(record()->intent.has_value());
@@ -302,7 +302,7 @@ TEST_F(ActuatorTest, PlansNeedingMigAndTimeSlicingFinishInOneRoundWithCapacityFi
           << key << " flipped once";
       EXPECT_TRUE(k8s::annotationOf(node(name), k8s::kIntentAnnotation).empty());
       EXPECT_EQ(decodeNodeOutcome(k8s::annotationOf(node(name), k8s::kOutcomeAnnotation))->result,
-                "success");
+                Outcome::kSucceeded);
     }
     EXPECT_TRUE(k8s::annotationOf(hpa(), k8s::kIntentAnnotation).empty());
     EXPECT_EQ(events_->withReason("MaxReplicasRaised").size(), 1u);
@@ -331,7 +331,8 @@ TEST_F(ActuatorTest, FailedMigManagerRunIsRevertedAndOperandsUnpaused) {
   EXPECT_EQ(k8s::labelOf(after, k8s::kMigConfigLabel), "all-3g.20gb");
   EXPECT_EQ(k8s::labelOf(after, "nvidia.com/gpu.deploy.device-plugin"), "true");
   EXPECT_TRUE(k8s::annotationOf(after, k8s::kIntentAnnotation).empty());
-  EXPECT_EQ(decodeNodeOutcome(k8s::annotationOf(after, k8s::kOutcomeAnnotation))->result, "failed");
+  EXPECT_EQ(decodeNodeOutcome(k8s::annotationOf(after, k8s::kOutcomeAnnotation))->result,
+            Outcome::kFailed);
   EXPECT_FALSE(k8s::annotationOf(after, k8s::kBackoffAnnotation).empty());
   EXPECT_EQ(events_->withReason("MigReconfigureFailed").size(), 1u);
   EXPECT_EQ(events_->withReason("OperandsUnpaused").size(), 1u);
@@ -359,7 +360,7 @@ TEST_F(ActuatorTest, MigManagerThatNeverAnswersTimesOutAndRestoresThePreviousCon
   const json after = node(kReshapeNode);
   EXPECT_EQ(k8s::labelOf(after, k8s::kMigConfigLabel), "all-3g.20gb");
   EXPECT_EQ(decodeNodeOutcome(k8s::annotationOf(after, k8s::kOutcomeAnnotation))->result,
-            "timeout");
+            Outcome::kTimedOut);
   // Still pending: mig-manager owns the operand labels while it runs.
   EXPECT_EQ(k8s::labelOf(after, "nvidia.com/gpu.deploy.device-plugin"), "paused-for-mig-change");
   EXPECT_EQ(events_->withReason("MigReconfigureTimedOut").size(), 1u);
@@ -564,7 +565,7 @@ TEST_F(ActuatorTest, SomeoneElseChangingTheLabelSupersedesTheOperation) {
   pass(*c, t0_ + 5s);
   EXPECT_EQ(
       decodeNodeOutcome(k8s::annotationOf(node(kReshapeNode), k8s::kOutcomeAnnotation))->result,
-      "superseded");
+      Outcome::kSuperseded);
   EXPECT_EQ(k8s::labelOf(node(kReshapeNode), k8s::kMigConfigLabel), "all-balanced");
 }
 

@@ -45,14 +45,7 @@ json& find(std::vector<json>& items, const std::string& kind, const std::string&
   return items.front();
 }
 
-std::vector<std::string> codes(const partition::HpaWhy& why) {
-  std::vector<std::string> out;
-  for (const auto& r : why.reasons) {
-    out.push_back((r.node.empty() ? "" : r.node + "/") +
-                  std::string(partition::whyCodeName(r.code)));
-  }
-  return out;
-}
+std::vector<std::string> codes(const partition::HpaWhy& why) { return pt::whyCodes(why); }
 
 TEST(HpaExplainTest, ExplainsFromTheStateAPassPlansFrom) {
   const std::string later = core::formatRfc3339(kNow + std::chrono::minutes(5));
@@ -136,8 +129,8 @@ TEST(HpaExplainTest, ExplainsFromTheStateAPassPlansFrom) {
     }
     auto explained = explainHpas(row.dump, kState, policies, {"default", "app", kNow, nullptr});
     ASSERT_TRUE(explained.ok()) << row.what << ": " << explained.status().toString();
-    ASSERT_EQ(explained->size(), 1u) << row.what;
-    const HpaExplanation& e = explained->front();
+    ASSERT_EQ(explained->hpas.size(), 1u) << row.what;
+    const HpaExplanation& e = explained->hpas.front();
     EXPECT_TRUE(e.outside.starts_with(row.outside)) << row.what << ": " << e.outside;
     if (row.outside.empty()) {
       ASSERT_TRUE(e.why.has_value()) << row.what;
@@ -167,8 +160,8 @@ TEST(HpaExplainTest, ARaiseInFlightShowsWhatContentionMadeOfItsPromise) {
   ASSERT_TRUE(policies.ok()) << policies.status().toString();
   auto explained = explainHpas(dump, kState, *policies, {"default", "app", kNow, nullptr});
   ASSERT_TRUE(explained.ok()) << explained.status().toString();
-  ASSERT_EQ(explained->size(), 1u);
-  const std::string& outside = explained->front().outside;
+  ASSERT_EQ(explained->hpas.size(), 1u);
+  const std::string& outside = explained->hpas.front().outside;
   EXPECT_TRUE(outside.starts_with("RaiseInFlight: an earlier raise of maxReplicas 8 -> 15"))
       << outside;
   EXPECT_NE(outside.find("; shared: priority 0:"), std::string::npos) << outside;
@@ -203,12 +196,37 @@ TEST(HpaExplainTest, AllManagedHpasOrOneThatExists) {
                          }),
                          kState, partition::defaultPolicies(), {"", "", kNow, nullptr});
   ASSERT_TRUE(all.ok());
-  ASSERT_EQ(all->size(), 1u) << "only the managed HPA";
-  EXPECT_EQ(all->front().name, "app");
+  ASSERT_EQ(all->hpas.size(), 1u) << "only the managed HPA";
+  EXPECT_EQ(all->hpas.front().name, "app");
   auto missing = explainHpas(cluster(nullptr), kState, partition::defaultPolicies(),
                              {"default", "nope", kNow, nullptr});
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.status().httpCode(), 404);
+}
+
+TEST(HpaExplainTest, ObjectsThatDoNotReadAreNamed) {
+  const json dump = cluster([](auto& items) {
+    items.push_back({{"kind", "HorizontalPodAutoscaler"},
+                     {"metadata", {{"name", "bad"}, {"namespace", "default"}}},
+                     {"spec", {{"maxReplicas", "7"}}}});
+  });
+  auto named =
+      explainHpas(dump, kState, partition::defaultPolicies(), {"default", "bad", kNow, nullptr});
+  ASSERT_TRUE(named.ok()) << named.status().toString();
+  ASSERT_EQ(named->hpas.size(), 1u);
+  EXPECT_TRUE(named->hpas.front().outside.starts_with("NotRead: maxReplicas must be an integer"))
+      << named->hpas.front().outside;
+  auto all = explainHpas(dump, kState, partition::defaultPolicies(), {"", "", kNow, nullptr});
+  ASSERT_TRUE(all.ok());
+  ASSERT_EQ(all->hpas.size(), 1u) << "the managed HPA is explained as before";
+  EXPECT_NE(explanationsText(*all).find("HorizontalPodAutoscaler default/bad: maxReplicas must be "
+                                        "an integer (malformed)"),
+            std::string::npos)
+      << explanationsText(*all);
+  const json j = json::parse(explanationsJson(*all).dump());
+  ASSERT_EQ(j["skipped"].size(), 1u);
+  EXPECT_EQ(j["skipped"][0]["name"], "bad");
+  EXPECT_EQ(j["skipped"][0]["reason"], "malformed");
 }
 
 }  // namespace

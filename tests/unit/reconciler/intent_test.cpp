@@ -102,10 +102,11 @@ TEST(IntentTest, MalformedHpaAnnotationsReadAsAbsent) {
 }
 
 TEST(IntentTest, OutcomeKeepsItsResult) {
-  NodeOutcome o{"p", NodeOpKind::kTimeSlicing, "timeout", "no answer", at("2026-11-22T01:02:03Z")};
+  NodeOutcome o{"p", NodeOpKind::kTimeSlicing, Outcome::kTimedOut, "no answer",
+                at("2026-11-22T01:02:03Z")};
   auto back = decodeNodeOutcome(encodeNodeOutcome(o));
   ASSERT_TRUE(back.has_value());
-  EXPECT_EQ(back->result, "timeout");
+  EXPECT_EQ(back->result, Outcome::kTimedOut);
   EXPECT_EQ(back->kind, NodeOpKind::kTimeSlicing);
   EXPECT_FALSE(back->succeeded());
   EXPECT_EQ(core::formatRfc3339(back->at), "2026-11-22T01:02:03Z");

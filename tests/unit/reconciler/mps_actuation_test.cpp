@@ -81,7 +81,7 @@ TEST(MpsActuationTest, WritesAnMpsConfigThenFlipsTheLabelThenWaitsForAllocatable
   EXPECT_TRUE(k8s::annotationOf(node, k8s::kIntentAnnotation).empty());
   const auto outcome = decodeNodeOutcome(k8s::annotationOf(node, k8s::kOutcomeAnnotation));
   ASSERT_TRUE(outcome.has_value());
-  EXPECT_EQ(outcome->result, "success");
+  EXPECT_EQ(outcome->result, Outcome::kSucceeded);
   EXPECT_EQ(outcome->kind, NodeOpKind::kMps);
   EXPECT_EQ(events->withReason("MpsPlanned").size(), 1u);
   EXPECT_EQ(events->withReason("MpsSucceeded").size(), 1u);

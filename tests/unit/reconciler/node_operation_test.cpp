@@ -12,6 +12,7 @@
 #include "gpuscale/partition/mig_restore.h"
 #include "gpuscale/reconciler/actuator.h"
 #include "gpuscale/reconciler/controller.h"
+#include "gpuscale/reconciler/node_operation.h"
 
 namespace gpuscale::reconciler {
 namespace {
@@ -187,9 +188,9 @@ TEST_F(NodeOperationTest, PruningKeepsEntriesOfNodesSharingTheNamePrefix) {
       ASSERT_TRUE(fake_->create(nodes(), node).ok());
     }
 
-    KubeActuator actuator(client_, events_, std::make_shared<NodeLevelGpuPodMapping>(), {});
+    NodeOperations operations(client_, events_, std::make_shared<NodeLevelGpuPodMapping>(), {});
     ActuationReport report;
-    EXPECT_TRUE(actuator.advanceNode(a, t0_ + 1s, report));
+    EXPECT_TRUE(operations.advance(a, t0_ + 1s, report));
     EXPECT_EQ(entriesOf(*fake_, row.kind),
               (std::set<std::string>{theirs, previous, wanted, "all-disabled"}))
         << "only " << a << "'s stale entry goes";
@@ -234,9 +235,9 @@ TEST_F(NodeOperationTest, StockConfigsAreCarriedIntoTheCustomConfigMap) {
                        {{std::string(k8s::kIntentAnnotation), encodeNodeIntent(intent)}}}}}})
           .ok());
 
-  KubeActuator actuator(client_, events_, std::make_shared<NodeLevelGpuPodMapping>(), {});
+  NodeOperations operations(client_, events_, std::make_shared<NodeLevelGpuPodMapping>(), {});
   ActuationReport report;
-  EXPECT_TRUE(actuator.advanceNode(a, t0_ + 1s, report));
+  EXPECT_TRUE(operations.advance(a, t0_ + 1s, report));
   auto cm = fake_->get(operatorConfigMaps().named("gpuscale-mig-parted-config"));
   ASSERT_TRUE(cm.ok());
   auto file = partition::parseMigPartedConfig((*cm)["data"].value("config.yaml", ""));
@@ -305,17 +306,19 @@ TEST_F(NodeOperationTest, NewPodsAreKeptOffTheNodeWhileItsMigChangeRuns) {
   struct Row {
     const char* what;
     json mig;  // what mig-manager and the device plugin then report: labels, allocatable
-    std::string result;
+    Outcome result;
   };
   const std::vector<Row> rows{
       {"mig-manager succeeds",
        {{"labels", {{"nvidia.com/mig.config.state", "success"}}},
         {"allocatable", {{"nvidia.com/mig-1g.5gb", "14"}, {"nvidia.com/mig-3g.20gb", "0"}}}},
-       "success"},
-      {"mig-manager fails", {{"labels", {{"nvidia.com/mig.config.state", "failed"}}}}, "failed"},
+       Outcome::kSucceeded},
+      {"mig-manager fails",
+       {{"labels", {{"nvidia.com/mig.config.state", "failed"}}}},
+       Outcome::kFailed},
       {"someone else takes the node's MIG config",
        {{"labels", {{"nvidia.com/mig.config", "all-balanced"}}}},
-       "superseded"},
+       Outcome::kSuperseded},
   };
   const json theirs{{"key", "nvidia.com/gpu"}, {"value", "present"}, {"effect", "NoSchedule"}};
   for (const auto& row : rows) {

@@ -202,5 +202,65 @@ TEST_F(TenancyTest, AnUnreadableStateStoreStopsThePass) {
   EXPECT_FALSE(anyNodeOrHpaWrite());
 }
 
+// Another tenant's objects stop no pass: an HPA kube-apiserver accepts with a metric target whose
+// type names one field while it sets another is read (as the HPA controller reads it), and a pod
+// the reconciler cannot count (a GPU limit beyond int64) is planned as if absent, counted once,
+// and gets one Warning Event, while the managed HPA is planned exactly as without them.
+TEST_F(TenancyTest, AnObjectThatDoesNotReadStopsNoPass) {
+  ControllerOptions dryRun;
+  dryRun.dryRun = true;
+  auto plain = controller(testing::seedPolicies(), dryRun);
+  const std::string expected = partition::planToJson(pass(*plain, t0_).plan).dump();
+  ASSERT_NE(expected.find("SetMaxReplicas"), std::string::npos);
+
+  auto objects = objectsOf(*fake_);
+  objects.push_back(
+      {{"kind", "HorizontalPodAutoscaler"},
+       {"metadata", {{"name", "tenant"}, {"namespace", "other"}, {"uid", "u-hpa"}}},
+       {"spec",
+        {{"scaleTargetRef", {{"apiVersion", "apps/v1"}, {"kind", "Deployment"}, {"name", "x"}}},
+         {"maxReplicas", 2147483647},
+         {"metrics",
+          {{{"type", "External"},
+            {"external",
+             {{"metric", {{"name", "queue"}}},
+              {"target", {{"type", "Value"}, {"averageValue", "1"}}}}}},
+           {{"type", "Resource"},
+            {"resource",
+             {{"name", "cpu"},
+              {"target", {{"type", "AverageValue"}, {"averageUtilization", 50}}}}}}}}}},
+       {"status", {{"currentMetrics", nullptr}, {"desiredReplicas", 0}}}});
+  objects.push_back(
+      {{"kind", "Pod"},
+       {"metadata", {{"name", "greedy"}, {"namespace", "other"}, {"uid", "u-pod"}}},
+       {"spec",
+        {{"containers",
+          {{{"name", "c"},
+            {"resources", {{"limits", {{"nvidia.com/gpu", "9223372036854775807"}}}}}}}}}},
+       {"status", {{"phase", "Pending"}}}});
+  auto c = controller(testing::seedPolicies(), dryRun);
+  for (int i = 0; i < 3; ++i) {
+    auto r = c->pass(objects, t0_ + i * 1s);
+    EXPECT_TRUE(r.error.empty()) << r.error;
+    EXPECT_EQ(partition::planToJson(r.plan).dump(), expected);
+  }
+  const auto skipped = events_->withReason("ObjectSkipped");
+  ASSERT_EQ(skipped.size(), 1u) << "one Warning Event, on the pod, over three passes";
+  EXPECT_TRUE(skipped[0].warning);
+  EXPECT_EQ(skipped[0].target.kind, "Pod");
+  EXPECT_EQ(skipped[0].target.ns, "other");
+  EXPECT_EQ(skipped[0].target.name, "greedy");
+  EXPECT_EQ(skipped[0].target.uid, "u-pod");
+  EXPECT_NE(skipped[0].message.find("limits.nvidia.com/gpu"), std::string::npos);
+  const std::string text = metricsText();
+  EXPECT_NE(
+      text.find(
+          "gpuscale_reconciler_objects_skipped_total{kind=\"Pod\",reason=\"out_of_range\"} 1"),
+      std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("kind=\"HorizontalPodAutoscaler\""), std::string::npos)
+      << "the tenant's HPA is read";
+}
+
 }  // namespace
 }  // namespace gpuscale::reconciler

@@ -1,8 +1,9 @@
-#include "gpuscale/reconciler/pod_gpu_use.h"
+// readPod (kube_objects.h): what makes a pod a GPU user, every way a pod can hold a GPU.
+#include "gpuscale/partition/kube_objects.h"
 
 #include <gtest/gtest.h>
 
-namespace gpuscale::reconciler {
+namespace gpuscale::partition {
 namespace {
 
 using nlohmann::json;
@@ -21,11 +22,11 @@ json pod(json spec, const std::string& phase = "Running") {
           {"status", {{"phase", phase}}}};
 }
 
-TEST(PodGpuUseTest, EveryWayAPodCanHoldAGpuCounts) {
+TEST(PodParseTest, EveryWayAPodCanHoldAGpuCounts) {
   struct Row {
     const char* what;
     json pod;
-    std::string use;  // "" = not a GPU user
+    std::string use;  // "" = not a GPU user; "error" = the pod does not read
   };
   json sidecar = withGpu("proxy");
   sidecar["restartPolicy"] = "Always";
@@ -70,16 +71,21 @@ TEST(PodGpuUseTest, EveryWayAPodCanHoldAGpuCounts) {
       {"a pending pod with a GPU init container counts",
        pod({{"containers", {cpuOnly("app")}}, {"initContainers", {withGpu("warmup")}}}, "Pending"),
        "init container \"warmup\" requests nvidia.com/gpu"},
-      {"malformed fields are ignored",
+      {"a malformed pod does not read (the actuator counts it in the way)",
        pod({{"containers", "x"}, {"initContainers", {{{"resources", 3}}}}, {"resourceClaims", 1}}),
-       ""},
+       "error"},
       {"no spec at all", json{{"metadata", {{"name", "p"}}}}, ""},
   };
   for (const auto& row : rows) {
     SCOPED_TRACE(row.what);
-    EXPECT_EQ(gpuUseOf(row.pod), row.use);
+    auto read = readPod(row.pod);
+    ASSERT_EQ(read.ok(), row.use != "error") << (read.ok() ? "" : read.status().toString());
+    if (!read.ok()) continue;
+    // A finished pod holds nothing, whatever it asked for.
+    EXPECT_EQ(read->active() ? read->gpuUse : "", row.use);
+    EXPECT_EQ(read->active() && read->usesGpu(), !row.use.empty());
   }
 }
 
 }  // namespace
-}  // namespace gpuscale::reconciler
+}  // namespace gpuscale::partition

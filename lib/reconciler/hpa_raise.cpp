@@ -1,0 +1,278 @@
+// The HPA half of the actuator (hpa_raise.h): intents in the state store, promise cuts, raises
+// once the partitions are allocatable, and lowers.
+#include "gpuscale/reconciler/hpa_raise.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "actuator_internal.h"
+#include "gpuscale/k8s/status_predicates.h"
+#include "gpuscale/k8s/well_known_keys.h"
+#include "gpuscale/reconciler/optimistic_write.h"
+
+namespace gpuscale::reconciler {
+
+using actuator_detail::hpaRef;
+using actuator_detail::noChange;
+using nlohmann::json;
+
+namespace {
+
+const partition::WorkloadDemand* findDemand(const ClusterState& state, const std::string& ns,
+                                            const std::string& name) {
+  if (state.workloads == nullptr) return nullptr;
+  for (const auto& d : *state.workloads) {
+    if (d.ns == ns && d.name == name) return &d;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+int allocatableCeiling(const partition::WorkloadDemand& demand,
+                       const partition::ClusterSnapshot& snapshot) {
+  int total = 0;
+  for (std::size_t i : demand.eligibleNodes) {
+    const auto& node = snapshot.nodes[i];
+    auto a = node.allocatable.find(demand.resource);
+    auto u = node.used.find(demand.resource);
+    total += partition::podsFitting(demand, i, a == node.allocatable.end() ? 0 : a->second,
+                                    u == node.used.end() ? 0 : u->second);
+  }
+  return total;
+}
+
+HpaRaise::HpaRaise(std::shared_ptr<kube::KubeClient> client, std::shared_ptr<EventRecorder> events,
+                   std::shared_ptr<ReconcilerMetrics> metrics)
+    : client_(std::move(client)), events_(std::move(events)), degraded_(std::move(metrics)) {}
+
+bool HpaRaise::recordIntent(const partition::SetMaxReplicas& change, const HpaIntent& intent,
+                            const ClusterState& state) {
+  const std::string object = change.ns + "/" + change.name;
+  const partition::HpaState* hpa =
+      state.snapshot != nullptr ? state.snapshot->hpa(change.ns, change.name) : nullptr;
+  if (state.store == nullptr || hpa == nullptr) {
+    degraded_.failed("hpa_intent", object, "could not record intent: no state store");
+    return false;
+  }
+  auto r = state.store->update(change.ns, change.name, hpa->uid, [&](HpaRecord& record) {
+    if (!record.intent) record.intent = intent;
+  });
+  if (!r) {
+    degraded_.failed("hpa_intent", object, "could not record intent: " + r.status().message());
+    return false;
+  }
+  degraded_.cleared("hpa_intent", object);
+  if (*r) {
+    events_->record(
+        EventTarget::hpa(change.ns, change.name), false, "PartitionsRequested",
+        fmt::format("plan {}: held at its GPU partition ceiling; changing partitions "
+                    "on {} to raise maxReplicas {} -> {}",
+                    intent.plan, fmt::join(intent.nodes, ", "), intent.from, intent.to));
+  }
+  return true;
+}
+
+void HpaRaise::cutPromise(const partition::PromiseCut& cut, const ClusterState& state) {
+  const partition::HpaState* hpa =
+      state.snapshot != nullptr ? state.snapshot->hpa(cut.ns, cut.name) : nullptr;
+  if (state.store == nullptr || hpa == nullptr) return;
+  std::optional<HpaIntent> before;
+  auto r = state.store->update(cut.ns, cut.name, hpa->uid, [&](HpaRecord& record) {
+    if (!record.intent || record.intent->to <= cut.to) return;
+    before = record.intent;
+    record.intent->to = std::max(cut.to, record.intent->from);
+  });
+  const std::string object = cut.ns + "/" + cut.name;
+  if (!r) {
+    degraded_.failed("hpa_intent", object, "could not cut the promise: " + r.status().message());
+    return;
+  }
+  degraded_.cleared("hpa_intent", object);
+  if (*r && before) {
+    events_->record(EventTarget::hpa(cut.ns, cut.name), false, "PromiseReduced",
+                    fmt::format("plan {}: capacity still only promised is shared with an HPA of "
+                                "higher priority: the raise in flight now goes to maxReplicas {} "
+                                "instead of {}",
+                                before->plan, std::max(cut.to, before->from), before->to));
+  }
+}
+
+bool HpaRaise::advance(const std::string& ns, const std::string& name, const ClusterState& state,
+                       TimePoint now, ActuationReport& report) {
+  auto hpa = actuator_detail::getHpa(*client_, ns, name);
+  if (!hpa) return !k8s::isNotFound(hpa.status());
+  if (state.store == nullptr) return false;
+  auto record = state.store->get(ns, name, hpa->uid);
+  if (!record || !record->intent) return false;
+  const auto& intent = record->intent;
+  std::vector<std::string> failed;
+  for (const auto& n : intent->nodes) {
+    // Only nodes the snapshot knows are read: an intent cannot send the reconciler elsewhere.
+    if (state.snapshot == nullptr || state.snapshot->node(n) == nullptr) {
+      failed.push_back(n + " (gone)");
+      continue;
+    }
+    auto node = actuator_detail::getNode(*client_, n);
+    if (!node) {
+      if (!k8s::isNotFound(node.status())) return true;
+      failed.push_back(n + " (gone)");
+      continue;
+    }
+    auto pending = decodeNodeIntent(node->meta.annotation(k8s::kIntentAnnotation));
+    if (pending && pending->plan == intent->plan) return true;  // still in flight
+    auto outcome = decodeNodeOutcome(node->meta.annotation(k8s::kOutcomeAnnotation));
+    if (!outcome || outcome->plan != intent->plan) {
+      failed.push_back(n + " (unknown)");
+    } else if (!outcome->succeeded()) {
+      failed.push_back(n + " (" + std::string(outcomeName(outcome->result)) + ")");
+    }
+  }
+  if (!failed.empty()) {
+    events_->record(
+        EventTarget::hpa(ns, name), true, "PartitionChangeIncomplete",
+        fmt::format("plan {}: no new capacity from {}", intent->plan, fmt::join(failed, ", ")));
+  }
+  raise(ns, name, intent->from, intent->to, intent->plan, state, now, report);
+  return false;
+}
+
+bool HpaRaise::raise(const std::string& ns, const std::string& name, int from, int to,
+                     const std::string& plan, const ClusterState& state, TimePoint now,
+                     ActuationReport& report) {
+  const auto* demand = findDemand(state, ns, name);
+  int capacity = 0;
+  if (demand != nullptr && state.snapshot != nullptr) {
+    // Fresh allocatable: the caches may not show yet what the node operations just read.
+    partition::ClusterSnapshot fresh = *state.snapshot;
+    for (std::size_t i : demand->eligibleNodes) {
+      auto node = actuator_detail::getNode(*client_, fresh.nodes[i].name);
+      if (!node) continue;
+      auto it = node->allocatable.find(demand->resource);
+      fresh.nodes[i].allocatable[demand->resource] = it == node->allocatable.end() ? 0 : it->second;
+    }
+    capacity = allocatableCeiling(*demand, fresh);
+  }
+  const auto target = EventTarget::hpa(ns, name);
+  auto failed = [&](const std::string& message) {
+    report.outcomes.push_back({ActionKind::kMaxReplicas, Outcome::kError});
+    degraded_.failed("max_replicas", ns + "/" + name, message);
+    return false;
+  };
+  auto read = actuator_detail::getHpa(*client_, ns, name);
+  if (!read) return failed("raising maxReplicas failed: " + read.status().message());
+  if (state.store == nullptr) return failed("raising maxReplicas failed: no state store");
+  const std::string uid = read->uid;
+  auto record = state.store->get(ns, name, uid);
+  std::optional<HpaIntent> started = record ? record->intent : std::nullopt;
+  if (started && started->plan != plan) return false;  // another plan owns it now
+  const int wanted = std::min(to, capacity);
+  const int before = read->maxReplicas;
+  // The state is recorded before the HPA changes: a change that cannot be recorded (the store
+  // is full or unreachable) is not made. The intent ends here either way.
+  if (wanted > before || started) {
+    auto recorded = state.store->update(ns, name, uid, [&](HpaRecord& r) {
+      r.intent.reset();
+      if (wanted > before) {
+        r.lastChange = now;
+        if (!r.originalMaxReplicas) r.originalMaxReplicas = before;
+      }
+    });
+    if (!recorded) return failed("recording the raise failed: " + recorded.status().message());
+  }
+  int raisedTo = 0;
+  auto r = patchWithRetry(
+      *client_, hpaRef(ns, name),
+      [&](const kube::Object& object) -> core::Result<std::optional<kube::Object>> {
+        raisedTo = 0;
+        auto hpa = partition::readHpa(object);
+        if (!hpa) return hpa.status();
+        if (hpa->uid != uid) return noChange();  // recreated meanwhile
+        const int current = hpa->maxReplicas;
+        json annotations = json::object();
+        json patch = json::object();
+        HpaStatus status{capacity, "none", "", now};
+        if (wanted > current && wanted > before) {
+          raisedTo = wanted;
+          patch["spec"] = {{"maxReplicas", wanted}};
+          status.lastAction = fmt::format("maxReplicas {} -> {}", current, wanted);
+          status.reason = fmt::format("plan {}: allocatable holds {} pods", plan, capacity);
+        } else {
+          status.lastAction = "maxReplicas unchanged";
+          status.reason = fmt::format("plan {}: allocatable holds {} pods, not more than {}", plan,
+                                      capacity, current);
+        }
+        annotations[std::string(k8s::kStatusAnnotation)] = encodeHpaStatus(status);
+        if (!started && raisedTo == 0) return noChange();
+        patch["metadata"] = {{"annotations", annotations}};
+        return std::optional<kube::Object>(patch);
+      });
+  if (!r) return failed("raising maxReplicas failed: " + r.status().message());
+  degraded_.cleared("max_replicas", ns + "/" + name);
+  if (raisedTo > 0) {
+    report.outcomes.push_back({ActionKind::kMaxReplicas, Outcome::kSucceeded});
+    if (started) {
+      report.ceilingToCapacitySeconds.push_back(
+          std::chrono::duration<double>(now - started->started).count());
+    }
+    events_->record(target, false, "MaxReplicasRaised",
+                    fmt::format("plan {}: maxReplicas {} -> {} (planned {}; allocatable holds {} "
+                                "pods)",
+                                plan, from, raisedTo, to, capacity));
+  } else if (r->changed) {
+    report.outcomes.push_back({ActionKind::kMaxReplicas, Outcome::kFailed});
+    events_->record(
+        target, true, "MaxReplicasUnchanged",
+        fmt::format("plan {}: allocatable holds {} pods; maxReplicas stays", plan, capacity));
+  }
+  return raisedTo > 0;
+}
+
+void HpaRaise::lower(const partition::SetMaxReplicas& change, const ClusterState& state,
+                     TimePoint now, ActuationReport& report) {
+  // Lowering only follows a raise recorded in the store (the planner gives back only what it
+  // has an original maxReplicas for), so this updates an existing entry and never grows it.
+  if (state.store == nullptr) return;
+  bool lowered = false;
+  auto r = patchWithRetry(
+      *client_, hpaRef(change.ns, change.name),
+      [&](const kube::Object& object) -> core::Result<std::optional<kube::Object>> {
+        lowered = false;
+        auto hpa = partition::readHpa(object);
+        if (!hpa) return hpa.status();
+        const int current = hpa->maxReplicas;
+        const int target = std::max({change.to, hpa->currentReplicas, hpa->minReplicas});
+        if (current != change.from || target >= current) return noChange();  // stale plan
+        lowered = true;
+        json annotations = json::object();
+        annotations[std::string(k8s::kStatusAnnotation)] = encodeHpaStatus(
+            {target, fmt::format("maxReplicas {} -> {}", current, target), "demand fell", now});
+        return std::optional<kube::Object>(json{{"spec", {{"maxReplicas", target}}},
+                                                {"metadata", {{"annotations", annotations}}}});
+      });
+  if (!r) {
+    report.outcomes.push_back({ActionKind::kMaxReplicas, Outcome::kError});
+    return;
+  }
+  auto after = partition::readHpa(r->object);
+  if (lowered && after) {
+    const int target = after->maxReplicas;
+    auto recorded = state.store->update(change.ns, change.name, after->uid, [&](HpaRecord& record) {
+      record.lastChange = now;
+      if (record.originalMaxReplicas == target) record.originalMaxReplicas.reset();
+    });
+    if (!recorded) {
+      degraded_.failed("hpa_state", change.ns + "/" + change.name,
+                       "recording the lowered maxReplicas failed: " + recorded.status().message());
+    } else {
+      degraded_.cleared("hpa_state", change.ns + "/" + change.name);
+    }
+    report.outcomes.push_back({ActionKind::kMaxReplicas, Outcome::kSucceeded});
+    events_->record(EventTarget::hpa(change.ns, change.name), false, "MaxReplicasLowered",
+                    fmt::format("demand fell: maxReplicas {} -> {}", change.from, target));
+  }
+}
+
+}  // namespace gpuscale::reconciler

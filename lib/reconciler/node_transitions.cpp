@@ -1,0 +1,121 @@
+#include "gpuscale/reconciler/node_transitions.h"
+
+#include <array>
+
+#include "gpuscale/k8s/well_known_keys.h"
+
+namespace gpuscale::reconciler {
+namespace {
+
+using E = NodeOpEvent;
+using enum NodeKinds;
+using enum NodeStep;
+constexpr auto kPrepared = NodeOpPhase::kPrepared;
+constexpr auto kApplied = NodeOpPhase::kApplied;
+constexpr auto kRestore = LabelOnFinish::kRestorePrevious;
+constexpr auto kKeep = LabelOnFinish::kKeep;
+constexpr auto kBackOff = Backoff::kBackOff;
+constexpr auto kNoBackoff = Backoff::kNone;
+constexpr auto kUnpause = Operands::kUnpause;
+constexpr auto kLeave = Operands::kLeave;
+
+constexpr std::array kTransitions{
+    NodeTransition{"prepared/mig/prepare-timed-out", kPrepared, kMig, E::kPrepareTimedOut, kFinish,
+                   Outcome::kFailed, kKeep, kBackOff, kUnpause},
+    NodeTransition{"prepared/sharing/prepare-timed-out", kPrepared, kSharing, E::kPrepareTimedOut,
+                   kFinish, Outcome::kFailed, kKeep, kBackOff, kLeave},
+    NodeTransition{"prepared/mig/pod-in-the-way", kPrepared, kMig, E::kPodInTheWay, kFinish,
+                   Outcome::kAborted, kKeep, kNoBackoff, kUnpause},
+    NodeTransition{"prepared/any/step-failed", kPrepared, kAny, E::kStepFailed, kWait},
+    NodeTransition{"prepared/any/prepared", kPrepared, kAny, E::kPrepared, kApply,
+                   Outcome::kStarted},
+    NodeTransition{"applied/mig/label-changed-by-other", kApplied, kMig, E::kLabelChangedByOther,
+                   kFinish, Outcome::kSuperseded, kKeep, kNoBackoff, kUnpause},
+    NodeTransition{"applied/sharing/label-changed-by-other", kApplied, kSharing,
+                   E::kLabelChangedByOther, kFinish, Outcome::kSuperseded, kKeep, kNoBackoff,
+                   kLeave},
+    NodeTransition{"applied/mig/operator-failed", kApplied, kMig, E::kOperatorFailed, kFinish,
+                   Outcome::kFailed, kRestore, kBackOff, kUnpause},
+    NodeTransition{"applied/mig/capacity-ready", kApplied, kMig, E::kCapacityReady, kFinish,
+                   Outcome::kSucceeded, kKeep, kNoBackoff, kLeave},
+    NodeTransition{"applied/mig/capacity-ready-then-sharing", kApplied, kMig, E::kCapacityReadyThen,
+                   kFollowUp, Outcome::kSucceeded},
+    NodeTransition{"applied/mig/timed-out", kApplied, kMig, E::kTimedOut, kFinish,
+                   Outcome::kTimedOut, kRestore, kBackOff, kUnpause},
+    NodeTransition{"applied/mig/no-capacity", kApplied, kMig, E::kNoCapacity, kFinish,
+                   Outcome::kTimedOut, kKeep, kBackOff, kUnpause},
+    NodeTransition{"applied/sharing/capacity-ready", kApplied, kSharing, E::kCapacityReady, kFinish,
+                   Outcome::kSucceeded, kKeep, kNoBackoff, kLeave},
+    NodeTransition{"applied/sharing/timed-out", kApplied, kSharing, E::kTimedOut, kFinish,
+                   Outcome::kTimedOut, kRestore, kBackOff, kLeave},
+    NodeTransition{"applied/any/waiting", kApplied, kAny, E::kWaiting, kWait},
+};
+
+bool covers(NodeKinds kinds, NodeOpKind kind) {
+  return kinds == kAny || (kinds == kMig) == (kind == NodeOpKind::kMig);
+}
+
+}  // namespace
+
+std::string_view nodeOpEventName(NodeOpEvent event) {
+  switch (event) {
+    case E::kPrepareTimedOut:
+      return "prepare-timed-out";
+    case E::kPodInTheWay:
+      return "pod-in-the-way";
+    case E::kStepFailed:
+      return "step-failed";
+    case E::kPrepared:
+      return "prepared";
+    case E::kLabelChangedByOther:
+      return "label-changed-by-other";
+    case E::kOperatorFailed:
+      return "operator-failed";
+    case E::kCapacityReady:
+      return "capacity-ready";
+    case E::kCapacityReadyThen:
+      return "capacity-ready-then-sharing";
+    case E::kTimedOut:
+      return "timed-out";
+    case E::kNoCapacity:
+      return "no-capacity";
+    case E::kWaiting:
+      break;
+  }
+  return "waiting";
+}
+
+std::span<const NodeTransition> nodeTransitions() { return kTransitions; }
+
+const NodeTransition* findTransition(NodeOpPhase phase, NodeOpKind kind, NodeOpEvent event) {
+  for (const auto& t : kTransitions) {
+    if (t.phase == phase && t.event == event && covers(t.kinds, kind)) return &t;
+  }
+  return nullptr;
+}
+
+bool prepareTimedOut(const NodeIntent& intent, TimePoint now, const NodeOpTimeouts& timeouts) {
+  return now - intent.started > timeouts.allocatable;
+}
+
+NodeOpEvent observeApplied(const NodeIntent& intent, const partition::NodeObject& node,
+                           TimePoint now, const NodeOpTimeouts& timeouts) {
+  if (node.meta.label(intent.labelKey()) != intent.label) return E::kLabelChangedByOther;
+  const auto since = now - intent.applied.value_or(intent.started);
+  bool ready = true;
+  for (const auto& [resource, n] : intent.expect) {
+    auto it = node.allocatable.find(resource);
+    ready = ready && (it == node.allocatable.end() ? 0 : it->second) == n;
+  }
+  if (intent.kind != NodeOpKind::kMig) {
+    if (ready) return E::kCapacityReady;
+    return since > timeouts.allocatable ? E::kTimedOut : E::kWaiting;
+  }
+  const std::string state = node.meta.label(k8s::kMigConfigStateLabel);
+  if (state == "failed") return E::kOperatorFailed;
+  if (state == "success" && ready) return intent.then ? E::kCapacityReadyThen : E::kCapacityReady;
+  if (since > timeouts.mig) return state == "success" ? E::kNoCapacity : E::kTimedOut;
+  return E::kWaiting;
+}
+
+}  // namespace gpuscale::reconciler

@@ -1,0 +1,48 @@
+// What the request fuzzers share: a short input that can stand for a request at, or far beyond,
+// the server's real limits (read with support/bytes_stream.h as a server connection reads).
+//
+// Runs: the byte 0xFF followed by a count byte k and a byte c stands for c repeated (k + 1) * 1024
+// times (1 KiB to 256 KiB), so a few bytes make a 64 KiB header field or a megabyte target
+// (libFuzzer rarely grows inputs that long by itself; the smoke runs cap inputs at 64 KiB). A 0xFF
+// without its two bytes stays as it is.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+#include "gpuscale/apiserver/http_message.h"
+#include "gpuscale/apiserver/server_options.h"
+
+namespace gpuscale::fuzz {
+
+inline constexpr size_t kMaxExpandedBytes = 4 << 20;
+
+// The first limit `request` exceeds, or nullptr when it keeps within all of them.
+inline const char* exceededLimit(const apiserver::HttpRequest& request,
+                                 const apiserver::RequestLimits& limits) {
+  if (request.target.size() > limits.targetBytes) return "target over the limit";
+  if (request.headers.size() > limits.headerCount) return "too many fields";
+  for (const auto& [name, value] : request.headers) {
+    if (name.size() + value.size() > limits.fieldBytes) return "field over the limit";
+  }
+  if (request.body.size() > limits.bodyBytes) return "body over the limit";
+  return nullptr;
+}
+
+inline std::string expandRuns(std::string_view input) {
+  std::string out;
+  for (size_t i = 0; i < input.size() && out.size() < kMaxExpandedBytes; ++i) {
+    if (static_cast<unsigned char>(input[i]) == 0xFF && i + 2 < input.size()) {
+      const size_t count = (static_cast<unsigned char>(input[i + 1]) + 1) * size_t{1024};
+      out.append(std::min(count, kMaxExpandedBytes - out.size()), input[i + 2]);
+      i += 2;
+    } else {
+      out += input[i];
+    }
+  }
+  return out;
+}
+
+}  // namespace gpuscale::fuzz

@@ -1,0 +1,114 @@
+// One pass for the controller, `plan --from` and `explain`: on one dump the three plan the same
+// actions and give the same reasons, including for a node whose operation is in flight (the
+// controller holds it, so the offline plan must too).
+#include "gpuscale/reconciler/pass.h"
+
+#include <gtest/gtest.h>
+
+#include "cluster_fixture.h"
+#include "gpuscale/core/rfc3339.h"
+#include "gpuscale/reconciler/controller.h"
+#include "gpuscale/reconciler/hpa_explain.h"
+#include "gpuscale/reconciler/intent.h"
+
+namespace gpuscale::reconciler {
+namespace {
+
+using nlohmann::json;
+
+const TimePoint kNow = *core::parseRfc3339("2026-11-22T01:00:00Z");
+const std::string kState = StateStoreOptions{}.name;
+
+// The seed dump with an idle node to reshape (a100-node-3) and a time-sliced one (a100-node-1);
+// `inFlight` names a node that carries a gpuscale operation's intent.
+json seedDump(const std::string& inFlight) {
+  json dump = partition::testing::loadDump("a100_idle_reshape.json");
+  if (inFlight.empty()) return dump;
+  NodeIntent intent;
+  intent.plan = "earlier";
+  intent.kind = NodeOpKind::kTimeSlicing;
+  intent.label = "gpuscale-" + inFlight + "-00000000_00000000";
+  intent.started = kNow - std::chrono::seconds(20);
+  for (auto& item : dump["items"]) {
+    if (item["kind"] == "Node" && item["metadata"]["name"] == inFlight) {
+      item["metadata"]["annotations"][std::string(k8s::kIntentAnnotation)] =
+          encodeNodeIntent(intent);
+    }
+  }
+  return dump;
+}
+
+// What the controller plans for `dump` (a dry run: nothing is written).
+partition::Plan controllerPlan(const json& dump) {
+  auto fake = std::make_shared<gpuscale::testing::FakeKubeClient>();
+  testing::seed(*fake, dump);
+  auto events = std::make_shared<MemoryEventRecorder>();
+  auto actuator = std::make_shared<KubeActuator>(
+      fake, events, std::make_shared<NodeLevelGpuPodMapping>(), ActuatorOptions{});
+  ControllerOptions options;
+  options.dryRun = true;
+  Controller c(fake, actuator, testing::seedPolicies(), events,
+               std::make_shared<ReconcilerMetrics>(std::make_shared<prometheus::Registry>()),
+               options);
+  auto r = c.pass(testing::objectsOf(*fake), kNow);
+  EXPECT_TRUE(r.error.empty()) << r.error;
+  return r.plan;
+}
+
+TEST(PassTest, TheControllerPlanAndExplainAgreeOnOneDump) {
+  struct Row {
+    const char* what;
+    std::string inFlight;  // node with an operation in flight, "" for none
+    std::vector<std::string> nodesChanged;
+    std::string reasonOnHeldNode;  // "<node>/<code>" the explanation must name, "" for none
+  };
+  const std::vector<Row> rows{
+      {"nothing in flight: both nodes change", "", {"a100-node-1", "a100-node-3"}, ""},
+      {"the idle node's reshape is in flight: only time-slicing",
+       "a100-node-3",
+       {"a100-node-1"},
+       "a100-node-3/NodeOperationInFlight"},
+  };
+  auto policies =
+      partition::parsePolicies("policies:\n- name: default\n  hpaNamespaces: [default]\n");
+  ASSERT_TRUE(policies.ok());
+  for (const auto& row : rows) {
+    SCOPED_TRACE(row.what);
+    const json dump = seedDump(row.inFlight);
+    const partition::Plan live = controllerPlan(dump);
+
+    // `plan --from` runs this.
+    PassInputs in;
+    in.policies = &*policies;
+    in.now = kNow;
+    auto offline = runPassOnDump(dump, in, kState);
+    ASSERT_TRUE(offline.ok()) << offline.status().toString();
+    EXPECT_EQ(partition::planToJson(offline->plan).dump(2), partition::planToJson(live).dump(2));
+    std::vector<std::string> changed;
+    for (const auto& a : live.actions) {
+      if (const auto* t = std::get_if<partition::TimeSlicingChange>(&a)) changed.push_back(t->node);
+      if (const auto* m = std::get_if<partition::MigReconfigure>(&a)) changed.push_back(m->node);
+    }
+    std::sort(changed.begin(), changed.end());
+    EXPECT_EQ(changed, row.nodesChanged);
+
+    // `explain` runs this: the same plan's reasons and actions for the HPA.
+    auto explained = explainHpas(dump, kState, *policies, {"default", "triton", kNow, nullptr});
+    ASSERT_TRUE(explained.ok()) << explained.status().toString();
+    ASSERT_EQ(explained->hpas.size(), 1u);
+    const HpaExplanation& e = explained->hpas.front();
+    ASSERT_TRUE(e.why.has_value()) << e.outside;
+    EXPECT_EQ(e.actions.size(), live.actions.size()) << explanationsText(*explained);
+    for (std::size_t i = 0; i < std::min(e.actions.size(), live.actions.size()); ++i) {
+      EXPECT_EQ(partition::actionToJson(e.actions[i]), partition::actionToJson(live.actions[i]));
+    }
+    const auto codes = partition::testing::whyCodes(*e.why);
+    if (!row.reasonOnHeldNode.empty()) {
+      EXPECT_NE(std::find(codes.begin(), codes.end(), row.reasonOnHeldNode), codes.end())
+          << explanationsText(*explained);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace gpuscale::reconciler
