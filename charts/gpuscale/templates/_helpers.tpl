@@ -163,7 +163,8 @@ Self-signed mode's CA, as JSON {cert, key (base64 PEM), notAfter (RFC 3339), bun
 Secret <adapter fullname>-serving-ca while it has more than renewBeforeDays left (so renewals of the
 serving certificates keep it, and the APIServices' caBundle stays), else a new one. When a new CA
 replaces an old one that is still valid, `bundle` holds both, so the aggregator trusts the old
-serving certificate until the pods have read the new one; `renewed` says so.
+serving certificate until the pods have read the new one; `renewed` says so. An upgrade from a
+chart without the CA Secret takes the old CA from the serving Secret's ca.crt the same way.
 */}}
 {{- define "gpuscale.selfSigned.ca" -}}
 {{- $cfg := .Values.adapter.tls.selfSigned -}}
@@ -181,9 +182,15 @@ serving certificate until the pods have read the new one; `renewed` says so.
 {{- else -}}
 {{- $ca := genCA (printf "%s-ca" (include "gpuscale.fullname" .)) (int $cfg.caValidityDays) -}}
 {{- $until := now | dateModify (printf "+%dh" (mul 24 (int $cfg.caValidityDays))) | date $layout -}}
+{{- $old := get $data "tls.crt" -}}
+{{- if not $old -}}
+{{- /* A release from before the CA Secret: its CA is the ca.crt of the serving Secret. */ -}}
+{{- $serving := lookup "v1" "Secret" .Release.Namespace (include "gpuscale.adapter.tlsSecret" .) | default dict -}}
+{{- $old = get (get $serving "data" | default dict) "ca.crt" -}}
+{{- end -}}
 {{- $bundle := $ca.Cert -}}
-{{- if get $data "tls.crt" -}}
-{{- $bundle = printf "%s%s" $ca.Cert (b64dec (get $data "tls.crt")) -}}
+{{- if $old -}}
+{{- $bundle = printf "%s%s" $ca.Cert (b64dec $old) -}}
 {{- end -}}
 {{- dict "cert" ($ca.Cert | b64enc) "key" ($ca.Key | b64enc) "notAfter" $until "bundle" ($bundle | b64enc) "renewed" true | toJson -}}
 {{- end -}}

@@ -9,7 +9,9 @@
 #      closer) issues a new one from the same CA: the caBundle does not change;
 #   4. an upgrade when the CA nears its end makes a new CA and a pair it signs, and the caBundle
 #      holds the new and the old CA (the running pods still serve the old pair); the next upgrade
-#      drops the old one.
+#      drops the old one;
+#   5. an upgrade from a release that has no CA Secret yet (0.1.0 kept its CA only as the serving
+#      Secret's ca.crt) makes a CA and keeps the old one in the caBundle for that upgrade.
 # Exit 77 (skipped) when the cluster binaries or helm are missing.
 set -euo pipefail
 
@@ -90,4 +92,15 @@ verified || die "the serving certificate is not signed by the new CA"
   die "the caBundle does not hold both CAs: $(bundle_serials)"
 helm_apply upgrade
 [ "$(bundle_serials)" = "$new_ca" ] || die "the old CA stayed in the caBundle: $(bundle_serials)"
+
+step "5. helm upgrade from a release without the CA Secret (0.1.0): the old CA stays in the caBundle"
+kc -n gpuscale delete secret gpuscale-adapter-serving-ca >/dev/null
+helm_apply upgrade
+newer_ca=$(ca_serial)
+[ "$newer_ca" != "$new_ca" ] || die "no new CA"
+verified || die "the serving certificate is not signed by the new CA"
+[ "$(bundle_serials | sort | tr '\n' ' ')" = "$(printf '%s\n%s\n' "$newer_ca" "$new_ca" | sort | tr '\n' ' ')" ] ||
+  die "the caBundle does not hold the serving Secret's old CA: $(bundle_serials)"
+helm_apply upgrade
+[ "$(bundle_serials)" = "$newer_ca" ] || die "the old CA stayed in the caBundle: $(bundle_serials)"
 echo "PASS"
