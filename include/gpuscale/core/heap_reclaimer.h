@@ -78,10 +78,10 @@ class HeapReclaimer {
   // Bytes in live heap allocations of the whole process now: glibc's mallinfo2() in-use bytes, or
   // the sanitizer allocator's count in AddressSanitizer builds; 0 where neither exists. Unlike the
   // resident set it does not move with allocator caching or fragmentation, so a steady climb per
-  // request is a leak (what the soak test checks).
+  // request is a leak (what the soak test checks). glibc counts chunks held in its per-thread
+  // caches (tcache, up to about 0.2 MB a thread) as in use: with many threads the figure runs
+  // above the live heap by that much.
   static size_t heapInUseBytes();
-  // glibc counts chunks held in its per-thread caches (tcache, up to about 0.2 MB a thread) as in
-  // use: with many threads the figure runs above the live heap by that much.
 
  private:
   struct State;

@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <memory>
+#include <thread>
 #include <vector>
 
 #include "support/wait_until.h"
@@ -13,6 +14,7 @@ namespace {
 
 using namespace std::chrono_literals;
 
+// Quick thresholds and no periodic trim, so each trim is one the test asked for.
 HeapReclaimer::Options quick() {
   HeapReclaimer::Options options;
   options.trimThreshold = 1000;
@@ -33,6 +35,24 @@ TEST(HeapReclaimerTest, TrimsOnceEnoughHasBeenFreedAndNotBefore) {
   EXPECT_EQ(reclaimer.stats().bytesNoted, 1000u);
 }
 
+TEST(HeapReclaimerTest, ATrimHeldBackByTheIntervalHappensWhenItEnds) {
+  auto options = quick();
+  options.minTrimInterval = 200ms;
+  HeapReclaimer reclaimer(options);
+  ASSERT_TRUE(testing::waitUntil([&] { return reclaimer.stats().trims == 1; }, 10s, 1ms));
+  // Noted right after a trim: held back, then done without any further call.
+  reclaimer.noteFreed(5000);
+  EXPECT_TRUE(testing::waitUntil([&] { return reclaimer.stats().trims == 2; }, 10s, 1ms));
+}
+
+TEST(HeapReclaimerTest, TrimsPeriodicallyWithoutNotes) {
+  auto options = quick();
+  options.periodicTrim = 20ms;
+  HeapReclaimer reclaimer(options);
+  EXPECT_TRUE(testing::waitUntil([&] { return reclaimer.stats().trims >= 3; }, 10s, 1ms));
+  EXPECT_EQ(reclaimer.stats().bytesNoted, 0u);
+}
+
 TEST(HeapReclaimerTest, SweepersRunUntilTheirRegistrationGoes) {
   HeapReclaimer reclaimer(quick());
   std::atomic<int> sweeps{0};
@@ -45,13 +65,27 @@ TEST(HeapReclaimerTest, SweepersRunUntilTheirRegistrationGoes) {
   EXPECT_EQ(sweeps.load(), after);
 }
 
+TEST(HeapReclaimerTest, ASweeperMayNoteWhatItFreed) {
+  HeapReclaimer reclaimer(quick());
+  ASSERT_TRUE(testing::waitUntil([&] { return reclaimer.stats().trims == 1; }, 10s, 1ms));
+  std::atomic<bool> noted{false};
+  auto registration = reclaimer.addSweeper(10ms, [&] {
+    if (!noted.exchange(true)) reclaimer.noteFreed(4096);
+  });
+  EXPECT_TRUE(testing::waitUntil([&] { return reclaimer.stats().trims == 2; }, 10s, 1ms));
+  EXPECT_EQ(reclaimer.stats().bytesNoted, 4096u);
+}
+
 TEST(HeapReclaimerTest, HeapInUseFollowsLiveAllocations) {
   const size_t before = HeapReclaimer::heapInUseBytes();
   ASSERT_GT(before, 0u);
-  auto block = std::make_unique<std::vector<char>>(8 << 20, 'x');
-  EXPECT_GE(HeapReclaimer::heapInUseBytes(), before + (8 << 20) - (1 << 20));
+  auto block = std::make_unique<std::vector<char>>(size_t{8} << 20, 'x');
+  // Read through a volatile so the allocation cannot be elided.
+  volatile char seen = (*block)[block->size() / 2];
+  EXPECT_EQ(seen, 'x');
+  EXPECT_GE(HeapReclaimer::heapInUseBytes(), before + (size_t{8} << 20) - (size_t{1} << 20));
   block.reset();
-  EXPECT_LT(HeapReclaimer::heapInUseBytes(), before + (1 << 20));
+  EXPECT_LT(HeapReclaimer::heapInUseBytes(), before + (size_t{1} << 20));
 }
 
 }  // namespace
