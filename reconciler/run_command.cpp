@@ -11,11 +11,11 @@
 #include <spdlog/spdlog.h>
 
 #include "gpu_mapping_flags.h"
+#include "gpuscale/apiserver/plain_http_listener.h"
 #include "gpuscale/apiserver/server_options.h"
 #include "gpuscale/auth/secure_status_server.h"
 #include "gpuscale/core/duration.h"
 #include "gpuscale/core/flag_args.h"
-#include "gpuscale/core/plain_http_listener.h"
 #include "gpuscale/core/signals.h"
 #include "gpuscale/kube/client_metrics.h"
 #include "gpuscale/kube/config.h"
@@ -29,6 +29,7 @@
 #include "gpuscale/reconciler/dcgm_gpu_pod_mapping.h"
 #include "gpuscale/reconciler/fenced_client.h"
 #include "gpuscale/reconciler/leader_election.h"
+#include "gpuscale/reconciler/lease_fence.h"
 #include "gpuscale/reconciler/status_pages.h"
 
 namespace gpuscale::reconciler {
@@ -294,20 +295,16 @@ int runRunCommand(const std::vector<std::string>& args, std::ostream& err) {
   // Counts the 429s the client retries for the write in progress (retried_writes.h).
   config->observer =
       std::make_shared<ThrottleNotingObserver>(std::make_shared<kube::KubeClientMetrics>(registry));
-  auto client = kube::RestKubeClient::create(*config);
-  if (!client) {
-    err << "gpuscale-reconciler run: " << client.status().message() << "\n";
-    return kBadUsage;
-  }
   auto metrics = std::make_shared<ReconcilerMetrics>(registry);
   std::unique_ptr<LeaderElector> elector;
   if (a.leaderElect && !a.dryRun) {
     // The Lease gets a client (and so a rate limiter) of its own: renewals must not queue behind
-    // the controller's lists and writes, or a busy pass could cost the lease.
+    // the controller's lists and writes, or a busy pass could cost the lease. It is never fenced.
     kube::ClientConfig leaseConfig = *config;
     leaseConfig.userAgent = "gpuscale-reconciler/leader-election";
     leaseConfig.qps = 5;
     leaseConfig.burst = 10;
+    leaseConfig.writeFence = nullptr;
     auto leaseClient = kube::RestKubeClient::create(leaseConfig);
     if (!leaseClient) {
       err << "gpuscale-reconciler run: " << leaseClient.status().message() << "\n";
@@ -316,6 +313,16 @@ int runRunCommand(const std::vector<std::string>& args, std::ostream& err) {
     elector = std::make_unique<LeaderElector>(*leaseClient, a.lease, metrics);
   }
   const LeaderElector* le = elector.get();
+  // Every attempt of every write (after the rate limiter, between retries) asks the Lease too
+  // (lease_fence.h): a write that began while this replica led is not sent once it no longer does.
+  if (le != nullptr) {
+    config->writeFence = std::make_shared<LeaseFence>([le] { return le->leadershipLeft(); });
+  }
+  auto client = kube::RestKubeClient::create(*config);
+  if (!client) {
+    err << "gpuscale-reconciler run: " << client.status().message() << "\n";
+    return kBadUsage;
+  }
   auto isLeader = [le] { return le == nullptr || le->isLeader(); };
   // Every write (the controller's, the actuator's, Events) goes out through the fence, which asks
   // the elector right before sending (fenced_client.h).
@@ -366,8 +373,11 @@ int runRunCommand(const std::vector<std::string>& args, std::ostream& err) {
   source.synced = [&controller] { return controller.synced(); };
   source.lastPlanJson = [&controller] { return controller.lastPlanJson(); };
   source.leader = [le, leaderElect] { return !leaderElect || (le != nullptr && le->isLeader()); };
-  auto health = core::PlainHttpListener::start(
-      a.healthBind, [source](std::string_view path) { return probeReply(path, source); });
+  apiserver::PlainListenerOptions probes;
+  probes.name = "probes";
+  probes.registry = registry;
+  auto health = apiserver::PlainHttpListener::start(
+      a.healthBind, [source](std::string_view path) { return probeReply(path, source); }, probes);
   if (!health) {
     err << "gpuscale-reconciler run: " << health.status().message() << "\n";
     return kBadUsage;

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "command_flags.h"
-#include "gpuscale/core/plain_http_listener.h"
+#include "gpuscale/apiserver/plain_http_listener.h"
 #include "gpuscale/core/signals.h"
 #include "gpuscale/sim/triton_model.h"
 
@@ -29,8 +29,11 @@ int runExporterCommand(std::span<const std::string_view> args, std::ostream& out
 
   const TritonModel model(demoTritonModel());
   const auto start = std::chrono::steady_clock::now();
-  auto server = core::PlainHttpListener::start(
-      listen->first, listen->second, [&model, start](std::string_view path) {
+  apiserver::PlainListenerOptions serving;
+  serving.name = "http";
+  auto server = apiserver::PlainHttpListener::start(
+      listen->first, listen->second,
+      [&model, start](std::string_view path) {
         core::PlainHttpReply reply;
         if (path == "/metrics") {
           const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
@@ -41,7 +44,8 @@ int runExporterCommand(std::span<const std::string_view> args, std::ostream& out
           reply.body = "404 page not found\n";
         }
         return reply;
-      });
+      },
+      serving);
   if (!server) {
     err << server.status().message() << "\n";
     return server.status().httpCode() == 422 ? 2 : 1;

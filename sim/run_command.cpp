@@ -8,7 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include "command_flags.h"
-#include "gpuscale/core/plain_http_listener.h"
+#include "gpuscale/apiserver/plain_http_listener.h"
 #include "gpuscale/core/signals.h"
 #include "gpuscale/kube/config.h"
 #include "gpuscale/kube/rest_client.h"
@@ -122,7 +122,10 @@ int runRunCommand(std::span<const std::string_view> args, std::ostream& out, std
     driver = std::move(*created);
   }
   InferenceLoadDriver* loadDriver = driver.get();
-  auto server = core::PlainHttpListener::start(
+  apiserver::PlainListenerOptions serving;
+  serving.name = "http";
+  serving.registry = registry;
+  auto server = apiserver::PlainHttpListener::start(
       listen->first, listen->second,
       [sim, registry, loadDriver, dcgmDelay](std::string_view target) {
         core::PlainHttpReply reply;
@@ -142,7 +145,8 @@ int runRunCommand(std::span<const std::string_view> args, std::ostream& out, std
           reply.body = "404 page not found\n";
         }
         return reply;
-      });
+      },
+      serving);
   if (!server) {
     err << "run: " << server.status().message() << "\n";
     return 1;

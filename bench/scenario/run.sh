@@ -7,9 +7,12 @@
 #
 #   bench/scenario/run.sh NAME --reconciler off|reactive|on [--speed N] [--out DIR] [--slo-us N]
 #                         [--resource NAME] [--tail SECONDS] [--sample SECONDS] [--duration SECONDS]
-#                         [--only SERVICE]
+#                         [--only SERVICE] [--least-privilege]
 # --reconciler: off (static partitioning), reactive (acts once the HPA is held at its ceiling),
 # on (the policy default: also ahead of the ceiling, from the HPA's trend).
+# --least-privilege: the reconciler runs as it does in a cluster, with the ServiceAccount token,
+# RBAC and admission policies of manifests/reconciler (tests/e2e/lib/reconciler_identity.sh; its
+# Lease and state in gpuscale) instead of the admin kubeconfig.
 # --duration caps the scenario time sampled (default: the load pattern's end + --tail, 90 s).
 # --speed N runs the load pattern's clock N times faster (requests are still served in real time).
 # --only SERVICE: of a `services:` scenario, create only this service's Deployment and HPA (the
@@ -45,11 +48,12 @@
 # missing.
 set -euo pipefail
 
-usage() { sed -n '7,16p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '7,19p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 [ $# -ge 1 ] || usage
 name=$1
 shift
 reconciler= speed=1 out= slo_us= target_us= resource= tail_s=90 sample_s=2 duration= only=
+least_privilege=false
 while [ $# -gt 0 ]; do
   case $1 in
     --reconciler) reconciler=$2; shift 2 ;;
@@ -62,6 +66,7 @@ while [ $# -gt 0 ]; do
     --sample) sample_s=$2; shift 2 ;;
     --duration) duration=$2; shift 2 ;;
     --only) only=$2; shift 2 ;;
+    --least-privilege) least_privilege=true; shift ;;
     *) usage ;;
   esac
 done
@@ -355,8 +360,15 @@ yaml.safe_dump({"policies": policies}, open(sys.argv[2], "w"), sort_keys=False)
 PY
     policy_file=$work/policy.yaml
   fi
-  "$rec" run --kubeconfig "$KUBECONFIG" --config "$policy_file" \
-    --leader-elect-identity bench --leader-elect-namespace default \
+  rec_kubeconfig=$KUBECONFIG rec_namespace=default
+  if $least_privilege; then
+    # shellcheck source=../../tests/e2e/lib/reconciler_identity.sh
+    source "$src/tests/e2e/lib/reconciler_identity.sh"
+    reconciler_identity "$work/reconciler.kubeconfig" || fail "the reconciler's identity"
+    rec_kubeconfig=$work/reconciler.kubeconfig rec_namespace=gpuscale
+  fi
+  "$rec" run --kubeconfig "$rec_kubeconfig" --config "$policy_file" \
+    --leader-elect-identity bench --leader-elect-namespace "$rec_namespace" \
     --gpu-mapping="$gpu_mapping" ${prom:+--prometheus-url="$prom"} \
     --health-bind-address "127.0.0.1:$(_as_free_port)" \
     --secure-status-bind-address "127.0.0.1:$(_as_free_port)" >"$work/reconciler.log" 2>&1 &

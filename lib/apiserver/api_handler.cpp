@@ -8,6 +8,7 @@
 #include "gpuscale/apiserver/request_info.h"
 #include "gpuscale/apiserver/url.h"
 #include "gpuscale/core/api_call_tally.h"
+#include "gpuscale/core/no_wait.h"
 #include "gpuscale/core/request_deadline.h"
 
 namespace gpuscale::apiserver {
@@ -194,7 +195,15 @@ HttpResponse ApiHandler::authorizedResponse(const HttpRequest& request,
   return dispatch(request, state);
 }
 
-HttpResponse ApiHandler::handle(const HttpRequest& request) const {
+HttpResponse ApiHandler::handle(const HttpRequest& request) const { return *serve(request, false); }
+
+std::optional<HttpResponse> ApiHandler::handleWithoutWaiting(const HttpRequest& request) const {
+  if (request.method != "GET" || !startsWith(request.path, "/apis/")) return std::nullopt;
+  return serve(request, true);
+}
+
+std::optional<HttpResponse> ApiHandler::serve(const HttpRequest& request,
+                                              bool withoutWaiting) const {
   const auto started = std::chrono::steady_clock::now();
   const auto inFlight = metrics_->trackInFlight();
   const uint64_t kubeCallsBefore = core::ApiCallTally::count();
@@ -205,14 +214,27 @@ HttpResponse ApiHandler::handle(const HttpRequest& request) const {
   HttpResponse response;
   try {
     const RequestInfo info = parseRequestInfo(request.method, request.path, state.query);
-    auto user = config_.authenticator->authenticate(request);
-    if (!user) {
-      response = unauthenticated(user.status(), state);
+    std::optional<core::Result<UserInfo>> user;
+    if (withoutWaiting) {
+      user = config_.authenticator->authenticateWithoutWaiting(request);
+      if (!user) return std::nullopt;  // it would have to wait for a review
     } else {
-      const auto decision = config_.authorizer->authorize(*user, info);
-      response = authorizedResponse(request, decision, info, std::move(*user), state);
+      user = config_.authenticator->authenticate(request);
+    }
+    if (!*user) {
+      response = unauthenticated(user->status(), state);
+    } else if (!withoutWaiting) {
+      const auto decision = config_.authorizer->authorize(**user, info);
+      response = authorizedResponse(request, decision, info, std::move(**user), state);
+    } else {
+      const auto decision = config_.authorizer->authorizeWithoutWaiting(**user, info);
+      if (!decision) return std::nullopt;
+      const core::NoWaitScope scope;
+      response = authorizedResponse(request, *decision, info, std::move(**user), state);
+      if (scope.refused()) return std::nullopt;
     }
   } catch (const std::exception& error) {
+    if (withoutWaiting) return std::nullopt;  // again where it may wait, and answered there
     response = statusResponse(Status::internal(error.what()), state.pretty);
   }
   metrics_->observe(state.route, response.status, std::chrono::steady_clock::now() - started);

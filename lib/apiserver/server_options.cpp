@@ -90,8 +90,8 @@ Status applyCipherSuites(ServerOptions& options, std::string_view value) {
   return {};
 }
 
-// Request and connection limits: --max-request-* (RequestLimits). Returns nullptr when `name` is
-// none of them.
+// Request and connection limits: --max-request-* (RequestLimits) and the connection counts.
+// Returns nullptr when `name` is none of them.
 size_t* requestLimitFlag(RequestLimits& limits, std::string_view name) {
   if (name == "max-request-header-bytes") return &limits.headerBytes;
   if (name == "max-request-header-field-bytes") return &limits.fieldBytes;
@@ -101,7 +101,24 @@ size_t* requestLimitFlag(RequestLimits& limits, std::string_view name) {
   return nullptr;
 }
 
+size_t* connectionLimitFlag(ServerOptions& options, std::string_view name) {
+  if (name == "max-connections") return &options.maxConnections;
+  if (name == "max-connections-per-source") return &options.maxConnectionsPerSource;
+  if (name == "metrics-max-connections") return &options.metricsMaxConnections;
+  if (name == "probe-connections") return &options.probeConnections;
+  return nullptr;
+}
+
 }  // namespace
+
+ListenerLimits secureListenerLimits(const ServerOptions& options) {
+  return {options.maxConnections, options.maxConnectionsPerSource, options.probeConnections};
+}
+
+ListenerLimits plainListenerLimits(const ServerOptions& options) {
+  const size_t cap = options.metricsMaxConnections;
+  return {cap, cap == 0 ? 0 : std::max<size_t>(1, cap / 4), options.probeConnections};
+}
 
 Result<std::pair<std::string, uint16_t>> splitHostPort(std::string_view address) {
   const size_t colon = address.rfind(':');
@@ -116,7 +133,9 @@ Result<std::pair<std::string, uint16_t>> splitHostPort(std::string_view address)
   return std::make_pair(host.empty() ? std::string("0.0.0.0") : host, static_cast<uint16_t>(*port));
 }
 
-bool isBooleanServingFlag(std::string_view name) { return name == "disable-http2"; }
+bool isBooleanServingFlag(std::string_view name) {
+  return name == "disable-http2" || name == "inline-cache-hits";
+}
 
 Result<bool> applyServingFlag(ServerOptions& options, std::string_view name,
                               std::string_view value) {
@@ -166,10 +185,6 @@ Result<bool> applyServingFlag(ServerOptions& options, std::string_view name,
     auto limit = parseUnsigned(name, value, 1'000'000);
     if (!limit) return limit.status();
     options.maxRequestsInFlight = static_cast<unsigned>(*limit);
-  } else if (name == "max-connections") {
-    auto limit = parseUnsigned(name, value, 1'000'000);
-    if (!limit) return limit.status();
-    options.maxConnections = static_cast<size_t>(*limit);
   } else if (name == "request-timeout") {
     auto timeout = core::parseGoDuration(value);
     if (!timeout) return badFlag(name, value, timeout.status().message());
@@ -192,6 +207,17 @@ Result<bool> applyServingFlag(ServerOptions& options, std::string_view name,
       return badFlag(name, value, "must be at least 1");
     }
     *limit = static_cast<size_t>(*parsed);
+  } else if (size_t* limit = connectionLimitFlag(options, name)) {
+    auto parsed = parseUnsigned(name, value, 1'000'000);
+    if (!parsed) return parsed.status();
+    *limit = static_cast<size_t>(*parsed);
+  } else if (name == "inline-cache-hits") {
+    if (value != "true" && value != "false") return badFlag(name, value, "must be true or false");
+    options.inlineCacheHits = value == "true";
+  } else if (name == "first-request-timeout") {
+    auto timeout = parsePositiveDuration(name, value);
+    if (!timeout) return timeout.status();
+    options.firstRequestTimeout = *timeout;
   } else if (name == "disable-http2" || name == "http2-max-streams-per-connection") {
     // HTTP/1.1 only; accepted so prometheus-adapter command lines keep working.
   } else {
@@ -233,8 +259,19 @@ std::string servingFlagsUsage() {
          "      --max-requests-inflight int       requests (health probes aside) running or\n"
          "                                        queued at once; beyond it 429 (default 400,\n"
          "                                        0 = no limit)\n"
-         "      --max-connections int             open connections; beyond it new ones are\n"
-         "                                        closed at once (default 1024, 0 = no limit)\n"
+         "      --max-connections int             open connections on the HTTPS port; beyond it\n"
+         "                                        (and --probe-connections) new ones are closed\n"
+         "                                        at once (default 1024, 0 = no limit)\n"
+         "      --max-connections-per-source int  open HTTPS connections from one address\n"
+         "                                        (default 256, 0 = no limit)\n"
+         "      --metrics-max-connections int     open connections on the plain listener, a\n"
+         "                                        quarter of them per address (default 64)\n"
+         "      --probe-connections int           connections each listener admits beyond its\n"
+         "                                        cap for one health probe each (default 16)\n"
+         "      --first-request-timeout duration  from accept to the first byte of the first\n"
+         "                                        request, TLS handshake included (default 5s)\n"
+         "      --inline-cache-hits               answer requests the caches answer without\n"
+         "                                        waiting on the I/O threads (default true)\n"
          "      --request-timeout duration        a request not answered within it gets a 504\n"
          "                                        (default 1m0s, 0 = none)\n"
          "      --max-request-header-bytes int    request line + header fields; beyond it 431\n"

@@ -13,6 +13,7 @@
 
 #include "gpuscale/core/api_call_tally.h"
 #include "gpuscale/core/go_quote.h"
+#include "gpuscale/core/no_wait.h"
 #include "gpuscale/core/request_deadline.h"
 
 namespace gpuscale::kube {
@@ -28,15 +29,18 @@ struct Reply {
 using Query = std::vector<std::pair<std::string, std::string>>;
 using SteadyClock = std::chrono::steady_clock;
 
-// What a request is, for the observer's labels.
+// What a request is, for the observer's labels and the write fence.
 struct Call {
   const char* verb;
   std::string resource;  // already bounded
   const char* accept = "application/json";
+  bool write = false;  // asks ClientConfig::writeFence before every attempt
 };
 
 Call callFor(const char* verb, const ResourceRef& ref) {
-  return {verb, boundedResourceLabel(ref.resource)};
+  const std::string_view v(verb);
+  const bool write = v == "create" || v == "update" || v == "patch" || v == "delete";
+  return {verb, boundedResourceLabel(ref.resource), "application/json", write};
 }
 
 std::string withQuery(std::string path, const Query& query) {
@@ -163,14 +167,68 @@ struct RestKubeClient::Impl {
     });
   }
 
-  // Takes a rate-limiter token, reporting the wait. False when `stop` was requested first, or
-  // when the token would come after `deadline`.
-  bool throttle(std::stop_token stop = {},
-                std::optional<SteadyClock::time_point> deadline = std::nullopt) {
+  // Takes a rate-limiter token for a watch, reporting the wait. False when `stop` was requested
+  // first.
+  bool throttle(std::stop_token stop) {
     const auto start = SteadyClock::now();
-    const bool acquired = limiter.acquire(stop, deadline);
+    const bool acquired = limiter.acquire(stop);
     if (config.observer) config.observer->rateLimiterWaited(SteadyClock::now() - start);
     return acquired;
+  }
+
+  // Until when `call` may be sent: the write fence's answer for a write, no end for a read.
+  core::Result<SteadyClock::time_point> admit(const Call& call) const {
+    if (!call.write || !config.writeFence) return SteadyClock::time_point::max();
+    return config.writeFence->openUntil();
+  }
+
+  // Logs that `what` (method and path) was not sent because the write fence closed.
+  static core::Status notSent(std::string_view what, const core::Status& closed) {
+    spdlog::info("kube client: {} not sent: {}", what, closed.message());
+    return closed;
+  }
+
+  // Takes a rate-limiter token for one attempt of `call` (`what` names it in logs), reporting the
+  // wait. A write waits no longer than the fence stays open without asking it again, and asks it
+  // once more with the token in hand, right before the attempt. No token that would come after
+  // `deadline` is waited for. Not OK: the fence closed (a token taken first is spent), or the
+  // deadline would pass first.
+  core::Status takeToken(const Call& call, std::string_view what,
+                         std::optional<SteadyClock::time_point> deadline) {
+    const auto start = SteadyClock::now();
+    core::Status closed;
+    for (;;) {
+      auto open = admit(call);
+      if (!open) {
+        closed = notSent(what, open.status());
+        break;
+      }
+      const bool deadlineFirst = deadline && *deadline <= *open;
+      if (limiter.acquireUntil(
+              deadlineFirst ? *deadline : *open, {},
+              deadlineFirst ? RateLimiter::Late::kGiveUp : RateLimiter::Late::kWait)) {
+        if (auto still = admit(call); !still) closed = notSent(what, still.status());
+        break;
+      }
+      if (deadlineFirst) {
+        closed = deadlinePassed("waiting for the client rate limiter");
+        break;
+      }
+    }
+    if (config.observer) config.observer->rateLimiterWaited(SteadyClock::now() - start);
+    return closed;
+  }
+
+  // Waits `wait` before the next attempt of `call`; a write waits no longer than the fence stays
+  // open without asking it again. Not OK: the fence closed.
+  core::Status pause(const Call& call, std::string_view what, SteadyClock::duration wait) {
+    const auto until = SteadyClock::now() + wait;
+    for (;;) {
+      auto open = admit(call);
+      if (!open) return notSent(what, open.status());
+      if (SteadyClock::now() >= until) return {};
+      std::this_thread::sleep_until(std::min(until, *open));
+    }
   }
 
   void observe(const Call& call, int code, SteadyClock::time_point start) const {
@@ -204,10 +262,13 @@ struct RestKubeClient::Impl {
   core::Result<Reply> send(const Call& call, const http::method& method,
                            const std::string& pathAndQuery, const std::string* body = nullptr,
                            const std::string& contentType = "application/json") {
+    // A thread that may not wait (core/no_wait.h) never calls kube-apiserver.
+    if (!core::mayWait()) return core::wouldBlock();
     // Waits on behalf of a request end with the request (core::RequestDeadline).
     const auto deadline = core::RequestDeadline::current();
+    const auto what = fmt::format("{} {}", method, pathAndQuery);
     for (int attempt = 0;; ++attempt) {
-      if (!throttle({}, deadline)) return deadlinePassed("waiting for the client rate limiter");
+      if (auto s = takeToken(call, what, deadline); !s.ok()) return s;
       const auto start = SteadyClock::now();
       auto reply =
           exchange(buildRequest(method, pathAndQuery, body, contentType, call.accept), deadline);
@@ -221,7 +282,7 @@ struct RestKubeClient::Impl {
       if (deadline && SteadyClock::now() + wait > *deadline) return reply;
       spdlog::warn("kube client: {} {} throttled (HTTP {}), retrying in {}s", method, pathAndQuery,
                    reply->code, wait.count());
-      std::this_thread::sleep_for(wait);
+      if (auto s = pause(call, what, wait); !s.ok()) return s;
     }
   }
 

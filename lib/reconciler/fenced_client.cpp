@@ -17,9 +17,9 @@ FencedKubeClient::FencedKubeClient(std::shared_ptr<kube::KubeClient> inner,
 core::Status FencedKubeClient::fence(std::string_view verb, const kube::ResourceRef& ref) {
   if (!mayWrite_ || mayWrite_()) return {};
   ++refused_;
-  const std::string message = fmt::format("not the leader: {} {} not sent", verb, ref.path());
-  spdlog::debug("fenced write: {}", message);
-  return core::Status(503, kNotLeader, message);
+  auto refusal = notLeader(fmt::format("{} {}", verb, ref.path()));
+  spdlog::debug("fenced write: {}", refusal.message());
+  return refusal;
 }
 
 core::Result<kube::Object> FencedKubeClient::get(const kube::ResourceRef& ref) {
@@ -67,6 +67,10 @@ core::Result<kube::Object> FencedKubeClient::getPath(std::string_view path) {
 
 std::shared_ptr<kube::ClientObserver> FencedKubeClient::observer() const {
   return inner_->observer();
+}
+
+core::Status notLeader(std::string_view what) {
+  return core::Status(503, kNotLeader, fmt::format("not the leader: {} not sent", what));
 }
 
 bool isNotLeader(const core::Status& status) {

@@ -26,6 +26,7 @@
 // Thread safety: thread-safe; calls block the calling thread (a server worker) up to `timeout`.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -37,6 +38,10 @@
 #include "gpuscale/core/result.h"
 
 namespace gpuscale::adapter {
+
+// What an answer of the remote may hold: its header (status line and fields) and its body.
+inline constexpr uint32_t kFallbackMaxHeaderBytes = 16 * 1024;
+inline constexpr uint64_t kFallbackMaxBodyBytes = 16 * 1024 * 1024;
 
 // The user the remote's discovery list is fetched as (front-proxy headers).
 inline constexpr std::string_view kDiscoveryUser = "gpuscale-adapter";

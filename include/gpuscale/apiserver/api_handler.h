@@ -29,6 +29,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "gpuscale/apiserver/auth.h"
@@ -87,6 +88,14 @@ class ApiHandler {
   // give up instead of waiting past it.
   void handleAsync(std::shared_ptr<const HttpRequest> request,
                    std::shared_ptr<PendingRequest> pending) const;
+  // The same for a GET of the metrics APIs (/apis/...), when it can be answered without waiting:
+  // authentication and authorization answer at once (Authenticator::authenticateWithoutWaiting)
+  // and the provider finds everything in its caches (it runs under a core::NoWaitScope: a query or
+  // call that would wait refuses, see core/no_wait.h). nullopt otherwise, having recorded nothing:
+  // then handle() it where waiting is allowed (a refused query started at once and is joined
+  // there). The server's I/O threads answer cache hits this way, without the hop to a handler
+  // thread (https_server.h).
+  std::optional<HttpResponse> handleWithoutWaiting(const HttpRequest& request) const;
   // The optional plain metrics port: `/metrics` only, no authentication; other paths 404.
   HttpResponse handleMetricsOnly(const HttpRequest& request) const;
 
@@ -105,6 +114,8 @@ class ApiHandler {
   template <typename Step>
   void guarded(const std::shared_ptr<Flow>& flow, Step&& step) const;
   void finish(Flow& flow, HttpResponse response) const;
+  // handle() and, with `withoutWaiting`, handleWithoutWaiting().
+  std::optional<HttpResponse> serve(const HttpRequest& request, bool withoutWaiting) const;
   HttpResponse dispatch(const HttpRequest& request, Dispatch& state) const;
   HttpResponse groupVersionResponse(const HttpRequest& request, Dispatch& state,
                                     std::string_view group, std::string_view version) const;

@@ -24,6 +24,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -53,6 +54,11 @@ class Authenticator {
     (void)deadline;
     done(authenticate(request));
   }
+  // The same answer when it can be given at once (credentials checked locally, or a review's
+  // answer already cached); nullopt when it would have to wait (a remote review). The default
+  // never answers: such requests take the handler threads (https_server.h, "Dispatch").
+  virtual std::optional<core::Result<UserInfo>> authenticateWithoutWaiting(
+      const HttpRequest& request);
 };
 
 struct AuthorizationDecision {
@@ -72,6 +78,9 @@ class Authorizer {
     (void)deadline;
     done(authorize(user, info));
   }
+  // As authenticateWithoutWaiting: the decision when it needs no wait, else nullopt (the default).
+  virtual std::optional<core::Result<AuthorizationDecision>> authorizeWithoutWaiting(
+      const UserInfo& user, const RequestInfo& info);
 };
 
 // Standalone mode: everyone is "system:anonymous" (group system:unauthenticated) and everything is
@@ -79,12 +88,20 @@ class Authorizer {
 class AllowAllAuthenticator final : public Authenticator {
  public:
   core::Result<UserInfo> authenticate(const HttpRequest& request) override;
+  std::optional<core::Result<UserInfo>> authenticateWithoutWaiting(
+      const HttpRequest& request) override {
+    return authenticate(request);
+  }
 };
 
 class AllowAllAuthorizer final : public Authorizer {
  public:
   core::Result<AuthorizationDecision> authorize(const UserInfo& user,
                                                 const RequestInfo& info) override;
+  std::optional<core::Result<AuthorizationDecision>> authorizeWithoutWaiting(
+      const UserInfo& user, const RequestInfo& info) override {
+    return authorize(user, info);
+  }
 };
 
 // The 403 Status Kubernetes writes for a denied request, e.g.

@@ -24,6 +24,7 @@
 #include "gpuscale/core/result.h"
 #include "gpuscale/core/token_file.h"
 #include "gpuscale/kube/client_observer.h"
+#include "gpuscale/kube/write_fence.h"
 
 namespace gpuscale::kube {
 
@@ -69,6 +70,8 @@ struct ClientConfig {
   std::string userAgent = "gpuscale";
   // Told about every request, rate-limiter wait and informer event (client_observer.h); null: none.
   std::shared_ptr<ClientObserver> observer;
+  // Asked before every attempt of a write (write_fence.h); null: writes are not fenced.
+  std::shared_ptr<WriteFence> writeFence;
 };
 
 // Loads `path` with the given context ("" = current-context).

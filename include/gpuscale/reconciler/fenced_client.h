@@ -6,9 +6,10 @@
 // Why here and not only at the start of a pass: a pass can take longer than the renew deadline (a
 // slow API server, a long list, Prometheus), and a replica whose lease ran out mid-pass must not
 // go on flipping node labels or raising maxReplicas while a successor acts on the same objects.
-// Checking at the moment of the write closes that window down to one in-flight request. The
-// answer is a plain error value, so callers handle it as any other failed write (optimistic_write
-// does not retry it: it is not a 409).
+// Checking at the moment of the write closes that window down to one in-flight request; inside the
+// call, the Kubernetes client's own waits (rate limiter, retries of 429s) are fenced per attempt
+// by LeaseFence (lease_fence.h). The answer is a plain error value, so callers handle it as any
+// other failed write (optimistic_write does not retry it: it is not a 409).
 //
 // The Lease itself must not go through this client (the fence would keep a candidate from ever
 // acquiring it).
@@ -55,7 +56,9 @@ class FencedKubeClient final : public kube::KubeClient {
   std::atomic<int> refused_{0};
 };
 
-// True for the error FencedKubeClient answers when the fence is closed.
+// The error a closed fence answers (503 NotLeader): `what` says what was not sent.
+core::Status notLeader(std::string_view what);
+// True for the error FencedKubeClient (and LeaseFence) answers when the fence is closed.
 bool isNotLeader(const core::Status& status);
 
 }  // namespace gpuscale::reconciler

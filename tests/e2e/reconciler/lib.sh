@@ -5,7 +5,16 @@
 #                                           gpuscale-reconciler; shows rec.log and sim.log on failure
 #   reconciler_start_one POLICY [FLAGS...]  one gpuscale-reconciler without leader election, its log
 #                                           in $work/rec.log; waits until /readyz answers. Sets
-#                                           REC_PID and REC_STATUS_PORT (the HTTPS status port).
+#                                           REC_PID and REC_STATUS_PORT (the HTTPS status port). It
+#                                           runs as it does in a cluster: with the ServiceAccount
+#                                           token, RBAC and admission policies of manifests/reconciler
+#                                           (tests/e2e/lib/reconciler_identity.sh), its state in
+#                                           gpuscale; a write they refuse fails the test's story.
+#   reconciler_fault_proxy                  fault_proxy.py in front of kube-apiserver (log:
+#                                           $work/proxy.log), with no faults yet; writes
+#                                           $work/proxied.kubeconfig (the admin's, through it) and
+#                                           sets FAULT_RULES (its rules file)
+#   set_rules JSON                          replaces the proxy's rules at once (see fault_proxy.py)
 
 reconciler_test_init() { # name
   E2E_POLL=0.5
@@ -22,10 +31,31 @@ reconciler_start_one() { # policy [flags...]
   shift
   probe_port=$(free_port)
   REC_STATUS_PORT=$(free_port)
-  e2e_spawn "$work/rec.log" "$rec" run --kubeconfig "$KUBECONFIG" \
+  # shellcheck source=../lib/reconciler_identity.sh
+  source "$src/tests/e2e/lib/reconciler_identity.sh"
+  reconciler_identity "$work/reconciler.kubeconfig"
+  e2e_spawn "$work/rec.log" "$rec" run --kubeconfig "$work/reconciler.kubeconfig" \
+    --state-namespace gpuscale \
     --config "$policy" --leader-elect=false --resync-period 2s --mig-timeout 60s \
     --allocatable-timeout 60s --health-bind-address "127.0.0.1:$probe_port" \
     --secure-status-bind-address "127.0.0.1:$REC_STATUS_PORT" "$@"
   REC_PID=$SPAWNED_PID
   eventually 30 "reconciler ready" curl -sf "http://127.0.0.1:$probe_port/readyz" -o /dev/null
+}
+
+reconciler_fault_proxy() {
+  FAULT_RULES=$work/rules.json
+  set_rules '{}'
+  e2e_spawn "$work/proxy.log" python3 "$src/tests/e2e/reconciler/fault_proxy.py" \
+    --upstream "$GPUSCALE_APISERVER_URL" --ca "$GPUSCALE_CA_CERT" \
+    --client-cert "$GPUSCALE_ADMIN_CERT" --client-key "$GPUSCALE_ADMIN_KEY" \
+    --serve-cert "$GPUSCALE_PKI_DIR/apiserver.crt" --serve-key "$GPUSCALE_PKI_DIR/apiserver.key" \
+    --rules "$FAULT_RULES" --port-file "$work/proxy.port"
+  eventually 30 "fault proxy port file" test -s "$work/proxy.port"
+  sed "s#server: .*#server: https://127.0.0.1:$(cat "$work/proxy.port")#" "$KUBECONFIG" \
+    >"$work/proxied.kubeconfig"
+}
+
+set_rules() { # json
+  printf '%s\n' "$1" >"$FAULT_RULES.tmp" && mv "$FAULT_RULES.tmp" "$FAULT_RULES"
 }

@@ -126,6 +126,23 @@ if reconciler is not None:
     for flag in ("leader-elect-name", "state-config-map"):
         check(args.get(flag, "").startswith(prefix), f"--{flag}={args.get(flag)} starts with {prefix}")
         check(args.get(flag) in granted, f"--{flag}={args.get(flag)} is a resourceName of a Role")
+    # The admission policies name the reconciler's ServiceAccount, its Lease and its ConfigMaps as
+    # the Deployment does, and every binding binds a rendered policy.
+    policies = {name(d): d for d in of_kind("ValidatingAdmissionPolicy")}
+    for d in of_kind("ValidatingAdmissionPolicyBinding"):
+        check(d["spec"]["policyName"] in policies, f"binding {name(d)}: its policy is rendered")
+    sa = reconciler["spec"]["template"]["spec"]["serviceAccountName"]
+    ns = reconciler["metadata"]["namespace"]
+    state = f"{args.get('state-namespace', '').replace('$(POD_NAMESPACE)', ns)}/{args.get('state-config-map')}"
+    operator = args.get("operator-namespace")
+    owned = [state, f"{ns}/{args.get('leader-elect-name')}",
+             f"{operator}/{args.get('mig-config-map')}", f"{operator}/{args.get('device-plugin-config-map')}"]
+    for d in policies.values():
+        text = yaml.safe_dump(d["spec"], width=1000)
+        check(f"system:serviceaccount:{ns}:{sa}" in text, f"policy {name(d)}: names ServiceAccount {ns}/{sa}")
+        if name(d).endswith("-scope"):
+            for o in owned:
+                check(f"'{o}'" in text, f"policy {name(d)}: names {o}")
 
 for failure in failures:
     print("FAIL " + failure)

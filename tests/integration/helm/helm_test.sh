@@ -164,6 +164,13 @@ check "serviceAccount.name renames the chart's ServiceAccount and its bindings" 
      [ "$(grep -c "name: custom$" "$work/sa-name.yaml")" -ge 4 ]'
 check "rbac.create=false renders no Role, ClusterRole or binding" \
   '! render --set rbac.create=false | contains "^kind: \(Cluster\)\?Role\(Binding\)\?$"'
+check "reconciler.admissionPolicy.enabled=false renders no admission policy" \
+  '! render --set reconciler.admissionPolicy.enabled=false | contains "^kind: ValidatingAdmissionPolicy"'
+check "reconciler.admissionPolicy.validationActions reach every binding" \
+  '[ "$(render --set "reconciler.admissionPolicy.validationActions={Warn,Audit}" |
+      grep -c "validationActions: \[\"Warn\",\"Audit\"\]")" = 6 ]'
+check "an unknown validation action is refused" \
+  'refused --set "reconciler.admissionPolicy.validationActions={Block}"'
 
 # Images: tags default to the chart's appVersion (version_test.sh checks it is VERSION's).
 app_version=$(sed -n "s/^appVersion: *\"\?\([^\"]*\)\"\?$/\1/p" "$chart/Chart.yaml")

@@ -611,10 +611,12 @@ TEST_F(ApiHandlerTest, AsyncRequestsAnsweredFromCachesFinishBeforeReturning) {
 TEST_F(ApiHandlerTest, AsyncRequestWaitingForAReviewResumesOnAHandlerThread) {
   auto authenticator = std::make_shared<ParkingAuthenticator>();
   config_.authenticator = authenticator;
+  const HttpRequest request =
+      get(std::string(kPrefix) + "/namespaces/default/pods/*/http_requests");
+  // Nothing to answer on the I/O thread: the review would have to be waited for.
+  EXPECT_FALSE(handler().handleWithoutWaiting(request));
   auto pending = std::make_shared<RecordedRequest>();
-  handler().handleAsync(std::make_shared<HttpRequest>(
-                            get(std::string(kPrefix) + "/namespaces/default/pods/*/http_requests")),
-                        pending);
+  handler().handleAsync(std::make_shared<HttpRequest>(request), pending);
   EXPECT_TRUE(pending->responses.empty());  // parked: the handler thread is free
   ASSERT_EQ(authenticator->parked.size(), 1u);
   authenticator->parked[0](UserInfo{"u", "", {"g"}, {}});  // the review's answer arrives
@@ -641,6 +643,39 @@ TEST_F(ApiHandlerTest, RefusedReviewIs429WithRetryAfter) {
   for (const auto& [name, value] : response.headers)
     retryAfter |= name == "Retry-After" && value == "1";
   EXPECT_TRUE(retryAfter);
+}
+
+TEST_F(ApiHandlerTest, WithoutWaitingAnswersOnlyWhatNeedsNoWaitAndRecordsNothingElse) {
+  custom_->addValue({{{"", "pods"}, true, "slow"},
+                     {"Pod", "default", "web-1", "/v1"},
+                     {{"app", "web"}},
+                     core::Quantity::fromMilli(1)});
+  custom_->delayMetric("slow", std::chrono::milliseconds(1));
+  const std::string cached = std::string(kPrefix) + "/namespaces/default/pods/%2A/http_requests";
+  const std::string waits = std::string(kPrefix) + "/namespaces/default/pods/%2A/slow";
+  auto answered = handler().handleWithoutWaiting(get(cached));
+  ASSERT_TRUE(answered);
+  EXPECT_EQ(answered->status, 200);
+  EXPECT_EQ(answered->body, call(cached).body);
+  // A provider that would wait: no answer, nothing counted; handle() then answers it.
+  EXPECT_FALSE(handler().handleWithoutWaiting(get(waits)));
+  EXPECT_EQ(call(waits).status, 200);
+  // Only GETs of the metrics APIs (health, /metrics and the rest take the handler threads).
+  EXPECT_FALSE(handler().handleWithoutWaiting(get("/healthz")));
+  HttpRequest post = get(cached);
+  post.method = "POST";
+  EXPECT_FALSE(handler().handleWithoutWaiting(post));
+  // Three answers counted (the refused attempt is not).
+  const auto metrics = call("/metrics").body;
+  EXPECT_NE(
+      metrics.find(R"(gpuscale_apiserver_requests_total{code="200",route="custom_metric"} 3)"),
+      std::string::npos)
+      << metrics;
+  // An authenticator that may have to wait for a review (the default) answers nothing here.
+  config_.authenticator = std::make_shared<FixedUser>();
+  handler_.reset();
+  EXPECT_FALSE(handler().handleWithoutWaiting(get(cached)));
+  EXPECT_EQ(call(cached).status, 200);
 }
 
 }  // namespace

@@ -93,6 +93,49 @@ INSTANTIATE_TEST_SUITE_P(
                                  "--metrics-bind-address=localhost"},
                       BadFlagRow{"value missing at the end", "--cert-dir"}));
 
+TEST(ServingFlags, RequestAndConnectionLimits) {
+  ServerOptions options;
+  const auto rest = parseServingFlags(
+      {"--max-request-header-bytes=65536", "--max-request-header-field-bytes", "8192",
+       "--max-request-headers=100", "--max-request-target-bytes=4096", "--max-request-body-bytes=0",
+       "--max-connections=10", "--max-connections-per-source=3", "--metrics-max-connections=9",
+       "--probe-connections=2", "--first-request-timeout=1500ms"},
+      options);
+  ASSERT_TRUE(rest.ok()) << rest.status().toString();
+  EXPECT_TRUE(rest->empty());
+  EXPECT_EQ(options.requestLimits.headerBytes, 65536u);
+  EXPECT_EQ(options.requestLimits.fieldBytes, 8192u);
+  EXPECT_EQ(options.requestLimits.headerCount, 100u);
+  EXPECT_EQ(options.requestLimits.targetBytes, 4096u);
+  EXPECT_EQ(options.requestLimits.bodyBytes, 0u);
+  EXPECT_EQ(options.firstRequestTimeout, std::chrono::milliseconds(1500));
+  const ListenerLimits secure = secureListenerLimits(options);
+  EXPECT_EQ(secure.maxConnections, 10u);
+  EXPECT_EQ(secure.maxPerSource, 3u);
+  EXPECT_EQ(secure.probeReserve, 2u);
+  const ListenerLimits plain = plainListenerLimits(options);
+  EXPECT_EQ(plain.maxConnections, 9u);
+  EXPECT_EQ(plain.maxPerSource, 2u);  // a quarter, at least one
+  EXPECT_EQ(plain.probeReserve, 2u);
+
+  EXPECT_TRUE(options.inlineCacheHits);
+  ASSERT_TRUE(parseServingFlags({"--inline-cache-hits=false"}, options).ok());
+  EXPECT_FALSE(options.inlineCacheHits);
+  ASSERT_TRUE(parseServingFlags({"--inline-cache-hits"}, options).ok());
+  EXPECT_TRUE(options.inlineCacheHits);
+
+  const ServerOptions defaults;
+  EXPECT_EQ(defaults.requestLimits.headerBytes, 32u << 10);
+  EXPECT_EQ(defaults.requestLimits.bodyBytes, 4u << 10);
+  EXPECT_EQ(plainListenerLimits(defaults).maxPerSource, 16u);
+  for (const char* bad :
+       {"--max-request-header-bytes=0", "--max-request-headers=x", "--max-connections=-1",
+        "--first-request-timeout=0s", "--max-request-target-bytes=99999999999"}) {
+    ServerOptions o;
+    EXPECT_FALSE(parseServingFlags({bad}, o).ok()) << bad;
+  }
+}
+
 TEST(SplitHostPort, Forms) {
   EXPECT_EQ(*splitHostPort("127.0.0.1:9100"),
             std::make_pair(std::string("127.0.0.1"), uint16_t{9100}));

@@ -6,12 +6,14 @@
 #include <thread>
 
 #include "fakes/fake_http_server.h"
+#include "fakes/fake_write_fence.h"
 
 namespace gpuscale::kube {
 namespace {
 
 using testing::FakeHttpServer;
 using testing::FakeRequest;
+using testing::FakeWriteFence;
 using Exchange = FakeHttpServer::Exchange;
 
 const ResourceRef kPods = ResourceRef::collection("", "v1", "pods", "default");
@@ -251,6 +253,128 @@ TEST(RestKubeClientTest, PatchAndCreateUseTheRightMethodAndContentType) {
   EXPECT_EQ(seen[2].target, "/api/v1/namespaces/default/pods");
   EXPECT_EQ(seen[3].method, "PUT");
   EXPECT_EQ(seen[4].method, "DELETE");
+}
+
+// The write fence (write_fence.h): asked before every attempt of a write, never of a read.
+
+struct FencedWrite {
+  const char* verb;
+  std::function<core::Status(RestKubeClient&)> send;
+};
+
+class ClosedFenceTest : public ::testing::TestWithParam<FencedWrite> {};
+
+TEST_P(ClosedFenceTest, SendsNothingAndAnswersTheFencesStatus) {
+  FakeHttpServer server(
+      [&](const FakeRequest&, Exchange& exchange) { exchange.respond(200, pod("a", "1")); });
+  auto fence = std::make_shared<FakeWriteFence>();
+  fence->close();
+  auto client = clientFor(server, [&](ClientConfig& config) { config.writeFence = fence; });
+  const auto status = GetParam().send(*client);
+  EXPECT_EQ(status.reason(), "NotLeader") << GetParam().verb;
+  EXPECT_EQ(status.httpCode(), 503) << GetParam().verb;
+  EXPECT_EQ(server.requests(), 0) << GetParam().verb;
+  // Reads go out whatever the fence says.
+  EXPECT_TRUE(client->get(kPods.named("a")).ok());
+  EXPECT_EQ(server.requests(), 1);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    EveryWriteVerb, ClosedFenceTest,
+    ::testing::Values(
+        FencedWrite{"create",
+                    [](RestKubeClient& c) {
+                      return c.create(kPods, Object::parse(pod("a", ""))).status();
+                    }},
+        FencedWrite{"update",
+                    [](RestKubeClient& c) {
+                      return c.update(kPods.named("a"), Object::parse(pod("a", "1"))).status();
+                    }},
+        FencedWrite{"patch",
+                    [](RestKubeClient& c) {
+                      return c.patch(kPods.named("a"), PatchType::kMerge, {{"x", 1}}).status();
+                    }},
+        FencedWrite{"delete", [](RestKubeClient& c) { return c.remove(kPods.named("a")); }}));
+
+TEST(RestKubeClientTest, AThrottledWritesRetryIsNotSentOnceTheFenceCloses) {
+  // Every write is answered 429 with Retry-After 1 s; the fence is open for 200 ms: the first
+  // attempt goes out, the wait for the retry is cut where the fence closes, and the retry is
+  // never sent (before, the client slept and sent it anyway: a deposed leader's write).
+  FakeHttpServer server([&](const FakeRequest&, Exchange& exchange) {
+    exchange.respond(429, statusBody(429, "TooManyRequests", "slow down"), {{"Retry-After", "1"}});
+  });
+  auto fence = std::make_shared<FakeWriteFence>();
+  fence->openFor(std::chrono::milliseconds(200));
+  auto client = clientFor(server, [&](ClientConfig& config) { config.writeFence = fence; });
+  auto result = client->patch(kPods.named("a"), PatchType::kMerge, {{"x", 1}});
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.status().reason(), "NotLeader");
+  EXPECT_EQ(server.requests(), 1);
+  EXPECT_GE(fence->refused(), 1);
+}
+
+TEST(RestKubeClientTest, ARenewedFenceLetsTheRetryGoOutAfterTheWholeWait) {
+  // The fence is renewed at every question, for 100 ms each time: the 1 s Retry-After is waited
+  // out in steps that each end at the fence's deadline and ask again (at least 10 questions for
+  // the wait), then the retry is sent.
+  std::atomic<int> calls{0};
+  FakeHttpServer server([&](const FakeRequest&, Exchange& exchange) {
+    if (++calls == 1) {
+      exchange.respond(429, statusBody(429, "TooManyRequests", "slow down"),
+                       {{"Retry-After", "1"}});
+    } else {
+      exchange.respond(200, pod("a", "2"));
+    }
+  });
+  auto fence = std::make_shared<FakeWriteFence>();
+  fence->renewedEvery(std::chrono::milliseconds(100));
+  auto client = clientFor(server, [&](ClientConfig& config) { config.writeFence = fence; });
+  auto result = client->patch(kPods.named("a"), PatchType::kMerge, {{"x", 1}});
+  ASSERT_TRUE(result.ok()) << result.status().toString();
+  EXPECT_EQ(server.requests(), 2);
+  EXPECT_GE(fence->asked(), 10);
+  EXPECT_EQ(fence->refused(), 0);
+}
+
+TEST(RestKubeClientTest, AWriteWaitingForARateLimiterTokenIsNotSentOnceTheFenceCloses) {
+  // One token, the next in 2 s: the first write takes it; the second waits for a token, the
+  // fence closes 200 ms into that wait, and the write is not sent when the token comes.
+  FakeHttpServer server(
+      [&](const FakeRequest&, Exchange& exchange) { exchange.respond(200, pod("a", "1")); });
+  auto fence = std::make_shared<FakeWriteFence>();
+  auto client = clientFor(server, [&](ClientConfig& config) {
+    config.writeFence = fence;
+    config.qps = 0.5;
+    config.burst = 1;
+  });
+  ASSERT_TRUE(client->patch(kPods.named("a"), PatchType::kMerge, {{"x", 1}}).ok());
+  fence->openFor(std::chrono::milliseconds(200));
+  auto second = client->patch(kPods.named("a"), PatchType::kMerge, {{"x", 2}});
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.status().reason(), "NotLeader");
+  EXPECT_EQ(server.requests(), 1);
+}
+
+TEST(RestKubeClientTest, ARenewedFenceLetsAWriteWaitOutTheRateLimiter) {
+  // One token, the next in 500 ms; the fence is renewed at every question, for 50 ms each time:
+  // the second write waits for its token in steps that each end at the fence's deadline and ask
+  // again, then asks once more with the token in hand, and is sent.
+  FakeHttpServer server(
+      [&](const FakeRequest&, Exchange& exchange) { exchange.respond(200, pod("a", "1")); });
+  auto fence = std::make_shared<FakeWriteFence>();
+  fence->renewedEvery(std::chrono::milliseconds(50));
+  auto client = clientFor(server, [&](ClientConfig& config) {
+    config.writeFence = fence;
+    config.qps = 2;
+    config.burst = 1;
+  });
+  ASSERT_TRUE(client->patch(kPods.named("a"), PatchType::kMerge, {{"x", 1}}).ok());
+  const int before = fence->asked();
+  auto second = client->patch(kPods.named("a"), PatchType::kMerge, {{"x", 2}});
+  ASSERT_TRUE(second.ok()) << second.status().toString();
+  EXPECT_EQ(server.requests(), 2);
+  EXPECT_GE(fence->asked() - before, 5);
+  EXPECT_EQ(fence->refused(), 0);
 }
 
 std::string event(const std::string& type, const std::string& object) {
