@@ -124,6 +124,8 @@ int runServeCommand(const std::vector<std::string>& args, std::ostream& out, std
   if (!options->standalone) {
     delegation.observer = std::make_shared<kube::KubeClientMetrics>(registry);
     delegation.reviewCacheMetrics = std::make_shared<auth::ReviewCacheMetrics>(registry);
+    delegation.reviewLimiter =
+        std::make_shared<auth::ReviewLimiter>(delegation.reviewLimits, registry);
   }
   auto access = buildObjectAccess(*options, delegation, registry);
   if (!access) {

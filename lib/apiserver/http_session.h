@@ -21,9 +21,11 @@
 
 #include "connection_budget.h"
 #include "gpuscale/apiserver/https_server.h"
+#include "gpuscale/apiserver/pending_request.h"
 #include "gpuscale/apiserver/serving_tls.h"
 #include "gpuscale/core/plain_http.h"
 #include "handler_pool.h"
+#include "pooled_pending_request.h"
 #include "request_parser.h"
 #include "server_metrics.h"
 #include "tls_context.h"
@@ -89,6 +91,9 @@ struct ListenerContext {
   // requests other than health probes (isHealthProbe) run there under the in-flight limit.
   HandlerPool* pool = nullptr;
   ServerMetrics* metrics = nullptr;
+  // When set, requests that go to the pool are given to it instead of `handler` (health probes
+  // still take `handler`): it may park them (pending_request.h).
+  const AsyncHttpHandler* asyncHandler = nullptr;
   // The listener's connection caps (connection_budget.h).
   std::shared_ptr<ConnectionBudget> budget;
   // False: one request per connection (every response says Connection: close).
@@ -310,22 +315,37 @@ class Connection : public ConnectionBase, public std::enable_shared_from_this<Co
     pending_ = ticket;
     const auto timeout = options().requestTimeout;
     const auto deadline = std::chrono::steady_clock::now() + timeout;
-    if (timeout.count() > 0) {
-      deadline_.expires_at(deadline);
+    // A parked request holds the connection only weakly (pooled_pending_request.h): the timer's
+    // wait keeps it alive, also without a deadline.
+    if (timeout.count() > 0 || context_.asyncHandler != nullptr) {
+      deadline_.expires_at(timeout.count() > 0 ? deadline
+                                               : std::chrono::steady_clock::time_point::max());
       deadline_.async_wait([self = this->shared_from_this(), ticket](beast::error_code ec) {
         if (!ec) self->guarded([&] { self->onDeadline(ticket); });
       });
     }
-    pool->run(
-        [self = this->shared_from_this(), request = std::move(request), ticket, deadline, timeout] {
-          // A request whose deadline passed while it waited for a thread has been answered already.
-          if (timeout.count() > 0 && std::chrono::steady_clock::now() >= deadline) return;
-          HttpResponse response = callHandler(*self->context_.handler, request);
-          net::post(self->stream_.get_executor(),
-                    [self, ticket, response = std::move(response)]() mutable {
-                      self->guarded([&] { self->onHandled(ticket, std::move(response)); });
-                    });
-        });
+    pool->run([self = this->shared_from_this(), request = std::move(request), ticket, deadline,
+               timeout]() mutable {
+      // A request whose deadline passed while it waited for a thread has been answered already.
+      if (timeout.count() > 0 && std::chrono::steady_clock::now() >= deadline) return;
+      if (self->context_.asyncHandler != nullptr) {
+        return startAsyncHandler(
+            *self->context_.asyncHandler, std::move(request), *self->context_.pool,
+            timeout.count() > 0 ? deadline : std::chrono::steady_clock::time_point::max(),
+            [weak = self->weak_from_this(), ticket](HttpResponse response) {
+              if (auto connection = weak.lock()) connection->deliver(ticket, std::move(response));
+            });
+      }
+      self->deliver(ticket, callHandler(*self->context_.handler, request));
+    });
+  }
+
+  // The handler's response, from any thread, onto the connection's strand.
+  void deliver(uint64_t ticket, HttpResponse&& response) {
+    net::post(stream_.get_executor(),
+              [self = this->shared_from_this(), ticket, response = std::move(response)]() mutable {
+                self->guarded([&] { self->onHandled(ticket, std::move(response)); });
+              });
   }
 
   void onHandled(uint64_t ticket, HttpResponse&& response) {

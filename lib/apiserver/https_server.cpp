@@ -23,10 +23,12 @@ struct HttpsServer::State {
   HttpHandler secureHandler;
   HttpHandler plainHandler;
   InlineHandler inlineHandler;
+  AsyncHttpHandler asyncHandler;
   std::shared_ptr<detail::ServerMetrics> metrics = std::make_shared<detail::ServerMetrics>();
   detail::IoLoop loop{metrics};
   // Declared after `loop`: destroyed first, with the queued work that holds connections.
-  std::unique_ptr<detail::HandlerPool> pool;
+  // Shared: parked requests (pending_request.h) refer to it weakly.
+  std::shared_ptr<detail::HandlerPool> pool;
   std::shared_ptr<Listener<true>> secure;
   std::shared_ptr<Listener<false>> plain;
   bool running = false;
@@ -59,13 +61,14 @@ core::Status HttpsServer::start() {
     s.servingTls = std::move(*fixed);
   }
 
-  s.pool = std::make_unique<detail::HandlerPool>(s.options.workerThreads,
+  s.pool = std::make_shared<detail::HandlerPool>(s.options.workerThreads,
                                                  s.options.maxRequestsInFlight, s.metrics);
   ListenerContext secureContext;
   secureContext.name = "secure";
   secureContext.options = &s.options;
   secureContext.handler = &s.secureHandler;
   if (s.inlineHandler) secureContext.inlineHandler = &s.inlineHandler;
+  if (s.asyncHandler) secureContext.asyncHandler = &s.asyncHandler;
   secureContext.registry = s.loop.registry();
   secureContext.tls = s.servingTls;
   secureContext.pool = s.pool.get();
@@ -118,6 +121,10 @@ void HttpsServer::shutdown(std::chrono::milliseconds deadline) {
       deadline);
   // Handlers still running (a slow backend) are waited for; queued ones are dropped.
   if (s.pool) s.pool->stop();
+}
+
+void HttpsServer::setAsyncHandler(AsyncHttpHandler handler) {
+  state_->asyncHandler = std::move(handler);
 }
 
 void HttpsServer::setInlineHandler(InlineHandler handler) {

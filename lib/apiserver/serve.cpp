@@ -31,6 +31,10 @@ int serveUntilTerminated(const ServerOptions& options, ApiHandlerConfig config,
   HttpsServer server(
       options, tls, [handler](const HttpRequest& r) { return handler->handle(r); },
       [handler](const HttpRequest& r) { return handler->handleMetricsOnly(r); });
+  server.setAsyncHandler(
+      [handler](std::shared_ptr<const HttpRequest> r, std::shared_ptr<PendingRequest> pending) {
+        handler->handleAsync(std::move(r), std::move(pending));
+      });
   server.setMetricsRegistry(registry);
   if (options.inlineCacheHits) {
     server.setInlineHandler(

@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <charconv>
+
 #include "gpuscale/auth/delegating_authenticator.h"
 #include "gpuscale/auth/token_reviewer.h"
 
@@ -74,6 +77,24 @@ void DelegationOptions::addReviewFlags(core::FlagSet& flags) {
                     "how long denying SubjectAccessReview answers are cached");
   flags.addStringList("authorization-always-allow-paths", &authorization.alwaysAllowPaths,
                       "paths allowed without a review", ListForm::kCommaSeparated);
+  flags
+      .addCustom("delegated-reviews-per-second", "float",
+                 "TokenReviews + SubjectAccessReviews started per second, burst twice that; "
+                 "beyond: 429 (0 = no limit)",
+                 [this](std::string_view value) {
+                   double number = 0;
+                   const auto [end, ec] =
+                       std::from_chars(value.data(), value.data() + value.size(), number);
+                   if (ec != std::errc() || end != value.data() + value.size() || number < 0) {
+                     return core::Status::badRequest("must be a number >= 0");
+                   }
+                   reviewLimits.reviewsPerSecond = number;
+                   reviewLimits.burst = std::max(1, static_cast<int>(2 * number));
+                   return core::Status();
+                 })
+      .defaultText(fmt::format("{}", reviewLimits.reviewsPerSecond));
+  flags.addInt("delegated-reviews-max-waiting", &reviewLimits.maxWaiting,
+               "requests waiting for reviews at once; beyond: 429", 1, 1000000);
 }
 
 core::Result<DelegatedAuth> buildDelegatedAuth(const DelegationOptions& options) {
@@ -104,14 +125,18 @@ core::Result<DelegatedAuth> buildDelegatedAuth(const DelegationOptions& options)
                    lookup.message());
     }
   }
+  // One limiter for both kinds of review: together they are what callers cost kube-apiserver.
+  auto limiter = options.reviewLimiter ? options.reviewLimiter
+                                       : std::make_shared<ReviewLimiter>(options.reviewLimits);
   std::shared_ptr<TokenReviewer> tokens;
   if (*authnClient) {
     tokens = std::make_shared<TokenReviewer>(*authnClient, options.tokenCacheTtl,
-                                             options.reviewCacheMetrics);
+                                             options.reviewCacheMetrics, limiter);
   }
   out.authenticator = std::make_shared<DelegatingAuthenticator>(out.config, std::move(tokens));
   AuthorizerOptions authorization = options.authorization;
   authorization.metrics = options.reviewCacheMetrics;
+  authorization.limiter = limiter;
   out.authorizer = std::make_shared<DelegatingAuthorizer>(*authzClient, std::move(authorization));
   return out;
 }

@@ -56,6 +56,11 @@ core::Result<std::unique_ptr<SecureStatusServer>> SecureStatusServer::start(
       server, out->tls_, [handler = out->handler_](const apiserver::HttpRequest& request) {
         return handler->handle(request);
       });
+  out->server_->setAsyncHandler(
+      [handler = out->handler_](std::shared_ptr<const apiserver::HttpRequest> request,
+                                std::shared_ptr<apiserver::PendingRequest> pending) {
+        handler->handleAsync(std::move(request), std::move(pending));
+      });
   out->server_->setMetricsRegistry(pages.registry);
   if (core::Status started = out->server_->start(); !started.ok()) {
     out->stopped_ = true;  // nothing to stop

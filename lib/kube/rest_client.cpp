@@ -6,11 +6,13 @@
 #include <spdlog/spdlog.h>
 
 #include <boost/asio/ssl.hpp>
+#include <future>
 #include <thread>
 
 #include "gpuscale/core/api_call_tally.h"
 #include "gpuscale/core/go_quote.h"
 #include "gpuscale/core/no_wait.h"
+#include "gpuscale/core/request_deadline.h"
 
 namespace gpuscale::kube {
 namespace http = web::http;
@@ -73,6 +75,10 @@ core::Status transportError(const std::string& server, const std::exception& e) 
   }
   return core::Status::unavailable(
       fmt::format("cannot reach the Kubernetes API at {}: {}", server, e.what()));
+}
+
+core::Status deadlinePassed(std::string_view what) {
+  return core::Status::timeout(fmt::format("{}: the request's deadline would pass first", what));
 }
 
 core::Result<Object> parseObject(const Reply& reply) {
@@ -156,20 +162,36 @@ struct RestKubeClient::Impl {
     return config.writeFence->openUntil();
   }
 
-  // Takes a rate-limiter token for one attempt of `call`, reporting the wait. A write waits no
-  // longer than the fence stays open without asking it again, and asks it once more with the token
-  // in hand, right before the attempt. Not OK: the fence closed (a token taken first is spent).
-  core::Status takeToken(const Call& call) {
+  // Logs that `what` (method and path) was not sent because the write fence closed.
+  static core::Status notSent(std::string_view what, const core::Status& closed) {
+    spdlog::info("kube client: {} not sent: {}", what, closed.message());
+    return closed;
+  }
+
+  // Takes a rate-limiter token for one attempt of `call` (`what` names it in logs), reporting the
+  // wait. A write waits no longer than the fence stays open without asking it again, and asks it
+  // once more with the token in hand, right before the attempt. No token that would come after
+  // `deadline` is waited for. Not OK: the fence closed (a token taken first is spent), or the
+  // deadline would pass first.
+  core::Status takeToken(const Call& call, std::string_view what,
+                         std::optional<SteadyClock::time_point> deadline) {
     const auto start = SteadyClock::now();
     core::Status closed;
     for (;;) {
       auto open = admit(call);
       if (!open) {
-        closed = open.status();
+        closed = notSent(what, open.status());
         break;
       }
-      if (limiter.acquireUntil(*open)) {
-        if (auto still = admit(call); !still) closed = still.status();
+      const bool deadlineFirst = deadline && *deadline <= *open;
+      if (limiter.acquireUntil(
+              deadlineFirst ? *deadline : *open, {},
+              deadlineFirst ? RateLimiter::Late::kGiveUp : RateLimiter::Late::kWait)) {
+        if (auto still = admit(call); !still) closed = notSent(what, still.status());
+        break;
+      }
+      if (deadlineFirst) {
+        closed = deadlinePassed("waiting for the client rate limiter");
         break;
       }
     }
@@ -179,11 +201,11 @@ struct RestKubeClient::Impl {
 
   // Waits `wait` before the next attempt of `call`; a write waits no longer than the fence stays
   // open without asking it again. Not OK: the fence closed.
-  core::Status pause(const Call& call, SteadyClock::duration wait) {
+  core::Status pause(const Call& call, std::string_view what, SteadyClock::duration wait) {
     const auto until = SteadyClock::now() + wait;
     for (;;) {
       auto open = admit(call);
-      if (!open) return open.status();
+      if (!open) return notSent(what, open.status());
       if (SteadyClock::now() >= until) return {};
       std::this_thread::sleep_until(std::min(until, *open));
     }
@@ -196,37 +218,84 @@ struct RestKubeClient::Impl {
     }
   }
 
+  // One exchange; with a deadline, waiting for the answer ends there (the request is cancelled).
+  core::Result<Reply> exchange(http::http_request request,
+                               std::optional<SteadyClock::time_point> deadline) {
+    try {
+      if (!deadline)
+        return sendAsync(*rest, std::move(request), pplx::cancellation_token::none()).get();
+      pplx::cancellation_token_source cancel;
+      auto task = sendAsync(*rest, std::move(request), cancel.get_token());
+      auto ready = std::make_shared<std::promise<void>>();
+      auto answered = ready->get_future();
+      task.then([ready](const pplx::task<Reply>&) { ready->set_value(); });
+      if (answered.wait_until(*deadline) == std::future_status::timeout) {
+        cancel.cancel();
+        return deadlinePassed("waiting for the Kubernetes API's answer");
+      }
+      return task.get();
+    } catch (const std::exception& e) {
+      return transportError(config.server, e);
+    }
+  }
+
   core::Result<Reply> send(const Call& call, const http::method& method,
                            const std::string& pathAndQuery, const std::string* body = nullptr,
                            const std::string& contentType = "application/json") {
     // A thread that may not wait (core/no_wait.h) never calls kube-apiserver.
     if (!core::mayWait()) return core::wouldBlock();
-    const auto notSent = [&](const core::Status& closed) {
-      spdlog::info("kube client: {} {} not sent: {}", method, pathAndQuery, closed.message());
-      return closed;
-    };
+    // Waits on behalf of a request end with the request (core::RequestDeadline).
+    const auto deadline = core::RequestDeadline::current();
+    const auto what = fmt::format("{} {}", method, pathAndQuery);
     for (int attempt = 0;; ++attempt) {
-      if (auto s = takeToken(call); !s.ok()) return notSent(s);
-      Reply reply;
+      if (auto s = takeToken(call, what, deadline); !s.ok()) return s;
       const auto start = SteadyClock::now();
-      try {
-        reply = sendAsync(*rest, buildRequest(method, pathAndQuery, body, contentType, call.accept),
-                          pplx::cancellation_token::none())
-                    .get();
-      } catch (const std::exception& e) {
-        observe(call, 0, start);
-        return transportError(config.server, e);
-      }
-      observe(call, reply.code, start);
+      auto reply =
+          exchange(buildRequest(method, pathAndQuery, body, contentType, call.accept), deadline);
+      observe(call, reply ? reply->code : 0, start);
+      if (!reply) return reply.status();
       const bool throttled =
-          reply.code == 429 || (reply.code == 503 && reply.retryAfterSeconds > 0);
+          reply->code == 429 || (reply->code == 503 && reply->retryAfterSeconds > 0);
       if (!throttled || attempt >= config.maxRetries) return reply;
       const auto wait = std::min<std::chrono::seconds>(
-          std::chrono::seconds(std::max(1, reply.retryAfterSeconds)), config.maxRetryAfter);
+          std::chrono::seconds(std::max(1, reply->retryAfterSeconds)), config.maxRetryAfter);
+      if (deadline && SteadyClock::now() + wait > *deadline) return reply;
       spdlog::warn("kube client: {} {} throttled (HTTP {}), retrying in {}s", method, pathAndQuery,
-                   reply.code, wait.count());
-      if (auto s = pause(call, wait); !s.ok()) return notSent(s);
+                   reply->code, wait.count());
+      if (auto s = pause(call, what, wait); !s.ok()) return s;
     }
+  }
+
+  // A call that never waits: no token from the rate limiter is a 429 at once, and `done` runs on
+  // the client's I/O thread with the outcome.
+  void callAsync(const Call& what, const http::method& method, const std::string& pathAndQuery,
+                 const std::string& body, std::function<void(core::Result<Object>)> done) {
+    if (!limiter.tryAcquire()) {
+      if (config.observer) config.observer->rateLimiterWaited(SteadyClock::duration::zero());
+      return done(core::Status(429, "TooManyRequests",
+                               "client-side rate limit of the Kubernetes API client reached"));
+    }
+    const auto start = SteadyClock::now();
+    auto request = buildRequest(method, pathAndQuery, &body, "application/json", what.accept);
+    sendAsync(*rest, std::move(request), pplx::cancellation_token::none())
+        .then([what, start, server = config.server, observer = config.observer,
+               done = std::move(done)](const pplx::task<Reply>& task) {
+          Reply reply;
+          try {
+            reply = task.get();
+          } catch (const std::exception& e) {
+            if (observer)
+              observer->requestDone(what.verb, what.resource, 0, SteadyClock::now() - start);
+            return done(transportError(server, e));
+          }
+          if (observer) {
+            observer->requestDone(what.verb, what.resource, reply.code, SteadyClock::now() - start);
+          }
+          if (reply.code < 200 || reply.code >= 300) {
+            return done(statusFromResponse(reply.code, reply.body, reply.retryAfterSeconds));
+          }
+          done(parseObject(reply));
+        });
   }
 
   core::Result<Object> call(const Call& what, const http::method& method,
@@ -319,6 +388,12 @@ core::Result<ObjectList> RestKubeClient::list(const ResourceRef& ref, const List
 core::Result<Object> RestKubeClient::create(const ResourceRef& ref, const Object& object) {
   const std::string body = object.dump();
   return impl_->call(callFor("create", ref), http::methods::POST, ref.path(), &body);
+}
+
+void RestKubeClient::createAsync(const ResourceRef& ref, const Object& object,
+                                 std::function<void(core::Result<Object>)> done) {
+  impl_->callAsync(callFor("create", ref), http::methods::POST, ref.path(), object.dump(),
+                   std::move(done));
 }
 
 core::Result<Object> RestKubeClient::update(const ResourceRef& ref, const Object& object) {

@@ -218,10 +218,10 @@ core::Result<ScaleTarget> readWorkload(const json& object, std::string_view kind
   return fields::readFields("", [&] { return parseWorkload(object, kind); });
 }
 
-core::Result<ScaleTarget> readPodTemplate(const json& podSpec, const Labels& annotations) {
+core::Result<ScaleTarget> readPodTemplate(const json& podSpec) {
   return fields::readFields("", [&] {
     ScaleTarget t;
-    detail::readTemplate(podSpec, annotations, t);
+    detail::readTemplate(podSpec, {}, t);
     return t;
   });
 }

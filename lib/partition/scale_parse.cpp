@@ -96,7 +96,9 @@ ScaleTarget parseScalable(const json& item, std::string_view kind, const ScaleOb
   readSelector(scale->selector, t);
   t.podsPerReplica = podsPerReplicaAnnotation(meta);
   if (fields::find(spec, "template") != nullptr) {
-    detail::readTemplate(fields::object(fields::object(spec, "template"), "spec"), t);
+    const json& tpl = fields::object(spec, "template");
+    detail::readTemplate(fields::object(tpl, "spec"),
+                         fields::stringMap(fields::object(tpl, "metadata"), "annotations"), t);
   } else {
     t.templateFromPods = true;
   }

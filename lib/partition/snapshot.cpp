@@ -286,10 +286,10 @@ void templatesFromPods(const std::vector<const json*>& podItems, ClusterSnapshot
       if (!snap.pods[i].active() || !t.selects(snap.pods[i])) continue;
       const json* spec = fields::find(*podItems[i], "spec");
       if (spec == nullptr) continue;
-      if (auto tpl = readPodTemplate(*spec, snap.pods[i].annotations)) {
+      if (auto tpl = readPodTemplate(*spec)) {
         t.gpuRequests = std::move(tpl->gpuRequests);
         t.nodeSelector = std::move(tpl->nodeSelector);
-        t.gpuMemory = std::move(tpl->gpuMemory);
+        t.gpuMemory = snap.pods[i].gpuMemory;
         break;
       }
     }

@@ -27,6 +27,9 @@
 //     `workerThreads` handler threads (requests beyond the threads wait in order, holding their
 //     slot). Without a free slot the answer is at once a 429 with `Retry-After: 1` and a
 //     Kubernetes Status (reason TooManyRequests), as kube-apiserver's max-in-flight filter.
+//   * With an asynchronous handler (setAsyncHandler), a request may be parked while it waits for
+//     a remote review: the handler thread and the in-flight slot are free again, and the rest of
+//     the request runs on a handler thread when the answer comes (pending_request.h).
 //   * A request not answered within `requestTimeout` of being read gets a 504 Status (reason
 //     Timeout); a handler still running keeps its thread and slot until it returns (its result is
 //     dropped), and a request whose deadline passed while it waited is not run at all.
@@ -82,6 +85,7 @@
 
 #include "gpuscale/apiserver/certificates.h"
 #include "gpuscale/apiserver/http_message.h"
+#include "gpuscale/apiserver/pending_request.h"
 #include "gpuscale/apiserver/server_options.h"
 #include "gpuscale/apiserver/serving_tls.h"
 #include "gpuscale/core/status.h"
@@ -108,6 +112,11 @@ class HttpsServer {
   ~HttpsServer();
   HttpsServer(const HttpsServer&) = delete;
   HttpsServer& operator=(const HttpsServer&) = delete;
+
+  // Requests of the secure listener that go to the handler threads are given to `handler`, which
+  // may park them while it waits for a remote answer (pending_request.h); health probes still
+  // take the synchronous secure handler. Call before start().
+  void setAsyncHandler(AsyncHttpHandler handler);
 
   // Registers the server's families (above) on `registry`; call before start().
   void setMetricsRegistry(const std::shared_ptr<prometheus::Registry>& registry);

@@ -11,6 +11,8 @@
 //   --authorization-kubeconfig  --authorization-webhook-cache-authorized-ttl (10s)
 //   --authorization-webhook-cache-unauthorized-ttl (10s)  --authorization-always-allow-paths
 //   (/healthz,/readyz,/livez)
+//   --delegated-reviews-per-second (100; 0 = no limit)  --delegated-reviews-max-waiting (256):
+//   bounds on the TokenReviews and SubjectAccessReviews callers can cause (review_limiter.h)
 // Lists are comma-separated; durations are Go durations. --client-ca-file and
 // --requestheader-client-ca-file are read here AND by the serving flags
 // (apiserver::ServerOptions::addFlags), which name the CAs in the TLS certificate request: declared
@@ -33,6 +35,7 @@
 #include "gpuscale/apiserver/auth.h"
 #include "gpuscale/auth/authentication_config.h"
 #include "gpuscale/auth/delegating_authorizer.h"
+#include "gpuscale/auth/review_limiter.h"
 #include "gpuscale/core/flag_set.h"
 #include "gpuscale/kube/rest_client.h"
 
@@ -61,6 +64,11 @@ struct DelegationOptions {
   std::shared_ptr<kube::ClientObserver> observer;
   // Counts the review caches' hits and misses for /metrics; null: none.
   std::shared_ptr<ReviewCacheMetrics> reviewCacheMetrics;
+
+  // Bounds on reviews (flags above); `reviewLimiter`, when set, is used instead of a new limiter
+  // built from `reviewLimits` (so its metrics can be registered).
+  ReviewLimits reviewLimits;
+  std::shared_ptr<ReviewLimiter> reviewLimiter;
 
   // Declares every flag above on `flags`: the lister's and addReviewFlags'.
   void addFlags(core::FlagSet& flags);

@@ -3,6 +3,8 @@
 // decorator overrides to refuse, withhold or note writes without restating the whole interface.
 // Reads, watches and getPath() go straight through (a decorator may still override them).
 //
+// ForwardingClientObserver does the same for the ClientObserver seam.
+//
 // Thread safety: as thread-safe as the inner client and the subclass's write().
 #pragma once
 
@@ -30,17 +32,40 @@ class ForwardingKubeClient : public KubeClient {
   std::shared_ptr<ClientObserver> observer() const override;
 
  protected:
-  // The write `verb` ("create", "update", "patch", "delete") of `body` (the object or the patch;
-  // null for a delete) to `ref` (for a create, named after the object's metadata.name). `send`
-  // makes the call and returns its status; a decorator may refuse the write by returning an error
-  // without calling it. The default just sends.
-  virtual core::Status write(std::string_view verb, const ResourceRef& ref, const Object* body,
-                             const std::function<core::Status()>& send);
+  // One write as the caller made it.
+  struct WriteCall {
+    std::string_view verb;  // "create" | "update" | "patch" | "delete"
+    const ResourceRef& ref;
+    const Object* body;  // the object (create, update) or the patch; null for delete
+    PatchType patchType = PatchType::kMerge;
+  };
+  // `send` makes the call on the inner client. For a delete, an answer that is not an error is
+  // success (its object is ignored). The default sends.
+  using Send = std::function<core::Result<Object>()>;
+  virtual core::Result<Object> write(const WriteCall& call, const Send& send);
 
   KubeClient& inner() const { return *inner_; }
 
  private:
   std::shared_ptr<KubeClient> inner_;
+};
+
+// A ClientObserver that passes every report to another one (null: to nobody); decorators override
+// the reports they also act on.
+class ForwardingClientObserver : public ClientObserver {
+ public:
+  explicit ForwardingClientObserver(std::shared_ptr<ClientObserver> inner)
+      : inner_(std::move(inner)) {}
+
+  void requestDone(std::string_view verb, std::string_view resource, int code,
+                   Seconds latency) override;
+  void rateLimiterWaited(Seconds wait) override;
+  void watchStarted(std::string_view resource) override;
+  void relistedAfterGone(std::string_view resource) override;
+  void informerListed(std::string_view resource) override;
+
+ private:
+  std::shared_ptr<ClientObserver> inner_;
 };
 
 }  // namespace gpuscale::kube

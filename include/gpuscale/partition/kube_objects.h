@@ -122,9 +122,9 @@ core::Result<ScaleTarget> readWorkload(const nlohmann::json& object, std::string
 inline constexpr std::string_view kNoScaleReason = "NoScale";
 core::Result<ScaleTarget> readScalableWorkload(const nlohmann::json& object, std::string_view kind,
                                                const ScaleObject* scale);
-// The GPU requests, nodeSelector and GPU memory need of a pod spec and its annotations (a workload
-// without a template takes them from one of its pods).
-core::Result<ScaleTarget> readPodTemplate(const nlohmann::json& podSpec, const Labels& annotations);
+// The GPU requests and nodeSelector of a pod spec (a workload without a template takes them, and
+// the pod's GPU memory need, from one of its pods).
+core::Result<ScaleTarget> readPodTemplate(const nlohmann::json& podSpec);
 core::Result<ScaleObject> readScale(const nlohmann::json& object);
 core::Result<ScaledObjectObject> readScaledObject(const nlohmann::json& object);
 core::Result<ConfigMapObject> readConfigMap(const nlohmann::json& object);

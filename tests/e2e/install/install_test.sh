@@ -6,7 +6,8 @@
 #      fixture release_artifacts, or made here): the adapter's and reconciler's images are imported
 #      from its OCI archives into the node's containerd (no registry), under the names they carry;
 #   2. `kubectl apply -k` of manifests/adapter through an overlay that sets only the image, the pull
-#      policy and --prometheus-url (RBAC, ServiceAccount, securityContext, APIServices as shipped):
+#      policy and --prometheus-url, and gives the serving certificate and its CA by the manual path
+#      of docs/operations.md (RBAC, ServiceAccount, securityContext, APIServices as shipped):
 #      both replicas run on the real node as gpuscale-adapter, the APIServices turn Available through
 #      the aggregator, `kubectl get --raw` lists avg_time_queue_us of the Triton pods (KWOK pods on
 #      the emulated GPU nodes, scraped by a real Prometheus on the node's bridge address), and a real
@@ -33,7 +34,7 @@ here=$src/tests/e2e/install
 prometheus_run=$src/tests/support/prometheus_run.sh
 e2e_require_cluster
 e2e_require "$bin/kubelet" "$bin/kube-proxy" "$bin/helm" "$build/bin/gpuscale-adapter" \
-  "$build/bin/gpuscale-reconciler" "$sim" /usr/bin/prometheus
+  "$build/bin/gpuscale-reconciler" "$sim" /usr/bin/prometheus /usr/bin/openssl
 # shellcheck source=../../cluster/lib/real-node.sh
 source "$cluster/lib/real-node.sh"
 missing=$(rn_missing "$bin")
@@ -132,6 +133,30 @@ patches:
   patch: |
 $patch
 YAML
+  # The adapter's serving certificate by the manual path of docs/operations.md (no cert-manager
+  # here): a CA of our own, the pair in a Secret, the CA in every APIService's caBundle.
+  if [ "$name" = adapter ]; then
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
+      -subj /CN=gpuscale-e2e-ca -keyout "$dir/ca.key" -out "$dir/ca.crt" 2>/dev/null
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 \
+      -CA "$dir/ca.crt" -CAkey "$dir/ca.key" -subj /CN=gpuscale-adapter \
+      -addext subjectAltName=DNS:gpuscale-adapter.gpuscale.svc \
+      -keyout "$dir/tls.key" -out "$dir/tls.crt" 2>/dev/null
+    cat >>"$dir/kustomization.yaml" <<'YAML'
+secretGenerator:
+- name: gpuscale-adapter-serving-cert
+  namespace: gpuscale
+  type: kubernetes.io/tls
+  files: [tls.crt, tls.key, ca.crt]
+  options: {disableNameSuffixHash: true}
+replacements:
+- source: {kind: Secret, name: gpuscale-adapter-serving-cert, fieldPath: data.ca\.crt}
+  targets:
+  - select: {kind: APIService}
+    fieldPaths: [spec.caBundle]
+    options: {create: true}
+YAML
+  fi
 }
 
 # on_node APP_LABEL_SELECTOR SERVICEACCOUNT: every pod of the selector runs on the real node as SA.

@@ -43,6 +43,13 @@
 #                               NAME, one a line
 #   expect_event NAME REASON    an Event REASON about NAME shows up within 15 s
 #
+# KWOK workloads
+#   e2e_kwok_node NAME          a Node that KWOK runs (no kubelet), roomy, labelled
+#                               kubernetes.io/hostname=NAME
+#   e2e_web_deployment NS REPLICAS NODE  the Deployment `web` (pods labelled app=web) on NODE, an
+#                               image that is never pulled
+#   e2e_running NS SELECTOR     how many pods of SELECTOR in NS are Running
+#
 # The inference workload
 #   e2e_triton_deployment       applies the Deployment `triton` in default: 1 replica on the GPU nodes
 #                               (nvidia.com/gpu.present, any taint tolerated), one nvidia.com/mig-1g.5gb
@@ -238,6 +245,32 @@ e2e_deployment() {
     printf '  template:\n    metadata: {labels: {app: %s}}\n    spec:\n' "$name"
     cat
   } | kc -n "$ns" apply -f -
+}
+
+e2e_kwok_node() { # name
+  kc apply -f - >/dev/null <<NODE
+apiVersion: v1
+kind: Node
+metadata:
+  name: $1
+  annotations: {$GPUSCALE_KWOK_NODE_ANNOTATION: "$GPUSCALE_KWOK_NODE_ANNOTATION_VALUE"}
+  labels: {kubernetes.io/hostname: $1, kubernetes.io/os: linux, kubernetes.io/arch: amd64}
+status:
+  capacity: {cpu: "10000", memory: 40Ti, pods: "10000"}
+  allocatable: {cpu: "10000", memory: 40Ti, pods: "10000"}
+NODE
+}
+
+e2e_web_deployment() { # namespace replicas node
+  e2e_deployment "$1" web "$2" >/dev/null <<DEPLOYMENT
+      tolerations: [{key: kwok.x-k8s.io/node, operator: Exists, effect: NoSchedule}]
+      nodeSelector: {kubernetes.io/hostname: $3}
+      containers: [{name: main, image: registry.invalid/never-pulled:1, resources: {requests: {cpu: 1m}}}]
+DEPLOYMENT
+}
+
+e2e_running() { # namespace selector
+  kc -n "$1" get pods -l "$2" --field-selector=status.phase=Running -o name | wc -l
 }
 
 e2e_triton_deployment() {

@@ -34,18 +34,22 @@ for mode in selfSigned insecure certManager; do
     '"$helm" lint --strict "$chart" --set adapter.tls.mode=$mode >/dev/null 2>&1'
 done
 
+# The kustomize base's certificate comes from an overlay (caBundle) or the cert-manager component:
+# the chart's certManager mode must render what the base with that component renders. Kustomize
+# takes only relative paths to bases and components, so overlays name them relative to $work.
+mkdir -p "$work/cert-manager" "$work/resource-metrics"
+base=$(python3 -c 'import os, sys; print(os.path.relpath(sys.argv[1], sys.argv[2]))' \
+  "$src/manifests/adapter" "$work/resource-metrics")
+printf 'resources: [%s]\ncomponents: [%s/components/cert-manager]\n' "$base" "$base" \
+  >"$work/cert-manager/kustomization.yaml"
 render -f "$here/kustomize-equivalent.yaml" >"$work/chart.yaml"
-kubectl kustomize "$src/manifests/adapter" >"$work/adapter.yaml"
+kubectl kustomize "$work/cert-manager" >"$work/adapter.yaml"
 kubectl kustomize "$src/manifests/reconciler" >"$work/reconciler.yaml"
 check "the chart renders what the kustomize bases render" \
   'python3 "$here/compare_renders.py" "$work/chart.yaml" "$work/adapter.yaml" "$work/reconciler.yaml"'
-# metrics.k8s.io: the chart's toggle and the kustomize component add the same objects. Kustomize
-# takes only relative paths to bases and components, so the overlay names them relative to $work.
-mkdir -p "$work/resource-metrics"
-base=$(python3 -c 'import os, sys; print(os.path.relpath(sys.argv[1], sys.argv[2]))' \
-  "$src/manifests/adapter" "$work/resource-metrics")
-printf 'resources: [%s]\ncomponents: [%s/components/resource-metrics]\n' "$base" "$base" \
-  >"$work/resource-metrics/kustomization.yaml"
+# metrics.k8s.io: the chart's toggle and the kustomize component add the same objects.
+printf 'resources: [%s]\ncomponents: [%s/components/resource-metrics, %s/components/cert-manager]\n' \
+  "$base" "$base" "$base" >"$work/resource-metrics/kustomization.yaml"
 render -f "$here/kustomize-equivalent.yaml" --set adapter.apiServices.resource=true \
   >"$work/chart-resource-metrics.yaml"
 kubectl kustomize "$work/resource-metrics" >"$work/adapter-resource-metrics.yaml"
@@ -55,12 +59,13 @@ check "adapter.apiServices.resource renders what the resource-metrics component 
 check "no metrics.k8s.io APIService by default" \
   '! grep -q "name: v1beta1.metrics.k8s.io" "$work/chart.yaml" "$work/adapter.yaml"'
 
-# Defaults: a CA and serving certificate made by the chart, the CA in every APIService.
+# Defaults: a CA (kept, ten years) and a one-year serving certificate it signs, the CA in every
+# APIService. (Renewal on upgrade needs a cluster to read the Secrets back: tests/e2e/chart_tls.)
 render >"$work/default.yaml"
-check "default TLS: a generated serving certificate, verified through caBundle" \
+check "default TLS: a one-year serving certificate signed by the chart's CA, verified through caBundle" \
   'python3 "$here/check_tls.py" selfSigned "$work/default.yaml"'
 render --set adapter.tls.mode=certManager >"$work/cert-manager.yaml"
-check "tls.mode=certManager: Certificate, Issuer and CA injection" \
+check "tls.mode=certManager: Certificates, Issuers and CA injection" \
   'python3 "$here/check_tls.py" certManager "$work/cert-manager.yaml"'
 render --set adapter.tls.mode=secret --set adapter.tls.secretName=mine \
   --set adapter.tls.caBundle=Q0E= >"$work/secret.yaml"
@@ -69,6 +74,20 @@ check "tls.mode=secret: the user's Secret and caBundle" \
 check "tls.mode=secret without a caBundle is refused" \
   '! render --set adapter.tls.mode=secret --set adapter.tls.secretName=mine >/dev/null 2>&1'
 check "an unknown tls.mode is refused" '! render --set adapter.tls.mode=plain >/dev/null 2>&1'
+# The PodMonitor verifies the reconciler's status listener, whose certificate comes from the same
+# source as the adapter's.
+for mode in selfSigned certManager insecure; do
+  check "reconciler.podMonitor with tls.mode=$mode: the listener's certificate and its verification" \
+    'render --set adapter.tls.mode=$mode --set reconciler.podMonitor.enabled=true >"$work/pm.yaml" &&
+       python3 "$here/check_tls.py" $mode "$work/pm.yaml" --pod-monitor'
+done
+check "reconciler.podMonitor with tls.mode=secret and the user's status Secret" \
+  'render --set adapter.tls.mode=secret --set adapter.tls.secretName=mine --set adapter.tls.caBundle=Q0E= \
+     --set reconciler.podMonitor.enabled=true --set reconciler.statusTls.secretName=status \
+     >"$work/pm.yaml" && python3 "$here/check_tls.py" secret "$work/pm.yaml" --pod-monitor'
+check "reconciler.podMonitor with tls.mode=secret and no status Secret is refused" \
+  '! render --set adapter.tls.mode=secret --set adapter.tls.secretName=mine --set adapter.tls.caBundle=Q0E= \
+     --set reconciler.podMonitor.enabled=true >/dev/null 2>&1'
 
 # Components can be installed alone; monitoring objects only when asked for.
 check "adapter.enabled=false renders no adapter object" \
@@ -122,11 +141,12 @@ check "another release name prefixes every object, references intact" \
 names_in_every_tls_mode() {
   local mode
   for mode in selfSigned insecure certManager; do
-    render_as prod --set fullnameOverride=gs --set adapter.tls.mode=$mode >"$work/gs.yaml" &&
+    render_as prod --set fullnameOverride=gs --set adapter.tls.mode=$mode \
+      --set reconciler.podMonitor.enabled=true >"$work/gs.yaml" &&
       python3 "$here/check_names.py" "$work/gs.yaml" gs- || return 1
   done
 }
-check "fullnameOverride names every object, references intact (every TLS mode)" names_in_every_tls_mode
+check "fullnameOverride names every object, references intact (every TLS mode, with the PodMonitor)" names_in_every_tls_mode
 check "nameOverride names every object, references intact" \
   'render_as prod --set nameOverride=metrics >"$work/name.yaml" &&
      python3 "$here/check_names.py" "$work/name.yaml" prod-metrics-'
