@@ -8,13 +8,17 @@
 #include <deque>
 #include <mutex>
 
-#include "fakes/forwarding_kube_client.h"
+#include <memory>
+
+#include "fakes/fake_kube_client.h"
+#include "gpuscale/kube/forwarding_client.h"
 
 namespace gpuscale::testing {
 
-class DeferredKubeClient final : public ForwardingKubeClient {
+class DeferredKubeClient final : public kube::ForwardingKubeClient {
  public:
-  using ForwardingKubeClient::ForwardingKubeClient;
+  explicit DeferredKubeClient(std::shared_ptr<FakeKubeClient> inner)
+      : kube::ForwardingKubeClient(std::move(inner)) {}
 
   // Reviews sent and not answered yet.
   size_t pending() {
