@@ -4,8 +4,8 @@
 // Expired entries are dropped whenever an entry is put (and a lookup drops the one it finds
 // expired), so the cache holds what the TTL keeps and not more, even when new keys keep coming
 // (tokens or paths made up by anonymous callers); when full, the entry that expires soonest goes.
-// Only answers are cached, never errors: a failed review is retried by the next request. Time comes from a
-// clock function (steady_clock by default) so tests can drive expiry with a fake clock.
+// Only answers are cached, never errors: a failed review is retried by the next request. Time comes
+// from a clock function (steady_clock by default) so tests can drive expiry with a fake clock.
 //
 // Thread safety: thread-safe.
 #pragma once

@@ -242,8 +242,9 @@ TEST(AdapterSoak, ResidentSetStaysFlatUnderFaultsAndChurn) {
   const double heapAfter = quiet();
   std::cout << "answered " << answered << " requests, " << queries.load()
             << " Prometheus queries; heap in use at the quiet moments " << heapBefore << " and "
-            << heapAfter << " bytes around " << measured << " requests: "
-            << (heapAfter - heapBefore) / std::max<uint64_t>(measured, 1) << " bytes per request\n";
+            << heapAfter << " bytes around " << measured
+            << " requests: " << (heapAfter - heapBefore) / std::max<uint64_t>(measured, 1)
+            << " bytes per request\n";
   EXPECT_GT(measured, 0u);
   ASSERT_GT(heapBefore, 0) << "no gpuscale_heap_in_use_bytes on " << metricsAddress;
   EXPECT_LE((heapAfter - heapBefore) / std::max<uint64_t>(measured, 1), kLeakBytesPerRequest)
