@@ -101,7 +101,7 @@ int runRunCommand(const std::vector<std::string>& args, std::ostream& out, std::
   if (flags.changed("resync")) {
     options.resyncPeriod = std::chrono::milliseconds(static_cast<int64_t>(a.resyncSeconds * 1000));
   }
-  const LoadDriverOptions& loadOptions = a.load;
+  LoadDriverOptions& loadOptions = a.load;
   if (!(loadOptions.speed > 0)) {
     err << "run: --speed wants a number > 0\n";
     return 2;

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "gpuscale/partition/kube_objects.h"
+
 namespace gpuscale::reconciler {
 namespace {
 

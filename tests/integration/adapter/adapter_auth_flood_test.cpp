@@ -31,16 +31,16 @@
 #include <thread>
 
 #include "adapter_process.h"
+#include "support/http_test_server.h"
 #include "support/pod_rules.h"
-#include "support/prometheus_stub_server.h"
 #include "support/tls_client.h"
 
 namespace gpuscale::adapter::testing {
 namespace {
 
-using gpuscale::test::PrometheusStubServer;
-using gpuscale::test::StubRequest;
-using gpuscale::test::StubResponse;
+using gpuscale::test::HttpTestRequest;
+using gpuscale::test::HttpTestResponse;
+using gpuscale::test::HttpTestServer;
 using namespace std::chrono_literals;
 namespace net = boost::asio;
 namespace beast = boost::beast;
@@ -50,8 +50,8 @@ constexpr char kValidToken[] = "hpa-token";
 constexpr int kMaxWaiting = 256;
 constexpr char kMetricPath[] = "/apis/custom.metrics.k8s.io/v1beta1/namespaces/default/pods/p1/m";
 
-StubResponse prometheus(const StubRequest& request) {
-  StubResponse r;
+HttpTestResponse prometheus(const HttpTestRequest& request) {
+  HttpTestResponse r;
   if (request.path == "/api/v1/label/__name__/values") {
     r.body = R"({"status":"success","data":["m"]})";
   } else if (request.path == "/api/v1/labels") {
@@ -67,8 +67,8 @@ StubResponse prometheus(const StubRequest& request) {
 
 // kube-apiserver for delegation: TokenReview knows kValidToken at once and takes 8 s to reject
 // anything else; SubjectAccessReview allows user "hpa" everything, at once.
-StubResponse kubeApiServer(const StubRequest& request, std::atomic<int>& junkReviews) {
-  StubResponse r;
+HttpTestResponse kubeApiServer(const HttpTestRequest& request, std::atomic<int>& junkReviews) {
+  HttpTestResponse r;
   auto body = nlohmann::json::parse(request.body, nullptr, false);
   if (request.path == "/apis/authentication.k8s.io/v1/tokenreviews" && body.is_object()) {
     const bool valid = body["spec"].value("token", "") == kValidToken;
@@ -258,9 +258,10 @@ double median(std::vector<double> values) {
 
 TEST(AdapterAuthFlood, JunkTokensWithSlowReviewsLeaveAnAuthorizedCallerAnswered) {
   std::atomic<int> junkReviews{0};
-  PrometheusStubServer prom(prometheus);
-  PrometheusStubServer kube(
-      [&junkReviews](const StubRequest& request) { return kubeApiServer(request, junkReviews); });
+  HttpTestServer prom(prometheus);
+  HttpTestServer kube([&junkReviews](const HttpTestRequest& request) {
+    return kubeApiServer(request, junkReviews);
+  });
   gpuscale::testing::TempDir dir;
   writeFile(dir.file("rules.yaml"), gpuscale::testing::podSumRules("m"));
   const std::string kubeconfig = dir.file("delegation.kubeconfig");
