@@ -86,7 +86,9 @@ def main():
                             writes.setdefault(r, set()).add(v)
                 if "configmaps" in rule["resources"] and ({"update", "patch"} & set(rule["verbs"])):
                     assert rule.get("resourceNames"), "ConfigMap writes limited by name"
-    assert set(writes) == {"nodes", "horizontalpodautoscalers", "events", "configmaps", "leases"}, writes
+    assert set(writes) == {"nodes", "horizontalpodautoscalers", "scaledobjects", "events",
+                           "configmaps", "leases"}, writes
+    assert writes["scaledobjects"] == {"patch"}, writes
     assert "delete" not in set().union(*writes.values()), writes
     # The state ConfigMap: in the reconciler's own namespace, writable by name only.
     assert "--state-namespace=$(POD_NAMESPACE)" in args, args
