@@ -58,7 +58,7 @@ core::FlagSet explainFlagSet(ExplainArgs& a) {
   flags.addNonEmptyString("from", &a.from, "a dump instead of the cluster (\"-\" for stdin)");
   flags.addNonEmptyString("kubeconfig", &a.kubeconfig,
                           "kubeconfig (default in-cluster, then $KUBECONFIG)");
-  flags.addNonEmptyString("policy", &a.config, "partition policy file (docs/reference/policy.md)")
+  flags.addNonEmptyString("policy", &a.config, "partition policy file (docs/generated/policy.md)")
       .deprecatedName("config");
   flags.addNonEmptyString("operator-namespace", &a.operatorNamespace,
                           "the GPU Operator's namespace");

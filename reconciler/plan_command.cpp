@@ -39,7 +39,7 @@ core::FlagSet planFlagSet(PlanArgs& parsed) {
   flags.addString("from", &parsed.from, "the dump (\"-\" for stdin; required)");
   flags
       .addString("policy", &parsed.policyFile,
-                 "partition policy file (docs/reference/policy.md; default: the built-in "
+                 "partition policy file (docs/generated/policy.md; default: the built-in "
                  "\"default\")")
       .deprecatedName("config");
   addOutputFlag(flags, &parsed.output);

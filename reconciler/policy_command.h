@@ -1,5 +1,5 @@
 // `gpuscale-reconciler policy`: the policy file's reference (`policy reference`, what
-// docs/reference/policy.md holds) and a check of a policy file (`policy check FILE`: the errors
+// docs/generated/policy.md holds) and a check of a policy file (`policy check FILE`: the errors
 // with their positions, the deprecated spellings, the policies it defines), both from the parser
 // in lib/partition.
 #pragma once

@@ -87,7 +87,7 @@ core::FlagSet runFlagSet(RunArgs& a) {
   flags.addString("kubeconfig", &a.kubeconfig, "kubeconfig (default in-cluster, then $KUBECONFIG)");
   flags
       .addString("policy", &a.config,
-                 "partition policy file (docs/reference/policy.md; without it no HPA is managed "
+                 "partition policy file (docs/generated/policy.md; without it no HPA is managed "
                  "and no node changed)")
       .deprecatedName("config");
   flags.addBool("dry-run", &a.dryRun, "plan, but write nothing (Events kept in memory)");

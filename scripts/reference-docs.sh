@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Regenerates the references in docs/reference/ from the code: flags-PROGRAM.md from each
+# Regenerates the references in docs/generated/ from the code: flags-PROGRAM.md from each
 # program's flag declarations (`PROGRAM flags --markdown`) and policy.md from the policy parser's
 # key declarations (`gpuscale-reconciler policy reference`); tests/integration/reference checks
 # that they are up to date.
@@ -7,10 +7,10 @@
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$src/build}
-mkdir -p "$src/docs/reference"
+mkdir -p "$src/docs/generated"
 for program in gpuscale-adapter gpuscale-reconciler gpuscale-sim; do
-  "$build/bin/$program" flags --markdown >"$src/docs/reference/flags-$program.md"
-  echo "docs/reference/flags-$program.md"
+  "$build/bin/$program" flags --markdown >"$src/docs/generated/flags-$program.md"
+  echo "docs/generated/flags-$program.md"
 done
-"$build/bin/gpuscale-reconciler" policy reference >"$src/docs/reference/policy.md"
-echo "docs/reference/policy.md"
+"$build/bin/gpuscale-reconciler" policy reference >"$src/docs/generated/policy.md"
+echo "docs/generated/policy.md"

@@ -1,5 +1,5 @@
 // FlagSet: the flags of one command, declared once and used four ways: parsing a command line, the
-// `--help` text, the flag reference in docs/reference/ (markdown), and the checks of what was
+// `--help` text, the flag reference in docs/generated/ (markdown), and the checks of what was
 // given.
 //
 // Option groups follow k8s.io/apiserver's option structs: a struct of values with
@@ -215,14 +215,14 @@ std::vector<std::string> splitCommaList(std::string_view text);
 // True when `args` ask for help (`-h`, `--help`, `--help=true`) before a `--`.
 bool asksForHelp(const std::vector<std::string>& args);
 
-// The reference of a program's commands, for docs/reference/flags-PROGRAM.md: a title, one line
+// The reference of a program's commands, for docs/generated/flags-PROGRAM.md: a title, one line
 // saying how the page is made (`regenerate`, the command that prints it), then each command's
 // markdown().
 std::string flagReference(std::string_view program, std::string_view regenerate,
                           const std::vector<std::string>& commands);
 
 // The `flags` command every program has: `PROGRAM flags --markdown` prints flagReference() of the
-// commands' markdown (what docs/reference/flags-PROGRAM.md holds). Returns the exit code: 0, or 2
+// commands' markdown (what docs/generated/flags-PROGRAM.md holds). Returns the exit code: 0, or 2
 // with a message for any other argument.
 int runFlagsCommand(std::string_view program, const std::vector<std::string>& args,
                     const std::vector<std::string>& commands, std::ostream& out, std::ostream& err);

@@ -13,7 +13,7 @@
 // ignored (PolicyMatch::ignored says so, for the caller to log and count).
 //
 // File format: a single policy mapping, or `policies:` with a list of them. Every key, its type,
-// default and meaning is in docs/reference/policy.md, generated from the parser's declarations
+// default and meaning is in docs/generated/policy.md, generated from the parser's declarations
 // (policy_fields.h; `gpuscale-reconciler policy reference`). For example:
 //
 //   policies:

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The references in docs/reference/ are exactly what the code prints, so they cannot drift from it:
+# The references in docs/generated/ are exactly what the code prints, so they cannot drift from it:
 # flags-PROGRAM.md is `PROGRAM flags --markdown` for each program (and every command's --help lists
 # each flag the reference lists for it), policy.md is `gpuscale-reconciler policy reference`.
 set -uo pipefail
@@ -13,11 +13,11 @@ fail() { echo "FAIL $*"; failures=$((failures + 1)); }
 for program in gpuscale-adapter gpuscale-reconciler gpuscale-sim; do
   [ -x "$bin/$program" ] || { echo "skip: $bin/$program not built"; exit 77; }
   "$bin/$program" flags --markdown >"$work/$program.md" || fail "$program flags --markdown: exit $?"
-  if diff -u "$src/docs/reference/flags-$program.md" "$work/$program.md" >"$work/$program.diff"; then
-    echo "ok   docs/reference/flags-$program.md"
+  if diff -u "$src/docs/generated/flags-$program.md" "$work/$program.md" >"$work/$program.diff"; then
+    echo "ok   docs/generated/flags-$program.md"
   else
     cat "$work/$program.diff"
-    fail "docs/reference/flags-$program.md differs from the declarations; regenerate it with scripts/reference-docs.sh"
+    fail "docs/generated/flags-$program.md differs from the declarations; regenerate it with scripts/reference-docs.sh"
   fi
   # Each command section of the reference: its flags appear in the command's --help.
   for command in $(sed -n 's/^## `'"$program"' \(.*\)`$/\1/p' "$work/$program.md" | tr ' ' '+'); do
@@ -37,10 +37,10 @@ done
 
 "$bin/gpuscale-reconciler" policy reference >"$work/policy.md" ||
   fail "gpuscale-reconciler policy reference: exit $?"
-if diff -u "$src/docs/reference/policy.md" "$work/policy.md"; then
-  echo "ok   docs/reference/policy.md"
+if diff -u "$src/docs/generated/policy.md" "$work/policy.md"; then
+  echo "ok   docs/generated/policy.md"
 else
-  fail "docs/reference/policy.md differs from the parser's declarations; regenerate it with scripts/reference-docs.sh"
+  fail "docs/generated/policy.md differs from the parser's declarations; regenerate it with scripts/reference-docs.sh"
 fi
 
 [ "$failures" -eq 0 ] || exit 1
