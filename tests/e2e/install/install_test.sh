@@ -98,8 +98,9 @@ eventually 60 "exporter port file" test -s "$work/exporter.port"
 prom_url=$("$prometheus_run" start "$work/prometheus" --scrape "127.0.0.1:$(cat "$work/exporter.port")" \
   --interval 1s --address "$rn_gateway")
 
-# overlay NAME: a kustomization over manifests/NAME that sets the image, Never pulls it, and (for the
-# adapter) points --prometheus-url at the test's Prometheus. Nothing else of the base changes.
+# overlay NAME: a kustomization over manifests/NAME that sets the image, Never pulls it, (for the
+# adapter) points --prometheus-url at the test's Prometheus and (for the reconciler) switches it from
+# observe to act. Nothing else of the base changes.
 overlay() {
   local name=$1 dir=$work/overlay/$1 base patch
   mkdir -p "$dir"
@@ -120,6 +121,21 @@ for d in yaml.safe_load_all(sys.stdin):
       - op: replace
         path: /spec/template/spec/containers/0/args/$index
         value: --prometheus-url=$prom_url/"
+  fi
+  # The reconciler ships observe-only; the on-ramp's step to act is this one flag.
+  if [ "$name" = reconciler ]; then
+    local index
+    index=$(kc kustomize "$src/manifests/reconciler" | python3 -c '
+import sys, yaml
+for d in yaml.safe_load_all(sys.stdin):
+    if d and d["kind"] == "Deployment":
+        args = d["spec"]["template"]["spec"]["containers"][0]["args"]
+        assert "--mode=observe" in args, args
+        print(args.index("--mode=observe"))')
+    patch+="
+      - op: replace
+        path: /spec/template/spec/containers/0/args/$index
+        value: --mode=act"
   fi
   cat >"$dir/kustomization.yaml" <<YAML
 apiVersion: kustomize.config.k8s.io/v1beta1
@@ -244,7 +260,7 @@ HELM_CACHE_HOME=$work/helm HELM_CONFIG_HOME=$work/helm HELM_DATA_HOME=$work/helm
   "$bin/helm" install gpuscale "$release/gpuscale-$version.tgz" --namespace gpuscale --create-namespace \
   --set adapter.image.repository=localhost/gpuscale-adapter --set adapter.image.pullPolicy=Never \
   --set reconciler.image.repository=localhost/gpuscale-reconciler \
-  --set reconciler.image.pullPolicy=Never \
+  --set reconciler.image.pullPolicy=Never --set reconciler.mode=act \
   --set adapter.prometheus.url="$prom_url/" --wait --timeout 5m
 on_node app.kubernetes.io/name=gpuscale-adapter gpuscale-adapter
 on_node app=gpuscale-reconciler gpuscale-reconciler
