@@ -14,7 +14,8 @@ kube::ResourceRef core(std::string resource, std::string ns = {}) {
 class InformerView final : public ClusterView {
  public:
   InformerView(std::shared_ptr<kube::KubeClient> client, const std::string& ns,
-               std::function<void()> onChange) {
+               std::function<void()> onChange)
+      : client_(client) {
     auto make = [&](kube::ResourceRef ref) {
       kube::InformerOptions options;
       options.resource = std::move(ref);
@@ -32,7 +33,16 @@ class InformerView final : public ClusterView {
   }
 
   Ptr node(const std::string& name) override { return nodes_->store().get("", name); }
-  Ptr configMap(const std::string& name) override { return configMaps_->store().get(ns_, name); }
+  // Read through the API, not the cache: the operator's components read their mounted files when
+  // they run, and a cache that lags the writer by a few milliseconds would fail a config the
+  // writer set just before its label (the emulation has no volume propagation delay).
+  Ptr configMap(const std::string& name) override {
+    auto r = client_->get(core("configmaps", ns_).named(name));
+    if (r.ok()) return std::make_shared<const kube::Object>(std::move(*r));
+    if (k8s::isNotFound(r.status())) return nullptr;
+    spdlog::warn("get ConfigMap {}/{}: {}; using the cached copy", ns_, name, r.status().toString());
+    return configMaps_->store().get(ns_, name);
+  }
   std::vector<Ptr> pods() override { return pods_->store().all(); }
   bool waitForSync(std::chrono::milliseconds timeout) override {
     return nodes_->waitForSync(timeout) && configMaps_->waitForSync(timeout) &&
@@ -40,6 +50,7 @@ class InformerView final : public ClusterView {
   }
 
  private:
+  std::shared_ptr<kube::KubeClient> client_;
   std::string ns_;
   std::unique_ptr<kube::Informer> nodes_, configMaps_, pods_;
 };

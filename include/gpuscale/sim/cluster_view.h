@@ -1,7 +1,8 @@
 // ClusterView: what the emulator reads of the cluster — Nodes, the GPU Operator's ConfigMaps, Pods.
 //
 // The informer view keeps caches (watches on nodes, pods, and ConfigMaps of the operator's
-// namespace) and calls `onChange` after every event; the direct view asks the API on every call,
+// namespace) and calls `onChange` after every event; it reads ConfigMaps through the API, as the
+// operator's components read their files when they run. The direct view asks the API on every call,
 // so a caller that steps the emulator by hand sees its own writes at once (tests).
 //
 // Thread safety: both views are thread-safe.
