@@ -40,7 +40,8 @@ class InformerView final : public ClusterView {
     auto r = client_->get(core("configmaps", ns_).named(name));
     if (r.ok()) return std::make_shared<const kube::Object>(std::move(*r));
     if (k8s::isNotFound(r.status())) return nullptr;
-    spdlog::warn("get ConfigMap {}/{}: {}; using the cached copy", ns_, name, r.status().toString());
+    spdlog::warn("get ConfigMap {}/{}: {}; using the cached copy", ns_, name,
+                 r.status().toString());
     return configMaps_->store().get(ns_, name);
   }
   std::vector<Ptr> pods() override { return pods_->store().all(); }
