@@ -15,7 +15,10 @@
 #      new maximum and never down (KEDA never reverted it, nothing flapped);
 #   4. the reconciler never wrote the HPA's spec (no gpuscale field manager owns an HPA spec field;
 #      it does own the ScaledObject's spec.maxReplicaCount), and the Event MaxReplicasRaised and the
-#      HPA's status annotation name the ScaledObject's field.
+#      HPA's status annotation name the ScaledObject's field;
+#   5. give-back: the demand falls (the trigger's threshold raised so that one replica is enough);
+#      once the HPA scaled down, the reconciler lowers spec.maxReplicaCount to 7 and takes the
+#      time-slicing back (allocatable 7); the HPA's maxReplicas meanwhile only went down, once.
 # Exit 77 (skipped) when the cluster binaries, KEDA's (tests/cluster/bin-extra/keda, or
 # $GPUSCALE_CLUSTER_EXTRA_BIN/keda), gpuscale-sim, gpuscale-reconciler or prometheus are missing.
 set -euo pipefail
@@ -76,7 +79,8 @@ eventually 120 "KEDA's HPA limited by maxReplicas 7 on the queue time" limited
 kc get hpa keda-hpa-triton -o jsonpath='queue time {.status.currentMetrics[0].external.current.value} us, desired {.status.desiredReplicas}{"\n"}'
 
 step "the reconciler time-slices the MIG devices and raises the ScaledObject's maxReplicaCount"
-reconciler_start_one "$here/policy.yaml" --mode=act
+# giveback_policy.yaml: policy.yaml with a 5 s scale-down cooldown.
+reconciler_start_one "$here/giveback_policy.yaml" --mode=act
 raised() { [ "$(so_max)" -gt 7 ]; }
 eventually 120 "spec.maxReplicaCount raised" raised
 new=$(so_max)
@@ -104,13 +108,14 @@ annotation hpa keda-hpa-triton gpuscale.io/status | grep -q 'ScaledObject triton
 
 step "history: maxReplicas went 7 -> $new and never down; the reconciler never wrote the HPA's spec"
 e2e_stop "$watch_pid" || true
-echo "maxReplicas history: $(uniq "$work/maxreplicas.log" | tr '\n' ' ')($(wc -l <"$work/maxreplicas.log") updates)"
-python3 - "$work/maxreplicas.log" "$new" <<'PY' || die "maxReplicas flapped"
-import sys
-seen = [int(x) for x in open(sys.argv[1]).read().split()]
-distinct = [v for i, v in enumerate(seen) if i == 0 or v != seen[i - 1]]
-assert distinct == [7, int(sys.argv[2])], "history %s" % distinct
-PY
+history_is() { # log values...: the successive distinct values in LOG are VALUES
+  local log=$1 seen
+  shift
+  seen=$(uniq "$log" | tr '\n' ' ')
+  echo "maxReplicas history: $seen($(wc -l <"$log") updates)"
+  [ "$seen" = "$* " ]
+}
+history_is "$work/maxreplicas.log" 7 "$new" || die "maxReplicas flapped"
 # Field managers are the writers' User-Agent program names: gpuscale's must own no field of the
 # HPA's spec, and does own the ScaledObject's spec.maxReplicaCount (so the name matched).
 spec_managers() { # kind name: the managers that own a field under spec, one a line
@@ -125,4 +130,24 @@ spec_managers hpa keda-hpa-triton | tee "$work/hpa-managers.txt"
 spec_managers scaledobject triton | tee "$work/so-managers.txt"
 grep -q "^gpuscale-reconciler .*f:maxReplicaCount" "$work/so-managers.txt" ||
   die "no gpuscale-reconciler field manager on the ScaledObject's spec.maxReplicaCount"
+
+step "give-back: one replica is enough; maxReplicaCount back to 7, the time-slicing taken back"
+e2e_spawn "$work/maxreplicas-giveback.log" "$bin/kubectl" get hpa keda-hpa-triton --watch \
+  -o jsonpath='{.spec.maxReplicas}{"\n"}'
+watch_pid=$SPAWNED_PID
+kc patch scaledobject triton --type json \
+  -p '[{"op": "replace", "path": "/spec/triggers/0/metadata/threshold", "value": "1e15"}]' >/dev/null
+one() { [ "$(replicas)" = 1 ]; }
+eventually 120 "the HPA scaled Triton down to 1" one
+so_max_is() { [ "$(so_max)" = "$1" ]; }
+eventually 120 "spec.maxReplicaCount lowered to 7" so_max_is 7
+eventually 60 "KEDA's HPA shows maxReplicas 7" hpa_max_is 7
+untimesliced() { [ "$(node_allocatable "$node" nvidia.com/gpu)" = 7 ]; }
+eventually 120 "allocatable nvidia.com/gpu back to 7" untimesliced
+expect_event keda-hpa-triton MaxReplicasLowered
+holds 10 "maxReplicas moved away from 7" hpa_max_is 7
+e2e_stop "$watch_pid" || true
+history_is "$work/maxreplicas-giveback.log" "$new" 7 || die "maxReplicas flapped in the give-back"
+spec_managers hpa keda-hpa-triton >"$work/hpa-managers.txt"
+! grep -q gpuscale "$work/hpa-managers.txt" || die "the reconciler wrote the HPA's spec"
 echo "PASS"
