@@ -22,8 +22,8 @@
 #                                   ca.crt, tls.crt, tls.key, CN gpuscale-adapter)
 #   keda_stack_start                the operator (gRPC metrics service on KEDA_GRPC_PORT), then the
 #                                   metrics server on KEDA_PORT; returns once both are ready
-#   keda_stack_register             KEDA alone behind the external metrics API (no gpuscale-adapter in
-#                                   front): its APIService v1beta1.external.metrics.k8s.io on an
+#   keda_stack_register             KEDA alone behind the external metrics API (no gpuscale-adapter
+#                                   in front): its APIService v1beta1.external.metrics.k8s.io on an
 #                                   ExternalName Service keda/keda-metrics-apiserver (localhost,
 #                                   KEDA_PORT) with its CA; returns once it is Available
 #   keda_stack_operator_with_rotation  restarts the operator as KEDA's own manifests run it: with
@@ -153,33 +153,9 @@ keda_stack_start() {
 }
 
 keda_stack_register() {
-  local deadline
-  "$KUBECTL" apply -f - >/dev/null <<YAML
-apiVersion: v1
-kind: Service
-metadata: {name: keda-metrics-apiserver, namespace: keda}
-spec: {type: ExternalName, externalName: localhost}
----
-apiVersion: apiregistration.k8s.io/v1
-kind: APIService
-metadata: {name: v1beta1.external.metrics.k8s.io}
-spec:
-  group: external.metrics.k8s.io
-  version: v1beta1
-  service: {name: keda-metrics-apiserver, namespace: keda, port: $KEDA_PORT}
-  caBundle: $(base64 -w0 <"$_ks_certs/ca.crt")
-  groupPriorityMinimum: 100
-  versionPriority: 100
-YAML
-  deadline=$((SECONDS + 120))
-  until [ "$("$KUBECTL" get apiservice v1beta1.external.metrics.k8s.io \
-    -o jsonpath='{.status.conditions[?(@.type=="Available")].status}')" = True ]; do
-    [ $SECONDS -lt $deadline ] || {
-      echo "KEDA's APIService v1beta1.external.metrics.k8s.io is not Available" >&2
-      return 1
-    }
-    sleep 1
-  done
+  bash "$(dirname "${BASH_SOURCE[0]}")/custom_metrics_apiservice.sh" keda-metrics-apiserver keda \
+    "$KEDA_PORT" "$_ks_certs/ca.crt" external.metrics.k8s.io | "$KUBECTL" apply -f - >/dev/null
+  _as_wait_available v1beta1.external.metrics.k8s.io
 }
 
 # SIGTERM, and SIGKILL after 10 s: KEDA's processes wait up to 30 s for their runnables.
