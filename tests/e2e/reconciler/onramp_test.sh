@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # The on-ramp and the off-ramp on the real control plane, gpuscale-sim as the GPU Operator
 # (scenario.yaml: Triton held at 7 1g.5gb slices; a spare node whose first reshape fails).
-#   1. --mode=observe: the reconciler plans the time-slicing change and the raise and says so
-#      (WouldAct Events, explain, /metrics), but the HPA stays held at 9 and no node, HPA or
-#      ConfigMap carries anything of gpuscale.
-#   2. The same reconciler in act mode: time-slicing, maxReplicas raised, a failed reshape of the
+#   1. --mode=observe, with the base's read-only RBAC: the reconciler plans the time-slicing change
+#      and the raise and says so (WouldAct Events, explain, /metrics), but the HPA stays held at 9,
+#      no node, HPA or ConfigMap carries anything of gpuscale, and nothing it asked was forbidden.
+#   2. The same reconciler in act mode, with the write grants of components/act: time-slicing, maxReplicas raised, a failed reshape of the
 #      spare node (outcome and backoff annotations), the state store written.
 #   3. The reconciler stops; `gpuscale-reconciler cleanup --restore-stock-configs` leaves no trace:
 #      no gpuscale.io/ key or reshape taint on nodes, the device-plugin label gone, Triton's
@@ -81,6 +81,8 @@ grep -q '^gpuscale_reconciler_would_act_total{kind="maxReplicas"} [1-9]' <<<"$me
   die "no would-act count in /metrics"
 grep -q '^gpuscale_reconciler_actions_total{' <<<"$metrics" && die "an action was counted"
 e2e_stop "$REC_PID"
+# It ran with the base's read-only RBAC (Events and its Lease aside): nothing it did was refused.
+if grep -i "forbidden\|403" "$work/rec.log"; then die "observe mode was refused something"; fi
 
 step "act mode: time-slicing, maxReplicas raised, a failed reshape backing off"
 reconciler_start_one "$here/policy.yaml" --mode=act --failure-backoff 10m
