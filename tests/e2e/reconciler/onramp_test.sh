@@ -3,8 +3,10 @@
 # (scenario.yaml: Triton held at 7 1g.5gb slices; a spare node whose first reshape fails).
 #   1. --mode=observe, with the base's read-only RBAC: the reconciler plans the time-slicing change
 #      and the raise and says so (WouldAct Events, explain, /metrics), but the HPA stays held at 9,
-#      no node, HPA or ConfigMap carries anything of gpuscale, and nothing it asked was forbidden.
-#   2. The same reconciler in act mode, with the write grants of components/act: time-slicing, maxReplicas raised, a failed reshape of the
+#      no node, HPA or ConfigMap carries anything of gpuscale, and nothing it asked was forbidden;
+#      `preflight` as its ServiceAccount fails and lists act mode's missing grants.
+#   2. The same reconciler in act mode, with the write grants of components/act (`preflight -o json`
+#      as its ServiceAccount now passes): time-slicing, maxReplicas raised, a failed reshape of the
 #      spare node (outcome and backoff annotations), the state store written.
 #   3. The reconciler stops; `gpuscale-reconciler cleanup --restore-stock-configs` leaves no trace:
 #      no gpuscale.io/ key or reshape taint on nodes, the device-plugin label gone, Triton's
@@ -83,9 +85,25 @@ grep -q '^gpuscale_reconciler_actions_total{' <<<"$metrics" && die "an action wa
 e2e_stop "$REC_PID"
 # It ran with the base's read-only RBAC (Events and its Lease aside): nothing it did was refused.
 if grep -i "forbidden\|403" "$work/rec.log"; then die "observe mode was refused something"; fi
+# preflight as the reconciler, with observe's grants: act mode's writes are missing.
+rc=0
+"$rec" preflight --kubeconfig "$work/reconciler.kubeconfig" --state-namespace gpuscale \
+  >"$work/preflight-observe.out" 2>&1 || rc=$?
+cat "$work/preflight-observe.out"
+[ "$rc" = 1 ] || die "preflight with observe's grants exited $rc, not 1"
+grep -q "^fail permissions: .*missing: .*patch nodes" "$work/preflight-observe.out" ||
+  die "preflight did not list the missing grants"
+grep -q "^ok   node gpu-a100-0: .*nvidia.com/mig.config.state=success" "$work/preflight-observe.out" ||
+  die "preflight did not find the GPU node"
 
 step "act mode: time-slicing, maxReplicas raised, a failed reshape backing off"
 reconciler_start_one "$here/policy.yaml" --mode=act --failure-backoff 10m
+# preflight as the reconciler, with act's grants: nothing fails.
+"$rec" preflight --kubeconfig "$work/reconciler.kubeconfig" --state-namespace gpuscale -o json \
+  >"$work/preflight-act.json" 2>&1 || { cat "$work/preflight-act.json"; die "preflight with act's grants failed"; }
+python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); assert r["passed"], r
+assert any(c["name"] == "permissions" and c["result"] == "ok" for c in r["checks"]), r' \
+  "$work/preflight-act.json" || die "preflight's JSON: $(cat "$work/preflight-act.json")"
 raised() { [ "$(max_replicas triton)" -gt 9 ]; }
 eventually 120 "maxReplicas raised" raised
 kc apply -f "$here/spare.yaml" >/dev/null
