@@ -1,7 +1,7 @@
 // `gpuscale-reconciler preflight`: whether the cluster is ready for act mode
-// (reconciler/preflight.h): the API, the identity's permissions, the GPU Operator's namespace,
-// ConfigMaps and ClusterPolicy, and the GPU nodes. Read-only. Run it as the reconciler (`kubectl
-// exec` into its pod) to check its ServiceAccount, or with a kubeconfig.
+// (gpuscale/reconciler/preflight.h): the API, the identity's permissions, the GPU Operator's
+// namespace, ConfigMaps and ClusterPolicy, and the GPU nodes. Read-only. Run it as the reconciler
+// (`kubectl exec` into its pod) to check its ServiceAccount, or with a kubeconfig.
 //
 //   preflight [--kubeconfig PATH] [--operator-namespace gpu-operator] [--state-namespace gpuscale]
 //             [--output text|json] ...

@@ -153,7 +153,8 @@ void checkClusterPolicies(kube::KubeClient& client, const PreflightOptions& o,
     } else {
       out.push_back({"cluster-policy", CheckOutcome::kWarn,
                      "cannot read ClusterPolicies: " + policies.status().message(),
-                     "run preflight with a kubeconfig that may read them (the reconciler itself need not)"});
+                     "run preflight with a kubeconfig that may read them (the reconciler itself "
+                     "need not)"});
     }
     return;
   }

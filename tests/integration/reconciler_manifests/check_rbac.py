@@ -31,7 +31,9 @@ def main():
              for d in docs if d["kind"] in ("Role", "ClusterRole")}
     writes = {}
     for b in docs:
-        if b["kind"] not in ("RoleBinding", "ClusterRoleBinding") or subject not in b.get("subjects", []):
+        if b["kind"] not in ("RoleBinding", "ClusterRoleBinding"):
+            continue
+        if subject not in b.get("subjects", []):
             continue
         ref = b["roleRef"]
         ns = b["metadata"].get("namespace", "") if ref["kind"] == "Role" else ""

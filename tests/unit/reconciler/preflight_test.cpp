@@ -147,7 +147,8 @@ const std::vector<Row>& rows() {
          "spec.migManager.config.name is default-mig-parted-config, not "
          "gpuscale-mig-parted-config"},
         {"cluster-policy cluster-policy", CheckOutcome::kFail,
-         R"(kubectl patch clusterpolicy cluster-policy --type=merge -p '{"spec":{"migManager":{"config":{"name":"gpuscale-mig-parted-config"}}}}')"},
+         "kubectl patch clusterpolicy cluster-policy --type=merge -p "
+         R"('{"spec":{"migManager":{"config":{"name":"gpuscale-mig-parted-config"}}}}')"},
         {"cluster-policy cluster-policy", CheckOutcome::kOk, "spec.devicePlugin.config.name"}}},
       {"no device-plugin config in the ClusterPolicy",
        [](Cluster& c) {
