@@ -57,12 +57,14 @@ kubectl kustomize "$work/resource-metrics" >"$work/adapter-resource-metrics.yaml
 check "adapter.apiServices.resource renders what the resource-metrics component renders" \
   'python3 "$here/compare_renders.py" "$work/chart-resource-metrics.yaml" \
      "$work/adapter-resource-metrics.yaml" "$work/reconciler.yaml"'
-# reconciler.mode=act: the chart's act render is what the reconciler base with components/act renders.
+# reconciler.mode=act: the chart's act render is what the reconciler base with components/act renders
+# (but the chart's uninstall hook, which kustomize has no counterpart for).
 mkdir -p "$work/act"
 rbase=$(python3 -c 'import os, sys; print(os.path.relpath(sys.argv[1], sys.argv[2]))' \
   "$src/manifests/reconciler" "$work/act")
 printf 'resources: [%s]\ncomponents: [%s/components/act]\n' "$rbase" "$rbase" >"$work/act/kustomization.yaml"
-render -f "$here/kustomize-equivalent.yaml" --set reconciler.mode=act >"$work/chart-act.yaml"
+render -f "$here/kustomize-equivalent.yaml" --set reconciler.mode=act \
+  --set reconciler.uninstallCleanup.enabled=false >"$work/chart-act.yaml"
 kubectl kustomize "$work/act" >"$work/reconciler-act.yaml"
 check "reconciler.mode=act renders what the reconciler base with components/act renders" \
   'python3 "$here/compare_renders.py" "$work/chart-act.yaml" "$work/adapter.yaml" "$work/reconciler-act.yaml"'
@@ -193,6 +195,32 @@ check "reconciler.admissionPolicy.validationActions reach every binding" \
 check "an unknown validation action is refused" \
   'refused --set "reconciler.admissionPolicy.validationActions={Block}"'
 
+# The uninstall path: in act mode, a pre-delete hook Job runs cleanup (it stops the reconciler first).
+check "observe mode renders no uninstall hook" '! contains "helm.sh/hook: pre-delete" "$work/default.yaml"'
+check "act mode: a pre-delete Job runs cleanup, stopping the reconciler, as its own ServiceAccount" \
+  'render --set reconciler.mode=act >"$work/act.yaml" &&
+   python3 - "$work/act.yaml" <<"PY"
+import sys, yaml
+docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
+hooks = [d for d in docs if d["metadata"].get("annotations", {}).get("helm.sh/hook") == "pre-delete"]
+kinds = sorted(d["kind"] for d in hooks)
+assert kinds == ["ClusterRole", "ClusterRoleBinding", "Job", "Role", "RoleBinding", "ServiceAccount"], kinds
+job = next(d for d in hooks if d["kind"] == "Job")
+pod = job["spec"]["template"]["spec"]
+args = pod["containers"][0]["args"]
+assert args[0] == "cleanup" and "--stop-deployment=gpuscale-reconciler" in args, args
+assert "--state-config-map=gpuscale-reconciler-state" in args, args
+assert pod["serviceAccountName"] == "gpuscale-reconciler-cleanup", pod
+assert not any(a.startswith("--restore-stock-configs") for a in args), args
+PY'
+check "uninstallCleanup.restoreStockConfigs reaches the Job" \
+  'render --set reconciler.mode=act --set reconciler.uninstallCleanup.restoreStockConfigs=true |
+     contains "^        - --restore-stock-configs$"'
+check "uninstallCleanup.enabled=false renders no hook" \
+  '! render --set reconciler.mode=act --set reconciler.uninstallCleanup.enabled=false |
+     contains "helm.sh/hook: pre-delete"'
+check "an unknown uninstallCleanup key is refused" 'refused --set reconciler.uninstallCleanup.wait=1m'
+
 # Images: tags default to the chart's appVersion (version_test.sh checks it is VERSION's).
 app_version=$(sed -n "s/^appVersion: *\"\?\([^\"]*\)\"\?$/\1/p" "$chart/Chart.yaml")
 check "image tags default to appVersion ($app_version)" \
@@ -223,8 +251,9 @@ check "NOTES.txt: observe-only by default, how to switch to act, the off-ramp" \
      grep -q "gpuscale-reconciler cleanup --state-namespace gpuscale" "$work/notes.txt"'
 check "NOTES.txt in observe mode: preflight with the release's namespaces and names" \
   'grep -q "gpuscale-reconciler preflight --operator-namespace gpu-operator --state-namespace gpuscale .*--state-config-map gpuscale-reconciler-state --leader-elect-name gpuscale-reconciler$" "$work/notes.txt"'
-check "NOTES.txt with reconciler.mode=act says it acts" \
-  'notes --set reconciler.mode=act | contains "It ACTS"'
+check "NOTES.txt with reconciler.mode=act says it acts and that helm uninstall cleans up" \
+  'notes --set reconciler.mode=act >"$work/notes-act.txt" && contains "It ACTS" "$work/notes-act.txt" &&
+     contains "helm uninstall runs that cleanup itself" "$work/notes-act.txt"'
 check "NOTES.txt follows the release's names" \
   'notes --set fullnameOverride=gs | contains "get lease gs-reconciler"'
 
