@@ -57,7 +57,7 @@ std::optional<ConfigMapInit> existing(kube::KubeClient& client, const std::strin
                                       const std::string& name) {
   const std::string full = ns + "/" + name;
   auto cm = client.get(configMapsOf(ns).named(name));
-  if (cm) return ConfigMapInit{full, ConfigMapInitOutcome::kExists, "exists; left as it is"};
+  if (cm) return ConfigMapInit{full, ConfigMapInitOutcome::kExists, "left as it is"};
   if (k8s::isNotFound(cm.status())) return std::nullopt;
   return ConfigMapInit{full, ConfigMapInitOutcome::kFailed,
                        "cannot read it: " + cm.status().message()};
