@@ -285,11 +285,12 @@ PreflightReport preflight(kube::KubeClient& client, const PreflightOptions& o) {
   out.push_back(checkConfigMap(client, "mig-config", o.operatorNamespace, o.migConfigMap,
                                CheckOutcome::kWarn,
                                "the reconciler creates it on its first MIG change, with the stock "
-                               "configs; until then mig-manager cannot read it if the "
-                               "ClusterPolicy already names it"));
+                               "configs; create it now, before the ClusterPolicy names it, with "
+                               "gpuscale-reconciler configmaps init"));
   out.push_back(checkConfigMap(client, "device-plugin-config", o.operatorNamespace,
                                o.devicePluginConfigMap, CheckOutcome::kWarn,
-                               "the reconciler creates it on its first time-slicing change"));
+                               "the reconciler creates it on its first time-slicing change; "
+                               "create it now with gpuscale-reconciler configmaps init"));
   checkClusterPolicies(client, o, out);
   checkNodes(client, out);
   return report;

@@ -129,13 +129,16 @@ const std::vector<Row>& rows() {
          c.remove(coll("", "configmaps", "gpu-operator").named("gpuscale-mig-parted-config"));
        },
        true,
-       {{"mig-config", CheckOutcome::kWarn, "creates it on its first MIG change"}}},
+       {{"mig-config", CheckOutcome::kWarn,
+         "create it now, before the ClusterPolicy names it, with gpuscale-reconciler configmaps "
+         "init"}}},
       {"no device-plugin ConfigMap yet",
        [](Cluster& c) {
          c.remove(coll("", "configmaps", "gpu-operator").named("device-plugin-config"));
        },
        true,
-       {{"device-plugin-config", CheckOutcome::kWarn, "first time-slicing change"}}},
+       {{"device-plugin-config", CheckOutcome::kWarn,
+         "create it now with gpuscale-reconciler configmaps init"}}},
       {"the ClusterPolicy still names the stock ConfigMap: the patch that fixes it",
        [](Cluster& c) {
          ASSERT_TRUE(c.fake.patch(
