@@ -5,12 +5,13 @@
 #   - gpu-a100-1 has none (no nvidia.com/mig.config.state): it is not MIG-managed; the planner never
 #     reshapes it (`explain`: MigNotManaged), it is never tainted, no stall is counted for it;
 #   - gpu-a100-2's hangs in `rebooting` (injected hang-rebooting): the reshape the reconciler starts
-#     there (MIG the only lever) is undone after --mig-timeout (20 s): previous label back, reshape
+#     there (MIG the only lever) is undone after --mig-timeout (30 s): previous label back, reshape
 #     taint removed, the node backs off (gpuscale.io/backoff-until; `explain`: NodeBackoff), a
 #     Warning Event, node_stalls_total{cause="mig_manager_stuck"} in /metrics, Triton still held.
 # Restarted with time-slicing allowed, the reconciler takes that lever on gpu-a100-0 and raises
 # maxReplicas without reshaping gpu-a100-2 again; the 7 Triton pods that ran were never disturbed.
-# A watch records every taint the idle nodes carry over the whole run.
+# A slow mig-manager (gpu-a100-3, 10 s a run) within the timeout is not cut off: its reshape
+# succeeds, no stall counted. A watch records every taint the idle nodes carry over the whole run.
 # Exit 77 (skipped) when the cluster binaries, gpuscale-sim or gpuscale-reconciler are missing.
 set -euo pipefail
 
@@ -24,6 +25,16 @@ step "start the control plane, gpuscale-sim (mig-manager absent, hanging) and th
 sed -e '/{reconfiguration: 1, mode: fail}/d' -e '0,/^  failures:$/s//  migManager: {present: false}/' \
   -e 's/{mode: hang}/{mode: hang-rebooting}/' -e 's/pool: \(spare\|stuck\)/pool: serving/' \
   "$here/scenario.yaml" >"$work/scenario.yaml"
+cat >>"$work/scenario.yaml" <<'YAML'
+- name: gpu-a100-3
+  product: NVIDIA-A100-SXM4-40GB
+  gpus: 1
+  memoryMiB: 40960
+  migStrategy: mixed
+  migConfig: all-3g.20gb
+  labels: {pool: slow}
+  migManager: {reconfigureSeconds: 10}
+YAML
 [ "$(grep -c -e "present: false" -e "mode: hang-rebooting" -e "pool: serving" "$work/scenario.yaml")" = 5 ] ||
   die "scenario not made: $(cat "$work/scenario.yaml")"
 # MIG reshapes only at first, so that Triton stays held while the stalls play out.
@@ -58,7 +69,7 @@ uids() { # [kubectl get args...]
 first7=$(uids --field-selector=status.phase=Running)
 explains "$work/mig-only.yaml" "node gpu-a100-1 (migReshape): MigNotManaged" \
   "plan: reshape MIG on node gpu-a100-2"
-reconciler_start_one "$work/mig-only.yaml" --mig-timeout 20s --failure-backoff 10m
+reconciler_start_one "$work/mig-only.yaml" --mig-timeout 30s --failure-backoff 10m
 
 step "the reshape of gpu-a100-2 hangs in rebooting, the node tainted"
 state_is() { [ "$(node_label "$1" nvidia.com/mig.config.state)" = "$2" ]; }
@@ -90,7 +101,7 @@ explains "$work/mig-only.yaml" "node gpu-a100-1 (migReshape): MigNotManaged" \
 e2e_stop "$REC_PID"
 
 step "with time-slicing allowed: gpu-a100-0 time-sliced, maxReplicas raised, running pods kept"
-reconciler_start_one "$here/policy.yaml" --mig-timeout 20s --failure-backoff 10m
+reconciler_start_one "$here/policy.yaml" --mig-timeout 30s --failure-backoff 10m
 max_above_9() { [ "$(kc get hpa triton -o jsonpath='{.spec.maxReplicas}')" -gt 9 ]; }
 eventually 120 "maxReplicas raised" max_above_9
 case "$(node_label gpu-a100-0 nvidia.com/device-plugin.config)" in
@@ -100,6 +111,23 @@ esac
 eventually 120 "9 Triton pods Running" running_at_least 9
 [ "$(comm -12 <(uids) <(echo "$first7") | wc -l)" = "$(wc -l <<<"$first7")" ] ||
   die "running Triton pods disturbed"
+
+step "a slow mig-manager (10 s) within --mig-timeout: the reshape of gpu-a100-3 succeeds"
+sed 's/stuck/slow/g' "$here/stuck.yaml" | kc apply -f - >/dev/null
+eventually 90 "gpu-a100-3 pending" state_is gpu-a100-3 pending
+grep -q "gpuscale.io/" <<<"$(taints gpu-a100-3)" || die "gpu-a100-3 not tainted while reshaped"
+eventually 90 "the slow run succeeds" outcome_is gpu-a100-3 success
+case "$(node_label gpu-a100-3 nvidia.com/mig.config)" in
+  gpuscale-gpu-a100-3-*) ;;
+  *) die "gpu-a100-3 not reshaped: $(node_label gpu-a100-3 nvidia.com/mig.config)" ;;
+esac
+! grep -q "gpuscale.io/" <<<"$(taints gpu-a100-3)" || die "gpu-a100-3 still tainted"
+[ -z "$(annotation node gpu-a100-3 gpuscale.io/backoff-until)" ] || die "gpu-a100-3 backs off"
+slow_running() { [ "$(kc get pods -l app=slow --field-selector=status.phase=Running -o name | wc -l)" = 2 ]; }
+eventually 60 "2 slow pods Running" slow_running
+metrics=$(rec_status "$REC_STATUS_PORT" /metrics) || die "no /metrics"
+! grep -q '^gpuscale_reconciler_node_stalls_total{.*} [1-9]' <<<"$metrics" ||
+  die "a stall counted after the restart: $(grep node_stalls_total <<<"$metrics")"
 
 step "gpu-a100-1 was never touched: no taint, no label, no Event of the reconciler"
 grep -q "gpuscale.io/" "$work/taints-gpu-a100-2.log" || die "the taint watch saw nothing"
