@@ -11,7 +11,8 @@
 # Restarted with time-slicing allowed, the reconciler takes that lever on gpu-a100-0 and raises
 # maxReplicas without reshaping gpu-a100-2 again; the 7 Triton pods that ran were never disturbed.
 # A slow mig-manager (gpu-a100-3, 10 s a run) within the timeout is not cut off: its reshape
-# succeeds, no stall counted. A watch records every taint the idle nodes carry over the whole run.
+# succeeds, no stall counted; a silent one (gpu-a100-4, injected ignore: no state change at all,
+# `success` from before stays) is bounded too: untainted, backing off, counted as no_capacity. A watch records every taint the idle nodes carry over the whole run.
 # Exit 77 (skipped) when the cluster binaries, gpuscale-sim or gpuscale-reconciler are missing.
 set -euo pipefail
 
@@ -25,17 +26,14 @@ step "start the control plane, gpuscale-sim (mig-manager absent, hanging) and th
 sed -e '/{reconfiguration: 1, mode: fail}/d' -e '0,/^  failures:$/s//  migManager: {present: false}/' \
   -e 's/{mode: hang}/{mode: hang-rebooting}/' -e 's/pool: \(spare\|stuck\)/pool: serving/' \
   "$here/scenario.yaml" >"$work/scenario.yaml"
-cat >>"$work/scenario.yaml" <<'YAML'
-- name: gpu-a100-3
-  product: NVIDIA-A100-SXM4-40GB
-  gpus: 1
-  memoryMiB: 40960
-  migStrategy: mixed
-  migConfig: all-3g.20gb
-  labels: {pool: slow}
-  migManager: {reconfigureSeconds: 10}
-YAML
-[ "$(grep -c -e "present: false" -e "mode: hang-rebooting" -e "pool: serving" "$work/scenario.yaml")" = 5 ] ||
+# Two more idle A100s as gpu-a100-2, each in a pool of its own: a slow mig-manager and a silent one.
+a100_2=$(sed -n '/^- name: gpu-a100-2$/,$p' "$work/scenario.yaml")
+sed -e 's/gpu-a100-2/gpu-a100-3/' -e 's/pool: serving/pool: slow/' -e '/mode: hang-rebooting/d' \
+  -e 's/^  failures:$/  migManager: {reconfigureSeconds: 10}/' <<<"$a100_2" >>"$work/scenario.yaml"
+sed -e 's/gpu-a100-2/gpu-a100-4/' -e 's/pool: serving/pool: silent/' -e 's/hang-rebooting/ignore/' \
+  <<<"$a100_2" >>"$work/scenario.yaml"
+[ "$(grep -c -e "present: false" -e "mode: hang-rebooting" -e "pool: serving" -e "reconfigureSeconds: 10" \
+  -e "pool: slow" -e "pool: silent" -e "mode: ignore" "$work/scenario.yaml")" = 9 ] ||
   die "scenario not made: $(cat "$work/scenario.yaml")"
 # MIG reshapes only at first, so that Triton stays held while the stalls play out.
 sed 's/levers: \[migReshape, timeSlicing\]/levers: [migReshape]/' "$here/policy.yaml" >"$work/mig-only.yaml"
@@ -73,23 +71,25 @@ reconciler_start_one "$work/mig-only.yaml" --mig-timeout 30s --failure-backoff 1
 
 step "the reshape of gpu-a100-2 hangs in rebooting, the node tainted"
 state_is() { [ "$(node_label "$1" nvidia.com/mig.config.state)" = "$2" ]; }
+tainted() { grep -q "gpuscale.io/" <<<"$(kc get node "$1" -o jsonpath='{.spec.taints[*].key}')"; }
+outcome_is() { annotation node "$1" gpuscale.io/outcome | grep -q "\"result\":\"$2\""; }
+reshaping() { # node: gpuscale's config on the label, the node tainted
+  case "$(node_label "$1" nvidia.com/mig.config)" in gpuscale-"$1"-*) tainted "$1" ;; *) false ;; esac
+}
+undone() { # node: timed out, untainted, backing off, a Warning Event
+  eventually 90 "the run on $1 times out" outcome_is "$1" timeout
+  ! tainted "$1" || die "$1 still tainted"
+  [ -n "$(annotation node "$1" gpuscale.io/backoff-until)" ] || die "$1 does not back off"
+  expect_event "$1" MigReconfigureTimedOut
+  kc get events --field-selector "involvedObject.name=$1,reason=MigReconfigureTimedOut" \
+    -o jsonpath='{.items[*].type}' | grep -qx Warning || die "MigReconfigureTimedOut is not a Warning"
+}
 eventually 90 "gpu-a100-2 rebooting" state_is gpu-a100-2 rebooting
-case "$(node_label gpu-a100-2 nvidia.com/mig.config)" in
-  gpuscale-gpu-a100-2-*) ;;
-  *) die "gpu-a100-2 not reshaped: $(node_label gpu-a100-2 nvidia.com/mig.config)" ;;
-esac
-taints() { kc get node "$1" -o jsonpath='{.spec.taints[*].key}'; }
-grep -q "gpuscale.io/" <<<"$(taints gpu-a100-2)" || die "gpu-a100-2 not tainted while reshaped"
+reshaping gpu-a100-2 || die "gpu-a100-2 rebooting, but not reshaped by gpuscale and tainted"
 
 step "after --mig-timeout: label restored, taint removed, backing off, a Warning Event, a metric"
-outcome_is() { annotation node "$1" gpuscale.io/outcome | grep -q "\"result\":\"$2\""; }
-eventually 90 "the stuck run times out" outcome_is gpu-a100-2 timeout
+undone gpu-a100-2
 [ "$(node_label gpu-a100-2 nvidia.com/mig.config)" = all-3g.20gb ] || die "previous label not restored"
-! grep -q "gpuscale.io/" <<<"$(taints gpu-a100-2)" || die "gpu-a100-2 still tainted: $(taints gpu-a100-2)"
-[ -n "$(annotation node gpu-a100-2 gpuscale.io/backoff-until)" ] || die "gpu-a100-2 does not back off"
-expect_event gpu-a100-2 MigReconfigureTimedOut
-kc get events --field-selector involvedObject.name=gpu-a100-2,reason=MigReconfigureTimedOut \
-  -o jsonpath='{.items[*].type}' | grep -qx Warning || die "MigReconfigureTimedOut is not a Warning"
 metrics=$(rec_status "$REC_STATUS_PORT" /metrics) || die "no /metrics"
 grep -q '^gpuscale_reconciler_node_stalls_total{cause="mig_manager_stuck"} 1$' <<<"$metrics" ||
   die "the stall is not counted: $(grep node_stalls_total <<<"$metrics")"
@@ -101,7 +101,7 @@ explains "$work/mig-only.yaml" "node gpu-a100-1 (migReshape): MigNotManaged" \
 e2e_stop "$REC_PID"
 
 step "with time-slicing allowed: gpu-a100-0 time-sliced, maxReplicas raised, running pods kept"
-reconciler_start_one "$here/policy.yaml" --mig-timeout 30s --failure-backoff 10m
+reconciler_start_one "$here/policy.yaml" --mig-timeout 30s --failure-backoff 10m --max-nodes-in-flight 3
 max_above_9() { [ "$(kc get hpa triton -o jsonpath='{.spec.maxReplicas}')" -gt 9 ]; }
 eventually 120 "maxReplicas raised" max_above_9
 case "$(node_label gpu-a100-0 nvidia.com/device-plugin.config)" in
@@ -112,22 +112,24 @@ eventually 120 "9 Triton pods Running" running_at_least 9
 [ "$(comm -12 <(uids) <(echo "$first7") | wc -l)" = "$(wc -l <<<"$first7")" ] ||
   die "running Triton pods disturbed"
 
-step "a slow mig-manager (10 s) within --mig-timeout: the reshape of gpu-a100-3 succeeds"
-sed 's/stuck/slow/g' "$here/stuck.yaml" | kc apply -f - >/dev/null
+step "gpu-a100-3's slow mig-manager (10 s) succeeds; gpu-a100-4's silent one is undone"
+for pool in slow silent; do sed "s/stuck/$pool/g" "$here/stuck.yaml" | kc apply -f - >/dev/null; done
 eventually 90 "gpu-a100-3 pending" state_is gpu-a100-3 pending
-grep -q "gpuscale.io/" <<<"$(taints gpu-a100-3)" || die "gpu-a100-3 not tainted while reshaped"
+reshaping gpu-a100-3 || die "gpu-a100-3 pending, but not reshaped by gpuscale and tainted"
+eventually 90 "gpu-a100-4 reshaping" reshaping gpu-a100-4
 eventually 90 "the slow run succeeds" outcome_is gpu-a100-3 success
-case "$(node_label gpu-a100-3 nvidia.com/mig.config)" in
-  gpuscale-gpu-a100-3-*) ;;
-  *) die "gpu-a100-3 not reshaped: $(node_label gpu-a100-3 nvidia.com/mig.config)" ;;
-esac
-! grep -q "gpuscale.io/" <<<"$(taints gpu-a100-3)" || die "gpu-a100-3 still tainted"
+! tainted gpu-a100-3 || die "gpu-a100-3 still tainted"
 [ -z "$(annotation node gpu-a100-3 gpuscale.io/backoff-until)" ] || die "gpu-a100-3 backs off"
 slow_running() { [ "$(kc get pods -l app=slow --field-selector=status.phase=Running -o name | wc -l)" = 2 ]; }
 eventually 60 "2 slow pods Running" slow_running
+undone gpu-a100-4
 metrics=$(rec_status "$REC_STATUS_PORT" /metrics) || die "no /metrics"
-! grep -q '^gpuscale_reconciler_node_stalls_total{.*} [1-9]' <<<"$metrics" ||
-  die "a stall counted after the restart: $(grep node_stalls_total <<<"$metrics")"
+# Its state label still says `success` from before, so the reconciler reads the run as done with
+# allocatable never showing it: the table's NoCapacity row (label kept, cause no_capacity).
+grep -q '^gpuscale_reconciler_node_stalls_total{cause="no_capacity"} 1$' <<<"$metrics" ||
+  die "the silent mig-manager is not counted: $(grep node_stalls_total <<<"$metrics")"
+[ "$(grep -c '^gpuscale_reconciler_node_stalls_total{.*} [1-9]' <<<"$metrics")" = 1 ] ||
+  die "other stalls counted: $(grep node_stalls_total <<<"$metrics")"
 
 step "gpu-a100-1 was never touched: no taint, no label, no Event of the reconciler"
 grep -q "gpuscale.io/" "$work/taints-gpu-a100-2.log" || die "the taint watch saw nothing"
