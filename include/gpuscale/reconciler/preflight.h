@@ -18,7 +18,13 @@
 //   cluster-policy       each ClusterPolicy (nvidia.com/v1) names the reconciler's ConfigMaps in
 //                        spec.migManager.config.name and spec.devicePlugin.config.name (fail, with
 //                        the patch that fixes it, when not); no ClusterPolicy CRD or no right to
-//                        read it is a warning.
+//                        read it is a warning. Each ClusterPolicy's MIG strategy
+//                        (spec.mig.strategy).
+//   gpu-operator         the GPU Operator's Deployment in its namespace and its release (the image
+//                        tag); not found or not readable is a warning.
+//   mig-manager          the mig-manager and device-plugin DaemonSets of the operator's namespace
+//   device-plugin        and how many of their pods are ready (absent, not all ready, or not
+//                        readable: a warning).
 //   gpu-nodes            Nodes with GPU feature discovery's labels (nvidia.com/gpu.product or
 //                        nvidia.com/gpu.present=true); none is a failure.
 //   node NAME            per GPU node: its product and nvidia.com/mig.config and

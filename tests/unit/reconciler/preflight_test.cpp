@@ -58,8 +58,20 @@ struct Cluster {
     json policy = object("ClusterPolicy", "cluster-policy");
     policy["apiVersion"] = "nvidia.com/v1";
     policy["spec"] = {{"migManager", {{"config", {{"name", "gpuscale-mig-parted-config"}}}}},
-                      {"devicePlugin", {{"config", {{"name", "device-plugin-config"}}}}}};
+                      {"devicePlugin", {{"config", {{"name", "device-plugin-config"}}}}},
+                      {"mig", {{"strategy", "mixed"}}}};
     add(coll("nvidia.com", "clusterpolicies"), policy);
+    json operatorDeployment = object("Deployment", "gpu-operator", "gpu-operator");
+    operatorDeployment["spec"] = {
+        {"template",
+         {{"spec",
+           {{"containers", {{{"name", "gpu-operator"}, {"image", "gpu-operator:v25.3.0"}}}}}}}}};
+    add(coll("apps", "deployments", "gpu-operator"), operatorDeployment);
+    for (const char* ds : {"nvidia-mig-manager", "nvidia-device-plugin-daemonset"}) {
+      json d = object("DaemonSet", ds, "gpu-operator");
+      d["status"] = {{"numberReady", 1}, {"desiredNumberScheduled", 1}};
+      add(coll("apps", "daemonsets", "gpu-operator"), d);
+    }
     add(coll("", "nodes"), node("gpu-0", {{"nvidia.com/gpu.product", "NVIDIA-A100-SXM4-40GB"},
                                           {"nvidia.com/mig.config", "all-1g.5gb"},
                                           {"nvidia.com/mig.config.state", "success"}}));
@@ -94,8 +106,25 @@ const std::vector<Row>& rows() {
         {"mig-config", CheckOutcome::kOk, "gpuscale-mig-parted-config"},
         {"device-plugin-config", CheckOutcome::kOk, "device-plugin-config"},
         {"cluster-policy cluster-policy", CheckOutcome::kOk, "spec.devicePlugin.config.name"},
+        {"cluster-policy cluster-policy", CheckOutcome::kOk, "spec.mig.strategy is mixed"},
+        {"gpu-operator", CheckOutcome::kOk, "release v25.3.0"},
+        {"mig-manager", CheckOutcome::kOk, "nvidia-mig-manager: 1 of 1 ready"},
+        {"device-plugin", CheckOutcome::kOk, "nvidia-device-plugin-daemonset: 1 of 1 ready"},
         {"gpu-nodes", CheckOutcome::kOk, "1 GPU node(s) of 2"},
         {"node gpu-0", CheckOutcome::kOk, "nvidia.com/mig.config.state=success"}}},
+      {"a GPU Operator installed another way, its mig-manager not ready: warnings",
+       [](Cluster& c) {
+         c.remove(coll("apps", "deployments", "gpu-operator").named("gpu-operator"));
+         c.remove(
+             coll("apps", "daemonsets", "gpu-operator").named("nvidia-device-plugin-daemonset"));
+         ASSERT_TRUE(
+             c.fake.patch(coll("apps", "daemonsets", "gpu-operator").named("nvidia-mig-manager"),
+                          kube::PatchType::kMerge, {{"status", {{"numberReady", 0}}}}));
+       },
+       true,
+       {{"gpu-operator", CheckOutcome::kWarn, "no gpu-operator Deployment"},
+        {"mig-manager", CheckOutcome::kWarn, "0 of 1 ready"},
+        {"device-plugin", CheckOutcome::kWarn, "spec.devicePlugin.enabled"}}},
       {"kube-apiserver does not answer: only that is said",
        [](Cluster& c) { c.fake.failNext("getPath", core::Status::unavailable("refused")); },
        false,
