@@ -1,6 +1,7 @@
 #include "gpuscale/reconciler/preflight.h"
 
 #include <algorithm>
+#include <map>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -249,7 +250,34 @@ std::string labelOf(const json& node, std::string_view key) {
   return stringAt(node, {"metadata", "labels", key});
 }
 
-void checkNodes(kube::KubeClient& client, std::vector<PreflightCheck>& out) {
+// How many of the GPU nodes each policy may change.
+void checkPolicyScope(const partition::PolicySet& policies,
+                      const std::vector<const json*>& gpuNodes, std::vector<PreflightCheck>& out) {
+  for (const auto& policy : policies.policies) {
+    size_t inScope = 0;
+    for (const json* node : gpuNodes) {
+      std::map<std::string, std::string> labels;
+      const json& l = fieldAt(*node, {"metadata", "labels"});
+      if (l.is_object()) {
+        for (const auto& [key, value] : l.items()) {
+          if (value.is_string()) labels[key] = value.get<std::string>();
+        }
+      }
+      if (policy.selectsNode(labels)) ++inScope;
+    }
+    const std::string detail =
+        fmt::format("{} of {} GPU node(s) in scope", inScope, gpuNodes.size());
+    if (inScope == 0) {
+      out.push_back({"policy " + policy.name, CheckOutcome::kWarn, detail,
+                     "its nodeSelector or excludeNodes leave it no node to change"});
+    } else {
+      out.push_back({"policy " + policy.name, CheckOutcome::kOk, detail, ""});
+    }
+  }
+}
+
+void checkNodes(kube::KubeClient& client, const PreflightOptions& o,
+                std::vector<PreflightCheck>& out) {
   auto nodes = client.list(kube::ResourceRef::collection("", "v1", "nodes"), {});
   if (!nodes) {
     out.push_back({"gpu-nodes", CheckOutcome::kFail,
@@ -257,9 +285,11 @@ void checkNodes(kube::KubeClient& client, std::vector<PreflightCheck>& out) {
     return;
   }
   std::vector<PreflightCheck> perNode;
+  std::vector<const json*> gpuNodes;
   for (const auto& node : nodes->items) {
     const std::string product = labelOf(node, kGpuProductLabel);
     if (product.empty() && labelOf(node, kGpuPresentLabel) != "true") continue;
+    gpuNodes.push_back(&node);
     const std::string name = stringAt(node, {"metadata", "name"});
     const std::string config = labelOf(node, k8s::kMigConfigLabel);
     const std::string state = labelOf(node, k8s::kMigConfigStateLabel);
@@ -287,6 +317,7 @@ void checkNodes(kube::KubeClient& client, std::vector<PreflightCheck>& out) {
   out.push_back({"gpu-nodes", CheckOutcome::kOk,
                  fmt::format("{} GPU node(s) of {}", perNode.size(), nodes->items.size()), ""});
   std::move(perNode.begin(), perNode.end(), std::back_inserter(out));
+  if (o.policies != nullptr) checkPolicyScope(*o.policies, gpuNodes, out);
 }
 
 }  // namespace
@@ -369,7 +400,7 @@ PreflightReport preflight(kube::KubeClient& client, const PreflightOptions& o) {
                                "create it now with gpuscale-reconciler configmaps init"));
   checkClusterPolicies(client, o, out);
   checkOperatorWorkloads(client, o, out);
-  checkNodes(client, out);
+  checkNodes(client, o, out);
   return report;
 }
 

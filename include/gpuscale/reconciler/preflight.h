@@ -29,6 +29,8 @@
 //                        nvidia.com/gpu.present=true); none is a failure.
 //   node NAME            per GPU node: its product and nvidia.com/mig.config and
 //                        nvidia.com/mig.config.state (failed: fail; pending or rebooting: warn).
+//   policy NAME          with the policy file: how many GPU nodes each policy may change
+//                        (Policy::selectsNode: nodeSelector, excludeNodes); none is a warning.
 //
 // Thread safety: a function; the client must be thread-safe.
 #pragma once
@@ -38,6 +40,7 @@
 #include <vector>
 
 #include "gpuscale/kube/client.h"
+#include "gpuscale/partition/policy.h"
 
 namespace gpuscale::reconciler {
 
@@ -49,6 +52,7 @@ struct PreflightOptions {
   std::string ns = "gpuscale";  // the reconciler's namespace: its state ConfigMap and Lease
   std::string stateConfigMap = "gpuscale-reconciler-state";
   std::string leaseName = "gpuscale-reconciler";
+  const partition::PolicySet* policies = nullptr;  // null: no per-policy node scope
 };
 
 enum class CheckOutcome { kOk, kWarn, kFail };

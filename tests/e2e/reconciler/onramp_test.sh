@@ -98,11 +98,14 @@ cat "$work/preflight-admin.out"
 hint=$(sed -n 's/^ *hint: \(kubectl patch clusterpolicy cluster-policy .*\)$/\1/p' "$work/preflight-admin.out")
 [ -n "$hint" ] || die "preflight gave no patch for the ClusterPolicy"
 eval "kc ${hint#kubectl }" >/dev/null
-"$rec" preflight --kubeconfig "$KUBECONFIG" --state-namespace gpuscale >"$work/preflight-admin.out" 2>&1 ||
+"$rec" preflight --kubeconfig "$KUBECONFIG" --state-namespace gpuscale --policy "$here/policy.yaml" \
+  >"$work/preflight-admin.out" 2>&1 ||
   { cat "$work/preflight-admin.out"; die "preflight failed after the ClusterPolicy was patched"; }
 [ "$(grep -c "^ok   cluster-policy cluster-policy: spec\.\(migManager\|devicePlugin\)\.config\.name is" \
   "$work/preflight-admin.out")" = 2 ] ||
   die "preflight did not find both ClusterPolicy fields right: $(cat "$work/preflight-admin.out")"
+grep -q "^ok   policy default: 3 of 3 GPU node(s) in scope" "$work/preflight-admin.out" ||
+  die "preflight did not count the policy's nodes: $(cat "$work/preflight-admin.out")"
 grep -q "^ok   mig-config: ConfigMap gpu-operator/gpuscale-mig-parted-config" "$work/preflight-admin.out" ||
   die "preflight still misses the mig-parted ConfigMap: $(cat "$work/preflight-admin.out")"
 

@@ -295,5 +295,31 @@ TEST(Preflight, TextAndJson) {
   EXPECT_EQ(parsed["checks"][1]["hint"], "grant");
 }
 
+TEST(Preflight, SaysHowManyGpuNodesEachPolicyMayChange) {
+  auto policies = partition::parsePolicies(R"(
+policies:
+- name: a100
+  hpaNamespaces: [default]
+  nodeSelector: {nvidia.com/gpu.product: NVIDIA-A100-SXM4-40GB}
+- name: h100
+  hpaNamespaces: [default]
+  nodeSelector: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}
+)");
+  ASSERT_TRUE(policies.ok()) << policies.status().toString();
+  Cluster cluster;
+  PreflightOptions o;
+  o.policies = &*policies;
+  const PreflightReport report = preflight(cluster.fake, o);
+  auto line = [&](const std::string& name) {
+    for (const auto& c : report.checks) {
+      if (c.name == name) return std::string(checkOutcomeName(c.outcome)) + " " + c.detail;
+    }
+    return std::string("missing");
+  };
+  EXPECT_EQ(line("policy a100"), "ok 1 of 1 GPU node(s) in scope");
+  EXPECT_EQ(line("policy h100"), "warn 0 of 1 GPU node(s) in scope");
+  EXPECT_TRUE(report.passed()) << preflightText(report);
+}
+
 }  // namespace
 }  // namespace gpuscale::reconciler
