@@ -4,7 +4,9 @@
 The real server cannot answer 429 or 410 on cue, nor let a test act between a client's read and its
 write; this proxy can. It serves HTTPS on a free loopback port (written to --port-file) with the
 apiserver's own certificate (so the cluster CA verifies it), forwards every request to
---upstream with the admin client certificate, and streams watch responses through.
+--upstream, and streams watch responses through. A request with a bearer token (a ServiceAccount's)
+goes upstream with that token alone, so kube-apiserver authenticates and authorizes its sender;
+one without goes with the admin client certificate.
 
 Faults come from a JSON rules file the test rewrites while the proxy runs (re-read when it changes):
   {"throttle": {"methods": ["PATCH", "POST", "PUT"], "every": 2, "retryAfter": 1},
@@ -121,6 +123,7 @@ def main():
     up = urllib.parse.urlparse(args.upstream)
     up_ctx = ssl.create_default_context(cafile=args.ca)
     up_ctx.load_cert_chain(args.client_cert, args.client_key)
+    token_ctx = ssl.create_default_context(cafile=args.ca)  # no client certificate
     rules = Rules(args.rules)
 
     class Handler(http.server.BaseHTTPRequestHandler):
@@ -180,7 +183,9 @@ def main():
             self.forward(body, watch)
 
         def forward(self, body, watch):
-            conn = http.client.HTTPSConnection(up.hostname, up.port, context=up_ctx,
+            bearer = self.headers.get("Authorization", "").startswith("Bearer ")
+            conn = http.client.HTTPSConnection(up.hostname, up.port,
+                                               context=token_ctx if bearer else up_ctx,
                                                timeout=None if watch else 60)
             headers = {k: v for k, v in self.headers.items() if k.lower() not in HOP_HEADERS}
             headers["Host"] = up.netloc

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # A deposed leader sends nothing more, even from inside the client's retries: two reconciler
 # replicas on the real control plane (tests/cluster) with gpuscale-sim as the GPU Operator
-# (scenario.yaml). Replica a talks to kube-apiserver through fault_proxy.py, replica b directly.
+# (scenario.yaml), both as the ServiceAccount of manifests/reconciler with its RBAC and admission
+# policies (tests/e2e/lib/reconciler_identity.sh; the proxy passes its token through), their Lease
+# in gpuscale. Replica a talks to kube-apiserver through fault_proxy.py, replica b directly.
 #   1. a leads. Every write of a is answered 429 with Retry-After 10 s (the proxy does not forward
 #      it), so each write of a waits in the client's retry loop (up to 3 x 10 s); Triton arrives and
 #      gives a something to write.
@@ -27,10 +29,14 @@ step "start the control plane, gpuscale-sim, the fault proxy; replica a through 
 e2e_cluster_up --scenario "$here/scenario.yaml"
 e2e_start_sim "$GPUSCALE_SCENARIO" --resync 1
 reconciler_fault_proxy
+# shellcheck source=../lib/reconciler_identity.sh
+source "$src/tests/e2e/lib/reconciler_identity.sh"
+reconciler_identity "$work/reconciler.kubeconfig" act
+proxied "$work/reconciler.kubeconfig" >"$work/reconciler-proxied.kubeconfig"
 
 start_reconciler() { # NAME KUBECONFIG STATUS_PORT
   e2e_spawn "$work/rec-$1.log" "$rec" run --kubeconfig "$2" --policy "$here/policy.yaml" \
-    --leader-elect-identity "$1" --leader-elect-namespace default \
+    --leader-elect-identity "$1" --leader-elect-namespace gpuscale --state-namespace gpuscale \
     --lease-duration 15s --renew-deadline 10s --retry-period 1s --resync-period 2s \
     --health-bind-address "127.0.0.1:$(free_port)" --secure-status-bind-address "127.0.0.1:$3" \
     --authentication-kubeconfig "$KUBECONFIG" --authorization-kubeconfig "$KUBECONFIG"
@@ -40,14 +46,14 @@ leads() { [ "$(rec_status "$1" /leader)" = true ]; }
 follows() { [ "$(rec_status "$1" /leader)" = false ]; }
 status_a=$(free_port)
 status_b=$(free_port)
-start_reconciler a "$work/proxied.kubeconfig" "$status_a"
+start_reconciler a "$work/reconciler-proxied.kubeconfig" "$status_a"
 eventually 60 "replica a leads" leads "$status_a"
-start_reconciler b "$KUBECONFIG" "$status_b"
+start_reconciler b "$work/reconciler.kubeconfig" "$status_b"
 eventually 60 "replica b follows" follows "$status_b"
 
 step "1. every write of a answered 429 (Retry-After 10 s); Triton gives it something to write"
 writes='"methods": ["POST", "PUT", "PATCH", "DELETE"]'
-lease='"^[A-Z]+ /apis/coordination\\.k8s\\.io/v1/namespaces/default/leases"'
+lease='"^[A-Z]+ /apis/coordination\\.k8s\\.io/v1/namespaces/gpuscale/leases"'
 set_rules "{\"throttle\": {$writes, \"match\": \"^[A-Z]+ /(?!apis/coordination\\\\.k8s\\\\.io/)\", \"every\": 1, \"retryAfter\": 10}}"
 kc apply -f "$here/triton.yaml" >/dev/null
 throttled() { [ "$(grep -c ' 429 injected$' "$work/proxy.log" || true)" -ge 1 ]; }

@@ -16,7 +16,9 @@
 #   reconciler_fault_proxy                  fault_proxy.py in front of kube-apiserver (log:
 #                                           $work/proxy.log), with no faults yet; writes
 #                                           $work/proxied.kubeconfig (the admin's, through it) and
-#                                           sets FAULT_RULES (its rules file)
+#                                           sets FAULT_RULES (its rules file); a bearer token (the
+#                                           ServiceAccount's) goes through to kube-apiserver as is
+#   proxied KUBECONFIG                      prints KUBECONFIG with the fault proxy as its server
 #   set_rules JSON                          replaces the proxy's rules at once (see fault_proxy.py)
 
 reconciler_test_init() { # name [program...]
@@ -59,8 +61,11 @@ reconciler_fault_proxy() {
     --serve-cert "$GPUSCALE_PKI_DIR/apiserver.crt" --serve-key "$GPUSCALE_PKI_DIR/apiserver.key" \
     --rules "$FAULT_RULES" --port-file "$work/proxy.port"
   eventually 30 "fault proxy port file" test -s "$work/proxy.port"
-  sed "s#server: .*#server: https://127.0.0.1:$(cat "$work/proxy.port")#" "$KUBECONFIG" \
-    >"$work/proxied.kubeconfig"
+  proxied "$KUBECONFIG" >"$work/proxied.kubeconfig"
+}
+
+proxied() { # kubeconfig: the same kubeconfig through the fault proxy (on stdout)
+  sed "s#\(server: *\"\{0,1\}\)https://[^\",} ]*#\1https://127.0.0.1:$(cat "$work/proxy.port")#" "$1"
 }
 
 set_rules() { # json
