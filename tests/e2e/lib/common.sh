@@ -216,12 +216,16 @@ e2e_start_sim() { # scenario [args...]
   eventually 60 "gpuscale-sim /healthz" curl -sf "$SIM_URL/healthz" -o /dev/null
 }
 
-e2e_triton_hpa() { # policy
-  kc -n default apply -f - <<YAML
+# e2e_triton_hpa POLICY [NAMESPACE [LABELS]]: the HPA triton (1 to 7 replicas of the Deployment
+# triton on avg_time_queue_us) under the partition policy POLICY, in NAMESPACE (default: default),
+# with LABELS (a YAML flow map such as "{team: a}") when given.
+e2e_triton_hpa() {
+  kc -n "${2:-default}" apply -f - <<YAML
 apiVersion: autoscaling/v2
 kind: HorizontalPodAutoscaler
 metadata:
   name: triton
+  ${3:+labels: $3}
   annotations: {gpuscale.io/partition-policy: $1}
 spec:
   scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: triton}
