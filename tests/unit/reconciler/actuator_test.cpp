@@ -79,6 +79,26 @@ class ActuatorTest : public ::testing::Test {
     ASSERT_TRUE(fake_->patch(nodeRef(name), kube::PatchType::kMerge, patch).ok());
   }
 
+  // A KubeActuator of its own that applies one plan, lowering triton's ceiling 7 -> 3, against the
+  // objects as they are when it is built and a state store of its own.
+  struct LoweringActuator {
+    explicit LoweringActuator(ActuatorTest& t)
+        : actuator(t.client_, t.events_, std::make_shared<NodeLevelGpuPodMapping>(), t.options_),
+          snapshot(partition::buildSnapshot(json(objectsOf(*t.fake_)))),
+          store(t.client_, {}) {
+      plan.actions.push_back(partition::SetMaxReplicas{"default", "triton", 7, 3});
+      if (snapshot.ok()) state.snapshot = &*snapshot;
+      state.store = &store;
+    }
+    void apply(TimePoint at) { actuator.apply(plan, state, at); }
+
+    KubeActuator actuator;
+    partition::Plan plan;
+    core::Result<partition::ClusterSnapshot> snapshot;
+    HpaStateStore store;
+    ClusterState state;
+  };
+
   static bool flips(const Write& w, const std::string& node, std::string_view label) {
     return w.resource == "nodes" && w.name == node && w.body.contains("metadata") &&
            w.body["metadata"].contains("labels") &&
@@ -618,27 +638,20 @@ TEST_F(ActuatorTest, SomeoneElseChangingTheLabelSupersedesTheOperation) {
 }
 
 TEST_F(ActuatorTest, ScaleInLowersMaxReplicasButNeverBelowCurrentReplicas) {
-  KubeActuator actuator(client_, events_, std::make_shared<NodeLevelGpuPodMapping>(), options_);
-  partition::Plan plan;
-  plan.actions.push_back(partition::SetMaxReplicas{"default", "triton", 7, 3});
-  auto snapshot = partition::buildSnapshot(json(objectsOf(*fake_)));
-  ASSERT_TRUE(snapshot.ok());
-  HpaStateStore store(client_, {});
-  ClusterState state;
-  state.snapshot = &*snapshot;
-  state.store = &store;
+  LoweringActuator lowering(*this);
+  ASSERT_TRUE(lowering.snapshot.ok());
   // The HPA still runs 7 replicas: lowering the ceiling below them is refused.
-  actuator.apply(plan, state, t0_);
+  lowering.apply(t0_);
   EXPECT_EQ(maxReplicas(), 7);
   ASSERT_TRUE(
       fake_->patch(hpaRef(), kube::PatchType::kMerge, {{"status", {{"currentReplicas", 2}}}}).ok());
-  actuator.apply(plan, state, t0_ + 1s);
+  lowering.apply(t0_ + 1s);
   EXPECT_EQ(maxReplicas(), 3);
   EXPECT_EQ(record()->lastChange, t0_ + 1s) << "recorded in the state store, not on the HPA";
   EXPECT_TRUE(k8s::annotationOf(hpa(), "gpuscale.io/last-change").empty());
   EXPECT_EQ(events_->withReason("MaxReplicasLowered").size(), 1u);
   // A stale plan (maxReplicas is no longer 7) changes nothing.
-  actuator.apply(plan, state, t0_ + 2s);
+  lowering.apply(t0_ + 2s);
   EXPECT_EQ(events_->withReason("MaxReplicasLowered").size(), 1u);
 }
 
@@ -698,18 +711,11 @@ TEST_F(KedaActuatorTest, RaisesTheScaledObjectNeverTheHpa) {
 }
 
 TEST_F(KedaActuatorTest, LowersTheScaledObject) {
-  KubeActuator actuator(client_, events_, std::make_shared<NodeLevelGpuPodMapping>(), options_);
-  partition::Plan plan;
-  plan.actions.push_back(partition::SetMaxReplicas{"default", "triton", 7, 3});
-  auto snapshot = partition::buildSnapshot(json(objectsOf(*fake_)));
-  ASSERT_TRUE(snapshot.ok());
-  HpaStateStore store(client_, {});
-  ClusterState state;
-  state.snapshot = &*snapshot;
-  state.store = &store;
+  LoweringActuator lowering(*this);
+  ASSERT_TRUE(lowering.snapshot.ok());
   ASSERT_TRUE(
       fake_->patch(hpaRef(), kube::PatchType::kMerge, {{"status", {{"currentReplicas", 2}}}}).ok());
-  actuator.apply(plan, state, t0_);
+  lowering.apply(t0_);
   EXPECT_EQ(maxReplicaCount(), 3);
   EXPECT_EQ(maxReplicas(), 7);
   EXPECT_EQ(hpaSpecWrites(), 0);
