@@ -47,10 +47,7 @@ core::FlagSet cleanupFlagSet(CleanupArgs& a) {
 
 }  // namespace
 
-std::string cleanupFlagReference() {
-  CleanupArgs args;
-  return cleanupFlagSet(args).markdown();
-}
+std::string cleanupFlagReference() { return core::markdownOf(cleanupFlagSet); }
 
 int runCleanupCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   CleanupArgs a;

@@ -128,10 +128,7 @@ core::Result<nlohmann::json> listCluster(const ExplainArgs& a) {
 
 }  // namespace
 
-std::string explainFlagReference() {
-  ExplainArgs args;
-  return explainFlagSet(args).markdown();
-}
+std::string explainFlagReference() { return core::markdownOf(explainFlagSet); }
 
 int runExplainCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   ExplainArgs a;

@@ -36,10 +36,7 @@ core::FlagSet exporterFlagSet(ExporterArgs& a) {
 
 }  // namespace
 
-std::string exporterFlagReference() {
-  ExporterArgs a;
-  return exporterFlagSet(a).markdown();
-}
+std::string exporterFlagReference() { return core::markdownOf(exporterFlagSet); }
 
 int runExporterCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   ExporterArgs a;

@@ -60,10 +60,7 @@ core::FlagSet runFlagSet(RunArgs& a) {
 
 }  // namespace
 
-std::string runFlagReference() {
-  RunArgs a;
-  return runFlagSet(a).markdown();
-}
+std::string runFlagReference() { return core::markdownOf(runFlagSet); }
 
 int runRunCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   RunArgs a;
