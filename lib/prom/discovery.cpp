@@ -252,7 +252,7 @@ Result<MetricLabelNames> labelNamesByProbes(Client& client, std::string_view que
 }
 
 // Runs `discover` on a cleared report (`*reportOrNull`, or one of its own when it is null), then
-// series relist instead when it failed in a way the series API may not.
+// the series relist instead when it failed in a way the series API may not.
 template <typename Discover>
 Result<MetricLabelNames> withSeriesFallback(Client& client, std::string_view query,
                                             const TimeRange& window,
