@@ -109,33 +109,24 @@ overlay() {
   patch="      - op: replace
         path: /spec/template/spec/containers/0/imagePullPolicy
         value: Never"
-  if [ "$name" = adapter ]; then
-    local index
-    index=$(kc kustomize "$src/manifests/adapter" | python3 -c '
+  # The container argument that starts with `from` becomes `to`. The reconciler ships
+  # observe-only; the on-ramp's step to act is this one flag.
+  local from='' to='' index
+  case $name in
+  adapter) from=--prometheus-url= to=--prometheus-url=$prom_url/ ;;
+  reconciler) from=--mode=observe to=--mode=act ;;
+  esac
+  if [ -n "$from" ]; then
+    index=$(kc kustomize "$src/manifests/$name" | python3 -c '
 import sys, yaml
 for d in yaml.safe_load_all(sys.stdin):
     if d and d["kind"] == "Deployment":
         args = d["spec"]["template"]["spec"]["containers"][0]["args"]
-        print(next(i for i, a in enumerate(args) if a.startswith("--prometheus-url=")))')
+        print(next(i for i, a in enumerate(args) if a.startswith(sys.argv[1])))' "$from")
     patch+="
       - op: replace
         path: /spec/template/spec/containers/0/args/$index
-        value: --prometheus-url=$prom_url/"
-  fi
-  # The reconciler ships observe-only; the on-ramp's step to act is this one flag.
-  if [ "$name" = reconciler ]; then
-    local index
-    index=$(kc kustomize "$src/manifests/reconciler" | python3 -c '
-import sys, yaml
-for d in yaml.safe_load_all(sys.stdin):
-    if d and d["kind"] == "Deployment":
-        args = d["spec"]["template"]["spec"]["containers"][0]["args"]
-        assert "--mode=observe" in args, args
-        print(args.index("--mode=observe"))')
-    patch+="
-      - op: replace
-        path: /spec/template/spec/containers/0/args/$index
-        value: --mode=act"
+        value: $to"
   fi
   cat >"$dir/kustomization.yaml" <<YAML
 apiVersion: kustomize.config.k8s.io/v1beta1
