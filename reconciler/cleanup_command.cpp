@@ -22,7 +22,8 @@ struct CleanupArgs {
 core::FlagSet cleanupFlagSet(CleanupArgs& a) {
   core::FlagSet flags(
       "gpuscale-reconciler cleanup", "gpuscale-reconciler cleanup [flags]",
-      "The off-ramp, once the reconciler is stopped (scaled to 0 or uninstalled): waits for MIG "
+      "The off-ramp, once the reconciler is stopped (scaled to 0 or uninstalled, or by "
+      "--stop-deployment): waits for MIG "
       "changes in flight, restores each HPA's maxReplicas from the state store, removes the "
       "reshape taint and every gpuscale.io/ label and annotation from nodes and gpuscale.io/status "
       "from HPAs, then deletes the state store. With --restore-stock-configs, nodes labelled with "
@@ -42,6 +43,9 @@ core::FlagSet cleanupFlagSet(CleanupArgs& a) {
   flags.addString("stock-device-plugin-config", &a.options.stockDevicePluginConfig,
                   "the stock device-plugin config label value (empty: the label is removed)");
   flags.addBool("keep-state", &a.options.keepStateStore, "keep the state store ConfigMap");
+  flags.addString("stop-deployment", &a.options.stopDeployment,
+                  "first scale this Deployment of the state namespace (the reconciler's) to 0 and "
+                  "wait for its pods to end (the chart's uninstall hook)");
   return flags;
 }
 

@@ -35,6 +35,45 @@ bool migChangeRunning(const partition::NodeObject& node) {
   return state == "pending" || state == "rebooting";
 }
 
+void pause(const CleanupOptions& options) {
+  if (options.sleep) {
+    options.sleep(options.pollInterval);
+  } else {
+    std::this_thread::sleep_for(options.pollInterval);
+  }
+}
+
+core::Status stopReconciler(kube::KubeClient& client, const CleanupOptions& options) {
+  const std::string what = "deployment/" + options.stopDeployment;
+  auto scale = kube::ResourceRef::collection("apps", "v1", "deployments", options.state.ns)
+                   .named(options.stopDeployment);
+  scale.subresource = "scale";
+  auto scaled = client.patch(scale, kube::PatchType::kMerge, json{{"spec", {{"replicas", 0}}}});
+  if (!scaled) {
+    if (scaled.status().httpCode() == 404) return {};  // already uninstalled
+    return scaled.status().withContext("scaling " + what + " to 0");
+  }
+  const auto selector = scaled->value(json::json_pointer("/status/selector"), std::string());
+  if (selector.empty()) {
+    return core::Status::invalid(what + "/scale names no pod selector");
+  }
+  const auto deadline = options.now() + options.waitTimeout;
+  for (;;) {
+    kube::ListOptions list;
+    list.labelSelector = selector;
+    auto pods =
+        client.list(kube::ResourceRef::collection("", "v1", "pods", options.state.ns), list);
+    if (!pods) return pods.status().withContext("listing the pods of " + what);
+    if (pods->items.empty()) return {};
+    if (options.now() >= deadline) {
+      return core::Status::timeout(
+          fmt::format("{} pod(s) of {} still run after the wait; nothing was cleaned",
+                      pods->items.size(), what));
+    }
+    pause(options);
+  }
+}
+
 // The nodes whose MIG change is still running, once none is or the wait is over.
 core::Result<std::vector<std::string>> waitForNodeOperations(kube::KubeClient& client,
                                                              const CleanupOptions& options) {
@@ -48,11 +87,7 @@ core::Result<std::vector<std::string>> waitForNodeOperations(kube::KubeClient& c
       if (node && migChangeRunning(*node)) running.push_back(node->meta.name);
     }
     if (running.empty() || options.now() >= deadline) return running;
-    if (options.sleep) {
-      options.sleep(options.pollInterval);
-    } else {
-      std::this_thread::sleep_for(options.pollInterval);
-    }
+    pause(options);
   }
 }
 
@@ -179,6 +214,9 @@ void unannotateHpas(kube::KubeClient& client, const kube::ObjectList& list, Clea
 core::Result<CleanupReport> cleanup(const std::shared_ptr<kube::KubeClient>& client,
                                     const CleanupOptions& options) {
   CleanupReport report;
+  if (!options.stopDeployment.empty()) {
+    if (auto s = stopReconciler(*client, options); !s.ok()) return s;
+  }
   auto running = waitForNodeOperations(*client, options);
   if (!running) return running.status();
   report.stillInFlight = std::move(*running);

@@ -3,6 +3,11 @@
 // gpuscale had never run.
 //
 // In order:
+//   0. With `stopDeployment` (the chart's uninstall hook): scales that Deployment of the state
+//      namespace (the reconciler's own) to 0 through its /scale subresource and waits, bounded by
+//      `waitTimeout`, until no pod of its selector is left, so nothing undoes what follows. A
+//      Deployment that is already gone counts as stopped; pods still there at the deadline are an
+//      error value and nothing is cleaned.
 //   1. Waits (bounded by `waitTimeout`) for the node operations in flight: a node whose intent
 //      annotation says its MIG label was flipped (phase applied) while mig-manager still reports
 //      nvidia.com/mig.config.state pending or rebooting. A node still busy at the deadline is
@@ -48,6 +53,7 @@ struct CleanupOptions {
   std::string stockMigConfig = "all-disabled";  // the GPU Operator's migManager.config.default
   std::string stockDevicePluginConfig;          // "" = remove the label
   bool keepStateStore = false;
+  std::string stopDeployment;  // "" = the reconciler was stopped by hand
   // Test seams: the clock the wait reads and how it sleeps.
   std::function<std::chrono::steady_clock::time_point()> now = [] {
     return std::chrono::steady_clock::now();
@@ -65,8 +71,9 @@ struct CleanupReport {
   bool clean() const { return errors.empty() && stillInFlight.empty(); }
 };
 
-// Runs the steps above. An error value only when the cluster cannot be read at all (nodes, HPAs or
-// the state store); failed writes are in the report.
+// Runs the steps above. An error value only when the reconciler could not be stopped (step 0) or
+// the cluster cannot be read at all (nodes, HPAs or the state store); failed writes are in the
+// report.
 core::Result<CleanupReport> cleanup(const std::shared_ptr<kube::KubeClient>& client,
                                     const CleanupOptions& options);
 

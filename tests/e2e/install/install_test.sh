@@ -19,7 +19,10 @@
 #      chart with the image repositories (tags: the chart's appVersion) and the Prometheus URL; the
 #      APIServices carry the chart's generated CA as their caBundle (no insecureSkipTLSVerify) and
 #      turn Available, the metric is served through the aggregator, and a reconciler replica of the
-#      chart takes the Lease.
+#      chart takes the Lease;
+#   5. `helm uninstall`: the chart's pre-delete hook Job (its own ServiceAccount) scales the
+#      reconciler to 0, then takes gpuscale's taint, labels, annotations and state store off the
+#      cluster; the hook's objects are gone afterwards.
 # No component of gpuscale runs with the admin kubeconfig: a missing permission fails the test. The
 # times from `kubectl apply` (and `helm install`) to the APIServices Available, to the first value
 # through the aggregator and to the HPA's first reading are printed (docs/benchmarks/install.md).
@@ -274,3 +277,15 @@ t_helm_value=$((SECONDS - t_helm))
 eventually 120 "a reconciler pod of the chart holds the Lease" held_by_chart_pod
 step "helm install: Available ${t_helm_available} s, first value ${t_helm_value} s (kubectl apply: \
 Available ${t_available} s, first value ${t_value} s, HPA reading ${t_hpa} s)"
+
+step "helm uninstall: the chart's pre-delete hook stops the reconciler and takes its traces off"
+traces gpuscale keep | sed 's/^/  before: /'
+[ -n "$(traces gpuscale keep)" ] || die "the acting reconciler left nothing for the hook to clean"
+HELM_CACHE_HOME=$work/helm HELM_CONFIG_HOME=$work/helm HELM_DATA_HOME=$work/helm \
+  "$bin/helm" uninstall gpuscale --namespace gpuscale --wait --timeout 5m ||
+  die "helm uninstall failed (the cleanup hook's Job and its log are kept in namespace gpuscale)"
+# Without uninstallCleanup.restoreStockConfigs the nodes keep the MIG config they run.
+no_traces gpuscale keep || die "helm uninstall left traces of gpuscale"
+[ -z "$(kc get clusterrole,clusterrolebinding -o name | grep gpuscale-reconciler-cleanup)" ] ||
+  die "the hook's RBAC outlived it"
+step "helm uninstall: no trace of gpuscale on nodes and HPAs"

@@ -204,6 +204,43 @@ event_reasons() {
 _e2e_has_event() { event_reasons "$1" | grep -qx -- "$2"; }
 expect_event() { eventually 15 "$2 event on $1" _e2e_has_event "$1" "$2"; }
 
+# What of gpuscale the cluster's nodes and HPAs carry: gpuscale.io/ keys (but the owners' policy
+# choice), reshape taints, the state store ConfigMap in STATE_NS (default gpuscale) and, unless
+# CONFIG_LABELS is "keep", node labels naming gpuscale's configs. Empty: no trace.
+traces() { # [STATE_NS] [CONFIG_LABELS]
+  {
+    kc get nodes,hpa -A -o json
+    echo
+    kc get configmap -n "${1:-gpuscale}" gpuscale-reconciler-state -o json 2>/dev/null || true
+  } | CONFIG_LABELS=${2:-} python3 -c '
+import json, os, sys
+decoder, text, objects = json.JSONDecoder(), sys.stdin.read(), []
+while text.strip():
+    obj, end = decoder.raw_decode(text.strip())
+    objects += obj.get("items", [obj])
+    text = text.strip()[end:]
+for o in objects:
+    m, what = o["metadata"], o["kind"] + " " + o["metadata"]["name"]
+    if o["kind"] == "ConfigMap":
+        print(what)
+        continue
+    for k in list(m.get("labels", {})) + list(m.get("annotations", {})):
+        if k.startswith("gpuscale.io/") and k != "gpuscale.io/partition-policy":
+            print(what, k)
+    for k, v in m.get("labels", {}).items():
+        if k.startswith("nvidia.com/") and v.startswith("gpuscale-") and os.environ["CONFIG_LABELS"] != "keep":
+            print(what, k, v)
+    for t in o.get("spec", {}).get("taints", []) or []:
+        if t["key"].startswith("gpuscale.io/"):
+            print(what, "taint", t["key"])
+'
+}
+no_traces() { # [STATE_NS] [CONFIG_LABELS]
+  local t
+  t=$(traces "$@")
+  [ -z "$t" ] || { echo "$t" >&2; return 1; }
+}
+
 e2e_start_sim() { # scenario [args...]
   local scenario=$1
   shift

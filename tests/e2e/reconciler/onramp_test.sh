@@ -24,41 +24,6 @@ e2e_start_sim "$GPUSCALE_SCENARIO" --resync 1
 ready() { [ "$(node_label gpu-a100-0 nvidia.com/mig.config.state)" = success ]; }
 eventually 60 "gpu-a100-0 ready" ready
 
-# What of gpuscale the cluster's nodes and HPAs carry: gpuscale.io/ keys (but the owners' policy
-# choice), reshape taints, gpuscale-named config labels, and the state store. Empty: no trace.
-traces() {
-  {
-    kc get nodes,hpa -A -o json
-    echo
-    kc get configmap -n gpuscale gpuscale-reconciler-state -o json 2>/dev/null || true
-  } | python3 -c '
-import json, sys
-decoder, text, objects = json.JSONDecoder(), sys.stdin.read(), []
-while text.strip():
-    obj, end = decoder.raw_decode(text.strip())
-    objects += obj.get("items", [obj])
-    text = text.strip()[end:]
-for o in objects:
-    m, what = o["metadata"], o["kind"] + " " + o["metadata"]["name"]
-    if o["kind"] == "ConfigMap":
-        print(what)
-        continue
-    for k in list(m.get("labels", {})) + list(m.get("annotations", {})):
-        if k.startswith("gpuscale.io/") and k != "gpuscale.io/partition-policy":
-            print(what, k)
-    for k, v in m.get("labels", {}).items():
-        if k.startswith("nvidia.com/") and v.startswith("gpuscale-"):
-            print(what, k, v)
-    for t in o.get("spec", {}).get("taints", []) or []:
-        if t["key"].startswith("gpuscale.io/"):
-            print(what, "taint", t["key"])
-'
-}
-no_traces() {
-  local t
-  t=$(traces)
-  [ -z "$t" ] || { echo "$t" >&2; return 1; }
-}
 no_traces || die "traces before the reconciler ran"
 max_replicas() { kc get hpa "$1" -o jsonpath='{.spec.maxReplicas}'; }
 

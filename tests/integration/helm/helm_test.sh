@@ -176,6 +176,32 @@ check "reconciler.admissionPolicy.validationActions reach every binding" \
 check "an unknown validation action is refused" \
   'refused --set "reconciler.admissionPolicy.validationActions={Block}"'
 
+# The uninstall path: in act mode, a pre-delete hook Job runs cleanup (it stops the reconciler first).
+check "observe mode renders no uninstall hook" '! contains "helm.sh/hook: pre-delete" "$work/default.yaml"'
+check "act mode: a pre-delete Job runs cleanup, stopping the reconciler, as its own ServiceAccount" \
+  'render --set reconciler.mode=act >"$work/act.yaml" &&
+   python3 - "$work/act.yaml" <<"PY"
+import sys, yaml
+docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
+hooks = [d for d in docs if d["metadata"].get("annotations", {}).get("helm.sh/hook") == "pre-delete"]
+kinds = sorted(d["kind"] for d in hooks)
+assert kinds == ["ClusterRole", "ClusterRoleBinding", "Job", "Role", "RoleBinding", "ServiceAccount"], kinds
+job = next(d for d in hooks if d["kind"] == "Job")
+pod = job["spec"]["template"]["spec"]
+args = pod["containers"][0]["args"]
+assert args[0] == "cleanup" and "--stop-deployment=gpuscale-reconciler" in args, args
+assert "--state-config-map=gpuscale-reconciler-state" in args, args
+assert pod["serviceAccountName"] == "gpuscale-reconciler-cleanup", pod
+assert not any(a.startswith("--restore-stock-configs") for a in args), args
+PY'
+check "uninstallCleanup.restoreStockConfigs reaches the Job" \
+  'render --set reconciler.mode=act --set reconciler.uninstallCleanup.restoreStockConfigs=true |
+     contains "^        - --restore-stock-configs$"'
+check "uninstallCleanup.enabled=false renders no hook" \
+  '! render --set reconciler.mode=act --set reconciler.uninstallCleanup.enabled=false |
+     contains "helm.sh/hook: pre-delete"'
+check "an unknown uninstallCleanup key is refused" 'refused --set reconciler.uninstallCleanup.wait=1m'
+
 # Images: tags default to the chart's appVersion (version_test.sh checks it is VERSION's).
 app_version=$(sed -n "s/^appVersion: *\"\?\([^\"]*\)\"\?$/\1/p" "$chart/Chart.yaml")
 check "image tags default to appVersion ($app_version)" \
@@ -204,8 +230,9 @@ check "NOTES.txt with the adapter alone names no reconciler" \
 check "NOTES.txt: observe-only by default, how to switch to act, the off-ramp" \
   'grep -q "OBSERVE-ONLY" "$work/notes.txt" && grep -q "reconciler.mode=act" "$work/notes.txt" &&
      grep -q "gpuscale-reconciler cleanup --state-namespace gpuscale" "$work/notes.txt"'
-check "NOTES.txt with reconciler.mode=act says it acts" \
-  'notes --set reconciler.mode=act | contains "It ACTS"'
+check "NOTES.txt with reconciler.mode=act says it acts and that helm uninstall cleans up" \
+  'notes --set reconciler.mode=act >"$work/notes-act.txt" && contains "It ACTS" "$work/notes-act.txt" &&
+     contains "helm uninstall runs that cleanup itself" "$work/notes-act.txt"'
 check "NOTES.txt follows the release's names" \
   'notes --set fullnameOverride=gs | contains "get lease gs-reconciler"'
 

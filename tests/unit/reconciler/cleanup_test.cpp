@@ -255,5 +255,59 @@ TEST(CleanupTest, AFailedRestoreKeepsTheStateStore) {
   EXPECT_NE(cleanupReportText(*report).find("failed (run cleanup again)"), std::string::npos);
 }
 
+TEST(CleanupTest, StopsTheReconcilersDeploymentFirstAndCleansOnlyOnceItsPodsAreGone) {
+  struct Row {
+    const char* what;
+    bool deployment;
+    int pollsUntilGone;  // -1: the pod never ends
+    bool cleaned;
+  };
+  const std::vector<Row> rows{
+      {"the pods end on the second look: scaled to 0, then cleaned", true, 2, true},
+      {"a pod outlives the wait: an error, nothing cleaned", true, -1, false},
+      {"the Deployment is already gone: cleaned", false, 0, true},
+  };
+  const auto pods = kube::ResourceRef::collection("", "v1", "pods", "default");
+  const auto deployments = kube::ResourceRef::collection("apps", "v1", "deployments", "default");
+  for (const auto& row : rows) {
+    SCOPED_TRACE(row.what);
+    Cluster c;
+    if (row.deployment) {
+      // The fake answers /scale with the object itself: the selector is where a Scale has it.
+      c.create(deployments,
+               {{"apiVersion", "apps/v1"},
+                {"kind", "Deployment"},
+                {"metadata", {{"name", "gpuscale-reconciler"}, {"namespace", "default"}}},
+                {"spec", {{"replicas", 2}}},
+                {"status", {{"selector", "app=gpuscale-reconciler"}}}});
+      c.create(pods, {{"apiVersion", "v1"},
+                      {"kind", "Pod"},
+                      {"metadata",
+                       {{"name", "rec-0"},
+                        {"namespace", "default"},
+                        {"labels", {{"app", "gpuscale-reconciler"}}}}}});
+    }
+    Clock::time_point clock{};
+    CleanupOptions o = quickOptions(&clock);
+    o.stopDeployment = "gpuscale-reconciler";
+    int sleeps = 0;
+    o.sleep = [&](std::chrono::milliseconds d) {
+      clock += d;
+      if (++sleeps == row.pollsUntilGone) ASSERT_TRUE(c.fake->remove(pods.named("rec-0")).ok());
+    };
+
+    auto report = cleanup(c.fake, o);
+    if (row.deployment) {
+      EXPECT_EQ((*c.fake->get(deployments.named("gpuscale-reconciler")))["spec"]["replicas"], 0);
+    }
+    ASSERT_EQ(report.ok(), row.cleaned) << report.status().toString();
+    EXPECT_EQ(hasOurKey(c.node("gpu-0")["metadata"]["annotations"]), !row.cleaned);
+    if (!row.cleaned) {
+      EXPECT_NE(report.status().message().find("still run"), std::string::npos)
+          << report.status().toString();
+    }
+  }
+}
+
 }  // namespace
 }  // namespace gpuscale::reconciler
