@@ -9,6 +9,7 @@
 #include "gpuscale/core/subcommands.h"
 #include "plan_command.h"
 #include "policy_command.h"
+#include "preflight_command.h"
 #include "run_command.h"
 
 int main(int argc, char** argv) {
@@ -25,6 +26,9 @@ int main(int argc, char** argv) {
           {"cleanup",
            "the off-ramp: undo what the reconciler did (run it once the controller is stopped)",
            reconciler::runCleanupCommand, reconciler::cleanupFlagReference},
+          {"preflight",
+           "before --mode=act: is the cluster ready for it (permissions, GPU Operator)",
+           reconciler::runPreflightCommand, reconciler::preflightFlagReference},
           {"policy", "the policy file reference, or check a policy file (policy check FILE)",
            reconciler::runPolicyCommand, nullptr},
       }};

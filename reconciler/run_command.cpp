@@ -110,6 +110,10 @@ core::FlagSet runFlagSet(RunArgs& a) {
   flags.addInt("max-nodes-in-flight", &a.actuator.maxNodesInFlight, "node operations at once", 1);
   flags.addDuration("mig-timeout", &a.actuator.migTimeout,
                     "bound on a MIG change (mig.config.state success)");
+  flags.addDuration("mig-config-propagation", &a.actuator.migConfigPropagation,
+                    "wait from adding a MIG config to the mig-parted ConfigMap to flipping the "
+                    "node's label (mig-manager reads a mounted copy the kubelet refreshes within "
+                    "about a minute; the chart and manifests set 90s)");
   flags.addDuration("allocatable-timeout", &a.actuator.allocatableTimeout,
                     "bound on the new partitions showing in allocatable");
   flags.addDuration("failure-backoff", &a.actuator.failureBackoff,

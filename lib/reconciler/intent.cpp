@@ -119,6 +119,7 @@ std::string encodeNodeIntent(const NodeIntent& intent) {
                            {"expect", intent.expect},
                            {"gpus", intent.gpus},
                            {"started", core::formatRfc3339(intent.started)}};
+  if (intent.configWritten) j["configWritten"] = core::formatRfc3339(*intent.configWritten);
   if (intent.applied) j["applied"] = core::formatRfc3339(*intent.applied);
   if (intent.then) {
     j["then"] = {{"label", intent.then->label},
@@ -144,6 +145,7 @@ std::optional<NodeIntent> decodeNodeIntent(std::string_view text) {
     n.expect = countsField(j, "expect");
     n.gpus = indicesField(j, "gpus");
     n.started = *started;
+    n.configWritten = timeField(j, "configWritten");
     n.applied = timeField(j, "applied");
     if (const json* then = fields::find(j, "then"); then != nullptr && then->is_object()) {
       n.then = TimeSlicingFollowUp{fields::string(*then, "label"), fields::string(*then, "config"),

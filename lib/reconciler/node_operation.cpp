@@ -108,7 +108,7 @@ NodeOperations::NodeOperations(std::shared_ptr<kube::KubeClient> client,
       events_(std::move(events)),
       gpuPods_(std::move(gpuPods)),
       options_(std::move(options)),
-      timeouts_{options_.migTimeout, options_.allocatableTimeout},
+      timeouts_{options_.migTimeout, options_.allocatableTimeout, options_.migConfigPropagation},
       degraded_(std::move(metrics)) {}
 
 bool NodeOperations::start(const NodeWork& work, const std::string& plan, TimePoint now,
@@ -221,13 +221,25 @@ bool NodeOperations::advance(const std::string& name, TimePoint now, ActuationRe
 std::pair<NodeOpEvent, std::string> NodeOperations::prepare(const std::string& name,
                                                             const NodeIntent& intent,
                                                             TimePoint now) {
-  if (auto s = writeConfig(name, intent); !s.ok()) {
+  auto written = writeConfig(name, intent);
+  if (!written) {
     degraded_.failed("partition_config", name,
-                     "writing config " + intent.label + " failed: " + s.message());
+                     "writing config " + intent.label + " failed: " + written.status().message());
     return {NodeOpEvent::kStepFailed, ""};
   }
   degraded_.cleared("partition_config", name);
   if (intent.kind != NodeOpKind::kMig) return {NodeOpEvent::kPrepared, ""};
+  // A config that was already in the ConfigMap is in mig-manager's file too.
+  if (*written && !intent.configWritten && timeouts_.migConfigPropagation.count() > 0) {
+    if (auto s = recordConfigWritten(name, intent, now); !s.ok()) {
+      degraded_.failed(
+          "partition_config", name,
+          "recording when config " + intent.label + " was written failed: " + s.message());
+      return {NodeOpEvent::kStepFailed, ""};
+    }
+    return {NodeOpEvent::kConfigPropagating, ""};
+  }
+  if (configPropagating(intent, now, timeouts_)) return {NodeOpEvent::kConfigPropagating, ""};
   // New pods are kept off the node first, so the check below stays true until mig-manager runs;
   // a pod may have started since the plan was made.
   if (auto s = taintForReshape(name, intent); !s.ok()) {

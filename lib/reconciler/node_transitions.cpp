@@ -33,6 +33,8 @@ constexpr std::array kTransitions{
     NodeTransition{"prepared/mig/pod-in-the-way", kPrepared, kMig, E::kPodInTheWay, kFinish,
                    Outcome::kAborted, kKeep, kNoBackoff, kUnpause},
     NodeTransition{"prepared/any/step-failed", kPrepared, kAny, E::kStepFailed, kWait},
+    NodeTransition{"prepared/mig/config-propagating", kPrepared, kMig, E::kConfigPropagating,
+                   kWait},
     NodeTransition{"prepared/any/prepared", kPrepared, kAny, E::kPrepared, kApply,
                    Outcome::kStarted},
     NodeTransition{"applied/mig/label-changed-by-other", kApplied, kMig, E::kLabelChangedByOther,
@@ -77,6 +79,8 @@ std::string_view nodeOpEventName(NodeOpEvent event) {
       return "pod-in-the-way";
     case E::kStepFailed:
       return "step-failed";
+    case E::kConfigPropagating:
+      return "config-propagating";
     case E::kPrepared:
       return "prepared";
     case E::kLabelChangedByOther:
@@ -106,6 +110,11 @@ const NodeTransition* findTransition(NodeOpPhase phase, NodeOpKind kind, NodeOpE
     if (t.phase == phase && t.event == event && covers(t.kinds, kind)) return &t;
   }
   return nullptr;
+}
+
+bool configPropagating(const NodeIntent& intent, TimePoint now, const NodeOpTimeouts& timeouts) {
+  return intent.kind == NodeOpKind::kMig && intent.configWritten &&
+         now - *intent.configWritten < timeouts.migConfigPropagation;
 }
 
 bool prepareTimedOut(const NodeIntent& intent, TimePoint now, const NodeOpTimeouts& timeouts) {

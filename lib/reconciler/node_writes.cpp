@@ -112,12 +112,13 @@ core::Status NodeOperations::taintForReshape(const std::string& node, const Node
   return r ? core::Status() : r.status();
 }
 
-core::Status NodeOperations::writeConfig(const std::string& node, const NodeIntent& intent) {
+core::Result<bool> NodeOperations::writeConfig(const std::string& node, const NodeIntent& intent) {
   return intent.kind == NodeOpKind::kMig ? writeMigConfig(node, intent)
                                          : writeDevicePluginConfig(node, intent);
 }
 
-core::Status NodeOperations::writeMigConfig(const std::string& node, const NodeIntent& intent) {
+core::Result<bool> NodeOperations::writeMigConfig(const std::string& node,
+                                                  const NodeIntent& intent) {
   auto wanted = partition::parseMigPartedConfig(intent.config);
   if (!wanted) return wanted.status();
   // mig-manager reads only the ConfigMap the ClusterPolicy names: the previous config must be
@@ -160,11 +161,12 @@ core::Status NodeOperations::writeMigConfig(const std::string& node, const NodeI
         return std::optional<kube::Object>(
             json{{"data", {{"config.yaml", partition::emitMigPartedConfig(file)}}}});
       });
-  return r ? core::Status() : r.status();
+  if (!r) return r.status();
+  return r->changed;
 }
 
-core::Status NodeOperations::writeDevicePluginConfig(const std::string& node,
-                                                     const NodeIntent& intent) {
+core::Result<bool> NodeOperations::writeDevicePluginConfig(const std::string& node,
+                                                           const NodeIntent& intent) {
   auto r = upsertWithRetry(
       *client_, configMapRef(options_.operatorNamespace, options_.devicePluginConfigMap), "v1",
       "ConfigMap", [&](const kube::Object& object) -> core::Result<std::optional<kube::Object>> {
@@ -177,6 +179,22 @@ core::Status NodeOperations::writeDevicePluginConfig(const std::string& node,
         }
         if (data.empty()) return noChange();
         return std::optional<kube::Object>(json{{"data", data}});
+      });
+  if (!r) return r.status();
+  return r->changed;
+}
+
+core::Status NodeOperations::recordConfigWritten(const std::string& node, const NodeIntent& intent,
+                                                 TimePoint now) {
+  NodeIntent recorded = intent;
+  recorded.configWritten = now;
+  auto r = actuator_detail::patchNodeOfIntent(
+      *client_, node, intent, actuator_detail::IntentMatch::kExact,
+      [&](const partition::NodeObject&) -> core::Result<std::optional<kube::Object>> {
+        return std::optional<kube::Object>(
+            json{{"metadata",
+                  {{"annotations",
+                    {{std::string(k8s::kIntentAnnotation), encodeNodeIntent(recorded)}}}}}});
       });
   return r ? core::Status() : r.status();
 }

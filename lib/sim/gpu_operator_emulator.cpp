@@ -148,7 +148,9 @@ class GpuOperatorEmulator::Impl {
       if (auto s = dra_->start(); !s.ok()) return s;
     }
     if (options_.background) {
-      view_ = makeInformerView(client_, scenario_.gpuOperator.namespaceName, [this] { wake(); });
+      view_ = makeInformerView(
+          client_, scenario_.gpuOperator.namespaceName, [this] { wake(); },
+          scenario_.gpuOperator.configMapSync);
       if (!view_->waitForSync(std::chrono::seconds(30))) {
         return core::Status::unavailable("informers did not sync within 30s");
       }

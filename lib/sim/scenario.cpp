@@ -230,8 +230,10 @@ GpuNodeSpec parseNode(const YAML::Node& node) {
 OperatorSpec parseOperator(const YAML::Node& node) {
   OperatorSpec op;
   if (!node || node.IsNull()) return op;
-  expectKeys(node, "gpuOperator", {"namespace", "migManager", "devicePlugin", "dcgmExporter"});
+  expectKeys(node, "gpuOperator",
+             {"namespace", "migManager", "devicePlugin", "dcgmExporter", "configMapSyncSeconds"});
   op.namespaceName = get<std::string>(node, "namespace", op.namespaceName);
+  op.configMapSync = seconds(node, "configMapSyncSeconds", op.configMapSync);
   if (const YAML::Node mm = node["migManager"]; mm && !mm.IsNull()) {
     expectKeys(mm, "migManager",
                {"defaultConfigMap", "customConfigMap", "customConfig", "reconfigureSeconds",

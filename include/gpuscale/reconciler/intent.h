@@ -72,6 +72,10 @@ struct NodeIntent {
   std::map<std::string, std::int64_t> expect;  // allocatable that proves the change is real
   std::vector<int> gpus;                       // MIG: GPU indices that are rebuilt
   TimePoint started{};
+  // MIG: when this step added its config to the mig-parted ConfigMap. mig-manager reads that
+  // ConfigMap as a mounted file, which the kubelet refreshes up to about a minute later; the label
+  // is flipped only once ActuatorOptions::migConfigPropagation has passed since.
+  std::optional<TimePoint> configWritten;
   std::optional<TimePoint> applied;
   std::optional<TimeSlicingFollowUp> then;
 

@@ -87,9 +87,13 @@ class NodeOperations {
               const std::string& message, TimePoint now, ActuationReport& report);
 
   // The config entry of `intent` for `node` (and the node's stale entries pruned).
-  core::Status writeConfig(const std::string& node, const NodeIntent& intent);
-  core::Status writeMigConfig(const std::string& node, const NodeIntent& intent);
-  core::Status writeDevicePluginConfig(const std::string& node, const NodeIntent& intent);
+  // Each: whether the ConfigMap changed.
+  core::Result<bool> writeConfig(const std::string& node, const NodeIntent& intent);
+  core::Result<bool> writeMigConfig(const std::string& node, const NodeIntent& intent);
+  core::Result<bool> writeDevicePluginConfig(const std::string& node, const NodeIntent& intent);
+  // Records in the node's intent when its MIG config went into the ConfigMap.
+  core::Status recordConfigWritten(const std::string& node, const NodeIntent& intent,
+                                   TimePoint now);
   // Puts k8s::kReshapeTaint on `node` while its intent is still `intent`.
   core::Status taintForReshape(const std::string& node, const NodeIntent& intent);
   // A pod that would be disturbed by rebuilding `gpus` of `node`, or "" when none.

@@ -16,6 +16,7 @@
 //   prepared  sharing  PrepareTimedOut      finish     failed      keep      back off
 //   prepared  mig      PodInTheWay          finish     aborted     keep      unpause
 //   prepared  any      StepFailed           wait       -
+//   prepared  mig      ConfigPropagating    wait       -
 //   prepared  any      Prepared             apply      started (label flipped, phase applied)
 //   applied   mig      LabelChangedByOther  finish     superseded  keep      unpause
 //   applied   sharing  LabelChangedByOther  finish     superseded  keep
@@ -66,6 +67,8 @@ enum class NodeOpEvent {
   kPrepareTimedOut,      // still prepared past the allocatable timeout
   kPodInTheWay,          // MIG: a GPU user on a GPU to rebuild, seen with the node tainted
   kStepFailed,           // a read or write of this step failed: the next pass tries again
+  kConfigPropagating,    // MIG: the config went into the ConfigMap less than the propagation
+                         // delay ago; mig-manager's mounted file may not show it yet
   kPrepared,             // config written (MIG: node tainted, GPUs re-checked): flip the label
   kLabelChangedByOther,  // the label no longer names the operation's config
   kOperatorFailed,       // MIG: mig.config.state=failed
@@ -108,12 +111,15 @@ const NodeTransition* findTransition(NodeOpPhase phase, NodeOpKind kind, NodeOpE
 struct NodeOpTimeouts {
   std::chrono::seconds mig{600};          // mig-manager's answer and the new allocatable
   std::chrono::seconds allocatable{300};  // a sharing change's allocatable; preparing any change
+  std::chrono::seconds migConfigPropagation{0};  // from a config written to its label flip
 };
 
 // What an applied operation observes on its node at `now` (from the node's labels and
 // allocatable only).
 NodeOpEvent observeApplied(const NodeIntent& intent, const partition::NodeObject& node,
                            TimePoint now, const NodeOpTimeouts& timeouts);
+// Whether a prepared MIG operation still waits for the config it wrote to reach mig-manager's file.
+bool configPropagating(const NodeIntent& intent, TimePoint now, const NodeOpTimeouts& timeouts);
 // Whether a prepared operation ran out of time to be prepared.
 bool prepareTimedOut(const NodeIntent& intent, TimePoint now, const NodeOpTimeouts& timeouts);
 // Whether `node` reports a MIG state (nvidia.com/mig.config.state set and not empty): some

@@ -28,9 +28,12 @@ class ClusterView {
   virtual bool waitForSync(std::chrono::milliseconds timeout) = 0;
 };
 
+// configMapSync > 0: ConfigMaps read as the operator's mounted files show them, that long behind
+// (config_map_history.h).
 std::unique_ptr<ClusterView> makeInformerView(std::shared_ptr<kube::KubeClient> client,
                                               const std::string& operatorNamespace,
-                                              std::function<void()> onChange);
+                                              std::function<void()> onChange,
+                                              std::chrono::milliseconds configMapSync = {});
 std::unique_ptr<ClusterView> makeDirectView(std::shared_ptr<kube::KubeClient> client,
                                             const std::string& operatorNamespace);
 

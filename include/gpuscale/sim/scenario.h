@@ -122,6 +122,9 @@ struct OperatorSpec {
   std::chrono::milliseconds devicePluginReload{0};         // label change -> new allocatable
   // dcgm-exporter: how long after a pod gets its device the series name it (dcgm_pod_delay.h).
   std::chrono::milliseconds dcgmPodDelay{0};
+  // `configMapSyncSeconds`: how long after a ConfigMap changes mig-manager and the device plugin
+  // see it (the kubelet's refresh of mounted ConfigMap volumes, about a minute on real nodes).
+  std::chrono::milliseconds configMapSync{0};
 };
 
 // The inference load (per Running pod of the Deployment). Parsed and validated here.

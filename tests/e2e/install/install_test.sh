@@ -13,7 +13,8 @@
 #      the emulated GPU nodes, scraped by a real Prometheus on the node's bridge address), and a real
 #      HPA reads it and scales the Deployment to its 7-slice ceiling;
 #   3. `kubectl apply -k` of manifests/reconciler the same way: two replicas, one holds the Lease,
-#      and with only the permissions of manifests/reconciler/rbac.yaml the leader raises the HPA's
+#      switched to act by components/act (the documented step), and with only the permissions of
+#      manifests/reconciler/rbac.yaml and components/act/rbac.yaml the leader raises the HPA's
 #      ceiling (a MIG reshape of the idle GPU); every Event it writes names the leader;
 #   4. the same through Helm: the kustomize install deleted, `helm install` of the release's packaged
 #      chart with the image repositories (tags: the chart's appVersion) and the Prometheus URL; the
@@ -103,7 +104,7 @@ prom_url=$("$prometheus_run" start "$work/prometheus" --scrape "127.0.0.1:$(cat 
 
 # overlay NAME: a kustomization over manifests/NAME that sets the image, Never pulls it, (for the
 # adapter) points --prometheus-url at the test's Prometheus and (for the reconciler) switches it from
-# observe to act. Nothing else of the base changes.
+# observe to act with components/act. Nothing else of the base changes.
 overlay() {
   local name=$1 dir=$work/overlay/$1 base patch
   mkdir -p "$dir"
@@ -112,30 +113,32 @@ overlay() {
   patch="      - op: replace
         path: /spec/template/spec/containers/0/imagePullPolicy
         value: Never"
-  # The container argument that starts with `from` becomes `to`. The reconciler ships
-  # observe-only; the on-ramp's step to act is this one flag.
-  local from='' to='' index
-  case $name in
-  adapter) from=--prometheus-url= to=--prometheus-url=$prom_url/ ;;
-  reconciler) from=--mode=observe to=--mode=act ;;
-  esac
-  if [ -n "$from" ]; then
-    index=$(kc kustomize "$src/manifests/$name" | python3 -c '
+  if [ "$name" = adapter ]; then
+    local index
+    index=$(kc kustomize "$src/manifests/adapter" | python3 -c '
 import sys, yaml
 for d in yaml.safe_load_all(sys.stdin):
     if d and d["kind"] == "Deployment":
         args = d["spec"]["template"]["spec"]["containers"][0]["args"]
-        print(next(i for i, a in enumerate(args) if a.startswith(sys.argv[1])))' "$from")
+        print(next(i for i, a in enumerate(args) if a.startswith("--prometheus-url=")))')
     patch+="
       - op: replace
         path: /spec/template/spec/containers/0/args/$index
-        value: $to"
+        value: --prometheus-url=$prom_url/"
+  fi
+  # The reconciler ships observe-only; the on-ramp's step to act is the component of the docs
+  # (--mode=act and the write grants).
+  local components=""
+  if [ "$name" = reconciler ]; then
+    components="components:
+- $base/components/act"
   fi
   cat >"$dir/kustomization.yaml" <<YAML
 apiVersion: kustomize.config.k8s.io/v1beta1
 kind: Kustomization
 resources:
 - $base
+$components
 images:
 - {name: gpuscale-$name, newName: localhost/gpuscale-$name, newTag: $version}
 patches:
@@ -231,7 +234,7 @@ eventually 120 "one reconciler pod holds the Lease" held_by_a_pod
 leader=$(holder)
 step "leader: $leader"
 
-step "at the ceiling, the leader (manifests/reconciler/rbac.yaml only) raises maxReplicas"
+step "at the ceiling, the leader (the shipped RBAC of act mode only) raises maxReplicas"
 max_above_7() { [ "$(kc -n default get hpa triton -o jsonpath='{.spec.maxReplicas}')" -gt 7 ]; }
 eventually 600 "maxReplicas raised above 7" max_above_7
 kc -n default get hpa triton

@@ -9,7 +9,9 @@
 #                                           REC_PID and REC_STATUS_PORT (the HTTPS status port). It
 #                                           runs as it does in a cluster: with the ServiceAccount
 #                                           token, RBAC and admission policies of manifests/reconciler
-#                                           (tests/e2e/lib/reconciler_identity.sh), its state in
+#                                           (tests/e2e/lib/reconciler_identity.sh; the base's
+#                                           read-only RBAC with --mode=observe, plus
+#                                           components/act's grants otherwise), its state in
 #                                           gpuscale; a write they refuse fails the test's story.
 #   reconciler_fault_proxy                  fault_proxy.py in front of kube-apiserver (log:
 #                                           $work/proxy.log), with no faults yet; writes
@@ -35,7 +37,10 @@ reconciler_start_one() { # policy [flags...]
   REC_STATUS_PORT=$(free_port)
   # shellcheck source=../lib/reconciler_identity.sh
   source "$src/tests/e2e/lib/reconciler_identity.sh"
-  reconciler_identity "$work/reconciler.kubeconfig"
+  # The RBAC of the mode it runs in: read-only for --mode=observe, with act's grants otherwise.
+  local mode=act
+  case " $* " in *" --mode=observe "*) mode=observe ;; esac
+  reconciler_identity "$work/reconciler.kubeconfig" "$mode"
   e2e_spawn "$work/rec.log" "$rec" run --kubeconfig "$work/reconciler.kubeconfig" \
     --state-namespace gpuscale \
     --policy "$policy" --leader-elect=false --resync-period 2s --mig-timeout 60s \

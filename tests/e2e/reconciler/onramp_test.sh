@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # The on-ramp and the off-ramp on the real control plane, gpuscale-sim as the GPU Operator
 # (scenario.yaml: Triton held at 7 1g.5gb slices; a spare node whose first reshape fails).
-#   1. --mode=observe: the reconciler plans the time-slicing change and the raise and says so
-#      (WouldAct Events, explain, /metrics), but the HPA stays held at 9 and no node, HPA or
-#      ConfigMap carries anything of gpuscale.
-#   2. The same reconciler in act mode: time-slicing, maxReplicas raised, a failed reshape of the
+#   1. --mode=observe, with the base's read-only RBAC: the reconciler plans the time-slicing change
+#      and the raise and says so (WouldAct Events, explain, /metrics), but the HPA stays held at 9,
+#      no node, HPA or ConfigMap carries anything of gpuscale, and nothing it asked was forbidden;
+#      `preflight` as its ServiceAccount fails and lists act mode's missing grants; with the admin's
+#      kubeconfig it fails on a ClusterPolicy naming the stock mig-parted ConfigMap and passes once
+#      the ClusterPolicy is patched as its hint says.
+#   2. The same reconciler in act mode, with the write grants of components/act (`preflight -o json`
+#      as its ServiceAccount now passes): time-slicing, maxReplicas raised, a failed reshape of the
 #      spare node (outcome and backoff annotations), the state store written.
 #   3. The reconciler stops; `gpuscale-reconciler cleanup --restore-stock-configs` leaves no trace:
 #      no gpuscale.io/ key or reshape taint on nodes, the device-plugin label gone, Triton's
@@ -46,9 +50,43 @@ grep -q '^gpuscale_reconciler_would_act_total{kind="maxReplicas"} [1-9]' <<<"$me
   die "no would-act count in /metrics"
 grep -q '^gpuscale_reconciler_actions_total{' <<<"$metrics" && die "an action was counted"
 e2e_stop "$REC_PID"
+# It ran with the base's read-only RBAC (Events and its Lease aside): nothing it did was refused.
+if grep -iw "forbidden\|403" "$work/rec.log"; then die "observe mode was refused something"; fi
+# preflight as the reconciler, with observe's grants: act mode's writes are missing.
+rc=0
+"$rec" preflight --kubeconfig "$work/reconciler.kubeconfig" --state-namespace gpuscale \
+  >"$work/preflight-observe.out" 2>&1 || rc=$?
+cat "$work/preflight-observe.out"
+[ "$rc" = 1 ] || die "preflight with observe's grants exited $rc, not 1"
+grep -q "^fail permissions: .*missing: .*patch nodes" "$work/preflight-observe.out" ||
+  die "preflight did not list the missing grants"
+grep -q "^ok   node gpu-a100-0: .*nvidia.com/mig.config.state=success" "$work/preflight-observe.out" ||
+  die "preflight did not find the GPU node"
+# preflight with the admin's kubeconfig reads the ClusterPolicy: it still names the stock mig-parted
+# ConfigMap (fail, with the patch), then, patched as the hint says, the reconciler's.
+kc apply -f "$here/clusterpolicy.yaml" >/dev/null
+kc wait --for=condition=Established crd/clusterpolicies.nvidia.com --timeout=60s >/dev/null
+kc apply -f "$here/clusterpolicy-object.yaml" >/dev/null
+rc=0
+"$rec" preflight --kubeconfig "$KUBECONFIG" --state-namespace gpuscale >"$work/preflight-admin.out" 2>&1 || rc=$?
+cat "$work/preflight-admin.out"
+[ "$rc" = 1 ] || die "preflight with a ClusterPolicy naming the stock ConfigMap exited $rc, not 1"
+hint=$(sed -n 's/^ *hint: \(kubectl patch clusterpolicy cluster-policy .*\)$/\1/p' "$work/preflight-admin.out")
+[ -n "$hint" ] || die "preflight gave no patch for the ClusterPolicy"
+eval "kc ${hint#kubectl }" >/dev/null
+"$rec" preflight --kubeconfig "$KUBECONFIG" --state-namespace gpuscale >"$work/preflight-admin.out" 2>&1 ||
+  { cat "$work/preflight-admin.out"; die "preflight failed after the ClusterPolicy was patched"; }
+[ "$(grep -c "^ok   cluster-policy cluster-policy: " "$work/preflight-admin.out")" = 2 ] ||
+  die "preflight did not find both ClusterPolicy fields right: $(cat "$work/preflight-admin.out")"
 
 step "act mode: time-slicing, maxReplicas raised, a failed reshape backing off"
 reconciler_start_one "$here/policy.yaml" --mode=act --failure-backoff 10m
+# preflight as the reconciler, with act's grants: nothing fails.
+"$rec" preflight --kubeconfig "$work/reconciler.kubeconfig" --state-namespace gpuscale -o json \
+  >"$work/preflight-act.json" 2>&1 || { cat "$work/preflight-act.json"; die "preflight with act's grants failed"; }
+python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); assert r["passed"], r
+assert any(c["name"] == "permissions" and c["result"] == "ok" for c in r["checks"]), r' \
+  "$work/preflight-act.json" || die "preflight's JSON: $(cat "$work/preflight-act.json")"
 raised() { [ "$(max_replicas triton)" -gt 9 ]; }
 eventually 120 "maxReplicas raised" raised
 kc apply -f "$here/spare.yaml" >/dev/null

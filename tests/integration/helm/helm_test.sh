@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # The Helm chart (charts/gpuscale) offline: `helm lint --strict`, the render with kustomize-equivalent
-# values compared in substance with `kubectl kustomize manifests/{adapter,reconciler}` (one
-# behaviour, two install paths), each TLS mode's objects, the values that must be refused (the
-# schema refuses unknown keys), names after the release (fullname, nameOverride) with every
-# reference between objects intact, the prometheus-community chart conventions (serviceAccount,
-# rbac.create, scheduling, pod labels, securityContext, extra containers, NOTES.txt), image tags
-# from appVersion, and the chart's copies of the default rules and policy. Exit 77 (skipped)
+# values compared in substance with `kubectl kustomize manifests/{adapter,reconciler}` (and
+# reconciler.mode=act with the reconciler base plus components/act; one behaviour, two install
+# paths), the reconciler's RBAC per mode (read-only in observe), each TLS mode's objects, the
+# values that must be refused (the schema refuses unknown keys), names after the release (fullname,
+# nameOverride) with every reference between objects intact, the prometheus-community chart
+# conventions (serviceAccount, rbac.create, scheduling, pod labels, securityContext, extra
+# containers, NOTES.txt), image tags from appVersion, and the chart's copies of the default rules and policy. Exit 77 (skipped)
 # without helm (tests/cluster/build.sh builds it) or kubectl.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -56,6 +57,21 @@ kubectl kustomize "$work/resource-metrics" >"$work/adapter-resource-metrics.yaml
 check "adapter.apiServices.resource renders what the resource-metrics component renders" \
   'python3 "$here/compare_renders.py" "$work/chart-resource-metrics.yaml" \
      "$work/adapter-resource-metrics.yaml" "$work/reconciler.yaml"'
+# reconciler.mode=act: the chart's act render is what the reconciler base with components/act renders
+# (but the chart's uninstall hook, which kustomize has no counterpart for).
+mkdir -p "$work/act"
+rbase=$(python3 -c 'import os, sys; print(os.path.relpath(sys.argv[1], sys.argv[2]))' \
+  "$src/manifests/reconciler" "$work/act")
+printf 'resources: [%s]\ncomponents: [%s/components/act]\n' "$rbase" "$rbase" >"$work/act/kustomization.yaml"
+render -f "$here/kustomize-equivalent.yaml" --set reconciler.mode=act \
+  --set reconciler.uninstallCleanup.enabled=false >"$work/chart-act.yaml"
+kubectl kustomize "$work/act" >"$work/reconciler-act.yaml"
+check "reconciler.mode=act renders what the reconciler base with components/act renders" \
+  'python3 "$here/compare_renders.py" "$work/chart-act.yaml" "$work/adapter.yaml" "$work/reconciler-act.yaml"'
+check "reconciler.mode=observe: read-only RBAC (Events and its Lease aside)" \
+  'python3 "$src/tests/integration/reconciler_manifests/check_rbac.py" "$work/chart.yaml" observe'
+check "reconciler.mode=act: the write grants act needs" \
+  'python3 "$src/tests/integration/reconciler_manifests/check_rbac.py" "$work/chart-act.yaml" act'
 check "no metrics.k8s.io APIService by default" \
   '! grep -q "name: v1beta1.metrics.k8s.io" "$work/chart.yaml" "$work/adapter.yaml"'
 
@@ -138,6 +154,9 @@ check "release gpuscale: the names of manifests/ (gpuscale-adapter, gpuscale-rec
   'python3 "$here/check_names.py" "$work/default.yaml" gpuscale-'
 check "another release name prefixes every object, references intact" \
   'render_as prod >"$work/prod.yaml" && python3 "$here/check_names.py" "$work/prod.yaml" prod-gpuscale-'
+check "another release name in act mode: the write grants' names and references intact" \
+  'render_as prod --set reconciler.mode=act >"$work/prod-act.yaml" &&
+     python3 "$here/check_names.py" "$work/prod-act.yaml" prod-gpuscale-'
 names_in_every_tls_mode() {
   local mode
   for mode in selfSigned insecure certManager; do
@@ -230,6 +249,8 @@ check "NOTES.txt with the adapter alone names no reconciler" \
 check "NOTES.txt: observe-only by default, how to switch to act, the off-ramp" \
   'grep -q "OBSERVE-ONLY" "$work/notes.txt" && grep -q "reconciler.mode=act" "$work/notes.txt" &&
      grep -q "gpuscale-reconciler cleanup --state-namespace gpuscale" "$work/notes.txt"'
+check "NOTES.txt in observe mode: preflight with the release's namespaces and names" \
+  'grep -q "gpuscale-reconciler preflight --operator-namespace gpu-operator --state-namespace gpuscale .*--state-config-map gpuscale-reconciler-state --leader-elect-name gpuscale-reconciler$" "$work/notes.txt"'
 check "NOTES.txt with reconciler.mode=act says it acts and that helm uninstall cleans up" \
   'notes --set reconciler.mode=act >"$work/notes-act.txt" && contains "It ACTS" "$work/notes-act.txt" &&
      contains "helm uninstall runs that cleanup itself" "$work/notes-act.txt"'

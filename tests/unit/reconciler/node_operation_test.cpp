@@ -67,9 +67,11 @@ class NodeOperationTest : public ::testing::Test {
     testing::seed(*fake_, partition::testing::loadDump("a100_idle_reshape.json"));
   }
   // A controller acting through `client`, one node operation at a time.
-  std::unique_ptr<Controller> controller(std::shared_ptr<kube::KubeClient> client) {
+  std::unique_ptr<Controller> controller(std::shared_ptr<kube::KubeClient> client,
+                                         std::chrono::seconds migConfigPropagation = {}) {
     ActuatorOptions options;
     options.maxNodesInFlight = 1;
+    options.migConfigPropagation = migConfigPropagation;
     auto actuator = std::make_shared<KubeActuator>(
         client, events_, std::make_shared<NodeLevelGpuPodMapping>(), options);
     return std::make_unique<Controller>(
@@ -338,6 +340,38 @@ TEST_F(NodeOperationTest, NewPodsAreKeptOffTheNodeWhileItsMigChangeRuns) {
         row.result);
     EXPECT_FALSE(hasReshapeTaint(node(kReshapeNode))) << "the taint ends with the MIG step";
     EXPECT_EQ(node(kReshapeNode)["spec"]["taints"], json::array({theirs}));
+  }
+}
+
+TEST_F(NodeOperationTest, AMigConfigNewToTheConfigMapWaitsForMigManagersCopyBeforeTheLabelFlip) {
+  struct Row {
+    const char* what;
+    std::chrono::seconds propagation;
+    std::vector<std::chrono::seconds> passesBeforeFlip;  // after t0, none of them flips
+    std::chrono::seconds flipAt;
+  };
+  const std::vector<Row> rows{
+      {"no propagation delay: flipped in the pass that writes the config", 0s, {}, 0s},
+      {"90 s: not flipped (nor tainted) before, flipped once they passed",
+       90s,
+       {0s, 30s, 89s},
+       91s},
+  };
+  for (const auto& row : rows) {
+    SCOPED_TRACE(row.what);
+    seedReshapeCluster();
+    auto c = controller(client_, row.propagation);
+    for (auto at : row.passesBeforeFlip) {
+      c->pass(testing::objectsOf(*fake_), t0_ + at);
+      EXPECT_LT(client_->firstWhere(flipsMigConfig), 0) << "flipped " << at.count() << " s in";
+      EXPECT_FALSE(hasReshapeTaint(node(kReshapeNode)));
+      auto intent = decodeNodeIntent(k8s::annotationOf(node(kReshapeNode), k8s::kIntentAnnotation));
+      ASSERT_TRUE(intent.has_value());
+      EXPECT_EQ(intent->configWritten, t0_) << "the first write is the one that counts";
+    }
+    c->pass(testing::objectsOf(*fake_), t0_ + row.flipAt);
+    EXPECT_GE(client_->firstWhere(flipsMigConfig), 0);
+    EXPECT_TRUE(hasReshapeTaint(node(kReshapeNode)));
   }
 }
 

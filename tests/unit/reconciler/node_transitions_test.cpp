@@ -76,6 +76,7 @@ struct Row {
   std::string pausedAfter = "paused-for-mig-change";  // the operand label
   std::string event;                                  // an Event reason recorded
   bool neverTainted = false;                          // no write put the reshape taint on the node
+  std::chrono::seconds migConfigPropagation{0};       // ActuatorOptions::migConfigPropagation
 };
 
 // The transition named `name` in the table.
@@ -123,6 +124,8 @@ TEST(NodeTransitionsTest, EveryTransitionIsTakenWithItsWrites) {
        false, false, Outcome::kAborted, "previous", false, "true", "MigReconfigureAborted"},
       {"prepared/any/step-failed", kMig, kPrep, "previous", "success", false, 5s, false, false,
        true, true, std::nullopt, "previous", false, "paused-for-mig-change", ""},
+      {"prepared/mig/config-propagating", kMig, kPrep, "previous", "success", false, 5s, false,
+       false, false, true, std::nullopt, "previous", false, "paused-for-mig-change", "", true, 90s},
       {"prepared/any/prepared", kTs, kPrep, "previous", "success", false, 5s, false, false, false,
        true, std::nullopt, "ours", false, "paused-for-mig-change", "TimeSlicingStarted"},
       {"applied/mig/label-changed-by-other", kMig, kAppl, "all-balanced", "success", false, 5s,
@@ -192,7 +195,9 @@ TEST(NodeTransitionsTest, EveryTransitionIsTakenWithItsWrites) {
     }
     if (row.failPodList) fake->failNext("list", core::Status(500, "InternalError", "boom"));
 
-    NodeOperations operations(client, events, std::make_shared<NodeLevelGpuPodMapping>(), {});
+    ActuatorOptions options;
+    options.migConfigPropagation = row.migConfigPropagation;
+    NodeOperations operations(client, events, std::make_shared<NodeLevelGpuPodMapping>(), options);
     ActuationReport report;
     EXPECT_EQ(operations.advance(kNode, kT0 + row.age, report), row.inFlight);
 

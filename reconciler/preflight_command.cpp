@@ -1,0 +1,73 @@
+#include "preflight_command.h"
+
+#include <iostream>
+
+#include "gpuscale/core/flag_set.h"
+#include "gpuscale/kube/config.h"
+#include "gpuscale/kube/rest_client.h"
+#include "gpuscale/reconciler/preflight.h"
+#include "plan_command.h"
+
+namespace gpuscale::reconciler {
+namespace {
+
+constexpr int kExitPassed = 0;
+constexpr int kExitFailed = 1;
+
+struct PreflightArgs {
+  std::string kubeconfig;
+  std::string output = "text";
+  PreflightOptions options;
+};
+
+core::FlagSet preflightFlagSet(PreflightArgs& a) {
+  core::FlagSet flags(
+      "gpuscale-reconciler preflight", "gpuscale-reconciler preflight [flags]",
+      "Whether the cluster is ready for --mode=act, before switching: kube-apiserver answers; the "
+      "identity (the ServiceAccount's in the reconciler's pod, else the kubeconfig's) has every "
+      "permission act mode needs (SelfSubjectAccessReviews; the missing ones are listed); the GPU "
+      "Operator's namespace and ConfigMaps exist; each ClusterPolicy points mig-manager and the "
+      "device plugin at the reconciler's ConfigMaps; GPU nodes and their MIG state. One line per "
+      "check (ok, warn, fail) with a hint. Writes nothing. Exit 0: no check failed; 1: one did.");
+  flags.addString("kubeconfig", &a.kubeconfig, "kubeconfig (default in-cluster, then $KUBECONFIG)");
+  flags.addNonEmptyString("operator-namespace", &a.options.operatorNamespace,
+                          "the GPU Operator's namespace");
+  flags.addNonEmptyString("mig-config-map", &a.options.migConfigMap,
+                          "the reconciler's mig-parted ConfigMap (ClusterPolicy "
+                          "migManager.config.name)");
+  flags.addNonEmptyString("default-mig-config-map", &a.options.defaultMigConfigMap,
+                          "the GPU Operator's stock mig-parted ConfigMap");
+  flags.addNonEmptyString("device-plugin-config-map", &a.options.devicePluginConfigMap,
+                          "the device plugin's ConfigMap (ClusterPolicy devicePlugin.config.name)");
+  flags.addNonEmptyString("state-namespace", &a.options.ns,
+                          "the reconciler's namespace: its state ConfigMap and Lease");
+  flags.addNonEmptyString("state-config-map", &a.options.stateConfigMap,
+                          "the reconciler's state ConfigMap");
+  flags.addNonEmptyString("leader-elect-name", &a.options.leaseName, "the reconciler's Lease");
+  addOutputFlag(flags, &a.output);
+  return flags;
+}
+
+}  // namespace
+
+std::string preflightFlagReference() {
+  PreflightArgs args;
+  return preflightFlagSet(args).markdown();
+}
+
+int runPreflightCommand(const std::vector<std::string>& args, std::ostream& out,
+                        std::ostream& err) {
+  PreflightArgs a;
+  core::FlagSet flags = preflightFlagSet(a);
+  if (auto exitCode = flags.parseCommand(args, out, err)) return *exitCode;
+  auto config = kube::loadClientConfig(a.kubeconfig);
+  if (!config) return flags.usageError(err, config.status().message());
+  config->userAgent = "gpuscale-reconciler/preflight";
+  auto client = kube::RestKubeClient::create(*config);
+  if (!client) return flags.usageError(err, client.status().message());
+  const PreflightReport report = preflight(**client, a.options);
+  out << (a.output == "json" ? preflightJson(report) : preflightText(report));
+  return report.passed() ? kExitPassed : kExitFailed;
+}
+
+}  // namespace gpuscale::reconciler
