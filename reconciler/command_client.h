@@ -1,4 +1,5 @@
-// The Kubernetes client of gpuscale-reconciler's one-shot commands (explain, cleanup, preflight).
+// The Kubernetes client of gpuscale-reconciler's one-shot commands (explain, cleanup, configmaps,
+// preflight).
 #pragma once
 
 #include <memory>

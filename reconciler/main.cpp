@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "cleanup_command.h"
+#include "config_maps_command.h"
 #include "explain_command.h"
 #include "gpuscale/core/subcommands.h"
 #include "plan_command.h"
@@ -26,6 +27,10 @@ int main(int argc, char** argv) {
           {"cleanup",
            "the off-ramp: undo what the reconciler did (run it once the controller is stopped)",
            reconciler::runCleanupCommand, reconciler::cleanupFlagReference},
+          {"configmaps",
+           "before pointing the ClusterPolicy at them: create the reconciler's ConfigMaps from the "
+           "current ones (configmaps init)",
+           reconciler::runConfigMapsCommand, reconciler::configMapsFlagReference},
           {"preflight",
            "before --mode=act: is the cluster ready for it (permissions, GPU Operator)",
            reconciler::runPreflightCommand, reconciler::preflightFlagReference},

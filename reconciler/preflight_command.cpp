@@ -1,6 +1,7 @@
 #include "preflight_command.h"
 
 #include <iostream>
+#include <optional>
 
 #include "command_client.h"
 #include "gpuscale/core/flag_set.h"
@@ -15,6 +16,7 @@ constexpr int kExitFailed = 1;
 
 struct PreflightArgs {
   std::string kubeconfig;
+  std::string policy;
   std::string output = "text";
   PreflightOptions options;
 };
@@ -43,6 +45,9 @@ core::FlagSet preflightFlagSet(PreflightArgs& a) {
   flags.addNonEmptyString("state-config-map", &a.options.stateConfigMap,
                           "the reconciler's state ConfigMap");
   flags.addNonEmptyString("leader-elect-name", &a.options.leaseName, "the reconciler's Lease");
+  flags.addString("policy", &a.policy,
+                  "the reconciler's policy file: how many GPU nodes each policy may change (in "
+                  "its pod: /etc/gpuscale/policy.yaml)");
   addOutputFlag(flags, &a.output);
   return flags;
 }
@@ -56,6 +61,12 @@ int runPreflightCommand(const std::vector<std::string>& args, std::ostream& out,
   PreflightArgs a;
   core::FlagSet flags = preflightFlagSet(a);
   if (auto exitCode = flags.parseCommand(args, out, err)) return *exitCode;
+  std::optional<partition::PolicySet> policies;
+  if (!a.policy.empty()) {
+    policies = loadPolicies(a.policy, err);
+    if (!policies) return flags.usageError(err, "the policy file " + a.policy + " is not usable");
+    a.options.policies = &*policies;
+  }
   auto client = commandClient(a.kubeconfig, "preflight");
   if (!client) return flags.usageError(err, client.status().message());
   const PreflightReport report = preflight(**client, a.options);

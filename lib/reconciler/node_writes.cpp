@@ -10,6 +10,7 @@
 #include "gpuscale/partition/config_name.h"
 #include "gpuscale/partition/device_plugin_config.h"
 #include "gpuscale/partition/mig_parted_config.h"
+#include "gpuscale/reconciler/config_maps_init.h"
 #include "gpuscale/reconciler/node_operation.h"
 #include "gpuscale/reconciler/optimistic_write.h"
 
@@ -125,16 +126,8 @@ core::Result<bool> NodeOperations::writeMigConfig(const std::string& node,
   // there too, or restoring it after a failure would fail as well, and so must every stock config
   // an operator may relabel the node to later. They are carried over from what mig-manager would
   // read without a custom ConfigMap: the node's generated configs, then the operator's defaults.
-  std::vector<partition::MigPartedConfig> stock;
-  for (const std::string& name : {node + "-mig-config", options_.defaultMigConfigMap}) {
-    auto cm = client_->get(configMapRef(options_.operatorNamespace, name));
-    if (!cm) continue;
-    auto read = partition::readConfigMap(*cm);
-    if (!read) continue;
-    if (auto parsed = partition::parseMigPartedConfig(read->value("config.yaml"))) {
-      stock.push_back(std::move(*parsed));
-    }
-  }
+  const std::vector<partition::MigPartedConfig> stock = readMigPartedConfigMaps(
+      *client_, options_.operatorNamespace, {node + "-mig-config", options_.defaultMigConfigMap});
   auto r = upsertWithRetry(
       *client_, configMapRef(options_.operatorNamespace, options_.migConfigMap), "v1", "ConfigMap",
       [&](const kube::Object& object) -> core::Result<std::optional<kube::Object>> {

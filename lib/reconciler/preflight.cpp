@@ -1,6 +1,7 @@
 #include "gpuscale/reconciler/preflight.h"
 
 #include <algorithm>
+#include <map>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -166,6 +167,82 @@ void checkClusterPolicies(kube::KubeClient& client, const PreflightOptions& o,
   for (const auto& policy : policies->items) {
     checkPolicyField(policy, "migManager", o.migConfigMap, out);
     checkPolicyField(policy, "devicePlugin", o.devicePluginConfigMap, out);
+    const std::string strategy = stringAt(policy, {"spec", "mig", "strategy"});
+    out.push_back({"cluster-policy " + stringAt(policy, {"metadata", "name"}), CheckOutcome::kOk,
+                   "spec.mig.strategy is " + (strategy.empty() ? "single (the default)" : strategy),
+                   ""});
+  }
+}
+
+// The first item of `list` whose name contains `part`, or null.
+const json* named(const kube::ObjectList& list, std::string_view part) {
+  for (const auto& item : list.items) {
+    if (stringAt(item, {"metadata", "name"}).find(part) != std::string::npos) return &item;
+  }
+  return nullptr;
+}
+
+// The GPU Operator's own Deployment (its release, from the image tag) and the two operands the
+// reconciler works through, by their DaemonSets. Informational: a GPU Operator installed another
+// way, or a namespace this identity may not list, is a warning.
+void checkOperatorWorkloads(kube::KubeClient& client, const PreflightOptions& o,
+                            std::vector<PreflightCheck>& out) {
+  const std::string& ns = o.operatorNamespace;
+  auto deployments =
+      client.list(kube::ResourceRef::collection("apps", "v1", "deployments", ns), {});
+  if (!deployments) {
+    out.push_back({"gpu-operator", CheckOutcome::kWarn,
+                   "cannot list Deployments in " + ns + ": " + deployments.status().message(),
+                   "its release is not known; a kubeconfig that may read them tells"});
+  } else if (const json* op = named(*deployments, "gpu-operator"); op == nullptr) {
+    out.push_back({"gpu-operator", CheckOutcome::kWarn, "no gpu-operator Deployment in " + ns,
+                   "the GPU Operator runs elsewhere or not at all; its operands below say more"});
+  } else {
+    const auto& containers = fieldAt(*op, {"spec", "template", "spec", "containers"});
+    const std::string image = containers.is_array() && !containers.empty()
+                                  ? stringAt(containers[0], {"image"})
+                                  : std::string();
+    const auto colon = image.rfind(':');
+    const std::string release =
+        colon == std::string::npos || image.find('/', colon) != std::string::npos
+            ? "unknown"
+            : image.substr(colon + 1);
+    out.push_back({"gpu-operator", CheckOutcome::kOk,
+                   fmt::format("Deployment {}/{}, release {}", ns,
+                               stringAt(*op, {"metadata", "name"}), release),
+                   ""});
+  }
+  auto daemonSets = client.list(kube::ResourceRef::collection("apps", "v1", "daemonsets", ns), {});
+  const std::pair<const char*, const char*> operands[] = {
+      {"mig-manager",
+       "no MIG change is answered without it (ClusterPolicy spec.migManager.enabled); nodes "
+       "without nvidia.com/mig.config.state are never reshaped"},
+      {"device-plugin",
+       "no GPU resource is advertised without it (ClusterPolicy spec.devicePlugin.enabled)"},
+  };
+  for (const auto& [operand, absentHint] : operands) {
+    if (!daemonSets) {
+      out.push_back({operand, CheckOutcome::kWarn,
+                     "cannot list DaemonSets in " + ns + ": " + daemonSets.status().message(),
+                     "the per-node checks below say what the operands report"});
+      continue;
+    }
+    const json* ds = named(*daemonSets, operand);
+    if (ds == nullptr) {
+      out.push_back({operand, CheckOutcome::kWarn,
+                     fmt::format("no {} DaemonSet in {}", operand, ns), absentHint});
+      continue;
+    }
+    const auto count = [&](std::string_view field) {
+      const json& v = fieldAt(*ds, {"status", field});
+      return v.is_number_integer() ? v.get<int64_t>() : 0;
+    };
+    const int64_t ready = count("numberReady"), desired = count("desiredNumberScheduled");
+    out.push_back({operand,
+                   ready == desired && desired > 0 ? CheckOutcome::kOk : CheckOutcome::kWarn,
+                   fmt::format("DaemonSet {}/{}: {} of {} ready", ns,
+                               stringAt(*ds, {"metadata", "name"}), ready, desired),
+                   ready == desired && desired > 0 ? "" : "wait until every pod of it is ready"});
   }
 }
 
@@ -173,7 +250,34 @@ std::string labelOf(const json& node, std::string_view key) {
   return stringAt(node, {"metadata", "labels", key});
 }
 
-void checkNodes(kube::KubeClient& client, std::vector<PreflightCheck>& out) {
+// How many of the GPU nodes each policy may change.
+void checkPolicyScope(const partition::PolicySet& policies,
+                      const std::vector<const json*>& gpuNodes, std::vector<PreflightCheck>& out) {
+  for (const auto& policy : policies.policies) {
+    size_t inScope = 0;
+    for (const json* node : gpuNodes) {
+      std::map<std::string, std::string> labels;
+      const json& l = fieldAt(*node, {"metadata", "labels"});
+      if (l.is_object()) {
+        for (const auto& [key, value] : l.items()) {
+          if (value.is_string()) labels[key] = value.get<std::string>();
+        }
+      }
+      if (policy.selectsNode(labels)) ++inScope;
+    }
+    const std::string detail =
+        fmt::format("{} of {} GPU node(s) in scope", inScope, gpuNodes.size());
+    if (inScope == 0) {
+      out.push_back({"policy " + policy.name, CheckOutcome::kWarn, detail,
+                     "its nodeSelector or excludeNodes leave it no node to change"});
+    } else {
+      out.push_back({"policy " + policy.name, CheckOutcome::kOk, detail, ""});
+    }
+  }
+}
+
+void checkNodes(kube::KubeClient& client, const PreflightOptions& o,
+                std::vector<PreflightCheck>& out) {
   auto nodes = client.list(kube::ResourceRef::collection("", "v1", "nodes"), {});
   if (!nodes) {
     out.push_back({"gpu-nodes", CheckOutcome::kFail,
@@ -181,9 +285,11 @@ void checkNodes(kube::KubeClient& client, std::vector<PreflightCheck>& out) {
     return;
   }
   std::vector<PreflightCheck> perNode;
+  std::vector<const json*> gpuNodes;
   for (const auto& node : nodes->items) {
     const std::string product = labelOf(node, kGpuProductLabel);
     if (product.empty() && labelOf(node, kGpuPresentLabel) != "true") continue;
+    gpuNodes.push_back(&node);
     const std::string name = stringAt(node, {"metadata", "name"});
     const std::string config = labelOf(node, k8s::kMigConfigLabel);
     const std::string state = labelOf(node, k8s::kMigConfigStateLabel);
@@ -211,6 +317,7 @@ void checkNodes(kube::KubeClient& client, std::vector<PreflightCheck>& out) {
   out.push_back({"gpu-nodes", CheckOutcome::kOk,
                  fmt::format("{} GPU node(s) of {}", perNode.size(), nodes->items.size()), ""});
   std::move(perNode.begin(), perNode.end(), std::back_inserter(out));
+  if (o.policies != nullptr) checkPolicyScope(*o.policies, gpuNodes, out);
 }
 
 }  // namespace
@@ -285,13 +392,15 @@ PreflightReport preflight(kube::KubeClient& client, const PreflightOptions& o) {
   out.push_back(checkConfigMap(client, "mig-config", o.operatorNamespace, o.migConfigMap,
                                CheckOutcome::kWarn,
                                "the reconciler creates it on its first MIG change, with the stock "
-                               "configs; until then mig-manager cannot read it if the "
-                               "ClusterPolicy already names it"));
+                               "configs; create it now, before the ClusterPolicy names it, with "
+                               "gpuscale-reconciler configmaps init"));
   out.push_back(checkConfigMap(client, "device-plugin-config", o.operatorNamespace,
                                o.devicePluginConfigMap, CheckOutcome::kWarn,
-                               "the reconciler creates it on its first time-slicing change"));
+                               "the reconciler creates it on its first time-slicing change; "
+                               "create it now with gpuscale-reconciler configmaps init"));
   checkClusterPolicies(client, o, out);
-  checkNodes(client, out);
+  checkOperatorWorkloads(client, o, out);
+  checkNodes(client, o, out);
   return report;
 }
 

@@ -18,11 +18,19 @@
 //   cluster-policy       each ClusterPolicy (nvidia.com/v1) names the reconciler's ConfigMaps in
 //                        spec.migManager.config.name and spec.devicePlugin.config.name (fail, with
 //                        the patch that fixes it, when not); no ClusterPolicy CRD or no right to
-//                        read it is a warning.
+//                        read it is a warning. Each ClusterPolicy's MIG strategy
+//                        (spec.mig.strategy).
+//   gpu-operator         the GPU Operator's Deployment in its namespace and its release (the image
+//                        tag); not found or not readable is a warning.
+//   mig-manager          the mig-manager and device-plugin DaemonSets of the operator's namespace
+//   device-plugin        and how many of their pods are ready (absent, not all ready, or not
+//                        readable: a warning).
 //   gpu-nodes            Nodes with GPU feature discovery's labels (nvidia.com/gpu.product or
 //                        nvidia.com/gpu.present=true); none is a failure.
 //   node NAME            per GPU node: its product and nvidia.com/mig.config and
 //                        nvidia.com/mig.config.state (failed: fail; pending or rebooting: warn).
+//   policy NAME          with the policy file: how many GPU nodes each policy may change
+//                        (Policy::selectsNode: nodeSelector, excludeNodes); none is a warning.
 //
 // Thread safety: a function; the client must be thread-safe.
 #pragma once
@@ -32,6 +40,7 @@
 #include <vector>
 
 #include "gpuscale/kube/client.h"
+#include "gpuscale/partition/policy.h"
 
 namespace gpuscale::reconciler {
 
@@ -43,6 +52,7 @@ struct PreflightOptions {
   std::string ns = "gpuscale";  // the reconciler's namespace: its state ConfigMap and Lease
   std::string stateConfigMap = "gpuscale-reconciler-state";
   std::string leaseName = "gpuscale-reconciler";
+  const partition::PolicySet* policies = nullptr;  // null: no per-policy node scope
 };
 
 enum class CheckOutcome { kOk, kWarn, kFail };

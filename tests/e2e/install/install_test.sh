@@ -20,7 +20,8 @@
 #      chart with the image repositories (tags: the chart's appVersion) and the Prometheus URL; the
 #      APIServices carry the chart's generated CA as their caBundle (no insecureSkipTLSVerify) and
 #      turn Available, the metric is served through the aggregator, and a reconciler replica of the
-#      chart takes the Lease;
+#      chart takes the Lease; `gpuscale-reconciler explain` run in its pod as NOTES.txt gives it
+#      (`kubectl exec`, the installed policy and state) answers for the HPA;
 #   5. `helm uninstall`: the chart's pre-delete hook Job (its own ServiceAccount) scales the
 #      reconciler to 0, then takes gpuscale's taint, labels, annotations and state store off the
 #      cluster; the hook's objects are gone afterwards.
@@ -245,6 +246,8 @@ instances=$(kc get events -A -o jsonpath='{range .items[?(@.reportingComponent==
 selected=$(kc get events -A --field-selector source=gpuscale-reconciler -o name)
 [ -n "$selected" ] || die "no Event selected by source=gpuscale-reconciler"
 
+helm_() { HELM_CACHE_HOME=$work/helm HELM_CONFIG_HOME=$work/helm HELM_DATA_HOME=$work/helm "$bin/helm" "$@"; }
+
 step "the kustomize install removed; helm install of the release's chart (default TLS: generated CA)"
 # The adapter first and without waiting: both bases own the namespace, and its deletion stalls
 # while APIServices point at a Service that is going away (kube-apiserver cannot discover them).
@@ -253,8 +256,7 @@ kc delete -k "$work/overlay/reconciler" --ignore-not-found --wait=false >/dev/nu
 gone() { ! kc get namespace gpuscale >/dev/null 2>&1; }
 eventually 300 "namespace gpuscale deleted" gone
 t_helm=$SECONDS
-HELM_CACHE_HOME=$work/helm HELM_CONFIG_HOME=$work/helm HELM_DATA_HOME=$work/helm \
-  "$bin/helm" install gpuscale "$release/gpuscale-$version.tgz" --namespace gpuscale --create-namespace \
+helm_ install gpuscale "$release/gpuscale-$version.tgz" --namespace gpuscale --create-namespace \
   --set adapter.image.repository=localhost/gpuscale-adapter --set adapter.image.pullPolicy=Never \
   --set reconciler.image.repository=localhost/gpuscale-reconciler \
   --set reconciler.image.pullPolicy=Never --set reconciler.mode=act \
@@ -281,11 +283,18 @@ eventually 120 "a reconciler pod of the chart holds the Lease" held_by_chart_pod
 step "helm install: Available ${t_helm_available} s, first value ${t_helm_value} s (kubectl apply: \
 Available ${t_available} s, first value ${t_value} s, HPA reading ${t_hpa} s)"
 
+step "explain in the cluster, as NOTES.txt gives it: the installed policy and state"
+explain_cmd=$(helm_ get notes gpuscale --namespace gpuscale | grep -m1 "gpuscale-reconciler explain" |
+  sed 's/^ *//')
+[ -n "$explain_cmd" ] || die "NOTES.txt gives no explain command"
+why=$(eval "kc ${explain_cmd#kubectl } default/triton" 2>&1) || die "in-cluster explain failed: $why"
+echo "$why" | head -n 12
+grep -q "default/triton" <<<"$why" || die "in-cluster explain does not name the HPA: $why"
+
 step "helm uninstall: the chart's pre-delete hook stops the reconciler and takes its traces off"
 traces gpuscale keep | sed 's/^/  before: /'
 [ -n "$(traces gpuscale keep)" ] || die "the acting reconciler left nothing for the hook to clean"
-HELM_CACHE_HOME=$work/helm HELM_CONFIG_HOME=$work/helm HELM_DATA_HOME=$work/helm \
-  "$bin/helm" uninstall gpuscale --namespace gpuscale --wait --timeout 5m ||
+helm_ uninstall gpuscale --namespace gpuscale --wait --timeout 5m ||
   die "helm uninstall failed (the cleanup hook's Job and its log are kept in namespace gpuscale)"
 # Without uninstallCleanup.restoreStockConfigs the nodes keep the MIG config they run.
 no_traces gpuscale keep || die "helm uninstall left traces of gpuscale"

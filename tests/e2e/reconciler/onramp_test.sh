@@ -6,7 +6,9 @@
 #      no node, HPA or ConfigMap carries anything of gpuscale, and nothing it asked was forbidden;
 #      `preflight` as its ServiceAccount fails and lists act mode's missing grants; with the admin's
 #      kubeconfig it fails on a ClusterPolicy naming the stock mig-parted ConfigMap and passes once
-#      the ClusterPolicy is patched as its hint says.
+#      the ClusterPolicy is patched as its hint says. Before the patch, with gpuscale's mig-parted
+#      ConfigMap deleted (as before the first MIG write; preflight warns), `configmaps init`
+#      creates it with the stock configs and leaves the device plugin's; a second run does nothing.
 #   2. The same reconciler in act mode, with the write grants of components/act (`preflight -o json`
 #      as its ServiceAccount now passes): time-slicing, maxReplicas raised, a failed reshape of the
 #      spare node (outcome and backoff annotations), the state store written.
@@ -52,6 +54,8 @@ grep -q '^gpuscale_reconciler_actions_total{' <<<"$metrics" && die "an action wa
 e2e_stop "$REC_PID"
 # It ran with the base's read-only RBAC (Events and its Lease aside): nothing it did was refused.
 if grep -iw "forbidden\|403" "$work/rec.log"; then die "observe mode was refused something"; fi
+# The reconciler's mig-parted ConfigMap as before its first MIG write: not there yet.
+kc -n gpu-operator delete configmap gpuscale-mig-parted-config >/dev/null
 # preflight as the reconciler, with observe's grants: act mode's writes are missing.
 rc=0
 "$rec" preflight --kubeconfig "$work/reconciler.kubeconfig" --state-namespace gpuscale \
@@ -62,11 +66,31 @@ grep -q "^fail permissions: .*missing: .*patch nodes" "$work/preflight-observe.o
   die "preflight did not list the missing grants"
 grep -q "^ok   node gpu-a100-0: .*nvidia.com/mig.config.state=success" "$work/preflight-observe.out" ||
   die "preflight did not find the GPU node"
+grep -q "^warn mig-config: no ConfigMap gpu-operator/gpuscale-mig-parted-config" \
+  "$work/preflight-observe.out" || die "preflight did not warn of the missing mig-parted ConfigMap"
 # preflight with the admin's kubeconfig reads the ClusterPolicy: it still names the stock mig-parted
 # ConfigMap (fail, with the patch), then, patched as the hint says, the reconciler's.
 kc apply -f "$here/clusterpolicy.yaml" >/dev/null
 kc wait --for=condition=Established crd/clusterpolicies.nvidia.com --timeout=60s >/dev/null
 kc apply -f "$here/clusterpolicy-object.yaml" >/dev/null
+# configmaps init, before the ClusterPolicy is repointed: gpuscale's mig-parted ConfigMap holds the
+# stock configs of the one the ClusterPolicy names; the device plugin's exists and stays; a second
+# run has nothing to do.
+"$rec" configmaps init --kubeconfig "$KUBECONFIG" >"$work/cm-init.out" 2>&1 ||
+  { cat "$work/cm-init.out"; die "configmaps init failed"; }
+cat "$work/cm-init.out"
+grep -q "^created gpu-operator/gpuscale-mig-parted-config: .* from default-mig-parted-config" \
+  "$work/cm-init.out" || die "configmaps init did not create the mig-parted ConfigMap"
+grep -q "^exists  gpu-operator/device-plugin-config" "$work/cm-init.out" ||
+  die "configmaps init did not leave the device-plugin ConfigMap"
+cm_configs() { kc -n gpu-operator get configmap "$1" -o jsonpath='{.data.config\.yaml}' | grep -c '^  [a-z]'; }
+[ "$(cm_configs gpuscale-mig-parted-config)" = "$(cm_configs default-mig-parted-config)" ] ||
+  die "the created ConfigMap does not hold the stock configs"
+kc -n gpu-operator get configmap gpuscale-mig-parted-config -o jsonpath='{.data.config\.yaml}' |
+  grep -q '^  all-balanced:' || die "no all-balanced in the created ConfigMap"
+"$rec" configmaps init --kubeconfig "$KUBECONFIG" >"$work/cm-init.out" 2>&1 ||
+  { cat "$work/cm-init.out"; die "configmaps init failed the second time"; }
+grep -q "^nothing to do" "$work/cm-init.out" || die "a second configmaps init: $(cat "$work/cm-init.out")"
 rc=0
 "$rec" preflight --kubeconfig "$KUBECONFIG" --state-namespace gpuscale >"$work/preflight-admin.out" 2>&1 || rc=$?
 cat "$work/preflight-admin.out"
@@ -74,10 +98,16 @@ cat "$work/preflight-admin.out"
 hint=$(sed -n 's/^ *hint: \(kubectl patch clusterpolicy cluster-policy .*\)$/\1/p' "$work/preflight-admin.out")
 [ -n "$hint" ] || die "preflight gave no patch for the ClusterPolicy"
 eval "kc ${hint#kubectl }" >/dev/null
-"$rec" preflight --kubeconfig "$KUBECONFIG" --state-namespace gpuscale >"$work/preflight-admin.out" 2>&1 ||
+"$rec" preflight --kubeconfig "$KUBECONFIG" --state-namespace gpuscale --policy "$here/policy.yaml" \
+  >"$work/preflight-admin.out" 2>&1 ||
   { cat "$work/preflight-admin.out"; die "preflight failed after the ClusterPolicy was patched"; }
-[ "$(grep -c "^ok   cluster-policy cluster-policy: " "$work/preflight-admin.out")" = 2 ] ||
+[ "$(grep -c "^ok   cluster-policy cluster-policy: spec\.\(migManager\|devicePlugin\)\.config\.name is" \
+  "$work/preflight-admin.out")" = 2 ] ||
   die "preflight did not find both ClusterPolicy fields right: $(cat "$work/preflight-admin.out")"
+grep -q "^ok   policy default: 3 of 3 GPU node(s) in scope" "$work/preflight-admin.out" ||
+  die "preflight did not count the policy's nodes: $(cat "$work/preflight-admin.out")"
+grep -q "^ok   mig-config: ConfigMap gpu-operator/gpuscale-mig-parted-config" "$work/preflight-admin.out" ||
+  die "preflight still misses the mig-parted ConfigMap: $(cat "$work/preflight-admin.out")"
 
 step "act mode: time-slicing, maxReplicas raised, a failed reshape backing off"
 reconciler_start_one "$here/policy.yaml" --mode=act --failure-backoff 10m

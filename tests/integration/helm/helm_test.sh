@@ -249,6 +249,8 @@ check "NOTES.txt with the adapter alone names no reconciler" \
 check "NOTES.txt: observe-only by default, how to switch to act, the off-ramp" \
   'grep -q "OBSERVE-ONLY" "$work/notes.txt" && grep -q "reconciler.mode=act" "$work/notes.txt" &&
      grep -q "gpuscale-reconciler cleanup --state-namespace gpuscale" "$work/notes.txt"'
+check "NOTES.txt in observe mode: configmaps init with the release's ConfigMap names" \
+  'grep -q "gpuscale-reconciler configmaps init --operator-namespace gpu-operator --mig-config-map gpuscale-mig-parted-config --device-plugin-config-map device-plugin-config$" "$work/notes.txt"'
 check "NOTES.txt in observe mode: preflight with the release's namespaces and names" \
   'grep -q "gpuscale-reconciler preflight --operator-namespace gpu-operator --state-namespace gpuscale .*--state-config-map gpuscale-reconciler-state --leader-elect-name gpuscale-reconciler$" "$work/notes.txt"'
 check "NOTES.txt with reconciler.mode=act says it acts and that helm uninstall cleans up" \

@@ -58,8 +58,20 @@ struct Cluster {
     json policy = object("ClusterPolicy", "cluster-policy");
     policy["apiVersion"] = "nvidia.com/v1";
     policy["spec"] = {{"migManager", {{"config", {{"name", "gpuscale-mig-parted-config"}}}}},
-                      {"devicePlugin", {{"config", {{"name", "device-plugin-config"}}}}}};
+                      {"devicePlugin", {{"config", {{"name", "device-plugin-config"}}}}},
+                      {"mig", {{"strategy", "mixed"}}}};
     add(coll("nvidia.com", "clusterpolicies"), policy);
+    json operatorDeployment = object("Deployment", "gpu-operator", "gpu-operator");
+    operatorDeployment["spec"] = {
+        {"template",
+         {{"spec",
+           {{"containers", {{{"name", "gpu-operator"}, {"image", "gpu-operator:v25.3.0"}}}}}}}}};
+    add(coll("apps", "deployments", "gpu-operator"), operatorDeployment);
+    for (const char* ds : {"nvidia-mig-manager", "nvidia-device-plugin-daemonset"}) {
+      json d = object("DaemonSet", ds, "gpu-operator");
+      d["status"] = {{"numberReady", 1}, {"desiredNumberScheduled", 1}};
+      add(coll("apps", "daemonsets", "gpu-operator"), d);
+    }
     add(coll("", "nodes"), node("gpu-0", {{"nvidia.com/gpu.product", "NVIDIA-A100-SXM4-40GB"},
                                           {"nvidia.com/mig.config", "all-1g.5gb"},
                                           {"nvidia.com/mig.config.state", "success"}}));
@@ -94,8 +106,25 @@ const std::vector<Row>& rows() {
         {"mig-config", CheckOutcome::kOk, "gpuscale-mig-parted-config"},
         {"device-plugin-config", CheckOutcome::kOk, "device-plugin-config"},
         {"cluster-policy cluster-policy", CheckOutcome::kOk, "spec.devicePlugin.config.name"},
+        {"cluster-policy cluster-policy", CheckOutcome::kOk, "spec.mig.strategy is mixed"},
+        {"gpu-operator", CheckOutcome::kOk, "release v25.3.0"},
+        {"mig-manager", CheckOutcome::kOk, "nvidia-mig-manager: 1 of 1 ready"},
+        {"device-plugin", CheckOutcome::kOk, "nvidia-device-plugin-daemonset: 1 of 1 ready"},
         {"gpu-nodes", CheckOutcome::kOk, "1 GPU node(s) of 2"},
         {"node gpu-0", CheckOutcome::kOk, "nvidia.com/mig.config.state=success"}}},
+      {"a GPU Operator installed another way, its mig-manager not ready: warnings",
+       [](Cluster& c) {
+         c.remove(coll("apps", "deployments", "gpu-operator").named("gpu-operator"));
+         c.remove(
+             coll("apps", "daemonsets", "gpu-operator").named("nvidia-device-plugin-daemonset"));
+         ASSERT_TRUE(
+             c.fake.patch(coll("apps", "daemonsets", "gpu-operator").named("nvidia-mig-manager"),
+                          kube::PatchType::kMerge, {{"status", {{"numberReady", 0}}}}));
+       },
+       true,
+       {{"gpu-operator", CheckOutcome::kWarn, "no gpu-operator Deployment"},
+        {"mig-manager", CheckOutcome::kWarn, "0 of 1 ready"},
+        {"device-plugin", CheckOutcome::kWarn, "spec.devicePlugin.enabled"}}},
       {"kube-apiserver does not answer: only that is said",
        [](Cluster& c) { c.fake.failNext("getPath", core::Status::unavailable("refused")); },
        false,
@@ -129,13 +158,16 @@ const std::vector<Row>& rows() {
          c.remove(coll("", "configmaps", "gpu-operator").named("gpuscale-mig-parted-config"));
        },
        true,
-       {{"mig-config", CheckOutcome::kWarn, "creates it on its first MIG change"}}},
+       {{"mig-config", CheckOutcome::kWarn,
+         "create it now, before the ClusterPolicy names it, with gpuscale-reconciler configmaps "
+         "init"}}},
       {"no device-plugin ConfigMap yet",
        [](Cluster& c) {
          c.remove(coll("", "configmaps", "gpu-operator").named("device-plugin-config"));
        },
        true,
-       {{"device-plugin-config", CheckOutcome::kWarn, "first time-slicing change"}}},
+       {{"device-plugin-config", CheckOutcome::kWarn,
+         "create it now with gpuscale-reconciler configmaps init"}}},
       {"the ClusterPolicy still names the stock ConfigMap: the patch that fixes it",
        [](Cluster& c) {
          ASSERT_TRUE(c.fake.patch(
@@ -261,6 +293,32 @@ TEST(Preflight, TextAndJson) {
   EXPECT_EQ(parsed["passed"], false);
   EXPECT_EQ(parsed["checks"][1]["result"], "fail");
   EXPECT_EQ(parsed["checks"][1]["hint"], "grant");
+}
+
+TEST(Preflight, SaysHowManyGpuNodesEachPolicyMayChange) {
+  auto policies = partition::parsePolicies(R"(
+policies:
+- name: a100
+  hpaNamespaces: [default]
+  nodeSelector: {nvidia.com/gpu.product: NVIDIA-A100-SXM4-40GB}
+- name: h100
+  hpaNamespaces: [default]
+  nodeSelector: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}
+)");
+  ASSERT_TRUE(policies.ok()) << policies.status().toString();
+  Cluster cluster;
+  PreflightOptions o;
+  o.policies = &*policies;
+  const PreflightReport report = preflight(cluster.fake, o);
+  auto line = [&](const std::string& name) {
+    for (const auto& c : report.checks) {
+      if (c.name == name) return std::string(checkOutcomeName(c.outcome)) + " " + c.detail;
+    }
+    return std::string("missing");
+  };
+  EXPECT_EQ(line("policy a100"), "ok 1 of 1 GPU node(s) in scope");
+  EXPECT_EQ(line("policy h100"), "warn 0 of 1 GPU node(s) in scope");
+  EXPECT_TRUE(report.passed()) << preflightText(report);
 }
 
 }  // namespace
