@@ -60,10 +60,7 @@ core::FlagSet explainFlagSet(ExplainFlags& flags) {
 
 }  // namespace
 
-std::string explainFlagReference() {
-  ExplainFlags flags;
-  return explainFlagSet(flags).markdown();
-}
+std::string explainFlagReference() { return core::markdownOf(explainFlagSet); }
 
 int runExplainCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   ExplainFlags flags;

@@ -242,10 +242,7 @@ int render(const std::vector<std::string>& args, std::ostream& out, std::ostream
 
 }  // namespace
 
-std::string renderFlagReference() {
-  RenderOptions options;
-  return renderFlagSet(options).markdown();
-}
+std::string renderFlagReference() { return core::markdownOf(renderFlagSet); }
 
 int runRulesCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   if (args.empty()) return usageError(err, "missing subcommand");

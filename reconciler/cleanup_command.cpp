@@ -2,9 +2,8 @@
 
 #include <iostream>
 
+#include "command_client.h"
 #include "gpuscale/core/flag_set.h"
-#include "gpuscale/kube/config.h"
-#include "gpuscale/kube/rest_client.h"
 #include "gpuscale/reconciler/cleanup.h"
 
 namespace gpuscale::reconciler {
@@ -51,20 +50,14 @@ core::FlagSet cleanupFlagSet(CleanupArgs& a) {
 
 }  // namespace
 
-std::string cleanupFlagReference() {
-  CleanupArgs args;
-  return cleanupFlagSet(args).markdown();
-}
+std::string cleanupFlagReference() { return core::markdownOf(cleanupFlagSet); }
 
 int runCleanupCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   CleanupArgs a;
   core::FlagSet flags = cleanupFlagSet(a);
   if (auto exitCode = flags.parseCommand(args, out, err)) return *exitCode;
   auto usage = [&](const std::string& message) { return flags.usageError(err, message); };
-  auto config = kube::loadClientConfig(a.kubeconfig);
-  if (!config) return usage(config.status().message());
-  config->userAgent = "gpuscale-reconciler/cleanup";
-  auto client = kube::RestKubeClient::create(*config);
+  auto client = commandClient(a.kubeconfig, "cleanup");
   if (!client) return usage(client.status().message());
   std::shared_ptr<kube::KubeClient> kc = std::move(*client);
   auto report = cleanup(kc, a.options);

@@ -2,9 +2,8 @@
 
 #include <iostream>
 
+#include "command_client.h"
 #include "gpuscale/core/flag_set.h"
-#include "gpuscale/kube/config.h"
-#include "gpuscale/kube/rest_client.h"
 #include "gpuscale/reconciler/config_maps_init.h"
 
 namespace gpuscale::reconciler {
@@ -43,10 +42,7 @@ core::FlagSet configMapsFlagSet(ConfigMapsArgs& a) {
 
 }  // namespace
 
-std::string configMapsFlagReference() {
-  ConfigMapsArgs args;
-  return configMapsFlagSet(args).markdown();
-}
+std::string configMapsFlagReference() { return core::markdownOf(configMapsFlagSet); }
 
 int runConfigMapsCommand(const std::vector<std::string>& args, std::ostream& out,
                          std::ostream& err) {
@@ -55,10 +51,7 @@ int runConfigMapsCommand(const std::vector<std::string>& args, std::ostream& out
   std::vector<std::string> words;
   if (auto exitCode = flags.parseCommand(args, out, err, &words)) return *exitCode;
   if (words != std::vector<std::string>{"init"}) return flags.usageError(err, "expected `init`");
-  auto config = kube::loadClientConfig(a.kubeconfig);
-  if (!config) return flags.usageError(err, config.status().message());
-  config->userAgent = "gpuscale-reconciler/configmaps";
-  auto client = kube::RestKubeClient::create(*config);
+  auto client = commandClient(a.kubeconfig, "configmaps");
   if (!client) return flags.usageError(err, client.status().message());
   const ConfigMapsInitReport report = initConfigMaps(**client, a.options);
   out << configMapsInitText(report);

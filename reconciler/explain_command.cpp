@@ -9,11 +9,10 @@
 #include <spdlog/spdlog.h>
 #include <nlohmann/json.hpp>
 
+#include "command_client.h"
 #include "gpu_mapping_flags.h"
 #include "gpuscale/core/flag_set.h"
 #include "gpuscale/k8s/status_predicates.h"
-#include "gpuscale/kube/config.h"
-#include "gpuscale/kube/rest_client.h"
 #include "gpuscale/prom/http_client.h"
 #include "gpuscale/prom/options.h"
 #include "gpuscale/reconciler/controller.h"
@@ -99,10 +98,7 @@ std::optional<int> parseArgs(const std::vector<std::string>& args, ExplainArgs& 
 
 // What the controller watches, listed once, each item with its kind, plus the state ConfigMap.
 core::Result<nlohmann::json> listCluster(const ExplainArgs& a) {
-  auto config = kube::loadClientConfig(a.kubeconfig);
-  if (!config) return config.status();
-  config->userAgent = "gpuscale-reconciler/explain";
-  auto client = kube::RestKubeClient::create(*config);
+  auto client = commandClient(a.kubeconfig, "explain");
   if (!client) return client.status();
   nlohmann::json items = nlohmann::json::array();
   for (const auto& w : watchedResources()) {
@@ -128,10 +124,7 @@ core::Result<nlohmann::json> listCluster(const ExplainArgs& a) {
 
 }  // namespace
 
-std::string explainFlagReference() {
-  ExplainArgs args;
-  return explainFlagSet(args).markdown();
-}
+std::string explainFlagReference() { return core::markdownOf(explainFlagSet); }
 
 int runExplainCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   ExplainArgs a;

@@ -84,10 +84,7 @@ void addNowFlag(core::FlagSet& flags, std::optional<partition::TimePoint>* now) 
       .defaultText("now");
 }
 
-std::string planFlagReference() {
-  PlanArgs args;
-  return planFlagSet(args).markdown();
-}
+std::string planFlagReference() { return core::markdownOf(planFlagSet); }
 
 std::optional<partition::PolicySet> loadPolicies(const std::string& path, std::ostream& err) {
   if (path.empty()) return partition::defaultPolicies();

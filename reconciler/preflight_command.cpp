@@ -1,10 +1,10 @@
 #include "preflight_command.h"
 
 #include <iostream>
+#include <optional>
 
+#include "command_client.h"
 #include "gpuscale/core/flag_set.h"
-#include "gpuscale/kube/config.h"
-#include "gpuscale/kube/rest_client.h"
 #include "gpuscale/reconciler/preflight.h"
 #include "plan_command.h"
 
@@ -54,10 +54,7 @@ core::FlagSet preflightFlagSet(PreflightArgs& a) {
 
 }  // namespace
 
-std::string preflightFlagReference() {
-  PreflightArgs args;
-  return preflightFlagSet(args).markdown();
-}
+std::string preflightFlagReference() { return core::markdownOf(preflightFlagSet); }
 
 int runPreflightCommand(const std::vector<std::string>& args, std::ostream& out,
                         std::ostream& err) {
@@ -70,10 +67,7 @@ int runPreflightCommand(const std::vector<std::string>& args, std::ostream& out,
     if (!policies) return flags.usageError(err, "the policy file " + a.policy + " is not usable");
     a.options.policies = &*policies;
   }
-  auto config = kube::loadClientConfig(a.kubeconfig);
-  if (!config) return flags.usageError(err, config.status().message());
-  config->userAgent = "gpuscale-reconciler/preflight";
-  auto client = kube::RestKubeClient::create(*config);
+  auto client = commandClient(a.kubeconfig, "preflight");
   if (!client) return flags.usageError(err, client.status().message());
   const PreflightReport report = preflight(**client, a.options);
   out << (a.output == "json" ? preflightJson(report) : preflightText(report));

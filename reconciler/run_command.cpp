@@ -236,10 +236,7 @@ std::string runUsage() {
   return runFlagSet(args).usage();
 }
 
-std::string runFlagReference() {
-  RunArgs args;
-  return runFlagSet(args).markdown();
-}
+std::string runFlagReference() { return core::markdownOf(runFlagSet); }
 
 int runRunCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   RunArgs a;

@@ -27,8 +27,7 @@ core::FlagSet exporterFlagSet(ExporterArgs& a) {
   core::FlagSet flags("gpuscale-sim exporter", "gpuscale-sim exporter [flags]",
                       "Serves the series of demo Triton or vLLM pods on plain HTTP at /metrics for "
                       "a Prometheus to scrape.");
-  flags.addString("listen", &a.listen, "HOST:PORT to listen on (port 0: a free one)");
-  flags.addString("port-file", &a.portFile, "where the bound port is written once it listens");
+  addListenFlags(flags, &a.listen, &a.portFile);
   flags.addChoice("server", &a.server, "whose series: triton or vllm",
                   {{"triton", ServerKind::kTriton}, {"vllm", ServerKind::kVllm}});
   return flags;
@@ -36,10 +35,7 @@ core::FlagSet exporterFlagSet(ExporterArgs& a) {
 
 }  // namespace
 
-std::string exporterFlagReference() {
-  ExporterArgs a;
-  return exporterFlagSet(a).markdown();
-}
+std::string exporterFlagReference() { return core::markdownOf(exporterFlagSet); }
 
 int runExporterCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   ExporterArgs a;

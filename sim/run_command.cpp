@@ -44,8 +44,7 @@ core::FlagSet runFlagSet(RunArgs& a) {
                       "cluster the kubeconfig names; serves /metrics and /healthz on plain HTTP.");
   flags.addString("scenario", &a.scenario, "the scenario file (required)");
   flags.addString("kubeconfig", &a.kubeconfig, "kubeconfig").defaultText("$KUBECONFIG");
-  flags.addString("listen", &a.listen, "HOST:PORT to listen on (port 0: a free one)");
-  flags.addString("port-file", &a.portFile, "where the bound port is written once it listens");
+  addListenFlags(flags, &a.listen, &a.portFile);
   flags
       .addString("kwok-annotation", &a.kwokAnnotation,
                  "KEY=VALUE of the annotation that hands a node to KWOK")
@@ -60,10 +59,7 @@ core::FlagSet runFlagSet(RunArgs& a) {
 
 }  // namespace
 
-std::string runFlagReference() {
-  RunArgs a;
-  return runFlagSet(a).markdown();
-}
+std::string runFlagReference() { return core::markdownOf(runFlagSet); }
 
 int runRunCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   RunArgs a;

@@ -67,20 +67,7 @@ adapter_stack_register
 path='/apis/custom.metrics.k8s.io/v1beta1/namespaces/soak/pods/%2A/avg_time_queue_us?labelSelector=app%3Dweb'
 served() { curl -sfk -H "Authorization: Bearer $token" "https://127.0.0.1:$ADAPTER_PORT$path" | grep -q Pod; }
 eventually 120 "the metric, directly" served
-kc -n soak apply -f - >/dev/null <<'YAML'
-apiVersion: autoscaling/v2
-kind: HorizontalPodAutoscaler
-metadata: {name: web}
-spec:
-  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
-  minReplicas: 10
-  maxReplicas: 20
-  metrics:
-  - type: Pods
-    pods:
-      metric: {name: avg_time_queue_us}
-      target: {type: AverageValue, averageValue: "1000"}
-YAML
+e2e_hpa soak web 10 20 avg_time_queue_us 1000 >/dev/null
 
 metric() { # family (unlabelled, or with labels as printed) -> value, 0 when absent
   curl -sf "http://127.0.0.1:$metrics_port/metrics" | awk -v f="$1" '$1 == f {v = $2} END {print v + 0}'

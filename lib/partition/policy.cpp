@@ -8,6 +8,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "gpuscale/core/duration.h"
+#include "gpuscale/core/enum_names.h"
 #include "gpuscale/core/yaml_fields.h"
 #include "gpuscale/core/yaml_input.h"
 #include "gpuscale/k8s/well_known_keys.h"
@@ -32,11 +33,14 @@ bool isNamespaceName(std::string_view s) {
   return std::all_of(s.begin(), s.end(), [&](char c) { return alnum(c) || c == '-'; });
 }
 
+constexpr core::EnumNames<Lever, 3> kLeverNames{{
+    {Lever::kMigReshape, "migReshape"},
+    {Lever::kTimeSlicing, "timeSlicing"},
+    {Lever::kMps, "mps"},
+}};
+
 std::optional<Lever> parseLever(std::string_view name) {
-  if (name == "migReshape") return Lever::kMigReshape;
-  if (name == "timeSlicing") return Lever::kTimeSlicing;
-  if (name == "mps") return Lever::kMps;
-  return std::nullopt;
+  return core::enumValue(kLeverNames, name);
 }
 
 std::optional<double> memoryField(const YAML::Node& node, std::string_view field) {
@@ -406,15 +410,7 @@ PolicySet parseRoot(std::string_view text) {
 }  // namespace
 
 std::string_view leverName(Lever lever) {
-  switch (lever) {
-    case Lever::kMigReshape:
-      return "migReshape";
-    case Lever::kMps:
-      return "mps";
-    case Lever::kTimeSlicing:
-      break;
-  }
-  return "timeSlicing";
+  return core::enumName(kLeverNames, lever, "timeSlicing");
 }
 
 std::optional<double> Policy::mpsPerPodGpuMemoryBytes() const {

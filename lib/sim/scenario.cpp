@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include "gpuscale/core/enum_names.h"
 #include "gpuscale/core/files.h"
 #include "gpuscale/core/yaml_input.h"
 #include "gpuscale/partition/mig_catalog.h"
@@ -17,6 +18,20 @@
 
 namespace gpuscale::sim {
 namespace {
+
+constexpr core::EnumNames<FailureMode, 4> kFailureModeNames{{
+    {FailureMode::kFail, "fail"},
+    {FailureMode::kHang, "hang"},
+    {FailureMode::kIgnore, "ignore"},
+    {FailureMode::kHangRebooting, "hang-rebooting"},
+}};
+
+constexpr core::EnumNames<LoadPatternKind, 4> kLoadPatternNames{{
+    {LoadPatternKind::kConstant, "constant"},
+    {LoadPatternKind::kRamp, "ramp"},
+    {LoadPatternKind::kSpike, "spike"},
+    {LoadPatternKind::kDiurnal, "diurnal"},
+}};
 
 using partition::MigGpuSetting;
 
@@ -92,14 +107,8 @@ std::vector<InjectedFailure> parseFailures(const YAML::Node& node) {
       f.reconfiguration = n;
     }
     const auto mode = get<std::string>(item, "mode", "fail");
-    if (mode == "fail") {
-      f.mode = FailureMode::kFail;
-    } else if (mode == "hang") {
-      f.mode = FailureMode::kHang;
-    } else if (mode == "ignore") {
-      f.mode = FailureMode::kIgnore;
-    } else if (mode == "hang-rebooting") {
-      f.mode = FailureMode::kHangRebooting;
+    if (auto known = core::enumValue(kFailureModeNames, mode)) {
+      f.mode = *known;
     } else {
       fail(item["mode"], fmt::format("unknown failure mode \"{}\" (fail, hang, hang-rebooting, "
                                      "ignore)",
@@ -271,14 +280,8 @@ LoadPattern parsePattern(const YAML::Node& node) {
              {"kind", "baseRps", "peakRps", "startSeconds", "durationSeconds"});
   LoadPattern p;
   const auto kind = get<std::string>(node, "kind", "constant");
-  if (kind == "constant") {
-    p.kind = LoadPatternKind::kConstant;
-  } else if (kind == "ramp") {
-    p.kind = LoadPatternKind::kRamp;
-  } else if (kind == "spike") {
-    p.kind = LoadPatternKind::kSpike;
-  } else if (kind == "diurnal") {
-    p.kind = LoadPatternKind::kDiurnal;
+  if (auto known = core::enumValue(kLoadPatternNames, kind)) {
+    p.kind = *known;
   } else {
     fail(node["kind"],
          fmt::format("unknown pattern \"{}\" (constant, ramp, spike, diurnal)", kind));
@@ -486,17 +489,7 @@ Scenario parseRoot(const YAML::Node& root) {
 }  // namespace
 
 std::string_view failureModeName(FailureMode mode) {
-  switch (mode) {
-    case FailureMode::kFail:
-      return "fail";
-    case FailureMode::kHang:
-      return "hang";
-    case FailureMode::kIgnore:
-      return "ignore";
-    case FailureMode::kHangRebooting:
-      return "hang-rebooting";
-  }
-  return "fail";
+  return core::enumName(kFailureModeNames, mode, "fail");
 }
 
 std::string_view inferenceServerName(InferenceServer server) {
@@ -504,17 +497,7 @@ std::string_view inferenceServerName(InferenceServer server) {
 }
 
 std::string_view loadPatternName(LoadPatternKind kind) {
-  switch (kind) {
-    case LoadPatternKind::kConstant:
-      return "constant";
-    case LoadPatternKind::kRamp:
-      return "ramp";
-    case LoadPatternKind::kSpike:
-      return "spike";
-    case LoadPatternKind::kDiurnal:
-      return "diurnal";
-  }
-  return "constant";
+  return core::enumName(kLoadPatternNames, kind, "constant");
 }
 
 const InjectedFailure* GpuNodeSpec::failureFor(int n) const {

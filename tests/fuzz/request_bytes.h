@@ -11,6 +11,7 @@
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http/read.hpp>
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -82,6 +83,16 @@ inline std::string expandRuns(std::string_view input) {
     }
   }
   return out;
+}
+
+// The request a fuzz input stands for: its first byte picks the size of each read (1 byte to
+// 64 KiB), the rest, with its runs expanded, is what the connection reads. `size` is at least 1.
+inline ReadRequest readFuzzInput(const uint8_t* data, size_t size,
+                                 const apiserver::RequestLimits& limits) {
+  const size_t piece = size_t{1} << (data[0] % 17);
+  const std::string bytes =
+      expandRuns(std::string_view(reinterpret_cast<const char*>(data + 1), size - 1));
+  return readLikeAConnection(bytes, piece, limits);
 }
 
 }  // namespace gpuscale::fuzz

@@ -221,6 +221,14 @@ bool asksForHelp(const std::vector<std::string>& args);
 std::string flagReference(std::string_view program, std::string_view regenerate,
                           const std::vector<std::string>& commands);
 
+// A command's markdown() over its default values, from the function that declares its flags (the
+// same one its parsing uses): `return core::markdownOf(runFlagSet);`.
+template <typename Args>
+std::string markdownOf(FlagSet (*declare)(Args&)) {
+  Args defaults;
+  return declare(defaults).markdown();
+}
+
 // The `flags` command every program has: `PROGRAM flags --markdown` prints flagReference() of the
 // commands' markdown (what docs/generated/flags-PROGRAM.md holds). Returns the exit code: 0, or 2
 // with a message for any other argument.

@@ -90,20 +90,7 @@ served() { kc get --raw "$path" | grep -q '"avg_time_queue_us"'; }
 eventually 120 "the metric through the aggregator" served
 
 step "an HPA reading it, a client reading every 200 ms, the APIServices watched every second"
-kc -n default apply -f - >/dev/null <<'YAML'
-apiVersion: autoscaling/v2
-kind: HorizontalPodAutoscaler
-metadata: {name: web}
-spec:
-  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
-  minReplicas: 2
-  maxReplicas: 4
-  metrics:
-  - type: Pods
-    pods:
-      metric: {name: avg_time_queue_us}
-      target: {type: AverageValue, averageValue: "1000"}
-YAML
+e2e_hpa default web 2 4 avg_time_queue_us 1000 >/dev/null
 hpa_active() {
   [ "$(kc -n default get hpa web \
     -o jsonpath='{.status.conditions[?(@.type=="ScalingActive")].status}')" = True ]

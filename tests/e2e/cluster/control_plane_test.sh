@@ -114,20 +114,7 @@ grep -q "GET /apis/custom.metrics.k8s.io/v1beta1 cn=front-proxy-client user=kube
   "$work/backend.log" || die "backend did not see the admin identity via the front proxy"
 
 step "HPA controller evaluates an autoscaling/v2 HPA on a custom metric through the aggregator"
-kc -n e2e apply -f - <<EOF
-apiVersion: autoscaling/v2
-kind: HorizontalPodAutoscaler
-metadata: {name: slices}
-spec:
-  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: slices}
-  minReplicas: 1
-  maxReplicas: 9
-  metrics:
-  - type: Pods
-    pods:
-      metric: {name: test_metric}
-      target: {type: AverageValue, averageValue: "1"}
-EOF
+e2e_hpa e2e slices 1 9 test_metric 1
 hpa_conditions() { [ -n "$(kc -n e2e get hpa slices -o jsonpath='{.status.conditions}')" ]; }
 eventually 120 "HPA status conditions" hpa_conditions
 kc -n e2e get hpa slices -o \

@@ -57,23 +57,6 @@ apiVersion: v1
 kind: Namespace
 metadata: {name: team-a}
 ---
-apiVersion: autoscaling/v2
-kind: HorizontalPodAutoscaler
-metadata:
-  name: triton
-  namespace: team-a
-  labels: {team: a}
-  annotations: {gpuscale.io/partition-policy: inference}
-spec:
-  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: triton}
-  minReplicas: 1
-  maxReplicas: 7
-  metrics:
-  - type: Pods
-    pods:
-      metric: {name: avg_time_queue_us}
-      target: {type: AverageValue, averageValue: "50"}
----
 apiVersion: v1
 kind: ConfigMap
 metadata: {name: device-plugin-config, namespace: gpu-operator}
@@ -95,6 +78,7 @@ roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: e2e-scal
 subjects:
 - {kind: ServiceAccount, name: gpuscale-reconciler, namespace: gpuscale}
 YAML
+e2e_triton_hpa inference team-a "{team: a}" >/dev/null
 kc apply -f "$here/scaledobject-crd.yaml" >/dev/null
 kc wait --for=condition=Established crd/scaledobjects.keda.sh --timeout=60s >/dev/null
 kc apply -f - >/dev/null <<'YAML'

@@ -253,12 +253,34 @@ e2e_start_sim() { # scenario [args...]
   eventually 60 "gpuscale-sim /healthz" curl -sf "$SIM_URL/healthz" -o /dev/null
 }
 
-e2e_triton_hpa() { # policy
-  kc -n default apply -f - <<YAML
+# e2e_hpa NS NAME MIN MAX [METRIC TARGET]: applies an autoscaling/v2 HPA NAME scaling the Deployment
+# NAME between MIN and MAX replicas on the Pods metric METRIC at the average TARGET; without METRIC,
+# its metrics (the items under `metrics:`, indented two spaces) come on stdin.
+e2e_hpa() {
+  local ns=$1 name=$2 min=$3 max=$4
+  {
+    printf 'apiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nmetadata: {name: %s}\nspec:\n' "$name"
+    printf '  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: %s}\n' "$name"
+    printf '  minReplicas: %s\n  maxReplicas: %s\n  metrics:\n' "$min" "$max"
+    if [ $# -ge 6 ]; then
+      printf '  - type: Pods\n    pods:\n      metric: {name: %s}\n' "$5"
+      printf '      target: {type: AverageValue, averageValue: "%s"}\n' "$6"
+    else
+      cat
+    fi
+  } | kc -n "$ns" apply -f -
+}
+
+# e2e_triton_hpa POLICY [NAMESPACE [LABELS]]: the HPA triton (1 to 7 replicas of the Deployment
+# triton on avg_time_queue_us) under the partition policy POLICY, in NAMESPACE (default: default),
+# with LABELS (a YAML flow map such as "{team: a}") when given.
+e2e_triton_hpa() {
+  kc -n "${2:-default}" apply -f - <<YAML
 apiVersion: autoscaling/v2
 kind: HorizontalPodAutoscaler
 metadata:
   name: triton
+  ${3:+labels: $3}
   annotations: {gpuscale.io/partition-policy: $1}
 spec:
   scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: triton}

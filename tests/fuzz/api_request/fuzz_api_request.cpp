@@ -114,10 +114,7 @@ void checkResponse(const apiserver::HttpResponse& response, std::string_view tar
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   const apiserver::RequestLimits limits;
-  const size_t piece = size_t{1} << (data[0] % 17);  // 1 byte to 64 KiB per read
-  const std::string bytes =
-      fuzz::expandRuns(std::string_view(reinterpret_cast<const char*>(data + 1), size - 1));
-  fuzz::ReadRequest read = fuzz::readLikeAConnection(bytes, piece, limits);
+  fuzz::ReadRequest read = fuzz::readFuzzInput(data, size, limits);
   if (!read.request) {
     if (!fuzz::refusedAsTheServerAnswers(read)) fail("refused with a bad status", "");
     return 0;

@@ -48,10 +48,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const apiserver::HttpHandler handler = apiserver::detail::adaptPlainHandler(probes);
   const apiserver::PlainListenerOptions options;
   const apiserver::RequestLimits& limits = options.requestLimits;
-  const size_t piece = size_t{1} << (data[0] % 17);
-  const std::string bytes =
-      fuzz::expandRuns(std::string_view(reinterpret_cast<const char*>(data + 1), size - 1));
-  fuzz::ReadRequest read = fuzz::readLikeAConnection(bytes, piece, limits);
+  fuzz::ReadRequest read = fuzz::readFuzzInput(data, size, limits);
   if (!read.request) {
     if (!fuzz::refusedAsTheServerAnswers(read)) fail("refused with a bad status", "");
     return 0;

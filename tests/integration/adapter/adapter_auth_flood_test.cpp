@@ -264,22 +264,11 @@ TEST(AdapterAuthFlood, JunkTokensWithSlowReviewsLeaveAnAuthorizedCallerAnswered)
   });
   gpuscale::testing::TempDir dir;
   writeFile(dir.file("rules.yaml"), gpuscale::testing::podSumRules("m"));
-  const std::string kubeconfig = dir.file("delegation.kubeconfig");
-  writeFile(kubeconfig,
-            "apiVersion: v1\nkind: Config\n"
-            "clusters: [{name: c, cluster: {server: \"" +
-                kube.url() +
-                "\"}}]\n"
-                "users: [{name: u, user: {token: adapter}}]\n"
-                "contexts: [{name: c, context: {cluster: c, user: u}}]\n"
-                "current-context: c\n");
-  AdapterProcess adapter(
-      dir.file("rules.yaml"), prom.url(),
-      {"--authentication-kubeconfig", kubeconfig, "--authorization-kubeconfig", kubeconfig,
-       "--lister-kubeconfig", kubeconfig, "--authentication-skip-lookup",
-       "--authentication-token-webhook-cache-ttl=10s", "--max-connections=2000",
-       "--delegated-reviews-max-waiting=" + std::to_string(kMaxWaiting)},
-      false);
+  std::vector<std::string> flags = delegationFlags(dir.file("delegation.kubeconfig"), kube.url());
+  flags.insert(flags.end(),
+               {"--authentication-token-webhook-cache-ttl=10s", "--max-connections=2000",
+                "--delegated-reviews-max-waiting=" + std::to_string(kMaxWaiting)});
+  AdapterProcess adapter(dir.file("rules.yaml"), prom.url(), flags, false);
   ASSERT_TRUE(adapter.running()) << adapter.log();
   const std::string url = adapter.url("");
   const auto port = static_cast<uint16_t>(std::stoi(url.substr(url.rfind(':') + 1)));

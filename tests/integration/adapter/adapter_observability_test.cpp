@@ -225,20 +225,9 @@ class FakeDelegationServer {
 
 TEST_F(AdapterExplainTest, DebugExplainInDelegatedModeNeedsTheNonResourcePermission) {
   FakeDelegationServer kube;
-  const std::string kubeconfig = stack_->dir.file("delegation.kubeconfig");
-  writeFile(kubeconfig,
-            "apiVersion: v1\nkind: Config\n"
-            "clusters: [{name: c, cluster: {server: \"" +
-                kube.url() +
-                "\"}}]\n"
-                "users: [{name: u, user: {token: adapter}}]\n"
-                "contexts: [{name: c, context: {cluster: c, user: u}}]\n"
-                "current-context: c\n");
   AdapterProcess delegated(
       stack_->dir.file("rules.yaml"), gpuscale::test::adapterUrl(prometheus_->url()),
-      {"--authentication-kubeconfig", kubeconfig, "--authorization-kubeconfig", kubeconfig,
-       "--lister-kubeconfig", kubeconfig, "--authentication-skip-lookup"},
-      false);
+      delegationFlags(stack_->dir.file("delegation.kubeconfig"), kube.url()), false);
   const std::string path = "/debug/explain?rule=rules%5B1%5D&sample=false";
   ProcessResult bob = delegated.kubectl(path, "bob-token");
   EXPECT_NE(bob.exitCode, 0);

@@ -39,6 +39,23 @@ inline void writeFile(const std::string& path, const std::string& text) {
   std::ofstream(path) << text;
 }
 
+// The flags of an adapter in delegated mode against a fake kube-apiserver at `kubeUrl`: one
+// kubeconfig (written to `path`, token "adapter") for authentication, authorization and listing,
+// and no lookup of the authentication ConfigMap.
+inline std::vector<std::string> delegationFlags(const std::string& path,
+                                                const std::string& kubeUrl) {
+  writeFile(path,
+            "apiVersion: v1\nkind: Config\n"
+            "clusters: [{name: c, cluster: {server: \"" +
+                kubeUrl +
+                "\"}}]\n"
+                "users: [{name: u, user: {token: adapter}}]\n"
+                "contexts: [{name: c, context: {cluster: c, user: u}}]\n"
+                "current-context: c\n");
+  return {"--authentication-kubeconfig", path, "--authorization-kubeconfig",  path,
+          "--lister-kubeconfig",         path, "--authentication-skip-lookup"};
+}
+
 struct HttpReply {
   int code = 0;
   std::string body;

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <map>
 
+#include "actuator_fixture.h"
 #include "cluster_fixture.h"
 #include "gpuscale/reconciler/controller.h"
 
@@ -18,80 +19,15 @@ namespace gpuscale::reconciler {
 namespace {
 
 using nlohmann::json;
+using testing::ActuatorTest;
+using testing::hpaRef;
+using testing::kReshapeNode;
+using testing::kSlicedNode;
 using testing::nodeRef;
 using testing::objectsOf;
 using testing::RecordingClient;
 using testing::Write;
 using namespace std::chrono_literals;
-
-constexpr const char* kReshapeNode = "a100-node-3";
-constexpr const char* kSlicedNode = "a100-node-1";
-
-kube::ResourceRef hpaRef() { return testing::tritonHpaRef(); }
-
-class ActuatorTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    testing::seed(*fake_, partition::testing::loadDump("a100_idle_reshape.json"));
-    options_.maxNodesInFlight = 2;
-  }
-
-  // A controller as a freshly started process would build it (policies from `policyFile`, "" for
-  // the built-in default).
-  std::unique_ptr<Controller> controller(
-      bool dryRun = false,
-      std::shared_ptr<GpuPodMapping> gpuPods = std::make_shared<NodeLevelGpuPodMapping>(),
-      const std::string& policyFile = "") {
-    auto actuator = std::make_shared<KubeActuator>(client_, events_, gpuPods, options_);
-    std::shared_ptr<PolicySource> policies = testing::seedPolicies();
-    if (!policyFile.empty()) {
-      auto fromFile = PolicySource::open(policyFile);
-      EXPECT_TRUE(fromFile.ok()) << fromFile.status().toString();
-      policies = *fromFile;
-    }
-    ControllerOptions o;
-    o.dryRun = dryRun;
-    return std::make_unique<Controller>(
-        client_, actuator, policies, events_,
-        std::make_shared<ReconcilerMetrics>(std::make_shared<prometheus::Registry>()), o);
-  }
-
-  // A fresh fake API holding `cluster` (a table row's own cluster), with fresh recorders.
-  void reset(const json& cluster) {
-    fake_ = std::make_shared<gpuscale::testing::FakeKubeClient>();
-    client_ = std::make_shared<RecordingClient>(fake_);
-    events_ = std::make_shared<MemoryEventRecorder>();
-    testing::seed(*fake_, cluster);
-  }
-
-  PassResult pass(Controller& c, TimePoint at) { return c.pass(objectsOf(*fake_), at); }
-
-  json node(const std::string& name) { return *fake_->get(nodeRef(name)); }
-  std::optional<HpaRecord> record() { return testing::recordOf(*fake_, "default", "triton"); }
-  static std::string stateName() { return StateStoreOptions{}.name; }
-  json hpa() { return *fake_->get(hpaRef()); }
-  int maxReplicas() { return hpa()["spec"].value("maxReplicas", 0); }
-
-  // What mig-manager and the device plugin do: labels and allocatable.
-  void setNode(const std::string& name, json labels, json allocatable = json::object()) {
-    json patch{{"metadata", {{"labels", labels}}}};
-    if (!allocatable.empty()) patch["status"] = {{"allocatable", allocatable}};
-    ASSERT_TRUE(fake_->patch(nodeRef(name), kube::PatchType::kMerge, patch).ok());
-  }
-
-  static bool flips(const Write& w, const std::string& node, std::string_view label) {
-    return w.resource == "nodes" && w.name == node && w.body.contains("metadata") &&
-           w.body["metadata"].contains("labels") &&
-           w.body["metadata"]["labels"].contains(std::string(label));
-  }
-
-  std::shared_ptr<gpuscale::testing::FakeKubeClient> fake_ =
-      std::make_shared<gpuscale::testing::FakeKubeClient>();
-  std::shared_ptr<RecordingClient> client_ = std::make_shared<RecordingClient>(fake_);
-  std::shared_ptr<MemoryEventRecorder> events_ = std::make_shared<MemoryEventRecorder>();
-  ActuatorOptions options_;
-  TimePoint t0_ = *core::parseRfc3339("2026-11-22T01:00:00Z");
-};
 
 TEST_F(ActuatorTest, ConfigBeforeLabelAndMaxReplicasOnlyAfterAllocatable) {
   auto c = controller();
@@ -615,109 +551,6 @@ TEST_F(ActuatorTest, SomeoneElseChangingTheLabelSupersedesTheOperation) {
       decodeNodeOutcome(k8s::annotationOf(node(kReshapeNode), k8s::kOutcomeAnnotation))->result,
       Outcome::kSuperseded);
   EXPECT_EQ(k8s::labelOf(node(kReshapeNode), k8s::kMigConfigLabel), "all-balanced");
-}
-
-TEST_F(ActuatorTest, ScaleInLowersMaxReplicasButNeverBelowCurrentReplicas) {
-  KubeActuator actuator(client_, events_, std::make_shared<NodeLevelGpuPodMapping>(), options_);
-  partition::Plan plan;
-  plan.actions.push_back(partition::SetMaxReplicas{"default", "triton", 7, 3});
-  auto snapshot = partition::buildSnapshot(json(objectsOf(*fake_)));
-  ASSERT_TRUE(snapshot.ok());
-  HpaStateStore store(client_, {});
-  ClusterState state;
-  state.snapshot = &*snapshot;
-  state.store = &store;
-  // The HPA still runs 7 replicas: lowering the ceiling below them is refused.
-  actuator.apply(plan, state, t0_);
-  EXPECT_EQ(maxReplicas(), 7);
-  ASSERT_TRUE(
-      fake_->patch(hpaRef(), kube::PatchType::kMerge, {{"status", {{"currentReplicas", 2}}}}).ok());
-  actuator.apply(plan, state, t0_ + 1s);
-  EXPECT_EQ(maxReplicas(), 3);
-  EXPECT_EQ(record()->lastChange, t0_ + 1s) << "recorded in the state store, not on the HPA";
-  EXPECT_TRUE(k8s::annotationOf(hpa(), "gpuscale.io/last-change").empty());
-  EXPECT_EQ(events_->withReason("MaxReplicasLowered").size(), 1u);
-  // A stale plan (maxReplicas is no longer 7) changes nothing.
-  actuator.apply(plan, state, t0_ + 2s);
-  EXPECT_EQ(events_->withReason("MaxReplicasLowered").size(), 1u);
-}
-
-// KEDA's ScaledObject "triton" owning the seed HPA: the ceiling lives in its spec.maxReplicaCount.
-class KedaActuatorTest : public ActuatorTest {
- protected:
-  void SetUp() override {
-    ActuatorTest::SetUp();
-    auto so = fake_->create(soRef().named(""),
-                            {{"apiVersion", "keda.sh/v1alpha1"},
-                             {"kind", "ScaledObject"},
-                             {"metadata", {{"name", "triton"}, {"namespace", "default"}}},
-                             {"spec", {{"minReplicaCount", 1}, {"maxReplicaCount", 7}}}});
-    ASSERT_TRUE(so.ok()) << so.status().toString();
-    json owner{{"apiVersion", "keda.sh/v1alpha1"},
-               {"kind", "ScaledObject"},
-               {"name", "triton"},
-               {"uid", (*so)["metadata"]["uid"]},
-               {"controller", true}};
-    ASSERT_TRUE(fake_
-                    ->patch(hpaRef(), kube::PatchType::kMerge,
-                            {{"metadata", {{"ownerReferences", json::array({owner})}}}})
-                    .ok());
-  }
-  static kube::ResourceRef soRef() {
-    return kube::ResourceRef::collection("keda.sh", "v1alpha1", "scaledobjects", "default")
-        .named("triton");
-  }
-  int maxReplicaCount() { return (*fake_->get(soRef()))["spec"].value("maxReplicaCount", 0); }
-  int hpaSpecWrites() {
-    return client_->countWhere([](const Write& w) {
-      return w.resource == "horizontalpodautoscalers" && w.body.contains("spec");
-    });
-  }
-};
-
-TEST_F(KedaActuatorTest, RaisesTheScaledObjectNeverTheHpa) {
-  auto c = controller();
-  pass(*c, t0_);
-  setNode(kReshapeNode, {{"nvidia.com/mig.config.state", "success"}},
-          {{"nvidia.com/mig-1g.5gb", "14"}, {"nvidia.com/mig-3g.20gb", "0"}});
-  setNode(kSlicedNode, json::object(), {{"nvidia.com/mig-1g.5gb", "14"}});
-  pass(*c, t0_ + 20s);
-  EXPECT_GT(maxReplicaCount(), 7);
-  EXPECT_EQ(maxReplicas(), 7) << "KEDA, not gpuscale, copies it into its HPA";
-  EXPECT_EQ(hpaSpecWrites(), 0);
-  EXPECT_EQ(record()->originalMaxReplicas, 7);
-  auto raised = events_->withReason("MaxReplicasRaised");
-  ASSERT_EQ(raised.size(), 1u);
-  EXPECT_EQ(raised[0].target.kind, "HorizontalPodAutoscaler");
-  EXPECT_NE(raised[0].message.find("ScaledObject triton spec.maxReplicaCount 7 -> "),
-            std::string::npos)
-      << raised[0].message;
-  auto status = decodeHpaStatus(k8s::annotationOf(hpa(), k8s::kStatusAnnotation));
-  ASSERT_TRUE(status.has_value());
-  EXPECT_NE(status->lastAction.find("ScaledObject triton spec.maxReplicaCount"), std::string::npos);
-}
-
-TEST_F(KedaActuatorTest, LowersTheScaledObject) {
-  KubeActuator actuator(client_, events_, std::make_shared<NodeLevelGpuPodMapping>(), options_);
-  partition::Plan plan;
-  plan.actions.push_back(partition::SetMaxReplicas{"default", "triton", 7, 3});
-  auto snapshot = partition::buildSnapshot(json(objectsOf(*fake_)));
-  ASSERT_TRUE(snapshot.ok());
-  HpaStateStore store(client_, {});
-  ClusterState state;
-  state.snapshot = &*snapshot;
-  state.store = &store;
-  ASSERT_TRUE(
-      fake_->patch(hpaRef(), kube::PatchType::kMerge, {{"status", {{"currentReplicas", 2}}}}).ok());
-  actuator.apply(plan, state, t0_);
-  EXPECT_EQ(maxReplicaCount(), 3);
-  EXPECT_EQ(maxReplicas(), 7);
-  EXPECT_EQ(hpaSpecWrites(), 0);
-  auto lowered = events_->withReason("MaxReplicasLowered");
-  ASSERT_EQ(lowered.size(), 1u);
-  EXPECT_NE(lowered[0].message.find("ScaledObject triton spec.maxReplicaCount 7 -> 3"),
-            std::string::npos)
-      << lowered[0].message;
 }
 
 TEST_F(ActuatorTest, DryRunWritesNothing) {

@@ -2,8 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include "exposition_lines.h"
+
 namespace gpuscale::sim {
 namespace {
+
+using testing::ExpositionLine;
+using testing::withLabel;
 
 std::vector<VllmEngineSeries> twoPods() {
   VllmEngineSeries a;
@@ -29,14 +34,9 @@ std::vector<VllmEngineSeries> twoPods() {
 
 TEST(VllmExpositionTest, NamesTypesLabelsAndValues) {
   const std::string text = renderVllmSeries(twoPods());
-  const std::string a =
-      R"({model_name="Qwen/Qwen2.5-0.5B-Instruct",engine="0",namespace="default",pod="vllm-0"})";
-  const std::string old = R"({model_name="simple",engine="1",namespace="ns",pod="vllm-1"})";
-  struct Row {
-    const char* what;
-    std::string line;
-  };
-  const std::vector<Row> rows = {
+  const std::string a = testing::vllmLabels("Qwen/Qwen2.5-0.5B-Instruct", "0", "default", "vllm-0");
+  const std::string old = testing::vllmLabels("simple", "1", "ns", "vllm-1");
+  const std::vector<ExpositionLine> rows = {
       {"waiting is a gauge", "# TYPE vllm:num_requests_waiting gauge\n"},
       {"running is a gauge", "# TYPE vllm:num_requests_running gauge\n"},
       {"running HELP",
@@ -51,30 +51,22 @@ TEST(VllmExpositionTest, NamesTypesLabelsAndValues) {
       {"prompt tokens", "vllm:prompt_tokens_total" + a + " 2048.0\n"},
       {"preemptions", "vllm:num_preemptions_total" + a + " 0.0\n"},
       {"success by finished_reason",
-       R"(vllm:request_success_total{model_name="Qwen/Qwen2.5-0.5B-Instruct",engine="0",namespace="default",pod="vllm-0",finished_reason="stop"} 8.0)"
-       "\n"},
+       "vllm:request_success_total" + withLabel(a, R"(finished_reason="stop")") + " 8.0\n"},
       {"every finished_reason starts at 0",
-       R"(vllm:request_success_total{model_name="simple",engine="1",namespace="ns",pod="vllm-1",finished_reason="abort"} 0.0)"
-       "\n"},
+       "vllm:request_success_total" + withLabel(old, R"(finished_reason="abort")") + " 0.0\n"},
       {"TTFT is a histogram", "# TYPE vllm:time_to_first_token_seconds histogram\n"},
       {"TTFT first bucket",
-       R"(vllm:time_to_first_token_seconds_bucket{model_name="Qwen/Qwen2.5-0.5B-Instruct",engine="0",namespace="default",pod="vllm-0",le="0.001"} 0.0)"
-       "\n"},
+       "vllm:time_to_first_token_seconds_bucket" + withLabel(a, R"(le="0.001")") + " 0.0\n"},
       {"TTFT: 0.3 s is above 0.25",
-       R"(vllm:time_to_first_token_seconds_bucket{model_name="Qwen/Qwen2.5-0.5B-Instruct",engine="0",namespace="default",pod="vllm-0",le="0.25"} 0.0)"
-       "\n"},
+       "vllm:time_to_first_token_seconds_bucket" + withLabel(a, R"(le="0.25")") + " 0.0\n"},
       {"TTFT: and within 0.5",
-       R"(vllm:time_to_first_token_seconds_bucket{model_name="Qwen/Qwen2.5-0.5B-Instruct",engine="0",namespace="default",pod="vllm-0",le="0.5"} 8.0)"
-       "\n"},
+       "vllm:time_to_first_token_seconds_bucket" + withLabel(a, R"(le="0.5")") + " 8.0\n"},
       {"TTFT last bound",
-       R"(vllm:time_to_first_token_seconds_bucket{model_name="Qwen/Qwen2.5-0.5B-Instruct",engine="0",namespace="default",pod="vllm-0",le="2560.0"} 8.0)"
-       "\n"},
+       "vllm:time_to_first_token_seconds_bucket" + withLabel(a, R"(le="2560.0")") + " 8.0\n"},
       {"queue time in the request-latency buckets",
-       R"(vllm:request_queue_time_seconds_bucket{model_name="Qwen/Qwen2.5-0.5B-Instruct",engine="0",namespace="default",pod="vllm-0",le="1.5"} 8.0)"
-       "\n"},
+       "vllm:request_queue_time_seconds_bucket" + withLabel(a, R"(le="1.5")") + " 8.0\n"},
       {"queue time below 1.25",
-       R"(vllm:request_queue_time_seconds_bucket{model_name="Qwen/Qwen2.5-0.5B-Instruct",engine="0",namespace="default",pod="vllm-0",le="1.0"} 0.0)"
-       "\n"},
+       "vllm:request_queue_time_seconds_bucket" + withLabel(a, R"(le="1.0")") + " 0.0\n"},
       {"queue time sum", "vllm:request_queue_time_seconds_sum" + a + " 10.0\n"},
       {"queue time count", "vllm:request_queue_time_seconds_count" + a + " 8.0\n"},
       {"ITL histogram", "# TYPE vllm:inter_token_latency_seconds histogram\n"},
@@ -85,22 +77,14 @@ TEST(VllmExpositionTest, NamesTypesLabelsAndValues) {
       {"ITL bounds", "le=\"0.075\""},
       {"request latency last bound", "le=\"7680.0\""},
   };
-  for (const Row& row : rows) {
-    EXPECT_NE(text.find(row.line), std::string::npos) << row.what << "\n" << text;
-  }
-  struct Absent {
-    const char* what;
-    std::string text;
-  };
-  const std::vector<Absent> absent = {
+  testing::expectLines(text, rows);
+  const std::vector<ExpositionLine> absent = {
       {"the current pod has no old gauge", "vllm:gpu_cache_usage_perc" + a},
       {"the old pod has no new gauge", "vllm:kv_cache_usage_perc" + old},
       {"no _created series", "_created"},
       {"a counter's TYPE names it with _total", "# TYPE vllm:request_success counter"},
   };
-  for (const Absent& row : absent) {
-    EXPECT_EQ(text.find(row.text), std::string::npos) << row.what;
-  }
+  testing::expectNoLines(text, absent);
 }
 
 TEST(VllmExpositionTest, OneHeaderPerFamilyAndBucketCounts) {

@@ -2,22 +2,22 @@
 
 #include <gtest/gtest.h>
 
+#include "exposition_lines.h"
+
 namespace gpuscale::sim {
 namespace {
+
+using testing::ExpositionLine;
+using testing::withLabel;
 
 // The demo model's series at 10 s: the numbers the vLLM rules' integration test expects the adapter
 // to serve are these, through Prometheus.
 TEST(VllmModelTest, DemoSeriesAtTenSeconds) {
   const std::string text = VllmModel(demoVllmModel()).render(10);
   auto labels = [](const char* pod, const char* engine) {
-    return std::string(R"({model_name="Qwen/Qwen2.5-0.5B-Instruct",engine=")") + engine +
-           R"(",namespace="default",pod=")" + pod + R"("})";
+    return testing::vllmLabels("Qwen/Qwen2.5-0.5B-Instruct", engine, "default", pod);
   };
-  struct Row {
-    const char* what;
-    std::string line;
-  };
-  const std::vector<Row> rows = {
+  const std::vector<ExpositionLine> rows = {
       {"busy pod waiting", "vllm:num_requests_waiting" + labels("vllm-0", "0") + " 4.0\n"},
       {"idle pod waiting", "vllm:num_requests_waiting" + labels("vllm-1", "0") + " 0.0\n"},
       {"second engine of a data-parallel pod",
@@ -29,12 +29,11 @@ TEST(VllmModelTest, DemoSeriesAtTenSeconds) {
       {"queue time sum", "vllm:request_queue_time_seconds_sum" + labels("vllm-0", "0") + " 25.0\n"},
       {"generated tokens", "vllm:generation_tokens_total" + labels("vllm-0", "0") + " 2000.0\n"},
       {"prompt tokens", "vllm:prompt_tokens_total" + labels("vllm-2", "0") + " 1000.0\n"},
-      {"TTFT 1.5 s lies in (1.0, 2.5]",
-       R"(vllm:time_to_first_token_seconds_bucket{model_name="Qwen/Qwen2.5-0.5B-Instruct",engine="0",namespace="default",pod="vllm-0",le="2.5"} 20.0)"
-       "\n"},
-      {"and not below",
-       R"(vllm:time_to_first_token_seconds_bucket{model_name="Qwen/Qwen2.5-0.5B-Instruct",engine="0",namespace="default",pod="vllm-0",le="1.0"} 0.0)"
-       "\n"},
+      {"TTFT 1.5 s lies in (1.0, 2.5]", "vllm:time_to_first_token_seconds_bucket" +
+                                            withLabel(labels("vllm-0", "0"), R"(le="2.5")") +
+                                            " 20.0\n"},
+      {"and not below", "vllm:time_to_first_token_seconds_bucket" +
+                            withLabel(labels("vllm-0", "0"), R"(le="1.0")") + " 0.0\n"},
       {"kube-state-metrics pod labels",
        R"(kube_pod_labels{namespace="default",pod="vllm-3",label_app="vllm",label_release="old"} 1)"
        "\n"},
@@ -44,9 +43,7 @@ TEST(VllmModelTest, DemoSeriesAtTenSeconds) {
       {"namespace labels",
        R"(kube_namespace_labels{namespace="default",label_team="inference"} 1)"},
   };
-  for (const Row& row : rows) {
-    EXPECT_NE(text.find(row.line), std::string::npos) << row.what << "\n" << text;
-  }
+  testing::expectLines(text, rows);
   const std::string pod2 = R"(kube_pod_labels{namespace="default",pod="vllm-2")";
   EXPECT_EQ(text.find(pod2), text.rfind(pod2));
 }
