@@ -5,6 +5,7 @@
 #include "command_client.h"
 #include "gpuscale/core/flag_set.h"
 #include "gpuscale/reconciler/config_maps_init.h"
+#include "operator_flags.h"
 
 namespace gpuscale::reconciler {
 namespace {
@@ -27,16 +28,7 @@ core::FlagSet configMapsFlagSet(ConfigMapsArgs& a) {
       "one key `default`: version: v1). Existing ConfigMaps are left as they are; a second run "
       "says nothing to do. Exit 0: both exist; 1: one could not be created.");
   flags.addString("kubeconfig", &a.kubeconfig, "kubeconfig (default in-cluster, then $KUBECONFIG)");
-  flags.addNonEmptyString("operator-namespace", &a.options.operatorNamespace,
-                          "the GPU Operator's namespace");
-  flags.addNonEmptyString("mig-config-map", &a.options.migConfigMap,
-                          "the reconciler's mig-parted ConfigMap, created (ClusterPolicy "
-                          "migManager.config.name)");
-  flags.addNonEmptyString("default-mig-config-map", &a.options.defaultMigConfigMap,
-                          "the GPU Operator's stock mig-parted ConfigMap, read");
-  flags.addNonEmptyString("device-plugin-config-map", &a.options.devicePluginConfigMap,
-                          "the device plugin's ConfigMap, created (ClusterPolicy "
-                          "devicePlugin.config.name)");
+  addOperatorConfigMapFlags(flags, a.options);
   return flags;
 }
 

@@ -6,6 +6,7 @@
 #include "command_client.h"
 #include "gpuscale/core/flag_set.h"
 #include "gpuscale/reconciler/preflight.h"
+#include "operator_flags.h"
 #include "plan_command.h"
 
 namespace gpuscale::reconciler {
@@ -28,18 +29,12 @@ core::FlagSet preflightFlagSet(PreflightArgs& a) {
       "identity (the ServiceAccount's in the reconciler's pod, else the kubeconfig's) has every "
       "permission act mode needs (SelfSubjectAccessReviews; the missing ones are listed); the GPU "
       "Operator's namespace and ConfigMaps exist; each ClusterPolicy points mig-manager and the "
-      "device plugin at the reconciler's ConfigMaps; GPU nodes and their MIG state. One line per "
+      "device plugin at the reconciler's ConfigMaps; the GPU Operator's release, its mig-manager "
+      "and device plugin; GPU nodes and their MIG state; with --policy, the GPU nodes each policy "
+      "may change. One line per "
       "check (ok, warn, fail) with a hint. Writes nothing. Exit 0: no check failed; 1: one did.");
   flags.addString("kubeconfig", &a.kubeconfig, "kubeconfig (default in-cluster, then $KUBECONFIG)");
-  flags.addNonEmptyString("operator-namespace", &a.options.operatorNamespace,
-                          "the GPU Operator's namespace");
-  flags.addNonEmptyString("mig-config-map", &a.options.migConfigMap,
-                          "the reconciler's mig-parted ConfigMap (ClusterPolicy "
-                          "migManager.config.name)");
-  flags.addNonEmptyString("default-mig-config-map", &a.options.defaultMigConfigMap,
-                          "the GPU Operator's stock mig-parted ConfigMap");
-  flags.addNonEmptyString("device-plugin-config-map", &a.options.devicePluginConfigMap,
-                          "the device plugin's ConfigMap (ClusterPolicy devicePlugin.config.name)");
+  addOperatorConfigMapFlags(flags, a.options);
   flags.addNonEmptyString("state-namespace", &a.options.ns,
                           "the reconciler's namespace: its state ConfigMap and Lease");
   flags.addNonEmptyString("state-config-map", &a.options.stateConfigMap,

@@ -30,15 +30,11 @@
 #include "gpuscale/core/result.h"
 #include "gpuscale/kube/client.h"
 #include "gpuscale/partition/mig_parted_config.h"
+#include "gpuscale/reconciler/operator_config_maps.h"
 
 namespace gpuscale::reconciler {
 
-struct ConfigMapsInitOptions {
-  std::string operatorNamespace = "gpu-operator";
-  std::string migConfigMap = "gpuscale-mig-parted-config";
-  std::string defaultMigConfigMap = "default-mig-parted-config";
-  std::string devicePluginConfigMap = "device-plugin-config";
-};
+struct ConfigMapsInitOptions : OperatorConfigMaps {};
 
 enum class ConfigMapInitOutcome { kCreated, kExists, kFailed };
 

@@ -41,14 +41,11 @@
 
 #include "gpuscale/kube/client.h"
 #include "gpuscale/partition/policy.h"
+#include "gpuscale/reconciler/operator_config_maps.h"
 
 namespace gpuscale::reconciler {
 
-struct PreflightOptions {
-  std::string operatorNamespace = "gpu-operator";
-  std::string migConfigMap = "gpuscale-mig-parted-config";
-  std::string defaultMigConfigMap = "default-mig-parted-config";
-  std::string devicePluginConfigMap = "device-plugin-config";
+struct PreflightOptions : OperatorConfigMaps {
   std::string ns = "gpuscale";  // the reconciler's namespace: its state ConfigMap and Lease
   std::string stateConfigMap = "gpuscale-reconciler-state";
   std::string leaseName = "gpuscale-reconciler";
