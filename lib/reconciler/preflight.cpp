@@ -1,13 +1,13 @@
 #include "gpuscale/reconciler/preflight.h"
 
 #include <algorithm>
-#include <map>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "gpuscale/k8s/status_predicates.h"
 #include "gpuscale/k8s/well_known_keys.h"
+#include "gpuscale/partition/kube_objects.h"
 
 namespace gpuscale::reconciler {
 namespace {
@@ -246,25 +246,14 @@ void checkOperatorWorkloads(kube::KubeClient& client, const PreflightOptions& o,
   }
 }
 
-std::string labelOf(const json& node, std::string_view key) {
-  return stringAt(node, {"metadata", "labels", key});
-}
-
 // How many of the GPU nodes each policy may change.
 void checkPolicyScope(const partition::PolicySet& policies,
-                      const std::vector<const json*>& gpuNodes, std::vector<PreflightCheck>& out) {
+                      const std::vector<partition::NodeObject>& gpuNodes,
+                      std::vector<PreflightCheck>& out) {
   for (const auto& policy : policies.policies) {
-    size_t inScope = 0;
-    for (const json* node : gpuNodes) {
-      std::map<std::string, std::string> labels;
-      const json& l = fieldAt(*node, {"metadata", "labels"});
-      if (l.is_object()) {
-        for (const auto& [key, value] : l.items()) {
-          if (value.is_string()) labels[key] = value.get<std::string>();
-        }
-      }
-      if (policy.selectsNode(labels)) ++inScope;
-    }
+    const auto inScope = std::count_if(gpuNodes.begin(), gpuNodes.end(), [&](const auto& node) {
+      return policy.selectsNode(node.meta.labels);
+    });
     const std::string detail =
         fmt::format("{} of {} GPU node(s) in scope", inScope, gpuNodes.size());
     if (inScope == 0) {
@@ -285,14 +274,16 @@ void checkNodes(kube::KubeClient& client, const PreflightOptions& o,
     return;
   }
   std::vector<PreflightCheck> perNode;
-  std::vector<const json*> gpuNodes;
-  for (const auto& node : nodes->items) {
-    const std::string product = labelOf(node, kGpuProductLabel);
-    if (product.empty() && labelOf(node, kGpuPresentLabel) != "true") continue;
-    gpuNodes.push_back(&node);
-    const std::string name = stringAt(node, {"metadata", "name"});
-    const std::string config = labelOf(node, k8s::kMigConfigLabel);
-    const std::string state = labelOf(node, k8s::kMigConfigStateLabel);
+  std::vector<partition::NodeObject> gpuNodes;
+  for (const auto& item : nodes->items) {
+    auto node = partition::readNode(item);
+    if (!node) continue;  // a Node the planner cannot read is none it could change either
+    const std::string product = node->meta.label(kGpuProductLabel);
+    if (product.empty() && node->meta.label(kGpuPresentLabel) != "true") continue;
+    const std::string name = node->meta.name;
+    const std::string config = node->meta.label(k8s::kMigConfigLabel);
+    const std::string state = node->meta.label(k8s::kMigConfigStateLabel);
+    gpuNodes.push_back(std::move(*node));
     PreflightCheck c{"node " + name, CheckOutcome::kOk,
                      fmt::format("{}, {}={}, {}={}", product.empty() ? "GPU" : product,
                                  k8s::kMigConfigLabel, config.empty() ? "(none)" : config,
