@@ -2,27 +2,14 @@
 
 #include <gtest/gtest.h>
 
-#include <span>
-
 #include "kube_objects.h"
+#include "support/rejected_inputs.h"
 
 namespace gpuscale::partition {
 namespace {
 
-struct ErrorCase {
-  const char* what;
-  const char* yaml;
-  const char* fragment;
-};
-
-void expectAllRejected(std::span<const ErrorCase> cases) {
-  for (const auto& c : cases) {
-    auto r = parsePolicies(c.yaml);
-    ASSERT_FALSE(r.ok()) << c.what;
-    EXPECT_NE(r.status().message().find(c.fragment), std::string::npos)
-        << c.what << ": " << r.status().message();
-  }
-}
+using gpuscale::testing::expectAllRejected;
+using gpuscale::testing::RejectedInput;
 
 TEST(PolicyTest, ParsesEveryField) {
   auto set = parsePolicies(R"(policies:
@@ -341,7 +328,7 @@ TEST(PolicyTest, AnnotationSelectsOnlyAmongPoliciesThatAdmitTheHpa) {
 }
 
 TEST(PolicyTest, APolicyWithoutScopeIsRejected) {
-  const ErrorCase cases[] = {
+  const RejectedInput<> cases[] = {
       {"no scope at all", "name: a\n", "has no HPA scope"},
       {"no scope in a list", "policies:\n- name: a\n  hpaNamespaces: [x]\n- name: b\n",
        "policy \"b\" has no HPA scope"},
@@ -368,11 +355,11 @@ TEST(PolicyTest, APolicyWithoutScopeIsRejected) {
       {"unknown selector field", "name: a\nhpaNamespaces: [x]\nhpaSelector: {labels: {a: b}}\n",
        "unexpected field"},
   };
-  expectAllRejected(cases);
+  expectAllRejected(cases, parsePolicies);
 }
 
 TEST(PolicyTest, RejectsBadPolicies) {
-  const ErrorCase cases[] = {
+  const RejectedInput<> cases[] = {
       {"unknown field", "name: a\nlevers: [timeSlicing]\ncolour: red\n", "line 3, column 1"},
       {"unknown lever", "name: a\nlevers: [magic]\n", "migReshape, timeSlicing or mps"},
       {"one MPS replica", "name: a\nmps: {maxReplicas: 1}\n", "mps.maxReplicas must be in [2, 48]"},
@@ -402,7 +389,7 @@ TEST(PolicyTest, RejectsBadPolicies) {
       {"not a mapping", "- a\n", "mapping"},
       {"broken YAML", "name: [a\n", "line"},
   };
-  expectAllRejected(cases);
+  expectAllRejected(cases, parsePolicies);
 }
 
 TEST(PolicyTest, ExcludedNodesAreNotSelected) {
