@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "gpuscale/core/metric_families.h"
+
 namespace gpuscale::auth {
 namespace {
 
@@ -34,13 +36,11 @@ struct ReviewLimiter::Metrics {
   prometheus::Gauge* waiting = nullptr;
 
   explicit Metrics(std::shared_ptr<prometheus::Registry> shared) : registry(std::move(shared)) {
-    auto& family = prometheus::BuildCounter()
-                       .Name("gpuscale_auth_review_rejections_total")
-                       .Help(
-                           "Requests answered 429 instead of waiting for a TokenReview (token) or "
-                           "SubjectAccessReview (subject_access), by reason: rate (reviews per "
-                           "second) or waiting (requests already waiting for reviews)")
-                       .Register(*registry);
+    auto& family =
+        core::counterFamily(*registry, "gpuscale_auth_review_rejections_total",
+                            "Requests answered 429 instead of waiting for a TokenReview (token) or "
+                            "SubjectAccessReview (subject_access), by reason: rate (reviews per "
+                            "second) or waiting (requests already waiting for reviews)");
     const char* reviews[] = {"token", "subject_access"};
     const char* reasons[] = {"waiting", "rate"};
     for (int review = 0; review < 2; ++review) {
@@ -49,11 +49,8 @@ struct ReviewLimiter::Metrics {
             &family.Add({{"review", reviews[review]}, {"reason", reasons[rate]}});
       }
     }
-    waiting = &prometheus::BuildGauge()
-                   .Name("gpuscale_auth_requests_waiting_for_review")
-                   .Help("Requests parked until a TokenReview or SubjectAccessReview answers")
-                   .Register(*registry)
-                   .Add({});
+    waiting = &core::gauge(*registry, "gpuscale_auth_requests_waiting_for_review",
+                           "Requests parked until a TokenReview or SubjectAccessReview answers");
   }
 };
 
