@@ -87,7 +87,7 @@ core::Result<ReviewLimiter::Place> ReviewLimiter::wait(Review review, bool known
     return refuse(review, false);
   }
   if (metrics_) metrics_->waiting->Set(static_cast<double>(waiting()));
-  return Place(this, reserved);
+  return Place(PlaceRelease{this, reserved});
 }
 
 core::Status ReviewLimiter::start(Review review, bool knownGood) {
@@ -100,25 +100,6 @@ core::Status ReviewLimiter::start(Review review, bool knownGood) {
 void ReviewLimiter::release(bool reserved) {
   (reserved ? reserved_ : general_).fetch_sub(1);
   if (metrics_) metrics_->waiting->Set(static_cast<double>(waiting()));
-}
-
-ReviewLimiter::Place::~Place() {
-  if (owner_ != nullptr) owner_->release(reserved_);
-}
-
-ReviewLimiter::Place::Place(Place&& other) noexcept
-    : owner_(other.owner_), reserved_(other.reserved_) {
-  other.owner_ = nullptr;
-}
-
-ReviewLimiter::Place& ReviewLimiter::Place::operator=(Place&& other) noexcept {
-  if (this != &other) {
-    if (owner_ != nullptr) owner_->release(reserved_);
-    owner_ = other.owner_;
-    reserved_ = other.reserved_;
-    other.owner_ = nullptr;
-  }
-  return *this;
 }
 
 }  // namespace gpuscale::auth
