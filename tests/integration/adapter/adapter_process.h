@@ -157,8 +157,8 @@ class AdapterProcess {
                                      "1s"};
     // Discovery as an operator would set it up for the backend under test.
     if (gpuscale::test::backendUnderTest() != gpuscale::test::Backend::kPrometheus) {
-      argv.push_back(std::string("--discovery-backend=") +
-                     gpuscale::test::backendName(gpuscale::test::backendUnderTest()));
+      argv.push_back("--discovery-backend=" +
+                     std::string(gpuscale::test::backendName(gpuscale::test::backendUnderTest())));
     }
     if (gpuscale::test::thanosUnderTest()) {
       argv.push_back(std::string("--thanos-replica-label=") + gpuscale::test::kThanosReplicaLabel);
