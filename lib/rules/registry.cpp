@@ -176,6 +176,27 @@ core::Status missingQuery(const CompiledRule& rule) {
                                             rule.seriesQuery(), rule.path()));
 }
 
+// Walks every series of every rule in `list` whose name the rule's pattern turns into a metric:
+// `forRule(index, rule, stats, seriesCount)` returns the visitor `(series, metric)` for that rule's
+// series. Fails when a rule's discovery query has no answer in `series`.
+template <typename ForRule>
+core::Status scanRules(const std::vector<CompiledRule>& list, const SeriesByQuery& series,
+                       Interner& interner, std::vector<RuleStats>& stats, ForRule forRule) {
+  stats.resize(list.size());
+  for (size_t r = 0; r < list.size(); ++r) {
+    const CompiledRule& rule = list[r];
+    const std::vector<Series>* input = seriesOf(series, rule);
+    if (input == nullptr) return missingQuery(rule);
+    RuleScan names(rule, interner, stats[r]);
+    auto visit = forRule(static_cast<uint32_t>(r), rule, stats[r], input->size());
+    for (const Series& s : *input) {
+      const int metric = names.metricFor(s);
+      if (metric >= 0) visit(s, metric);
+    }
+  }
+  return {};
+}
+
 }  // namespace
 
 bool isClassicMetricName(std::string_view name) {
@@ -195,32 +216,27 @@ core::Result<std::shared_ptr<const CustomRegistry>> CustomRegistry::build(
   Interner interner;
   std::unordered_map<uint64_t, EntryRef> entries;
   const std::vector<CompiledRule>& list = rules->rules;
-  registry->stats_.resize(list.size());
   std::vector<int> resources;
-  for (size_t r = 0; r < list.size(); ++r) {
-    const CompiledRule& rule = list[r];
-    const std::vector<Series>* input = seriesOf(series, rule);
-    if (input == nullptr) return missingQuery(rule);
-    RuleStats& stats = registry->stats_[r];
-    RuleScan names(rule, interner, stats);
-    ResourceScan scan(rule.resources(), interner);
-    entries.reserve(entries.size() + input->size() / 4);
-    for (const Series& s : *input) {
-      const int metric = names.metricFor(s);
-      if (metric < 0) continue;
-      bool namespaced = false;
-      scan.resolve(*s.labels, resources, namespaced);
-      if (resources.empty()) {
-        stats.droppedNoResource += s.count;
-        continue;
-      }
-      stats.matched += s.count;
-      for (int resource : resources) {
-        const bool keyNamespaced = namespaced && !scan.clusterScoped(resource);
-        entries[entryKey(resource, keyNamespaced, metric)] = {static_cast<uint32_t>(r), &s.name};
-      }
-    }
-  }
+  auto scanned =
+      scanRules(list, series, interner, registry->stats_,
+                [&](uint32_t r, const CompiledRule& rule, RuleStats& stats, size_t inputSize) {
+                  entries.reserve(entries.size() + inputSize / 4);
+                  return [&, r, scan = ResourceScan(rule.resources(), interner)](
+                             const Series& s, int metric) mutable {
+                    bool namespaced = false;
+                    scan.resolve(*s.labels, resources, namespaced);
+                    if (resources.empty()) {
+                      stats.droppedNoResource += s.count;
+                      return;
+                    }
+                    stats.matched += s.count;
+                    for (int resource : resources) {
+                      const bool keyNamespaced = namespaced && !scan.clusterScoped(resource);
+                      entries[entryKey(resource, keyNamespaced, metric)] = {r, &s.name};
+                    }
+                  };
+                });
+  if (!scanned.ok()) return scanned;
   registry->entries_.reserve(entries.size());
   for (const auto& [key, ref] : entries) {
     const int resource = static_cast<int>(key >> 33);
@@ -262,20 +278,14 @@ core::Result<std::shared_ptr<const ExternalRegistry>> ExternalRegistry::build(
   Interner interner;
   std::unordered_map<int, EntryRef> entries;
   const std::vector<CompiledRule>& list = rules->externalRules;
-  registry->stats_.resize(list.size());
-  for (size_t r = 0; r < list.size(); ++r) {
-    const CompiledRule& rule = list[r];
-    const std::vector<Series>* input = seriesOf(series, rule);
-    if (input == nullptr) return missingQuery(rule);
-    RuleStats& stats = registry->stats_[r];
-    RuleScan names(rule, interner, stats);
-    for (const Series& s : *input) {
-      const int metric = names.metricFor(s);
-      if (metric < 0) continue;
-      stats.matched += s.count;
-      entries[metric] = {static_cast<uint32_t>(r), &s.name};
-    }
-  }
+  auto scanned = scanRules(list, series, interner, registry->stats_,
+                           [&](uint32_t r, const CompiledRule&, RuleStats& stats, size_t) {
+                             return [&, r](const Series& s, int metric) {
+                               stats.matched += s.count;
+                               entries[metric] = {r, &s.name};
+                             };
+                           });
+  if (!scanned.ok()) return scanned;
   for (const auto& [metric, ref] : entries) {
     registry->entries_.push_back({interner.metricName(metric), *ref.seriesName, &list[ref.rule]});
     ++registry->stats_[ref.rule].entries;

@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "gpuscale/core/rfc3339.h"
 #include "gpuscale/partition/plan.h"
 #include "gpuscale/partition/policy.h"
 #include "gpuscale/partition/snapshot.h"
@@ -20,6 +21,12 @@
 namespace gpuscale::partition::testing {
 
 using nlohmann::json;
+
+// The fixed clock, MIG resources and GPU product that the planner's table tests share.
+inline const TimePoint kNow = *core::parseRfc3339("2026-11-22T01:00:00Z");
+inline const std::string k1g = "nvidia.com/mig-1g.5gb";
+inline const std::string k3g = "nvidia.com/mig-3g.20gb";
+inline const std::string kA100 = "NVIDIA-A100-SXM4-40GB";
 
 inline std::string readDataFile(const std::string& name) {
   const char* root = std::getenv("GPUSCALE_SOURCE_DIR");

@@ -12,9 +12,8 @@ namespace gpuscale::partition {
 namespace {
 
 using testing::json;
-
-const TimePoint kNow = *core::parseRfc3339("2026-11-22T01:00:00Z");
-const std::string k1g = "nvidia.com/mig-1g.5gb";
+using testing::k1g;
+using testing::kNow;
 
 PolicySet policiesFrom(const std::string& yaml) {
   auto set = parsePolicies(yaml);

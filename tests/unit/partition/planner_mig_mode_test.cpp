@@ -14,10 +14,9 @@ namespace {
 
 using testing::append;
 using testing::json;
-
-const TimePoint kNow = *core::parseRfc3339("2026-11-22T01:00:00Z");
-const std::string k1g = "nvidia.com/mig-1g.5gb";
-const std::string kA100 = "NVIDIA-A100-SXM4-40GB";
+using testing::k1g;
+using testing::kA100;
+using testing::kNow;
 
 // A MIG-capable node of one A100 running unpartitioned (MIG disabled): one whole nvidia.com/gpu.
 json wholeGpuNode(const std::string& name) {

@@ -10,8 +10,9 @@ namespace gpuscale::partition {
 namespace {
 
 using testing::json;
+using testing::k1g;
+using testing::kNow;
 
-const TimePoint kNow = *core::parseRfc3339("2026-11-22T01:00:00Z");
 const std::string kGpu = "nvidia.com/gpu";
 
 // A node with one 15 GiB T4 and no MIG; `replicas` > 1 shares it as `mode` ("mps" or
@@ -129,7 +130,6 @@ TEST(PlannerMpsTest, SharesWholeGpusWithinTheLimits) {
 }
 
 TEST(PlannerMpsTest, NeverMixesWithTimeSlicingOrMig) {
-  const std::string k1g = "nvidia.com/mig-1g.5gb";
   auto a100 = testing::migNode("a100", "NVIDIA-A100-SXM4-40GB", 1, "all-1g.5gb", {{"1g.5gb", 7}});
   const std::string tsConfig =
       "version: v1\nsharing:\n  timeSlicing:\n    resources: "

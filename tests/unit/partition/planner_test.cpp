@@ -10,11 +10,10 @@ namespace gpuscale::partition {
 namespace {
 
 using testing::json;
-
-const TimePoint kNow = *core::parseRfc3339("2026-11-22T01:00:00Z");
+using testing::k1g;
+using testing::kNow;
 
 TimePoint at(const char* rfc3339) { return *core::parseRfc3339(rfc3339); }
-const std::string k1g = "nvidia.com/mig-1g.5gb";
 
 struct Planned {
   ClusterSnapshot snapshot;

@@ -12,10 +12,9 @@ namespace gpuscale::partition {
 namespace {
 
 using testing::json;
-
-const TimePoint kNow = *core::parseRfc3339("2026-11-22T01:00:00Z");
-const std::string k1g = "nvidia.com/mig-1g.5gb";
-const std::string kA100 = "NVIDIA-A100-SXM4-40GB";
+using testing::k1g;
+using testing::kA100;
+using testing::kNow;
 
 std::vector<std::string> codes(const HpaWhy& why) { return testing::whyCodes(why); }
 
