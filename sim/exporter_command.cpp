@@ -56,16 +56,9 @@ int runExporter(ExporterArgs& a, const core::FlagSet& /*flags*/, std::ostream& o
   auto server = apiserver::PlainHttpListener::start(
       listen->first, listen->second,
       [&render, start](std::string_view path) {
-        core::PlainHttpReply reply;
-        if (path == "/metrics") {
-          const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
-          reply.contentType = "text/plain; version=0.0.4; charset=utf-8";
-          reply.body = render(elapsed.count());
-        } else {
-          reply.status = 404;
-          reply.body = "404 page not found\n";
-        }
-        return reply;
+        if (path != "/metrics") return core::notFoundReply();
+        const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
+        return core::metricsReply(render(elapsed.count()));
       },
       serving);
   if (!server) {

@@ -140,23 +140,19 @@ int runRun(RunArgs& a, const core::FlagSet& flags, std::ostream& out, std::ostre
   auto server = apiserver::PlainHttpListener::start(
       listen->first, listen->second,
       [sim, registry, loadDriver, dcgmDelay](std::string_view target) {
-        core::PlainHttpReply reply;
         if (target == "/healthz" || target == "/readyz") {
+          core::PlainHttpReply reply;
           reply.status = sim->healthy() ? 200 : 503;
           reply.body = sim->healthy() ? "ok\n" : "not ready\n";
-        } else if (target == "/metrics") {
-          reply.contentType = "text/plain; version=0.0.4; charset=utf-8";
-          reply.body = prometheus::TextSerializer().Serialize(registry->Collect());
-          if (loadDriver != nullptr) reply.body += loadDriver->render();
-          reply.body +=
-              renderDcgmSeries(dcgmDelay->apply(sim->nodeGpus(), DcgmPodDelay::Clock::now()),
-                               loadDriver != nullptr ? loadDriver->deviceBusyFraction()
-                                                     : std::map<std::string, double>{});
-        } else {
-          reply.status = 404;
-          reply.body = "404 page not found\n";
+          return reply;
         }
-        return reply;
+        if (target != "/metrics") return core::notFoundReply();
+        std::string body = prometheus::TextSerializer().Serialize(registry->Collect());
+        if (loadDriver != nullptr) body += loadDriver->render();
+        body += renderDcgmSeries(dcgmDelay->apply(sim->nodeGpus(), DcgmPodDelay::Clock::now()),
+                                 loadDriver != nullptr ? loadDriver->deviceBusyFraction()
+                                                       : std::map<std::string, double>{});
+        return core::metricsReply(std::move(body));
       },
       serving);
   if (!server) {

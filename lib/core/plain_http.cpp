@@ -1,8 +1,17 @@
 #include "gpuscale/core/plain_http.h"
 
 #include <charconv>
+#include <utility>
 
 namespace gpuscale::core {
+
+PlainHttpReply notFoundReply() {
+  return {404, "text/plain; charset=utf-8", "404 page not found\n"};
+}
+
+PlainHttpReply metricsReply(std::string body) {
+  return {200, "text/plain; version=0.0.4; charset=utf-8", std::move(body)};
+}
 
 std::optional<std::pair<std::string, std::uint16_t>> parseHostPort(std::string_view text) {
   const auto colon = text.rfind(':');

@@ -21,6 +21,12 @@ struct PlainHttpReply {
   std::string body;
 };
 
+// The 404 every plain endpoint answers for a path it does not serve (Go's net/http text).
+PlainHttpReply notFoundReply();
+
+// A Prometheus text exposition (format 0.0.4) with status 200.
+PlainHttpReply metricsReply(std::string body);
+
 // Called with the request's percent-decoded path, without its query string.
 using PlainHttpHandler = std::function<PlainHttpReply(std::string_view path)>;
 
