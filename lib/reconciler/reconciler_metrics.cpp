@@ -92,7 +92,12 @@ ReconcilerMetrics::ReconcilerMetrics(std::shared_ptr<prometheus::Registry> regis
                     .Name("gpuscale_reconciler_would_act_total")
                     .Help("Plan actions not taken in observe mode, by kind (counted once per "
                           "action while it stays in the plan)")
-                    .Register(*registry_)) {
+                    .Register(*registry_)),
+      passDuration_(prometheus::BuildHistogram()
+                        .Name("gpuscale_reconciler_pass_duration_seconds")
+                        .Help("Seconds one reconcile pass took (snapshot from the caches, plan "
+                              "and actuation), by result")
+                        .Register(*registry_)) {
   reloadOk_.Set(1);
 }
 
@@ -102,6 +107,12 @@ void ReconcilerMetrics::reconcile(const std::string& result) {
 
 void ReconcilerMetrics::action(const std::string& kind, const std::string& outcome) {
   actions_.Add({{"kind", kind}, {"outcome", outcome}}).Increment();
+}
+
+void ReconcilerMetrics::passDuration(const std::string& result, double seconds) {
+  static const prometheus::Histogram::BucketBoundaries kBuckets{0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
+                                                                0.5,   1,    2.5,   5,    10};
+  passDuration_.Add({{"result", result}}, kBuckets).Observe(seconds);
 }
 
 void ReconcilerMetrics::ceilingToCapacity(double seconds) { ceilingToCapacity_.Observe(seconds); }
