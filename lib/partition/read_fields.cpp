@@ -89,6 +89,19 @@ void trimPod(json& pod) {
   inMember(pod, "spec", trimPodSpec);
   inMember(pod, "status", [](json& status) {
     keepOnly(status, {"phase", "nominatedNodeName", "startTime", "conditions"});
+    inMember(status, "conditions", [](json& conditions) {
+      if (!conditions.is_array()) return;
+      // Only Ready and PodScheduled are read; a condition whose type is not a string stays for
+      // the reader to report.
+      json kept = json::array();
+      for (json& c : conditions) {
+        const auto type = c.find("type");
+        const bool read =
+            type == c.end() || !type->is_string() || *type == "Ready" || *type == "PodScheduled";
+        if (read) kept.push_back(std::move(c));
+      }
+      conditions = std::move(kept);
+    });
     keepInEach(status, "conditions", {"type", "status", "reason", "message"});
   });
 }

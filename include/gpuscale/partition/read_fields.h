@@ -13,8 +13,9 @@
 //   Pod          spec.nodeName, priority, nodeSelector, resources, resourceClaims, and of each
 //                container and init container: name, image, command, args, resources,
 //                restartPolicy (GPU requests, sidecars, the GPU memory need read from command
-//                lines); status.phase, nominatedNodeName, startTime, and the conditions' type,
-//                status, reason and message ("Insufficient nvidia.com/...").
+//                lines); status.phase, nominatedNodeName, startTime, and the Ready and
+//                PodScheduled conditions' type, status, reason and message ("Insufficient
+//                nvidia.com/...").
 //   Deployment, StatefulSet, ReplicaSet
 //                spec.replicas, spec.selector, and the pod template's annotations (as above) and
 //                spec (as a Pod's). No status.

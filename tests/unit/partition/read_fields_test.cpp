@@ -155,6 +155,7 @@ json padded(json object) {
     object["status"]["qosClass"] = "Burstable";
     object["status"]["containerStatuses"] = json::array({{{"name", "triton"}, {"ready", true}}});
     for (auto& c : object["status"]["conditions"]) c["lastTransitionTime"] = "2026-11-22T00:00:00Z";
+    object["status"]["conditions"].push_back({{"type", "Initialized"}, {"status", "True"}});
   } else if (kind == "Node") {
     object["spec"]["podCIDR"] = "10.244.1.0/24";
     object["status"]["allocatable"]["cpu"] = "64";
@@ -192,8 +193,9 @@ TEST(ReadFieldsTest, SeedDumpsReadTheSameTrimmed) {
       json small = keepReadFields(kind, object);
       EXPECT_EQ(read(kind, small), read(kind, object))
           << seed << " " << kind << " " << item["metadata"];
-      for (const char* gone : {"managedFields", "last-applied-configuration", "\"env\"",
-                               "\"volumes\"", "containerStatuses", "\"images\"", "readyReplicas"}) {
+      for (const char* gone :
+           {"managedFields", "last-applied-configuration", "\"env\"", "\"volumes\"",
+            "containerStatuses", "\"images\"", "readyReplicas", "Initialized"}) {
         EXPECT_EQ(small.dump().find(gone), std::string::npos) << seed << " " << kind << " " << gone;
       }
       full.push_back(std::move(object));
@@ -272,6 +274,9 @@ TEST(ReadFieldsTest, EachKindKeepsWhatItsReaderReads) {
          "managedFields": [{}]}, "data": {"config.yaml": "version: v1"}, "binaryData": {}})")},
       {"containers not a list", "Pod",
        json::parse(R"({"metadata": {"name": "p"}, "spec": {"containers": "c", "volumes": []}})")},
+      {"condition type not a string", "Pod",
+       json::parse(R"({"metadata": {"name": "p"}, "status": {"conditions": [{"type": 1},
+         {"type": "Initialized", "status": 2}]}})")},
       {"annotation not a string", "Pod",
        json::parse(R"({"metadata": {"name": "p", "annotations": {"other": 1}}})")},
       {"allocatable not an object", "Node",
