@@ -33,13 +33,11 @@
 # Usage: bench/scale/fleet.sh [BUILD_DIR]
 # Exit 77 (skipped) when the cluster binaries or gpuscale-reconciler are missing.
 set -euo pipefail
-export GPUSCALE_BINARY_DIR=${1:-${GPUSCALE_BINARY_DIR:-build}}
-GPUSCALE_BINARY_DIR=$(cd "$GPUSCALE_BINARY_DIR" && pwd)
 # shellcheck source=../../tests/e2e/lib/common.sh
 source "$(dirname "$0")/../../tests/e2e/lib/common.sh"
 # shellcheck source=../../tests/e2e/reconciler/lib.sh
 source "$(dirname "$0")/../../tests/e2e/reconciler/lib.sh"
-e2e_init bench-fleet
+bench_init bench-fleet "${1:-}"
 nodes=${FLEET_NODES:-1000}
 pods=${FLEET_PODS:-20000}
 held=${FLEET_HELD:-100}
