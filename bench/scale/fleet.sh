@@ -33,11 +33,10 @@
 # Usage: bench/scale/fleet.sh [BUILD_DIR]
 # Exit 77 (skipped) when the cluster binaries or gpuscale-reconciler are missing.
 set -euo pipefail
-# shellcheck source=../../tests/e2e/lib/common.sh
-source "$(dirname "$0")/../../tests/e2e/lib/common.sh"
+# shellcheck source=../lib/cluster_bench.sh
+source "$(dirname "$0")/../lib/cluster_bench.sh" bench-fleet "$@"
 # shellcheck source=../../tests/e2e/reconciler/lib.sh
 source "$(dirname "$0")/../../tests/e2e/reconciler/lib.sh"
-bench_init bench-fleet "${1:-}"
 nodes=${FLEET_NODES:-1000}
 pods=${FLEET_PODS:-20000}
 held=${FLEET_HELD:-100}

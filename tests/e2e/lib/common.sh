@@ -7,8 +7,6 @@
 #                               $GPUSCALE_CLUSTER_BIN), sim (gpuscale-sim, $GPUSCALE_SIM) and work
 #                               (a new temporary directory gpuscale-NAME.XXXXXX); installs the EXIT
 #                               trap below
-#   bench_init NAME [BUILD_DIR] e2e_init for a benchmark script: build is BUILD_DIR, else
-#                               $GPUSCALE_BINARY_DIR, else build (relative to the current directory)
 #   e2e_require FILE...         exit 77 (ctest: skipped) unless every FILE is executable
 #   e2e_require_cluster         e2e_require for the control-plane binaries (tests/cluster/build.sh)
 #   e2e_cluster_up [ARGS...]    tests/cluster/up.sh "$work/cluster" ARGS, then sources its env
@@ -79,12 +77,6 @@ e2e_init() { # name
   sim=${GPUSCALE_SIM:-$build/bin/gpuscale-sim}
   work=$(mktemp -d "${TMPDIR:-/tmp}/gpuscale-$1.XXXXXX")
   trap _e2e_exit EXIT
-}
-
-bench_init() { # name [build-dir]
-  export GPUSCALE_BINARY_DIR=${2:-${GPUSCALE_BINARY_DIR:-build}}
-  GPUSCALE_BINARY_DIR=$(cd "$GPUSCALE_BINARY_DIR" && pwd)
-  e2e_init "$1"
 }
 
 e2e_require() { # file...
