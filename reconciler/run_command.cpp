@@ -95,6 +95,9 @@ core::FlagSet runFlagSet(RunArgs& a) {
                   {{"act", RunMode::kAct}, {"observe", RunMode::kObserve}});
   flags.addDuration("resync-period", &a.controller.resyncPeriod,
                     "a pass at least this often, events or not");
+  flags.addBool("trim-cached-objects", &a.controller.trimCachedObjects,
+                "keep only the fields the planner reads of each cached object (false: whole "
+                "objects, for measuring what trimming saves)");
   flags.section("GPU Operator flags");
   flags.addString("operator-namespace", &a.actuator.operatorNamespace,
                   "the GPU Operator's namespace (its ConfigMaps)");

@@ -8,6 +8,7 @@
 #include "gpuscale/core/rfc3339.h"
 #include "gpuscale/k8s/well_known_keys.h"
 #include "gpuscale/partition/kube_objects.h"
+#include "gpuscale/partition/read_fields.h"
 #include "gpuscale/reconciler/intent.h"
 #include "gpuscale/reconciler/optimistic_write.h"
 #include "gpuscale/reconciler/pass.h"
@@ -55,6 +56,11 @@ void Controller::start(std::function<bool()> isLeader) {
     kube::InformerOptions o;
     o.resource = kube::ResourceRef::collection(
         w.group, w.version, w.resource, w.operatorNamespaceOnly ? options_.operatorNamespace : "");
+    if (options_.trimCachedObjects) {
+      o.transform = [kind = std::string(w.kind)](kube::Object object) {
+        return partition::keepReadFields(kind, std::move(object));
+      };
+    }
     auto informer = std::make_unique<kube::Informer>(client_, o);
     auto poke = [this](const kube::Object&) { trigger(); };
     informer->addHandler(
@@ -113,8 +119,13 @@ void Controller::loop(std::stop_token stop) {
     if (!leader || !synced()) {
       metrics_->reconcile("skipped");
     } else {
+      const auto started = std::chrono::steady_clock::now();
       auto r = passFromCaches(std::chrono::system_clock::now());
-      metrics_->reconcile(r.error.empty() ? "ok" : "error");
+      const std::string result = r.error.empty() ? "ok" : "error";
+      metrics_->reconcile(result);
+      metrics_->passDuration(
+          result,
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
       // An operation in flight waits for the operator, a settling mapping for the metrics: look
       // again soon even without events.
       if (r.report.nodesInFlight > 0 || r.nodesSettling > 0) trigger();

@@ -61,7 +61,10 @@ ReconcilerMetrics::ReconcilerMetrics(std::shared_ptr<prometheus::Registry> regis
       wouldAct_(
           core::counterFamily(*registry_, "gpuscale_reconciler_would_act_total",
                               "Plan actions not taken in observe mode, by kind (counted once per "
-                              "action while it stays in the plan)")) {
+                              "action while it stays in the plan)")),
+      passDuration_(core::histogramFamily(*registry_, "gpuscale_reconciler_pass_duration_seconds",
+                                          "Seconds one reconcile pass took (snapshot from the "
+                                          "caches, plan and actuation), by result")) {
   reloadOk_.Set(1);
 }
 
@@ -71,6 +74,12 @@ void ReconcilerMetrics::reconcile(const std::string& result) {
 
 void ReconcilerMetrics::action(const std::string& kind, const std::string& outcome) {
   actions_.Add({{"kind", kind}, {"outcome", outcome}}).Increment();
+}
+
+void ReconcilerMetrics::passDuration(const std::string& result, double seconds) {
+  static const prometheus::Histogram::BucketBoundaries kBuckets{0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
+                                                                0.5,   1,    2.5,   5,    10};
+  passDuration_.Add({{"result", result}}, kBuckets).Observe(seconds);
 }
 
 void ReconcilerMetrics::ceilingToCapacity(double seconds) { ceilingToCapacity_.Observe(seconds); }

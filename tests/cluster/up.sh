@@ -274,6 +274,12 @@ controllers+=,resourceclaim-controller
 # Endpoints and EndpointSlices of Services: kube-proxy (real node) and the aggregator's
 # availability check of APIServices backed by pods need them.
 controllers+=,endpoints-controller,endpointslice-controller
+# GPUSCALE_KUBE_CONTROLLERS_DISABLED: controllers (comma-separated) left out of the list above
+# (--controllers in the extra args would add to it, not replace it).
+disabled=${GPUSCALE_KUBE_CONTROLLERS_DISABLED:-}
+for c in ${disabled//,/ }; do
+  controllers=$(tr , '\n' <<<"$controllers" | grep -vx -- "$c" | paste -sd,)
+done
 start kube-controller-manager "$bin/kube-controller-manager" \
   --kubeconfig="$pki/kube-controller-manager.kubeconfig" \
   --authentication-kubeconfig="$pki/kube-controller-manager.kubeconfig" \

@@ -1,7 +1,9 @@
 // The reconcile loop: informers on Nodes, Pods, HPAs, Deployments, StatefulSets and the GPU
-// Operator's ConfigMaps; a pass on every change (coalesced) and every resync period; each pass is
-// level-based: snapshot -> demand per managed HPA -> planner -> actuator, from the caches' current
-// state only, so passes are idempotent and a restart simply runs the next one.
+// Operator's ConfigMaps, each cached object trimmed to the fields the readers read
+// (partition/read_fields.h; ControllerOptions::trimCachedObjects), so the caches grow with the
+// number of objects, not their size; a pass on every change (coalesced) and every resync period;
+// each pass is level-based: snapshot -> demand per managed HPA -> planner -> actuator, from the
+// caches' current state only, so passes are idempotent and a restart simply runs the next one.
 //
 // Each pass reads the reconciler's state store (hpa_state_store.h) for the HPA-side state
 // (cooldowns, original maxReplicas, intents); a pass that cannot read it acts on nothing. Before
@@ -67,6 +69,9 @@ struct ControllerOptions {
   std::chrono::milliseconds minPassInterval{500};  // coalesces bursts of events
   bool dryRun = false;
   bool observe = false;  // observe mode: no state store pruning, no HPA status annotation
+  // The informers keep only the fields the readers read (partition/read_fields.h); false caches
+  // whole objects (the baseline the fleet benchmark measures trimming against).
+  bool trimCachedObjects = true;
 };
 
 struct PassResult {

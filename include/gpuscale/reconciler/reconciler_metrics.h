@@ -1,8 +1,8 @@
-// The reconciler's /metrics: reconcile passes, actions by kind and outcome, time from a ceiling to
-// the capacity behind a raised maxReplicas, nodes in flight, leadership, policy reloads and per-GPU
-// mapping answers (and their fallbacks to the node-level rule), writes retried after a conflict or
-// throttling, degraded conditions (degraded_log.h; a full state store is
-// what="state_store_full"), node stalls undone by cause (node_transitions.h), objects skipped
+// The reconciler's /metrics: reconcile passes (and their duration), actions by kind and outcome,
+// time from a ceiling to the capacity behind a raised maxReplicas, nodes in flight, leadership,
+// policy reloads and per-GPU mapping answers (and their fallbacks to the node-level rule), writes
+// retried after a conflict or throttling, degraded conditions (degraded_log.h; a full state store
+// is what="state_store_full"), node stalls undone by cause (node_transitions.h), objects skipped
 // because they do not read, and HPAs whose policy annotation is ignored because the policy does not
 // admit them.
 //
@@ -25,6 +25,8 @@ class ReconcilerMetrics {
   explicit ReconcilerMetrics(std::shared_ptr<prometheus::Registry> registry);
 
   void reconcile(const std::string& result);  // ok | error | skipped
+  // The wall time of one pass that ran (result ok | error).
+  void passDuration(const std::string& result, double seconds);
   void action(const std::string& kind, const std::string& outcome);
   void ceilingToCapacity(double seconds);
   void nodesInFlight(int n);
@@ -71,6 +73,7 @@ class ReconcilerMetrics {
   prometheus::Gauge& observeMode_;
   prometheus::Family<prometheus::Counter>& wouldBeWrites_;
   prometheus::Family<prometheus::Counter>& wouldAct_;
+  prometheus::Family<prometheus::Histogram>& passDuration_;
 };
 
 }  // namespace gpuscale::reconciler

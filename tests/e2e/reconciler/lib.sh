@@ -5,7 +5,8 @@
 #                                           gpuscale-reconciler or a PROGRAM; shows rec.log and
 #                                           sim.log on failure
 #   reconciler_start_one POLICY [FLAGS...]  one gpuscale-reconciler without leader election, its log
-#                                           in $work/rec.log; waits until /readyz answers. Sets
+#                                           in $work/rec.log; waits until /readyz answers (at most
+#                                           $REC_READY_TIMEOUT s, default 30). Sets
 #                                           REC_PID and REC_STATUS_PORT (the HTTPS status port). It
 #                                           runs as it does in a cluster: with the ServiceAccount
 #                                           token, RBAC and admission policies of manifests/reconciler
@@ -49,7 +50,7 @@ reconciler_start_one() { # policy [flags...]
     --allocatable-timeout 60s --health-bind-address "127.0.0.1:$probe_port" \
     --secure-status-bind-address "127.0.0.1:$REC_STATUS_PORT" "$@"
   REC_PID=$SPAWNED_PID
-  eventually 30 "reconciler ready" curl -sf "http://127.0.0.1:$probe_port/readyz" -o /dev/null
+  eventually "${REC_READY_TIMEOUT:-30}" "reconciler ready" curl -sf "http://127.0.0.1:$probe_port/readyz" -o /dev/null
 }
 
 reconciler_fault_proxy() {

@@ -1,0 +1,51 @@
+// The fields of a Kubernetes object that the readers of kube_objects.h look at, and nothing else:
+// what the reconciler's informers keep of each object they cache (reconciler/controller.h), so
+// the caches grow with the number of objects, not with their size (a pod's environment, volumes
+// and managedFields, a Deployment's status, kubectl's last-applied-configuration annotation are
+// most of a real object and never read).
+//
+// Kept, per kind (every other field is dropped):
+//   every kind   apiVersion, kind; metadata.name, namespace, uid, resourceVersion, labels,
+//                creationTimestamp, deletionTimestamp, and the annotations under `gpuscale.io/`
+//                (the only annotations any reader looks at: k8s/well_known_keys.h and
+//                gpu_memory_need.h name them).
+//   Node         spec.unschedulable, spec.taints; status.allocatable's nvidia.com/ entries.
+//   Pod          spec.nodeName, priority, nodeSelector, resources, resourceClaims, and of each
+//                container and init container: name, image, command, args, resources,
+//                restartPolicy (GPU requests, sidecars, the GPU memory need read from command
+//                lines); status.phase, nominatedNodeName, startTime, and the Ready and
+//                PodScheduled conditions' type, status, reason and message ("Insufficient
+//                nvidia.com/...").
+//   Deployment, StatefulSet, ReplicaSet
+//                spec.replicas, spec.selector, and the pod template's annotations (as above) and
+//                spec (as a Pod's). No status.
+//   HorizontalPodAutoscaler
+//                metadata.ownerReferences (a KEDA ScaledObject owning the HPA), the whole spec
+//                (metrics and their targets), status.currentReplicas, desiredReplicas,
+//                currentMetrics and the conditions' type, status and reason.
+//   ConfigMap    data.
+//   other kinds  everything: the object is returned as it came.
+//
+// A field whose JSON type is not what the reader expects (a hand-written object, never an API
+// server) is kept whole, so the reader reports it exactly as it would on the full object: the
+// contract is that every reader of kube_objects.h gives the same typed value (or the same error)
+// for keepReadFields(kind, o) as for o, except the annotations dropped above. A reader that starts
+// reading a new field adds it here; tests/unit/partition/read_fields_test.cpp checks the
+// equivalence on the seed dumps and on objects padded with everything a real cluster adds.
+//
+// Thread safety: pure function.
+#pragma once
+
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+namespace gpuscale::partition {
+
+// `object` (of kind `kind`, as kube_objects.h names kinds) with only the fields above.
+nlohmann::json keepReadFields(std::string_view kind, nlohmann::json object);
+
+// Whether keepReadFields keeps the annotation `key` (a `gpuscale.io/` key).
+bool keepsAnnotation(std::string_view key);
+
+}  // namespace gpuscale::partition

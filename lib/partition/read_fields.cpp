@@ -1,0 +1,156 @@
+#include "gpuscale/partition/read_fields.h"
+
+#include <initializer_list>
+
+#include "gpuscale/partition/resource_names.h"
+
+namespace gpuscale::partition {
+namespace {
+
+using nlohmann::json;
+using Keys = std::initializer_list<std::string_view>;
+
+// Erases the members of `object` not in `keys`; anything but an object is left whole (its reader
+// reports it as it would on the full object).
+void keepOnly(json& object, Keys keys) {
+  if (!object.is_object()) return;
+  for (auto it = object.begin(); it != object.end();) {
+    bool kept = false;
+    for (std::string_view k : keys) kept = kept || it.key() == k;
+    it = kept ? std::next(it) : object.erase(it);
+  }
+}
+
+// Erases the string-valued members of `object` whose key `keep` refuses.
+template <typename Keep>
+void keepEntries(json& object, Keep&& keep) {
+  if (!object.is_object()) return;
+  for (auto it = object.begin(); it != object.end();) {
+    it = it.value().is_string() && !keep(it.key()) ? object.erase(it) : std::next(it);
+  }
+}
+
+// Calls `f` on object[key] when both are objects.
+template <typename F>
+void inMember(json& object, std::string_view key, F&& f) {
+  if (!object.is_object()) return;
+  auto it = object.find(key);
+  if (it != object.end()) f(*it);
+}
+
+// keepOnly(element, keys) on each element of the array object[key].
+void keepInEach(json& object, std::string_view key, Keys keys) {
+  inMember(object, key, [&](json& list) {
+    if (!list.is_array()) return;
+    for (json& element : list) keepOnly(element, keys);
+  });
+}
+
+void trimAnnotations(json& holder) {
+  inMember(holder, "annotations",
+           [](json& annotations) { keepEntries(annotations, keepsAnnotation); });
+}
+
+void trimMetadata(json& object, bool ownerReferences) {
+  inMember(object, "metadata", [&](json& meta) {
+    if (ownerReferences) {
+      keepOnly(meta, {"name", "namespace", "uid", "resourceVersion", "labels", "annotations",
+                      "creationTimestamp", "deletionTimestamp", "ownerReferences"});
+    } else {
+      keepOnly(meta, {"name", "namespace", "uid", "resourceVersion", "labels", "annotations",
+                      "creationTimestamp", "deletionTimestamp"});
+    }
+    trimAnnotations(meta);
+  });
+}
+
+void trimPodSpec(json& spec) {
+  keepOnly(spec, {"nodeName", "priority", "nodeSelector", "resources", "resourceClaims",
+                  "containers", "initContainers"});
+  for (std::string_view list : {"containers", "initContainers"}) {
+    keepInEach(spec, list, {"name", "image", "command", "args", "resources", "restartPolicy"});
+  }
+}
+
+void trimNode(json& node) {
+  keepOnly(node, {"apiVersion", "kind", "metadata", "spec", "status"});
+  inMember(node, "spec", [](json& spec) { keepOnly(spec, {"unschedulable", "taints"}); });
+  inMember(node, "status", [](json& status) {
+    keepOnly(status, {"allocatable"});
+    inMember(status, "allocatable", [](json& allocatable) {
+      keepEntries(allocatable,
+                  [](const std::string& name) { return name.starts_with(kNvidiaPrefix); });
+    });
+  });
+}
+
+void trimPod(json& pod) {
+  keepOnly(pod, {"apiVersion", "kind", "metadata", "spec", "status"});
+  inMember(pod, "spec", trimPodSpec);
+  inMember(pod, "status", [](json& status) {
+    keepOnly(status, {"phase", "nominatedNodeName", "startTime", "conditions"});
+    inMember(status, "conditions", [](json& conditions) {
+      if (!conditions.is_array()) return;
+      // Only Ready and PodScheduled are read; a condition whose type is not a string stays for
+      // the reader to report.
+      json kept = json::array();
+      for (json& c : conditions) {
+        const auto type = c.find("type");
+        const bool read =
+            type == c.end() || !type->is_string() || *type == "Ready" || *type == "PodScheduled";
+        if (read) kept.push_back(std::move(c));
+      }
+      conditions = std::move(kept);
+    });
+    keepInEach(status, "conditions", {"type", "status", "reason", "message"});
+  });
+}
+
+void trimWorkload(json& workload) {
+  keepOnly(workload, {"apiVersion", "kind", "metadata", "spec"});
+  inMember(workload, "spec", [](json& spec) {
+    keepOnly(spec, {"replicas", "selector", "template"});
+    inMember(spec, "template", [](json& tpl) {
+      keepOnly(tpl, {"metadata", "spec"});
+      inMember(tpl, "metadata", [](json& meta) {
+        keepOnly(meta, {"annotations"});
+        trimAnnotations(meta);
+      });
+      inMember(tpl, "spec", trimPodSpec);
+    });
+  });
+}
+
+void trimHpa(json& hpa) {
+  keepOnly(hpa, {"apiVersion", "kind", "metadata", "spec", "status"});
+  inMember(hpa, "status", [](json& status) {
+    keepOnly(status, {"currentReplicas", "desiredReplicas", "currentMetrics", "conditions"});
+    keepInEach(status, "conditions", {"type", "status", "reason"});
+  });
+}
+
+}  // namespace
+
+bool keepsAnnotation(std::string_view key) { return key.starts_with("gpuscale.io/"); }
+
+json keepReadFields(std::string_view kind, json object) {
+  if (!object.is_object()) return object;
+  const bool hpa = kind == "HorizontalPodAutoscaler";
+  if (kind == "Node") {
+    trimNode(object);
+  } else if (kind == "Pod") {
+    trimPod(object);
+  } else if (kind == "Deployment" || kind == "StatefulSet" || kind == "ReplicaSet") {
+    trimWorkload(object);
+  } else if (hpa) {
+    trimHpa(object);
+  } else if (kind == "ConfigMap") {
+    keepOnly(object, {"apiVersion", "kind", "metadata", "data"});
+  } else {
+    return object;
+  }
+  trimMetadata(object, hpa);
+  return object;
+}
+
+}  // namespace gpuscale::partition
