@@ -125,6 +125,24 @@ std::string gpuUseOf(const json& podSpec) {
   return {};
 }
 
+// spec.resourceClaims; for a pod, with the names of the claims made from its templates
+// (status.resourceClaimStatuses).
+std::vector<PodClaimRef> claimRefs(const json& podSpec, const json& status) {
+  std::vector<PodClaimRef> out;
+  for (const auto& c : fields::array(podSpec, "resourceClaims")) {
+    out.push_back({fields::string(c, "name"), fields::string(c, "resourceClaimTemplateName"),
+                   fields::string(c, "resourceClaimName")});
+  }
+  for (const auto& made : fields::array(status, "resourceClaimStatuses")) {
+    const std::string name = fields::string(made, "name");
+    for (auto& ref : out) {
+      if (ref.name == name && !ref.templateName.empty())
+        ref.claimName = fields::string(made, "resourceClaimName");
+    }
+  }
+  return out;
+}
+
 // The pod's PodScheduled=False/Unschedulable condition, if any.
 const json* unschedulableCondition(const json& status) {
   for (const auto& c : fields::array(status, "conditions")) {
@@ -159,6 +177,7 @@ PodState parsePod(const json& item) {
   p.startedAt = core::parseRfc3339(fields::string(status, "startTime"));
   if (!p.startedAt) p.startedAt = meta.createdAt;
   p.resourceClaims = hasResourceClaims(spec);
+  p.claims = claimRefs(spec, status);
   for (const auto& c : fields::array(status, "conditions")) {
     if (fields::string(c, "type") == "Ready") p.ready = fields::string(c, "status") == "True";
   }
@@ -166,6 +185,9 @@ PodState parsePod(const json& item) {
     if (const json* c = unschedulableCondition(status)) {
       p.unschedulable = true;
       p.insufficientResource = insufficientResource(*c);
+      // kube-scheduler's DynamicResources plugin, when no node has the devices the claims need.
+      p.claimsUnallocatable =
+          fields::string(*c, "message").find("cannot allocate all claims") != std::string::npos;
     }
   }
   return p;
@@ -182,6 +204,7 @@ ScaleTarget parseWorkload(const json& item, std::string_view kind) {
   t.gpuRequests = podGpuRequests(podSpec);
   t.nodeSelector = fields::stringMap(podSpec, "nodeSelector");
   t.priorityClassName = fields::string(podSpec, "priorityClassName");
+  t.claims = claimRefs(podSpec, json::object());
   return t;
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "config_sources.h"
+#include "dra_snapshot.h"
 #include "gpuscale/core/rfc3339.h"
 #include "gpuscale/k8s/well_known_keys.h"
 #include "gpuscale/partition/config_name.h"
@@ -238,7 +239,9 @@ ClusterSnapshot build(const std::vector<KubeItem>& items) {
   ClusterSnapshot snap;
   std::vector<ConfigMapState> configMaps;
   std::vector<NodeObject> nodes;
+  detail::DraObjects dra;
   auto& skipped = snap.skipped;
+  auto into = [](auto& list) { return [&list](auto o) { list.push_back(std::move(o)); }; };
   for (const KubeItem& item : items) {
     const std::string kind = item.kind.empty() ? kindOf(*item.object) : std::string(item.kind);
     if (kind == "Node") {
@@ -267,6 +270,14 @@ ClusterSnapshot build(const std::vector<KubeItem>& items) {
                 {cm.meta.ns.empty() ? "default" : cm.meta.ns, cm.meta.name, std::move(cm.data)});
           },
           skipped);
+    } else if (kind == "ResourceSlice") {
+      readInto(item, kind, readResourceSlice, into(dra.slices), skipped);
+    } else if (kind == "ResourceClaim") {
+      readInto(item, kind, readResourceClaim, into(dra.claims), skipped);
+    } else if (kind == "ResourceClaimTemplate") {
+      readInto(item, kind, readResourceClaimTemplate, into(dra.templates), skipped);
+    } else if (kind == "DeviceClass") {
+      readInto(item, kind, readDeviceClass, into(dra.classes), skipped);
     }
   }
   ConfigSources sources(std::move(configMaps));
@@ -290,6 +301,7 @@ ClusterSnapshot build(const std::vector<KubeItem>& items) {
     node.hasGpuPods = true;
     for (const auto& [name, n] : pod.gpuRequests) node.used[name] += n;
   }
+  detail::applyDra(snap, dra);
   for (auto& node : snap.nodes) {
     for (auto& gpu : node.gpus) gpu.busy = node.hasGpuPods;
   }

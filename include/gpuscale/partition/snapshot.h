@@ -23,6 +23,7 @@
 #include <chrono>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -47,6 +48,15 @@ using TimePoint = std::chrono::system_clock::time_point;
 // Device-plugin config keys gpuscale writes start with this; scale-in only lowers time-slicing it
 // set.
 inline constexpr std::string_view kOwnedConfigPrefix = "gpuscale-";
+
+// How a node offers its GPUs to pods: the NVIDIA device plugin (node allocatable), or NVIDIA's GPU
+// DRA driver (ResourceSlices the scheduler allocates claims from) with MIG devices made by
+// mig-manager (static) or carved by the driver at allocation (partitionable devices).
+enum class CapacityModel { kDevicePlugin, kDraStatic, kDraPartitionable };
+// "device plugin" | "DRA static" | "DRA partitionable"
+std::string_view capacityModelName(CapacityModel model);
+
+struct DraPool;  // dra_capacity.h
 
 struct GpuState {
   int index = 0;
@@ -95,6 +105,13 @@ struct NodeState {
   // Mean utilisation (0..1) of the physical devices that hold pods, per base resource
   // ("nvidia.com/mig-1g.5gb", "nvidia.com/gpu"), as the caller's metrics show it; empty: unknown.
   std::map<std::string, double, std::less<>> utilization;
+  // DRA nodes (dra_capacity.h): `allocatable` holds the devices the driver published per kind
+  // (partitionable: those allocated plus those the free counters still allow), `used` the devices
+  // claims hold, `devices` the MIG geometry's devices (partitionable: as allocatable); no
+  // time-slicing. `draPool` is the node's pool as the scheduler uses it.
+  CapacityModel capacityModel = CapacityModel::kDevicePlugin;
+  std::shared_ptr<const DraPool> draPool;
+  bool dra() const { return capacityModel != CapacityModel::kDevicePlugin; }
 
   // Time-slicing replicas of `resource` (".shared" names map to their base resource).
   int replicasFor(std::string_view resource) const;
@@ -102,6 +119,17 @@ struct NodeState {
   std::int64_t capacityFor(std::string_view resource) const;
   // Whether gpuscale wrote the node's device-plugin config.
   bool ownsDevicePluginConfig() const;
+};
+
+// A pod's (or pod template's) spec.resourceClaims entry: a claim made per pod from a template, or a
+// claim shared by name.
+struct PodClaimRef {
+  std::string name;          // the pod's name for it
+  std::string templateName;  // resourceClaimTemplateName
+  // resourceClaimName, or for a template the claim made for this pod
+  // (status.resourceClaimStatuses); "" until it is made.
+  std::string claimName;
+  friend bool operator==(const PodClaimRef&, const PodClaimRef&) = default;
 };
 
 struct PodState {
@@ -119,7 +147,12 @@ struct PodState {
   // nvidia.com/gpu"), or "": an nvidia.com/ request in a container, an init container, a sidecar
   // or pod-level resources, or DRA claims.
   std::string gpuUse;
-  std::string insufficientResource;  // Pending+Unschedulable with "Insufficient nvidia.com/..."
+  // Pending+Unschedulable with "Insufficient nvidia.com/..."; for a pod whose claims could not be
+  // allocated, its workload's resource (dra_capacity.h).
+  std::string insufficientResource;
+  std::vector<PodClaimRef> claims;
+  // Pending+Unschedulable because the scheduler "cannot allocate all claims".
+  bool claimsUnallocatable = false;
   bool nominated = false;            // status.nominatedNodeName set (preempting)
   bool unschedulable = false;        // Pending, PodScheduled False/Unschedulable (any message)
   // status.startTime (the kubelet took the pod), else metadata.creationTimestamp, when it parses.
@@ -136,6 +169,11 @@ struct ScaleTarget {
   ResourceCounts gpuRequests;
   Labels nodeSelector;            // of the pod template
   std::string priorityClassName;  // of the pod template; "" = none
+  // The pod template's resourceClaims. When it names ResourceClaimTemplates the planner can count
+  // (dra_capacity.h), gpuRequests holds the devices one pod's claims take, by kind; otherwise
+  // draProblem says why not.
+  std::vector<PodClaimRef> claims;
+  std::string draProblem;
   bool selects(const PodState& pod) const;
 };
 
@@ -221,7 +259,8 @@ struct ClusterSnapshot {
 
 // Builds the snapshot from a `kind: List` (or an array of Lists/objects, or an object with
 // `items`). Kinds used: Node, Pod, HorizontalPodAutoscaler, Deployment, StatefulSet, ReplicaSet,
-// ConfigMap, PriorityClass; others are ignored. An object of these kinds that does not read (a
+// ConfigMap, PriorityClass, and DRA's ResourceSlice, ResourceClaim, ResourceClaimTemplate and
+// DeviceClass (dra_capacity.h); others are ignored. An object of these kinds that does not read (a
 // field of the wrong JSON type, a number beyond what the planner models) is skipped, with its
 // reason, into ClusterSnapshot::skipped: no object stops a snapshot. Errors (Status::invalid) only
 // for a dump that is no list of objects.
