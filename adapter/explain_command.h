@@ -11,12 +11,14 @@
 #pragma once
 
 #include <iosfwd>
-#include <span>
-#include <string_view>
+#include <string>
+#include <vector>
 
 namespace gpuscale::adapter {
 
 // `args` are the words after "explain". Returns the process exit code.
-int runExplainCommand(std::span<const std::string_view> args, std::ostream& out, std::ostream& err);
+int runExplainCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+// The command's part of the flag reference (core::FlagSet::markdown).
+std::string explainFlagReference();
 
 }  // namespace gpuscale::adapter

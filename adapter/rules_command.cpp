@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "gpuscale/core/duration.h"
-#include "gpuscale/core/flag_args.h"
+#include "gpuscale/core/flag_set.h"
 #include "gpuscale/core/label_selector.h"
 #include "gpuscale/k8s/resource_mapper.h"
 #include "gpuscale/rules/loader.h"
@@ -75,7 +75,7 @@ std::string resourceRuleSummary(const rules::CompiledResourceRule& rule,
       labelOrProblem(rule, {"", "nodes"}), core::formatGoDuration(window));
 }
 
-int check(std::span<const std::string_view> args, std::ostream& out, std::ostream& err) {
+int check(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   if (args.size() != 1) return usageError(err, "check takes exactly one FILE");
   std::shared_ptr<const RuleSet> set = load(std::string(args.front()), err);
   if (!set) return kExitError;
@@ -88,18 +88,6 @@ int check(std::span<const std::string_view> args, std::ostream& out, std::ostrea
     }
   }
   return kExitOk;
-}
-
-std::vector<std::string> splitNames(std::string_view text) {
-  std::vector<std::string> names;
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t comma = text.find(',', start);
-    if (comma == std::string_view::npos) comma = text.size();
-    if (comma > start) names.emplace_back(text.substr(start, comma - start));
-    start = comma + 1;
-  }
-  return names;
 }
 
 bool isNameChar(char c, bool first) {
@@ -133,74 +121,56 @@ std::vector<std::string> seriesCandidates(const CompiledRule& rule, std::string_
 
 struct RenderOptions {
   std::string file;
-  std::map<std::string, std::string, std::less<>> flags;
+  std::string metric;
+  std::string resource;
+  std::string namespaceName;
+  std::string names;
+  std::string series;
+  std::string metricSelector;
   bool external = false;
 };
 
-std::optional<RenderOptions> parseRenderArgs(std::span<const std::string_view> args,
-                                             std::ostream& err) {
-  static constexpr std::string_view kValueFlags[] = {"metric", "resource", "namespace",
-                                                     "names",  "series",   "metric-selector"};
-  RenderOptions options;
-  core::FlagCallbacks flags;
-  flags.isBoolean = [](std::string_view name) { return name == "external"; };
-  flags.apply = [&](std::string_view name, std::string_view value) -> core::Result<bool> {
-    if (name == "external") {
-      options.external = value == "true";
-      return true;
-    }
-    if (std::find(std::begin(kValueFlags), std::end(kValueFlags), name) == std::end(kValueFlags)) {
-      return false;
-    }
-    options.flags[std::string(name)] = std::string(value);
-    return true;
-  };
-  auto rest = core::applyFlags({args.begin(), args.end()}, flags);
-  if (!rest) {
-    usageError(err, rest.status().message());
-    return std::nullopt;
-  }
-  for (const std::string& arg : *rest) {
-    if (arg.starts_with("--")) {
-      usageError(err, fmt::format("unknown flag {}", arg.substr(0, arg.find('='))));
-      return std::nullopt;
-    }
-    if (!options.file.empty()) {
-      usageError(err, fmt::format("unexpected argument {:?}", arg));
-      return std::nullopt;
-    }
-    options.file = arg;
-  }
-  if (options.file.empty()) {
-    usageError(err, "render needs a FILE");
-    return std::nullopt;
-  }
-  if (!options.flags.count("metric")) {
-    usageError(err, "render needs --metric");
-    return std::nullopt;
-  }
-  if (options.external == (options.flags.count("resource") != 0)) {
-    usageError(err, "render needs exactly one of --resource and --external");
-    return std::nullopt;
-  }
-  return options;
+core::FlagSet renderFlagSet(RenderOptions& options) {
+  core::FlagSet flags("gpuscale-adapter rules render",
+                      "gpuscale-adapter rules render FILE --metric NAME (--resource RES | "
+                      "--external) [flags]",
+                      "Prints the PromQL a request for the metric would send, without Prometheus "
+                      "(`rules check FILE` validates a rule file and says what each rule serves).");
+  flags.addString("metric", &options.metric, "the metric asked for (required)");
+  flags.addString("resource", &options.resource, "the resource of a custom metric (pods, ...)");
+  flags.addBool("external", &options.external, "an external metric");
+  flags.addString("namespace", &options.namespaceName, "the request's namespace");
+  flags.addString("names", &options.names, "object names, comma-separated (custom metrics)");
+  flags.addString("series", &options.series,
+                  "the Prometheus series name (default: one the rule names literally)");
+  flags.addString("metric-selector", &options.metricSelector, "the request's metric selector");
+  return flags;
 }
 
-int render(std::span<const std::string_view> args, std::ostream& out, std::ostream& err) {
-  std::optional<RenderOptions> options = parseRenderArgs(args, err);
-  if (!options) return kExitError;
-  auto flag = [&](std::string_view name) {
-    auto it = options->flags.find(name);
-    return it == options->flags.end() ? std::string() : it->second;
-  };
+int render(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  RenderOptions parsed;
+  core::FlagSet flags = renderFlagSet(parsed);
+  std::vector<std::string> rest;
+  if (auto exitCode = flags.parseCommand(args, out, err, &rest)) return *exitCode;
+  if (rest.size() != 1) {
+    return flags.usageError(err, rest.empty() ? "render needs a FILE"
+                                              : fmt::format("unexpected argument {:?}", rest[1]));
+  }
+  parsed.file = rest.front();
+  if (!flags.changed("metric")) return flags.usageError(err, "render needs --metric");
+  if (parsed.external == flags.changed("resource")) {
+    return flags.usageError(err, "render needs exactly one of --resource and --external");
+  }
+  const RenderOptions* options = &parsed;
   std::shared_ptr<const RuleSet> set = load(options->file, err);
   if (!set) return kExitError;
-  const std::string metric = flag("metric");
-  const std::string ns = flag("namespace");
+  const std::string metric = options->metric;
+  const std::string ns = options->namespaceName;
+  const bool seriesGiven = flags.changed("series");
 
   core::LabelSelector selector;
-  if (options->flags.count("metric-selector")) {
-    core::Result<core::LabelSelector> parsed = core::LabelSelector::parse(flag("metric-selector"));
+  if (flags.changed("metric-selector")) {
+    core::Result<core::LabelSelector> parsed = core::LabelSelector::parse(options->metricSelector);
     if (!parsed) {
       err << "invalid --metric-selector: " << parsed.status().message() << "\n";
       return kExitError;
@@ -211,7 +181,7 @@ int render(std::span<const std::string_view> args, std::ostream& out, std::ostre
   k8s::GroupResource resource;
   if (!options->external) {
     core::Result<k8s::ResourceInfo> info = k8s::BuiltinResourceTable::instance().resourceFor(
-        k8s::GroupResource::parse(flag("resource")));
+        k8s::GroupResource::parse(options->resource));
     if (!info) {
       err << "invalid --resource: " << info.status().message() << "\n";
       return kExitError;
@@ -223,9 +193,8 @@ int render(std::span<const std::string_view> args, std::ostream& out, std::ostre
   const CompiledRule* chosen = nullptr;
   std::string seriesName;
   for (const CompiledRule& rule : candidates) {
-    std::vector<std::string> names = options->flags.count("series")
-                                         ? std::vector<std::string>{flag("series")}
-                                         : seriesCandidates(rule, metric);
+    std::vector<std::string> names =
+        seriesGiven ? std::vector<std::string>{options->series} : seriesCandidates(rule, metric);
     for (const std::string& series : names) {
       std::string named;
       if (rule.firstFailingFilter(series) >= 0 || !rule.metricNameFor(series, named) ||
@@ -241,11 +210,11 @@ int render(std::span<const std::string_view> args, std::ostream& out, std::ostre
   if (chosen == nullptr) {
     err << fmt::format("{}: no {} rule turns {} into metric {:?}{}\n", options->file,
                        options->external ? "external" : "custom",
-                       options->flags.count("series") ? fmt::format("series {:?}", flag("series"))
-                                                      : std::string("a series it names"),
+                       seriesGiven ? fmt::format("series {:?}", options->series)
+                                   : std::string("a series it names"),
                        metric,
                        options->external ? "" : fmt::format(" for {}", resource.toString()));
-    if (!options->flags.count("series")) {
+    if (!seriesGiven) {
       err << "hint: give the Prometheus series name with --series\n";
     }
     return kExitError;
@@ -255,7 +224,7 @@ int render(std::span<const std::string_view> args, std::ostream& out, std::ostre
   if (options->external) {
     query = chosen->externalQueryFor(seriesName, ns, &selector);
   } else {
-    std::vector<std::string> objectNames = splitNames(flag("names"));
+    std::vector<std::string> objectNames = core::splitCommaList(options->names);
     if (objectNames.empty()) {
       err << "render needs at least one object name (--names a,b,...)\n";
       return kExitError;
@@ -273,10 +242,13 @@ int render(std::span<const std::string_view> args, std::ostream& out, std::ostre
 
 }  // namespace
 
-int runRulesCommand(std::span<const std::string_view> args, std::ostream& out, std::ostream& err) {
+std::string renderFlagReference() { return core::markdownOf(renderFlagSet); }
+
+int runRulesCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   if (args.empty()) return usageError(err, "missing subcommand");
-  if (args.front() == "check") return check(args.subspan(1), out, err);
-  if (args.front() == "render") return render(args.subspan(1), out, err);
+  const std::vector<std::string> rest(args.begin() + 1, args.end());
+  if (args.front() == "check") return check(rest, out, err);
+  if (args.front() == "render") return render(rest, out, err);
   if (args.front() == "-h" || args.front() == "--help") {
     out << kUsage;
     return kExitOk;

@@ -16,12 +16,14 @@
 #pragma once
 
 #include <iosfwd>
-#include <span>
-#include <string_view>
+#include <string>
+#include <vector>
 
 namespace gpuscale::adapter {
 
 // `args` are the words after "rules". Returns the process exit code.
-int runRulesCommand(std::span<const std::string_view> args, std::ostream& out, std::ostream& err);
+int runRulesCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+// `rules render`'s part of the flag reference (core::FlagSet::markdown).
+std::string renderFlagReference();
 
 }  // namespace gpuscale::adapter

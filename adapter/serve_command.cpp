@@ -39,15 +39,6 @@ void configureLogging(int verbosity) {
   }
 }
 
-bool hasFlag(std::span<const std::string_view> args, std::string_view name) {
-  for (std::string_view arg : args) {
-    if (arg == "--" + std::string(name) || arg.starts_with("--" + std::string(name) + "=")) {
-      return true;
-    }
-  }
-  return false;
-}
-
 // Who may call and how objects are found: in-cluster, delegated authentication/authorization
 // and LISTs against kube-apiserver; standalone, everyone is allowed and objects come from
 // Prometheus (null lister and authenticators).
@@ -108,8 +99,9 @@ void followResourceDiscovery(ResourceDiscovery* discovery, core::Duration interv
 
 }  // namespace
 
-int runServeCommand(std::span<const std::string_view> args, std::ostream& out, std::ostream& err) {
-  if (hasFlag(args, "help") || (!args.empty() && args.front() == "-h")) {
+int runServeCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  const std::vector<std::string>& words = args;
+  if (core::asksForHelp(words)) {
     out << serveUsage();
     return 0;
   }
@@ -119,33 +111,21 @@ int runServeCommand(std::span<const std::string_view> args, std::ostream& out, s
   // SIGHUP is read by the rule file watcher (config_watcher.h).
   const core::StopSignals stopSignals({SIGTERM, SIGINT}, {SIGHUP});
 
-  // In-cluster mode consumes the delegation flags first (they are ignored in standalone mode).
-  auth::DelegationOptions delegation;
-  std::vector<std::string> rest(args.begin(), args.end());
-  const bool standalone = hasFlag(args, "standalone") && !hasFlag(args, "standalone=false");
-  if (!standalone) {
-    auto remaining = auth::parseDelegationFlags(rest, delegation);
-    if (!remaining) {
-      err << "Error: " << remaining.status().message() << "\n" << serveUsage();
-      return kUsageError;
-    }
-    rest = std::move(*remaining);
-  }
-  auto options = parseServeFlags(rest);
+  auto options = parseServeFlags(words);
   if (!options) {
     err << "Error: " << options.status().message() << "\n" << serveUsage();
     return kUsageError;
   }
   configureLogging(options->verbosity);
   for (const std::string& warning : options->warnings) spdlog::warn("{}", warning);
-  if (options->standalone && !hasFlag(args, "bind-address")) {
-    options->server.bindAddress = "127.0.0.1";
-  }
   // One /metrics registry; the Kubernetes clients (delegation, listing) report to it too.
   auto registry = std::make_shared<prometheus::Registry>();
+  auth::DelegationOptions& delegation = options->delegation;
   if (!options->standalone) {
     delegation.observer = std::make_shared<kube::KubeClientMetrics>(registry);
     delegation.reviewCacheMetrics = std::make_shared<auth::ReviewCacheMetrics>(registry);
+    delegation.reviewLimiter =
+        std::make_shared<auth::ReviewLimiter>(delegation.reviewLimits, registry);
   }
   auto access = buildObjectAccess(*options, delegation, registry);
   if (!access) {
@@ -153,10 +133,6 @@ int runServeCommand(std::span<const std::string_view> args, std::ostream& out, s
     return kUsageError;
   }
 
-  if (auto valid = prom::validate(options->prometheus); !valid.ok()) {
-    err << "Error: " << valid.message() << "\n";
-    return kUsageError;
-  }
   ReloadSettings reload;
   reload.configFile = options->configFile;
   const std::unique_ptr<ResourceDiscovery> discovery =

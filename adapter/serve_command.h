@@ -19,12 +19,12 @@
 #pragma once
 
 #include <iosfwd>
-#include <span>
-#include <string_view>
+#include <string>
+#include <vector>
 
 namespace gpuscale::adapter {
 
 // `args` are the words after the program name (or after "serve"). Returns the process exit code.
-int runServeCommand(std::span<const std::string_view> args, std::ostream& out, std::ostream& err);
+int runServeCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 
 }  // namespace gpuscale::adapter

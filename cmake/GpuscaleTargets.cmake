@@ -35,6 +35,33 @@ function(gpuscale_library name)
   add_library(${name} STATIC ${ARG_SOURCES})
   target_include_directories(${name} PUBLIC ${public_headers} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
   target_link_libraries(${name} PUBLIC ${ARG_DEPS})
+  set_property(GLOBAL APPEND PROPERTY GPUSCALE_LIBRARIES "${ARG_MODULE}:${name}")
+endfunction()
+
+# gpuscale_write_module_links(FILE): after every library is added, writes FILE with one line per
+# library, "MODULE TARGET LINKS...", LINKS being the target's own link list as the build has it
+# (tests/integration/architecture compares it with docs/architecture.md's module table).
+function(gpuscale_write_module_links file)
+  get_property(libraries GLOBAL PROPERTY GPUSCALE_LIBRARIES)
+  set(content "")
+  foreach(entry ${libraries})
+    string(REPLACE ":" ";" parts ${entry})
+    list(GET parts 0 module)
+    list(GET parts 1 target)
+    string(APPEND content "${module} ${target} $<JOIN:$<TARGET_PROPERTY:${target},LINK_LIBRARIES>, >\n")
+  endforeach()
+  file(GENERATE OUTPUT ${file} CONTENT "${content}")
+endfunction()
+
+# gpuscale_register_test(NAME LABELS TIMEOUT ENV COMMAND...): add_test(NAME COMMAND...) with its
+# labels (a list), its timeout and the environment every test gets (GPUSCALE_SOURCE_DIR,
+# GPUSCALE_BINARY_DIR) plus ENV (a list of "KEY=value", may be empty).
+function(gpuscale_register_test name labels timeout env)
+  add_test(NAME ${name} COMMAND ${ARGN})
+  set(environment GPUSCALE_SOURCE_DIR=${CMAKE_SOURCE_DIR} GPUSCALE_BINARY_DIR=${CMAKE_BINARY_DIR})
+  list(APPEND environment ${env})
+  set_tests_properties(${name} PROPERTIES LABELS "${labels}" TIMEOUT ${timeout}
+                       ENVIRONMENT "${environment}")
 endfunction()
 
 # gpuscale_program(NAME): what every shipped program gets. It looks for shared libraries first in
@@ -51,19 +78,17 @@ endfunction()
 # a GoogleTest program registered with ctest under LABEL (default unit).
 function(gpuscale_test name)
   cmake_parse_arguments(ARG "" "LABEL;TIMEOUT" "SOURCES;DEPS" ${ARGN})
+  add_executable(${name} ${ARG_SOURCES})
+  set_target_properties(${name} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
+  target_include_directories(${name} PRIVATE ${CMAKE_SOURCE_DIR}/tests)
+  target_link_libraries(${name} PRIVATE ${ARG_DEPS} GTest::gmock GTest::gtest_main)
   if(NOT ARG_LABEL)
     set(ARG_LABEL unit)
   endif()
   if(NOT ARG_TIMEOUT)
     set(ARG_TIMEOUT 300)
   endif()
-  add_executable(${name} ${ARG_SOURCES})
-  set_target_properties(${name} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
-  target_include_directories(${name} PRIVATE ${CMAKE_SOURCE_DIR}/tests)
-  target_link_libraries(${name} PRIVATE ${ARG_DEPS} GTest::gmock GTest::gtest_main)
-  add_test(NAME ${name} COMMAND ${name})
-  set_tests_properties(${name} PROPERTIES LABELS ${ARG_LABEL} TIMEOUT ${ARG_TIMEOUT}
-                       ENVIRONMENT "GPUSCALE_SOURCE_DIR=${CMAKE_SOURCE_DIR};GPUSCALE_BINARY_DIR=${CMAKE_BINARY_DIR}")
+  gpuscale_register_test(${name} "${ARG_LABEL}" ${ARG_TIMEOUT} "" ${name})
 endfunction()
 
 # gpuscale_test_variant(NAME VARIANT ENV...): runs the test program of gpuscale_test(NAME) again as the
@@ -72,9 +97,7 @@ endfunction()
 function(gpuscale_test_variant name variant)
   get_test_property(${name} LABELS labels)
   get_test_property(${name} TIMEOUT timeout)
-  add_test(NAME ${name}_${variant} COMMAND ${name})
-  set_tests_properties(${name}_${variant} PROPERTIES LABELS ${labels} TIMEOUT ${timeout}
-                       ENVIRONMENT "GPUSCALE_SOURCE_DIR=${CMAKE_SOURCE_DIR};GPUSCALE_BINARY_DIR=${CMAKE_BINARY_DIR};${ARGN}")
+  gpuscale_register_test(${name}_${variant} "${labels}" ${timeout} "${ARGN}" ${name})
 endfunction()
 
 # gpuscale_script_test(NAME SCRIPT [ARGS ...] [LABEL l] [TIMEOUT s] [SERIAL] [LOCKS name ...]): a
@@ -91,9 +114,8 @@ function(gpuscale_script_test name)
   if(NOT ARG_TIMEOUT)
     set(ARG_TIMEOUT 600)
   endif()
-  add_test(NAME ${name} COMMAND bash ${ARG_SCRIPT} ${ARG_ARGS})
-  set_tests_properties(${name} PROPERTIES LABELS "${ARG_LABEL}" TIMEOUT ${ARG_TIMEOUT} SKIP_RETURN_CODE 77
-                       ENVIRONMENT "GPUSCALE_SOURCE_DIR=${CMAKE_SOURCE_DIR};GPUSCALE_BINARY_DIR=${CMAKE_BINARY_DIR}")
+  gpuscale_register_test(${name} "${ARG_LABEL}" ${ARG_TIMEOUT} "" bash ${ARG_SCRIPT} ${ARG_ARGS})
+  set_tests_properties(${name} PROPERTIES SKIP_RETURN_CODE 77)
   if(ARG_SERIAL)
     set_tests_properties(${name} PROPERTIES RUN_SERIAL TRUE)
   endif()

@@ -9,12 +9,10 @@
 #include <spdlog/spdlog.h>
 #include <nlohmann/json.hpp>
 
+#include "command_client.h"
 #include "gpu_mapping_flags.h"
-#include "gpuscale/core/flag_args.h"
-#include "gpuscale/core/rfc3339.h"
+#include "gpuscale/core/flag_set.h"
 #include "gpuscale/k8s/status_predicates.h"
-#include "gpuscale/kube/config.h"
-#include "gpuscale/kube/rest_client.h"
 #include "gpuscale/prom/http_client.h"
 #include "gpuscale/prom/options.h"
 #include "gpuscale/reconciler/controller.h"
@@ -28,23 +26,6 @@ namespace {
 constexpr int kExitOk = 0;
 constexpr int kExitFailed = 1;
 constexpr int kExitUsage = 2;
-
-constexpr const char* kUsage =
-    "usage: gpuscale-reconciler explain [NAMESPACE/NAME | --hpa NAMESPACE/NAME]\n"
-    "    [--from DUMP.json | --kubeconfig PATH] [--config POLICY.yaml]\n"
-    "    [--operator-namespace gpu-operator] [--state-namespace default]\n"
-    "    [--state-config-map gpuscale-reconciler-state] [--now RFC3339] [-o text|json]\n"
-    "    [--gpu-mapping node|dcgm] [--prometheus-url URL and the other --prometheus-* flags]\n"
-    "    [the --dcgm-* flags of run]\n"
-    "\n"
-    "  explain  why an HPA was (not) raised: the policy that manages it, whether it is held at\n"
-    "           its partition ceiling, and per node and lever why the planner would or would not\n"
-    "           add partitions (cooldown, policy cap, busy GPUs, limits, nodes in flight or\n"
-    "           backing off, ...). Live it lists, read-only, what the controller watches plus its\n"
-    "           state ConfigMap; --from reads a `kubectl get nodes,pods,hpa,deployments,\n"
-    "           statefulsets,configmaps -A -o json` dump (\"-\" for stdin). Give it the policy\n"
-    "           file the reconciler runs with (without --config: the built-in \"default\").\n"
-    "           Without NAMESPACE/NAME it explains every HPA a policy manages.\n";
 
 struct ExplainArgs {
   std::string hpa;
@@ -60,86 +41,64 @@ struct ExplainArgs {
   prom::PrometheusOptions prometheus;
 };
 
-int usage(std::ostream& err, const std::string& message) {
-  err << "gpuscale-reconciler explain: " << message << "\n" << kUsage;
+core::FlagSet explainFlagSet(ExplainArgs& a) {
+  core::FlagSet flags(
+      "gpuscale-reconciler explain",
+      "gpuscale-reconciler explain [NAMESPACE/NAME | --hpa NAMESPACE/NAME] [flags]",
+      "Why an HPA was (not) raised: the policy that manages it, whether it is held at its "
+      "partition ceiling, and per node and lever why the planner would or would not add "
+      "partitions (cooldown, policy cap, busy GPUs, limits, nodes in flight or backing off, "
+      "...). Live it lists, read-only, what the controller watches plus its state ConfigMap; "
+      "--from reads a `kubectl get nodes,pods,hpa,deployments,statefulsets,configmaps -A -o json` "
+      "dump. Give it the policy file the reconciler runs with (without --policy: the built-in "
+      "\"default\"). Without NAMESPACE/NAME it explains every HPA a policy manages.");
+  flags.section("Explain flags");
+  flags.addNonEmptyString("hpa", &a.hpa, "the HPA, NAMESPACE/NAME");
+  flags.addNonEmptyString("from", &a.from, "a dump instead of the cluster (\"-\" for stdin)");
+  flags.addNonEmptyString("kubeconfig", &a.kubeconfig,
+                          "kubeconfig (default in-cluster, then $KUBECONFIG)");
+  flags.addNonEmptyString("policy", &a.config, "partition policy file (docs/generated/policy.md)")
+      .deprecatedName("config");
+  flags.addNonEmptyString("operator-namespace", &a.operatorNamespace,
+                          "the GPU Operator's namespace");
+  flags.addNonEmptyString("state-namespace", &a.state.ns, "namespace of the state ConfigMap");
+  flags.addNonEmptyString("state-config-map", &a.state.name, "the reconciler's state ConfigMap");
+  addNowFlag(flags, &a.now);
+  addOutputFlag(flags, &a.output);
+  flags.section("GPU mapping flags", "As for run.");
+  addGpuMappingFlags(flags, &a.gpuMapping, &a.dcgm);
+  flags.section("Prometheus flags", "The Prometheus that --gpu-mapping=dcgm asks.");
+  a.prometheus.addFlags(flags);
+  return flags;
+}
+
+int fail(std::ostream& err, const std::string& message) {
+  err << "gpuscale-reconciler explain: " << message << "\n";
   return kExitUsage;
 }
 
-std::optional<ExplainArgs> parseArgs(const std::vector<std::string>& all, std::ostream& err) {
-  ExplainArgs a;
-  std::vector<std::string> args;
-  auto prometheus = prom::parsePrometheusFlags(all, &args);
-  if (!prometheus) {
-    usage(err, prometheus.status().message());
-    return std::nullopt;
-  }
-  a.prometheus = *prometheus;
-  core::FlagCallbacks flags;
-  flags.apply = [&](std::string_view name, std::string_view text) -> core::Result<bool> {
-    const std::string value(text);
-    bool ok = true;
-    if (name == "hpa") {
-      a.hpa = value;
-    } else if (name == "from") {
-      a.from = value;
-    } else if (name == "kubeconfig") {
-      a.kubeconfig = value;
-    } else if (name == "config" || name == "policy") {
-      a.config = value;
-    } else if (name == "operator-namespace") {
-      a.operatorNamespace = value;
-    } else if (name == "state-namespace") {
-      a.state.ns = value;
-    } else if (name == "state-config-map") {
-      a.state.name = value;
-    } else if (name == "now") {
-      a.now = core::parseRfc3339(value);
-      ok = a.now.has_value();
-    } else if (name == "o" || name == "output") {
-      a.output = value;
-      ok = value == "text" || value == "json";
-    } else if (auto mapping = applyGpuMappingFlag(a.gpuMapping, a.dcgm, name, value)) {
-      ok = *mapping;
-    } else {
-      return false;
-    }
-    if (!ok || value.empty()) {
-      return core::Status::badRequest("bad value \"" + value + "\" for --" + std::string(name));
-    }
-    return true;
-  };
-  auto rest = core::applyFlags(withLongOutputFlag(args), flags);
-  if (!rest) {
-    usage(err, rest.status().message());
-    return std::nullopt;
-  }
-  for (const auto& word : *rest) {
-    if (word.starts_with("-") || !a.hpa.empty()) {
-      usage(err, "unexpected argument " + word);
-      return std::nullopt;
-    }
+// Parses the flags into `a`; nullopt when the command should run, else its exit code.
+std::optional<int> parseArgs(const std::vector<std::string>& args, ExplainArgs& a,
+                             std::ostream& out, std::ostream& err) {
+  core::FlagSet flags = explainFlagSet(a);
+  std::vector<std::string> rest;
+  if (auto exitCode = flags.parseCommand(args, out, err, &rest)) return exitCode;
+  for (const auto& word : rest) {
+    if (!a.hpa.empty()) return flags.usageError(err, "unexpected argument " + word);
     a.hpa = word;
   }
   if (!a.hpa.empty() && a.hpa.find('/') == std::string::npos) {
-    usage(err, "the HPA is NAMESPACE/NAME, not " + a.hpa);
-    return std::nullopt;
+    return flags.usageError(err, "the HPA is NAMESPACE/NAME, not " + a.hpa);
   }
-  const bool urlSet = std::any_of(all.begin(), all.end(), [](const std::string& arg) {
-    return arg.starts_with("--prometheus-url");
-  });
-  if (a.gpuMapping == "dcgm" && !urlSet) {
-    usage(err, "--gpu-mapping=dcgm needs --prometheus-url");
-    return std::nullopt;
+  if (a.gpuMapping == "dcgm" && !flags.changed("prometheus-url")) {
+    return flags.usageError(err, "--gpu-mapping=dcgm needs --prometheus-url");
   }
-  return a;
+  return std::nullopt;
 }
 
 // What the controller watches, listed once, each item with its kind, plus the state ConfigMap.
 core::Result<nlohmann::json> listCluster(const ExplainArgs& a) {
-  auto config = kube::loadClientConfig(a.kubeconfig);
-  if (!config) return config.status();
-  config->userAgent = "gpuscale-reconciler/explain";
-  auto client = kube::RestKubeClient::create(*config);
+  auto client = commandClient(a.kubeconfig, "explain");
   if (!client) return client.status();
   nlohmann::json items = nlohmann::json::array();
   for (const auto& w : watchedResources()) {
@@ -165,17 +124,12 @@ core::Result<nlohmann::json> listCluster(const ExplainArgs& a) {
 
 }  // namespace
 
+std::string explainFlagReference() { return core::markdownOf(explainFlagSet); }
+
 int runExplainCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  for (const auto& arg : args) {
-    if (arg == "-h" || arg == "--help") {
-      out << kUsage;
-      return kExitOk;
-    }
-  }
+  ExplainArgs a;
+  if (auto exitCode = parseArgs(args, a, out, err)) return *exitCode;
   spdlog::set_level(spdlog::level::warn);
-  auto parsed = parseArgs(args, err);
-  if (!parsed) return kExitUsage;
-  const ExplainArgs& a = *parsed;
   auto policies = loadPolicies(a.config, err);
   if (!policies) return kExitUsage;
 
@@ -184,7 +138,7 @@ int runExplainCommand(const std::vector<std::string>& args, std::ostream& out, s
     std::string text;
     if (!readInput(a.from, text, err)) return kExitUsage;
     dump = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-    if (dump.is_discarded()) return usage(err, a.from + ": not valid JSON");
+    if (dump.is_discarded()) return fail(err, a.from + ": not valid JSON");
   } else {
     auto listed = listCluster(a);
     if (!listed) {
@@ -198,7 +152,7 @@ int runExplainCommand(const std::vector<std::string>& args, std::ostream& out, s
   std::unique_ptr<GpuPodMapping> mapping;
   if (a.gpuMapping == "dcgm") {
     auto prometheus = prom::HttpClient::create(a.prometheus);
-    if (!prometheus) return usage(err, prometheus.status().message());
+    if (!prometheus) return fail(err, prometheus.status().message());
     mapping = std::make_unique<DcgmGpuPodMapping>(
         std::shared_ptr<prom::Client>(std::move(*prometheus)), a.dcgm, nullptr);
   }

@@ -20,5 +20,7 @@ namespace gpuscale::reconciler {
 
 // `args` are the words after "explain".
 int runExplainCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+// The command's part of the flag reference (core::FlagSet::markdown).
+std::string explainFlagReference();
 
 }  // namespace gpuscale::reconciler

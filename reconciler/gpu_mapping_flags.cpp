@@ -1,61 +1,34 @@
 #include "gpu_mapping_flags.h"
 
-#include <sstream>
-#include <vector>
-
-#include "gpuscale/core/duration.h"
-
 namespace gpuscale::reconciler {
-namespace {
 
-std::vector<std::string> splitComma(const std::string& text) {
-  std::vector<std::string> out;
-  std::string part;
-  std::istringstream in(text);
-  while (std::getline(in, part, ',')) {
-    if (!part.empty()) out.push_back(part);
-  }
-  return out;
-}
-
-}  // namespace
-
-std::optional<bool> applyGpuMappingFlag(std::string& mapping, DcgmMappingOptions& dcgm,
-                                        std::string_view name, const std::string& value) {
-  if (name == "gpu-mapping") {
-    mapping = value;
-    return value == "node" || value == "dcgm";
-  }
-  if (name == "dcgm-max-age") {
-    auto d = core::parseGoDuration(value);
-    if (!d || d->count() <= 0) return false;
-    dcgm.maxAge = std::chrono::duration_cast<std::chrono::seconds>(*d);
-    return dcgm.maxAge.count() > 0;
-  }
-  if (name == "dcgm-settle") {
-    auto d = core::parseGoDuration(value);
-    if (!d || d->count() < 0) return false;
-    dcgm.settle = std::chrono::duration_cast<std::chrono::seconds>(*d);
-    return true;
-  }
-  if (name == "dcgm-utilization-metric") {
-    dcgm.utilizationMetric = value;  // "": no utilisation
-    return true;
-  }
-  std::string* field = nullptr;
-  if (name == "dcgm-metric") field = &dcgm.metric;
-  if (name == "dcgm-gpu-label") field = &dcgm.gpuLabel;
-  if (name == "dcgm-pod-label") field = &dcgm.podLabel;
-  if (name == "dcgm-namespace-label") field = &dcgm.namespaceLabel;
-  if (field != nullptr) {
-    *field = value;
-    return !value.empty();
-  }
-  if (name == "dcgm-node-labels") {
-    dcgm.nodeLabels = splitComma(value);
-    return !dcgm.nodeLabels.empty();
-  }
-  return std::nullopt;
+void addGpuMappingFlags(core::FlagSet& flags, std::string* mapping, DcgmMappingOptions* dcgm) {
+  flags.addChoice("gpu-mapping", mapping,
+                  "which pods use which GPU: node (a GPU is busy when its node runs a GPU pod) or "
+                  "dcgm (dcgm-exporter's per-GPU series in Prometheus; needs --prometheus-url)",
+                  {{"node", std::string("node")}, {"dcgm", std::string("dcgm")}});
+  flags.addNonEmptyString("dcgm-metric", &dcgm->metric,
+                          "the dcgm-exporter series that names a GPU's pods");
+  flags
+      .addCustom("dcgm-node-labels", "strings",
+                 "labels of that series that may carry the node name, tried in order",
+                 [dcgm](std::string_view value) {
+                   std::vector<std::string> labels = core::splitCommaList(value);
+                   if (labels.empty()) return core::Status::badRequest("must name a label");
+                   dcgm->nodeLabels = std::move(labels);
+                   return core::Status();
+                 })
+      .defaultText("Hostname,hostname");
+  flags.addNonEmptyString("dcgm-gpu-label", &dcgm->gpuLabel, "label with the GPU index");
+  flags.addNonEmptyString("dcgm-pod-label", &dcgm->podLabel, "label with the pod name");
+  flags.addNonEmptyString("dcgm-namespace-label", &dcgm->namespaceLabel,
+                          "label with the pod's namespace");
+  flags.addDuration("dcgm-max-age", &dcgm->maxAge, "older samples are not trusted",
+                    core::DurationBound::kPositive);
+  flags.addDuration("dcgm-settle", &dcgm->settle,
+                    "after a node operation, how long its GPUs' series are not trusted");
+  flags.addString("dcgm-utilization-metric", &dcgm->utilizationMetric,
+                  "the series of a GPU's utilisation (\"\": none)");
 }
 
 }  // namespace gpuscale::reconciler

@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gpuscale/core/files.h"
-#include "gpuscale/core/flag_args.h"
+#include "gpuscale/core/flag_set.h"
 #include "gpuscale/core/rfc3339.h"
 #include "gpuscale/partition/policy.h"
 #include "gpuscale/reconciler/hpa_state_store.h"
@@ -30,44 +30,21 @@ struct PlanArgs {
   std::optional<partition::TimePoint> now;
 };
 
-std::optional<PlanArgs> parseArgs(const std::vector<std::string>& args, std::ostream& err) {
-  PlanArgs parsed;
-  core::FlagCallbacks flags;
-  flags.apply = [&](std::string_view name, std::string_view value) -> core::Result<bool> {
-    if (name == "from") {
-      parsed.from = value;
-    } else if (name == "policy") {
-      parsed.policyFile = value;
-    } else if (name == "output") {
-      if (value != "json" && value != "text") {
-        return core::Status::badRequest("--output must be json or text");
-      }
-      parsed.output = value;
-    } else if (name == "now") {
-      parsed.now = core::parseRfc3339(value);
-      if (!parsed.now) {
-        return core::Status::badRequest(
-            "--now must be an RFC 3339 time such as 2026-11-22T00:00:00Z");
-      }
-    } else {
-      return false;
-    }
-    return true;
-  };
-  auto rest = core::applyFlags(withLongOutputFlag(args), flags);
-  if (!rest) {
-    err << "gpuscale-reconciler plan: " << rest.status().message() << "\n";
-    return std::nullopt;
-  }
-  if (!rest->empty()) {
-    err << "gpuscale-reconciler plan: unknown flag " << rest->front() << "\n";
-    return std::nullopt;
-  }
-  if (parsed.from.empty()) {
-    err << "gpuscale-reconciler plan: --from DUMP.json is required\n";
-    return std::nullopt;
-  }
-  return parsed;
+core::FlagSet planFlagSet(PlanArgs& parsed) {
+  core::FlagSet flags(
+      "gpuscale-reconciler plan", "gpuscale-reconciler plan --from DUMP.json [flags]",
+      "Reads a `kubectl get nodes,pods,hpa,deployments,configmaps -A -o json` "
+      "dump and prints the partition plan. Without --policy the built-in policy \"default\" "
+      "applies to HPAs annotated gpuscale.io/partition-policy: default.");
+  flags.addString("from", &parsed.from, "the dump (\"-\" for stdin; required)");
+  flags
+      .addString("policy", &parsed.policyFile,
+                 "partition policy file (docs/generated/policy.md; default: the built-in "
+                 "\"default\")")
+      .deprecatedName("config");
+  addOutputFlag(flags, &parsed.output);
+  addNowFlag(flags, &parsed.now);
+  return flags;
 }
 
 }  // namespace
@@ -88,12 +65,26 @@ bool readInput(const std::string& path, std::string& text, std::ostream& err) {
   return true;
 }
 
-std::vector<std::string> withLongOutputFlag(std::vector<std::string> args) {
-  for (auto& arg : args) {
-    if (arg == "-o") arg = "--output";
-  }
-  return args;
+void addOutputFlag(core::FlagSet& flags, std::string* output) {
+  flags
+      .addChoice("output", output, "json or text",
+                 {{"json", std::string("json")}, {"text", std::string("text")}})
+      .shorthand('o')
+      .alias("o");
 }
+
+void addNowFlag(core::FlagSet& flags, std::optional<partition::TimePoint>* now) {
+  flags
+      .addCustom("now", "time", "the time planned for, RFC 3339 (2026-11-22T00:00:00Z)",
+                 [now](std::string_view value) {
+                   *now = core::parseRfc3339(value);
+                   if (!*now) return core::Status::badRequest("must be an RFC 3339 time");
+                   return core::Status();
+                 })
+      .defaultText("now");
+}
+
+std::string planFlagReference() { return core::markdownOf(planFlagSet); }
 
 std::optional<partition::PolicySet> loadPolicies(const std::string& path, std::ostream& err) {
   if (path.empty()) return partition::defaultPolicies();
@@ -104,12 +95,18 @@ std::optional<partition::PolicySet> loadPolicies(const std::string& path, std::o
     err << "gpuscale-reconciler: " << path << ": " << loaded.status().message() << "\n";
     return std::nullopt;
   }
+  for (const std::string& warning : loaded->warnings) {
+    err << "gpuscale-reconciler: " << path << ": warning: " << warning << "\n";
+  }
   return std::move(*loaded);
 }
 
 int runPlanCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  auto parsed = parseArgs(args, err);
-  if (!parsed) return kUsageOrInputError;
+  PlanArgs planArgs;
+  core::FlagSet flags = planFlagSet(planArgs);
+  if (auto exitCode = flags.parseCommand(args, out, err)) return *exitCode;
+  if (planArgs.from.empty()) return flags.usageError(err, "--from DUMP.json is required");
+  const PlanArgs* parsed = &planArgs;
 
   auto policies = loadPolicies(parsed->policyFile, err);
   if (!policies) return kUsageOrInputError;

@@ -7,7 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "gpuscale/core/flag_set.h"
 #include "gpuscale/partition/policy.h"
+#include "gpuscale/partition/snapshot.h"
 
 namespace gpuscale::reconciler {
 
@@ -20,7 +22,12 @@ int runPlanCommand(const std::vector<std::string>& args, std::ostream& out, std:
 // when the file cannot be read or is invalid.
 bool readInput(const std::string& path, std::string& text, std::ostream& err);
 std::optional<partition::PolicySet> loadPolicies(const std::string& path, std::ostream& err);
-// `args` with -o spelled --output (its short form).
-std::vector<std::string> withLongOutputFlag(std::vector<std::string> args);
+// Declares -o/--output (json|text) and --now (RFC 3339; nullopt: the current time), as plan and
+// explain take them.
+void addOutputFlag(core::FlagSet& flags, std::string* output);
+void addNowFlag(core::FlagSet& flags, std::optional<partition::TimePoint>* now);
+
+// The command's part of the flag reference (core::FlagSet::markdown).
+std::string planFlagReference();
 
 }  // namespace gpuscale::reconciler

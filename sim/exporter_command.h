@@ -1,17 +1,20 @@
-// `gpuscale-sim exporter [--listen HOST:PORT] [--port-file FILE]`: serves the Triton model's series
-// (triton_model.h) on plain HTTP at /metrics for a Prometheus to scrape (the demo and the adapter's
-// integration tests use it). Port 0 picks a free port; the bound port is printed ("listening on
+// `gpuscale-sim exporter [--listen HOST:PORT] [--port-file FILE] [--server triton|vllm]`: serves
+// the demo pods' series on plain HTTP at /metrics for a Prometheus to scrape (the demo and the
+// adapter's integration tests use it): Triton's (triton_model.h, the default) or vLLM's
+// (vllm_model.h). Port 0 picks a free port; the bound port is printed ("listening on
 // 127.0.0.1:PORT") and, with --port-file, written to FILE once the socket listens. Runs until
 // SIGTERM/SIGINT (exit 0). Every response closes its connection (one scraper, tiny bodies).
 #pragma once
 
 #include <iosfwd>
-#include <span>
-#include <string_view>
+#include <string>
+#include <vector>
 
 namespace gpuscale::sim {
 
-int runExporterCommand(std::span<const std::string_view> args, std::ostream& out,
-                       std::ostream& err);
+int runExporterCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+
+// The mode's part of the flag reference (core::FlagSet::markdown).
+std::string exporterFlagReference();
 
 }  // namespace gpuscale::sim

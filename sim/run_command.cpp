@@ -7,8 +7,8 @@
 #include <prometheus/text_serializer.h>
 #include <spdlog/spdlog.h>
 
-#include "command_flags.h"
-#include "gpuscale/core/plain_http_listener.h"
+#include "gpuscale/apiserver/plain_http_listener.h"
+#include "gpuscale/core/flag_set.h"
 #include "gpuscale/core/signals.h"
 #include "gpuscale/kube/config.h"
 #include "gpuscale/kube/rest_client.h"
@@ -17,35 +17,65 @@
 #include "gpuscale/sim/gpu_operator_emulator.h"
 #include "gpuscale/sim/inference_load_driver.h"
 #include "gpuscale/sim/scenario.h"
+#include "port_file.h"
 
 namespace gpuscale::sim {
 namespace {
-
-constexpr std::string_view kFlags[] = {"--scenario",  "--kubeconfig",      "--listen",
-                                       "--port-file", "--kwok-annotation", "--resync",
-                                       "--log-level", "--speed",           "--seed"};
 
 std::string envOr(const char* name, std::string fallback) {
   const char* v = std::getenv(name);
   return v != nullptr && *v != '\0' ? std::string(v) : fallback;
 }
 
+struct RunArgs {
+  std::string scenario;
+  std::string kubeconfig;
+  std::string listen = "127.0.0.1:0";
+  std::string portFile;
+  std::string kwokAnnotation;
+  double resyncSeconds = 0;
+  std::string logLevel = "info";
+  LoadDriverOptions load;
+};
+
+core::FlagSet runFlagSet(RunArgs& a) {
+  core::FlagSet flags("gpuscale-sim run", "gpuscale-sim run --scenario FILE [flags]",
+                      "Emulates the GPU Operator (and the scenario's inference load) on the "
+                      "cluster the kubeconfig names; serves /metrics and /healthz on plain HTTP.");
+  flags.addString("scenario", &a.scenario, "the scenario file (required)");
+  flags.addString("kubeconfig", &a.kubeconfig, "kubeconfig").defaultText("$KUBECONFIG");
+  addListenFlags(flags, &a.listen, &a.portFile);
+  flags
+      .addString("kwok-annotation", &a.kwokAnnotation,
+                 "KEY=VALUE of the annotation that hands a node to KWOK")
+      .defaultText("$GPUSCALE_KWOK_NODE_ANNOTATION[_VALUE], else kwok.x-k8s.io/node=fake");
+  flags.addFloat("resync", &a.resyncSeconds, "seconds between full resyncs")
+      .defaultText("the emulator's");
+  flags.addString("log-level", &a.logLevel, "trace, debug, info, warn or error");
+  flags.addFloat("speed", &a.load.speed, "how much faster than real time the load runs (> 0)");
+  flags.addInt("seed", &a.load.seed, "seed of the load's randomness");
+  return flags;
+}
+
 }  // namespace
 
-int runRunCommand(std::span<const std::string_view> args, std::ostream& out, std::ostream& err) {
-  auto flags = CommandFlags::parse(args, kFlags, err);
-  if (!flags) return 2;
-  if (!flags->has("--scenario")) {
+std::string runFlagReference() { return core::markdownOf(runFlagSet); }
+
+int runRunCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  RunArgs a;
+  core::FlagSet flags = runFlagSet(a);
+  if (auto exitCode = flags.parseCommand(args, out, err)) return *exitCode;
+  if (a.scenario.empty()) {
     err << "run: --scenario is required\n";
     return 2;
   }
-  spdlog::set_level(spdlog::level::from_str(flags->get("--log-level", "info")));
-  auto scenario = loadScenarioFile(flags->get("--scenario"));
+  spdlog::set_level(spdlog::level::from_str(a.logLevel));
+  auto scenario = loadScenarioFile(a.scenario);
   if (!scenario) {
     err << scenario.status().message() << "\n";
     return 2;
   }
-  auto listen = core::parseHostPort(flags->get("--listen", "127.0.0.1:0"));
+  auto listen = core::parseHostPort(a.listen);
   if (!listen) {
     err << "run: --listen wants HOST:PORT\n";
     return 2;
@@ -54,8 +84,8 @@ int runRunCommand(std::span<const std::string_view> args, std::ostream& out, std
   options.kwokAnnotationKey = envOr("GPUSCALE_KWOK_NODE_ANNOTATION", options.kwokAnnotationKey);
   options.kwokAnnotationValue =
       envOr("GPUSCALE_KWOK_NODE_ANNOTATION_VALUE", options.kwokAnnotationValue);
-  if (flags->has("--kwok-annotation")) {
-    const std::string kv = flags->get("--kwok-annotation");
+  if (flags.changed("kwok-annotation")) {
+    const std::string& kv = a.kwokAnnotation;
     const auto eq = kv.find('=');
     if (eq == std::string::npos || eq == 0) {
       err << "run: --kwok-annotation wants KEY=VALUE\n";
@@ -64,33 +94,21 @@ int runRunCommand(std::span<const std::string_view> args, std::ostream& out, std
     options.kwokAnnotationKey = kv.substr(0, eq);
     options.kwokAnnotationValue = kv.substr(eq + 1);
   }
-  if (flags->has("--resync")) {
-    try {
-      options.resyncPeriod =
-          std::chrono::milliseconds(static_cast<int64_t>(std::stod(flags->get("--resync")) * 1000));
-    } catch (const std::exception&) {
-      err << "run: --resync wants seconds\n";
-      return 2;
-    }
+  if (flags.changed("resync")) {
+    options.resyncPeriod = std::chrono::milliseconds(static_cast<int64_t>(a.resyncSeconds * 1000));
   }
-
-  LoadDriverOptions loadOptions;
-  try {
-    loadOptions.speed = std::stod(flags->get("--speed", "1"));
-    loadOptions.seed = std::stoull(flags->get("--seed", "1"));
-  } catch (const std::exception&) {
-    err << "run: --speed wants a number > 0 and --seed an unsigned integer\n";
-    return 2;
-  }
+  LoadDriverOptions& loadOptions = a.load;
   if (!(loadOptions.speed > 0)) {
     err << "run: --speed wants a number > 0\n";
     return 2;
   }
   const std::vector<ServiceSpec> services = scenario->loadServices();
+  loadOptions.server = scenario->workloadServer;
 
   const core::StopSignals stopSignals;  // before any thread starts
 
-  auto config = kube::loadClientConfig(flags->get("--kubeconfig", envOr("KUBECONFIG", "")));
+  auto config =
+      kube::loadClientConfig(a.kubeconfig.empty() ? envOr("KUBECONFIG", "") : a.kubeconfig);
   if (!config) {
     err << "run: " << config.status().message() << "\n";
     return 1;
@@ -122,7 +140,10 @@ int runRunCommand(std::span<const std::string_view> args, std::ostream& out, std
     driver = std::move(*created);
   }
   InferenceLoadDriver* loadDriver = driver.get();
-  auto server = core::PlainHttpListener::start(
+  apiserver::PlainListenerOptions serving;
+  serving.name = "http";
+  serving.registry = registry;
+  auto server = apiserver::PlainHttpListener::start(
       listen->first, listen->second,
       [sim, registry, loadDriver, dcgmDelay](std::string_view target) {
         core::PlainHttpReply reply;
@@ -142,13 +163,14 @@ int runRunCommand(std::span<const std::string_view> args, std::ostream& out, std
           reply.body = "404 page not found\n";
         }
         return reply;
-      });
+      },
+      serving);
   if (!server) {
     err << "run: " << server.status().message() << "\n";
     return 1;
   }
   out << "listening on " << listen->first << ":" << (*server)->port() << std::endl;
-  writePortFile(flags->get("--port-file"), (*server)->port());
+  writePortFile(a.portFile, (*server)->port());
 
   if (auto s = sim->start(); !s.ok()) {
     err << "run: " << s.toString() << "\n";

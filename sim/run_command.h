@@ -11,11 +11,14 @@
 #pragma once
 
 #include <iosfwd>
-#include <span>
-#include <string_view>
+#include <string>
+#include <vector>
 
 namespace gpuscale::sim {
 
-int runRunCommand(std::span<const std::string_view> args, std::ostream& out, std::ostream& err);
+int runRunCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+
+// The mode's part of the flag reference (core::FlagSet::markdown).
+std::string runFlagReference();
 
 }  // namespace gpuscale::sim

@@ -38,56 +38,14 @@ e2e_show_on_failure "$work/adapter.log"
 
 step "control plane, a KWOK node"
 e2e_cluster_up
-kc apply -f - >/dev/null <<NODE
-apiVersion: v1
-kind: Node
-metadata:
-  name: bench-node
-  annotations: {$GPUSCALE_KWOK_NODE_ANNOTATION: "$GPUSCALE_KWOK_NODE_ANNOTATION_VALUE"}
-  labels: {kubernetes.io/hostname: bench-node, kubernetes.io/os: linux, kubernetes.io/arch: amd64}
-status:
-  capacity: {cpu: "10000", memory: 40Ti, pods: "10000"}
-  allocatable: {cpu: "10000", memory: 40Ti, pods: "10000"}
-NODE
+e2e_kwok_node bench-node
 kc wait --for=condition=Ready node/bench-node --timeout=120s >/dev/null
 kc create namespace bench >/dev/null
 eventually 60 "default service account in bench" kc -n bench get serviceaccount default -o name
-kc -n bench apply -f - >/dev/null <<'DEPLOYMENT'
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: web}
-spec:
-  replicas: 0
-  selector: {matchLabels: {app: web}}
-  template:
-    metadata: {labels: {app: web}}
-    spec:
-      tolerations: [{key: kwok.x-k8s.io/node, operator: Exists, effect: NoSchedule}]
-      nodeSelector: {kubernetes.io/hostname: bench-node}
-      containers: [{name: main, image: registry.invalid/never-pulled:1, resources: {requests: {cpu: 1m}}}]
-DEPLOYMENT
+e2e_web_deployment bench 0 bench-node
 
 step "a caller: service account bench/hpa-bench may read custom metrics"
-kc apply -f - >/dev/null <<'CALLER'
-apiVersion: v1
-kind: ServiceAccount
-metadata: {name: hpa-bench, namespace: bench}
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRole
-metadata: {name: "bench:custom-metrics-reader"}
-rules:
-- apiGroups: [custom.metrics.k8s.io]
-  resources: ["*"]
-  verbs: [get, list]
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRoleBinding
-metadata: {name: "bench:custom-metrics-reader"}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: "bench:custom-metrics-reader"}
-subjects: [{kind: ServiceAccount, name: hpa-bench, namespace: bench}]
-CALLER
-token=$(kc -n bench create token hpa-bench --duration=6h)
+token=$(adapter_stack_metrics_reader bench hpa-bench)
 
 step "exporter and Prometheus"
 mkdir -p "$work/exporter"

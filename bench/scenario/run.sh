@@ -7,16 +7,21 @@
 #
 #   bench/scenario/run.sh NAME --reconciler off|reactive|on [--speed N] [--out DIR] [--slo-us N]
 #                         [--resource NAME] [--tail SECONDS] [--sample SECONDS] [--duration SECONDS]
-#                         [--only SERVICE]
+#                         [--only SERVICE] [--target-waiting N] [--least-privilege]
 # --reconciler: off (static partitioning), reactive (acts once the HPA is held at its ceiling),
 # on (the policy default: also ahead of the ceiling, from the HPA's trend).
+# --least-privilege: the reconciler runs as it does in a cluster, with the ServiceAccount token,
+# RBAC and admission policies of manifests/reconciler (tests/e2e/lib/reconciler_identity.sh; its
+# Lease and state in gpuscale) instead of the admin kubeconfig.
 # --duration caps the scenario time sampled (default: the load pattern's end + --tail, 90 s).
 # --speed N runs the load pattern's clock N times faster (requests are still served in real time).
 # --only SERVICE: of a `services:` scenario, create only this service's Deployment and HPA (the
 # others' load finds no pod): the service alone on the pool.
-# --slo-us: the queue-time SLO (default 1 s; 20 ms for t4-* scenarios); --target-us: the HPA's
-# averageValue for avg_time_queue_us (default a quarter of the SLO: queue time is ~0 below capacity
-# and explodes near it, so an HPA aiming at the SLO itself runs the pods at the edge).
+# --slo-us: the queue-time SLO (default 1 s; 20 ms for t4-* scenarios, 4 s for vllm-* ones);
+# --target-us: the HPA's averageValue for avg_time_queue_us (default a quarter of the SLO: queue time
+# is ~0 below capacity and explodes near it, so an HPA aiming at the SLO itself runs the pods at the
+# edge). A vLLM workload (workload.server: vllm) is scaled on vllm_num_requests_waiting instead, with
+# averageValue --target-waiting (default 1 request waiting per pod).
 # Binaries: $GPUSCALE_BINARY_DIR/bin (default build/bin), or GPUSCALE_{SIM,ADAPTER,RECONCILER}_BIN;
 # GPUSCALE_EXTRA_SCRAPE=HOST:PORT adds a scrape target (another exporter);
 # GPUSCALE_SCENARIO_EXTRA=FILE applies more objects once the reconciler runs.
@@ -35,7 +40,9 @@
 # The Deployment `triton` (namespace and selector from the scenario's load section) requests one
 # unit of the scenario's partition resource; its HPA (Pods avg_time_queue_us, averageValue =
 # --target-us, min 1) starts with maxReplicas = the resource's initial allocatable: the static
-# ceiling. A `services:` scenario gets that per service, named after it, with the service's SLO
+# ceiling. With `workload.server: vllm` the Deployment is `vllm`, the adapter serves rules/vllm.yaml
+# and the HPA scales on vllm_num_requests_waiting (--target-waiting); the container's arguments are
+# the scenario's workload.args either way. A `services:` scenario gets that per service, named after it, with the service's SLO
 # (sloSeconds, else --slo-us) and target (a quarter of it), a PriorityClass `scenario-SERVICE`
 # (value = the service's priority, preemptionPolicy Never) for its pods and a policy named after
 # the service (a copy of the policy file's first policy with the service's priority); the result
@@ -45,11 +52,13 @@
 # missing.
 set -euo pipefail
 
-usage() { sed -n '7,16p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '7,19p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 [ $# -ge 1 ] || usage
 name=$1
 shift
 reconciler= speed=1 out= slo_us= target_us= resource= tail_s=90 sample_s=2 duration= only=
+target_waiting=1
+least_privilege=false
 while [ $# -gt 0 ]; do
   case $1 in
     --reconciler) reconciler=$2; shift 2 ;;
@@ -62,13 +71,20 @@ while [ $# -gt 0 ]; do
     --sample) sample_s=$2; shift 2 ;;
     --duration) duration=$2; shift 2 ;;
     --only) only=$2; shift 2 ;;
+    --target-waiting) target_waiting=$2; shift 2 ;;
+    --least-privilege) least_privilege=true; shift ;;
     *) usage ;;
   esac
 done
 case $reconciler in on | reactive | off) ;; *) usage ;; esac
 # Queue-time SLOs: ~1 s for the A100 scenarios (a request takes ~0.35-0.9 s of a 1g slice), 20 ms
 # on the T4s (a few ms per request).
-case $name in t4-*) slo_us=${slo_us:-20000} ;; *) slo_us=${slo_us:-1000000} ;; esac
+# vLLM requests take ~1.5 s of a slice: 4 s.
+case $name in
+  t4-*) slo_us=${slo_us:-20000} ;;
+  vllm-*) slo_us=${slo_us:-4000000} ;;
+  *) slo_us=${slo_us:-1000000} ;;
+esac
 target_us=${target_us:-$((slo_us / 4))}
 
 src=$(cd "$(dirname "$0")/../.." && pwd)
@@ -126,17 +142,20 @@ wait_until() { # seconds what command...
 
 # What the scenario says: its services, the load length (the longest service's), the partition
 # resource (workload.resource, else 1g.5gb slices on mixed-strategy MIG nodes, else
-# nvidia.com/gpu), the reconciler's --gpu-mapping (reconciler.gpuMapping) and the Deployments'
-# nodeSelector (workload.nodeSelector, as JSON). The services go to $work/services.tsv
+# nvidia.com/gpu), the reconciler's --gpu-mapping (reconciler.gpuMapping), the Deployments'
+# nodeSelector (workload.nodeSelector, as JSON) and the inference server (workload.server); the
+# container's arguments (workload.args) go to $work/container-args.json. The services go to $work/services.tsv
 # ('|'-separated, for this script) and $work/services.json (for sample.py and report.py); a single
-# `load:` is the service `triton` without a priority.
+# `load:` is the service `triton` (`vllm` for a vLLM workload) without a priority.
 read -r load_s default_resource gpu_mapping scale_down_type scale_down_value \
-  scale_down_period scale_down_window node_selector scale_up < <(python3 - "$scenario" "$work" \
+  scale_down_period scale_down_window node_selector scale_up server < <(python3 - "$scenario" "$work" \
   "$slo_us" "$target_us" "$only" "$out" <<'PY'
 import json, sys, yaml
 s = yaml.safe_load(open(sys.argv[1]))
 work, slo_us, target_us, only, out = sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5], sys.argv[6]
 workload = s.get("workload") or {}
+server = workload.get("server", "triton")
+json.dump([str(a) for a in workload.get("args") or []], open(work + "/container-args.json", "w"))
 down = (s.get("hpa") or {}).get("scaleDown") or {}
 up = (s.get("hpa") or {}).get("scaleUp")
 services = []
@@ -148,7 +167,7 @@ if s.get("services"):
                          "priority": int(sv.get("priority", 0)), "policy": sv["name"],
                          "log_prefix": sv["name"] + "-"})
 else:
-    services.append({"name": "triton", "load": s.get("load") or {}, "slo_us": slo_us,
+    services.append({"name": server, "load": s.get("load") or {}, "slo_us": slo_us,
                      "target_us": target_us, "priority": None, "policy": "default", "log_prefix": ""})
 if only and only not in [sv["name"] for sv in services]:
     sys.exit("--only %s: the scenario has no such service" % only)
@@ -160,6 +179,7 @@ for sv in services:
     sv["selector"] = sv["load"].get("podSelector", "app=triton")
     sv["replicas_log"] = "%s/%sreplicas.log" % (out, sv["log_prefix"])
     sv["pods_log"] = "%s/%spod-deletions.log" % (out, sv["log_prefix"])
+    sv["server"] = server
     del sv["load"]
 services = [sv for sv in services if not only or sv["name"] == only]
 json.dump(services, open(work + "/services.json", "w"))
@@ -188,11 +208,18 @@ print(int(length),
       "Percent" if "percent" in down else "Pods", down.get("percent", down.get("pods", 1)),
       down.get("periodSeconds", 15), down.get("stabilizationWindowSeconds", 30),
       json.dumps(workload.get("nodeSelector") or {}, separators=(",", ":")),
-      scale_up_json(up))
+      scale_up_json(up), server)
 PY
 )
 [ -n "${load_s:-}" ] || fail "cannot read the scenario's services (--only names a service?)"
 resource=${resource:-$default_resource}
+# What the HPA scales on, from which series: Triton's queue time or vLLM's waiting requests.
+if [ "$server" = vllm ]; then
+  hpa_metric=vllm_num_requests_waiting first_series='vllm:num_requests_waiting'
+else
+  hpa_metric=avg_time_queue_us first_series=nv_inference_queue_duration_us
+fi
+container_args=$(cat "$work/container-args.json")
 # The scenario's services: name, namespace, pod selector, HPA target, priority ("" for a single
 # load), policy, log prefix.
 mapfile -t service_lines <"$work/services.tsv"
@@ -223,7 +250,7 @@ prom=$("$src/tests/support/prometheus_run.sh" start "$work/prometheus" --scrape 
 log "gpuscale-adapter (in-cluster) behind the aggregator"
 # shellcheck source=../../tests/e2e/lib/adapter_stack.sh
 source "$src/tests/e2e/lib/adapter_stack.sh"
-adapter_stack_init "$work" "$adapter" "$src/rules/triton.yaml"
+adapter_stack_init "$work" "$adapter" "$src/rules/$server.yaml"
 adapter_stack_identity || fail "adapter identity"
 adapter_stack_certificate || fail "adapter certificate"
 adapter_stack_start "$prom" || fail "the adapter did not start"
@@ -244,7 +271,8 @@ ceiling=$(allocatable)
 create_service() { # name namespace selector target priority policy
   local svc=$1 ns=$2 selector=$3 target=$4 priority=$5 policy=$6
   local key=${selector%%=*} value=${selector#*=} priority_class= annotation= scale_up_line=
-  log "Deployment $svc ($resource: 1 per pod) and its HPA (max $ceiling)"
+  if [ "$server" = vllm ]; then target=$target_waiting; fi
+  log "Deployment $svc ($resource: 1 per pod) and its HPA (max $ceiling, $hpa_metric $target)"
   kc get namespace "$ns" >/dev/null 2>&1 || kc create namespace "$ns" >/dev/null
   wait_until 60 "default service account" kc -n "$ns" get serviceaccount default -o name
   [ "$reconciler" = off ] || annotation="annotations: {gpuscale.io/partition-policy: $policy}"
@@ -274,8 +302,9 @@ spec:
       nodeSelector: $node_selector
       tolerations: [{operator: Exists}]
       containers:
-      - name: triton
-        image: registry.invalid/tritonserver:never-pulled
+      - name: $server
+        image: registry.invalid/$server:never-pulled
+        args: $container_args
         resources:
           requests: {$resource: "1"}
           limits: {$resource: "1"}
@@ -300,7 +329,7 @@ spec:
   metrics:
   - type: Pods
     pods:
-      metric: {name: avg_time_queue_us}
+      metric: {name: $hpa_metric}
       target: {type: AverageValue, averageValue: "$target"}
 YAML
 }
@@ -355,8 +384,15 @@ yaml.safe_dump({"policies": policies}, open(sys.argv[2], "w"), sort_keys=False)
 PY
     policy_file=$work/policy.yaml
   fi
-  "$rec" run --kubeconfig "$KUBECONFIG" --config "$policy_file" \
-    --leader-elect-identity bench --leader-elect-namespace default \
+  rec_kubeconfig=$KUBECONFIG rec_namespace=default
+  if $least_privilege; then
+    # shellcheck source=../../tests/e2e/lib/reconciler_identity.sh
+    source "$src/tests/e2e/lib/reconciler_identity.sh"
+    reconciler_identity "$work/reconciler.kubeconfig" || fail "the reconciler's identity"
+    rec_kubeconfig=$work/reconciler.kubeconfig rec_namespace=gpuscale
+  fi
+  "$rec" run --kubeconfig "$rec_kubeconfig" --policy "$policy_file" \
+    --leader-elect-identity bench --leader-elect-namespace "$rec_namespace" \
     --gpu-mapping="$gpu_mapping" ${prom:+--prometheus-url="$prom"} \
     --health-bind-address "127.0.0.1:$(_as_free_port)" \
     --secure-status-bind-address "127.0.0.1:$(_as_free_port)" >"$work/reconciler.log" 2>&1 &
@@ -371,12 +407,12 @@ if [ -n "${GPUSCALE_SCENARIO_EXTRA:-}" ]; then
 fi
 
 has_series() {
-  curl -sf "$prom/api/v1/query" --data-urlencode 'query=count(nv_inference_queue_duration_us)' |
+  curl -sf "$prom/api/v1/query" --data-urlencode "query=count($first_series)" |
     python3 -c 'import json,sys; sys.exit(0 if json.load(sys.stdin)["data"]["result"] else 1)'
 }
 deadline=$((SECONDS + 120))
 until has_series; do
-  [ $SECONDS -lt $deadline ] || fail "no nv_inference_* series from gpuscale-sim after 120 s: this build of gpuscale-sim has no inference load model"
+  [ $SECONDS -lt $deadline ] || fail "no $first_series series from gpuscale-sim after 120 s: this build of gpuscale-sim has no inference load model"
   sleep 2
 done
 
@@ -394,7 +430,7 @@ sample() {
     query=
     $multi && query="?labelSelector=$(python3 -c 'import sys, urllib.parse
 print(urllib.parse.quote(sys.argv[1], safe=""))' "$selector")"
-    kc get --raw "/apis/custom.metrics.k8s.io/v1beta1/namespaces/$ns/pods/%2A/avg_time_queue_us$query" \
+    kc get --raw "/apis/custom.metrics.k8s.io/v1beta1/namespaces/$ns/pods/%2A/$hpa_metric$query" \
       >"$work/$svc-adapter.json" 2>/dev/null || echo '{}' >"$work/$svc-adapter.json"
   done
   python3 "$src/bench/scenario/sample.py" "$prom" "$work" "$sim_addr"
@@ -421,6 +457,9 @@ kc get events -A -o json >"$out/events.json" || log "could not list Events"
 kc get nodes -o json >"$out/nodes-final.json" || log "could not list nodes"
 kc get configmaps -A -o json >"$out/configmaps-final.json" || log "could not list ConfigMaps"
 note="speed $speed; SLO ${slo_us} us; HPA target ${target_us} us; static ceiling $ceiling x $resource"
+if [ "$server" = vllm ]; then
+  note="speed $speed; SLO ${slo_us} us; HPA target $target_waiting requests waiting per pod; static ceiling $ceiling x $resource"
+fi
 if $multi; then
   kc get pods -A -o json >"$out/pods-final.json" || log "could not list pods"
   note="speed $speed; SLO and HPA target per service; static ceiling $ceiling x $resource per HPA"

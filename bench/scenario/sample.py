@@ -7,6 +7,8 @@ WORK_DIR holds services.json (written by run.sh), nodes.json and per service SER
 SERVICE-hpa.json, SERVICE-pods.json, SERVICE-adapter.json (kubectl output). A single `load:`
 scenario (one service, priority null) gives the sample of its one service; a `services:` scenario
 gives the sums over the services at the top level and each service's own sample under "services".
+The series come from the services' inference server (services.json "server"): Triton's counters, or
+vLLM's histograms and counters (the same means, in µs).
 """
 import json
 import re
@@ -20,10 +22,27 @@ def quantity(text):  # a Kubernetes quantity as the adapter and the HPA print it
     return float(m.group(1)) * {"m": 1e-3, "": 1, "k": 1e3, "M": 1e6, "G": 1e9}[m.group(2)] if m else None
 
 
+# Per inference server: the request counter, and the (sum, count, to µs) pairs of the mean queue time
+# and the mean request duration; the HPA's metric is recorded as "hpa_<key>" and "adapter_<key>".
+SERIES = {
+    "triton": {"success": "nv_inference_request_success",
+               "queue": ("nv_inference_queue_duration_us", "nv_inference_request_success", 1),
+               "latency": ("nv_inference_request_duration_us", "nv_inference_request_success", 1),
+               "hpa_key": "queue_us"},
+    "vllm": {"success": "vllm:request_success_total",
+             "queue": ("vllm:request_queue_time_seconds_sum",
+                       "vllm:request_queue_time_seconds_count", 1e6),
+             "latency": ("vllm:e2e_request_latency_seconds_sum",
+                         "vllm:e2e_request_latency_seconds_count", 1e6),
+             "hpa_key": "waiting"},
+}
+
+
 def main():
     prom, work, sim = sys.argv[1:4]
     services = json.load(open(work + "/services.json"))
     multi = services[0]["priority"] is not None
+    series = SERIES[services[0].get("server", "triton")]
 
     def q(expr):
         url = prom + "/api/v1/query?" + urllib.parse.urlencode({"query": expr})
@@ -33,9 +52,9 @@ def main():
         except Exception:
             return None
 
-    def mean_per_request(series, sel):
-        return q('avg(delta(%s{%s}[30s])/(1+delta(nv_inference_request_success{%s}[30s])))'
-                 % (series, sel, sel))
+    def mean_per_request(what, sel):
+        total, count, scale = series[what]
+        return q('avg(delta(%s{%s}[30s])/(1+delta(%s{%s}[30s]))) * %g' % (total, sel, count, sel, scale))
 
     # Model truth straight from gpuscale-sim: the pattern's clock, the offered load, the queues.
     truth = {}
@@ -79,18 +98,18 @@ def main():
             offered += '{service="%s"}' % sv["name"]
         names = {p["metadata"]["name"] for p in pods["items"]}
         return {"t": t, "load_rps": truth.get(offered),
-                "served_rps": q('sum(rate(nv_inference_request_success{%s}[10s]))' % sel),
+                "served_rps": q('sum(rate(%s{%s}[10s]))' % (series["success"], sel)),
                 "queued": sum(v for pod, v in queues.items() if not multi or pod in names),
                 "replicas": dep["spec"]["replicas"], "running": len(running), "pending": pending,
                 "ceiling": hpa["spec"]["maxReplicas"],
-                "queue_us": mean_per_request("nv_inference_queue_duration_us", sel),
+                "queue_us": mean_per_request("queue", sel),
                 # End-to-end request latency the same way: time-slicing can trade queue time for
                 # compute time.
-                "latency_us": mean_per_request("nv_inference_request_duration_us", sel),
+                "latency_us": mean_per_request("latency", sel),
                 "reconfigurations": reconfigurations, "pods": running,
                 "uids": [p["metadata"]["uid"] for p in live], "restarts": restarts,
-                "hpa_queue_us": quantity(current[0]) if current else None,
-                "adapter_queue_us": sum(per_pod) / len(per_pod) if per_pod else None,
+                "hpa_" + series["hpa_key"]: quantity(current[0]) if current else None,
+                "adapter_" + series["hpa_key"]: sum(per_pod) / len(per_pod) if per_pod else None,
                 "limited": lim.get("status") == "True" and lim.get("reason") == "TooManyReplicas"}
 
     per_service = {sv["name"]: service_sample(sv) for sv in services}
@@ -103,10 +122,11 @@ def main():
         namespaces = "|".join(sorted({sv["namespace"] for sv in services}))
         sel = 'namespace=~"%s"' % namespaces
         out = {"t": t, "load_rps": sum(s["load_rps"] or 0 for s in subs),
-               "served_rps": q('sum(rate(nv_inference_request_success{%s}[10s]))' % sel),
-               "queue_us": mean_per_request("nv_inference_queue_duration_us", sel),
-               "latency_us": mean_per_request("nv_inference_request_duration_us", sel),
-               "reconfigurations": reconfigurations, "hpa_queue_us": None, "adapter_queue_us": None,
+               "served_rps": q('sum(rate(%s{%s}[10s]))' % (series["success"], sel)),
+               "queue_us": mean_per_request("queue", sel),
+               "latency_us": mean_per_request("latency", sel),
+               "reconfigurations": reconfigurations, "hpa_" + series["hpa_key"]: None,
+               "adapter_" + series["hpa_key"]: None,
                "limited": any(s["limited"] for s in subs), "services": per_service}
         for key in ("queued", "replicas", "running", "pending", "ceiling", "restarts"):
             out[key] = sum(s[key] for s in subs)

@@ -17,6 +17,9 @@ core::Result<std::shared_ptr<const Backend>> Backend::create(
   prom::CacheOptions cacheOptions;
   cacheOptions.ttl = options.cacheTtl;
   cacheOptions.maxBytes = options.cacheMaxBytes;
+  // Expired results go (and their memory back to the system) within a second of their TTL even
+  // when no request comes.
+  cacheOptions.sweepInterval = std::chrono::seconds(1);
   auto cache = std::make_shared<prom::CachingClient>(instrumented, cacheOptions);
   return std::make_shared<const Backend>(std::move(name), instrumented, cache, cache);
 }

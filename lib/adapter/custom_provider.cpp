@@ -70,7 +70,7 @@ std::vector<apiserver::CustomMetricInfo> CustomProvider::listMetrics() const {
   std::vector<apiserver::CustomMetricInfo> out;
   out.reserve(snapshot->custom->entries().size());
   for (const rules::CustomEntry& entry : snapshot->custom->entries()) {
-    out.push_back({entry.info.resource, entry.info.namespaced, entry.info.metric});
+    out.push_back(entry.info);
   }
   return out;
 }

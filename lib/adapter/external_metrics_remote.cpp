@@ -11,10 +11,13 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
 #include <charconv>
+#include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "gpuscale/core/files.h"
 #include "gpuscale/core/rfc3339.h"
+#include "gpuscale/core/tls_client_config.h"
 #include "gpuscale/prom/credentials.h"
 
 namespace gpuscale::adapter {
@@ -28,7 +31,6 @@ using Json = nlohmann::json;
 using Headers = std::vector<std::pair<std::string, std::string>>;
 
 constexpr std::string_view kGroupVersionPath = "/apis/external.metrics.k8s.io/v1beta1";
-constexpr uint64_t kMaxBodyBytes = 16 * 1024 * 1024;
 
 bool isUnreserved(unsigned char c) {
   return std::isalnum(c) != 0 || c == '-' || c == '.' || c == '_' || c == '~';
@@ -102,6 +104,25 @@ std::string trimmed(std::string text) {
   return text.substr(start);
 }
 
+// A string member of a remote's JSON object, "" when absent or not a string (json::value() would
+// throw for a member of another type: the remote decides what it sends).
+std::string stringMember(const Json& object, std::string_view key) {
+  if (!object.is_object()) return "";
+  const auto it = object.find(key);
+  return it != object.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+// An integer JSON value that fits int64 (nlohmann keeps non-negative numbers as unsigned).
+std::optional<int64_t> int64Value(const Json& number) {
+  if (number.is_number_unsigned()) {
+    const uint64_t value = number.get<uint64_t>();
+    if (value > static_cast<uint64_t>(INT64_MAX)) return std::nullopt;
+    return static_cast<int64_t>(value);
+  }
+  if (number.is_number_integer()) return number.get<int64_t>();
+  return std::nullopt;
+}
+
 core::Status badReply(std::string_view why) {
   return core::Status::internal("unable to fetch metrics: external metrics fallback: " +
                                 std::string(why));
@@ -109,25 +130,26 @@ core::Status badReply(std::string_view why) {
 
 // A metav1.Status body passed through; nullopt when the body is not one.
 std::optional<core::Status> remoteStatus(int httpCode, const Json& body) {
-  if (!body.is_object() || body.value("kind", "") != "Status") return std::nullopt;
+  if (!body.is_object() || stringMember(body, "kind") != "Status") return std::nullopt;
   core::StatusDetails details;
   if (auto it = body.find("details"); it != body.end() && it->is_object()) {
     details.present = true;
-    details.name = it->value("name", "");
-    details.group = it->value("group", "");
-    details.kind = it->value("kind", "");
+    details.name = stringMember(*it, "name");
+    details.group = stringMember(*it, "group");
+    details.kind = stringMember(*it, "kind");
     if (auto causes = it->find("causes"); causes != it->end() && causes->is_array()) {
       for (const Json& cause : *causes) {
-        if (cause.is_object()) details.causes.push_back(cause.value("message", ""));
+        if (cause.is_object()) details.causes.push_back(stringMember(cause, "message"));
       }
     }
   }
   int code = httpCode;
-  if (auto it = body.find("code"); it != body.end() && it->is_number_integer()) {
-    code = it->get<int>();
+  if (auto it = body.find("code"); it != body.end()) {
+    const auto sent = int64Value(*it);
+    if (sent) code = *sent >= 400 && *sent <= 599 ? static_cast<int>(*sent) : 0;
   }
-  if (code < 400 || code > 599) code = httpCode >= 400 ? httpCode : 500;
-  return core::Status(code, body.value("reason", ""), body.value("message", ""),
+  if (code < 400 || code > 599) code = httpCode >= 400 && httpCode <= 599 ? httpCode : 500;
+  return core::Status(code, stringMember(body, "reason"), stringMember(body, "message"),
                       std::move(details));
 }
 
@@ -164,8 +186,8 @@ core::Result<apiserver::ExternalMetricValue> decodeItem(const Json& item) {
       map.emplace(key, label.get<std::string>());
     }
   }
-  if (auto window = item.find("window"); window != item.end() && window->is_number_integer()) {
-    value.windowSeconds = window->get<int64_t>();
+  if (auto window = item.find("window"); window != item.end()) {
+    if (auto seconds = int64Value(*window)) value.windowSeconds = *seconds;
   }
   return value;
 }
@@ -174,8 +196,10 @@ core::Result<apiserver::ExternalMetricInfo> decodeResource(const Json& resource)
   if (!resource.is_object() || !resource.contains("name") || !resource["name"].is_string()) {
     return badReply("a resource has no name");
   }
-  return apiserver::ExternalMetricInfo{resource["name"].get<std::string>(),
-                                       resource.value("namespaced", true)};
+  const auto namespaced = resource.find("namespaced");
+  return apiserver::ExternalMetricInfo{
+      resource["name"].get<std::string>(),
+      namespaced == resource.end() || !namespaced->is_boolean() || namespaced->get<bool>()};
 }
 
 // The elements of the `field` array of a list of `kind` in a 200 answer, each decoded with
@@ -186,7 +210,7 @@ core::Result<std::vector<T>> decodeList(int httpCode, std::string_view body, std
                                         core::Result<T> (*decodeOne)(const Json&)) {
   if (httpCode != 200) return errorReply(httpCode, body);
   Json parsed = Json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (!parsed.is_object() || parsed.value("kind", "") != kind) {
+  if (!parsed.is_object() || stringMember(parsed, "kind") != kind) {
     return badReply("the answer is not an " + std::string(kind));
   }
   std::vector<T> out;
@@ -276,7 +300,8 @@ struct ExternalMetricsRemote::Impl {
     net::ip::tcp::resolver resolver(io);
     beast::flat_buffer buffer;
     http::response_parser<http::string_body> parser;
-    parser.body_limit(kMaxBodyBytes);
+    parser.header_limit(kFallbackMaxHeaderBytes);
+    parser.body_limit(kFallbackMaxBodyBytes);
     std::optional<core::Status> failure;
     bool done = false;
     auto fail = [&](std::string_view what, const beast::error_code& ec) {
@@ -328,23 +353,17 @@ core::Result<std::shared_ptr<ExternalMetricsRemote>> ExternalMetricsRemote::crea
   impl->options = options;
   impl->endpoint = std::move(*endpoint);
   impl->tls = std::make_unique<ssl::context>(ssl::context::tls_client);
-  try {
-    impl->tls->set_options(ssl::context::no_sslv2 | ssl::context::no_sslv3 |
-                           ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1);
-    if (options.caFile.empty()) {
-      impl->tls->set_default_verify_paths();
-    } else {
-      impl->tls->load_verify_file(options.caFile);
-    }
-    if (!options.clientCertFile.empty()) {
-      impl->tls->use_certificate_chain_file(options.clientCertFile);
-      impl->tls->use_private_key_file(options.clientKeyFile, ssl::context::pem);
-    }
-  } catch (const std::exception& error) {
+  auto tls = core::TlsClientConfig::fromFiles(options.caFile, options.clientCertFile,
+                                              options.clientKeyFile);
+  if (tls) {
+    tls->insecureSkipTlsVerify = options.insecureSkipTlsVerify;
+    if (core::Status configured = tls->configure(*impl->tls); !configured.ok()) tls = configured;
+  }
+  if (!tls) {
     return core::Status::badRequest(
-        std::string("external metrics fallback TLS files (--external-metrics-fallback-ca-file, "
-                    "-client-cert-file, -client-key-file): ") +
-        error.what());
+        "external metrics fallback TLS files (--external-metrics-fallback-ca-file, "
+        "-client-cert-file, -client-key-file): " +
+        tls.status().message());
   }
   if (!options.tokenFile.empty()) {
     if (auto token = core::readFile(options.tokenFile); !token) {
@@ -353,6 +372,30 @@ core::Result<std::shared_ptr<ExternalMetricsRemote>> ExternalMetricsRemote::crea
     }
   }
   return std::shared_ptr<ExternalMetricsRemote>(new ExternalMetricsRemote(std::move(impl)));
+}
+
+void ExternalFallbackOptions::addFlags(core::FlagSet& flags) {
+  constexpr std::string_view kPrefix = "external-metrics-fallback-";
+  auto name = [kPrefix](std::string_view suffix) {
+    return std::string(kPrefix) + std::string(suffix);
+  };
+  flags.addString(name("url"), &url,
+                  "https URL of an external.metrics.k8s.io server: external metrics no rule serves "
+                  "are forwarded to it and its discovery is merged with ours");
+  flags.addString(name("ca-file"), &caFile,
+                  "CA bundle that verifies the fallback (default: the "
+                  "system's)");
+  flags.addBool(name("insecure-skip-tls-verify"), &insecureSkipTlsVerify,
+                "do not verify the fallback's certificate");
+  flags.addString(name("client-cert-file"), &clientCertFile,
+                  "client certificate the fallback trusts for front-proxy identity headers");
+  flags.addString(name("client-key-file"), &clientKeyFile, "its key");
+  flags.addString(name("token-file"), &tokenFile, "bearer token, re-read for every request");
+  flags.addDuration(name("timeout"), &timeout, "bound on each forwarded request",
+                    core::DurationBound::kPositive);
+  flags.addDuration(name("discovery-ttl"), &discoveryTtl,
+                    "how long the fallback's discovery list is reused",
+                    core::DurationBound::kPositive);
 }
 
 ExternalMetricsRemote::ExternalMetricsRemote(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}

@@ -6,6 +6,8 @@
 #include <set>
 #include <string>
 
+#include "gpuscale/core/no_wait.h"
+
 namespace gpuscale::adapter {
 
 ForwardingExternalProvider::ForwardingExternalProvider(
@@ -91,6 +93,8 @@ ForwardingExternalProvider::getExternalMetricAs(const apiserver::UserInfo& calle
     return local_->getExternalMetricAs(caller, rawLabelSelector, namespaceName, metric,
                                        metricSelector);
   }
+  // A thread that may not wait (core/no_wait.h) does not call the fallback.
+  if (!core::mayWait()) return core::wouldBlock();
   auto values = remote_->getExternalMetric(caller, rawLabelSelector, namespaceName, metric);
   if (requests_ != nullptr) {
     requests_->Add({{"code", std::to_string(values ? 200 : values.status().httpCode())}})

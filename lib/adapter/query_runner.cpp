@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 
+#include "gpuscale/core/no_wait.h"
 #include "gpuscale/prom/errors.h"
 
 namespace gpuscale::adapter {
@@ -75,7 +76,7 @@ core::Status QueryRunner::fetchError(const core::Status& cause) {
       "unable to fetch metrics: " + (causes.empty() ? cause.message() : causes.front());
   const core::Status wrapped = cause.httpCode() == 503 ? core::Status::unavailable(message)
                                                        : core::Status::internal(message);
-  return wrapped.withCause(cause.cause());
+  return wrapped.withPayloadOf(cause);
 }
 
 core::Result<prom::QueryResultPtr> QueryRunner::run(
@@ -90,6 +91,8 @@ core::Result<prom::QueryResultPtr> QueryRunner::run(
   } else {
     publishCacheStats(std::string(rules::kDefaultBackend), cache_);
   }
+  // Refused on a thread that may not wait (core/no_wait.h): the request runs again elsewhere.
+  if (!result && core::waitRefused()) return result.status();
   const bool report = status_ && origin != nullptr;
   if (!result) {
     if (report) status_->queryFailed(*origin, result.status(), std::chrono::system_clock::now());

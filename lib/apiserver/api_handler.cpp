@@ -8,6 +8,8 @@
 #include "gpuscale/apiserver/request_info.h"
 #include "gpuscale/apiserver/url.h"
 #include "gpuscale/core/api_call_tally.h"
+#include "gpuscale/core/no_wait.h"
+#include "gpuscale/core/request_deadline.h"
 
 namespace gpuscale::apiserver {
 namespace {
@@ -115,7 +117,15 @@ HttpResponse jsonResponse(int status, const Json& document, bool pretty) {
 }
 
 HttpResponse statusResponse(const core::Status& status, bool pretty) {
-  return jsonResponse(status.httpCode(), status.toKubernetesJson(), pretty);
+  if (status.httpCode() != 429) {
+    return jsonResponse(status.httpCode(), status.toKubernetesJson(), pretty);
+  }
+  // As kube-apiserver: the client is told when to come back, in the body and in Retry-After.
+  auto document = status.toKubernetesJson();
+  document["details"]["retryAfterSeconds"] = 1;
+  HttpResponse response = jsonResponse(429, document, pretty);
+  response.headers.emplace_back("Retry-After", "1");
+  return response;
 }
 
 ApiHandler::ApiHandler(ApiHandlerConfig config) : config_(std::move(config)) {
@@ -162,7 +172,38 @@ std::vector<ApiGroupVersions> ApiHandler::servedGroups() const {
   return groups;
 }
 
-HttpResponse ApiHandler::handle(const HttpRequest& request) const {
+HttpResponse ApiHandler::unauthenticated(const core::Status& status, Dispatch& state) const {
+  state.route = "unauthenticated";
+  return statusResponse(status, state.pretty);
+}
+
+HttpResponse ApiHandler::authorizedResponse(const HttpRequest& request,
+                                            const core::Result<AuthorizationDecision>& decision,
+                                            const RequestInfo& info, UserInfo user,
+                                            Dispatch& state) const {
+  if (!decision) {
+    state.route = "authorization_error";
+    // A refusal to review (429) is passed on; any other failure fails closed with a 500.
+    if (decision.status().httpCode() == 429) return statusResponse(decision.status(), state.pretty);
+    return statusResponse(Status::internal(decision.status().message()), state.pretty);
+  }
+  if (!decision->allowed) {
+    state.route = "forbidden";
+    return statusResponse(forbiddenStatus(user, info, decision->reason), state.pretty);
+  }
+  state.user = std::move(user);
+  return dispatch(request, state);
+}
+
+HttpResponse ApiHandler::handle(const HttpRequest& request) const { return *serve(request, false); }
+
+std::optional<HttpResponse> ApiHandler::handleWithoutWaiting(const HttpRequest& request) const {
+  if (request.method != "GET" || !startsWith(request.path, "/apis/")) return std::nullopt;
+  return serve(request, true);
+}
+
+std::optional<HttpResponse> ApiHandler::serve(const HttpRequest& request,
+                                              bool withoutWaiting) const {
   const auto started = std::chrono::steady_clock::now();
   const auto inFlight = metrics_->trackInFlight();
   const uint64_t kubeCallsBefore = core::ApiCallTally::count();
@@ -173,26 +214,111 @@ HttpResponse ApiHandler::handle(const HttpRequest& request) const {
   HttpResponse response;
   try {
     const RequestInfo info = parseRequestInfo(request.method, request.path, state.query);
-    auto user = config_.authenticator->authenticate(request);
-    if (!user) {
-      state.route = "unauthenticated";
-      response = statusResponse(user.status(), state.pretty);
-    } else if (auto decision = config_.authorizer->authorize(*user, info); !decision) {
-      state.route = "authorization_error";
-      response = statusResponse(Status::internal(decision.status().message()), state.pretty);
-    } else if (!decision->allowed) {
-      state.route = "forbidden";
-      response = statusResponse(forbiddenStatus(*user, info, decision->reason), state.pretty);
+    std::optional<core::Result<UserInfo>> user;
+    if (withoutWaiting) {
+      user = config_.authenticator->authenticateWithoutWaiting(request);
+      if (!user) return std::nullopt;  // it would have to wait for a review
     } else {
-      state.user = std::move(*user);
-      response = dispatch(request, state);
+      user = config_.authenticator->authenticate(request);
+    }
+    if (!*user) {
+      response = unauthenticated(user->status(), state);
+    } else if (!withoutWaiting) {
+      const auto decision = config_.authorizer->authorize(**user, info);
+      response = authorizedResponse(request, decision, info, std::move(**user), state);
+    } else {
+      const auto decision = config_.authorizer->authorizeWithoutWaiting(**user, info);
+      if (!decision) return std::nullopt;
+      const core::NoWaitScope scope;
+      response = authorizedResponse(request, *decision, info, std::move(**user), state);
+      if (scope.refused()) return std::nullopt;
     }
   } catch (const std::exception& error) {
+    if (withoutWaiting) return std::nullopt;  // again where it may wait, and answered there
     response = statusResponse(Status::internal(error.what()), state.pretty);
   }
   metrics_->observe(state.route, response.status, std::chrono::steady_clock::now() - started);
   metrics_->observeKubeRequests(state.route, core::ApiCallTally::count() - kubeCallsBefore);
   return response;
+}
+
+// One request's way through the asynchronous path.
+struct ApiHandler::Flow {
+  Flow(RequestMetrics& metrics, std::shared_ptr<const HttpRequest> r,
+       std::shared_ptr<PendingRequest> p)
+      : registry(metrics.registry()),
+        request(std::move(r)),
+        pending(std::move(p)),
+        started(std::chrono::steady_clock::now()),
+        inFlight(metrics.trackInFlight()) {}
+  // Keeps the in-flight gauge alive should the flow end after the handler (a late review).
+  std::shared_ptr<prometheus::Registry> registry;
+  std::shared_ptr<const HttpRequest> request;
+  std::shared_ptr<PendingRequest> pending;
+  std::chrono::steady_clock::time_point started;
+  RequestMetrics::InFlight inFlight;
+  Dispatch state;
+  RequestInfo info;
+  uint64_t kubeCalls = 0;
+};
+
+void ApiHandler::handleAsync(std::shared_ptr<const HttpRequest> request,
+                             std::shared_ptr<PendingRequest> pending) const {
+  auto flow = std::make_shared<Flow>(*metrics_, std::move(request), std::move(pending));
+  guarded(flow, [&] {
+    const HttpRequest& r = *flow->request;
+    flow->state.query = QueryParams::parse(r.rawQuery);
+    flow->state.pretty = wantsPrettyJson(flow->state.query, r.header("User-Agent").value_or(""));
+    flow->info = parseRequestInfo(r.method, r.path, flow->state.query);
+    continueOnHandlerThread<core::Result<UserInfo>>(
+        flow->pending,
+        [&](std::function<void(core::Result<UserInfo>)> done) {
+          config_.authenticator->authenticateAsync(r, flow->pending->deadline(), std::move(done));
+        },
+        [this, flow](core::Result<UserInfo> user) {
+          guarded(flow, [&] { authenticated(flow, std::move(user)); });
+        });
+  });
+}
+
+void ApiHandler::authenticated(const std::shared_ptr<Flow>& flow,
+                               core::Result<UserInfo> user) const {
+  if (!user) return finish(*flow, unauthenticated(user.status(), flow->state));
+  auto identity = std::make_shared<UserInfo>(std::move(*user));
+  continueOnHandlerThread<core::Result<AuthorizationDecision>>(
+      flow->pending,
+      [&](std::function<void(core::Result<AuthorizationDecision>)> done) {
+        config_.authorizer->authorizeAsync(*identity, flow->info, flow->pending->deadline(),
+                                           std::move(done));
+      },
+      [this, flow, identity](core::Result<AuthorizationDecision> decision) {
+        guarded(flow, [&] {
+          // Kubernetes calls made on this thread while serving count for the request; reviews
+          // are counted by their own metrics.
+          const uint64_t before = core::ApiCallTally::count();
+          const core::RequestDeadline::Scope deadline(flow->pending->deadline());
+          HttpResponse response = authorizedResponse(*flow->request, decision, flow->info,
+                                                     std::move(*identity), flow->state);
+          flow->kubeCalls = core::ApiCallTally::count() - before;
+          finish(*flow, std::move(response));
+        });
+      });
+}
+
+template <typename Step>
+void ApiHandler::guarded(const std::shared_ptr<Flow>& flow, Step&& step) const {
+  try {
+    step();
+  } catch (const std::exception& error) {
+    finish(*flow, statusResponse(Status::internal(error.what()), flow->state.pretty));
+  }
+}
+
+void ApiHandler::finish(Flow& flow, HttpResponse response) const {
+  metrics_->observe(flow.state.route, response.status,
+                    std::chrono::steady_clock::now() - flow.started);
+  metrics_->observeKubeRequests(flow.state.route, flow.kubeCalls);
+  flow.pending->respond(std::move(response));
 }
 
 HttpResponse ApiHandler::handleMetricsOnly(const HttpRequest& request) const {

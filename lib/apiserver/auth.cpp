@@ -4,6 +4,16 @@
 
 namespace gpuscale::apiserver {
 
+std::optional<core::Result<UserInfo>> Authenticator::authenticateWithoutWaiting(
+    const HttpRequest& /*request*/) {
+  return std::nullopt;
+}
+
+std::optional<core::Result<AuthorizationDecision>> Authorizer::authorizeWithoutWaiting(
+    const UserInfo& /*user*/, const RequestInfo& /*info*/) {
+  return std::nullopt;
+}
+
 core::Result<UserInfo> AllowAllAuthenticator::authenticate(const HttpRequest& /*request*/) {
   return UserInfo{"system:anonymous", "", {"system:unauthenticated"}, {}};
 }

@@ -224,4 +224,16 @@ Result<TlsConfig> loadServingTls(const ServerOptions& options,
   return config;
 }
 
+core::Result<std::chrono::system_clock::time_point> certificateNotAfter(
+    const std::string& chainPem) {
+  BioPtr bio(BIO_new_mem_buf(chainPem.data(), static_cast<int>(chainPem.size())));
+  CertPtr cert(bio ? PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr) : nullptr);
+  if (!cert) return core::Status::invalid("no certificate in the PEM data");
+  std::tm notAfter{};
+  if (ASN1_TIME_to_tm(X509_get0_notAfter(cert.get()), &notAfter) != 1) {
+    return core::Status::invalid("the certificate's notAfter does not parse");
+  }
+  return std::chrono::system_clock::from_time_t(timegm(&notAfter));
+}
+
 }  // namespace gpuscale::apiserver

@@ -54,6 +54,8 @@ void HandlerPool::run(std::function<void()> work) {
   });
 }
 
+void HandlerPool::post(std::function<void()> work) { boost::asio::post(pool_, std::move(work)); }
+
 void HandlerPool::stop() {
   pool_.stop();
   pool_.join();

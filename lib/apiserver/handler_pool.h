@@ -18,7 +18,7 @@
 
 namespace gpuscale::apiserver::detail {
 
-class HandlerPool {
+class HandlerPool : public std::enable_shared_from_this<HandlerPool> {
  public:
   // `maxInFlight` 0: no limit. `metrics` may be null.
   HandlerPool(unsigned threads, unsigned maxInFlight, std::shared_ptr<ServerMetrics> metrics);
@@ -30,6 +30,9 @@ class HandlerPool {
   bool tryAdmit();
   // Runs `work` on a handler thread and then releases the slot tryAdmit() took.
   void run(std::function<void()> work);
+  // Runs `work` on a handler thread without a slot: the rest of a request that was admitted and
+  // then parked (pending_request.h bounds those by other means).
+  void post(std::function<void()> work);
   // Drops queued work, waits for running work to return.
   void stop();
 

@@ -66,6 +66,15 @@ HttpResponse callHandler(const HttpHandler& handler, const HttpRequest& request)
   }
 }
 
+std::optional<HttpResponse> callInlineHandler(const InlineHandler& handler,
+                                              const HttpRequest& request) {
+  try {
+    return handler(request);
+  } catch (...) {
+    return std::nullopt;
+  }
+}
+
 bool isHealthProbe(const HttpRequest& request) {
   const std::string& path = request.path;
   return (path == "/healthz" || path == "/livez" || path == "/readyz") &&
@@ -98,6 +107,13 @@ http::response<http::string_body> protocolError(http::status status) {
   response.body() = std::to_string(static_cast<unsigned>(status)) + " " +
                     std::string(http::obsolete_reason(status));
   response.prepare_payload();
+  return response;
+}
+
+HttpResponse listenerFullResponse() {
+  HttpResponse response = plainTextResponse(503, "503 Service Unavailable: too many connections");
+  response.headers.emplace_back("Retry-After", "1");
+  response.closeConnection = true;
   return response;
 }
 

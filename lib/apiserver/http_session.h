@@ -1,5 +1,5 @@
-// Private: one HTTP/1.1 connection (TLS or plain) of HttpsServer, and the registry of open
-// connections that graceful shutdown walks.
+// Private: one HTTP/1.1 connection (TLS or plain) of the servers (HttpsServer's listeners,
+// PlainHttpListener), and the registry of open connections that graceful shutdown walks.
 #pragma once
 
 #include <atomic>
@@ -10,7 +10,6 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
-#include <boost/beast/ssl.hpp>
 #include <condition_variable>
 #include <cstdint>
 #include <memory>
@@ -20,12 +19,17 @@
 #include <type_traits>
 #include <unordered_map>
 
+#include "connection_budget.h"
 #include "gpuscale/apiserver/https_server.h"
+#include "gpuscale/apiserver/pending_request.h"
 #include "gpuscale/apiserver/serving_tls.h"
+#include "gpuscale/core/plain_http.h"
 #include "handler_pool.h"
+#include "pooled_pending_request.h"
 #include "request_parser.h"
 #include "server_metrics.h"
 #include "tls_context.h"
+#include "tls_socket_stream.h"
 
 namespace gpuscale::apiserver::detail {
 
@@ -77,6 +81,8 @@ struct ListenerContext {
   std::string_view name;  // "secure" or "plain": the listener label of its metrics
   const ServerOptions* options = nullptr;
   const HttpHandler* handler = nullptr;
+  // Null: none. Requests it answers (without waiting) are answered on the I/O thread.
+  const InlineHandler* inlineHandler = nullptr;
   std::shared_ptr<ConnectionRegistry> registry;
   // Null for the plain listener; each TLS connection takes the context current when it is accepted
   // and keeps it (a reload never touches open connections).
@@ -85,6 +91,13 @@ struct ListenerContext {
   // requests other than health probes (isHealthProbe) run there under the in-flight limit.
   HandlerPool* pool = nullptr;
   ServerMetrics* metrics = nullptr;
+  // When set, requests that go to the pool are given to it instead of `handler` (health probes
+  // still take `handler`): it may park them (pending_request.h).
+  const AsyncHttpHandler* asyncHandler = nullptr;
+  // The listener's connection caps (connection_budget.h).
+  std::shared_ptr<ConnectionBudget> budget;
+  // False: one request per connection (every response says Connection: close).
+  bool keepAlive = true;
 };
 
 // /healthz, /livez or /readyz exactly (any query) without an Authorization header: answered on
@@ -97,23 +110,43 @@ HttpResponse requestTimeoutResponse(std::chrono::milliseconds timeout);
 
 // The handler's response (a 500 if it threw).
 HttpResponse callHandler(const HttpHandler& handler, const HttpRequest& request);
+// The inline handler's response, nullopt when it did not answer (or threw: the request then takes
+// the handler threads, which answer it).
+std::optional<HttpResponse> callInlineHandler(const InlineHandler& handler,
+                                              const HttpRequest& request);
 
 // Plain-text answer to a request that could not be parsed ("400 Bad Request", "431 ...").
 http::response<http::string_body> protocolError(http::status status);
+
+// The answer on a probe-only connection (connection_budget.h) to anything but a health probe: 503
+// with Retry-After: 1, plain text.
+HttpResponse listenerFullResponse();
+
+// A core::PlainHttpHandler (path in, reply out) as an HttpHandler (plain_http_listener.cpp).
+HttpHandler adaptPlainHandler(core::PlainHttpHandler handler);
 
 http::response<http::string_body> toBeastResponse(HttpResponse&& response, bool head);
 
 template <bool kTls>
 class Connection : public ConnectionBase, public std::enable_shared_from_this<Connection<kTls>> {
  public:
-  using Stream = std::conditional_t<kTls, beast::ssl_stream<beast::tcp_stream>, beast::tcp_stream>;
+  // TLS: OpenSSL straight on the socket (tls_socket_stream.h: no record buffers while idle).
+  using Stream = std::conditional_t<kTls, TlsSocketStream, beast::tcp_stream>;
 
-  Connection(tcp::socket&& socket, ListenerContext context)
+  // `ticket` holds the connection's place in its listener's budget; a `probeOnly` connection serves
+  // one health probe (connection_budget.h). `remoteAddress` is "address:port".
+  Connection(tcp::socket&& socket, ListenerContext context, ConnectionBudget::Ticket ticket,
+             bool probeOnly, std::string remoteAddress)
       : context_(std::move(context)),
+        ticket_(std::move(ticket)),
+        probeOnly_(probeOnly),
+        firstRequestDeadline_(std::chrono::steady_clock::now() +
+                              context_.options->firstRequestTimeout),
         tlsContext_(context_.tls ? context_.tls->current() : nullptr),
         stream_(makeStream(std::move(socket), tlsContext_.get())),
         buffer_(readBufferLimit(context_.options->requestLimits)),
-        deadline_(stream_.get_executor()) {}
+        deadline_(stream_.get_executor()),
+        remoteAddress_(std::move(remoteAddress)) {}
 
   ~Connection() override {
     if (id_ != 0) context_.registry->remove(id_);
@@ -170,17 +203,15 @@ class Connection : public ConnectionBase, public std::enable_shared_from_this<Co
     beast::error_code ec;
     lowest().socket().close(ec);
   }
-  beast::tcp_stream& lowest() { return beast::get_lowest_layer(stream_); }
+  // The layer with the socket and the deadlines.
+  decltype(auto) lowest() { return beast::get_lowest_layer(stream_); }
 
   void start() {
-    beast::error_code ec;
-    const auto endpoint = lowest().socket().remote_endpoint(ec);
-    if (!ec)
-      remoteAddress_ = endpoint.address().to_string() + ":" + std::to_string(endpoint.port());
     if (context_.registry->stopping.load()) return closeSocket();
     if constexpr (kTls) {
       phase_ = Phase::kHandshake;
-      lowest().expires_after(options().requestReadTimeout);
+      // The handshake and the first request's first byte share one short deadline from accept.
+      lowest().expires_at(firstRequestDeadline_);
       stream_.async_handshake(net::ssl::stream_base::server,
                               [self = this->shared_from_this()](beast::error_code error) {
                                 self->guarded([&] { self->onHandshake(error); });
@@ -191,6 +222,7 @@ class Connection : public ConnectionBase, public std::enable_shared_from_this<Co
   }
 
   void onHandshake(beast::error_code ec) {
+    if (ec == beast::error::timeout) return closeForDeadline(ConnectionDeadline::kFirstRequest);
     if (ec) return closeSocket();
     if constexpr (kTls) peer_ = peerCertificates(stream_.native_handle());
     waitForRequest();
@@ -202,13 +234,23 @@ class Connection : public ConnectionBase, public std::enable_shared_from_this<Co
     if (closeRequested_ || context_.registry->stopping.load()) return closeGracefully();
     if (buffer_.size() > 0) return readRequest();
     phase_ = Phase::kIdle;
-    lowest().expires_after(options().idleTimeout);
+    if (firstRequest_) {
+      lowest().expires_at(firstRequestDeadline_);
+    } else {
+      lowest().expires_after(options().idleTimeout);
+    }
     // A small read: an idle connection holds no more than this (a request that does not fit is
     // read on by readRequest()).
     stream_.async_read_some(buffer_.prepare(kIdleReadBytes),
                             [self = this->shared_from_this()](beast::error_code ec, size_t n) {
                               self->guarded([&] {
+                                // An idle keep-alive connection that times out is normal; a new
+                                // one that never said anything is counted.
+                                if (ec == beast::error::timeout && self->firstRequest_) {
+                                  return self->closeForDeadline(ConnectionDeadline::kFirstRequest);
+                                }
                                 if (ec) return self->closeSocket();
+                                self->firstRequest_ = false;
                                 self->buffer_.commit(n);
                                 self->readRequest();
                               });
@@ -217,6 +259,7 @@ class Connection : public ConnectionBase, public std::enable_shared_from_this<Co
 
   void readRequest() {
     phase_ = Phase::kReading;
+    firstRequest_ = false;
     parser_.emplace(options().requestLimits);
     lowest().expires_after(options().requestReadTimeout);
     http::async_read(stream_, buffer_, *parser_,
@@ -232,6 +275,7 @@ class Connection : public ConnectionBase, public std::enable_shared_from_this<Co
       // went away or ran out of time gets nothing.
       const RequestRefusal refusal = parser_->refusal(ec);
       parser_.reset();
+      if (ec == beast::error::timeout) return closeForDeadline(ConnectionDeadline::kRequestRead);
       if (refusal == RequestRefusal::kNone) return closeSocket();
       if (context_.metrics != nullptr) context_.metrics->requestRefused(context_.name, refusal);
       return writeError(static_cast<http::status>(refusalStatus(refusal)));
@@ -250,31 +294,58 @@ class Connection : public ConnectionBase, public std::enable_shared_from_this<Co
   // Health probes and the plain listener: here and now. Everything else: a handler thread, under
   // the in-flight limit and the request deadline.
   void dispatch(HttpRequest request) {
+    if (probeOnly_) {
+      // Admitted beyond the listener's cap, in the room kept for health probes: one probe, or a
+      // 503.
+      if (isHealthProbe(request)) return respond(callHandler(*context_.handler, request));
+      if (context_.metrics != nullptr) context_.metrics->probeOnlyRefused(context_.name);
+      return respond(listenerFullResponse());
+    }
     HandlerPool* pool = context_.pool;
     if (pool == nullptr || isHealthProbe(request)) {
       return respond(callHandler(*context_.handler, request));
+    }
+    if (context_.inlineHandler != nullptr) {
+      if (auto answered = callInlineHandler(*context_.inlineHandler, request)) {
+        return respond(std::move(*answered));
+      }
     }
     if (!pool->tryAdmit()) return respond(tooManyRequestsResponse());
     const uint64_t ticket = ++lastTicket_;
     pending_ = ticket;
     const auto timeout = options().requestTimeout;
     const auto deadline = std::chrono::steady_clock::now() + timeout;
-    if (timeout.count() > 0) {
-      deadline_.expires_at(deadline);
+    // A parked request holds the connection only weakly (pooled_pending_request.h): the timer's
+    // wait keeps it alive, also without a deadline.
+    if (timeout.count() > 0 || context_.asyncHandler != nullptr) {
+      deadline_.expires_at(timeout.count() > 0 ? deadline
+                                               : std::chrono::steady_clock::time_point::max());
       deadline_.async_wait([self = this->shared_from_this(), ticket](beast::error_code ec) {
         if (!ec) self->guarded([&] { self->onDeadline(ticket); });
       });
     }
-    pool->run(
-        [self = this->shared_from_this(), request = std::move(request), ticket, deadline, timeout] {
-          // A request whose deadline passed while it waited for a thread has been answered already.
-          if (timeout.count() > 0 && std::chrono::steady_clock::now() >= deadline) return;
-          HttpResponse response = callHandler(*self->context_.handler, request);
-          net::post(self->stream_.get_executor(),
-                    [self, ticket, response = std::move(response)]() mutable {
-                      self->guarded([&] { self->onHandled(ticket, std::move(response)); });
-                    });
-        });
+    pool->run([self = this->shared_from_this(), request = std::move(request), ticket, deadline,
+               timeout]() mutable {
+      // A request whose deadline passed while it waited for a thread has been answered already.
+      if (timeout.count() > 0 && std::chrono::steady_clock::now() >= deadline) return;
+      if (self->context_.asyncHandler != nullptr) {
+        return startAsyncHandler(
+            *self->context_.asyncHandler, std::move(request), *self->context_.pool,
+            timeout.count() > 0 ? deadline : std::chrono::steady_clock::time_point::max(),
+            [weak = self->weak_from_this(), ticket](HttpResponse response) {
+              if (auto connection = weak.lock()) connection->deliver(ticket, std::move(response));
+            });
+      }
+      self->deliver(ticket, callHandler(*self->context_.handler, request));
+    });
+  }
+
+  // The handler's response, from any thread, onto the connection's strand.
+  void deliver(uint64_t ticket, HttpResponse&& response) {
+    net::post(stream_.get_executor(),
+              [self = this->shared_from_this(), ticket, response = std::move(response)]() mutable {
+                self->guarded([&] { self->onHandled(ticket, std::move(response)); });
+              });
   }
 
   void onHandled(uint64_t ticket, HttpResponse&& response) {
@@ -294,7 +365,8 @@ class Connection : public ConnectionBase, public std::enable_shared_from_this<Co
   }
 
   void respond(HttpResponse&& response) {
-    keepAlive_ = wantsKeepAlive_ && !response.closeConnection && !closeRequested_ &&
+    keepAlive_ = context_.keepAlive && !probeOnly_ && wantsKeepAlive_ &&
+                 !response.closeConnection && !closeRequested_ &&
                  !context_.registry->stopping.load();
     response_ = toBeastResponse(std::move(response), head_);
     write();
@@ -321,6 +393,7 @@ class Connection : public ConnectionBase, public std::enable_shared_from_this<Co
     // read's worth of buffer between requests.
     response_ = {};
     if (buffer_.size() == 0 && buffer_.capacity() > kIdleReadBytes) buffer_.shrink_to_fit();
+    if (ec == beast::error::timeout) return closeForDeadline(ConnectionDeadline::kWrite);
     if (ec) return closeSocket();
     if (lingering_) return drainThenClose();
     if (!keepAlive_) return closeGracefully();
@@ -363,6 +436,11 @@ class Connection : public ConnectionBase, public std::enable_shared_from_this<Co
                             });
   }
 
+  void closeForDeadline(ConnectionDeadline deadline) {
+    if (context_.metrics != nullptr) context_.metrics->connectionTimedOut(context_.name, deadline);
+    closeSocket();
+  }
+
   void closeSocket() {
     phase_ = Phase::kClosing;
     beast::error_code ec;
@@ -371,6 +449,11 @@ class Connection : public ConnectionBase, public std::enable_shared_from_this<Co
   }
 
   ListenerContext context_;
+  ConnectionBudget::Ticket ticket_;
+  const bool probeOnly_;
+  // From accept: the TLS handshake and the first request's first byte must arrive before it.
+  const std::chrono::steady_clock::time_point firstRequestDeadline_;
+  bool firstRequest_ = true;
   std::shared_ptr<net::ssl::context> tlsContext_;  // outlives stream_ (declared before it)
   Stream stream_;
   beast::flat_buffer buffer_;
@@ -381,8 +464,8 @@ class Connection : public ConnectionBase, public std::enable_shared_from_this<Co
   uint64_t pending_ = 0;  // ticket of the request awaiting its handler; 0: none
   bool head_ = false;
   bool wantsKeepAlive_ = false;
-  std::shared_ptr<const PeerCertificates> peer_;
   std::string remoteAddress_;
+  std::shared_ptr<const PeerCertificates> peer_;
   Phase phase_ = Phase::kHandshake;
   bool closeRequested_ = false;
   bool keepAlive_ = false;

@@ -4,10 +4,22 @@
 
 #include <sstream>
 
+#include "gpuscale/core/heap_reclaimer.h"
+
 namespace gpuscale::apiserver {
 
 RequestMetrics::RequestMetrics(std::shared_ptr<prometheus::Registry> registry)
     : registry_(std::move(registry)),
+      heapInUse_(prometheus::BuildGauge()
+                     .Name("gpuscale_heap_in_use_bytes")
+                     .Help("Heap bytes in live allocations, read at each scrape.")
+                     .Register(*registry_)
+                     .Add({})),
+      heapTrims_(prometheus::BuildCounter()
+                     .Name("gpuscale_heap_trims_total")
+                     .Help("Times freed heap memory was handed back to the system.")
+                     .Register(*registry_)
+                     .Add({})),
       requests_(prometheus::BuildCounter()
                     .Name("gpuscale_apiserver_requests_total")
                     .Help("HTTP requests served, by route and status code.")
@@ -65,6 +77,13 @@ void RequestMetrics::observeKubeRequests(std::string_view route, uint64_t calls)
 }
 
 std::string RequestMetrics::exposition() const {
+  heapInUse_.Set(static_cast<double>(core::HeapReclaimer::heapInUseBytes()));
+  {
+    std::lock_guard lock(mutex_);
+    const uint64_t trims = core::HeapReclaimer::instance().stats().trims;
+    if (trims > trimsSeen_) heapTrims_.Increment(static_cast<double>(trims - trimsSeen_));
+    trimsSeen_ = trims;
+  }
   std::ostringstream out;
   prometheus::TextSerializer().Serialize(out, registry_->Collect());
   return out.str();

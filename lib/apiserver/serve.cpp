@@ -31,16 +31,24 @@ int serveUntilTerminated(const ServerOptions& options, ApiHandlerConfig config,
   HttpsServer server(
       options, tls, [handler](const HttpRequest& r) { return handler->handle(r); },
       [handler](const HttpRequest& r) { return handler->handleMetricsOnly(r); });
+  server.setAsyncHandler(
+      [handler](std::shared_ptr<const HttpRequest> r, std::shared_ptr<PendingRequest> pending) {
+        handler->handleAsync(std::move(r), std::move(pending));
+      });
   server.setMetricsRegistry(registry);
+  if (options.inlineCacheHits) {
+    server.setInlineHandler(
+        [handler](const HttpRequest& r) { return handler->handleWithoutWaiting(r); });
+  }
   if (auto started = server.start(); !started.ok()) {
     spdlog::error("cannot serve: {}", started.message());
     return 1;
   }
   spdlog::info(
-      "serving HTTPS on {}:{} with {} handler threads, at most {} requests in flight and {} "
-      "connections (0: no limit)",
+      "serving HTTPS on {}:{} with {} handler threads, at most {} requests in flight, {} "
+      "connections ({} per source address, {} more for health probes; 0: no limit)",
       options.bindAddress, server.securePort(), options.workerThreads, options.maxRequestsInFlight,
-      options.maxConnections);
+      options.maxConnections, options.maxConnectionsPerSource, options.probeConnections);
   if (server.plainPort() != 0) {
     spdlog::info("serving plain-HTTP /metrics on {}", options.metricsBindAddress);
   }

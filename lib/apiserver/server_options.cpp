@@ -3,9 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <iterator>
-
-#include "gpuscale/core/duration.h"
-#include "gpuscale/core/flag_args.h"
+#include <optional>
 
 namespace gpuscale::apiserver {
 namespace {
@@ -13,26 +11,13 @@ namespace {
 using core::Result;
 using core::Status;
 
-Status badFlag(std::string_view name, std::string_view value, std::string_view why) {
-  return Status::badRequest("invalid argument \"" + std::string(value) + "\" for \"--" +
-                            std::string(name) + "\" flag: " + std::string(why));
-}
-
-Result<uint64_t> parseUnsigned(std::string_view name, std::string_view value, uint64_t max) {
-  uint64_t number = 0;
-  const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), number);
-  if (value.empty() || error != std::errc() || end != value.data() + value.size() || number > max) {
-    return badFlag(name, value, "must be an integer between 0 and " + std::to_string(max));
+std::optional<uint16_t> parsePort(std::string_view value) {
+  uint16_t port = 0;
+  const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), port);
+  if (value.empty() || error != std::errc() || end != value.data() + value.size()) {
+    return std::nullopt;
   }
-  return number;
-}
-
-Result<std::chrono::milliseconds> parsePositiveDuration(std::string_view name,
-                                                        std::string_view value) {
-  auto duration = core::parseGoDuration(value);
-  if (!duration) return badFlag(name, value, duration.status().message());
-  if (duration->count() <= 0) return badFlag(name, value, "must be positive");
-  return std::chrono::duration_cast<std::chrono::milliseconds>(*duration);
+  return port;
 }
 
 // Go's names of the TLS 1.2 suites offered (forward-secret key exchange, AEAD cipher), and
@@ -83,25 +68,25 @@ Status applyCipherSuites(ServerOptions& options, std::string_view value) {
       notOffered.emplace_back(name);
       known = true;
     }
-    if (!known) return badFlag("tls-cipher-suites", name, "unknown or insecure cipher suite");
+    if (!known) {
+      return Status::badRequest("unknown or insecure cipher suite " + std::string(name));
+    }
   }
   options.tlsCipherList = std::move(list);
   options.tlsCipherSuitesNotOffered = std::move(notOffered);
   return {};
 }
 
-// Request and connection limits: --max-request-* (RequestLimits). Returns nullptr when `name` is
-// none of them.
-size_t* requestLimitFlag(RequestLimits& limits, std::string_view name) {
-  if (name == "max-request-header-bytes") return &limits.headerBytes;
-  if (name == "max-request-header-field-bytes") return &limits.fieldBytes;
-  if (name == "max-request-headers") return &limits.headerCount;
-  if (name == "max-request-target-bytes") return &limits.targetBytes;
-  if (name == "max-request-body-bytes") return &limits.bodyBytes;
-  return nullptr;
+}  // namespace
+
+ListenerLimits secureListenerLimits(const ServerOptions& options) {
+  return {options.maxConnections, options.maxConnectionsPerSource, options.probeConnections};
 }
 
-}  // namespace
+ListenerLimits plainListenerLimits(const ServerOptions& options) {
+  const size_t cap = options.metricsMaxConnections;
+  return {cap, cap == 0 ? 0 : std::max<size_t>(1, cap / 4), options.probeConnections};
+}
 
 Result<std::pair<std::string, uint16_t>> splitHostPort(std::string_view address) {
   const size_t colon = address.rfind(':');
@@ -111,145 +96,106 @@ Result<std::pair<std::string, uint16_t>> splitHostPort(std::string_view address)
   std::string host(address.substr(0, colon));
   if (host.size() >= 2 && host.front() == '[' && host.back() == ']')
     host = host.substr(1, host.size() - 2);
-  auto port = parseUnsigned("port", address.substr(colon + 1), 65535);
+  auto port = parsePort(address.substr(colon + 1));
   if (!port) return Status::badRequest("address \"" + std::string(address) + "\": bad port");
   return std::make_pair(host.empty() ? std::string("0.0.0.0") : host, static_cast<uint16_t>(*port));
 }
 
-bool isBooleanServingFlag(std::string_view name) { return name == "disable-http2"; }
-
-Result<bool> applyServingFlag(ServerOptions& options, std::string_view name,
-                              std::string_view value) {
-  if (name == "secure-port") {
-    auto port = parseUnsigned(name, value, 65535);
-    if (!port) return port.status();
-    options.securePort = static_cast<uint16_t>(*port);
-  } else if (name == "bind-address") {
-    if (value.empty()) return badFlag(name, value, "must not be empty");
-    options.bindAddress = std::string(value);
-  } else if (name == "tls-cert-file") {
-    options.tlsCertFile = std::string(value);
-  } else if (name == "tls-private-key-file") {
-    options.tlsPrivateKeyFile = std::string(value);
-  } else if (name == "cert-dir") {
-    options.certDir = std::string(value);
-  } else if (name == "tls-min-version") {
-    if (value == "VersionTLS12") {
-      options.tlsMinVersion = TlsMinVersion::kTls12;
-    } else if (value == "VersionTLS13") {
-      options.tlsMinVersion = TlsMinVersion::kTls13;
-    } else {
-      return badFlag(name, value, "allowed values are VersionTLS12, VersionTLS13");
-    }
-  } else if (name == "tls-cipher-suites") {
-    if (Status applied = applyCipherSuites(options, value); !applied.ok()) return applied;
-  } else if (name == "client-ca-file" || name == "requestheader-client-ca-file") {
-    if (!value.empty()) options.clientCaFiles.emplace_back(value);
-  } else if (name == "worker-threads") {
-    auto workers = parseUnsigned(name, value, 256);
-    if (!workers) return workers.status();
-    if (*workers == 0) return badFlag(name, value, "must be at least 1");
-    options.workerThreads = static_cast<unsigned>(*workers);
-  } else if (name == "shutdown-timeout") {
-    auto timeout = parsePositiveDuration(name, value);
-    if (!timeout) return timeout.status();
-    options.shutdownTimeout = *timeout;
-  } else if (name == "request-read-timeout") {
-    auto timeout = parsePositiveDuration(name, value);
-    if (!timeout) return timeout.status();
-    options.requestReadTimeout = *timeout;
-  } else if (name == "idle-timeout") {
-    auto timeout = parsePositiveDuration(name, value);
-    if (!timeout) return timeout.status();
-    options.idleTimeout = *timeout;
-  } else if (name == "max-requests-inflight") {
-    auto limit = parseUnsigned(name, value, 1'000'000);
-    if (!limit) return limit.status();
-    options.maxRequestsInFlight = static_cast<unsigned>(*limit);
-  } else if (name == "max-connections") {
-    auto limit = parseUnsigned(name, value, 1'000'000);
-    if (!limit) return limit.status();
-    options.maxConnections = static_cast<size_t>(*limit);
-  } else if (name == "request-timeout") {
-    auto timeout = core::parseGoDuration(value);
-    if (!timeout) return badFlag(name, value, timeout.status().message());
-    if (timeout->count() < 0) return badFlag(name, value, "must not be negative");
-    options.requestTimeout = std::chrono::duration_cast<std::chrono::milliseconds>(*timeout);
-  } else if (name == "tls-reload-interval") {
-    auto interval = parsePositiveDuration(name, value);
-    if (!interval) return interval.status();
-    options.tlsReloadInterval = *interval;
-  } else if (name == "metrics-bind-address") {
-    if (!value.empty()) {
-      auto split = splitHostPort(value);
-      if (!split) return badFlag(name, value, split.status().message());
-    }
-    options.metricsBindAddress = std::string(value);
-  } else if (size_t* limit = requestLimitFlag(options.requestLimits, name)) {
-    auto parsed = parseUnsigned(name, value, 64u << 20);
-    if (!parsed) return parsed.status();
-    if (*parsed == 0 && name != "max-request-body-bytes") {
-      return badFlag(name, value, "must be at least 1");
-    }
-    *limit = static_cast<size_t>(*parsed);
-  } else if (name == "disable-http2" || name == "http2-max-streams-per-connection") {
-    // HTTP/1.1 only; accepted so prometheus-adapter command lines keep working.
-  } else {
-    return false;
-  }
-  return true;
+void ServerOptions::addFlags(core::FlagSet& flags) {
+  using core::DurationBound;
+  flags.addInt("secure-port", &securePort, "HTTPS port (0 picks a free one)", 0, 65535);
+  flags.addNonEmptyString("bind-address", &bindAddress, "address to listen on");
+  flags.addString("tls-cert-file", &tlsCertFile, "serving certificate (PEM, chain allowed)");
+  flags.addString("tls-private-key-file", &tlsPrivateKeyFile, "serving private key (PEM)");
+  flags.addString("cert-dir", &certDir,
+                  "where a self-signed pair is generated and kept when no certificate files are "
+                  "given");
+  flags.addChoice(
+      "tls-min-version", &tlsMinVersion, "VersionTLS12 or VersionTLS13",
+      {{"VersionTLS12", TlsMinVersion::kTls12}, {"VersionTLS13", TlsMinVersion::kTls13}});
+  flags
+      .addCustom("tls-cipher-suites", "strings",
+                 "TLS 1.2 cipher suites by Go (IANA) name; only ECDHE with AES-GCM or "
+                 "CHACHA20-POLY1305 is ever offered (all of them by default): the CBC and "
+                 "RSA-key-exchange names Kubernetes accepts are accepted and left out, with a "
+                 "warning",
+                 [this](std::string_view value) { return applyCipherSuites(*this, value); })
+      .defaultText("");
+  flags.addStringList("client-ca-file", &clientCaFiles,
+                      "CA bundle client certificates are verified against (requested, never "
+                      "required)",
+                      core::ListForm::kRepeated);
+  flags.addStringList("requestheader-client-ca-file", &clientCaFiles,
+                      "CA bundle of front-proxy client certificates (requested like "
+                      "--client-ca-file)",
+                      core::ListForm::kRepeated);
+  flags
+      .addInt("worker-threads", &workerThreads,
+              "request handler threads; accepting, TLS and health probes have two I/O threads of "
+              "their own",
+              1, 256)
+      .alias("workers");
+  flags.addDuration("shutdown-timeout", &shutdownTimeout, "graceful shutdown deadline",
+                    DurationBound::kPositive);
+  flags.addDuration("request-read-timeout", &requestReadTimeout,
+                    "deadline for a TLS handshake or a started request", DurationBound::kPositive);
+  flags.addDuration("idle-timeout", &idleTimeout, "keep-alive idle timeout",
+                    DurationBound::kPositive);
+  flags.addInt("max-requests-inflight", &maxRequestsInFlight,
+               "requests (health probes aside) running or queued at once; beyond it 429 (0 = no "
+               "limit)",
+               0, 1'000'000);
+  flags.addInt("max-connections", &maxConnections,
+               "open connections on the HTTPS port; beyond it (and --probe-connections) new ones "
+               "are closed at once (0 = no limit)",
+               0, 1'000'000);
+  flags.addInt("max-connections-per-source", &maxConnectionsPerSource,
+               "open HTTPS connections from one address (0 = no limit)", 0, 1'000'000);
+  flags.addInt("metrics-max-connections", &metricsMaxConnections,
+               "open connections on the plain listener, a quarter of them per address (0 = no "
+               "limit)",
+               0, 1'000'000);
+  flags.addInt("probe-connections", &probeConnections,
+               "connections each listener admits beyond its cap for one health probe each", 0,
+               1'000'000);
+  flags.addDuration("first-request-timeout", &firstRequestTimeout,
+                    "from accept to the first byte of the first request, TLS handshake included",
+                    DurationBound::kPositive);
+  flags.addBool("inline-cache-hits", &inlineCacheHits,
+                "answer requests the caches answer without waiting on the I/O threads");
+  flags.addDuration("request-timeout", &requestTimeout,
+                    "a request not answered within it gets a 504 (0 = none)");
+  flags.addInt("max-request-header-bytes", &requestLimits.headerBytes,
+               "request line + header fields; beyond it 431", 1, 64 << 20);
+  flags.addInt("max-request-header-field-bytes", &requestLimits.fieldBytes,
+               "one header field, name + value; beyond it 431", 1, 64 << 20);
+  flags.addInt("max-request-headers", &requestLimits.headerCount, "header fields; beyond it 431", 1,
+               64 << 20);
+  flags.addInt("max-request-target-bytes", &requestLimits.targetBytes,
+               "request target (path + query); beyond it 431", 1, 64 << 20);
+  flags.addInt("max-request-body-bytes", &requestLimits.bodyBytes, "request body; beyond it 413", 0,
+               64 << 20);
+  flags.addDuration("tls-reload-interval", &tlsReloadInterval,
+                    "how often the certificate, key and CA files are re-read",
+                    DurationBound::kPositive);
+  flags.addCustom("metrics-bind-address", "string",
+                  "host:port of a plain-HTTP listener serving /metrics only (default off)",
+                  [this](std::string_view value) {
+                    if (!value.empty()) {
+                      if (auto split = splitHostPort(value); !split) return split.status();
+                    }
+                    metricsBindAddress = std::string(value);
+                    return Status();
+                  });
+  flags.addIgnored("disable-http2", true, "the server speaks HTTP/1.1");
+  flags.addIgnored("http2-max-streams-per-connection", false, "the server speaks HTTP/1.1");
 }
 
 Result<std::vector<std::string>> parseServingFlags(const std::vector<std::string>& args,
                                                    ServerOptions& options) {
-  core::FlagCallbacks flags;
-  flags.apply = [&options](std::string_view name, std::string_view value) {
-    return applyServingFlag(options, name, value);
-  };
-  flags.isBoolean = isBooleanServingFlag;
-  return core::applyFlags(args, flags);
-}
-
-std::string servingFlagsUsage() {
-  return "      --secure-port int                 HTTPS port (default 443)\n"
-         "      --bind-address string             address to listen on (default 0.0.0.0)\n"
-         "      --tls-cert-file string            serving certificate (PEM, chain allowed)\n"
-         "      --tls-private-key-file string     serving private key (PEM)\n"
-         "      --cert-dir string                 where a self-signed pair is kept when no files "
-         "are "
-         "given (default apiserver.local.config/certificates)\n"
-         "      --tls-min-version string          VersionTLS12 (default) or VersionTLS13\n"
-         "      --tls-cipher-suites strings       TLS 1.2 cipher suites (Go/IANA names); only\n"
-         "                                        ECDHE with AES-GCM or CHACHA20-POLY1305 is\n"
-         "                                        offered (all of them by default)\n"
-         "      --client-ca-file string           CA bundle for client certificates (repeatable)\n"
-         "      --worker-threads int              request handler threads (default 8; = "
-         "--workers)\n"
-         "      --shutdown-timeout duration       graceful shutdown deadline (default 30s)\n"
-         "      --request-read-timeout duration   deadline for a TLS handshake or a started "
-         "request "
-         "(default 10s)\n"
-         "      --idle-timeout duration           keep-alive idle timeout (default 1m30s)\n"
-         "      --max-requests-inflight int       requests (health probes aside) running or\n"
-         "                                        queued at once; beyond it 429 (default 400,\n"
-         "                                        0 = no limit)\n"
-         "      --max-connections int             open connections; beyond it new ones are\n"
-         "                                        closed at once (default 1024, 0 = no limit)\n"
-         "      --request-timeout duration        a request not answered within it gets a 504\n"
-         "                                        (default 1m0s, 0 = none)\n"
-         "      --max-request-header-bytes int    request line + header fields; beyond it 431\n"
-         "                                        (default 32768)\n"
-         "      --max-request-header-field-bytes int\n"
-         "                                        one header field, name + value; beyond it 431\n"
-         "                                        (default 16384)\n"
-         "      --max-request-headers int         header fields; beyond it 431 (default 256)\n"
-         "      --max-request-target-bytes int    request target (path + query); beyond it 431\n"
-         "                                        (default 16384)\n"
-         "      --max-request-body-bytes int      request body; beyond it 413 (default 4096)\n"
-         "      --tls-reload-interval duration    how often certificate and CA files are re-read "
-         "(default 10s)\n"
-         "      --metrics-bind-address string     host:port of a plain-HTTP /metrics listener "
-         "(default off)\n";
+  core::FlagSet flags("serving");
+  options.addFlags(flags);
+  return flags.parse(args);
 }
 
 }  // namespace gpuscale::apiserver

@@ -6,6 +6,7 @@
 #include <spdlog/spdlog.h>
 
 #include <boost/asio/ssl/context.hpp>
+#include <ctime>
 
 #include "tls_context.h"
 
@@ -16,6 +17,7 @@ struct ServingTls::Metrics {
   prometheus::Counter* successes = nullptr;
   prometheus::Counter* failures = nullptr;
   prometheus::Gauge* lastSuccessful = nullptr;
+  prometheus::Gauge* expiry = nullptr;
 
   explicit Metrics(std::shared_ptr<prometheus::Registry> shared) : registry(std::move(shared)) {
     auto& reloads = prometheus::BuildCounter()
@@ -34,8 +36,38 @@ struct ServingTls::Metrics {
                           .Register(*registry)
                           .Add({});
     lastSuccessful->Set(1);
+    expiry = &prometheus::BuildGauge()
+                  .Name("gpuscale_serving_certificate_expiry_timestamp_seconds")
+                  .Help(
+                      "When the serving certificate in use expires (Unix time; its notAfter), "
+                      "so an alert can fire before a rotation that never came")
+                  .Register(*registry)
+                  .Add({});
+  }
+
+  void setExpiry(const TlsConfig& config) const {
+    auto notAfter = certificateNotAfter(config.certificateChainPem);
+    if (!notAfter) return;
+    expiry->Set(static_cast<double>(
+        std::chrono::duration_cast<std::chrono::seconds>(notAfter->time_since_epoch()).count()));
   }
 };
+
+namespace {
+
+// "until 2026-05-01 12:00:00 UTC" of a chain's leaf, for the reload log line.
+std::string validity(const TlsConfig& config) {
+  auto notAfter = certificateNotAfter(config.certificateChainPem);
+  if (!notAfter) return "with an unreadable expiry";
+  const std::time_t t = std::chrono::system_clock::to_time_t(*notAfter);
+  std::tm utc{};
+  gmtime_r(&t, &utc);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%d %H:%M:%S UTC", &utc);
+  return std::string("valid until ") + text;
+}
+
+}  // namespace
 
 core::Result<std::shared_ptr<ServingTls>> ServingTls::create(
     TlsConfigLoader loader, const std::shared_ptr<prometheus::Registry>& registry) {
@@ -45,6 +77,7 @@ core::Result<std::shared_ptr<ServingTls>> ServingTls::create(
   if (!context) return context.status();
   std::shared_ptr<ServingTls> tls(
       new ServingTls(std::move(loader), registry ? std::make_unique<Metrics>(registry) : nullptr));
+  if (tls->metrics_) tls->metrics_->setExpiry(*config);
   tls->context_ = std::move(*context);
   tls->config_ = std::move(*config);
   tls->generation_ = 1;
@@ -109,15 +142,17 @@ core::Status ServingTls::reload() {
     config_ = std::move(*config);
     generation = ++generation_;
   }
+  const TlsConfig now = currentConfig();
   if (metrics_) {
     metrics_->successes->Increment();
     metrics_->lastSuccessful->Set(1);
+    metrics_->setExpiry(now);
   }
   lastLoggedError_.clear();
   spdlog::info(
-      "TLS context reloaded (generation {}): new connections use the new serving "
-      "certificate and client CA list",
-      generation);
+      "TLS context reloaded (generation {}): new connections use the serving certificate {} "
+      "and the new client CA list",
+      generation, validity(now));
   return {};
 }
 

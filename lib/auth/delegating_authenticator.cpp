@@ -103,54 +103,101 @@ DelegatingAuthenticator::DelegatingAuthenticator(std::shared_ptr<AuthenticationC
                                                  std::shared_ptr<TokenReviewer> tokens)
     : config_(std::move(config)), tokens_(std::move(tokens)) {}
 
-core::Result<UserInfo> DelegatingAuthenticator::authenticate(const HttpRequest& request) {
-  const auto config = config_->current();
+// What the certificates decided, and the bearer token still to be reviewed, if any.
+struct DelegatingAuthenticator::Progress {
+  std::optional<UserInfo> user;
   std::vector<core::Status> failures;
+  std::optional<std::string> token;
+  bool certificate = false;
+  std::string remoteAddress;
+};
+
+DelegatingAuthenticator::Progress DelegatingAuthenticator::withoutReview(
+    const HttpRequest& request) const {
+  const auto config = config_->current();
+  Progress progress;
+  progress.certificate = hasCertificate(request);
+  progress.remoteAddress = request.remoteAddress;
 
   auto proxied = authenticateRequestHeader(config->requestHeader, request);
   if (!proxied) {
-    failures.push_back(proxied.status());
+    progress.failures.push_back(proxied.status());
   } else if (proxied->has_value()) {
-    UserInfo user = std::move(**proxied);
-    addAuthenticatedGroup(user);
-    return user;
+    progress.user = std::move(**proxied);
+    return progress;
   }
 
-  if (config->clientCa && hasCertificate(request)) {
+  if (config->clientCa && progress.certificate) {
     auto identity = config->clientCa->verify(*request.peer);
     if (identity) {
-      UserInfo user{identity->commonName, "", identity->organizations, {}};
-      addAuthenticatedGroup(user);
-      return user;
+      progress.user = UserInfo{identity->commonName, "", identity->organizations, {}};
+      return progress;
     }
-    failures.push_back(identity.status());
+    progress.failures.push_back(identity.status());
   }
 
   if (auto token = bearerToken(request)) {
     if (!tokens_) {
-      failures.push_back(core::Status::unauthorized("bearer tokens are not accepted"));
-    } else if (auto reviewed = tokens_->review(*token); !reviewed) {
-      failures.push_back(reviewed.status());
-    } else if (reviewed->has_value()) {
-      UserInfo user = std::move(**reviewed);
-      addAuthenticatedGroup(user);
-      return user;
+      progress.failures.push_back(core::Status::unauthorized("bearer tokens are not accepted"));
     } else {
-      failures.push_back(core::Status::unauthorized("invalid bearer token"));
+      progress.token = std::move(*token);
     }
   }
+  return progress;
+}
 
-  if (failures.empty() && !hasCertificate(request)) {
+core::Result<UserInfo> DelegatingAuthenticator::conclude(Progress progress,
+                                                         const TokenReviewer::Answer* reviewed) {
+  if (reviewed != nullptr) {
+    if (!*reviewed) {
+      // Too many reviews: the caller is told to come back, not that it is unknown.
+      if (reviewed->status().httpCode() == 429) return reviewed->status();
+      progress.failures.push_back(reviewed->status());
+    } else if ((*reviewed)->has_value()) {
+      progress.user = **reviewed;
+    } else {
+      progress.failures.push_back(core::Status::unauthorized("invalid bearer token"));
+    }
+  }
+  if (progress.user) {
+    addAuthenticatedGroup(*progress.user);
+    return std::move(*progress.user);
+  }
+  if (progress.failures.empty() && !progress.certificate) {
     return UserInfo{"system:anonymous", "", {"system:unauthenticated"}, {}};
   }
-  if (failures.empty()) {
+  if (progress.failures.empty()) {
     // A certificate that no configured authenticator could judge is a credential, not anonymity.
-    failures.push_back(core::Status::unauthorized("client certificate presented but not accepted"));
+    progress.failures.push_back(
+        core::Status::unauthorized("client certificate presented but not accepted"));
   }
-  for (const auto& failure : failures) {
-    spdlog::info("authentication failed from {}: {}", request.remoteAddress, failure.message());
+  // Debug only: a flood of bad credentials must not become a flood of log lines (the requests are
+  // counted in gpuscale_apiserver_requests_total{route="unauthenticated"}).
+  for (const auto& failure : progress.failures) {
+    spdlog::debug("authentication failed from {}: {}", progress.remoteAddress, failure.message());
   }
   return core::Status::unauthorized();
+}
+
+core::Result<UserInfo> DelegatingAuthenticator::authenticate(const HttpRequest& request) {
+  Progress progress = withoutReview(request);
+  if (progress.user || !progress.token) return conclude(std::move(progress), nullptr);
+  const auto reviewed = tokens_->review(*progress.token);
+  return conclude(std::move(progress), &reviewed);
+}
+
+void DelegatingAuthenticator::authenticateAsync(const HttpRequest& request,
+                                                std::chrono::steady_clock::time_point /*deadline*/,
+                                                std::function<void(core::Result<UserInfo>)> done) {
+  Progress progress = withoutReview(request);
+  if (progress.user || !progress.token) return done(conclude(std::move(progress), nullptr));
+  const std::string token = *progress.token;
+  // The review is not waited for here: the server answers 504 at the deadline, and the answer,
+  // when it comes, is cached for the caller's next request.
+  tokens_->reviewAsync(token, [progress = std::move(progress),
+                               done = std::move(done)](TokenReviewer::Answer reviewed) mutable {
+    done(conclude(std::move(progress), &reviewed));
+  });
 }
 
 }  // namespace gpuscale::auth

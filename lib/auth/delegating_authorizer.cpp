@@ -80,14 +80,49 @@ nlohmann::ordered_json subjectAccessReview(const apiserver::UserInfo& user,
           {"spec", std::move(spec)}};
 }
 
+namespace {
+
+core::Result<apiserver::AuthorizationDecision> decisionOf(
+    const std::string& userName, const core::Result<kube::Object>& response) {
+  if (!response) {
+    spdlog::warn("SubjectAccessReview for {:?} failed: {}", userName, response.status().toString());
+    return core::Status::internal(
+        fmt::format("unable to authorize the request: SubjectAccessReview failed: {}",
+                    response.status().message()));
+  }
+  const auto status = response->value("status", kube::Object::object());
+  if (!status.is_object() || !status.contains("allowed") || !status["allowed"].is_boolean()) {
+    return core::Status::internal(
+        "unable to authorize the request: SubjectAccessReview answer has no status.allowed");
+  }
+  return apiserver::AuthorizationDecision{status["allowed"].get<bool>(),
+                                          status.value("reason", "")};
+}
+
+CachedReviewOptions cacheOptions(const AuthorizerOptions& options) {
+  CachedReviewOptions out;
+  out.review = Review::kSubjectAccess;
+  out.passedTtl = options.allowedTtl;
+  out.failedTtl = options.deniedTtl;
+  out.passedEntries = options.cacheSize;
+  out.failedEntries = options.cacheSize;
+  out.limiter = options.limiter;
+  out.metrics = options.metrics;
+  out.clock = options.clock;
+  return out;
+}
+
+}  // namespace
+
 DelegatingAuthorizer::DelegatingAuthorizer(std::shared_ptr<kube::KubeClient> client,
                                            AuthorizerOptions options)
     : client_(std::move(client)),
       options_(std::move(options)),
-      cache_(options_.cacheSize, options_.clock) {}
+      cache_(cacheOptions(options_),
+             [](const apiserver::AuthorizationDecision& decision) { return decision.allowed; }) {}
 
-core::Result<apiserver::AuthorizationDecision> DelegatingAuthorizer::authorize(
-    const apiserver::UserInfo& user, const apiserver::RequestInfo& info) {
+std::optional<apiserver::AuthorizationDecision> DelegatingAuthorizer::withoutReview(
+    const apiserver::UserInfo& user, const apiserver::RequestInfo& info) const {
   for (const auto& group : user.groups) {
     if (std::find(options_.alwaysAllowGroups.begin(), options_.alwaysAllowGroups.end(), group) !=
         options_.alwaysAllowGroups.end()) {
@@ -98,32 +133,32 @@ core::Result<apiserver::AuthorizationDecision> DelegatingAuthorizer::authorize(
     return apiserver::AuthorizationDecision{true, ""};
   }
   if (!client_) return apiserver::AuthorizationDecision{false, ""};
+  return std::nullopt;
+}
 
-  const std::string key = reviewCacheKey(user, info);
-  auto cached = cache_.get(key);
-  if (options_.metrics) options_.metrics->lookup(Review::kSubjectAccess, cached.has_value());
-  if (cached) return *cached;
+core::Result<apiserver::AuthorizationDecision> DelegatingAuthorizer::authorize(
+    const apiserver::UserInfo& user, const apiserver::RequestInfo& info) {
+  return waitFor<core::Result<apiserver::AuthorizationDecision>>(
+      [&](std::function<void(core::Result<apiserver::AuthorizationDecision>)> done) {
+        authorizeAsync(user, info, std::chrono::steady_clock::time_point::max(), std::move(done));
+      });
+}
 
-  const auto review = subjectAccessReview(user, info);
-  auto response = client_->create(
-      kube::ResourceRef::collection("authorization.k8s.io", "v1", "subjectaccessreviews"),
-      kube::Object::parse(review.dump()));
-  if (!response) {
-    spdlog::warn("SubjectAccessReview for {:?} failed: {}", user.name,
-                 response.status().toString());
-    return core::Status::internal(
-        fmt::format("unable to authorize the request: SubjectAccessReview failed: {}",
-                    response.status().message()));
-  }
-  const auto status = response->value("status", kube::Object::object());
-  if (!status.is_object() || !status.contains("allowed") || !status["allowed"].is_boolean()) {
-    return core::Status::internal(
-        "unable to authorize the request: SubjectAccessReview answer has no status.allowed");
-  }
-  apiserver::AuthorizationDecision decision{status["allowed"].get<bool>(),
-                                            status.value("reason", "")};
-  cache_.put(key, decision, decision.allowed ? options_.allowedTtl : options_.deniedTtl);
-  return decision;
+void DelegatingAuthorizer::authorizeAsync(
+    const apiserver::UserInfo& user, const apiserver::RequestInfo& info,
+    std::chrono::steady_clock::time_point /*deadline*/,
+    std::function<void(core::Result<apiserver::AuthorizationDecision>)> done) {
+  if (auto decided = withoutReview(user, info)) return done(*decided);
+  const auto send =
+      [&](std::function<void(core::Result<apiserver::AuthorizationDecision>)> answered) {
+        const auto review = subjectAccessReview(user, info);
+        client_->createAsync(
+            kube::ResourceRef::collection("authorization.k8s.io", "v1", "subjectaccessreviews"),
+            kube::Object::parse(review.dump()),
+            [name = user.name, answered = std::move(answered)](
+                core::Result<kube::Object> response) { answered(decisionOf(name, response)); });
+      };
+  cache_.get(reviewCacheKey(user, info), send, std::move(done));
 }
 
 }  // namespace gpuscale::auth

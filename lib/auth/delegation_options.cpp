@@ -3,42 +3,14 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <charconv>
 
 #include "gpuscale/auth/delegating_authenticator.h"
 #include "gpuscale/auth/token_reviewer.h"
-#include "gpuscale/core/duration.h"
-#include "gpuscale/core/flag_args.h"
 
 namespace gpuscale::auth {
 namespace {
-
-std::vector<std::string> splitList(std::string_view value) {
-  std::vector<std::string> out;
-  while (!value.empty()) {
-    const size_t comma = value.find(',');
-    std::string_view item = value.substr(0, comma);
-    while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
-    while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
-    if (!item.empty()) out.emplace_back(item);
-    if (comma == std::string_view::npos) break;
-    value.remove_prefix(comma + 1);
-  }
-  return out;
-}
-
-core::Result<std::chrono::milliseconds> duration(std::string_view name, std::string_view value) {
-  auto parsed = core::parseGoDuration(value);
-  if (!parsed)
-    return core::Status::badRequest(fmt::format("--{}: {}", name, parsed.status().message()));
-  return std::chrono::duration_cast<std::chrono::milliseconds>(*parsed);
-}
-
-core::Result<bool> boolean(std::string_view name, std::string_view value) {
-  if (value == "true" || value == "1") return true;
-  if (value == "false" || value == "0") return false;
-  return core::Status::badRequest(fmt::format("--{}: invalid boolean {:?}", name, value));
-}
 
 // A review client: `timeout` per request, no 429 retries (the caller fails closed instead), and the
 // rate limits k8s.io/apiserver uses for delegation (200 QPS, burst 400).
@@ -64,99 +36,65 @@ core::Result<std::shared_ptr<kube::KubeClient>> reviewClient(
 
 }  // namespace
 
-bool isBooleanDelegationFlag(std::string_view name) {
-  return name == "authentication-skip-lookup" || name == "authentication-tolerate-lookup-failure";
+void DelegationOptions::addFlags(core::FlagSet& flags) {
+  flags.addString("lister-kubeconfig", &listerKubeconfig,
+                  "kubeconfig for listing and watching objects (default in-cluster, then "
+                  "$KUBECONFIG)");
+  flags.addFloat("client-qps", &clientQps, "client-side requests per second to the Kubernetes API");
+  flags.addInt("client-burst", &clientBurst, "client-side burst", 0);
+  addReviewFlags(flags);
 }
 
-core::Result<bool> applyDelegationFlag(DelegationOptions& options, std::string_view name,
-                                       std::string_view value) {
-  auto& authn = options.authentication;
-  if (name == "lister-kubeconfig") {
-    options.listerKubeconfig = value;
-  } else if (name == "client-qps" || name == "client-burst") {
-    double number = 0;
-    const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), number);
-    if (ec != std::errc() || end != value.data() + value.size() || number < 0) {
-      return core::Status::badRequest(fmt::format("--{}: invalid number {:?}", name, value));
-    }
-    if (name == "client-qps") {
-      options.clientQps = number;
-    } else {
-      options.clientBurst = static_cast<int>(number);
-    }
-  } else if (name == "authentication-kubeconfig") {
-    options.authenticationKubeconfig = value;
-  } else if (name == "authentication-token-webhook-cache-ttl") {
-    auto ttl = duration(name, value);
-    if (!ttl) return ttl.status();
-    options.tokenCacheTtl = *ttl;
-  } else if (name == "client-ca-file") {
-    authn.clientCaFile = value;
-  } else if (name == "requestheader-client-ca-file") {
-    authn.requestHeaderClientCaFile = value;
-  } else if (name == "requestheader-username-headers") {
-    authn.requestHeaderUsernameHeaders = splitList(value);
-  } else if (name == "requestheader-group-headers") {
-    authn.requestHeaderGroupHeaders = splitList(value);
-  } else if (name == "requestheader-extra-headers-prefix") {
-    authn.requestHeaderExtraHeaderPrefixes = splitList(value);
-  } else if (name == "requestheader-allowed-names") {
-    authn.requestHeaderAllowedNames = splitList(value);
-  } else if (name == "authentication-skip-lookup" ||
-             name == "authentication-tolerate-lookup-failure") {
-    auto flag = boolean(name, value);
-    if (!flag) return flag.status();
-    (name == "authentication-skip-lookup" ? options.skipLookup : options.tolerateLookupFailure) =
-        *flag;
-  } else if (name == "authorization-kubeconfig") {
-    options.authorizationKubeconfig = value;
-  } else if (name == "authorization-webhook-cache-authorized-ttl" ||
-             name == "authorization-webhook-cache-unauthorized-ttl") {
-    auto ttl = duration(name, value);
-    if (!ttl) return ttl.status();
-    (name == "authorization-webhook-cache-authorized-ttl" ? options.authorization.allowedTtl
-                                                          : options.authorization.deniedTtl) = *ttl;
-  } else if (name == "authorization-always-allow-paths") {
-    options.authorization.alwaysAllowPaths = splitList(value);
-  } else {
-    return false;
-  }
-  return true;
-}
-
-core::Result<std::vector<std::string>> parseDelegationFlags(const std::vector<std::string>& args,
-                                                            DelegationOptions& options) {
-  core::FlagCallbacks flags;
-  flags.apply = [&options](std::string_view name, std::string_view value) {
-    return applyDelegationFlag(options, name, value);
-  };
-  flags.isBoolean = isBooleanDelegationFlag;
-  // The serving listener reads the CA files too.
-  flags.passOn = [](std::string_view name) {
-    return name == "client-ca-file" || name == "requestheader-client-ca-file";
-  };
-  return core::applyFlags(args, flags);
-}
-
-std::string delegationFlagsUsage() {
-  return R"(      --lister-kubeconfig string     kubeconfig for listing and watching objects (default in-cluster)
-      --client-qps float             client-side requests per second to the Kubernetes API (default 5)
-      --client-burst int             client-side burst (default 10)
-      --authentication-kubeconfig string   kubeconfig for TokenReviews (default in-cluster)
-      --authentication-token-webhook-cache-ttl duration   TokenReview cache (default 10s)
-      --authentication-skip-lookup   do not read kube-system/extension-apiserver-authentication
-      --authentication-tolerate-lookup-failure   start even if that ConfigMap cannot be read
-      --client-ca-file string        CA bundle for x509 client certificates
-      --requestheader-client-ca-file string   CA bundle for front-proxy client certificates
-      --requestheader-allowed-names strings   front-proxy certificate CNs accepted (default any)
-      --requestheader-username-headers strings   (default x-remote-user)
-      --requestheader-group-headers strings      (default x-remote-group)
-      --requestheader-extra-headers-prefix strings   (default x-remote-extra-)
-      --authorization-kubeconfig string   kubeconfig for SubjectAccessReviews (default in-cluster)
-      --authorization-webhook-cache-authorized-ttl duration     (default 10s)
-      --authorization-webhook-cache-unauthorized-ttl duration   (default 10s)
-      --authorization-always-allow-paths strings   (default /healthz,/readyz,/livez)
-)";
+void DelegationOptions::addReviewFlags(core::FlagSet& flags) {
+  using core::ListForm;
+  AuthenticationFlags& authn = authentication;
+  flags.addString("authentication-kubeconfig", &authenticationKubeconfig,
+                  "kubeconfig for TokenReviews (default in-cluster)");
+  flags.addDuration("authentication-token-webhook-cache-ttl", &tokenCacheTtl,
+                    "how long TokenReview answers are cached");
+  flags.addBool("authentication-skip-lookup", &skipLookup,
+                "do not read kube-system/extension-apiserver-authentication");
+  flags.addBool("authentication-tolerate-lookup-failure", &tolerateLookupFailure,
+                "start even if that ConfigMap cannot be read");
+  flags.addString("client-ca-file", &authn.clientCaFile, "CA bundle for x509 client certificates");
+  flags.addString("requestheader-client-ca-file", &authn.requestHeaderClientCaFile,
+                  "CA bundle for front-proxy client certificates");
+  flags.addStringList("requestheader-allowed-names", &authn.requestHeaderAllowedNames,
+                      "front-proxy certificate common names accepted (default any)",
+                      ListForm::kCommaSeparated);
+  flags.addStringList("requestheader-username-headers", &authn.requestHeaderUsernameHeaders,
+                      "headers carrying the user name", ListForm::kCommaSeparated);
+  flags.addStringList("requestheader-group-headers", &authn.requestHeaderGroupHeaders,
+                      "headers carrying the groups", ListForm::kCommaSeparated);
+  flags.addStringList("requestheader-extra-headers-prefix", &authn.requestHeaderExtraHeaderPrefixes,
+                      "prefixes of the headers carrying extra user information",
+                      ListForm::kCommaSeparated);
+  flags.addString("authorization-kubeconfig", &authorizationKubeconfig,
+                  "kubeconfig for SubjectAccessReviews (default in-cluster)");
+  flags.addDuration("authorization-webhook-cache-authorized-ttl", &authorization.allowedTtl,
+                    "how long allowing SubjectAccessReview answers are cached");
+  flags.addDuration("authorization-webhook-cache-unauthorized-ttl", &authorization.deniedTtl,
+                    "how long denying SubjectAccessReview answers are cached");
+  flags.addStringList("authorization-always-allow-paths", &authorization.alwaysAllowPaths,
+                      "paths allowed without a review", ListForm::kCommaSeparated);
+  flags
+      .addCustom("delegated-reviews-per-second", "float",
+                 "TokenReviews + SubjectAccessReviews started per second, burst twice that; "
+                 "beyond: 429 (0 = no limit)",
+                 [this](std::string_view value) {
+                   double number = 0;
+                   const auto [end, ec] =
+                       std::from_chars(value.data(), value.data() + value.size(), number);
+                   if (ec != std::errc() || end != value.data() + value.size() || number < 0) {
+                     return core::Status::badRequest("must be a number >= 0");
+                   }
+                   reviewLimits.reviewsPerSecond = number;
+                   reviewLimits.burst = std::max(1, static_cast<int>(2 * number));
+                   return core::Status();
+                 })
+      .defaultText(fmt::format("{}", reviewLimits.reviewsPerSecond));
+  flags.addInt("delegated-reviews-max-waiting", &reviewLimits.maxWaiting,
+               "requests waiting for reviews at once; beyond: 429", 1, 1000000);
 }
 
 core::Result<DelegatedAuth> buildDelegatedAuth(const DelegationOptions& options) {
@@ -187,14 +125,18 @@ core::Result<DelegatedAuth> buildDelegatedAuth(const DelegationOptions& options)
                    lookup.message());
     }
   }
+  // One limiter for both kinds of review: together they are what callers cost kube-apiserver.
+  auto limiter = options.reviewLimiter ? options.reviewLimiter
+                                       : std::make_shared<ReviewLimiter>(options.reviewLimits);
   std::shared_ptr<TokenReviewer> tokens;
   if (*authnClient) {
     tokens = std::make_shared<TokenReviewer>(*authnClient, options.tokenCacheTtl,
-                                             options.reviewCacheMetrics);
+                                             options.reviewCacheMetrics, limiter);
   }
   out.authenticator = std::make_shared<DelegatingAuthenticator>(out.config, std::move(tokens));
   AuthorizerOptions authorization = options.authorization;
   authorization.metrics = options.reviewCacheMetrics;
+  authorization.limiter = limiter;
   out.authorizer = std::make_shared<DelegatingAuthorizer>(*authzClient, std::move(authorization));
   return out;
 }

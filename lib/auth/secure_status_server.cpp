@@ -11,11 +11,6 @@
 
 namespace gpuscale::auth {
 
-bool isStatusAuthFlag(std::string_view name) {
-  return name.starts_with("authentication-") || name.starts_with("authorization-") ||
-         name.starts_with("requestheader-") || name == "client-ca-file";
-}
-
 core::Result<std::unique_ptr<SecureStatusServer>> SecureStatusServer::start(
     const SecureStatusOptions& options, StatusPages pages) {
   auto auth = buildDelegatedAuth(options.delegation);
@@ -60,6 +55,11 @@ core::Result<std::unique_ptr<SecureStatusServer>> SecureStatusServer::start(
   out->server_ = std::make_unique<apiserver::HttpsServer>(
       server, out->tls_, [handler = out->handler_](const apiserver::HttpRequest& request) {
         return handler->handle(request);
+      });
+  out->server_->setAsyncHandler(
+      [handler = out->handler_](std::shared_ptr<const apiserver::HttpRequest> request,
+                                std::shared_ptr<apiserver::PendingRequest> pending) {
+        handler->handleAsync(std::move(request), std::move(pending));
       });
   out->server_->setMetricsRegistry(pages.registry);
   if (core::Status started = out->server_->start(); !started.ok()) {

@@ -21,6 +21,8 @@ std::vector<std::string> stringList(const kube::Object& value) {
   return out;
 }
 
+TokenReviewer::Answer answerOf(const core::Result<kube::Object>& response);
+
 }  // namespace
 
 apiserver::UserInfo userFromObject(const kube::Object& user) {
@@ -37,33 +39,57 @@ apiserver::UserInfo userFromObject(const kube::Object& user) {
 
 TokenReviewer::TokenReviewer(std::shared_ptr<kube::KubeClient> client,
                              std::chrono::milliseconds ttl,
-                             std::shared_ptr<ReviewCacheMetrics> metrics)
-    : client_(std::move(client)), ttl_(ttl), metrics_(std::move(metrics)) {}
+                             std::shared_ptr<ReviewCacheMetrics> metrics,
+                             std::shared_ptr<ReviewLimiter> limiter)
+    : client_(std::move(client)),
+      cache_(
+          [&] {
+            CachedReviewOptions options;
+            options.review = Review::kToken;
+            options.passedTtl = ttl;
+            options.failedTtl = ttl;
+            options.limiter = std::move(limiter);
+            options.metrics = std::move(metrics);
+            return options;
+          }(),
+          [](const std::optional<apiserver::UserInfo>& user) { return user.has_value(); }) {}
 
-core::Result<std::optional<apiserver::UserInfo>> TokenReviewer::review(const std::string& token) {
-  const std::string key = sha256(token);
-  auto cached = cache_.get(key);
-  if (metrics_) metrics_->lookup(Review::kToken, cached.has_value());
-  if (cached) return *cached;
-  const kube::Object request = {{"apiVersion", "authentication.k8s.io/v1"},
-                                {"kind", "TokenReview"},
-                                {"spec", {{"token", token}}}};
-  auto response = client_->create(
-      kube::ResourceRef::collection("authentication.k8s.io", "v1", "tokenreviews"), request);
+TokenReviewer::Answer TokenReviewer::review(const std::string& token) {
+  return waitFor<Answer>([&](std::function<void(Answer)> done) { reviewAsync(token, done); });
+}
+
+void TokenReviewer::reviewAsync(const std::string& token, std::function<void(Answer)> done) {
+  const auto send = [&](std::function<void(Answer)> answered) {
+    const kube::Object request = {{"apiVersion", "authentication.k8s.io/v1"},
+                                  {"kind", "TokenReview"},
+                                  {"spec", {{"token", token}}}};
+    client_->createAsync(
+        kube::ResourceRef::collection("authentication.k8s.io", "v1", "tokenreviews"), request,
+        [answered = std::move(answered)](core::Result<kube::Object> response) {
+          answered(answerOf(response));
+        });
+  };
+  cache_.get(sha256(token), send, std::move(done));
+}
+
+namespace {
+
+TokenReviewer::Answer answerOf(const core::Result<kube::Object>& response) {
   if (!response) {
     spdlog::warn("TokenReview failed: {}", response.status().toString());
     return response.status().withContext("TokenReview failed");
   }
   const kube::Object status = response->value("status", kube::Object::object());
-  std::optional<apiserver::UserInfo> answer;
-  if (status.value("authenticated", false)) {
-    answer = userFromObject(status.value("user", kube::Object::object()));
-    if (answer->name.empty()) {
-      return core::Status::internal("TokenReview authenticated a token without a username");
-    }
+  if (!status.is_object() || !status.value("authenticated", false)) {
+    return std::optional<apiserver::UserInfo>();
   }
-  cache_.put(key, answer, ttl_);
-  return answer;
+  auto user = userFromObject(status.value("user", kube::Object::object()));
+  if (user.name.empty()) {
+    return core::Status::internal("TokenReview authenticated a token without a username");
+  }
+  return std::optional<apiserver::UserInfo>(std::move(user));
 }
+
+}  // namespace
 
 }  // namespace gpuscale::auth

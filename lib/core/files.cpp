@@ -8,7 +8,7 @@ namespace gpuscale::core {
 Result<std::string> readFile(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
   const auto unreadable = [&] {
-    return Status::invalid("cannot read " + path.string()).withCause(Cause::kFileUnreadable);
+    return Status::invalid("cannot read " + path.string()).withPayload(FileFailure::kUnreadable);
   };
   if (!in) return unreadable();
   std::ostringstream content;

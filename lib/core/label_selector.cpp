@@ -318,15 +318,19 @@ bool hasValue(const Requirement& r, std::string_view value) {
 
 bool Requirement::matches(const Labels& labels) const {
   const auto it = labels.find(key);
-  const bool present = it != labels.end();
+  return matchesValue(it == labels.end() ? nullptr : &it->second);
+}
+
+bool Requirement::matchesValue(const std::string* value) const {
+  const bool present = value != nullptr;
   switch (op) {
     case SelectorOperator::kEquals:
     case SelectorOperator::kDoubleEquals:
     case SelectorOperator::kIn:
-      return present && hasValue(*this, it->second);
+      return present && hasValue(*this, *value);
     case SelectorOperator::kNotEquals:
     case SelectorOperator::kNotIn:
-      return !present || !hasValue(*this, it->second);
+      return !present || !hasValue(*this, *value);
     case SelectorOperator::kExists:
       return present;
     case SelectorOperator::kDoesNotExist:
@@ -334,7 +338,7 @@ bool Requirement::matches(const Labels& labels) const {
     case SelectorOperator::kGreaterThan:
     case SelectorOperator::kLessThan: {
       if (!present || values.size() != 1) return false;
-      const std::optional<int64_t> actual = parseInt64(it->second);
+      const std::optional<int64_t> actual = parseInt64(*value);
       const std::optional<int64_t> bound = parseInt64(values.front());
       if (!actual || !bound) return false;
       return op == SelectorOperator::kGreaterThan ? *actual > *bound : *actual < *bound;

@@ -46,9 +46,9 @@ Status Status::plain(std::string message, int httpCode) {
   return {httpCode, "", std::move(message)};
 }
 
-Status Status::withCause(Cause cause) const {
+Status Status::withPayloadOf(const Status& other) const {
   Status copy = *this;
-  copy.cause_ = cause;
+  copy.payload_ = other.payload_;
   return copy;
 }
 

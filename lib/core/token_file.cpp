@@ -32,7 +32,7 @@ Result<std::string> TokenFile::token() {
   }
   if (!loaded_) {
     return Status::unavailable("cannot read a token from " + path_.string())
-        .withCause(Cause::kFileUnreadable);
+        .withPayload(FileFailure::kUnreadable);
   }
   return token_;
 }

@@ -84,13 +84,13 @@ core::Result<ClientConfig> fromYaml(const YAML::Node& root, const fs::path& path
   config.server = cluster["server"].as<std::string>();
   while (!config.server.empty() && config.server.back() == '/') config.server.pop_back();
   if (context["namespace"]) config.defaultNamespace = context["namespace"].as<std::string>();
-  config.insecureSkipTlsVerify =
+  config.tls.insecureSkipTlsVerify =
       cluster["insecure-skip-tls-verify"] && cluster["insecure-skip-tls-verify"].as<bool>();
   if (cluster["tls-server-name"])
     config.tlsServerName = cluster["tls-server-name"].as<std::string>();
   auto ca = pemField(cluster, "certificate-authority", baseDir, readFile);
   if (!ca) return ca.status();
-  config.caPem = *ca;
+  config.tls.caPem = *ca;
 
   const YAML::Node user = findNamed(root["users"], userName, "user");
   if (!user || user.IsNull()) return config;  // a user-less context: no credentials
@@ -110,8 +110,8 @@ core::Result<ClientConfig> fromYaml(const YAML::Node& root, const fs::path& path
         fmt::format("{}: user {}: client certificate and key must be given together", path.string(),
                     core::goQuote(userName)));
   }
-  config.clientCertPem = *cert;
-  config.clientKeyPem = *key;
+  config.tls.clientCertPem = *cert;
+  config.tls.clientKeyPem = *key;
   if (user["token"] && !user["token"].as<std::string>().empty()) {
     config.token = TokenSource::fixed(user["token"].as<std::string>());
   } else if (user["tokenFile"] && !user["tokenFile"].as<std::string>().empty()) {
@@ -170,7 +170,7 @@ core::Result<ClientConfig> inClusterConfig(const fs::path& serviceAccountDir) {
   config.server = fmt::format("https://{}:{}", ipv6 ? "[" + hostText + "]" : hostText, port);
   auto ca = core::readFile(serviceAccountDir / "ca.crt");
   if (!ca) return ca.status();
-  config.caPem = *ca;
+  config.tls.caPem = *ca;
   if (!fs::exists(serviceAccountDir / "token")) {
     return core::Status::invalid(
         fmt::format("no service-account token in {}", serviceAccountDir.string()));

@@ -32,7 +32,7 @@ RateLimiter::Clock::duration RateLimiter::waitTime(Clock::time_point now) {
       std::chrono::duration<double>((1 - tokens_) / qps_));
 }
 
-bool RateLimiter::acquire(std::stop_token stop) {
+bool RateLimiter::acquireUntil(Clock::time_point until, std::stop_token stop, Late late) {
   if (qps_ <= 0) return true;
   std::unique_lock lock(mu_);
   while (!stop.stop_requested()) {
@@ -42,10 +42,12 @@ bool RateLimiter::acquire(std::stop_token stop) {
       tokens_ -= 1;
       return true;
     }
+    if (now >= until) return false;
     // Waiting callers reserve nothing: whoever wakes first after the refill takes the token.
-    const auto wait = std::chrono::duration<double>((1 - tokens_) / qps_);
-    cv_.wait_for(lock, stop, std::chrono::duration_cast<Clock::duration>(wait),
-                 [] { return false; });
+    const auto wait = std::chrono::duration_cast<Clock::duration>(
+        std::chrono::duration<double>((1 - tokens_) / qps_));
+    if (late == Late::kGiveUp && until - now < wait) return false;
+    cv_.wait_until(lock, stop, until - now > wait ? now + wait : until, [] { return false; });
   }
   return false;
 }

@@ -3,15 +3,16 @@
 #include <cpprest/containerstream.h>
 #include <cpprest/http_client.h>
 #include <fmt/format.h>
-#include <openssl/bio.h>
-#include <openssl/pem.h>
 #include <spdlog/spdlog.h>
 
 #include <boost/asio/ssl.hpp>
+#include <future>
 #include <thread>
 
 #include "gpuscale/core/api_call_tally.h"
 #include "gpuscale/core/go_quote.h"
+#include "gpuscale/core/no_wait.h"
+#include "gpuscale/core/request_deadline.h"
 
 namespace gpuscale::kube {
 namespace http = web::http;
@@ -26,15 +27,18 @@ struct Reply {
 using Query = std::vector<std::pair<std::string, std::string>>;
 using SteadyClock = std::chrono::steady_clock;
 
-// What a request is, for the observer's labels.
+// What a request is, for the observer's labels and the write fence.
 struct Call {
   const char* verb;
   std::string resource;  // already bounded
   const char* accept = "application/json";
+  bool write = false;  // asks ClientConfig::writeFence before every attempt
 };
 
 Call callFor(const char* verb, const ResourceRef& ref) {
-  return {verb, boundedResourceLabel(ref.resource)};
+  const std::string_view v(verb);
+  const bool write = v == "create" || v == "update" || v == "patch" || v == "delete";
+  return {verb, boundedResourceLabel(ref.resource), "application/json", write};
 }
 
 std::string withQuery(std::string path, const Query& query) {
@@ -48,19 +52,6 @@ std::string withQuery(std::string path, const Query& query) {
     separator = '&';
   }
   return path;
-}
-
-bool pemParses(const std::string& pem, bool isKey) {
-  std::unique_ptr<BIO, decltype(&BIO_free)> bio(
-      BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())), BIO_free);
-  if (isKey) {
-    EVP_PKEY* key = PEM_read_bio_PrivateKey(bio.get(), nullptr, nullptr, nullptr);
-    EVP_PKEY_free(key);
-    return key != nullptr;
-  }
-  X509* cert = PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr);
-  X509_free(cert);
-  return cert != nullptr;
 }
 
 int retryAfter(const http::http_headers& headers) {
@@ -86,6 +77,10 @@ core::Status transportError(const std::string& server, const std::exception& e) 
       fmt::format("cannot reach the Kubernetes API at {}: {}", server, e.what()));
 }
 
+core::Status deadlinePassed(std::string_view what) {
+  return core::Status::timeout(fmt::format("{}: the request's deadline would pass first", what));
+}
+
 core::Result<Object> parseObject(const Reply& reply) {
   if (reply.body.empty()) return Object::object();
   Object parsed = Object::parse(reply.body, nullptr, /*allow_exceptions=*/false);
@@ -109,18 +104,13 @@ struct RestKubeClient::Impl {
     http::client::http_client_config cfg;
     cfg.set_timeout(timeout);
     cfg.set_proxy(web::web_proxy(web::web_proxy::disabled));
-    cfg.set_validate_certificates(!config.insecureSkipTlsVerify);
-    cfg.set_ssl_context_callback([ca = config.caPem, cert = config.clientCertPem,
-                                  key = config.clientKeyPem](boost::asio::ssl::context& ctx) {
+    cfg.set_validate_certificates(!config.tls.insecureSkipTlsVerify);
+    cfg.set_ssl_context_callback([tls = config.tls](boost::asio::ssl::context& ctx) {
       // The PEM blocks were checked in create(); a failure here leaves the context without them
       // and the handshake or the server rejects the request.
-      boost::system::error_code ec;
-      if (!ca.empty()) ctx.add_certificate_authority(boost::asio::buffer(ca), ec);
-      if (!cert.empty()) {
-        ctx.use_certificate_chain(boost::asio::buffer(cert), ec);
-        ctx.use_private_key(boost::asio::buffer(key), boost::asio::ssl::context::pem, ec);
+      if (core::Status s = tls.configure(ctx); !s.ok()) {
+        spdlog::error("kube client: TLS configuration: {}", s.message());
       }
-      if (ec) spdlog::error("kube client: TLS configuration: {}", ec.message());
     });
     return cfg;
   }
@@ -157,12 +147,68 @@ struct RestKubeClient::Impl {
     });
   }
 
-  // Takes a rate-limiter token, reporting the wait. False when `stop` was requested first.
-  bool throttle(std::stop_token stop = {}) {
+  // Takes a rate-limiter token for a watch, reporting the wait. False when `stop` was requested
+  // first.
+  bool throttle(std::stop_token stop) {
     const auto start = SteadyClock::now();
     const bool acquired = limiter.acquire(stop);
     if (config.observer) config.observer->rateLimiterWaited(SteadyClock::now() - start);
     return acquired;
+  }
+
+  // Until when `call` may be sent: the write fence's answer for a write, no end for a read.
+  core::Result<SteadyClock::time_point> admit(const Call& call) const {
+    if (!call.write || !config.writeFence) return SteadyClock::time_point::max();
+    return config.writeFence->openUntil();
+  }
+
+  // Logs that `what` (method and path) was not sent because the write fence closed.
+  static core::Status notSent(std::string_view what, const core::Status& closed) {
+    spdlog::info("kube client: {} not sent: {}", what, closed.message());
+    return closed;
+  }
+
+  // Takes a rate-limiter token for one attempt of `call` (`what` names it in logs), reporting the
+  // wait. A write waits no longer than the fence stays open without asking it again, and asks it
+  // once more with the token in hand, right before the attempt. No token that would come after
+  // `deadline` is waited for. Not OK: the fence closed (a token taken first is spent), or the
+  // deadline would pass first.
+  core::Status takeToken(const Call& call, std::string_view what,
+                         std::optional<SteadyClock::time_point> deadline) {
+    const auto start = SteadyClock::now();
+    core::Status closed;
+    for (;;) {
+      auto open = admit(call);
+      if (!open) {
+        closed = notSent(what, open.status());
+        break;
+      }
+      const bool deadlineFirst = deadline && *deadline <= *open;
+      if (limiter.acquireUntil(
+              deadlineFirst ? *deadline : *open, {},
+              deadlineFirst ? RateLimiter::Late::kGiveUp : RateLimiter::Late::kWait)) {
+        if (auto still = admit(call); !still) closed = notSent(what, still.status());
+        break;
+      }
+      if (deadlineFirst) {
+        closed = deadlinePassed("waiting for the client rate limiter");
+        break;
+      }
+    }
+    if (config.observer) config.observer->rateLimiterWaited(SteadyClock::now() - start);
+    return closed;
+  }
+
+  // Waits `wait` before the next attempt of `call`; a write waits no longer than the fence stays
+  // open without asking it again. Not OK: the fence closed.
+  core::Status pause(const Call& call, std::string_view what, SteadyClock::duration wait) {
+    const auto until = SteadyClock::now() + wait;
+    for (;;) {
+      auto open = admit(call);
+      if (!open) return notSent(what, open.status());
+      if (SteadyClock::now() >= until) return {};
+      std::this_thread::sleep_until(std::min(until, *open));
+    }
   }
 
   void observe(const Call& call, int code, SteadyClock::time_point start) const {
@@ -172,31 +218,84 @@ struct RestKubeClient::Impl {
     }
   }
 
+  // One exchange; with a deadline, waiting for the answer ends there (the request is cancelled).
+  core::Result<Reply> exchange(http::http_request request,
+                               std::optional<SteadyClock::time_point> deadline) {
+    try {
+      if (!deadline)
+        return sendAsync(*rest, std::move(request), pplx::cancellation_token::none()).get();
+      pplx::cancellation_token_source cancel;
+      auto task = sendAsync(*rest, std::move(request), cancel.get_token());
+      auto ready = std::make_shared<std::promise<void>>();
+      auto answered = ready->get_future();
+      task.then([ready](const pplx::task<Reply>&) { ready->set_value(); });
+      if (answered.wait_until(*deadline) == std::future_status::timeout) {
+        cancel.cancel();
+        return deadlinePassed("waiting for the Kubernetes API's answer");
+      }
+      return task.get();
+    } catch (const std::exception& e) {
+      return transportError(config.server, e);
+    }
+  }
+
   core::Result<Reply> send(const Call& call, const http::method& method,
                            const std::string& pathAndQuery, const std::string* body = nullptr,
                            const std::string& contentType = "application/json") {
+    // A thread that may not wait (core/no_wait.h) never calls kube-apiserver.
+    if (!core::mayWait()) return core::wouldBlock();
+    // Waits on behalf of a request end with the request (core::RequestDeadline).
+    const auto deadline = core::RequestDeadline::current();
+    const auto what = fmt::format("{} {}", method, pathAndQuery);
     for (int attempt = 0;; ++attempt) {
-      throttle();
-      Reply reply;
+      if (auto s = takeToken(call, what, deadline); !s.ok()) return s;
       const auto start = SteadyClock::now();
-      try {
-        reply = sendAsync(*rest, buildRequest(method, pathAndQuery, body, contentType, call.accept),
-                          pplx::cancellation_token::none())
-                    .get();
-      } catch (const std::exception& e) {
-        observe(call, 0, start);
-        return transportError(config.server, e);
-      }
-      observe(call, reply.code, start);
+      auto reply =
+          exchange(buildRequest(method, pathAndQuery, body, contentType, call.accept), deadline);
+      observe(call, reply ? reply->code : 0, start);
+      if (!reply) return reply.status();
       const bool throttled =
-          reply.code == 429 || (reply.code == 503 && reply.retryAfterSeconds > 0);
+          reply->code == 429 || (reply->code == 503 && reply->retryAfterSeconds > 0);
       if (!throttled || attempt >= config.maxRetries) return reply;
       const auto wait = std::min<std::chrono::seconds>(
-          std::chrono::seconds(std::max(1, reply.retryAfterSeconds)), config.maxRetryAfter);
+          std::chrono::seconds(std::max(1, reply->retryAfterSeconds)), config.maxRetryAfter);
+      if (deadline && SteadyClock::now() + wait > *deadline) return reply;
       spdlog::warn("kube client: {} {} throttled (HTTP {}), retrying in {}s", method, pathAndQuery,
-                   reply.code, wait.count());
-      std::this_thread::sleep_for(wait);
+                   reply->code, wait.count());
+      if (auto s = pause(call, what, wait); !s.ok()) return s;
     }
+  }
+
+  // A call that never waits: no token from the rate limiter is a 429 at once, and `done` runs on
+  // the client's I/O thread with the outcome.
+  void callAsync(const Call& what, const http::method& method, const std::string& pathAndQuery,
+                 const std::string& body, std::function<void(core::Result<Object>)> done) {
+    if (!limiter.tryAcquire()) {
+      if (config.observer) config.observer->rateLimiterWaited(SteadyClock::duration::zero());
+      return done(core::Status(429, "TooManyRequests",
+                               "client-side rate limit of the Kubernetes API client reached"));
+    }
+    const auto start = SteadyClock::now();
+    auto request = buildRequest(method, pathAndQuery, &body, "application/json", what.accept);
+    sendAsync(*rest, std::move(request), pplx::cancellation_token::none())
+        .then([what, start, server = config.server, observer = config.observer,
+               done = std::move(done)](const pplx::task<Reply>& task) {
+          Reply reply;
+          try {
+            reply = task.get();
+          } catch (const std::exception& e) {
+            if (observer)
+              observer->requestDone(what.verb, what.resource, 0, SteadyClock::now() - start);
+            return done(transportError(server, e));
+          }
+          if (observer) {
+            observer->requestDone(what.verb, what.resource, reply.code, SteadyClock::now() - start);
+          }
+          if (reply.code < 200 || reply.code >= 300) {
+            return done(statusFromResponse(reply.code, reply.body, reply.retryAfterSeconds));
+          }
+          done(parseObject(reply));
+        });
   }
 
   core::Result<Object> call(const Call& what, const http::method& method,
@@ -245,13 +344,7 @@ core::Result<std::shared_ptr<RestKubeClient>> RestKubeClient::create(ClientConfi
   if (!config.tlsServerName.empty()) {
     return core::Status::invalid("tls-server-name is not supported by this client");
   }
-  if (!config.caPem.empty() && !pemParses(config.caPem, false)) {
-    return core::Status::invalid("certificate authority is not a PEM certificate");
-  }
-  if (!config.clientCertPem.empty() &&
-      (!pemParses(config.clientCertPem, false) || !pemParses(config.clientKeyPem, true))) {
-    return core::Status::invalid("client certificate or key is not valid PEM");
-  }
+  if (core::Status tls = config.tls.check(); !tls.ok()) return tls;
   auto impl = std::make_unique<Impl>(std::move(config));
   try {
     const web::uri base(impl->config.server);
@@ -295,6 +388,12 @@ core::Result<ObjectList> RestKubeClient::list(const ResourceRef& ref, const List
 core::Result<Object> RestKubeClient::create(const ResourceRef& ref, const Object& object) {
   const std::string body = object.dump();
   return impl_->call(callFor("create", ref), http::methods::POST, ref.path(), &body);
+}
+
+void RestKubeClient::createAsync(const ResourceRef& ref, const Object& object,
+                                 std::function<void(core::Result<Object>)> done) {
+  impl_->callAsync(callFor("create", ref), http::methods::POST, ref.path(), object.dump(),
+                   std::move(done));
 }
 
 core::Result<Object> RestKubeClient::update(const ResourceRef& ref, const Object& object) {

@@ -193,7 +193,7 @@ std::vector<WorkloadDemand> assessAt(const ClusterSnapshot& snapshot, const Poli
     d.policy = policy;
     d.hpa = &hpa;
     d.target = target;
-    d.priority = workloadPriority(*policy, target, snapshot.priorityClasses);
+    d.priority = workloadPriority(*policy, pods);
     d.resource = chooseResource(*target, pods);
     d.perPod = std::max<std::int64_t>(1, target->gpuRequests.at(d.resource));
     int ready = 0;
@@ -228,6 +228,10 @@ std::vector<WorkloadDemand> assessAt(const ClusterSnapshot& snapshot, const Poli
       d.ceiling = addSaturated(d.ceiling, podsFitting(d, i, node.capacityFor(d.resource),
                                                       used == node.used.end() ? 0 : used->second));
     }
+    // A replica is a group of podsPerReplica pods that each need their partitions: only whole
+    // groups count.
+    const int group = std::max(1, target->podsPerReplica);
+    d.ceiling /= group;
     double tolerance = hpa.scaleUpTolerance.value_or(policy->tolerance);
     d.wanted = hpaWantedReplicas(hpa, ready, tolerance);
     if (unschedulable) d.wanted = std::max(d.wanted, target->specReplicas);
@@ -251,6 +255,7 @@ std::vector<WorkloadDemand> assessAt(const ClusterSnapshot& snapshot, const Poli
     for (const auto& [i, units] : d.ownUsage) {
       d.heldPods = addSaturated(d.heldPods, saturatedInt(units / d.perPod));
     }
+    d.heldPods /= group;
     d.inFlight = hpa.promisedMaxReplicas.has_value();
     const int promisedMax = hpa.promisedMaxReplicas.value_or(
         hpa.originalMaxReplicas && hpa.maxReplicas > *hpa.originalMaxReplicas ? hpa.maxReplicas

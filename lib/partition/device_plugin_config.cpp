@@ -4,10 +4,17 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "gpuscale/core/enum_names.h"
 #include "gpuscale/core/yaml_input.h"
 
 namespace gpuscale::partition {
 namespace {
+
+constexpr core::EnumNames<MigStrategy, 3> kMigStrategyNames{{
+    {MigStrategy::kNone, "none"},
+    {MigStrategy::kSingle, "single"},
+    {MigStrategy::kMixed, "mixed"},
+}};
 
 SharingConfig parseSharing(const YAML::Node& node, std::string_view what) {
   if (!node.IsMap()) core::yamlFail(node, std::string(what) + " must be a mapping");
@@ -107,22 +114,11 @@ void emitSharing(YAML::Emitter& out, std::string_view name, const SharingConfig&
 }  // namespace
 
 std::string_view migStrategyName(MigStrategy s) {
-  switch (s) {
-    case MigStrategy::kSingle:
-      return "single";
-    case MigStrategy::kMixed:
-      return "mixed";
-    case MigStrategy::kNone:
-      break;
-  }
-  return "none";
+  return core::enumName(kMigStrategyNames, s, "none");
 }
 
 std::optional<MigStrategy> parseMigStrategy(std::string_view text) {
-  if (text == "none") return MigStrategy::kNone;
-  if (text == "single") return MigStrategy::kSingle;
-  if (text == "mixed") return MigStrategy::kMixed;
-  return std::nullopt;
+  return core::enumValue(kMigStrategyNames, text);
 }
 
 int SharingConfig::replicasFor(std::string_view resource) const {

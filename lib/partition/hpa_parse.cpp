@@ -100,7 +100,14 @@ HpaState parseHpa(const json& item) {
   const auto [meta, spec, status] = detail::parseParts(item);
   HpaState h;
   detail::copyIdentity(meta, h);
+  for (const auto& owner : fields::array(fields::object(item, "metadata"), "ownerReferences")) {
+    if (!fields::boolean(owner, "controller")) continue;
+    h.controller =
+        OwnerReference{fields::string(owner, "apiVersion"), fields::string(owner, "kind"),
+                       fields::string(owner, "name"), fields::string(owner, "uid")};
+  }
   const json& ref = fields::object(spec, "scaleTargetRef");
+  h.targetApiVersion = fields::string(ref, "apiVersion");
   h.targetKind = fields::string(ref, "kind", "Deployment");
   h.targetName = fields::string(ref, "name");
   h.minReplicas = fields::int32(spec, "minReplicas", 1, 0);

@@ -1,5 +1,6 @@
-// The readers of kube_objects.h for metadata, Nodes, ConfigMaps, PriorityClasses and Leases, and
-// the walk over a dump's objects. Pods and workloads: pod_parse.cpp; HPAs: hpa_parse.cpp.
+// The readers of kube_objects.h for metadata, Nodes, ConfigMaps, ScaledObjects and
+// Leases, and the walk over a dump's objects. Pods and workloads: pod_parse.cpp; workloads
+// scaled through /scale: scale_parse.cpp; HPAs: hpa_parse.cpp.
 #include "gpuscale/partition/kube_objects.h"
 
 #include "gpuscale/core/quantity.h"
@@ -99,10 +100,12 @@ core::Result<ConfigMapObject> readConfigMap(const json& object) {
   });
 }
 
-core::Result<PriorityClassObject> readPriorityClass(const json& object) {
+core::Result<ScaledObjectObject> readScaledObject(const json& object) {
   return fields::readFields("", [&] {
-    return PriorityClassObject{detail::parseMeta(object), fields::int32(object, "value"),
-                               fields::boolean(object, "globalDefault")};
+    const auto [meta, spec, status] = detail::parseParts(object);
+    return ScaledObjectObject{meta, fields::int32(spec, "minReplicaCount", 0, 0),
+                              fields::int32(spec, "maxReplicaCount", 100, 0),
+                              fields::string(status, "hpaName")};
   });
 }
 

@@ -7,7 +7,7 @@ namespace gpuscale::partition {
 bool waitsForGpuMapping(const NodeState& n, const Policy& policy) {
   const bool reshapes = std::find(policy.levers.begin(), policy.levers.end(), Lever::kMigReshape) !=
                         policy.levers.end();
-  return n.gpuMappingSettling && reshapes && !n.inTransition &&
+  return n.gpuMappingSettling && reshapes && !n.inTransition && n.migManaged() &&
          n.migStrategy == MigStrategy::kMixed && policy.selectsNode(n.labels);
 }
 

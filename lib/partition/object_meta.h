@@ -33,6 +33,10 @@ void copyIdentity(const ObjectMeta& meta, T& out) {
   if constexpr (requires { out.annotations; }) out.annotations = meta.annotations;
 }
 
+// The GPU requests, nodeSelector and GPU memory need of a pod spec (a template's or a pod's, with
+// its metadata's annotations) into `target` (pod_parse.cpp).
+void readTemplate(const nlohmann::json& podSpec, const Labels& annotations, ScaleTarget& target);
+
 // An nvidia.com/ count (allocatable, a request or a limit): map[key] as a quantity rounded up,
 // non-negative and at most kMaxDeviceCount (beyond: a Problem::kRange error); `path` names it.
 inline constexpr std::int64_t kMaxDeviceCount = std::int64_t{1} << 31;

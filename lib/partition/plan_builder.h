@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "gpuscale/partition/demand.h"
+#include "gpuscale/partition/gpu_memory_need.h"
 #include "gpuscale/partition/mig_geometry.h"
 #include "gpuscale/partition/plan.h"
 #include "gpuscale/partition/planner.h"
@@ -122,9 +123,22 @@ class PlanBuilder {
   int applyLevers(const WorkloadDemand& d, int need, int before);
   // How node i shares once this plan applies.
   SharingMode nodeSharing(std::size_t i) const;
-  // Replicas per device `mode` allows on node i for `d`; 0 when the node cannot share that way
-  // (recorded as the reason why).
-  int sharingLimit(const WorkloadDemand& d, std::size_t i, SharingMode mode);
+  // The fewest replicas per device of `base` on node i that the GPU memory of `d`'s pods and of
+  // the pods already on those devices allows (gpu_memory_need.h), with the sentence saying whose.
+  struct MemoryBound {
+    int replicas = kNoMemoryBound;
+    std::string why;
+    GpuMemoryNeed::Kind kind = GpuMemoryNeed::Kind::kNone;
+  };
+  MemoryBound memoryBound(const WorkloadDemand& d, std::size_t i, const std::string& base) const;
+  // Replicas per device `mode` allows on node i for `d` (0 when the node cannot share that way,
+  // recorded as the reason why), and, when the pods' GPU memory is what bounds them, the sentence
+  // saying so.
+  struct SharingLimit {
+    int replicas = 0;
+    std::string memoryBound;
+  };
+  SharingLimit sharingLimit(const WorkloadDemand& d, std::size_t i, SharingMode mode);
   // Raises node-wide replicas of the workload's resource, time-slicing or MPS, on the eligible
   // nodes whose devices are saturated (`saturated`, lever_choice.h) or not.
   int shareFor(const WorkloadDemand& d, int need, SharingMode mode, bool saturated);

@@ -50,7 +50,7 @@ bool PlanBuilder::reshapeable(const WorkloadDemand& d, std::size_t i) const {
   const NodeState& n = snap_.nodes[i];
   // With GPU pods on the node only mixed-strategy GPUs known idle may change (reshapeMixed
   // checks each GPU's `busy`); the single strategy rebuilds every GPU of the node.
-  return changeable(d, i) && n.model != nullptr && n.geometryKnown &&
+  return changeable(d, i) && n.model != nullptr && n.migManaged() && n.geometryKnown &&
          n.migStrategy != MigStrategy::kNone &&
          (!n.hasGpuPods || n.migStrategy == MigStrategy::kMixed);
 }
@@ -93,7 +93,7 @@ int PlanBuilder::reshapeFor(const WorkloadDemand& d, int need) {
   }
   // Mode changes only once no geometry change of a MIG-enabled GPU is enough: they take longer
   // and reset every GPU of their node.
-  if (!d.policy->migModeChange.enable) return gained;
+  if (!d.policy->migModeChange.enabled) return gained;
   for (std::size_t i : d.eligibleNodes) {
     if (gained >= need) break;
     const NodeState& n = snap_.nodes[i];
@@ -115,7 +115,7 @@ void PlanBuilder::whyModeUnchanged(const WorkloadDemand& d, std::size_t i,
   if (idle.empty()) return;
   const std::string gpus = fmt::format("GPU {} {} idle with MIG disabled", fmt::join(idle, ","),
                                        idle.size() == 1 ? "is" : "are");
-  if (!d.policy->migModeChange.enable) {
+  if (!d.policy->migModeChange.enabled) {
     because(d, i, Lever::kMigReshape, WhyCode::kMigModeOff,
             gpus +
                 "; the policy's migModeChange is off (enabling MIG resets every GPU of the "
@@ -227,8 +227,8 @@ void PlanBuilder::restoreMig(const WorkloadDemand& d, int floorPods) {
     const std::size_t i = *it;
     const NodeState& n = snap_.nodes[i];
     WorkingNode& w = nodes_[i];
-    if (!n.restoreGpus || n.hasGpuPods || burstNodes_.contains(i) || !changeable(d, i) ||
-        n.restoreGpus->size() != w.gpus.size() ||
+    if (!n.restoreGpus || !n.migManaged() || n.hasGpuPods || burstNodes_.contains(i) ||
+        !changeable(d, i) || n.restoreGpus->size() != w.gpus.size() ||
         std::any_of(w.reshaped.begin(), w.reshaped.end(), [](bool b) { return b; })) {
       continue;
     }
@@ -241,7 +241,7 @@ void PlanBuilder::restoreMig(const WorkloadDemand& d, int floorPods) {
     }
     // Switching MIG off again is a mode change: only when the policy allows those (the node holds
     // no GPU pod, checked above).
-    if (!changes || (!sameMode && !d.policy->migModeChange.enable)) continue;
+    if (!changes || (!sameMode && !d.policy->migModeChange.enabled)) continue;
     const WorkingNode saved = w;
     for (std::size_t gpu = 0; gpu < w.gpus.size(); ++gpu) {
       if ((*n.restoreGpus)[gpu] != w.gpus[gpu]) setSetting(i, gpu, (*n.restoreGpus)[gpu]);

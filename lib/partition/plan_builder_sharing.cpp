@@ -1,9 +1,12 @@
 #include "plan_builder.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
 
+#include "gpuscale/partition/gpu_memory_need.h"
+#include "gpuscale/partition/gpu_tenancy.h"
 #include "gpuscale/partition/lever_choice.h"
 #include "gpuscale/partition/mps_sharing.h"
 #include "gpuscale/partition/resource_names.h"
@@ -93,9 +96,32 @@ SharingMode PlanBuilder::nodeSharing(std::size_t i) const {
   return nodes_[i].mode.value_or(snap_.nodes[i].sharingMode);
 }
 
-int PlanBuilder::sharingLimit(const WorkloadDemand& d, std::size_t i, SharingMode mode) {
+PlanBuilder::MemoryBound PlanBuilder::memoryBound(const WorkloadDemand& d, std::size_t i,
+                                                  const std::string& base) const {
+  const std::optional<double> deviceBytes = partitionMemoryBytes(i, base);
+  MemoryBound bound;
+  auto consider = [&](const GpuMemoryNeed& need) {
+    const int r = replicasForMemory(need, deviceBytes);
+    if (r < bound.replicas) bound = {r, describeMemoryBound(need, r), need.kind};
+  };
+  if (d.target != nullptr) consider(d.target->gpuMemory);
+  // The pods already there share the devices too: each keeps what it took.
+  for (const PodState& pod : snap_.pods) {
+    if (pod.nodeName != snap_.nodes[i].name || !pod.active()) continue;
+    const bool onBase = std::any_of(
+        pod.gpuRequests.begin(), pod.gpuRequests.end(),
+        [&](const auto& r) { return r.second > 0 && unsharedResourceName(r.first) == base; });
+    if (onBase) consider(pod.gpuMemory);
+  }
+  return bound;
+}
+
+PlanBuilder::SharingLimit PlanBuilder::sharingLimit(const WorkloadDemand& d, std::size_t i,
+                                                    SharingMode mode) {
   const Policy& policy = *d.policy;
   const std::string base(unsharedResourceName(d.resource));
+  const Lever lever = mode == SharingMode::kMps ? Lever::kMps : Lever::kTimeSlicing;
+  int limit = 0;
   if (mode == SharingMode::kMps) {
     std::string blocker =
         mpsBlocker(snap_.nodes[i], d.resource, d.perPod, policy.mps.changeBusyNodes);
@@ -105,27 +131,40 @@ int PlanBuilder::sharingLimit(const WorkloadDemand& d, std::size_t i, SharingMod
       notes_.push_back(fmt::format("{}/{}: not using MPS on {}: {}", d.ns, d.name,
                                    snap_.nodes[i].name, blocker));
       because(d, i, Lever::kMps, WhyCode::kMps, "not shared by MPS: " + blocker);
-      return 0;
+      return {};
     }
-    return mpsReplicaLimit(policy.mps.maxReplicas, gpuMemoryMiB(snap_.nodes[i]),
-                           policy.mpsPerPodGpuMemoryBytes());
-  }
-  if (nodeSharing(i) == SharingMode::kMps) {
-    because(d, i, Lever::kTimeSlicing, WhyCode::kMps, "the device plugin shares it by MPS");
-    return 0;
-  }
-  int limit = policy.maxTimeSlicingReplicas;
-  if (policy.perPodGpuMemoryBytes) {
-    auto memory = partitionMemoryBytes(i, base);
-    if (!memory) {
-      because(d, i, Lever::kTimeSlicing, WhyCode::kMemoryUnknown,
-              "perPodGpuMemory is set but the memory of " + base + " is unknown");
-      return 0;
+    limit = mpsReplicaLimit(policy.mps.maxReplicas, gpuMemoryMiB(snap_.nodes[i]),
+                            policy.mpsPerPodGpuMemoryBytes());
+  } else {
+    if (nodeSharing(i) == SharingMode::kMps) {
+      because(d, i, Lever::kTimeSlicing, WhyCode::kMps, "the device plugin shares it by MPS");
+      return {};
     }
-    double perPodBytes = *policy.perPodGpuMemoryBytes * static_cast<double>(d.perPod);
-    limit = std::min(limit, static_cast<int>(std::floor(*memory / perPodBytes)));
+    limit = policy.maxTimeSlicingReplicas;
+    if (policy.perPodGpuMemoryBytes) {
+      auto memory = partitionMemoryBytes(i, base);
+      if (!memory) {
+        because(d, i, Lever::kTimeSlicing, WhyCode::kMemoryUnknown,
+                "perPodGpuMemory is set but the memory of " + base + " is unknown");
+        return {};
+      }
+      double perPodBytes = *policy.perPodGpuMemoryBytes * static_cast<double>(d.perPod);
+      limit = std::min(limit, static_cast<int>(std::floor(*memory / perPodBytes)));
+    }
   }
-  return limit;
+  // What the pods take of each device (gpu_memory_need.h): sharing never leaves one less.
+  MemoryBound memory = memoryBound(d, i, base);
+  if (memory.replicas >= limit) return {limit, ""};
+  if (memory.replicas < kMinSharedReplicas) {
+    const bool unknown = memory.kind == GpuMemoryNeed::Kind::kUnknown ||
+                         (memory.kind == GpuMemoryNeed::Kind::kBytes && memory.replicas == 0);
+    notes_.push_back(fmt::format("{}/{}: not sharing {} of {}: {}", d.ns, d.name, base,
+                                 snap_.nodes[i].name, memory.why));
+    because(d, i, lever, unknown ? WhyCode::kMemoryUnknown : WhyCode::kMemoryLimit,
+            "not shared: " + memory.why);
+    return {};
+  }
+  return {memory.replicas, std::move(memory.why)};
 }
 
 int PlanBuilder::shareFor(const WorkloadDemand& d, int need, SharingMode mode, bool saturated) {
@@ -141,12 +180,24 @@ int PlanBuilder::shareFor(const WorkloadDemand& d, int need, SharingMode mode, b
       continue;
     }
     if (saturatedForTimeSlicing(n, base, policy) != saturated) continue;
+    if (const std::string other = otherGpuTenant(n, base, d.ns, policy); !other.empty()) {
+      notes_.push_back(fmt::format(
+          "{}/{}: not sharing {} on {}: pods of namespace {} hold it there, and policy {} does "
+          "not let {} share GPUs with {} (sharing.acrossNamespaces)",
+          d.ns, d.name, base, n.name, other, policy.name, d.ns, other));
+      because(d, i, lever, WhyCode::kOtherTenant,
+              fmt::format("pods of namespace {} hold {} here; policy {} shares GPUs only within "
+                          "a namespace unless sharing.acrossNamespaces lists both",
+                          other, base, policy.name));
+      continue;
+    }
     const std::int64_t devices = deviceCount(i, base);
     if (devices <= 0) {
       because(d, i, lever, WhyCode::kNoDevices, "no device of " + base);
       continue;
     }
-    const int limit = sharingLimit(d, i, mode);
+    const SharingLimit shareLimit = sharingLimit(d, i, mode);
+    const int limit = shareLimit.replicas;
     if (limit <= 0) continue;
     const int r = replicas(i, base);
     const std::int64_t used = usedOn(i, d.resource);
@@ -162,6 +213,10 @@ int PlanBuilder::shareFor(const WorkloadDemand& d, int need, SharingMode mode, b
       if (r < limit && pinsHold(d, i, base, r) && !pinsHold(d, i, base, r + 1)) {
         notes_.push_back(renameNote(d, i));
         because(d, i, lever, WhyCode::kProductRename, notes_.back());
+      } else if (r >= limit && !shareLimit.memoryBound.empty()) {
+        because(d, i, lever, WhyCode::kMemoryLimit,
+                fmt::format("{} replicas of {}; the limit is {}: {}", r, base, limit,
+                            shareLimit.memoryBound));
       } else if (mode == SharingMode::kMps) {
         because(d, i, lever, r >= limit ? WhyCode::kReplicaLimit : WhyCode::kNoTimeSlicingGain,
                 fmt::format("{} MPS replicas of {}; the limit is {} (mps.maxReplicas, at most "
@@ -175,6 +230,11 @@ int PlanBuilder::shareFor(const WorkloadDemand& d, int need, SharingMode mode, b
     because(d, i, lever, WhyCode::kTimeSliced,
             fmt::format("{} -> {} {}replicas of {}, +{} pods", r, chosen,
                         mode == SharingMode::kMps ? "MPS " : "", base, gain));
+    if (chosen >= limit && gain < need - gained && !shareLimit.memoryBound.empty()) {
+      because(
+          d, i, lever, WhyCode::kMemoryLimit,
+          fmt::format("no more than {} replicas of {}: {}", limit, base, shareLimit.memoryBound));
+    }
     nodes_[i].replicas[base] = chosen;
     nodes_[i].raised.insert(base);
     nodes_[i].mode = mode;

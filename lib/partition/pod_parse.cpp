@@ -143,6 +143,18 @@ std::vector<PodClaimRef> claimRefs(const json& podSpec, const json& status) {
   return out;
 }
 
+// The GPU memory one pod of spec `podSpec` and annotations `annotations` takes per device
+// (gpu_memory_need.h), from its containers' command lines.
+GpuMemoryNeed podGpuMemoryNeed(const json& podSpec, const Labels& annotations) {
+  std::vector<ContainerCommandLine> lines;
+  for (const auto& c : fields::array(podSpec, "containers")) {
+    lines.push_back({fields::string(c, "name"), fields::string(c, "image"),
+                     fields::strings(c, "command"), fields::strings(c, "args"),
+                     !gpuResourceIn(fields::object(c, "resources")).empty()});
+  }
+  return gpuMemoryNeed(lines, annotations);
+}
+
 // The pod's PodScheduled=False/Unschedulable condition, if any.
 const json* unschedulableCondition(const json& status) {
   for (const auto& c : fields::array(status, "conditions")) {
@@ -178,6 +190,8 @@ PodState parsePod(const json& item) {
   if (!p.startedAt) p.startedAt = meta.createdAt;
   p.resourceClaims = hasResourceClaims(spec);
   p.claims = claimRefs(spec, status);
+  p.gpuMemory = podGpuMemoryNeed(spec, meta.annotations);
+  if (fields::find(spec, "priority") != nullptr) p.priority = fields::int32(spec, "priority");
   for (const auto& c : fields::array(status, "conditions")) {
     if (fields::string(c, "type") == "Ready") p.ready = fields::string(c, "status") == "True";
   }
@@ -195,20 +209,29 @@ PodState parsePod(const json& item) {
 
 ScaleTarget parseWorkload(const json& item, std::string_view kind) {
   const auto [meta, spec, status] = detail::parseParts(item);
-  const json& podSpec = fields::object(fields::object(spec, "template"), "spec");
   ScaleTarget t;
   t.kind = kind;
   detail::copyIdentity(meta, t);
   t.specReplicas = fields::int32(spec, "replicas", 1, 0);
   t.selector = fields::stringMap(fields::object(spec, "selector"), "matchLabels");
-  t.gpuRequests = podGpuRequests(podSpec);
-  t.nodeSelector = fields::stringMap(podSpec, "nodeSelector");
-  t.priorityClassName = fields::string(podSpec, "priorityClassName");
-  t.claims = claimRefs(podSpec, json::object());
+  const json& tpl = fields::object(spec, "template");
+  detail::readTemplate(fields::object(tpl, "spec"),
+                       fields::stringMap(fields::object(tpl, "metadata"), "annotations"), t);
   return t;
 }
 
 }  // namespace
+
+namespace detail {
+
+void readTemplate(const json& podSpec, const Labels& annotations, ScaleTarget& target) {
+  target.gpuRequests = podGpuRequests(podSpec);
+  target.nodeSelector = fields::stringMap(podSpec, "nodeSelector");
+  target.gpuMemory = podGpuMemoryNeed(podSpec, annotations);
+  target.claims = claimRefs(podSpec, json::object());
+}
+
+}  // namespace detail
 
 core::Result<PodState> readPod(const json& object) {
   return fields::readFields("", [&] { return parsePod(object); });
@@ -216,6 +239,14 @@ core::Result<PodState> readPod(const json& object) {
 
 core::Result<ScaleTarget> readWorkload(const json& object, std::string_view kind) {
   return fields::readFields("", [&] { return parseWorkload(object, kind); });
+}
+
+core::Result<ScaleTarget> readPodTemplate(const json& podSpec) {
+  return fields::readFields("", [&] {
+    ScaleTarget t;
+    detail::readTemplate(podSpec, {}, t);
+    return t;
+  });
 }
 
 }  // namespace gpuscale::partition

@@ -1,6 +1,7 @@
 #include "gpuscale/partition/snapshot.h"
 
 #include <algorithm>
+#include <set>
 
 #include "config_sources.h"
 #include "dra_snapshot.h"
@@ -155,6 +156,19 @@ ResourceCounts expectedAllocatable(const std::string& intent) {
   return counts ? *counts : out;
 }
 
+// "<result>: <message>" of an outcome annotation (written by the reconciler), "" when it does not
+// read.
+std::string outcomeSummary(const std::string& outcome) {
+  const json j = json::parse(outcome, nullptr, false);
+  if (!j.is_object()) return "";
+  auto summary = fields::readFields("", [&] {
+    const std::string result = fields::string(j, "result");
+    const std::string message = fields::string(j, "message");
+    return result.empty() ? std::string() : result + (message.empty() ? "" : ": " + message);
+  });
+  return summary ? *summary : "";
+}
+
 NodeState nodeState(const NodeObject& object, ConfigSources& sources) {
   NodeState n;
   n.name = object.meta.name;
@@ -173,6 +187,11 @@ NodeState nodeState(const NodeObject& object, ConfigSources& sources) {
   if (auto it = annotations.find(std::string(k8s::kBackoffAnnotation)); it != annotations.end()) {
     n.backoffUntil = core::parseRfc3339(it->second);
   }
+  if (auto it = annotations.find(std::string(k8s::kOutcomeAnnotation)); it != annotations.end()) {
+    n.lastOutcome = outcomeSummary(it->second);
+  }
+  n.reshapeTainted = std::any_of(object.taints.begin(), object.taints.end(),
+                                 [](const Taint& t) { return t.key == k8s::kReshapeTaint; });
   if (!n.devicePluginConfigName.empty()) {
     if (const auto* c = sources.devicePluginConfig(n.devicePluginConfigName))
       n.devicePluginConfig = *c;
@@ -210,16 +229,6 @@ NodeState nodeState(const NodeObject& object, ConfigSources& sources) {
   return n;
 }
 
-// A PriorityClass's value (int32 in the API) and whether it is the global default; when several
-// claim the default, the lowest value wins, as the Priority admission plugin picks.
-void addPriorityClass(const PriorityClassObject& pc, PriorityClasses& classes) {
-  classes.values[pc.meta.name] = pc.value;
-  if (!pc.globalDefault) return;
-  if (!classes.globalDefault || pc.value < classes.values.at(*classes.globalDefault)) {
-    classes.globalDefault = pc.meta.name;
-  }
-}
-
 // Reads `item` with `read` into `out`; an item that does not read is skipped with its reason.
 template <typename Read, typename Out>
 void readInto(const KubeItem& item, const std::string& kind, Read&& read, Out&& out,
@@ -230,9 +239,86 @@ void readInto(const KubeItem& item, const std::string& kind, Read&& read, Out&& 
     return;
   }
   const ObjectMeta id = identityOf(*item.object);
+  const std::string reason = r.status().reason();
   skipped.push_back({kind, id.ns, id.name, id.uid,
-                     r.status().reason() == fields::kRangeReason ? "out_of_range" : "malformed",
+                     reason == fields::kRangeReason ? "out_of_range"
+                     : reason == kNoScaleReason     ? "no_scale"
+                                                    : "malformed",
                      r.status().message()});
+}
+
+// HPA scale targets of kinds the snapshot has no reader of its own for, as "ns\0kind\0name".
+std::set<std::string> scalableTargets(const std::vector<HpaState>& hpas) {
+  std::set<std::string> out;
+  for (const auto& h : hpas) {
+    if (h.targetKind == "Deployment" || h.targetKind == "StatefulSet" ||
+        h.targetKind == "ReplicaSet") {
+      continue;
+    }
+    out.insert(h.ns + '\0' + h.targetKind + '\0' + h.targetName);
+  }
+  return out;
+}
+
+// Workloads of any other kind that an HPA scales, each with its Scale (paired by uid).
+void readScalables(const std::vector<KubeItem>& others,
+                   const std::map<std::string, ScaleObject>& scales, ClusterSnapshot& snap) {
+  const std::set<std::string> wanted = scalableTargets(snap.hpas);
+  if (wanted.empty()) return;
+  for (const KubeItem& item : others) {
+    const ObjectMeta id = identityOf(*item.object);
+    const std::string kind = item.kind.empty() ? kindOf(*item.object) : std::string(item.kind);
+    const std::string ns = id.ns.empty() ? "default" : id.ns;
+    if (!wanted.contains(ns + '\0' + kind + '\0' + id.name)) continue;
+    auto scale = scales.find(id.uid);
+    const ScaleObject* s = id.uid.empty() || scale == scales.end() ? nullptr : &scale->second;
+    readInto(
+        item, kind, [&](const json& o) { return readScalableWorkload(o, kind, s); },
+        [&](ScaleTarget t) { snap.targets.push_back(std::move(t)); }, snap.skipped);
+  }
+}
+
+// A workload without a pod template takes its GPU requests, nodeSelector and GPU memory need from
+// its first pod (namespace/name order) that reads.
+void templatesFromPods(const std::vector<const json*>& podItems, ClusterSnapshot& snap) {
+  for (auto& t : snap.targets) {
+    if (!t.templateFromPods) continue;
+    for (std::size_t i = 0; i < snap.pods.size(); ++i) {
+      if (!snap.pods[i].active() || !t.selects(snap.pods[i])) continue;
+      const json* spec = fields::find(*podItems[i], "spec");
+      if (spec == nullptr) continue;
+      if (auto tpl = readPodTemplate(*spec)) {
+        t.gpuRequests = std::move(tpl->gpuRequests);
+        t.nodeSelector = std::move(tpl->nodeSelector);
+        t.gpuMemory = snap.pods[i].gpuMemory;
+        break;
+      }
+    }
+  }
+}
+
+// The ScaledObject that owns each KEDA-made HPA holds its ceiling: the HPA's controller owner
+// reference names it (uid included when given) and its status.hpaName names the HPA.
+void resolveCeilingHolders(const std::vector<ScaledObjectObject>& scaledObjects,
+                           ClusterSnapshot& snap) {
+  for (auto& h : snap.hpas) {
+    if (!h.ownedByScaledObject()) continue;
+    for (const auto& so : scaledObjects) {
+      const std::string ns = so.meta.ns.empty() ? "default" : so.meta.ns;
+      if (ns != h.ns || so.meta.name != h.controller->name ||
+          (!h.controller->uid.empty() && so.meta.uid != h.controller->uid) ||
+          (!so.hpaName.empty() && so.hpaName != h.name)) {
+        continue;
+      }
+      h.ceilingHolder = CeilingHolder{"ScaledObject",
+                                      "keda.sh/v1alpha1",
+                                      so.meta.name,
+                                      so.meta.uid,
+                                      "spec.maxReplicaCount",
+                                      so.maxReplicaCount,
+                                      so.meta.annotation(k8s::kStatusAnnotation)};
+    }
+  }
 }
 
 ClusterSnapshot build(const std::vector<KubeItem>& items) {
@@ -240,6 +326,10 @@ ClusterSnapshot build(const std::vector<KubeItem>& items) {
   std::vector<ConfigMapState> configMaps;
   std::vector<NodeObject> nodes;
   detail::DraObjects dra;
+  std::vector<ScaledObjectObject> scaledObjects;
+  std::map<std::string, ScaleObject> scales;  // by the workload's uid
+  std::vector<KubeItem> others;               // maybe workloads an HPA scales through /scale
+  std::vector<std::pair<PodState, const json*>> pods;
   auto& skipped = snap.skipped;
   auto into = [](auto& list) { return [&list](auto o) { list.push_back(std::move(o)); }; };
   for (const KubeItem& item : items) {
@@ -249,7 +339,16 @@ ClusterSnapshot build(const std::vector<KubeItem>& items) {
           item, kind, readNode, [&](NodeObject n) { nodes.push_back(std::move(n)); }, skipped);
     } else if (kind == "Pod") {
       readInto(
-          item, kind, readPod, [&](PodState p) { snap.pods.push_back(std::move(p)); }, skipped);
+          item, kind, readPod, [&](PodState p) { pods.emplace_back(std::move(p), item.object); },
+          skipped);
+    } else if (kind == "ScaledObject") {
+      readInto(
+          item, kind, readScaledObject,
+          [&](ScaledObjectObject so) { scaledObjects.push_back(std::move(so)); }, skipped);
+    } else if (kind == "Scale") {
+      readInto(
+          item, kind, readScale, [&](ScaleObject sc) { scales[sc.meta.uid] = std::move(sc); },
+          skipped);
     } else if (kind == "HorizontalPodAutoscaler") {
       readInto(
           item, kind, readHpa, [&](HpaState h) { snap.hpas.push_back(std::move(h)); }, skipped);
@@ -257,11 +356,6 @@ ClusterSnapshot build(const std::vector<KubeItem>& items) {
       readInto(
           item, kind, [&](const json& o) { return readWorkload(o, kind); },
           [&](ScaleTarget t) { snap.targets.push_back(std::move(t)); }, skipped);
-    } else if (kind == "PriorityClass") {
-      readInto(
-          item, kind, readPriorityClass,
-          [&](const PriorityClassObject& pc) { addPriorityClass(pc, snap.priorityClasses); },
-          skipped);
     } else if (kind == "ConfigMap") {
       readInto(
           item, kind, readConfigMap,
@@ -278,6 +372,8 @@ ClusterSnapshot build(const std::vector<KubeItem>& items) {
       readInto(item, kind, readResourceClaimTemplate, into(dra.templates), skipped);
     } else if (kind == "DeviceClass") {
       readInto(item, kind, readDeviceClass, into(dra.classes), skipped);
+    } else {
+      others.push_back(item);
     }
   }
   ConfigSources sources(std::move(configMaps));
@@ -288,8 +384,19 @@ ClusterSnapshot build(const std::vector<KubeItem>& items) {
   auto byName = [](const auto& a, const auto& b) {
     return std::tie(a.ns, a.name) < std::tie(b.ns, b.name);
   };
-  std::sort(snap.pods.begin(), snap.pods.end(), byName);
+  std::sort(pods.begin(), pods.end(),
+            [&](const auto& a, const auto& b) { return byName(a.first, b.first); });
+  std::vector<const json*> podItems;
+  snap.pods.reserve(pods.size());
+  podItems.reserve(pods.size());
+  for (auto& [pod, object] : pods) {
+    snap.pods.push_back(std::move(pod));
+    podItems.push_back(object);
+  }
   std::sort(snap.hpas.begin(), snap.hpas.end(), byName);
+  resolveCeilingHolders(scaledObjects, snap);
+  readScalables(others, scales, snap);
+  templatesFromPods(podItems, snap);
   std::sort(snap.targets.begin(), snap.targets.end(), [](const auto& a, const auto& b) {
     return std::tie(a.ns, a.kind, a.name) < std::tie(b.ns, b.kind, b.name);
   });
@@ -299,7 +406,10 @@ ClusterSnapshot build(const std::vector<KubeItem>& items) {
     if (!idx) continue;
     NodeState& node = snap.nodes[*idx];
     node.hasGpuPods = true;
-    for (const auto& [name, n] : pod.gpuRequests) node.used[name] += n;
+    for (const auto& [name, n] : pod.gpuRequests) {
+      node.used[name] += n;
+      node.gpuTenants[std::string(unsharedResourceName(name))].insert(pod.ns);
+    }
   }
   detail::applyDra(snap, dra);
   for (auto& node : snap.nodes) {
@@ -325,11 +435,27 @@ bool NodeState::ownsDevicePluginConfig() const {
 }
 
 bool ScaleTarget::selects(const PodState& pod) const {
-  if (pod.ns != ns || selector.empty()) return false;
-  return std::all_of(selector.begin(), selector.end(), [&](const auto& kv) {
-    auto it = pod.labels.find(kv.first);
-    return it != pod.labels.end() && it->second == kv.second;
-  });
+  if (pod.ns != ns || (selector.empty() && selectorRequirements.empty())) return false;
+  return std::all_of(selector.begin(), selector.end(),
+                     [&](const auto& kv) {
+                       auto it = pod.labels.find(kv.first);
+                       return it != pod.labels.end() && it->second == kv.second;
+                     }) &&
+         std::all_of(selectorRequirements.begin(), selectorRequirements.end(),
+                     [&](const core::Requirement& r) {
+                       auto it = pod.labels.find(r.key);
+                       return r.matchesValue(it == pod.labels.end() ? nullptr : &it->second);
+                     });
+}
+
+bool HpaState::ownedByScaledObject() const {
+  return controller && controller->kind == "ScaledObject" &&
+         controller->apiVersion.starts_with("keda.sh/");
+}
+
+std::string HpaState::ceilingField() const {
+  return ownedByScaledObject() ? "ScaledObject " + controller->name + " spec.maxReplicaCount"
+                               : "maxReplicas";
 }
 
 bool HpaState::hasCondition(std::string_view type, std::string_view status,

@@ -19,10 +19,11 @@ std::optional<WhyReason> nodeUnchangeable(const NodeState& n, const Policy& poli
   }
   if (n.backoffUntil && *n.backoffUntil > now) {
     const auto left = std::chrono::duration_cast<std::chrono::seconds>(*n.backoffUntil - now);
-    return reason(WhyCode::kNodeBackoff,
-                  fmt::format("an earlier operation failed; backing off for {}s more "
-                              "(gpuscale.io/backoff-until)",
-                              left.count()));
+    return reason(
+        WhyCode::kNodeBackoff,
+        fmt::format("an earlier operation failed{}; backing off for {}s more "
+                    "(gpuscale.io/backoff-until)",
+                    n.lastOutcome.empty() ? "" : " (" + n.lastOutcome + ")", left.count()));
   }
   if (n.inTransition) {
     return reason(WhyCode::kNodeMigTransition,
@@ -46,6 +47,11 @@ WhyReason nodeNotReshapeable(const NodeState& n) {
   if (n.model == nullptr) {
     return reason(WhyCode::kNotMigCapable,
                   fmt::format("no MIG-capable GPU model for product \"{}\"", n.product));
+  }
+  if (!n.migManaged()) {
+    return reason(WhyCode::kMigNotManaged,
+                  "no mig-manager reports nvidia.com/mig.config.state on this node: nothing would "
+                  "apply a MIG config, so it is never reshaped (nor tainted)");
   }
   if (!n.geometryKnown) {
     return reason(

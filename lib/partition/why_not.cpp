@@ -7,12 +7,14 @@
 
 #include <fmt/format.h>
 
+#include "gpuscale/core/enum_names.h"
+
 namespace gpuscale::partition {
 namespace {
 
 using Json = nlohmann::ordered_json;
 
-constexpr std::array<std::pair<WhyCode, std::string_view>, 32> kNames{{
+constexpr core::EnumNames<WhyCode, 34> kNames{{
     {WhyCode::kNotBlocked, "NotBlocked"},
     {WhyCode::kScaleUpCooldown, "ScaleUpCooldown"},
     {WhyCode::kWaitingForMapping, "WaitingForMapping"},
@@ -45,6 +47,8 @@ constexpr std::array<std::pair<WhyCode, std::string_view>, 32> kNames{{
     {WhyCode::kTimeSliced, "TimeSliced"},
     {WhyCode::kMigModeOff, "MigModeOff"},
     {WhyCode::kMigModeBusyNode, "MigModeBusyNode"},
+    {WhyCode::kMigNotManaged, "MigNotManaged"},
+    {WhyCode::kOtherTenant, "OtherTenant"},
 }};
 
 const WhyReason* find(const HpaWhy& why, WhyCode code) {
@@ -65,12 +69,7 @@ std::string reasonText(const WhyReason& r) {
 
 }  // namespace
 
-std::string_view whyCodeName(WhyCode code) {
-  for (const auto& [c, name] : kNames) {
-    if (c == code) return name;
-  }
-  return "Unknown";
-}
+std::string_view whyCodeName(WhyCode code) { return core::enumName(kNames, code, "Unknown"); }
 
 bool HpaWhy::has(WhyCode code) const { return find(*this, code) != nullptr; }
 

@@ -7,6 +7,8 @@
 #include <unordered_map>
 #include <utility>
 
+#include "gpuscale/core/heap_reclaimer.h"
+
 namespace gpuscale::prom {
 namespace {
 
@@ -16,39 +18,61 @@ core::Duration distance(Timestamp a, Timestamp b) {
 
 }  // namespace
 
+size_t heapBlockBytes(size_t requested) {
+  // glibc on 64-bit: a chunk is the request plus an 8-byte header, rounded up to 16, at least 32;
+  // requests from the mmap threshold (128 KiB by default) up take whole pages.
+  if (requested == 0) return 0;
+  constexpr size_t kMmapThreshold = 128 * 1024;
+  constexpr size_t kPage = 4096;
+  if (requested >= kMmapThreshold) return (requested + 16 + kPage - 1) / kPage * kPage;
+  return std::max<size_t>(32, (requested + 8 + 15) / 16 * 16);
+}
+
 size_t approximateBytes(const QueryResult& result) {
-  // Heap blocks of a std::map node and of a long std::string, roughly; exactness is not the point,
-  // proportionality is: a result with many series or long label values costs more.
-  constexpr size_t kNode = 64;
-  const auto text = [](const std::string& s) { return s.size() > 15 ? s.capacity() + 1 : 0; };
+  // What the allocator hands out for each part, not what the parts' sizes add up to: a label is
+  // a red-black tree node holding two std::string objects (112 bytes with its chunk header, when
+  // both fit the strings' inline buffer), which is where most of a result's heap goes.
+  constexpr size_t kTreeNodeHeader = 4 * sizeof(void*);
+  const auto text = [](const std::string& s) {
+    return s.capacity() > 15 ? heapBlockBytes(s.capacity() + 1) : 0;
+  };
   const auto labels = [&](const Labels& set) {
     size_t bytes = 0;
-    for (const auto& [name, value] : set) bytes += kNode + text(name) + text(value);
+    for (const auto& [name, value] : set) {
+      bytes +=
+          heapBlockBytes(kTreeNodeHeader + sizeof(Labels::value_type)) + text(name) + text(value);
+    }
     return bytes;
   };
-  size_t bytes = sizeof(QueryResult) + text(result.string);
-  bytes += result.vector.capacity() * sizeof(Sample);
+  // make_shared: the result and the control block in one chunk.
+  size_t bytes = heapBlockBytes(sizeof(QueryResult) + 2 * sizeof(void*)) + text(result.string);
+  bytes += heapBlockBytes(result.vector.capacity() * sizeof(Sample));
   for (const Sample& sample : result.vector) bytes += labels(sample.metric);
-  bytes += result.matrix.capacity() * sizeof(RangeSeries);
+  bytes += heapBlockBytes(result.matrix.capacity() * sizeof(RangeSeries));
   for (const RangeSeries& series : result.matrix) {
-    bytes += labels(series.metric) + series.points.capacity() * sizeof(Point);
+    bytes += labels(series.metric) + heapBlockBytes(series.points.capacity() * sizeof(Point));
   }
-  for (const std::string& warning : result.warnings) bytes += sizeof(std::string) + text(warning);
+  bytes += heapBlockBytes(result.warnings.capacity() * sizeof(std::string));
+  for (const std::string& warning : result.warnings) bytes += text(warning);
   return bytes;
 }
 
 struct CachingClient::State {
   using SteadyTime = std::chrono::steady_clock::time_point;
-  using Expiries = std::multimap<SteadyTime, std::string>;
+  // The LRU list and the expiry index point at the map's keys (stable in an unordered_map), so a
+  // long PromQL text is held once.
+  using Key = const std::string*;
+  using Expiries = std::multimap<SteadyTime, Key>;
 
   struct Entry {
     Timestamp at;
     SteadyTime fetched;
     Result<QueryResultPtr> result;
     size_t bytes = 0;
-    std::list<std::string>::iterator lru;
+    std::list<Key>::iterator lru;
     Expiries::iterator expiry;
   };
+  using Entries = std::unordered_map<std::string, Entry>;
   struct InFlight {
     Timestamp at;
     uint64_t id = 0;
@@ -61,13 +85,19 @@ struct CachingClient::State {
     return result.ok() ? options.ttl : options.errorTtl;
   }
 
-  // What an entry costs: the result, the key (held by the map, the LRU list and the expiry index)
-  // and the bookkeeping around it.
+  // What an entry costs the heap: the result, the key, the three index nodes and a share of the
+  // hash table's buckets.
   static size_t entryBytes(const std::string& promql, const Result<QueryResultPtr>& result) {
-    constexpr size_t kOverhead = sizeof(Entry) + 3 * 64;
-    size_t bytes = kOverhead + 3 * promql.size();
-    if (result.ok() && *result) return bytes + approximateBytes(**result);
-    return bytes + sizeof(core::Status) + result.status().message().size();
+    constexpr size_t kTreeNodeHeader = 4 * sizeof(void*);
+    static const size_t kNodes = heapBlockBytes(2 * sizeof(void*) + sizeof(Entries::value_type)) +
+                                 heapBlockBytes(2 * sizeof(void*) + sizeof(Key)) +
+                                 heapBlockBytes(kTreeNodeHeader + sizeof(Expiries::value_type)) +
+                                 2 * sizeof(void*);
+    const size_t key = promql.size() > 15 ? heapBlockBytes(promql.size() + 1) : 0;
+    if (result.ok() && *result) return kNodes + key + approximateBytes(**result);
+    const auto& status = result.status();
+    return kNodes + key + heapBlockBytes(status.message().size() + 1) +
+           heapBlockBytes(status.reason().size() + 1);
   }
 
   // A fresh entry for (promql, at), or null. Requires `mutex`.
@@ -83,8 +113,9 @@ struct CachingClient::State {
   }
 
   // Removes an entry from every index. Requires `mutex`.
-  void erase(std::unordered_map<std::string, Entry>::iterator it) {
+  void erase(Entries::iterator it) {
     bytes -= it->second.bytes;
+    freed += it->second.bytes;
     lru.erase(it->second.lru);
     expiries.erase(it->second.expiry);
     entries.erase(it);
@@ -94,7 +125,7 @@ struct CachingClient::State {
   // the same query. Requires `mutex`.
   void dropExpired(SteadyTime now) {
     while (!expiries.empty() && expiries.begin()->first <= now) {
-      erase(entries.find(expiries.begin()->second));
+      erase(entries.find(*expiries.begin()->second));
       ++stats.expired;
     }
   }
@@ -115,30 +146,52 @@ struct CachingClient::State {
       ++stats.tooLarge;
       return;
     }
-    lru.push_front(promql);
-    const auto expiry =
-        expiries.emplace(fetched + std::chrono::duration_cast<SteadyTime::duration>(ttl), promql);
-    entries.emplace(promql, Entry{at, fetched, result, size, lru.begin(), expiry});
+    auto slot = entries.emplace(promql, Entry{at, fetched, result, size, {}, {}}).first;
+    const Key key = &slot->first;
+    lru.push_front(key);
+    slot->second.lru = lru.begin();
+    slot->second.expiry =
+        expiries.emplace(fetched + std::chrono::duration_cast<SteadyTime::duration>(ttl), key);
     bytes += size;
     while (entries.size() > options.maxEntries || bytes > options.maxBytes) {
-      erase(entries.find(lru.back()));
+      erase(entries.find(*lru.back()));
       ++stats.evictions;
     }
   }
 
+  // Passes what erase() dropped since the last call on to the heap reclaimer. Requires `mutex`.
+  void reportFreed() {
+    if (freed == 0) return;
+    core::HeapReclaimer::instance().noteFreed(freed);
+    freed = 0;
+  }
+
   CacheOptions options;
   mutable std::mutex mutex;
-  std::unordered_map<std::string, Entry> entries;
-  std::list<std::string> lru;  // most recently used first
-  Expiries expiries;           // when each entry's TTL ends, soonest first
-  size_t bytes = 0;            // entryBytes() of every entry
+  Entries entries;
+  std::list<Key> lru;  // most recently used first
+  Expiries expiries;   // when each entry's TTL ends, soonest first
+  size_t bytes = 0;    // entryBytes() of every entry
+  size_t freed = 0;    // entryBytes() of entries dropped since reportFreed()
   std::unordered_map<std::string, InFlight> inFlight;
   uint64_t nextId = 1;
   CacheStats stats;
 };
 
 CachingClient::CachingClient(std::shared_ptr<Client> backend, CacheOptions options)
-    : backend_(std::move(backend)), state_(std::make_shared<State>(std::move(options))) {}
+    : ForwardingClient(std::move(backend)), state_(std::make_shared<State>(std::move(options))) {
+  const auto interval = state_->options.sweepInterval;
+  if (interval <= core::Duration::zero()) return;
+  sweeper_ = core::HeapReclaimer::instance().addSweeper(
+      std::chrono::duration_cast<std::chrono::milliseconds>(interval),
+      [weak = std::weak_ptr<State>(state_)] {
+        auto state = weak.lock();
+        if (!state) return;
+        std::lock_guard lock(state->mutex);
+        state->dropExpired(state->options.now());
+        state->reportFreed();
+      });
+}
 
 CachingClient::~CachingClient() = default;
 
@@ -148,6 +201,7 @@ void CachingClient::queryAsync(std::string promql, Timestamp at, Callback<QueryR
     std::unique_lock lock(state_->mutex);
     const auto now = state_->options.now();
     state_->dropExpired(now);
+    state_->reportFreed();
     if (const State::Entry* entry = state_->fresh(promql, at, now)) {
       ++state_->stats.hits;
       Result<QueryResultPtr> result = entry->result;
@@ -167,7 +221,7 @@ void CachingClient::queryAsync(std::string promql, Timestamp at, Callback<QueryR
       state_->inFlight.emplace(promql, State::InFlight{at, id, {}});
     }
   }
-  backend_->queryAsync(
+  backend().queryAsync(
       promql, at,
       [state = state_, promql, at, id, done = std::move(done)](Result<QueryResultPtr> result) {
         std::vector<Callback<QueryResultPtr>> waiters;
@@ -181,30 +235,17 @@ void CachingClient::queryAsync(std::string promql, Timestamp at, Callback<QueryR
           const auto now = state->options.now();
           state->dropExpired(now);
           state->store(promql, at, now, result);
+          state->reportFreed();
         }
         done(result);
         for (auto& waiter : waiters) waiter(result);
       });
 }
 
-void CachingClient::seriesAsync(Matchers match, TimeRange window,
-                                Callback<std::vector<Series>> done) {
-  backend_->seriesAsync(std::move(match), window, std::move(done));
-}
-
-void CachingClient::labelValuesAsync(std::string label, Matchers match, TimeRange window,
-                                     Callback<std::vector<std::string>> done) {
-  backend_->labelValuesAsync(std::move(label), std::move(match), window, std::move(done));
-}
-
-void CachingClient::labelNamesAsync(Matchers match, TimeRange window,
-                                    Callback<std::vector<std::string>> done) {
-  backend_->labelNamesAsync(std::move(match), window, std::move(done));
-}
-
 CacheStats CachingClient::stats() const {
   std::lock_guard lock(state_->mutex);
   state_->dropExpired(state_->options.now());
+  state_->reportFreed();
   CacheStats out = state_->stats;
   out.entries = state_->entries.size();
   out.bytes = state_->bytes;

@@ -1,19 +1,26 @@
 #include "gpuscale/prom/client.h"
 
+#include <chrono>
 #include <future>
 #include <utility>
 
+#include "gpuscale/core/no_wait.h"
 #include "gpuscale/prom/discovery.h"
 
 namespace gpuscale::prom {
 namespace {
 
-// Runs an asynchronous call and waits for its callback.
+// Runs an asynchronous call and waits for its callback. Where waiting is not allowed
+// (core/no_wait.h), an answer that is not there at once (a cache hit calls back at once) is a
+// refusal; the call goes on and its callback lands nowhere.
 template <typename T, typename Start>
 Result<T> await(Start start) {
   auto promise = std::make_shared<std::promise<Result<T>>>();
   auto future = promise->get_future();
   start([promise](Result<T> result) { promise->set_value(std::move(result)); });
+  if (future.wait_for(std::chrono::seconds(0)) != std::future_status::ready && !core::mayWait()) {
+    return core::wouldBlock();
+  }
   return future.get();
 }
 

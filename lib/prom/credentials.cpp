@@ -72,17 +72,17 @@ Result<Credentials> parseAuthConfig(const std::string& path) {
     }
     auto cert = pemField(user, "client-certificate", dir);
     if (!cert) return cert.status();
-    out.clientCertPem = std::move(*cert);
+    out.tls.clientCertPem = std::move(*cert);
     auto key = pemField(user, "client-key", dir);
     if (!key) return key.status();
-    out.clientKeyPem = std::move(*key);
+    out.tls.clientKeyPem = std::move(*key);
   }
   if (YAML::Node cluster = namedEntry(root["clusters"], clusterName, "cluster"); cluster) {
     auto ca = pemField(cluster, "certificate-authority", dir);
     if (!ca) return ca.status();
-    out.caPem = std::move(*ca);
+    out.tls.caPem = std::move(*ca);
     if (cluster["insecure-skip-tls-verify"]) {
-      out.insecureSkipTlsVerify = cluster["insecure-skip-tls-verify"].as<bool>();
+      out.tls.insecureSkipTlsVerify = cluster["insecure-skip-tls-verify"].as<bool>();
     }
   }
   return out;
@@ -111,7 +111,7 @@ Result<Credentials> resolveCredentials(const PrometheusOptions& options) {
     out.tokenFile = kInClusterToken;
     auto ca = core::readFile(std::string(kInClusterCa));
     if (!ca) return ca.status();
-    out.caPem = std::move(*ca);
+    out.tls.caPem = std::move(*ca);
   }
   auto readInto = [](const std::string& path, std::string& target) -> Status {
     if (path.empty()) return Status();
@@ -120,16 +120,16 @@ Result<Credentials> resolveCredentials(const PrometheusOptions& options) {
     target = std::move(*content);
     return Status();
   };
-  for (auto [path, target] : {std::pair{&options.caFile, &out.caPem},
-                              std::pair{&options.clientCertFile, &out.clientCertPem},
-                              std::pair{&options.clientKeyFile, &out.clientKeyPem}}) {
+  for (auto [path, target] : {std::pair{&options.caFile, &out.tls.caPem},
+                              std::pair{&options.clientCertFile, &out.tls.clientCertPem},
+                              std::pair{&options.clientKeyFile, &out.tls.clientKeyPem}}) {
     if (Status s = readInto(*path, *target); !s.ok()) return s;
   }
   if (!options.tokenFile.empty()) {
     out.tokenFile = options.tokenFile;
     out.bearerToken.clear();
   }
-  out.insecureSkipTlsVerify = out.insecureSkipTlsVerify || options.insecureSkipTlsVerify;
+  out.tls.insecureSkipTlsVerify = out.tls.insecureSkipTlsVerify || options.insecureSkipTlsVerify;
   if (!options.sigv4Region.empty()) {
     auto environment = [](const char* name) {
       const char* value = std::getenv(name);

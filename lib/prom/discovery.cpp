@@ -251,13 +251,17 @@ Result<MetricLabelNames> labelNamesByProbes(Client& client, std::string_view que
   return assemble(*probed, implied, probes);
 }
 
-// Runs `discover`, then the series relist instead when it failed in a way the series API may not.
+// Runs `discover` on a cleared report (`*reportOrNull`, or one of its own when it is null), then
+// the series relist instead when it failed in a way the series API may not.
 template <typename Discover>
 Result<MetricLabelNames> withSeriesFallback(Client& client, std::string_view query,
                                             const TimeRange& window,
                                             const DiscoveryOptions& options,
-                                            DiscoveryReport& report, Discover discover) {
-  auto found = discover();
+                                            DiscoveryReport* reportOrNull, Discover discover) {
+  DiscoveryReport local;
+  DiscoveryReport& report = reportOrNull ? *reportOrNull : local;
+  report = {};
+  auto found = discover(report);
   if (found) {
     for (auto& [metric, labels] : *found) {
       std::erase_if(labels, [&](const std::string& label) {
@@ -307,11 +311,8 @@ Result<MetricLabelNames> discoverLabelPresence(Client& client, std::string_view 
                                                const TimeRange& window,
                                                const DiscoveryOptions& options,
                                                DiscoveryReport* report) {
-  DiscoveryReport local;
-  DiscoveryReport& r = report ? *report : local;
-  r = {};
-  r.strategy = "presence";
-  return withSeriesFallback(client, seriesQuery, window, options, r, [&] {
+  return withSeriesFallback(client, seriesQuery, window, options, report, [&](DiscoveryReport& r) {
+    r.strategy = "presence";
     return presence(client, seriesQuery, labels, window, options, r.calls);
   });
 }
@@ -320,10 +321,7 @@ Result<MetricLabelNames> discoverLabelNames(Client& client, std::string_view ser
                                             const TimeRange& window,
                                             const DiscoveryOptions& options,
                                             DiscoveryReport* report) {
-  DiscoveryReport local;
-  DiscoveryReport& r = report ? *report : local;
-  r = {};
-  return withSeriesFallback(client, seriesQuery, window, options, r, [&] {
+  return withSeriesFallback(client, seriesQuery, window, options, report, [&](DiscoveryReport& r) {
     switch (options.strategy) {
       case LabelNamesStrategy::kUnion:
       case LabelNamesStrategy::kPerMetric:

@@ -32,4 +32,30 @@ DiscoveryOptions discoveryOptionsFor(DiscoveryBackend backend) {
   return options;
 }
 
+void addDiscoveryFlags(core::FlagSet& flags, DiscoveryBackend* backend, DiscoveryOptions* options) {
+  flags
+      .addCustom("discovery-backend", "string",
+                 "prometheus, victoriametrics or thanos: the label-API calls metric discovery "
+                 "makes are the cheapest on that server; with thanos, --prometheus-url gets "
+                 "partial_response=false unless it names the parameter itself",
+                 [backend, options](std::string_view value) {
+                   auto parsed = parseDiscoveryBackend(value);
+                   if (!parsed) return parsed.status();
+                   std::vector<std::string> replicaLabels = std::move(options->replicaLabels);
+                   *options = discoveryOptionsFor(*parsed);
+                   options->replicaLabels = std::move(replicaLabels);
+                   *backend = *parsed;
+                   return core::Status();
+                 })
+      .defaultText("prometheus");
+  flags
+      .addCustom("thanos-replica-label", "strings",
+                 "Thanos Query's --query.replica-label names, which its label APIs list although "
+                 "deduplicated series do not carry them: left out of discovery",
+                 [options](std::string_view value) {
+                   return appendReplicaLabels(value, options->replicaLabels);
+                 })
+      .repeatable();
+}
+
 }  // namespace gpuscale::prom

@@ -7,28 +7,6 @@ namespace {
 
 constexpr std::string_view kPrefix = "prometheus ";
 
-core::Cause causeOf(FailureKind kind) {
-  switch (kind) {
-    case FailureKind::kConnection:
-      return core::Cause::kConnection;
-    case FailureKind::kTimeout:
-      return core::Cause::kTimeout;
-    case FailureKind::kHttpStatus:
-      return core::Cause::kHttpStatus;
-    case FailureKind::kPrometheusError:
-      return core::Cause::kBackendError;
-    case FailureKind::kBadJson:
-      return core::Cause::kBadResponse;
-    case FailureKind::kBodyTooLarge:
-      return core::Cause::kBodyTooLarge;
-    case FailureKind::kUnexpectedResultType:
-      return core::Cause::kUnexpectedResultType;
-    case FailureKind::kCredentials:
-      return core::Cause::kCredentials;
-  }
-  return core::Cause::kUnspecified;
-}
-
 }  // namespace
 
 std::string_view failureKindName(FailureKind kind) {
@@ -62,32 +40,11 @@ Status failure(FailureKind kind, std::string_view detail, bool transient) {
       transient || kind == FailureKind::kConnection || kind == FailureKind::kTimeout;
   return (unavailable ? Status::unavailable(std::move(message))
                       : Status::internal(std::move(message)))
-      .withCause(causeOf(kind));
+      .withPayload(kind);
 }
 
 std::optional<FailureKind> failureKindOf(const Status& status) {
-  switch (status.cause()) {
-    case core::Cause::kConnection:
-      return FailureKind::kConnection;
-    case core::Cause::kTimeout:
-      return FailureKind::kTimeout;
-    case core::Cause::kHttpStatus:
-      return FailureKind::kHttpStatus;
-    case core::Cause::kBackendError:
-      return FailureKind::kPrometheusError;
-    case core::Cause::kBadResponse:
-      return FailureKind::kBadJson;
-    case core::Cause::kBodyTooLarge:
-      return FailureKind::kBodyTooLarge;
-    case core::Cause::kUnexpectedResultType:
-      return FailureKind::kUnexpectedResultType;
-    case core::Cause::kCredentials:
-      return FailureKind::kCredentials;
-    case core::Cause::kUnspecified:
-    case core::Cause::kFileUnreadable:
-      break;
-  }
-  return std::nullopt;
+  return status.payload<FailureKind>();
 }
 
 Status expectResultType(const QueryResult& result, ResultType wanted) {

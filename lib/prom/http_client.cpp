@@ -90,18 +90,6 @@ bool isLoopbackHost(const std::string& host) {
   return host == "localhost" || host.rfind("127.", 0) == 0 || host == "::1" || host == "[::1]";
 }
 
-// Applies the TLS material to a context; throws boost::system::system_error on bad PEM.
-void applyTls(boost::asio::ssl::context& ctx, const Credentials& credentials) {
-  if (!credentials.caPem.empty()) {
-    ctx.add_certificate_authority(boost::asio::buffer(credentials.caPem));
-  }
-  if (!credentials.clientCertPem.empty()) {
-    ctx.use_certificate_chain(boost::asio::buffer(credentials.clientCertPem));
-    ctx.use_private_key(boost::asio::buffer(credentials.clientKeyPem),
-                        boost::asio::ssl::context::pem);
-  }
-}
-
 std::string base64(std::string_view text) {
   std::string out(4 * ((text.size() + 2) / 3), '\0');
   EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
@@ -358,7 +346,7 @@ void HttpClient::Connection::exchange(const Endpoint& endpoint, const Params& pa
 }
 
 Result<std::unique_ptr<HttpClient>> HttpClient::create(const PrometheusOptions& options) {
-  if (Status s = validate(options); !s.ok()) return s;
+  if (Status s = options.validate(); !s.ok()) return s;
   auto credentials = resolveCredentials(options);
   if (!credentials) return credentials.status();
   web::uri url;
@@ -367,21 +355,19 @@ Result<std::unique_ptr<HttpClient>> HttpClient::create(const PrometheusOptions& 
   } catch (const std::exception& e) {
     return Status::badRequest("invalid --prometheus-url \"" + options.url + "\": " + e.what());
   }
-  try {
-    boost::asio::ssl::context probe(boost::asio::ssl::context::tls_client);
-    applyTls(probe, *credentials);
-  } catch (const std::exception& e) {
-    return Status::invalid(std::string("prometheus TLS material: ") + e.what());
+  if (Status tls = credentials->tls.check(); !tls.ok()) {
+    return tls.withContext("prometheus TLS material");
   }
   http::client::http_client_config config;
   // cpprestsdk's timeout is per read; the exchange's own deadline is the real bound and fires
   // first.
   config.set_timeout(options.timeout + std::chrono::seconds(1));
   config.set_chunksize(kChunkBytes);
-  config.set_validate_certificates(!credentials->insecureSkipTlsVerify);
+  config.set_validate_certificates(!credentials->tls.insecureSkipTlsVerify);
   if (isLoopbackHost(url.host())) config.set_proxy(web::web_proxy(web::web_proxy::disabled));
+  // Checked above: the material loads.
   config.set_ssl_context_callback(
-      [tls = *credentials](boost::asio::ssl::context& ctx) { applyTls(ctx, tls); });
+      [tls = credentials->tls](boost::asio::ssl::context& ctx) { (void)tls.configure(ctx); });
   try {
     auto connection = std::make_shared<Connection>(options, std::move(*credentials), url, config);
     return std::unique_ptr<HttpClient>(new HttpClient(std::move(connection)));

@@ -8,7 +8,7 @@ namespace gpuscale::prom {
 
 ObservedClient::ObservedClient(std::shared_ptr<Client> backend,
                                std::shared_ptr<ClientObserver> observer)
-    : backend_(std::move(backend)), observer_(std::move(observer)) {}
+    : ForwardingClient(std::move(backend)), observer_(std::move(observer)) {}
 
 template <typename T>
 Callback<T> ObservedClient::observe(std::string_view endpoint, Callback<T> done) const {
@@ -26,28 +26,28 @@ Callback<T> ObservedClient::observe(std::string_view endpoint, Callback<T> done)
 }
 
 void ObservedClient::queryAsync(std::string promql, Timestamp at, Callback<QueryResultPtr> done) {
-  backend_->queryAsync(std::move(promql), at, observe("query", std::move(done)));
+  backend().queryAsync(std::move(promql), at, observe("query", std::move(done)));
 }
 
 void ObservedClient::seriesAsync(Matchers match, TimeRange window,
                                  Callback<std::vector<Series>> done) {
-  backend_->seriesAsync(std::move(match), window, observe("series", std::move(done)));
+  backend().seriesAsync(std::move(match), window, observe("series", std::move(done)));
 }
 
 void ObservedClient::seriesLabelNamesAsync(Matchers match, TimeRange window,
                                            Callback<MetricLabelNames> done) {
-  backend_->seriesLabelNamesAsync(std::move(match), window, observe("series", std::move(done)));
+  backend().seriesLabelNamesAsync(std::move(match), window, observe("series", std::move(done)));
 }
 
 void ObservedClient::labelValuesAsync(std::string label, Matchers match, TimeRange window,
                                       Callback<std::vector<std::string>> done) {
-  backend_->labelValuesAsync(std::move(label), std::move(match), window,
+  backend().labelValuesAsync(std::move(label), std::move(match), window,
                              observe("label_values", std::move(done)));
 }
 
 void ObservedClient::labelNamesAsync(Matchers match, TimeRange window,
                                      Callback<std::vector<std::string>> done) {
-  backend_->labelNamesAsync(std::move(match), window, observe("labels", std::move(done)));
+  backend().labelNamesAsync(std::move(match), window, observe("labels", std::move(done)));
 }
 
 }  // namespace gpuscale::prom

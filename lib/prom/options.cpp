@@ -4,7 +4,8 @@
 
 namespace gpuscale::prom {
 
-Status validate(const PrometheusOptions& options) {
+Status PrometheusOptions::validate() const {
+  const PrometheusOptions& options = *this;
   std::string_view url = options.url;
   auto scheme = url.find("://");
   if (scheme == std::string_view::npos ||

@@ -24,8 +24,6 @@ constexpr WatchedResource kWatched[] = {
     {"Deployment", "apps", "v1", "deployments", false},
     {"StatefulSet", "apps", "v1", "statefulsets", false},
     {"ConfigMap", "", "v1", "configmaps", true},
-    // Contention's priority when a policy gives none (workload_priority.h).
-    {"PriorityClass", "scheduling.k8s.io", "v1", "priorityclasses", false},
 };
 
 }  // namespace
@@ -195,7 +193,7 @@ PassResult Controller::passOver(const std::vector<partition::KubeItem>& items, T
   }
   if (options_.dryRun) return result;
   if (explainChanged) recordExplanations(result.plan);
-  pruneState(pass->snapshot, *policies);
+  if (!options_.observe) pruneState(pass->snapshot, *policies);
   ClusterState state;
   state.snapshot = &pass->snapshot;
   state.workloads = &pass->workloads;
@@ -206,10 +204,11 @@ PassResult Controller::passOver(const std::vector<partition::KubeItem>& items, T
   for (const auto& o : result.report.outcomes) {
     metrics_->action(std::string(actionKindName(o.kind)), std::string(outcomeName(o.outcome)));
   }
+  for (const auto& cause : result.report.stalls) metrics_->nodeStall(cause);
   for (double s : result.report.ceilingToCapacitySeconds) metrics_->ceilingToCapacity(s);
   for (const auto& t : result.report.leverSeconds) leadTimes_.record(t.lever, t.node, t.seconds);
   metrics_->nodesInFlight(result.report.nodesInFlight);
-  updateHpaStatus(pass->workloads, pass->snapshot, now);
+  if (!options_.observe) updateHpaStatus(pass->workloads, pass->snapshot, now);
   if (retried_) retried_->flush(*events_);
   return result;
 }
@@ -301,9 +300,11 @@ void Controller::updateHpaStatus(const std::vector<partition::WorkloadDemand>& w
     const partition::HpaState* hpa = snapshot.hpa(w.ns, w.name);
     if (hpa == nullptr) continue;
     auto old = decodeHpaStatus(hpa->annotation(k8s::kStatusAnnotation));
-    const std::string reason =
+    std::string reason =
         w.blocked ? fmt::format("at partition ceiling ({})", partition::blockReasonName(w.reason))
                   : "within partition ceiling";
+    // A ceiling another object holds (a KEDA ScaledObject) is named: that is where it changes.
+    if (hpa->ownedByScaledObject()) reason += "; ceiling held by " + hpa->ceilingField();
     if (old && old->ceiling == w.ceiling && old->reason == reason) {
       degraded_.cleared("hpa_status", w.ns + "/" + w.name);
       continue;
@@ -336,8 +337,10 @@ void Controller::updateHpaStatus(const std::vector<partition::WorkloadDemand>& w
     if (r->changed && w.blocked && w.reason != partition::BlockReason::kAnticipated) {
       events_->record(
           EventTarget::hpa(w.ns, w.name), false, "AtPartitionCeiling",
-          fmt::format("{} pods of {} fit the GPU partitions; the HPA wants {} ({})", w.ceiling,
-                      w.resource, w.wanted, partition::blockReasonName(w.reason)));
+          fmt::format("{} replicas of {} fit the GPU partitions; the HPA wants {} ({}); the "
+                      "ceiling is {}",
+                      w.ceiling, w.resource, w.wanted, partition::blockReasonName(w.reason),
+                      hpa->ceilingField()));
     }
   }
 }

@@ -91,6 +91,7 @@ core::Result<Explanations> explainPass(const Pass& pass, const partition::Policy
              s.name,
              "NotRead: " + s.message + "; the reconciler plans as if this HPA were absent",
              std::nullopt,
+             "maxReplicas",
              {}});
         return out;
       }
@@ -104,7 +105,7 @@ core::Result<Explanations> explainPass(const Pass& pass, const partition::Policy
     std::string why = outsideThePlanner(hpa, snapshot, policies, records);
     // Asked for all: only the HPAs a policy manages.
     if (!request.name.empty() || !why.starts_with("NotManaged")) {
-      out.hpas.push_back({hpa.ns, hpa.name, std::move(why), std::nullopt, {}});
+      out.hpas.push_back({hpa.ns, hpa.name, std::move(why), std::nullopt, hpa.ceilingField(), {}});
     }
   }
   const partition::Plan& plan = pass.plan;
@@ -143,6 +144,7 @@ nlohmann::ordered_json explanationsJson(const Explanations& explanations) {
   for (const auto& e : explanations.hpas) {
     Json item = e.why ? partition::whyToJson(*e.why) : Json{{"namespace", e.ns}, {"name", e.name}};
     if (!e.outside.empty()) item["verdict"] = "not planned: " + e.outside;
+    if (e.ceilingField != "maxReplicas") item["ceilingHeldBy"] = e.ceilingField;
     Json actions = Json::array();
     for (const auto& a : e.actions) actions.push_back(partition::actionToJson(a));
     item["actions"] = std::move(actions);
@@ -173,6 +175,7 @@ std::string explanationsText(const Explanations& explanations) {
     }
     if (!e.why) continue;
     out += partition::whyToText(*e.why);
+    if (e.ceilingField != "maxReplicas") out += "  ceiling held by: " + e.ceilingField + "\n";
     for (const auto& a : e.actions) out += "  plan: " + partition::actionToText(a) + "\n";
   }
   if (!explanations.skipped.empty()) {

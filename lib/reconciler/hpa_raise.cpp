@@ -8,6 +8,7 @@
 #include <fmt/ranges.h>
 
 #include "actuator_internal.h"
+#include "ceiling_holder.h"
 #include "gpuscale/k8s/status_predicates.h"
 #include "gpuscale/k8s/well_known_keys.h"
 #include "gpuscale/reconciler/optimistic_write.h"
@@ -29,6 +30,11 @@ const partition::WorkloadDemand* findDemand(const ClusterState& state, const std
   return nullptr;
 }
 
+// {"annotations": {status annotation}}: the metadata part of a patch.
+json statusAnnotation(const HpaStatus& status) {
+  return {{"annotations", {{std::string(k8s::kStatusAnnotation), encodeHpaStatus(status)}}}};
+}
+
 }  // namespace
 
 int allocatableCeiling(const partition::WorkloadDemand& demand,
@@ -41,7 +47,9 @@ int allocatableCeiling(const partition::WorkloadDemand& demand,
     total += partition::podsFitting(demand, i, a == node.allocatable.end() ? 0 : a->second,
                                     u == node.used.end() ? 0 : u->second);
   }
-  return total;
+  // Whole groups only (ScaleTarget::podsPerReplica): a replica runs when all its pods do.
+  const int group = demand.target != nullptr ? std::max(1, demand.target->podsPerReplica) : 1;
+  return total / group;
 }
 
 HpaRaise::HpaRaise(std::shared_ptr<kube::KubeClient> client, std::shared_ptr<EventRecorder> events,
@@ -165,12 +173,18 @@ bool HpaRaise::raise(const std::string& ns, const std::string& name, int from, i
   if (!read) return failed("raising maxReplicas failed: " + read.status().message());
   if (state.store == nullptr) return failed("raising maxReplicas failed: no state store");
   const std::string uid = read->uid;
+  const CeilingRef holder = ceilingRefOf(*read);
   auto record = state.store->get(ns, name, uid);
   std::optional<HpaIntent> started = record ? record->intent : std::nullopt;
   if (started && started->plan != plan) return false;  // another plan owns it now
   const int wanted = std::min(to, capacity);
-  const int before = read->maxReplicas;
-  // The state is recorded before the HPA changes: a change that cannot be recorded (the store
+  int before = read->maxReplicas;
+  if (holder.scaledObject) {
+    auto current = readCeiling(holder);
+    if (!current) return failed("raising maxReplicas failed: " + current.status().message());
+    before = *current;
+  }
+  // The state is recorded before the ceiling changes: a change that cannot be recorded (the store
   // is full or unreachable) is not made. The intent ends here either way.
   if (wanted > before || started) {
     auto recorded = state.store->update(ns, name, uid, [&](HpaRecord& r) {
@@ -183,33 +197,37 @@ bool HpaRaise::raise(const std::string& ns, const std::string& name, int from, i
     if (!recorded) return failed("recording the raise failed: " + recorded.status().message());
   }
   int raisedTo = 0;
+  HpaStatus status{capacity, "none", "", now};
   auto r = patchWithRetry(
-      *client_, hpaRef(ns, name),
+      *client_, holder.ref,
       [&](const kube::Object& object) -> core::Result<std::optional<kube::Object>> {
         raisedTo = 0;
-        auto hpa = partition::readHpa(object);
-        if (!hpa) return hpa.status();
-        if (hpa->uid != uid) return noChange();  // recreated meanwhile
-        const int current = hpa->maxReplicas;
-        json annotations = json::object();
+        auto value = holder.read(object);
+        if (!value) return value.status();
+        if (!*value) return noChange();  // recreated meanwhile
+        const int current = **value;
         json patch = json::object();
-        HpaStatus status{capacity, "none", "", now};
         if (wanted > current && wanted > before) {
           raisedTo = wanted;
-          patch["spec"] = {{"maxReplicas", wanted}};
-          status.lastAction = fmt::format("maxReplicas {} -> {}", current, wanted);
-          status.reason = fmt::format("plan {}: allocatable holds {} pods", plan, capacity);
+          patch = holder.patch(wanted);
+          status.lastAction = fmt::format("{} {} -> {}", holder.describe(), current, wanted);
+          status.reason = fmt::format("plan {}: allocatable holds {} replicas", plan, capacity);
         } else {
-          status.lastAction = "maxReplicas unchanged";
-          status.reason = fmt::format("plan {}: allocatable holds {} pods, not more than {}", plan,
-                                      capacity, current);
+          status.lastAction = holder.describe() + " unchanged";
+          status.reason = fmt::format("plan {}: allocatable holds {} replicas, not more than {}",
+                                      plan, capacity, current);
         }
-        annotations[std::string(k8s::kStatusAnnotation)] = encodeHpaStatus(status);
-        if (!started && raisedTo == 0) return noChange();
-        patch["metadata"] = {{"annotations", annotations}};
+        if (raisedTo == 0 && (!started || holder.scaledObject)) return noChange();
+        if (!holder.scaledObject) patch["metadata"] = statusAnnotation(status);
         return std::optional<kube::Object>(patch);
       });
   if (!r) return failed("raising maxReplicas failed: " + r.status().message());
+  bool written = r->changed;
+  if (holder.scaledObject && (started || raisedTo > 0)) {
+    auto s = writeStatus(ns, name, uid, status);
+    if (!s) return failed("raising maxReplicas failed: " + s.status().message());
+    written = written || *s;
+  }
   degraded_.cleared("max_replicas", ns + "/" + name);
   if (raisedTo > 0) {
     report.outcomes.push_back({ActionKind::kMaxReplicas, Outcome::kSucceeded});
@@ -218,14 +236,14 @@ bool HpaRaise::raise(const std::string& ns, const std::string& name, int from, i
           std::chrono::duration<double>(now - started->started).count());
     }
     events_->record(target, false, "MaxReplicasRaised",
-                    fmt::format("plan {}: maxReplicas {} -> {} (planned {}; allocatable holds {} "
-                                "pods)",
-                                plan, from, raisedTo, to, capacity));
-  } else if (r->changed) {
+                    fmt::format("plan {}: {} {} -> {} (planned {}; allocatable holds {} "
+                                "replicas)",
+                                plan, holder.describe(), from, raisedTo, to, capacity));
+  } else if (written) {
     report.outcomes.push_back({ActionKind::kMaxReplicas, Outcome::kFailed});
-    events_->record(
-        target, true, "MaxReplicasUnchanged",
-        fmt::format("plan {}: allocatable holds {} pods; maxReplicas stays", plan, capacity));
+    events_->record(target, true, "MaxReplicasUnchanged",
+                    fmt::format("plan {}: allocatable holds {} replicas; {} stays", plan, capacity,
+                                holder.describe()));
   }
   return raisedTo > 0;
 }
@@ -235,44 +253,89 @@ void HpaRaise::lower(const partition::SetMaxReplicas& change, const ClusterState
   // Lowering only follows a raise recorded in the store (the planner gives back only what it
   // has an original maxReplicas for), so this updates an existing entry and never grows it.
   if (state.store == nullptr) return;
-  bool lowered = false;
+  auto hpa = actuator_detail::getHpa(*client_, change.ns, change.name);
+  if (!hpa) {
+    if (!k8s::isNotFound(hpa.status())) {
+      report.outcomes.push_back({ActionKind::kMaxReplicas, Outcome::kError});
+    }
+    return;
+  }
+  const CeilingRef holder = ceilingRefOf(*hpa);
+  int lowered = 0;
+  HpaStatus status{0, "", "demand fell", now};
   auto r = patchWithRetry(
-      *client_, hpaRef(change.ns, change.name),
+      *client_, holder.ref,
       [&](const kube::Object& object) -> core::Result<std::optional<kube::Object>> {
-        lowered = false;
-        auto hpa = partition::readHpa(object);
-        if (!hpa) return hpa.status();
-        const int current = hpa->maxReplicas;
-        const int target = std::max({change.to, hpa->currentReplicas, hpa->minReplicas});
+        lowered = 0;
+        auto value = holder.read(object);
+        if (!value) return value.status();
+        if (!*value) return noChange();
+        // The HPA's replicas from the object itself when it holds its own ceiling.
+        partition::HpaState live = *hpa;
+        if (!holder.scaledObject) {
+          auto fresh = partition::readHpa(object);
+          if (!fresh) return fresh.status();
+          live = std::move(*fresh);
+        }
+        const int current = **value;
+        const int target = std::max({change.to, live.currentReplicas, live.minReplicas});
         if (current != change.from || target >= current) return noChange();  // stale plan
-        lowered = true;
-        json annotations = json::object();
-        annotations[std::string(k8s::kStatusAnnotation)] = encodeHpaStatus(
-            {target, fmt::format("maxReplicas {} -> {}", current, target), "demand fell", now});
-        return std::optional<kube::Object>(json{{"spec", {{"maxReplicas", target}}},
-                                                {"metadata", {{"annotations", annotations}}}});
+        lowered = target;
+        status.ceiling = target;
+        status.lastAction = fmt::format("{} {} -> {}", holder.describe(), current, target);
+        json patch = holder.patch(target);
+        if (!holder.scaledObject) patch["metadata"] = statusAnnotation(status);
+        return std::optional<kube::Object>(patch);
       });
   if (!r) {
     report.outcomes.push_back({ActionKind::kMaxReplicas, Outcome::kError});
     return;
   }
-  auto after = partition::readHpa(r->object);
-  if (lowered && after) {
-    const int target = after->maxReplicas;
-    auto recorded = state.store->update(change.ns, change.name, after->uid, [&](HpaRecord& record) {
-      record.lastChange = now;
-      if (record.originalMaxReplicas == target) record.originalMaxReplicas.reset();
-    });
-    if (!recorded) {
-      degraded_.failed("hpa_state", change.ns + "/" + change.name,
-                       "recording the lowered maxReplicas failed: " + recorded.status().message());
-    } else {
-      degraded_.cleared("hpa_state", change.ns + "/" + change.name);
+  if (lowered == 0) return;
+  if (holder.scaledObject) {
+    auto s = writeStatus(change.ns, change.name, hpa->uid, status);
+    if (!s) {
+      degraded_.failed("hpa_status", change.ns + "/" + change.name,
+                       "status annotation: " + s.status().message());
     }
-    report.outcomes.push_back({ActionKind::kMaxReplicas, Outcome::kSucceeded});
-    events_->record(EventTarget::hpa(change.ns, change.name), false, "MaxReplicasLowered",
-                    fmt::format("demand fell: maxReplicas {} -> {}", change.from, target));
   }
+  auto recorded = state.store->update(change.ns, change.name, hpa->uid, [&](HpaRecord& record) {
+    record.lastChange = now;
+    if (record.originalMaxReplicas == lowered) record.originalMaxReplicas.reset();
+  });
+  if (!recorded) {
+    degraded_.failed("hpa_state", change.ns + "/" + change.name,
+                     "recording the lowered maxReplicas failed: " + recorded.status().message());
+  } else {
+    degraded_.cleared("hpa_state", change.ns + "/" + change.name);
+  }
+  report.outcomes.push_back({ActionKind::kMaxReplicas, Outcome::kSucceeded});
+  events_->record(EventTarget::hpa(change.ns, change.name), false, "MaxReplicasLowered",
+                  fmt::format("demand fell: {} {} -> {}", holder.describe(), change.from, lowered));
+}
+
+core::Result<int> HpaRaise::readCeiling(const CeilingRef& holder) {
+  auto object = client_->get(holder.ref);
+  if (!object) return object.status();
+  auto value = holder.read(*object);
+  if (!value) return value.status();
+  if (!*value) {
+    return core::Status(409, "Conflict",
+                        holder.describe() + ": not the object the HPA's owner reference names");
+  }
+  return **value;
+}
+
+core::Result<bool> HpaRaise::writeStatus(const std::string& ns, const std::string& name,
+                                         const std::string& uid, const HpaStatus& status) {
+  auto r = patchWithRetry(
+      *client_, actuator_detail::hpaRef(ns, name),
+      [&](const kube::Object& object) -> core::Result<std::optional<kube::Object>> {
+        if (actuator_detail::uidOf(object) != uid) return noChange();
+        return std::optional<kube::Object>(json{{"metadata", statusAnnotation(status)}});
+      });
+  if (!r) return r.status();
+  return r->changed;
 }
 
 }  // namespace gpuscale::reconciler

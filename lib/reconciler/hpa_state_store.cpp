@@ -37,6 +37,22 @@ std::size_t bytesOf(const Data& data) {
   return n;
 }
 
+// What the entries of namespace `ns`'s HPAs hold: their count and bytes (keys "<ns>.<name>").
+struct NamespaceShare {
+  int entries = 0;
+  std::size_t bytes = 0;
+};
+NamespaceShare shareOf(const Data& data, std::string_view ns) {
+  NamespaceShare share;
+  const std::string prefix = std::string(ns) + ".";
+  for (auto it = data.lower_bound(prefix); it != data.end() && it->first.starts_with(prefix);
+       ++it) {
+    ++share.entries;
+    share.bytes += it->first.size() + it->second.size();
+  }
+  return share;
+}
+
 }  // namespace
 
 std::string hpaRecordKey(std::string_view ns, std::string_view name) {
@@ -81,8 +97,6 @@ std::optional<HpaRecord> decodeHpaRecord(std::string_view text) {
   });
   return read ? *read : std::nullopt;
 }
-
-namespace {}  // namespace
 
 std::map<std::string, std::string> stateRecordsIn(const nlohmann::json& dump,
                                                   std::string_view name) {
@@ -163,9 +177,11 @@ core::Result<bool> HpaStateStore::update(std::string_view ns, std::string_view n
                                          std::string_view uid,
                                          const std::function<void(HpaRecord&)>& edit) {
   const std::string key = hpaRecordKey(ns, name);
+  bool namespaceFull = false;
   auto r = upsertWithRetry(
       *client_, ref(), "v1", "ConfigMap",
       [&](const kube::Object& current) -> core::Result<std::optional<kube::Object>> {
+        namespaceFull = false;
         auto read = dataOf(current);
         if (!read) return read.status();
         Data& data = *read;
@@ -186,6 +202,7 @@ core::Result<bool> HpaStateStore::update(std::string_view ns, std::string_view n
           return core::Status(412, std::string(kNothingToCreate), "nothing to record");
         }
         const std::size_t bytesBefore = bytesOf(data);
+        const NamespaceShare shareBefore = shareOf(data, ns);
         json value = nullptr;
         if (record.empty()) {
           data.erase(key);
@@ -205,13 +222,35 @@ core::Result<bool> HpaStateStore::update(std::string_view ns, std::string_view n
               fmt::format("the state store {}/{} would grow to {} bytes (limit {})", options_.ns,
                           options_.name, bytesAfter, options_.maxBytes));
         }
+        // One namespace's share, checked after the store's own caps (a full store is one
+        // condition, not one per namespace).
+        const NamespaceShare share = shareOf(data, ns);
+        if (!existed && !record.empty() && share.entries > options_.maxEntriesPerNamespace) {
+          namespaceFull = true;
+          return core::Status(
+              kInsufficientStorage, std::string(kFullReason),
+              fmt::format("the HPAs of namespace {} hold their maximum of {} entries in the state "
+                          "store {}/{}",
+                          ns, options_.maxEntriesPerNamespace, options_.ns, options_.name));
+        }
+        if (share.bytes > options_.maxBytesPerNamespace && share.bytes > shareBefore.bytes) {
+          namespaceFull = true;
+          return core::Status(
+              kInsufficientStorage, std::string(kFullReason),
+              fmt::format("the HPAs of namespace {} would hold {} bytes of the state store {}/{} "
+                          "(limit {})",
+                          ns, share.bytes, options_.ns, options_.name,
+                          options_.maxBytesPerNamespace));
+        }
         return std::optional<kube::Object>(json{{"data", {{key, value}}}});
       });
   if (!r) {
     if (r.status().httpCode() == 412 && r.status().reason() == kNothingToCreate) return false;
     if (isStateStoreFull(r.status())) {
-      // One condition for the store (not one per HPA, which tenants could multiply).
-      degraded_.failed("state_store_full", options_.ns + "/" + options_.name,
+      // One condition for the store, or for the namespace (not one per HPA, which tenants could
+      // multiply).
+      degraded_.failed(namespaceFull ? "state_store_namespace_full" : "state_store_full",
+                       namespaceFull ? std::string(ns) : options_.ns + "/" + options_.name,
                        fmt::format("not recording state for HPA {}/{}, so not changing it: {}", ns,
                                    name, r.status().message()));
     }
@@ -219,12 +258,17 @@ core::Result<bool> HpaStateStore::update(std::string_view ns, std::string_view n
   }
   if (auto data = dataOf(r->object)) remember(std::move(*data));
   bool roomLeft = false;
+  bool namespaceRoomLeft = false;
   {
     std::lock_guard lock(mu_);
     roomLeft =
         static_cast<int>(data_.size()) < options_.maxEntries && bytesOf(data_) < options_.maxBytes;
+    const NamespaceShare share = shareOf(data_, ns);
+    namespaceRoomLeft = share.entries < options_.maxEntriesPerNamespace &&
+                        share.bytes < options_.maxBytesPerNamespace;
   }
   if (roomLeft) degraded_.cleared("state_store_full", options_.ns + "/" + options_.name);
+  if (namespaceRoomLeft) degraded_.cleared("state_store_namespace_full", std::string(ns));
   return r->changed;
 }
 

@@ -4,6 +4,7 @@
 #include <array>
 #include <utility>
 
+#include "gpuscale/core/enum_names.h"
 #include "gpuscale/core/rfc3339.h"
 #include "gpuscale/k8s/well_known_keys.h"
 #include "gpuscale/partition/config_name.h"
@@ -26,11 +27,14 @@ std::string_view phaseName(NodeOpPhase phase) {
   return phase == NodeOpPhase::kApplied ? "applied" : "prepared";
 }
 
+constexpr core::EnumNames<NodeOpKind, 3> kKindNames{{
+    {NodeOpKind::kMig, "mig"},
+    {NodeOpKind::kTimeSlicing, "timeSlicing"},
+    {NodeOpKind::kMps, "mps"},
+}};
+
 std::optional<NodeOpKind> parseKind(const std::string& text) {
-  if (text == "mig") return NodeOpKind::kMig;
-  if (text == "timeSlicing") return NodeOpKind::kTimeSlicing;
-  if (text == "mps") return NodeOpKind::kMps;
-  return std::nullopt;
+  return core::enumValue(kKindNames, text);
 }
 
 namespace fields = partition::fields;
@@ -77,7 +81,7 @@ std::vector<int> indicesField(const json& j, const char* key) {
   return out;
 }
 
-constexpr std::array<std::pair<Outcome, std::string_view>, 7> kOutcomeNames{{
+constexpr core::EnumNames<Outcome, 7> kOutcomeNames{{
     {Outcome::kStarted, "started"},
     {Outcome::kSucceeded, "success"},
     {Outcome::kFailed, "failed"},
@@ -90,17 +94,11 @@ constexpr std::array<std::pair<Outcome, std::string_view>, 7> kOutcomeNames{{
 }  // namespace
 
 std::string_view outcomeName(Outcome outcome) {
-  for (const auto& [o, name] : kOutcomeNames) {
-    if (o == outcome) return name;
-  }
-  return "error";
+  return core::enumName(kOutcomeNames, outcome, "error");
 }
 
 std::optional<Outcome> parseOutcome(std::string_view name) {
-  for (const auto& [o, n] : kOutcomeNames) {
-    if (n == name) return o;
-  }
-  return std::nullopt;
+  return core::enumValue(kOutcomeNames, name);
 }
 
 std::string_view NodeIntent::labelKey() const {
@@ -108,15 +106,7 @@ std::string_view NodeIntent::labelKey() const {
 }
 
 std::string_view nodeOpKindName(NodeOpKind kind) {
-  switch (kind) {
-    case NodeOpKind::kMig:
-      return "mig";
-    case NodeOpKind::kMps:
-      return "mps";
-    case NodeOpKind::kTimeSlicing:
-      break;
-  }
-  return "timeSlicing";
+  return core::enumName(kKindNames, kind, "timeSlicing");
 }
 
 std::string encodeNodeIntent(const NodeIntent& intent) {
@@ -129,6 +119,7 @@ std::string encodeNodeIntent(const NodeIntent& intent) {
                            {"expect", intent.expect},
                            {"gpus", intent.gpus},
                            {"started", core::formatRfc3339(intent.started)}};
+  if (intent.configWritten) j["configWritten"] = core::formatRfc3339(*intent.configWritten);
   if (intent.applied) j["applied"] = core::formatRfc3339(*intent.applied);
   if (intent.then) {
     j["then"] = {{"label", intent.then->label},
@@ -154,6 +145,7 @@ std::optional<NodeIntent> decodeNodeIntent(std::string_view text) {
     n.expect = countsField(j, "expect");
     n.gpus = indicesField(j, "gpus");
     n.started = *started;
+    n.configWritten = timeField(j, "configWritten");
     n.applied = timeField(j, "applied");
     if (const json* then = fields::find(j, "then"); then != nullptr && then->is_object()) {
       n.then = TimeSlicingFollowUp{fields::string(*then, "label"), fields::string(*then, "config"),

@@ -44,6 +44,13 @@ ActuationReport KubeActuator::apply(const partition::Plan& plan, const ClusterSt
   nodes.insert(nodes_->started().begin(), nodes_->started().end());
   int inFlight = 0;
   for (const auto& n : nodes) inFlight += nodes_->advance(n, now, report) ? 1 : 0;
+  // A reshape taint without an operation (advance() looks after the nodes with one): the
+  // reconciler stopped mid-step, or the intent was removed. Every pass, the first one included.
+  for (const auto& node : state.snapshot->nodes) {
+    if (node.reshapeTainted && !nodes.contains(node.name)) {
+      nodes_->removeOrphanTaint(node.name, report);
+    }
+  }
 
   auto hpas = state.hpasWithIntent;
   hpas.insert(hpas_->started().begin(), hpas_->started().end());

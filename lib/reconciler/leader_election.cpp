@@ -38,8 +38,12 @@ void LeaderElector::renewed(Clock::time_point now) {
   leader_.store(true);
 }
 
-bool LeaderElector::isLeader() const {
-  return leader_.load() && withinRenewDeadline(options_.now());
+bool LeaderElector::isLeader() const { return leadershipLeft() > Clock::duration::zero(); }
+
+LeaderElector::Clock::duration LeaderElector::leadershipLeft() const {
+  if (!leader_.load()) return Clock::duration::zero();
+  const Clock::time_point last{Clock::duration(lastRenew_.load())};
+  return last + options_.renewDeadline - options_.now();
 }
 
 kube::ResourceRef LeaderElector::leaseRef() const {

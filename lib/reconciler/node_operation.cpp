@@ -64,6 +64,9 @@ std::string finishMessage(NodeOpEvent event, const NodeIntent& intent,
                           const partition::NodeObject& node, const std::string& detail) {
   const bool mig = intent.kind == NodeOpKind::kMig;
   switch (event) {
+    case NodeOpEvent::kNotMigManaged:
+      return "no mig-manager reports nvidia.com/mig.config.state on the node, so nothing would "
+             "apply the change; the node is not MIG-managed and was not tainted";
     case NodeOpEvent::kPrepareTimedOut:
       return "could not prepare the change in time";
     case NodeOpEvent::kPodInTheWay:
@@ -79,6 +82,9 @@ std::string finishMessage(NodeOpEvent event, const NodeIntent& intent,
                          mig ? "applied and" : "active;", json(intent.expect).dump());
     case NodeOpEvent::kNoCapacity:
       return "MIG config applied but allocatable never showed the new resources";
+    case NodeOpEvent::kStuck:
+      return "mig-manager stuck in \"" + node.meta.label(k8s::kMigConfigStateLabel) +
+             "\" past the MIG timeout; previous config \"" + intent.previous + "\" restored";
     case NodeOpEvent::kTimedOut:
       return mig ? "mig-manager did not answer in time (state \"" +
                        node.meta.label(k8s::kMigConfigStateLabel) + "\"); previous config \"" +
@@ -102,7 +108,7 @@ NodeOperations::NodeOperations(std::shared_ptr<kube::KubeClient> client,
       events_(std::move(events)),
       gpuPods_(std::move(gpuPods)),
       options_(std::move(options)),
-      timeouts_{options_.migTimeout, options_.allocatableTimeout},
+      timeouts_{options_.migTimeout, options_.allocatableTimeout, options_.migConfigPropagation},
       degraded_(std::move(metrics)) {}
 
 bool NodeOperations::start(const NodeWork& work, const std::string& plan, TimePoint now,
@@ -131,6 +137,8 @@ bool NodeOperations::start(const NodeWork& work, const std::string& plan, TimePo
           return noChange();  // already in flight
         const std::string state = node->meta.label(k8s::kMigConfigStateLabel);
         if (state == "pending" || state == "failed" || state == "rebooting") return noChange();
+        // Nothing would answer a MIG change there (node_transitions.h: NotMigManaged).
+        if (intent.kind == NodeOpKind::kMig && !migManaged(*node)) return noChange();
         intent.previous = node->meta.label(intent.labelKey());
         if (intent.previous == intent.label) return noChange();
         written = true;
@@ -163,17 +171,19 @@ bool NodeOperations::advance(const std::string& name, TimePoint now, ActuationRe
     if (k8s::isNotFound(node.status())) started_.erase(name);
     return !k8s::isNotFound(node.status());
   }
-  auto intent = decodeNodeIntent(node->meta.annotation(k8s::kIntentAnnotation));
+  auto intent = liveIntent(*node);
   if (!intent) {
+    if (!node->meta.annotation(k8s::kIntentAnnotation).empty() &&
+        decodeNodeIntent(node->meta.annotation(k8s::kIntentAnnotation))) {
+      // Not one the reconciler could have written: never acted on (the node stays in transition
+      // for the planner, so nothing else changes it either).
+      degraded_.failed("node_intent_invalid", name,
+                       "ignoring an intent annotation that names configs this node does not own");
+    }
     started_.erase(name);
-    return false;
-  }
-  if (!nodeIntentOwnedBy(*intent, name)) {
-    // Not one the reconciler could have written: never acted on (the node stays in transition
-    // for the planner, so nothing else changes it either).
-    degraded_.failed("node_intent_invalid", name,
-                     "ignoring an intent annotation that names configs this node does not own");
-    started_.erase(name);
+    // Whatever the annotation says, no operation of the reconciler runs there: a reshape taint
+    // left on the node is an orphan.
+    if (reshapeTainted(*node)) removeOrphanTaint(name, report);
     return false;
   }
   degraded_.cleared("node_intent_invalid", name);
@@ -181,6 +191,8 @@ bool NodeOperations::advance(const std::string& name, TimePoint now, ActuationRe
   NodeOpEvent event = NodeOpEvent::kWaiting;
   if (intent->phase == NodeOpPhase::kApplied) {
     event = observeApplied(*intent, *node, now, timeouts_);
+  } else if (intent->kind == NodeOpKind::kMig && !migManaged(*node)) {
+    event = NodeOpEvent::kNotMigManaged;
   } else if (prepareTimedOut(*intent, now, timeouts_)) {
     event = NodeOpEvent::kPrepareTimedOut;
   } else {
@@ -192,6 +204,7 @@ bool NodeOperations::advance(const std::string& name, TimePoint now, ActuationRe
   if (t == nullptr) return true;  // not an observation of this phase and kind: look again
   switch (t->step) {
     case NodeStep::kWait:
+    case NodeStep::kRemoveTaint:  // a step of phase none, never of an operation
       return true;
     case NodeStep::kApply:
       applyLabel(name, *intent, now, EventTarget::node(name, node->meta.uid));
@@ -208,13 +221,25 @@ bool NodeOperations::advance(const std::string& name, TimePoint now, ActuationRe
 std::pair<NodeOpEvent, std::string> NodeOperations::prepare(const std::string& name,
                                                             const NodeIntent& intent,
                                                             TimePoint now) {
-  if (auto s = writeConfig(name, intent); !s.ok()) {
+  auto written = writeConfig(name, intent);
+  if (!written) {
     degraded_.failed("partition_config", name,
-                     "writing config " + intent.label + " failed: " + s.message());
+                     "writing config " + intent.label + " failed: " + written.status().message());
     return {NodeOpEvent::kStepFailed, ""};
   }
   degraded_.cleared("partition_config", name);
   if (intent.kind != NodeOpKind::kMig) return {NodeOpEvent::kPrepared, ""};
+  // A config that was already in the ConfigMap is in mig-manager's file too.
+  if (*written && !intent.configWritten && timeouts_.migConfigPropagation.count() > 0) {
+    if (auto s = recordConfigWritten(name, intent, now); !s.ok()) {
+      degraded_.failed(
+          "partition_config", name,
+          "recording when config " + intent.label + " was written failed: " + s.message());
+      return {NodeOpEvent::kStepFailed, ""};
+    }
+    return {NodeOpEvent::kConfigPropagating, ""};
+  }
+  if (configPropagating(intent, now, timeouts_)) return {NodeOpEvent::kConfigPropagating, ""};
   // New pods are kept off the node first, so the check below stays true until mig-manager runs;
   // a pod may have started since the plan was made.
   if (auto s = taintForReshape(name, intent); !s.ok()) {
@@ -320,9 +345,9 @@ void NodeOperations::finish(const std::string& name, const NodeIntent& intent,
           labels[std::string(intent.labelKey())] =
               intent.previous.empty() ? json(nullptr) : json(intent.previous);
         }
-        // mig-manager still pending owns the operand labels while it runs.
-        if (t.operands == Operands::kUnpause &&
-            current.meta.label(k8s::kMigConfigStateLabel) != "pending") {
+        // mig-manager still pending (or rebooting the node) owns the operand labels while it runs.
+        const std::string state = current.meta.label(k8s::kMigConfigStateLabel);
+        if (t.operands == Operands::kUnpause && state != "pending" && state != "rebooting") {
           for (const auto& [key, value] : current.meta.labels) {
             if (key.rfind(k8s::kDeployLabelPrefix, 0) == 0 && value == kPausedForMigChange) {
               labels[key] = "true";
@@ -354,6 +379,7 @@ void NodeOperations::finish(const std::string& name, const NodeIntent& intent,
                                    std::chrono::duration<double>(now - intent.started).count()});
   }
   report.outcomes.push_back({actionKindOf(intent.kind), t.outcome});
+  if (!t.stall.empty()) report.stalls.emplace_back(t.stall);
   const auto target = EventTarget::node(name, uidOf(r->object));
   events_->record(target, t.outcome != Outcome::kSucceeded, finishReason(intent.kind, t.outcome),
                   fmt::format("plan {}: {}", intent.plan, message));
@@ -363,6 +389,40 @@ void NodeOperations::finish(const std::string& name, const NodeIntent& intent,
                                 "to \"true\": {}",
                                 fmt::join(repaired, ", ")));
   }
+}
+
+bool NodeOperations::removeOrphanTaint(const std::string& name, ActuationReport& report) {
+  const NodeTransition* t =
+      findTransition(NodeOpPhase::kNone, NodeOpKind::kMig, NodeOpEvent::kOrphanTaint);
+  bool hadIntent = false;
+  auto r =
+      patchWithRetry(*client_, nodeRef(name),
+                     [&](const kube::Object& object) -> core::Result<std::optional<kube::Object>> {
+                       auto node = partition::readNode(object);
+                       if (!node) return node.status();
+                       // A live operation owns its taint (the fresh read decides, not the caches).
+                       if (liveIntent(*node)) return noChange();
+                       hadIntent = !node->meta.annotation(k8s::kIntentAnnotation).empty();
+                       auto taints = reshapeTaints(*node, false);
+                       if (!taints) return noChange();
+                       return std::optional<kube::Object>(json{{"spec", {{"taints", *taints}}}});
+                     });
+  if (!r) {
+    degraded_.failed("reshape_taint", name,
+                     "removing an orphaned reshape taint failed: " + r.status().message());
+    return false;
+  }
+  degraded_.cleared("reshape_taint", name);
+  if (!r->changed) return false;
+  report.stalls.emplace_back(t->stall);
+  events_->record(EventTarget::node(name, uidOf(r->object)), true, "ReshapeTaintRemoved",
+                  fmt::format("{} removed: no gpuscale operation runs on the node ({}); the "
+                              "reconciler stopped mid-step or the intent was removed",
+                              k8s::kReshapeTaint,
+                              hadIntent ? "its gpuscale.io/intent is not one gpuscale could have "
+                                          "written"
+                                        : "no gpuscale.io/intent"));
+  return true;
 }
 
 }  // namespace gpuscale::reconciler

@@ -1,5 +1,6 @@
 #include "gpuscale/reconciler/node_transitions.h"
 
+#include <algorithm>
 #include <array>
 
 #include "gpuscale/k8s/well_known_keys.h"
@@ -10,6 +11,7 @@ namespace {
 using E = NodeOpEvent;
 using enum NodeKinds;
 using enum NodeStep;
+constexpr auto kNone = NodeOpPhase::kNone;
 constexpr auto kPrepared = NodeOpPhase::kPrepared;
 constexpr auto kApplied = NodeOpPhase::kApplied;
 constexpr auto kRestore = LabelOnFinish::kRestorePrevious;
@@ -20,13 +22,19 @@ constexpr auto kUnpause = Operands::kUnpause;
 constexpr auto kLeave = Operands::kLeave;
 
 constexpr std::array kTransitions{
+    NodeTransition{"none/any/orphan-taint", kNone, kAny, E::kOrphanTaint, kRemoveTaint,
+                   Outcome::kStarted, kKeep, kNoBackoff, kLeave, "orphan_taint"},
+    NodeTransition{"prepared/mig/not-mig-managed", kPrepared, kMig, E::kNotMigManaged, kFinish,
+                   Outcome::kAborted, kKeep, kBackOff, kLeave, "mig_manager_absent"},
     NodeTransition{"prepared/mig/prepare-timed-out", kPrepared, kMig, E::kPrepareTimedOut, kFinish,
-                   Outcome::kFailed, kKeep, kBackOff, kUnpause},
+                   Outcome::kFailed, kKeep, kBackOff, kUnpause, "prepare_timeout"},
     NodeTransition{"prepared/sharing/prepare-timed-out", kPrepared, kSharing, E::kPrepareTimedOut,
-                   kFinish, Outcome::kFailed, kKeep, kBackOff, kLeave},
+                   kFinish, Outcome::kFailed, kKeep, kBackOff, kLeave, "prepare_timeout"},
     NodeTransition{"prepared/mig/pod-in-the-way", kPrepared, kMig, E::kPodInTheWay, kFinish,
                    Outcome::kAborted, kKeep, kNoBackoff, kUnpause},
     NodeTransition{"prepared/any/step-failed", kPrepared, kAny, E::kStepFailed, kWait},
+    NodeTransition{"prepared/mig/config-propagating", kPrepared, kMig, E::kConfigPropagating,
+                   kWait},
     NodeTransition{"prepared/any/prepared", kPrepared, kAny, E::kPrepared, kApply,
                    Outcome::kStarted},
     NodeTransition{"applied/mig/label-changed-by-other", kApplied, kMig, E::kLabelChangedByOther,
@@ -35,19 +43,21 @@ constexpr std::array kTransitions{
                    E::kLabelChangedByOther, kFinish, Outcome::kSuperseded, kKeep, kNoBackoff,
                    kLeave},
     NodeTransition{"applied/mig/operator-failed", kApplied, kMig, E::kOperatorFailed, kFinish,
-                   Outcome::kFailed, kRestore, kBackOff, kUnpause},
+                   Outcome::kFailed, kRestore, kBackOff, kUnpause, "mig_manager_failed"},
     NodeTransition{"applied/mig/capacity-ready", kApplied, kMig, E::kCapacityReady, kFinish,
                    Outcome::kSucceeded, kKeep, kNoBackoff, kLeave},
     NodeTransition{"applied/mig/capacity-ready-then-sharing", kApplied, kMig, E::kCapacityReadyThen,
                    kFollowUp, Outcome::kSucceeded},
+    NodeTransition{"applied/mig/stuck", kApplied, kMig, E::kStuck, kFinish, Outcome::kTimedOut,
+                   kRestore, kBackOff, kUnpause, "mig_manager_stuck"},
     NodeTransition{"applied/mig/timed-out", kApplied, kMig, E::kTimedOut, kFinish,
-                   Outcome::kTimedOut, kRestore, kBackOff, kUnpause},
+                   Outcome::kTimedOut, kRestore, kBackOff, kUnpause, "mig_manager_silent"},
     NodeTransition{"applied/mig/no-capacity", kApplied, kMig, E::kNoCapacity, kFinish,
-                   Outcome::kTimedOut, kKeep, kBackOff, kUnpause},
+                   Outcome::kTimedOut, kKeep, kBackOff, kUnpause, "no_capacity"},
     NodeTransition{"applied/sharing/capacity-ready", kApplied, kSharing, E::kCapacityReady, kFinish,
                    Outcome::kSucceeded, kKeep, kNoBackoff, kLeave},
     NodeTransition{"applied/sharing/timed-out", kApplied, kSharing, E::kTimedOut, kFinish,
-                   Outcome::kTimedOut, kRestore, kBackOff, kLeave},
+                   Outcome::kTimedOut, kRestore, kBackOff, kLeave, "no_capacity"},
     NodeTransition{"applied/any/waiting", kApplied, kAny, E::kWaiting, kWait},
 };
 
@@ -59,12 +69,18 @@ bool covers(NodeKinds kinds, NodeOpKind kind) {
 
 std::string_view nodeOpEventName(NodeOpEvent event) {
   switch (event) {
+    case E::kOrphanTaint:
+      return "orphan-taint";
+    case E::kNotMigManaged:
+      return "not-mig-managed";
     case E::kPrepareTimedOut:
       return "prepare-timed-out";
     case E::kPodInTheWay:
       return "pod-in-the-way";
     case E::kStepFailed:
       return "step-failed";
+    case E::kConfigPropagating:
+      return "config-propagating";
     case E::kPrepared:
       return "prepared";
     case E::kLabelChangedByOther:
@@ -75,6 +91,8 @@ std::string_view nodeOpEventName(NodeOpEvent event) {
       return "capacity-ready";
     case E::kCapacityReadyThen:
       return "capacity-ready-then-sharing";
+    case E::kStuck:
+      return "stuck";
     case E::kTimedOut:
       return "timed-out";
     case E::kNoCapacity:
@@ -94,8 +112,28 @@ const NodeTransition* findTransition(NodeOpPhase phase, NodeOpKind kind, NodeOpE
   return nullptr;
 }
 
+bool configPropagating(const NodeIntent& intent, TimePoint now, const NodeOpTimeouts& timeouts) {
+  return intent.kind == NodeOpKind::kMig && intent.configWritten &&
+         now - *intent.configWritten < timeouts.migConfigPropagation;
+}
+
 bool prepareTimedOut(const NodeIntent& intent, TimePoint now, const NodeOpTimeouts& timeouts) {
   return now - intent.started > timeouts.allocatable;
+}
+
+bool migManaged(const partition::NodeObject& node) {
+  return !node.meta.label(k8s::kMigConfigStateLabel).empty();
+}
+
+std::optional<NodeIntent> liveIntent(const partition::NodeObject& node) {
+  auto intent = decodeNodeIntent(node.meta.annotation(k8s::kIntentAnnotation));
+  if (!intent || !nodeIntentOwnedBy(*intent, node.meta.name)) return std::nullopt;
+  return intent;
+}
+
+bool reshapeTainted(const partition::NodeObject& node) {
+  return std::any_of(node.taints.begin(), node.taints.end(),
+                     [](const partition::Taint& t) { return t.key == k8s::kReshapeTaint; });
 }
 
 NodeOpEvent observeApplied(const NodeIntent& intent, const partition::NodeObject& node,
@@ -114,8 +152,9 @@ NodeOpEvent observeApplied(const NodeIntent& intent, const partition::NodeObject
   const std::string state = node.meta.label(k8s::kMigConfigStateLabel);
   if (state == "failed") return E::kOperatorFailed;
   if (state == "success" && ready) return intent.then ? E::kCapacityReadyThen : E::kCapacityReady;
-  if (since > timeouts.mig) return state == "success" ? E::kNoCapacity : E::kTimedOut;
-  return E::kWaiting;
+  if (since <= timeouts.mig) return E::kWaiting;
+  if (state == "success") return E::kNoCapacity;
+  return state == "pending" || state == "rebooting" ? E::kStuck : E::kTimedOut;
 }
 
 }  // namespace gpuscale::reconciler

@@ -10,6 +10,7 @@
 #include "gpuscale/partition/config_name.h"
 #include "gpuscale/partition/device_plugin_config.h"
 #include "gpuscale/partition/mig_parted_config.h"
+#include "gpuscale/reconciler/config_maps_init.h"
 #include "gpuscale/reconciler/node_operation.h"
 #include "gpuscale/reconciler/optimistic_write.h"
 
@@ -112,28 +113,21 @@ core::Status NodeOperations::taintForReshape(const std::string& node, const Node
   return r ? core::Status() : r.status();
 }
 
-core::Status NodeOperations::writeConfig(const std::string& node, const NodeIntent& intent) {
+core::Result<bool> NodeOperations::writeConfig(const std::string& node, const NodeIntent& intent) {
   return intent.kind == NodeOpKind::kMig ? writeMigConfig(node, intent)
                                          : writeDevicePluginConfig(node, intent);
 }
 
-core::Status NodeOperations::writeMigConfig(const std::string& node, const NodeIntent& intent) {
+core::Result<bool> NodeOperations::writeMigConfig(const std::string& node,
+                                                  const NodeIntent& intent) {
   auto wanted = partition::parseMigPartedConfig(intent.config);
   if (!wanted) return wanted.status();
   // mig-manager reads only the ConfigMap the ClusterPolicy names: the previous config must be
   // there too, or restoring it after a failure would fail as well, and so must every stock config
   // an operator may relabel the node to later. They are carried over from what mig-manager would
   // read without a custom ConfigMap: the node's generated configs, then the operator's defaults.
-  std::vector<partition::MigPartedConfig> stock;
-  for (const std::string& name : {node + "-mig-config", options_.defaultMigConfigMap}) {
-    auto cm = client_->get(configMapRef(options_.operatorNamespace, name));
-    if (!cm) continue;
-    auto read = partition::readConfigMap(*cm);
-    if (!read) continue;
-    if (auto parsed = partition::parseMigPartedConfig(read->value("config.yaml"))) {
-      stock.push_back(std::move(*parsed));
-    }
-  }
+  const std::vector<partition::MigPartedConfig> stock = readMigPartedConfigMaps(
+      *client_, options_.operatorNamespace, {node + "-mig-config", options_.defaultMigConfigMap});
   auto r = upsertWithRetry(
       *client_, configMapRef(options_.operatorNamespace, options_.migConfigMap), "v1", "ConfigMap",
       [&](const kube::Object& object) -> core::Result<std::optional<kube::Object>> {
@@ -160,11 +154,12 @@ core::Status NodeOperations::writeMigConfig(const std::string& node, const NodeI
         return std::optional<kube::Object>(
             json{{"data", {{"config.yaml", partition::emitMigPartedConfig(file)}}}});
       });
-  return r ? core::Status() : r.status();
+  if (!r) return r.status();
+  return r->changed;
 }
 
-core::Status NodeOperations::writeDevicePluginConfig(const std::string& node,
-                                                     const NodeIntent& intent) {
+core::Result<bool> NodeOperations::writeDevicePluginConfig(const std::string& node,
+                                                           const NodeIntent& intent) {
   auto r = upsertWithRetry(
       *client_, configMapRef(options_.operatorNamespace, options_.devicePluginConfigMap), "v1",
       "ConfigMap", [&](const kube::Object& object) -> core::Result<std::optional<kube::Object>> {
@@ -177,6 +172,22 @@ core::Status NodeOperations::writeDevicePluginConfig(const std::string& node,
         }
         if (data.empty()) return noChange();
         return std::optional<kube::Object>(json{{"data", data}});
+      });
+  if (!r) return r.status();
+  return r->changed;
+}
+
+core::Status NodeOperations::recordConfigWritten(const std::string& node, const NodeIntent& intent,
+                                                 TimePoint now) {
+  NodeIntent recorded = intent;
+  recorded.configWritten = now;
+  auto r = actuator_detail::patchNodeOfIntent(
+      *client_, node, intent, actuator_detail::IntentMatch::kExact,
+      [&](const partition::NodeObject&) -> core::Result<std::optional<kube::Object>> {
+        return std::optional<kube::Object>(
+            json{{"metadata",
+                  {{"annotations",
+                    {{std::string(k8s::kIntentAnnotation), encodeNodeIntent(recorded)}}}}}});
       });
   return r ? core::Status() : r.status();
 }

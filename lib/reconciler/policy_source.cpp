@@ -32,6 +32,9 @@ core::Status PolicySource::load() {
   if (!text) return core::Status::invalid(path_.string() + ": cannot read the policy file");
   auto parsed = partition::parsePolicies(*text);
   if (!parsed) return core::Status::invalid(path_.string() + ": " + parsed.status().message());
+  for (const std::string& warning : parsed->warnings) {
+    spdlog::warn("policy file {}: {}", path_.string(), warning);
+  }
   std::lock_guard lock(mu_);
   policies_ = std::make_shared<const partition::PolicySet>(std::move(*parsed));
   return {};

@@ -61,6 +61,12 @@ ReconcilerMetrics::ReconcilerMetrics(std::shared_ptr<prometheus::Registry> regis
                                 "and reason (malformed, out_of_range); counted once each until "
                                 "they read again")
                           .Register(*registry_)),
+      nodeStalls_(prometheus::BuildCounter()
+                      .Name("gpuscale_reconciler_node_stalls_total")
+                      .Help("Node stalls undone (a reshape taint without an operation removed, "
+                            "a MIG change on a node without mig-manager ended, mig-manager "
+                            "failed, stuck or silent past its bound), by cause")
+                      .Register(*registry_)),
       policyIgnored_(prometheus::BuildCounter()
                          .Name("gpuscale_reconciler_policy_annotations_ignored_total")
                          .Help("HPAs found naming a partition policy that is not defined or does "
@@ -71,7 +77,22 @@ ReconcilerMetrics::ReconcilerMetrics(std::shared_ptr<prometheus::Registry> regis
                             .Name("gpuscale_reconciler_policy_annotations_ignored")
                             .Help("HPAs whose partition-policy annotation is ignored now")
                             .Register(*registry_)
-                            .Add({})) {
+                            .Add({})),
+      observeMode_(prometheus::BuildGauge()
+                       .Name("gpuscale_reconciler_observe_mode")
+                       .Help("1 when the reconciler only observes (--mode=observe): it plans and "
+                             "records Events but writes nothing else")
+                       .Register(*registry_)
+                       .Add({})),
+      wouldBeWrites_(prometheus::BuildCounter()
+                         .Name("gpuscale_reconciler_would_be_writes_total")
+                         .Help("Writes withheld in observe mode, by verb and resource")
+                         .Register(*registry_)),
+      wouldAct_(prometheus::BuildCounter()
+                    .Name("gpuscale_reconciler_would_act_total")
+                    .Help("Plan actions not taken in observe mode, by kind (counted once per "
+                          "action while it stays in the plan)")
+                    .Register(*registry_)) {
   reloadOk_.Set(1);
 }
 
@@ -103,12 +124,26 @@ void ReconcilerMetrics::objectSkipped(const std::string& kind, const std::string
   objectsSkipped_.Add({{"kind", kind}, {"reason", reason}}).Increment();
 }
 
+void ReconcilerMetrics::nodeStall(const std::string& cause) {
+  nodeStalls_.Add({{"cause", cause}}).Increment();
+}
+
 void ReconcilerMetrics::policyAnnotationIgnored() { policyIgnored_.Increment(); }
 void ReconcilerMetrics::policyAnnotationsIgnoredNow(int n) { policyIgnoredNow_.Set(n); }
 
 void ReconcilerMetrics::configReloads(int n, bool lastOk) {
   reloads_.Increment(n);
   reloadOk_.Set(lastOk ? 1 : 0);
+}
+
+void ReconcilerMetrics::observeMode(bool on) { observeMode_.Set(on ? 1 : 0); }
+
+void ReconcilerMetrics::wouldBeWrite(const std::string& verb, const std::string& resource) {
+  wouldBeWrites_.Add({{"verb", verb}, {"resource", resource}}).Increment();
+}
+
+void ReconcilerMetrics::wouldAct(const std::string& kind) {
+  wouldAct_.Add({{"kind", kind}}).Increment();
 }
 
 }  // namespace gpuscale::reconciler

@@ -81,14 +81,16 @@ void RetriedWrites::flush(EventRecorder& events) {
 
 RetryNotingClient::RetryNotingClient(std::shared_ptr<kube::KubeClient> inner,
                                      std::shared_ptr<RetriedWrites> retried)
-    : inner_(std::move(inner)), retried_(std::move(retried)) {}
+    : ForwardingKubeClient(std::move(inner)), retried_(std::move(retried)) {}
 
-template <typename Write>
-core::Result<kube::Object> RetryNotingClient::noting(const kube::ResourceRef& ref, Write write) {
+core::Result<kube::Object> RetryNotingClient::write(const WriteCall& call, const Send& send) {
+  if (call.body == nullptr) return send();  // delete
+  kube::ResourceRef ref = call.ref;
+  if (ref.name.empty()) ref = ref.named(partition::identityOf(*call.body).name);
   WriteInProgress progress;
   WriteInProgress* outer = tWrite;
   tWrite = &progress;
-  auto r = write();
+  auto r = send();
   tWrite = outer;
   // The last 429 was not retried when the client gave up on it.
   const bool gaveUp = !r && k8s::isTooManyRequests(r.status());
@@ -97,72 +99,10 @@ core::Result<kube::Object> RetryNotingClient::noting(const kube::ResourceRef& re
   return r;
 }
 
-core::Result<kube::Object> RetryNotingClient::get(const kube::ResourceRef& ref) {
-  return inner_->get(ref);
-}
-
-core::Result<kube::ObjectList> RetryNotingClient::list(const kube::ResourceRef& ref,
-                                                       const kube::ListOptions& options) {
-  return inner_->list(ref, options);
-}
-
-core::Status RetryNotingClient::watch(const kube::ResourceRef& ref,
-                                      const kube::WatchOptions& options,
-                                      const kube::WatchHandler& handler, std::stop_token stop) {
-  return inner_->watch(ref, options, handler, stop);
-}
-
-core::Result<kube::Object> RetryNotingClient::create(const kube::ResourceRef& ref,
-                                                     const kube::Object& object) {
-  std::string name = ref.name;
-  if (name.empty()) name = partition::identityOf(object).name;
-  return noting(ref.named(name), [&] { return inner_->create(ref, object); });
-}
-
-core::Result<kube::Object> RetryNotingClient::update(const kube::ResourceRef& ref,
-                                                     const kube::Object& object) {
-  return noting(ref, [&] { return inner_->update(ref, object); });
-}
-
-core::Result<kube::Object> RetryNotingClient::patch(const kube::ResourceRef& ref,
-                                                    kube::PatchType type,
-                                                    const kube::Object& patch) {
-  return noting(ref, [&] { return inner_->patch(ref, type, patch); });
-}
-
-core::Status RetryNotingClient::remove(const kube::ResourceRef& ref) { return inner_->remove(ref); }
-
-core::Result<kube::Object> RetryNotingClient::getPath(std::string_view path) {
-  return inner_->getPath(path);
-}
-
-std::shared_ptr<kube::ClientObserver> RetryNotingClient::observer() const {
-  return inner_->observer();
-}
-
-ThrottleNotingObserver::ThrottleNotingObserver(std::shared_ptr<kube::ClientObserver> inner)
-    : inner_(std::move(inner)) {}
-
 void ThrottleNotingObserver::requestDone(std::string_view verb, std::string_view resource, int code,
                                          Seconds latency) {
   if (code == 429 && tWrite != nullptr) ++tWrite->throttled;
-  if (inner_) inner_->requestDone(verb, resource, code, latency);
-}
-
-void ThrottleNotingObserver::rateLimiterWaited(Seconds wait) {
-  if (inner_) inner_->rateLimiterWaited(wait);
-}
-
-void ThrottleNotingObserver::watchStarted(std::string_view resource) {
-  if (inner_) inner_->watchStarted(resource);
-}
-
-void ThrottleNotingObserver::relistedAfterGone(std::string_view resource) {
-  if (inner_) inner_->relistedAfterGone(resource);
-}
-
-void ThrottleNotingObserver::informerListed(std::string_view resource) {
-  if (inner_) inner_->informerListed(resource);
+  ForwardingClientObserver::requestDone(verb, resource, code, latency);
 }
 
 }  // namespace gpuscale::reconciler

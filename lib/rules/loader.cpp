@@ -237,6 +237,20 @@ class Reader {
         });
   }
 
+  // A mapping of at most the two string fields `first` and `second` (null: neither).
+  bool readStringPair(const YAML::Node& node, SourcePos keyPos, const std::string& path,
+                      std::string_view first, Located<std::string>& firstOut,
+                      std::string_view second, Located<std::string>& secondOut) {
+    bool isNull = false;
+    if (!expectMap(node, keyPos, path, isNull)) return false;
+    if (isNull) return true;
+    return forEachField(node, path, {first, second},
+                        [&](const std::string& key, const YAML::Node& value, SourcePos pos) {
+                          return readString(value, pos, join(path, key),
+                                            key == first ? firstOut : secondOut);
+                        });
+  }
+
   bool readFilters(const YAML::Node& node, SourcePos keyPos, const std::string& path,
                    std::vector<RegexFilter>& out) {
     if (node.IsNull()) return true;
@@ -248,14 +262,7 @@ class Reader {
       const std::string itemPath = fmt::format("{}[{}]", path, i);
       RegexFilter filter;
       filter.pos = posOf(node[i].Mark());
-      bool isNull = false;
-      if (!expectMap(node[i], keyPos, itemPath, isNull)) return false;
-      if (!isNull &&
-          !forEachField(node[i], itemPath, {"is", "isNot"},
-                        [&](const std::string& key, const YAML::Node& value, SourcePos pos) {
-                          return readString(value, pos, join(itemPath, key),
-                                            key == "is" ? filter.is : filter.isNot);
-                        })) {
+      if (!readStringPair(node[i], keyPos, itemPath, "is", filter.is, "isNot", filter.isNot)) {
         return false;
       }
       out.push_back(std::move(filter));
@@ -285,40 +292,25 @@ class Reader {
     bool isNull = false;
     if (!expectMap(node, keyPos, path, isNull)) return false;
     if (isNull) return true;
-    return forEachField(
-        node, path, {}, [&](const std::string& label, const YAML::Node& value, SourcePos pos) {
-          ResourceOverride override;
-          override.label = label;
-          override.pos = pos;
-          const std::string itemPath = fmt::format("{}.{}", path, label);
-          bool valueNull = false;
-          if (!expectMap(value, pos, itemPath, valueNull)) return false;
-          if (!valueNull &&
-              !forEachField(
-                  value, itemPath, {"group", "resource"},
-                  [&](const std::string& key, const YAML::Node& field, SourcePos fieldPos) {
-                    return readString(
-                        field, fieldPos, join(itemPath, key),
-                        key == "group" ? override.target.group : override.target.resource);
-                  })) {
-            return false;
-          }
-          out.push_back(std::move(override));
-          return true;
-        });
+    return forEachField(node, path, {},
+                        [&](const std::string& label, const YAML::Node& value, SourcePos pos) {
+                          ResourceOverride override;
+                          override.label = label;
+                          override.pos = pos;
+                          const std::string itemPath = fmt::format("{}.{}", path, label);
+                          if (!readStringPair(value, pos, itemPath, "group", override.target.group,
+                                              "resource", override.target.resource)) {
+                            return false;
+                          }
+                          out.push_back(std::move(override));
+                          return true;
+                        });
   }
 
   bool readName(const YAML::Node& node, SourcePos keyPos, const std::string& path,
                 NameMapping& out) {
     out.pos = posOf(node.Mark());
-    bool isNull = false;
-    if (!expectMap(node, keyPos, path, isNull)) return false;
-    if (isNull) return true;
-    return forEachField(node, path, {"matches", "as"},
-                        [&](const std::string& key, const YAML::Node& value, SourcePos pos) {
-                          return readString(value, pos, join(path, key),
-                                            key == "matches" ? out.matches : out.as);
-                        });
+    return readStringPair(node, keyPos, path, "matches", out.matches, "as", out.as);
   }
 
   bool readResourceRules(const YAML::Node& node, SourcePos keyPos, ResourceRules& out) {

@@ -189,8 +189,6 @@ bool isClassicMetricName(std::string_view name) {
   return true;
 }
 
-std::string CustomMetricInfo::apiName() const { return resource.toString() + "/" + metric; }
-
 core::Result<std::shared_ptr<const CustomRegistry>> CustomRegistry::build(
     std::shared_ptr<const RuleSet> rules, const SeriesByQuery& series) {
   auto registry = std::make_shared<CustomRegistry>();

@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 
 #include "gpuscale/sim/gpu_identity.h"
-#include "gpuscale/sim/triton_exposition.h"
+#include "gpuscale/sim/text_exposition.h"
 
 namespace gpuscale::sim {
 namespace {

@@ -116,12 +116,14 @@ class GpuOperatorEmulator::Impl {
         }
         gpus = std::move(*resolved);
       }
-      NodeState state{spec,
-                      MigManagerModel(spec, scenario_.gpuOperator.reconfigureDelay, spec.migConfig,
-                                      gpus, scenario_.gpuOperator.modeChange),
-                      {},
-                      {},
-                      false};
+      NodeState state{
+          spec,
+          MigManagerModel(spec,
+                          spec.reconfigureDelay.value_or(scenario_.gpuOperator.reconfigureDelay),
+                          spec.migConfig, gpus, scenario_.gpuOperator.modeChange),
+          {},
+          {},
+          false};
       const std::string& dp = spec.devicePluginConfig.empty()
                                   ? scenario_.gpuOperator.devicePluginDefault
                                   : spec.devicePluginConfig;
@@ -146,7 +148,9 @@ class GpuOperatorEmulator::Impl {
       if (auto s = dra_->start(); !s.ok()) return s;
     }
     if (options_.background) {
-      view_ = makeInformerView(client_, scenario_.gpuOperator.namespaceName, [this] { wake(); });
+      view_ = makeInformerView(
+          client_, scenario_.gpuOperator.namespaceName, [this] { wake(); },
+          scenario_.gpuOperator.configMapSync);
       if (!view_->waitForSync(std::chrono::seconds(30))) {
         return core::Status::unavailable("informers did not sync within 30s");
       }
@@ -302,10 +306,12 @@ class GpuOperatorEmulator::Impl {
     Labels out;
     const bool paused = node.migManager.paused();
     for (const char* key : kDeployLabels) out[key] = paused ? "paused-for-mig-change" : "true";
-    if (node.spec.migCapable) {
+    if (node.spec.migCapable && node.spec.migManagerPresent) {
       out[std::string(k8s::kMigConfigStateLabel)] =
           std::string(migConfigStateName(node.migManager.state()));
       out["nvidia.com/gpu.deploy.mig-manager"] = "true";
+    } else if (node.spec.migCapable && node.spec.emptyMigState) {
+      out[std::string(k8s::kMigConfigStateLabel)] = "";
     }
     return out;
   }
@@ -428,7 +434,8 @@ class GpuOperatorEmulator::Impl {
       return;
     }
     auto resolve = resolverFor(node);
-    if (node.spec.migCapable) {
+    // Without a mig-manager nothing reads nvidia.com/mig.config on the node.
+    if (node.spec.migCapable && node.spec.migManagerPresent) {
       const uint64_t failedBefore = node.migManager.failures(),
                      okBefore = node.migManager.successes();
       note(node, "mig-manager",
@@ -496,7 +503,10 @@ class GpuOperatorEmulator::Impl {
     for (auto state : {MigConfigState::kSuccess, MigConfigState::kPending,
                        MigConfigState::kRebooting, MigConfigState::kFailed}) {
       migState_.Add({{"node", node.spec.name}, {"state", std::string(migConfigStateName(state))}})
-          .Set(node.spec.migCapable && node.migManager.state() == state ? 1 : 0);
+          .Set(node.spec.migCapable && node.spec.migManagerPresent &&
+                       node.migManager.state() == state
+                   ? 1
+                   : 0);
     }
   }
 

@@ -11,6 +11,7 @@
 #include "gpuscale/core/label_selector.h"
 #include "gpuscale/sim/inference_load_model.h"
 #include "gpuscale/sim/triton_exposition.h"
+#include "gpuscale/sim/vllm_exposition.h"
 
 namespace gpuscale::sim {
 namespace {
@@ -77,14 +78,21 @@ class InferenceLoadDriver::Impl {
     const auto now = Clock::now();
     const std::chrono::duration<double> elapsed = now - last_;
     last_ = now;
-    std::vector<TritonPodSeries> series;
+    std::vector<TritonPodSeries> triton;
+    std::vector<VllmEngineSeries> vllm;
     for (std::size_t i = 0; i < services_.size(); ++i) {
       InferenceLoadModel& model = services_[i].model;
       if (started_) model.advance(elapsed.count(), pods[i]);
-      auto more = model.tritonSeries();
-      series.insert(series.end(), more.begin(), more.end());
+      if (options_.server == InferenceServer::kVllm) {
+        auto more = model.vllmSeries();
+        vllm.insert(vllm.end(), more.begin(), more.end());
+      } else {
+        auto more = model.tritonSeries();
+        triton.insert(triton.end(), more.begin(), more.end());
+      }
     }
-    std::string text = renderTritonSeries(series);
+    std::string text = options_.server == InferenceServer::kVllm ? renderVllmSeries(vllm)
+                                                                 : renderTritonSeries(triton);
     text += renderTruth();
     auto busy = started_ ? windowedBusy() : std::map<std::string, double>{};
     std::lock_guard lock(mu_);

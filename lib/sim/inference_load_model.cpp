@@ -40,6 +40,9 @@ void InferenceLoadModel::syncPods(const std::vector<LoadPod>& pods) {
       it->second.series.namespaceName = p->namespaceName;
       it->second.series.pod = p->name;
       it->second.series.model = spec_.model;
+      it->second.vllm.namespaceName = p->namespaceName;
+      it->second.vllm.pod = p->name;
+      it->second.vllm.modelName = spec_.model;
     }
   }
   order_.clear();
@@ -110,23 +113,40 @@ void InferenceLoadModel::serve(PodState& pod, double from, double to, double gpu
       pod.queue.pop_front();
       cursor = std::max(cursor, arrival);
       const double half = spec_.cpuMillis / 2000.0;
-      pod.current = Request{arrival, cursor,
-                            half,    spec_.gpuMillisOnFullGpu / 1000.0 / pod.pod.computeFraction,
-                            half,    0};
+      const double gpu = spec_.gpuMillisOnFullGpu / 1000.0 / pod.pod.computeFraction;
+      const double prefill = gpu * spec_.vllm.prefillShare;
+      pod.current = Request{.arrival = arrival,
+                            .start = cursor,
+                            .inputLeft = half,
+                            .prefillLeft = prefill,
+                            .decodeLeft = gpu - prefill,
+                            .decodeWork = gpu - prefill,
+                            .outputLeft = half};
     }
     Request& r = *pod.current;
     if (r.inputLeft > 0 && !spend(r.inputLeft, 1.0)) return;
-    if (r.gpuLeft > 0) {
+    // The GPU part: prefill up to the first token, then decode up to the last.
+    auto spendGpu = [&](double& left) {
       const double before = cursor;
-      const bool done = spend(r.gpuLeft, gpuRate);
+      const bool done = spend(left, gpuRate);
       r.gpuWall += cursor - before;
       deviceBusy_[pod.pod.device] += (cursor - before) * gpuRate;
-      if (!done) return;
-    }
+      return done;
+    };
+    if (r.prefillLeft > 0 && !spendGpu(r.prefillLeft)) return;
+    if (r.firstToken < 0) firstToken(pod, r, cursor);
+    if (r.decodeLeft > 0 && !spendGpu(r.decodeLeft)) return;
+    if (r.lastToken < 0) r.lastToken = cursor;
     if (r.outputLeft > 0 && !spend(r.outputLeft, 1.0)) return;
     complete(pod, r, cursor);
     pod.current.reset();
   }
+}
+
+void InferenceLoadModel::firstToken(PodState& pod, Request& r, double at) {
+  r.firstToken = at;
+  pod.vllm.promptTokens += spec_.vllm.promptTokens;
+  pod.vllm.timeToFirstToken.observe(at - r.arrival);
 }
 
 void InferenceLoadModel::complete(PodState& pod, const Request& r, double at) {
@@ -140,6 +160,18 @@ void InferenceLoadModel::complete(PodState& pod, const Request& r, double at) {
   s.computeInputDurationUs += spec_.cpuMillis / 2 * 1000;
   s.computeInferDurationUs += r.gpuWall * kMicros;
   s.computeOutputDurationUs += spec_.cpuMillis / 2 * 1000;
+  VllmEngineSeries& v = pod.vllm;
+  v.requestSuccess["stop"] += 1;
+  v.generationTokens += spec_.vllm.outputTokens;
+  v.e2eRequestLatency.observe(at - r.arrival);
+  v.requestQueueTime.observe(r.start - r.arrival);
+  v.requestInferenceTime.observe(r.lastToken - r.start);
+  v.requestPrefillTime.observe(r.firstToken - r.start);
+  v.requestDecodeTime.observe(r.lastToken - r.firstToken);
+  if (spec_.vllm.outputTokens > 1) {
+    v.interTokenLatency.observe((r.lastToken - r.firstToken) / (spec_.vllm.outputTokens - 1),
+                                spec_.vllm.outputTokens - 1);
+  }
   ++totals_.completed;
 }
 
@@ -149,6 +181,24 @@ std::vector<TritonPodSeries> InferenceLoadModel::tritonSeries() const {
     const PodState& state = pods_.at(uid);
     out.push_back(state.series);
     out.back().pendingRequests = static_cast<double>(state.queue.size());
+  }
+  return out;
+}
+
+std::vector<VllmEngineSeries> InferenceLoadModel::vllmSeries() const {
+  std::vector<VllmEngineSeries> out;
+  for (const std::string& uid : order_) {
+    const PodState& state = pods_.at(uid);
+    out.push_back(state.vllm);
+    VllmEngineSeries& v = out.back();
+    v.requestsWaiting = static_cast<double>(state.queue.size());
+    v.requestsRunning = state.current ? 1 : 0;
+    if (state.current) {
+      const Request& r = *state.current;
+      const double decoded = r.decodeWork > 0 ? 1 - r.decodeLeft / r.decodeWork : 1;
+      const double held = spec_.vllm.promptTokens + spec_.vllm.outputTokens * decoded;
+      v.kvCacheUsage = std::min(1.0, held / spec_.vllm.kvCacheTokens);
+    }
   }
   return out;
 }

@@ -96,6 +96,14 @@ std::string MigManagerModel::start(const std::string& label, const MigConfigReso
 }
 
 std::string MigManagerModel::conclude(SteadyTime now, const std::set<int>& busyGpus) {
+  if (injectedFailure_ && injected_ == FailureMode::kHangRebooting) {
+    state_ = MigConfigState::kRebooting;
+    due_.reset();  // the node never comes back
+    return fmt::format(
+        "reconfiguration {}: injected failure, the node reboots and never returns "
+        "-> rebooting",
+        reconfigurations_);
+  }
   if (injectedFailure_) {
     return finish(MigConfigState::kFailed,
                   fmt::format("reconfiguration {}: injected failure", reconfigurations_));

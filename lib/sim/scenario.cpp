@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include "gpuscale/core/enum_names.h"
 #include "gpuscale/core/files.h"
 #include "gpuscale/core/yaml_input.h"
 #include "gpuscale/partition/mig_catalog.h"
@@ -17,6 +18,20 @@
 
 namespace gpuscale::sim {
 namespace {
+
+constexpr core::EnumNames<FailureMode, 4> kFailureModeNames{{
+    {FailureMode::kFail, "fail"},
+    {FailureMode::kHang, "hang"},
+    {FailureMode::kIgnore, "ignore"},
+    {FailureMode::kHangRebooting, "hang-rebooting"},
+}};
+
+constexpr core::EnumNames<LoadPatternKind, 4> kLoadPatternNames{{
+    {LoadPatternKind::kConstant, "constant"},
+    {LoadPatternKind::kRamp, "ramp"},
+    {LoadPatternKind::kSpike, "spike"},
+    {LoadPatternKind::kDiurnal, "diurnal"},
+}};
 
 using partition::MigGpuSetting;
 
@@ -92,14 +107,12 @@ std::vector<InjectedFailure> parseFailures(const YAML::Node& node) {
       f.reconfiguration = n;
     }
     const auto mode = get<std::string>(item, "mode", "fail");
-    if (mode == "fail") {
-      f.mode = FailureMode::kFail;
-    } else if (mode == "hang") {
-      f.mode = FailureMode::kHang;
-    } else if (mode == "ignore") {
-      f.mode = FailureMode::kIgnore;
+    if (auto known = core::enumValue(kFailureModeNames, mode)) {
+      f.mode = *known;
     } else {
-      fail(item["mode"], fmt::format("unknown failure mode \"{}\" (fail, hang, ignore)", mode));
+      fail(item["mode"], fmt::format("unknown failure mode \"{}\" (fail, hang, hang-rebooting, "
+                                     "ignore)",
+                                     mode));
     }
     out.push_back(f);
   }
@@ -132,6 +145,25 @@ std::vector<MigGpuSetting> parseGeometry(const YAML::Node& node, const GpuNodeSp
   return out;
 }
 
+// A node's `migManager:`: whether one runs there, how its absence shows, how long its runs take.
+void parseNodeMigManager(const YAML::Node& node, GpuNodeSpec& spec) {
+  if (!node || node.IsNull()) return;
+  if (!spec.migCapable) fail(node, "migManager on a node that is not MIG-capable");
+  expectKeys(node, "migManager", {"present", "stateLabel", "reconfigureSeconds"});
+  spec.migManagerPresent = get<bool>(node, "present", true);
+  const auto state = get<std::string>(node, "stateLabel", "absent");
+  if (state != "absent" && state != "empty")
+    fail(node["stateLabel"], "stateLabel is absent or empty");
+  if (spec.migManagerPresent && node["stateLabel"])
+    fail(node["stateLabel"], "stateLabel describes a node without mig-manager (present: false)");
+  spec.emptyMigState = state == "empty";
+  if (node["reconfigureSeconds"]) {
+    if (!spec.migManagerPresent)
+      fail(node["reconfigureSeconds"], "reconfigureSeconds needs a mig-manager (present: true)");
+    spec.reconfigureDelay = seconds(node, "reconfigureSeconds", std::chrono::milliseconds{0});
+  }
+}
+
 DraSpec parseDra(const YAML::Node& node) {
   DraSpec dra;
   if (node.IsNull()) return dra;
@@ -152,7 +184,7 @@ GpuNodeSpec parseNode(const YAML::Node& node) {
   expectKeys(
       node, "a node",
       {"name", "product", "gpus", "memoryMiB", "migCapable", "migStrategy", "migConfig", "geometry",
-       "devicePluginConfig", "labels", "cpu", "memory", "pods", "failures", "dra"});
+       "devicePluginConfig", "labels", "cpu", "memory", "pods", "failures", "dra", "migManager"});
   GpuNodeSpec spec;
   spec.name = get<std::string>(node, "name", "");
   if (!isDnsLabel(spec.name)) fail(node, fmt::format("node name \"{}\" is not valid", spec.name));
@@ -185,6 +217,7 @@ GpuNodeSpec parseNode(const YAML::Node& node) {
   spec.memory = get<std::string>(node, "memory", spec.memory);
   spec.pods = get<std::string>(node, "pods", spec.pods);
   spec.failures = parseFailures(node["failures"]);
+  parseNodeMigManager(node["migManager"], spec);
   if (node["dra"]) {
     if (!spec.devicePluginConfig.empty())
       fail(node["dra"], "a DRA node runs no device plugin (drop devicePluginConfig)");
@@ -197,8 +230,10 @@ GpuNodeSpec parseNode(const YAML::Node& node) {
 OperatorSpec parseOperator(const YAML::Node& node) {
   OperatorSpec op;
   if (!node || node.IsNull()) return op;
-  expectKeys(node, "gpuOperator", {"namespace", "migManager", "devicePlugin", "dcgmExporter"});
+  expectKeys(node, "gpuOperator",
+             {"namespace", "migManager", "devicePlugin", "dcgmExporter", "configMapSyncSeconds"});
   op.namespaceName = get<std::string>(node, "namespace", op.namespaceName);
+  op.configMapSync = seconds(node, "configMapSyncSeconds", op.configMapSync);
   if (const YAML::Node mm = node["migManager"]; mm && !mm.IsNull()) {
     expectKeys(mm, "migManager",
                {"defaultConfigMap", "customConfigMap", "customConfig", "reconfigureSeconds",
@@ -245,14 +280,8 @@ LoadPattern parsePattern(const YAML::Node& node) {
              {"kind", "baseRps", "peakRps", "startSeconds", "durationSeconds"});
   LoadPattern p;
   const auto kind = get<std::string>(node, "kind", "constant");
-  if (kind == "constant") {
-    p.kind = LoadPatternKind::kConstant;
-  } else if (kind == "ramp") {
-    p.kind = LoadPatternKind::kRamp;
-  } else if (kind == "spike") {
-    p.kind = LoadPatternKind::kSpike;
-  } else if (kind == "diurnal") {
-    p.kind = LoadPatternKind::kDiurnal;
+  if (auto known = core::enumValue(kLoadPatternNames, kind)) {
+    p.kind = *known;
   } else {
     fail(node["kind"],
          fmt::format("unknown pattern \"{}\" (constant, ramp, spike, diurnal)", kind));
@@ -267,11 +296,23 @@ LoadPattern parsePattern(const YAML::Node& node) {
   return p;
 }
 
+VllmRequestShape parseVllmShape(const YAML::Node& node) {
+  expectKeys(node, "load.vllm", {"promptTokens", "outputTokens", "prefillShare", "kvCacheTokens"});
+  VllmRequestShape shape;
+  shape.promptTokens = nonNegative(node, "promptTokens", shape.promptTokens);
+  shape.outputTokens = nonNegative(node, "outputTokens", shape.outputTokens);
+  shape.prefillShare = nonNegative(node, "prefillShare", shape.prefillShare);
+  if (shape.prefillShare > 1) fail(node["prefillShare"], "prefillShare is a share in [0, 1]");
+  shape.kvCacheTokens = nonNegative(node, "kvCacheTokens", shape.kvCacheTokens);
+  if (shape.kvCacheTokens <= 0) fail(node["kvCacheTokens"], "kvCacheTokens must be > 0");
+  return shape;
+}
+
 LoadSpec parseLoad(const YAML::Node& node) {
   if (!node.IsMap()) fail(node, "load must be a mapping");
   expectKeys(node, "load",
              {"namespace", "podSelector", "model", "pattern", "gpuMillisOnFullGpu", "cpuMillis",
-              "gpuUtilization", "timeSlicingOverhead"});
+              "gpuUtilization", "timeSlicingOverhead", "vllm"});
   LoadSpec load;
   load.namespaceName = get<std::string>(node, "namespace", load.namespaceName);
   load.podSelector = get<std::string>(node, "podSelector", "");
@@ -285,6 +326,7 @@ LoadSpec parseLoad(const YAML::Node& node) {
     fail(node["gpuUtilization"], "gpuUtilization is a share in (0, 1]");
   }
   load.timeSlicingOverhead = nonNegative(node, "timeSlicingOverhead", load.timeSlicingOverhead);
+  if (const YAML::Node v = node["vllm"]; v && !v.IsNull()) load.vllm = parseVllmShape(v);
   return load;
 }
 
@@ -421,11 +463,24 @@ Scenario parseRoot(const YAML::Node& root) {
   }
   if (const YAML::Node h = root["hpa"]; h && !h.IsNull()) parseHpa(h, s);
   if (const YAML::Node w = root["workload"]; w && !w.IsNull()) {
-    expectKeys(w, "workload", {"resource", "nodeSelector"});
+    expectKeys(w, "workload", {"resource", "nodeSelector", "server", "args"});
     s.workloadResource = get<std::string>(w, "resource", "");
     if (!s.workloadResource.empty() && !s.workloadResource.starts_with("nvidia.com/"))
       fail(w["resource"], "workload.resource must be an nvidia.com/ resource");
     s.workloadNodeSelector = stringMap(w["nodeSelector"], "workload.nodeSelector");
+    const auto server = get<std::string>(w, "server", "triton");
+    if (server == "vllm") {
+      s.workloadServer = InferenceServer::kVllm;
+    } else if (server != "triton") {
+      fail(w["server"], fmt::format("unknown server \"{}\" (triton, vllm)", server));
+    }
+    if (const YAML::Node args = w["args"]; args && !args.IsNull()) {
+      if (!args.IsSequence()) fail(args, "workload.args must be a list of strings");
+      for (const auto& a : args) {
+        if (!a.IsScalar()) fail(a, "workload.args must be a list of strings");
+        s.workloadArgs.push_back(a.as<std::string>());
+      }
+    }
   }
   addInitialConfigs(s);
   return s;
@@ -434,29 +489,15 @@ Scenario parseRoot(const YAML::Node& root) {
 }  // namespace
 
 std::string_view failureModeName(FailureMode mode) {
-  switch (mode) {
-    case FailureMode::kFail:
-      return "fail";
-    case FailureMode::kHang:
-      return "hang";
-    case FailureMode::kIgnore:
-      return "ignore";
-  }
-  return "fail";
+  return core::enumName(kFailureModeNames, mode, "fail");
+}
+
+std::string_view inferenceServerName(InferenceServer server) {
+  return server == InferenceServer::kVllm ? "vllm" : "triton";
 }
 
 std::string_view loadPatternName(LoadPatternKind kind) {
-  switch (kind) {
-    case LoadPatternKind::kConstant:
-      return "constant";
-    case LoadPatternKind::kRamp:
-      return "ramp";
-    case LoadPatternKind::kSpike:
-      return "spike";
-    case LoadPatternKind::kDiurnal:
-      return "diurnal";
-  }
-  return "constant";
+  return core::enumName(kLoadPatternNames, kind, "constant");
 }
 
 const InjectedFailure* GpuNodeSpec::failureFor(int n) const {

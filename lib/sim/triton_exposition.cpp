@@ -1,6 +1,5 @@
 #include "gpuscale/sim/triton_exposition.h"
 
-#include <cmath>
 #include <functional>
 
 #include <fmt/format.h>
@@ -50,7 +49,7 @@ const std::vector<Family>& families() {
   return kFamilies;
 }
 
-std::vector<std::pair<std::string, std::string>> podLabels(const TritonPodSeries& pod) {
+ExpositionLabels podLabels(const TritonPodSeries& pod) {
   return {{"model", pod.model},
           {"namespace", pod.namespaceName},
           {"pod", pod.pod},
@@ -59,55 +58,16 @@ std::vector<std::pair<std::string, std::string>> podLabels(const TritonPodSeries
 
 }  // namespace
 
-std::string formatFamilyHeader(std::string_view name, std::string_view type,
-                               std::string_view help) {
-  return fmt::format("# HELP {} {}\n# TYPE {} {}\n", name, help, name, type);
-}
-
-std::string formatLabelSet(const std::vector<std::pair<std::string, std::string>>& labels) {
-  std::string out = "{";
-  for (size_t i = 0; i < labels.size(); ++i) {
-    if (i > 0) out += ',';
-    out += labels[i].first + "=\"";
-    for (char c : labels[i].second) {
-      if (c == '\n') {
-        out += "\\n";
-        continue;
-      }
-      if (c == '\\' || c == '"') out += '\\';
-      out += c;
-    }
-    out += '"';
-  }
-  return out + "}";
-}
-
-std::string formatSampleValue(double value) {
-  if (std::isnan(value)) return "NaN";
-  if (std::isinf(value)) return value > 0 ? "+Inf" : "-Inf";
-  return fmt::format("{}", value);
-}
-
 std::string renderTritonSeries(const std::vector<TritonPodSeries>& pods) {
   std::string out;
   if (pods.empty()) return out;
-  out += formatFamilyHeader("nv_inference_request_failure", "counter",
-                            "Number of failed inference requests, all batch sizes");
-  for (const TritonPodSeries& pod : pods) {
-    for (std::string_view reason : kTritonFailureReasons) {
-      auto labels = podLabels(pod);
-      labels.emplace_back("reason", std::string(reason));
-      auto it = pod.requestFailure.find(std::string(reason));
-      out += fmt::format("nv_inference_request_failure{} {}\n", formatLabelSet(labels),
-                         formatSampleValue(it == pod.requestFailure.end() ? 0 : it->second));
-    }
-  }
+  out += formatFamilyPerValue(
+      "nv_inference_request_failure", "counter",
+      "Number of failed inference requests, all batch sizes", pods, podLabels, "reason",
+      kTritonFailureReasons,
+      [](const TritonPodSeries& p) -> const auto& { return p.requestFailure; });
   for (const Family& family : families()) {
-    out += formatFamilyHeader(family.name, family.type, family.help);
-    for (const TritonPodSeries& pod : pods) {
-      out += fmt::format("{}{} {}\n", family.name, formatLabelSet(podLabels(pod)),
-                         formatSampleValue(family.value(pod)));
-    }
+    out += formatFamily(family.name, family.type, family.help, pods, podLabels, family.value);
   }
   return out;
 }

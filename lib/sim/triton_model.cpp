@@ -2,22 +2,10 @@
 
 #include <cmath>
 
+#include "gpuscale/sim/kube_state_labels.h"
 #include "gpuscale/sim/triton_exposition.h"
 
 namespace gpuscale::sim {
-namespace {
-
-// kube-state-metrics' sanitised label key: `label_` + the key with [^a-zA-Z0-9_] replaced by `_`.
-std::string sanitisedKey(const std::string& key) {
-  std::string out = "label_";
-  for (char c : key) {
-    bool keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-    out += keep ? c : '_';
-  }
-  return out;
-}
-
-}  // namespace
 
 TritonModelOptions demoTritonModel() {
   TritonModelOptions options;
@@ -42,24 +30,10 @@ std::string TritonModel::render(double elapsed) const {
     t.requestDurationUs = t.queueDurationUs;
     series.push_back(std::move(t));
   }
-  std::string out = renderTritonSeries(series);
-  out += formatFamilyHeader("kube_pod_labels", "gauge",
-                            "Kubernetes labels converted to Prometheus labels.");
-  for (const TritonPod& pod : options_.pods) {
-    std::vector<std::pair<std::string, std::string>> labels = {
-        {"namespace", options_.namespaceName}, {"pod", pod.name}};
-    for (const auto& [key, value] : pod.labels) labels.emplace_back(sanitisedKey(key), value);
-    out += "kube_pod_labels" + formatLabelSet(labels) + " 1\n";
-  }
-  out += formatFamilyHeader("kube_namespace_labels", "gauge",
-                            "Kubernetes labels converted to Prometheus labels.");
-  std::vector<std::pair<std::string, std::string>> nsLabels = {
-      {"namespace", options_.namespaceName}};
-  for (const auto& [key, value] : options_.namespaceLabels) {
-    nsLabels.emplace_back(sanitisedKey(key), value);
-  }
-  out += "kube_namespace_labels" + formatLabelSet(nsLabels) + " 1\n";
-  return out;
+  std::vector<LabelledPod> labelled;
+  for (const TritonPod& pod : options_.pods) labelled.push_back({pod.name, pod.labels});
+  return renderTritonSeries(series) +
+         renderKubeStateLabels(options_.namespaceName, options_.namespaceLabels, labelled);
 }
 
 }  // namespace gpuscale::sim

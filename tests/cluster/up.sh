@@ -267,6 +267,8 @@ controllers+=,garbage-collector-controller,deployment-controller,replicaset-cont
 controllers+=,horizontal-pod-autoscaler-controller,node-lifecycle-controller
 controllers+=,pod-garbage-collector-controller,root-ca-certificate-publisher-controller
 controllers+=,clusterrole-aggregation-controller
+# Jobs: the chart's uninstall hook runs one.
+controllers+=,job-controller
 # ResourceClaims from the ResourceClaimTemplates of pods (DRA), removed with their pods.
 controllers+=,resourceclaim-controller
 # Endpoints and EndpointSlices of Services: kube-proxy (real node) and the aggregator's

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "gpuscale/apiserver/provider.h"
+#include "gpuscale/core/no_wait.h"
 
 namespace gpuscale::testing {
 
@@ -98,7 +99,11 @@ class FakeCustomMetricsProvider final : public apiserver::CustomMetricsProvider 
       if (auto it = failures_.find(info.metric); it != failures_.end()) return it->second;
       if (auto it = delays_.find(info.metric); it != delays_.end()) delay = it->second;
     }
-    if (delay.count() > 0) std::this_thread::sleep_for(delay);
+    if (delay.count() > 0) {
+      // A delayed metric waits, as a query to Prometheus does (core/no_wait.h).
+      if (!core::mayWait()) return core::wouldBlock();
+      std::this_thread::sleep_for(delay);
+    }
     return {};
   }
 

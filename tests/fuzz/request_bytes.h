@@ -1,5 +1,5 @@
 // What the request fuzzers share: a short input that can stand for a request at, or far beyond,
-// the server's real limits (read with support/bytes_stream.h as a server connection reads).
+// the server's real limits, and a read of one request exactly as a server connection reads it.
 //
 // Runs: the byte 0xFF followed by a count byte k and a byte c stands for c repeated (k + 1) * 1024
 // times (1 KiB to 256 KiB), so a few bytes make a 64 KiB header field or a megabyte target
@@ -8,16 +8,56 @@
 #pragma once
 
 #include <algorithm>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http/read.hpp>
 #include <cstddef>
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include "gpuscale/apiserver/http_message.h"
 #include "gpuscale/apiserver/server_options.h"
+#include "request_parser.h"
+#include "support/bytes_stream.h"
 
 namespace gpuscale::fuzz {
 
 inline constexpr size_t kMaxExpandedBytes = 4 << 20;
+
+// One request read from `bytes` as a server connection reads it: the server's RequestParser with
+// `limits`, a read buffer bounded by readBufferLimit(), reads of `piece` bytes.
+struct ReadRequest {
+  std::optional<apiserver::HttpRequest> request;  // when it parsed
+  bool head = false;                              // a HEAD request
+  unsigned refusedWith = 0;  // the status a refused request is answered with (0: not refused)
+};
+
+inline ReadRequest readLikeAConnection(std::string_view bytes, size_t piece,
+                                       const apiserver::RequestLimits& limits) {
+  testing::BytesStream stream(bytes, piece);
+  boost::beast::flat_buffer buffer(apiserver::detail::readBufferLimit(limits));
+  apiserver::detail::RequestParser parser(limits);
+  boost::beast::error_code ec;
+  boost::beast::http::read(stream, buffer, parser, ec);
+  ReadRequest out;
+  if (ec) {
+    const auto refusal = parser.refusal(ec);
+    if (refusal != apiserver::detail::RequestRefusal::kNone) {
+      out.refusedWith = apiserver::detail::refusalStatus(refusal);
+    }
+    return out;
+  }
+  out.head = parser.head();
+  out.request = parser.release();
+  return out;
+}
+
+// A request that did not parse is answered 400, 413 or 431, or not at all (the peer went away).
+inline bool refusedAsTheServerAnswers(const ReadRequest& read) {
+  const unsigned status = read.refusedWith;
+  return status == 0 || status == 400 || status == 413 || status == 431;
+}
 
 // The first limit `request` exceeds, or nullptr when it keeps within all of them.
 inline const char* exceededLimit(const apiserver::HttpRequest& request,
@@ -43,6 +83,16 @@ inline std::string expandRuns(std::string_view input) {
     }
   }
   return out;
+}
+
+// The request a fuzz input stands for: its first byte picks the size of each read (1 byte to
+// 64 KiB), the rest, with its runs expanded, is what the connection reads. `size` is at least 1.
+inline ReadRequest readFuzzInput(const uint8_t* data, size_t size,
+                                 const apiserver::RequestLimits& limits) {
+  const size_t piece = size_t{1} << (data[0] % 17);
+  const std::string bytes =
+      expandRuns(std::string_view(reinterpret_cast<const char*>(data + 1), size - 1));
+  return readLikeAConnection(bytes, piece, limits);
 }
 
 }  // namespace gpuscale::fuzz

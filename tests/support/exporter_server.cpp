@@ -2,8 +2,8 @@
 
 namespace gpuscale::test {
 ExporterServer::ExporterServer() {
-  server_ = std::make_unique<PrometheusStubServer>([this](const StubRequest& request) {
-    StubResponse response;
+  server_ = std::make_unique<HttpTestServer>([this](const HttpTestRequest& request) {
+    HttpTestResponse response;
     if (request.path != "/metrics") {
       response.status = 404;
       return response;

@@ -12,7 +12,7 @@
 #include <string>
 
 #include "gpuscale/sim/triton_exposition.h"
-#include "support/prometheus_stub_server.h"
+#include "support/http_test_server.h"
 
 namespace gpuscale::test {
 
@@ -44,7 +44,7 @@ class ExporterServer {
   std::map<std::string, std::string> types_;
   std::map<std::string, std::map<Labels, double>> families_;
   std::map<std::pair<std::string, std::string>, sim::TritonPodSeries> triton_;  // (ns, pod)
-  std::unique_ptr<PrometheusStubServer> server_;
+  std::unique_ptr<HttpTestServer> server_;
 };
 
 }  // namespace gpuscale::test

@@ -26,6 +26,7 @@
 // Thread safety: thread-safe; calls block the calling thread (a server worker) up to `timeout`.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -34,9 +35,14 @@
 #include "gpuscale/apiserver/auth.h"
 #include "gpuscale/apiserver/provider.h"
 #include "gpuscale/core/duration.h"
+#include "gpuscale/core/flag_set.h"
 #include "gpuscale/core/result.h"
 
 namespace gpuscale::adapter {
+
+// What an answer of the remote may hold: its header (status line and fields) and its body.
+inline constexpr uint32_t kFallbackMaxHeaderBytes = 16 * 1024;
+inline constexpr uint64_t kFallbackMaxBodyBytes = 16 * 1024 * 1024;
 
 // The user the remote's discovery list is fetched as (front-proxy headers).
 inline constexpr std::string_view kDiscoveryUser = "gpuscale-adapter";
@@ -53,6 +59,8 @@ struct ExternalFallbackOptions {
   core::Duration discoveryTtl = std::chrono::seconds(30);
 
   bool enabled() const { return !url.empty(); }
+  // Declares the --external-metrics-fallback-* flags, bound to these fields.
+  void addFlags(core::FlagSet& flags);
 };
 
 // The headers kube-aggregator's proxy sets for `user` (X-Remote-User, X-Remote-Uid when set, one

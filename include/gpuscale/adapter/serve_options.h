@@ -30,10 +30,11 @@
 //   (default:
 //                                  when the rule file has them at startup; false keeps the group
 //                                  to metrics-server)
-//   --workers N                    server worker threads (8; alias of --worker-threads)
 //   --v N, -v N                    log verbosity (klog levels: >= 6 debug, every PromQL; >= 8
-//   trace) the --prometheus-* and --metrics-cache-ttl flags (prom/options.h) the serving flags
-//   (apiserver/server_options.h)
+//                                  trace)
+// and the --prometheus-* and --metrics-cache-* flags (prom/options.h), the serving flags
+// (apiserver/server_options.h; --workers is --worker-threads, 8 by default here), the delegation
+// flags (auth/delegation_options.h; in standalone mode accepted and ignored with a warning),
 //   --external-metrics-fallback-url URL (https) and its -ca-file, -client-cert-file,
 //   -client-key-file, -token-file, -insecure-skip-tls-verify, -timeout D (5s) and
 //   -discovery-ttl D (30s): forward external metrics no rule serves to that external-metrics API
@@ -41,7 +42,8 @@
 // Flags prometheus-adapter accepts (or accepted: --logtostderr, --rate-interval, ...) that gpuscale
 // does not implement are accepted and ignored, each with a warning, so old manifests keep working.
 // Any other flag is an error (the command prints it with the usage and exits 2). Positional
-// arguments are ignored, as prometheus-adapter does.
+// arguments are ignored, as prometheus-adapter does. All of them are declared on one
+// core::FlagSet (serveFlagSet), which also makes `serve --help` and the flag reference.
 //
 // Thread safety: plain values and pure functions.
 #pragma once
@@ -53,6 +55,8 @@
 #include "gpuscale/adapter/external_metrics_remote.h"
 #include "gpuscale/adapter/relister.h"
 #include "gpuscale/apiserver/server_options.h"
+#include "gpuscale/auth/delegation_options.h"
+#include "gpuscale/core/flag_set.h"
 #include "gpuscale/core/result.h"
 #include "gpuscale/prom/discovery.h"
 #include "gpuscale/prom/options.h"
@@ -73,11 +77,25 @@ struct ServeOptions {
   prom::PrometheusOptions prometheus;
   apiserver::ServerOptions server;
   ExternalFallbackOptions externalFallback;
-  // One line per flag that was accepted but ignored (to be logged as warnings).
+  // In-cluster mode: delegated authentication/authorization and the object lister's client.
+  auth::DelegationOptions delegation;
+  // One line per flag that was accepted but ignored or given by a deprecated name (to be logged
+  // as warnings).
   std::vector<std::string> warnings;
+
+  ServeOptions();
+  // Declares every flag of `serve` (its sections: adapter, Prometheus, fallback, serving,
+  // Kubernetes, ignored) on `flags`, bound to these options.
+  void addFlags(core::FlagSet& flags);
 };
 
-// Parses argv[1..]. Errors are Status::badRequest values whose message is what to print.
+// The serve command's FlagSet bound to `options`.
+core::FlagSet serveFlagSet(ServeOptions& options);
+
+// Parses argv[1..], then completes what depends on several flags (standalone mode binds 127.0.0.1
+// unless --bind-address is given and warns about the delegation flags it ignores; --discovery-
+// backend=thanos turns partial responses off) and validates (--config given, the Prometheus
+// options). Errors are Status::badRequest values whose message is what to print.
 core::Result<ServeOptions> parseServeFlags(const std::vector<std::string>& args);
 
 // The flag reference printed by --help and after a flag error.

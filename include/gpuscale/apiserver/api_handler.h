@@ -16,9 +16,10 @@
 //   anything else                      plain-text "404 page not found"
 // JSON responses honour `?pretty=` and the curl/Wget/Mozilla user-agent rule, and answer 406 when
 // the Accept header admits no plain JSON (the aggregated-discovery Accept of kube-aggregator falls
-// back on 406). Provider errors are written as Status bodies with their HTTP codes; provider
-// exceptions become 500s. The resource lists come from the providers' listMetrics() and never wait
-// for discovery.
+// back on 406). Provider errors are written as Status bodies with their HTTP codes (a 429 also
+// with `Retry-After: 1`, as kube-apiserver); provider exceptions become 500s. A 429 from the
+// authenticator or authorizer (too many reviews) is passed on as such. The resource lists come from
+// the providers' listMetrics() and never wait for discovery.
 //
 // Thread safety: handle() is called concurrently from server worker threads; it is thread-safe as
 // long as the providers, authenticator and authorizer are.
@@ -28,12 +29,14 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "gpuscale/apiserver/auth.h"
 #include "gpuscale/apiserver/health.h"
 #include "gpuscale/apiserver/http_message.h"
 #include "gpuscale/apiserver/openapi.h"
+#include "gpuscale/apiserver/pending_request.h"
 #include "gpuscale/apiserver/provider.h"
 #include "gpuscale/apiserver/request_metrics.h"
 #include "gpuscale/apiserver/resource_metrics.h"
@@ -78,6 +81,21 @@ class ApiHandler {
 
   // The secure port: authentication, authorization and every route above.
   HttpResponse handle(const HttpRequest& request) const;
+  // The same, for HttpsServer::setAsyncHandler(): a request whose authentication or authorization
+  // waits for a remote review is parked (no thread held) and continues on a handler thread when
+  // the answer comes (Authenticator::authenticateAsync, Authorizer::authorizeAsync); the rest runs
+  // under the request's deadline (core::RequestDeadline), so Kubernetes calls made while serving
+  // give up instead of waiting past it.
+  void handleAsync(std::shared_ptr<const HttpRequest> request,
+                   std::shared_ptr<PendingRequest> pending) const;
+  // The same for a GET of the metrics APIs (/apis/...), when it can be answered without waiting:
+  // authentication and authorization answer at once (Authenticator::authenticateWithoutWaiting)
+  // and the provider finds everything in its caches (it runs under a core::NoWaitScope: a query or
+  // call that would wait refuses, see core/no_wait.h). nullopt otherwise, having recorded nothing:
+  // then handle() it where waiting is allowed (a refused query started at once and is joined
+  // there). The server's I/O threads answer cache hits this way, without the hop to a handler
+  // thread (https_server.h).
+  std::optional<HttpResponse> handleWithoutWaiting(const HttpRequest& request) const;
   // The optional plain metrics port: `/metrics` only, no authentication; other paths 404.
   HttpResponse handleMetricsOnly(const HttpRequest& request) const;
 
@@ -86,6 +104,18 @@ class ApiHandler {
 
  private:
   struct Dispatch;
+  struct Flow;
+  HttpResponse unauthenticated(const core::Status& status, Dispatch& state) const;
+  // 500 (or 429) for a failed review, 403 for a denial, else dispatch().
+  HttpResponse authorizedResponse(const HttpRequest& request,
+                                  const core::Result<AuthorizationDecision>& decision,
+                                  const RequestInfo& info, UserInfo user, Dispatch& state) const;
+  void authenticated(const std::shared_ptr<Flow>& flow, core::Result<UserInfo> user) const;
+  template <typename Step>
+  void guarded(const std::shared_ptr<Flow>& flow, Step&& step) const;
+  void finish(Flow& flow, HttpResponse response) const;
+  // handle() and, with `withoutWaiting`, handleWithoutWaiting().
+  std::optional<HttpResponse> serve(const HttpRequest& request, bool withoutWaiting) const;
   HttpResponse dispatch(const HttpRequest& request, Dispatch& state) const;
   HttpResponse groupVersionResponse(const HttpRequest& request, Dispatch& state,
                                     std::string_view group, std::string_view version) const;

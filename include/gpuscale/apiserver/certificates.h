@@ -11,6 +11,7 @@
 // directory.
 #pragma once
 
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -52,5 +53,9 @@ core::Result<GeneratedCertificate> generateServingCertificate();
 // not validated here; building the TLS context does that.
 core::Result<TlsConfig> loadServingTls(const ServerOptions& options,
                                        const GeneratedCertificate* inMemory = nullptr);
+
+// When the first certificate of a PEM chain (the leaf) expires; an error when there is none.
+core::Result<std::chrono::system_clock::time_point> certificateNotAfter(
+    const std::string& chainPem);
 
 }  // namespace gpuscale::apiserver

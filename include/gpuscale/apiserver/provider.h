@@ -30,18 +30,14 @@
 #include "gpuscale/core/label_selector.h"
 #include "gpuscale/core/quantity.h"
 #include "gpuscale/core/result.h"
+#include "gpuscale/k8s/custom_metric_info.h"
 
 namespace gpuscale::apiserver {
 
 using Timestamp = std::chrono::system_clock::time_point;
 
 // A custom metric the registry knows: which objects it describes and whether they are namespaced.
-struct CustomMetricInfo {
-  GroupResource resource;
-  bool namespaced = true;
-  std::string metric;
-  friend bool operator==(const CustomMetricInfo&, const CustomMetricInfo&) = default;
-};
+using CustomMetricInfo = k8s::CustomMetricInfo;
 
 struct ExternalMetricInfo {
   std::string metric;

@@ -9,6 +9,10 @@
 //   gpuscale_apiserver_kube_requests_per_request{route}        histogram of the kube-apiserver
 //       calls (TokenReview, SubjectAccessReview, LIST) made while serving one request; its
 //       _sum / _count is the mean, ~0 in steady state when reviews and objects come from caches
+//   gpuscale_heap_in_use_bytes        gauge, read at each exposition: heap bytes the process holds
+//       in live allocations (core::HeapReclaimer::heapInUseBytes), the measure a per-request leak
+//       moves and allocator caching does not
+//   gpuscale_heap_trims_total         counter: times freed heap was handed back to the system
 // `route` is a fixed route name ("custom_metric", "discovery", "healthz", ...), never the raw path,
 // so label cardinality stays bounded.
 //
@@ -57,6 +61,9 @@ class RequestMetrics {
 
  private:
   std::shared_ptr<prometheus::Registry> registry_;
+  prometheus::Gauge& heapInUse_;
+  prometheus::Counter& heapTrims_;
+  mutable uint64_t trimsSeen_ = 0;  // under mutex_
   prometheus::Family<prometheus::Counter>& requests_;
   prometheus::Family<prometheus::Histogram>& durations_;
   prometheus::Gauge& inflight_;

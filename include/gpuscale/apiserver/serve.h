@@ -2,7 +2,9 @@
 // the load benchmark's server, the integration tests' fixture server).
 //
 // Loads or generates the serving certificate (loadServingTls, or the given ServingTls), builds the
-// ApiHandler and HttpsServer, re-reads the TLS material every options.tlsReloadInterval
+// ApiHandler and HttpsServer (with options.inlineCacheHits, ApiHandler::handleWithoutWaiting as the
+// server's inline handler: cache hits answered on the I/O threads), re-reads the TLS material every
+// options.tlsReloadInterval
 // (ServingTls::startPolling; reload metrics go to config.registry), starts them, logs where it
 // listens, then waits for SIGTERM or SIGINT; on a signal readyz starts failing and the server shuts
 // down gracefully within options.shutdownTimeout. Returns the process exit code: 0 after a clean

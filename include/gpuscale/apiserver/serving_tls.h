@@ -12,6 +12,10 @@
 // per distinct error and counted in /metrics:
 //   gpuscale_serving_tls_reloads_total{result="success"|"failure"}   (a success is a new context)
 //   gpuscale_serving_tls_last_reload_successful                      (1, or 0 after a failure)
+//   gpuscale_serving_certificate_expiry_timestamp_seconds            (notAfter of the leaf in use)
+// This is what kube-apiserver's dynamic serving certificate controller does: files re-read, the new
+// pair validated (a key that does not match the certificate is refused) before the swap, the old
+// one kept on error.
 //
 // Polling: startPolling() calls reload() every interval on a background thread (how file rotation
 // is noticed); requestReload() wakes it at once (how a ConfigMap change is passed on).

@@ -8,11 +8,13 @@
 //   3. bearer token (Authorization: Bearer ...): a TokenReview (cached).
 // A presented credential that fails (a certificate that does not verify, a CN that is not
 // allowed, a rejected token, a review that could not be done) is remembered; if nothing succeeds
-// the request gets 401 Unauthorized (the body Kubernetes sends, the cause only logged). Only a
+// the request gets 401 Unauthorized (the body Kubernetes sends, the cause only logged at debug
+// level), except when the TokenReview was refused for want of capacity: then 429. Only a
 // request with no credentials at all becomes system:anonymous (group system:unauthenticated).
 // Authenticated users get the group system:authenticated added.
 //
-// Thread safety: thread-safe; authenticate() may block for a TokenReview on a cache miss.
+// Thread safety: thread-safe; authenticate() may block for a TokenReview on a cache miss,
+// authenticateAsync() never blocks.
 #pragma once
 
 #include <memory>
@@ -30,8 +32,18 @@ class DelegatingAuthenticator final : public apiserver::Authenticator {
                           std::shared_ptr<TokenReviewer> tokens);
 
   core::Result<apiserver::UserInfo> authenticate(const apiserver::HttpRequest& request) override;
+  // Certificates are judged at once; a bearer token's review is not waited for (TokenReviewer::
+  // reviewAsync), and a review refused by the limiter is a 429.
+  void authenticateAsync(const apiserver::HttpRequest& request,
+                         std::chrono::steady_clock::time_point deadline,
+                         std::function<void(core::Result<apiserver::UserInfo>)> done) override;
 
  private:
+  struct Progress;
+  Progress withoutReview(const apiserver::HttpRequest& request) const;
+  static core::Result<apiserver::UserInfo> conclude(Progress progress,
+                                                    const TokenReviewer::Answer* reviewed);
+
   std::shared_ptr<AuthenticationConfigSource> config_;
   std::shared_ptr<TokenReviewer> tokens_;
 };

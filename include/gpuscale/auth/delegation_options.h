@@ -11,10 +11,12 @@
 //   --authorization-kubeconfig  --authorization-webhook-cache-authorized-ttl (10s)
 //   --authorization-webhook-cache-unauthorized-ttl (10s)  --authorization-always-allow-paths
 //   (/healthz,/readyz,/livez)
+//   --delegated-reviews-per-second (100; 0 = no limit)  --delegated-reviews-max-waiting (256):
+//   bounds on the TokenReviews and SubjectAccessReviews callers can cause (review_limiter.h)
 // Lists are comma-separated; durations are Go durations. --client-ca-file and
-// --requestheader-client-ca-file are recorded here AND left in the returned arguments, because the
-// serving flags (apiserver::parseServingFlags) also need them for the TLS certificate request:
-// parse delegation flags first, then serving flags.
+// --requestheader-client-ca-file are read here AND by the serving flags
+// (apiserver::ServerOptions::addFlags), which name the CAs in the TLS certificate request: declared
+// by both groups on one core::FlagSet, each flag sets both values.
 //
 // An empty --authentication-kubeconfig/--authorization-kubeconfig means in-cluster configuration;
 // when that is unavailable too, bearer tokens are rejected and only masters/always-allowed paths
@@ -33,6 +35,8 @@
 #include "gpuscale/apiserver/auth.h"
 #include "gpuscale/auth/authentication_config.h"
 #include "gpuscale/auth/delegating_authorizer.h"
+#include "gpuscale/auth/review_limiter.h"
+#include "gpuscale/core/flag_set.h"
 #include "gpuscale/kube/rest_client.h"
 
 namespace gpuscale::auth {
@@ -60,18 +64,19 @@ struct DelegationOptions {
   std::shared_ptr<kube::ClientObserver> observer;
   // Counts the review caches' hits and misses for /metrics; null: none.
   std::shared_ptr<ReviewCacheMetrics> reviewCacheMetrics;
-};
 
-// Applies one flag (`name` without dashes): false when it is not a delegation flag, an error when
-// the value is invalid.
-core::Result<bool> applyDelegationFlag(DelegationOptions& options, std::string_view name,
-                                       std::string_view value);
-bool isBooleanDelegationFlag(std::string_view name);
-// Consumes delegation flags from argv-style `args`; returns the others in order (see above for the
-// two CA flags).
-core::Result<std::vector<std::string>> parseDelegationFlags(const std::vector<std::string>& args,
-                                                            DelegationOptions& options);
-std::string delegationFlagsUsage();
+  // Bounds on reviews (flags above); `reviewLimiter`, when set, is used instead of a new limiter
+  // built from `reviewLimits` (so its metrics can be registered).
+  ReviewLimits reviewLimits;
+  std::shared_ptr<ReviewLimiter> reviewLimiter;
+
+  // Declares every flag above on `flags`: the lister's and addReviewFlags'.
+  void addFlags(core::FlagSet& flags);
+  // Declares the flags of delegated authentication and authorization only (not --lister-kubeconfig,
+  // --client-qps, --client-burst): what a program with its own Kubernetes client takes for its
+  // status listener.
+  void addReviewFlags(core::FlagSet& flags);
+};
 
 struct DelegatedAuth {
   std::shared_ptr<apiserver::Authenticator> authenticator;

@@ -62,14 +62,10 @@ struct StatusPages {
 struct SecureStatusOptions {
   // bindAddress/securePort, TLS files or certDir ("" = generated in memory), limits, timeouts.
   apiserver::ServerOptions server;
-  // The --authentication-*, --authorization-*, --client-ca-file and --requestheader-* flags.
+  // The --authentication-*, --authorization-*, --client-ca-file and --requestheader-* flags
+  // (DelegationOptions::addReviewFlags).
   DelegationOptions delegation;
 };
-
-// True for the delegation flags a program with its own Kubernetes client takes for its status
-// listener: every delegation flag except the lister's (--lister-kubeconfig, --client-qps,
-// --client-burst).
-bool isStatusAuthFlag(std::string_view name);
 
 class SecureStatusServer {
  public:

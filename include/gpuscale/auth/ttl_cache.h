@@ -1,9 +1,11 @@
 // TtlCache: a bounded map whose entries expire, for caching TokenReview and SubjectAccessReview
 // answers (--authentication-token-webhook-cache-ttl, --authorization-webhook-cache-*-ttl).
 //
-// When full, expired entries are dropped first, then the entry that expires soonest. Only answers
-// are cached, never errors: a failed review is retried by the next request. Time comes from a
-// clock function (steady_clock by default) so tests can drive expiry with a fake clock.
+// Expired entries are dropped whenever an entry is put (and a lookup drops the one it finds
+// expired), so the cache holds what the TTL keeps and not more, even when new keys keep coming
+// (tokens or paths made up by anonymous callers); when full, the entry that expires soonest goes.
+// Only answers are cached, never errors: a failed review is retried by the next request. Time comes
+// from a clock function (steady_clock by default) so tests can drive expiry with a fake clock.
 //
 // Thread safety: thread-safe.
 #pragma once
@@ -49,6 +51,9 @@ class TtlCache {
     const auto now = clock_();
     std::lock_guard lock(mu_);
     if (auto it = entries_.find(key); it != entries_.end()) eraseLocked(it);
+    while (!byExpiry_.empty() && byExpiry_.begin()->first <= now) {
+      eraseLocked(entries_.find(byExpiry_.begin()->second));
+    }
     while (entries_.size() >= maxEntries_) {
       // byExpiry_ is ordered by expiry, so this drops expired entries first, then the soonest.
       eraseLocked(entries_.find(byExpiry_.begin()->second));

@@ -1,7 +1,7 @@
 // Reading small files (certificates, keys, tokens, rule files, kubeconfigs) and trimming text.
 //
 // One reader for every module, so an unreadable file fails the same way everywhere: a
-// Status::invalid naming the path (never its content), cause kFileUnreadable.
+// Status::invalid naming the path (never its content), payload FileFailure::kUnreadable.
 //
 // Thread safety: pure functions (the file system is the only shared state).
 #pragma once
@@ -13,6 +13,9 @@
 #include "gpuscale/core/result.h"
 
 namespace gpuscale::core {
+
+// The payload of the Status of a file that could not be read (Status::payload).
+enum class FileFailure { kUnreadable };
 
 // The whole content of `path`, bytes as they are. A missing or unreadable file, or a read error
 // part way, is an error value.

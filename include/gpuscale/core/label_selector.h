@@ -48,6 +48,9 @@ struct Requirement {
   std::vector<std::string> values;  // sorted ascending, unique
 
   bool matches(const Labels& labels) const;
+  // The same for a label set held in another container: `value` is the label's value, or null when
+  // the label is absent.
+  bool matchesValue(const std::string* value) const;
   // The requirement as labels.Requirement.String() prints it ("k in (a,b)", "!k", "k!=v").
   std::string toString() const;
 };

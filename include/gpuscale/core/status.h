@@ -6,9 +6,11 @@
 // "BadRequest", "InternalError", ...) and a human message, plus optional details. The API layer
 // serialises it with toKubernetesJson(); other layers only create and inspect it.
 //
-// Besides the Kubernetes reason, a Status may carry a Cause: a machine-readable failure class finer
-// than the reason (which backend failure, which file problem). Code that must react to a kind of
-// failure tests cause(), never the message; messages are for people and may change.
+// Besides the Kubernetes reason, a Status may carry a payload: one value of a type the module that
+// made the Status defines for the failure classes its callers act on, finer than the reason
+// (prom::FailureKind says which backend failure, core::FileFailure which file problem). Code that
+// must react to a kind of failure reads payload<T>(), never the message; messages are for people
+// and may change.
 //
 // Status is [[nodiscard]]: a call whose Status is dropped is a compile error under -Werror, so
 // every error is either handled or explicitly ignored (`(void)` with a comment saying why).
@@ -16,27 +18,15 @@
 // Thread safety: a Status is an immutable value once built; copies are independent.
 #pragma once
 
+#include <any>
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace gpuscale::core {
-
-// Failure classes callers act on. kUnspecified for statuses built without one.
-enum class Cause : std::uint8_t {
-  kUnspecified = 0,
-  kFileUnreadable,        // a local file is missing, unreadable or empty
-  kConnection,            // a backend refused, was unreachable, or the TLS handshake failed
-  kTimeout,               // no complete answer from a backend within its timeout
-  kHttpStatus,            // an HTTP status a backend's API never uses, or one without a body
-  kBackendError,          // the backend answered with its own error envelope
-  kBadResponse,           // a body that is not the documented format
-  kBodyTooLarge,          // a body over the configured cap
-  kUnexpectedResultType,  // a well-formed answer of the wrong shape (a matrix for a vector)
-  kCredentials,           // the credentials for a backend could not be read
-};
 
 // Extra fields of a metav1.Status ("details"). Empty members are omitted from the JSON.
 struct StatusDetails {
@@ -79,13 +69,25 @@ class [[nodiscard]] Status {
   const std::string& message() const { return message_; }
   const StatusDetails& details() const { return details_; }
 
-  // The machine-readable failure class; kUnspecified unless set with withCause().
-  Cause cause() const { return cause_; }
-  // The same status with `cause` as its failure class.
-  Status withCause(Cause cause) const;
+  // The payload of type T (the failure class of the module that made the status); nullopt when
+  // there is none or it has another type.
+  template <typename T>
+  std::optional<T> payload() const {
+    const T* value = std::any_cast<T>(&payload_);
+    return value != nullptr ? std::optional<T>(*value) : std::nullopt;
+  }
+  // The same status with `value` as its payload (replacing any other).
+  template <typename T>
+  Status withPayload(T value) const {
+    Status copy = *this;
+    copy.payload_ = std::move(value);
+    return copy;
+  }
+  // The same status with the payload of `other` (an error passed up as another one).
+  Status withPayloadOf(const Status& other) const;
 
   // The same status with `context + ": "` prepended to the message (for errors passed up a layer).
-  // The cause is kept.
+  // The payload is kept.
   Status withContext(std::string_view context) const;
 
   // The metav1.Status object, keys in Kubernetes' order:
@@ -104,7 +106,7 @@ class [[nodiscard]] Status {
   std::string reason_;
   std::string message_;
   StatusDetails details_;
-  Cause cause_ = Cause::kUnspecified;
+  std::any payload_;
 };
 
 }  // namespace gpuscale::core

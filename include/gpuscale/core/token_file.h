@@ -27,8 +27,8 @@ class TokenFile {
   explicit TokenFile(std::filesystem::path path,
                      std::chrono::steady_clock::duration recheck = std::chrono::seconds(0));
 
-  // The current token; an error (Status::unavailable, cause kFileUnreadable) only while the file
-  // has never been read successfully with a non-empty content.
+  // The current token; an error (Status::unavailable, payload FileFailure::kUnreadable) only while
+  // the file has never been read successfully with a non-empty content.
   Result<std::string> token();
 
   const std::filesystem::path& path() const { return path_; }

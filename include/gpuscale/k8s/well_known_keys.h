@@ -15,6 +15,9 @@ namespace gpuscale::k8s {
 // HPA annotation: the name of the partition policy the HPA asks for (honoured only when that
 // policy admits the HPA).
 inline constexpr std::string_view kPolicyAnnotation = "gpuscale.io/partition-policy";
+// Annotation on a workload an HPA scales through /scale (not a Deployment, StatefulSet or
+// LeaderWorkerSet): how many pods one replica is, each needing its GPU partitions.
+inline constexpr std::string_view kPodsPerReplicaAnnotation = "gpuscale.io/pods-per-replica";
 // Node annotations of an operation in progress, its last outcome, the time before which a failed
 // node is left alone, and the HPA's informational ceiling report (reconciler/intent.h has the
 // formats).

@@ -103,6 +103,12 @@ class KubeClient {
   virtual core::Status watch(const ResourceRef& ref, const WatchOptions& options,
                              const WatchHandler& handler, std::stop_token stop) = 0;
   virtual core::Result<Object> create(const ResourceRef& ref, const Object& object) = 0;
+  // create() without holding the calling thread: `done` runs once with the outcome, possibly on
+  // another thread (never block in it). The default calls create() on the calling thread.
+  virtual void createAsync(const ResourceRef& ref, const Object& object,
+                           std::function<void(core::Result<Object>)> done) {
+    done(create(ref, object));
+  }
   virtual core::Result<Object> update(const ResourceRef& ref, const Object& object) = 0;
   virtual core::Result<Object> patch(const ResourceRef& ref, PatchType type,
                                      const Object& patch) = 0;

@@ -22,8 +22,10 @@
 #include <string_view>
 
 #include "gpuscale/core/result.h"
+#include "gpuscale/core/tls_client_config.h"
 #include "gpuscale/core/token_file.h"
 #include "gpuscale/kube/client_observer.h"
+#include "gpuscale/kube/write_fence.h"
 
 namespace gpuscale::kube {
 
@@ -46,11 +48,9 @@ class TokenSource {
 
 struct ClientConfig {
   std::string server;  // "https://host:port" (no trailing slash)
-  std::string caPem;   // trust anchors; empty = the system's
-  bool insecureSkipTlsVerify = false;
+  // Trust anchors (empty: the system's), client certificate and key, verification.
+  core::TlsClientConfig tls;
   std::string tlsServerName;
-  std::string clientCertPem;
-  std::string clientKeyPem;
   std::shared_ptr<TokenSource> token;  // null = no bearer token
   std::string defaultNamespace = "default";
 
@@ -69,6 +69,8 @@ struct ClientConfig {
   std::string userAgent = "gpuscale";
   // Told about every request, rate-limiter wait and informer event (client_observer.h); null: none.
   std::shared_ptr<ClientObserver> observer;
+  // Asked before every attempt of a write (write_fence.h); null: writes are not fenced.
+  std::shared_ptr<WriteFence> writeFence;
 };
 
 // Loads `path` with the given context ("" = current-context).

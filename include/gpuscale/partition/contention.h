@@ -1,7 +1,7 @@
 // Contention: how the planner divides idle GPU capacity between blocked HPAs that want more than
 // it can give. The rule, in pods of each HPA's resource:
-//   1. higher priority first (the policy's `priority`, else the PriorityClass of the HPA's pods:
-//      workload_priority.h): a tier gets everything it needs before a
+//   1. higher priority first (the policy's `priority`, else the HPA's pods' spec.priority as
+//      admission resolved it: workload_priority.h): a tier gets everything it needs before a
 //      lower tier gets anything; within a priority, capacity promised earlier comes first;
 //   2. within the tier that runs short, the shortfall is shared evenly: every claim gives up the
 //      same number of pods, except that none gives up more than it asked for (water-filling; the

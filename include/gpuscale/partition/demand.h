@@ -59,10 +59,14 @@ struct WorkloadDemand {
   const ScaleTarget* target = nullptr;
   std::string resource;  // the nvidia.com/ resource one pod requests
   std::int64_t perPod = 1;
-  int ceiling = 0;  // pods the partitions can hold now (own usage + free)
-  int wanted = 0;   // the HPA formula, unclamped
+  // Replicas the partitions can hold now (own usage + free): pods, or whole groups of
+  // ScaleTarget::podsPerReplica pods when a replica is a group (pods summed over the nodes, then
+  // divided: a group's pods may land on different nodes).
+  int ceiling = 0;
+  int wanted = 0;  // the HPA formula, unclamped
   int runningPods = 0;
-  int heldPods = 0;  // pods bound to a node (running or starting): what the HPA already placed
+  // Replicas bound to nodes (running or starting; whole groups): what the HPA already placed.
+  int heldPods = 0;
   // A change for this HPA is in flight (HpaState::promisedMaxReplicas): the planner does not grow
   // or shrink it, but keeps its promise in contention.
   bool inFlight = false;
@@ -73,7 +77,7 @@ struct WorkloadDemand {
   bool blocked = false;
   BlockReason reason = BlockReason::kNone;  // when blocked
   std::string notBlockedWhy;  // when not blocked: which rule above let the HPA through
-  // Contention's order: the policy's priority, else the PriorityClass of the target's pods.
+  // Contention's order: the policy's priority, else the target's pods' spec.priority.
   WorkloadPriority priority;
   std::optional<CeilingForecast> forecast;  // when anticipation looked at this HPA
   // Snapshot node indices the pods can land on, now or once GFD's product rename matches their

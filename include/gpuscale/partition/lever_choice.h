@@ -28,8 +28,8 @@ namespace gpuscale::partition {
 
 // Whether a workload under `policy` should wait for node `n`'s per-GPU mapping before choosing a
 // lever: the mapping is settling and the policy could reshape the node (migReshape listed, the
-// node selected, not in a MIG transition, the mixed strategy: the only one that rebuilds some GPUs
-// of a node while others hold pods).
+// node selected, MIG-managed and not in a MIG transition, the mixed strategy: the only one that
+// rebuilds some GPUs of a node while others hold pods).
 bool waitsForGpuMapping(const NodeState& n, const Policy& policy);
 
 // Whether time-slicing `base` (an unshared resource name) on node `n` would share devices whose

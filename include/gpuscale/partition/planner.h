@@ -55,10 +55,10 @@
 // spec.replicas).
 //
 // Safety: a node in a MIG transition (mig.config.state pending/rebooting/failed, operands paused)
-// is never touched; a GPU is reshaped only when idle and at most once per plan; time-slicing
-// changes do not affect running pods; nodes outside the policy's nodeSelector are not changed. The
-// scale-up cooldown skips workloads changed less than `scaleUp` ago (annotation
-// gpuscale.io/last-change).
+// is never touched; a node whose MIG state no mig-manager reports is never reshaped
+// (MigNotManaged); a GPU is reshaped only when idle and at most once per plan; time-slicing changes
+// do not affect running pods; nodes outside the policy's nodeSelector are not changed. The scale-up
+// cooldown skips workloads changed less than `scaleUp` ago (annotation gpuscale.io/last-change).
 //
 // Thread safety: pure function.
 #pragma once

@@ -12,53 +12,24 @@
 // policy's `hpas`. An annotation naming a policy that does not exist or does not admit the HPA is
 // ignored (PolicyMatch::ignored says so, for the caller to log and count).
 //
-// File format (a single policy mapping, or `policies:` with a list of them):
+// File format: a single policy mapping, or `policies:` with a list of them. Every key, its type,
+// default and meaning is in docs/generated/policy.md, generated from the parser's declarations
+// (policy_fields.h; `gpuscale-reconciler policy reference`). For example:
 //
 //   policies:
 //   - name: inference
 //     hpaNamespaces: [ml-serving]      # namespaces whose HPAs may opt in; ["*"]: all
-//     hpaSelector:                     # optional, on the HPA's own labels
-//       matchLabels: {gpuscale.io/tier: gold}
-//       matchExpressions:
-//       - {key: team, operator: In, values: [search, ads]}   # In|NotIn|Exists|DoesNotExist
-//     hpas: [default/triton]           # "namespace/name": managed without the annotation
-//     levers: [migReshape, timeSlicing]  # tried in this order; also mps (mps_sharing.h)
-//     migProfiles: [1g.5gb, 2g.10gb]   # profiles a reshape may create; empty: the model's
-//                                      # base profiles
-//     timeSlicing:
-//       maxReplicas: 4                 # per device (GPU or MIG instance)
-//       perPodGpuMemory: 4Gi           # replicas never exceed partition memory / this
-//       saturation: 0.8                # devices this busy (measured utilisation, 0..1) are
-//                                      # time-sliced only when no reshape adds capacity
-//                                      # (lever_choice.h)
-//     mps:                             # the mps lever (levers: [..., mps]); whole GPUs only
-//       maxReplicas: 4                 # per GPU, 2..48; memory and compute split evenly
-//       perPodGpuMemory: 3Gi           # default: timeSlicing.perPodGpuMemory
-//       changeBusyNodes: false         # true: also nodes whose GPUs hold pods
-//     migModeChange:                   # switch MIG on for an idle whole GPU of a MIG-capable
-//       enable: false                  # model (and off again on give-back); default off, see
-//                                      # MigModeChangePolicy
-//     nodeSelector: {pool: gpu}        # nodes the reconciler may change
-//     excludeNodes:                    # label selectors: a node any of them matches is never
-//     - matchExpressions:              # changed (pools whose MIG profile the platform fixes)
-//       - {key: cloud.google.com/gke-gpu-partition-size, operator: Exists}
-//     maxReplicas: {factor: 4}         # or {hard: 28}: cap on the HPA's maxReplicas
+//     hpaSelector: {matchLabels: {gpuscale.io/tier: gold}}
+//     levers: [migReshape, timeSlicing]
+//     timeSlicing: {maxReplicas: 4, perPodGpuMemory: 4Gi}
+//     sharing: {acrossNamespaces: [a, b]}  # who may share a GPU (gpu_tenancy.h)
+//     migModeChange: {enabled: false}  # see MigModeChangePolicy
+//     maxReplicas: {factor: 4}
 //     cooldown: {scaleUp: 1m, scaleDown: 10m}
-//     migGiveBack: keep                # or restore: rebuild a node gpuscale reshaped for a burst
-//                                      # back to its config before, once its GPUs are idle
-//     tolerance: 0.1                   # the HPA controller's tolerance, for the wanted-replica
-//     formula
-//     priority: 100                    # who gets idle GPUs first when HPAs compete (default:
-//                                      # the PriorityClass of the HPA's pods, workload_priority.h)
-//     anticipation:                    # act before the ceiling (ceiling_forecast.h); optional
-//       enabled: true                  # default true; false: act only at the ceiling
-//       horizon: 2m                    # how far ahead a prediction may look
-//       minConfidence: 0.6             # 0..1
-//       minObservations: 3             # HPA observations a trend needs
-//       minSpan: 30s                   # and the time they must span
-//       leadTime: {timeSlicing: 20s, migReshape: 60s, mps: 30s}  # time to new capacity per
-//                                      # lever; the floor of what the reconciler measures
-//                                      # (lead_time.h)
+//     anticipation: {enabled: true, horizon: 2m}
+//
+// Booleans that switch a feature are named `enabled` (the old `migModeChange.enable` is accepted
+// with a warning).
 //
 // Thread safety: values; parse functions are pure.
 #pragma once
@@ -125,7 +96,7 @@ struct MpsPolicy {
 // Operators who know their platform resets in place and whose GPU nodes may lose kubelet briefly
 // turn it on.
 struct MigModeChangePolicy {
-  bool enable = false;
+  bool enabled = false;
 };
 
 struct Policy {
@@ -138,6 +109,10 @@ struct Policy {
   int maxTimeSlicingReplicas = 4;
   std::optional<double> perPodGpuMemoryBytes;
   MpsPolicy mps;
+  // Namespaces whose pods may share one GPU with one another once time-slicing or MPS is raised on
+  // it (`sharing.acrossNamespaces`; gpu_tenancy.h). Empty (the default): pods share a GPU only
+  // with pods of their own namespace; {"*"}: with any namespace, written out on purpose.
+  std::vector<std::string> shareAcrossNamespaces;
   MigModeChangePolicy migModeChange;
   // Utilisation (0..1) at which a node's devices count as saturated: extra time-slicing replicas
   // there add pods, not throughput (lever_choice.h).
@@ -152,8 +127,8 @@ struct Policy {
   double tolerance = 0.1;
   bool migRestore = false;  // migGiveBack: restore
   // When blocked HPAs compete for the same idle GPUs, higher priorities are served first; equal
-  // priorities share the shortfall (contention.h). Unset: the PriorityClass of the HPA's target
-  // pods decides (workload_priority.h).
+  // priorities share the shortfall (contention.h). Unset: the spec.priority admission gave the
+  // HPA's target pods decides (workload_priority.h).
   std::optional<int> priority;
   Anticipation anticipation;
 
@@ -179,6 +154,9 @@ struct PolicyMatch {
 
 struct PolicySet {
   std::vector<Policy> policies;
+  // What the file says in an old spelling ("line L, column C: migModeChange.enable is deprecated,
+  // use migModeChange.enabled"), for the caller to print or log.
+  std::vector<std::string> warnings;
   const Policy* byName(std::string_view name) const;
   PolicyMatch match(std::string_view ns, std::string_view name,
                     const std::map<std::string, std::string>& labels,
@@ -200,5 +178,9 @@ core::Result<PolicySet> parsePolicies(std::string_view yaml);
 // hard max = 4 x the current partition count. Only the offline `plan` command (a what-if that
 // writes nothing) and tests use it; `run` without --config manages nothing.
 PolicySet defaultPolicies();
+
+// The policy file reference (markdown): every key with its type, default and meaning, from the
+// parser's own declarations. `regenerate` is the command that prints it, named on the page.
+std::string policyReference(std::string_view regenerate);
 
 }  // namespace gpuscale::partition

@@ -25,6 +25,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -32,8 +33,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "gpuscale/core/label_selector.h"
 #include "gpuscale/core/result.h"
 #include "gpuscale/partition/device_plugin_config.h"
+#include "gpuscale/partition/gpu_memory_need.h"
 #include "gpuscale/partition/lead_time.h"
 #include "gpuscale/partition/mig_catalog.h"
 #include "gpuscale/partition/mig_parted_config.h"
@@ -81,6 +84,9 @@ struct NodeState {
   ResourceCounts allocatable;                            // nvidia.com/* only
   ResourceCounts devices;  // physical devices behind each advertised resource (before time-slicing)
   ResourceCounts used;     // requested by bound, unfinished pods
+  // The namespaces of those pods, per base resource (unshared name): who a sharing raise would put
+  // next to whom (gpu_tenancy.h).
+  std::map<std::string, std::set<std::string>, std::less<>> gpuTenants;
   // Sharing replicas > 1 per base resource, from the device-plugin config or else the GFD labels.
   std::map<std::string, int, std::less<>> sharedReplicas;
   // How those replicas share: MPS when the config has `sharing.mps` (or, without a config, GFD
@@ -91,6 +97,10 @@ struct NodeState {
   bool inTransition =
       false;               // a MIG change is pending/failed or operands are paused: leave it alone
   bool hasIntent = false;  // a gpuscale.io/intent annotation: an operation runs
+  bool reshapeTainted = false;  // carries the gpuscale.io/reshape taint
+  // The last gpuscale operation's end, "<result>: <message>" of gpuscale.io/outcome when it reads
+  // (why a node backs off, for `explain`); "" otherwise.
+  std::string lastOutcome;
   // The allocatable that operation waits for (the intent's `expect`, its time-slicing follow-up's
   // when it has one): the partitions it will create. Empty without an intent or when unreadable.
   ResourceCounts expected;
@@ -119,6 +129,10 @@ struct NodeState {
   std::int64_t capacityFor(std::string_view resource) const;
   // Whether gpuscale wrote the node's device-plugin config.
   bool ownsDevicePluginConfig() const;
+  // Whether some mig-manager reports the node's MIG state (nvidia.com/mig.config.state set and not
+  // empty). Without one nothing applies a MIG config: the node is not MIG-managed, and the planner
+  // never reshapes it.
+  bool migManaged() const { return !migConfigState.empty(); }
 };
 
 // A pod's (or pod template's) spec.resourceClaims entry: a claim made per pod from a template, or a
@@ -157,24 +171,61 @@ struct PodState {
   bool unschedulable = false;        // Pending, PodScheduled False/Unschedulable (any message)
   // status.startTime (the kubelet took the pod), else metadata.creationTimestamp, when it parses.
   std::optional<TimePoint> startedAt;
+  // The GPU memory the pod takes per device (gpu_memory_need.h): what sharing its device must leave
+  // it.
+  GpuMemoryNeed gpuMemory;
+  // spec.priority: what the Priority admission plugin resolved from the pod's PriorityClass (it
+  // rejects a pod that sets another value); unset when the plugin is off.
+  std::optional<int> priority;
   bool active() const { return phase != "Succeeded" && phase != "Failed"; }
   // Holds, or may hold, GPUs of its node (makes them busy for the planner) while active.
   bool usesGpu() const { return !gpuUse.empty(); }
 };
 
+// The workload an HPA scales: a Deployment, StatefulSet or ReplicaSet (from its own fields), or
+// any other kind with a /scale subresource (kube_objects.h: readScalableWorkload).
 struct ScaleTarget {
   std::string kind, ns, name;
+  std::string uid;
   int specReplicas = 0;
-  Labels selector;  // spec.selector.matchLabels
-  ResourceCounts gpuRequests;
-  Labels nodeSelector;            // of the pod template
-  std::string priorityClassName;  // of the pod template; "" = none
+  Labels selector;  // spec.selector.matchLabels, or the equality terms of a /scale selector
+  // The set-based terms of a /scale selector ("k in (a,b)", "!k", ...); all must match too.
+  std::vector<core::Requirement> selectorRequirements;
+  // A replica is a group of this many pods, and the group runs only when every one of them has
+  // its partitions: LeaderWorkerSet's spec.leaderWorkerTemplate.size, the annotation
+  // gpuscale.io/pods-per-replica on other scalable kinds; 1 for Deployments, StatefulSets and
+  // ReplicaSets.
+  int podsPerReplica = 1;
+  ResourceCounts gpuRequests;  // per pod
+  Labels nodeSelector;         // of the pod template
+  GpuMemoryNeed gpuMemory;     // of the pod template (gpu_memory_need.h)
+  // No pod template the reader knows: the three fields above come from the workload's first pod
+  // (namespace/name order) when the snapshot is built.
+  bool templateFromPods = false;
   // The pod template's resourceClaims. When it names ResourceClaimTemplates the planner can count
   // (dra_capacity.h), gpuRequests holds the devices one pod's claims take, by kind; otherwise
   // draProblem says why not.
   std::vector<PodClaimRef> claims;
   std::string draProblem;
   bool selects(const PodState& pod) const;
+};
+
+// An ownerReferences entry of an object.
+struct OwnerReference {
+  std::string apiVersion, kind, name, uid;
+};
+
+// The object that sets an HPA's maxReplicas when that is not the HPA itself: the KEDA ScaledObject
+// that owns the HPA (its controller owner reference, and status.hpaName naming the HPA). KEDA
+// rewrites the HPA's maxReplicas from the ScaledObject's spec.maxReplicaCount on every reconcile,
+// so the ceiling is raised and lowered there.
+struct CeilingHolder {
+  std::string kind, apiVersion, name, uid;
+  std::string field;    // the field that holds the ceiling: "spec.maxReplicaCount"
+  int maxReplicas = 0;  // its value (KEDA's default, 100, when unset)
+  std::string status;   // its gpuscale.io/status annotation (informational, never decides)
+  // "ScaledObject worker": how Events, `explain` and the status name it.
+  std::string describe() const { return kind + " " + name; }
 };
 
 // One metric of an HPA: its target from spec.metrics and, when reported, its current value.
@@ -206,8 +257,18 @@ struct HpaState {
   // Tenant-writable: only the policy annotation (filtered by the policies' scope) and the
   // informational status are read from here, never state that drives a decision.
   Labels annotations;
-  std::string targetKind, targetName;
+  std::string targetApiVersion, targetKind, targetName;
   int minReplicas = 1, maxReplicas = 1;
+  // metadata.ownerReferences: the entry with controller: true, when there is one.
+  std::optional<OwnerReference> controller;
+  // Set when another object holds this HPA's ceiling (a KEDA ScaledObject that owns it and is in
+  // the snapshot): gpuscale then changes that object, never the HPA's maxReplicas.
+  std::optional<CeilingHolder> ceilingHolder;
+  // Whether a KEDA ScaledObject is the HPA's controller (whether or not the snapshot has it).
+  bool ownedByScaledObject() const;
+  // Where the ceiling is written, as Events and `explain` name it: "maxReplicas", or
+  // "ScaledObject NAME spec.maxReplicaCount" when a KEDA ScaledObject owns the HPA.
+  std::string ceilingField() const;
   int currentReplicas = 0, desiredReplicas = 0;
   std::vector<HpaCondition> conditions;
   std::vector<HpaMetric> metrics;
@@ -232,8 +293,10 @@ struct HpaState {
 // it were absent, and says so (a counter, an Event on the object, `explain`).
 struct SkippedObject {
   std::string kind, ns, name, uid;  // what of its identity reads ("" otherwise)
-  std::string reason;               // "malformed" | "out_of_range" (a metric label)
-  std::string message;              // which field, and what it must be
+  // "malformed" | "out_of_range" | "no_scale" (a scalable workload without its /scale: the pods
+  // cannot be found) (a metric label)
+  std::string reason;
+  std::string message;  // which field, and what it must be
   friend bool operator==(const SkippedObject&, const SkippedObject&) = default;
 };
 
@@ -242,7 +305,6 @@ struct ClusterSnapshot {
   std::vector<PodState> pods;    // sorted by namespace/name
   std::vector<HpaState> hpas;    // sorted by namespace/name
   std::vector<ScaleTarget> targets;
-  PriorityClasses priorityClasses;
   std::vector<SkippedObject> skipped;  // in input order
   // Not from the API: what the reconciler measured its levers take per node (lead_time.h), set
   // by the caller like HpaState::history; empty in a dump.
@@ -259,8 +321,10 @@ struct ClusterSnapshot {
 
 // Builds the snapshot from a `kind: List` (or an array of Lists/objects, or an object with
 // `items`). Kinds used: Node, Pod, HorizontalPodAutoscaler, Deployment, StatefulSet, ReplicaSet,
-// ConfigMap, PriorityClass, and DRA's ResourceSlice, ResourceClaim, ResourceClaimTemplate and
-// DeviceClass (dra_capacity.h); others are ignored. An object of these kinds that does not read (a
+// ConfigMap, ScaledObject (the holders of KEDA-owned HPAs' ceilings), Scale
+// (autoscaling/v1, paired with its workload by uid), DRA's ResourceSlice, ResourceClaim,
+// ResourceClaimTemplate and DeviceClass (dra_capacity.h), and objects of any other kind that an
+// HPA scales (readScalableWorkload); others are ignored. An object of these kinds that does not read (a
 // field of the wrong JSON type, a number beyond what the planner models) is skipped, with its
 // reason, into ClusterSnapshot::skipped: no object stops a snapshot. Errors (Status::invalid) only
 // for a dump that is no list of objects.

@@ -24,9 +24,14 @@
 // Per-node codes (lever in parentheses when only one applies):
 //   NodeMigTransition   a MIG change is pending/rebooting/failed, or operands are paused
 //   NodeOperationInFlight  gpuscale's own operation runs there (gpuscale.io/intent)
-//   NodeBackoff         a failed operation backs off until the time given
+//   NodeBackoff         a failed operation backs off until the time given (and how it ended:
+//                       mig-manager failed, stuck, silent, ...)
 //   NodeNotSelected     outside the policy's nodeSelector
 //   NotMigCapable (migReshape)        no MIG-capable GPU model recognised
+//   MigNotManaged (migReshape)        no mig-manager reports the node's MIG state (no
+//                                     nvidia.com/mig.config.state, or an empty one): nothing
+//                                     would apply a MIG config, so the node is never reshaped
+//                                     nor tainted
 //   MigGeometryUnknown (migReshape)   the node's per-GPU layout does not resolve
 //   MigDisabled (migReshape)          MIG strategy none, or no GPU with MIG enabled
 //   MigModeOff (migReshape)           an idle GPU has MIG disabled and the policy's
@@ -44,12 +49,20 @@
 //                                     does not change; MPS: why the node cannot share by MPS
 //   NoDevices                         the node offers no device of the pods' resource
 //   ReplicaLimit                      at the policy's maxReplicas per device
-//   MemoryLimit (timeSlicing)         at partition memory / perPodGpuMemory
-//   MemoryUnknown (timeSlicing)       perPodGpuMemory is set but the partition's memory is unknown
+//   MemoryLimit                       more replicas would leave a pod less GPU memory than it
+//                                     takes: partition memory / perPodGpuMemory, or what the pods
+//                                     preallocate (gpu_memory_need.h: vLLM's
+//                                     --gpu-memory-utilization, the gpuscale.io/gpu-memory
+//                                     annotations), of the workload or of pods already there
+//   MemoryUnknown                     perPodGpuMemory (or a gpuscale.io/gpu-memory annotation) is
+//                                     set but the partition's memory is unknown, or the memory a
+//                                     pod takes is unknown (the lever is refused, not guessed)
 //   ProductRename                     GPU Feature Discovery's rename would unmatch the nodeSelector
 //   Saturated                         the devices are saturated (utilisation at or above the
 //                                     policy's saturation): shared only as the last resort, after
 //                                     a reshape and once the pods fill what they have
+//   OtherTenant                       pods of a namespace the policy does not let share GPUs with
+//                                     the HPA's hold the resource there (partition/gpu_tenancy.h)
 //   NoTimeSlicingGain                 more replicas add no pod there
 //   TimeSliced                        the plan raises replicas there (+pods)
 // clang-format on
@@ -101,6 +114,8 @@ enum class WhyCode {
   kTimeSliced,
   kMigModeOff,
   kMigModeBusyNode,
+  kMigNotManaged,
+  kOtherTenant,
 };
 
 // "NotBlocked", "ScaleUpCooldown", ... (the names in the file comment).

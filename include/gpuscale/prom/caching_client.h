@@ -13,11 +13,15 @@
 //  - Errors are not cached unless `errorTtl` > 0 (a short error TTL shields a struggling
 //  Prometheus), but an
 //    error is delivered to every caller that joined the failed query.
-//  - Memory is bounded: at most `maxEntries` results and `maxBytes` bytes of them (as estimated
-//    by approximateBytes(), plus the key and bookkeeping) are kept, the least recently used
-//    evicted first; a result larger than maxBytes on its own is passed on but not kept. Entries
-//    whose TTL has passed are dropped on the next call to the cache (any query, or stats()), not
-//    only when the same query comes again, so an idle cache holds no more than when it went idle.
+//  - Memory is bounded: at most `maxEntries` results and `maxBytes` bytes of them are kept, the
+//    least recently used evicted first; a result larger than maxBytes on its own is passed on but
+//    not kept. Bytes are what the heap hands out for an entry (approximateBytes() of the result,
+//    plus the key and the index nodes, each rounded up to the allocator's chunk size), so the
+//    limit bounds what the process holds for the cache, not only the payload. Entries whose TTL has
+//    passed are dropped on the next call to the cache (any query, or stats()) and, with a
+//    `sweepInterval`, by a periodic sweep while nobody calls. What is dropped is reported to
+//    core::HeapReclaimer, which hands the freed pages back to the system (malloc_trim), so the
+//    resident set falls when entries go and does not stay at the peak of a burst.
 //  - Series and label calls pass through unchanged (the relister deduplicates those itself).
 //  - Callbacks of joined callers run on the thread that completes the backend call, in join order.
 //
@@ -31,7 +35,8 @@
 #include <memory>
 
 #include "gpuscale/core/duration.h"
-#include "gpuscale/prom/client.h"
+#include "gpuscale/core/heap_reclaimer.h"
+#include "gpuscale/prom/forwarding_client.h"
 
 namespace gpuscale::prom {
 
@@ -40,8 +45,10 @@ struct CacheOptions {
   core::Duration errorTtl = core::Duration::zero();
   core::Duration joinWindow = std::chrono::seconds(1);
   size_t maxEntries = 4096;
-  // Bytes the cached results may take, as estimated by approximateBytes(); 0 keeps none.
+  // Heap bytes the cached entries may take (see above); 0 keeps none.
   size_t maxBytes = size_t{64} << 20;
+  // How often expired entries are dropped while the cache is not called; 0: only on calls.
+  core::Duration sweepInterval = core::Duration::zero();
   // The clock that ages entries (tests substitute their own).
   std::function<std::chrono::steady_clock::time_point()> now = std::chrono::steady_clock::now;
 };
@@ -57,28 +64,26 @@ struct CacheStats {
   size_t bytes = 0;        // their approximate size
 };
 
-// The heap bytes a cached result holds, approximately: samples, label sets, points, strings.
-// Proportional to the real size (what the cap needs), not exact.
+// The heap bytes a cached result holds: every allocation it owns (label tree nodes, strings beyond
+// the inline buffer, vectors' capacity, the shared result itself) rounded up to glibc's chunk size
+// (heapBlockBytes). Within a few percent of what malloc really keeps for it.
 size_t approximateBytes(const QueryResult& result);
+// The size of the heap chunk glibc's malloc uses for a request of `requested` bytes.
+size_t heapBlockBytes(size_t requested);
 
-class CachingClient final : public Client {
+class CachingClient final : public ForwardingClient {
  public:
   CachingClient(std::shared_ptr<Client> backend, CacheOptions options);
   ~CachingClient() override;
 
   void queryAsync(std::string promql, Timestamp at, Callback<QueryResultPtr> done) override;
-  void seriesAsync(Matchers match, TimeRange window, Callback<std::vector<Series>> done) override;
-  void labelValuesAsync(std::string label, Matchers match, TimeRange window,
-                        Callback<std::vector<std::string>> done) override;
-  void labelNamesAsync(Matchers match, TimeRange window,
-                       Callback<std::vector<std::string>> done) override;
 
   CacheStats stats() const;
 
  private:
   struct State;
-  std::shared_ptr<Client> backend_;
   std::shared_ptr<State> state_;
+  core::HeapReclaimer::Registration sweeper_;  // after state_: unregistered first
 };
 
 }  // namespace gpuscale::prom

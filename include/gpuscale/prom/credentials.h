@@ -8,6 +8,7 @@
 #include <string>
 
 #include "gpuscale/core/result.h"
+#include "gpuscale/core/tls_client_config.h"
 #include "gpuscale/prom/options.h"
 #include "gpuscale/prom/sigv4.h"
 
@@ -15,13 +16,10 @@ namespace gpuscale::prom {
 
 // Credentials and TLS material, resolved from the flags and the auth config (flags win).
 struct Credentials {
-  std::string bearerToken;  // a fixed token (auth config `token`)
-  std::string tokenFile;    // re-read when it changes
-  std::string basicAuth;    // "user:password", sent as Basic
-  std::string caPem;        // extra trusted CAs
-  std::string clientCertPem;
-  std::string clientKeyPem;
-  bool insecureSkipTlsVerify = false;
+  std::string bearerToken;    // a fixed token (auth config `token`)
+  std::string tokenFile;      // re-read when it changes
+  std::string basicAuth;      // "user:password", sent as Basic
+  core::TlsClientConfig tls;  // extra trusted CAs, client certificate, verification
   // Set with --prometheus-sigv4-region: requests are signed with these keys (sigv4.h).
   AwsCredentials aws;
 };

@@ -39,6 +39,7 @@
 #include <string_view>
 #include <vector>
 
+#include "gpuscale/core/flag_set.h"
 #include "gpuscale/prom/client.h"
 
 namespace gpuscale::prom {
@@ -99,6 +100,11 @@ DiscoveryOptions discoveryOptionsFor(DiscoveryBackend backend);
 // Appends the comma-separated label names of `value` (a --thanos-replica-label flag, spelled as
 // Thanos' own --query.replica-label) to `labels`; an empty name is a badRequest Status.
 core::Status appendReplicaLabels(std::string_view value, std::vector<std::string>& labels);
+
+// Declares --discovery-backend (sets `*backend` and `*options` to discoveryOptionsFor() it, keeping
+// the replica labels) and --thanos-replica-label (repeatable, comma-separated, appended to
+// options->replicaLabels), as serve and explain take them.
+void addDiscoveryFlags(core::FlagSet& flags, DiscoveryBackend* backend, DiscoveryOptions* options);
 
 // How a discovery was done (for logs, /metrics and benchmarks).
 struct DiscoveryReport {

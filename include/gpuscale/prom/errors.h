@@ -40,8 +40,8 @@ std::string_view failureKindName(FailureKind kind);
 // case (kHttpStatus, kPrometheusError); kConnection and kTimeout are always 503.
 Status failure(FailureKind kind, std::string_view detail, bool transient = false);
 
-// The kind of a Status built by failure() (read from its cause, never its message); nullopt for
-// any other Status.
+// The kind of a Status built by failure() (its payload, never its message); nullopt for any other
+// Status.
 std::optional<FailureKind> failureKindOf(const Status& status);
 
 // OK when `result` has type `wanted`, else a kUnexpectedResultType failure naming both types.

@@ -7,12 +7,12 @@
 
 #include <memory>
 
-#include "gpuscale/prom/client.h"
 #include "gpuscale/prom/client_observer.h"
+#include "gpuscale/prom/forwarding_client.h"
 
 namespace gpuscale::prom {
 
-class ObservedClient final : public Client {
+class ObservedClient final : public ForwardingClient {
  public:
   ObservedClient(std::shared_ptr<Client> backend, std::shared_ptr<ClientObserver> observer);
 
@@ -30,7 +30,6 @@ class ObservedClient final : public Client {
   template <typename T>
   Callback<T> observe(std::string_view endpoint, Callback<T> done) const;
 
-  std::shared_ptr<Client> backend_;
   std::shared_ptr<ClientObserver> observer_;
 };
 

@@ -1,7 +1,7 @@
 // How gpuscale reaches Prometheus: the `--prometheus-*` and `--metrics-cache-ttl` flags, with
 // prometheus-adapter's names and meanings where it has the flag, and the credentials they point to.
 //
-// Flags (values as `--name=value` or `--name value`; booleans also bare):
+// Flags (declared by PrometheusOptions::addFlags, see core/flag_set.h):
 //   --prometheus-url                      base URL, may carry a path prefix (https://localhost)
 //   --prometheus-verb                     GET or POST (form body) for every call (GET)
 //   --prometheus-timeout                  Go duration; the whole call, also sent as `timeout=`
@@ -41,6 +41,7 @@
 #include <vector>
 
 #include "gpuscale/core/duration.h"
+#include "gpuscale/core/flag_set.h"
 #include "gpuscale/core/result.h"
 
 namespace gpuscale::prom {
@@ -73,22 +74,12 @@ struct PrometheusOptions {
   core::Duration cacheTtl = std::chrono::seconds(2);
   // Bytes of query results the cache may hold (approximate, see caching_client.h); 0 = none.
   size_t cacheMaxBytes = size_t{64} << 20;
+
+  // Declares the flags above on `flags`, bound to these fields.
+  void addFlags(core::FlagSet& flags);
+  // Checks what single flags cannot: URL scheme and host, certificate and key given together,
+  // incompatible auth sources.
+  Status validate() const;
 };
-
-// Applies one flag (`name` without leading dashes). Returns false when `name` is not one of the
-// flags above, a Status::badRequest for a bad value. An empty `value` sets a boolean flag to true.
-Result<bool> applyPrometheusFlag(PrometheusOptions& options, std::string_view name,
-                                 std::string_view value);
-// True for the flags that may stand without a value.
-bool isPrometheusBoolFlag(std::string_view name);
-
-// Parses the flags above out of `args` (e.g. argv[1..]); everything else is returned in `rest`, in
-// order.
-Result<PrometheusOptions> parsePrometheusFlags(const std::vector<std::string>& args,
-                                               std::vector<std::string>* rest);
-
-// Checks what single flags cannot: URL scheme and host, certificate and key given together,
-// incompatible auth sources.
-Status validate(const PrometheusOptions& options);
 
 }  // namespace gpuscale::prom

@@ -9,7 +9,8 @@
 //
 // Node operations (node_operation.h), one per node at a time and at most maxNodesInFlight nodes,
 // run as the state machine of node_transitions.h:
-//   MIG:  intent(prepared) -> the config in the reconciler-owned mig-parted ConfigMap -> taint
+//   MIG:  intent(prepared) -> the config in the reconciler-owned mig-parted ConfigMap (a config
+//         it adds there is given migConfigPropagation to reach mig-manager's file) -> taint
 //         gpuscale.io/reshape:NoSchedule (k8s::kReshapeTaint), so the scheduler places no new pod
 //         there -> GPU users on the node re-checked (PodState::gpuUse; the taint makes this check
 //         final, short of a binding already in flight or a pod tolerating every taint) ->
@@ -68,6 +69,10 @@ struct ActuatorOptions {
   std::string devicePluginConfigMap = "device-plugin-config";  // ClusterPolicy devicePlugin.config
   int maxNodesInFlight = 1;
   std::chrono::seconds migTimeout{600};
+  // How long after a MIG config first goes into the mig-parted ConfigMap the node's label is
+  // flipped: mig-manager reads the ConfigMap as a mounted file, which the kubelet refreshes within
+  // its sync period (about a minute). 0: at once (a mig-manager that reads the API, the emulator).
+  std::chrono::seconds migConfigPropagation{0};
   std::chrono::seconds allocatableTimeout{300};
   std::chrono::seconds failureBackoff{900};
 };
@@ -102,6 +107,8 @@ struct LeverTiming {
 
 struct ActuationReport {
   std::vector<ActionOutcome> outcomes;
+  // Stalls undone in this pass, by cause (node_transitions.h: NodeTransition::stall).
+  std::vector<std::string> stalls;
   int nodesInFlight = 0;
   std::vector<double> ceilingToCapacitySeconds;
   std::vector<LeverTiming> leverSeconds;

@@ -11,7 +11,9 @@
 // that does not admit it is logged once and counted; state of HPAs that are gone, recreated or no
 // longer managed is pruned from the store. When a workload is blocked and a per-GPU mapping is
 // given, it clears `busy` on the GPUs the mapping reports idle (applyGpuMapping). With --dry-run
-// nothing is written: the plan is logged and kept for /plan, and events only logged. Each pass
+// nothing is written: the plan is logged and kept for /plan, and events only logged. In observe
+// mode (observe_mode.h) the actuator is an ObservingActuator and the pass neither prunes the state
+// store nor writes the HPA status annotation: Events are its only writes. Each pass
 // ends by flushing the writes retried during it as Events (retried_writes.h). Conditions that
 // persist across passes (a snapshot that cannot be built, a status annotation that cannot be
 // written) are logged once until they clear and counted (degraded_log.h). An object that does not
@@ -64,6 +66,7 @@ struct ControllerOptions {
   std::chrono::milliseconds resyncPeriod{30000};
   std::chrono::milliseconds minPassInterval{500};  // coalesces bursts of events
   bool dryRun = false;
+  bool observe = false;  // observe mode: no state store pruning, no HPA status annotation
 };
 
 struct PassResult {

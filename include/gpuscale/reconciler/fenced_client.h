@@ -6,9 +6,10 @@
 // Why here and not only at the start of a pass: a pass can take longer than the renew deadline (a
 // slow API server, a long list, Prometheus), and a replica whose lease ran out mid-pass must not
 // go on flipping node labels or raising maxReplicas while a successor acts on the same objects.
-// Checking at the moment of the write closes that window down to one in-flight request. The
-// answer is a plain error value, so callers handle it as any other failed write (optimistic_write
-// does not retry it: it is not a 409).
+// Checking at the moment of the write closes that window down to one in-flight request; inside the
+// call, the Kubernetes client's own waits (rate limiter, retries of 429s) are fenced per attempt
+// by LeaseFence (lease_fence.h). The answer is a plain error value, so callers handle it as any
+// other failed write (optimistic_write does not retry it: it is not a 409).
 //
 // The Lease itself must not go through this client (the fence would keep a candidate from ever
 // acquiring it).
@@ -21,41 +22,29 @@
 #include <memory>
 
 #include "gpuscale/kube/client.h"
+#include "gpuscale/kube/forwarding_client.h"
 
 namespace gpuscale::reconciler {
 
-class FencedKubeClient final : public kube::KubeClient {
+class FencedKubeClient final : public kube::ForwardingKubeClient {
  public:
   // `mayWrite` is called before every write; it must be cheap and thread-safe.
   FencedKubeClient(std::shared_ptr<kube::KubeClient> inner, std::function<bool()> mayWrite);
 
-  core::Result<kube::Object> get(const kube::ResourceRef& ref) override;
-  core::Result<kube::ObjectList> list(const kube::ResourceRef& ref,
-                                      const kube::ListOptions& options) override;
-  core::Status watch(const kube::ResourceRef& ref, const kube::WatchOptions& options,
-                     const kube::WatchHandler& handler, std::stop_token stop) override;
-  core::Result<kube::Object> create(const kube::ResourceRef& ref,
-                                    const kube::Object& object) override;
-  core::Result<kube::Object> update(const kube::ResourceRef& ref,
-                                    const kube::Object& object) override;
-  core::Result<kube::Object> patch(const kube::ResourceRef& ref, kube::PatchType type,
-                                   const kube::Object& patch) override;
-  core::Status remove(const kube::ResourceRef& ref) override;
-  core::Result<kube::Object> getPath(std::string_view path) override;
-  std::shared_ptr<kube::ClientObserver> observer() const override;
-
   // Writes refused so far (for tests and logs).
   int refused() const { return refused_.load(); }
 
- private:
-  core::Status fence(std::string_view verb, const kube::ResourceRef& ref);
+ protected:
+  core::Result<kube::Object> write(const WriteCall& call, const Send& send) override;
 
-  std::shared_ptr<kube::KubeClient> inner_;
+ private:
   std::function<bool()> mayWrite_;
   std::atomic<int> refused_{0};
 };
 
-// True for the error FencedKubeClient answers when the fence is closed.
+// The error a closed fence answers (503 NotLeader): `what` says what was not sent.
+core::Status notLeader(std::string_view what);
+// True for the error FencedKubeClient (and LeaseFence) answers when the fence is closed.
 bool isNotLeader(const core::Status& status);
 
 }  // namespace gpuscale::reconciler

@@ -36,6 +36,9 @@ struct HpaExplanation {
   // Set when something outside the planner decides (then `why` is empty): the sentence.
   std::string outside;
   std::optional<partition::HpaWhy> why;  // the planner's reasons, when it planned the HPA
+  // Where the HPA's ceiling is written (HpaState::ceilingField): "maxReplicas", or the KEDA
+  // ScaledObject that owns the HPA ("ScaledObject NAME spec.maxReplicaCount").
+  std::string ceilingField;
   // The plan's actions this HPA's answer refers to: its maxReplicas change and the changes on the
   // nodes its reasons name.
   std::vector<partition::PlanAction> actions;

@@ -1,6 +1,9 @@
 // The HPA half of the actuator: a raise of maxReplicas waits in the state store (an intent naming
 // its plan's nodes) until every node operation has an outcome, then raises maxReplicas to what the
 // nodes' allocatable holds, read fresh through partition/kube_objects.h; a lower is made at once.
+// The ceiling is written where it holds: the HPA's spec.maxReplicas, or, for an HPA a KEDA
+// ScaledObject owns (its controller owner reference), that ScaledObject's spec.maxReplicaCount
+// (KEDA copies it into the HPA and would undo a write to the HPA); Events name the field written.
 // Contract details: actuator.h ("HPA raises"). Events: PartitionsRequested, PromiseReduced,
 // PartitionChangeIncomplete, MaxReplicasRaised, MaxReplicasUnchanged, MaxReplicasLowered.
 //
@@ -21,6 +24,8 @@
 #include "gpuscale/reconciler/intent.h"
 
 namespace gpuscale::reconciler {
+
+struct CeilingRef;  // ceiling_holder.h
 
 class HpaRaise {
  public:
@@ -49,14 +54,21 @@ class HpaRaise {
   std::set<std::pair<std::string, std::string>>& started() { return started_; }
 
  private:
+  // The ceiling `holder` holds now (a fresh read).
+  core::Result<int> readCeiling(const CeilingRef& holder);
+  // Writes the status annotation on the HPA (uid `uid`); true when it changed.
+  core::Result<bool> writeStatus(const std::string& ns, const std::string& name,
+                                 const std::string& uid, const HpaStatus& status);
+
   std::shared_ptr<kube::KubeClient> client_;
   std::shared_ptr<EventRecorder> events_;
   DegradedLog degraded_;
   std::set<std::pair<std::string, std::string>> started_;
 };
 
-// Allocatable-based ceiling: pods of `demand` the nodes' allocatable (not the planned geometry) can
-// hold now, given what other pods use.
+// Allocatable-based ceiling: replicas of `demand` (pods, or whole groups of the target's
+// podsPerReplica pods) the nodes' allocatable (not the planned geometry) can hold now, given what
+// other pods use.
 int allocatableCeiling(const partition::WorkloadDemand& demand,
                        const partition::ClusterSnapshot& snapshot);
 

@@ -17,10 +17,13 @@
 // policy admits, and prune() drops those whose HPA is gone, was recreated or is no longer managed.
 //
 // Bounds: at most `maxEntries` entries and `maxBytes` of keys plus values (a ConfigMap holds at
-// most 1 MiB). A write that would add an entry beyond either cap, or grow the data beyond
-// `maxBytes`, is refused with 507 StateStoreFull, logged once and counted
-// (gpuscale_reconciler_degraded_total{what="state_store_full"}); the caller then makes no change
-// it could not record. Shrinking writes (clearing an intent, pruning) are always allowed.
+// most 1 MiB), and per namespace at most `maxEntriesPerNamespace` entries and
+// `maxBytesPerNamespace` bytes of its HPAs' entries, so that the HPAs of one namespace cannot fill
+// the store for the others. A write that would add an entry beyond a cap, or grow the data (or the
+// namespace's share) beyond its bytes, is refused with 507 StateStoreFull, logged once and counted
+// (gpuscale_reconciler_degraded_total{what="state_store_full"} for the store,
+// what="state_store_namespace_full" once per namespace); the caller then makes no change it could
+// not record. Shrinking writes (clearing an intent, pruning) are always allowed.
 //
 // Writes are read-modify-write merge patches through upsertWithRetry (optimistic_write.h), so a
 // concurrent writer costs a 409 and a retry, and go through whatever client the store was given
@@ -52,6 +55,10 @@ struct StateStoreOptions {
   std::string name = "gpuscale-reconciler-state";
   int maxEntries = 1000;
   std::size_t maxBytes = 512 * 1024;
+  // What the HPAs of one namespace may hold of it, so that no namespace fills the store for
+  // the others.
+  int maxEntriesPerNamespace = 100;
+  std::size_t maxBytesPerNamespace = 64 * 1024;
 };
 
 struct HpaRecord {

@@ -44,7 +44,9 @@ inline constexpr std::size_t kMaxIntentNodes = 256;
 // What a node operation changes: the MIG config label, or the device-plugin config label for a
 // time-slicing or an MPS change (the same path; the kind names its Events and its lead time).
 enum class NodeOpKind { kMig, kTimeSlicing, kMps };
-enum class NodeOpPhase { kPrepared, kApplied };
+// An operation's phase as its intent records it; kNone is never recorded: it is the phase of a
+// node without a live operation in the transition table (node_transitions.h).
+enum class NodeOpPhase { kPrepared, kApplied, kNone };
 
 // A time-slicing change that follows a MIG change on the same node in the same plan (the replicas
 // apply to the partitions the MIG change creates): the device-plugin config key `label` with
@@ -70,6 +72,10 @@ struct NodeIntent {
   std::map<std::string, std::int64_t> expect;  // allocatable that proves the change is real
   std::vector<int> gpus;                       // MIG: GPU indices that are rebuilt
   TimePoint started{};
+  // MIG: when this step added its config to the mig-parted ConfigMap. mig-manager reads that
+  // ConfigMap as a mounted file, which the kubelet refreshes up to about a minute later; the label
+  // is flipped only once ActuatorOptions::migConfigPropagation has passed since.
+  std::optional<TimePoint> configWritten;
   std::optional<TimePoint> applied;
   std::optional<TimeSlicingFollowUp> then;
 

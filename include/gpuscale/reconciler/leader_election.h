@@ -67,6 +67,9 @@ class LeaderElector {
   // True while we hold the lease and options.now() is within renewDeadline of the last successful
   // acquire or renew. Thread-safe; cheap enough to call before every write.
   bool isLeader() const;
+  // How long isLeader() stays true without another renewal (zero or less: not the leader). The
+  // Lease's write fence (lease_fence.h) is open that long. Thread-safe.
+  Clock::duration leadershipLeft() const;
   const std::string& identity() const { return options_.identity; }
 
   void run(std::function<void()> onStartedLeading, std::function<void()> onStoppedLeading);

@@ -18,7 +18,9 @@
 // one write guarded by the intent's plan; its Event is <Kind>Succeeded|Failed|TimedOut|Aborted.
 // A follow-up turns a finished MIG step's intent into its time-slicing step (same plan).
 // A node intent the reconciler could not have written (intent.h: nodeIntentOwnedBy) is never acted
-// on. A write that keeps failing is logged once until it succeeds (degraded_log.h).
+// on, and a reshape taint no live intent owns is removed (removeOrphanTaint). A MIG change starts
+// only on a node whose mig-manager reports a state. A write that keeps failing is logged once
+// until it succeeds (degraded_log.h).
 //
 // Thread safety: one thread at a time (the actuator's).
 #pragma once
@@ -65,6 +67,10 @@ class NodeOperations {
   bool start(const NodeWork& work, const std::string& plan, TimePoint now, ActuationReport& report);
   // Advances `node`'s operation by one transition. True while it is still in flight.
   bool advance(const std::string& node, TimePoint now, ActuationReport& report);
+  // Removes the reshape taint from `node` when, on a fresh read, no live operation owns it
+  // (node_transitions.h: none/any/orphan-taint): a Warning Event ReshapeTaintRemoved and the
+  // stall in `report`. True when it removed one.
+  bool removeOrphanTaint(const std::string& node, ActuationReport& report);
   // Operations this process started that the caches may not show yet.
   const std::set<std::string>& started() const { return started_; }
 
@@ -81,9 +87,13 @@ class NodeOperations {
               const std::string& message, TimePoint now, ActuationReport& report);
 
   // The config entry of `intent` for `node` (and the node's stale entries pruned).
-  core::Status writeConfig(const std::string& node, const NodeIntent& intent);
-  core::Status writeMigConfig(const std::string& node, const NodeIntent& intent);
-  core::Status writeDevicePluginConfig(const std::string& node, const NodeIntent& intent);
+  // Each: whether the ConfigMap changed.
+  core::Result<bool> writeConfig(const std::string& node, const NodeIntent& intent);
+  core::Result<bool> writeMigConfig(const std::string& node, const NodeIntent& intent);
+  core::Result<bool> writeDevicePluginConfig(const std::string& node, const NodeIntent& intent);
+  // Records in the node's intent when its MIG config went into the ConfigMap.
+  core::Status recordConfigWritten(const std::string& node, const NodeIntent& intent,
+                                   TimePoint now);
   // Puts k8s::kReshapeTaint on `node` while its intent is still `intent`.
   core::Status taintForReshape(const std::string& node, const NodeIntent& intent);
   // A pod that would be disturbed by rebuilding `gpus` of `node`, or "" when none.

@@ -2,8 +2,9 @@
 // the capacity behind a raised maxReplicas, nodes in flight, leadership, policy reloads and per-GPU
 // mapping answers (and their fallbacks to the node-level rule), writes retried after a conflict or
 // throttling, degraded conditions (degraded_log.h; a full state store is
-// what="state_store_full"), objects skipped because they do not read, and HPAs whose policy
-// annotation is ignored because the policy does not admit them.
+// what="state_store_full"), node stalls undone by cause (node_transitions.h), objects skipped
+// because they do not read, and HPAs whose policy annotation is ignored because the policy does not
+// admit them.
 //
 // Thread safety: prometheus-cpp metrics are thread-safe.
 #pragma once
@@ -37,11 +38,18 @@ class ReconcilerMetrics {
   // An object newly found that does not read (partition/snapshot.h: SkippedObject): its kind and
   // the reason ("malformed" | "out_of_range").
   void objectSkipped(const std::string& kind, const std::string& reason);
+  // A node stall undone, by cause (node_transitions.h: NodeTransition::stall).
+  void nodeStall(const std::string& cause);
   // An HPA newly found naming a policy that does not admit it (policy.h), and how many do now.
   void policyAnnotationIgnored();
   void policyAnnotationsIgnoredNow(int n);
   // `n` policy reload attempts, the last of which succeeded or not.
   void configReloads(int n, bool lastOk);
+  // Observe mode (observe_mode.h): 1 while it is on, a write withheld (verb create | update |
+  // patch | delete, resource the plural name) and a plan action not taken (kind as in action()).
+  void observeMode(bool on);
+  void wouldBeWrite(const std::string& verb, const std::string& resource);
+  void wouldAct(const std::string& kind);
   std::shared_ptr<prometheus::Registry> registry() const { return registry_; }
 
  private:
@@ -57,8 +65,12 @@ class ReconcilerMetrics {
   prometheus::Family<prometheus::Counter>& writeRetries_;
   prometheus::Family<prometheus::Counter>& degraded_;
   prometheus::Family<prometheus::Counter>& objectsSkipped_;
+  prometheus::Family<prometheus::Counter>& nodeStalls_;
   prometheus::Counter& policyIgnored_;
   prometheus::Gauge& policyIgnoredNow_;
+  prometheus::Gauge& observeMode_;
+  prometheus::Family<prometheus::Counter>& wouldBeWrites_;
+  prometheus::Family<prometheus::Counter>& wouldAct_;
 };
 
 }  // namespace gpuscale::reconciler

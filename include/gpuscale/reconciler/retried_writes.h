@@ -27,8 +27,8 @@
 #include <string>
 #include <tuple>
 
-#include "gpuscale/kube/client.h"
 #include "gpuscale/kube/client_observer.h"
+#include "gpuscale/kube/forwarding_client.h"
 #include "gpuscale/reconciler/event_recorder.h"
 #include "gpuscale/reconciler/reconciler_metrics.h"
 
@@ -54,47 +54,26 @@ class RetriedWrites {
   std::map<std::tuple<std::string, std::string, std::string, std::string>, int> pending_;
 };
 
-class RetryNotingClient final : public kube::KubeClient {
+class RetryNotingClient final : public kube::ForwardingKubeClient {
  public:
   RetryNotingClient(std::shared_ptr<kube::KubeClient> inner,
                     std::shared_ptr<RetriedWrites> retried);
 
-  core::Result<kube::Object> get(const kube::ResourceRef& ref) override;
-  core::Result<kube::ObjectList> list(const kube::ResourceRef& ref,
-                                      const kube::ListOptions& options) override;
-  core::Status watch(const kube::ResourceRef& ref, const kube::WatchOptions& options,
-                     const kube::WatchHandler& handler, std::stop_token stop) override;
-  core::Result<kube::Object> create(const kube::ResourceRef& ref,
-                                    const kube::Object& object) override;
-  core::Result<kube::Object> update(const kube::ResourceRef& ref,
-                                    const kube::Object& object) override;
-  core::Result<kube::Object> patch(const kube::ResourceRef& ref, kube::PatchType type,
-                                   const kube::Object& patch) override;
-  core::Status remove(const kube::ResourceRef& ref) override;
-  core::Result<kube::Object> getPath(std::string_view path) override;
-  std::shared_ptr<kube::ClientObserver> observer() const override;
+ protected:
+  // Notes the retries of a create, update or patch; a delete is sent as is.
+  core::Result<kube::Object> write(const WriteCall& call, const Send& send) override;
 
  private:
-  template <typename Write>
-  core::Result<kube::Object> noting(const kube::ResourceRef& ref, Write write);
-
-  std::shared_ptr<kube::KubeClient> inner_;
   std::shared_ptr<RetriedWrites> retried_;
 };
 
-class ThrottleNotingObserver final : public kube::ClientObserver {
+class ThrottleNotingObserver final : public kube::ForwardingClientObserver {
  public:
-  explicit ThrottleNotingObserver(std::shared_ptr<kube::ClientObserver> inner);
+  explicit ThrottleNotingObserver(std::shared_ptr<kube::ClientObserver> inner)
+      : ForwardingClientObserver(std::move(inner)) {}
 
   void requestDone(std::string_view verb, std::string_view resource, int code,
                    Seconds latency) override;
-  void rateLimiterWaited(Seconds wait) override;
-  void watchStarted(std::string_view resource) override;
-  void relistedAfterGone(std::string_view resource) override;
-  void informerListed(std::string_view resource) override;
-
- private:
-  std::shared_ptr<kube::ClientObserver> inner_;  // may be null
 };
 
 }  // namespace gpuscale::reconciler

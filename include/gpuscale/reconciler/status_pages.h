@@ -17,7 +17,7 @@
 #include <string>
 #include <string_view>
 
-#include "gpuscale/core/plain_http_listener.h"
+#include "gpuscale/core/plain_http.h"
 
 namespace gpuscale::reconciler {
 

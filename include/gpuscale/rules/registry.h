@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "gpuscale/core/result.h"
+#include "gpuscale/k8s/custom_metric_info.h"
 #include "gpuscale/rules/rule_set.h"
 
 namespace gpuscale::rules {
@@ -74,14 +75,7 @@ struct RuleStats {
   size_t entries = 0;                   // registry entries this rule owns in the end
 };
 
-struct CustomMetricInfo {
-  GroupResource resource;
-  bool namespaced = true;
-  std::string metric;
-
-  // The APIResourceList name: "pods/avg_time_queue_us", "deployments.apps/x".
-  std::string apiName() const;
-};
+using CustomMetricInfo = k8s::CustomMetricInfo;
 
 struct CustomEntry {
   CustomMetricInfo info;

@@ -1,7 +1,8 @@
 // ClusterView: what the emulator reads of the cluster — Nodes, the GPU Operator's ConfigMaps, Pods.
 //
 // The informer view keeps caches (watches on nodes, pods, and ConfigMaps of the operator's
-// namespace) and calls `onChange` after every event; the direct view asks the API on every call,
+// namespace) and calls `onChange` after every event; it reads ConfigMaps through the API, as the
+// operator's components read their files when they run. The direct view asks the API on every call,
 // so a caller that steps the emulator by hand sees its own writes at once (tests).
 //
 // Thread safety: both views are thread-safe.
@@ -27,9 +28,12 @@ class ClusterView {
   virtual bool waitForSync(std::chrono::milliseconds timeout) = 0;
 };
 
+// configMapSync > 0: ConfigMaps read as the operator's mounted files show them, that long behind
+// (config_map_history.h).
 std::unique_ptr<ClusterView> makeInformerView(std::shared_ptr<kube::KubeClient> client,
                                               const std::string& operatorNamespace,
-                                              std::function<void()> onChange);
+                                              std::function<void()> onChange,
+                                              std::chrono::milliseconds configMapSync = {});
 std::unique_ptr<ClusterView> makeDirectView(std::shared_ptr<kube::KubeClient> client,
                                             const std::string& operatorNamespace);
 

@@ -4,8 +4,9 @@
 // with the devices they hold (from the GPU Operator emulator's informers and allocation, via
 // `pods`), advances every model by the wall time elapsed (from the first tick that finds a pod of
 // any service: the load patterns start together, with the first service), and keeps the exposition
-// that /metrics serves: the Triton series of every pod (triton_exposition.h) and the model truth
-// for reports:
+// that /metrics serves: the series of every pod as its server exports them (Triton's,
+// triton_exposition.h, or vLLM's, vllm_exposition.h: options.server) and the model truth for
+// reports:
 //   gpuscale_sim_load_offered_rps            requests/s the pattern offers now
 //   gpuscale_sim_load_pattern_seconds        the patterns' clock (wall time x speed)
 //   gpuscale_sim_load_requests_total{result} arrived | completed | lost_no_pod | lost_pod_gone
@@ -40,6 +41,7 @@ struct LoadDriverOptions {
   std::uint64_t seed = 1;
   double speed = 1.0;  // the load pattern's clock runs this much faster than wall time
   std::chrono::milliseconds tick{100};
+  InferenceServer server = InferenceServer::kTriton;  // whose series the pods export
 };
 
 class InferenceLoadDriver {

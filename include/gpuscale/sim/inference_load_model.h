@@ -19,8 +19,17 @@
 // thread share, 1 / replicas), busy neighbours or not. Sharing is evaluated per step (kStepSeconds)
 // from the pods busy at its start.
 //
-// Counters follow Triton: durations and counts are added when a request completes; queue time is
-// arrival to start of service. A pod that disappears takes its counters with it (a new Triton
+// Two expositions of the same requests: Triton's (triton_exposition.h) and vLLM's
+// (vllm_exposition.h). Triton's counters follow Triton: durations and counts are added when a
+// request completes; queue time is arrival to start of service. vLLM's follow its engine, with the
+// request shape of `spec.vllm`: a request is waiting from arrival to start of service (queue time)
+// and then running (one at a time: the model serves batch 1); its GPU part is prefill (the first
+// `prefillShare` of the GPU work; the first token at its end, so time to first token = queue +
+// input + prefill) and then decode, one token after another (inter-token latency = decode time /
+// (outputTokens - 1); running = start of service to the last token, before the output part); prompt
+// tokens count at the first token, generated tokens and the request histograms at completion
+// (finished_reason stop). The running request holds its prompt and the tokens generated so far in
+// the KV cache (`kvCacheTokens`). A pod that disappears takes its counters with it (a new server
 // process starts at 0); its queued requests are lost.
 //
 // Determinism: the same seed, spec, speed, pod sets and advance() calls give the same results on
@@ -39,6 +48,7 @@
 
 #include "gpuscale/sim/scenario.h"
 #include "gpuscale/sim/triton_exposition.h"
+#include "gpuscale/sim/vllm_exposition.h"
 
 namespace gpuscale::sim {
 
@@ -86,6 +96,8 @@ class InferenceLoadModel {
   double offeredRps() const;
 
   std::vector<TritonPodSeries> tritonSeries() const;
+  // One engine per pod (engine "0"), the served model name `spec.model`.
+  std::vector<VllmEngineSeries> vllmSeries() const;
   std::vector<LoadPodTruth> truth() const;
   const LoadTotals& totals() const { return totals_; }
   // Per device (LoadPod::device): seconds of full-speed device work done since the model started,
@@ -98,22 +110,28 @@ class InferenceLoadModel {
   struct Request {
     double arrival = 0;
     double start = 0;
-    double inputLeft = 0;   // wall seconds
-    double gpuLeft = 0;     // device-seconds
-    double outputLeft = 0;  // wall seconds
-    double gpuWall = 0;     // wall seconds spent in the GPU part
+    double inputLeft = 0;    // wall seconds
+    double prefillLeft = 0;  // device-seconds
+    double decodeLeft = 0;   // device-seconds
+    double decodeWork = 0;   // device-seconds of decode in all
+    double outputLeft = 0;   // wall seconds
+    double gpuWall = 0;      // wall seconds spent in the GPU part
+    double firstToken = -1;  // when prefill ended
+    double lastToken = -1;   // when decode ended
   };
   struct PodState {
     LoadPod pod;
     std::deque<double> queue;  // arrival times
     std::optional<Request> current;
     TritonPodSeries series;
+    VllmEngineSeries vllm;
     int sharersBusy = 0;
   };
 
   void syncPods(const std::vector<LoadPod>& pods);
   void step();
   void serve(PodState& pod, double from, double to, double gpuRate);
+  void firstToken(PodState& pod, Request& r, double at);
   void complete(PodState& pod, const Request& r, double at);
 
   LoadSpec spec_;

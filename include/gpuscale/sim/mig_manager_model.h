@@ -10,7 +10,9 @@
 // by another client"), or the scenario injects a failure into this reconfiguration, the state
 // becomes `failed` and the operands come back on the old geometry; else the new geometry is applied
 // and the state is `success`. A label change seen while pending is applied after the current run.
-// Injected `hang` leaves the run pending (plugin paused) for ever; `ignore` never reacts.
+// Injected `hang` leaves the run pending (plugin paused) for ever; `hang-rebooting` turns it into
+// `rebooting` after the delay, for ever (a node that never returns from its reboot); `ignore` never
+// reacts.
 //
 // A config that switches some GPU's MIG mode takes mig-manager's mode phase (MigModeChangeSpec):
 // it stays pending for the longer mode-change delay, and then fails if *any* GPU of the node holds

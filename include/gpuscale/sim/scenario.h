@@ -28,6 +28,9 @@ enum class FailureMode {
   kFail,    // state `failed` after the delay; operands come back on the old geometry
   kHang,    // state stays `pending` and the device plugin stays paused
   kIgnore,  // no reaction at all: the state label never changes
+  // after the delay the state becomes `rebooting` and stays so: a node that never comes back from
+  // the reboot a MIG mode change asked for (operands stay paused)
+  kHangRebooting,
 };
 std::string_view failureModeName(FailureMode mode);
 
@@ -75,6 +78,14 @@ struct GpuNodeSpec {
   std::string pods = "110";
   std::vector<InjectedFailure> failures;
   std::optional<DraSpec> dra;  // set: GPUs published through DRA, no device plugin
+  // This node's mig-manager (`migManager:` of a MIG-capable node). `present: false`: none runs
+  // there (the GPU Operator's migManager disabled for the node, or a platform that fixes MIG
+  // itself): no nvidia.com/mig.config.state label (`stateLabel: empty` writes it empty), and
+  // nvidia.com/mig.config is never acted on. `reconfigureSeconds`: this node's runs take that long
+  // (a slow mig-manager); nullopt: gpuOperator.migManager's.
+  bool migManagerPresent = true;
+  bool emptyMigState = false;
+  std::optional<std::chrono::milliseconds> reconfigureDelay;
 
   // The failure injected into reconfiguration number `n` (1-based), if any.
   const InjectedFailure* failureFor(int n) const;
@@ -111,6 +122,9 @@ struct OperatorSpec {
   std::chrono::milliseconds devicePluginReload{0};         // label change -> new allocatable
   // dcgm-exporter: how long after a pod gets its device the series name it (dcgm_pod_delay.h).
   std::chrono::milliseconds dcgmPodDelay{0};
+  // `configMapSyncSeconds`: how long after a ConfigMap changes mig-manager and the device plugin
+  // see it (the kubelet's refresh of mounted ConfigMap volumes, about a minute on real nodes).
+  std::chrono::milliseconds configMapSync{0};
 };
 
 // The inference load (per Running pod of the Deployment). Parsed and validated here.
@@ -127,6 +141,19 @@ struct LoadPattern {
   double rateAt(double t) const;
 };
 
+// What a vLLM pod's requests look like (vllm_exposition.h's token counters, time to first token
+// and KV-cache gauge). The service time is the load model's; these split it and count tokens.
+struct VllmRequestShape {
+  double promptTokens = 256;  // per request (prefill)
+  double outputTokens = 64;   // generated per request
+  // Share of a request's GPU work done before its first token (prefill); the rest is decode, one
+  // token after another.
+  double prefillShare = 0.1;
+  // KV-cache capacity of one pod in tokens: a running request holds its prompt and the tokens
+  // generated so far.
+  double kvCacheTokens = 16384;
+};
+
 struct LoadSpec {
   std::string namespaceName = "default";
   std::string podSelector;  // label selector of the inference pods, e.g. "app=triton"
@@ -140,6 +167,9 @@ struct LoadSpec {
   // Context-switch cost of time-slicing: a device with more than one busy pod serves 1 / (1 + o)
   // of its capacity (inference_load_model.h).
   double timeSlicingOverhead = 0.15;
+  // `vllm`: the request shape a vLLM exposition reports (a scenario whose workload.server is
+  // vllm; unused for Triton).
+  VllmRequestShape vllm;
 };
 
 // One service of a multi-service scenario (`services:`): its own Deployment, HPA and load. The
@@ -153,6 +183,10 @@ struct ServiceSpec {
   std::optional<std::int64_t> sloMicros;
   int priority = 0;  // higher is served first when the services compete for GPUs
 };
+
+// Which inference server the pods run, and so which series the load model exports.
+enum class InferenceServer { kTriton, kVllm };
+std::string_view inferenceServerName(InferenceServer server);
 
 // The HPA scale-in behavior of a scenario's harness (autoscaling/v2 `behavior.scaleDown` with one
 // policy). Default: one pod per 15 s after a 30 s window, so the queue is not overloaded again.
@@ -202,6 +236,13 @@ struct Scenario {
   // (e.g. nvidia.com/gpu.product: Tesla-T4-SHARED). Validated here, not used by the emulator.
   std::string workloadResource;
   std::map<std::string, std::string> workloadNodeSelector;
+  // `workload.server`: triton (default) or vllm. The emulator's load model exports that server's
+  // series (triton_exposition.h or vllm_exposition.h); bench/scenario/run.sh picks the rule file,
+  // the HPA's metric and the container from it.
+  InferenceServer workloadServer = InferenceServer::kTriton;
+  // `workload.args`: the container's arguments in the Deployment bench/scenario/run.sh creates
+  // (e.g. vLLM's --gpu-memory-utilization). Validated here, not used by the emulator.
+  std::vector<std::string> workloadArgs;
 };
 
 // Parses and validates a scenario: node names unique and valid, strategies known, geometries valid

@@ -16,6 +16,8 @@
 #include <string_view>
 #include <vector>
 
+#include "gpuscale/sim/text_exposition.h"
+
 namespace gpuscale::sim {
 
 // The `reason` values of nv_inference_request_failure.
@@ -43,14 +45,5 @@ struct TritonPodSeries {
 // The per-model Triton families for `pods` (HELP and TYPE once per family, then one series per
 // pod, in the given order).
 std::string renderTritonSeries(const std::vector<TritonPodSeries>& pods);
-
-// A label set `{k="v",...}` with values escaped for the text format (backslash, quote, newline).
-std::string formatLabelSet(const std::vector<std::pair<std::string, std::string>>& labels);
-
-// The "# HELP" and "# TYPE" lines that open a metric family.
-std::string formatFamilyHeader(std::string_view name, std::string_view type, std::string_view help);
-
-// A sample value as the text format spells it (NaN, +Inf, -Inf, shortest round-trip decimal).
-std::string formatSampleValue(double value);
 
 }  // namespace gpuscale::sim

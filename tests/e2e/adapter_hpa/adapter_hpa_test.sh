@@ -48,7 +48,7 @@ e2e_cluster_up --scenario "$here/scenario.yaml"
 pki=$GPUSCALE_PKI_DIR
 e2e_start_sim "$GPUSCALE_SCENARIO" --resync 1
 rec_url=http://127.0.0.1:$(free_port)
-e2e_spawn "$work/reconciler.log" "$rec" run --kubeconfig "$KUBECONFIG" --config "$here/policy.yaml" \
+e2e_spawn "$work/reconciler.log" "$rec" run --kubeconfig "$KUBECONFIG" --policy "$here/policy.yaml" \
   --leader-elect-identity e2e --leader-elect-namespace default --resync-period 2s \
   --mig-timeout 30s --failure-backoff 10m --health-bind-address "${rec_url#http://}" \
   --secure-status-bind-address "127.0.0.1:$(free_port)"

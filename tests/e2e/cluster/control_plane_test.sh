@@ -58,16 +58,7 @@ jp_res="{.status.allocatable.nvidia\.com/mig-1g\.5gb}"
 step "a Deployment of 9 one-slice pods: 7 Running, 2 Pending (Insufficient $res)"
 kc create namespace e2e
 eventually 60 "default service account in e2e" kc -n e2e get serviceaccount default -o name
-kc -n e2e apply -f - <<EOF
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: slices}
-spec:
-  replicas: 9
-  selector: {matchLabels: {app: slices}}
-  template:
-    metadata: {labels: {app: slices}}
-    spec:
+e2e_deployment e2e slices 9 <<EOF
       containers:
       - name: main
         image: registry.invalid/never-pulled:1
@@ -123,20 +114,7 @@ grep -q "GET /apis/custom.metrics.k8s.io/v1beta1 cn=front-proxy-client user=kube
   "$work/backend.log" || die "backend did not see the admin identity via the front proxy"
 
 step "HPA controller evaluates an autoscaling/v2 HPA on a custom metric through the aggregator"
-kc -n e2e apply -f - <<EOF
-apiVersion: autoscaling/v2
-kind: HorizontalPodAutoscaler
-metadata: {name: slices}
-spec:
-  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: slices}
-  minReplicas: 1
-  maxReplicas: 9
-  metrics:
-  - type: Pods
-    pods:
-      metric: {name: test_metric}
-      target: {type: AverageValue, averageValue: "1"}
-EOF
+e2e_hpa e2e slices 1 9 test_metric 1
 hpa_conditions() { [ -n "$(kc -n e2e get hpa slices -o jsonpath='{.status.conditions}')" ]; }
 eventually 120 "HPA status conditions" hpa_conditions
 kc -n e2e get hpa slices -o \

@@ -6,19 +6,25 @@
 #      fixture release_artifacts, or made here): the adapter's and reconciler's images are imported
 #      from its OCI archives into the node's containerd (no registry), under the names they carry;
 #   2. `kubectl apply -k` of manifests/adapter through an overlay that sets only the image, the pull
-#      policy and --prometheus-url (RBAC, ServiceAccount, securityContext, APIServices as shipped):
+#      policy and --prometheus-url, and gives the serving certificate and its CA by the manual path
+#      of docs/operations.md (RBAC, ServiceAccount, securityContext, APIServices as shipped):
 #      both replicas run on the real node as gpuscale-adapter, the APIServices turn Available through
 #      the aggregator, `kubectl get --raw` lists avg_time_queue_us of the Triton pods (KWOK pods on
 #      the emulated GPU nodes, scraped by a real Prometheus on the node's bridge address), and a real
 #      HPA reads it and scales the Deployment to its 7-slice ceiling;
 #   3. `kubectl apply -k` of manifests/reconciler the same way: two replicas, one holds the Lease,
-#      and with only the permissions of manifests/reconciler/rbac.yaml the leader raises the HPA's
+#      switched to act by components/act (the documented step), and with only the permissions of
+#      manifests/reconciler/rbac.yaml and components/act/rbac.yaml the leader raises the HPA's
 #      ceiling (a MIG reshape of the idle GPU); every Event it writes names the leader;
 #   4. the same through Helm: the kustomize install deleted, `helm install` of the release's packaged
 #      chart with the image repositories (tags: the chart's appVersion) and the Prometheus URL; the
 #      APIServices carry the chart's generated CA as their caBundle (no insecureSkipTLSVerify) and
 #      turn Available, the metric is served through the aggregator, and a reconciler replica of the
-#      chart takes the Lease.
+#      chart takes the Lease; `gpuscale-reconciler explain` run in its pod as NOTES.txt gives it
+#      (`kubectl exec`, the installed policy and state) answers for the HPA;
+#   5. `helm uninstall`: the chart's pre-delete hook Job (its own ServiceAccount) scales the
+#      reconciler to 0, then takes gpuscale's taint, labels, annotations and state store off the
+#      cluster; the hook's objects are gone afterwards.
 # No component of gpuscale runs with the admin kubeconfig: a missing permission fails the test. The
 # times from `kubectl apply` (and `helm install`) to the APIServices Available, to the first value
 # through the aggregator and to the HPA's first reading are printed (docs/benchmarks/install.md).
@@ -33,7 +39,7 @@ here=$src/tests/e2e/install
 prometheus_run=$src/tests/support/prometheus_run.sh
 e2e_require_cluster
 e2e_require "$bin/kubelet" "$bin/kube-proxy" "$bin/helm" "$build/bin/gpuscale-adapter" \
-  "$build/bin/gpuscale-reconciler" "$sim" /usr/bin/prometheus
+  "$build/bin/gpuscale-reconciler" "$sim" /usr/bin/prometheus /usr/bin/openssl
 # shellcheck source=../../cluster/lib/real-node.sh
 source "$cluster/lib/real-node.sh"
 missing=$(rn_missing "$bin")
@@ -97,8 +103,9 @@ eventually 60 "exporter port file" test -s "$work/exporter.port"
 prom_url=$("$prometheus_run" start "$work/prometheus" --scrape "127.0.0.1:$(cat "$work/exporter.port")" \
   --interval 1s --address "$rn_gateway")
 
-# overlay NAME: a kustomization over manifests/NAME that sets the image, Never pulls it, and (for the
-# adapter) points --prometheus-url at the test's Prometheus. Nothing else of the base changes.
+# overlay NAME: a kustomization over manifests/NAME that sets the image, Never pulls it, (for the
+# adapter) points --prometheus-url at the test's Prometheus and (for the reconciler) switches it from
+# observe to act with components/act. Nothing else of the base changes.
 overlay() {
   local name=$1 dir=$work/overlay/$1 base patch
   mkdir -p "$dir"
@@ -120,11 +127,19 @@ for d in yaml.safe_load_all(sys.stdin):
         path: /spec/template/spec/containers/0/args/$index
         value: --prometheus-url=$prom_url/"
   fi
+  # The reconciler ships observe-only; the on-ramp's step to act is the component of the docs
+  # (--mode=act and the write grants).
+  local components=""
+  if [ "$name" = reconciler ]; then
+    components="components:
+- $base/components/act"
+  fi
   cat >"$dir/kustomization.yaml" <<YAML
 apiVersion: kustomize.config.k8s.io/v1beta1
 kind: Kustomization
 resources:
 - $base
+$components
 images:
 - {name: gpuscale-$name, newName: localhost/gpuscale-$name, newTag: $version}
 patches:
@@ -132,6 +147,30 @@ patches:
   patch: |
 $patch
 YAML
+  # The adapter's serving certificate by the manual path of docs/operations.md (no cert-manager
+  # here): a CA of our own, the pair in a Secret, the CA in every APIService's caBundle.
+  if [ "$name" = adapter ]; then
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
+      -subj /CN=gpuscale-e2e-ca -keyout "$dir/ca.key" -out "$dir/ca.crt" 2>/dev/null
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 \
+      -CA "$dir/ca.crt" -CAkey "$dir/ca.key" -subj /CN=gpuscale-adapter \
+      -addext subjectAltName=DNS:gpuscale-adapter.gpuscale.svc \
+      -keyout "$dir/tls.key" -out "$dir/tls.crt" 2>/dev/null
+    cat >>"$dir/kustomization.yaml" <<'YAML'
+secretGenerator:
+- name: gpuscale-adapter-serving-cert
+  namespace: gpuscale
+  type: kubernetes.io/tls
+  files: [tls.crt, tls.key, ca.crt]
+  options: {disableNameSuffixHash: true}
+replacements:
+- source: {kind: Secret, name: gpuscale-adapter-serving-cert, fieldPath: data.ca\.crt}
+  targets:
+  - select: {kind: APIService}
+    fieldPaths: [spec.caBundle]
+    options: {create: true}
+YAML
+  fi
 }
 
 # on_node APP_LABEL_SELECTOR SERVICEACCOUNT: every pod of the selector runs on the real node as SA.
@@ -196,7 +235,7 @@ eventually 120 "one reconciler pod holds the Lease" held_by_a_pod
 leader=$(holder)
 step "leader: $leader"
 
-step "at the ceiling, the leader (manifests/reconciler/rbac.yaml only) raises maxReplicas"
+step "at the ceiling, the leader (the shipped RBAC of act mode only) raises maxReplicas"
 max_above_7() { [ "$(kc -n default get hpa triton -o jsonpath='{.spec.maxReplicas}')" -gt 7 ]; }
 eventually 600 "maxReplicas raised above 7" max_above_7
 kc -n default get hpa triton
@@ -207,6 +246,8 @@ instances=$(kc get events -A -o jsonpath='{range .items[?(@.reportingComponent==
 selected=$(kc get events -A --field-selector source=gpuscale-reconciler -o name)
 [ -n "$selected" ] || die "no Event selected by source=gpuscale-reconciler"
 
+helm_() { HELM_CACHE_HOME=$work/helm HELM_CONFIG_HOME=$work/helm HELM_DATA_HOME=$work/helm "$bin/helm" "$@"; }
+
 step "the kustomize install removed; helm install of the release's chart (default TLS: generated CA)"
 # The adapter first and without waiting: both bases own the namespace, and its deletion stalls
 # while APIServices point at a Service that is going away (kube-apiserver cannot discover them).
@@ -215,11 +256,10 @@ kc delete -k "$work/overlay/reconciler" --ignore-not-found --wait=false >/dev/nu
 gone() { ! kc get namespace gpuscale >/dev/null 2>&1; }
 eventually 300 "namespace gpuscale deleted" gone
 t_helm=$SECONDS
-HELM_CACHE_HOME=$work/helm HELM_CONFIG_HOME=$work/helm HELM_DATA_HOME=$work/helm \
-  "$bin/helm" install gpuscale "$release/gpuscale-$version.tgz" --namespace gpuscale --create-namespace \
+helm_ install gpuscale "$release/gpuscale-$version.tgz" --namespace gpuscale --create-namespace \
   --set adapter.image.repository=localhost/gpuscale-adapter --set adapter.image.pullPolicy=Never \
   --set reconciler.image.repository=localhost/gpuscale-reconciler \
-  --set reconciler.image.pullPolicy=Never \
+  --set reconciler.image.pullPolicy=Never --set reconciler.mode=act \
   --set adapter.prometheus.url="$prom_url/" --wait --timeout 5m
 on_node app.kubernetes.io/name=gpuscale-adapter gpuscale-adapter
 on_node app=gpuscale-reconciler gpuscale-reconciler
@@ -242,3 +282,22 @@ t_helm_value=$((SECONDS - t_helm))
 eventually 120 "a reconciler pod of the chart holds the Lease" held_by_chart_pod
 step "helm install: Available ${t_helm_available} s, first value ${t_helm_value} s (kubectl apply: \
 Available ${t_available} s, first value ${t_value} s, HPA reading ${t_hpa} s)"
+
+step "explain in the cluster, as NOTES.txt gives it: the installed policy and state"
+explain_cmd=$(helm_ get notes gpuscale --namespace gpuscale | grep -m1 "gpuscale-reconciler explain" |
+  sed 's/^ *//')
+[ -n "$explain_cmd" ] || die "NOTES.txt gives no explain command"
+why=$(eval "kc ${explain_cmd#kubectl } default/triton" 2>&1) || die "in-cluster explain failed: $why"
+echo "$why" | head -n 12
+grep -q "default/triton" <<<"$why" || die "in-cluster explain does not name the HPA: $why"
+
+step "helm uninstall: the chart's pre-delete hook stops the reconciler and takes its traces off"
+traces gpuscale keep | sed 's/^/  before: /'
+[ -n "$(traces gpuscale keep)" ] || die "the acting reconciler left nothing for the hook to clean"
+helm_ uninstall gpuscale --namespace gpuscale --wait --timeout 5m ||
+  die "helm uninstall failed (the cleanup hook's Job and its log are kept in namespace gpuscale)"
+# Without uninstallCleanup.restoreStockConfigs the nodes keep the MIG config they run.
+no_traces gpuscale keep || die "helm uninstall left traces of gpuscale"
+[ -z "$(kc get clusterrole,clusterrolebinding -o name | grep gpuscale-reconciler-cleanup)" ] ||
+  die "the hook's RBAC outlived it"
+step "helm uninstall: no trace of gpuscale on nodes and HPAs"

@@ -249,10 +249,9 @@ TEST_F(ClusterTest, KubectlWithServiceAccountTokensAndRbac) {
 
 TEST_F(ClusterTest, ReviewEndpointsDownFailClosed) {
   // A kubeconfig whose server accepts connections and never answers (a hung kube-apiserver).
-  testing::FakeHttpServer hung(
-      [](const testing::FakeRequest&, testing::FakeHttpServer::Exchange& e) {
-        e.waitFor(seconds(60));
-      });
+  test::HttpTestServer hung([](const test::HttpTestRequest&, test::HttpTestServer::Exchange& e) {
+    e.waitFor(seconds(60));
+  });
   const std::string deadKubeconfig = clusterDir() + "/dead-kubeconfig";
   std::ofstream(deadKubeconfig) << "clusters: [{name: c, cluster: {server: '" << hung.url()
                                 << "'}}]\nusers: [{name: u, user: {token: x}}]\ncontexts: [{name: "

@@ -9,7 +9,6 @@
 #include <sstream>
 #include <thread>
 
-#include "fakes/fake_http_server.h"
 #include "fakes/fake_metrics_provider.h"
 #include "fakes/test_pki.h"
 #include "gpuscale/apiserver/api_handler.h"
@@ -19,6 +18,7 @@
 #include "gpuscale/auth/token_reviewer.h"
 #include "gpuscale/kube/discovery.h"
 #include "gpuscale/kube/informer.h"
+#include "support/http_test_server.h"
 #include "support/process.h"
 #include "support/tls_client.h"
 #include "support/wait_until.h"

@@ -20,6 +20,12 @@
 #                                 common.sh): e2e_init NAME; sets here (tests/e2e/NAME with '-' as
 #                                 '_'), adapter and prometheus_run; requires the cluster, the adapter,
 #                                 prometheus and TOOL...; stops the adapter and Prometheus on exit
+#   adapter_pod_exporter NS SELECTOR  Triton counters of the Running pods of SELECTOR in NS
+#                                 (adapter_hpa/pod_exporter.py, queue time in WORK/queue_us, 20 µs at
+#                                 first) and a real Prometheus scraping them every second; sets
+#                                 prom_url (after adapter_e2e_begin)
+#   adapter_stack_metrics_reader NS SA  the ServiceAccount NS/SA, allowed to get and list custom
+#                                 metrics; prints a 6 h token of it
 #   adapter_exporter_prometheus   serves WORK/exporter (static metric files) over HTTP on a free port
 #                                 and starts a real Prometheus scraping it every second in
 #                                 WORK/prometheus; sets prom_url (after e2e_init; needs prometheus_run)
@@ -46,6 +52,39 @@ adapter_e2e_begin() { # name tool...
   e2e_require "$adapter" /usr/bin/prometheus "$@"
   e2e_on_exit 'adapter_stack_stop'
   e2e_on_exit '"$prometheus_run" stop "$work/prometheus"'
+}
+
+adapter_pod_exporter() { # namespace selector
+  echo 20 >"$work/queue_us"
+  e2e_spawn "$work/exporter.log" python3 "$src/tests/e2e/adapter_hpa/pod_exporter.py" \
+    --kubectl "$bin/kubectl" --namespace "$1" --selector "$2" \
+    --queue-file "$work/queue_us" --port-file "$work/exporter.port"
+  eventually 60 "exporter port file" test -s "$work/exporter.port"
+  prom_url=$("$prometheus_run" start "$work/prometheus" \
+    --scrape "127.0.0.1:$(cat "$work/exporter.port")" --interval 1s)
+}
+
+adapter_stack_metrics_reader() { # namespace service-account
+  "$KUBECTL" apply -f - >/dev/null <<CALLER
+apiVersion: v1
+kind: ServiceAccount
+metadata: {name: $2, namespace: $1}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: "$1:custom-metrics-reader"}
+rules:
+- apiGroups: [custom.metrics.k8s.io]
+  resources: ["*"]
+  verbs: [get, list]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: "$1:custom-metrics-reader"}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: "$1:custom-metrics-reader"}
+subjects: [{kind: ServiceAccount, name: $2, namespace: $1}]
+CALLER
+  "$KUBECTL" -n "$1" create token "$2" --duration=6h
 }
 
 adapter_exporter_prometheus() {

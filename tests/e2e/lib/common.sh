@@ -43,6 +43,13 @@
 #                               NAME, one a line
 #   expect_event NAME REASON    an Event REASON about NAME shows up within 15 s
 #
+# KWOK workloads
+#   e2e_kwok_node NAME          a Node that KWOK runs (no kubelet), roomy, labelled
+#                               kubernetes.io/hostname=NAME
+#   e2e_web_deployment NS REPLICAS NODE  the Deployment `web` (pods labelled app=web) on NODE, an
+#                               image that is never pulled
+#   e2e_running NS SELECTOR     how many pods of SELECTOR in NS are Running
+#
 # The inference workload
 #   e2e_triton_deployment       applies the Deployment `triton` in default: 1 replica on the GPU nodes
 #                               (nvidia.com/gpu.present, any taint tolerated), one nvidia.com/mig-1g.5gb
@@ -197,6 +204,43 @@ event_reasons() {
 _e2e_has_event() { event_reasons "$1" | grep -qx -- "$2"; }
 expect_event() { eventually 15 "$2 event on $1" _e2e_has_event "$1" "$2"; }
 
+# What of gpuscale the cluster's nodes and HPAs carry: gpuscale.io/ keys (but the owners' policy
+# choice), reshape taints, the state store ConfigMap in STATE_NS (default gpuscale) and, unless
+# CONFIG_LABELS is "keep", node labels naming gpuscale's configs. Empty: no trace.
+traces() { # [STATE_NS] [CONFIG_LABELS]
+  {
+    kc get nodes,hpa -A -o json
+    echo
+    kc get configmap -n "${1:-gpuscale}" gpuscale-reconciler-state -o json 2>/dev/null || true
+  } | CONFIG_LABELS=${2:-} python3 -c '
+import json, os, sys
+decoder, text, objects = json.JSONDecoder(), sys.stdin.read(), []
+while text.strip():
+    obj, end = decoder.raw_decode(text.strip())
+    objects += obj.get("items", [obj])
+    text = text.strip()[end:]
+for o in objects:
+    m, what = o["metadata"], o["kind"] + " " + o["metadata"]["name"]
+    if o["kind"] == "ConfigMap":
+        print(what)
+        continue
+    for k in list(m.get("labels", {})) + list(m.get("annotations", {})):
+        if k.startswith("gpuscale.io/") and k != "gpuscale.io/partition-policy":
+            print(what, k)
+    for k, v in m.get("labels", {}).items():
+        if k.startswith("nvidia.com/") and v.startswith("gpuscale-") and os.environ["CONFIG_LABELS"] != "keep":
+            print(what, k, v)
+    for t in o.get("spec", {}).get("taints", []) or []:
+        if t["key"].startswith("gpuscale.io/"):
+            print(what, "taint", t["key"])
+'
+}
+no_traces() { # [STATE_NS] [CONFIG_LABELS]
+  local t
+  t=$(traces "$@")
+  [ -z "$t" ] || { echo "$t" >&2; return 1; }
+}
+
 e2e_start_sim() { # scenario [args...]
   local scenario=$1
   shift
@@ -209,12 +253,34 @@ e2e_start_sim() { # scenario [args...]
   eventually 60 "gpuscale-sim /healthz" curl -sf "$SIM_URL/healthz" -o /dev/null
 }
 
-e2e_triton_hpa() { # policy
-  kc -n default apply -f - <<YAML
+# e2e_hpa NS NAME MIN MAX [METRIC TARGET]: applies an autoscaling/v2 HPA NAME scaling the Deployment
+# NAME between MIN and MAX replicas on the Pods metric METRIC at the average TARGET; without METRIC,
+# its metrics (the items under `metrics:`, indented two spaces) come on stdin.
+e2e_hpa() {
+  local ns=$1 name=$2 min=$3 max=$4
+  {
+    printf 'apiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nmetadata: {name: %s}\nspec:\n' "$name"
+    printf '  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: %s}\n' "$name"
+    printf '  minReplicas: %s\n  maxReplicas: %s\n  metrics:\n' "$min" "$max"
+    if [ $# -ge 6 ]; then
+      printf '  - type: Pods\n    pods:\n      metric: {name: %s}\n' "$5"
+      printf '      target: {type: AverageValue, averageValue: "%s"}\n' "$6"
+    else
+      cat
+    fi
+  } | kc -n "$ns" apply -f -
+}
+
+# e2e_triton_hpa POLICY [NAMESPACE [LABELS]]: the HPA triton (1 to 7 replicas of the Deployment
+# triton on avg_time_queue_us) under the partition policy POLICY, in NAMESPACE (default: default),
+# with LABELS (a YAML flow map such as "{team: a}") when given.
+e2e_triton_hpa() {
+  kc -n "${2:-default}" apply -f - <<YAML
 apiVersion: autoscaling/v2
 kind: HorizontalPodAutoscaler
 metadata:
   name: triton
+  ${3:+labels: $3}
   annotations: {gpuscale.io/partition-policy: $1}
 spec:
   scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: triton}
@@ -228,17 +294,46 @@ spec:
 YAML
 }
 
+# e2e_deployment NS NAME REPLICAS: applies a Deployment NAME whose pods carry app=NAME; its pod spec
+# (the keys under the template's `spec:`, indented six spaces) comes on stdin.
+e2e_deployment() {
+  local ns=$1 name=$2 replicas=$3
+  {
+    printf 'apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: %s}\nspec:\n' "$name"
+    printf '  replicas: %s\n  selector: {matchLabels: {app: %s}}\n' "$replicas" "$name"
+    printf '  template:\n    metadata: {labels: {app: %s}}\n    spec:\n' "$name"
+    cat
+  } | kc -n "$ns" apply -f -
+}
+
+e2e_kwok_node() { # name
+  kc apply -f - >/dev/null <<NODE
+apiVersion: v1
+kind: Node
+metadata:
+  name: $1
+  annotations: {$GPUSCALE_KWOK_NODE_ANNOTATION: "$GPUSCALE_KWOK_NODE_ANNOTATION_VALUE"}
+  labels: {kubernetes.io/hostname: $1, kubernetes.io/os: linux, kubernetes.io/arch: amd64}
+status:
+  capacity: {cpu: "10000", memory: 40Ti, pods: "10000"}
+  allocatable: {cpu: "10000", memory: 40Ti, pods: "10000"}
+NODE
+}
+
+e2e_web_deployment() { # namespace replicas node
+  e2e_deployment "$1" web "$2" >/dev/null <<DEPLOYMENT
+      tolerations: [{key: kwok.x-k8s.io/node, operator: Exists, effect: NoSchedule}]
+      nodeSelector: {kubernetes.io/hostname: $3}
+      containers: [{name: main, image: registry.invalid/never-pulled:1, resources: {requests: {cpu: 1m}}}]
+DEPLOYMENT
+}
+
+e2e_running() { # namespace selector
+  kc -n "$1" get pods -l "$2" --field-selector=status.phase=Running -o name | wc -l
+}
+
 e2e_triton_deployment() {
-  kc -n default apply -f - <<YAML
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: triton}
-spec:
-  replicas: 1
-  selector: {matchLabels: {app: triton}}
-  template:
-    metadata: {labels: {app: triton}}
-    spec:
+  e2e_deployment default triton 1 <<YAML
       nodeSelector: {nvidia.com/gpu.present: "true"}
       tolerations: [{operator: Exists}]
       containers:

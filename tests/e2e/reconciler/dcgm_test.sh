@@ -15,26 +15,19 @@ set -euo pipefail
 
 # shellcheck source=../lib/common.sh
 source "$(dirname "$0")/../lib/common.sh"
-E2E_POLL=0.5
-e2e_init reconciler-dcgm
-here=$src/tests/e2e/reconciler
-rec=$build/bin/gpuscale-reconciler
-e2e_require_cluster
-e2e_require "$sim" "$rec" /usr/bin/prometheus
-e2e_show_on_failure "$work/rec.log" "$work/sim.log" "$work/prom/prometheus.log"
+# shellcheck source=lib.sh
+source "$(dirname "$0")/lib.sh"
+reconciler_test_init reconciler-dcgm /usr/bin/prometheus
+e2e_show_on_failure "$work/prom/prometheus.log"
 node=gpu-a100-0
 
 step "start the control plane, gpuscale-sim and the reconciler (Prometheus not up yet)"
 e2e_cluster_up --scenario "$here/dcgm_scenario.yaml"
 e2e_start_sim "$GPUSCALE_SCENARIO" --resync 1
 prom_port=$(free_port)
-rec_port=$(free_port)
-rec_status_port=$(free_port)
-e2e_spawn "$work/rec.log" "$rec" run --kubeconfig "$KUBECONFIG" --config "$here/dcgm_policy.yaml" \
-  --leader-elect=false --resync-period 2s --mig-timeout 60s --allocatable-timeout 60s \
-  --gpu-mapping=dcgm --prometheus-url "http://127.0.0.1:$prom_port" --prometheus-timeout 5s \
-  --health-bind-address "127.0.0.1:$rec_port" --secure-status-bind-address "127.0.0.1:$rec_status_port"
-eventually 30 "reconciler ready" curl -sf "http://127.0.0.1:$rec_port/readyz" -o /dev/null
+reconciler_start_one "$here/dcgm_policy.yaml" --gpu-mapping=dcgm \
+  --prometheus-url "http://127.0.0.1:$prom_port" --prometheus-timeout 5s
+rec_status_port=$REC_STATUS_PORT
 
 count_pods() { # phase
   kc get pods -l app=triton --field-selector="status.phase=$1" -o name | wc -l

@@ -4,20 +4,28 @@
 The real server cannot answer 429 or 410 on cue, nor let a test act between a client's read and its
 write; this proxy can. It serves HTTPS on a free loopback port (written to --port-file) with the
 apiserver's own certificate (so the cluster CA verifies it), forwards every request to
---upstream with the admin client certificate, and streams watch responses through.
+--upstream, and streams watch responses through. A request with a bearer token (a ServiceAccount's)
+goes upstream with that token alone, so kube-apiserver authenticates and authorizes its sender;
+one without goes with the admin client certificate.
 
 Faults come from a JSON rules file the test rewrites while the proxy runs (re-read when it changes):
   {"throttle": {"methods": ["PATCH", "POST", "PUT"], "every": 2, "retryAfter": 1},
    "expireWatches": 3,
+   "drop": ["^(GET|PUT) /apis/coordination.k8s.io/"],
    "hooks": [{"match": "^PATCH /apis/autoscaling/v2/.*/triton$", "body": "maxReplicas",
               "run": "kubectl ...", "once": true}]}
-  throttle       every Nth request with one of these methods answers 429 TooManyRequests with
-                 Retry-After, without reaching the server
+  throttle       every Nth request with one of these methods (and whose "METHOD PATH" matches the
+                 regex `match`, if given) answers 429 TooManyRequests with Retry-After, without
+                 reaching the server
   expireWatches  the next N watch requests that carry a resourceVersion get the apiserver's
                  "resourceVersion too old" answer: a 200 watch stream with one ERROR event (410)
+  drop           a request whose "METHOD PATH" matches one of these regexes is not forwarded and
+                 not answered: the connection is closed (a network that loses it)
   hooks          before forwarding the first request whose "METHOD PATH" matches `match` (a regex;
                  and whose body contains `body`, if given), runs `run` with the shell and waits
-Each request is logged as one line: method, path, status, and what was injected.
+Each request is logged as one line: method, path, status, and what was injected ("429 injected",
+"dropped", ...); a line that ends with the status alone is a request kube-apiserver answered. A
+changed rules file is logged ("rules reloaded") before the first request it applies to.
 """
 import argparse
 import http.client
@@ -58,13 +66,16 @@ class Rules:
                     self.mtime = mtime
                     self.counts = {}
                     self.fired = set()
+                    print("rules reloaded", flush=True)
                 except (OSError, ValueError) as e:
                     print(f"rules: {e}", flush=True)
             return self.rules
 
-    def throttled(self, method):
+    def throttled(self, method, line):
         t = self.current().get("throttle")
         if not t or method not in t.get("methods", []):
+            return None
+        if t.get("match") and not re.search(t["match"], line):
             return None
         with self.lock:
             n = self.counts.get("throttle", 0) + 1
@@ -79,6 +90,9 @@ class Rules:
                 return False
             self.counts["expired"] = n + 1
             return True
+
+    def dropped(self, line):
+        return any(re.search(d, line) for d in self.current().get("drop", []))
 
     def hook_for(self, line, body):
         for i, h in enumerate(self.current().get("hooks", [])):
@@ -109,6 +123,7 @@ def main():
     up = urllib.parse.urlparse(args.upstream)
     up_ctx = ssl.create_default_context(cafile=args.ca)
     up_ctx.load_cert_chain(args.client_cert, args.client_key)
+    token_ctx = ssl.create_default_context(cafile=args.ca)  # no client certificate
     rules = Rules(args.rules)
 
     class Handler(http.server.BaseHTTPRequestHandler):
@@ -135,7 +150,12 @@ def main():
             body = self.rfile.read(length) if length else b""
             query = urllib.parse.parse_qs(urllib.parse.urlparse(self.path).query)
             watch = query.get("watch", [""])[0] in ("true", "1")
-            retry = rules.throttled(self.command)
+            line = f"{self.command} {self.path}"
+            if rules.dropped(line):
+                print(f"{line} dropped", flush=True)
+                self.close_connection = True
+                return
+            retry = rules.throttled(self.command, line)
             if retry is not None:
                 self.note(429, "injected")
                 return self.reply(429, {
@@ -156,14 +176,16 @@ def main():
                 self.end_headers()
                 self.wfile.write(data)
                 return
-            hook = rules.hook_for(f"{self.command} {self.path}", body.decode(errors="replace"))
+            hook = rules.hook_for(line, body.decode(errors="replace"))
             if hook:
                 rc = subprocess.run(hook["run"], shell=True).returncode
                 print(f"hook ran before {self.command} {self.path}: rc={rc}", flush=True)
             self.forward(body, watch)
 
         def forward(self, body, watch):
-            conn = http.client.HTTPSConnection(up.hostname, up.port, context=up_ctx,
+            bearer = self.headers.get("Authorization", "").startswith("Bearer ")
+            conn = http.client.HTTPSConnection(up.hostname, up.port,
+                                               context=token_ctx if bearer else up_ctx,
                                                timeout=None if watch else 60)
             headers = {k: v for k, v in self.headers.items() if k.lower() not in HOP_HEADERS}
             headers["Host"] = up.netloc

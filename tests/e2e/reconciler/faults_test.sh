@@ -24,6 +24,8 @@
 set -euo pipefail
 # shellcheck disable=SC1091
 source "$(dirname "$0")/../lib/common.sh"
+# shellcheck source=lib.sh
+source "$(dirname "$0")/lib.sh"
 e2e_init reconciler-faults
 rec=$build/bin/gpuscale-reconciler
 here=$src/tests/e2e/reconciler
@@ -35,15 +37,7 @@ step "start the control plane, gpuscale-sim, the fault proxy and the reconciler 
 e2e_cluster_up --scenario "$here/faults_scenario.yaml"
 e2e_start_sim "$GPUSCALE_SCENARIO" --resync 1
 
-rules=$work/rules.json
-set_rules() { printf '%s\n' "$1" >"$rules.tmp" && mv "$rules.tmp" "$rules"; }
-set_rules '{}'
-e2e_spawn "$work/proxy.log" python3 "$here/fault_proxy.py" --upstream "$GPUSCALE_APISERVER_URL" \
-  --ca "$GPUSCALE_CA_CERT" --client-cert "$GPUSCALE_ADMIN_CERT" --client-key "$GPUSCALE_ADMIN_KEY" \
-  --serve-cert "$GPUSCALE_PKI_DIR/apiserver.crt" --serve-key "$GPUSCALE_PKI_DIR/apiserver.key" \
-  --rules "$rules" --port-file "$work/proxy.port"
-eventually 30 "fault proxy port file" test -s "$work/proxy.port"
-sed "s#server: .*#server: https://127.0.0.1:$(cat "$work/proxy.port")#" "$KUBECONFIG" >"$work/proxied.kubeconfig"
+reconciler_fault_proxy
 
 # The per-GPU mapping is on, but its Prometheus is down: every answer must fall back to the
 # node-level rule (never less safe than without it).
@@ -51,7 +45,7 @@ port=$(free_port)
 status_port=$(free_port)
 # The status listener's reviews go straight to kube-apiserver, not through the fault proxy.
 e2e_spawn "$work/rec.log" "$rec" run --kubeconfig "$work/proxied.kubeconfig" \
-  --config "$here/policy.yaml" --leader-elect=false --resync-period 2s --mig-timeout 30s \
+  --policy "$here/policy.yaml" --leader-elect=false --resync-period 2s --mig-timeout 30s \
   --allocatable-timeout 60s --failure-backoff 10m --health-bind-address "127.0.0.1:$port" \
   --secure-status-bind-address "127.0.0.1:$status_port" \
   --authentication-kubeconfig "$KUBECONFIG" --authorization-kubeconfig "$KUBECONFIG" \
@@ -125,7 +119,7 @@ first7=$(uids triton)
 eventually 120 "the time-slicing change is in flight" node_intent_is gpu-a100-0 timeSlicing
 eventually 120 "the label flip held at the proxy" test -e "$work/flip.held"
 # Rewriting the rules re-arms the proxy's hooks: the node hook has fired, so it goes.
-set_rules "$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); r["expireWatches"]=3; r["hooks"]=[h for h in r["hooks"] if h.get("body") != "device-plugin.config"]; print(json.dumps(r))' "$rules")"
+set_rules "$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); r["expireWatches"]=3; r["hooks"]=[h for h in r["hooks"] if h.get("body") != "device-plugin.config"]; print(json.dumps(r))' "$FAULT_RULES")"
 restart_apiserver
 node_intent_is gpu-a100-0 timeSlicing || die "the time-slicing change was not in flight across the restart"
 touch "$work/flip.go"

@@ -76,7 +76,7 @@ eventually 90 "gpu-a100-1 restored to 2 x 3g.20gb" restored
 eventually 60 "maxReplicas back to 9" max_is 9
 running_is 7 || die "pods lost in the give-back"
 undisturbed
-"$rec" explain default/triton --kubeconfig "$KUBECONFIG" --config "$policy" >"$work/explain.txt" ||
+"$rec" explain default/triton --kubeconfig "$KUBECONFIG" --policy "$policy" >"$work/explain.txt" ||
   die "explain failed: $(cat "$work/explain.txt")"
 grep -q "not raised: NotBlocked" "$work/explain.txt" || die "explain says: $(cat "$work/explain.txt")"
 

@@ -21,20 +21,17 @@ set -euo pipefail
 
 # shellcheck source=../lib/common.sh
 source "$(dirname "$0")/../lib/common.sh"
-E2E_POLL=0.5
-e2e_init reconciler-test
-here=$src/tests/e2e/reconciler
-rec=$build/bin/gpuscale-reconciler
-e2e_require_cluster
-e2e_require "$sim" "$rec"
-e2e_show_on_failure "$work/rec-*.log" "$work/sim.log"
+# shellcheck source=lib.sh
+source "$(dirname "$0")/lib.sh"
+reconciler_test_init reconciler-test
+e2e_show_on_failure "$work/rec-*.log"
 
 step "start the control plane, gpuscale-sim and two reconciler replicas"
 e2e_cluster_up --scenario "$here/scenario.yaml"
 e2e_start_sim "$GPUSCALE_SCENARIO" --resync 1
 
 start_reconciler() {  # NAME PROBE_PORT STATUS_PORT
-  e2e_spawn "$work/rec-$1.log" "$rec" run --kubeconfig "$KUBECONFIG" --config "$here/policy.yaml" \
+  e2e_spawn "$work/rec-$1.log" "$rec" run --kubeconfig "$KUBECONFIG" --policy "$here/policy.yaml" \
     --leader-elect-identity "$1" --leader-elect-namespace default \
     --lease-duration 15s --renew-deadline 10s --retry-period 1s --resync-period 2s \
     --mig-timeout 45s --allocatable-timeout 60s --failure-backoff 10m --max-nodes-in-flight 2 \
@@ -99,7 +96,7 @@ expect_event gpu-a100-1 MigReconfigureFailed
 [ "$(node_allocatable gpu-a100-1 nvidia.com/mig-3g.20gb)" = 2 ] || die "old geometry not advertised again"
 [ "$(kc get hpa spare -o jsonpath='{.spec.maxReplicas}')" = 2 ] || die "spare maxReplicas changed"
 # Why spare is not raised, from the live state: its only node backs off.
-why=$("$rec" explain default/spare --kubeconfig "$KUBECONFIG" --config "$here/policy.yaml") ||
+why=$("$rec" explain default/spare --kubeconfig "$KUBECONFIG" --policy "$here/policy.yaml") ||
   die "explain failed: $why"
 grep -q "node gpu-a100-1 (migReshape): NodeBackoff" <<<"$why" || die "explain says: $why"
 

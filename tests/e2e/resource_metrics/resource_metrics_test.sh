@@ -199,15 +199,7 @@ eventually 30 "kubectl explain nodes (metrics.k8s.io): NodeMetrics with usage" \
 
 step "an autoscaling/v2 HPA of type Resource reads the pods' cpu through the aggregator"
 # 500m used of 600m requested per pod: 83 % (min = max = 2, so it measures without scaling).
-kc apply -f - >/dev/null <<'YAML'
-apiVersion: autoscaling/v2
-kind: HorizontalPodAutoscaler
-metadata: {name: web, namespace: default}
-spec:
-  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
-  minReplicas: 2
-  maxReplicas: 2
-  metrics:
+e2e_hpa default web 2 2 >/dev/null <<'YAML'
   - type: Resource
     resource: {name: cpu, target: {type: Utilization, averageUtilization: 50}}
 YAML

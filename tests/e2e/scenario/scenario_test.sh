@@ -3,8 +3,10 @@
 # with the reconciler reactive (it acts once the HPA is held at its ceiling; anticipation has its
 # own test, anticipation_test.sh) — the real control plane with the real HPA controller,
 # gpuscale-sim as the GPU Operator and the inference load, a real Prometheus, gpuscale-adapter behind the aggregator,
-# gpuscale-reconciler — and this test asserts on what the harness recorded (samples every 2 s
-# from kubectl, Prometheus, the aggregated API and the simulator; Events and pods at the end):
+# gpuscale-reconciler, which runs as it does in a cluster (its ServiceAccount token, RBAC and
+# admission policies, run.sh --least-privilege: a write they refuse fails the story) — and this
+# test asserts on what the harness recorded (samples every 2 s from kubectl, Prometheus, the
+# aggregated API and the simulator; Events and pods at the end):
 #   1. the HPA is held at 7 replicas (7 slices), the reconciler raises its ceiling, and then more
 #      than 7 pods Run;
 #   2. the queue time the HPA reads (from Prometheus through the adapter and the aggregator, HPA
@@ -51,7 +53,7 @@ spec:
 YAML
 export GPUSCALE_SCENARIO_EXTRA=$work/tenant.yaml
 run_scenario "$work" "$here/a100-7x1g-short.yaml" --reconciler reactive --speed 1 \
-  --duration 170 --tail 0 --slo-us "$slo_us" --target-us "$target_us"
+  --duration 170 --tail 0 --slo-us "$slo_us" --target-us "$target_us" --least-privilege
 
 check_scenario "$work" "$target_us" <<'PY'
 import os

@@ -21,17 +21,12 @@
 #include <string>
 #include <string_view>
 
-#include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/http/read.hpp>
-
 #include "fakes/fake_metrics_provider.h"
 #include "gpuscale/apiserver/api_handler.h"
 #include "gpuscale/apiserver/request_info.h"
 #include "gpuscale/apiserver/url.h"
 #include "gpuscale/auth/delegating_authenticator.h"
 #include "request_bytes.h"
-#include "request_parser.h"
-#include "support/bytes_stream.h"
 
 namespace {
 
@@ -119,21 +114,12 @@ void checkResponse(const apiserver::HttpResponse& response, std::string_view tar
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   const apiserver::RequestLimits limits;
-  const size_t piece = size_t{1} << (data[0] % 17);  // 1 byte to 64 KiB per read
-  const std::string bytes =
-      fuzz::expandRuns(std::string_view(reinterpret_cast<const char*>(data + 1), size - 1));
-  testing::BytesStream stream(bytes, piece);
-  boost::beast::flat_buffer buffer(apiserver::detail::readBufferLimit(limits));
-  apiserver::detail::RequestParser parser(limits);
-  boost::beast::error_code ec;
-  boost::beast::http::read(stream, buffer, parser, ec);
-  if (ec) {
-    const auto refusal = parser.refusal(ec);
-    const unsigned status = apiserver::detail::refusalStatus(refusal);
-    if (status != 400 && status != 413 && status != 431) fail("refused with a bad status", "");
+  fuzz::ReadRequest read = fuzz::readFuzzInput(data, size, limits);
+  if (!read.request) {
+    if (!fuzz::refusedAsTheServerAnswers(read)) fail("refused with a bad status", "");
     return 0;
   }
-  apiserver::HttpRequest request = parser.release();
+  apiserver::HttpRequest& request = *read.request;
   request.secure = true;
   request.remoteAddress = "10.0.0.7:51234";
   if (const char* exceeded = fuzz::exceededLimit(request, limits)) fail(exceeded, request.target);

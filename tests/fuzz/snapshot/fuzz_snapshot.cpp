@@ -159,6 +159,8 @@ json pod(FuzzedDataProvider& p, int index) {
   }
   if (p.ConsumeBool()) spec["nodeName"] = pick(p, kNodes);
   if (p.ConsumeBool()) spec["resourceClaims"] = {{{"name", "gpu"}}};
+  // What the Priority admission plugin resolved: any int32 (system classes go up to 2000001000).
+  if (p.ConsumeBool()) spec["priority"] = int32(p, std::numeric_limits<std::int32_t>::min());
   json status{{"phase", pick(p, {"Pending", "Running", "Succeeded", "Failed", "Unknown"})}};
   if (p.ConsumeBool()) {
     status["conditions"] = {
@@ -181,6 +183,7 @@ json pod(FuzzedDataProvider& p, int index) {
 json workload(FuzzedDataProvider& p) {
   json podSpec{{"containers", {container(p, "app")}}};
   if (p.ConsumeBool()) podSpec["nodeSelector"] = {{"nvidia.com/gpu.product", "Tesla-T4"}};
+  // Never read: a template's class name is not what admission resolved.
   if (p.ConsumeBool()) podSpec["priorityClassName"] = pick(p, {"gold", "missing"});
   const std::string app = pick(p, kApps);
   const json tmpl{{"metadata", {{"labels", {{"app", app}}}}}, {"spec", podSpec}};
@@ -309,7 +312,7 @@ constexpr const char* kMigConfigs =
 
 constexpr const char* kPolicies[] = {
     "policies:\n- name: default\n  hpaNamespaces: ['*']\n",
-    "policies:\n- name: default\n  hpaNamespaces: ['*']\n  migModeChange: {enable: true}\n"
+    "policies:\n- name: default\n  hpaNamespaces: ['*']\n  migModeChange: {enabled: true}\n"
     "  migGiveBack: restore\n  levers: [migReshape, mps, timeSlicing]\n",
     "policies:\n- {name: default, hpaNamespaces: [default], priority: 5}\n"
     "- {name: gold, hpaNamespaces: ['*'], levers: [timeSlicing], maxReplicas: {hard: "

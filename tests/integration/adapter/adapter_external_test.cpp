@@ -143,24 +143,19 @@ size_t occurrences(const std::string& text, const std::string& what) {
 class AdapterExternalTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    if (!test::PrometheusServer::available() || !gpuscale::testing::programAvailable("kubectl")) {
-      return;
-    }
-    dir_ = new gpuscale::testing::TempDir();
-    exporter_ = new test::ExporterServer();
-    exporter_->set("queue_messages", {{"namespace", "jobs"}, {"queue", "orders"}, {"topic", "t1"}},
-                   5);
-    exporter_->set("queue_messages", {{"namespace", "jobs"}, {"queue", "mail"}, {"topic", "t2"}},
-                   3);
-    exporter_->set("queue_messages",
-                   {{"namespace", "billing"}, {"queue", "orders"}, {"topic", "t1"}}, 7);
-    exporter_->set("queue_messages",
-                   {{"namespace", "billing"}, {"queue", "audit"}, {"topic", "t3"}}, 2);
-    test::PrometheusServerOptions prometheusOptions;
-    prometheusOptions.scrapeTargets = {exporter_->target()};
-    auto prometheus = test::PrometheusServer::start(prometheusOptions);
-    ASSERT_TRUE(prometheus.ok()) << prometheus.status().message();
-    prometheus_ = prometheus->release();
+    opened_ = ScrapedExporter::open([](test::ExporterServer& exporter) {
+                exporter.set("queue_messages",
+                             {{"namespace", "jobs"}, {"queue", "orders"}, {"topic", "t1"}}, 5);
+                exporter.set("queue_messages",
+                             {{"namespace", "jobs"}, {"queue", "mail"}, {"topic", "t2"}}, 3);
+                exporter.set("queue_messages",
+                             {{"namespace", "billing"}, {"queue", "orders"}, {"topic", "t1"}}, 7);
+                exporter.set("queue_messages",
+                             {{"namespace", "billing"}, {"queue", "audit"}, {"topic", "t3"}}, 2);
+              }).release();
+    if (opened_ == nullptr || !opened_->prometheus) return;
+    dir_ = &opened_->dir;
+    prometheus_ = opened_->prometheus.get();
 
     // The fallback serves with a certificate for 127.0.0.1 signed by a CA the local adapter trusts.
     auto ca = gpuscale::testing::makeCa("fallback-ca");
@@ -198,9 +193,7 @@ class AdapterExternalTest : public ::testing::Test {
   static void TearDownTestSuite() {
     delete local_;
     delete remote_;
-    delete prometheus_;
-    delete exporter_;
-    delete dir_;
+    delete opened_;
   }
   void SetUp() override {
     if (local_ == nullptr) GTEST_SKIP() << "prometheus or kubectl not installed";
@@ -210,15 +203,15 @@ class AdapterExternalTest : public ::testing::Test {
     return kubectlAndCurl(*local_, std::string(kExternal) + path, code);
   }
 
+  static ScrapedExporter* opened_;
   static gpuscale::testing::TempDir* dir_;
-  static test::ExporterServer* exporter_;
   static test::PrometheusServer* prometheus_;
   static AdapterProcess* remote_;
   static AdapterProcess* local_;
 };
 
+ScrapedExporter* AdapterExternalTest::opened_ = nullptr;
 gpuscale::testing::TempDir* AdapterExternalTest::dir_ = nullptr;
-test::ExporterServer* AdapterExternalTest::exporter_ = nullptr;
 test::PrometheusServer* AdapterExternalTest::prometheus_ = nullptr;
 AdapterProcess* AdapterExternalTest::remote_ = nullptr;
 AdapterProcess* AdapterExternalTest::local_ = nullptr;

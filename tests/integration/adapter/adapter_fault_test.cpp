@@ -8,15 +8,15 @@
 #include <thread>
 
 #include "adapter_process.h"
+#include "support/http_test_server.h"
 #include "support/pod_rules.h"
-#include "support/prometheus_stub_server.h"
 
 namespace gpuscale::adapter::testing {
 namespace {
 
-using gpuscale::test::PrometheusStubServer;
-using gpuscale::test::StubRequest;
-using gpuscale::test::StubResponse;
+using gpuscale::test::HttpTestRequest;
+using gpuscale::test::HttpTestResponse;
+using gpuscale::test::HttpTestServer;
 
 const std::string kRules = gpuscale::testing::podSumRules("m");
 
@@ -39,7 +39,7 @@ std::string hugeSeriesBody() {
 
 class FakePrometheus {
  public:
-  FakePrometheus() : server_([this](const StubRequest& request) { return answer(request); }) {}
+  FakePrometheus() : server_([this](const HttpTestRequest& request) { return answer(request); }) {}
 
   std::string url() const { return server_.url(); }
   void set(Mode mode) { mode_ = mode; }
@@ -47,8 +47,8 @@ class FakePrometheus {
   size_t queries() const { return queries_; }
 
  private:
-  StubResponse answer(const StubRequest& request) {
-    StubResponse r;
+  HttpTestResponse answer(const HttpTestRequest& request) {
+    HttpTestResponse r;
     bool discovery = request.path == "/api/v1/label/__name__/values" ||
                      request.path == "/api/v1/labels" || request.path == "/api/v1/series";
     if (discovery && discovery_.load() != DiscoveryMode::kGood) {
@@ -75,16 +75,12 @@ class FakePrometheus {
       }
       return r;
     }
-    if (request.path == "/api/v1/label/__name__/values") {
-      r.body = R"({"status":"success","data":["m"]})";
-    } else if (request.path == "/api/v1/labels") {
-      r.body = R"({"status":"success","data":["__name__","namespace","pod"]})";
-    } else if (request.path == "/api/v1/query") {
+    if (auto answer = gpuscale::testing::podMetricDiscovery(request)) return *answer;
+    if (request.path == "/api/v1/query") {
       ++queries_;
       switch (mode_.load()) {
         case Mode::kGood:
-          r.body =
-              R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{"pod":"p"},"value":[1714557600,"1.5"]}]}})";
+          r.body = gpuscale::testing::kPodMetricVector;
           break;
         case Mode::kSlow:
           r.delay = std::chrono::seconds(5);
@@ -120,7 +116,7 @@ class FakePrometheus {
   std::atomic<Mode> mode_{Mode::kGood};
   std::atomic<DiscoveryMode> discovery_{DiscoveryMode::kGood};
   std::atomic<size_t> queries_{0};
-  PrometheusStubServer server_;
+  HttpTestServer server_;
 };
 
 class AdapterFaultTest : public ::testing::Test {

@@ -12,7 +12,7 @@
 #include <thread>
 
 #include "adapter_process.h"
-#include "fakes/fake_http_server.h"
+#include "support/http_test_server.h"
 
 namespace gpuscale::adapter::testing {
 namespace {
@@ -178,8 +178,8 @@ TEST_F(AdapterExplainTest, DebugExplainThroughKubectl) {
 class FakeDelegationServer {
  public:
   FakeDelegationServer()
-      : server_([this](const gpuscale::testing::FakeRequest& request,
-                       gpuscale::testing::FakeHttpServer::Exchange& exchange) {
+      : server_([this](const gpuscale::test::HttpTestRequest& request,
+                       gpuscale::test::HttpTestServer::Exchange& exchange) {
           answer(request, exchange);
         }) {}
 
@@ -190,17 +190,17 @@ class FakeDelegationServer {
   }
 
  private:
-  void answer(const gpuscale::testing::FakeRequest& request,
-              gpuscale::testing::FakeHttpServer::Exchange& exchange) {
+  void answer(const gpuscale::test::HttpTestRequest& request,
+              gpuscale::test::HttpTestServer::Exchange& exchange) {
     auto body = nlohmann::json::parse(request.body, nullptr, false);
     nlohmann::json status;
-    if (request.path() == "/apis/authentication.k8s.io/v1/tokenreviews") {
+    if (request.path == "/apis/authentication.k8s.io/v1/tokenreviews") {
       const std::string token = body["spec"].value("token", "");
       status["authenticated"] = token == "alice-token" || token == "bob-token";
       if (status["authenticated"]) {
         status["user"] = {{"username", token.substr(0, token.find('-'))}, {"groups", {"devs"}}};
       }
-    } else if (request.path() == "/apis/authorization.k8s.io/v1/subjectaccessreviews") {
+    } else if (request.path == "/apis/authorization.k8s.io/v1/subjectaccessreviews") {
       {
         std::lock_guard lock(mutex_);
         reviews_.push_back(body["spec"]);
@@ -220,25 +220,14 @@ class FakeDelegationServer {
 
   std::mutex mutex_;
   std::vector<nlohmann::json> reviews_;
-  gpuscale::testing::FakeHttpServer server_;
+  gpuscale::test::HttpTestServer server_;
 };
 
 TEST_F(AdapterExplainTest, DebugExplainInDelegatedModeNeedsTheNonResourcePermission) {
   FakeDelegationServer kube;
-  const std::string kubeconfig = stack_->dir.file("delegation.kubeconfig");
-  writeFile(kubeconfig,
-            "apiVersion: v1\nkind: Config\n"
-            "clusters: [{name: c, cluster: {server: \"" +
-                kube.url() +
-                "\"}}]\n"
-                "users: [{name: u, user: {token: adapter}}]\n"
-                "contexts: [{name: c, context: {cluster: c, user: u}}]\n"
-                "current-context: c\n");
   AdapterProcess delegated(
       stack_->dir.file("rules.yaml"), gpuscale::test::adapterUrl(prometheus_->url()),
-      {"--authentication-kubeconfig", kubeconfig, "--authorization-kubeconfig", kubeconfig,
-       "--lister-kubeconfig", kubeconfig, "--authentication-skip-lookup"},
-      false);
+      delegationFlags(stack_->dir.file("delegation.kubeconfig"), kube.url()), false);
   const std::string path = "/debug/explain?rule=rules%5B1%5D&sample=false";
   ProcessResult bob = delegated.kubectl(path, "bob-token");
   EXPECT_NE(bob.exitCode, 0);

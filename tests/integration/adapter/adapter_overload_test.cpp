@@ -12,16 +12,16 @@
 
 #include "adapter_process.h"
 #include "support/free_port.h"
+#include "support/http_test_server.h"
 #include "support/pod_rules.h"
-#include "support/prometheus_stub_server.h"
 #include "support/tls_client.h"
 
 namespace gpuscale::adapter::testing {
 namespace {
 
-using gpuscale::test::PrometheusStubServer;
-using gpuscale::test::StubRequest;
-using gpuscale::test::StubResponse;
+using gpuscale::test::HttpTestRequest;
+using gpuscale::test::HttpTestResponse;
+using gpuscale::test::HttpTestServer;
 using namespace std::chrono_literals;
 
 constexpr char kNamed[] = "/apis/custom.metrics.k8s.io/v1beta1/namespaces/default/pods/p/m";
@@ -29,7 +29,7 @@ constexpr char kNamed[] = "/apis/custom.metrics.k8s.io/v1beta1/namespaces/defaul
 // A Prometheus whose instant queries wait for open() (discovery answers at once).
 class GatedPrometheus {
  public:
-  GatedPrometheus() : server_([this](const StubRequest& request) { return answer(request); }) {}
+  GatedPrometheus() : server_([this](const HttpTestRequest& request) { return answer(request); }) {}
   ~GatedPrometheus() {
     open();
     server_.stop();
@@ -50,19 +50,15 @@ class GatedPrometheus {
   int waiting() const { return waiting_.load(); }
 
  private:
-  StubResponse answer(const StubRequest& request) {
-    StubResponse r;
-    if (request.path == "/api/v1/label/__name__/values") {
-      r.body = R"({"status":"success","data":["m"]})";
-    } else if (request.path == "/api/v1/labels") {
-      r.body = R"({"status":"success","data":["__name__","namespace","pod"]})";
-    } else if (request.path == "/api/v1/query") {
+  HttpTestResponse answer(const HttpTestRequest& request) {
+    if (auto discovery = gpuscale::testing::podMetricDiscovery(request)) return *discovery;
+    HttpTestResponse r;
+    if (request.path == "/api/v1/query") {
       std::unique_lock lock(mutex_);
       ++waiting_;
       opened_.wait_for(lock, 300s, [this] { return open_; });
       --waiting_;
-      r.body =
-          R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{"pod":"p"},"value":[1714557600,"1.5"]}]}})";
+      r.body = gpuscale::testing::kPodMetricVector;
     } else {
       r.status = 404;
     }
@@ -73,7 +69,7 @@ class GatedPrometheus {
   std::condition_variable opened_;
   bool open_ = true;
   std::atomic<int> waiting_{0};
-  PrometheusStubServer server_;
+  HttpTestServer server_;
 };
 
 // The value of an unlabelled sample `name` in a text exposition (-1 when absent).

@@ -7,6 +7,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <regex>
 #include <sstream>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "support/backend.h"
+#include "support/exporter_server.h"
 #include "support/free_port.h"
 #include "support/process.h"
 #include "support/prometheus_server.h"
@@ -35,6 +37,23 @@ inline std::string binary(const std::string& name) {
 
 inline void writeFile(const std::string& path, const std::string& text) {
   std::ofstream(path) << text;
+}
+
+// The flags of an adapter in delegated mode against a fake kube-apiserver at `kubeUrl`: one
+// kubeconfig (written to `path`, token "adapter") for authentication, authorization and listing,
+// and no lookup of the authentication ConfigMap.
+inline std::vector<std::string> delegationFlags(const std::string& path,
+                                                const std::string& kubeUrl) {
+  writeFile(path,
+            "apiVersion: v1\nkind: Config\n"
+            "clusters: [{name: c, cluster: {server: \"" +
+                kubeUrl +
+                "\"}}]\n"
+                "users: [{name: u, user: {token: adapter}}]\n"
+                "contexts: [{name: c, context: {cluster: c, user: u}}]\n"
+                "current-context: c\n");
+  return {"--authentication-kubeconfig", path, "--authorization-kubeconfig",  path,
+          "--lister-kubeconfig",         path, "--authentication-skip-lookup"};
 }
 
 struct HttpReply {
@@ -90,14 +109,17 @@ inline double adapterCalls(const std::string& metrics, const std::string& endpoi
   return sumOf(metrics, "gpuscale_adapter_prometheus_requests_total", labels);
 }
 
-// The simulator's Triton exporter on a free loopback port; `target` becomes "127.0.0.1:<port>"
-// (empty when it did not start).
-inline std::unique_ptr<BackgroundProcess> startExporter(const gpuscale::testing::TempDir& dir,
-                                                        std::string& target) {
-  auto exporter = std::make_unique<BackgroundProcess>(
-      std::vector<std::string>{binary("gpuscale-sim"), "exporter", "--listen", "127.0.0.1:0",
-                               "--port-file", dir.file("exporter.port")},
-      dir.file("exporter.log"));
+// The simulator's exporter (Triton's demo pods; `extraArgs` such as {"--server", "vllm"} pick
+// another) on a free loopback port; `target` becomes "127.0.0.1:<port>" (empty when it did not
+// start).
+inline std::unique_ptr<BackgroundProcess> startExporter(
+    const gpuscale::testing::TempDir& dir, std::string& target,
+    const std::vector<std::string>& extraArgs = {}) {
+  std::vector<std::string> argv = {
+      binary("gpuscale-sim"), "exporter",    "--listen",
+      "127.0.0.1:0",          "--port-file", dir.file("exporter.port")};
+  argv.insert(argv.end(), extraArgs.begin(), extraArgs.end());
+  auto exporter = std::make_unique<BackgroundProcess>(argv, dir.file("exporter.log"));
   if (gpuscale::testing::waitUntil([&] { return std::ifstream(dir.file("exporter.port")).good(); },
                                    std::chrono::seconds(10))) {
     std::string port;
@@ -177,21 +199,23 @@ class AdapterProcess {
   std::string stoppedLog_;
 };
 
-// What a suite against a real Prometheus shares: the exporter, Prometheus scraping it, and the
-// adapter serving `rules`, started once and stopped in reverse order.
+// What a suite against a real Prometheus shares: the exporter (Triton's demo pods unless
+// `exporterArgs` pick another server), Prometheus scraping it, and the adapter serving `rules`,
+// started once and stopped in reverse order.
 struct TritonStack {
   // Null when prometheus or kubectl is not installed. Fails the calling test (and returns what was
   // started) when a part does not come up or `readyPath` does not answer 200 within a minute.
   static std::unique_ptr<TritonStack> start(const std::string& rules,
                                             const std::vector<std::string>& adapterArgs,
-                                            const std::string& readyPath) {
+                                            const std::string& readyPath,
+                                            const std::vector<std::string>& exporterArgs = {}) {
     if (!gpuscale::test::PrometheusServer::available() ||
         !gpuscale::testing::programAvailable("kubectl")) {
       return nullptr;
     }
     auto stack = std::make_unique<TritonStack>();
     std::string target;
-    stack->exporter = startExporter(stack->dir, target);
+    stack->exporter = startExporter(stack->dir, target, exporterArgs);
     EXPECT_FALSE(target.empty()) << "the exporter did not start";
     if (target.empty()) return stack;
     gpuscale::test::PrometheusServerOptions options;
@@ -218,6 +242,33 @@ struct TritonStack {
   std::unique_ptr<AdapterProcess> adapter;
 };
 
+// What a suite that sets its own series opens with: a folder for its files, an in-process exporter
+// and a real Prometheus scraping it, stopped in reverse order.
+struct ScrapedExporter {
+  // Null when prometheus or kubectl is not installed. `seed` sets the first series, before the
+  // first scrape. Fails the calling test (and returns what was started, without Prometheus) when
+  // Prometheus does not start.
+  static std::unique_ptr<ScrapedExporter> open(
+      const std::function<void(gpuscale::test::ExporterServer&)>& seed) {
+    if (!gpuscale::test::PrometheusServer::available() ||
+        !gpuscale::testing::programAvailable("kubectl")) {
+      return nullptr;
+    }
+    auto opened = std::make_unique<ScrapedExporter>();
+    seed(opened->exporter);
+    gpuscale::test::PrometheusServerOptions options;
+    options.scrapeTargets = {opened->exporter.target()};
+    auto prometheus = gpuscale::test::PrometheusServer::start(options);
+    EXPECT_TRUE(prometheus.ok()) << prometheus.status().toString();
+    if (prometheus.ok()) opened->prometheus = std::move(*prometheus);
+    return opened;
+  }
+
+  gpuscale::testing::TempDir dir;
+  gpuscale::test::ExporterServer exporter;
+  std::unique_ptr<gpuscale::test::PrometheusServer> prometheus;
+};
+
 // A test suite whose tests share one TritonStack. `Suite` is the derived fixture (so each suite has
 // its own stack); its SetUpTestSuite calls startStack. Tests skip when a real part is not
 // installed. Not thread-safe: GoogleTest runs a suite's set-up, tests and tear-down on one thread.
@@ -225,8 +276,9 @@ template <typename Suite>
 class TritonStackSuite : public ::testing::Test {
  protected:
   static void startStack(const std::string& rules, const std::vector<std::string>& adapterArgs,
-                         const std::string& readyPath) {
-    stack_ = TritonStack::start(rules, adapterArgs, readyPath).release();
+                         const std::string& readyPath,
+                         const std::vector<std::string>& exporterArgs = {}) {
+    stack_ = TritonStack::start(rules, adapterArgs, readyPath, exporterArgs).release();
     if (stack_ != nullptr && stack_->adapter) {
       adapter_ = stack_->adapter.get();
       prometheus_ = stack_->prometheus.get();

@@ -55,27 +55,28 @@ std::string normalised(const std::string& body) {
 class AdapterResourceMetricsTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    if (!test::PrometheusServer::available() || !gpuscale::testing::programAvailable("kubectl")) {
-      return;
-    }
-    dir_ = new gpuscale::testing::TempDir();
-    exporter_ = new test::ExporterServer();
     // web-1 (two containers) and db-0 in default, api-0 in other; web-new has no memory series yet
     // (left out, never reported with 0); two nodes, n2 without memory.
-    exporter_->set("container_memory_working_set_bytes", containerLabels("default", "web-1", "app"),
-                   4096);
-    exporter_->set("container_memory_working_set_bytes",
-                   containerLabels("default", "web-1", "sidecar"), 1048576);
-    exporter_->set("container_memory_working_set_bytes", containerLabels("default", "db-0", "db"),
-                   1e6);
-    exporter_->set("container_memory_working_set_bytes", containerLabels("other", "api-0", "api"),
-                   2097152);
-    exporter_->set("node_memory_working_set_bytes", {{"node", "n1"}}, 2147483648.0);
-    exporter_->set("kube_pod_labels",
-                   {{"namespace", "default"}, {"pod", "web-1"}, {"label_app", "web"}}, 1);
-    exporter_->set("kube_pod_labels",
-                   {{"namespace", "default"}, {"pod", "db-0"}, {"label_app", "db"}}, 1);
-    tick(0);
+    opened_ = ScrapedExporter::open([](test::ExporterServer& exporter) {
+                exporter_ = &exporter;
+                exporter.set("container_memory_working_set_bytes",
+                             containerLabels("default", "web-1", "app"), 4096);
+                exporter.set("container_memory_working_set_bytes",
+                             containerLabels("default", "web-1", "sidecar"), 1048576);
+                exporter.set("container_memory_working_set_bytes",
+                             containerLabels("default", "db-0", "db"), 1e6);
+                exporter.set("container_memory_working_set_bytes",
+                             containerLabels("other", "api-0", "api"), 2097152);
+                exporter.set("node_memory_working_set_bytes", {{"node", "n1"}}, 2147483648.0);
+                exporter.set("kube_pod_labels",
+                             {{"namespace", "default"}, {"pod", "web-1"}, {"label_app", "web"}}, 1);
+                exporter.set("kube_pod_labels",
+                             {{"namespace", "default"}, {"pod", "db-0"}, {"label_app", "db"}}, 1);
+                tick(0);
+              }).release();
+    if (opened_ == nullptr || !opened_->prometheus) return;
+    dir_ = &opened_->dir;
+    prometheus_ = opened_->prometheus.get();
     running_ = true;
     ticker_ = new std::thread([] {
       const auto start = std::chrono::steady_clock::now();
@@ -84,11 +85,6 @@ class AdapterResourceMetricsTest : public ::testing::Test {
         tick(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
       }
     });
-    test::PrometheusServerOptions options;
-    options.scrapeTargets = {exporter_->target()};
-    auto prometheus = test::PrometheusServer::start(options);
-    ASSERT_TRUE(prometheus.ok()) << prometheus.status().message();
-    prometheus_ = prometheus->release();
     writeFile(dir_->file("rules.yaml"), kRules);
     adapter_ = new AdapterProcess(dir_->file("rules.yaml"), prometheus_->url());
     // Two scrapes for a rate.
@@ -105,9 +101,7 @@ class AdapterResourceMetricsTest : public ::testing::Test {
     if (ticker_ != nullptr) ticker_->join();
     delete ticker_;
     delete adapter_;
-    delete prometheus_;
-    delete exporter_;
-    delete dir_;
+    delete opened_;
   }
   void SetUp() override {
     if (adapter_ == nullptr) GTEST_SKIP() << "prometheus or kubectl not installed";
@@ -140,6 +134,7 @@ class AdapterResourceMetricsTest : public ::testing::Test {
     return normalised(reply.body);
   }
 
+  static ScrapedExporter* opened_;
   static gpuscale::testing::TempDir* dir_;
   static test::ExporterServer* exporter_;
   static test::PrometheusServer* prometheus_;
@@ -148,6 +143,7 @@ class AdapterResourceMetricsTest : public ::testing::Test {
   static std::atomic<bool> running_;
 };
 
+ScrapedExporter* AdapterResourceMetricsTest::opened_ = nullptr;
 gpuscale::testing::TempDir* AdapterResourceMetricsTest::dir_ = nullptr;
 test::ExporterServer* AdapterResourceMetricsTest::exporter_ = nullptr;
 test::PrometheusServer* AdapterResourceMetricsTest::prometheus_ = nullptr;

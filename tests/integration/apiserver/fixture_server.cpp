@@ -8,7 +8,7 @@
 
 #include "fakes/fake_metrics_provider.h"
 #include "gpuscale/apiserver/serve.h"
-#include "gpuscale/core/duration.h"
+#include "gpuscale/core/flag_set.h"
 
 using gpuscale::apiserver::CustomMetricInfo;
 using gpuscale::core::Quantity;
@@ -55,25 +55,14 @@ void addFixtureData(FakeCustomMetricsProvider& custom, FakeExternalMetricsProvid
 int main(int argc, char** argv) {
   gpuscale::apiserver::ServerOptions options;
   options.bindAddress = "127.0.0.1";
-  auto rest = gpuscale::apiserver::parseServingFlags(
-      std::vector<std::string>(argv + 1, argv + argc), options);
-  if (!rest) {
-    spdlog::error("{}", rest.status().message());
-    return 2;
-  }
   std::chrono::milliseconds slowDelay{2000};
-  for (const auto& arg : *rest) {
-    if (arg.rfind("--slow-delay=", 0) == 0) {
-      auto delay = gpuscale::core::parseGoDuration(arg.substr(13));
-      if (!delay) {
-        spdlog::error("--slow-delay: {}", delay.status().message());
-        return 2;
-      }
-      slowDelay = std::chrono::duration_cast<std::chrono::milliseconds>(*delay);
-    } else {
-      spdlog::error("unknown flag: {}", arg);
-      return 2;
-    }
+  gpuscale::core::FlagSet flags("gpuscale-fixture-apiserver");
+  options.addFlags(flags);
+  flags.addDuration("slow-delay", &slowDelay, "how long requests for slow_metric take");
+  auto rest = flags.parse(std::vector<std::string>(argv + 1, argv + argc));
+  if (!rest || !rest->empty()) {
+    spdlog::error("{}", rest ? "unexpected argument " + rest->front() : rest.status().message());
+    return 2;
   }
   auto custom = std::make_shared<FakeCustomMetricsProvider>();
   auto external = std::make_shared<FakeExternalMetricsProvider>();

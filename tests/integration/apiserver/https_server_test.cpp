@@ -12,6 +12,7 @@
 #include <condition_variable>
 #include <fstream>
 #include <future>
+#include <map>
 #include <thread>
 
 #include <prometheus/registry.h>
@@ -26,6 +27,7 @@ namespace {
 
 using namespace std::chrono_literals;
 using testing::ClientCertificate;
+using testing::ClientOptions;
 using testing::TlsClient;
 
 std::string slurp(const std::string& path) {
@@ -44,6 +46,12 @@ HttpResponse echo(const HttpRequest& request) {
     std::this_thread::sleep_for(700ms);
   }
   if (request.path == "/throw") throw std::runtime_error("handler bug");
+  if (request.path == "/big") {  // 3 MiB: many TLS records, writes that block on a full socket
+    HttpResponse big;
+    big.body.reserve(3 << 20);
+    for (int i = 0; big.body.size() < (3u << 20); ++i) big.body += std::to_string(i) + ",";
+    return big;
+  }
   HttpResponse response;
   response.contentType = "text/plain";
   response.body = request.method + " " + request.path + " " + request.rawQuery;
@@ -102,6 +110,19 @@ class HttpsServerTest : public ::testing::Test {
     return {slurp(leaf + ".crt"), slurp(leaf + ".key")};
   }
 
+  // The value of the counter `name` with exactly `labels` in the server's registry (0: absent).
+  double counter(const std::string& name, const std::map<std::string, std::string>& labels) const {
+    for (const auto& family : registry_->Collect()) {
+      if (family.name != name) continue;
+      for (const auto& metric : family.metric) {
+        std::map<std::string, std::string> have;
+        for (const auto& label : metric.label) have[label.name] = label.value;
+        if (have == labels) return metric.counter.value;
+      }
+    }
+    return 0;
+  }
+
   // The value of the unlabelled gauge `name` in the server's registry (-1: absent).
   double gauge(const std::string& name) const {
     for (const auto& family : registry_->Collect()) {
@@ -128,6 +149,20 @@ TEST_F(HttpsServerTest, KeepAliveServesManyRequestsOnOneConnection) {
     EXPECT_FALSE(reply->closeRequested);
   }
   EXPECT_EQ(server_->openConnections(), 1u);
+}
+
+TEST_F(HttpsServerTest, LargeResponsesArriveWholeOverKeepAlive) {
+  start();
+  std::string expected;
+  for (int i = 0; expected.size() < (3u << 20); ++i) expected += std::to_string(i) + ",";
+  TlsClient client(port_);
+  for (int round = 0; round < 3; ++round) {
+    auto reply = client.get("/big");
+    ASSERT_TRUE(reply);
+    EXPECT_EQ(reply->status, 200);
+    EXPECT_TRUE(reply->body == expected) << "round " << round << ": " << reply->body.size();
+    EXPECT_EQ(client.get("/small")->body, "GET /small ");
+  }
 }
 
 TEST_F(HttpsServerTest, PeerCertificateReachesTheHandler) {
@@ -408,6 +443,43 @@ TEST_F(HttpsServerTest, HealthProbesGoAheadAndExcessRequestsGet429) {
   server_->shutdown(30s);  // joins the handler threads before `holding` goes
 }
 
+// What the inline handler answers is answered on the I/O thread: no handler thread or in-flight
+// slot is needed (here both are held). What it declines, or throws on, takes the handler threads.
+TEST_F(HttpsServerTest, InlineAnswersNeedNoHandlerThread) {
+  HoldingHandler holding;
+  options_.workerThreads = 1;
+  options_.maxRequestsInFlight = 1;
+  std::atomic<int> inlineCalls{0};
+  auto tls = loadServingTls(options_);
+  ASSERT_TRUE(tls.ok());
+  server_ = std::make_unique<HttpsServer>(options_, std::move(*tls), holding.handler());
+  server_->setInlineHandler([&](const HttpRequest& request) -> std::optional<HttpResponse> {
+    ++inlineCalls;
+    if (request.path == "/inline-throws") throw std::runtime_error("bug");
+    if (request.path != "/inline") return std::nullopt;
+    HttpResponse response;
+    response.body = "inline";
+    return response;
+  });
+  ASSERT_TRUE(server_->start().ok());
+  port_ = server_->securePort();
+  TlsClient held(port_);
+  ASSERT_TRUE(held.send("GET /hold HTTP/1.1\r\nHost: x\r\n\r\n"));
+  ASSERT_TRUE(holding.waitForHolding(1));
+  TlsClient client(port_);
+  auto answered = client.get("/inline");
+  ASSERT_TRUE(answered);
+  EXPECT_EQ(answered->status, 200);
+  EXPECT_EQ(answered->body, "inline");
+  EXPECT_EQ(client.get("/declined")->status, 429);       // the one slot is held
+  EXPECT_EQ(client.get("/inline-throws")->status, 429);  // fell back to the handler threads
+  EXPECT_EQ(inlineCalls.load(), 4);  // /hold was offered to it first, and declined
+  holding.release();
+  EXPECT_EQ(held.readReply()->body, "GET /hold ");
+  EXPECT_EQ(client.get("/declined")->body, "GET /declined ");
+  server_->shutdown(30s);  // joins the handler threads before `holding` goes
+}
+
 TEST_F(HttpsServerTest, RequestPastTheTimeoutGets504) {
   HoldingHandler holding;
   options_.requestTimeout = 200ms;
@@ -427,6 +499,7 @@ TEST_F(HttpsServerTest, RequestPastTheTimeoutGets504) {
 
 TEST_F(HttpsServerTest, ConnectionsBeyondTheCapAreClosedAtOnce) {
   options_.maxConnections = 2;
+  options_.probeConnections = 0;
   start();
   auto first = std::make_unique<TlsClient>(port_);
   TlsClient second(port_);
@@ -437,13 +510,81 @@ TEST_F(HttpsServerTest, ConnectionsBeyondTheCapAreClosedAtOnce) {
   ASSERT_TRUE(testing::waitUntil([&] { return server_->openConnections() < 2; }, 30s, 5ms));
   TlsClient fourth(port_);
   EXPECT_EQ(fourth.get("/")->status, 200);
-  double rejectedConnections = -1;
-  for (const auto& family : registry_->Collect()) {
-    if (family.name == "gpuscale_apiserver_rejected_connections_total") {
-      rejectedConnections = family.metric.front().counter.value;
-    }
-  }
-  EXPECT_EQ(rejectedConnections, 1);
+  EXPECT_EQ(counter("gpuscale_apiserver_rejected_connections_total",
+                    {{"listener", "secure"}, {"reason", "listener_full"}}),
+            1);
+}
+
+TEST_F(HttpsServerTest, AFullListenerKeepsRoomForHealthProbes) {
+  options_.maxConnections = 1;
+  options_.probeConnections = 2;
+  start();
+  TlsClient regular(port_);
+  EXPECT_EQ(regular.get("/a")->status, 200);
+  // Beyond the cap: one probe per connection, then closed.
+  TlsClient probe(port_);
+  auto ok = probe.get("/healthz");
+  ASSERT_TRUE(ok);
+  EXPECT_EQ(ok->status, 200);
+  EXPECT_TRUE(ok->closeRequested);
+  EXPECT_TRUE(probe.closedByPeer(10s));
+  // Anything else there gets a 503.
+  TlsClient other(port_);
+  auto refused = other.get("/apis");
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->status, 503);
+  EXPECT_NE(refused->headers.find("Retry-After: 1"), std::string::npos) << refused->headers;
+  EXPECT_TRUE(other.closedByPeer(10s));
+  // The probe room is bounded too: two silent connections fill it, a third is closed at once.
+  ASSERT_TRUE(testing::waitUntil([&] { return server_->openConnections() == 1; }, 30s, 5ms));
+  TlsClient silent1(port_);
+  TlsClient silent2(port_);
+  EXPECT_THROW(TlsClient third(port_), std::runtime_error);
+  EXPECT_EQ(regular.get("/b")->status, 200);  // the regular connection is served all along
+  EXPECT_EQ(counter("gpuscale_apiserver_refused_requests_total",
+                    {{"listener", "secure"}, {"limit", "not_probe"}}),
+            1);
+}
+
+TEST_F(HttpsServerTest, OneSourceCannotTakeTheListener) {
+  options_.maxConnections = 100;
+  options_.maxConnectionsPerSource = 2;
+  options_.probeConnections = 0;
+  start();
+  TlsClient a(port_, ClientOptions{true, std::nullopt, "127.0.0.2"});
+  TlsClient b(port_, ClientOptions{true, std::nullopt, "127.0.0.2"});
+  EXPECT_THROW(TlsClient c(port_, ClientOptions{true, std::nullopt, "127.0.0.2"}),
+               std::runtime_error);
+  TlsClient elsewhere(port_, ClientOptions{true, std::nullopt, "127.0.0.3"});
+  EXPECT_EQ(elsewhere.get("/")->status, 200);
+  EXPECT_EQ(a.get("/")->status, 200);
+  EXPECT_EQ(counter("gpuscale_apiserver_rejected_connections_total",
+                    {{"listener", "secure"}, {"reason", "source_full"}}),
+            1);
+}
+
+TEST_F(HttpsServerTest, ANewConnectionMustSpeakSoon) {
+  options_.firstRequestTimeout = 300ms;
+  options_.idleTimeout = 60s;
+  start();
+  // Silent after the handshake: closed at the first-request deadline, not after idleTimeout.
+  TlsClient silent(port_);
+  EXPECT_TRUE(silent.closedByPeer(30s));
+  // Silent before the handshake (a bare TCP connection): the same deadline.
+  TlsClient bare(port_, ClientOptions{false, std::nullopt, ""});
+  EXPECT_TRUE(bare.closedByPeer(30s));
+  // A connection that spoke may then idle between requests.
+  TlsClient speaker(port_);
+  EXPECT_EQ(speaker.get("/")->status, 200);
+  // Counted as their handlers see the deadline (the socket may close a moment earlier).
+  EXPECT_TRUE(testing::waitUntil(
+      [&] {
+        return counter("gpuscale_apiserver_connection_timeouts_total",
+                       {{"listener", "secure"}, {"deadline", "first_request"}}) == 2;
+      },
+      30s, 5ms));
+  EXPECT_FALSE(speaker.closedByPeer(500ms));
+  EXPECT_EQ(speaker.get("/again")->status, 200);
 }
 
 TEST_F(HttpsServerTest, BadCertificateFailsStart) {

@@ -12,6 +12,7 @@
 #include "fakes/fake_kube_client.h"
 #include "gpuscale/apiserver/certificates.h"
 #include "gpuscale/apiserver/https_server.h"
+#include "gpuscale/apiserver/plain_http_listener.h"
 #include "gpuscale/apiserver/serving_tls.h"
 #include "gpuscale/auth/delegating_authenticator.h"
 #include "gpuscale/auth/delegating_authorizer.h"
@@ -31,6 +32,7 @@ struct Target {
   uint16_t port = 0;
   bool tls = true;
   std::function<void()> stop;
+  bool keepAlive = true;  // false: one request per connection (PlainHttpListener)
 };
 
 HttpResponse healthOnly(const HttpRequest& request) {
@@ -81,6 +83,19 @@ Target startSecureStatusServer() {
   return {server->port(), true, [server] { server->stop(); }};
 }
 
+// The listener of the reconciler's probes and the emulator's endpoints.
+Target startPlainHttpListener() {
+  auto started = PlainHttpListener::start("127.0.0.1", 0, [](std::string_view path) {
+    return core::PlainHttpReply{path == "/healthz" ? 200 : 404, "text/plain", "ok"};
+  });
+  if (!started.ok()) {
+    ADD_FAILURE() << started.status().toString();
+    return {};
+  }
+  std::shared_ptr<PlainHttpListener> listener = std::move(*started);
+  return {listener->port(), false, [listener] { listener->stop(); }, false};
+}
+
 class RequestLimitsTest : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
@@ -88,6 +103,7 @@ class RequestLimitsTest : public ::testing::TestWithParam<std::string> {
     if (which == "adapter_tls") target_ = startHttpsServer(false);
     if (which == "adapter_plain") target_ = startHttpsServer(true);
     if (which == "secure_status") target_ = startSecureStatusServer();
+    if (which == "probe_listener") target_ = startPlainHttpListener();
     ASSERT_NE(target_.port, 0);
   }
   void TearDown() override {
@@ -110,7 +126,9 @@ TEST_P(RequestLimitsTest, EachLimitAtItOneByteOverAndAMegabyteOver) {
     auto reply = client->readReply(30s);
     ASSERT_TRUE(reply) << row.name;
     EXPECT_EQ(reply->status, row.status) << row.name;
-    if (row.status == 200) {
+    if (row.status == 200 && !target_.keepAlive) {
+      EXPECT_TRUE(reply->closeRequested) << row.name;
+    } else if (row.status == 200) {
       EXPECT_FALSE(reply->closeRequested) << row.name;
       auto again = client->get("/healthz");
       ASSERT_TRUE(again) << row.name << ": the connection was not kept";
@@ -128,7 +146,8 @@ TEST_P(RequestLimitsTest, EachLimitAtItOneByteOverAndAMegabyteOver) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Servers, RequestLimitsTest,
-                         ::testing::Values("adapter_tls", "adapter_plain", "secure_status"));
+                         ::testing::Values("adapter_tls", "adapter_plain", "secure_status",
+                                           "probe_listener"));
 
 }  // namespace
 }  // namespace gpuscale::apiserver

@@ -58,8 +58,6 @@ for d in deployments.values():
     for v in pod["spec"].get("volumes", []):
         if "configMap" in v:
             check(v["configMap"]["name"] in config_maps, f"{name(d)}: ConfigMap {v['configMap']['name']}")
-        if "secret" in v and v["name"] == "serving-cert":
-            check(v["secret"]["secretName"] in secrets, f"{name(d)}: Secret {v['secret']['secretName']}")
     anti = (pod["spec"].get("affinity", {}).get("podAntiAffinity", {})
             .get("preferredDuringSchedulingIgnoredDuringExecution", []))
     for term in anti:
@@ -95,13 +93,27 @@ for d in of_kind("APIService"):
     check(d["spec"]["service"]["name"] in services, f"APIService {name(d)}: its Service is rendered")
     check(adapter is not None and d["spec"]["service"]["name"] == name(adapter),
           f"APIService {name(d)}: the adapter's Service")
+# The serving pairs the Deployments mount (the adapter's, the reconciler's status listener's) name
+# their Deployment's Service; the chart's CA Secret is mounted by none.
+mounted = {}
+for n, d in deployments.items():
+    for v in d["spec"]["template"]["spec"].get("volumes", []):
+        if "secret" in v and v["name"] in ("serving-cert", "status-cert"):
+            check(v["secret"]["secretName"] in secrets, f"{n}: Secret {v['secret']['secretName']}")
+            mounted[v["secret"]["secretName"]] = n
 for d in of_kind("Secret"):
     crt = d.get("data", {}).get("tls.crt")
-    if crt and adapter is not None:
+    if crt and name(d) in mounted:
         pem = base64.b64decode(crt).decode()
         der = base64.b64decode("".join(l for l in pem.splitlines() if not l.startswith("-----")))
-        check(f"{name(adapter)}.gpuscale.svc".encode() in der,
-              f"Secret {name(d)}: the certificate names the Service {name(adapter)}")
+        check(f"{mounted[name(d)]}.gpuscale.svc".encode() in der,
+              f"Secret {name(d)}: the certificate names the Service {mounted[name(d)]}")
+for d in of_kind("PodMonitor"):
+    for endpoint in d["spec"]["podMetricsEndpoints"]:
+        tls = endpoint.get("tlsConfig", {})
+        if "serverName" in tls:
+            check(tls["serverName"] == f"{name(d)}.gpuscale.svc", f"PodMonitor {name(d)}: serverName")
+            check(tls["ca"]["secret"]["name"] in secrets, f"PodMonitor {name(d)}: its CA's Secret")
 
 reconciler = next((d for n, d in deployments.items() if n.endswith("-reconciler")), None)
 if reconciler is not None:
@@ -114,6 +126,23 @@ if reconciler is not None:
     for flag in ("leader-elect-name", "state-config-map"):
         check(args.get(flag, "").startswith(prefix), f"--{flag}={args.get(flag)} starts with {prefix}")
         check(args.get(flag) in granted, f"--{flag}={args.get(flag)} is a resourceName of a Role")
+    # The admission policies name the reconciler's ServiceAccount, its Lease and its ConfigMaps as
+    # the Deployment does, and every binding binds a rendered policy.
+    policies = {name(d): d for d in of_kind("ValidatingAdmissionPolicy")}
+    for d in of_kind("ValidatingAdmissionPolicyBinding"):
+        check(d["spec"]["policyName"] in policies, f"binding {name(d)}: its policy is rendered")
+    sa = reconciler["spec"]["template"]["spec"]["serviceAccountName"]
+    ns = reconciler["metadata"]["namespace"]
+    state = f"{args.get('state-namespace', '').replace('$(POD_NAMESPACE)', ns)}/{args.get('state-config-map')}"
+    operator = args.get("operator-namespace")
+    owned = [state, f"{ns}/{args.get('leader-elect-name')}",
+             f"{operator}/{args.get('mig-config-map')}", f"{operator}/{args.get('device-plugin-config-map')}"]
+    for d in policies.values():
+        text = yaml.safe_dump(d["spec"], width=1000)
+        check(f"system:serviceaccount:{ns}:{sa}" in text, f"policy {name(d)}: names ServiceAccount {ns}/{sa}")
+        if name(d).endswith("-scope"):
+            for o in owned:
+                check(f"'{o}'" in text, f"policy {name(d)}: names {o}")
 
 for failure in failures:
     print("FAIL " + failure)

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # The Helm chart (charts/gpuscale) offline: `helm lint --strict`, the render with kustomize-equivalent
-# values compared in substance with `kubectl kustomize manifests/{adapter,reconciler}` (one
-# behaviour, two install paths), each TLS mode's objects, the values that must be refused (the
-# schema refuses unknown keys), names after the release (fullname, nameOverride) with every
-# reference between objects intact, the prometheus-community chart conventions (serviceAccount,
-# rbac.create, scheduling, pod labels, securityContext, extra containers, NOTES.txt), image tags
-# from appVersion, and the chart's copies of the default rules and policy. Exit 77 (skipped)
+# values compared in substance with `kubectl kustomize manifests/{adapter,reconciler}` (and
+# reconciler.mode=act with the reconciler base plus components/act; one behaviour, two install
+# paths), the reconciler's RBAC per mode (read-only in observe), each TLS mode's objects, the
+# values that must be refused (the schema refuses unknown keys), names after the release (fullname,
+# nameOverride) with every reference between objects intact, the prometheus-community chart
+# conventions (serviceAccount, rbac.create, scheduling, pod labels, securityContext, extra
+# containers, NOTES.txt), image tags from appVersion, and the chart's copies of the default rules and policy. Exit 77 (skipped)
 # without helm (tests/cluster/build.sh builds it) or kubectl.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -34,33 +35,53 @@ for mode in selfSigned insecure certManager; do
     '"$helm" lint --strict "$chart" --set adapter.tls.mode=$mode >/dev/null 2>&1'
 done
 
+# The kustomize base's certificate comes from an overlay (caBundle) or the cert-manager component:
+# the chart's certManager mode must render what the base with that component renders. Kustomize
+# takes only relative paths to bases and components, so overlays name them relative to $work.
+mkdir -p "$work/cert-manager" "$work/resource-metrics"
+base=$(python3 -c 'import os, sys; print(os.path.relpath(sys.argv[1], sys.argv[2]))' \
+  "$src/manifests/adapter" "$work/resource-metrics")
+printf 'resources: [%s]\ncomponents: [%s/components/cert-manager]\n' "$base" "$base" \
+  >"$work/cert-manager/kustomization.yaml"
 render -f "$here/kustomize-equivalent.yaml" >"$work/chart.yaml"
-kubectl kustomize "$src/manifests/adapter" >"$work/adapter.yaml"
+kubectl kustomize "$work/cert-manager" >"$work/adapter.yaml"
 kubectl kustomize "$src/manifests/reconciler" >"$work/reconciler.yaml"
 check "the chart renders what the kustomize bases render" \
   'python3 "$here/compare_renders.py" "$work/chart.yaml" "$work/adapter.yaml" "$work/reconciler.yaml"'
-# metrics.k8s.io: the chart's toggle and the kustomize component add the same objects. Kustomize
-# takes only relative paths to bases and components, so the overlay names them relative to $work.
-mkdir -p "$work/resource-metrics"
-base=$(python3 -c 'import os, sys; print(os.path.relpath(sys.argv[1], sys.argv[2]))' \
-  "$src/manifests/adapter" "$work/resource-metrics")
-printf 'resources: [%s]\ncomponents: [%s/components/resource-metrics]\n' "$base" "$base" \
-  >"$work/resource-metrics/kustomization.yaml"
+# metrics.k8s.io: the chart's toggle and the kustomize component add the same objects.
+printf 'resources: [%s]\ncomponents: [%s/components/resource-metrics, %s/components/cert-manager]\n' \
+  "$base" "$base" "$base" >"$work/resource-metrics/kustomization.yaml"
 render -f "$here/kustomize-equivalent.yaml" --set adapter.apiServices.resource=true \
   >"$work/chart-resource-metrics.yaml"
 kubectl kustomize "$work/resource-metrics" >"$work/adapter-resource-metrics.yaml"
 check "adapter.apiServices.resource renders what the resource-metrics component renders" \
   'python3 "$here/compare_renders.py" "$work/chart-resource-metrics.yaml" \
      "$work/adapter-resource-metrics.yaml" "$work/reconciler.yaml"'
+# reconciler.mode=act: the chart's act render is what the reconciler base with components/act renders
+# (but the chart's uninstall hook, which kustomize has no counterpart for).
+mkdir -p "$work/act"
+rbase=$(python3 -c 'import os, sys; print(os.path.relpath(sys.argv[1], sys.argv[2]))' \
+  "$src/manifests/reconciler" "$work/act")
+printf 'resources: [%s]\ncomponents: [%s/components/act]\n' "$rbase" "$rbase" >"$work/act/kustomization.yaml"
+render -f "$here/kustomize-equivalent.yaml" --set reconciler.mode=act \
+  --set reconciler.uninstallCleanup.enabled=false >"$work/chart-act.yaml"
+kubectl kustomize "$work/act" >"$work/reconciler-act.yaml"
+check "reconciler.mode=act renders what the reconciler base with components/act renders" \
+  'python3 "$here/compare_renders.py" "$work/chart-act.yaml" "$work/adapter.yaml" "$work/reconciler-act.yaml"'
+check "reconciler.mode=observe: read-only RBAC (Events and its Lease aside)" \
+  'python3 "$src/tests/integration/reconciler_manifests/check_rbac.py" "$work/chart.yaml" observe'
+check "reconciler.mode=act: the write grants act needs" \
+  'python3 "$src/tests/integration/reconciler_manifests/check_rbac.py" "$work/chart-act.yaml" act'
 check "no metrics.k8s.io APIService by default" \
   '! grep -q "name: v1beta1.metrics.k8s.io" "$work/chart.yaml" "$work/adapter.yaml"'
 
-# Defaults: a CA and serving certificate made by the chart, the CA in every APIService.
+# Defaults: a CA (kept, ten years) and a one-year serving certificate it signs, the CA in every
+# APIService. (Renewal on upgrade needs a cluster to read the Secrets back: tests/e2e/chart_tls.)
 render >"$work/default.yaml"
-check "default TLS: a generated serving certificate, verified through caBundle" \
+check "default TLS: a one-year serving certificate signed by the chart's CA, verified through caBundle" \
   'python3 "$here/check_tls.py" selfSigned "$work/default.yaml"'
 render --set adapter.tls.mode=certManager >"$work/cert-manager.yaml"
-check "tls.mode=certManager: Certificate, Issuer and CA injection" \
+check "tls.mode=certManager: Certificates, Issuers and CA injection" \
   'python3 "$here/check_tls.py" certManager "$work/cert-manager.yaml"'
 render --set adapter.tls.mode=secret --set adapter.tls.secretName=mine \
   --set adapter.tls.caBundle=Q0E= >"$work/secret.yaml"
@@ -69,12 +90,29 @@ check "tls.mode=secret: the user's Secret and caBundle" \
 check "tls.mode=secret without a caBundle is refused" \
   '! render --set adapter.tls.mode=secret --set adapter.tls.secretName=mine >/dev/null 2>&1'
 check "an unknown tls.mode is refused" '! render --set adapter.tls.mode=plain >/dev/null 2>&1'
+# The PodMonitor verifies the reconciler's status listener, whose certificate comes from the same
+# source as the adapter's.
+for mode in selfSigned certManager insecure; do
+  check "reconciler.podMonitor with tls.mode=$mode: the listener's certificate and its verification" \
+    'render --set adapter.tls.mode=$mode --set reconciler.podMonitor.enabled=true >"$work/pm.yaml" &&
+       python3 "$here/check_tls.py" $mode "$work/pm.yaml" --pod-monitor'
+done
+check "reconciler.podMonitor with tls.mode=secret and the user's status Secret" \
+  'render --set adapter.tls.mode=secret --set adapter.tls.secretName=mine --set adapter.tls.caBundle=Q0E= \
+     --set reconciler.podMonitor.enabled=true --set reconciler.statusTls.secretName=status \
+     >"$work/pm.yaml" && python3 "$here/check_tls.py" secret "$work/pm.yaml" --pod-monitor'
+check "reconciler.podMonitor with tls.mode=secret and no status Secret is refused" \
+  '! render --set adapter.tls.mode=secret --set adapter.tls.secretName=mine --set adapter.tls.caBundle=Q0E= \
+     --set reconciler.podMonitor.enabled=true >/dev/null 2>&1'
 
 # Components can be installed alone; monitoring objects only when asked for.
 check "adapter.enabled=false renders no adapter object" \
   '! render --set adapter.enabled=false | contains "name: gpuscale-adapter"'
 check "reconciler.enabled=false renders no reconciler object" \
   '! render --set reconciler.enabled=false | contains "name: gpuscale-reconciler"'
+check "the reconciler starts observe-only" 'contains -- "- --mode=observe" "$work/default.yaml"'
+check "reconciler.mode=act renders --mode=act" \
+  'render --set reconciler.mode=act | contains -- "- --mode=act"'
 check "monitors are opt-in" '! grep -q "kind: ServiceMonitor\|kind: PodMonitor" "$work/default.yaml"'
 check "ServiceMonitor, PodMonitor and the Triton example when enabled" \
   '[ "$(render --set adapter.serviceMonitor.enabled=true --set reconciler.podMonitor.enabled=true \
@@ -109,20 +147,25 @@ check "a misspelt nested value is refused" 'refused --set adapter.tls.moed=insec
 check "a misspelt value in a values file is refused" \
   'printf "reconciler:\n  podAnotations: {a: b}\n" >"$work/typo.yaml" && refused -f "$work/typo.yaml"'
 check "a value of the wrong type is refused" 'refused --set adapter.replicas=two'
+check "a reconciler.mode other than observe or act is refused" 'refused --set reconciler.mode=on'
 
 # Names: after the release (fullname), and every reference between objects still finds its object.
 check "release gpuscale: the names of manifests/ (gpuscale-adapter, gpuscale-reconciler, ...)" \
   'python3 "$here/check_names.py" "$work/default.yaml" gpuscale-'
 check "another release name prefixes every object, references intact" \
   'render_as prod >"$work/prod.yaml" && python3 "$here/check_names.py" "$work/prod.yaml" prod-gpuscale-'
+check "another release name in act mode: the write grants' names and references intact" \
+  'render_as prod --set reconciler.mode=act >"$work/prod-act.yaml" &&
+     python3 "$here/check_names.py" "$work/prod-act.yaml" prod-gpuscale-'
 names_in_every_tls_mode() {
   local mode
   for mode in selfSigned insecure certManager; do
-    render_as prod --set fullnameOverride=gs --set adapter.tls.mode=$mode >"$work/gs.yaml" &&
+    render_as prod --set fullnameOverride=gs --set adapter.tls.mode=$mode \
+      --set reconciler.podMonitor.enabled=true >"$work/gs.yaml" &&
       python3 "$here/check_names.py" "$work/gs.yaml" gs- || return 1
   done
 }
-check "fullnameOverride names every object, references intact (every TLS mode)" names_in_every_tls_mode
+check "fullnameOverride names every object, references intact (every TLS mode, with the PodMonitor)" names_in_every_tls_mode
 check "nameOverride names every object, references intact" \
   'render_as prod --set nameOverride=metrics >"$work/name.yaml" &&
      python3 "$here/check_names.py" "$work/name.yaml" prod-metrics-'
@@ -144,6 +187,39 @@ check "serviceAccount.name renames the chart's ServiceAccount and its bindings" 
      [ "$(grep -c "name: custom$" "$work/sa-name.yaml")" -ge 4 ]'
 check "rbac.create=false renders no Role, ClusterRole or binding" \
   '! render --set rbac.create=false | contains "^kind: \(Cluster\)\?Role\(Binding\)\?$"'
+check "reconciler.admissionPolicy.enabled=false renders no admission policy" \
+  '! render --set reconciler.admissionPolicy.enabled=false | contains "^kind: ValidatingAdmissionPolicy"'
+check "reconciler.admissionPolicy.validationActions reach every binding" \
+  '[ "$(render --set "reconciler.admissionPolicy.validationActions={Warn,Audit}" |
+      grep -c "validationActions: \[\"Warn\",\"Audit\"\]")" = 6 ]'
+check "an unknown validation action is refused" \
+  'refused --set "reconciler.admissionPolicy.validationActions={Block}"'
+
+# The uninstall path: in act mode, a pre-delete hook Job runs cleanup (it stops the reconciler first).
+check "observe mode renders no uninstall hook" '! contains "helm.sh/hook: pre-delete" "$work/default.yaml"'
+check "act mode: a pre-delete Job runs cleanup, stopping the reconciler, as its own ServiceAccount" \
+  'render --set reconciler.mode=act >"$work/act.yaml" &&
+   python3 - "$work/act.yaml" <<"PY"
+import sys, yaml
+docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
+hooks = [d for d in docs if d["metadata"].get("annotations", {}).get("helm.sh/hook") == "pre-delete"]
+kinds = sorted(d["kind"] for d in hooks)
+assert kinds == ["ClusterRole", "ClusterRoleBinding", "Job", "Role", "RoleBinding", "ServiceAccount"], kinds
+job = next(d for d in hooks if d["kind"] == "Job")
+pod = job["spec"]["template"]["spec"]
+args = pod["containers"][0]["args"]
+assert args[0] == "cleanup" and "--stop-deployment=gpuscale-reconciler" in args, args
+assert "--state-config-map=gpuscale-reconciler-state" in args, args
+assert pod["serviceAccountName"] == "gpuscale-reconciler-cleanup", pod
+assert not any(a.startswith("--restore-stock-configs") for a in args), args
+PY'
+check "uninstallCleanup.restoreStockConfigs reaches the Job" \
+  'render --set reconciler.mode=act --set reconciler.uninstallCleanup.restoreStockConfigs=true |
+     contains "^        - --restore-stock-configs$"'
+check "uninstallCleanup.enabled=false renders no hook" \
+  '! render --set reconciler.mode=act --set reconciler.uninstallCleanup.enabled=false |
+     contains "helm.sh/hook: pre-delete"'
+check "an unknown uninstallCleanup key is refused" 'refused --set reconciler.uninstallCleanup.wait=1m'
 
 # Images: tags default to the chart's appVersion (version_test.sh checks it is VERSION's).
 app_version=$(sed -n "s/^appVersion: *\"\?\([^\"]*\)\"\?$/\1/p" "$chart/Chart.yaml")
@@ -170,6 +246,16 @@ check "NOTES.txt: the checks for both programs" \
 check "NOTES.txt with the adapter alone names no reconciler" \
   'notes --set reconciler.enabled=false >"$work/notes-adapter.txt" &&
      grep -q "gpuscale-adapter" "$work/notes-adapter.txt" && ! grep -qi "reconciler" "$work/notes-adapter.txt"'
+check "NOTES.txt: observe-only by default, how to switch to act, the off-ramp" \
+  'grep -q "OBSERVE-ONLY" "$work/notes.txt" && grep -q "reconciler.mode=act" "$work/notes.txt" &&
+     grep -q "gpuscale-reconciler cleanup --state-namespace gpuscale" "$work/notes.txt"'
+check "NOTES.txt in observe mode: configmaps init with the release's ConfigMap names" \
+  'grep -q "gpuscale-reconciler configmaps init --operator-namespace gpu-operator --mig-config-map gpuscale-mig-parted-config --device-plugin-config-map device-plugin-config$" "$work/notes.txt"'
+check "NOTES.txt in observe mode: preflight with the release's namespaces and names" \
+  'grep -q "gpuscale-reconciler preflight --operator-namespace gpu-operator --state-namespace gpuscale .*--state-config-map gpuscale-reconciler-state --leader-elect-name gpuscale-reconciler$" "$work/notes.txt"'
+check "NOTES.txt with reconciler.mode=act says it acts and that helm uninstall cleans up" \
+  'notes --set reconciler.mode=act >"$work/notes-act.txt" && contains "It ACTS" "$work/notes-act.txt" &&
+     contains "helm uninstall runs that cleanup itself" "$work/notes-act.txt"'
 check "NOTES.txt follows the release's names" \
   'notes --set fullnameOverride=gs | contains "get lease gs-reconciler"'
 

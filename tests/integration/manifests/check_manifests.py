@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Checks the rendered adapter manifests against what an install needs of them (the Dockerfile has
 its own check, tests/integration/images)."""
+import base64
 import sys
 
 import yaml
@@ -8,6 +9,11 @@ import yaml
 rendered, src = sys.argv[1], sys.argv[2]
 # With the resource-metrics component (components/resource-metrics): metrics.k8s.io too.
 resource_metrics = "--resource-metrics" in sys.argv[3:]
+# How the aggregator gets the CA: none in the base (the overlay must add it), injected by
+# cert-manager (--cert-manager: components/cert-manager), or from the overlay's own CA file
+# (--ca-file=PATH: the documented manual path, a secretGenerator and a replacement).
+cert_manager = "--cert-manager" in sys.argv[3:]
+ca_file = next((a.split("=", 1)[1] for a in sys.argv[3:] if a.startswith("--ca-file=")), None)
 docs = [d for d in yaml.safe_load_all(open(rendered)) if d]
 failures = []
 
@@ -73,6 +79,9 @@ for c in containers:
     check({"/tmp", "/var/run/serving-cert", "/etc/adapter"} <= mounts,
           "writable /tmp and serving-cert, config mounted")
     check("--config=/etc/adapter/config.yaml" in args, "--config points at the mounted rules")
+    check("--tls-cert-file=/var/run/serving-cert/tls.crt" in args and
+          "--tls-private-key-file=/var/run/serving-cert/tls.key" in args,
+          "the serving pair comes from the mounted Secret")
     check(("--resource-metrics=true" in args) == resource_metrics,
           "--resource-metrics=true exactly with the component")
 
@@ -84,6 +93,22 @@ check(cm is not None, "Deployment references the generated ConfigMap")
 if cm:
     check(cm["data"].get("config.yaml") == open(f"{src}/rules/triton.yaml").read(),
           "ConfigMap holds rules/triton.yaml unchanged (manifests/adapter/rules/triton.yaml in sync)")
+
+# The serving certificate: the Secret the Deployment mounts, from cert-manager or the overlay.
+serving = volumes.get("serving-cert", {}).get("secret", {}).get("secretName")
+check(serving == "gpuscale-adapter-serving-cert", "the Deployment mounts gpuscale-adapter-serving-cert")
+if cert_manager:
+    certificate = find("Certificate", "gpuscale-adapter-serving-cert", NS) or {}
+    cspec = certificate.get("spec", {})
+    check(cspec.get("secretName") == serving, "the Certificate writes that Secret")
+    check("gpuscale-adapter.gpuscale.svc" in cspec.get("dnsNames", []),
+          "the Certificate names the Service the aggregator dials")
+    issuer = find("Issuer", cspec.get("issuerRef", {}).get("name"), NS) or {}
+    ca = find("Certificate", issuer.get("spec", {}).get("ca", {}).get("secretName"), NS) or {}
+    check(ca.get("spec", {}).get("isCA") is True, "signed by a CA Issuer (renewals keep the CA)")
+if ca_file:
+    secret = find("Secret", serving, NS) or {}
+    check(secret.get("type") == "kubernetes.io/tls", "the overlay's Secret is kubernetes.io/tls")
 
 # Service, PDB, APIServices.
 svc = find("Service", "gpuscale-adapter", NS) or {}
@@ -107,6 +132,15 @@ for name, group, version in api_services:
     check(s.get("service") == {"name": "gpuscale-adapter", "namespace": NS, "port": 443},
           f"APIService {name} points at the Service")
     check(s.get("groupPriorityMinimum") and s.get("versionPriority"), f"{name} priorities")
+    check(not s.get("insecureSkipTLSVerify"), f"{name} verifies the adapter's certificate")
+    injected = api.get("metadata", {}).get("annotations", {}).get("cert-manager.io/inject-ca-from")
+    check((injected == "gpuscale/gpuscale-adapter-serving-cert") == cert_manager,
+          f"{name}: CA injected from the serving Certificate exactly with the component")
+    if ca_file:
+        bundle = base64.b64decode(s.get("caBundle", "")).decode()
+        check(bundle == open(ca_file).read(), f"{name}: caBundle is the overlay's CA")
+    else:
+        check(not s.get("caBundle"), f"{name}: no caBundle of the base's own")
 check(len(all_of("APIService")) == len(api_services), f"exactly {len(api_services)} APIServices")
 
 # NetworkPolicy: ingress only to the secure port (kube-apiserver, probes) and the metrics port.

@@ -10,16 +10,16 @@
 #include <nlohmann/json.hpp>
 
 #include "gpuscale/prom/http_client.h"
+#include "support/http_test_server.h"
 #include "support/process.h"
-#include "support/prometheus_stub_server.h"
 #include "support/temp_dir.h"
 
 namespace gpuscale::prom {
 namespace {
 
-using test::PrometheusStubServer;
-using test::StubRequest;
-using test::StubResponse;
+using test::HttpTestRequest;
+using test::HttpTestResponse;
+using test::HttpTestServer;
 
 constexpr char kVector[] =
     R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{"pod":"a"},"value":[1700000000,"4.5"]}]}})";
@@ -40,8 +40,8 @@ TEST_P(SigV4RequestTest, BotocoreAcceptsTheSignature) {
   setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE", 1);
   setenv("AWS_SECRET_ACCESS_KEY", "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY", 1);
   setenv("AWS_SESSION_TOKEN", "session/token+with=chars", 1);
-  PrometheusStubServer server([](const StubRequest&) {
-    StubResponse response;
+  HttpTestServer server([](const HttpTestRequest&) {
+    HttpTestResponse response;
     response.body = kVector;
     return response;
   });
@@ -57,7 +57,7 @@ TEST_P(SigV4RequestTest, BotocoreAcceptsTheSignature) {
 
   auto requests = server.requests();
   ASSERT_EQ(requests.size(), 1u);
-  const StubRequest& request = requests[0];
+  const HttpTestRequest& request = requests[0];
   EXPECT_EQ(request.headers.count("x-amz-date"), 1u);
   EXPECT_EQ(request.headers.at("x-amz-security-token"), "session/token+with=chars");
   nlohmann::json wire = {{"method", request.method}, {"path", request.path},
@@ -85,7 +85,8 @@ TEST(SigV4Options, MissingKeysAndOtherAuthorizationAreRefused) {
   EXPECT_NE(client.status().message().find("AWS_ACCESS_KEY_ID"), std::string::npos);
 
   options.tokenFile = "/var/run/token";
-  EXPECT_NE(validate(options).message().find("does not go with a bearer token"), std::string::npos);
+  EXPECT_NE(options.validate().message().find("does not go with a bearer token"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -106,21 +106,41 @@ printf 'policies:\n- name: x\n  levers: [magic]\n' >"$work/bad.yaml"
 expect_error "malformed policy" "line 3, column 12" plan --from "$data/a100_1g_stuck.json" --policy "$work/bad.yaml"
 expect_error "missing dump" "cannot read" plan --from "$work/none.json"
 expect_error "missing --from" "--from DUMP.json is required" plan
-expect_error "bad output" "--output must be json or text" plan --from "$data/a100_1g_stuck.json" --output yaml
-expect_error "unknown subcommand" "unknown subcommand \"apply\"" apply
-expect_error "run: unknown flag" "unknown flag --bogus" run --bogus
-expect_error "run: bad duration" "bad value \"soon\" for --mig-timeout" run --mig-timeout soon
-expect_error "run: bad GPU mapping" "bad value \"gpu\" for --gpu-mapping" run --gpu-mapping gpu
+expect_error "bad output" "invalid argument \"yaml\" for \"--output\" flag: must be one of json, text" plan --from "$data/a100_1g_stuck.json" --output yaml
+expect_error "unknown subcommand" "unknown command \"apply\"" apply
+expect_error "run: unknown flag" "unknown flag: --bogus" run --bogus
+expect_error "run: bad duration" "invalid argument \"soon\" for \"--mig-timeout\" flag" run --mig-timeout soon
+expect_error "run: bad GPU mapping" "invalid argument \"gpu\" for \"--gpu-mapping\" flag: must be one of node, dcgm" run --gpu-mapping gpu
 expect_error "run: dcgm mapping needs Prometheus" "--gpu-mapping=dcgm needs --prometheus-url" run --gpu-mapping=dcgm
-expect_error "run: bad dcgm max age" "bad value \"0s\" for --dcgm-max-age" run --dcgm-max-age 0s
+expect_error "run: bad dcgm max age" "invalid argument \"0s\" for \"--dcgm-max-age\" flag: must be positive" run --dcgm-max-age 0s
 expect_error "run: bad Prometheus flag" "--prometheus-timeout" run --gpu-mapping=dcgm --prometheus-url http://127.0.0.1:1 --prometheus-timeout soon
 printf 'policies:\n- name: x\n  levers: [magic]\n' >"$work/bad-run.yaml"
-expect_error "run: bad policy file" "line 3, column 12" run --config "$work/bad-run.yaml"
+expect_error "run: bad policy file" "line 3, column 12" run --policy "$work/bad-run.yaml"
+# The old flag name still works, with a warning naming the new one.
+expect_error "run: --config is deprecated" "flag --config is deprecated, use --policy" run --config "$work/bad-run.yaml"
 printf 'policies:\n- name: everyone\n  levers: [timeSlicing]\n' >"$work/unscoped.yaml"
-expect_error "run: a policy without scope" "has no HPA scope" run --config "$work/unscoped.yaml"
+expect_error "run: a policy without scope" "has no HPA scope" run --policy "$work/unscoped.yaml"
 expect_error "plan: a policy without scope" "has no HPA scope" plan --from "$data/a100_1g_stuck.json" --policy "$work/unscoped.yaml"
-expect_error "run: bad state cap" "bad value \"10\" for --state-max-bytes" run --state-max-bytes 10
-expect_error "no subcommand" "usage: gpuscale-reconciler plan" 
+expect_error "run: bad state cap" "invalid argument \"10\" for \"--state-max-bytes\" flag: must be an integer from 1024 to 1024000" run --state-max-bytes 10
+expect_error "no subcommand" "usage: gpuscale-reconciler <command> [arguments]"
+
+# policy check: the policies a file defines, its old spellings as warnings, its errors (exit 1).
+printf 'policies:\n- name: a\n  hpaNamespaces: [x]\n  migModeChange: {enable: true}\n- name: b\n  hpas: [x/y]\n' >"$work/old.yaml"
+if "$bin" policy check "$work/old.yaml" >"$work/out" 2>"$work/err"; then
+  grep -qF "old.yaml: 2 policies: a b" "$work/out" || fail "policy check: output: $(cat "$work/out")"
+  grep -qF "line 4, column 19: migModeChange.enable is deprecated, use migModeChange.enabled" "$work/err" ||
+    fail "policy check: no deprecation warning: $(cat "$work/err")"
+else
+  fail "policy check: exit $? ($(cat "$work/err"))"
+fi
+rc=0
+"$bin" policy check "$work/bad.yaml" >"$work/out" 2>"$work/err" || rc=$?
+[ "$rc" -eq 1 ] || fail "policy check of a bad file: exit $rc, want 1"
+grep -qF "line 3, column 12" "$work/err" || fail "policy check of a bad file: $(cat "$work/err")"
+expect_error "policy: no word" "expected \`reference\` or \`check FILE\`" policy
+"$bin" policy reference >"$work/policy.md" || fail "policy reference: exit $?"
+grep -qF '| `migModeChange.enabled` | boolean | `false` |' "$work/policy.md" ||
+  fail "policy reference lacks migModeChange.enabled"
 
 [ "$failures" -eq 0 ] || exit 1
 echo "plan CLI: all checks passed"

@@ -86,7 +86,7 @@ expect "render without names" 2 '' 'render needs at least one object name (--nam
 expect "render with an unsupported selector operator" 2 '' '*' -- \
   rules render "$triton" --metric avg_time_queue_us --resource pods --names a --metric-selector 'x>1'
 
-expect "render with an unknown flag" 2 '' 'gpuscale-adapter rules: unknown flag --bogus...' -- \
+expect "render with an unknown flag" 2 '' 'gpuscale-adapter rules render: unknown flag: --bogus...' -- \
   rules render "$triton" --metric m --resource pods --bogus 1
 
 expect "check the triton rule" 0 'rules[0]: custom seriesQuery "nv_inference_queue_duration_us{namespace!=\"\",pod!=\"\"}", 1 filter, name "nv_inference_queue_duration_us" as "avg_time_queue_us", resources: namespace→namespaces, pod→pods' '' -- \

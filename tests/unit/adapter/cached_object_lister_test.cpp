@@ -6,6 +6,7 @@
 
 #include <condition_variable>
 
+#include "gpuscale/kube/forwarding_client.h"
 #include "listed_objects_fixture.h"
 #include "support/wait_until.h"
 
@@ -18,46 +19,24 @@ constexpr auto kWait = std::chrono::seconds(5);
 
 // Holds the informers' LISTs (a consistent read: resourceVersion "") until released, so a test
 // can look at a cache that has not synced; everything else goes straight to the fake.
-class HeldListClient final : public kube::KubeClient {
+class HeldListClient final : public kube::ForwardingKubeClient {
  public:
-  explicit HeldListClient(std::shared_ptr<FakeKubeClient> fake) : fake_(std::move(fake)) {}
+  explicit HeldListClient(std::shared_ptr<FakeKubeClient> fake) : ForwardingKubeClient(fake) {}
   void release() {
     std::lock_guard lock(mu_);
     released_ = true;
     cv_.notify_all();
   }
-  core::Result<kube::Object> get(const kube::ResourceRef& ref) override { return fake_->get(ref); }
   core::Result<kube::ObjectList> list(const kube::ResourceRef& ref,
                                       const kube::ListOptions& options) override {
     if (options.resourceVersion.empty()) {
       std::unique_lock lock(mu_);
       cv_.wait(lock, [this] { return released_; });
     }
-    return fake_->list(ref, options);
-  }
-  core::Status watch(const kube::ResourceRef& ref, const kube::WatchOptions& options,
-                     const kube::WatchHandler& handler, std::stop_token stop) override {
-    return fake_->watch(ref, options, handler, stop);
-  }
-  core::Result<kube::Object> create(const kube::ResourceRef& ref,
-                                    const kube::Object& object) override {
-    return fake_->create(ref, object);
-  }
-  core::Result<kube::Object> update(const kube::ResourceRef& ref,
-                                    const kube::Object& object) override {
-    return fake_->update(ref, object);
-  }
-  core::Result<kube::Object> patch(const kube::ResourceRef& ref, kube::PatchType type,
-                                   const kube::Object& patch) override {
-    return fake_->patch(ref, type, patch);
-  }
-  core::Status remove(const kube::ResourceRef& ref) override { return fake_->remove(ref); }
-  core::Result<kube::Object> getPath(std::string_view path) override {
-    return fake_->getPath(path);
+    return inner().list(ref, options);
   }
 
  private:
-  std::shared_ptr<FakeKubeClient> fake_;
   std::mutex mu_;
   std::condition_variable cv_;
   bool released_ = false;

@@ -81,6 +81,19 @@ TEST(DecodeExternalMetricReply, ErrorsArePassedThroughOrNamed) {
        R"({"kind":"ExternalMetricValueList","items":[{"metricName":"q","timestamp":"yesterday","value":"1"}]})",
        500, "InternalError", "bad timestamp"},
       {"not JSON", 200, "<html>", 500, "InternalError", "not an ExternalMetricValueList"},
+      // What a remote puts in its Status never makes the adapter throw or send a code outside
+      // 400-599.
+      {"a Status whose fields have other types", 500,
+       R"({"kind":"Status","reason":5,"message":["m"],"details":{"name":1,"causes":[{"message":2}]},"code":"500"})",
+       500, "", ""},
+      {"a Status with a code out of range", 404,
+       R"({"kind":"Status","reason":"NotFound","code":99999})", 404, "NotFound", ""},
+      {"a Status with a code of 200", 503,
+       R"({"kind":"Status","reason":"ServiceUnavailable","code":200})", 503, "ServiceUnavailable",
+       ""},
+      {"an HTTP code beyond 599", 799, R"({"kind":"Status","code":700})", 500, "", ""},
+      {"a kind that is not a string", 200, R"({"kind":7})", 500, "InternalError",
+       "not an ExternalMetricValueList"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.what);
@@ -107,6 +120,25 @@ TEST(DecodeExternalResourceList, NamesAndScope) {
   EXPECT_FALSE(decodeExternalResourceList(503, "unavailable").ok());
   EXPECT_FALSE(
       decodeExternalResourceList(200, R"({"kind":"APIResourceList","resources":[{}]})").ok());
+  // A `namespaced` that is not a boolean counts as true (the default), never throws.
+  auto odd = decodeExternalResourceList(
+      200, R"({"kind":"APIResourceList","resources":[{"name":"m","namespaced":"no"}]})");
+  ASSERT_TRUE(odd.ok()) << odd.status().message();
+  EXPECT_TRUE(odd->front().namespaced);
+}
+
+TEST(DecodeExternalMetricReply, WindowsThatDoNotFitAreLeftOut) {
+  auto values = decodeExternalMetricReply(
+      200,
+      R"({"kind":"ExternalMetricValueList","items":[)"
+      R"({"metricName":"a","timestamp":"2024-05-01T10:00:00Z","value":"1","window":120},)"
+      R"({"metricName":"b","timestamp":"2024-05-01T10:00:00Z","value":"1","window":18446744073709551615},)"
+      R"({"metricName":"c","timestamp":"2024-05-01T10:00:00Z","value":"1","window":"60"}]})");
+  ASSERT_TRUE(values.ok()) << values.status().message();
+  ASSERT_EQ(values->size(), 3u);
+  EXPECT_EQ((*values)[0].windowSeconds, 120);
+  EXPECT_FALSE((*values)[1].windowSeconds.has_value());
+  EXPECT_FALSE((*values)[2].windowSeconds.has_value());
 }
 
 TEST(ExternalMetricsRemote, CreateRejectsBadFlags) {

@@ -154,7 +154,7 @@ TEST(ParseServeFlags, ExternalMetricsFallback) {
   EXPECT_EQ(defaults->externalFallback.discoveryTtl, std::chrono::seconds(30));
 
   for (Args bad : {Args{"--config=c", "--external-metrics-fallback-timeout=0s"},
-                   Args{"--config=c", "--external-metrics-fallback-insecure-skip-tls-verify=1"},
+                   Args{"--config=c", "--external-metrics-fallback-insecure-skip-tls-verify=yes"},
                    Args{"--config=c", "--external-metrics-fallback-urll=https://x"}}) {
     EXPECT_FALSE(parseServeFlags(bad).ok()) << bad[1];
   }
@@ -260,6 +260,52 @@ TEST(ParseServeFlags, ResourceMetrics) {
   EXPECT_FALSE(parseServeFlags({"--config=c", "--resource-metrics=maybe"}).ok());
 }
 
+TEST(ParseServeFlags, StandaloneIgnoresTheDelegationFlagsButServesTheClientCa) {
+  auto options = parseServeFlags({"--config=c", "--standalone", "--lister-kubeconfig=/k",
+                                  "--authentication-skip-lookup", "--client-ca-file=/ca.pem",
+                                  "--client-qps", "50"});
+  ASSERT_TRUE(options.ok()) << options.status().message();
+  EXPECT_EQ(options->server.bindAddress, "127.0.0.1");
+  EXPECT_EQ(options->server.clientCaFiles, Args{"/ca.pem"});
+  EXPECT_EQ(options->warnings,
+            (Args{"flag --lister-kubeconfig is ignored (needs the Kubernetes client, not used in "
+                  "this mode)",
+                  "flag --client-qps is ignored (needs the Kubernetes client, not used in this "
+                  "mode)",
+                  "flag --authentication-skip-lookup is ignored (needs the Kubernetes client, not "
+                  "used in this mode)"}));
+
+  auto bound = parseServeFlags({"--config=c", "--standalone", "--bind-address=0.0.0.0"});
+  ASSERT_TRUE(bound.ok());
+  EXPECT_EQ(bound->server.bindAddress, "0.0.0.0");
+}
+
+TEST(ParseServeFlags, InClusterTheClientCaGoesToServingAndToAuthentication) {
+  auto options =
+      parseServeFlags({"--config=c", "--client-ca-file=/ca.pem", "--requestheader-client-ca-file",
+                       "/fp.pem", "--client-qps=50", "--authentication-skip-lookup"});
+  ASSERT_TRUE(options.ok()) << options.status().message();
+  EXPECT_EQ(options->server.bindAddress, "0.0.0.0");
+  EXPECT_EQ(options->server.clientCaFiles, (Args{"/ca.pem", "/fp.pem"}));
+  EXPECT_EQ(options->delegation.authentication.clientCaFile, "/ca.pem");
+  EXPECT_EQ(options->delegation.authentication.requestHeaderClientCaFile, "/fp.pem");
+  EXPECT_EQ(options->delegation.clientQps, 50);
+  EXPECT_TRUE(options->delegation.skipLookup);
+  EXPECT_TRUE(options->warnings.empty());
+}
+
+TEST(ParseServeFlags, UsageListsEveryFlagOnce) {
+  const std::string usage = serveUsage();
+  for (const char* flag :
+       {"--config string", "--prometheus-url string", "--external-metrics-fallback-url string",
+        "--secure-port int", "--lister-kubeconfig string", "--client-ca-file string", "-v, --v int",
+        "--logtostderr", "--audit-*"}) {
+    const size_t at = usage.find(flag);
+    EXPECT_NE(at, std::string::npos) << flag;
+    EXPECT_EQ(usage.find(flag, at + 1), std::string::npos) << flag << " listed twice";
+  }
+}
+
 TEST(ParseServeFlags, DefaultsMatchPrometheusAdapter) {
   auto options = parseServeFlags({"--config=c"});
   ASSERT_TRUE(options.ok());
@@ -271,6 +317,7 @@ TEST(ParseServeFlags, DefaultsMatchPrometheusAdapter) {
   EXPECT_EQ(options->server.maxRequestsInFlight, 400u);
   EXPECT_EQ(options->server.requestTimeout, std::chrono::minutes(1));
   EXPECT_EQ(options->prometheus.cacheMaxBytes, size_t{64} << 20);
+  EXPECT_EQ(options->server.workerThreads, 8u);
 }
 
 }  // namespace

@@ -564,5 +564,119 @@ TEST_F(ApiHandlerTest, ProviderExceptionsBecome500) {
   EXPECT_NE(response.body.find("Internal error occurred: boom"), std::string::npos);
 }
 
+// An authenticator whose answers come later, from the test (a TokenReview in flight).
+class ParkingAuthenticator final : public Authenticator {
+ public:
+  core::Result<UserInfo> authenticate(const HttpRequest&) override {
+    return UserInfo{"u", "", {"g"}, {}};
+  }
+  void authenticateAsync(const HttpRequest&, std::chrono::steady_clock::time_point,
+                         std::function<void(core::Result<UserInfo>)> done) override {
+    parked.push_back(std::move(done));
+  }
+  std::vector<std::function<void(core::Result<UserInfo>)>> parked;
+};
+
+// What HttpsServer gives handleAsync(), recorded: resume() queues the work for the test to run as
+// the handler thread would.
+class RecordedRequest final : public PendingRequest {
+ public:
+  std::chrono::steady_clock::time_point deadline() const override {
+    return std::chrono::steady_clock::time_point::max();
+  }
+  void respond(HttpResponse response) override { responses.push_back(std::move(response)); }
+  void resume(std::function<void()> work) override { resumed.push_back(std::move(work)); }
+  // Runs the oldest resumed work as a handler thread would, and lets go of it (the work holds the
+  // request: keeping it would be a cycle).
+  void runResumed() {
+    auto work = std::move(resumed.front());
+    resumed.erase(resumed.begin());
+    work();
+  }
+
+  std::vector<HttpResponse> responses;
+  std::vector<std::function<void()>> resumed;
+};
+
+TEST_F(ApiHandlerTest, AsyncRequestsAnsweredFromCachesFinishBeforeReturning) {
+  auto pending = std::make_shared<RecordedRequest>();
+  handler().handleAsync(std::make_shared<HttpRequest>(
+                            get(std::string(kPrefix) + "/namespaces/default/pods/*/http_requests")),
+                        pending);
+  ASSERT_EQ(pending->responses.size(), 1u);
+  EXPECT_EQ(pending->responses[0].status, 200);
+  EXPECT_TRUE(pending->resumed.empty());
+}
+
+TEST_F(ApiHandlerTest, AsyncRequestWaitingForAReviewResumesOnAHandlerThread) {
+  auto authenticator = std::make_shared<ParkingAuthenticator>();
+  config_.authenticator = authenticator;
+  const HttpRequest request =
+      get(std::string(kPrefix) + "/namespaces/default/pods/*/http_requests");
+  // Nothing to answer on the I/O thread: the review would have to be waited for.
+  EXPECT_FALSE(handler().handleWithoutWaiting(request));
+  auto pending = std::make_shared<RecordedRequest>();
+  handler().handleAsync(std::make_shared<HttpRequest>(request), pending);
+  EXPECT_TRUE(pending->responses.empty());  // parked: the handler thread is free
+  ASSERT_EQ(authenticator->parked.size(), 1u);
+  authenticator->parked[0](UserInfo{"u", "", {"g"}, {}});  // the review's answer arrives
+  EXPECT_TRUE(pending->responses.empty());                 // not on the thread that delivered it
+  ASSERT_EQ(pending->resumed.size(), 1u);
+  pending->runResumed();
+  ASSERT_EQ(pending->responses.size(), 1u);
+  EXPECT_EQ(pending->responses[0].status, 200);
+  EXPECT_NE(pending->responses[0].body.find("web-1"), std::string::npos);
+}
+
+TEST_F(ApiHandlerTest, RefusedReviewIs429WithRetryAfter) {
+  auto authenticator = std::make_shared<ParkingAuthenticator>();
+  config_.authenticator = authenticator;
+  auto pending = std::make_shared<RecordedRequest>();
+  handler().handleAsync(std::make_shared<HttpRequest>(get(kPrefix)), pending);
+  authenticator->parked[0](core::Status(429, "TooManyRequests", "too many reviews"));
+  pending->runResumed();
+  ASSERT_EQ(pending->responses.size(), 1u);
+  const HttpResponse& response = pending->responses[0];
+  EXPECT_EQ(response.status, 429);
+  EXPECT_NE(response.body.find(R"("retryAfterSeconds":1)"), std::string::npos) << response.body;
+  bool retryAfter = false;
+  for (const auto& [name, value] : response.headers)
+    retryAfter |= name == "Retry-After" && value == "1";
+  EXPECT_TRUE(retryAfter);
+}
+
+TEST_F(ApiHandlerTest, WithoutWaitingAnswersOnlyWhatNeedsNoWaitAndRecordsNothingElse) {
+  custom_->addValue({{{"", "pods"}, true, "slow"},
+                     {"Pod", "default", "web-1", "/v1"},
+                     {{"app", "web"}},
+                     core::Quantity::fromMilli(1)});
+  custom_->delayMetric("slow", std::chrono::milliseconds(1));
+  const std::string cached = std::string(kPrefix) + "/namespaces/default/pods/%2A/http_requests";
+  const std::string waits = std::string(kPrefix) + "/namespaces/default/pods/%2A/slow";
+  auto answered = handler().handleWithoutWaiting(get(cached));
+  ASSERT_TRUE(answered);
+  EXPECT_EQ(answered->status, 200);
+  EXPECT_EQ(answered->body, call(cached).body);
+  // A provider that would wait: no answer, nothing counted; handle() then answers it.
+  EXPECT_FALSE(handler().handleWithoutWaiting(get(waits)));
+  EXPECT_EQ(call(waits).status, 200);
+  // Only GETs of the metrics APIs (health, /metrics and the rest take the handler threads).
+  EXPECT_FALSE(handler().handleWithoutWaiting(get("/healthz")));
+  HttpRequest post = get(cached);
+  post.method = "POST";
+  EXPECT_FALSE(handler().handleWithoutWaiting(post));
+  // Three answers counted (the refused attempt is not).
+  const auto metrics = call("/metrics").body;
+  EXPECT_NE(
+      metrics.find(R"(gpuscale_apiserver_requests_total{code="200",route="custom_metric"} 3)"),
+      std::string::npos)
+      << metrics;
+  // An authenticator that may have to wait for a review (the default) answers nothing here.
+  config_.authenticator = std::make_shared<FixedUser>();
+  handler_.reset();
+  EXPECT_FALSE(handler().handleWithoutWaiting(get(cached)));
+  EXPECT_EQ(call(cached).status, 200);
+}
+
 }  // namespace
 }  // namespace gpuscale::apiserver

@@ -8,6 +8,7 @@
 #include <boost/asio/ssl/context.hpp>
 #include <mutex>
 
+#include "fakes/test_pki.h"
 #include "support/wait_until.h"
 
 namespace gpuscale::apiserver {
@@ -125,6 +126,42 @@ TEST(ServingTlsTest, ServingCertificateRotationGivesANewContext) {
   material.set(config(after, {}));
   ASSERT_TRUE((*tls)->reload().ok());
   EXPECT_EQ(servingCommonName(*(*tls)->current()), "after");
+}
+
+TEST(ServingTlsTest, ExpiryMetricFollowsTheCertificateInUse) {
+  const auto ca = testing::makeCa("ca");
+  const auto pair = [&](std::chrono::hours validFor) {
+    testing::CertificateSpec spec;
+    spec.commonName = "server";
+    spec.clientAuth = false;
+    spec.notAfter = validFor;
+    const auto leaf = testing::makeCertificate(spec, &ca);
+    TlsConfig tls;
+    tls.certificateChainPem = leaf.certificatePem;
+    tls.privateKeyPem = leaf.privateKeyPem;
+    return tls;
+  };
+  const auto expiresIn = [](double timestamp) {
+    const double now =
+        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    return std::chrono::round<std::chrono::hours>(std::chrono::duration<double>(timestamp - now));
+  };
+  auto registry = std::make_shared<prometheus::Registry>();
+  Material material;
+  material.set(pair(std::chrono::hours(24 * 30)));
+  auto tls = ServingTls::create(material.loader(), registry);
+  ASSERT_TRUE(tls.ok()) << tls.status().toString();
+  const std::string name = "gpuscale_serving_certificate_expiry_timestamp_seconds";
+  EXPECT_EQ(expiresIn(sample(*registry, name)), std::chrono::hours(24 * 30));
+  // A rotated certificate: the metric follows. A rejected one (key of another pair): it does not.
+  material.set(pair(std::chrono::hours(24 * 365)));
+  ASSERT_TRUE((*tls)->reload().ok());
+  EXPECT_EQ(expiresIn(sample(*registry, name)), std::chrono::hours(24 * 365));
+  TlsConfig mismatched = pair(std::chrono::hours(48));
+  mismatched.privateKeyPem = pair(std::chrono::hours(48)).privateKeyPem;
+  material.set(mismatched);
+  EXPECT_FALSE((*tls)->reload().ok());
+  EXPECT_EQ(expiresIn(sample(*registry, name)), std::chrono::hours(24 * 365));
 }
 
 struct BadMaterialCase {

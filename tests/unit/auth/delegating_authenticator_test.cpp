@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "fakes/deferred_kube_client.h"
 #include "fakes/fake_kube_client.h"
 #include "fakes/test_pki.h"
 
@@ -73,7 +74,9 @@ std::shared_ptr<const PeerCertificates> peerFor(Cert which) {
   return peer;
 }
 
-std::shared_ptr<DelegatingAuthenticator> makeAuthenticator(std::shared_ptr<FakeKubeClient> kube) {
+std::shared_ptr<DelegatingAuthenticator> makeAuthenticator(
+    std::shared_ptr<FakeKubeClient> kube, std::shared_ptr<kube::KubeClient> reviews = nullptr,
+    std::shared_ptr<ReviewLimiter> limiter = nullptr) {
   AuthenticationConfig config;
   config.clientCa = *CaBundle::fromPem(pki().clientCa.certificatePem);
   config.requestHeader.ca = *CaBundle::fromPem(pki().frontProxyCa.certificatePem);
@@ -93,7 +96,8 @@ std::shared_ptr<DelegatingAuthenticator> makeAuthenticator(std::shared_ptr<FakeK
   });
   return std::make_shared<DelegatingAuthenticator>(
       std::make_shared<AuthenticationConfigSource>(config),
-      std::make_shared<TokenReviewer>(kube, std::chrono::seconds(10)));
+      std::make_shared<TokenReviewer>(reviews ? reviews : kube, std::chrono::seconds(10), nullptr,
+                                      std::move(limiter)));
 }
 
 struct Case {
@@ -248,6 +252,58 @@ TEST(TokenReviewerTest, UnavailableApiFailsClosed) {
   auto answer = reviewer.review("good");
   ASSERT_FALSE(answer.ok());
   EXPECT_EQ(answer.status().httpCode(), 504);
+}
+
+TEST(DelegatingAuthenticatorTest, AsynchronousReviewsAreNotWaitedFor) {
+  auto fake = std::make_shared<FakeKubeClient>();
+  auto deferred = std::make_shared<testing::DeferredKubeClient>(fake);
+  auto authenticator = makeAuthenticator(fake, deferred);
+  std::vector<core::Result<apiserver::UserInfo>> answers;
+  const auto record = [&](core::Result<apiserver::UserInfo> user) { answers.push_back(user); };
+  const auto deadline = std::chrono::steady_clock::time_point::max();
+  HttpRequest good;
+  good.headers = {{"Authorization", "Bearer good"}};
+  HttpRequest junk;
+  junk.headers = {{"Authorization", "Bearer junk"}};
+
+  authenticator->authenticateAsync(good, deadline, record);
+  authenticator->authenticateAsync(junk, deadline, record);
+  EXPECT_TRUE(answers.empty());  // both wait for kube-apiserver, on nobody's thread
+  EXPECT_EQ(deferred->pending(), 2u);
+  // A client certificate needs no review: answered before the call returns.
+  HttpRequest withCertificate;
+  withCertificate.peer = peerFor(Cert::kUser);
+  authenticator->authenticateAsync(withCertificate, deadline, record);
+  ASSERT_EQ(answers.size(), 1u);
+  EXPECT_EQ(answers[0]->name, "alice");
+
+  deferred->answerAll();
+  ASSERT_EQ(answers.size(), 3u);
+  EXPECT_EQ(answers[1]->name, "system:serviceaccount:ns:sa");
+  EXPECT_EQ(answers[2].status().httpCode(), 401);
+  // Both answers are cached: valid and invalid tokens alike come back at once.
+  authenticator->authenticateAsync(good, deadline, record);
+  authenticator->authenticateAsync(junk, deadline, record);
+  EXPECT_EQ(answers.size(), 5u);
+  EXPECT_EQ(deferred->pending(), 0u);
+}
+
+TEST(DelegatingAuthenticatorTest, AReviewTheLimiterRefusesIs429NotUnauthorized) {
+  auto fake = std::make_shared<FakeKubeClient>();
+  auto deferred = std::make_shared<testing::DeferredKubeClient>(fake);
+  auto authenticator =
+      makeAuthenticator(fake, deferred, std::make_shared<ReviewLimiter>(ReviewLimits{0, 1, 2, 0}));
+  std::vector<core::Result<apiserver::UserInfo>> answers;
+  const auto record = [&](core::Result<apiserver::UserInfo> user) { answers.push_back(user); };
+  for (int i = 0; i < 3; ++i) {
+    HttpRequest junk;
+    junk.headers = {{"Authorization", "Bearer junk-" + std::to_string(i)}};
+    authenticator->authenticateAsync(junk, std::chrono::steady_clock::time_point::max(), record);
+  }
+  ASSERT_EQ(answers.size(), 1u);
+  EXPECT_EQ(answers[0].status().httpCode(), 429);
+  deferred->answerAll();
+  EXPECT_EQ(answers.size(), 3u);
 }
 
 }  // namespace

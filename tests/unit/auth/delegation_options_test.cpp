@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+
 namespace gpuscale::auth {
 namespace {
 
@@ -18,35 +20,38 @@ TEST(DelegationOptionsTest, DefaultsMatchKubernetes) {
             std::vector<std::string>{"X-Remote-User"});
 }
 
-TEST(DelegationOptionsTest, ParsesEveryFlagAndKeepsTheRest) {
+core::Result<std::vector<std::string>> parse(DelegationOptions& options,
+                                             const std::vector<std::string>& args) {
+  core::FlagSet flags("test");
+  options.addFlags(flags);
+  return flags.parse(args);
+}
+
+TEST(DelegationOptionsTest, ParsesEveryFlag) {
   DelegationOptions options;
-  auto rest = parseDelegationFlags({"--lister-kubeconfig=/k/lister",
-                                    "--client-qps",
-                                    "50",
-                                    "--client-burst=100",
-                                    "--authentication-kubeconfig",
-                                    "/k/authn",
-                                    "--authentication-token-webhook-cache-ttl=1m",
-                                    "--client-ca-file=/pki/ca.crt",
-                                    "--requestheader-client-ca-file",
-                                    "/pki/fp.crt",
-                                    "--requestheader-allowed-names=front-proxy-client, aggregator",
-                                    "--requestheader-username-headers=X-User",
-                                    "--requestheader-group-headers=X-G1,X-G2",
-                                    "--requestheader-extra-headers-prefix=X-Extra-",
-                                    "--authentication-skip-lookup",
-                                    "--authentication-tolerate-lookup-failure=true",
-                                    "--authorization-kubeconfig=/k/authz",
-                                    "--authorization-webhook-cache-authorized-ttl=5s",
-                                    "--authorization-webhook-cache-unauthorized-ttl=2s",
-                                    "--authorization-always-allow-paths=/healthz,/metrics",
-                                    "--secure-port=6443",
-                                    "/adapter"},
-                                   options);
+  auto rest = parse(options, {"--lister-kubeconfig=/k/lister",
+                              "--client-qps",
+                              "50",
+                              "--client-burst=100",
+                              "--authentication-kubeconfig",
+                              "/k/authn",
+                              "--authentication-token-webhook-cache-ttl=1m",
+                              "--client-ca-file=/pki/ca.crt",
+                              "--requestheader-client-ca-file",
+                              "/pki/fp.crt",
+                              "--requestheader-allowed-names=front-proxy-client, aggregator",
+                              "--requestheader-username-headers=X-User",
+                              "--requestheader-group-headers=X-G1,X-G2",
+                              "--requestheader-extra-headers-prefix=X-Extra-",
+                              "--authentication-skip-lookup",
+                              "--authentication-tolerate-lookup-failure=true",
+                              "--authorization-kubeconfig=/k/authz",
+                              "--authorization-webhook-cache-authorized-ttl=5s",
+                              "--authorization-webhook-cache-unauthorized-ttl=2s",
+                              "--authorization-always-allow-paths=/healthz,/metrics",
+                              "/adapter"});
   ASSERT_TRUE(rest.ok()) << rest.status().toString();
-  EXPECT_EQ(*rest, (std::vector<std::string>{"--client-ca-file=/pki/ca.crt",
-                                             "--requestheader-client-ca-file", "/pki/fp.crt",
-                                             "--secure-port=6443", "/adapter"}));
+  EXPECT_EQ(*rest, std::vector<std::string>{"/adapter"});
   EXPECT_EQ(options.listerKubeconfig, "/k/lister");
   EXPECT_EQ(options.clientQps, 50);
   EXPECT_EQ(options.clientBurst, 100);
@@ -80,19 +85,37 @@ class BadFlagTest : public ::testing::TestWithParam<BadFlag> {};
 
 TEST_P(BadFlagTest, IsBadRequest) {
   DelegationOptions options;
-  auto rest = parseDelegationFlags(GetParam().args, options);
+  auto rest = parse(options, GetParam().args);
   ASSERT_FALSE(rest.ok()) << GetParam().what;
   EXPECT_EQ(rest.status().httpCode(), 400);
 }
 
 INSTANTIATE_TEST_SUITE_P(
     Cases, BadFlagTest,
-    ::testing::Values(BadFlag{"qps not a number", {"--client-qps=fast"}},
-                      BadFlag{"negative burst", {"--client-burst=-1"}},
-                      BadFlag{"ttl not a duration",
-                              {"--authentication-token-webhook-cache-ttl=10"}},
-                      BadFlag{"boolean junk", {"--authentication-skip-lookup=maybe"}},
-                      BadFlag{"missing value", {"--authorization-kubeconfig"}}));
+    ::testing::Values(
+        BadFlag{"qps not a number", {"--client-qps=fast"}},
+        BadFlag{"negative burst", {"--client-burst=-1"}},
+        BadFlag{"ttl not a duration", {"--authentication-token-webhook-cache-ttl=10"}},
+        BadFlag{"boolean junk", {"--authentication-skip-lookup=maybe"}},
+        BadFlag{"missing value", {"--authorization-kubeconfig"}},
+        BadFlag{"burst not an integer", {"--client-burst=1.5"}},
+        BadFlag{"negative TTL", {"--authorization-webhook-cache-authorized-ttl=-1s"}}));
+
+TEST(DelegationOptionsTest, ReviewFlagsLeaveTheListersOut) {
+  DelegationOptions options;
+  core::FlagSet flags("status");
+  options.addReviewFlags(flags);
+  std::set<std::string> names;
+  for (const core::FlagInfo& flag : flags.flags()) names.insert(flag.name);
+  for (const char* name :
+       {"authentication-kubeconfig", "authorization-webhook-cache-authorized-ttl", "client-ca-file",
+        "requestheader-client-ca-file"}) {
+    EXPECT_TRUE(names.contains(name)) << name;
+  }
+  for (const char* name : {"lister-kubeconfig", "client-qps", "client-burst"}) {
+    EXPECT_FALSE(names.contains(name)) << name;
+  }
+}
 
 TEST(DelegationOptionsTest, MissingCaFileIsAnError) {
   DelegationOptions options;

@@ -147,14 +147,5 @@ TEST_F(SecureStatusServerTest, ReviewsAreCached) {
   EXPECT_EQ(accessReviews_.load(), accesses);
 }
 
-TEST_F(SecureStatusServerTest, StatusFlagsAreTheDelegationFlagsWithoutTheListers) {
-  EXPECT_TRUE(isStatusAuthFlag("authentication-kubeconfig"));
-  EXPECT_TRUE(isStatusAuthFlag("authorization-webhook-cache-authorized-ttl"));
-  EXPECT_TRUE(isStatusAuthFlag("client-ca-file"));
-  EXPECT_TRUE(isStatusAuthFlag("requestheader-client-ca-file"));
-  EXPECT_FALSE(isStatusAuthFlag("lister-kubeconfig"));
-  EXPECT_FALSE(isStatusAuthFlag("client-qps"));
-}
-
 }  // namespace
 }  // namespace gpuscale::auth

@@ -93,5 +93,16 @@ TEST(TtlCacheTest, EntriesLiveForTheirTtlAndTheBoundHolds) {
   }
 }
 
+TEST(TtlCacheTest, ExpiredEntriesGoWhenOthersArePutNotOnlyWhenFull) {
+  FakeClock clock;
+  TtlCache<int> cache(4096, clock.fn());
+  // Ever new keys, one a second, each kept 10 s (junk tokens): the cache holds the last ten.
+  for (int i = 0; i < 100; ++i) {
+    cache.put("junk-" + std::to_string(i), 0, seconds(10));
+    clock.now += seconds(1);
+  }
+  EXPECT_EQ(cache.size(), 10u);
+}
+
 }  // namespace
 }  // namespace gpuscale::auth

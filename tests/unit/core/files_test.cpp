@@ -26,7 +26,7 @@ TEST(ReadFileTest, AMissingFileIsAnErrorNamingThePath) {
   testing::TempDir dir;
   auto content = readFile(dir.file("missing"));
   ASSERT_FALSE(content.ok());
-  EXPECT_EQ(content.status().cause(), Cause::kFileUnreadable);
+  EXPECT_EQ(content.status().payload<FileFailure>(), FileFailure::kUnreadable);
   EXPECT_NE(content.status().message().find(dir.file("missing")), std::string::npos);
 }
 
@@ -65,7 +65,7 @@ TEST(TokenFileTest, NeverReadIsAnError) {
   TokenFile missing(dir.file("none"));
   auto token = missing.token();
   ASSERT_FALSE(token.ok());
-  EXPECT_EQ(token.status().cause(), Cause::kFileUnreadable);
+  EXPECT_EQ(token.status().payload<FileFailure>(), FileFailure::kUnreadable);
   write(dir.file("empty"), "\n");
   EXPECT_FALSE(TokenFile(dir.file("empty")).token().ok());
 }

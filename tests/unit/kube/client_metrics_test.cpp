@@ -9,17 +9,17 @@
 #include <mutex>
 #include <thread>
 
-#include "fakes/fake_http_server.h"
 #include "fakes/fake_kube_client.h"
 #include "gpuscale/kube/informer.h"
 #include "gpuscale/kube/rest_client.h"
+#include "support/http_test_server.h"
 #include "support/wait_until.h"
 
 namespace gpuscale::kube {
 namespace {
 
-using testing::FakeHttpServer;
-using testing::FakeRequest;
+using test::HttpTestRequest;
+using test::HttpTestServer;
 
 // Records every call as one line ("request get pods 2xx", "watch pods", ...).
 class RecordingObserver final : public ClientObserver {
@@ -90,7 +90,7 @@ TEST(ClientObserverTest, LabelsAreBounded) {
 TEST(ClientObserverTest, RestClientReportsEachExchangeAndTheLimiter) {
   const auto pods = ResourceRef::collection("", "v1", "pods", "default");
   int throttled = 0;
-  FakeHttpServer server([&](const FakeRequest& request, FakeHttpServer::Exchange& exchange) {
+  HttpTestServer server([&](const HttpTestRequest& request, HttpTestServer::Exchange& exchange) {
     if (request.target.find("/pods/missing") != std::string::npos) {
       return exchange.respond(404, R"({"kind":"Status","code":404,"reason":"NotFound"})");
     }

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <algorithm>
 #include <fstream>
 #include <thread>
 
@@ -14,9 +15,11 @@ namespace fs = std::filesystem;
 class ConfigTest : public ::testing::Test {
  protected:
   void SetUp() override {
+    // A parameterized test's name is "Name/N": one directory, not a parent left behind.
+    std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    std::replace(name.begin(), name.end(), '/', '_');
     dir_ = fs::temp_directory_path() /
-           ("gpuscale-kubeconfig-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+           ("gpuscale-kubeconfig-" + std::to_string(::getpid()) + "-" + name);
     fs::create_directories(dir_);
   }
   void TearDown() override { fs::remove_all(dir_); }
@@ -71,7 +74,7 @@ TEST_F(ConfigTest, CurrentContextWithToken) {
   auto config = loadKubeconfig(write("kc", kTwoUsers));
   ASSERT_TRUE(config.ok()) << config.status().toString();
   EXPECT_EQ(config->server, "https://10.0.0.1");
-  EXPECT_TRUE(config->insecureSkipTlsVerify);
+  EXPECT_TRUE(config->tls.insecureSkipTlsVerify);
   ASSERT_TRUE(config->token);
   EXPECT_EQ(config->token->token(), "abc123");
   EXPECT_EQ(config->defaultNamespace, "default");
@@ -81,9 +84,9 @@ TEST_F(ConfigTest, NamedContextWithInlineCertificates) {
   auto config = loadKubeconfig(write("kc", kTwoUsers), "first");
   ASSERT_TRUE(config.ok()) << config.status().toString();
   EXPECT_EQ(config->server, "https://127.0.0.1:6443");
-  EXPECT_EQ(config->caPem, "ca");
-  EXPECT_EQ(config->clientCertPem, "hello");
-  EXPECT_EQ(config->clientKeyPem, "key");
+  EXPECT_EQ(config->tls.caPem, "ca");
+  EXPECT_EQ(config->tls.clientCertPem, "hello");
+  EXPECT_EQ(config->tls.clientKeyPem, "key");
   EXPECT_EQ(config->token, nullptr);
   EXPECT_EQ(config->defaultNamespace, "team");
 }
@@ -111,9 +114,9 @@ contexts: [{name: x, context: {cluster: c, user: u}}]
 current-context: x
 )"));
   ASSERT_TRUE(config.ok()) << config.status().toString();
-  EXPECT_EQ(config->caPem, "CA-PEM");
-  EXPECT_EQ(config->clientCertPem, "CERT-PEM");
-  EXPECT_EQ(config->clientKeyPem, "KEY-PEM");
+  EXPECT_EQ(config->tls.caPem, "CA-PEM");
+  EXPECT_EQ(config->tls.clientCertPem, "CERT-PEM");
+  EXPECT_EQ(config->tls.clientKeyPem, "KEY-PEM");
 }
 
 TEST(ParseKubeconfigTest, ReadsNamedFilesThroughTheGivenReader) {
@@ -130,7 +133,7 @@ current-context: x
 )",
                                 "/etc/kc/config", "", reader);
   ASSERT_TRUE(config.ok()) << config.status().toString();
-  EXPECT_EQ(config->caPem, "PEM of ca.crt");
+  EXPECT_EQ(config->tls.caPem, "PEM of ca.crt");
   EXPECT_EQ(asked, (std::vector<std::filesystem::path>{"/etc/kc/ca.crt", "/pki/client.crt",
                                                        "/etc/kc/client.key"}));
 }
@@ -178,7 +181,7 @@ TEST_F(ConfigTest, InClusterUsesServiceEnvironmentAndServiceAccount) {
   ::unsetenv("KUBERNETES_SERVICE_PORT");
   ASSERT_TRUE(config.ok()) << config.status().toString();
   EXPECT_EQ(config->server, "https://[fd00::1]:443");
-  EXPECT_EQ(config->caPem, "CLUSTER-CA");
+  EXPECT_EQ(config->tls.caPem, "CLUSTER-CA");
   EXPECT_EQ(config->token->token(), "sa-token");
   EXPECT_EQ(config->defaultNamespace, "monitoring");
 }

@@ -43,5 +43,31 @@ TEST(RateLimiterTest, AcquireGivesUpWhenStopped) {
   EXPECT_FALSE(limiter.acquire(stop.get_token()));
 }
 
+TEST(RateLimiterTest, AcquireUntilGivingUpDoesNotWaitForATokenThatWouldComeTooLate) {
+  RateLimiter limiter(0.001, 1);  // the next token in ~17 minutes
+  ASSERT_TRUE(limiter.acquire());
+  // Gives up at once (no waiting until `until` either): the test would time out otherwise.
+  EXPECT_FALSE(
+      limiter.acquireUntil(Clock::now() + std::chrono::minutes(1), {}, RateLimiter::Late::kGiveUp));
+  RateLimiter fast(1000, 1);
+  ASSERT_TRUE(fast.acquire());
+  EXPECT_TRUE(
+      fast.acquireUntil(Clock::now() + std::chrono::seconds(10), {}, RateLimiter::Late::kGiveUp));
+}
+
+TEST(RateLimiterTest, AcquireUntilGivesUpAtTheDeadlineAndKeepsNoToken) {
+  RateLimiter limiter(0.001, 1);                    // one token, the next in 1000 s
+  ASSERT_TRUE(limiter.acquireUntil(Clock::now()));  // a token there is taken at once
+  EXPECT_FALSE(limiter.acquireUntil(Clock::now() + milliseconds(20)));
+  EXPECT_FALSE(limiter.acquireUntil(Clock::now() - milliseconds(20)));  // already passed
+  EXPECT_GT(limiter.waitTime(), std::chrono::seconds(900));  // nothing borrowed meanwhile
+}
+
+TEST(RateLimiterTest, AcquireUntilWaitsForATokenBeforeTheDeadline) {
+  RateLimiter limiter(50, 1);  // a token every 20 ms
+  ASSERT_TRUE(limiter.tryAcquire());
+  EXPECT_TRUE(limiter.acquireUntil(Clock::time_point::max()));
+}
+
 }  // namespace
 }  // namespace gpuscale::kube

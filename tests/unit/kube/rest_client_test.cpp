@@ -5,14 +5,16 @@
 #include <atomic>
 #include <thread>
 
-#include "fakes/fake_http_server.h"
+#include "fakes/fake_write_fence.h"
+#include "support/http_test_server.h"
 
 namespace gpuscale::kube {
 namespace {
 
-using testing::FakeHttpServer;
-using testing::FakeRequest;
-using Exchange = FakeHttpServer::Exchange;
+using test::HttpTestRequest;
+using test::HttpTestServer;
+using testing::FakeWriteFence;
+using Exchange = HttpTestServer::Exchange;
 
 const ResourceRef kPods = ResourceRef::collection("", "v1", "pods", "default");
 
@@ -29,7 +31,7 @@ std::string pod(const std::string& name, const std::string& rv) {
       .dump();
 }
 
-std::shared_ptr<RestKubeClient> clientFor(const FakeHttpServer& server,
+std::shared_ptr<RestKubeClient> clientFor(const HttpTestServer& server,
                                           std::function<void(ClientConfig&)> tweak = {}) {
   ClientConfig config;
   config.server = server.url();
@@ -45,8 +47,8 @@ std::shared_ptr<RestKubeClient> clientFor(const FakeHttpServer& server,
 }
 
 TEST(RestKubeClientTest, GetSendsCredentialsAndParsesTheObject) {
-  FakeRequest seen;
-  FakeHttpServer server([&](const FakeRequest& request, Exchange& exchange) {
+  HttpTestRequest seen;
+  HttpTestServer server([&](const HttpTestRequest& request, Exchange& exchange) {
     seen = request;
     exchange.respond(200, pod("web-1", "5"));
   });
@@ -73,8 +75,8 @@ class ErrorTest : public ::testing::TestWithParam<ErrorCase> {};
 
 TEST_P(ErrorTest, CarriesTheServersStatus) {
   const auto& c = GetParam();
-  FakeHttpServer server(
-      [&](const FakeRequest&, Exchange& exchange) { exchange.respond(c.code, c.body); });
+  HttpTestServer server(
+      [&](const HttpTestRequest&, Exchange& exchange) { exchange.respond(c.code, c.body); });
   auto client = clientFor(server, [](ClientConfig& config) { config.maxRetries = 0; });
   auto object = client->get(kPods.named("x"));
   ASSERT_FALSE(object.ok()) << c.what;
@@ -103,7 +105,7 @@ INSTANTIATE_TEST_SUITE_P(
 
 TEST(RestKubeClientTest, ThrottledRequestIsRetriedAfterRetryAfter) {
   std::atomic<int> calls{0};
-  FakeHttpServer server([&](const FakeRequest&, Exchange& exchange) {
+  HttpTestServer server([&](const HttpTestRequest&, Exchange& exchange) {
     if (++calls <= 2) {
       exchange.respond(429, statusBody(429, "TooManyRequests", "slow down"),
                        {{"Retry-After", "1"}});
@@ -118,7 +120,7 @@ TEST(RestKubeClientTest, ThrottledRequestIsRetriedAfterRetryAfter) {
 }
 
 TEST(RestKubeClientTest, PersistentThrottlingReturns429WithRetryAfter) {
-  FakeHttpServer server([&](const FakeRequest&, Exchange& exchange) {
+  HttpTestServer server([&](const HttpTestRequest&, Exchange& exchange) {
     exchange.respond(429, statusBody(429, "TooManyRequests", "slow down"), {{"Retry-After", "1"}});
   });
   auto client = clientFor(server, [](ClientConfig& config) { config.maxRetries = 1; });
@@ -126,14 +128,14 @@ TEST(RestKubeClientTest, PersistentThrottlingReturns429WithRetryAfter) {
   ASSERT_FALSE(object.ok());
   EXPECT_TRUE(k8s::isTooManyRequests(object.status()));
   EXPECT_EQ(object.status().message(), "slow down (retry after 1s)");
-  EXPECT_EQ(server.requests(), 2);
+  EXPECT_EQ(server.requestCount(), 2u);
 }
 
 TEST(RestKubeClientTest, ListFollowsContinueTokens) {
   std::vector<std::string> targets;
-  FakeHttpServer server([&](const FakeRequest& request, Exchange& exchange) {
+  HttpTestServer server([&](const HttpTestRequest& request, Exchange& exchange) {
     targets.push_back(request.target);
-    const bool first = request.query("continue").empty();
+    const bool first = request.param("continue").empty();
     Object page = {{"kind", "PodList"},
                    {"metadata", {{"resourceVersion", first ? "10" : "11"}}},
                    {"items", Object::array({Object::parse(pod(first ? "a" : "b", "1"))})}};
@@ -158,9 +160,9 @@ TEST(RestKubeClientTest, ListFollowsContinueTokens) {
 
 TEST(RestKubeClientTest, MetadataOnlyListsAndWatchesAskForPartialObjectMetadata) {
   std::vector<std::string> accepts;
-  FakeHttpServer server([&](const FakeRequest& request, Exchange& exchange) {
+  HttpTestServer server([&](const HttpTestRequest& request, Exchange& exchange) {
     accepts.push_back(request.headers.at("accept"));
-    if (request.query("watch") == "true") {
+    if (request.param("watch") == "true") {
       exchange.beginStream();
       exchange.endStream();
       return;
@@ -205,16 +207,16 @@ TEST(RestKubeClientTest, MetadataOnlyListsAndWatchesAskForPartialObjectMetadata)
 
 TEST(RestKubeClientTest, ExpiredContinueTokenRelistsWithoutPages) {
   std::vector<std::string> targets;
-  FakeHttpServer server([&](const FakeRequest& request, Exchange& exchange) {
+  HttpTestServer server([&](const HttpTestRequest& request, Exchange& exchange) {
     targets.push_back(request.target);
-    if (!request.query("continue").empty()) {
+    if (!request.param("continue").empty()) {
       exchange.respond(410,
                        statusBody(410, "Expired", "The provided continue parameter is too old"));
       return;
     }
     Object page = {{"metadata", {{"resourceVersion", "20"}}},
                    {"items", Object::array({Object::parse(pod("a", "1"))})}};
-    if (!request.query("limit").empty()) page["metadata"]["continue"] = "old";
+    if (!request.param("limit").empty()) page["metadata"]["continue"] = "old";
     exchange.respond(200, page.dump());
   });
   auto client = clientFor(server);
@@ -226,8 +228,8 @@ TEST(RestKubeClientTest, ExpiredContinueTokenRelistsWithoutPages) {
 }
 
 TEST(RestKubeClientTest, PatchAndCreateUseTheRightMethodAndContentType) {
-  std::vector<FakeRequest> seen;
-  FakeHttpServer server([&](const FakeRequest& request, Exchange& exchange) {
+  std::vector<HttpTestRequest> seen;
+  HttpTestServer server([&](const HttpTestRequest& request, Exchange& exchange) {
     seen.push_back(request);
     exchange.respond(request.method == "POST" ? 201 : 200, request.body);
   });
@@ -253,13 +255,135 @@ TEST(RestKubeClientTest, PatchAndCreateUseTheRightMethodAndContentType) {
   EXPECT_EQ(seen[4].method, "DELETE");
 }
 
+// The write fence (write_fence.h): asked before every attempt of a write, never of a read.
+
+struct FencedWrite {
+  const char* verb;
+  std::function<core::Status(RestKubeClient&)> send;
+};
+
+class ClosedFenceTest : public ::testing::TestWithParam<FencedWrite> {};
+
+TEST_P(ClosedFenceTest, SendsNothingAndAnswersTheFencesStatus) {
+  HttpTestServer server(
+      [&](const HttpTestRequest&, Exchange& exchange) { exchange.respond(200, pod("a", "1")); });
+  auto fence = std::make_shared<FakeWriteFence>();
+  fence->close();
+  auto client = clientFor(server, [&](ClientConfig& config) { config.writeFence = fence; });
+  const auto status = GetParam().send(*client);
+  EXPECT_EQ(status.reason(), "NotLeader") << GetParam().verb;
+  EXPECT_EQ(status.httpCode(), 503) << GetParam().verb;
+  EXPECT_EQ(server.requestCount(), 0u) << GetParam().verb;
+  // Reads go out whatever the fence says.
+  EXPECT_TRUE(client->get(kPods.named("a")).ok());
+  EXPECT_EQ(server.requestCount(), 1u);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    EveryWriteVerb, ClosedFenceTest,
+    ::testing::Values(
+        FencedWrite{"create",
+                    [](RestKubeClient& c) {
+                      return c.create(kPods, Object::parse(pod("a", ""))).status();
+                    }},
+        FencedWrite{"update",
+                    [](RestKubeClient& c) {
+                      return c.update(kPods.named("a"), Object::parse(pod("a", "1"))).status();
+                    }},
+        FencedWrite{"patch",
+                    [](RestKubeClient& c) {
+                      return c.patch(kPods.named("a"), PatchType::kMerge, {{"x", 1}}).status();
+                    }},
+        FencedWrite{"delete", [](RestKubeClient& c) { return c.remove(kPods.named("a")); }}));
+
+TEST(RestKubeClientTest, AThrottledWritesRetryIsNotSentOnceTheFenceCloses) {
+  // Every write is answered 429 with Retry-After 1 s; the fence is open for 200 ms: the first
+  // attempt goes out, the wait for the retry is cut where the fence closes, and the retry is
+  // never sent (before, the client slept and sent it anyway: a deposed leader's write).
+  HttpTestServer server([&](const HttpTestRequest&, Exchange& exchange) {
+    exchange.respond(429, statusBody(429, "TooManyRequests", "slow down"), {{"Retry-After", "1"}});
+  });
+  auto fence = std::make_shared<FakeWriteFence>();
+  fence->openFor(std::chrono::milliseconds(200));
+  auto client = clientFor(server, [&](ClientConfig& config) { config.writeFence = fence; });
+  auto result = client->patch(kPods.named("a"), PatchType::kMerge, {{"x", 1}});
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.status().reason(), "NotLeader");
+  EXPECT_EQ(server.requestCount(), 1u);
+  EXPECT_GE(fence->refused(), 1);
+}
+
+TEST(RestKubeClientTest, ARenewedFenceLetsTheRetryGoOutAfterTheWholeWait) {
+  // The fence is renewed at every question, for 100 ms each time: the 1 s Retry-After is waited
+  // out in steps that each end at the fence's deadline and ask again (at least 10 questions for
+  // the wait), then the retry is sent.
+  std::atomic<int> calls{0};
+  HttpTestServer server([&](const HttpTestRequest&, Exchange& exchange) {
+    if (++calls == 1) {
+      exchange.respond(429, statusBody(429, "TooManyRequests", "slow down"),
+                       {{"Retry-After", "1"}});
+    } else {
+      exchange.respond(200, pod("a", "2"));
+    }
+  });
+  auto fence = std::make_shared<FakeWriteFence>();
+  fence->renewedEvery(std::chrono::milliseconds(100));
+  auto client = clientFor(server, [&](ClientConfig& config) { config.writeFence = fence; });
+  auto result = client->patch(kPods.named("a"), PatchType::kMerge, {{"x", 1}});
+  ASSERT_TRUE(result.ok()) << result.status().toString();
+  EXPECT_EQ(server.requestCount(), 2u);
+  EXPECT_GE(fence->asked(), 10);
+  EXPECT_EQ(fence->refused(), 0);
+}
+
+TEST(RestKubeClientTest, AWriteWaitingForARateLimiterTokenIsNotSentOnceTheFenceCloses) {
+  // One token, the next in 2 s: the first write takes it; the second waits for a token, the
+  // fence closes 200 ms into that wait, and the write is not sent when the token comes.
+  HttpTestServer server(
+      [&](const HttpTestRequest&, Exchange& exchange) { exchange.respond(200, pod("a", "1")); });
+  auto fence = std::make_shared<FakeWriteFence>();
+  auto client = clientFor(server, [&](ClientConfig& config) {
+    config.writeFence = fence;
+    config.qps = 0.5;
+    config.burst = 1;
+  });
+  ASSERT_TRUE(client->patch(kPods.named("a"), PatchType::kMerge, {{"x", 1}}).ok());
+  fence->openFor(std::chrono::milliseconds(200));
+  auto second = client->patch(kPods.named("a"), PatchType::kMerge, {{"x", 2}});
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.status().reason(), "NotLeader");
+  EXPECT_EQ(server.requestCount(), 1u);
+}
+
+TEST(RestKubeClientTest, ARenewedFenceLetsAWriteWaitOutTheRateLimiter) {
+  // One token, the next in 500 ms; the fence is renewed at every question, for 50 ms each time:
+  // the second write waits for its token in steps that each end at the fence's deadline and ask
+  // again, then asks once more with the token in hand, and is sent.
+  HttpTestServer server(
+      [&](const HttpTestRequest&, Exchange& exchange) { exchange.respond(200, pod("a", "1")); });
+  auto fence = std::make_shared<FakeWriteFence>();
+  fence->renewedEvery(std::chrono::milliseconds(50));
+  auto client = clientFor(server, [&](ClientConfig& config) {
+    config.writeFence = fence;
+    config.qps = 2;
+    config.burst = 1;
+  });
+  ASSERT_TRUE(client->patch(kPods.named("a"), PatchType::kMerge, {{"x", 1}}).ok());
+  const int before = fence->asked();
+  auto second = client->patch(kPods.named("a"), PatchType::kMerge, {{"x", 2}});
+  ASSERT_TRUE(second.ok()) << second.status().toString();
+  EXPECT_EQ(server.requestCount(), 2u);
+  EXPECT_GE(fence->asked() - before, 5);
+  EXPECT_EQ(fence->refused(), 0);
+}
+
 std::string event(const std::string& type, const std::string& object) {
   return "{\"type\":\"" + type + "\",\"object\":" + object + "}\n";
 }
 
 TEST(RestKubeClientTest, WatchStreamsEventsAndBookmarks) {
-  FakeRequest seen;
-  FakeHttpServer server([&](const FakeRequest& request, Exchange& exchange) {
+  HttpTestRequest seen;
+  HttpTestServer server([&](const HttpTestRequest& request, Exchange& exchange) {
     seen = request;
     exchange.beginStream();
     exchange.chunk(event("ADDED", pod("a", "11")));
@@ -289,14 +413,14 @@ TEST(RestKubeClientTest, WatchStreamsEventsAndBookmarks) {
       events,
       (std::vector<std::pair<T, std::string>>{
           {T::kAdded, "11"}, {T::kModified, "12"}, {T::kBookmark, "13"}, {T::kDeleted, "14"}}));
-  EXPECT_EQ(seen.query("watch"), "true");
-  EXPECT_EQ(seen.query("resourceVersion"), "10");
-  EXPECT_EQ(seen.query("allowWatchBookmarks"), "true");
-  EXPECT_EQ(seen.query("timeoutSeconds"), "3");
+  EXPECT_EQ(seen.param("watch"), "true");
+  EXPECT_EQ(seen.param("resourceVersion"), "10");
+  EXPECT_EQ(seen.param("allowWatchBookmarks"), "true");
+  EXPECT_EQ(seen.param("timeoutSeconds"), "3");
 }
 
 TEST(RestKubeClientTest, GoneInTheMiddleOfAWatchIsAnError) {
-  FakeHttpServer server([&](const FakeRequest&, Exchange& exchange) {
+  HttpTestServer server([&](const HttpTestRequest&, Exchange& exchange) {
     exchange.beginStream();
     exchange.chunk(event("ADDED", pod("a", "11")));
     exchange.chunk(event("ERROR", statusBody(410, "Expired", "too old resource version: 5 (11)")));
@@ -311,7 +435,7 @@ TEST(RestKubeClientTest, GoneInTheMiddleOfAWatchIsAnError) {
 }
 
 TEST(RestKubeClientTest, StreamDroppedMidEventIsAnError) {
-  FakeHttpServer server([&](const FakeRequest&, Exchange& exchange) {
+  HttpTestServer server([&](const HttpTestRequest&, Exchange& exchange) {
     exchange.beginStream();
     exchange.chunk(event("ADDED", pod("a", "11")));
     exchange.chunk("{\"type\":\"MODIFIED\",\"obj");
@@ -327,7 +451,7 @@ TEST(RestKubeClientTest, StreamDroppedMidEventIsAnError) {
 }
 
 TEST(RestKubeClientTest, SilentWatchTimesOutInsteadOfHanging) {
-  FakeHttpServer server([&](const FakeRequest&, Exchange& exchange) {
+  HttpTestServer server([&](const HttpTestRequest&, Exchange& exchange) {
     exchange.beginStream();
     exchange.waitFor(std::chrono::seconds(30));
   });
@@ -338,7 +462,7 @@ TEST(RestKubeClientTest, SilentWatchTimesOutInsteadOfHanging) {
 }
 
 TEST(RestKubeClientTest, StoppingAWatchReturnsPromptly) {
-  FakeHttpServer server([&](const FakeRequest&, Exchange& exchange) {
+  HttpTestServer server([&](const HttpTestRequest&, Exchange& exchange) {
     exchange.beginStream();
     exchange.chunk(event("ADDED", pod("a", "11")));
     exchange.waitFor(std::chrono::seconds(30));
@@ -364,8 +488,9 @@ TEST(RestKubeClientTest, StoppingAWatchReturnsPromptly) {
 }
 
 TEST(RestKubeClientTest, DeadServerIsATimeoutStatus) {
-  FakeHttpServer server(
-      [&](const FakeRequest&, Exchange& exchange) { exchange.waitFor(std::chrono::seconds(30)); });
+  HttpTestServer server([&](const HttpTestRequest&, Exchange& exchange) {
+    exchange.waitFor(std::chrono::seconds(30));
+  });
   auto client =
       clientFor(server, [](ClientConfig& c) { c.requestTimeout = std::chrono::seconds(1); });
   auto object = client->get(kPods.named("a"));
@@ -377,7 +502,7 @@ TEST(RestKubeClientTest, DeadServerIsATimeoutStatus) {
 TEST(RestKubeClientTest, RefusedConnectionIsUnavailable) {
   uint16_t port;
   {
-    FakeHttpServer server([](const FakeRequest&, Exchange&) {});
+    HttpTestServer server([](const HttpTestRequest&, Exchange&) {});
     port = server.port();
   }
   ClientConfig config;
@@ -394,7 +519,7 @@ TEST(RestKubeClientTest, RejectsUnusableConfiguration) {
   config.server = "ftp://example";
   EXPECT_FALSE(RestKubeClient::create(config).ok());
   config.server = "https://127.0.0.1:1";
-  config.caPem = "not pem";
+  config.tls.caPem = "not pem";
   EXPECT_FALSE(RestKubeClient::create(config).ok());
 }
 

@@ -74,23 +74,22 @@ struct Contended {
   Plan plan;
 };
 
-// goldPriority: the gold policy's priority; nullopt: none, and gold's pods get the PriorityClass
-// `gold-class` (value 10) instead.
+// goldPriority: the gold policy's priority; nullopt: none, and gold's pods run with the priority
+// admission resolved from their PriorityClass `gold-class` (spec.priority 10) instead.
 std::unique_ptr<Contended> contended(std::optional<int> goldPriority) {
   const std::string r = "nvidia.com/mig-1g.5gb";
   std::vector<json> items{
       testing::defaultMigConfigMap(),
       testing::migNode("n1", "NVIDIA-A100-SXM4-40GB", 1, "all-1g.5gb", {{"1g.5gb", 7}})};
-  items.push_back({{"apiVersion", "scheduling.k8s.io/v1"},
-                   {"kind", "PriorityClass"},
-                   {"metadata", {{"name", "gold-class"}}},
-                   {"value", 10}});
   auto app = [&](const std::string& name, int running, const std::string& average) {
     items.push_back(testing::deployment("default", name, running, r));
-    if (name == "gold" && !goldPriority) {
-      items.back()["spec"]["template"]["spec"]["priorityClassName"] = "gold-class";
+    for (int i = 0; i < running; ++i) {
+      items.push_back(testing::gpuPod("default", name, i, r, "n1"));
+      if (name == "gold" && !goldPriority) {
+        items.back()["spec"]["priorityClassName"] = "gold-class";
+        items.back()["spec"]["priority"] = 10;
+      }
     }
-    for (int i = 0; i < running; ++i) items.push_back(testing::gpuPod("default", name, i, r, "n1"));
     auto spec = testing::hpaSpec(1, running, running, running, average, "50", true);
     spec.policy = name;
     items.push_back(testing::hpa("default", name, spec));
@@ -121,13 +120,14 @@ TEST(ContentionTest, HigherPriorityGetsItsNeedTheOtherTheRest) {
   for (const auto& d : c->plan.demands) EXPECT_FALSE(d.explain.empty()) << d.name;
 }
 
-TEST(ContentionTest, WithoutAPolicyPriorityThePodsPriorityClassDecides) {
+TEST(ContentionTest, WithoutAPolicyPriorityThePodsAdmittedPriorityDecides) {
   auto c = contended(std::nullopt);
   EXPECT_EQ(testing::maxChangesOf(c->plan), json::parse(R"({"gold": 8, "silver": 6})"))
-      << "PriorityClass gold-class (10) over silver's none (0); " << planToJson(c->plan).dump(2);
+      << "gold's pods run at priority 10, silver's at none (0); " << planToJson(c->plan).dump(2);
   for (const auto& d : c->plan.demands) {
     if (d.name == "gold") {
-      EXPECT_NE(d.explain.find("(priority from PriorityClass gold-class)"), std::string::npos)
+      EXPECT_NE(d.explain.find("(priority from pods' spec.priority (lowest of 4 pods))"),
+                std::string::npos)
           << d.explain;
     }
   }

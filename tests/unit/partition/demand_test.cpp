@@ -7,6 +7,8 @@
 namespace gpuscale::partition {
 namespace {
 
+using testing::json;
+
 HpaMetric metric(std::string type, std::string targetType, double target,
                  std::optional<double> current) {
   return HpaMetric{std::move(type), "m", std::move(targetType), target, current};
@@ -181,6 +183,36 @@ TEST(DemandTest, CeilingCountsFreePartitionsOthersDoNotUse) {
   ASSERT_EQ(ws.size(), 1u);
   EXPECT_EQ(ws[0].ceiling, 5) << "7 instances minus 2 used by another workload";
   EXPECT_FALSE(ws[0].blocked) << "maxReplicas 2 is below the 5 partitions it could get";
+}
+
+TEST(DemandTest, AReplicaThatIsAGroupCountsInWholeGroups) {
+  // A LeaderWorkerSet of groups of 2 pods, one GPU each; 3 + 2 GPUs on two nodes hold 5 pods:
+  // 2 whole groups (a group's pods may land on different nodes), not 2.5.
+  const std::string res = "nvidia.com/gpu";
+  auto podSpec = json{{"spec", {{"containers", json::array({testing::container(res, 1)})}}}};
+  json lws{
+      {"apiVersion", "leaderworkerset.x-k8s.io/v1"},
+      {"kind", "LeaderWorkerSet"},
+      {"metadata", {{"name", "big"}, {"namespace", "default"}, {"uid", "u"}}},
+      {"spec",
+       {{"replicas", 1}, {"leaderWorkerTemplate", {{"size", 2}, {"workerTemplate", podSpec}}}}}};
+  json h = testing::hpa("default", "big", testing::hpaSpec(1, 2, 2, 3, "150", "50", true));
+  h["spec"]["scaleTargetRef"] = {
+      {"apiVersion", "leaderworkerset.x-k8s.io/v1"}, {"kind", "LeaderWorkerSet"}, {"name", "big"}};
+  std::vector<json> items{testing::gpuNode("n1", {}, {{res, "3"}}),
+                          testing::gpuNode("n2", {}, {{res, "2"}}), lws, h};
+  for (const char* name : {"big-0", "big-0-1"}) {
+    json p = testing::gpuPod("default", "big", 0, res, "n1");
+    p["metadata"]["name"] = name;
+    p["metadata"]["labels"] = {{"leaderworkerset.sigs.k8s.io/name", "big"}};
+    items.push_back(p);
+  }
+  auto snap = testing::snapshotOf(testing::list(items));
+  auto ws = assessWorkloads(snap, defaultPolicies());
+  ASSERT_EQ(ws.size(), 1u);
+  EXPECT_EQ(ws[0].ceiling, 2);
+  EXPECT_EQ(ws[0].heldPods, 1) << "one whole group placed";
+  EXPECT_TRUE(ws[0].blocked) << "maxReplicas 2 is at the ceiling of 2 groups";
 }
 
 }  // namespace

@@ -34,6 +34,7 @@ TEST(LeverChoiceTest, WaitsForGpuMapping) {
     n.labels = {{"pool", "gpu"}};
     n.migStrategy = MigStrategy::kMixed;
     n.gpuMappingSettling = true;
+    n.migConfigState = "success";
     change(n);
     return n;
   };
@@ -55,6 +56,8 @@ TEST(LeverChoiceTest, WaitsForGpuMapping) {
        node([](NodeState& n) { n.migStrategy = MigStrategy::kSingle; }), &both, false},
       {"outside the policy's nodeSelector", node([](NodeState& n) { n.labels["pool"] = "cpu"; }),
        &both, false},
+      {"no mig-manager reports the node's MIG state: never reshaped",
+       node([](NodeState& n) { n.migConfigState.clear(); }), &both, false},
   };
   for (const auto& row : rows)
     EXPECT_EQ(waitsForGpuMapping(row.node, *row.policy), row.waits) << row.what;

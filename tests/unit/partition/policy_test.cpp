@@ -36,7 +36,7 @@ TEST(PolicyTest, ParsesEveryField) {
   cooldown: {scaleUp: 1m, scaleDown: 1h30m}
   tolerance: 0.05
   migGiveBack: restore
-  migModeChange: {enable: true}
+  migModeChange: {enabled: true}
 - name: batch
   hpaNamespaces: ["*"]
   maxReplicas: {factor: 2}
@@ -55,12 +55,73 @@ TEST(PolicyTest, ParsesEveryField) {
   EXPECT_DOUBLE_EQ(p.tolerance, 0.05);
   EXPECT_TRUE(p.migRestore);
   EXPECT_FALSE(set->policies[1].migRestore) << "keep unless asked";
-  EXPECT_TRUE(p.migModeChange.enable);
-  EXPECT_FALSE(set->policies[1].migModeChange.enable) << "MIG mode never changes unless asked";
+  EXPECT_TRUE(p.migModeChange.enabled);
+  EXPECT_FALSE(set->policies[1].migModeChange.enabled) << "MIG mode never changes unless asked";
   EXPECT_EQ(p.hardMaxFor(7), 28);
   EXPECT_EQ(set->policies[1].hardMaxFor(7), 14);
   EXPECT_TRUE(p.selectsNode({{"pool", "gpu"}, {"zone", "a"}}));
   EXPECT_FALSE(p.selectsNode({{"pool", "cpu"}}));
+}
+
+TEST(PolicyTest, OldSpellingsAreAcceptedWithAWarning) {
+  struct Row {
+    const char* what;
+    const char* yaml;
+    bool enabled;
+    const char* warning;  // "" = none
+  };
+  const Row rows[] = {
+      {"current name", "name: a\nhpaNamespaces: [x]\nmigModeChange: {enabled: true}\n", true, ""},
+      {"old name", "name: a\nhpaNamespaces: [x]\nmigModeChange: {enable: true}\n", true,
+       "line 3, column 17: migModeChange.enable is deprecated, use migModeChange.enabled"},
+      {"old name, false", "name: a\nhpaNamespaces: [x]\nmigModeChange:\n  enable: false\n", false,
+       "line 4, column 3: migModeChange.enable is deprecated"},
+  };
+  for (const Row& row : rows) {
+    SCOPED_TRACE(row.what);
+    auto set = parsePolicies(row.yaml);
+    ASSERT_TRUE(set.ok()) << set.status().toString();
+    EXPECT_EQ(set->policies.at(0).migModeChange.enabled, row.enabled);
+    if (std::string(row.warning).empty()) {
+      EXPECT_TRUE(set->warnings.empty());
+    } else {
+      ASSERT_EQ(set->warnings.size(), 1u);
+      EXPECT_NE(set->warnings[0].find(row.warning), std::string::npos) << set->warnings[0];
+    }
+  }
+}
+
+// The reference is drawn from the parser's declarations: each row's key is listed with its type
+// and the default of a default Policy, and the parser accepts the key.
+TEST(PolicyTest, ReferenceListsTheParsersKeysWithTheirDefaults) {
+  const std::string reference = policyReference("the command");
+  struct Row {
+    const char* line;  // the start of the key's table row
+    const char* yaml;  // the key in a policy
+  };
+  const Row rows[] = {
+      {"| `name` | string |", ""},
+      {"| `levers` | string list | `[migReshape, timeSlicing]` |", "levers: [mps]\n"},
+      {"| `timeSlicing.maxReplicas` | integer | `4` |", "timeSlicing: {maxReplicas: 2}\n"},
+      {"| `timeSlicing.saturation` | number | `0.8` |", "timeSlicing: {saturation: 0.5}\n"},
+      {"| `mps.changeBusyNodes` | boolean | `false` |", "mps: {changeBusyNodes: true}\n"},
+      {"| `migModeChange.enabled` | boolean | `false` |", "migModeChange: {enabled: true}\n"},
+      {"| `maxReplicas.factor` | number | `4` |", "maxReplicas: {factor: 2}\n"},
+      {"| `cooldown.scaleDown` | duration | `10m0s` |", "cooldown: {scaleDown: 1m}\n"},
+      {"| `migGiveBack` | keep or restore | `keep` |", "migGiveBack: restore\n"},
+      {"| `anticipation.horizon` | duration | `2m0s` |", "anticipation: {horizon: 1m}\n"},
+      {"| `anticipation.leadTime.migReshape` | duration | `1m0s` |",
+       "anticipation: {leadTime: {migReshape: 2m}}\n"},
+      {"| `tolerance` | number | `0.1` |", "tolerance: 0.2\n"},
+  };
+  for (const Row& row : rows) {
+    SCOPED_TRACE(row.line);
+    EXPECT_NE(reference.find(std::string("\n") + row.line), std::string::npos) << reference;
+    auto set = parsePolicies(std::string("name: a\nhpaNamespaces: [x]\n") + row.yaml);
+    EXPECT_TRUE(set.ok()) << set.status().toString();
+  }
+  EXPECT_NE(reference.find("(deprecated name: `migModeChange.enable`)"), std::string::npos);
+  EXPECT_NE(reference.find("`the command`"), std::string::npos);
 }
 
 TEST(PolicyTest, SinglePolicyFileAndDefaults) {
@@ -111,6 +172,19 @@ TEST(PolicyTest, MpsLeverAndItsLimits) {
   }
   EXPECT_EQ(leverName(Lever::kMps), "mps");
   EXPECT_EQ(Anticipation{}.leadTime.at(Lever::kMps), std::chrono::seconds(30));
+}
+
+TEST(PolicyTest, SharingAcrossNamespacesIsWrittenOutOnPurpose) {
+  auto none = parsePolicies("name: a\nhpaNamespaces: [x]\n");
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->policies[0].shareAcrossNamespaces.empty()) << "by default: one namespace";
+  auto listed = parsePolicies("name: a\nhpaNamespaces: [x]\nsharing: {acrossNamespaces: [x, y]}\n");
+  ASSERT_TRUE(listed.ok()) << listed.status().toString();
+  EXPECT_EQ(listed->policies[0].shareAcrossNamespaces, (std::vector<std::string>{"x", "y"}));
+  auto any = parsePolicies("name: a\nhpaNamespaces: [x]\nsharing: {acrossNamespaces: [\"*\"]}\n");
+  ASSERT_TRUE(any.ok()) << any.status().toString();
+  EXPECT_EQ(any->policies[0].shareAcrossNamespaces, std::vector<std::string>{"*"});
+  EXPECT_TRUE(defaultPolicies().policies[0].shareAcrossNamespaces.empty());
 }
 
 TEST(PolicyTest, BuiltInDefaultMatchesTheIssue) {
@@ -276,6 +350,13 @@ TEST(PolicyTest, APolicyWithoutScopeIsRejected) {
       {"empty namespace list", "name: a\nhpaNamespaces: []\n", "must list namespaces"},
       {"star mixed with names", "name: a\nhpaNamespaces: [\"*\", ml]\n", "cannot be mixed"},
       {"bad namespace name", "name: a\nhpaNamespaces: [ML_Serving]\n", "not a namespace name"},
+      {"sharing: star mixed with names",
+       "name: a\nhpaNamespaces: [x]\nsharing: {acrossNamespaces: [\"*\", x]}\n",
+       "sharing.acrossNamespaces: \"*\" (every namespace) cannot be mixed"},
+      {"sharing: an empty list", "name: a\nhpaNamespaces: [x]\nsharing: {acrossNamespaces: []}\n",
+       "sharing.acrossNamespaces must list namespaces"},
+      {"sharing: an unknown field", "name: a\nhpaNamespaces: [x]\nsharing: {anyone: true}\n",
+       "anyone"},
       {"bad selector operator",
        "name: a\nhpaNamespaces: [x]\nhpaSelector: {matchExpressions: [{key: a, operator: Gt}]}\n",
        "operator must be"},
@@ -299,8 +380,8 @@ TEST(PolicyTest, RejectsBadPolicies) {
       {"bad MPS memory", "name: a\nmps: {perPodGpuMemory: -1Gi}\n", "perPodGpuMemory"},
       {"unknown MPS field", "name: a\nmps: {replicas: 4}\n",
        "unexpected field \"replicas\" in mps"},
-      {"unknown migModeChange field", "name: a\nmigModeChange: {enabled: true}\n",
-       "unexpected field \"enabled\" in migModeChange"},
+      {"unknown migModeChange field", "name: a\nmigModeChange: {on: true}\n",
+       "unexpected field \"on\" in migModeChange"},
       {"migModeChange not a boolean", "name: a\nmigModeChange: {enable: sometimes}\n", "enable"},
       {"lever twice", "name: a\nlevers: [timeSlicing, timeSlicing]\n", "twice"},
       {"missing name", "levers: [timeSlicing]\n", "needs a name"},

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <tuple>
 
 #include "kube_objects.h"
@@ -155,6 +156,28 @@ TEST(SnapshotTest, TransitionsAndCordons) {
   EXPECT_FALSE(snap.node("c")->schedulable);
 }
 
+TEST(SnapshotTest, MigManagerReshapeTaintAndLastOutcome) {
+  auto managed = testing::migNode("a", "NVIDIA-A100-SXM4-40GB", 1, "all-1g.5gb", {{"1g.5gb", 7}});
+  auto empty = managed;
+  empty["metadata"]["name"] = "b";
+  empty["metadata"]["labels"]["nvidia.com/mig.config.state"] = "";
+  auto absent = managed;
+  absent["metadata"]["name"] = "c";
+  absent["metadata"]["labels"].erase("nvidia.com/mig.config.state");
+  absent["spec"]["taints"] = {{{"key", "gpuscale.io/reshape"}, {"effect", "NoSchedule"}}};
+  absent["metadata"]["annotations"]["gpuscale.io/outcome"] =
+      R"({"plan":"p","kind":"mig","result":"timeout","message":"mig-manager stuck","at":"x"})";
+  empty["metadata"]["annotations"]["gpuscale.io/outcome"] = "{not json";
+  auto snap = testing::snapshotOf(testing::list({managed, empty, absent}));
+  EXPECT_TRUE(snap.node("a")->migManaged());
+  EXPECT_FALSE(snap.node("b")->migManaged()) << "an empty state is nobody's report";
+  EXPECT_FALSE(snap.node("c")->migManaged());
+  EXPECT_FALSE(snap.node("a")->reshapeTainted);
+  EXPECT_TRUE(snap.node("c")->reshapeTainted);
+  EXPECT_EQ(snap.node("c")->lastOutcome, "timeout: mig-manager stuck");
+  EXPECT_EQ(snap.node("b")->lastOutcome, "") << "an outcome that does not read says nothing";
+}
+
 TEST(SnapshotTest, FinishedPodsDoNotMakeGpusBusy) {
   auto node = testing::migNode("n", "NVIDIA-A100-SXM4-40GB", 1, "custom", {{"1g.5gb", 7}});
   auto done = testing::gpuPod("default", "job", 0, "nvidia.com/mig-1g.5gb", "n");
@@ -294,6 +317,205 @@ TEST(SnapshotTest, ObjectsThatDoNotReadAreSkippedWithTheirReason) {
                        row.skipped.reason));
     EXPECT_NE(s.message.find(row.skipped.message), std::string::npos) << s.message;
     EXPECT_NE(r->node("good"), nullptr) << "the other objects are read";
+  }
+}
+
+// A KEDA-made HPA: owned (controller) by ScaledObject `so`.
+json kedaHpa(const std::string& name, const std::string& so, const std::string& soUid, int max) {
+  json h = testing::hpa("ml", name, testing::hpaSpec(1, max, max, max, "100", "50", true));
+  h["metadata"]["ownerReferences"] = json::array({{{"apiVersion", "keda.sh/v1alpha1"},
+                                                   {"kind", "ScaledObject"},
+                                                   {"name", so},
+                                                   {"uid", soUid},
+                                                   {"controller", true},
+                                                   {"blockOwnerDeletion", true}}});
+  return h;
+}
+
+json scaledObject(const std::string& name, const std::string& uid, json spec,
+                  const std::string& hpaName) {
+  json so{{"apiVersion", "keda.sh/v1alpha1"},
+          {"kind", "ScaledObject"},
+          {"metadata", {{"name", name}, {"namespace", "ml"}, {"uid", uid}}},
+          {"spec", std::move(spec)}};
+  if (!hpaName.empty()) so["status"] = {{"hpaName", hpaName}};
+  return so;
+}
+
+TEST(SnapshotTest, TheScaledObjectOwningAnHpaHoldsItsCeiling) {
+  struct Row {
+    const char* what;
+    std::vector<json> objects;
+    bool owned;
+    std::optional<int> holderMax;  // nullopt: no holder
+  };
+  const json spec{{"minReplicaCount", 1}, {"maxReplicaCount", 4}};
+  const std::vector<Row> rows{
+      {"owned, status.hpaName names it",
+       {kedaHpa("keda-hpa-vllm", "vllm", "u1", 4),
+        scaledObject("vllm", "u1", spec, "keda-hpa-vllm")},
+       true,
+       4},
+      {"owned, before KEDA wrote status.hpaName",
+       {kedaHpa("keda-hpa-vllm", "vllm", "u1", 4), scaledObject("vllm", "u1", spec, "")},
+       true,
+       4},
+      {"maxReplicaCount unset: KEDA's default 100",
+       {kedaHpa("keda-hpa-vllm", "vllm", "u1", 100),
+        scaledObject("vllm", "u1", json::object(), "keda-hpa-vllm")},
+       true,
+       100},
+      {"the ScaledObject is not in the snapshot",
+       {kedaHpa("keda-hpa-vllm", "vllm", "u1", 4)},
+       true,
+       std::nullopt},
+      {"another ScaledObject of that name (uid differs)",
+       {kedaHpa("keda-hpa-vllm", "vllm", "u1", 4), scaledObject("vllm", "u2", spec, "")},
+       true,
+       std::nullopt},
+      {"the ScaledObject names another HPA now",
+       {kedaHpa("keda-hpa-vllm", "vllm", "u1", 4), scaledObject("vllm", "u1", spec, "custom")},
+       true,
+       std::nullopt},
+      {"a plain HPA",
+       {testing::hpa("ml", "keda-hpa-vllm", testing::hpaSpec(1, 4, 4, 4, "100", "50", true)),
+        scaledObject("vllm", "u1", spec, "keda-hpa-vllm")},
+       false,
+       std::nullopt},
+  };
+  for (const auto& row : rows) {
+    SCOPED_TRACE(row.what);
+    auto snap = testing::snapshotOf(testing::list(row.objects));
+    const HpaState* h = snap.hpa("ml", "keda-hpa-vllm");
+    ASSERT_NE(h, nullptr);
+    EXPECT_EQ(h->ownedByScaledObject(), row.owned);
+    ASSERT_EQ(h->ceilingHolder.has_value(), row.holderMax.has_value());
+    if (!row.holderMax) continue;
+    EXPECT_EQ(h->ceilingHolder->maxReplicas, *row.holderMax);
+    EXPECT_EQ(h->ceilingHolder->field, "spec.maxReplicaCount");
+    EXPECT_EQ(h->ceilingHolder->describe(), "ScaledObject vllm");
+    EXPECT_EQ(h->ceilingHolder->uid, "u1");
+  }
+}
+
+// An HPA on `kind`/`name` (apiVersion `apiVersion`) in namespace ml.
+json hpaOn(const std::string& apiVersion, const std::string& kind, const std::string& name) {
+  json h = testing::hpa("ml", name, testing::hpaSpec(1, 2, 2, 2, "100", "50", true));
+  h["spec"]["scaleTargetRef"] = {{"apiVersion", apiVersion}, {"kind", kind}, {"name", name}};
+  return h;
+}
+
+json podOf(const std::string& name, std::map<std::string, std::string> labels, int gpus) {
+  json p = testing::gpuPod("ml", name, 0, "nvidia.com/gpu", "n1");
+  p["metadata"]["name"] = name;
+  p["metadata"]["labels"] = labels;
+  p["spec"]["containers"] = json::array({testing::container("nvidia.com/gpu", gpus)});
+  return p;
+}
+
+json scaleOf(const std::string& name, const std::string& uid, int replicas,
+             const std::string& selector) {
+  return {{"apiVersion", "autoscaling/v1"},
+          {"kind", "Scale"},
+          {"metadata", {{"name", name}, {"namespace", "ml"}, {"uid", uid}}},
+          {"spec", {{"replicas", replicas}}},
+          {"status", {{"replicas", replicas}, {"selector", selector}}}};
+}
+
+TEST(SnapshotTest, AnyWorkloadWithAScaleSubresource) {
+  // A custom kind without a pod template: pods through the Scale's selector (set-based terms
+  // included), the template from its first pod, pods per replica from the annotation.
+  json custom{{"apiVersion", "serving.example.com/v1"},
+              {"kind", "InferenceGroup"},
+              {"metadata",
+               {{"name", "ig"},
+                {"namespace", "ml"},
+                {"uid", "ig-uid"},
+                {"annotations", {{"gpuscale.io/pods-per-replica", "3"}}}}},
+              {"spec", {{"replicas", 2}}}};
+  // A LeaderWorkerSet: every pod of its groups, size 4, the leader's larger request.
+  auto podSpec = [](int gpus) {
+    return json{
+        {"spec", {{"containers", json::array({testing::container("nvidia.com/gpu", gpus)})}}}};
+  };
+  json lws{{"apiVersion", "leaderworkerset.x-k8s.io/v1"},
+           {"kind", "LeaderWorkerSet"},
+           {"metadata", {{"name", "big"}, {"namespace", "ml"}, {"uid", "lws-uid"}}},
+           {"spec",
+            {{"replicas", 3},
+             {"leaderWorkerTemplate",
+              {{"size", 4}, {"leaderTemplate", podSpec(2)}, {"workerTemplate", podSpec(1)}}}}}};
+  auto snap = testing::snapshotOf(testing::list({
+      hpaOn("serving.example.com/v1", "InferenceGroup", "ig"),
+      hpaOn("leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet", "big"),
+      custom,
+      lws,
+      scaleOf("ig", "ig-uid", 2, "app=ig,tier in (gpu),!canary"),
+      podOf("ig-a", {{"app", "ig"}, {"tier", "gpu"}}, 2),
+      podOf("ig-b", {{"app", "ig"}, {"tier", "gpu"}, {"canary", "1"}}, 1),
+      podOf("ig-c", {{"app", "ig"}, {"tier", "cpu"}}, 1),
+      podOf("big-0", {{"leaderworkerset.sigs.k8s.io/name", "big"}}, 2),
+      podOf("big-0-1", {{"leaderworkerset.sigs.k8s.io/name", "big"}}, 1),
+      // A kind no HPA scales is ignored.
+      {{"kind", "InferenceGroup"}, {"metadata", {{"name", "other"}, {"namespace", "ml"}}}},
+  }));
+  EXPECT_TRUE(snap.skipped.empty());
+  ASSERT_EQ(snap.targets.size(), 2u);
+  const ScaleTarget* ig = snap.target("ml", "InferenceGroup", "ig");
+  ASSERT_NE(ig, nullptr);
+  EXPECT_EQ(ig->specReplicas, 2);
+  EXPECT_EQ(ig->podsPerReplica, 3);
+  EXPECT_TRUE(ig->templateFromPods);
+  EXPECT_EQ(ig->gpuRequests.at("nvidia.com/gpu"), 2) << "from ig-a, the first pod it selects";
+  std::vector<std::string> selected;
+  for (const auto& p : snap.pods) {
+    if (ig->selects(p)) selected.push_back(p.name);
+  }
+  EXPECT_EQ(selected, std::vector<std::string>{"ig-a"});
+  const ScaleTarget* big = snap.target("ml", "LeaderWorkerSet", "big");
+  ASSERT_NE(big, nullptr);
+  EXPECT_EQ(big->specReplicas, 3);
+  EXPECT_EQ(big->podsPerReplica, 4);
+  EXPECT_EQ(big->gpuRequests.at("nvidia.com/gpu"), 2) << "the leader's request is the larger";
+  int bigPods = 0;
+  for (const auto& p : snap.pods) bigPods += big->selects(p) ? 1 : 0;
+  EXPECT_EQ(bigPods, 2) << "leaders and workers";
+}
+
+TEST(SnapshotTest, ScalableWorkloadsThatDoNotRead) {
+  struct Row {
+    const char* what;
+    json workload;
+    std::optional<json> scale;
+    std::string reason, message;
+  };
+  auto ig = [](std::map<std::string, std::string> annotations) {
+    return json{
+        {"apiVersion", "serving.example.com/v1"},
+        {"kind", "InferenceGroup"},
+        {"metadata",
+         {{"name", "ig"}, {"namespace", "ml"}, {"uid", "u"}, {"annotations", annotations}}}};
+  };
+  const std::vector<Row> rows{
+      {"no Scale read", ig({}), std::nullopt, "no_scale", "/scale"},
+      {"a selector that does not parse", ig({}), scaleOf("ig", "u", 1, "app in (("), "malformed",
+       "status.selector"},
+      {"pods per replica 0", ig({{"gpuscale.io/pods-per-replica", "0"}}),
+       scaleOf("ig", "u", 1, "app=ig"), "malformed", "pods-per-replica"},
+      {"pods per replica beyond int32", ig({{"gpuscale.io/pods-per-replica", "4294967296"}}),
+       scaleOf("ig", "u", 1, "app=ig"), "out_of_range", "pods-per-replica"},
+  };
+  for (const auto& row : rows) {
+    SCOPED_TRACE(row.what);
+    std::vector<json> items{hpaOn("serving.example.com/v1", "InferenceGroup", "ig"), row.workload};
+    if (row.scale) items.push_back(*row.scale);
+    auto snap = testing::snapshotOf(testing::list(items));
+    EXPECT_TRUE(snap.targets.empty());
+    ASSERT_EQ(snap.skipped.size(), 1u);
+    EXPECT_EQ(snap.skipped[0].kind, "InferenceGroup");
+    EXPECT_EQ(snap.skipped[0].reason, row.reason);
+    EXPECT_NE(snap.skipped[0].message.find(row.message), std::string::npos)
+        << snap.skipped[0].message;
   }
 }
 

@@ -128,6 +128,23 @@ TEST(WhyNotTest, ThePlannerSaysWhyEachHpaWasOrWasNotRaised) {
        nullptr,
        {"a100-busy/GpusBusy", "a100-idle/NodeMigTransition", "Shortfall"},
        "Shortfall"},
+      {"no mig-manager reports the node's MIG state (empty): never reshaped",
+       withNode(busyA100(), labelled("nvidia.com/mig.config.state", "")),
+       base + "levers: [migReshape]\n",
+       nullptr,
+       {"a100-busy/GpusBusy", "a100-idle/MigNotManaged", "Shortfall"},
+       "Shortfall"},
+      {"no mig-manager on the node at all (no state label): never reshaped",
+       withNode(busyA100(),
+                [&] {
+                  json node = idle("a100-idle", "all-3g.20gb");
+                  node["metadata"]["labels"].erase("nvidia.com/mig.config.state");
+                  return node;
+                }()),
+       base + "levers: [migReshape]\n",
+       nullptr,
+       {"a100-busy/GpusBusy", "a100-idle/MigNotManaged", "Shortfall"},
+       "Shortfall"},
       {"a node outside the nodeSelector is left alone",
        withNode(busyA100(), labelled("pool", "other")),
        base + "levers: [migReshape]\nnodeSelector: {pool: gpu}\n",
@@ -211,8 +228,46 @@ TEST(WhyNotTest, CooldownAndJsonShape) {
   EXPECT_NE(whyToText(plan.why.front()).find("(blocked: Unschedulable)"), std::string::npos);
 }
 
+// A node backing off after a stall says how its last operation ended (gpuscale.io/outcome), so
+// `explain` names the stall: mig-manager failed, stuck, absent.
+TEST(WhyNotTest, ANodeBackingOffSaysHowItsLastOperationEnded) {
+  struct Case {
+    const char* what;
+    std::string outcome;  // the annotation ("" = none)
+    std::string says;     // in the NodeBackoff detail
+  };
+  const Case cases[] = {
+      {"stuck",
+       R"({"plan":"p","kind":"mig","result":"timeout","message":"mig-manager stuck in \"rebooting\""})",
+       "failed (timeout: mig-manager stuck in \"rebooting\"); backing off for 300s more"},
+      {"failed", R"({"plan":"p","kind":"mig","result":"failed"})", "failed (failed); backing off"},
+      {"no outcome", "", "an earlier operation failed; backing off for 300s more"},
+      {"an outcome that does not read", "{not json", "an earlier operation failed; backing off"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.what);
+    std::vector<json> items = busyA100();
+    json node = testing::migNode("a100-idle", kA100, 1, "all-3g.20gb", {{"3g.20gb", 2}});
+    node["metadata"]["annotations"]["gpuscale.io/backoff-until"] = "2026-11-22T01:05:00Z";
+    if (!c.outcome.empty()) node["metadata"]["annotations"]["gpuscale.io/outcome"] = c.outcome;
+    items.push_back(node);
+    ClusterSnapshot snapshot = testing::snapshotOf(testing::migCluster(items));
+    // What the reconciler's pass does with a node backing off (reconciler/pass.h).
+    snapshot.nodes[*snapshot.nodeIndex("a100-idle")].inTransition = true;
+    const PolicySet policies =
+        policiesFrom("name: default\nhpaNamespaces: [default]\nlevers: [migReshape]\n");
+    const Plan plan = planPartitions(snapshot, assessWorkloads(snapshot, policies), kNow);
+    ASSERT_EQ(plan.why.size(), 1u);
+    std::string detail;
+    for (const auto& r : plan.why.front().reasons) {
+      if (r.code == WhyCode::kNodeBackoff && r.node == "a100-idle") detail = r.detail;
+    }
+    EXPECT_NE(detail.find(c.says), std::string::npos) << whyToText(plan.why.front());
+  }
+}
+
 TEST(WhyNotTest, EveryCodeHasAName) {
-  for (int c = 0; c <= static_cast<int>(WhyCode::kMigModeBusyNode); ++c) {
+  for (int c = 0; c <= static_cast<int>(WhyCode::kOtherTenant); ++c) {
     EXPECT_NE(whyCodeName(static_cast<WhyCode>(c)), "Unknown") << c;
   }
 }

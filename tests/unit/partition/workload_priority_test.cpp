@@ -2,77 +2,99 @@
 
 #include <gtest/gtest.h>
 
+#include "gpuscale/partition/demand.h"
 #include "gpuscale/partition/snapshot.h"
 #include "kube_objects.h"
 
 namespace gpuscale::partition {
 namespace {
 
+// A pod of the target: its spec.priority (nullopt: none), and whether it still counts.
+struct PodRow {
+  std::optional<int> priority;
+  std::string phase = "Running";
+  bool terminating = false;
+};
+
 struct Row {
   const char* what;
   std::optional<int> policyPriority;
-  const char* className;  // of the pod template; "" = none; nullptr = no target
-  PriorityClasses classes;
+  std::vector<PodRow> pods;
   int value;
   const char* source;
 };
 
-TEST(WorkloadPriorityTest, PolicyThenPriorityClassThenGlobalDefault) {
-  const PriorityClasses classes{{{"gold", 1000}, {"base", 10}, {"low", -5}}, std::nullopt};
-  const PriorityClasses withDefault{{{"gold", 1000}, {"base", 10}}, "base"};
+TEST(WorkloadPriorityTest, PolicyThenThePodsAdmittedPriority) {
   const Row rows[] = {
-      {"the policy's priority wins over the class", 7, "gold", classes, 7, "policy p"},
-      {"a policy priority of 0 is still the policy's", 0, "gold", classes, 0, "policy p"},
-      {"no policy priority: the template's class", std::nullopt, "gold", classes, 1000,
-       "PriorityClass gold"},
-      {"negative class values count", std::nullopt, "low", classes, -5, "PriorityClass low"},
-      {"a class that does not exist gives 0", std::nullopt, "platinum", classes, 0,
-       "PriorityClass platinum (not found: 0)"},
-      {"no class on the template: the global default", std::nullopt, "", withDefault, 10,
-       "global default PriorityClass base"},
-      {"the template's class wins over the global default", std::nullopt, "gold", withDefault, 1000,
-       "PriorityClass gold"},
-      {"no class and no default: 0", std::nullopt, "", classes, 0, "none (0)"},
-      {"no target known: the global default", std::nullopt, nullptr, withDefault, 10,
-       "global default PriorityClass base"},
-      {"a default naming a missing class is ignored", std::nullopt, "", PriorityClasses{{}, "gone"},
-       0, "none (0)"},
+      {"the policy's priority wins over the pods'", 7, {{1000}}, 7, "policy p"},
+      {"a policy priority of 0 is still the policy's", 0, {{1000}}, 0, "policy p"},
+      {"no policy priority: the pods' spec.priority",
+       std::nullopt,
+       {{1000}, {1000}},
+       1000,
+       "pods' spec.priority (lowest of 2 pods)"},
+      {"the lowest pod counts (a rollout to a higher class is not done)",
+       std::nullopt,
+       {{1000}, {10}, {1000}},
+       10,
+       "pods' spec.priority (lowest of 3 pods)"},
+      {"negative priorities count",
+       std::nullopt,
+       {{-5}},
+       -5,
+       "pods' spec.priority (lowest of 1 pod)"},
+      {"a pod without spec.priority counts as 0, as the scheduler counts it",
+       std::nullopt,
+       {{1000}, {std::nullopt}},
+       0,
+       "pods' spec.priority (lowest of 2 pods)"},
+      {"finished and terminating pods do not count",
+       std::nullopt,
+       {{1000}, {5, "Succeeded"}, {5, "Failed"}, {5, "Running", true}},
+       1000,
+       "pods' spec.priority (lowest of 1 pod)"},
+      {"no pods yet: 0", std::nullopt, {}, 0, "no pods yet (0)"},
   };
   for (const Row& r : rows) {
     Policy policy;
     policy.name = "p";
     policy.priority = r.policyPriority;
-    ScaleTarget target;
-    if (r.className != nullptr) target.priorityClassName = r.className;
-    const WorkloadPriority got =
-        workloadPriority(policy, r.className != nullptr ? &target : nullptr, r.classes);
+    std::vector<PodState> pods;
+    for (const auto& p : r.pods) {
+      PodState pod;
+      pod.priority = p.priority;
+      pod.phase = p.phase;
+      pod.terminating = p.terminating;
+      pods.push_back(pod);
+    }
+    std::vector<const PodState*> ptrs;
+    for (const auto& p : pods) ptrs.push_back(&p);
+    const WorkloadPriority got = workloadPriority(policy, ptrs);
     EXPECT_EQ(got.value, r.value) << r.what;
     EXPECT_EQ(got.source, r.source) << r.what;
   }
 }
 
-nlohmann::json priorityClass(const std::string& name, int value, bool globalDefault) {
-  nlohmann::json c = {{"apiVersion", "scheduling.k8s.io/v1"},
-                      {"kind", "PriorityClass"},
-                      {"metadata", {{"name", name}}},
-                      {"value", value}};
-  if (globalDefault) c["globalDefault"] = true;
-  return c;
-}
-
-TEST(WorkloadPriorityTest, SnapshotReadsClassesAndTheTemplatesClass) {
-  nlohmann::json dep = testing::deployment("default", "web", 1, "nvidia.com/gpu");
-  dep["spec"]["template"]["spec"]["priorityClassName"] = "gold";
-  const ClusterSnapshot snap = testing::snapshotOf(testing::list(
-      {priorityClass("gold", 1000, false), priorityClass("base", 10, true),
-       priorityClass("floor", 5, true), dep, testing::deployment("default", "batch", 1, "x")}));
-  EXPECT_EQ(snap.priorityClasses.values,
-            (std::map<std::string, int>{{"base", 10}, {"floor", 5}, {"gold", 1000}}));
-  EXPECT_EQ(snap.priorityClasses.globalDefault, "floor")
-      << "two defaults: the lower value, as admission picks";
-  ASSERT_NE(snap.target("default", "Deployment", "web"), nullptr);
-  EXPECT_EQ(snap.target("default", "Deployment", "web")->priorityClassName, "gold");
-  EXPECT_EQ(snap.target("default", "Deployment", "batch")->priorityClassName, "");
+// A tenant names a high PriorityClass in the pod template: that is text no admission checked, and
+// it counts for nothing. What admission gave the running pods counts.
+TEST(WorkloadPriorityTest, ATemplatesClassNameCountsForNothing) {
+  const std::string r = "nvidia.com/mig-1g.5gb";
+  nlohmann::json dep = testing::deployment("default", "app", 2, r);
+  dep["spec"]["template"]["spec"]["priorityClassName"] = "system-cluster-critical";
+  std::vector<nlohmann::json> items{
+      testing::migNode("n1", "NVIDIA-A100-SXM4-40GB", 1, "all-1g.5gb", {{"1g.5gb", 7}}), dep,
+      testing::hpa("default", "app", testing::hpaSpec(1, 2, 2, 2, "100", "50", true))};
+  for (int i = 0; i < 2; ++i) {
+    items.push_back(testing::gpuPod("default", "app", i, r, "n1"));
+    items.back()["spec"]["priorityClassName"] = "team-low";
+    items.back()["spec"]["priority"] = 100;
+  }
+  const ClusterSnapshot snap = testing::snapshotOf(testing::migCluster(items));
+  EXPECT_EQ(snap.pods.front().priority, 100);
+  const auto workloads = assessWorkloads(snap, defaultPolicies());
+  ASSERT_EQ(workloads.size(), 1u);
+  EXPECT_EQ(workloads.front().priority.value, 100);
+  EXPECT_EQ(workloads.front().priority.source, "pods' spec.priority (lowest of 2 pods)");
 }
 
 }  // namespace

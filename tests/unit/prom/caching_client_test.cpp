@@ -7,7 +7,7 @@
 #include "fakes/prom_fake_client.h"
 #include "gpuscale/prom/errors.h"
 #include "gpuscale/prom/http_client.h"
-#include "support/prometheus_stub_server.h"
+#include "support/http_test_server.h"
 
 namespace gpuscale::prom {
 namespace {
@@ -201,11 +201,11 @@ TEST(CachingClientTest, PassesSeriesAndLabelCallsThrough) {
 TEST(CachingClientTest, ConcurrentIdenticalQueriesReachTheServerOncePerTtl) {
   constexpr int kThreads = 16;
   std::atomic<CachingClient*> cache{nullptr};
-  test::PrometheusStubServer server([&](const test::StubRequest&) {
+  test::HttpTestServer server([&](const test::HttpTestRequest&) {
     for (int i = 0; i < 2000 && cache.load()->stats().coalesced < kThreads - 1; ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
-    test::StubResponse r;
+    test::HttpTestResponse r;
     r.body = R"({"status":"success","data":{"resultType":"vector","result":[]}})";
     return r;
   });

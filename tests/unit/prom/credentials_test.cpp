@@ -48,11 +48,11 @@ users:
 )");
   auto credentials = loadAuthConfig(path);
   ASSERT_TRUE(credentials.ok()) << credentials.status().toString();
-  EXPECT_EQ(credentials->caPem, "CA-PEM") << "file relative to the config";
+  EXPECT_EQ(credentials->tls.caPem, "CA-PEM") << "file relative to the config";
   EXPECT_EQ(credentials->tokenFile, dir_ + "/token");
-  EXPECT_EQ(credentials->clientCertPem, "CERT-PEM") << "base64 -data field";
-  EXPECT_EQ(credentials->clientKeyPem, "KEY-PEM");
-  EXPECT_FALSE(credentials->insecureSkipTlsVerify) << "other clusters ignored";
+  EXPECT_EQ(credentials->tls.clientCertPem, "CERT-PEM") << "base64 -data field";
+  EXPECT_EQ(credentials->tls.clientKeyPem, "KEY-PEM");
+  EXPECT_FALSE(credentials->tls.insecureSkipTlsVerify) << "other clusters ignored";
   EXPECT_TRUE(credentials->bearerToken.empty()) << "other users ignored";
 }
 
@@ -66,7 +66,7 @@ users: [{name: u, user: {token: abc, username: me, password: pw}}]
   ASSERT_TRUE(credentials.ok()) << credentials.status().toString();
   EXPECT_EQ(credentials->bearerToken, "abc");
   EXPECT_EQ(credentials->basicAuth, "me:pw");
-  EXPECT_TRUE(credentials->insecureSkipTlsVerify);
+  EXPECT_TRUE(credentials->tls.insecureSkipTlsVerify);
 }
 
 TEST_F(CredentialsTest, ErrorsNameTheFile) {
@@ -104,7 +104,7 @@ users: [{name: u, user: {token: from-config}}]
   options.tokenFile = dir_ + "/flag-token";
   auto credentials = resolveCredentials(options);
   ASSERT_TRUE(credentials.ok()) << credentials.status().toString();
-  EXPECT_EQ(credentials->caPem, "FLAG-CA");
+  EXPECT_EQ(credentials->tls.caPem, "FLAG-CA");
   EXPECT_EQ(credentials->tokenFile, dir_ + "/flag-token");
   EXPECT_TRUE(credentials->bearerToken.empty()) << "a token file flag replaces the config token";
 }

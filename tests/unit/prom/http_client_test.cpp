@@ -8,21 +8,21 @@
 #include <future>
 
 #include "gpuscale/prom/errors.h"
+#include "support/http_test_server.h"
 #include "support/prometheus_server.h"
-#include "support/prometheus_stub_server.h"
 
 namespace gpuscale::prom {
 namespace {
 
-using test::PrometheusStubServer;
-using test::StubRequest;
-using test::StubResponse;
+using test::HttpTestRequest;
+using test::HttpTestResponse;
+using test::HttpTestServer;
 
 constexpr const char* kVector =
     R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{"pod":"a"},"value":[1700000000,"4.5"]}]}})";
 
-StubResponse json(std::string body, int status = 200) {
-  StubResponse response;
+HttpTestResponse json(std::string body, int status = 200) {
+  HttpTestResponse response;
   response.status = status;
   response.body = std::move(body);
   return response;
@@ -34,7 +34,7 @@ std::unique_ptr<HttpClient> makeClient(PrometheusOptions options) {
   return client.ok() ? std::move(*client) : nullptr;
 }
 
-PrometheusOptions optionsFor(const PrometheusStubServer& server, std::string suffix = "") {
+PrometheusOptions optionsFor(const HttpTestServer& server, std::string suffix = "") {
   PrometheusOptions options;
   options.url = server.url() + suffix;
   options.timeout = std::chrono::seconds(20);
@@ -44,7 +44,7 @@ PrometheusOptions optionsFor(const PrometheusStubServer& server, std::string suf
 Timestamp at(long long ms) { return Timestamp(std::chrono::milliseconds(ms)); }
 
 TEST(HttpClientTest, GetQuerySendsParametersHeadersAndDecodes) {
-  PrometheusStubServer server([](const StubRequest&) { return json(kVector); });
+  HttpTestServer server([](const HttpTestRequest&) { return json(kVector); });
   auto options = optionsFor(server, "/prom/");
   options.headers = {{"X-Scope-OrgID", "t1"}};
   options.timeout = std::chrono::milliseconds(2500);
@@ -64,7 +64,7 @@ TEST(HttpClientTest, GetQuerySendsParametersHeadersAndDecodes) {
 }
 
 TEST(HttpClientTest, PostSendsAFormBody) {
-  PrometheusStubServer server([](const StubRequest&) { return json(kVector); });
+  HttpTestServer server([](const HttpTestRequest&) { return json(kVector); });
   auto options = optionsFor(server);
   options.verb = HttpVerb::kPost;
   auto client = makeClient(options);
@@ -79,7 +79,7 @@ TEST(HttpClientTest, PostSendsAFormBody) {
 }
 
 TEST(HttpClientTest, SeriesAndLabelCalls) {
-  PrometheusStubServer server([](const StubRequest& request) {
+  HttpTestServer server([](const HttpTestRequest& request) {
     if (request.path == "/api/v1/series") {
       return json(R"({"status":"success","data":[{"__name__":"up","job":"x"}]})");
     }
@@ -105,7 +105,7 @@ TEST(HttpClientTest, SeriesAndLabelCalls) {
 }
 
 TEST(HttpClientTest, PostGoesToTheEndpointsThatAcceptItAndLabelValuesStayGet) {
-  PrometheusStubServer server([](const StubRequest& request) {
+  HttpTestServer server([](const HttpTestRequest& request) {
     if (request.path == "/api/v1/query") return json(kVector);
     if (request.path == "/api/v1/series") {
       return json(R"({"status":"success","data":[{"__name__":"up","job":"x"}]})");
@@ -154,15 +154,20 @@ std::string seriesBody(size_t count) {
   return body + "]}";
 }
 
+// Answers every request with the JSON `body`, chunked or with a Content-Length.
+HttpTestServer::ResponseHandler answering(const std::string& body, bool chunked) {
+  return [body, chunked](const HttpTestRequest&) {
+    HttpTestResponse r = json(body);
+    r.chunked = chunked;
+    return r;
+  };
+}
+
 TEST(HttpClientTest, SeriesLabelNamesAreDecodedWhileTheBodyArrives) {
   const std::string body = seriesBody(20000);  // ~1 MB: many 64 KiB chunks
   for (bool chunked : {false, true}) {
     SCOPED_TRACE(chunked ? "chunked" : "Content-Length");
-    PrometheusStubServer server([&](const StubRequest&) {
-      StubResponse r = json(body);
-      r.chunked = chunked;
-      return r;
-    });
+    HttpTestServer server(answering(body, chunked));
     auto options = optionsFor(server);
     options.maxBodyBytes = 1000;  // the buffered cap does not apply to the streamed call
     auto client = makeClient(options);
@@ -181,11 +186,7 @@ TEST(HttpClientTest, StreamedSeriesBodyOverItsCapIsAnErrorNamingTheFlag) {
   const std::string body = seriesBody(20000);
   for (bool chunked : {false, true}) {
     SCOPED_TRACE(chunked ? "chunked" : "Content-Length");
-    PrometheusStubServer server([&](const StubRequest&) {
-      StubResponse r = json(body);
-      r.chunked = chunked;
-      return r;
-    });
+    HttpTestServer server(answering(body, chunked));
     auto options = optionsFor(server);
     options.maxSeriesBodyBytes = 200000;
     auto client = makeClient(options);
@@ -203,15 +204,15 @@ TEST(HttpClientTest, StreamedSeriesBodyOverItsCapIsAnErrorNamingTheFlag) {
 TEST(HttpClientTest, StreamedSeriesFaultsAreNamedErrors) {
   struct Row {
     const char* what;
-    StubResponse response;
+    HttpTestResponse response;
     FailureKind kind;
   };
-  StubResponse garbage =
+  HttpTestResponse garbage =
       json(R"({"status":"success","data":[{"__name__":"a"},<html>)" + std::string(300000, ' '));
   garbage.chunked = true;
-  StubResponse slow = json(seriesBody(10));
+  HttpTestResponse slow = json(seriesBody(10));
   slow.delay = std::chrono::minutes(5);
-  StubResponse closed;
+  HttpTestResponse closed;
   closed.close = true;
   const std::vector<Row> rows = {
       {"garbage in the middle", garbage, FailureKind::kBadJson},
@@ -220,7 +221,7 @@ TEST(HttpClientTest, StreamedSeriesFaultsAreNamedErrors) {
       {"connection closed", closed, FailureKind::kConnection},
   };
   for (const auto& row : rows) {
-    PrometheusStubServer server([&](const StubRequest&) { return row.response; });
+    HttpTestServer server([&](const HttpTestRequest&) { return row.response; });
     auto options = optionsFor(server);
     options.timeout = std::chrono::milliseconds(row.kind == FailureKind::kTimeout ? 300 : 20000);
     auto client = makeClient(options);
@@ -231,7 +232,7 @@ TEST(HttpClientTest, StreamedSeriesFaultsAreNamedErrors) {
 }
 
 TEST(HttpClientTest, BearerTokenIsTrimmedAndReReadWhenItChanges) {
-  PrometheusStubServer server([](const StubRequest&) { return json(kVector); });
+  HttpTestServer server([](const HttpTestRequest&) { return json(kVector); });
   std::string dir = test::makeTempDir("gpuscale-token-");
   std::string path = dir + "/token";
   std::ofstream(path) << "  first-token\n";
@@ -248,7 +249,7 @@ TEST(HttpClientTest, BearerTokenIsTrimmedAndReReadWhenItChanges) {
 }
 
 TEST(HttpClientTest, ExplicitAuthorizationHeaderWinsOverToken) {
-  PrometheusStubServer server([](const StubRequest&) { return json(kVector); });
+  HttpTestServer server([](const HttpTestRequest&) { return json(kVector); });
   std::string dir = test::makeTempDir("gpuscale-token-");
   std::ofstream(dir + "/token") << "tok";
   auto options = optionsFor(server);
@@ -261,7 +262,7 @@ TEST(HttpClientTest, ExplicitAuthorizationHeaderWinsOverToken) {
 }
 
 TEST(HttpClientTest, MissingTokenFileIsACredentialsError) {
-  PrometheusStubServer server([](const StubRequest&) { return json(kVector); });
+  HttpTestServer server([](const HttpTestRequest&) { return json(kVector); });
   auto options = optionsFor(server);
   options.tokenFile = "/nonexistent/token";
   auto client = makeClient(options);
@@ -272,7 +273,7 @@ TEST(HttpClientTest, MissingTokenFileIsACredentialsError) {
 
 struct FaultRow {
   const char* what;
-  std::function<StubResponse()> respond;
+  std::function<HttpTestResponse()> respond;
   FailureKind kind;
   int httpCode;
 };
@@ -289,14 +290,14 @@ TEST(HttpClientTest, ServerFaultsBecomeNamedErrors) {
        FailureKind::kPrometheusError, 503},
       {"connection closed without an answer",
        [] {
-         StubResponse r;
+         HttpTestResponse r;
          r.close = true;
          return r;
        },
        FailureKind::kConnection, 503},
   };
   for (const auto& row : rows) {
-    PrometheusStubServer server([&](const StubRequest&) { return row.respond(); });
+    HttpTestServer server([&](const HttpTestRequest&) { return row.respond(); });
     auto client = makeClient(optionsFor(server));
     auto result = client->query("up", at(0));
     ASSERT_FALSE(result.ok()) << row.what;
@@ -318,7 +319,7 @@ TEST(HttpClientTest, NonVectorResultsArriveTyped) {
        ResultType::kString},
   };
   for (const auto& row : rows) {
-    PrometheusStubServer server([&](const StubRequest&) { return json(row.body); });
+    HttpTestServer server([&](const HttpTestRequest&) { return json(row.body); });
     auto client = makeClient(optionsFor(server));
     auto result = client->query("x", at(0));
     ASSERT_TRUE(result.ok()) << row.body;
@@ -329,7 +330,7 @@ TEST(HttpClientTest, NonVectorResultsArriveTyped) {
 TEST(HttpClientTest, BodyOverTheCapIsRejected) {
   std::string big(51u << 20,
                   ' ');  // 51 MB of whitespace: valid JSON padding, over the 50 MB default
-  PrometheusStubServer server([&](const StubRequest&) { return json(big); });
+  HttpTestServer server([&](const HttpTestRequest&) { return json(big); });
   auto client = makeClient(optionsFor(server));
   auto result = client->query("up", at(0));
   EXPECT_EQ(failureKindOf(result.status()), FailureKind::kBodyTooLarge)
@@ -338,8 +339,8 @@ TEST(HttpClientTest, BodyOverTheCapIsRejected) {
 
 TEST(HttpClientTest, ChunkedBodyOverTheCapIsCutOff) {
   std::string body = std::string(300000, ' ') + kVector;
-  PrometheusStubServer server([&](const StubRequest&) {
-    StubResponse r = json(body);
+  HttpTestServer server([&](const HttpTestRequest&) {
+    HttpTestResponse r = json(body);
     r.chunked = true;
     return r;
   });
@@ -355,8 +356,8 @@ TEST(HttpClientTest, ChunkedBodyOverTheCapIsCutOff) {
 }
 
 TEST(HttpClientTest, SlowServerHitsTheTimeout) {
-  PrometheusStubServer server([](const StubRequest&) {
-    StubResponse r = json(kVector);
+  HttpTestServer server([](const HttpTestRequest&) {
+    HttpTestResponse r = json(kVector);
     r.delay = std::chrono::minutes(5);
     return r;
   });
@@ -379,7 +380,7 @@ TEST(HttpClientTest, ConnectionRefused) {
 }
 
 TEST(HttpClientTest, ManyConcurrentAsyncCallsAllComplete) {
-  PrometheusStubServer server([](const StubRequest&) { return json(kVector); });
+  HttpTestServer server([](const HttpTestRequest&) { return json(kVector); });
   auto client = makeClient(optionsFor(server));
   constexpr int kCalls = 200;
   std::atomic<int> ok{0};

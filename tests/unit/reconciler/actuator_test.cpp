@@ -11,6 +11,7 @@
 #include <fstream>
 #include <map>
 
+#include "actuator_fixture.h"
 #include "cluster_fixture.h"
 #include "gpuscale/reconciler/controller.h"
 
@@ -18,75 +19,15 @@ namespace gpuscale::reconciler {
 namespace {
 
 using nlohmann::json;
+using testing::ActuatorTest;
+using testing::hpaRef;
+using testing::kReshapeNode;
+using testing::kSlicedNode;
+using testing::nodeRef;
 using testing::objectsOf;
 using testing::RecordingClient;
 using testing::Write;
 using namespace std::chrono_literals;
-
-constexpr const char* kReshapeNode = "a100-node-3";
-constexpr const char* kSlicedNode = "a100-node-1";
-
-kube::ResourceRef nodeRef(const std::string& name) {
-  return kube::ResourceRef::collection("", "v1", "nodes").named(name);
-}
-
-kube::ResourceRef hpaRef() { return testing::tritonHpaRef(); }
-
-class ActuatorTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    testing::seed(*fake_, partition::testing::loadDump("a100_idle_reshape.json"));
-    options_.maxNodesInFlight = 2;
-  }
-
-  // A controller as a freshly started process would build it (policies from `policyFile`, "" for
-  // the built-in default).
-  std::unique_ptr<Controller> controller(
-      bool dryRun = false,
-      std::shared_ptr<GpuPodMapping> gpuPods = std::make_shared<NodeLevelGpuPodMapping>(),
-      const std::string& policyFile = "") {
-    auto actuator = std::make_shared<KubeActuator>(client_, events_, gpuPods, options_);
-    std::shared_ptr<PolicySource> policies = testing::seedPolicies();
-    if (!policyFile.empty()) {
-      auto fromFile = PolicySource::open(policyFile);
-      EXPECT_TRUE(fromFile.ok()) << fromFile.status().toString();
-      policies = *fromFile;
-    }
-    ControllerOptions o;
-    o.dryRun = dryRun;
-    return std::make_unique<Controller>(
-        client_, actuator, policies, events_,
-        std::make_shared<ReconcilerMetrics>(std::make_shared<prometheus::Registry>()), o);
-  }
-
-  PassResult pass(Controller& c, TimePoint at) { return c.pass(objectsOf(*fake_), at); }
-
-  json node(const std::string& name) { return *fake_->get(nodeRef(name)); }
-  std::optional<HpaRecord> record() { return testing::recordOf(*fake_, "default", "triton"); }
-  static std::string stateName() { return StateStoreOptions{}.name; }
-  json hpa() { return *fake_->get(hpaRef()); }
-  int maxReplicas() { return hpa()["spec"].value("maxReplicas", 0); }
-
-  // What mig-manager and the device plugin do: labels and allocatable.
-  void setNode(const std::string& name, json labels, json allocatable = json::object()) {
-    json patch{{"metadata", {{"labels", labels}}}};
-    if (!allocatable.empty()) patch["status"] = {{"allocatable", allocatable}};
-    ASSERT_TRUE(fake_->patch(nodeRef(name), kube::PatchType::kMerge, patch).ok());
-  }
-
-  static bool flips(const Write& w, const std::string& node, std::string_view label) {
-    return w.resource == "nodes" && w.name == node && w.body.contains("metadata") &&
-           w.body["metadata"].contains("labels") &&
-           w.body["metadata"]["labels"].contains(std::string(label));
-  }
-
-  std::shared_ptr<gpuscale::testing::FakeKubeClient> fake_ =
-      std::make_shared<gpuscale::testing::FakeKubeClient>();
-  std::shared_ptr<RecordingClient> client_ = std::make_shared<RecordingClient>(fake_);
-  std::shared_ptr<MemoryEventRecorder> events_ = std::make_shared<MemoryEventRecorder>();
-  ActuatorOptions options_;
-  TimePoint t0_ = *core::parseRfc3339("2026-11-22T01:00:00Z");
-};
 
 TEST_F(ActuatorTest, ConfigBeforeLabelAndMaxReplicasOnlyAfterAllocatable) {
   auto c = controller();
@@ -242,10 +183,7 @@ TEST_F(ActuatorTest, PlansNeedingMigAndTimeSlicingFinishInOneRoundWithCapacityFi
   };
   for (const auto& row : rows) {
     SCOPED_TRACE(row.what);
-    fake_ = std::make_shared<gpuscale::testing::FakeKubeClient>();
-    client_ = std::make_shared<RecordingClient>(fake_);
-    events_ = std::make_shared<MemoryEventRecorder>();
-    testing::seed(*fake_, partition::testing::loadDump("a100_idle_reshape.json"));
+    reset(partition::testing::loadDump("a100_idle_reshape.json"));
     options_.maxNodesInFlight = row.maxNodesInFlight;
     const std::string policyFile = ::testing::TempDir() + "combined-policy.yaml";
     if (*row.policy != '\0') std::ofstream(policyFile) << row.policy;
@@ -367,6 +305,58 @@ TEST_F(ActuatorTest, MigManagerThatNeverAnswersTimesOutAndRestoresThePreviousCon
   EXPECT_EQ(maxReplicas(), 7);
 }
 
+TEST_F(ActuatorTest, AReshapeTaintWithoutAnOperationIsRemovedAtStartAndAfterAHandEdit) {
+  // Left behind by a reconciler that stopped between the taint and the intent's end: the first
+  // pass of a new process removes it.
+  const json taint = {{{"key", std::string(k8s::kReshapeTaint)}, {"effect", "NoSchedule"}}};
+  ASSERT_TRUE(
+      fake_->patch(nodeRef(kSlicedNode), kube::PatchType::kMerge, {{"spec", {{"taints", taint}}}})
+          .ok());
+  options_.maxNodesInFlight = 1;
+  auto c = controller();
+  auto first = pass(*c, t0_);
+  EXPECT_EQ(node(kSlicedNode)["spec"].value("taints", json::array()), json::array());
+  EXPECT_EQ(events_->withReason("ReshapeTaintRemoved").size(), 1u);
+  EXPECT_EQ(first.report.stalls, std::vector<std::string>{"orphan_taint"});
+
+  // The reshape the first pass started keeps its taint while its intent lives...
+  ASSERT_FALSE(k8s::annotationOf(node(kReshapeNode), k8s::kIntentAnnotation).empty());
+  pass(*c, t0_ + 5s);
+  EXPECT_FALSE(node(kReshapeNode)["spec"].value("taints", json::array()).empty());
+  // ...and loses it on the next pass once someone removes the intent by hand.
+  ASSERT_TRUE(fake_
+                  ->patch(nodeRef(kReshapeNode), kube::PatchType::kMerge,
+                          {{"metadata", {{"annotations", {{k8s::kIntentAnnotation, nullptr}}}}}})
+                  .ok());
+  auto later = pass(*c, t0_ + 10s);
+  EXPECT_EQ(node(kReshapeNode)["spec"].value("taints", json::array()), json::array());
+  EXPECT_EQ(events_->withReason("ReshapeTaintRemoved").size(), 2u);
+  EXPECT_EQ(later.report.stalls, std::vector<std::string>{"orphan_taint"});
+}
+
+TEST_F(ActuatorTest, ANodeWithoutMigManagerIsNeverTainted) {
+  // mig-manager absent: no nvidia.com/mig.config.state on the idle A100.
+  json patch{{"metadata", {{"labels", {{std::string(k8s::kMigConfigStateLabel), nullptr}}}}}};
+  ASSERT_TRUE(fake_->patch(nodeRef(kReshapeNode), kube::PatchType::kMerge, patch).ok());
+  auto c = controller();
+  auto first = pass(*c, t0_);
+  for (const auto& a : first.plan.actions) {
+    EXPECT_FALSE(std::holds_alternative<partition::MigReconfigure>(a))
+        << partition::planToJson(first.plan).dump();
+  }
+  const json after = node(kReshapeNode);
+  EXPECT_TRUE(k8s::annotationOf(after, k8s::kIntentAnnotation).empty());
+  EXPECT_EQ(after["spec"].value("taints", json::array()), json::array());
+  EXPECT_EQ(k8s::labelOf(after, k8s::kMigConfigLabel), "all-3g.20gb");
+  bool said = false;
+  for (const auto& why : first.plan.why) {
+    for (const auto& r : why.reasons) {
+      said = said || (r.code == partition::WhyCode::kMigNotManaged && r.node == kReshapeNode);
+    }
+  }
+  EXPECT_TRUE(said) << "explain names the node as not MIG-managed";
+}
+
 TEST_F(ActuatorTest, PodStartingBetweenPlanAndActionStopsTheReshape) {
   options_.maxNodesInFlight = 1;
   auto c = controller();
@@ -398,10 +388,7 @@ TEST_F(ActuatorTest, PodBetweenPlanAndActionIsCheckedPerGpuWhenTheMappingKnows) 
   };
   for (const auto& row : rows) {
     SCOPED_TRACE(row.what);
-    fake_ = std::make_shared<gpuscale::testing::FakeKubeClient>();
-    client_ = std::make_shared<RecordingClient>(fake_);
-    events_ = std::make_shared<MemoryEventRecorder>();
-    testing::seed(*fake_, partition::testing::loadDump("a100_idle_reshape.json"));
+    reset(partition::testing::loadDump("a100_idle_reshape.json"));
     options_.maxNodesInFlight = 1;
     auto mapping = std::make_shared<testing::FixedGpuPodMapping>(row.answer);
     auto c = controller(false, mapping);
@@ -435,20 +422,17 @@ TEST_F(ActuatorTest, ModeChangeIsCheckedOnEveryGpuOfTheNode) {
   const std::string k1g = "nvidia.com/mig-1g.5gb";
   for (const auto& row : rows) {
     SCOPED_TRACE(row.what);
-    fake_ = std::make_shared<gpuscale::testing::FakeKubeClient>();
-    client_ = std::make_shared<RecordingClient>(fake_);
-    events_ = std::make_shared<MemoryEventRecorder>();
     auto pair = partition::testing::migNode("pair", "NVIDIA-A100-SXM4-40GB", 2, "all-disabled", {});
     pair["status"]["allocatable"]["nvidia.com/gpu"] = "2";
     std::vector<json> items{partition::testing::migNode("busy", "NVIDIA-A100-SXM4-40GB", 1,
                                                         "all-1g.5gb", {{"1g.5gb", 7}}),
                             pair};
     partition::testing::append(items, partition::testing::blockedApp("app", k1g, "busy", 7, 0));
-    testing::seed(*fake_, partition::testing::migCluster(items));
+    reset(partition::testing::migCluster(items));
     options_.maxNodesInFlight = 1;
     const std::string policyFile = ::testing::TempDir() + "mode-change-policy.yaml";
     std::ofstream(policyFile) << "policies:\n- name: default\n  hpaNamespaces: [default]\n"
-                                 "  maxReplicas: {hard: 14}\n  migModeChange: {enable: true}\n";
+                                 "  maxReplicas: {hard: 14}\n  migModeChange: {enabled: true}\n";
     // GPU 1 of `pair` holds a pod when one is there; `busy`'s only GPU is busy.
     auto mapping = std::make_shared<testing::FixedGpuPodMapping>(
         GpuOccupancy{{0, 1}, {row.podOnGpu1 ? 1 : 0}});
@@ -567,31 +551,6 @@ TEST_F(ActuatorTest, SomeoneElseChangingTheLabelSupersedesTheOperation) {
       decodeNodeOutcome(k8s::annotationOf(node(kReshapeNode), k8s::kOutcomeAnnotation))->result,
       Outcome::kSuperseded);
   EXPECT_EQ(k8s::labelOf(node(kReshapeNode), k8s::kMigConfigLabel), "all-balanced");
-}
-
-TEST_F(ActuatorTest, ScaleInLowersMaxReplicasButNeverBelowCurrentReplicas) {
-  KubeActuator actuator(client_, events_, std::make_shared<NodeLevelGpuPodMapping>(), options_);
-  partition::Plan plan;
-  plan.actions.push_back(partition::SetMaxReplicas{"default", "triton", 7, 3});
-  auto snapshot = partition::buildSnapshot(json(objectsOf(*fake_)));
-  ASSERT_TRUE(snapshot.ok());
-  HpaStateStore store(client_, {});
-  ClusterState state;
-  state.snapshot = &*snapshot;
-  state.store = &store;
-  // The HPA still runs 7 replicas: lowering the ceiling below them is refused.
-  actuator.apply(plan, state, t0_);
-  EXPECT_EQ(maxReplicas(), 7);
-  ASSERT_TRUE(
-      fake_->patch(hpaRef(), kube::PatchType::kMerge, {{"status", {{"currentReplicas", 2}}}}).ok());
-  actuator.apply(plan, state, t0_ + 1s);
-  EXPECT_EQ(maxReplicas(), 3);
-  EXPECT_EQ(record()->lastChange, t0_ + 1s) << "recorded in the state store, not on the HPA";
-  EXPECT_TRUE(k8s::annotationOf(hpa(), "gpuscale.io/last-change").empty());
-  EXPECT_EQ(events_->withReason("MaxReplicasLowered").size(), 1u);
-  // A stale plan (maxReplicas is no longer 7) changes nothing.
-  actuator.apply(plan, state, t0_ + 2s);
-  EXPECT_EQ(events_->withReason("MaxReplicasLowered").size(), 1u);
 }
 
 TEST_F(ActuatorTest, DryRunWritesNothing) {

@@ -14,6 +14,7 @@
 #include <fstream>
 
 #include "fakes/fake_kube_client.h"
+#include "gpuscale/kube/forwarding_client.h"
 #include "gpuscale/reconciler/gpu_pod_mapping.h"
 #include "gpuscale/reconciler/hpa_state_store.h"
 #include "gpuscale/reconciler/policy_source.h"
@@ -50,45 +51,36 @@ struct Write {
 };
 
 // Delegates to a FakeKubeClient and keeps the writes in order.
-class RecordingClient final : public kube::KubeClient {
+class RecordingClient final : public kube::ForwardingKubeClient {
  public:
   explicit RecordingClient(std::shared_ptr<gpuscale::testing::FakeKubeClient> fake)
-      : fake_(std::move(fake)) {}
-  core::Result<kube::Object> get(const kube::ResourceRef& ref) override { return fake_->get(ref); }
+      : ForwardingKubeClient(fake) {}
   core::Result<kube::ObjectList> list(const kube::ResourceRef& ref,
                                       const kube::ListOptions& options) override {
-    if (options.fieldSelector.rfind("spec.nodeName=", 0) != 0) return fake_->list(ref, options);
+    if (options.fieldSelector.rfind("spec.nodeName=", 0) != 0) return inner().list(ref, options);
     // The fake knows only metadata field selectors; filter pods by node here.
     kube::ListOptions all = options;
     all.fieldSelector.clear();
-    auto r = fake_->list(ref, all);
+    auto r = inner().list(ref, all);
     if (!r) return r;
     const std::string node = options.fieldSelector.substr(14);
     std::erase_if(r->items, [&](const json& p) { return p["spec"].value("nodeName", "") != node; });
     return r;
   }
-  core::Status watch(const kube::ResourceRef& ref, const kube::WatchOptions& o,
-                     const kube::WatchHandler& h, std::stop_token s) override {
-    return fake_->watch(ref, o, h, s);
-  }
-  core::Result<kube::Object> create(const kube::ResourceRef& ref, const kube::Object& o) override {
-    log("create", ref, o.value("metadata", json::object()).value("name", ""), o);
-    return fake_->create(ref, o);
-  }
-  core::Result<kube::Object> update(const kube::ResourceRef& ref, const kube::Object& o) override {
-    log("update", ref, ref.name, o);
-    return fake_->update(ref, o);
-  }
-  core::Result<kube::Object> patch(const kube::ResourceRef& ref, kube::PatchType type,
-                                   const kube::Object& p) override {
-    log("patch", ref, ref.name, p);
-    return fake_->patch(ref, type, p);
-  }
-  core::Status remove(const kube::ResourceRef& ref) override { return fake_->remove(ref); }
-  core::Result<kube::Object> getPath(std::string_view path) override {
-    return fake_->getPath(path);
+
+ protected:
+  core::Result<kube::Object> write(const WriteCall& call, const Send& send) override {
+    if (call.body != nullptr) {
+      std::string name = call.ref.name;
+      if (name.empty() && call.body->contains("metadata") && (*call.body)["metadata"].is_object()) {
+        name = (*call.body)["metadata"].value("name", "");
+      }
+      log(std::string(call.verb).c_str(), call.ref, name, *call.body);
+    }
+    return send();
   }
 
+ public:
   std::vector<Write> writes() const {
     std::lock_guard lock(mu_);
     return writes_;
@@ -114,7 +106,6 @@ class RecordingClient final : public kube::KubeClient {
     std::lock_guard lock(mu_);
     writes_.push_back({verb, ref.resource, std::move(name), body});
   }
-  std::shared_ptr<gpuscale::testing::FakeKubeClient> fake_;
   mutable std::mutex mu_;
   std::vector<Write> writes_;
 };
@@ -157,6 +148,10 @@ inline std::shared_ptr<PolicySource> seedPolicies(
 }
 
 // The seed dumps' HPA, default/triton.
+inline kube::ResourceRef nodeRef(const std::string& name) {
+  return kube::ResourceRef::collection("", "v1", "nodes").named(name);
+}
+
 inline kube::ResourceRef tritonHpaRef() {
   return kube::ResourceRef::collection("autoscaling", "v2", "horizontalpodautoscalers", "default")
       .named("triton");

@@ -123,6 +123,57 @@ TEST_F(HpaStateStoreTest, CapsRefuseNewEntriesButNotUpdatesOrRemovals) {
   }
 }
 
+// A namespace's HPAs hold at most their share of the store: one namespace at its cap is refused,
+// the others still record (and grow their entries), and its own updates and removals go through.
+TEST_F(HpaStateStoreTest, OneNamespaceCannotFillTheStoreForTheOthers) {
+  struct Row {
+    const char* what;
+    StateStoreOptions options;
+  };
+  const std::size_t entryBytes =
+      std::string("noisy.hpa-0").size() + encodeHpaRecord(HpaRecord{"uid-0", kT0, 7, {}}).size();
+  StateStoreOptions byEntries;
+  byEntries.maxEntriesPerNamespace = 2;
+  StateStoreOptions byBytes;
+  byBytes.maxBytesPerNamespace = 2 * entryBytes + 8;
+  for (const auto& row : {Row{"entries", byEntries}, Row{"bytes", byBytes}}) {
+    SCOPED_TRACE(row.what);
+    fake_ = std::make_shared<gpuscale::testing::FakeKubeClient>();
+    client_ = std::make_shared<testing::RecordingClient>(fake_);
+    auto metrics = std::make_shared<ReconcilerMetrics>(std::make_shared<prometheus::Registry>());
+    HpaStateStore s(client_, row.options, metrics);
+    for (int i = 0; i < 2; ++i) {
+      const std::string n = std::to_string(i);
+      ASSERT_TRUE(s.update("noisy", "hpa-" + n, "uid-" + n, raise).ok());
+    }
+    auto third = s.update("noisy", "hpa-2", "uid-2", raise);
+    ASSERT_FALSE(third.ok());
+    EXPECT_TRUE(isStateStoreFull(third.status())) << third.status().toString();
+    EXPECT_NE(third.status().message().find("namespace noisy"), std::string::npos)
+        << third.status().message();
+    // The namespace next door is not affected.
+    EXPECT_TRUE(s.update("quiet", "hpa-0", "uid-q", raise).ok());
+    EXPECT_TRUE(s.update("quiet", "hpa-0", "uid-q", [](HpaRecord& r) {
+                   r.intent = HpaIntent{"p", 7, 9, {"n1"}, kT0};
+                 }).ok());
+    // The full namespace may still change its entries in place when they do not grow, and remove
+    // them; removal makes room again.
+    EXPECT_TRUE(
+        s.update("noisy", "hpa-0", "uid-0", [](HpaRecord& r) { r.lastChange = kT0 + 1s; }).ok());
+    EXPECT_TRUE(s.update("noisy", "hpa-1", "uid-1", [](HpaRecord& r) { r = HpaRecord{}; }).ok());
+    EXPECT_TRUE(s.update("noisy", "hpa-2", "uid-2", raise).ok());
+    EXPECT_EQ((*configMap())["data"].size(), 3u);
+  }
+  // A namespace whose name is a prefix of another's is its own namespace.
+  fake_ = std::make_shared<gpuscale::testing::FakeKubeClient>();
+  client_ = std::make_shared<testing::RecordingClient>(fake_);
+  auto s = store(byEntries);
+  ASSERT_TRUE(s.update("ml", "a", "u1", raise).ok());
+  ASSERT_TRUE(s.update("ml", "b", "u2", raise).ok());
+  EXPECT_TRUE(s.update("ml-canary", "a", "u3", raise).ok());
+  EXPECT_TRUE(s.update("ml-canary", "b", "u4", raise).ok());
+}
+
 TEST_F(HpaStateStoreTest, PruneKeepsOnlyWhatTheCallerVouchesFor) {
   auto s = store();
   ASSERT_TRUE(s.update("ml", "kept", "uid-k", raise).ok());

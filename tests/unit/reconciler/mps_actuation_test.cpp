@@ -21,9 +21,7 @@ using namespace std::chrono_literals;
 
 constexpr const char* kNode = "t4-node-1";
 
-kube::ResourceRef nodeRef() {
-  return kube::ResourceRef::collection("", "v1", "nodes").named(kNode);
-}
+kube::ResourceRef nodeRef() { return testing::nodeRef(kNode); }
 
 TEST(MpsActuationTest, WritesAnMpsConfigThenFlipsTheLabelThenWaitsForAllocatable) {
   auto fake = std::make_shared<gpuscale::testing::FakeKubeClient>();

@@ -40,42 +40,21 @@ bool hasReshapeTaint(const json& node) {
 
 // Forwards to `inner`; each list of the pods on a node notes whether that node carried the reshape
 // taint at that moment.
-class TaintProbe final : public kube::KubeClient {
+class TaintProbe final : public kube::ForwardingKubeClient {
  public:
-  explicit TaintProbe(std::shared_ptr<kube::KubeClient> inner) : inner_(std::move(inner)) {}
-  core::Result<kube::Object> get(const kube::ResourceRef& ref) override { return inner_->get(ref); }
+  explicit TaintProbe(std::shared_ptr<kube::KubeClient> inner)
+      : ForwardingKubeClient(std::move(inner)) {}
   core::Result<kube::ObjectList> list(const kube::ResourceRef& ref,
                                       const kube::ListOptions& options) override {
     constexpr std::string_view kOnNode = "spec.nodeName=";
     if (ref.resource == "pods" && options.fieldSelector.rfind(kOnNode, 0) == 0) {
-      auto node = inner_->get(nodes().named(options.fieldSelector.substr(kOnNode.size())));
+      auto node = inner().get(nodes().named(options.fieldSelector.substr(kOnNode.size())));
       taintedAtPodCheck.push_back(node.ok() && hasReshapeTaint(*node));
     }
-    return inner_->list(ref, options);
-  }
-  core::Status watch(const kube::ResourceRef& ref, const kube::WatchOptions& o,
-                     const kube::WatchHandler& h, std::stop_token s) override {
-    return inner_->watch(ref, o, h, s);
-  }
-  core::Result<kube::Object> create(const kube::ResourceRef& ref, const kube::Object& o) override {
-    return inner_->create(ref, o);
-  }
-  core::Result<kube::Object> update(const kube::ResourceRef& ref, const kube::Object& o) override {
-    return inner_->update(ref, o);
-  }
-  core::Result<kube::Object> patch(const kube::ResourceRef& ref, kube::PatchType type,
-                                   const kube::Object& p) override {
-    return inner_->patch(ref, type, p);
-  }
-  core::Status remove(const kube::ResourceRef& ref) override { return inner_->remove(ref); }
-  core::Result<kube::Object> getPath(std::string_view path) override {
-    return inner_->getPath(path);
+    return inner().list(ref, options);
   }
 
   std::vector<bool> taintedAtPodCheck;
-
- private:
-  std::shared_ptr<kube::KubeClient> inner_;
 };
 
 class NodeOperationTest : public ::testing::Test {
@@ -88,9 +67,11 @@ class NodeOperationTest : public ::testing::Test {
     testing::seed(*fake_, partition::testing::loadDump("a100_idle_reshape.json"));
   }
   // A controller acting through `client`, one node operation at a time.
-  std::unique_ptr<Controller> controller(std::shared_ptr<kube::KubeClient> client) {
+  std::unique_ptr<Controller> controller(std::shared_ptr<kube::KubeClient> client,
+                                         std::chrono::seconds migConfigPropagation = {}) {
     ActuatorOptions options;
     options.maxNodesInFlight = 1;
+    options.migConfigPropagation = migConfigPropagation;
     auto actuator = std::make_shared<KubeActuator>(
         client, events_, std::make_shared<NodeLevelGpuPodMapping>(), options);
     return std::make_unique<Controller>(
@@ -180,8 +161,12 @@ TEST_F(NodeOperationTest, PruningKeepsEntriesOfNodesSharingTheNamePrefix) {
         row.kind == NodeOpKind::kMig ? partition::emitMigPartedConfig(next) : "version: v1\n";
     intent.started = t0_;
     for (const auto& [name, label] : {std::pair{a, previous}, std::pair{b, theirs}}) {
-      json node{
-          {"metadata", {{"name", name}, {"labels", {{std::string(intent.labelKey()), label}}}}}};
+      // A mig-manager reports the node's state (without one no MIG step starts).
+      json node{{"metadata",
+                 {{"name", name},
+                  {"labels",
+                   {{std::string(intent.labelKey()), label},
+                    {std::string(k8s::kMigConfigStateLabel), "success"}}}}}};
       if (name == a)
         node["metadata"]["annotations"] = {
             {std::string(k8s::kIntentAnnotation), encodeNodeIntent(intent)}};
@@ -230,7 +215,9 @@ TEST_F(NodeOperationTest, StockConfigsAreCarriedIntoTheCustomConfigMap) {
           ->create(nodes(),
                    {{"metadata",
                      {{"name", a},
-                      {"labels", {{std::string(k8s::kMigConfigLabel), "x"}}},
+                      {"labels",
+                       {{std::string(k8s::kMigConfigLabel), "x"},
+                        {std::string(k8s::kMigConfigStateLabel), "success"}}},
                       {"annotations",
                        {{std::string(k8s::kIntentAnnotation), encodeNodeIntent(intent)}}}}}})
           .ok());
@@ -353,6 +340,38 @@ TEST_F(NodeOperationTest, NewPodsAreKeptOffTheNodeWhileItsMigChangeRuns) {
         row.result);
     EXPECT_FALSE(hasReshapeTaint(node(kReshapeNode))) << "the taint ends with the MIG step";
     EXPECT_EQ(node(kReshapeNode)["spec"]["taints"], json::array({theirs}));
+  }
+}
+
+TEST_F(NodeOperationTest, AMigConfigNewToTheConfigMapWaitsForMigManagersCopyBeforeTheLabelFlip) {
+  struct Row {
+    const char* what;
+    std::chrono::seconds propagation;
+    std::vector<std::chrono::seconds> passesBeforeFlip;  // after t0, none of them flips
+    std::chrono::seconds flipAt;
+  };
+  const std::vector<Row> rows{
+      {"no propagation delay: flipped in the pass that writes the config", 0s, {}, 0s},
+      {"90 s: not flipped (nor tainted) before, flipped once they passed",
+       90s,
+       {0s, 30s, 89s},
+       91s},
+  };
+  for (const auto& row : rows) {
+    SCOPED_TRACE(row.what);
+    seedReshapeCluster();
+    auto c = controller(client_, row.propagation);
+    for (auto at : row.passesBeforeFlip) {
+      c->pass(testing::objectsOf(*fake_), t0_ + at);
+      EXPECT_LT(client_->firstWhere(flipsMigConfig), 0) << "flipped " << at.count() << " s in";
+      EXPECT_FALSE(hasReshapeTaint(node(kReshapeNode)));
+      auto intent = decodeNodeIntent(k8s::annotationOf(node(kReshapeNode), k8s::kIntentAnnotation));
+      ASSERT_TRUE(intent.has_value());
+      EXPECT_EQ(intent->configWritten, t0_) << "the first write is the one that counts";
+    }
+    c->pass(testing::objectsOf(*fake_), t0_ + row.flipAt);
+    EXPECT_GE(client_->firstWhere(flipsMigConfig), 0);
+    EXPECT_TRUE(hasReshapeTaint(node(kReshapeNode)));
   }
 }
 

@@ -75,14 +75,46 @@ struct Row {
   bool backoff = false;
   std::string pausedAfter = "paused-for-mig-change";  // the operand label
   std::string event;                                  // an Event reason recorded
+  bool neverTainted = false;                          // no write put the reshape taint on the node
+  std::chrono::seconds migConfigPropagation{0};       // ActuatorOptions::migConfigPropagation
 };
+
+// The transition named `name` in the table.
+const NodeTransition& transitionNamed(std::string_view name) {
+  for (const auto& t : nodeTransitions()) {
+    if (t.name == name) return t;
+  }
+  ADD_FAILURE() << name << " is not in the table";
+  return nodeTransitions().front();
+}
+
+// Whether `w` puts the reshape taint on a node.
+bool taints(const testing::Write& w) {
+  if (!w.body.contains("spec") || !w.body["spec"].contains("taints")) return false;
+  for (const auto& t : w.body["spec"]["taints"]) {
+    if (t.value("key", "") == k8s::kReshapeTaint) return true;
+  }
+  return false;
+}
 
 TEST(NodeTransitionsTest, EveryTransitionIsTakenWithItsWrites) {
   const auto kMig = NodeOpKind::kMig;
   const auto kTs = NodeOpKind::kTimeSlicing;
   const auto kPrep = NodeOpPhase::kPrepared;
   const auto kAppl = NodeOpPhase::kApplied;
+  const auto kNone = NodeOpPhase::kNone;
+  // state "-": no nvidia.com/mig.config.state label at all. Nodes of a MIG operation in the
+  // applied phase (and of phase none) start with the reshape taint; prepared ones get it from the
+  // step.
   const std::vector<Row> rows{
+      {"none/any/orphan-taint", kMig, kNone, "ours", "pending", false, 5s, false, false, false,
+       false, std::nullopt, "ours", false, "paused-for-mig-change", "ReshapeTaintRemoved"},
+      {"prepared/mig/not-mig-managed", kMig, kPrep, "previous", "-", false, 5s, false, false, false,
+       false, Outcome::kAborted, "previous", true, "paused-for-mig-change", "MigReconfigureAborted",
+       true},
+      {"prepared/mig/not-mig-managed", kMig, kPrep, "previous", "", false, 301s, false, false,
+       false, false, Outcome::kAborted, "previous", true, "paused-for-mig-change",
+       "MigReconfigureAborted", true},
       {"prepared/mig/prepare-timed-out", kMig, kPrep, "previous", "success", false, 301s, false,
        false, false, false, Outcome::kFailed, "previous", true, "true", "MigReconfigureFailed"},
       {"prepared/sharing/prepare-timed-out", kTs, kPrep, "previous", "success", false, 301s, false,
@@ -92,6 +124,8 @@ TEST(NodeTransitionsTest, EveryTransitionIsTakenWithItsWrites) {
        false, false, Outcome::kAborted, "previous", false, "true", "MigReconfigureAborted"},
       {"prepared/any/step-failed", kMig, kPrep, "previous", "success", false, 5s, false, false,
        true, true, std::nullopt, "previous", false, "paused-for-mig-change", ""},
+      {"prepared/mig/config-propagating", kMig, kPrep, "previous", "success", false, 5s, false,
+       false, false, true, std::nullopt, "previous", false, "paused-for-mig-change", "", true, 90s},
       {"prepared/any/prepared", kTs, kPrep, "previous", "success", false, 5s, false, false, false,
        true, std::nullopt, "ours", false, "paused-for-mig-change", "TimeSlicingStarted"},
       {"applied/mig/label-changed-by-other", kMig, kAppl, "all-balanced", "success", false, 5s,
@@ -108,9 +142,13 @@ TEST(NodeTransitionsTest, EveryTransitionIsTakenWithItsWrites) {
       {"applied/mig/capacity-ready-then-sharing", kMig, kAppl, "ours", "success", true, 5s, true,
        false, false, true, std::nullopt, "ours", false, "paused-for-mig-change",
        "TimeSlicingPlanned"},
-      {"applied/mig/timed-out", kMig, kAppl, "ours", "pending", false, 601s, false, false, false,
+      {"applied/mig/stuck", kMig, kAppl, "ours", "pending", false, 601s, false, false, false, false,
+       Outcome::kTimedOut, "previous", true, "paused-for-mig-change", "MigReconfigureTimedOut"},
+      {"applied/mig/stuck", kMig, kAppl, "ours", "rebooting", false, 601s, false, false, false,
        false, Outcome::kTimedOut, "previous", true, "paused-for-mig-change",
        "MigReconfigureTimedOut"},
+      {"applied/mig/timed-out", kMig, kAppl, "ours", "-", false, 601s, false, false, false, false,
+       Outcome::kTimedOut, "previous", true, "true", "MigReconfigureTimedOut"},
       {"applied/mig/no-capacity", kMig, kAppl, "ours", "success", false, 601s, false, false, false,
        false, Outcome::kTimedOut, "ours", true, "true", "MigReconfigureTimedOut"},
       {"applied/sharing/capacity-ready", kTs, kAppl, "ours", "success", true, 5s, false, false,
@@ -136,16 +174,19 @@ TEST(NodeTransitionsTest, EveryTransitionIsTakenWithItsWrites) {
       allocatable[resource] = std::to_string(row.capacity ? n : 0);
     }
     const json taint{{"key", std::string(k8s::kReshapeTaint)}, {"effect", "NoSchedule"}};
-    json node{
-        {"metadata",
-         {{"name", kNode},
-          {"labels",
-           {{std::string(intent.labelKey()), labelValue(row.label)},
-            {std::string(k8s::kMigConfigStateLabel), row.state},
-            {kPaused, "paused-for-mig-change"}}},
-          {"annotations", {{std::string(k8s::kIntentAnnotation), encodeNodeIntent(intent)}}}}},
-        {"spec", {{"taints", row.kind == NodeOpKind::kMig ? json::array({taint}) : json::array()}}},
-        {"status", {{"allocatable", allocatable}}}};
+    const bool tainted = row.kind == NodeOpKind::kMig && row.phase != NodeOpPhase::kPrepared;
+    json node{{"metadata",
+               {{"name", kNode},
+                {"labels",
+                 {{std::string(intent.labelKey()), labelValue(row.label)},
+                  {kPaused, "paused-for-mig-change"}}},
+                {"annotations", json::object()}}},
+              {"spec", {{"taints", tainted ? json::array({taint}) : json::array()}}},
+              {"status", {{"allocatable", allocatable}}}};
+    if (row.state != "-") node["metadata"]["labels"][k8s::kMigConfigStateLabel] = row.state;
+    if (row.phase != NodeOpPhase::kNone) {
+      node["metadata"]["annotations"][k8s::kIntentAnnotation] = encodeNodeIntent(intent);
+    }
     ASSERT_TRUE(fake->create(nodes(), node).ok());
     if (row.podOnNode) {
       auto pod = partition::testing::gpuPod("default", "late", 0, "nvidia.com/mig-3g.20gb", kNode);
@@ -154,7 +195,9 @@ TEST(NodeTransitionsTest, EveryTransitionIsTakenWithItsWrites) {
     }
     if (row.failPodList) fake->failNext("list", core::Status(500, "InternalError", "boom"));
 
-    NodeOperations operations(client, events, std::make_shared<NodeLevelGpuPodMapping>(), {});
+    ActuatorOptions options;
+    options.migConfigPropagation = row.migConfigPropagation;
+    NodeOperations operations(client, events, std::make_shared<NodeLevelGpuPodMapping>(), options);
     ActuationReport report;
     EXPECT_EQ(operations.advance(kNode, kT0 + row.age, report), row.inFlight);
 
@@ -165,10 +208,14 @@ TEST(NodeTransitionsTest, EveryTransitionIsTakenWithItsWrites) {
     EXPECT_EQ(!k8s::annotationOf(after, k8s::kBackoffAnnotation).empty(), row.backoff);
     EXPECT_EQ(k8s::labelOf(after, kPaused), row.pausedAfter);
     EXPECT_EQ(k8s::annotationOf(after, k8s::kIntentAnnotation).empty(), !row.inFlight);
-    if (row.outcome) {
+    if (!row.inFlight) {
       EXPECT_EQ(after["spec"].value("taints", json::array()), json::array())
-          << "every finish removes the reshape taint";
+          << "no reshape taint stays without an operation in flight";
     }
+    if (row.neverTainted) EXPECT_EQ(client->countWhere(taints), 0);
+    const NodeTransition& t = transitionNamed(row.transition);
+    EXPECT_EQ(report.stalls, t.stall.empty() ? std::vector<std::string>{}
+                                             : std::vector<std::string>{std::string(t.stall)});
     if (!row.event.empty()) {
       EXPECT_EQ(events->withReason(row.event).size(), 1u);
     } else {
@@ -178,6 +225,51 @@ TEST(NodeTransitionsTest, EveryTransitionIsTakenWithItsWrites) {
   }
   for (const auto& t : nodeTransitions()) {
     EXPECT_TRUE(taken.contains(t.name)) << t.name << " is taken by no row";
+  }
+}
+
+// A reshape taint is an orphan unless a live intent owns it: an intent the reconciler could not
+// have written (another node's configs) leaves the taint to be removed, a live one keeps it.
+TEST(NodeTransitionsTest, OnlyALiveIntentKeepsTheReshapeTaint) {
+  struct Case {
+    const char* what;
+    std::string intent;  // the annotation's value ("" = none)
+    bool taintAfter;
+  };
+  NodeIntent live = intentFor(NodeOpKind::kMig, NodeOpPhase::kApplied, false);
+  NodeIntent foreign = live;
+  foreign.label = partition::ownedConfigName("another-node", "geometry");
+  const Case cases[] = {
+      {"no intent", "", false},
+      {"an intent naming another node's config", encodeNodeIntent(foreign), false},
+      {"an annotation that does not decode", "{not json", false},
+      {"a live intent", encodeNodeIntent(live), true},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.what);
+    auto fake = std::make_shared<gpuscale::testing::FakeKubeClient>();
+    auto events = std::make_shared<MemoryEventRecorder>();
+    json node{{"metadata",
+               {{"name", kNode},
+                {"labels", {{std::string(k8s::kMigConfigStateLabel), "pending"}}},
+                {"annotations", json::object()}}},
+              {"spec",
+               {{"taints",
+                 {{{"key", "dedicated"}, {"value", "gpu"}, {"effect", "NoSchedule"}},
+                  {{"key", std::string(k8s::kReshapeTaint)}, {"effect", "NoSchedule"}}}}}}};
+    if (!c.intent.empty()) node["metadata"]["annotations"][k8s::kIntentAnnotation] = c.intent;
+    ASSERT_TRUE(fake->create(nodes(), node).ok());
+    NodeOperations operations(fake, events, std::make_shared<NodeLevelGpuPodMapping>(), {});
+    ActuationReport report;
+    EXPECT_EQ(operations.removeOrphanTaint(kNode, report), !c.taintAfter);
+    const json after = *fake->get(nodes().named(kNode));
+    const json taints = after["spec"].value("taints", json::array());
+    EXPECT_EQ(taints.size(), c.taintAfter ? 2u : 1u) << taints.dump();
+    EXPECT_EQ(taints[0].value("key", ""), "dedicated") << "other taints stay";
+    EXPECT_EQ(k8s::annotationOf(after, k8s::kIntentAnnotation), c.intent)
+        << "the annotation is not the reconciler's to remove";
+    EXPECT_EQ(events->withReason("ReshapeTaintRemoved").size(), c.taintAfter ? 0u : 1u);
+    EXPECT_EQ(report.stalls.size(), c.taintAfter ? 0u : 1u);
   }
 }
 

@@ -8,19 +8,19 @@
 
 #include <atomic>
 
-#include "fakes/fake_http_server.h"
 #include "fakes/fake_kube_client.h"
 #include "gpuscale/kube/rest_client.h"
 #include "gpuscale/reconciler/optimistic_write.h"
+#include "support/http_test_server.h"
 
 namespace gpuscale::reconciler {
 namespace {
 
-using gpuscale::testing::FakeHttpServer;
+using gpuscale::test::HttpTestRequest;
+using gpuscale::test::HttpTestServer;
 using gpuscale::testing::FakeKubeClient;
-using gpuscale::testing::FakeRequest;
 using nlohmann::json;
-using Exchange = FakeHttpServer::Exchange;
+using Exchange = HttpTestServer::Exchange;
 
 const kube::ResourceRef kNodes = kube::ResourceRef::collection("", "v1", "nodes");
 
@@ -83,7 +83,7 @@ TEST(RetriedWritesTest, ThrottledWritesThroughTheRealClientAreCountedPerObject) 
   for (const auto& row : rows) {
     SCOPED_TRACE(row.what);
     std::atomic<int> patches{0};
-    FakeHttpServer server([&](const FakeRequest& request, Exchange& exchange) {
+    HttpTestServer server([&](const HttpTestRequest& request, Exchange& exchange) {
       const json node{{"kind", "Node"},
                       {"apiVersion", "v1"},
                       {"metadata", {{"name", "gpu-0"}, {"resourceVersion", "7"}}}};

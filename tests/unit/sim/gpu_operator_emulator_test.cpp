@@ -30,6 +30,14 @@ nodes:
 - {name: a100-bad, product: NVIDIA-A100-SXM4-40GB, memoryMiB: 40960, migStrategy: mixed,
    migConfig: all-1g.5gb, failures: [{mode: fail}]}
 - {name: t4, product: Tesla-T4, memoryMiB: 15360}
+- {name: a100-absent, product: NVIDIA-A100-SXM4-40GB, memoryMiB: 40960, migStrategy: mixed,
+   migConfig: all-1g.5gb, migManager: {present: false}}
+- {name: a100-empty, product: NVIDIA-A100-SXM4-40GB, memoryMiB: 40960, migStrategy: mixed,
+   migConfig: all-1g.5gb, migManager: {present: false, stateLabel: empty}}
+- {name: a100-slow, product: NVIDIA-A100-SXM4-40GB, memoryMiB: 40960, migStrategy: mixed,
+   migConfig: all-1g.5gb, migManager: {reconfigureSeconds: 30}}
+- {name: a100-reboot, product: NVIDIA-A100-SXM4-40GB, memoryMiB: 40960, migStrategy: mixed,
+   migConfig: all-1g.5gb, failures: [{mode: hang-rebooting}]}
 )";
 
 const kube::ResourceRef kNodes{"", "v1", "nodes", "", "", ""};
@@ -148,6 +156,35 @@ TEST_F(EmulatorTest, BusyGpuAndInjectedFailuresFail) {
   at(13);
   EXPECT_EQ(label("a100", "nvidia.com/mig.config.state"), "failed");
   EXPECT_EQ(allocatable("a100", "nvidia.com/mig-1g.5gb"), "7") << "an unknown name pauses nothing";
+}
+
+TEST_F(EmulatorTest, PerNodeMigManagerFailureModes) {
+  // Absent: no state label (or an empty one), and a new mig.config is never acted on.
+  EXPECT_FALSE(node("a100-absent")["metadata"]["labels"].contains("nvidia.com/mig.config.state"));
+  EXPECT_EQ(label("a100-absent", "nvidia.com/gpu.deploy.mig-manager"), "");
+  EXPECT_TRUE(node("a100-empty")["metadata"]["labels"].contains("nvidia.com/mig.config.state"));
+  EXPECT_EQ(label("a100-empty", "nvidia.com/mig.config.state"), "");
+  for (const char* n : {"a100-absent", "a100-empty", "a100-slow", "a100-reboot"}) {
+    setLabel(n, "nvidia.com/mig.config", "all-3g.20gb");
+  }
+  at(1);
+  at(6);
+  for (const char* n : {"a100-absent", "a100-empty"}) {
+    SCOPED_TRACE(n);
+    EXPECT_EQ(allocatable(n, "nvidia.com/mig-1g.5gb"), "7") << "nothing applied the config";
+    EXPECT_EQ(label(n, "nvidia.com/gpu.deploy.device-plugin"), "true");
+  }
+  // Slow: still pending past the operator's 5 s, done after its own 30 s.
+  EXPECT_EQ(label("a100-slow", "nvidia.com/mig.config.state"), "pending");
+  at(31);
+  EXPECT_EQ(label("a100-slow", "nvidia.com/mig.config.state"), "success");
+  EXPECT_EQ(allocatable("a100-slow", "nvidia.com/mig-3g.20gb"), "2");
+  // Hang rebooting: pending for the delay, then rebooting for ever, operands paused.
+  EXPECT_EQ(label("a100-reboot", "nvidia.com/mig.config.state"), "rebooting");
+  at(600);
+  EXPECT_EQ(label("a100-reboot", "nvidia.com/mig.config.state"), "rebooting");
+  EXPECT_EQ(label("a100-reboot", "nvidia.com/gpu.deploy.device-plugin"), "paused-for-mig-change");
+  EXPECT_EQ(allocatable("a100-reboot", "nvidia.com/mig-1g.5gb"), "0");
 }
 
 TEST_F(EmulatorTest, TimeSlicingFollowsTheDevicePluginLabel) {

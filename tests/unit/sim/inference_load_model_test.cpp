@@ -295,5 +295,95 @@ TEST(InferenceLoadModelTest, DeviceBusySeconds) {
   }
 }
 
+// vLLM's series are another view of the same requests: after a burst has drained, every identity
+// between them and Triton's holds, and the request shape splits the service time.
+TEST(InferenceLoadModelTest, VllmSeriesAgreeWithTritonAfterADrain) {
+  struct Row {
+    const char* what;
+    std::vector<std::string> devices;
+    double rps, utilization;
+    VllmRequestShape shape;
+    bool alone;  // one pod per device: prefill takes exactly its share of the GPU part
+  };
+  const std::vector<Row> rows = {
+      {"light load, one pod", {"s0"}, 0.5, 0.4, {256, 64, 0.1, 16384}, true},
+      {"overload, one pod", {"s0"}, 3, 0.4, {512, 128, 0.25, 4096}, true},
+      {"two pods time-sliced on one slice", {"s0", "s0"}, 3, 0.9, {100, 20, 0.5, 1000}, false},
+      {"one token: no inter-token latency", {"s0", "s1"}, 2, 0.4, {10, 1, 0.1, 100}, true},
+  };
+  for (const Row& row : rows) {
+    LoadSpec spec = constantLoad(0, 48.9, 6, row.utilization, 0.112);
+    spec.pattern = {LoadPatternKind::kSpike, 0, row.rps, 0, 60};
+    spec.vllm = row.shape;
+    spec.model = "Qwen/Qwen2.5-0.5B-Instruct";
+    InferenceLoadModel model(spec, 9);
+    model.advance(400, podsOn(row.devices, kSlice));
+    const auto triton = model.tritonSeries();
+    const auto vllm = model.vllmSeries();
+    ASSERT_EQ(vllm.size(), triton.size()) << row.what;
+    for (std::size_t i = 0; i < vllm.size(); ++i) {
+      const VllmEngineSeries& v = vllm[i];
+      const TritonPodSeries& t = triton[i];
+      const double n = t.requestSuccess;
+      ASSERT_GT(n, 0) << row.what;
+      EXPECT_EQ(v.pod, t.pod);
+      EXPECT_EQ(v.modelName, "Qwen/Qwen2.5-0.5B-Instruct");
+      EXPECT_EQ(v.engine, "0");
+      EXPECT_EQ(v.requestSuccess.at("stop"), n) << row.what;
+      EXPECT_EQ(v.requestsWaiting, 0) << row.what << ": drained";
+      EXPECT_EQ(v.requestsRunning, 0) << row.what;
+      EXPECT_EQ(v.kvCacheUsage, 0) << row.what;
+      EXPECT_EQ(v.promptTokens, n * row.shape.promptTokens) << row.what;
+      EXPECT_EQ(v.generationTokens, n * row.shape.outputTokens) << row.what;
+      for (const Histogram* h :
+           {&v.timeToFirstToken, &v.e2eRequestLatency, &v.requestQueueTime, &v.requestInferenceTime,
+            &v.requestPrefillTime, &v.requestDecodeTime}) {
+        EXPECT_EQ(h->count(), n) << row.what;
+      }
+      EXPECT_NEAR(v.requestQueueTime.sum() * 1e6, t.queueDurationUs, 1e-3) << row.what;
+      EXPECT_NEAR(v.e2eRequestLatency.sum() * 1e6, t.requestDurationUs, 1e-3) << row.what;
+      EXPECT_NEAR((v.requestInferenceTime.sum() + n * 0.003) * 1e6,
+                  t.requestDurationUs - t.queueDurationUs, 1e-3)
+          << row.what << ": running = e2e - queue - the output part (cpuMillis / 2)";
+      EXPECT_NEAR(v.requestPrefillTime.sum() + v.requestDecodeTime.sum(),
+                  v.requestInferenceTime.sum(), 1e-6)
+          << row.what;
+      EXPECT_NEAR(v.timeToFirstToken.sum(), v.requestQueueTime.sum() + v.requestPrefillTime.sum(),
+                  1e-6)
+          << row.what << ": TTFT = queue + prefill (input included)";
+      EXPECT_EQ(v.interTokenLatency.count(), n * (row.shape.outputTokens - 1)) << row.what;
+      if (row.shape.outputTokens > 1) {
+        EXPECT_NEAR(v.interTokenLatency.sum(), v.requestDecodeTime.sum(), 1e-6) << row.what;
+      }
+      if (row.alone) {
+        const double gpu = 0.0489 / kSlice / row.utilization;
+        EXPECT_NEAR(v.requestPrefillTime.sum() / n, 0.003 + gpu * row.shape.prefillShare, 1e-9)
+            << row.what << ": input + prefill";
+        EXPECT_NEAR(v.requestDecodeTime.sum() / n, gpu * (1 - row.shape.prefillShare), 1e-9)
+            << row.what;
+      }
+    }
+  }
+}
+
+// While saturated: the gauges vLLM's scheduler reports.
+TEST(InferenceLoadModelTest, VllmGaugesWhileBusy) {
+  LoadSpec spec = constantLoad(20, 48.9, 0, 0.4, 0.112);
+  spec.vllm = {1000, 3000, 0.1, 8000};
+  InferenceLoadModel model(spec, 4);
+  const auto pods = podsOn({"s0", "s1"}, kSlice);
+  for (int i = 0; i < 30; ++i) {
+    model.advance(1.37, pods);
+    const auto triton = model.tritonSeries();
+    const auto vllm = model.vllmSeries();
+    for (std::size_t p = 0; p < vllm.size(); ++p) {
+      EXPECT_EQ(vllm[p].requestsWaiting, triton[p].pendingRequests);
+      EXPECT_EQ(vllm[p].requestsRunning, 1) << "saturated: always one request in service";
+      EXPECT_GE(vllm[p].kvCacheUsage, 1000.0 / 8000) << "at least the prompt";
+      EXPECT_LE(vllm[p].kvCacheUsage, 4000.0 / 8000) << "at most prompt + output";
+    }
+  }
+}
+
 }  // namespace
 }  // namespace gpuscale::sim

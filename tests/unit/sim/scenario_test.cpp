@@ -61,6 +61,7 @@ nodes:
   memoryMiB: 40960
   migStrategy: mixed
   geometry: ["1g.5gb:7", disabled]
+  migManager: {reconfigureSeconds: 12}
 - name: t4-0
   product: Tesla-T4
   memoryMiB: 15360
@@ -70,6 +71,7 @@ load:
   pattern: {kind: ramp, baseRps: 10, peakRps: 110, startSeconds: 10, durationSeconds: 100}
   gpuMillisOnFullGpu: 20
   gpuUtilization: 0.5
+  vllm: {promptTokens: 512, outputTokens: 128, prefillShare: 0.2, kvCacheTokens: 4096}
 reconciler:
   gpuMapping: dcgm
 hpa:
@@ -77,6 +79,8 @@ hpa:
 workload:
   resource: nvidia.com/gpu
   nodeSelector: {nvidia.com/gpu.product: Tesla-T4-SHARED}
+  server: vllm
+  args: [--gpu-memory-utilization=0.45, --max-model-len, "4096"]
 )";
 
 TEST(ScenarioTest, ParsesEveryField) {
@@ -102,8 +106,11 @@ TEST(ScenarioTest, ParsesEveryField) {
   ASSERT_EQ(a.failures.size(), 2u);
   EXPECT_EQ(a.failureFor(1)->mode, FailureMode::kFail);
   EXPECT_EQ(a.failureFor(2)->mode, FailureMode::kHang);
+  EXPECT_TRUE(a.migManagerPresent);
+  EXPECT_FALSE(a.reconfigureDelay);
   // Explicit geometry becomes a named per-node config in the custom ConfigMap.
   const auto& b = s->nodes[1];
+  EXPECT_EQ(b.reconfigureDelay, std::chrono::seconds(12));
   EXPECT_EQ(b.migConfig, "a100-1-initial");
   ASSERT_EQ(b.geometry.size(), 2u);
   EXPECT_FALSE(b.geometry[1].migEnabled);
@@ -131,6 +138,15 @@ TEST(ScenarioTest, ParsesEveryField) {
             (std::map<std::string, std::string>{{"nvidia.com/gpu.product", "Tesla-T4-SHARED"}}));
   EXPECT_TRUE(plain->workloadResource.empty()) << "run.sh picks the resource from the strategy";
   EXPECT_TRUE(plain->workloadNodeSelector.empty());
+  EXPECT_EQ(s->workloadServer, InferenceServer::kVllm);
+  EXPECT_EQ(s->workloadArgs,
+            (std::vector<std::string>{"--gpu-memory-utilization=0.45", "--max-model-len", "4096"}));
+  EXPECT_EQ(plain->workloadServer, InferenceServer::kTriton) << "Triton unless asked";
+  EXPECT_TRUE(plain->workloadArgs.empty());
+  EXPECT_EQ(s->load->vllm.promptTokens, 512);
+  EXPECT_EQ(s->load->vllm.outputTokens, 128);
+  EXPECT_EQ(s->load->vllm.prefillShare, 0.2);
+  EXPECT_EQ(s->load->vllm.kvCacheTokens, 4096);
 }
 
 TEST(ScenarioTest, ParsesServices) {
@@ -248,6 +264,28 @@ TEST(ScenarioTest, RejectsBadInput) {
       {"unknown workload key",
        "name: x\nnodes: [{name: a, product: Tesla-T4, memoryMiB: 1}]\nworkload: {image: x}",
        "unknown field \"image\""},
+      {"unknown server",
+       "name: x\nnodes: [{name: a, product: Tesla-T4, memoryMiB: 1}]\nworkload: {server: tgi}",
+       "unknown server \"tgi\" (triton, vllm)"},
+      {"args not a list",
+       "name: x\nnodes: [{name: a, product: Tesla-T4, memoryMiB: 1}]\nworkload: {args: --x}",
+       "workload.args must be a list of strings"},
+      {"args not strings",
+       "name: x\nnodes: [{name: a, product: Tesla-T4, memoryMiB: 1}]\nworkload: {args: [{a: "
+       "b}]}",
+       "workload.args must be a list of strings"},
+      {"unknown vllm key",
+       "name: x\nnodes: [{name: a, product: Tesla-T4, memoryMiB: 1}]\nload: {podSelector: a=b, "
+       "vllm: {tokens: 1}}",
+       "unknown field \"tokens\""},
+      {"prefill share above 1",
+       "name: x\nnodes: [{name: a, product: Tesla-T4, memoryMiB: 1}]\nload: {podSelector: a=b, "
+       "vllm: {prefillShare: 2}}",
+       "prefillShare is a share in [0, 1]"},
+      {"no KV cache",
+       "name: x\nnodes: [{name: a, product: Tesla-T4, memoryMiB: 1}]\nload: {podSelector: a=b, "
+       "vllm: {kvCacheTokens: 0}}",
+       "kvCacheTokens must be > 0"},
       {"unknown top-level key", "name: x\nnodez: []", "unknown field \"nodez\""},
       {"unknown node key", "name: x\nnodes: [{name: a, product: Tesla-T4, memoryMiB: 1, gpu: 2}]",
        "unknown field \"gpu\""},
@@ -280,6 +318,17 @@ TEST(ScenarioTest, RejectsBadInput) {
        "name: x\nnodes: [{name: a, product: Tesla-T4, memoryMiB: 1, failures: [{reconfiguration: "
        "0}]}]",
        "counts from 1"},
+      {"migManager on a node without MIG",
+       "name: x\nnodes: [{name: a, product: Tesla-T4, memoryMiB: 1, migManager: {present: false}}]",
+       "not MIG-capable"},
+      {"stateLabel with a mig-manager present",
+       "name: x\nnodes: [{name: a, product: NVIDIA-A100-SXM4-40GB, memoryMiB: 40960, migManager: "
+       "{stateLabel: empty}}]",
+       "present: false"},
+      {"a slow mig-manager that is absent",
+       "name: x\nnodes: [{name: a, product: NVIDIA-A100-SXM4-40GB, memoryMiB: 40960, migManager: "
+       "{present: false, reconfigureSeconds: 3}}]",
+       "needs a mig-manager"},
       {"unknown failure mode",
        "name: x\nnodes: [{name: a, product: Tesla-T4, memoryMiB: 1, failures: [{mode: explode}]}]",
        "unknown failure mode"},

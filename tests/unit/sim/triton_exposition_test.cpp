@@ -2,10 +2,12 @@
 
 #include <gtest/gtest.h>
 
-#include <cmath>
+#include "exposition_lines.h"
 
 namespace gpuscale::sim {
 namespace {
+
+using testing::ExpositionLine;
 
 TEST(TritonExpositionTest, FamiliesLabelsAndValues) {
   TritonPodSeries a;
@@ -20,11 +22,7 @@ TEST(TritonExpositionTest, FamiliesLabelsAndValues) {
   b.pod = "triton-1";
   const std::string text = renderTritonSeries({a, b});
   const std::string labels = R"({model="simple",namespace="default",pod="triton-0",version="1"})";
-  struct Row {
-    const char* what;
-    std::string line;
-  };
-  const std::vector<Row> rows = {
+  const std::vector<ExpositionLine> rows = {
       {"counter type", "# TYPE nv_inference_queue_duration_us counter\n"},
       {"gauge type", "# TYPE nv_inference_pending_request_count gauge\n"},
       {"success", "nv_inference_request_success" + labels + " 12\n"},
@@ -40,22 +38,11 @@ TEST(TritonExpositionTest, FamiliesLabelsAndValues) {
       {"second pod",
        R"(nv_inference_count{model="simple",namespace="ns",pod="triton-1",version="1"} 0)"},
   };
-  for (const Row& row : rows) {
-    EXPECT_NE(text.find(row.line), std::string::npos) << row.what << "\n" << text;
-  }
+  testing::expectLines(text, rows);
   EXPECT_EQ(text.find("# TYPE nv_inference_request_success"),
             text.rfind("# TYPE nv_inference_request_success"))
       << "one TYPE line per family";
   EXPECT_EQ(renderTritonSeries({}), "") << "no pods, no families";
-}
-
-TEST(TritonExpositionTest, EscapingAndSpecialValues) {
-  EXPECT_EQ(formatLabelSet({{"a", "x\"y\\z\nw"}, {"b", ""}}), R"({a="x\"y\\z\nw",b=""})");
-  EXPECT_EQ(formatSampleValue(NAN), "NaN");
-  EXPECT_EQ(formatSampleValue(INFINITY), "+Inf");
-  EXPECT_EQ(formatSampleValue(-INFINITY), "-Inf");
-  EXPECT_EQ(formatSampleValue(0.1), "0.1");
-  EXPECT_EQ(formatSampleValue(1e21), "1e+21");
 }
 
 }  // namespace

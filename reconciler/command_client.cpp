@@ -1,0 +1,15 @@
+#include "command_client.h"
+
+#include "gpuscale/kube/config.h"
+
+namespace gpuscale::reconciler {
+
+core::Result<std::shared_ptr<kube::RestKubeClient>> commandClient(const std::string& kubeconfig,
+                                                                  std::string_view command) {
+  auto config = kube::loadClientConfig(kubeconfig);
+  if (!config) return config.status();
+  config->userAgent = "gpuscale-reconciler/" + std::string(command);
+  return kube::RestKubeClient::create(*config);
+}
+
+}  // namespace gpuscale::reconciler

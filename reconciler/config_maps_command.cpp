@@ -1,0 +1,53 @@
+#include "config_maps_command.h"
+
+#include <iostream>
+
+#include "command_client.h"
+#include "gpuscale/core/flag_set.h"
+#include "gpuscale/reconciler/config_maps_init.h"
+#include "operator_flags.h"
+
+namespace gpuscale::reconciler {
+namespace {
+
+constexpr int kExitReady = 0;
+constexpr int kExitFailed = 1;
+
+struct ConfigMapsArgs {
+  std::string kubeconfig;
+  ConfigMapsInitOptions options;
+};
+
+core::FlagSet configMapsFlagSet(ConfigMapsArgs& a) {
+  core::FlagSet flags(
+      "gpuscale-reconciler configmaps", "gpuscale-reconciler configmaps init [flags]",
+      "init: before the ClusterPolicy is pointed at the reconciler's ConfigMaps, create them from "
+      "the ones the GPU Operator reads today: the mig-parted one with every config of the "
+      "ConfigMap the ClusterPolicy's migManager.config.name names (else the operator's stock "
+      "one), the device plugin's as a copy of the one devicePlugin.config.name names (else with "
+      "one key `default`: version: v1). Existing ConfigMaps are left as they are; a second run "
+      "says nothing to do. Exit 0: both exist; 1: one could not be created.");
+  flags.addString("kubeconfig", &a.kubeconfig, "kubeconfig (default in-cluster, then $KUBECONFIG)");
+  addOperatorConfigMapFlags(flags, a.options);
+  return flags;
+}
+
+}  // namespace
+
+std::string configMapsFlagReference() { return core::markdownOf(configMapsFlagSet); }
+
+int runConfigMapsCommand(const std::vector<std::string>& args, std::ostream& out,
+                         std::ostream& err) {
+  ConfigMapsArgs a;
+  core::FlagSet flags = configMapsFlagSet(a);
+  std::vector<std::string> words;
+  if (auto exitCode = flags.parseCommand(args, out, err, &words)) return *exitCode;
+  if (words != std::vector<std::string>{"init"}) return flags.usageError(err, "expected `init`");
+  auto client = commandClient(a.kubeconfig, "configmaps");
+  if (!client) return flags.usageError(err, client.status().message());
+  const ConfigMapsInitReport report = initConfigMaps(**client, a.options);
+  out << configMapsInitText(report);
+  return report.ok() ? kExitReady : kExitFailed;
+}
+
+}  // namespace gpuscale::reconciler

@@ -1,0 +1,103 @@
+// KubeActuator's HPA ceilings: lowering one (never below the running replicas, a stale plan changes
+// nothing), and through KEDA's ScaledObject when it owns the HPA.
+#include <gtest/gtest.h>
+
+#include "actuator_fixture.h"
+#include "gpuscale/k8s/well_known_keys.h"
+
+namespace gpuscale::reconciler::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+TEST_F(ActuatorTest, ScaleInLowersMaxReplicasButNeverBelowCurrentReplicas) {
+  LoweringActuator lowering(*this);
+  ASSERT_TRUE(lowering.snapshot.ok());
+  // The HPA still runs 7 replicas: lowering the ceiling below them is refused.
+  lowering.apply(t0_);
+  EXPECT_EQ(maxReplicas(), 7);
+  ASSERT_TRUE(
+      fake_->patch(hpaRef(), kube::PatchType::kMerge, {{"status", {{"currentReplicas", 2}}}}).ok());
+  lowering.apply(t0_ + 1s);
+  EXPECT_EQ(maxReplicas(), 3);
+  EXPECT_EQ(record()->lastChange, t0_ + 1s) << "recorded in the state store, not on the HPA";
+  EXPECT_TRUE(k8s::annotationOf(hpa(), "gpuscale.io/last-change").empty());
+  EXPECT_EQ(events_->withReason("MaxReplicasLowered").size(), 1u);
+  // A stale plan (maxReplicas is no longer 7) changes nothing.
+  lowering.apply(t0_ + 2s);
+  EXPECT_EQ(events_->withReason("MaxReplicasLowered").size(), 1u);
+}
+
+// KEDA's ScaledObject "triton" owning the seed HPA: the ceiling lives in its spec.maxReplicaCount.
+class KedaActuatorTest : public ActuatorTest {
+ protected:
+  void SetUp() override {
+    ActuatorTest::SetUp();
+    auto so = fake_->create(soRef().named(""),
+                            {{"apiVersion", "keda.sh/v1alpha1"},
+                             {"kind", "ScaledObject"},
+                             {"metadata", {{"name", "triton"}, {"namespace", "default"}}},
+                             {"spec", {{"minReplicaCount", 1}, {"maxReplicaCount", 7}}}});
+    ASSERT_TRUE(so.ok()) << so.status().toString();
+    json owner{{"apiVersion", "keda.sh/v1alpha1"},
+               {"kind", "ScaledObject"},
+               {"name", "triton"},
+               {"uid", (*so)["metadata"]["uid"]},
+               {"controller", true}};
+    ASSERT_TRUE(fake_
+                    ->patch(hpaRef(), kube::PatchType::kMerge,
+                            {{"metadata", {{"ownerReferences", json::array({owner})}}}})
+                    .ok());
+  }
+  static kube::ResourceRef soRef() {
+    return kube::ResourceRef::collection("keda.sh", "v1alpha1", "scaledobjects", "default")
+        .named("triton");
+  }
+  int maxReplicaCount() { return (*fake_->get(soRef()))["spec"].value("maxReplicaCount", 0); }
+  int hpaSpecWrites() {
+    return client_->countWhere([](const Write& w) {
+      return w.resource == "horizontalpodautoscalers" && w.body.contains("spec");
+    });
+  }
+};
+
+TEST_F(KedaActuatorTest, RaisesTheScaledObjectNeverTheHpa) {
+  auto c = controller();
+  pass(*c, t0_);
+  setNode(kReshapeNode, {{"nvidia.com/mig.config.state", "success"}},
+          {{"nvidia.com/mig-1g.5gb", "14"}, {"nvidia.com/mig-3g.20gb", "0"}});
+  setNode(kSlicedNode, json::object(), {{"nvidia.com/mig-1g.5gb", "14"}});
+  pass(*c, t0_ + 20s);
+  EXPECT_GT(maxReplicaCount(), 7);
+  EXPECT_EQ(maxReplicas(), 7) << "KEDA, not gpuscale, copies it into its HPA";
+  EXPECT_EQ(hpaSpecWrites(), 0);
+  EXPECT_EQ(record()->originalMaxReplicas, 7);
+  auto raised = events_->withReason("MaxReplicasRaised");
+  ASSERT_EQ(raised.size(), 1u);
+  EXPECT_EQ(raised[0].target.kind, "HorizontalPodAutoscaler");
+  EXPECT_NE(raised[0].message.find("ScaledObject triton spec.maxReplicaCount 7 -> "),
+            std::string::npos)
+      << raised[0].message;
+  auto status = decodeHpaStatus(k8s::annotationOf(hpa(), k8s::kStatusAnnotation));
+  ASSERT_TRUE(status.has_value());
+  EXPECT_NE(status->lastAction.find("ScaledObject triton spec.maxReplicaCount"), std::string::npos);
+}
+
+TEST_F(KedaActuatorTest, LowersTheScaledObject) {
+  LoweringActuator lowering(*this);
+  ASSERT_TRUE(lowering.snapshot.ok());
+  ASSERT_TRUE(
+      fake_->patch(hpaRef(), kube::PatchType::kMerge, {{"status", {{"currentReplicas", 2}}}}).ok());
+  lowering.apply(t0_);
+  EXPECT_EQ(maxReplicaCount(), 3);
+  EXPECT_EQ(maxReplicas(), 7);
+  EXPECT_EQ(hpaSpecWrites(), 0);
+  auto lowered = events_->withReason("MaxReplicasLowered");
+  ASSERT_EQ(lowered.size(), 1u);
+  EXPECT_NE(lowered[0].message.find("ScaledObject triton spec.maxReplicaCount 7 -> 3"),
+            std::string::npos)
+      << lowered[0].message;
+}
+
+}  // namespace
+}  // namespace gpuscale::reconciler::testing
