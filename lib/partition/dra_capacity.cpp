@@ -1,6 +1,7 @@
 #include "gpuscale/partition/dra_capacity.h"
 
 #include <algorithm>
+#include <limits>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -40,7 +41,11 @@ Counters freeCounters(const DraPool& pool) {
   for (const auto& d : pool.devices) {
     if (!pool.allocated.contains(d.name)) continue;
     for (const auto& use : d.consumesCounters) {
-      for (const auto& [counter, n] : use.counters) free[use.counterSet][counter] -= n;
+      for (const auto& [counter, n] : use.counters) {
+        std::int64_t& left = free[use.counterSet][counter];
+        // Many devices (the API bounds neither pools nor allocations across claims) saturate.
+        if (__builtin_sub_overflow(left, n, &left)) left = std::numeric_limits<std::int64_t>::min();
+      }
     }
   }
   return free;
@@ -66,8 +71,8 @@ bool DraPool::partitionable() const {
 }
 
 std::string DraPool::describe() const {
-  std::string out = fmt::format("pool {} generation {}: {} devices, {} allocated", name,
-                                generation, devices.size(), allocated.size());
+  std::string out = fmt::format("pool {} generation {}: {} devices, {} allocated", name, generation,
+                                devices.size(), allocated.size());
   if (partitionable()) {
     std::vector<std::string> sets;
     for (const auto& [set, _] : counterSets) sets.push_back(set);
@@ -125,7 +130,7 @@ std::int64_t allocatableDevices(const DraPool& pool,
   Counters free = freeCounters(pool);
   std::int64_t n = 0;
   for (const auto& d : pool.devices) {
-    if (pool.allocated.contains(d.name) || !match(d)) continue;
+    if (pool.allocated.contains(d.name) || d.tainted || !match(d)) continue;
     if (take(d, free)) ++n;
   }
   return n;
@@ -141,28 +146,21 @@ ResourceCounts draUsed(const DraPool& pool) {
 }
 
 ResourceCounts draCapacity(const DraPool& pool) {
-  ResourceCounts out;
+  ResourceCounts out = draUsed(pool);
   std::set<std::string> kinds;
   for (const auto& d : pool.devices) {
     if (auto kind = draDeviceKind(d); !kind.empty()) kinds.insert(kind);
   }
-  if (!pool.complete()) {
-    for (const auto& k : kinds) out[k] = 0;
-    return out;
-  }
-  if (!pool.partitionable()) {
-    for (const auto& d : pool.devices) {
-      if (auto kind = draDeviceKind(d); !kind.empty()) ++out[kind];
-    }
-    return out;
-  }
-  const ResourceCounts used = draUsed(pool);
   for (const auto& k : kinds) {
-    auto u = used.find(k);
-    out[k] = (u == used.end() ? 0 : u->second) +
-             allocatableDevices(pool, [&](const DraDevice& d) { return draDeviceKind(d) == k; });
+    out[k] += allocatableDevices(pool, [&](const DraDevice& d) { return draDeviceKind(d) == k; });
   }
   return out;
+}
+
+std::int64_t draReplicaRoom(const DraPool& pool, const ClaimDemand& demand) {
+  if (demand.perPod <= 0 || !demand.problem.empty()) return 0;
+  return allocatableDevices(pool, [&](const DraDevice& d) { return demand.matches(d); }) /
+         demand.perPod;
 }
 
 bool ClaimDemand::matches(const DraDevice& device) const {

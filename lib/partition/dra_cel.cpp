@@ -41,30 +41,10 @@ struct Value {
 using K = Value::Kind;
 using Eval = core::Result<Value>;
 
-Value boolean(bool b) {
-  Value v;
-  v.kind = K::kBool;
-  v.flag = b;
-  return v;
-}
-Value integer(std::int64_t n) {
-  Value v;
-  v.kind = K::kInt;
-  v.number = n;
-  return v;
-}
-Value string(std::string s, K kind = K::kString) {
-  Value v;
-  v.kind = kind;
-  v.text = std::move(s);
-  return v;
-}
-Value quantity(core::Quantity q) {
-  Value v;
-  v.kind = K::kQuantity;
-  v.quantity = q;
-  return v;
-}
+Value boolean(bool b) { return {.kind = K::kBool, .flag = b}; }
+Value integer(std::int64_t n) { return {.kind = K::kInt, .number = n}; }
+Value string(std::string s, K kind = K::kString) { return {.kind = kind, .text = std::move(s)}; }
+Value quantity(core::Quantity q) { return {.kind = K::kQuantity, .quantity = q}; }
 
 core::Status error(std::string message) { return core::Status::invalid(std::move(message)); }
 
@@ -269,7 +249,8 @@ class Evaluator {
           v.kind = key == "attributes" ? K::kAttributes : K::kCapacities;
           return v;
         }
-        return presence ? boolean(false) : error("no such key: " + key);
+        if (presence) return boolean(false);
+        return error("no such key: " + key);
       case K::kAttributes:
       case K::kCapacities: {
         // An unknown domain is an empty map.
@@ -299,8 +280,8 @@ class Evaluator {
         return quantity(*q);
       }
       default:
-        return presence ? error("has() needs a field selection of a map")
-                        : noOverload(n.op == Op::kSelect ? "_._" : "_[_]", *base);
+        if (presence) return error("has() needs a field selection of a map");
+        return noOverload(n.op == Op::kSelect ? "_._" : "_[_]", *base);
     }
   }
 
@@ -495,7 +476,8 @@ class Evaluator {
       if (arity == 0 && m == "patch") return integer(v->patch);
     }
     if (self.kind == K::kQuantity) {
-      if (const Value* o = argOf(K::kQuantity)) return compared(m, self.quantity.compare(o->quantity));
+      if (const Value* o = argOf(K::kQuantity))
+        return compared(m, self.quantity.compare(o->quantity));
       if (arity == 0 && m == "isInteger")
         return boolean(self.quantity.milliValue() % 1000 == 0 &&
                        self.quantity.value() != std::numeric_limits<std::int64_t>::max());
@@ -504,8 +486,8 @@ class Evaluator {
         return integer(self.quantity.value());
       }
     }
-    return error(fmt::format("no such overload: {}.{}({} argument(s))", kindName(self.kind), m,
-                             arity));
+    return error(
+        fmt::format("no such overload: {}.{}({} argument(s))", kindName(self.kind), m, arity));
   }
 
   static Eval compared(const std::string& method, int c) {

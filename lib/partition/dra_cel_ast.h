@@ -48,6 +48,7 @@ struct Node {
   std::int64_t number = 0;
   bool method = false;
   std::vector<std::unique_ptr<Node>> args;
+  int depth = 1;  // of the subtree: evaluation recurses this deep (the parser bounds it)
 };
 
 // Parses `expression` into a tree. Errors as DeviceSelector::compile.

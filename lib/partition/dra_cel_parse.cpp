@@ -1,6 +1,8 @@
 // A recursive-descent parser for the CEL subset of dra_cel.h, following CEL's grammar and
 // precedence: conditional, ||, &&, relations, + -, * / %, unary, member access, primaries.
+#include <algorithm>
 #include <cctype>
+#include <initializer_list>
 #include <limits>
 #include <set>
 
@@ -15,9 +17,9 @@ namespace {
 // Functions and methods the evaluator knows (dra_cel.cpp); others do not compile.
 const std::set<std::string, std::less<>> kFunctions = {"size", "quantity", "semver"};
 const std::set<std::string, std::less<>> kMethods = {
-    "startsWith", "endsWith",      "contains",    "matches",   "size",
-    "lowerAscii", "upperAscii",    "compareTo",   "isGreaterThan", "isLessThan",
-    "major",      "minor",         "patch",       "asInteger", "isInteger"};
+    "startsWith", "endsWith",   "contains",  "matches",       "size",
+    "lowerAscii", "upperAscii", "compareTo", "isGreaterThan", "isLessThan",
+    "major",      "minor",      "patch",     "asInteger",     "isInteger"};
 
 class Parser {
  public:
@@ -59,22 +61,30 @@ class Parser {
     if (!accept(token)) invalid(fmt::format("expected '{}'", token));
   }
 
-  static std::unique_ptr<Node> make(Op op, std::vector<std::unique_ptr<Node>> args = {}) {
+  // Nesting beyond this is refused (CEL parsers bound their recursion too): a selector is at most
+  // 10 KiB, and the stack must not be the limit. It bounds both the parser's recursion (brackets,
+  // unary operators) and the depth of the tree evaluation walks (long chains such as
+  // `a || b || ...` nest without recursing in the parser).
+  static constexpr int kMaxDepth = 64;
+
+  // `n` with its depth set from its arguments'; refused beyond kMaxDepth.
+  std::unique_ptr<Node> finish(std::unique_ptr<Node> n) const {
+    for (const auto& a : n->args) n->depth = std::max(n->depth, a->depth + 1);
+    if (n->depth > kMaxDepth) unsupported(fmt::format("nesting deeper than {}", kMaxDepth));
+    return n;
+  }
+  std::unique_ptr<Node> make(Op op, std::vector<std::unique_ptr<Node>> args = {}) const {
     auto n = std::make_unique<Node>();
     n->op = op;
     n->args = std::move(args);
-    return n;
+    return finish(std::move(n));
   }
-  static std::unique_ptr<Node> binary(Op op, std::unique_ptr<Node> a, std::unique_ptr<Node> b) {
+  std::unique_ptr<Node> binary(Op op, std::unique_ptr<Node> a, std::unique_ptr<Node> b) const {
     std::vector<std::unique_ptr<Node>> args;
     args.push_back(std::move(a));
     args.push_back(std::move(b));
     return make(op, std::move(args));
   }
-
-  // Nesting beyond this is refused (CEL parsers bound their recursion too): a selector is at most
-  // 10 KiB, and the stack must not be the limit.
-  static constexpr int kMaxDepth = 64;
 
   std::unique_ptr<Node> expr() {
     if (++depth_ > kMaxDepth) unsupported(fmt::format("nesting deeper than {}", kMaxDepth));
@@ -96,16 +106,29 @@ class Parser {
     return make(Op::kCond, std::move(args));
   }
 
+  struct Infix {
+    std::string_view token;
+    Op op;
+  };
+
+  // A left-associative chain of `next` joined by the operators of `ops` (tried in order).
+  template <typename Next>
+  std::unique_ptr<Node> chain(std::initializer_list<Infix> ops, Next next) {
+    auto left = next();
+    for (;;) {
+      auto hit =
+          std::find_if(ops.begin(), ops.end(), [&](const Infix& i) { return accept(i.token); });
+      if (hit == ops.end()) return left;
+      left = binary(hit->op, std::move(left), next());
+    }
+  }
+
   std::unique_ptr<Node> orExpr() {
-    auto left = andExpr();
-    while (accept("||")) left = binary(Op::kOr, std::move(left), andExpr());
-    return left;
+    return chain({{"||", Op::kOr}}, [this] { return andExpr(); });
   }
 
   std::unique_ptr<Node> andExpr() {
-    auto left = relation();
-    while (accept("&&")) left = binary(Op::kAnd, std::move(left), relation());
-    return left;
+    return chain({{"&&", Op::kAnd}}, [this] { return relation(); });
   }
 
   std::unique_ptr<Node> relation() {
@@ -134,31 +157,11 @@ class Parser {
   }
 
   std::unique_ptr<Node> addition() {
-    auto left = multiplication();
-    for (;;) {
-      if (accept("+")) {
-        left = binary(Op::kAdd, std::move(left), multiplication());
-      } else if (accept("-")) {
-        left = binary(Op::kSub, std::move(left), multiplication());
-      } else {
-        return left;
-      }
-    }
+    return chain({{"+", Op::kAdd}, {"-", Op::kSub}}, [this] { return multiplication(); });
   }
 
   std::unique_ptr<Node> multiplication() {
-    auto left = unary();
-    for (;;) {
-      if (accept("*")) {
-        left = binary(Op::kMul, std::move(left), unary());
-      } else if (accept("/")) {
-        left = binary(Op::kDiv, std::move(left), unary());
-      } else if (accept("%")) {
-        left = binary(Op::kMod, std::move(left), unary());
-      } else {
-        return left;
-      }
-    }
+    return chain({{"*", Op::kMul}, {"/", Op::kDiv}, {"%", Op::kMod}}, [this] { return unary(); });
   }
 
   std::unique_ptr<Node> unary() {
@@ -232,12 +235,12 @@ class Parser {
           call->method = true;
           call->args.push_back(std::move(node));
           for (auto& a : arguments(")")) call->args.push_back(std::move(a));
-          node = std::move(call);
+          node = finish(std::move(call));
         } else {
           auto select = make(Op::kSelect);
           select->text = field;
           select->args.push_back(std::move(node));
-          node = std::move(select);
+          node = finish(std::move(select));
         }
       } else if (accept("[")) {
         auto index = expr();

@@ -1,5 +1,7 @@
 // The readers of dra_objects.h: ResourceSlices, DeviceClasses, ResourceClaimTemplates and
-// ResourceClaims, and what an informer keeps of them.
+// ResourceClaims.
+#include <optional>
+
 #include "gpuscale/core/quantity.h"
 #include "gpuscale/partition/dra_objects.h"
 #include "gpuscale/partition/object_fields.h"
@@ -10,10 +12,15 @@ namespace {
 
 using nlohmann::json;
 
-// A counter or capacity value: a quantity in whole units (rounded up), at least 0.
+// Counter values beyond this (a pebibyte of memory) are not modelled: sums of them stay far from
+// overflowing.
+constexpr std::int64_t kMaxCounter = std::int64_t{1} << 50;
+
+// A counter value: a quantity in whole units (rounded up), in [0, kMaxCounter].
 std::int64_t counterValue(const json& counter, const std::string& path) {
   auto q = core::Quantity::parse(fields::quantityText(counter, "value"));
   if (!q || q->value() < 0) fields::fail(path, "a non-negative quantity");
+  if (q->value() > kMaxCounter) fields::fail(path, "at most 2^50", fields::Problem::kRange);
   return q->value();
 }
 
@@ -29,7 +36,9 @@ std::string qualified(const std::string& name, const std::string& driver) {
   return name.find('/') == std::string::npos ? driver + "/" + name : name;
 }
 
-DraValue attributeValue(const json& v, const std::string& path) {
+// One attribute's value; nullopt for a type the planner does not model (the list types of
+// DRAListTypeAttributes, or a type a newer API adds): the attribute is left out.
+std::optional<DraValue> attributeValue(const json& v) {
   DraValue out;
   if (fields::find(v, "string") != nullptr) {
     out.type = DraValue::Type::kString;
@@ -44,9 +53,15 @@ DraValue attributeValue(const json& v, const std::string& path) {
     out.type = DraValue::Type::kBool;
     out.flag = fields::boolean(v, "bool");
   } else {
-    fields::fail(path, "one of string, version, int or bool");
+    return std::nullopt;
   }
   return out;
+}
+
+// Whether a taint keeps claims off the device: NoSchedule or NoExecute (None only informs).
+bool blocksAllocation(const json& taint) {
+  const std::string effect = fields::string(taint, "effect");
+  return effect == "NoSchedule" || effect == "NoExecute";
 }
 
 DraDevice parseDevice(const json& d, const std::string& driver) {
@@ -54,7 +69,8 @@ DraDevice parseDevice(const json& d, const std::string& driver) {
   out.name = fields::string(d, "name");
   const std::string path = "spec.devices[" + out.name + "]";
   for (const auto& [name, v] : fields::object(d, "attributes").items()) {
-    out.attributes[qualified(name, driver)] = attributeValue(v, path + ".attributes." + name);
+    if (!v.is_object()) fields::fail(path + ".attributes." + name, "an object");
+    if (auto value = attributeValue(v)) out.attributes[qualified(name, driver)] = *value;
   }
   for (const auto& [name, v] : fields::object(d, "capacity").items()) {
     out.capacity[qualified(name, driver)] = fields::quantityText(v, "value");
@@ -65,6 +81,7 @@ DraDevice parseDevice(const json& d, const std::string& driver) {
          counterMap(fields::object(use, "counters"), path + ".consumesCounters")});
   }
   out.allowMultipleAllocations = fields::boolean(d, "allowMultipleAllocations");
+  for (const auto& t : fields::array(d, "taints")) out.tainted = out.tainted || blocksAllocation(t);
   return out;
 }
 
@@ -78,7 +95,8 @@ ResourceSliceObject parseSlice(const json& item) {
   s.generation = fields::integer(pool, "generation");
   s.sliceCount = fields::integer(pool, "resourceSliceCount", 1, 1);
   s.nodeName = fields::string(spec, "nodeName");
-  for (const auto& d : fields::array(spec, "devices")) s.devices.push_back(parseDevice(d, s.driver));
+  for (const auto& d : fields::array(spec, "devices"))
+    s.devices.push_back(parseDevice(d, s.driver));
   for (const auto& c : fields::array(spec, "sharedCounters")) {
     s.sharedCounters.push_back({fields::string(c, "name"),
                                 counterMap(fields::object(c, "counters"), "spec.sharedCounters")});
@@ -100,7 +118,8 @@ DraDeviceRequest parseDeviceRequest(const json& r, std::string name) {
   out.deviceClassName = fields::string(r, "deviceClassName");
   out.selectors = celSelectors(r);
   out.allocationMode = fields::string(r, "allocationMode", "ExactCount");
-  out.count = fields::integer(r, "count", 1, 0);
+  // The API allows at most 32 devices per claim.
+  out.count = fields::integer(r, "count", 1, 0, 1 << 16);
   out.adminAccess = fields::boolean(r, "adminAccess");
   out.consumesCapacity = !fields::object(fields::object(r, "capacity"), "requests").empty();
   return out;
@@ -148,42 +167,6 @@ ResourceClaimObject parseClaim(const json& item) {
   return c;
 }
 
-// `paths` of `from` copied into a new object (each path a list of keys); absent ones left out.
-json keep(const json& from, std::initializer_list<std::initializer_list<const char*>> paths) {
-  json out = json::object();
-  for (const auto& path : paths) {
-    const json* at = &from;
-    json* to = &out;
-    bool found = true;
-    for (const char* key : path) {
-      if (!at->is_object() || !at->contains(key)) {
-        found = false;
-        break;
-      }
-      at = &(*at)[key];
-    }
-    if (!found) continue;
-    for (const char* key : path) to = &(*to)[key];
-    *to = *at;
-  }
-  return out;
-}
-
-json trimmedMeta(const json& object) {
-  return keep(object, {{"apiVersion"},
-                       {"kind"},
-                       {"metadata", "name"},
-                       {"metadata", "namespace"},
-                       {"metadata", "uid"},
-                       {"metadata", "resourceVersion"},
-                       {"metadata", "deletionTimestamp"}});
-}
-
-void copyPaths(const json& from, json& to,
-               std::initializer_list<std::initializer_list<const char*>> paths) {
-  to.merge_patch(keep(from, paths));
-}
-
 }  // namespace
 
 const DraValue* DraDevice::attribute(std::string_view driver, std::string_view name) const {
@@ -194,7 +177,15 @@ const DraValue* DraDevice::attribute(std::string_view driver, std::string_view n
 }
 
 core::Result<ResourceSliceObject> readResourceSlice(const json& object) {
-  return fields::readFields("", [&] { return parseSlice(object); });
+  auto slice = fields::readFields("", [&] { return parseSlice(object); });
+  if (slice && slice->driver == kNvidiaGpuDriver && slice->nodeName.empty()) {
+    return core::Status(
+        422, std::string(kDraUnsupportedReason),
+        "spec.nodeName: a gpu.nvidia.com slice for more than one node (nodeSelector, "
+        "allNodes or perDeviceNodeSelection) is not counted; the driver publishes "
+        "one pool per node");
+  }
+  return slice;
 }
 
 core::Result<DeviceClassObject> readDeviceClass(const json& object) {
@@ -218,42 +209,6 @@ core::Result<ResourceClaimTemplateObject> readResourceClaimTemplate(const json& 
 
 core::Result<ResourceClaimObject> readResourceClaim(const json& object) {
   return fields::readFields("", [&] { return parseClaim(object); });
-}
-
-json trimDraObject(std::string_view kind, const json& object) {
-  if (!object.is_object()) return object;
-  json out = trimmedMeta(object);
-  if (kind == "ResourceSlice") {
-    copyPaths(object, out,
-              {{"spec", "driver"},
-               {"spec", "pool"},
-               {"spec", "nodeName"},
-               {"spec", "devices"},
-               {"spec", "sharedCounters"}});
-    // Of each device only what parseDevice reads.
-    if (auto* devices = out.contains("spec") ? &out["spec"] : nullptr;
-        devices != nullptr && devices->contains("devices") && (*devices)["devices"].is_array()) {
-      for (auto& d : (*devices)["devices"]) {
-        d = keep(d, {{"name"},
-                     {"attributes"},
-                     {"capacity"},
-                     {"consumesCounters"},
-                     {"allowMultipleAllocations"}});
-      }
-    }
-  } else if (kind == "DeviceClass") {
-    copyPaths(object, out, {{"spec", "selectors"}, {"spec", "extendedResourceName"}});
-  } else if (kind == "ResourceClaimTemplate") {
-    copyPaths(object, out, {{"spec", "spec", "devices"}});
-  } else if (kind == "ResourceClaim") {
-    copyPaths(object, out,
-              {{"spec", "devices"},
-               {"status", "allocation", "devices", "results"},
-               {"status", "reservedFor"}});
-  } else {
-    return object;
-  }
-  return out;
 }
 
 }  // namespace gpuscale::partition

@@ -43,8 +43,8 @@ std::string signature(const DraDevice& d, const std::string& kind) {
   std::string s = kind + "\x1f" + (d.allowMultipleAllocations ? "1" : "0");
   for (const auto& [name, v] : d.attributes) {
     if (identityName(name)) continue;
-    s += fmt::format("\x1f{}={}:{}:{}:{}", name, static_cast<int>(v.type), v.text, v.number,
-                     v.flag);
+    s +=
+        fmt::format("\x1f{}={}:{}:{}:{}", name, static_cast<int>(v.type), v.text, v.number, v.flag);
   }
   for (const auto& [name, q] : d.capacity) {
     if (!identityName(name)) s += fmt::format("\x1f{}#{}", name, q);
@@ -59,7 +59,8 @@ class ClaimResolver {
     for (const auto& t : objects.templates) templates_[key(t.meta.ns, t.meta.name)] = &t;
     for (const auto& node : snapshot.nodes) {
       if (node.draPool == nullptr) continue;
-      for (const auto& d : node.draPool->devices) candidates_.push_back({&d, draDeviceKind(d), true});
+      for (const auto& d : node.draPool->devices)
+        candidates_.push_back({&d, draDeviceKind(d), true});
       exemplars_.push_back(draExemplars(node));
     }
     for (const auto& list : exemplars_) {
@@ -75,6 +76,12 @@ class ClaimResolver {
 
   ClaimDemand resolve(const ScaleTarget& t) const {
     ClaimDemand cd;
+    if (classes_.empty() && templates_.empty() && candidates_.empty()) {
+      cd.problem =
+          "no DRA object (ResourceSlice, DeviceClass, ResourceClaimTemplate) was read: claims are "
+          "counted from a dump that lists them (plan --from, explain --from)";
+      return cd;
+    }
     std::vector<const DraDeviceRequest*> requests;
     cd.problem = collectRequests(t, requests);
     if (!cd.problem.empty()) return cd;
@@ -126,12 +133,14 @@ class ClaimResolver {
         return fmt::format("ResourceClaimTemplate {}/{} does not exist", t.ns, ref.templateName);
       const DraClaimSpec& spec = it->second->spec;
       if (spec.constraints && spec.requests.size() > 1)
-        return fmt::format("ResourceClaimTemplate {}: constraints between requests are not modelled",
-                           ref.templateName);
+        return fmt::format(
+            "ResourceClaimTemplate {}: constraints between requests are not modelled",
+            ref.templateName);
       for (const auto& r : spec.requests) {
         const std::string where =
             fmt::format("ResourceClaimTemplate {} request {}", ref.templateName, r.name);
-        if (r.firstAvailable) return where + ": firstAvailable (a prioritized list) is not modelled";
+        if (r.firstAvailable)
+          return where + ": firstAvailable (a prioritized list) is not modelled";
         if (r.alternatives.empty()) continue;
         const DraDeviceRequest& a = r.alternatives.front();
         if (a.adminAccess || a.count <= 0) continue;  // takes no device from others
@@ -151,7 +160,8 @@ class ClaimResolver {
 
   std::string compileRequest(const DraDeviceRequest& r, std::vector<DeviceSelector>& out) const {
     auto cls = classes_.find(r.deviceClassName);
-    if (cls == classes_.end()) return fmt::format("DeviceClass {} does not exist", r.deviceClassName);
+    if (cls == classes_.end())
+      return fmt::format("DeviceClass {} does not exist", r.deviceClassName);
     auto add = [&](const std::string& e, const std::string& owner) -> std::string {
       auto s = DeviceSelector::compile(e);
       if (!s) return fmt::format("{} selector `{}`: {}", owner, e, s.status().message());
@@ -223,12 +233,6 @@ void applyPool(NodeState& node, DraPool pool) {
   node.allocatable.insert(capacity.begin(), capacity.end());
   node.used = draUsed(*shared);
   node.devices = capacity;
-  if (node.capacityModel == CapacityModel::kDraStatic && node.geometryKnown) {
-    std::vector<MigGpuSetting> settings;
-    for (const auto& g : node.gpus) settings.push_back(g.setting);
-    if (auto exposed = exposedResources(settings, MigStrategy::kMixed, nullptr))
-      node.devices = ResourceCounts(exposed->begin(), exposed->end());
-  }
 }
 
 // Per DRA node, the devices a selective claim (ClaimDemand::ownKind) counts under its own kind.
@@ -270,6 +274,7 @@ void applyDra(ClusterSnapshot& snapshot, const DraObjects& objects) {
       continue;
     }
     t.gpuRequests[cd.resource] = cd.perPod;
+    t.draClaims = true;
     if (cd.ownKind) applyOwnKind(snapshot, cd);
     demands.emplace_back(&t, std::move(cd));
   }

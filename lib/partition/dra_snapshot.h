@@ -1,8 +1,8 @@
 // DRA in the snapshot (private to lib/partition; the model is dra_capacity.h): buildSnapshot()
 // reads the DRA objects and, once nodes, pods and workloads are built, applies them:
 //   - a node with a gpu.nvidia.com pool follows a DRA model: its allocatable and used become the
-//     pool's capacity and allocations per kind, its devices the MIG geometry's (mixed, as the
-//     driver publishes every MIG device as its own kind), with no time-slicing;
+//     pool's capacity and allocations per kind, its devices that capacity (the MIG strategy
+//     mixed: the driver publishes every MIG profile as its own kind), with no time-slicing;
 //   - a workload whose pod template names ResourceClaimTemplates gets the devices one pod's claims
 //     take as its GPU request (ClaimDemand), or a reason why it cannot (ScaleTarget::draProblem);
 //   - a pod's GPU requests become the devices its template claims were allocated, and a Pending

@@ -241,9 +241,10 @@ void readInto(const KubeItem& item, const std::string& kind, Read&& read, Out&& 
   const ObjectMeta id = identityOf(*item.object);
   const std::string reason = r.status().reason();
   skipped.push_back({kind, id.ns, id.name, id.uid,
-                     reason == fields::kRangeReason ? "out_of_range"
-                     : reason == kNoScaleReason     ? "no_scale"
-                                                    : "malformed",
+                     reason == fields::kRangeReason    ? "out_of_range"
+                     : reason == kNoScaleReason        ? "no_scale"
+                     : reason == kDraUnsupportedReason ? "unsupported"
+                                                       : "malformed",
                      r.status().message()});
 }
 

@@ -11,7 +11,8 @@
 // A node's pool (one per node, named after it) is read as the scheduler reads it: only the slices
 // of its highest generation count, and only once all of them (resourceSliceCount) are there; an
 // incomplete pool publishes nothing. Devices allocated by any ResourceClaim are used.
-//   static pool (no counters): capacity of a kind = its published devices;
+//   static pool (no counters): capacity of a kind = its published devices (a tainted one only
+//   while allocated: claim tolerations are not modelled);
 //   partitionable pool (KEP-4815, the driver's DynamicMIG): devices consume shared counters, so
 //   capacity of a kind = its allocated devices + how many more the counters the allocated devices
 //   leave still allow, counted greedily in the pool's device order (what one placement takes is
@@ -71,18 +72,20 @@ std::map<std::string, DraPool> draPools(const std::vector<ResourceSliceObject>& 
                                         const std::vector<ResourceClaimObject>& claims);
 
 // Devices of `pool` that `match` accepts and the scheduler could allocate now (see the file
-// comment); 0 for an incomplete pool.
+// comment): not allocated, not tainted (NoSchedule/NoExecute), and, on a partitionable pool, what
+// the counters left by the allocated devices still allow; 0 for an incomplete pool.
 std::int64_t allocatableDevices(const DraPool& pool,
                                 const std::function<bool(const DraDevice&)>& match);
 
-// Capacity per kind (the file comment): what the planner reads as the node's allocatable.
+// Capacity per kind (the file comment): what the planner reads as the node's allocatable, the
+// allocated devices plus allocatableDevices() of the kind (an incomplete pool: the allocated ones).
 ResourceCounts draCapacity(const DraPool& pool);
 // Allocated devices per kind.
 ResourceCounts draUsed(const DraPool& pool);
 
 // What one pod of a workload claims, resolved against the cluster's DRA objects.
 struct ClaimDemand {
-  std::string resource;   // the kind, or "dra:<namespace>/<workload>"; "" with a problem
+  std::string resource;     // the kind, or "dra:<namespace>/<workload>"; "" with a problem
   std::int64_t perPod = 0;  // devices one pod's claims take
   bool ownKind = false;     // `resource` is the workload's own (selective claim)
   std::string problem;      // why the planner cannot count it ("" when it can)
@@ -91,6 +94,11 @@ struct ClaimDemand {
   std::vector<std::vector<DeviceSelector>> matchers;
   bool matches(const DraDevice& device) const;
 };
+
+// How many more pods of a workload whose pods claim `demand` the pool can take now: the devices
+// it matches that allocatableDevices() counts, divided by the devices one pod takes. 0 for a demand
+// with a problem.
+std::int64_t draReplicaRoom(const DraPool& pool, const ClaimDemand& demand);
 
 // The devices a reshape of `node`'s GPUs could publish: for each MIG profile of its model that the
 // pool has no device of, one MIG device as the driver would describe it (attributes of a published

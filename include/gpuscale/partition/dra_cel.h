@@ -44,7 +44,7 @@ namespace cel {
 struct Node;
 }
 
-inline constexpr std::string_view kCelUnsupportedReason = "Unsupported";
+inline constexpr std::string_view kCelUnsupportedReason = kDraUnsupportedReason;
 
 class DeviceSelector {
  public:

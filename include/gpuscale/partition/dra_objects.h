@@ -7,12 +7,14 @@
 //
 // Shapes: v1 (`exactly` / `firstAvailable` requests) and the inline requests of v1beta1 (a
 // hand-written dump) read alike. Only what the planner uses is kept; fields it does not model
-// (request tolerations, claim config, device taints) are not read, and the things that change how
-// a claim allocates but that the planner does not model are recorded as flags so the claim can be
-// skipped with a reason (DraDeviceRequest, DraClaimSpec). A field of the wrong JSON type is an error
-// naming it, as for every reader of kube_objects.h.
-//
-// trimDraObject() is what an informer keeps of each of these kinds: the fields these readers read.
+// (request tolerations, claim config) are not read, attributes of the list types
+// (DRAListTypeAttributes) are left out (a selector that reads one does not match), and the things
+// that change how a claim allocates but that the planner does not model are recorded as flags so
+// the claim can be skipped with a reason (DraDeviceRequest, DraClaimSpec). A field of the wrong
+// JSON type is an error naming it, as for every reader of kube_objects.h. A gpu.nvidia.com slice
+// that is not local to one node (nodeSelector, allNodes, perDeviceNodeSelection: the driver never
+// publishes one) is an error with reason kDraUnsupportedReason: the snapshot skips it as
+// "unsupported". Counter values beyond 2^50 are out of range, as are claim counts beyond 2^16.
 //
 // Thread safety: pure functions and values.
 #pragma once
@@ -31,8 +33,14 @@
 
 namespace gpuscale::partition {
 
-// NVIDIA's GPU DRA driver: the only driver whose devices the planner counts as GPUs and MIG devices.
+// NVIDIA's GPU DRA driver: the only driver whose devices the planner counts as GPUs and MIG
+// devices.
 inline constexpr std::string_view kNvidiaGpuDriver = "gpu.nvidia.com";
+
+// The Status reason of an object the API accepts but the planner does not model (a gpu.nvidia.com
+// ResourceSlice that is not local to one node), and of a CEL selector outside the subset
+// (dra_cel.h): the snapshot skips such an object with reason "unsupported".
+inline constexpr std::string_view kDraUnsupportedReason = "Unsupported";
 
 // One device attribute: exactly one of the four types the API allows.
 struct DraValue {
@@ -59,6 +67,9 @@ struct DraDevice {
   std::map<std::string, std::string, std::less<>> capacity;
   std::vector<DraCounterUse> consumesCounters;
   bool allowMultipleAllocations = false;
+  // A NoSchedule or NoExecute taint: claim tolerations are not modelled, so no claim is counted
+  // on the device (it publishes no capacity).
+  bool tainted = false;
   // The attribute `name` of the driver's domain, or nullptr.
   const DraValue* attribute(std::string_view driver, std::string_view name) const;
 };
@@ -127,10 +138,5 @@ core::Result<ResourceSliceObject> readResourceSlice(const nlohmann::json& object
 core::Result<DeviceClassObject> readDeviceClass(const nlohmann::json& object);
 core::Result<ResourceClaimTemplateObject> readResourceClaimTemplate(const nlohmann::json& object);
 core::Result<ResourceClaimObject> readResourceClaim(const nlohmann::json& object);
-
-// `object` reduced to what the readers above read (and metadata name, namespace, uid,
-// resourceVersion), for an informer's cache. `kind`: ResourceSlice, DeviceClass,
-// ResourceClaimTemplate or ResourceClaim; any other kind is returned unchanged.
-nlohmann::json trimDraObject(std::string_view kind, const nlohmann::json& object);
 
 }  // namespace gpuscale::partition

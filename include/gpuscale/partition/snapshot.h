@@ -115,10 +115,9 @@ struct NodeState {
   // Mean utilisation (0..1) of the physical devices that hold pods, per base resource
   // ("nvidia.com/mig-1g.5gb", "nvidia.com/gpu"), as the caller's metrics show it; empty: unknown.
   std::map<std::string, double, std::less<>> utilization;
-  // DRA nodes (dra_capacity.h): `allocatable` holds the devices the driver published per kind
-  // (partitionable: those allocated plus those the free counters still allow), `used` the devices
-  // claims hold, `devices` the MIG geometry's devices (partitionable: as allocatable); no
-  // time-slicing. `draPool` is the node's pool as the scheduler uses it.
+  // DRA nodes (dra_capacity.h): `allocatable` and `devices` hold the devices the driver published
+  // per kind (partitionable: those allocated plus those the free counters still allow), `used` the
+  // devices claims hold; no time-slicing. `draPool` is the node's pool as the scheduler uses it.
   CapacityModel capacityModel = CapacityModel::kDevicePlugin;
   std::shared_ptr<const DraPool> draPool;
   bool dra() const { return capacityModel != CapacityModel::kDevicePlugin; }
@@ -167,8 +166,8 @@ struct PodState {
   std::vector<PodClaimRef> claims;
   // Pending+Unschedulable because the scheduler "cannot allocate all claims".
   bool claimsUnallocatable = false;
-  bool nominated = false;            // status.nominatedNodeName set (preempting)
-  bool unschedulable = false;        // Pending, PodScheduled False/Unschedulable (any message)
+  bool nominated = false;      // status.nominatedNodeName set (preempting)
+  bool unschedulable = false;  // Pending, PodScheduled False/Unschedulable (any message)
   // status.startTime (the kubelet took the pod), else metadata.creationTimestamp, when it parses.
   std::optional<TimePoint> startedAt;
   // The GPU memory the pod takes per device (gpu_memory_need.h): what sharing its device must leave
@@ -207,6 +206,9 @@ struct ScaleTarget {
   // draProblem says why not.
   std::vector<PodClaimRef> claims;
   std::string draProblem;
+  // gpuRequests come from the pods' claims: the pods run only on nodes that follow a DRA model
+  // (NodeState::dra()), and pods of other workloads never on those.
+  bool draClaims = false;
   bool selects(const PodState& pod) const;
 };
 
@@ -294,7 +296,8 @@ struct HpaState {
 struct SkippedObject {
   std::string kind, ns, name, uid;  // what of its identity reads ("" otherwise)
   // "malformed" | "out_of_range" | "no_scale" (a scalable workload without its /scale: the pods
-  // cannot be found) (a metric label)
+  // cannot be found) | "unsupported" (valid for the API, not modelled: dra_objects.h) (a metric
+  // label)
   std::string reason;
   std::string message;  // which field, and what it must be
   friend bool operator==(const SkippedObject&, const SkippedObject&) = default;
@@ -324,10 +327,10 @@ struct ClusterSnapshot {
 // ConfigMap, ScaledObject (the holders of KEDA-owned HPAs' ceilings), Scale
 // (autoscaling/v1, paired with its workload by uid), DRA's ResourceSlice, ResourceClaim,
 // ResourceClaimTemplate and DeviceClass (dra_capacity.h), and objects of any other kind that an
-// HPA scales (readScalableWorkload); others are ignored. An object of these kinds that does not read (a
-// field of the wrong JSON type, a number beyond what the planner models) is skipped, with its
-// reason, into ClusterSnapshot::skipped: no object stops a snapshot. Errors (Status::invalid) only
-// for a dump that is no list of objects.
+// HPA scales (readScalableWorkload); others are ignored. An object of these kinds that does not
+// read (a field of the wrong JSON type, a number beyond what the planner models) is skipped, with
+// its reason, into ClusterSnapshot::skipped: no object stops a snapshot. Errors (Status::invalid)
+// only for a dump that is no list of objects.
 core::Result<ClusterSnapshot> buildSnapshot(const nlohmann::json& dump);
 
 // One input object of a snapshot, not copied: its kind ("" = read the object's own `kind`, as a
