@@ -342,14 +342,12 @@ json draDevice(FuzzedDataProvider& p, int index) {
          {"attributes", attributes},
          {"capacity", {{"memory", {{"value", quantity(p)}}}}}};
   if (p.ConsumeBool()) {
-    d["consumesCounters"] = {
-      {{"counterSet", pick(p, {"s", "missing"})},
-       {"counters", {{"memory-slice-0", {{"value", quantity(p)}}}}}}
-    }
-  };
-}
-if (p.ConsumeBool()) d["taints"] = {{{"key", "k"}, {"effect", pick(p, {"None", "NoSchedule"})}}};
-return d;
+    const json counters{{"memory-slice-0", {{"value", quantity(p)}}}};
+    d["consumesCounters"] =
+        json::array({json{{"counterSet", pick(p, {"s", "missing"})}, {"counters", counters}}});
+  }
+  if (p.ConsumeBool()) d["taints"] = {{{"key", "k"}, {"effect", pick(p, {"None", "NoSchedule"})}}};
+  return d;
 }
 
 json draObject(FuzzedDataProvider& p, int index) {
