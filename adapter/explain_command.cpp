@@ -10,6 +10,7 @@
 #include "gpuscale/adapter/backend.h"
 #include "gpuscale/adapter/explain.h"
 #include "gpuscale/core/flag_set.h"
+#include "gpuscale/core/subcommands.h"
 #include "gpuscale/k8s/resource_mapper.h"
 #include "gpuscale/prom/http_client.h"
 #include "gpuscale/prom/partial_response.h"
@@ -17,9 +18,6 @@
 
 namespace gpuscale::adapter {
 namespace {
-
-constexpr int kExitOk = 0;
-constexpr int kExitError = 2;
 
 struct ExplainFlags {
   std::string config;
@@ -58,14 +56,8 @@ core::FlagSet explainFlagSet(ExplainFlags& flags) {
   return set;
 }
 
-}  // namespace
-
-std::string explainFlagReference() { return core::markdownOf(explainFlagSet); }
-
-int runExplainCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  ExplainFlags flags;
-  core::FlagSet set = explainFlagSet(flags);
-  if (auto exitCode = set.parseCommand(args, out, err)) return *exitCode;
+int runExplain(ExplainFlags& flags, const core::FlagSet& set, std::ostream& out,
+               std::ostream& err) {
   if (flags.config.empty()) return set.usageError(err, "--config is required");
   if (auto valid = flags.prometheus.validate(); !valid.ok()) {
     return set.usageError(err, valid.message());
@@ -82,7 +74,7 @@ int runExplainCommand(const std::vector<std::string>& args, std::ostream& out, s
   auto ruleSet = rules::loadRules(flags.config, k8s::BuiltinResourceTable::instance());
   if (!ruleSet) {
     err << ruleSet.status().message() << "\n";
-    return kExitError;
+    return core::kExitError;
   }
   // Each rule is explained against its own backend: the flags' server, or one the file declares
   // (its URL, headers and credentials, as serve builds them). No cache, no /metrics.
@@ -97,17 +89,21 @@ int runExplainCommand(const std::vector<std::string>& args, std::ostream& out, s
   auto fallback = plain(std::string(rules::kDefaultBackend), prometheus);
   if (!fallback) {
     err << "gpuscale-adapter explain: " << fallback.status().message() << "\n";
-    return kExitError;
+    return core::kExitError;
   }
   auto backends = buildBackends(**ruleSet, std::move(*fallback), prometheus, plain);
   if (!backends) {
     err << "gpuscale-adapter explain: " << backends.status().message() << "\n";
-    return kExitError;
+    return core::kExitError;
   }
   Explanation explanation =
       explain(**ruleSet, discoveryClientsOf(std::move(*backends)), flags.options);
   out << (flags.output == "json" ? explanationJson(explanation) : explanationText(explanation));
-  return kExitOk;
+  return core::kExitOk;
 }
+
+}  // namespace
+
+core::CommandHandler explainCommand() { return core::flagCommand(explainFlagSet, runExplain); }
 
 }  // namespace gpuscale::adapter

@@ -10,15 +10,11 @@
 // or rule file.
 #pragma once
 
-#include <iosfwd>
-#include <string>
-#include <vector>
+#include "gpuscale/core/subcommands.h"
 
 namespace gpuscale::adapter {
 
-// `args` are the words after "explain". Returns the process exit code.
-int runExplainCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
-// The command's part of the flag reference (core::FlagSet::markdown).
-std::string explainFlagReference();
+// What `explain` runs, and its part of the flag reference, for the program's command table.
+core::CommandHandler explainCommand();
 
 }  // namespace gpuscale::adapter

@@ -23,17 +23,19 @@ int main(int argc, char** argv) {
   gpuscale::core::Program program{
       "gpuscale-adapter",
       {
-          {"serve", "serve the metrics APIs (the default: gpuscale-adapter --config FILE ...)",
-           adapter::runServeCommand,
-           [] {
-             adapter::ServeOptions options;
-             return adapter::serveFlagSet(options).markdown();
-           }},
+          {"serve",
+           "serve the metrics APIs (the default: gpuscale-adapter --config FILE ...)",
+           {adapter::runServeCommand,
+            [] {
+              adapter::ServeOptions options;
+              return adapter::serveFlagSet(options).markdown();
+            }}},
           {"explain",
            "why a metric is (not) served (explain --config FILE --prometheus-url URL ...)",
-           adapter::runExplainCommand, adapter::explainFlagReference},
-          {"rules", "check or render a rule file (rules check FILE | rules render FILE ...)",
-           adapter::runRulesCommand, adapter::renderFlagReference},
+           adapter::explainCommand()},
+          {"rules",
+           "check or render a rule file (rules check FILE | rules render FILE ...)",
+           {adapter::runRulesCommand, adapter::renderFlagReference}},
       }};
   program.byDefault = &program.commands.front();
   return gpuscale::core::runProgram(program, args, std::cout, std::cerr);

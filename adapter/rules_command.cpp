@@ -13,6 +13,7 @@
 #include "gpuscale/core/duration.h"
 #include "gpuscale/core/flag_set.h"
 #include "gpuscale/core/label_selector.h"
+#include "gpuscale/core/subcommands.h"
 #include "gpuscale/k8s/resource_mapper.h"
 #include "gpuscale/rules/loader.h"
 #include "gpuscale/rules/rule_set.h"
@@ -23,9 +24,6 @@ namespace {
 using rules::CompiledRule;
 using rules::RuleSet;
 
-constexpr int kExitOk = 0;
-constexpr int kExitError = 2;
-
 constexpr std::string_view kUsage =
     "usage: gpuscale-adapter rules check FILE\n"
     "       gpuscale-adapter rules render FILE --metric NAME (--resource RES | --external)\n"
@@ -34,7 +32,7 @@ constexpr std::string_view kUsage =
 
 int usageError(std::ostream& err, std::string_view message) {
   err << "gpuscale-adapter rules: " << message << "\n" << kUsage;
-  return kExitError;
+  return core::kExitError;
 }
 
 // Loads and compiles FILE, printing the error or the warnings.
@@ -78,7 +76,7 @@ std::string resourceRuleSummary(const rules::CompiledResourceRule& rule,
 int check(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   if (args.size() != 1) return usageError(err, "check takes exactly one FILE");
   std::shared_ptr<const RuleSet> set = load(std::string(args.front()), err);
-  if (!set) return kExitError;
+  if (!set) return core::kExitError;
   for (const CompiledRule& rule : set->rules) out << rule.summary() << "\n";
   for (const CompiledRule& rule : set->externalRules) out << rule.summary() << "\n";
   if (set->resourceRules) {
@@ -87,7 +85,7 @@ int check(const std::vector<std::string>& args, std::ostream& out, std::ostream&
       out << resourceRuleSummary(*rule, set->resourceRules->window) << "\n";
     }
   }
-  return kExitOk;
+  return core::kExitOk;
 }
 
 bool isNameChar(char c, bool first) {
@@ -163,7 +161,7 @@ int render(const std::vector<std::string>& args, std::ostream& out, std::ostream
   }
   const RenderOptions* options = &parsed;
   std::shared_ptr<const RuleSet> set = load(options->file, err);
-  if (!set) return kExitError;
+  if (!set) return core::kExitError;
   const std::string metric = options->metric;
   const std::string ns = options->namespaceName;
   const bool seriesGiven = flags.changed("series");
@@ -173,7 +171,7 @@ int render(const std::vector<std::string>& args, std::ostream& out, std::ostream
     core::Result<core::LabelSelector> parsed = core::LabelSelector::parse(options->metricSelector);
     if (!parsed) {
       err << "invalid --metric-selector: " << parsed.status().message() << "\n";
-      return kExitError;
+      return core::kExitError;
     }
     selector = std::move(*parsed);
   }
@@ -184,7 +182,7 @@ int render(const std::vector<std::string>& args, std::ostream& out, std::ostream
         k8s::GroupResource::parse(options->resource));
     if (!info) {
       err << "invalid --resource: " << info.status().message() << "\n";
-      return kExitError;
+      return core::kExitError;
     }
     resource = info->groupResource;
   }
@@ -217,7 +215,7 @@ int render(const std::vector<std::string>& args, std::ostream& out, std::ostream
     if (!seriesGiven) {
       err << "hint: give the Prometheus series name with --series\n";
     }
-    return kExitError;
+    return core::kExitError;
   }
 
   core::Result<std::string> query = std::string();
@@ -227,17 +225,17 @@ int render(const std::vector<std::string>& args, std::ostream& out, std::ostream
     std::vector<std::string> objectNames = core::splitCommaList(options->names);
     if (objectNames.empty()) {
       err << "render needs at least one object name (--names a,b,...)\n";
-      return kExitError;
+      return core::kExitError;
     }
     rules::QueryRequest request{seriesName, resource, ns, objectNames, &selector, {}};
     query = chosen->queryFor(request);
   }
   if (!query) {
     err << fmt::format("{}: {}: {}\n", options->file, chosen->path(), query.status().message());
-    return kExitError;
+    return core::kExitError;
   }
   out << *query << "\n";
-  return kExitOk;
+  return core::kExitOk;
 }
 
 }  // namespace
@@ -251,7 +249,7 @@ int runRulesCommand(const std::vector<std::string>& args, std::ostream& out, std
   if (args.front() == "render") return render(rest, out, err);
   if (args.front() == "-h" || args.front() == "--help") {
     out << kUsage;
-    return kExitOk;
+    return core::kExitOk;
   }
   return usageError(err, fmt::format("unknown subcommand {:?}", std::string(args.front())));
 }

@@ -4,14 +4,11 @@
 
 #include "command_client.h"
 #include "gpuscale/core/flag_set.h"
+#include "gpuscale/core/subcommands.h"
 #include "gpuscale/reconciler/cleanup.h"
 
 namespace gpuscale::reconciler {
 namespace {
-
-constexpr int kExitClean = 0;
-constexpr int kExitLeftovers = 1;
-constexpr int kExitUsage = 2;
 
 struct CleanupArgs {
   std::string kubeconfig;
@@ -28,7 +25,7 @@ core::FlagSet cleanupFlagSet(CleanupArgs& a) {
       "from HPAs, then deletes the state store. With --restore-stock-configs, nodes labelled with "
       "gpuscale's own MIG or device-plugin configs get the stock ones. Safe to run again. Exit 0: "
       "nothing of gpuscale left; 1: a write failed or a MIG change outlived the wait.");
-  flags.addString("kubeconfig", &a.kubeconfig, "kubeconfig (default in-cluster, then $KUBECONFIG)");
+  addKubeconfigFlag(flags, &a.kubeconfig);
   flags.addNonEmptyString("state-namespace", &a.options.state.ns,
                           "the reconciler's namespace (the chart's release namespace)");
   flags.addNonEmptyString("state-config-map", &a.options.state.name,
@@ -48,14 +45,7 @@ core::FlagSet cleanupFlagSet(CleanupArgs& a) {
   return flags;
 }
 
-}  // namespace
-
-std::string cleanupFlagReference() { return core::markdownOf(cleanupFlagSet); }
-
-int runCleanupCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  CleanupArgs a;
-  core::FlagSet flags = cleanupFlagSet(a);
-  if (auto exitCode = flags.parseCommand(args, out, err)) return *exitCode;
+int runCleanup(CleanupArgs& a, const core::FlagSet& flags, std::ostream& out, std::ostream& err) {
   auto usage = [&](const std::string& message) { return flags.usageError(err, message); };
   auto client = commandClient(a.kubeconfig, "cleanup");
   if (!client) return usage(client.status().message());
@@ -63,10 +53,14 @@ int runCleanupCommand(const std::vector<std::string>& args, std::ostream& out, s
   auto report = cleanup(kc, a.options);
   if (!report) {
     err << "gpuscale-reconciler cleanup: " << report.status().message() << "\n";
-    return kExitUsage;
+    return core::kExitError;
   }
   out << cleanupReportText(*report);
-  return report->clean() ? kExitClean : kExitLeftovers;
+  return report->clean() ? core::kExitOk : core::kExitFailed;
 }
+
+}  // namespace
+
+core::CommandHandler cleanupCommand() { return core::flagCommand(cleanupFlagSet, runCleanup); }
 
 }  // namespace gpuscale::reconciler

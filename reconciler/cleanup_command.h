@@ -11,16 +11,11 @@
 // the wait (the report says which), 2 for bad usage or a cluster that cannot be read.
 #pragma once
 
-#include <iosfwd>
-#include <string>
-#include <vector>
+#include "gpuscale/core/subcommands.h"
 
 namespace gpuscale::reconciler {
 
-// `args` are the words after "cleanup".
-int runCleanupCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
-
-// The command's part of the flag reference (core::FlagSet::markdown).
-std::string cleanupFlagReference();
+// What `cleanup` runs, and its part of the flag reference, for the program's command table.
+core::CommandHandler cleanupCommand();
 
 }  // namespace gpuscale::reconciler

@@ -12,4 +12,8 @@ core::Result<std::shared_ptr<kube::RestKubeClient>> commandClient(const std::str
   return kube::RestKubeClient::create(*config);
 }
 
+void addKubeconfigFlag(core::FlagSet& flags, std::string* path) {
+  flags.addString("kubeconfig", path, "kubeconfig (default in-cluster, then $KUBECONFIG)");
+}
+
 }  // namespace gpuscale::reconciler

@@ -1,11 +1,12 @@
-// The Kubernetes client of gpuscale-reconciler's one-shot commands (explain, cleanup, configmaps,
-// preflight).
+// The Kubernetes client of gpuscale-reconciler's commands (explain, cleanup, configmaps,
+// preflight; run's flag) and the --kubeconfig flag that names its kubeconfig.
 #pragma once
 
 #include <memory>
 #include <string>
 #include <string_view>
 
+#include "gpuscale/core/flag_set.h"
 #include "gpuscale/core/result.h"
 #include "gpuscale/kube/rest_client.h"
 
@@ -16,5 +17,8 @@ namespace gpuscale::reconciler {
 // client could not be set up.
 core::Result<std::shared_ptr<kube::RestKubeClient>> commandClient(const std::string& kubeconfig,
                                                                   std::string_view command);
+
+// Declares --kubeconfig (optional: empty means in-cluster, then $KUBECONFIG) bound to `path`.
+void addKubeconfigFlag(core::FlagSet& flags, std::string* path);
 
 }  // namespace gpuscale::reconciler

@@ -4,14 +4,12 @@
 
 #include "command_client.h"
 #include "gpuscale/core/flag_set.h"
+#include "gpuscale/core/subcommands.h"
 #include "gpuscale/reconciler/config_maps_init.h"
 #include "operator_flags.h"
 
 namespace gpuscale::reconciler {
 namespace {
-
-constexpr int kExitReady = 0;
-constexpr int kExitFailed = 1;
 
 struct ConfigMapsArgs {
   std::string kubeconfig;
@@ -27,7 +25,7 @@ core::FlagSet configMapsFlagSet(ConfigMapsArgs& a) {
       "one), the device plugin's as a copy of the one devicePlugin.config.name names (else with "
       "one key `default`: version: v1). Existing ConfigMaps are left as they are; a second run "
       "says nothing to do. Exit 0: both exist; 1: one could not be created.");
-  flags.addString("kubeconfig", &a.kubeconfig, "kubeconfig (default in-cluster, then $KUBECONFIG)");
+  addKubeconfigFlag(flags, &a.kubeconfig);
   addOperatorConfigMapFlags(flags, a.options);
   return flags;
 }
@@ -47,7 +45,7 @@ int runConfigMapsCommand(const std::vector<std::string>& args, std::ostream& out
   if (!client) return flags.usageError(err, client.status().message());
   const ConfigMapsInitReport report = initConfigMaps(**client, a.options);
   out << configMapsInitText(report);
-  return report.ok() ? kExitReady : kExitFailed;
+  return report.ok() ? core::kExitOk : core::kExitFailed;
 }
 
 }  // namespace gpuscale::reconciler

@@ -12,6 +12,7 @@
 #include "command_client.h"
 #include "gpu_mapping_flags.h"
 #include "gpuscale/core/flag_set.h"
+#include "gpuscale/core/subcommands.h"
 #include "gpuscale/k8s/status_predicates.h"
 #include "gpuscale/prom/http_client.h"
 #include "gpuscale/prom/options.h"
@@ -22,10 +23,6 @@
 
 namespace gpuscale::reconciler {
 namespace {
-
-constexpr int kExitOk = 0;
-constexpr int kExitFailed = 1;
-constexpr int kExitUsage = 2;
 
 struct ExplainArgs {
   std::string hpa;
@@ -74,7 +71,7 @@ core::FlagSet explainFlagSet(ExplainArgs& a) {
 
 int fail(std::ostream& err, const std::string& message) {
   err << "gpuscale-reconciler explain: " << message << "\n";
-  return kExitUsage;
+  return core::kExitError;
 }
 
 // Parses the flags into `a`; nullopt when the command should run, else its exit code.
@@ -131,12 +128,12 @@ int runExplainCommand(const std::vector<std::string>& args, std::ostream& out, s
   if (auto exitCode = parseArgs(args, a, out, err)) return *exitCode;
   spdlog::set_level(spdlog::level::warn);
   auto policies = loadPolicies(a.config, err);
-  if (!policies) return kExitUsage;
+  if (!policies) return core::kExitError;
 
   nlohmann::json dump;
   if (!a.from.empty()) {
     std::string text;
-    if (!readInput(a.from, text, err)) return kExitUsage;
+    if (!readInput(a.from, text, err)) return core::kExitError;
     dump = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
     if (dump.is_discarded()) return fail(err, a.from + ": not valid JSON");
   } else {
@@ -144,7 +141,7 @@ int runExplainCommand(const std::vector<std::string>& args, std::ostream& out, s
     if (!listed) {
       err << "gpuscale-reconciler explain: reading the cluster: " << listed.status().message()
           << "\n";
-      return kExitFailed;
+      return core::kExitFailed;
     }
     dump = std::move(*listed);
   }
@@ -166,11 +163,11 @@ int runExplainCommand(const std::vector<std::string>& args, std::ostream& out, s
   auto explained = explainHpas(dump, a.state.name, *policies, request);
   if (!explained) {
     err << "gpuscale-reconciler explain: " << explained.status().message() << "\n";
-    return k8s::isNotFound(explained.status()) ? kExitFailed : kExitUsage;
+    return k8s::isNotFound(explained.status()) ? core::kExitFailed : core::kExitError;
   }
   out << (a.output == "json" ? explanationsJson(*explained).dump(2) + "\n"
                              : explanationsText(*explained));
-  return kExitOk;
+  return core::kExitOk;
 }
 
 }  // namespace gpuscale::reconciler

@@ -12,6 +12,7 @@
 #include "gpuscale/core/files.h"
 #include "gpuscale/core/flag_set.h"
 #include "gpuscale/core/rfc3339.h"
+#include "gpuscale/core/subcommands.h"
 #include "gpuscale/partition/policy.h"
 #include "gpuscale/reconciler/hpa_state_store.h"
 #include "gpuscale/reconciler/pass.h"
@@ -37,11 +38,7 @@ core::FlagSet planFlagSet(PlanArgs& parsed) {
       "dump and prints the partition plan. Without --policy the built-in policy \"default\" "
       "applies to HPAs annotated gpuscale.io/partition-policy: default.");
   flags.addString("from", &parsed.from, "the dump (\"-\" for stdin; required)");
-  flags
-      .addString("policy", &parsed.policyFile,
-                 "partition policy file (docs/generated/policy.md; default: the built-in "
-                 "\"default\")")
-      .deprecatedName("config");
+  addPolicyFileFlag(flags, &parsed.policyFile, "default: the built-in \"default\"");
   addOutputFlag(flags, &parsed.output);
   addNowFlag(flags, &parsed.now);
   return flags;
@@ -84,7 +81,12 @@ void addNowFlag(core::FlagSet& flags, std::optional<partition::TimePoint>* now) 
       .defaultText("now");
 }
 
-std::string planFlagReference() { return core::markdownOf(planFlagSet); }
+void addPolicyFileFlag(core::FlagSet& flags, std::string* path, std::string_view withoutIt) {
+  flags
+      .addString("policy", path,
+                 "partition policy file (docs/generated/policy.md; " + std::string(withoutIt) + ")")
+      .deprecatedName("config");
+}
 
 std::optional<partition::PolicySet> loadPolicies(const std::string& path, std::ostream& err) {
   if (path.empty()) return partition::defaultPolicies();
@@ -101,10 +103,9 @@ std::optional<partition::PolicySet> loadPolicies(const std::string& path, std::o
   return std::move(*loaded);
 }
 
-int runPlanCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  PlanArgs planArgs;
-  core::FlagSet flags = planFlagSet(planArgs);
-  if (auto exitCode = flags.parseCommand(args, out, err)) return *exitCode;
+namespace {
+
+int runPlan(PlanArgs& planArgs, const core::FlagSet& flags, std::ostream& out, std::ostream& err) {
   if (planArgs.from.empty()) return flags.usageError(err, "--from DUMP.json is required");
   const PlanArgs* parsed = &planArgs;
 
@@ -142,5 +143,9 @@ int runPlanCommand(const std::vector<std::string>& args, std::ostream& out, std:
   }
   return 0;
 }
+
+}  // namespace
+
+core::CommandHandler planCommand() { return core::flagCommand(planFlagSet, runPlan); }
 
 }  // namespace gpuscale::reconciler

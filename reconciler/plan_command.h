@@ -5,17 +5,19 @@
 #include <iosfwd>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gpuscale/core/flag_set.h"
+#include "gpuscale/core/subcommands.h"
 #include "gpuscale/partition/policy.h"
 #include "gpuscale/partition/snapshot.h"
 
 namespace gpuscale::reconciler {
 
-// Runs the subcommand with its arguments (after "plan"). Writes the plan to `out`, errors to `err`.
-// Returns the exit code: 0 on success, 2 on bad usage or a malformed dump or policy.
-int runPlanCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+// What `plan` runs and its part of the flag reference: writes the plan to `out`, errors to `err`;
+// exits 0 on success, 2 on bad usage or a malformed dump or policy.
+core::CommandHandler planCommand();
 
 // Shared with `explain`: the text of `path` ("-" = stdin), false with a message on `err` when it
 // cannot be read; the policies of `path` ("" = the built-in "default"), nullopt with a message
@@ -26,8 +28,8 @@ std::optional<partition::PolicySet> loadPolicies(const std::string& path, std::o
 // explain take them.
 void addOutputFlag(core::FlagSet& flags, std::string* output);
 void addNowFlag(core::FlagSet& flags, std::optional<partition::TimePoint>* now);
-
-// The command's part of the flag reference (core::FlagSet::markdown).
-std::string planFlagReference();
+// Declares --policy (alias --config, deprecated), the partition policy file, bound to `path`;
+// `withoutIt` says in its help what happens when it is not given (plan and run differ).
+void addPolicyFileFlag(core::FlagSet& flags, std::string* path, std::string_view withoutIt);
 
 }  // namespace gpuscale::reconciler

@@ -5,15 +5,13 @@
 
 #include "command_client.h"
 #include "gpuscale/core/flag_set.h"
+#include "gpuscale/core/subcommands.h"
 #include "gpuscale/reconciler/preflight.h"
 #include "operator_flags.h"
 #include "plan_command.h"
 
 namespace gpuscale::reconciler {
 namespace {
-
-constexpr int kExitPassed = 0;
-constexpr int kExitFailed = 1;
 
 struct PreflightArgs {
   std::string kubeconfig;
@@ -33,7 +31,7 @@ core::FlagSet preflightFlagSet(PreflightArgs& a) {
       "and device plugin; GPU nodes and their MIG state; with --policy, the GPU nodes each policy "
       "may change. One line per "
       "check (ok, warn, fail) with a hint. Writes nothing. Exit 0: no check failed; 1: one did.");
-  flags.addString("kubeconfig", &a.kubeconfig, "kubeconfig (default in-cluster, then $KUBECONFIG)");
+  addKubeconfigFlag(flags, &a.kubeconfig);
   addOperatorConfigMapFlags(flags, a.options);
   flags.addNonEmptyString("state-namespace", &a.options.ns,
                           "the reconciler's namespace: its state ConfigMap and Lease");
@@ -47,15 +45,8 @@ core::FlagSet preflightFlagSet(PreflightArgs& a) {
   return flags;
 }
 
-}  // namespace
-
-std::string preflightFlagReference() { return core::markdownOf(preflightFlagSet); }
-
-int runPreflightCommand(const std::vector<std::string>& args, std::ostream& out,
-                        std::ostream& err) {
-  PreflightArgs a;
-  core::FlagSet flags = preflightFlagSet(a);
-  if (auto exitCode = flags.parseCommand(args, out, err)) return *exitCode;
+int runPreflight(PreflightArgs& a, const core::FlagSet& flags, std::ostream& out,
+                 std::ostream& err) {
   std::optional<partition::PolicySet> policies;
   if (!a.policy.empty()) {
     policies = loadPolicies(a.policy, err);
@@ -66,7 +57,13 @@ int runPreflightCommand(const std::vector<std::string>& args, std::ostream& out,
   if (!client) return flags.usageError(err, client.status().message());
   const PreflightReport report = preflight(**client, a.options);
   out << (a.output == "json" ? preflightJson(report) : preflightText(report));
-  return report.passed() ? kExitPassed : kExitFailed;
+  return report.passed() ? core::kExitOk : core::kExitFailed;
+}
+
+}  // namespace
+
+core::CommandHandler preflightCommand() {
+  return core::flagCommand(preflightFlagSet, runPreflight);
 }
 
 }  // namespace gpuscale::reconciler

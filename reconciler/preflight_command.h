@@ -10,16 +10,11 @@
 // that does not load.
 #pragma once
 
-#include <iosfwd>
-#include <string>
-#include <vector>
+#include "gpuscale/core/subcommands.h"
 
 namespace gpuscale::reconciler {
 
-// `args` are the words after "preflight".
-int runPreflightCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
-
-// The command's part of the flag reference (core::FlagSet::markdown).
-std::string preflightFlagReference();
+// What `preflight` runs, and its part of the flag reference, for the program's command table.
+core::CommandHandler preflightCommand();
 
 }  // namespace gpuscale::reconciler

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "command_client.h"
 #include "gpu_mapping_flags.h"
 #include "gpuscale/apiserver/plain_http_listener.h"
 #include "gpuscale/apiserver/server_options.h"
@@ -32,6 +33,7 @@
 #include "gpuscale/reconciler/lease_fence.h"
 #include "gpuscale/reconciler/observe_mode.h"
 #include "gpuscale/reconciler/status_pages.h"
+#include "plan_command.h"
 
 namespace gpuscale::reconciler {
 namespace {
@@ -84,12 +86,8 @@ core::FlagSet runFlagSet(RunArgs& a) {
                       "--secure-status-bind-address for callers a TokenReview and a "
                       "SubjectAccessReview (verb get on the path) allow.");
   flags.section("Controller flags");
-  flags.addString("kubeconfig", &a.kubeconfig, "kubeconfig (default in-cluster, then $KUBECONFIG)");
-  flags
-      .addString("policy", &a.config,
-                 "partition policy file (docs/generated/policy.md; without it no HPA is managed "
-                 "and no node changed)")
-      .deprecatedName("config");
+  addKubeconfigFlag(flags, &a.kubeconfig);
+  addPolicyFileFlag(flags, &a.config, "without it no HPA is managed and no node changed");
   flags.addBool("dry-run", &a.dryRun, "plan, but write nothing (Events kept in memory)");
   flags.addChoice("mode", &a.mode,
                   "act: change partitions and maxReplicas; observe: plan, record WouldAct Events "

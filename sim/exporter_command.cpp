@@ -8,6 +8,7 @@
 #include "gpuscale/apiserver/plain_http_listener.h"
 #include "gpuscale/core/flag_set.h"
 #include "gpuscale/core/signals.h"
+#include "gpuscale/core/subcommands.h"
 #include "gpuscale/sim/triton_model.h"
 #include "gpuscale/sim/vllm_model.h"
 #include "port_file.h"
@@ -33,14 +34,8 @@ core::FlagSet exporterFlagSet(ExporterArgs& a) {
   return flags;
 }
 
-}  // namespace
-
-std::string exporterFlagReference() { return core::markdownOf(exporterFlagSet); }
-
-int runExporterCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  ExporterArgs a;
-  core::FlagSet flags = exporterFlagSet(a);
-  if (auto exitCode = flags.parseCommand(args, out, err)) return *exitCode;
+int runExporter(ExporterArgs& a, const core::FlagSet& /*flags*/, std::ostream& out,
+                std::ostream& err) {
   auto listen = core::parseHostPort(a.listen);
   if (!listen) {
     err << "--listen wants HOST:PORT\n";
@@ -83,5 +78,9 @@ int runExporterCommand(const std::vector<std::string>& args, std::ostream& out, 
   (*server)->stop();
   return 0;
 }
+
+}  // namespace
+
+core::CommandHandler exporterCommand() { return core::flagCommand(exporterFlagSet, runExporter); }
 
 }  // namespace gpuscale::sim

@@ -6,15 +6,11 @@
 // SIGTERM/SIGINT (exit 0). Every response closes its connection (one scraper, tiny bodies).
 #pragma once
 
-#include <iosfwd>
-#include <string>
-#include <vector>
+#include "gpuscale/core/subcommands.h"
 
 namespace gpuscale::sim {
 
-int runExporterCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
-
-// The mode's part of the flag reference (core::FlagSet::markdown).
-std::string exporterFlagReference();
+// What `exporter` runs, and its part of the flag reference, for the program's command table.
+core::CommandHandler exporterCommand();
 
 }  // namespace gpuscale::sim

@@ -17,11 +17,11 @@ int main(int argc, char** argv) {
           {"exporter",
            "serve the metrics of demo Triton or vLLM pods (exporter [--listen H:P] [--port-file F] "
            "[--server triton|vllm])",
-           sim::runExporterCommand, sim::exporterFlagReference},
+           sim::exporterCommand()},
           {"run",
            "emulate the GPU Operator on a cluster (run --scenario FILE [--kubeconfig KC] "
            "[--listen H:P])",
-           sim::runRunCommand, sim::runFlagReference},
+           sim::runCommand()},
       }};
   return gpuscale::core::runProgram(program, std::vector<std::string>(argv + 1, argv + argc),
                                     std::cout, std::cerr);

@@ -10,6 +10,7 @@
 #include "gpuscale/apiserver/plain_http_listener.h"
 #include "gpuscale/core/flag_set.h"
 #include "gpuscale/core/signals.h"
+#include "gpuscale/core/subcommands.h"
 #include "gpuscale/kube/config.h"
 #include "gpuscale/kube/rest_client.h"
 #include "gpuscale/sim/dcgm_exposition.h"
@@ -57,14 +58,7 @@ core::FlagSet runFlagSet(RunArgs& a) {
   return flags;
 }
 
-}  // namespace
-
-std::string runFlagReference() { return core::markdownOf(runFlagSet); }
-
-int runRunCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  RunArgs a;
-  core::FlagSet flags = runFlagSet(a);
-  if (auto exitCode = flags.parseCommand(args, out, err)) return *exitCode;
+int runRun(RunArgs& a, const core::FlagSet& flags, std::ostream& out, std::ostream& err) {
   if (a.scenario.empty()) {
     err << "run: --scenario is required\n";
     return 2;
@@ -193,5 +187,9 @@ int runRunCommand(const std::vector<std::string>& args, std::ostream& out, std::
   (*server)->stop();
   return 0;
 }
+
+}  // namespace
+
+core::CommandHandler runCommand() { return core::flagCommand(runFlagSet, runRun); }
 
 }  // namespace gpuscale::sim

@@ -10,15 +10,11 @@
 // 1 when the cluster cannot be reached or set up.
 #pragma once
 
-#include <iosfwd>
-#include <string>
-#include <vector>
+#include "gpuscale/core/subcommands.h"
 
 namespace gpuscale::sim {
 
-int runRunCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
-
-// The mode's part of the flag reference (core::FlagSet::markdown).
-std::string runFlagReference();
+// What `run` runs, and its part of the flag reference, for the program's command table.
+core::CommandHandler runCommand();
 
 }  // namespace gpuscale::sim

@@ -18,13 +18,8 @@
 # Usage: bench/load/cluster.sh [BUILD_DIR]   (prints a markdown table for docs/benchmarks/adapter.md)
 # Exit 77 (skipped) when the cluster binaries, gpuscale-adapter, prometheus or wrk are missing.
 set -euo pipefail
-export GPUSCALE_BINARY_DIR=${1:-${GPUSCALE_BINARY_DIR:-build}}
-GPUSCALE_BINARY_DIR=$(cd "$GPUSCALE_BINARY_DIR" && pwd)
-# shellcheck source=../../tests/e2e/lib/common.sh
-source "$(dirname "$0")/../../tests/e2e/lib/common.sh"
-# shellcheck source=../../tests/e2e/lib/adapter_stack.sh
-source "$(dirname "$0")/../../tests/e2e/lib/adapter_stack.sh"
-e2e_init bench-cluster
+# shellcheck source=../lib/cluster_bench.sh
+source "$(dirname "$0")/../lib/cluster_bench.sh" bench-cluster "$@"
 duration=${GPUSCALE_BENCH_SECONDS:-10}
 sizes=${GPUSCALE_BENCH_PODS:-10 1000}
 adapter=$build/bin/gpuscale-adapter

@@ -261,8 +261,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s\n", server.status().toString().c_str());
     return 1;
   }
-  const char* backend = test::backendName(test::backendUnderTest());
-  std::fprintf(stderr, "%s ready in %.1fs\n", backend, seconds(Clock::now() - started));
+  const std::string backend(test::backendName(test::backendUnderTest()));
+  std::fprintf(stderr, "%s ready in %.1fs\n", backend.c_str(), seconds(Clock::now() - started));
   prom::PrometheusOptions clientOptions;
   clientOptions.url = (*server)->url();
   clientOptions.timeout = std::chrono::minutes(5);
@@ -318,7 +318,7 @@ int main(int argc, char** argv) {
   });
   uint64_t selfPeakAfter = peakRssBytes();
   std::printf("\n%s: %ld series, %ld metric names; series query `%s`; load average before: %s\n\n",
-              backend, args.series, args.metrics, seriesQuery.c_str(), load.c_str());
+              backend.c_str(), args.series, args.metrics, seriesQuery.c_str(), load.c_str());
   std::printf(
       "| approach | wall min (s) | wall median (s) | server CPU (s) | bytes | calls | metrics "
       "| same as series relist | server RSS |\n|---|---|---|---|---|---|---|---|---|\n");

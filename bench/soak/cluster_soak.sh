@@ -20,13 +20,8 @@
 # Usage: bench/soak/cluster_soak.sh [BUILD_DIR]
 # Exit 77 (skipped) when the cluster binaries, gpuscale-adapter, prometheus or wrk are missing.
 set -euo pipefail
-export GPUSCALE_BINARY_DIR=${1:-${GPUSCALE_BINARY_DIR:-build}}
-GPUSCALE_BINARY_DIR=$(cd "$GPUSCALE_BINARY_DIR" && pwd)
-# shellcheck source=../../tests/e2e/lib/common.sh
-source "$(dirname "$0")/../../tests/e2e/lib/common.sh"
-# shellcheck source=../../tests/e2e/lib/adapter_stack.sh
-source "$(dirname "$0")/../../tests/e2e/lib/adapter_stack.sh"
-e2e_init bench-soak
+# shellcheck source=../lib/cluster_bench.sh
+source "$(dirname "$0")/../lib/cluster_bench.sh" bench-soak "$@"
 duration=${GPUSCALE_SOAK_SECONDS:-600}
 adapter=${GPUSCALE_ADAPTER_BIN:-$build/bin/gpuscale-adapter}
 prometheus_run=$src/tests/support/prometheus_run.sh

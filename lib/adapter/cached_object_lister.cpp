@@ -7,6 +7,8 @@
 #include <atomic>
 #include <unordered_map>
 
+#include "gpuscale/core/metric_families.h"
+
 namespace gpuscale::adapter {
 namespace {
 
@@ -72,13 +74,11 @@ CachedObjectLister::CachedObjectLister(std::shared_ptr<kube::KubeClient> client,
                                        std::shared_ptr<prometheus::Registry> registry)
     : client_(client), fallback_(std::move(client)), registry_(std::move(registry)) {
   if (registry_) {
-    lookups_ = &prometheus::BuildCounter()
-                    .Name("gpuscale_adapter_object_lookups_total")
-                    .Help(
-                        "Objects looked up for wildcard and selector requests, by resource and "
-                        "source: cache (watch cache) or apiserver (a LIST while the cache "
-                        "syncs).")
-                    .Register(*registry_);
+    lookups_ = &core::counterFamily(
+        *registry_, "gpuscale_adapter_object_lookups_total",
+        "Objects looked up for wildcard and selector requests, by resource and "
+        "source: cache (watch cache) or apiserver (a LIST while the cache "
+        "syncs).");
   }
 }
 

@@ -4,6 +4,7 @@
 
 #include <chrono>
 
+#include "gpuscale/core/metric_families.h"
 #include "gpuscale/rules/loader.h"
 
 namespace gpuscale::adapter {
@@ -41,20 +42,12 @@ core::Result<std::shared_ptr<ConfigReloader>> ConfigReloader::create(ReloadSetti
 
 ConfigReloader::ConfigReloader(ReloadSettings settings) : settings_(std::move(settings)) {
   prometheus::Registry& registry = *settings_.registry;
-  lastSuccessful_ = &prometheus::BuildGauge()
-                         .Name("gpuscale_config_last_reload_successful")
-                         .Help("Whether the last load of the rule file succeeded (1) or not (0)")
-                         .Register(registry)
-                         .Add({});
-  lastSuccessTime_ = &prometheus::BuildGauge()
-                          .Name("gpuscale_config_last_reload_success_timestamp_seconds")
-                          .Help("When the rule file was last loaded successfully (Unix time)")
-                          .Register(registry)
-                          .Add({});
-  auto& reloads = prometheus::BuildCounter()
-                      .Name("gpuscale_config_reloads_total")
-                      .Help("Reloads of the rule file by result")
-                      .Register(registry);
+  lastSuccessful_ = &core::gauge(registry, "gpuscale_config_last_reload_successful",
+                                 "Whether the last load of the rule file succeeded (1) or not (0)");
+  lastSuccessTime_ = &core::gauge(registry, "gpuscale_config_last_reload_success_timestamp_seconds",
+                                  "When the rule file was last loaded successfully (Unix time)");
+  auto& reloads = core::counterFamily(registry, "gpuscale_config_reloads_total",
+                                      "Reloads of the rule file by result");
   successes_ = &reloads.Add({{"result", "success"}});
   failures_ = &reloads.Add({{"result", "failure"}});
 }

@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <utility>
 
+#include "gpuscale/core/metric_families.h"
+
 namespace gpuscale::adapter {
 namespace {
 
@@ -49,14 +51,10 @@ core::Result<std::shared_ptr<const CredentialFilePolicy>> CredentialFilePolicy::
     if (auto resolved = resolve(file)) policy->files_.insert(std::move(*resolved));
   }
   if (registry) {
-    policy->rejected_ = &prometheus::BuildCounter()
-                             .Name("gpuscale_config_rejected_credential_files_total")
-                             .Help(
-                                 "Credential files named by the rule file outside the "
-                                 "--allowed-credential-dir directories (the rule file is "
-                                 "rejected)")
-                             .Register(*registry)
-                             .Add({});
+    policy->rejected_ = &core::counter(*registry, "gpuscale_config_rejected_credential_files_total",
+                                       "Credential files named by the rule file outside the "
+                                       "--allowed-credential-dir directories (the rule file is "
+                                       "rejected)");
   }
   return std::shared_ptr<const CredentialFilePolicy>(std::move(policy));
 }

@@ -4,6 +4,8 @@
 
 #include <optional>
 
+#include "gpuscale/core/metric_families.h"
+
 namespace gpuscale::adapter {
 
 namespace {
@@ -17,13 +19,9 @@ ExternalProvider::ExternalProvider(SnapshotSource snapshots, std::shared_ptr<Que
                                    const std::shared_ptr<prometheus::Registry>& registry)
     : snapshots_(std::move(snapshots)), runner_(std::move(runner)) {
   if (registry) {
-    emptyResults_ = &prometheus::BuildCounter()
-                         .Name("gpuscale_adapter_external_empty_results_total")
-                         .Help(
-                             "External metric requests answered with an empty list because "
-                             "Prometheus had no (finite) sample for them")
-                         .Register(*registry)
-                         .Add({});
+    emptyResults_ = &core::counter(*registry, "gpuscale_adapter_external_empty_results_total",
+                                   "External metric requests answered with an empty list because "
+                                   "Prometheus had no (finite) sample for them");
   }
 }
 

@@ -6,6 +6,7 @@
 #include <set>
 #include <string>
 
+#include "gpuscale/core/metric_families.h"
 #include "gpuscale/core/no_wait.h"
 
 namespace gpuscale::adapter {
@@ -16,31 +17,20 @@ ForwardingExternalProvider::ForwardingExternalProvider(
     std::shared_ptr<prometheus::Registry> registry)
     : local_(std::move(local)), remote_(std::move(remote)), discoveryTtl_(discoveryTtl) {
   if (registry) {
-    requests_ = &prometheus::BuildCounter()
-                     .Name("gpuscale_adapter_external_fallback_requests_total")
-                     .Help(
-                         "External-metric requests forwarded to the fallback external-metrics "
-                         "server, by the HTTP code of the answer passed on")
-                     .Register(*registry);
-    discoveryFailures_ = &prometheus::BuildCounter()
-                              .Name("gpuscale_adapter_external_fallback_discovery_failures_total")
-                              .Help(
-                                  "Failed fetches of the fallback server's discovery list (our "
-                                  "own list is served until the next success)")
-                              .Register(*registry)
-                              .Add({});
-    up_ = &prometheus::BuildGauge()
-               .Name("gpuscale_adapter_external_fallback_up")
-               .Help("1 when the last fetch of the fallback server's discovery list succeeded")
-               .Register(*registry)
-               .Add({});
-    remoteMetricCount_ = &prometheus::BuildGauge()
-                              .Name("gpuscale_adapter_external_fallback_metrics")
-                              .Help(
-                                  "Metrics in the fallback server's last discovery list (merged "
-                                  "into ours; on a name clash ours win)")
-                              .Register(*registry)
-                              .Add({});
+    requests_ =
+        &core::counterFamily(*registry, "gpuscale_adapter_external_fallback_requests_total",
+                             "External-metric requests forwarded to the fallback external-metrics "
+                             "server, by the HTTP code of the answer passed on");
+    discoveryFailures_ =
+        &core::counter(*registry, "gpuscale_adapter_external_fallback_discovery_failures_total",
+                       "Failed fetches of the fallback server's discovery list (our "
+                       "own list is served until the next success)");
+    up_ = &core::gauge(*registry, "gpuscale_adapter_external_fallback_up",
+                       "1 when the last fetch of the fallback server's discovery list succeeded");
+    remoteMetricCount_ =
+        &core::gauge(*registry, "gpuscale_adapter_external_fallback_metrics",
+                     "Metrics in the fallback server's last discovery list (merged "
+                     "into ours; on a name clash ours win)");
   }
   refresher_ = std::jthread([this](std::stop_token stop) { refreshLoop(stop); });
 }

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 
+#include "gpuscale/core/metric_families.h"
 #include "gpuscale/core/no_wait.h"
 #include "gpuscale/prom/errors.h"
 
@@ -32,41 +33,31 @@ QueryRunner::QueryRunner(std::shared_ptr<prom::Client> client,
                          std::shared_ptr<RuleStatus> status)
     : client_(std::move(client)), cache_(std::move(cache)), status_(std::move(status)) {
   if (!registry) return;
-  auto& nan = prometheus::BuildCounter()
-                  .Name("gpuscale_adapter_nan_values_total")
-                  .Help("Samples left out of responses because Prometheus returned NaN")
-                  .Register(*registry);
+  auto& nan = core::counterFamily(*registry, "gpuscale_adapter_nan_values_total",
+                                  "Samples left out of responses because Prometheus returned NaN");
   nanCustom_ = &nan.Add({{"api", "custom"}});
   nanExternal_ = &nan.Add({{"api", "external"}});
   nanResource_ = &nan.Add({{"api", "resource"}});
-  auto& infinite = prometheus::BuildCounter()
-                       .Name("gpuscale_adapter_infinite_values_total")
-                       .Help("Samples left out of responses because Prometheus returned ±Inf")
-                       .Register(*registry);
+  auto& infinite =
+      core::counterFamily(*registry, "gpuscale_adapter_infinite_values_total",
+                          "Samples left out of responses because Prometheus returned ±Inf");
   infiniteCustom_ = &infinite.Add({{"api", "custom"}});
   infiniteExternal_ = &infinite.Add({{"api", "external"}});
   infiniteResource_ = &infinite.Add({{"api", "resource"}});
-  cacheCalls_ = &prometheus::BuildCounter()
-                     .Name("gpuscale_adapter_query_cache_total")
-                     .Help(
-                         "Instant queries by backend and how the cache answered them (hit: cached "
-                         "result, coalesced: joined a query in flight, miss: sent)")
-                     .Register(*registry);
-  cacheEntries_ = &prometheus::BuildGauge()
-                       .Name("gpuscale_adapter_query_cache_entries")
-                       .Help("Query results held in the cache, by backend")
-                       .Register(*registry);
-  cacheBytes_ = &prometheus::BuildGauge()
-                     .Name("gpuscale_adapter_query_cache_bytes")
-                     .Help("Approximate bytes of the query results held in the cache, by backend")
-                     .Register(*registry);
-  cacheDrops_ = &prometheus::BuildCounter()
-                     .Name("gpuscale_adapter_query_cache_dropped_total")
-                     .Help(
-                         "Query results the cache dropped or never kept, by backend and reason "
-                         "(size: evicted for --metrics-cache-max-bytes or the entry cap, expired: "
-                         "TTL passed, too_large: larger than the whole cache)")
-                     .Register(*registry);
+  cacheCalls_ = &core::counterFamily(
+      *registry, "gpuscale_adapter_query_cache_total",
+      "Instant queries by backend and how the cache answered them (hit: cached "
+      "result, coalesced: joined a query in flight, miss: sent)");
+  cacheEntries_ = &core::gaugeFamily(*registry, "gpuscale_adapter_query_cache_entries",
+                                     "Query results held in the cache, by backend");
+  cacheBytes_ =
+      &core::gaugeFamily(*registry, "gpuscale_adapter_query_cache_bytes",
+                         "Approximate bytes of the query results held in the cache, by backend");
+  cacheDrops_ = &core::counterFamily(
+      *registry, "gpuscale_adapter_query_cache_dropped_total",
+      "Query results the cache dropped or never kept, by backend and reason "
+      "(size: evicted for --metrics-cache-max-bytes or the entry cap, expired: "
+      "TTL passed, too_large: larger than the whole cache)");
 }
 
 core::Status QueryRunner::fetchError(const core::Status& cause) {

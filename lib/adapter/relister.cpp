@@ -10,6 +10,8 @@
 
 #include "metric_children.h"
 
+#include "gpuscale/core/metric_families.h"
+
 namespace gpuscale::adapter {
 namespace {
 
@@ -60,47 +62,32 @@ struct Relister::Metrics {
   prometheus::Family<prometheus::Gauge>* errors = nullptr;
 
   explicit Metrics(prometheus::Registry& registry) {
-    duration = &prometheus::BuildHistogram()
-                    .Name("gpuscale_adapter_relist_duration_seconds")
-                    .Help("Duration of a discovery run (all series queries)")
-                    .Register(registry)
+    duration = &core::histogramFamily(registry, "gpuscale_adapter_relist_duration_seconds",
+                                      "Duration of a discovery run (all series queries)")
                     .Add({}, prometheus::Histogram::BucketBoundaries{0.005, 0.01, 0.025, 0.05, 0.1,
                                                                      0.25, 0.5, 1, 2.5, 5, 10, 30});
-    auto& runs = prometheus::BuildCounter()
-                     .Name("gpuscale_adapter_relists_total")
-                     .Help("Discovery runs by result")
-                     .Register(registry);
+    auto& runs =
+        core::counterFamily(registry, "gpuscale_adapter_relists_total", "Discovery runs by result");
     successes = &runs.Add({{"result", "success"}});
     failures = &runs.Add({{"result", "failure"}});
-    lastSuccess = &prometheus::BuildGauge()
-                       .Name("gpuscale_adapter_last_relist_success_timestamp_seconds")
-                       .Help("When a discovery run last succeeded (Unix time)")
-                       .Register(registry)
-                       .Add({});
-    auto& served = prometheus::BuildGauge()
-                       .Name("gpuscale_adapter_registry_metrics")
-                       .Help("Metrics in the served registry")
-                       .Register(registry);
-    auto& names = prometheus::BuildGauge()
-                      .Name("gpuscale_adapter_discovered_metric_names")
-                      .Help("Prometheus metric names the series queries returned in the last run")
-                      .Register(registry);
+    lastSuccess = &core::gauge(registry, "gpuscale_adapter_last_relist_success_timestamp_seconds",
+                               "When a discovery run last succeeded (Unix time)");
+    auto& served = core::gaugeFamily(registry, "gpuscale_adapter_registry_metrics",
+                                     "Metrics in the served registry");
+    auto& names =
+        core::gaugeFamily(registry, "gpuscale_adapter_discovered_metric_names",
+                          "Prometheus metric names the series queries returned in the last run");
     for (std::string api : {"custom", "external"}) {
       registryMetrics[api] = &served.Add({{"api", api}});
       metricNames[api] = &names.Add({{"api", api}});
     }
-    series = &prometheus::BuildGauge()
-                  .Name("gpuscale_adapter_rule_series")
-                  .Help("Metric names the rule's seriesQuery returned in its last discovery")
-                  .Register(registry);
-    entries = &prometheus::BuildGauge()
-                   .Name("gpuscale_adapter_rule_entries")
-                   .Help("Metrics the rule serves")
-                   .Register(registry);
-    errors = &prometheus::BuildGauge()
-                  .Name("gpuscale_adapter_rule_last_error")
-                  .Help("1 when the rule's last discovery failed")
-                  .Register(registry);
+    series =
+        &core::gaugeFamily(registry, "gpuscale_adapter_rule_series",
+                           "Metric names the rule's seriesQuery returned in its last discovery");
+    entries =
+        &core::gaugeFamily(registry, "gpuscale_adapter_rule_entries", "Metrics the rule serves");
+    errors = &core::gaugeFamily(registry, "gpuscale_adapter_rule_last_error",
+                                "1 when the rule's last discovery failed");
   }
 
   static void set(prometheus::Family<prometheus::Gauge>& family, const std::string& rule,

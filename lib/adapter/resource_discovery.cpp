@@ -4,32 +4,25 @@
 
 #include <condition_variable>
 
+#include "gpuscale/core/metric_families.h"
+
 namespace gpuscale::adapter {
 
 ResourceDiscovery::ResourceDiscovery(std::shared_ptr<kube::KubeClient> client,
                                      std::shared_ptr<prometheus::Registry> registry)
     : mapper_(std::move(client), k8s::BuiltinResourceTable::instance().resources()) {
-  auto& refreshes = prometheus::BuildCounter()
-                        .Name("gpuscale_api_discovery_refreshes_total")
-                        .Help("Reads of the Kubernetes API discovery documents by result")
-                        .Register(*registry);
+  auto& refreshes =
+      core::counterFamily(*registry, "gpuscale_api_discovery_refreshes_total",
+                          "Reads of the Kubernetes API discovery documents by result");
   successes_ = &refreshes.Add({{"result", "success"}});
   failures_ = &refreshes.Add({{"result", "failure"}});
-  changes_ = &prometheus::BuildCounter()
-                  .Name("gpuscale_api_discovery_changes_total")
-                  .Help("API discovery refreshes that changed the resources rules can name")
-                  .Register(*registry)
-                  .Add({});
-  degradedGauge_ = &prometheus::BuildGauge()
-                        .Name("gpuscale_api_discovery_degraded")
-                        .Help("1 while API discovery fails and the last good resource table serves")
-                        .Register(*registry)
-                        .Add({});
-  resources_ = &prometheus::BuildGauge()
-                    .Name("gpuscale_api_discovery_resources")
-                    .Help("Resources the adapter can map rule labels and requests to")
-                    .Register(*registry)
-                    .Add({});
+  changes_ = &core::counter(*registry, "gpuscale_api_discovery_changes_total",
+                            "API discovery refreshes that changed the resources rules can name");
+  degradedGauge_ =
+      &core::gauge(*registry, "gpuscale_api_discovery_degraded",
+                   "1 while API discovery fails and the last good resource table serves");
+  resources_ = &core::gauge(*registry, "gpuscale_api_discovery_resources",
+                            "Resources the adapter can map rule labels and requests to");
   resources_->Set(static_cast<double>(mapper_.resources().size()));
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "gpuscale/core/metric_families.h"
 #include "gpuscale/prom/errors.h"
 #include "metric_children.h"
 
@@ -59,32 +60,25 @@ struct RuleStatus::Families {
   prometheus::Family<prometheus::Gauge>* valueAge = nullptr;
 
   explicit Families(prometheus::Registry& registry)
-      : relistSuccess(&prometheus::BuildGauge()
-                           .Name("gpuscale_adapter_rule_last_relist_success_timestamp_seconds")
-                           .Help("When the rule's seriesQuery last discovered successfully (Unix "
-                                 "time)")
-                           .Register(registry)),
-        discoveryErrors(&prometheus::BuildCounter()
-                             .Name("gpuscale_adapter_rule_discovery_errors_total")
-                             .Help("Failed discoveries of the rule's seriesQuery by error class")
-                             .Register(registry)),
-        queries(&prometheus::BuildCounter()
-                     .Name("gpuscale_adapter_metric_queries_total")
-                     .Help("Queries sent for a metric (rule, metric); metric=\"(other)\" past the "
-                           "cardinality bound")
-                     .Register(registry)),
-        queryErrors(&prometheus::BuildCounter()
-                         .Name("gpuscale_adapter_metric_query_errors_total")
-                         .Help("Failed queries for a metric by error class")
-                         .Register(registry)),
-        emptyResults(&prometheus::BuildCounter()
-                          .Name("gpuscale_adapter_metric_empty_results_total")
-                          .Help("Queries for a metric that returned no sample (served as missing)")
-                          .Register(registry)),
-        valueAge(&prometheus::BuildGauge()
-                      .Name("gpuscale_adapter_metric_value_age_seconds")
-                      .Help("Age of the newest sample of the last answer served for a metric")
-                      .Register(registry)) {}
+      : relistSuccess(&core::gaugeFamily(
+            registry, "gpuscale_adapter_rule_last_relist_success_timestamp_seconds",
+            "When the rule's seriesQuery last discovered successfully (Unix "
+            "time)")),
+        discoveryErrors(
+            &core::counterFamily(registry, "gpuscale_adapter_rule_discovery_errors_total",
+                                 "Failed discoveries of the rule's seriesQuery by error class")),
+        queries(&core::counterFamily(
+            registry, "gpuscale_adapter_metric_queries_total",
+            "Queries sent for a metric (rule, metric); metric=\"(other)\" past the "
+            "cardinality bound")),
+        queryErrors(&core::counterFamily(registry, "gpuscale_adapter_metric_query_errors_total",
+                                         "Failed queries for a metric by error class")),
+        emptyResults(&core::counterFamily(
+            registry, "gpuscale_adapter_metric_empty_results_total",
+            "Queries for a metric that returned no sample (served as missing)")),
+        valueAge(&core::gaugeFamily(
+            registry, "gpuscale_adapter_metric_value_age_seconds",
+            "Age of the newest sample of the last answer served for a metric")) {}
 };
 
 // One (rule, metric) pair's children; error counters by class are made on first use.

@@ -4,29 +4,6 @@
 
 namespace gpuscale::apiserver::detail {
 
-ConnectionBudget::Ticket::Ticket(std::shared_ptr<ConnectionBudget> budget, std::string source,
-                                 bool probeOnly)
-    : budget_(std::move(budget)), source_(std::move(source)), probeOnly_(probeOnly) {}
-
-ConnectionBudget::Ticket::~Ticket() {
-  if (budget_) budget_->release(source_, probeOnly_);
-}
-
-ConnectionBudget::Ticket::Ticket(Ticket&& other) noexcept
-    : budget_(std::move(other.budget_)),
-      source_(std::move(other.source_)),
-      probeOnly_(other.probeOnly_) {}
-
-ConnectionBudget::Ticket& ConnectionBudget::Ticket::operator=(Ticket&& other) noexcept {
-  if (this != &other) {
-    if (budget_) budget_->release(source_, probeOnly_);
-    budget_ = std::move(other.budget_);
-    source_ = std::move(other.source_);
-    probeOnly_ = other.probeOnly_;
-  }
-  return *this;
-}
-
 Admission ConnectionBudget::admit(const std::string& source, Ticket& ticket) {
   bool probeOnly = false;
   {
@@ -44,7 +21,7 @@ Admission ConnectionBudget::admit(const std::string& source, Ticket& ticket) {
     ++(probeOnly ? probeOnly_ : regular_);
   }
   // Outside the lock: replacing a ticket that held a place releases it.
-  ticket = Ticket(shared_from_this(), source, probeOnly);
+  ticket = Ticket(TicketRelease{shared_from_this(), source, probeOnly});
   return probeOnly ? Admission::kProbeOnly : Admission::kRegular;
 }
 

@@ -18,6 +18,7 @@
 #include <unordered_map>
 
 #include "gpuscale/apiserver/server_options.h"
+#include "gpuscale/core/scoped_release.h"
 
 namespace gpuscale::apiserver::detail {
 
@@ -29,23 +30,17 @@ enum class Admission {
 };
 
 class ConnectionBudget : public std::enable_shared_from_this<ConnectionBudget> {
+  // How a Ticket gives its place back; it keeps the budget alive, so tickets may outlive it.
+  struct TicketRelease {
+    std::shared_ptr<ConnectionBudget> budget;
+    std::string source;
+    bool probeOnly;
+    void operator()() const { budget->release(source, probeOnly); }
+  };
+
  public:
   // Holds one admitted connection's place until destroyed.
-  class Ticket {
-   public:
-    Ticket() = default;
-    Ticket(std::shared_ptr<ConnectionBudget> budget, std::string source, bool probeOnly);
-    ~Ticket();
-    Ticket(Ticket&& other) noexcept;
-    Ticket& operator=(Ticket&& other) noexcept;
-    Ticket(const Ticket&) = delete;
-    Ticket& operator=(const Ticket&) = delete;
-
-   private:
-    std::shared_ptr<ConnectionBudget> budget_;
-    std::string source_;
-    bool probeOnly_ = false;
-  };
+  using Ticket = core::ScopedRelease<TicketRelease>;
 
   explicit ConnectionBudget(ListenerLimits limits) : limits_(limits) {}
 

@@ -5,39 +5,27 @@
 #include <sstream>
 
 #include "gpuscale/core/heap_reclaimer.h"
+#include "gpuscale/core/metric_families.h"
 
 namespace gpuscale::apiserver {
 
 RequestMetrics::RequestMetrics(std::shared_ptr<prometheus::Registry> registry)
     : registry_(std::move(registry)),
-      heapInUse_(prometheus::BuildGauge()
-                     .Name("gpuscale_heap_in_use_bytes")
-                     .Help("Heap bytes in live allocations, read at each scrape.")
-                     .Register(*registry_)
-                     .Add({})),
-      heapTrims_(prometheus::BuildCounter()
-                     .Name("gpuscale_heap_trims_total")
-                     .Help("Times freed heap memory was handed back to the system.")
-                     .Register(*registry_)
-                     .Add({})),
-      requests_(prometheus::BuildCounter()
-                    .Name("gpuscale_apiserver_requests_total")
-                    .Help("HTTP requests served, by route and status code.")
-                    .Register(*registry_)),
-      durations_(prometheus::BuildHistogram()
-                     .Name("gpuscale_apiserver_request_duration_seconds")
-                     .Help("Time from a parsed request to its response, by route and status code.")
-                     .Register(*registry_)),
-      inflight_(prometheus::BuildGauge()
-                    .Name("gpuscale_apiserver_inflight_requests")
-                    .Help("Requests being handled right now.")
-                    .Register(*registry_)
-                    .Add({})),
-      kubeRequests_(prometheus::BuildHistogram()
-                        .Name("gpuscale_apiserver_kube_requests_per_request")
-                        .Help("kube-apiserver calls (reviews, lists) made while serving one "
-                              "request, by route.")
-                        .Register(*registry_)) {}
+      heapInUse_(core::gauge(*registry_, "gpuscale_heap_in_use_bytes",
+                             "Heap bytes in live allocations, read at each scrape.")),
+      heapTrims_(core::counter(*registry_, "gpuscale_heap_trims_total",
+                               "Times freed heap memory was handed back to the system.")),
+      requests_(core::counterFamily(*registry_, "gpuscale_apiserver_requests_total",
+                                    "HTTP requests served, by route and status code.")),
+      durations_(core::histogramFamily(
+          *registry_, "gpuscale_apiserver_request_duration_seconds",
+          "Time from a parsed request to its response, by route and status code.")),
+      inflight_(core::gauge(*registry_, "gpuscale_apiserver_inflight_requests",
+                            "Requests being handled right now.")),
+      kubeRequests_(
+          core::histogramFamily(*registry_, "gpuscale_apiserver_kube_requests_per_request",
+                                "kube-apiserver calls (reviews, lists) made while serving one "
+                                "request, by route.")) {}
 
 void RequestMetrics::observe(std::string_view route, int code, std::chrono::nanoseconds duration) {
   std::pair<prometheus::Counter*, prometheus::Histogram*> handles;

@@ -6,29 +6,22 @@
 #include <utility>
 
 #include "gpuscale/apiserver/url.h"
+#include "gpuscale/core/enum_names.h"
 
 namespace gpuscale::apiserver::detail {
 
 namespace http = boost::beast::http;
 
 std::string_view refusalLabel(RequestRefusal refusal) {
-  switch (refusal) {
-    case RequestRefusal::kHeaderBytes:
-      return "header_bytes";
-    case RequestRefusal::kFieldBytes:
-      return "header_field_bytes";
-    case RequestRefusal::kHeaderCount:
-      return "header_count";
-    case RequestRefusal::kTargetBytes:
-      return "target_bytes";
-    case RequestRefusal::kBodyBytes:
-      return "body_bytes";
-    case RequestRefusal::kMalformed:
-      return "malformed";
-    case RequestRefusal::kNone:
-      break;
-  }
-  return "none";
+  static constexpr core::EnumNames<RequestRefusal, 7> kNames{
+      {{RequestRefusal::kHeaderBytes, "header_bytes"},
+       {RequestRefusal::kFieldBytes, "header_field_bytes"},
+       {RequestRefusal::kHeaderCount, "header_count"},
+       {RequestRefusal::kTargetBytes, "target_bytes"},
+       {RequestRefusal::kBodyBytes, "body_bytes"},
+       {RequestRefusal::kMalformed, "malformed"},
+       {RequestRefusal::kNone, "none"}}};
+  return core::enumName(kNames, refusal, "none");
 }
 
 unsigned refusalStatus(RequestRefusal refusal) {

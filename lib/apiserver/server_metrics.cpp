@@ -8,6 +8,8 @@
 
 #include "request_parser.h"
 
+#include "gpuscale/core/metric_families.h"
+
 namespace gpuscale::apiserver::detail {
 
 void RateLimitedWarning::warn(const std::string& key, std::string_view text) {
@@ -32,51 +34,32 @@ void RateLimitedWarning::warn(const std::string& key, std::string_view text) {
 
 void ServerMetrics::registerOn(prometheus::Registry& registry) {
   if (rejectedRequests_ != nullptr) return;
-  rejectedRequests_ =
-      &prometheus::BuildCounter()
-           .Name("gpuscale_apiserver_rejected_requests_total")
-           .Help("Requests answered 429 because --max-requests-inflight requests were in flight.")
-           .Register(registry)
-           .Add({});
-  timeouts_ = &prometheus::BuildCounter()
-                   .Name("gpuscale_apiserver_request_timeouts_total")
-                   .Help("Requests answered 504 because they outlived --request-timeout.")
-                   .Register(registry)
-                   .Add({});
-  rejectedConnections_ = &prometheus::BuildCounter()
-                              .Name("gpuscale_apiserver_rejected_connections_total")
-                              .Help(
-                                  "Connections closed on accept, by listener and reason "
-                                  "(listener_full, source_full).")
-                              .Register(registry);
-  refusedRequests_ = &prometheus::BuildCounter()
-                          .Name("gpuscale_apiserver_refused_requests_total")
-                          .Help(
-                              "Requests answered 431, 413, 400 or (not_probe) 503 and their "
-                              "connection closed, by listener and the limit they exceeded.")
-                          .Register(registry);
-  connectionTimeouts_ = &prometheus::BuildCounter()
-                             .Name("gpuscale_apiserver_connection_timeouts_total")
-                             .Help(
-                                 "Connections closed by a deadline, by listener and deadline "
-                                 "(first_request, request_read, write).")
-                             .Register(registry);
-  internalErrors_ = &prometheus::BuildCounter()
-                         .Name("gpuscale_apiserver_internal_errors_total")
-                         .Help(
-                             "Exceptions caught around connection handlers; the connection "
-                             "was dropped and the server went on.")
-                         .Register(registry);
-  openConnections_ = &prometheus::BuildGauge()
-                          .Name("gpuscale_apiserver_open_connections")
-                          .Help("Open client connections, by listener.")
-                          .Register(registry);
+  rejectedRequests_ = &core::counter(
+      registry, "gpuscale_apiserver_rejected_requests_total",
+      "Requests answered 429 because --max-requests-inflight requests were in flight.");
+  timeouts_ = &core::counter(registry, "gpuscale_apiserver_request_timeouts_total",
+                             "Requests answered 504 because they outlived --request-timeout.");
+  rejectedConnections_ =
+      &core::counterFamily(registry, "gpuscale_apiserver_rejected_connections_total",
+                           "Connections closed on accept, by listener and reason "
+                           "(listener_full, source_full).");
+  refusedRequests_ =
+      &core::counterFamily(registry, "gpuscale_apiserver_refused_requests_total",
+                           "Requests answered 431, 413, 400 or (not_probe) 503 and their "
+                           "connection closed, by listener and the limit they exceeded.");
+  connectionTimeouts_ =
+      &core::counterFamily(registry, "gpuscale_apiserver_connection_timeouts_total",
+                           "Connections closed by a deadline, by listener and deadline "
+                           "(first_request, request_read, write).");
+  internalErrors_ =
+      &core::counterFamily(registry, "gpuscale_apiserver_internal_errors_total",
+                           "Exceptions caught around connection handlers; the connection "
+                           "was dropped and the server went on.");
+  openConnections_ = &core::gaugeFamily(registry, "gpuscale_apiserver_open_connections",
+                                        "Open client connections, by listener.");
   admittedRequests_ =
-      &prometheus::BuildGauge()
-           .Name("gpuscale_apiserver_admitted_requests")
-           .Help("Requests holding an in-flight slot (running or waiting for a handler thread).")
-           .Register(registry)
-           .Add({});
+      &core::gauge(registry, "gpuscale_apiserver_admitted_requests",
+                   "Requests holding an in-flight slot (running or waiting for a handler thread).");
 }
 
 prometheus::Counter* ServerMetrics::counter(prometheus::Family<prometheus::Counter>* family,

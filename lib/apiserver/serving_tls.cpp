@@ -10,6 +10,8 @@
 
 #include "tls_context.h"
 
+#include "gpuscale/core/metric_families.h"
+
 namespace gpuscale::apiserver {
 
 struct ServingTls::Metrics {
@@ -20,29 +22,19 @@ struct ServingTls::Metrics {
   prometheus::Gauge* expiry = nullptr;
 
   explicit Metrics(std::shared_ptr<prometheus::Registry> shared) : registry(std::move(shared)) {
-    auto& reloads = prometheus::BuildCounter()
-                        .Name("gpuscale_serving_tls_reloads_total")
-                        .Help(
+    auto& reloads =
+        core::counterFamily(*registry, "gpuscale_serving_tls_reloads_total",
                             "TLS context rebuilds after the serving certificate or the client "
-                            "CAs changed, by result (a failure keeps the previous context)")
-                        .Register(*registry);
+                            "CAs changed, by result (a failure keeps the previous context)");
     successes = &reloads.Add({{"result", "success"}});
     failures = &reloads.Add({{"result", "failure"}});
-    lastSuccessful = &prometheus::BuildGauge()
-                          .Name("gpuscale_serving_tls_last_reload_successful")
-                          .Help(
-                              "1 if the last TLS reload attempt succeeded or nothing changed, "
-                              "0 if the serving certificate, key or client CAs were rejected")
-                          .Register(*registry)
-                          .Add({});
+    lastSuccessful = &core::gauge(*registry, "gpuscale_serving_tls_last_reload_successful",
+                                  "1 if the last TLS reload attempt succeeded or nothing changed, "
+                                  "0 if the serving certificate, key or client CAs were rejected");
     lastSuccessful->Set(1);
-    expiry = &prometheus::BuildGauge()
-                  .Name("gpuscale_serving_certificate_expiry_timestamp_seconds")
-                  .Help(
-                      "When the serving certificate in use expires (Unix time; its notAfter), "
-                      "so an alert can fire before a rotation that never came")
-                  .Register(*registry)
-                  .Add({});
+    expiry = &core::gauge(*registry, "gpuscale_serving_certificate_expiry_timestamp_seconds",
+                          "When the serving certificate in use expires (Unix time; its notAfter), "
+                          "so an alert can fire before a rotation that never came");
   }
 
   void setExpiry(const TlsConfig& config) const {

@@ -1,5 +1,6 @@
 #include "gpuscale/apiserver/wire_format.h"
 
+#include "gpuscale/core/enum_names.h"
 #include "gpuscale/core/rfc3339.h"
 
 #include <map>
@@ -91,19 +92,13 @@ Result<Json> selectorOrNull(const std::optional<core::LabelSelector>& selector) 
   return labelSelectorJson(*selector);
 }
 
-const char* expressionOperator(SelectorOperator op) {
-  switch (op) {
-    case SelectorOperator::kIn:
-      return "In";
-    case SelectorOperator::kNotIn:
-      return "NotIn";
-    case SelectorOperator::kExists:
-      return "Exists";
-    case SelectorOperator::kDoesNotExist:
-      return "DoesNotExist";
-    default:
-      return nullptr;
-  }
+std::string_view expressionOperator(SelectorOperator op) {
+  static constexpr core::EnumNames<SelectorOperator, 4> kNames{
+      {{SelectorOperator::kIn, "In"},
+       {SelectorOperator::kNotIn, "NotIn"},
+       {SelectorOperator::kExists, "Exists"},
+       {SelectorOperator::kDoesNotExist, "DoesNotExist"}}};
+  return core::enumName(kNames, op, "");
 }
 
 Json listEnvelope(std::string_view kind, std::string_view apiVersion, Json items) {
@@ -190,7 +185,7 @@ Result<Json> labelSelectorJson(const core::LabelSelector& selector) {
     }
     Json expression;
     expression["key"] = requirement.key;
-    expression["operator"] = expressionOperator(requirement.op);
+    expression["operator"] = std::string(expressionOperator(requirement.op));
     if (!requirement.values.empty()) expression["values"] = requirement.values;
     matchExpressions.push_back(std::move(expression));
   }

@@ -3,16 +3,16 @@
 #include <prometheus/counter.h>
 #include <prometheus/registry.h>
 
+#include "gpuscale/core/metric_families.h"
+
 namespace gpuscale::auth {
 
 ReviewCacheMetrics::ReviewCacheMetrics(std::shared_ptr<prometheus::Registry> registry)
     : registry_(std::move(registry)) {
-  auto& family = prometheus::BuildCounter()
-                     .Name("gpuscale_auth_review_cache_lookups_total")
-                     .Help(
-                         "Delegated authentication (token) and authorization (subject_access) "
-                         "answers looked up in their caches, by result (hit, miss).")
-                     .Register(*registry_);
+  auto& family =
+      core::counterFamily(*registry_, "gpuscale_auth_review_cache_lookups_total",
+                          "Delegated authentication (token) and authorization (subject_access) "
+                          "answers looked up in their caches, by result (hit, miss).");
   const char* reviews[] = {"token", "subject_access"};
   const char* results[] = {"miss", "hit"};
   for (int review = 0; review < 2; ++review) {

@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "gpuscale/core/metric_families.h"
+
 namespace gpuscale::auth {
 namespace {
 
@@ -34,13 +36,11 @@ struct ReviewLimiter::Metrics {
   prometheus::Gauge* waiting = nullptr;
 
   explicit Metrics(std::shared_ptr<prometheus::Registry> shared) : registry(std::move(shared)) {
-    auto& family = prometheus::BuildCounter()
-                       .Name("gpuscale_auth_review_rejections_total")
-                       .Help(
-                           "Requests answered 429 instead of waiting for a TokenReview (token) or "
-                           "SubjectAccessReview (subject_access), by reason: rate (reviews per "
-                           "second) or waiting (requests already waiting for reviews)")
-                       .Register(*registry);
+    auto& family =
+        core::counterFamily(*registry, "gpuscale_auth_review_rejections_total",
+                            "Requests answered 429 instead of waiting for a TokenReview (token) or "
+                            "SubjectAccessReview (subject_access), by reason: rate (reviews per "
+                            "second) or waiting (requests already waiting for reviews)");
     const char* reviews[] = {"token", "subject_access"};
     const char* reasons[] = {"waiting", "rate"};
     for (int review = 0; review < 2; ++review) {
@@ -49,11 +49,8 @@ struct ReviewLimiter::Metrics {
             &family.Add({{"review", reviews[review]}, {"reason", reasons[rate]}});
       }
     }
-    waiting = &prometheus::BuildGauge()
-                   .Name("gpuscale_auth_requests_waiting_for_review")
-                   .Help("Requests parked until a TokenReview or SubjectAccessReview answers")
-                   .Register(*registry)
-                   .Add({});
+    waiting = &core::gauge(*registry, "gpuscale_auth_requests_waiting_for_review",
+                           "Requests parked until a TokenReview or SubjectAccessReview answers");
   }
 };
 
@@ -90,7 +87,7 @@ core::Result<ReviewLimiter::Place> ReviewLimiter::wait(Review review, bool known
     return refuse(review, false);
   }
   if (metrics_) metrics_->waiting->Set(static_cast<double>(waiting()));
-  return Place(this, reserved);
+  return Place(PlaceRelease{this, reserved});
 }
 
 core::Status ReviewLimiter::start(Review review, bool knownGood) {
@@ -103,25 +100,6 @@ core::Status ReviewLimiter::start(Review review, bool knownGood) {
 void ReviewLimiter::release(bool reserved) {
   (reserved ? reserved_ : general_).fetch_sub(1);
   if (metrics_) metrics_->waiting->Set(static_cast<double>(waiting()));
-}
-
-ReviewLimiter::Place::~Place() {
-  if (owner_ != nullptr) owner_->release(reserved_);
-}
-
-ReviewLimiter::Place::Place(Place&& other) noexcept
-    : owner_(other.owner_), reserved_(other.reserved_) {
-  other.owner_ = nullptr;
-}
-
-ReviewLimiter::Place& ReviewLimiter::Place::operator=(Place&& other) noexcept {
-  if (this != &other) {
-    if (owner_ != nullptr) owner_->release(reserved_);
-    owner_ = other.owner_;
-    reserved_ = other.reserved_;
-    other.owner_ = nullptr;
-  }
-  return *this;
 }
 
 }  // namespace gpuscale::auth

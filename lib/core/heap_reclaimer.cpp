@@ -143,7 +143,7 @@ HeapReclaimer::Registration HeapReclaimer::addSweeper(std::chrono::milliseconds 
     state_->kicked = true;
   }
   state_->wake.notify_all();
-  return Registration(this, id);
+  return Registration(SweeperRelease{this, id});
 }
 
 void HeapReclaimer::remove(uint64_t id) {
@@ -166,25 +166,6 @@ size_t HeapReclaimer::heapInUseBytes() {
 HeapReclaimerStats HeapReclaimer::stats() const {
   std::lock_guard lock(state_->mutex);
   return state_->stats;
-}
-
-HeapReclaimer::Registration::~Registration() {
-  if (owner_ != nullptr) owner_->remove(id_);
-}
-
-HeapReclaimer::Registration::Registration(Registration&& other) noexcept
-    : owner_(other.owner_), id_(other.id_) {
-  other.owner_ = nullptr;
-}
-
-HeapReclaimer::Registration& HeapReclaimer::Registration::operator=(Registration&& other) noexcept {
-  if (this != &other) {
-    if (owner_ != nullptr) owner_->remove(id_);
-    owner_ = other.owner_;
-    id_ = other.id_;
-    other.owner_ = nullptr;
-  }
-  return *this;
 }
 
 }  // namespace gpuscale::core

@@ -56,19 +56,19 @@ int runProgram(const Program& program, const std::vector<std::string>& args, std
   }
   const std::vector<std::string> rest(args.begin() + 1, args.end());
   for (const Subcommand& command : program.commands) {
-    if (first == command.name) return command.run(rest, out, err);
+    if (first == command.name) return command.handler.run(rest, out, err);
   }
   if (first == "flags") {
     std::vector<std::string> references;
     ProgramFlags options;
     references.push_back(programFlagSet(program, options).markdown());
     for (const Subcommand& command : program.commands) {
-      if (command.flagReference) references.push_back(command.flagReference());
+      if (command.handler.flagReference) references.push_back(command.handler.flagReference());
     }
     return runFlagsCommand(program.name, rest, references, out, err);
   }
   if (program.byDefault != nullptr && first.starts_with("-")) {
-    return program.byDefault->run(args, out, err);
+    return program.byDefault->handler.run(args, out, err);
   }
   err << program.name << ": unknown command \"" << first << "\"\n";
   return commandList(program, err, 2);

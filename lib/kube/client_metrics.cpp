@@ -8,6 +8,8 @@
 #include <chrono>
 #include <string>
 
+#include "gpuscale/core/metric_families.h"
+
 namespace gpuscale::kube {
 namespace {
 
@@ -29,37 +31,27 @@ KubeClientMetrics::KubeClientMetrics(std::shared_ptr<prometheus::Registry> regis
     : registry_(std::move(registry)) {
   auto& r = *registry_;
   families_.reset(new Families{
-      prometheus::BuildCounter()
-          .Name("gpuscale_kube_client_requests_total")
-          .Help("Requests to the Kubernetes API by verb, resource and response code class "
-                "(error: no response)")
-          .Register(r),
-      prometheus::BuildHistogram()
-          .Name("gpuscale_kube_client_request_duration_seconds")
-          .Help("Time from sending a request to the Kubernetes API to its response, by verb")
-          .Register(r),
-      prometheus::BuildHistogram()
-          .Name("gpuscale_kube_client_rate_limiter_wait_seconds")
-          .Help("Time requests waited for the client-side rate limiter (--client-qps/-burst)")
-          .Register(r)
+      core::counterFamily(
+          r, "gpuscale_kube_client_requests_total",
+          "Requests to the Kubernetes API by verb, resource and response code class "
+          "(error: no response)"),
+      core::histogramFamily(
+          r, "gpuscale_kube_client_request_duration_seconds",
+          "Time from sending a request to the Kubernetes API to its response, by verb"),
+      core::histogramFamily(
+          r, "gpuscale_kube_client_rate_limiter_wait_seconds",
+          "Time requests waited for the client-side rate limiter (--client-qps/-burst)")
           .Add({}, prometheus::Histogram::BucketBoundaries{0.001, 0.005, 0.025, 0.1, 0.25, 0.5, 1,
                                                            2.5, 5, 10}),
-      prometheus::BuildCounter()
-          .Name("gpuscale_kube_client_watch_starts_total")
-          .Help("Watches opened by informers (after a LIST or resuming an ended stream)")
-          .Register(r),
-      prometheus::BuildCounter()
-          .Name("gpuscale_kube_client_watch_relists_after_gone_total")
-          .Help("Watches that ended with 410 Gone (compacted resourceVersion) and relisted")
-          .Register(r),
-      prometheus::BuildCounter()
-          .Name("gpuscale_kube_informer_lists_total")
-          .Help("Complete LISTs applied to an informer cache (initial sync and relists)")
-          .Register(r),
-      prometheus::BuildGauge()
-          .Name("gpuscale_kube_informer_last_sync_timestamp_seconds")
-          .Help("Unix time of the last complete LIST applied to an informer cache")
-          .Register(r)});
+      core::counterFamily(r, "gpuscale_kube_client_watch_starts_total",
+                          "Watches opened by informers (after a LIST or resuming an ended stream)"),
+      core::counterFamily(
+          r, "gpuscale_kube_client_watch_relists_after_gone_total",
+          "Watches that ended with 410 Gone (compacted resourceVersion) and relisted"),
+      core::counterFamily(r, "gpuscale_kube_informer_lists_total",
+                          "Complete LISTs applied to an informer cache (initial sync and relists)"),
+      core::gaugeFamily(r, "gpuscale_kube_informer_last_sync_timestamp_seconds",
+                        "Unix time of the last complete LIST applied to an informer cache")});
 }
 
 KubeClientMetrics::~KubeClientMetrics() = default;

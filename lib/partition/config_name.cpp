@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "gpuscale/core/fnv1a.h"
 #include "gpuscale/partition/snapshot.h"
 
 namespace gpuscale::partition {
@@ -39,14 +40,7 @@ bool splitHashSuffix(std::string_view name, char separator, std::string_view& he
 
 }  // namespace
 
-std::uint32_t stableHash(std::string_view text) {
-  std::uint32_t h = 2166136261u;
-  for (unsigned char c : text) {
-    h ^= c;
-    h *= 16777619u;
-  }
-  return h;
-}
+std::uint32_t stableHash(std::string_view text) { return core::fnv1a32(text); }
 
 std::string ownedConfigName(std::string_view node, std::string_view content) {
   return fmt::format("{}_{:08x}", ownerKey(node), stableHash(content));

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "gpuscale/core/enum_names.h"
 #include "gpuscale/partition/lead_time.h"
 #include "gpuscale/partition/resource_names.h"
 #include "saturating.h"
@@ -103,17 +104,12 @@ class LabelIndex {
 }  // namespace
 
 std::string_view blockReasonName(BlockReason reason) {
-  switch (reason) {
-    case BlockReason::kTooManyReplicas:
-      return "TooManyReplicas";
-    case BlockReason::kUnschedulable:
-      return "Unschedulable";
-    case BlockReason::kAnticipated:
-      return "Anticipated";
-    case BlockReason::kNone:
-      break;
-  }
-  return "";
+  static constexpr core::EnumNames<BlockReason, 4> kNames{
+      {{BlockReason::kTooManyReplicas, "TooManyReplicas"},
+       {BlockReason::kUnschedulable, "Unschedulable"},
+       {BlockReason::kAnticipated, "Anticipated"},
+       {BlockReason::kNone, ""}}};
+  return core::enumName(kNames, reason, "");
 }
 
 int hpaWantedReplicas(const HpaState& hpa, int readyPods, double tolerance) {

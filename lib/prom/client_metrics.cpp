@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "gpuscale/core/metric_families.h"
+
 namespace gpuscale::prom {
 namespace {
 
@@ -12,15 +14,13 @@ constexpr std::string_view kEndpoints[] = {"query", "series", "label_values", "l
 ClientMetrics::ClientMetrics(prometheus::Registry& registry, std::string_view prefix,
                              std::string backendName)
     : backend_(std::move(backendName)),
-      durations_(prometheus::BuildHistogram()
-                     .Name(std::string(prefix) + "_prometheus_request_duration_seconds")
-                     .Help("Latency of calls to Prometheus (every call that reached the HTTP "
-                           "client)")
-                     .Register(registry)),
-      results_(prometheus::BuildCounter()
-                   .Name(std::string(prefix) + "_prometheus_requests_total")
-                   .Help("Calls to Prometheus by endpoint and result (success or failure class)")
-                   .Register(registry)) {
+      durations_(core::histogramFamily(
+          registry, std::string(prefix) + "_prometheus_request_duration_seconds",
+          "Latency of calls to Prometheus (every call that reached the HTTP "
+          "client)")),
+      results_(core::counterFamily(
+          registry, std::string(prefix) + "_prometheus_requests_total",
+          "Calls to Prometheus by endpoint and result (success or failure class)")) {
   const prometheus::Histogram::BucketBoundaries buckets{
       0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30};
   for (std::string_view endpoint : kEndpoints) {

@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "gpuscale/core/enum_names.h"
+
 namespace gpuscale::prom {
 namespace {
 
@@ -10,25 +12,16 @@ constexpr std::string_view kPrefix = "prometheus ";
 }  // namespace
 
 std::string_view failureKindName(FailureKind kind) {
-  switch (kind) {
-    case FailureKind::kConnection:
-      return "connection failed";
-    case FailureKind::kTimeout:
-      return "timeout";
-    case FailureKind::kHttpStatus:
-      return "bad HTTP status";
-    case FailureKind::kPrometheusError:
-      return "error";
-    case FailureKind::kBadJson:
-      return "bad JSON";
-    case FailureKind::kBodyTooLarge:
-      return "body too large";
-    case FailureKind::kUnexpectedResultType:
-      return "unexpected result type";
-    case FailureKind::kCredentials:
-      return "credentials";
-  }
-  return "unknown";
+  static constexpr core::EnumNames<FailureKind, 8> kNames{
+      {{FailureKind::kConnection, "connection failed"},
+       {FailureKind::kTimeout, "timeout"},
+       {FailureKind::kHttpStatus, "bad HTTP status"},
+       {FailureKind::kPrometheusError, "error"},
+       {FailureKind::kBadJson, "bad JSON"},
+       {FailureKind::kBodyTooLarge, "body too large"},
+       {FailureKind::kUnexpectedResultType, "unexpected result type"},
+       {FailureKind::kCredentials, "credentials"}}};
+  return core::enumName(kNames, kind, "unknown");
 }
 
 Status failure(FailureKind kind, std::string_view detail, bool transient) {
@@ -55,17 +48,11 @@ Status expectResultType(const QueryResult& result, ResultType wanted) {
 }
 
 std::string_view resultTypeName(ResultType type) {
-  switch (type) {
-    case ResultType::kVector:
-      return "vector";
-    case ResultType::kScalar:
-      return "scalar";
-    case ResultType::kMatrix:
-      return "matrix";
-    case ResultType::kString:
-      return "string";
-  }
-  return "unknown";
+  static constexpr core::EnumNames<ResultType, 4> kNames{{{ResultType::kVector, "vector"},
+                                                          {ResultType::kScalar, "scalar"},
+                                                          {ResultType::kMatrix, "matrix"},
+                                                          {ResultType::kString, "string"}}};
+  return core::enumName(kNames, type, "unknown");
 }
 
 }  // namespace gpuscale::prom

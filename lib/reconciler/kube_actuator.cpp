@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "gpuscale/core/enum_names.h"
 #include "gpuscale/core/rfc3339.h"
 #include "gpuscale/reconciler/actuator.h"
 #include "gpuscale/reconciler/hpa_raise.h"
@@ -13,17 +14,12 @@
 namespace gpuscale::reconciler {
 
 std::string_view actionKindName(ActionKind kind) {
-  switch (kind) {
-    case ActionKind::kMig:
-      return "mig";
-    case ActionKind::kTimeSlicing:
-      return "timeSlicing";
-    case ActionKind::kMps:
-      return "mps";
-    case ActionKind::kMaxReplicas:
-      break;
-  }
-  return "maxReplicas";
+  static constexpr core::EnumNames<ActionKind, 4> kNames{
+      {{ActionKind::kMig, "mig"},
+       {ActionKind::kTimeSlicing, "timeSlicing"},
+       {ActionKind::kMps, "mps"},
+       {ActionKind::kMaxReplicas, "maxReplicas"}}};
+  return core::enumName(kNames, kind, "maxReplicas");
 }
 
 KubeActuator::KubeActuator(std::shared_ptr<kube::KubeClient> client,

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 
+#include "gpuscale/core/enum_names.h"
 #include "gpuscale/k8s/well_known_keys.h"
 
 namespace gpuscale::reconciler {
@@ -68,39 +69,23 @@ bool covers(NodeKinds kinds, NodeOpKind kind) {
 }  // namespace
 
 std::string_view nodeOpEventName(NodeOpEvent event) {
-  switch (event) {
-    case E::kOrphanTaint:
-      return "orphan-taint";
-    case E::kNotMigManaged:
-      return "not-mig-managed";
-    case E::kPrepareTimedOut:
-      return "prepare-timed-out";
-    case E::kPodInTheWay:
-      return "pod-in-the-way";
-    case E::kStepFailed:
-      return "step-failed";
-    case E::kConfigPropagating:
-      return "config-propagating";
-    case E::kPrepared:
-      return "prepared";
-    case E::kLabelChangedByOther:
-      return "label-changed-by-other";
-    case E::kOperatorFailed:
-      return "operator-failed";
-    case E::kCapacityReady:
-      return "capacity-ready";
-    case E::kCapacityReadyThen:
-      return "capacity-ready-then-sharing";
-    case E::kStuck:
-      return "stuck";
-    case E::kTimedOut:
-      return "timed-out";
-    case E::kNoCapacity:
-      return "no-capacity";
-    case E::kWaiting:
-      break;
-  }
-  return "waiting";
+  static constexpr core::EnumNames<E, 15> kNames{
+      {{E::kOrphanTaint, "orphan-taint"},
+       {E::kNotMigManaged, "not-mig-managed"},
+       {E::kPrepareTimedOut, "prepare-timed-out"},
+       {E::kPodInTheWay, "pod-in-the-way"},
+       {E::kStepFailed, "step-failed"},
+       {E::kConfigPropagating, "config-propagating"},
+       {E::kPrepared, "prepared"},
+       {E::kLabelChangedByOther, "label-changed-by-other"},
+       {E::kOperatorFailed, "operator-failed"},
+       {E::kCapacityReady, "capacity-ready"},
+       {E::kCapacityReadyThen, "capacity-ready-then-sharing"},
+       {E::kStuck, "stuck"},
+       {E::kTimedOut, "timed-out"},
+       {E::kNoCapacity, "no-capacity"},
+       {E::kWaiting, "waiting"}}};
+  return core::enumName(kNames, event, "waiting");
 }
 
 std::span<const NodeTransition> nodeTransitions() { return kTransitions; }

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "gpuscale/core/enum_names.h"
 #include "gpuscale/k8s/status_predicates.h"
 #include "gpuscale/k8s/well_known_keys.h"
 #include "gpuscale/partition/kube_objects.h"
@@ -314,15 +315,9 @@ void checkNodes(kube::KubeClient& client, const PreflightOptions& o,
 }  // namespace
 
 std::string_view checkOutcomeName(CheckOutcome outcome) {
-  switch (outcome) {
-    case CheckOutcome::kOk:
-      return "ok";
-    case CheckOutcome::kWarn:
-      return "warn";
-    case CheckOutcome::kFail:
-      break;
-  }
-  return "fail";
+  static constexpr core::EnumNames<CheckOutcome, 3> kNames{
+      {{CheckOutcome::kOk, "ok"}, {CheckOutcome::kWarn, "warn"}, {CheckOutcome::kFail, "fail"}}};
+  return core::enumName(kNames, outcome, "fail");
 }
 
 bool PreflightReport::passed() const {

@@ -1,98 +1,67 @@
 #include "gpuscale/reconciler/reconciler_metrics.h"
 
+#include "gpuscale/core/metric_families.h"
+
 namespace gpuscale::reconciler {
 
 ReconcilerMetrics::ReconcilerMetrics(std::shared_ptr<prometheus::Registry> registry)
     : registry_(std::move(registry)),
-      reconciles_(prometheus::BuildCounter()
-                      .Name("gpuscale_reconciler_reconciles_total")
-                      .Help("Reconcile passes by result")
-                      .Register(*registry_)),
-      actions_(prometheus::BuildCounter()
-                   .Name("gpuscale_reconciler_actions_total")
-                   .Help("Partition and maxReplicas actions by kind and outcome")
-                   .Register(*registry_)),
+      reconciles_(core::counterFamily(*registry_, "gpuscale_reconciler_reconciles_total",
+                                      "Reconcile passes by result")),
+      actions_(core::counterFamily(*registry_, "gpuscale_reconciler_actions_total",
+                                   "Partition and maxReplicas actions by kind and outcome")),
       ceilingToCapacity_(
-          prometheus::BuildHistogram()
-              .Name("gpuscale_reconciler_ceiling_to_capacity_seconds")
-              .Help("Seconds from a partition change being requested for an HPA at its ceiling "
-                    "to its raised maxReplicas")
-              .Register(*registry_)
+          core::histogramFamily(
+              *registry_, "gpuscale_reconciler_ceiling_to_capacity_seconds",
+              "Seconds from a partition change being requested for an HPA at its ceiling "
+              "to its raised maxReplicas")
               .Add({}, prometheus::Histogram::BucketBoundaries{5, 10, 20, 30, 60, 120, 300, 600,
                                                                1200})),
-      nodesInFlight_(prometheus::BuildGauge()
-                         .Name("gpuscale_reconciler_nodes_in_flight")
-                         .Help("Nodes with a partition change in flight")
-                         .Register(*registry_)
-                         .Add({})),
-      leader_(prometheus::BuildGauge()
-                  .Name("gpuscale_reconciler_is_leader")
-                  .Help("1 when this replica holds the leader lease")
-                  .Register(*registry_)
-                  .Add({})),
-      reloadOk_(prometheus::BuildGauge()
-                    .Name("gpuscale_config_last_reload_successful")
-                    .Help("Whether the last policy file (re)load succeeded")
-                    .Register(*registry_)
-                    .Add({})),
-      reloads_(prometheus::BuildCounter()
-                   .Name("gpuscale_config_reloads_total")
-                   .Help("Policy file reload attempts")
-                   .Register(*registry_)
-                   .Add({})),
-      gpuMapping_(prometheus::BuildCounter()
-                      .Name("gpuscale_reconciler_gpu_mapping_total")
-                      .Help("Per-GPU mapping answers: per_gpu, or fallback_<cause> when a node "
-                            "was treated as all busy")
-                      .Register(*registry_)),
-      writeRetries_(prometheus::BuildCounter()
-                        .Name("gpuscale_reconciler_write_retries_total")
-                        .Help("Writes retried after a 409 Conflict (reason conflict) or a 429 "
-                              "TooManyRequests (reason throttled), by resource")
-                        .Register(*registry_)),
-      degraded_(prometheus::BuildCounter()
-                    .Name("gpuscale_reconciler_degraded_total")
-                    .Help("Occurrences of degraded conditions (failed writes, snapshot errors), "
-                          "each logged once until it clears")
-                    .Register(*registry_)),
-      objectsSkipped_(prometheus::BuildCounter()
-                          .Name("gpuscale_reconciler_objects_skipped_total")
-                          .Help("Objects planned as if absent because they do not read, by kind "
-                                "and reason (malformed, out_of_range); counted once each until "
-                                "they read again")
-                          .Register(*registry_)),
-      nodeStalls_(prometheus::BuildCounter()
-                      .Name("gpuscale_reconciler_node_stalls_total")
-                      .Help("Node stalls undone (a reshape taint without an operation removed, "
-                            "a MIG change on a node without mig-manager ended, mig-manager "
-                            "failed, stuck or silent past its bound), by cause")
-                      .Register(*registry_)),
-      policyIgnored_(prometheus::BuildCounter()
-                         .Name("gpuscale_reconciler_policy_annotations_ignored_total")
-                         .Help("HPAs found naming a partition policy that is not defined or does "
-                               "not admit them (counted once until the HPA changes)")
-                         .Register(*registry_)
-                         .Add({})),
-      policyIgnoredNow_(prometheus::BuildGauge()
-                            .Name("gpuscale_reconciler_policy_annotations_ignored")
-                            .Help("HPAs whose partition-policy annotation is ignored now")
-                            .Register(*registry_)
-                            .Add({})),
-      observeMode_(prometheus::BuildGauge()
-                       .Name("gpuscale_reconciler_observe_mode")
-                       .Help("1 when the reconciler only observes (--mode=observe): it plans and "
-                             "records Events but writes nothing else")
-                       .Register(*registry_)
-                       .Add({})),
-      wouldBeWrites_(prometheus::BuildCounter()
-                         .Name("gpuscale_reconciler_would_be_writes_total")
-                         .Help("Writes withheld in observe mode, by verb and resource")
-                         .Register(*registry_)),
-      wouldAct_(prometheus::BuildCounter()
-                    .Name("gpuscale_reconciler_would_act_total")
-                    .Help("Plan actions not taken in observe mode, by kind (counted once per "
-                          "action while it stays in the plan)")
-                    .Register(*registry_)) {
+      nodesInFlight_(core::gauge(*registry_, "gpuscale_reconciler_nodes_in_flight",
+                                 "Nodes with a partition change in flight")),
+      leader_(core::gauge(*registry_, "gpuscale_reconciler_is_leader",
+                          "1 when this replica holds the leader lease")),
+      reloadOk_(core::gauge(*registry_, "gpuscale_config_last_reload_successful",
+                            "Whether the last policy file (re)load succeeded")),
+      reloads_(core::counter(*registry_, "gpuscale_config_reloads_total",
+                             "Policy file reload attempts")),
+      gpuMapping_(
+          core::counterFamily(*registry_, "gpuscale_reconciler_gpu_mapping_total",
+                              "Per-GPU mapping answers: per_gpu, or fallback_<cause> when a node "
+                              "was treated as all busy")),
+      writeRetries_(
+          core::counterFamily(*registry_, "gpuscale_reconciler_write_retries_total",
+                              "Writes retried after a 409 Conflict (reason conflict) or a 429 "
+                              "TooManyRequests (reason throttled), by resource")),
+      degraded_(core::counterFamily(
+          *registry_, "gpuscale_reconciler_degraded_total",
+          "Occurrences of degraded conditions (failed writes, snapshot errors), "
+          "each logged once until it clears")),
+      objectsSkipped_(
+          core::counterFamily(*registry_, "gpuscale_reconciler_objects_skipped_total",
+                              "Objects planned as if absent because they do not read, by kind "
+                              "and reason (malformed, out_of_range); counted once each until "
+                              "they read again")),
+      nodeStalls_(
+          core::counterFamily(*registry_, "gpuscale_reconciler_node_stalls_total",
+                              "Node stalls undone (a reshape taint without an operation removed, "
+                              "a MIG change on a node without mig-manager ended, mig-manager "
+                              "failed, stuck or silent past its bound), by cause")),
+      policyIgnored_(
+          core::counter(*registry_, "gpuscale_reconciler_policy_annotations_ignored_total",
+                        "HPAs found naming a partition policy that is not defined or does "
+                        "not admit them (counted once until the HPA changes)")),
+      policyIgnoredNow_(core::gauge(*registry_, "gpuscale_reconciler_policy_annotations_ignored",
+                                    "HPAs whose partition-policy annotation is ignored now")),
+      observeMode_(core::gauge(*registry_, "gpuscale_reconciler_observe_mode",
+                               "1 when the reconciler only observes (--mode=observe): it plans and "
+                               "records Events but writes nothing else")),
+      wouldBeWrites_(core::counterFamily(*registry_, "gpuscale_reconciler_would_be_writes_total",
+                                         "Writes withheld in observe mode, by verb and resource")),
+      wouldAct_(
+          core::counterFamily(*registry_, "gpuscale_reconciler_would_act_total",
+                              "Plan actions not taken in observe mode, by kind (counted once per "
+                              "action while it stays in the plan)")) {
   reloadOk_.Set(1);
 }
 

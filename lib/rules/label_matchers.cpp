@@ -2,23 +2,18 @@
 
 #include <fmt/format.h>
 
+#include "gpuscale/core/enum_names.h"
 #include "gpuscale/core/go_quote.h"
 
 namespace gpuscale::rules {
 namespace {
 
 std::string_view opText(MatchOp op) {
-  switch (op) {
-    case MatchOp::kEqual:
-      return "=";
-    case MatchOp::kNotEqual:
-      return "!=";
-    case MatchOp::kRegexMatch:
-      return "=~";
-    case MatchOp::kRegexNoMatch:
-      return "!~";
-  }
-  return "=";
+  static constexpr core::EnumNames<MatchOp, 4> kNames{{{MatchOp::kEqual, "="},
+                                                       {MatchOp::kNotEqual, "!="},
+                                                       {MatchOp::kRegexMatch, "=~"},
+                                                       {MatchOp::kRegexNoMatch, "!~"}}};
+  return core::enumName(kNames, op, "=");
 }
 
 // The inside of a Go-quoted string: safe between double quotes in PromQL.

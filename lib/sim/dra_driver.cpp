@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
+#include "gpuscale/core/metric_families.h"
 #include "gpuscale/k8s/object_accessors.h"
 #include "gpuscale/sim/dra_devices.h"
 
@@ -58,19 +59,13 @@ bool reservedFor(const Object& claim, const std::string& podUid) {
 
 DraDriver::DraDriver(std::shared_ptr<kube::KubeClient> client, prometheus::Registry& registry)
     : client_(std::move(client)),
-      sliceWrites_(prometheus::BuildCounter()
-                       .Name("gpuscale_sim_dra_slice_writes_total")
-                       .Help("ResourceSlice writes of the emulated DRA driver, by verb")
-                       .Register(registry)),
-      prepared_(prometheus::BuildCounter()
-                    .Name("gpuscale_sim_dra_prepared_pods_total")
-                    .Help("Pods whose ResourceClaims the emulated kubelet plugin prepared")
-                    .Register(registry)
-                    .Add({})),
-      prepareErrors_(prometheus::BuildCounter()
-                         .Name("gpuscale_sim_dra_prepare_errors_total")
-                         .Help("Pods whose ResourceClaims could not be prepared, by reason")
-                         .Register(registry)) {}
+      sliceWrites_(core::counterFamily(registry, "gpuscale_sim_dra_slice_writes_total",
+                                       "ResourceSlice writes of the emulated DRA driver, by verb")),
+      prepared_(core::counter(registry, "gpuscale_sim_dra_prepared_pods_total",
+                              "Pods whose ResourceClaims the emulated kubelet plugin prepared")),
+      prepareErrors_(
+          core::counterFamily(registry, "gpuscale_sim_dra_prepare_errors_total",
+                              "Pods whose ResourceClaims could not be prepared, by reason")) {}
 
 core::Status DraDriver::start() {
   auto version = client_->getPath("/version");

@@ -4,21 +4,14 @@
 
 #include <fmt/format.h>
 
+#include "gpuscale/core/fnv1a.h"
+
 namespace gpuscale::sim {
 namespace {
 
-std::uint64_t fnv1a64(std::string_view text) {
-  std::uint64_t h = 14695981039346656037ull;
-  for (unsigned char c : text) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  return h;
-}
-
 std::string uuidText(std::string_view prefix, const std::string& key) {
-  const std::uint64_t a = fnv1a64(key);
-  const std::uint64_t b = fnv1a64(fmt::format("{:016x}", a));
+  const std::uint64_t a = core::fnv1a64(key);
+  const std::uint64_t b = core::fnv1a64(fmt::format("{:016x}", a));
   return fmt::format("{}-{:08x}-{:04x}-{:04x}-{:04x}-{:012x}", prefix, a >> 32, (a >> 16) & 0xffff,
                      a & 0xffff, b >> 48, b & 0xffffffffffffull);
 }

@@ -10,6 +10,7 @@
 #include <prometheus/gauge.h>
 #include <spdlog/spdlog.h>
 
+#include "gpuscale/core/metric_families.h"
 #include "gpuscale/k8s/object_accessors.h"
 #include "gpuscale/k8s/well_known_keys.h"
 #include "gpuscale/kube/informer.h"
@@ -68,31 +69,20 @@ class GpuOperatorEmulator::Impl {
         scenario_(std::move(scenario)),
         options_(std::move(options)),
         registry_(std::move(registry)),
-        reconfigurations_(prometheus::BuildCounter()
-                              .Name("gpuscale_sim_mig_reconfigurations_total")
-                              .Help("mig-manager runs that ended, by node and result")
-                              .Register(*registry_)),
-        transitions_(prometheus::BuildCounter()
-                         .Name("gpuscale_sim_transitions_total")
-                         .Help("Logged transitions (mig-manager, device plugin), by node and kind")
-                         .Register(*registry_)),
-        apiErrors_(prometheus::BuildCounter()
-                       .Name("gpuscale_sim_api_errors_total")
-                       .Help("Failed Kubernetes API writes, by verb")
-                       .Register(*registry_)),
-        allocatable_(prometheus::BuildGauge()
-                         .Name("gpuscale_sim_node_allocatable")
-                         .Help("GPU allocatable the emulator last wrote, by node and resource")
-                         .Register(*registry_)),
-        migState_(prometheus::BuildGauge()
-                      .Name("gpuscale_sim_mig_config_state")
-                      .Help("1 for the node's current nvidia.com/mig.config.state")
-                      .Register(*registry_)),
-        passes_(prometheus::BuildCounter()
-                    .Name("gpuscale_sim_reconcile_passes_total")
-                    .Help("Reconcile passes over all nodes")
-                    .Register(*registry_)
-                    .Add({})) {
+        reconfigurations_(core::counterFamily(*registry_, "gpuscale_sim_mig_reconfigurations_total",
+                                              "mig-manager runs that ended, by node and result")),
+        transitions_(core::counterFamily(
+            *registry_, "gpuscale_sim_transitions_total",
+            "Logged transitions (mig-manager, device plugin), by node and kind")),
+        apiErrors_(core::counterFamily(*registry_, "gpuscale_sim_api_errors_total",
+                                       "Failed Kubernetes API writes, by verb")),
+        allocatable_(
+            core::gaugeFamily(*registry_, "gpuscale_sim_node_allocatable",
+                              "GPU allocatable the emulator last wrote, by node and resource")),
+        migState_(core::gaugeFamily(*registry_, "gpuscale_sim_mig_config_state",
+                                    "1 for the node's current nvidia.com/mig.config.state")),
+        passes_(core::counter(*registry_, "gpuscale_sim_reconcile_passes_total",
+                              "Reconcile passes over all nodes")) {
     for (const auto& spec : scenario_.nodes) {
       if (spec.dra && !dra_) dra_ = std::make_unique<DraDriver>(client_, *registry_);
     }

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "gpuscale/core/enum_names.h"
 #include "gpuscale/partition/mig_geometry.h"
 
 namespace gpuscale::sim {
@@ -21,17 +22,12 @@ std::string describe(const std::vector<partition::MigGpuSetting>& gpus) {
 }  // namespace
 
 std::string_view migConfigStateName(MigConfigState state) {
-  switch (state) {
-    case MigConfigState::kSuccess:
-      return "success";
-    case MigConfigState::kPending:
-      return "pending";
-    case MigConfigState::kRebooting:
-      return "rebooting";
-    case MigConfigState::kFailed:
-      return "failed";
-  }
-  return "failed";
+  static constexpr core::EnumNames<MigConfigState, 4> kNames{
+      {{MigConfigState::kSuccess, "success"},
+       {MigConfigState::kPending, "pending"},
+       {MigConfigState::kRebooting, "rebooting"},
+       {MigConfigState::kFailed, "failed"}}};
+  return core::enumName(kNames, state, "failed");
 }
 
 MigManagerModel::MigManagerModel(GpuNodeSpec node, std::chrono::milliseconds delay,

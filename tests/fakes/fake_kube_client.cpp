@@ -74,16 +74,21 @@ Object FakeKubeClient::storeLocked(const kube::ResourceRef& ref, Object object,
   return object;
 }
 
+Object* FakeKubeClient::findLocked(const kube::ResourceRef& ref) {
+  auto& collection = objects_[collectionKey(ref)];
+  const std::string key = ref.namespaceName.empty() ? ref.name : ref.namespaceName + "/" + ref.name;
+  const auto it = collection.find(key);
+  return it == collection.end() ? nullptr : &it->second;
+}
+
 core::Result<Object> FakeKubeClient::get(const kube::ResourceRef& ref) {
   std::lock_guard lock(mu_);
   if (auto status = injected("get"); !status.ok()) return status;
-  const auto& collection = objects_[collectionKey(ref)];
-  const std::string key = ref.namespaceName.empty() ? ref.name : ref.namespaceName + "/" + ref.name;
-  const auto it = collection.find(key);
-  if (it == collection.end()) {
+  const Object* found = findLocked(ref);
+  if (found == nullptr) {
     return core::Status::notFound(fmt::format("{} \"{}\" not found", ref.resource, ref.name));
   }
-  return it->second;
+  return *found;
 }
 
 core::Result<kube::ObjectList> FakeKubeClient::list(const kube::ResourceRef& ref,
@@ -194,15 +199,13 @@ core::Result<Object> FakeKubeClient::patch(const kube::ResourceRef& ref, kube::P
                                            const Object& patch) {
   std::lock_guard lock(mu_);
   if (auto status = injected("patch"); !status.ok()) return status;
-  auto& collection = objects_[collectionKey(ref)];
-  const std::string key = ref.namespaceName.empty() ? ref.name : ref.namespaceName + "/" + ref.name;
-  const auto it = collection.find(key);
-  if (it == collection.end()) return core::Status::notFound(ref.resource + " not found");
-  Object patched = it->second;
+  Object* found = findLocked(ref);
+  if (found == nullptr) return core::Status::notFound(ref.resource + " not found");
+  Object patched = *found;
   // As kube-apiserver: a merge patch carrying metadata.resourceVersion is a precondition.
   if (type == kube::PatchType::kMerge && patch.contains("metadata") &&
       patch["metadata"].is_object() && patch["metadata"].contains("resourceVersion") &&
-      patch["metadata"]["resourceVersion"] != it->second["metadata"]["resourceVersion"]) {
+      patch["metadata"]["resourceVersion"] != (*found)["metadata"]["resourceVersion"]) {
     return core::Status(409, "Conflict",
                         "the object has been modified; please apply your changes to the latest "
                         "version and try again");
@@ -222,12 +225,9 @@ core::Result<Object> FakeKubeClient::patch(const kube::ResourceRef& ref, kube::P
 core::Status FakeKubeClient::remove(const kube::ResourceRef& ref) {
   std::lock_guard lock(mu_);
   if (auto status = injected("delete"); !status.ok()) return status;
-  auto& collection = objects_[collectionKey(ref)];
-  const std::string key = ref.namespaceName.empty() ? ref.name : ref.namespaceName + "/" + ref.name;
-  const auto it = collection.find(key);
-  if (it == collection.end()) return core::Status::notFound(ref.resource + " not found");
-  Object gone = it->second;
-  storeLocked(ref, gone, kube::WatchEvent::Type::kDeleted);
+  Object* found = findLocked(ref);
+  if (found == nullptr) return core::Status::notFound(ref.resource + " not found");
+  storeLocked(ref, *found, kube::WatchEvent::Type::kDeleted);
   return {};
 }
 

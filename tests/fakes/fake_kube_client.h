@@ -70,6 +70,8 @@ class FakeKubeClient final : public kube::KubeClient {
   core::Status injected(const std::string& verb);
   kube::Object storeLocked(const kube::ResourceRef& ref, kube::Object object,
                            kube::WatchEvent::Type type);
+  // The stored object `ref` names, nullptr when there is none. Requires mu_.
+  kube::Object* findLocked(const kube::ResourceRef& ref);
   static std::string collectionKey(const kube::ResourceRef& ref);
   static std::string objectKey(const kube::ResourceRef& ref, const kube::Object& object);
 

@@ -12,6 +12,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -20,7 +21,42 @@
 
 namespace gpuscale::testing {
 
-class FakeCustomMetricsProvider final : public apiserver::CustomMetricsProvider {
+// What both fakes share: the metrics they list (each once, in the order added), the failures
+// injected per metric name, and the fixed timestamp of their values.
+template <typename Info>
+class FakeMetricsBase {
+ public:
+  apiserver::Timestamp timestamp{std::chrono::seconds(1714557600)};  // 2024-05-01T10:00:00Z
+
+  // Every later call for `metric` answers `status`.
+  void failMetric(const std::string& metric, core::Status status) {
+    std::lock_guard lock(mutex_);
+    failures_.insert_or_assign(metric, std::move(status));
+  }
+
+ protected:
+  // Requires mutex_ (as do the other *Locked members).
+  void addMetricLocked(const Info& info) {
+    if (!listedLocked(info)) metrics_.push_back(info);
+  }
+  bool listedLocked(const Info& info) const {
+    return std::find(metrics_.begin(), metrics_.end(), info) != metrics_.end();
+  }
+  // The failure injected for `metric`, or null.
+  const core::Status* failureLocked(std::string_view metric) const {
+    auto it = failures_.find(metric);
+    return it == failures_.end() ? nullptr : &it->second;
+  }
+
+  mutable std::mutex mutex_;
+  std::vector<Info> metrics_;
+
+ private:
+  std::map<std::string, core::Status, std::less<>> failures_;
+};
+
+class FakeCustomMetricsProvider final : public apiserver::CustomMetricsProvider,
+                                        public FakeMetricsBase<apiserver::CustomMetricInfo> {
  public:
   struct Entry {
     apiserver::CustomMetricInfo info;
@@ -29,23 +65,16 @@ class FakeCustomMetricsProvider final : public apiserver::CustomMetricsProvider 
     core::Quantity value;
   };
 
-  apiserver::Timestamp timestamp{std::chrono::seconds(1714557600)};  // 2024-05-01T10:00:00Z
-
   // Registers a metric without values (listed by discovery).
   void addMetric(const apiserver::CustomMetricInfo& info) {
     std::lock_guard lock(mutex_);
-    if (std::find(metrics_.begin(), metrics_.end(), info) == metrics_.end())
-      metrics_.push_back(info);
+    addMetricLocked(info);
   }
   // Registers the metric (if needed) and an object's value.
   void addValue(Entry entry) {
-    addMetric(entry.info);
     std::lock_guard lock(mutex_);
+    addMetricLocked(entry.info);
     entries_.push_back(std::move(entry));
-  }
-  void failMetric(const std::string& metric, core::Status status) {
-    std::lock_guard lock(mutex_);
-    failures_.insert_or_assign(metric, std::move(status));
   }
   void delayMetric(const std::string& metric, std::chrono::milliseconds delay) {
     std::lock_guard lock(mutex_);
@@ -93,10 +122,8 @@ class FakeCustomMetricsProvider final : public apiserver::CustomMetricsProvider 
     std::chrono::milliseconds delay{0};
     {
       std::lock_guard lock(mutex_);
-      if (std::find(metrics_.begin(), metrics_.end(), info) == metrics_.end()) {
-        return apiserver::metricNotFound(info.resource, info.metric);
-      }
-      if (auto it = failures_.find(info.metric); it != failures_.end()) return it->second;
+      if (!listedLocked(info)) return apiserver::metricNotFound(info.resource, info.metric);
+      if (const core::Status* failure = failureLocked(info.metric)) return *failure;
       if (auto it = delays_.find(info.metric); it != delays_.end()) delay = it->second;
     }
     if (delay.count() > 0) {
@@ -118,14 +145,12 @@ class FakeCustomMetricsProvider final : public apiserver::CustomMetricsProvider 
     return value;
   }
 
-  mutable std::mutex mutex_;
-  std::vector<apiserver::CustomMetricInfo> metrics_;
   std::vector<Entry> entries_;
-  std::map<std::string, core::Status, std::less<>> failures_;
   std::map<std::string, std::chrono::milliseconds, std::less<>> delays_;
 };
 
-class FakeExternalMetricsProvider final : public apiserver::ExternalMetricsProvider {
+class FakeExternalMetricsProvider final : public apiserver::ExternalMetricsProvider,
+                                          public FakeMetricsBase<apiserver::ExternalMetricInfo> {
  public:
   struct Sample {
     std::string metric;
@@ -134,23 +159,14 @@ class FakeExternalMetricsProvider final : public apiserver::ExternalMetricsProvi
     core::Quantity value;
   };
 
-  apiserver::Timestamp timestamp{std::chrono::seconds(1714557600)};
-
   void addMetric(const std::string& metric) {
     std::lock_guard lock(mutex_);
-    if (std::find(metrics_.begin(), metrics_.end(), apiserver::ExternalMetricInfo{metric}) ==
-        metrics_.end()) {
-      metrics_.push_back({metric});
-    }
+    addMetricLocked({metric});
   }
   void addSample(Sample sample) {
-    addMetric(sample.metric);
     std::lock_guard lock(mutex_);
+    addMetricLocked({sample.metric});
     samples_.push_back(std::move(sample));
-  }
-  void failMetric(const std::string& metric, core::Status status) {
-    std::lock_guard lock(mutex_);
-    failures_.insert_or_assign(metric, std::move(status));
   }
 
   std::vector<apiserver::ExternalMetricInfo> listMetrics() const override {
@@ -162,9 +178,8 @@ class FakeExternalMetricsProvider final : public apiserver::ExternalMetricsProvi
       std::string_view namespaceName, std::string_view metric,
       const core::LabelSelector& metricSelector) override {
     std::lock_guard lock(mutex_);
-    if (auto it = failures_.find(metric); it != failures_.end()) return it->second;
-    if (std::find(metrics_.begin(), metrics_.end(),
-                  apiserver::ExternalMetricInfo{std::string(metric)}) == metrics_.end()) {
+    if (const core::Status* failure = failureLocked(metric)) return *failure;
+    if (!listedLocked({std::string(metric)})) {
       return apiserver::metricNotFound({"", "namespaces"}, metric);
     }
     std::vector<apiserver::ExternalMetricValue> values;
@@ -179,10 +194,7 @@ class FakeExternalMetricsProvider final : public apiserver::ExternalMetricsProvi
   }
 
  private:
-  mutable std::mutex mutex_;
-  std::vector<apiserver::ExternalMetricInfo> metrics_;
   std::vector<Sample> samples_;
-  std::map<std::string, core::Status, std::less<>> failures_;
 };
 
 }  // namespace gpuscale::testing

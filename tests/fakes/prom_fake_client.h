@@ -45,6 +45,16 @@ class FakePrometheusClient : public prom::Client {
     std::lock_guard lock(mutex_);
     labelNames_.insert_or_assign(join(match), std::move(result));
   }
+  // Convenience: the seriesQuery `query` discovers the one metric `name`, whose series carry
+  // `labels` (and __name__). Discovery asks for candidates by the metric name, then for the full
+  // query; both are answered.
+  void setDiscoverable(const std::string& query, const std::string& name, StringList labels) {
+    labels.insert(labels.begin(), "__name__");
+    for (const std::string& match : {name, query}) {
+      setLabelValues("__name__", {match}, StringList{name});
+      setLabelNames({match}, labels);
+    }
+  }
   // The answer for every key without a canned result (default: no data).
   void setDefaultError(core::Status status) {
     std::lock_guard lock(mutex_);

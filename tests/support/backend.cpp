@@ -2,6 +2,8 @@
 
 #include <cstdlib>
 
+#include "gpuscale/core/enum_names.h"
+
 namespace gpuscale::test {
 namespace {
 
@@ -18,16 +20,12 @@ Backend backendUnderTest() {
   return Backend::kPrometheus;
 }
 
-const char* backendName(Backend backend) {
-  switch (backend) {
-    case Backend::kVictoriaMetrics:
-      return "victoriametrics";
-    case Backend::kThanos:
-      return "thanos";
-    case Backend::kPrometheus:
-      break;
-  }
-  return "prometheus";
+std::string_view backendName(Backend backend) {
+  static constexpr core::EnumNames<Backend, 3> kNames{
+      {{Backend::kVictoriaMetrics, "victoriametrics"},
+       {Backend::kThanos, "thanos"},
+       {Backend::kPrometheus, "prometheus"}}};
+  return core::enumName(kNames, backend, "prometheus");
 }
 
 }  // namespace gpuscale::test

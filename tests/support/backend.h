@@ -7,6 +7,8 @@
 // Thread safety: functions without shared state.
 #pragma once
 
+#include <string_view>
+
 namespace gpuscale::test {
 
 enum class Backend {
@@ -19,6 +21,6 @@ Backend backendUnderTest();
 inline bool victoriaMetricsUnderTest() { return backendUnderTest() == Backend::kVictoriaMetrics; }
 inline bool thanosUnderTest() { return backendUnderTest() == Backend::kThanos; }
 // "prometheus", "victoriametrics" or "thanos", for skip messages and logs.
-const char* backendName(Backend backend);
+std::string_view backendName(Backend backend);
 
 }  // namespace gpuscale::test

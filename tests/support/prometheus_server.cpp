@@ -225,7 +225,7 @@ core::Result<std::unique_ptr<PrometheusServer>> PrometheusServer::start(
   const Backend backend = backendUnderTest();
   if (backend != Backend::kPrometheus &&
       (!options.routePrefix.empty() || !options.webConfig.empty())) {
-    return Status::badRequest(std::string("the ") + backendName(backend) +
+    return Status::badRequest("the " + std::string(backendName(backend)) +
                               " test server takes no Prometheus web config or route prefix");
   }
   std::unique_ptr<PrometheusServer> server(new PrometheusServer());

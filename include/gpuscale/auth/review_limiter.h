@@ -26,6 +26,7 @@
 
 #include "gpuscale/auth/review_cache_metrics.h"
 #include "gpuscale/core/result.h"
+#include "gpuscale/core/scoped_release.h"
 #include "gpuscale/kube/rate_limiter.h"
 
 namespace prometheus {
@@ -43,23 +44,16 @@ struct ReviewLimits {
 };
 
 class ReviewLimiter {
+  // How a Place is given back.
+  struct PlaceRelease {
+    ReviewLimiter* owner;
+    bool reserved;
+    void operator()() const { owner->release(reserved); }
+  };
+
  public:
   // A waiting place; released when destroyed.
-  class Place {
-   public:
-    Place() = default;
-    ~Place();
-    Place(Place&& other) noexcept;
-    Place& operator=(Place&& other) noexcept;
-    Place(const Place&) = delete;
-    Place& operator=(const Place&) = delete;
-
-   private:
-    friend class ReviewLimiter;
-    Place(ReviewLimiter* owner, bool reserved) : owner_(owner), reserved_(reserved) {}
-    ReviewLimiter* owner_ = nullptr;
-    bool reserved_ = false;
-  };
+  using Place = core::ScopedRelease<PlaceRelease>;
 
   // `registry` may be null (no metrics). The limiter must outlive its Places.
   explicit ReviewLimiter(ReviewLimits limits,

@@ -29,6 +29,8 @@
 #include <functional>
 #include <memory>
 
+#include "gpuscale/core/scoped_release.h"
+
 namespace gpuscale::core {
 
 struct HeapReclaimerStats {
@@ -38,6 +40,13 @@ struct HeapReclaimerStats {
 };
 
 class HeapReclaimer {
+  // How a Registration unregisters its sweeper.
+  struct SweeperRelease {
+    HeapReclaimer* owner;
+    uint64_t id;
+    void operator()() const { owner->remove(id); }
+  };
+
  public:
   struct Options {
     size_t trimThreshold = size_t{4} << 20;
@@ -46,21 +55,7 @@ class HeapReclaimer {
   };
 
   // Unregisters its sweeper when destroyed (waits for a sweep in progress to return).
-  class Registration {
-   public:
-    Registration() = default;
-    ~Registration();
-    Registration(Registration&& other) noexcept;
-    Registration& operator=(Registration&& other) noexcept;
-    Registration(const Registration&) = delete;
-    Registration& operator=(const Registration&) = delete;
-
-   private:
-    friend class HeapReclaimer;
-    Registration(HeapReclaimer* owner, uint64_t id) : owner_(owner), id_(id) {}
-    HeapReclaimer* owner_ = nullptr;
-    uint64_t id_ = 0;
-  };
+  using Registration = ScopedRelease<SweeperRelease>;
 
   // The process-wide reclaimer (default options).
   static HeapReclaimer& instance();

@@ -1,6 +1,8 @@
 // Subcommands: the command table of a program's main (`gpuscale-adapter serve ...`,
 // `gpuscale-reconciler plan ...`): which word runs which command, the list `--help` prints, and
-// the `flags --markdown` command that prints the flag reference of every command.
+// the `flags --markdown` command that prints the flag reference of every command; the exit codes
+// commands end with, and flagCommand(), which makes the handler of a command that takes only flags
+// (parsing, --help and its flag reference from one declaration).
 //
 // Thread safety: run on the main thread.
 #pragma once
@@ -11,11 +13,20 @@
 #include <string_view>
 #include <vector>
 
+#include "gpuscale/core/flag_set.h"
+
 namespace gpuscale::core {
 
-struct Subcommand {
-  std::string name;
-  std::string summary;  // one line for the command list
+// The exit codes every command ends with: it ran and all is well (a check passed, nothing left
+// over); it ran and something is not (a check or a write failed, leftovers); it could not run (a
+// usage error, as FlagSet::usageError() returns, or input or a cluster it could not read).
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailed = 1;
+inline constexpr int kExitError = 2;
+
+// What a command does, apart from its name: the command files make it, the program's table names
+// it.
+struct CommandHandler {
   // The words after the name; returns the exit code.
   std::function<int(const std::vector<std::string>& args, std::ostream& out, std::ostream& err)>
       run;
@@ -23,6 +34,34 @@ struct Subcommand {
   // flags.
   std::function<std::string()> flagReference;
 };
+
+struct Subcommand {
+  std::string name;
+  std::string summary;  // one line for the command list
+  CommandHandler handler;
+};
+
+// The body of a command whose flags bind to the fields of an Args: runs with the parsed values and
+// the FlagSet (for usageError()); returns the exit code.
+template <typename Args>
+using FlagCommandBody = int (*)(Args& args, const FlagSet& flags, std::ostream& out,
+                                std::ostream& err);
+
+// The handler of a command that takes flags and no positional words, from the function that
+// declares its flags (the one markdownOf() takes, so parsing and the flag reference share one
+// declaration): run parses the words into a fresh Args (`--help` and flag errors end there, with
+// parseCommand()'s exit code) and then returns `body`'s; flagReference is markdownOf(declare).
+template <typename Args>
+CommandHandler flagCommand(FlagSet (*declare)(Args&), FlagCommandBody<Args> body) {
+  auto run = [declare, body](const std::vector<std::string>& words, std::ostream& out,
+                             std::ostream& err) {
+    Args args;
+    FlagSet flags = declare(args);
+    if (auto exitCode = flags.parseCommand(words, out, err)) return *exitCode;
+    return body(args, flags, out, err);
+  };
+  return {run, [declare] { return markdownOf(declare); }};
+}
 
 struct Program {
   std::string name;  // "gpuscale-adapter"

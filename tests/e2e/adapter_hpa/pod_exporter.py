@@ -11,14 +11,13 @@ This is a test fixture with a fixed queue time, not a load model (that is gpusca
 Usage: pod_exporter.py --kubectl KUBECTL --namespace NS --selector SEL --queue-file F
                        --port-file F [--rate 10]
 """
-import argparse
 import os
 import sys
 import threading
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from kwok_exporter import running_pods, serve_metrics  # noqa: E402
+from kwok_exporter import exporter_arguments, running_pods, serve_metrics  # noqa: E402
 
 
 class Pods:
@@ -74,9 +73,7 @@ class Pods:
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    for flag in ("--kubectl", "--namespace", "--selector", "--queue-file", "--port-file"):
-        parser.add_argument(flag, required=True)
+    parser = exporter_arguments("--queue-file")
     parser.add_argument("--rate", type=float, default=10.0)
     parser.add_argument("--labels", default='label_app="triton"',
                         help="the pods' labels as kube-state-metrics writes them")

@@ -2,14 +2,24 @@
 scrape, so a test process serves their series): the Running pods of a selector, read with kubectl,
 and a /metrics HTTP server on a free loopback port whose number is written to a file.
 
-    from kwok_exporter import running_pods, serve_metrics
+    from kwok_exporter import exporter_arguments, running_pods, serve_metrics
 """
+import argparse
 import http.server
 import json
 import os
 import subprocess
 import threading
 import time
+
+
+def exporter_arguments(*flags):
+    """The command line every exporter takes: the pods to serve (--kubectl, --namespace,
+    --selector), the exporter's own required `flags`, and --port-file; add the optional ones."""
+    parser = argparse.ArgumentParser()
+    for flag in ("--kubectl", "--namespace", "--selector", *flags, "--port-file"):
+        parser.add_argument(flag, required=True)
+    return parser
 
 
 def running_pods(kubectl, namespace, selector):

@@ -12,14 +12,13 @@ Usage: usage_exporter.py --kubectl KUBECTL --namespace NS --selector SEL --node 
                          --port-file F [--cores 0.25] [--memory 67108864]
                          [--node-cores 1.5] [--node-memory 2147483648]
 """
-import argparse
 import os
 import sys
 import threading
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from kwok_exporter import running_pods, serve_metrics  # noqa: E402
+from kwok_exporter import exporter_arguments, running_pods, serve_metrics  # noqa: E402
 
 
 class Usage:
@@ -57,9 +56,7 @@ class Usage:
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    for flag in ("--kubectl", "--namespace", "--selector", "--node", "--port-file"):
-        parser.add_argument(flag, required=True)
+    parser = exporter_arguments("--node")
     parser.add_argument("--cores", type=float, default=0.25)
     parser.add_argument("--memory", type=int, default=64 << 20)
     parser.add_argument("--node-cores", type=float, default=1.5)

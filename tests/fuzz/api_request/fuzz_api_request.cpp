@@ -22,6 +22,7 @@
 #include <string_view>
 
 #include "fakes/fake_metrics_provider.h"
+#include "fuzz_harness.h"
 #include "gpuscale/apiserver/api_handler.h"
 #include "gpuscale/apiserver/request_info.h"
 #include "gpuscale/apiserver/url.h"
@@ -32,10 +33,8 @@ namespace {
 
 using namespace gpuscale;  // NOLINT: a fuzz harness, one file
 
-[[noreturn]] void fail(const char* what, std::string_view detail) {
-  std::fprintf(stderr, "fuzz_api_request: %s [%.*s]\n", what, static_cast<int>(detail.size()),
-               detail.data());
-  std::abort();
+[[noreturn]] void fail(const char* what, std::string_view input) {
+  gpuscale::fuzz::fail("fuzz_api_request", what, input);
 }
 
 std::string percentEncodeAll(std::string_view text) {

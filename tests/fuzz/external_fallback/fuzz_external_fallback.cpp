@@ -20,6 +20,7 @@
 #include <string>
 #include <string_view>
 
+#include "fuzz_harness.h"
 #include "gpuscale/adapter/external_metrics_remote.h"
 #include "request_bytes.h"
 #include "support/bytes_stream.h"
@@ -29,10 +30,8 @@ namespace {
 namespace http = boost::beast::http;
 using namespace gpuscale;  // NOLINT: a fuzz harness, one file
 
-[[noreturn]] void fail(const char* what, std::string_view detail) {
-  std::fprintf(stderr, "fuzz_external_fallback: %s [%.*s]\n", what,
-               static_cast<int>(std::min<size_t>(detail.size(), 400)), detail.data());
-  std::abort();
+[[noreturn]] void fail(const char* what, std::string_view input) {
+  gpuscale::fuzz::fail("fuzz_external_fallback", what, input);
 }
 
 template <typename T>

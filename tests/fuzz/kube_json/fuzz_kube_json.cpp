@@ -11,6 +11,7 @@
 #include <string>
 #include <string_view>
 
+#include "fuzz_harness.h"
 #include "gpuscale/core/label_selector.h"
 #include "gpuscale/kube/client.h"
 #include "gpuscale/kube/discovery.h"
@@ -20,10 +21,8 @@ namespace {
 
 using gpuscale::kube::ObjectStore;
 
-[[noreturn]] void fail(const char* what, std::string_view body) {
-  std::fprintf(stderr, "fuzz_kube_json: %s for body [%.*s]\n", what, static_cast<int>(body.size()),
-               body.data());
-  std::abort();
+[[noreturn]] void fail(const char* what, std::string_view input) {
+  gpuscale::fuzz::fail("fuzz_kube_json", what, input);
 }
 
 // Reads the store as the adapter and the reconciler do: by key, by namespace and by label.
@@ -102,22 +101,8 @@ void discovery(std::string_view body) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  if (size == 0) return 0;
   constexpr int kCodes[] = {400, 401, 403, 404, 409, 410, 422, 429, 500, 503, 504, 418};
-  const std::string_view body(reinterpret_cast<const char*>(data + 1), size - 1);
-  switch (data[0] % 4) {
-    case 0:
-      watchStream(body);
-      break;
-    case 1:
-      listPage(body);
-      break;
-    case 2:
-      errorAnswer(kCodes[(data[0] >> 2) % 12], body);
-      break;
-    default:
-      discovery(body);
-      break;
-  }
-  return 0;
+  // The error answer's code comes from the first byte's upper bits.
+  const auto error = [&](std::string_view body) { errorAnswer(kCodes[(data[0] >> 2) % 12], body); };
+  return gpuscale::fuzz::dispatch(data, size, {watchStream, listPage, error, discovery});
 }

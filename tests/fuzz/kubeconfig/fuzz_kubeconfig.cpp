@@ -10,15 +10,14 @@
 #include <string>
 #include <string_view>
 
+#include "fuzz_harness.h"
 #include "gpuscale/core/status.h"
 #include "gpuscale/kube/config.h"
 
 namespace {
 
-[[noreturn]] void fail(const char* what, std::string_view text) {
-  std::fprintf(stderr, "fuzz_kubeconfig: %s for [%.*s]\n", what, static_cast<int>(text.size()),
-               text.data());
-  std::abort();
+[[noreturn]] void fail(const char* what, std::string_view input) {
+  gpuscale::fuzz::fail("fuzz_kubeconfig", what, input);
 }
 
 gpuscale::core::Result<std::string> readFromMemory(const std::filesystem::path& file) {

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "fuzz_harness.h"
 #include "gpuscale/core/label_selector.h"
 
 namespace {
@@ -17,9 +18,7 @@ using gpuscale::core::LabelSelector;
 using gpuscale::core::Requirement;
 
 [[noreturn]] void fail(const char* what, std::string_view input) {
-  std::fprintf(stderr, "fuzz_label_selector: %s for input [%.*s]\n", what,
-               static_cast<int>(input.size()), input.data());
-  std::abort();
+  gpuscale::fuzz::fail("fuzz_label_selector", what, input);
 }
 
 // Label sets that exercise each requirement: its key missing, set to each of its values, to a value

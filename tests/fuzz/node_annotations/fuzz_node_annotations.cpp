@@ -12,6 +12,7 @@
 #include <string>
 #include <string_view>
 
+#include "fuzz_harness.h"
 #include "gpuscale/core/rfc3339.h"
 #include "gpuscale/reconciler/intent.h"
 
@@ -19,10 +20,8 @@ namespace {
 
 using gpuscale::core::WallTime;
 
-[[noreturn]] void fail(const char* what, std::string_view text) {
-  std::fprintf(stderr, "fuzz_node_annotations: %s for [%.*s]\n", what,
-               static_cast<int>(text.size()), text.data());
-  std::abort();
+[[noreturn]] void fail(const char* what, std::string_view input) {
+  gpuscale::fuzz::fail("fuzz_node_annotations", what, input);
 }
 
 WallTime wholeSeconds(WallTime at) { return std::chrono::floor<std::chrono::seconds>(at); }
@@ -62,18 +61,5 @@ void outcome(std::string_view text) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  if (size == 0) return 0;
-  const std::string_view text(reinterpret_cast<const char*>(data + 1), size - 1);
-  switch (data[0] % 3) {
-    case 0:
-      intent(text);
-      break;
-    case 1:
-      backoffUntil(text);
-      break;
-    default:
-      outcome(text);
-      break;
-  }
-  return 0;
+  return gpuscale::fuzz::dispatch(data, size, {intent, backoffUntil, outcome});
 }

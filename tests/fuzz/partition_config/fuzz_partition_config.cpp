@@ -12,6 +12,7 @@
 #include <string>
 #include <string_view>
 
+#include "fuzz_harness.h"
 #include "gpuscale/core/go_quote.h"
 #include "gpuscale/partition/device_plugin_config.h"
 #include "gpuscale/partition/mig_parted_config.h"
@@ -19,10 +20,8 @@
 
 namespace {
 
-[[noreturn]] void fail(const char* what, std::string_view text) {
-  std::fprintf(stderr, "fuzz_partition_config: %s for [%.*s]\n", what,
-               static_cast<int>(text.size()), text.data());
-  std::abort();
+[[noreturn]] void fail(const char* what, std::string_view input) {
+  gpuscale::fuzz::fail("fuzz_partition_config", what, input);
 }
 
 void policies(std::string_view yaml) {
@@ -34,37 +33,29 @@ void policies(std::string_view yaml) {
   }
 }
 
-void migParted(std::string_view yaml) {
-  const auto parsed = gpuscale::partition::parseMigPartedConfig(yaml);
+// An accepted UTF-8 `yaml` must parse back from what `emit` writes of it: parse(emit(c)) == c.
+template <typename Parse, typename Emit>
+void roundTrip(std::string_view yaml, Parse parse, Emit emit, const char* broken) {
+  const auto parsed = parse(yaml);
   if (!parsed || !gpuscale::core::isValidUtf8(yaml)) return;
-  const std::string emitted = gpuscale::partition::emitMigPartedConfig(*parsed);
-  const auto back = gpuscale::partition::parseMigPartedConfig(emitted);
-  if (!back || !(*back == *parsed)) fail("mig-parted config does not survive emitting", yaml);
+  const auto back = parse(emit(*parsed));
+  if (!back || !(*back == *parsed)) fail(broken, yaml);
+}
+
+void migParted(std::string_view yaml) {
+  roundTrip(yaml, gpuscale::partition::parseMigPartedConfig,
+            gpuscale::partition::emitMigPartedConfig,
+            "mig-parted config does not survive emitting");
 }
 
 void devicePlugin(std::string_view yaml) {
-  const auto parsed = gpuscale::partition::parseDevicePluginConfig(yaml);
-  if (!parsed || !gpuscale::core::isValidUtf8(yaml)) return;
-  const std::string emitted = gpuscale::partition::emitDevicePluginConfig(*parsed);
-  const auto back = gpuscale::partition::parseDevicePluginConfig(emitted);
-  if (!back || !(*back == *parsed)) fail("device-plugin config does not survive emitting", yaml);
+  roundTrip(yaml, gpuscale::partition::parseDevicePluginConfig,
+            gpuscale::partition::emitDevicePluginConfig,
+            "device-plugin config does not survive emitting");
 }
 
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  if (size == 0) return 0;
-  const std::string_view yaml(reinterpret_cast<const char*>(data + 1), size - 1);
-  switch (data[0] % 3) {
-    case 0:
-      policies(yaml);
-      break;
-    case 1:
-      migParted(yaml);
-      break;
-    default:
-      devicePlugin(yaml);
-      break;
-  }
-  return 0;
+  return gpuscale::fuzz::dispatch(data, size, {policies, migParted, devicePlugin});
 }

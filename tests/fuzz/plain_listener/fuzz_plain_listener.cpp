@@ -20,6 +20,7 @@
 #include <string>
 #include <string_view>
 
+#include "fuzz_harness.h"
 #include "gpuscale/apiserver/plain_http_listener.h"
 #include "http_session.h"
 #include "request_bytes.h"
@@ -29,10 +30,8 @@ namespace {
 namespace http = boost::beast::http;
 using namespace gpuscale;  // NOLINT: a fuzz harness, one file
 
-[[noreturn]] void fail(const char* what, std::string_view detail) {
-  std::fprintf(stderr, "fuzz_plain_listener: %s [%.*s]\n", what,
-               static_cast<int>(std::min<size_t>(detail.size(), 400)), detail.data());
-  std::abort();
+[[noreturn]] void fail(const char* what, std::string_view input) {
+  gpuscale::fuzz::fail("fuzz_plain_listener", what, input);
 }
 
 // Answers as the reconciler's probe listener does: /healthz, /livez and /readyz, 404 otherwise.

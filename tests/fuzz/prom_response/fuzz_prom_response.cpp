@@ -9,14 +9,13 @@
 #include <nlohmann/json.hpp>
 #include <string_view>
 
+#include "fuzz_harness.h"
 #include "gpuscale/prom/wire.h"
 
 namespace {
 
-[[noreturn]] void fail(const char* what, std::string_view body) {
-  std::fprintf(stderr, "fuzz_prom_response: %s for body [%.*s]\n", what,
-               static_cast<int>(body.size()), body.data());
-  std::abort();
+[[noreturn]] void fail(const char* what, std::string_view input) {
+  gpuscale::fuzz::fail("fuzz_prom_response", what, input);
 }
 
 }  // namespace

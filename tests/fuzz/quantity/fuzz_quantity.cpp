@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 
+#include "fuzz_harness.h"
 #include "gpuscale/core/quantity.h"
 
 namespace {
@@ -17,9 +18,7 @@ namespace {
 using gpuscale::core::Quantity;
 
 [[noreturn]] void fail(const char* what, std::string_view input) {
-  std::fprintf(stderr, "fuzz_quantity: %s for input [%.*s]\n", what, static_cast<int>(input.size()),
-               input.data());
-  std::abort();
+  gpuscale::fuzz::fail("fuzz_quantity", what, input);
 }
 
 void checkRoundTrip(const Quantity& q, std::string_view input) {

@@ -8,12 +8,10 @@
 
 #include "gpuscale/rules/go_regexp.h"
 #include "gpuscale/rules/template.h"
+#include "support/query_template_args.h"
 
 using gpuscale::rules::GoRegex;
-using gpuscale::rules::StringMap;
 using gpuscale::rules::Template;
-using gpuscale::rules::TemplateData;
-using gpuscale::rules::TemplateValue;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);
@@ -21,18 +19,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto parsed = Template::parse(text, &offset);
   if (!parsed.ok() && offset > text.size()) __builtin_trap();
   if (parsed.ok()) {
-    TemplateValue series = std::string("http_requests_total");
-    TemplateValue matchers = std::string(R"(namespace="ns",pod=~"a|b")");
-    TemplateValue values = StringMap{{"namespace", "ns"}, {"pod", "a|b"}};
-    TemplateValue groupBy = std::string("pod");
-    TemplateValue slice = std::vector<std::string>{"pod", "container"};
-    TemplateData args{"naming.queryTemplateArgs",
-                      {{"Series", &series},
-                       {"LabelMatchers", &matchers},
-                       {"LabelValuesByName", &values},
-                       {"GroupBy", &groupBy},
-                       {"GroupBySlice", &slice}}};
-    (void)parsed->execute(args);
+    gpuscale::testing::QueryTemplateArgs args("pod");
+    (void)parsed->execute(args.data);
   }
   static const GoRegex kRegex = *GoRegex::compile("^(?P<base>.*)_(seconds)_total$");
   std::string out;

@@ -38,9 +38,6 @@
 namespace gpuscale::adapter::testing {
 namespace {
 
-using gpuscale::test::HttpTestRequest;
-using gpuscale::test::HttpTestResponse;
-using gpuscale::test::HttpTestServer;
 using namespace std::chrono_literals;
 namespace net = boost::asio;
 namespace beast = boost::beast;

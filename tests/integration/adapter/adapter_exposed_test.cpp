@@ -18,10 +18,6 @@
 namespace gpuscale::adapter::testing {
 namespace {
 
-using gpuscale::test::HttpTestRequest;
-using gpuscale::test::HttpTestResponse;
-using gpuscale::test::HttpTestServer;
-using gpuscale::testing::TlsClient;
 using namespace std::chrono_literals;
 
 HttpTestResponse discoveryOnly(const HttpTestRequest& request) {

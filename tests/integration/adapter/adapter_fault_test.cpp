@@ -14,10 +14,6 @@
 namespace gpuscale::adapter::testing {
 namespace {
 
-using gpuscale::test::HttpTestRequest;
-using gpuscale::test::HttpTestResponse;
-using gpuscale::test::HttpTestServer;
-
 const std::string kRules = gpuscale::testing::podSumRules("m");
 
 constexpr char kNamed[] = "/apis/custom.metrics.k8s.io/v1beta1/namespaces/default/pods/p/m";

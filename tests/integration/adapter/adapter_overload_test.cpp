@@ -19,9 +19,6 @@
 namespace gpuscale::adapter::testing {
 namespace {
 
-using gpuscale::test::HttpTestRequest;
-using gpuscale::test::HttpTestResponse;
-using gpuscale::test::HttpTestServer;
 using namespace std::chrono_literals;
 
 constexpr char kNamed[] = "/apis/custom.metrics.k8s.io/v1beta1/namespaces/default/pods/p/m";

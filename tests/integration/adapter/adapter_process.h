@@ -17,10 +17,12 @@
 #include "support/backend.h"
 #include "support/exporter_server.h"
 #include "support/free_port.h"
+#include "support/http_test_server.h"
 #include "support/process.h"
 #include "support/prometheus_server.h"
 #include "support/temp_dir.h"
 #include "support/thanos.h"
+#include "support/tls_client.h"
 #include "support/triton_rules.h"
 #include "support/wait_until.h"
 
@@ -29,6 +31,11 @@ namespace gpuscale::adapter::testing {
 using gpuscale::testing::BackgroundProcess;
 using gpuscale::testing::ProcessResult;
 using gpuscale::testing::runProcess;
+// The fake backends (Prometheus, kube-apiserver) and the raw TLS client the tests talk through.
+using gpuscale::test::HttpTestRequest;
+using gpuscale::test::HttpTestResponse;
+using gpuscale::test::HttpTestServer;
+using gpuscale::testing::TlsClient;
 
 inline std::string binary(const std::string& name) {
   const char* dir = std::getenv("GPUSCALE_BINARY_DIR");
@@ -150,8 +157,8 @@ class AdapterProcess {
                                      "1s"};
     // Discovery as an operator would set it up for the backend under test.
     if (gpuscale::test::backendUnderTest() != gpuscale::test::Backend::kPrometheus) {
-      argv.push_back(std::string("--discovery-backend=") +
-                     gpuscale::test::backendName(gpuscale::test::backendUnderTest()));
+      argv.push_back("--discovery-backend=" +
+                     std::string(gpuscale::test::backendName(gpuscale::test::backendUnderTest())));
     }
     if (gpuscale::test::thanosUnderTest()) {
       argv.push_back(std::string("--thanos-replica-label=") + gpuscale::test::kThanosReplicaLabel);

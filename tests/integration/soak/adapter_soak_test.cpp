@@ -37,10 +37,6 @@
 namespace gpuscale::adapter::testing {
 namespace {
 
-using gpuscale::test::HttpTestRequest;
-using gpuscale::test::HttpTestResponse;
-using gpuscale::test::HttpTestServer;
-using gpuscale::testing::TlsClient;
 using namespace std::chrono_literals;
 
 // Every twentieth query of each kind of fault, the rest answered after a short, varying delay.

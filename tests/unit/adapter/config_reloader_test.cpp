@@ -9,6 +9,7 @@
 #include "fakes/prom_fake_client.h"
 #include "gpuscale/adapter/query_runner.h"
 #include "gpuscale/prom/errors.h"
+#include "rules_fixture.h"
 #include "support/temp_dir.h"
 #include "support/wait_until.h"
 
@@ -48,18 +49,9 @@ constexpr char kBQuery[] = R"(b_total{namespace!="",pod!=""})";
 class ConfigReloaderTest : public ::testing::Test {
  protected:
   ConfigReloaderTest() {
-    discover(*fallback_, kAQuery, "a_total");
-    discover(*thanos_, kBQuery, "b_total");
+    fallback_->setDiscoverable(kAQuery, "a_total", {"namespace", "pod"});
+    thanos_->setDiscoverable(kBQuery, "b_total", {"namespace", "pod"});
     write(kFirst);
-  }
-
-  static void discover(fakes::FakePrometheusClient& fake, const std::string& query,
-                       const std::string& name) {
-    // Discovery asks for candidates by the metric name, then for the full query.
-    fake.setLabelValues("__name__", {name}, std::vector<std::string>{name});
-    fake.setLabelNames({name}, std::vector<std::string>{"__name__", "namespace", "pod"});
-    fake.setLabelValues("__name__", {query}, std::vector<std::string>{name});
-    fake.setLabelNames({query}, std::vector<std::string>{"__name__", "namespace", "pod"});
   }
 
   void write(const std::string& text) {
@@ -85,17 +77,13 @@ class ConfigReloaderTest : public ::testing::Test {
   }
 
   static std::vector<std::string> metrics(const ConfigReloader& reloader) {
-    std::vector<std::string> out;
-    for (const auto& entry : reloader.snapshot()->custom->entries()) {
-      out.push_back(entry.info.apiName());
-    }
-    return out;
+    return testing::customMetricNames(*reloader.snapshot());
   }
 
   std::string exposition() { return prometheus::TextSerializer().Serialize(registry_->Collect()); }
   bool exposes(const std::string& line) { return exposition().find(line) != std::string::npos; }
 
-  testing::TempDir dir_;
+  gpuscale::testing::TempDir dir_;
   std::shared_ptr<prometheus::Registry> registry_ = std::make_shared<prometheus::Registry>();
   std::shared_ptr<RuleStatus> status_ = std::make_shared<RuleStatus>(registry_);
   std::shared_ptr<fakes::FakePrometheusClient> fallback_ =
@@ -194,7 +182,7 @@ std::string defaultRule(const std::string& series) {
 }
 
 TEST_F(ConfigReloaderTest, SeriesOfRulesAndMetricsThatAreGoneLeaveMetrics) {
-  discover(*fallback_, kBQuery, "b_total");
+  fallback_->setDiscoverable(kBQuery, "b_total", {"namespace", "pod"});
   write("rules:\n" + defaultRule("a_total") + defaultRule("b_total"));
   auto reloader = create();
   ASSERT_TRUE(reloader.ok()) << reloader.status().message();
@@ -252,9 +240,9 @@ TEST_F(ConfigReloaderTest, AChangeBetweenLoadAndWatchIsNotMissed) {
   ASSERT_TRUE(reloader.ok()) << reloader.status().message();
   write(kSecond);
   (*reloader)->start();
-  EXPECT_TRUE(
-      testing::waitUntil([&] { return (*reloader)->rules()->rules[0].backend() == "thanos"; },
-                         std::chrono::seconds(20)));
+  EXPECT_TRUE(gpuscale::testing::waitUntil(
+      [&] { return (*reloader)->rules()->rules[0].backend() == "thanos"; },
+      std::chrono::seconds(20)));
   (*reloader)->stop();
 }
 

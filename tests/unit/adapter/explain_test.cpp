@@ -200,19 +200,11 @@ constexpr char kPods[] = R"(http_requests{namespace!="",pod!=""})";
 class ExplainTest : public ::testing::Test {
  protected:
   ExplainTest() {
-    // Discovery asks for candidates by the metric name, then for the full query.
-    prometheus_.setLabelValues("__name__", {"http_requests"},
-                               std::vector<std::string>{"http_requests"});
-    prometheus_.setLabelNames({"http_requests"},
-                              std::vector<std::string>{"__name__", "namespace", "pod"});
-    prometheus_.setLabelValues("__name__", {kPods}, std::vector<std::string>{"http_requests"});
-    prometheus_.setLabelNames({kPods}, std::vector<std::string>{"__name__", "namespace", "pod"});
+    prometheus_.setDiscoverable(kPods, "http_requests", {"namespace", "pod"});
     prometheus_.setLabelValues("namespace", {kPods}, std::vector<std::string>{"prod", "test"});
     prometheus_.setLabelValues("pod", {R"(http_requests{namespace="prod",namespace!="",pod!=""})"},
                                std::vector<std::string>{"web-1", "web-2"});
-    prometheus_.setLabelValues("__name__", {"queue_depth"},
-                               std::vector<std::string>{"queue_depth"});
-    prometheus_.setLabelNames({"queue_depth"}, std::vector<std::string>{"__name__", "queue"});
+    prometheus_.setDiscoverable("queue_depth", "queue_depth", {"queue"});
   }
 
   fakes::FakePrometheusClient prometheus_;

@@ -39,11 +39,7 @@ class RelisterTest : public ::testing::Test {
   }
 
   std::vector<std::string> customNames(const Relister& relister) {
-    std::vector<std::string> out;
-    for (const auto& entry : relister.snapshot()->custom->entries()) {
-      out.push_back(entry.info.apiName());
-    }
-    return out;
+    return testing::customMetricNames(*relister.snapshot());
   }
 
   std::string exposition() { return prometheus::TextSerializer().Serialize(registry_->Collect()); }

@@ -9,6 +9,7 @@
 #include "fakes/fake_kube_client.h"
 #include "fakes/prom_fake_client.h"
 #include "gpuscale/adapter/config_reloader.h"
+#include "rules_fixture.h"
 #include "support/temp_dir.h"
 
 namespace gpuscale::adapter {
@@ -46,7 +47,7 @@ class FakeCluster {
     setGroups(true);
   }
 
-  std::shared_ptr<testing::FakeKubeClient> client() const { return kube_; }
+  std::shared_ptr<gpuscale::testing::FakeKubeClient> client() const { return kube_; }
 
  private:
   void setGroups(bool withCrd) {
@@ -55,7 +56,8 @@ class FakeCluster {
     kube_->setPath("/apis", Object::parse(groups + "]}"));
   }
 
-  std::shared_ptr<testing::FakeKubeClient> kube_ = std::make_shared<testing::FakeKubeClient>();
+  std::shared_ptr<gpuscale::testing::FakeKubeClient> kube_ =
+      std::make_shared<gpuscale::testing::FakeKubeClient>();
 };
 
 std::string exposition(prometheus::Registry& registry) {
@@ -115,16 +117,10 @@ class RulesFollowDiscoveryTest : public ::testing::Test {
  protected:
   RulesFollowDiscoveryTest() {
     std::ofstream(dir_.file("rules.yaml")) << kRules;
-    discover("w_total{namespace!=\"\",widget!=\"\"}", "w_total", "widget");
-    discover("p_total{namespace!=\"\",poddisruptionbudget!=\"\"}", "p_total",
-             "poddisruptionbudget");
-  }
-
-  void discover(const std::string& query, const std::string& name, const std::string& label) {
-    prom_->setLabelValues("__name__", {name}, std::vector<std::string>{name});
-    prom_->setLabelNames({name}, std::vector<std::string>{"__name__", "namespace", label});
-    prom_->setLabelValues("__name__", {query}, std::vector<std::string>{name});
-    prom_->setLabelNames({query}, std::vector<std::string>{"__name__", "namespace", label});
+    prom_->setDiscoverable("w_total{namespace!=\"\",widget!=\"\"}", "w_total",
+                           {"namespace", "widget"});
+    prom_->setDiscoverable("p_total{namespace!=\"\",poddisruptionbudget!=\"\"}", "p_total",
+                           {"namespace", "poddisruptionbudget"});
   }
 
   core::Result<std::shared_ptr<ConfigReloader>> create(const k8s::ResourceMapper& mapper,
@@ -144,15 +140,12 @@ class RulesFollowDiscoveryTest : public ::testing::Test {
   }
 
   static std::vector<std::string> metrics(const ConfigReloader& reloader) {
-    std::vector<std::string> out;
-    for (const auto& entry : reloader.snapshot()->custom->entries()) {
-      out.push_back(entry.info.apiName());
-    }
+    auto out = testing::customMetricNames(*reloader.snapshot());
     std::sort(out.begin(), out.end());
     return out;
   }
 
-  testing::TempDir dir_;
+  gpuscale::testing::TempDir dir_;
   std::shared_ptr<prometheus::Registry> registry_ = std::make_shared<prometheus::Registry>();
   std::shared_ptr<fakes::FakePrometheusClient> prom_ =
       std::make_shared<fakes::FakePrometheusClient>();

@@ -42,6 +42,13 @@ inline std::shared_ptr<const DiscoverySnapshot> snapshotOf(
   return snapshot;
 }
 
+// The API names ("pods/http_requests") of `snapshot`'s custom metrics, in the registry's order.
+inline std::vector<std::string> customMetricNames(const DiscoverySnapshot& snapshot) {
+  std::vector<std::string> out;
+  for (const auto& entry : snapshot.custom->entries()) out.push_back(entry.info.apiName());
+  return out;
+}
+
 inline prom::Sample sample(prom::Labels labels, double value, int64_t unixSeconds = 1714557600) {
   return prom::Sample{std::move(labels),
                       prom::Point{prom::Timestamp(std::chrono::seconds(unixSeconds)), value}};

@@ -67,6 +67,14 @@ class ApiHandlerTest : public ::testing::Test {
     return handler().handle(get(std::move(target), std::move(headers)));
   }
 
+  // `target` is answered 200 with exactly the JSON `body` (and a newline); the response.
+  HttpResponse expectServed(std::string target, const std::string& body) {
+    HttpResponse response = call(std::move(target));
+    EXPECT_EQ(response.status, 200);
+    EXPECT_EQ(response.body, body + "\n");
+    return response;
+  }
+
   std::shared_ptr<FakeCustomMetricsProvider> custom_;
   std::shared_ptr<FakeExternalMetricsProvider> external_;
   ApiHandlerConfig config_;
@@ -74,25 +82,17 @@ class ApiHandlerTest : public ::testing::Test {
 };
 
 TEST_F(ApiHandlerTest, WildcardPodsMetric) {
-  const auto response = call(std::string(kPrefix) +
-                             "/namespaces/default/pods/%2A/http_requests?labelSelector=app%3Dweb");
-  EXPECT_EQ(response.status, 200);
+  const auto response = expectServed(
+      std::string(kPrefix) + "/namespaces/default/pods/%2A/http_requests?labelSelector=app%3Dweb",
+      R"({"kind":"MetricValueList","apiVersion":"custom.metrics.k8s.io/v1beta1","metadata":{},"items":[{"describedObject":{"kind":"Pod","namespace":"default","name":"web-1","apiVersion":"/v1"},"metricName":"http_requests","timestamp":"2024-05-01T10:00:00Z","value":"500m","selector":null},{"describedObject":{"kind":"Pod","namespace":"default","name":"web-2","apiVersion":"/v1"},"metricName":"http_requests","timestamp":"2024-05-01T10:00:00Z","value":"4275m","selector":null}]})");
   EXPECT_EQ(response.contentType, "application/json");
-  EXPECT_EQ(
-      response.body,
-      R"({"kind":"MetricValueList","apiVersion":"custom.metrics.k8s.io/v1beta1","metadata":{},"items":[{"describedObject":{"kind":"Pod","namespace":"default","name":"web-1","apiVersion":"/v1"},"metricName":"http_requests","timestamp":"2024-05-01T10:00:00Z","value":"500m","selector":null},{"describedObject":{"kind":"Pod","namespace":"default","name":"web-2","apiVersion":"/v1"},"metricName":"http_requests","timestamp":"2024-05-01T10:00:00Z","value":"4275m","selector":null}]})"
-      "\n");
 }
 
 TEST_F(ApiHandlerTest, NamedObjectV1beta2WithMetricSelector) {
-  const auto response = call(
+  expectServed(
       "/apis/custom.metrics.k8s.io/v1beta2/namespaces/default/pods/db-1/"
-      "http_requests?metricLabelSelector=verb%3DGET");
-  EXPECT_EQ(response.status, 200);
-  EXPECT_EQ(
-      response.body,
-      R"({"kind":"MetricValueList","apiVersion":"custom.metrics.k8s.io/v1beta2","metadata":{},"items":[{"describedObject":{"kind":"Pod","namespace":"default","name":"db-1","apiVersion":"/v1"},"metric":{"name":"http_requests","selector":{"matchLabels":{"verb":"GET"}}},"timestamp":"2024-05-01T10:00:00Z","value":"1"}]})"
-      "\n");
+      "http_requests?metricLabelSelector=verb%3DGET",
+      R"({"kind":"MetricValueList","apiVersion":"custom.metrics.k8s.io/v1beta2","metadata":{},"items":[{"describedObject":{"kind":"Pod","namespace":"default","name":"db-1","apiVersion":"/v1"},"metric":{"name":"http_requests","selector":{"matchLabels":{"verb":"GET"}}},"timestamp":"2024-05-01T10:00:00Z","value":"1"}]})");
 }
 
 TEST_F(ApiHandlerTest, NamespaceMetricIsRewritten) {
@@ -281,14 +281,10 @@ TEST_F(ApiHandlerTest, PrettyPrinting) {
 }
 
 TEST_F(ApiHandlerTest, ExternalMetric) {
-  const auto response = call(
+  expectServed(
       "/apis/external.metrics.k8s.io/v1beta1/namespaces/default/"
-      "queue_depth?labelSelector=topic%3Dt1");
-  EXPECT_EQ(response.status, 200);
-  EXPECT_EQ(
-      response.body,
-      R"({"kind":"ExternalMetricValueList","apiVersion":"external.metrics.k8s.io/v1beta1","metadata":{},"items":[{"metricName":"queue_depth","metricLabels":{"topic":"t1"},"timestamp":"2024-05-01T10:00:00Z","value":"42"}]})"
-      "\n");
+      "queue_depth?labelSelector=topic%3Dt1",
+      R"({"kind":"ExternalMetricValueList","apiVersion":"external.metrics.k8s.io/v1beta1","metadata":{},"items":[{"metricName":"queue_depth","metricLabels":{"topic":"t1"},"timestamp":"2024-05-01T10:00:00Z","value":"42"}]})");
   const auto none = call(
       "/apis/external.metrics.k8s.io/v1beta1/namespaces/default/"
       "queue_depth?labelSelector=topic%3Dt2");

@@ -229,33 +229,36 @@ TEST(ServingTlsTest, FirstLoadErrorsAreStartUpErrors) {
   EXPECT_FALSE(ServingTls::create(material.loader()).ok());
 }
 
-TEST(ServingTlsTest, RequestReloadWakesThePoller) {
+// Serves "server" with no client CA while polling every `period`, then announces the CA of
+// `caHost` (asking for a reload at once when `requestReload`); the client CA names once the poller
+// has loaded the change (empty if it did not within 30 s).
+std::vector<std::string> clientCasAfterAnnouncing(const std::string& caHost,
+                                                  std::chrono::milliseconds period,
+                                                  bool requestReload) {
   const auto serving = generate("server");
-  const auto ca = generate("announced");
   Material material;
   material.set(config(serving, {}));
   auto tls = ServingTls::create(material.loader());
-  ASSERT_TRUE(tls.ok());
-  (*tls)->startPolling(std::chrono::hours(1));
-  material.set(config(serving, {ca.caPem}));
-  (*tls)->requestReload();
-  EXPECT_TRUE(
-      testing::waitUntil([&] { return (*tls)->generation() == 2; }, std::chrono::seconds(30)));
-  EXPECT_EQ(clientCaNames(*(*tls)->current()), (std::vector<std::string>{"announced-ca"}));
+  EXPECT_TRUE(tls.ok());
+  if (!tls.ok()) return {};
+  (*tls)->startPolling(period);
+  material.set(config(serving, {generate(caHost).caPem}));
+  if (requestReload) (*tls)->requestReload();
+  const bool loaded =
+      testing::waitUntil([&] { return (*tls)->generation() == 2; }, std::chrono::seconds(30));
+  EXPECT_TRUE(loaded);
   (*tls)->stopPolling();
+  return loaded ? clientCaNames(*(*tls)->current()) : std::vector<std::string>{};
+}
+
+TEST(ServingTlsTest, RequestReloadWakesThePoller) {
+  EXPECT_EQ(clientCasAfterAnnouncing("announced", std::chrono::hours(1), true),
+            (std::vector<std::string>{"announced-ca"}));
 }
 
 TEST(ServingTlsTest, PollingNoticesChangesByItself) {
-  const auto serving = generate("server");
-  const auto ca = generate("rotated");
-  Material material;
-  material.set(config(serving, {}));
-  auto tls = ServingTls::create(material.loader());
-  ASSERT_TRUE(tls.ok());
-  (*tls)->startPolling(std::chrono::milliseconds(5));
-  material.set(config(serving, {ca.caPem}));
-  EXPECT_TRUE(
-      testing::waitUntil([&] { return (*tls)->generation() == 2; }, std::chrono::seconds(30)));
+  EXPECT_EQ(clientCasAfterAnnouncing("rotated", std::chrono::milliseconds(5), false),
+            (std::vector<std::string>{"rotated-ca"}));
 }
 
 }  // namespace

@@ -23,6 +23,14 @@ MetricValue podValue(std::optional<core::LabelSelector> metricSelector = std::nu
   return value;
 }
 
+// The MetricValueList of `values` in `version`, as served (compact JSON and a newline); "" after
+// failing the test when it cannot be built.
+std::string valueListText(const std::string& version, const std::vector<MetricValue>& values) {
+  auto json = metricValueListJson(version, values);
+  EXPECT_TRUE(json.ok()) << json.status().toString();
+  return json.ok() ? encodeJson(*json, false) : "";
+}
+
 TEST(WireFormat, ResourceListMatchesReference) {
   const std::vector<CustomMetricInfo> metrics = {{{"", "pods"}, true, "http_requests"},
                                                  {{"", "namespaces"}, false, "http_requests"},
@@ -53,28 +61,22 @@ TEST(WireFormat, ExternalResourceListMatchesReference) {
 }
 
 TEST(WireFormat, MetricValueListV1beta1MatchesReference) {
-  auto json = metricValueListJson("v1beta1", {podValue()});
-  ASSERT_TRUE(json.ok());
   EXPECT_EQ(
-      encodeJson(*json, false),
+      valueListText("v1beta1", {podValue()}),
       R"({"kind":"MetricValueList","apiVersion":"custom.metrics.k8s.io/v1beta1","metadata":{},"items":[{"describedObject":{"kind":"Pod","namespace":"default","name":"web-1","apiVersion":"/v1"},"metricName":"http_requests","timestamp":"2024-05-01T10:00:00Z","value":"500m","selector":null}]})"
       "\n");
 }
 
 TEST(WireFormat, MetricValueListV1beta2MatchesReference) {
-  auto json = metricValueListJson("v1beta2", {podValue()});
-  ASSERT_TRUE(json.ok());
   EXPECT_EQ(
-      encodeJson(*json, false),
+      valueListText("v1beta2", {podValue()}),
       R"({"kind":"MetricValueList","apiVersion":"custom.metrics.k8s.io/v1beta2","metadata":{},"items":[{"describedObject":{"kind":"Pod","namespace":"default","name":"web-1","apiVersion":"/v1"},"metric":{"name":"http_requests","selector":null},"timestamp":"2024-05-01T10:00:00Z","value":"500m"}]})"
       "\n");
 }
 
 TEST(WireFormat, EmptyMetricValueListHasEmptyItems) {
-  auto json = metricValueListJson("v1beta1", {});
-  ASSERT_TRUE(json.ok());
   EXPECT_EQ(
-      encodeJson(*json, false),
+      valueListText("v1beta1", {}),
       R"({"kind":"MetricValueList","apiVersion":"custom.metrics.k8s.io/v1beta1","metadata":{},"items":[]})"
       "\n");
 }
@@ -84,15 +86,12 @@ TEST(WireFormat, NamespaceObjectHasNoNamespaceAndWindowIsKept) {
   value.describedObject = {"Namespace", "", "ns1", "/v1"};
   value.windowSeconds = 30;
   value.value = core::Quantity::fromMilli(1'000'000);
-  auto v1 = metricValueListJson("v1beta1", {value});
-  auto v2 = metricValueListJson("v1beta2", {value});
-  ASSERT_TRUE(v1.ok() && v2.ok());
   EXPECT_EQ(
-      encodeJson(*v1, false),
+      valueListText("v1beta1", {value}),
       R"({"kind":"MetricValueList","apiVersion":"custom.metrics.k8s.io/v1beta1","metadata":{},"items":[{"describedObject":{"kind":"Namespace","name":"ns1","apiVersion":"/v1"},"metricName":"http_requests","timestamp":"2024-05-01T10:00:00Z","window":30,"value":"1k","selector":null}]})"
       "\n");
   EXPECT_EQ(
-      encodeJson(*v2, false),
+      valueListText("v1beta2", {value}),
       R"({"kind":"MetricValueList","apiVersion":"custom.metrics.k8s.io/v1beta2","metadata":{},"items":[{"describedObject":{"kind":"Namespace","name":"ns1","apiVersion":"/v1"},"metric":{"name":"http_requests","selector":null},"timestamp":"2024-05-01T10:00:00Z","windowSeconds":30,"value":"1k"}]})"
       "\n");
 }

@@ -11,12 +11,13 @@ namespace {
 
 Program testProgram() {
   Program program{"prog",
-                  {{"hello", "say hello",
-                    [](const std::vector<std::string>& args, std::ostream& out, std::ostream&) {
-                      out << "hello " << args.size() << "\n";
-                      return 0;
-                    },
-                    [] { return std::string("## `prog hello`\n"); }}}};
+                  {{"hello",
+                    "say hello",
+                    {[](const std::vector<std::string>& args, std::ostream& out, std::ostream&) {
+                       out << "hello " << args.size() << "\n";
+                       return 0;
+                     },
+                     [] { return std::string("## `prog hello`\n"); }}}}};
   return program;
 }
 

@@ -58,6 +58,13 @@ InformerOptions fastOptions() {
   return options;
 }
 
+// Starts `informer` (with `recorder`'s handler when given) and waits up to 5 s for its first list.
+bool startSynced(Informer& informer, Recorder* recorder = nullptr) {
+  if (recorder != nullptr) informer.addHandler(recorder->handler());
+  informer.start();
+  return informer.waitForSync(std::chrono::seconds(5));
+}
+
 size_t count(const Informer& informer, const std::string& selector) {
   return informer.store().list(*core::LabelSelector::parse(selector)).size();
 }
@@ -67,9 +74,7 @@ TEST(InformerTest, ListsThenFollowsTheWatch) {
   ASSERT_TRUE(kube->create(kPods, pod("a", "web")).ok());
   Informer informer(kube, fastOptions());
   Recorder recorder;
-  informer.addHandler(recorder.handler());
-  informer.start();
-  ASSERT_TRUE(informer.waitForSync(std::chrono::seconds(5)));
+  ASSERT_TRUE(startSynced(informer, &recorder));
   EXPECT_EQ(count(informer, "app=web"), 1u);
 
   ASSERT_TRUE(kube->create(kPods, pod("b", "web")).ok());
@@ -98,8 +103,7 @@ TEST(InformerTest, MetadataOnlyAndTransformKeepOnlyWhatReadersNeed) {
     return object;
   };
   Informer informer(kube, options);
-  informer.start();
-  ASSERT_TRUE(informer.waitForSync(std::chrono::seconds(5)));
+  ASSERT_TRUE(startSynced(informer));
   Object watched = pod("watched", "web");
   watched["metadata"]["annotations"] = {{"note", "dropped by the transform"}};
   watched["status"] = {{"phase", "Running"}};
@@ -120,8 +124,7 @@ TEST(InformerTest, MetadataOnlyAndTransformKeepOnlyWhatReadersNeed) {
 TEST(InformerTest, ResumesFromTheLastVersionWhenAStreamEnds) {
   auto kube = std::make_shared<FakeKubeClient>();
   Informer informer(kube, fastOptions());
-  informer.start();
-  ASSERT_TRUE(informer.waitForSync(std::chrono::seconds(5)));
+  ASSERT_TRUE(startSynced(informer));
   ASSERT_TRUE(eventually([&] { return kube->openWatches() == 1; }));
   kube->endWatches();  // the server closed the stream (timeoutSeconds)
   ASSERT_TRUE(kube->create(kPods, pod("during-gap", "web")).ok());
@@ -133,8 +136,7 @@ TEST(InformerTest, ResumesFromTheLastVersionWhenAStreamEnds) {
 TEST(InformerTest, BookmarksAdvanceTheResumePoint) {
   auto kube = std::make_shared<FakeKubeClient>();
   Informer informer(kube, fastOptions());
-  informer.start();
-  ASSERT_TRUE(informer.waitForSync(std::chrono::seconds(5)));
+  ASSERT_TRUE(startSynced(informer));
   ASSERT_TRUE(eventually([&] { return kube->openWatches() == 1; }));
   kube->bookmark(kPods);
   ASSERT_TRUE(eventually([&] { return informer.stats().bookmarks == 1; }));
@@ -147,9 +149,7 @@ TEST(InformerTest, GoneMidWatchRelistsAndDeliversTheDifference) {
   ASSERT_TRUE(kube->create(kPods, pod("goes", "web")).ok());
   Informer informer(kube, fastOptions());
   Recorder recorder;
-  informer.addHandler(recorder.handler());
-  informer.start();
-  ASSERT_TRUE(informer.waitForSync(std::chrono::seconds(5)));
+  ASSERT_TRUE(startSynced(informer, &recorder));
   ASSERT_TRUE(eventually([&] { return kube->openWatches() == 1; }));
   // Changes the informer cannot see through its watch (compacted history), then the stream fails.
   kube->setRecordEvents(false);
@@ -166,8 +166,7 @@ TEST(InformerTest, GoneMidWatchRelistsAndDeliversTheDifference) {
 TEST(InformerTest, CompactedVersionTriggersRelist) {
   auto kube = std::make_shared<FakeKubeClient>();
   Informer informer(kube, fastOptions());
-  informer.start();
-  ASSERT_TRUE(informer.waitForSync(std::chrono::seconds(5)));
+  ASSERT_TRUE(startSynced(informer));
   ASSERT_TRUE(eventually([&] { return kube->openWatches() == 1; }));
   ASSERT_TRUE(kube->create(kPods, pod("x", "web")).ok());
   ASSERT_TRUE(eventually([&] { return count(informer, "") == 1; }));
@@ -184,8 +183,7 @@ TEST(InformerTest, FailuresBackOffAndRecover) {
   auto kube = std::make_shared<FakeKubeClient>();
   kube->failNext("list", core::Status(429, "TooManyRequests", "slow down"), 3);
   Informer informer(kube, fastOptions());
-  informer.start();
-  ASSERT_TRUE(informer.waitForSync(std::chrono::seconds(5)));
+  ASSERT_TRUE(startSynced(informer));
   EXPECT_EQ(informer.stats().lists, 4u);
   EXPECT_EQ(informer.stats().failures, 3u);
   kube->failNext("watch", core::Status::unavailable("connection refused"), 2);

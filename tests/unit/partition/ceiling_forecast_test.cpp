@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "gpuscale/core/rfc3339.h"
+#include "kube_objects.h"
 
 namespace gpuscale::partition {
 namespace {
@@ -31,7 +32,7 @@ struct Row {
   int predicted;  // 0: not checked
 };
 
-class ForecastTable : public testing::TestWithParam<Row> {};
+class ForecastTable : public ::testing::TestWithParam<Row> {};
 
 TEST_P(ForecastTable, PredictsTheCeiling) {
   const Row& r = GetParam();
@@ -53,7 +54,7 @@ TEST_P(ForecastTable, PredictsTheCeiling) {
 
 INSTANTIATE_TEST_SUITE_P(
     Rows, ForecastTable,
-    testing::Values(
+    ::testing::Values(
         Row{"a step far beyond the ceiling acts at once, on one observation",
             {40},
             7,
@@ -123,12 +124,10 @@ TEST(ForecastTest, LeadTimeIsTheLongestOfThePolicysLevers) {
 }
 
 TEST(ForecastTest, PolicyKnobsParseAndDefault) {
-  auto set = parsePolicies(
+  const Policy p = testing::onePolicy(
       "name: a\nhpaNamespaces: [default]\npriority: 5\nanticipation:\n  enabled: false\n"
       "  horizon: 5m\n  minConfidence: 0.8\n  minObservations: 4\n  minSpan: 1m\n"
       "  leadTime: {timeSlicing: 9s}\n");
-  ASSERT_TRUE(set.ok()) << set.status().toString();
-  const Policy& p = set->policies.front();
   EXPECT_EQ(p.priority, 5);
   EXPECT_FALSE(p.anticipation.enabled);
   EXPECT_EQ(p.anticipation.horizon, std::chrono::seconds(300));
@@ -138,10 +137,9 @@ TEST(ForecastTest, PolicyKnobsParseAndDefault) {
   EXPECT_EQ(p.anticipation.leadTime.at(Lever::kTimeSlicing), std::chrono::seconds(9));
   EXPECT_EQ(p.anticipation.leadTime.at(Lever::kMigReshape), std::chrono::seconds(60));
 
-  auto plain = parsePolicies("name: a\nhpaNamespaces: [default]\n");
-  ASSERT_TRUE(plain.ok());
-  EXPECT_TRUE(plain->policies.front().anticipation.enabled) << "on by default";
-  EXPECT_FALSE(plain->policies.front().priority) << "unset: the PriorityClass decides";
+  const Policy plain = testing::onePolicy("name: a\nhpaNamespaces: [default]\n");
+  EXPECT_TRUE(plain.anticipation.enabled) << "on by default";
+  EXPECT_FALSE(plain.priority) << "unset: the PriorityClass decides";
 
   for (const char* bad : {"anticipation: {minConfidence: 2}", "anticipation: {leadTime: {x: 1s}}",
                           "anticipation: {minObservations: 1}", "anticipation: {soon: true}"}) {

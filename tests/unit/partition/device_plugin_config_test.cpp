@@ -2,8 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include "support/rejected_inputs.h"
+
 namespace gpuscale::partition {
 namespace {
+
+using gpuscale::testing::expectAllRejected;
+using gpuscale::testing::RejectedInput;
 
 constexpr const char* kMixedTimeSlicing = R"(version: v1
 flags:
@@ -94,14 +99,8 @@ TEST(DevicePluginConfigTest, SetsMpsReplicasAndKeepsTheRest) {
   EXPECT_EQ(sharingModeName(SharingMode::kTimeSlicing), "timeSlicing");
 }
 
-struct ErrorCase {
-  const char* what;
-  const char* yaml;
-  const char* fragment;
-};
-
 TEST(DevicePluginConfigTest, RejectsMalformedFiles) {
-  const ErrorCase cases[] = {
+  const RejectedInput<> cases[] = {
       {"missing version", "flags: {migStrategy: none}\n", "version"},
       {"wrong version", "version: v2\n", "version must be v1"},
       {"unknown strategy", "version: v1\nflags: {migStrategy: half}\n", "migStrategy"},
@@ -126,12 +125,7 @@ TEST(DevicePluginConfigTest, RejectsMalformedFiles) {
        "line 4"},
       {"a field the emitter cannot reproduce", "version: v1\n: \r", "rewritten unchanged"},
   };
-  for (const auto& c : cases) {
-    auto r = parseDevicePluginConfig(c.yaml);
-    ASSERT_FALSE(r.ok()) << c.what;
-    EXPECT_NE(r.status().message().find(c.fragment), std::string::npos)
-        << c.what << ": " << r.status().message();
-  }
+  expectAllRejected(cases, parseDevicePluginConfig);
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gpuscale/partition/plan.h"
+#include "gpuscale/partition/policy.h"
 #include "gpuscale/partition/snapshot.h"
 
 namespace gpuscale::partition::testing {
@@ -178,6 +179,18 @@ inline ClusterSnapshot snapshotOf(const json& dump) {
   auto snap = buildSnapshot(dump);
   EXPECT_TRUE(snap.ok()) << snap.status().toString();
   return snap.ok() ? std::move(*snap) : ClusterSnapshot{};
+}
+
+// The one policy a single-policy file defines. A file that does not parse, or defines another
+// number of policies, fails the test; the result is then a default Policy.
+inline Policy onePolicy(std::string_view yaml) {
+  auto set = parsePolicies(yaml);
+  EXPECT_TRUE(set.ok()) << set.status().toString();
+  if (!set.ok() || set->policies.size() != 1) {
+    ADD_FAILURE() << "not one policy: " << yaml;
+    return {};
+  }
+  return set->policies.front();
 }
 
 // A cluster of `extra` objects plus the GPU Operator's default mig-parted ConfigMap.

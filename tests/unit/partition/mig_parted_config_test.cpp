@@ -3,9 +3,13 @@
 #include <gtest/gtest.h>
 
 #include "kube_objects.h"
+#include "support/rejected_inputs.h"
 
 namespace gpuscale::partition {
 namespace {
+
+using gpuscale::testing::expectAllRejected;
+using gpuscale::testing::RejectedInput;
 
 MigPartedConfig defaultConfig() {
   auto parsed = parseMigPartedConfig(testing::readDataFile("mig-parted-default-config.yaml"));
@@ -74,14 +78,8 @@ TEST(MigPartedConfigTest, EveryFilteredDefaultGeometryIsValidForItsModels) {
   }
 }
 
-struct ErrorCase {
-  const char* what;
-  const char* yaml;
-  const char* fragment;
-};
-
 TEST(MigPartedConfigTest, RejectsMalformedFiles) {
-  const ErrorCase cases[] = {
+  const RejectedInput<> cases[] = {
       {"wrong version", "version: v2\nmig-configs: {}\n", "version must be v1"},
       {"missing version", "mig-configs: {}\n", "missing required field \"version\""},
       {"unknown top-level field", "version: v1\nextra: 1\n", "unexpected field \"extra\""},
@@ -108,12 +106,7 @@ TEST(MigPartedConfigTest, RejectsMalformedFiles) {
       {"empty config list", "version: v1\nmig-configs:\n  a: []\n", "non-empty"},
       {"not YAML", "version: [v1\n", "line"},
   };
-  for (const auto& c : cases) {
-    auto r = parseMigPartedConfig(c.yaml);
-    ASSERT_FALSE(r.ok()) << c.what;
-    EXPECT_NE(r.status().message().find(c.fragment), std::string::npos)
-        << c.what << ": " << r.status().message();
-  }
+  expectAllRejected(cases, parseMigPartedConfig);
 }
 
 TEST(MigPartedConfigTest, PerGpuEntriesGroupEqualGeometriesAndRestateUntouchedGpus) {

@@ -238,10 +238,17 @@ TEST(PlannerTest, SingleStrategyStoryTimeSlicesTheMigDevices) {
   }
 }
 
-TEST(PlannerTest, PerPodMemoryBoundsTimeSlicing) {
+// The A100 "busy" (all-1g.5gb) with its seven instances held by app's 7 pods, and app's HPA at
+// its maxReplicas.
+std::vector<json> busyA100WithApp() {
   std::vector<json> items{
       testing::migNode("busy", "NVIDIA-A100-SXM4-40GB", 1, "all-1g.5gb", {{"1g.5gb", 7}})};
   append(items, blockedApp("app", k1g, "busy", 7, 0));
+  return items;
+}
+
+TEST(PlannerTest, PerPodMemoryBoundsTimeSlicing) {
+  std::vector<json> items = busyA100WithApp();
   auto p =
       planFor(migCluster(items),
               policiesFrom("name: default\nhpaNamespaces: [default]\ntimeSlicing: {maxReplicas: 8, "
@@ -287,9 +294,7 @@ TEST(PlannerTest, NodesOutsideTheSelectorOrInTransitionAreLeftAlone) {
 }
 
 TEST(PlannerTest, ScaleUpCooldownHoldsRecentlyChangedHpas) {
-  std::vector<json> items{
-      testing::migNode("busy", "NVIDIA-A100-SXM4-40GB", 1, "all-1g.5gb", {{"1g.5gb", 7}})};
-  append(items, blockedApp("app", k1g, "busy", 7, 0));
+  std::vector<json> items = busyA100WithApp();
   auto p =
       planFor(migCluster(items),
               policiesFrom("name: default\nhpaNamespaces: [default]\ncooldown: {scaleUp: 1m}\n"),
@@ -385,9 +390,7 @@ TEST(PlannerTest, GiveBackRestoresTheGeometryBeforeTheBurst) {
 // last change long ago (to skip a cooldown) nor a huge original maxReplicas (so isolation never
 // comes back) changes the plan.
 TEST(PlannerTest, ForgedStateAnnotationsOnTheHpaChangeNothing) {
-  std::vector<json> items{
-      testing::migNode("busy", "NVIDIA-A100-SXM4-40GB", 1, "all-1g.5gb", {{"1g.5gb", 7}})};
-  append(items, blockedApp("app", k1g, "busy", 7, 0));
+  std::vector<json> items = busyA100WithApp();
   items.back()["metadata"]["annotations"]["gpuscale.io/last-change"] = "2020-01-01T00:00:00Z";
   auto p =
       planFor(migCluster(items),

@@ -2,27 +2,14 @@
 
 #include <gtest/gtest.h>
 
-#include <span>
-
 #include "kube_objects.h"
+#include "support/rejected_inputs.h"
 
 namespace gpuscale::partition {
 namespace {
 
-struct ErrorCase {
-  const char* what;
-  const char* yaml;
-  const char* fragment;
-};
-
-void expectAllRejected(std::span<const ErrorCase> cases) {
-  for (const auto& c : cases) {
-    auto r = parsePolicies(c.yaml);
-    ASSERT_FALSE(r.ok()) << c.what;
-    EXPECT_NE(r.status().message().find(c.fragment), std::string::npos)
-        << c.what << ": " << r.status().message();
-  }
-}
+using gpuscale::testing::expectAllRejected;
+using gpuscale::testing::RejectedInput;
 
 TEST(PolicyTest, ParsesEveryField) {
   auto set = parsePolicies(R"(policies:
@@ -125,9 +112,7 @@ TEST(PolicyTest, ReferenceListsTheParsersKeysWithTheirDefaults) {
 }
 
 TEST(PolicyTest, SinglePolicyFileAndDefaults) {
-  auto set = parsePolicies("name: solo\nhpaNamespaces: [ml]\n");
-  ASSERT_TRUE(set.ok()) << set.status().toString();
-  const Policy& p = set->policies.at(0);
+  const Policy p = testing::onePolicy("name: solo\nhpaNamespaces: [ml]\n");
   EXPECT_EQ(p.levers, (std::vector<Lever>{Lever::kMigReshape, Lever::kTimeSlicing}));
   EXPECT_EQ(p.maxTimeSlicingReplicas, 4);
   EXPECT_EQ(p.hardMaxFor(7), 28);
@@ -161,9 +146,8 @@ TEST(PolicyTest, MpsLeverAndItsLimits) {
        2 * gib},
   };
   for (const auto& c : cases) {
-    auto set = parsePolicies(c.yaml);
-    ASSERT_TRUE(set.ok()) << c.what << ": " << set.status().toString();
-    const Policy& p = set->policies.at(0);
+    SCOPED_TRACE(c.what);
+    const Policy p = testing::onePolicy(c.yaml);
     EXPECT_EQ(p.levers, c.levers) << c.what;
     EXPECT_EQ(p.mps.maxReplicas, c.mps.maxReplicas) << c.what;
     EXPECT_EQ(p.mps.perPodGpuMemoryBytes, c.mps.perPodGpuMemoryBytes) << c.what;
@@ -175,15 +159,13 @@ TEST(PolicyTest, MpsLeverAndItsLimits) {
 }
 
 TEST(PolicyTest, SharingAcrossNamespacesIsWrittenOutOnPurpose) {
-  auto none = parsePolicies("name: a\nhpaNamespaces: [x]\n");
-  ASSERT_TRUE(none.ok());
-  EXPECT_TRUE(none->policies[0].shareAcrossNamespaces.empty()) << "by default: one namespace";
-  auto listed = parsePolicies("name: a\nhpaNamespaces: [x]\nsharing: {acrossNamespaces: [x, y]}\n");
-  ASSERT_TRUE(listed.ok()) << listed.status().toString();
-  EXPECT_EQ(listed->policies[0].shareAcrossNamespaces, (std::vector<std::string>{"x", "y"}));
-  auto any = parsePolicies("name: a\nhpaNamespaces: [x]\nsharing: {acrossNamespaces: [\"*\"]}\n");
-  ASSERT_TRUE(any.ok()) << any.status().toString();
-  EXPECT_EQ(any->policies[0].shareAcrossNamespaces, std::vector<std::string>{"*"});
+  const auto sharing = [](const char* yaml) {
+    return testing::onePolicy(std::string("name: a\nhpaNamespaces: [x]\n") + yaml)
+        .shareAcrossNamespaces;
+  };
+  EXPECT_TRUE(sharing("").empty()) << "by default: one namespace";
+  EXPECT_EQ(sharing("sharing: {acrossNamespaces: [x, y]}\n"), (std::vector<std::string>{"x", "y"}));
+  EXPECT_EQ(sharing("sharing: {acrossNamespaces: [\"*\"]}\n"), std::vector<std::string>{"*"});
   EXPECT_TRUE(defaultPolicies().policies[0].shareAcrossNamespaces.empty());
 }
 
@@ -341,7 +323,7 @@ TEST(PolicyTest, AnnotationSelectsOnlyAmongPoliciesThatAdmitTheHpa) {
 }
 
 TEST(PolicyTest, APolicyWithoutScopeIsRejected) {
-  const ErrorCase cases[] = {
+  const RejectedInput<> cases[] = {
       {"no scope at all", "name: a\n", "has no HPA scope"},
       {"no scope in a list", "policies:\n- name: a\n  hpaNamespaces: [x]\n- name: b\n",
        "policy \"b\" has no HPA scope"},
@@ -368,11 +350,11 @@ TEST(PolicyTest, APolicyWithoutScopeIsRejected) {
       {"unknown selector field", "name: a\nhpaNamespaces: [x]\nhpaSelector: {labels: {a: b}}\n",
        "unexpected field"},
   };
-  expectAllRejected(cases);
+  expectAllRejected(cases, parsePolicies);
 }
 
 TEST(PolicyTest, RejectsBadPolicies) {
-  const ErrorCase cases[] = {
+  const RejectedInput<> cases[] = {
       {"unknown field", "name: a\nlevers: [timeSlicing]\ncolour: red\n", "line 3, column 1"},
       {"unknown lever", "name: a\nlevers: [magic]\n", "migReshape, timeSlicing or mps"},
       {"one MPS replica", "name: a\nmps: {maxReplicas: 1}\n", "mps.maxReplicas must be in [2, 48]"},
@@ -402,16 +384,14 @@ TEST(PolicyTest, RejectsBadPolicies) {
       {"not a mapping", "- a\n", "mapping"},
       {"broken YAML", "name: [a\n", "line"},
   };
-  expectAllRejected(cases);
+  expectAllRejected(cases, parsePolicies);
 }
 
 TEST(PolicyTest, ExcludedNodesAreNotSelected) {
-  auto set = parsePolicies(
+  const Policy p = testing::onePolicy(
       "name: a\nhpaNamespaces: [x]\nnodeSelector: {pool: gpu}\nexcludeNodes:\n"
       "- matchExpressions: [{key: cloud.google.com/gke-gpu-partition-size, operator: Exists}]\n"
       "- matchLabels: {kubernetes.azure.com/agentpool: migfixed}\n");
-  ASSERT_TRUE(set.ok()) << set.status().toString();
-  const Policy& p = set->policies.front();
   struct Row {
     const char* what;
     std::map<std::string, std::string> labels;
@@ -432,9 +412,7 @@ TEST(PolicyTest, ExcludedNodesAreNotSelected) {
 }
 
 TEST(PolicyTest, SeedPolicyFileParses) {
-  auto set = parsePolicies(testing::readDataFile("t4-policy.yaml"));
-  ASSERT_TRUE(set.ok()) << set.status().toString();
-  EXPECT_EQ(set->policies.at(0).name, "t4-inference");
+  EXPECT_EQ(testing::onePolicy(testing::readDataFile("t4-policy.yaml")).name, "t4-inference");
 }
 
 }  // namespace

@@ -6,10 +6,13 @@
 #include <tuple>
 
 #include "kube_objects.h"
+#include "support/rejected_inputs.h"
 
 namespace gpuscale::partition {
 namespace {
 
+using gpuscale::testing::expectAllRejected;
+using gpuscale::testing::RejectedInput;
 using testing::json;
 
 TEST(SnapshotTest, SeedA100NodeFromTheDump) {
@@ -251,21 +254,11 @@ TEST(SnapshotTest, PodGpuUseCountsAsTheSchedulerDoes) {
 }
 
 TEST(SnapshotTest, ADumpThatIsNoListOfObjectsIsAnError) {
-  struct Row {
-    const char* what;
-    json dump;
-    const char* fragment;
-  };
-  const std::vector<Row> rows{
+  const std::vector<RejectedInput<json>> rows{
       {"not an object", json::array({1}), "item must be an object"},
       {"items not a list", json{{"items", 3}}, "items must be a list"},
   };
-  for (const auto& row : rows) {
-    auto r = buildSnapshot(row.dump);
-    ASSERT_FALSE(r.ok()) << row.what;
-    EXPECT_NE(r.status().message().find(row.fragment), std::string::npos)
-        << row.what << ": " << r.status().message();
-  }
+  expectAllRejected(rows, [](const json& dump) { return buildSnapshot(dump); });
 }
 
 // An object that does not read is skipped with its reason, and everything else is read as if it

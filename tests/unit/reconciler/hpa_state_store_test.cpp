@@ -29,6 +29,17 @@ class HpaStateStoreTest : public ::testing::Test {
     r.lastChange = kT0;
     r.originalMaxReplicas = 7;
   }
+  // Records hpa-0 and hpa-1 of `ns` (uid-0, uid-1), then asks for hpa-2: the status of that third
+  // update (a store capped at two entries refuses it).
+  static core::Status thirdEntry(HpaStateStore& s, const std::string& ns) {
+    for (int i = 0; i < 2; ++i) {
+      const std::string n = std::to_string(i);
+      EXPECT_TRUE(s.update(ns, "hpa-" + n, "uid-" + n, raise).ok()) << ns << "/hpa-" << n;
+    }
+    auto third = s.update(ns, "hpa-2", "uid-2", raise);
+    EXPECT_FALSE(third.ok());
+    return third.status();
+  }
 
   std::shared_ptr<gpuscale::testing::FakeKubeClient> fake_ =
       std::make_shared<gpuscale::testing::FakeKubeClient>();
@@ -107,13 +118,8 @@ TEST_F(HpaStateStoreTest, CapsRefuseNewEntriesButNotUpdatesOrRemovals) {
     fake_ = std::make_shared<gpuscale::testing::FakeKubeClient>();
     client_ = std::make_shared<testing::RecordingClient>(fake_);
     auto s = store(row.options);
-    for (int i = 0; i < 2; ++i) {
-      const std::string n = std::to_string(i);
-      ASSERT_TRUE(s.update("ml", "hpa-" + n, "uid-" + n, raise).ok());
-    }
-    auto third = s.update("ml", "hpa-2", "uid-2", raise);
-    ASSERT_FALSE(third.ok());
-    EXPECT_TRUE(isStateStoreFull(third.status())) << third.status().toString();
+    const core::Status third = thirdEntry(s, "ml");
+    EXPECT_TRUE(isStateStoreFull(third)) << third.toString();
     EXPECT_EQ((*configMap())["data"].size(), 2u) << "the store did not grow";
     // An existing entry may still change in place and shrink; removal makes room again.
     EXPECT_TRUE(
@@ -142,15 +148,9 @@ TEST_F(HpaStateStoreTest, OneNamespaceCannotFillTheStoreForTheOthers) {
     client_ = std::make_shared<testing::RecordingClient>(fake_);
     auto metrics = std::make_shared<ReconcilerMetrics>(std::make_shared<prometheus::Registry>());
     HpaStateStore s(client_, row.options, metrics);
-    for (int i = 0; i < 2; ++i) {
-      const std::string n = std::to_string(i);
-      ASSERT_TRUE(s.update("noisy", "hpa-" + n, "uid-" + n, raise).ok());
-    }
-    auto third = s.update("noisy", "hpa-2", "uid-2", raise);
-    ASSERT_FALSE(third.ok());
-    EXPECT_TRUE(isStateStoreFull(third.status())) << third.status().toString();
-    EXPECT_NE(third.status().message().find("namespace noisy"), std::string::npos)
-        << third.status().message();
+    const core::Status third = thirdEntry(s, "noisy");
+    EXPECT_TRUE(isStateStoreFull(third)) << third.toString();
+    EXPECT_NE(third.message().find("namespace noisy"), std::string::npos) << third.message();
     // The namespace next door is not affected.
     EXPECT_TRUE(s.update("quiet", "hpa-0", "uid-q", raise).ok());
     EXPECT_TRUE(s.update("quiet", "hpa-0", "uid-q", [](HpaRecord& r) {

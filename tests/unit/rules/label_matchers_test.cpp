@@ -112,12 +112,9 @@ TEST(LabelMatchersFormat, Operators) {
 }
 
 TEST(LabelMatchersNames, PrometheusLabelNames) {
-  EXPECT_TRUE(isPrometheusLabelName("pod"));
-  EXPECT_TRUE(isPrometheusLabelName("_x9"));
-  EXPECT_FALSE(isPrometheusLabelName(""));
-  EXPECT_FALSE(isPrometheusLabelName("9x"));
-  EXPECT_FALSE(isPrometheusLabelName("a-b"));
-  EXPECT_FALSE(isPrometheusLabelName("a}"));
+  for (const char* name : {"pod", "_x9"}) EXPECT_TRUE(isPrometheusLabelName(name)) << name;
+  for (const char* name : {"", "9x", "a-b", "a}"})
+    EXPECT_FALSE(isPrometheusLabelName(name)) << name;
 }
 
 }  // namespace

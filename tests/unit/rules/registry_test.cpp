@@ -211,12 +211,10 @@ TEST(ExternalRegistry, LastWriterWinsAndSorted) {
 }
 
 TEST(CustomRegistry, ClassicMetricNames) {
-  EXPECT_TRUE(isClassicMetricName("vllm:num_requests_waiting"));
-  EXPECT_TRUE(isClassicMetricName("_x1"));
-  EXPECT_FALSE(isClassicMetricName("1x"));
-  EXPECT_FALSE(isClassicMetricName("a-b"));
-  EXPECT_FALSE(isClassicMetricName("a{b"));
-  EXPECT_FALSE(isClassicMetricName(""));
+  for (const char* name : {"vllm:num_requests_waiting", "_x1"}) {
+    EXPECT_TRUE(isClassicMetricName(name)) << name;
+  }
+  for (const char* name : {"1x", "a-b", "a{b", ""}) EXPECT_FALSE(isClassicMetricName(name)) << name;
 }
 
 }  // namespace

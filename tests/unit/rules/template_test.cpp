@@ -2,23 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include "support/query_template_args.h"
+
 namespace gpuscale::rules {
 namespace {
 
 // Query-style data: the fields prometheus-adapter passes to metricsQuery.
-struct QueryData {
-  TemplateValue series = std::string("http_requests_total");
-  TemplateValue matchers = std::string(R"(namespace="ns",pod=~"a|b")");
-  TemplateValue values = StringMap{{"namespace", "ns"}, {"pod", "a|b"}};
-  TemplateValue groupBy = std::string("pod,container");
-  TemplateValue slice = std::vector<std::string>{"pod", "container"};
-  TemplateData data{"naming.queryTemplateArgs",
-                    {{"Series", &series},
-                     {"LabelMatchers", &matchers},
-                     {"LabelValuesByName", &values},
-                     {"GroupBy", &groupBy},
-                     {"GroupBySlice", &slice}}};
-};
+using QueryData = testing::QueryTemplateArgs;
 
 struct RenderRow {
   const char* what;

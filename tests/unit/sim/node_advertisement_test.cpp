@@ -260,15 +260,16 @@ TEST(NodeAdvertisementTest, UnitsOfOneGpu) {
 }
 
 TEST(NodeAdvertisementTest, GfdLabelOwnership) {
-  EXPECT_TRUE(isGfdLabel("nvidia.com/gpu.product"));
-  EXPECT_TRUE(isGfdLabel("nvidia.com/mig-1g.5gb.count"));
-  EXPECT_TRUE(isGfdLabel("nvidia.com/mig.strategy"));
-  EXPECT_TRUE(isGfdLabel("nvidia.com/mps.capable"));
-  EXPECT_FALSE(isGfdLabel("nvidia.com/gpu.deploy.device-plugin"));
-  EXPECT_FALSE(isGfdLabel("nvidia.com/mig.config"));
-  EXPECT_FALSE(isGfdLabel("nvidia.com/mig.config.state"));
-  EXPECT_FALSE(isGfdLabel("nvidia.com/device-plugin.config"));
-  EXPECT_FALSE(isGfdLabel("kubernetes.io/hostname"));
+  for (const char* key : {"nvidia.com/gpu.product", "nvidia.com/mig-1g.5gb.count",
+                          "nvidia.com/mig.strategy", "nvidia.com/mps.capable"}) {
+    EXPECT_TRUE(isGfdLabel(key)) << key;
+  }
+  // Labels other components own (the operator's deploy switches, mig-manager, the device plugin).
+  for (const char* key : {"nvidia.com/gpu.deploy.device-plugin", "nvidia.com/mig.config",
+                          "nvidia.com/mig.config.state", "nvidia.com/device-plugin.config",
+                          "kubernetes.io/hostname"}) {
+    EXPECT_FALSE(isGfdLabel(key)) << key;
+  }
 }
 
 }  // namespace

@@ -9,10 +9,13 @@
 #include <gtest/gtest.h>
 
 #include "gpuscale/sim/operator_config.h"
+#include "support/rejected_inputs.h"
 
 namespace gpuscale::sim {
 namespace {
 
+using gpuscale::testing::expectAllRejected;
+using gpuscale::testing::RejectedInput;
 using ::testing::HasSubstr;
 
 constexpr const char* kFull = R"(
@@ -248,14 +251,8 @@ TEST(ScenarioTest, HpaScaleUp) {
   }
 }
 
-struct BadCase {
-  const char* what;
-  const char* yaml;
-  const char* error;
-};
-
 TEST(ScenarioTest, RejectsBadInput) {
-  const BadCase cases[] = {
+  const RejectedInput<> cases[] = {
       {"no name", "nodes: [{name: a, product: Tesla-T4, memoryMiB: 1}]", "needs a name"},
       {"no nodes", "name: x", "needs nodes"},
       {"workload resource outside nvidia.com/",
@@ -438,11 +435,7 @@ TEST(ScenarioTest, RejectsBadInput) {
        "unknown field \"slo\""},
       {"YAML syntax error", "name: [x", "line"},
   };
-  for (const auto& c : cases) {
-    auto s = parseScenario(c.yaml);
-    ASSERT_FALSE(s.ok()) << c.what;
-    EXPECT_THAT(s.status().message(), HasSubstr(c.error)) << c.what;
-  }
+  expectAllRejected(cases, parseScenario);
 }
 
 TEST(ScenarioTest, ErrorsNameTheLine) {

@@ -36,6 +36,10 @@ TEST(VllmExpositionTest, NamesTypesLabelsAndValues) {
   const std::string text = renderVllmSeries(twoPods());
   const std::string a = testing::vllmLabels("Qwen/Qwen2.5-0.5B-Instruct", "0", "default", "vllm-0");
   const std::string old = testing::vllmLabels("simple", "1", "ns", "vllm-1");
+  // The line of pod a's `family` histogram bucket `le`.
+  const auto bucket = [&](const std::string& family, const std::string& le, const char* value) {
+    return "vllm:" + family + "_bucket" + withLabel(a, "le=\"" + le + "\"") + " " + value + "\n";
+  };
   const std::vector<ExpositionLine> rows = {
       {"waiting is a gauge", "# TYPE vllm:num_requests_waiting gauge\n"},
       {"running is a gauge", "# TYPE vllm:num_requests_running gauge\n"},
@@ -55,18 +59,13 @@ TEST(VllmExpositionTest, NamesTypesLabelsAndValues) {
       {"every finished_reason starts at 0",
        "vllm:request_success_total" + withLabel(old, R"(finished_reason="abort")") + " 0.0\n"},
       {"TTFT is a histogram", "# TYPE vllm:time_to_first_token_seconds histogram\n"},
-      {"TTFT first bucket",
-       "vllm:time_to_first_token_seconds_bucket" + withLabel(a, R"(le="0.001")") + " 0.0\n"},
-      {"TTFT: 0.3 s is above 0.25",
-       "vllm:time_to_first_token_seconds_bucket" + withLabel(a, R"(le="0.25")") + " 0.0\n"},
-      {"TTFT: and within 0.5",
-       "vllm:time_to_first_token_seconds_bucket" + withLabel(a, R"(le="0.5")") + " 8.0\n"},
-      {"TTFT last bound",
-       "vllm:time_to_first_token_seconds_bucket" + withLabel(a, R"(le="2560.0")") + " 8.0\n"},
+      {"TTFT first bucket", bucket("time_to_first_token_seconds", "0.001", "0.0")},
+      {"TTFT: 0.3 s is above 0.25", bucket("time_to_first_token_seconds", "0.25", "0.0")},
+      {"TTFT: and within 0.5", bucket("time_to_first_token_seconds", "0.5", "8.0")},
+      {"TTFT last bound", bucket("time_to_first_token_seconds", "2560.0", "8.0")},
       {"queue time in the request-latency buckets",
-       "vllm:request_queue_time_seconds_bucket" + withLabel(a, R"(le="1.5")") + " 8.0\n"},
-      {"queue time below 1.25",
-       "vllm:request_queue_time_seconds_bucket" + withLabel(a, R"(le="1.0")") + " 0.0\n"},
+       bucket("request_queue_time_seconds", "1.5", "8.0")},
+      {"queue time below 1.25", bucket("request_queue_time_seconds", "1.0", "0.0")},
       {"queue time sum", "vllm:request_queue_time_seconds_sum" + a + " 10.0\n"},
       {"queue time count", "vllm:request_queue_time_seconds_count" + a + " 8.0\n"},
       {"ITL histogram", "# TYPE vllm:inter_token_latency_seconds histogram\n"},
