@@ -71,12 +71,15 @@ class LabelIndex {
   }
 
   // Schedulable nodes matching the pod template's nodeSelector, product labels across GFD's
-  // renames, in name order.
+  // renames, in name order; for pods that claim devices through DRA the nodes that follow a DRA
+  // model, for the others those that do not.
   std::vector<std::size_t> nodesFor(const ScaleTarget& target) const {
     std::vector<std::size_t> out;
     auto keep = [&](std::size_t i) {
       const NodeState& n = snapshot_.nodes[i];
-      if (n.schedulable && selectsAcrossRenames(target.nodeSelector, n.labels)) out.push_back(i);
+      if (n.schedulable && n.dra() == target.draClaims &&
+          selectsAcrossRenames(target.nodeSelector, n.labels))
+        out.push_back(i);
     };
     // Index on a pair that must match exactly (product labels may be renamed).
     auto first = std::find_if(target.nodeSelector.begin(), target.nodeSelector.end(),
@@ -203,7 +206,9 @@ std::vector<WorkloadDemand> assessAt(const ClusterSnapshot& snapshot, const Poli
         }
         if (p->phase == "Running") ++d.runningPods;
         if (p->phase == "Running" && p->ready) ++ready;
-      } else if (!p->nominated && p->insufficientResource.rfind(kNvidiaPrefix, 0) == 0) {
+      } else if (!p->nominated && !p->insufficientResource.empty()) {
+        // An nvidia.com/ resource the scheduler found lacking, or the kind of claims it could not
+        // allocate (dra_capacity.h).
         unschedulable = true;
       } else if (!p->nominated && p->unschedulable) {
         unmatched = true;

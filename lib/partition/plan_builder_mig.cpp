@@ -51,6 +51,7 @@ bool PlanBuilder::reshapeable(const WorkloadDemand& d, std::size_t i) const {
   // With GPU pods on the node only mixed-strategy GPUs known idle may change (reshapeMixed
   // checks each GPU's `busy`); the single strategy rebuilds every GPU of the node.
   return changeable(d, i) && n.model != nullptr && n.migManaged() && n.geometryKnown &&
+         n.capacityModel != CapacityModel::kDraPartitionable &&
          n.migStrategy != MigStrategy::kNone &&
          (!n.hasGpuPods || n.migStrategy == MigStrategy::kMixed);
 }

@@ -121,6 +121,13 @@ PlanBuilder::SharingLimit PlanBuilder::sharingLimit(const WorkloadDemand& d, std
   const Policy& policy = *d.policy;
   const std::string base(unsharedResourceName(d.resource));
   const Lever lever = mode == SharingMode::kMps ? Lever::kMps : Lever::kTimeSlicing;
+  if (snap_.nodes[i].dra()) {
+    because(d, i, lever, WhyCode::kDraNoSharing,
+            fmt::format("{} offers its GPUs through DRA ({}): a device is shared only among the "
+                        "pods of one claim, by the claim's configuration",
+                        snap_.nodes[i].name, capacityModelName(snap_.nodes[i].capacityModel)));
+    return {};
+  }
   int limit = 0;
   if (mode == SharingMode::kMps) {
     std::string blocker =

@@ -125,6 +125,24 @@ std::string gpuUseOf(const json& podSpec) {
   return {};
 }
 
+// spec.resourceClaims; for a pod, with the names of the claims made from its templates
+// (status.resourceClaimStatuses).
+std::vector<PodClaimRef> claimRefs(const json& podSpec, const json& status) {
+  std::vector<PodClaimRef> out;
+  for (const auto& c : fields::array(podSpec, "resourceClaims")) {
+    out.push_back({fields::string(c, "name"), fields::string(c, "resourceClaimTemplateName"),
+                   fields::string(c, "resourceClaimName")});
+  }
+  for (const auto& made : fields::array(status, "resourceClaimStatuses")) {
+    const std::string name = fields::string(made, "name");
+    for (auto& ref : out) {
+      if (ref.name == name && !ref.templateName.empty())
+        ref.claimName = fields::string(made, "resourceClaimName");
+    }
+  }
+  return out;
+}
+
 // The GPU memory one pod of spec `podSpec` and annotations `annotations` takes per device
 // (gpu_memory_need.h), from its containers' command lines.
 GpuMemoryNeed podGpuMemoryNeed(const json& podSpec, const Labels& annotations) {
@@ -171,6 +189,7 @@ PodState parsePod(const json& item) {
   p.startedAt = core::parseRfc3339(fields::string(status, "startTime"));
   if (!p.startedAt) p.startedAt = meta.createdAt;
   p.resourceClaims = hasResourceClaims(spec);
+  p.claims = claimRefs(spec, status);
   p.gpuMemory = podGpuMemoryNeed(spec, meta.annotations);
   if (fields::find(spec, "priority") != nullptr) p.priority = fields::int32(spec, "priority");
   for (const auto& c : fields::array(status, "conditions")) {
@@ -180,6 +199,9 @@ PodState parsePod(const json& item) {
     if (const json* c = unschedulableCondition(status)) {
       p.unschedulable = true;
       p.insufficientResource = insufficientResource(*c);
+      // kube-scheduler's DynamicResources plugin, when no node has the devices the claims need.
+      p.claimsUnallocatable =
+          fields::string(*c, "message").find("cannot allocate all claims") != std::string::npos;
     }
   }
   return p;
@@ -206,6 +228,7 @@ void readTemplate(const json& podSpec, const Labels& annotations, ScaleTarget& t
   target.gpuRequests = podGpuRequests(podSpec);
   target.nodeSelector = fields::stringMap(podSpec, "nodeSelector");
   target.gpuMemory = podGpuMemoryNeed(podSpec, annotations);
+  target.claims = claimRefs(podSpec, json::object());
 }
 
 }  // namespace detail

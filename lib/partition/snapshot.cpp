@@ -4,6 +4,7 @@
 #include <set>
 
 #include "config_sources.h"
+#include "dra_snapshot.h"
 #include "gpuscale/core/rfc3339.h"
 #include "gpuscale/k8s/well_known_keys.h"
 #include "gpuscale/partition/config_name.h"
@@ -240,9 +241,10 @@ void readInto(const KubeItem& item, const std::string& kind, Read&& read, Out&& 
   const ObjectMeta id = identityOf(*item.object);
   const std::string reason = r.status().reason();
   skipped.push_back({kind, id.ns, id.name, id.uid,
-                     reason == fields::kRangeReason ? "out_of_range"
-                     : reason == kNoScaleReason     ? "no_scale"
-                                                    : "malformed",
+                     reason == fields::kRangeReason    ? "out_of_range"
+                     : reason == kNoScaleReason        ? "no_scale"
+                     : reason == kDraUnsupportedReason ? "unsupported"
+                                                       : "malformed",
                      r.status().message()});
 }
 
@@ -324,11 +326,13 @@ ClusterSnapshot build(const std::vector<KubeItem>& items) {
   ClusterSnapshot snap;
   std::vector<ConfigMapState> configMaps;
   std::vector<NodeObject> nodes;
+  detail::DraObjects dra;
   std::vector<ScaledObjectObject> scaledObjects;
   std::map<std::string, ScaleObject> scales;  // by the workload's uid
   std::vector<KubeItem> others;               // maybe workloads an HPA scales through /scale
   std::vector<std::pair<PodState, const json*>> pods;
   auto& skipped = snap.skipped;
+  auto into = [](auto& list) { return [&list](auto o) { list.push_back(std::move(o)); }; };
   for (const KubeItem& item : items) {
     const std::string kind = item.kind.empty() ? kindOf(*item.object) : std::string(item.kind);
     if (kind == "Node") {
@@ -361,6 +365,14 @@ ClusterSnapshot build(const std::vector<KubeItem>& items) {
                 {cm.meta.ns.empty() ? "default" : cm.meta.ns, cm.meta.name, std::move(cm.data)});
           },
           skipped);
+    } else if (kind == "ResourceSlice") {
+      readInto(item, kind, readResourceSlice, into(dra.slices), skipped);
+    } else if (kind == "ResourceClaim") {
+      readInto(item, kind, readResourceClaim, into(dra.claims), skipped);
+    } else if (kind == "ResourceClaimTemplate") {
+      readInto(item, kind, readResourceClaimTemplate, into(dra.templates), skipped);
+    } else if (kind == "DeviceClass") {
+      readInto(item, kind, readDeviceClass, into(dra.classes), skipped);
     } else {
       others.push_back(item);
     }
@@ -400,6 +412,7 @@ ClusterSnapshot build(const std::vector<KubeItem>& items) {
       node.gpuTenants[std::string(unsharedResourceName(name))].insert(pod.ns);
     }
   }
+  detail::applyDra(snap, dra);
   for (auto& node : snap.nodes) {
     for (auto& gpu : node.gpus) gpu.busy = node.hasGpuPods;
   }

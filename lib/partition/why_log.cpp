@@ -48,6 +48,11 @@ WhyReason nodeNotReshapeable(const NodeState& n) {
     return reason(WhyCode::kNotMigCapable,
                   fmt::format("no MIG-capable GPU model for product \"{}\"", n.product));
   }
+  if (n.capacityModel == CapacityModel::kDraPartitionable) {
+    return reason(WhyCode::kDraPartitionable,
+                  "the DRA driver creates MIG devices when claims are allocated: nothing to "
+                  "reshape, the free counters are the ceiling");
+  }
   if (!n.migManaged()) {
     return reason(WhyCode::kMigNotManaged,
                   "no mig-manager reports nvidia.com/mig.config.state on this node: nothing would "

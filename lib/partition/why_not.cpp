@@ -14,7 +14,7 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-constexpr core::EnumNames<WhyCode, 34> kNames{{
+constexpr core::EnumNames<WhyCode, 36> kNames{{
     {WhyCode::kNotBlocked, "NotBlocked"},
     {WhyCode::kScaleUpCooldown, "ScaleUpCooldown"},
     {WhyCode::kWaitingForMapping, "WaitingForMapping"},
@@ -49,6 +49,8 @@ constexpr core::EnumNames<WhyCode, 34> kNames{{
     {WhyCode::kMigModeBusyNode, "MigModeBusyNode"},
     {WhyCode::kMigNotManaged, "MigNotManaged"},
     {WhyCode::kOtherTenant, "OtherTenant"},
+    {WhyCode::kDraPartitionable, "DraPartitionable"},
+    {WhyCode::kDraNoSharing, "DraNoSharing"},
 }};
 
 const WhyReason* find(const HpaWhy& why, WhyCode code) {

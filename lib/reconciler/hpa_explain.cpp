@@ -8,6 +8,8 @@
 
 #include "gpuscale/core/rfc3339.h"
 #include "gpuscale/k8s/well_known_keys.h"
+#include "gpuscale/partition/dra_capacity.h"
+#include "gpuscale/partition/resource_names.h"
 #include "gpuscale/reconciler/hpa_state_store.h"
 
 namespace gpuscale::reconciler {
@@ -36,6 +38,10 @@ std::string outsideThePlanner(const partition::HpaState& hpa,
   if (target == nullptr) {
     return fmt::format("TargetNotFound: its scale target {} {} is not in the cluster state",
                        hpa.targetKind, hpa.targetName);
+  }
+  if (target->gpuRequests.empty() && !target->draProblem.empty()) {
+    return fmt::format("ClaimsNotCounted: the pods of {} {} claim devices through DRA, but {}",
+                       hpa.targetKind, hpa.targetName, target->draProblem);
   }
   if (target->gpuRequests.empty()) {
     return fmt::format("NoGpuRequest: the pods of {} {} request no nvidia.com/ resource",
@@ -75,6 +81,20 @@ std::vector<partition::PlanAction> actionsFor(const partition::Plan& plan,
   return out;
 }
 
+// Every GPU node's model, in name order.
+std::vector<NodeModel> nodeModels(const partition::ClusterSnapshot& snapshot) {
+  std::vector<NodeModel> out;
+  for (const auto& n : snapshot.nodes) {
+    const bool gpus = std::any_of(n.allocatable.begin(), n.allocatable.end(), [](const auto& kv) {
+      return kv.first.starts_with(partition::kNvidiaPrefix);
+    });
+    if (!gpus && !n.dra()) continue;
+    out.push_back({n.name, std::string(partition::capacityModelName(n.capacityModel)),
+                   n.draPool != nullptr ? n.draPool->describe() : std::string()});
+  }
+  return out;
+}
+
 }  // namespace
 
 core::Result<Explanations> explainPass(const Pass& pass, const partition::PolicySet& policies,
@@ -83,6 +103,7 @@ core::Result<Explanations> explainPass(const Pass& pass, const partition::Policy
   const partition::ClusterSnapshot& snapshot = pass.snapshot;
   Explanations out;
   out.skipped = snapshot.skipped;
+  out.nodes = nodeModels(snapshot);
   if (!request.name.empty() && snapshot.hpa(request.ns, request.name) == nullptr) {
     for (const auto& s : snapshot.skipped) {
       if (s.kind == "HorizontalPodAutoscaler" && s.ns == request.ns && s.name == request.name) {
@@ -151,6 +172,15 @@ nlohmann::ordered_json explanationsJson(const Explanations& explanations) {
     items.push_back(std::move(item));
   }
   Json out{{"hpas", std::move(items)}};
+  if (!explanations.nodes.empty()) {
+    Json nodes = Json::array();
+    for (const auto& n : explanations.nodes) {
+      Json node{{"name", n.name}, {"model", n.model}};
+      if (!n.detail.empty()) node["detail"] = n.detail;
+      nodes.push_back(std::move(node));
+    }
+    out["nodes"] = std::move(nodes);
+  }
   if (!explanations.skipped.empty()) {
     Json skipped = Json::array();
     for (const auto& s : explanations.skipped) {
@@ -177,6 +207,12 @@ std::string explanationsText(const Explanations& explanations) {
     out += partition::whyToText(*e.why);
     if (e.ceilingField != "maxReplicas") out += "  ceiling held by: " + e.ceilingField + "\n";
     for (const auto& a : e.actions) out += "  plan: " + partition::actionToText(a) + "\n";
+  }
+  if (!explanations.nodes.empty()) {
+    out += "GPU nodes (how each offers its GPUs):\n";
+    for (const auto& n : explanations.nodes) {
+      out += fmt::format("  {}: {}{}{}\n", n.name, n.model, n.detail.empty() ? "" : ", ", n.detail);
+    }
   }
   if (!explanations.skipped.empty()) {
     out += "Objects that do not read (planned as if absent):\n";

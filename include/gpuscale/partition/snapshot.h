@@ -23,6 +23,7 @@
 #include <chrono>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -50,6 +51,15 @@ using TimePoint = std::chrono::system_clock::time_point;
 // Device-plugin config keys gpuscale writes start with this; scale-in only lowers time-slicing it
 // set.
 inline constexpr std::string_view kOwnedConfigPrefix = "gpuscale-";
+
+// How a node offers its GPUs to pods: the NVIDIA device plugin (node allocatable), or NVIDIA's GPU
+// DRA driver (ResourceSlices the scheduler allocates claims from) with MIG devices made by
+// mig-manager (static) or carved by the driver at allocation (partitionable devices).
+enum class CapacityModel { kDevicePlugin, kDraStatic, kDraPartitionable };
+// "device plugin" | "DRA static" | "DRA partitionable"
+std::string_view capacityModelName(CapacityModel model);
+
+struct DraPool;  // dra_capacity.h
 
 struct GpuState {
   int index = 0;
@@ -105,6 +115,12 @@ struct NodeState {
   // Mean utilisation (0..1) of the physical devices that hold pods, per base resource
   // ("nvidia.com/mig-1g.5gb", "nvidia.com/gpu"), as the caller's metrics show it; empty: unknown.
   std::map<std::string, double, std::less<>> utilization;
+  // DRA nodes (dra_capacity.h): `allocatable` and `devices` hold the devices the driver published
+  // per kind (partitionable: those allocated plus those the free counters still allow), `used` the
+  // devices claims hold; no time-slicing. `draPool` is the node's pool as the scheduler uses it.
+  CapacityModel capacityModel = CapacityModel::kDevicePlugin;
+  std::shared_ptr<const DraPool> draPool;
+  bool dra() const { return capacityModel != CapacityModel::kDevicePlugin; }
 
   // Time-slicing replicas of `resource` (".shared" names map to their base resource).
   int replicasFor(std::string_view resource) const;
@@ -116,6 +132,17 @@ struct NodeState {
   // empty). Without one nothing applies a MIG config: the node is not MIG-managed, and the planner
   // never reshapes it.
   bool migManaged() const { return !migConfigState.empty(); }
+};
+
+// A pod's (or pod template's) spec.resourceClaims entry: a claim made per pod from a template, or a
+// claim shared by name.
+struct PodClaimRef {
+  std::string name;          // the pod's name for it
+  std::string templateName;  // resourceClaimTemplateName
+  // resourceClaimName, or for a template the claim made for this pod
+  // (status.resourceClaimStatuses); "" until it is made.
+  std::string claimName;
+  friend bool operator==(const PodClaimRef&, const PodClaimRef&) = default;
 };
 
 struct PodState {
@@ -133,9 +160,14 @@ struct PodState {
   // nvidia.com/gpu"), or "": an nvidia.com/ request in a container, an init container, a sidecar
   // or pod-level resources, or DRA claims.
   std::string gpuUse;
-  std::string insufficientResource;  // Pending+Unschedulable with "Insufficient nvidia.com/..."
-  bool nominated = false;            // status.nominatedNodeName set (preempting)
-  bool unschedulable = false;        // Pending, PodScheduled False/Unschedulable (any message)
+  // Pending+Unschedulable with "Insufficient nvidia.com/..."; for a pod whose claims could not be
+  // allocated, its workload's resource (dra_capacity.h).
+  std::string insufficientResource;
+  std::vector<PodClaimRef> claims;
+  // Pending+Unschedulable because the scheduler "cannot allocate all claims".
+  bool claimsUnallocatable = false;
+  bool nominated = false;      // status.nominatedNodeName set (preempting)
+  bool unschedulable = false;  // Pending, PodScheduled False/Unschedulable (any message)
   // status.startTime (the kubelet took the pod), else metadata.creationTimestamp, when it parses.
   std::optional<TimePoint> startedAt;
   // The GPU memory the pod takes per device (gpu_memory_need.h): what sharing its device must leave
@@ -169,6 +201,14 @@ struct ScaleTarget {
   // No pod template the reader knows: the three fields above come from the workload's first pod
   // (namespace/name order) when the snapshot is built.
   bool templateFromPods = false;
+  // The pod template's resourceClaims. When it names ResourceClaimTemplates the planner can count
+  // (dra_capacity.h), gpuRequests holds the devices one pod's claims take, by kind; otherwise
+  // draProblem says why not.
+  std::vector<PodClaimRef> claims;
+  std::string draProblem;
+  // gpuRequests come from the pods' claims: the pods run only on nodes that follow a DRA model
+  // (NodeState::dra()), and pods of other workloads never on those.
+  bool draClaims = false;
   bool selects(const PodState& pod) const;
 };
 
@@ -256,7 +296,8 @@ struct HpaState {
 struct SkippedObject {
   std::string kind, ns, name, uid;  // what of its identity reads ("" otherwise)
   // "malformed" | "out_of_range" | "no_scale" (a scalable workload without its /scale: the pods
-  // cannot be found) (a metric label)
+  // cannot be found) | "unsupported" (valid for the API, not modelled: dra_objects.h) (a metric
+  // label)
   std::string reason;
   std::string message;  // which field, and what it must be
   friend bool operator==(const SkippedObject&, const SkippedObject&) = default;
@@ -284,11 +325,12 @@ struct ClusterSnapshot {
 // Builds the snapshot from a `kind: List` (or an array of Lists/objects, or an object with
 // `items`). Kinds used: Node, Pod, HorizontalPodAutoscaler, Deployment, StatefulSet, ReplicaSet,
 // ConfigMap, ScaledObject (the holders of KEDA-owned HPAs' ceilings), Scale
-// (autoscaling/v1, paired with its workload by uid), and objects of any other kind that an HPA
-// scales (readScalableWorkload); others are ignored. An object of these kinds that does not read (a
-// field of the wrong JSON type, a number beyond what the planner models) is skipped, with its
-// reason, into ClusterSnapshot::skipped: no object stops a snapshot. Errors (Status::invalid) only
-// for a dump that is no list of objects.
+// (autoscaling/v1, paired with its workload by uid), DRA's ResourceSlice, ResourceClaim,
+// ResourceClaimTemplate and DeviceClass (dra_capacity.h), and objects of any other kind that an
+// HPA scales (readScalableWorkload); others are ignored. An object of these kinds that does not
+// read (a field of the wrong JSON type, a number beyond what the planner models) is skipped, with
+// its reason, into ClusterSnapshot::skipped: no object stops a snapshot. Errors (Status::invalid)
+// only for a dump that is no list of objects.
 core::Result<ClusterSnapshot> buildSnapshot(const nlohmann::json& dump);
 
 // One input object of a snapshot, not copied: its kind ("" = read the object's own `kind`, as a

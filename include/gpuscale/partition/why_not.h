@@ -63,6 +63,12 @@
 //                                     a reshape and once the pods fill what they have
 //   OtherTenant                       pods of a namespace the policy does not let share GPUs with
 //                                     the HPA's hold the resource there (partition/gpu_tenancy.h)
+//   DraPartitionable (migReshape)     the node's GPUs are partitionable devices of the DRA
+//                                     driver: it creates a MIG device when the scheduler
+//                                     allocates one, so there is nothing to reshape (the free
+//                                     counters are the ceiling)
+//   DraNoSharing                      the node offers its GPUs through DRA: node-wide
+//                                     time-slicing and MPS (device-plugin configs) do not apply
 //   NoTimeSlicingGain                 more replicas add no pod there
 //   TimeSliced                        the plan raises replicas there (+pods)
 // clang-format on
@@ -116,6 +122,8 @@ enum class WhyCode {
   kMigModeBusyNode,
   kMigNotManaged,
   kOtherTenant,
+  kDraPartitionable,
+  kDraNoSharing,
 };
 
 // "NotBlocked", "ScaleUpCooldown", ... (the names in the file comment).

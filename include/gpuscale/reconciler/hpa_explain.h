@@ -7,8 +7,9 @@
 // held, the per-GPU mapping clears `busy` when given and a workload is blocked, the planner plans)
 // and takes each HPA's reasons from its plan (partition/why_not.h). What stops an HPA before the
 // planner sees it is said here: no policy manages it (or its annotation names a policy that does
-// not admit it), its scale target is missing or requests no nvidia.com/ resource, or an earlier
-// raise is in flight.
+// not admit it), its scale target is missing or requests no nvidia.com/ resource (for pods that
+// claim devices through DRA: why their claims cannot be counted), or an earlier raise is in
+// flight.
 //
 // Thread safety: pure functions apart from the mapping, which may call Prometheus (call from a
 // thread that may block).
@@ -44,10 +45,18 @@ struct HpaExplanation {
   std::vector<partition::PlanAction> actions;
 };
 
-// The answer: one explanation per HPA asked about, and the objects the pass could not read (it
-// planned as if they were absent).
+// How a GPU node offers its GPUs (partition::CapacityModel): "device plugin", "DRA static" or
+// "DRA partitionable", and for a DRA node its pool (DraPool::describe).
+struct NodeModel {
+  std::string name, model, detail;
+};
+
+// The answer: one explanation per HPA asked about, the model every GPU node follows (a node with
+// nvidia.com/ allocatable or a gpu.nvidia.com ResourceSlice pool), and the objects the pass could
+// not read (it planned as if they were absent).
 struct Explanations {
   std::vector<HpaExplanation> hpas;
+  std::vector<NodeModel> nodes;
   std::vector<partition::SkippedObject> skipped;
 };
 
@@ -72,10 +81,11 @@ core::Result<Explanations> explainHpas(const nlohmann::json& dump,
                                        const partition::PolicySet& policies,
                                        const ExplainRequest& request);
 
-// {"hpas": [...], "skipped": [{"kind","namespace","name","reason","message"}]} ("skipped" only
-// when some object was skipped).
+// {"hpas": [...], "nodes": [{"name","model","detail"}], "skipped": [{"kind","namespace","name",
+// "reason","message"}]} ("nodes" only when there is a GPU node, "skipped" only when some object
+// was skipped).
 nlohmann::ordered_json explanationsJson(const Explanations& explanations);
-// One block per HPA, then the skipped objects.
+// One block per HPA, then the GPU nodes' models, then the skipped objects.
 std::string explanationsText(const Explanations& explanations);
 
 }  // namespace gpuscale::reconciler

@@ -1,7 +1,9 @@
 // Structure-aware fuzzing of the reconciler's pass over what a cluster may hold: the input bytes
 // choose a list of Kubernetes objects of the kinds the snapshot reads (GPU nodes with any labels,
 // allocatable and annotations, pods with any containers, requests and status, workloads, priority
-// classes, the GPU Operator's ConfigMaps, the reconciler's state ConfigMap) and HPAs that
+// classes, the GPU Operator's ConfigMaps, the reconciler's state ConfigMap, DRA's ResourceSlices,
+// DeviceClasses, ResourceClaimTemplates and ResourceClaims with CEL selectors in and outside the
+// subset the planner evaluates, and bytes as selectors) and HPAs that
 // kube-apiserver's validation admits (every metric source with every target permutation it lets
 // through, int32 limits, any scale target kind, empty or partial status), with label sets up to a
 // few hundred entries. Then the controller's pass (reconciler/pass.h) plans over them and
@@ -158,7 +160,10 @@ json pod(FuzzedDataProvider& p, int index) {
     spec["initContainers"] = {init};
   }
   if (p.ConsumeBool()) spec["nodeName"] = pick(p, kNodes);
-  if (p.ConsumeBool()) spec["resourceClaims"] = {{{"name", "gpu"}}};
+  if (p.ConsumeBool()) {
+    spec["resourceClaims"] = {{{"name", "gpu"}}};
+    if (p.ConsumeBool()) spec["resourceClaims"][0]["resourceClaimTemplateName"] = "t";
+  }
   // What the Priority admission plugin resolved: any int32 (system classes go up to 2000001000).
   if (p.ConsumeBool()) spec["priority"] = int32(p, std::numeric_limits<std::int32_t>::min());
   json status{{"phase", pick(p, {"Pending", "Running", "Succeeded", "Failed", "Unknown"})}};
@@ -171,6 +176,10 @@ json pod(FuzzedDataProvider& p, int index) {
         {{"type", "Ready"}, {"status", pick(p, {"True", "False"})}}};
   }
   if (p.ConsumeBool()) status["startTime"] = "2026-11-22T00:59:50Z";
+  if (p.ConsumeBool()) {
+    status["resourceClaimStatuses"] = {
+        {{"name", "gpu"}, {"resourceClaimName", pick(p, {"c0", "c1", "c2"})}}};
+  }
   return {{"kind", "Pod"},
           {"metadata",
            {{"name", "p" + std::to_string(index)},
@@ -185,6 +194,10 @@ json workload(FuzzedDataProvider& p) {
   if (p.ConsumeBool()) podSpec["nodeSelector"] = {{"nvidia.com/gpu.product", "Tesla-T4"}};
   // Never read: a template's class name is not what admission resolved.
   if (p.ConsumeBool()) podSpec["priorityClassName"] = pick(p, {"gold", "missing"});
+  if (p.ConsumeBool()) {
+    podSpec["resourceClaims"] = {
+        {{"name", "gpu"}, {"resourceClaimTemplateName", pick(p, {"t", "missing"})}}};
+  }
   const std::string app = pick(p, kApps);
   const json tmpl{{"metadata", {{"labels", {{"app", app}}}}}, {"spec", podSpec}};
   const json spec{{"replicas", int32(p, 0)},
@@ -300,6 +313,103 @@ json hpa(FuzzedDataProvider& p, int index) {
   return item;
 }
 
+// A CEL selector: the driver's classes', typical claims', constructs outside the subset, errors at
+// evaluation, and arbitrary bytes.
+std::string selector(FuzzedDataProvider& p) {
+  if (p.ConsumeIntegralInRange<int>(0, 4) == 0) return p.ConsumeRandomLengthString(64);
+  return pick(
+      p, {"device.driver == 'gpu.nvidia.com' && "
+          "device.attributes['gpu.nvidia.com'].type == 'mig'",
+          "device.attributes['gpu.nvidia.com'].type == 'gpu'",
+          "device.attributes['gpu.nvidia.com'].profile in ['1g.5gb', '3g.20gb']",
+          "device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('10Gi')) >= 0",
+          "device.attributes['gpu.nvidia.com'].uuid == 'MIG-0'",
+          "device.attributes['gpu.nvidia.com'].missing",
+          "device.attributes['gpu.nvidia.com'].driverVersion.isGreaterThan(semver('1.0.0'))",
+          "device.attributes['gpu.nvidia.com'].productName.matches('(')", "cel.bind(x, 1, x == 1)",
+          "1 / 0 == 0", "((((true))))"});
+}
+
+// One device of the driver (or something like one): type, profile, uuid, memory, maybe counters
+// and a taint.
+json draDevice(FuzzedDataProvider& p, int index) {
+  json attributes{{"type", {{"string", pick(p, {"gpu", "mig", "vfio", ""})}}},
+                  {"profile", {{"string", pick(p, {"1g.5gb", "3g.20gb", "7g.40gb", "x"})}}},
+                  {"uuid", {{"string", "MIG-" + std::to_string(index)}}},
+                  {"driverVersion", {{"version", pick(p, {"550.90.7", "1.0.0-rc.1", "x"})}}}};
+  if (p.ConsumeBool()) attributes["resource.kubernetes.io/numaNode"] = {{"ints", {0, 1}}};
+  json d{{"name", "d" + std::to_string(index)},
+         {"attributes", attributes},
+         {"capacity", {{"memory", {{"value", quantity(p)}}}}}};
+  if (p.ConsumeBool()) {
+    const json counters{{"memory-slice-0", {{"value", quantity(p)}}}};
+    d["consumesCounters"] =
+        json::array({json{{"counterSet", pick(p, {"s", "missing"})}, {"counters", counters}}});
+  }
+  if (p.ConsumeBool()) d["taints"] = {{{"key", "k"}, {"effect", pick(p, {"None", "NoSchedule"})}}};
+  return d;
+}
+
+json draObject(FuzzedDataProvider& p, int index) {
+  const json meta{{"name", "dra" + std::to_string(index)}, {"namespace", pick(p, kNamespaces)}};
+  switch (p.ConsumeIntegralInRange<int>(0, 3)) {
+    case 0: {
+      json spec{{"driver", pick(p, {"gpu.nvidia.com", "example.com"})},
+                {"pool",
+                 {{"name", pick(p, kNodes)},
+                  {"generation", p.ConsumeIntegralInRange<std::int64_t>(0, 3)},
+                  {"resourceSliceCount", p.ConsumeIntegralInRange<std::int64_t>(1, 2)}}}};
+      if (p.ConsumeBool()) {
+        spec["nodeName"] = spec["pool"]["name"];
+      } else {
+        spec["allNodes"] = true;
+      }
+      for (int i = p.ConsumeIntegralInRange<int>(0, 8); i > 0; --i) {
+        spec["devices"].push_back(draDevice(p, i));
+      }
+      if (p.ConsumeBool()) {
+        spec["sharedCounters"] = {
+            {{"name", "s"}, {"counters", {{"memory-slice-0", {{"value", quantity(p)}}}}}}};
+      }
+      return {{"kind", "ResourceSlice"}, {"metadata", meta}, {"spec", spec}};
+    }
+    case 1:
+      return {{"kind", "DeviceClass"},
+              {"metadata", {{"name", pick(p, {"gpu.nvidia.com", "mig.nvidia.com"})}}},
+              {"spec", {{"selectors", {{{"cel", {{"expression", selector(p)}}}}}}}}};
+    case 2: {
+      json request{{"deviceClassName", pick(p, {"gpu.nvidia.com", "mig.nvidia.com", "nope"})},
+                   {"count", p.ConsumeIntegralInRange<std::int64_t>(0, 3)},
+                   {"allocationMode", pick(p, {"ExactCount", "All"})}};
+      if (p.ConsumeBool()) request["selectors"] = {{{"cel", {{"expression", selector(p)}}}}};
+      json r{{"name", "gpu"}};
+      if (p.ConsumeBool()) {
+        r["exactly"] = request;
+      } else {
+        request["name"] = "a";
+        r["firstAvailable"] = {request};
+      }
+      return {{"kind", "ResourceClaimTemplate"},
+              {"metadata", {{"name", "t"}, {"namespace", meta["namespace"]}}},
+              {"spec", {{"spec", {{"devices", {{"requests", {r}}}}}}}}};
+    }
+    default:
+      return {
+          {"kind", "ResourceClaim"},
+          {"metadata", {{"name", pick(p, {"c0", "c1", "c2"})}, {"namespace", meta["namespace"]}}},
+          {"spec", json::object()},
+          {"status",
+           {{"allocation",
+             {{"devices",
+               {{"results",
+                 {{{"request", "gpu"},
+                   {"driver", "gpu.nvidia.com"},
+                   {"pool", pick(p, kNodes)},
+                   {"device", "d" + std::to_string(p.ConsumeIntegralInRange<int>(0, 8))}}}}}}}},
+            {"reservedFor", {{{"resource", "pods"}, {"name", "p1"}}}}}}};
+  }
+}
+
 constexpr const char* kMigConfigs =
     "version: v1\nmig-configs:\n"
     "  all-disabled:\n    - devices: all\n      mig-enabled: false\n"
@@ -326,7 +436,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   json items = json::array();
   int hpas = 0;
   for (int i = 0; i < 24 && p.remaining_bytes() > 0; ++i) {
-    switch (p.ConsumeIntegralInRange<int>(0, 7)) {
+    switch (p.ConsumeIntegralInRange<int>(0, 8)) {
       case 0:
         items.push_back(node(p));
         break;
@@ -341,6 +451,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       case 5:
         items.push_back(hpa(p, i));
         ++hpas;
+        break;
+      case 8:
+        items.push_back(draObject(p, i));
         break;
       case 6:
         items.push_back({{"kind", "PriorityClass"},

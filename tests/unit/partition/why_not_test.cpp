@@ -266,7 +266,7 @@ TEST(WhyNotTest, ANodeBackingOffSaysHowItsLastOperationEnded) {
 }
 
 TEST(WhyNotTest, EveryCodeHasAName) {
-  for (int c = 0; c <= static_cast<int>(WhyCode::kOtherTenant); ++c) {
+  for (int c = 0; c <= static_cast<int>(WhyCode::kDraNoSharing); ++c) {
     EXPECT_NE(whyCodeName(static_cast<WhyCode>(c)), "Unknown") << c;
   }
 }

@@ -6,6 +6,7 @@
 
 #include "gpuscale/core/rfc3339.h"
 #include "gpuscale/reconciler/hpa_state_store.h"
+#include "unit/partition/dra_objects.h"
 #include "unit/partition/kube_objects.h"
 
 namespace gpuscale::reconciler {
@@ -227,6 +228,48 @@ TEST(HpaExplainTest, ObjectsThatDoNotReadAreNamed) {
   ASSERT_EQ(j["skipped"].size(), 1u);
   EXPECT_EQ(j["skipped"][0]["name"], "bad");
   EXPECT_EQ(j["skipped"][0]["reason"], "malformed");
+}
+
+// A mixed cluster in one pass: each GPU node's model is named, and each HPA is planned on the
+// nodes of its pods' model.
+TEST(HpaExplainTest, NamesTheModelEachNodeFollows) {
+  auto explained = explainHpas(pt::draMixedCluster(), kState, partition::defaultPolicies(),
+                               {"", "", kNow, nullptr});
+  ASSERT_TRUE(explained.ok()) << explained.status().toString();
+  EXPECT_TRUE(explained->skipped.empty());
+  ASSERT_EQ(explained->hpas.size(), 2u);
+  for (const auto& e : explained->hpas) {
+    EXPECT_EQ(e.outside, "") << e.name;
+    EXPECT_TRUE(e.why.has_value()) << e.name;
+  }
+  const std::string text = explanationsText(*explained);
+  for (const char* line : {"  dp-a100: device plugin\n", "  dra-idle: DRA static, pool dra-idle",
+                           "  dra-part: DRA partitionable, pool dra-part",
+                           "  dra-static: DRA static, pool dra-static"}) {
+    EXPECT_NE(text.find(line), std::string::npos) << line << "\n" << text;
+  }
+  const json j = json::parse(explanationsJson(*explained).dump());
+  ASSERT_EQ(j["nodes"].size(), 4u) << j.dump(2);
+  EXPECT_EQ(j["nodes"][2]["name"], "dra-part");
+  EXPECT_EQ(j["nodes"][2]["model"], "DRA partitionable");
+
+  // Claims the planner cannot count: said before the planner, with the reason.
+  json dump = pt::draMixedCluster();
+  for (auto& item : dump["items"]) {
+    if (item["kind"] == "DeviceClass" && item["metadata"]["name"] == "mig.nvidia.com") {
+      item["spec"]["selectors"][0]["cel"]["expression"] = "cel.bind(t, 'mig', true)";
+    }
+  }
+  auto unsupported = explainHpas(dump, kState, partition::defaultPolicies(),
+                                 {"default", "claims-app", kNow, nullptr});
+  ASSERT_TRUE(unsupported.ok()) << unsupported.status().toString();
+  ASSERT_EQ(unsupported->hpas.size(), 1u);
+  EXPECT_TRUE(
+      unsupported->hpas[0].outside.starts_with("ClaimsNotCounted: the pods of Deployment "
+                                               "claims-app claim devices through DRA"))
+      << unsupported->hpas[0].outside;
+  EXPECT_NE(unsupported->hpas[0].outside.find("cel.bind() is not in the subset"), std::string::npos)
+      << unsupported->hpas[0].outside;
 }
 
 }  // namespace
