@@ -31,9 +31,11 @@
 #                                 WORK/prometheus; sets prom_url (after e2e_init; needs prometheus_run)
 # Functions return non-zero on failure (callers run under `set -e`). Logs: WORK/adapter.log.
 
-ADAPTER_PORT=
-ADAPTER_PID=
-ADAPTER_EXTRA_ARGS=()
+# Sourcing again (reconciler_identity.sh sources this file too) keeps a running adapter's state, so
+# the caller's cleanup still stops it.
+ADAPTER_PORT=${ADAPTER_PORT:-}
+ADAPTER_PID=${ADAPTER_PID:-}
+[ -n "${ADAPTER_EXTRA_ARGS+set}" ] || ADAPTER_EXTRA_ARGS=()
 
 adapter_stack_init() { # work adapter-binary rules-file
   _as_work=$1 _as_bin=$2 _as_rules=$3
