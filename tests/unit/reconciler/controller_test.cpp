@@ -21,23 +21,6 @@ using namespace std::chrono_literals;
 
 const TimePoint kNow = *core::parseRfc3339("2026-11-22T01:00:00Z");
 
-// The collection each object of the mixed cluster lives in.
-kube::ResourceRef collectionOf(const json& item) {
-  const std::string kind = item.value("kind", "");
-  const std::string ns = item["metadata"].value("namespace", "");
-  for (const auto& w : watchedResources()) {
-    if (kind == w.kind) {
-      const bool clusterScoped = kind == "Node" || kind == "ResourceSlice" || kind == "DeviceClass";
-      return kube::ResourceRef::collection(w.group, w.version, w.resource,
-                                           clusterScoped ? ""
-                                           : ns.empty()  ? "default"
-                                                         : ns);
-    }
-  }
-  ADD_FAILURE() << "no watched kind " << kind;
-  return {};
-}
-
 struct Fixture {
   std::shared_ptr<gpuscale::testing::FakeKubeClient> fake =
       std::make_shared<gpuscale::testing::FakeKubeClient>();
@@ -54,11 +37,7 @@ struct Fixture {
       }
       fake->setPath("/apis/resource.k8s.io/v1", {{"resources", resources}});
     }
-    const json dump = partition::testing::draMixedCluster();
-    for (const auto& item : dump["items"]) {
-      auto r = fake->create(collectionOf(item), item);
-      EXPECT_TRUE(r.ok()) << r.status().toString();
-    }
+    testing::seedWatched(*fake, partition::testing::draMixedCluster());
     auto events = std::make_shared<MemoryEventRecorder>();
     auto actuator = std::make_shared<KubeActuator>(
         fake, events, std::make_shared<NodeLevelGpuPodMapping>(), ActuatorOptions{});
