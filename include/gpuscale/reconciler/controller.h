@@ -1,5 +1,6 @@
 // The reconcile loop: informers on Nodes, Pods, HPAs, Deployments, StatefulSets and the GPU
-// Operator's ConfigMaps, each cached object trimmed to the fields the readers read
+// Operator's ConfigMaps, plus one per other kind the HPAs scale through /scale
+// (scale_target_watch.h), each cached object trimmed to the fields the readers read
 // (partition/read_fields.h; ControllerOptions::trimCachedObjects), so the caches grow with the
 // number of objects, not their size; a pass on every change (coalesced) and every resync period;
 // each pass is level-based: snapshot -> demand per managed HPA -> planner -> actuator, from the
@@ -48,6 +49,7 @@
 #include "gpuscale/reconciler/policy_source.h"
 #include "gpuscale/reconciler/reconciler_metrics.h"
 #include "gpuscale/reconciler/retried_writes.h"
+#include "gpuscale/reconciler/scale_target_watch.h"
 
 namespace gpuscale::reconciler {
 
@@ -147,6 +149,8 @@ class Controller {
   uint64_t seenReloads_ = 0;  // policy reload attempts already counted in /metrics
   std::function<bool()> isLeader_;
   std::vector<std::pair<std::string, std::unique_ptr<kube::Informer>>> informers_;  // kind
+  // Workloads of other kinds HPAs scale through /scale, and their Scales; loop thread.
+  std::unique_ptr<ScaleTargetWatch> scaleTargets_;
   mutable std::mutex mu_;
   std::condition_variable_any cv_;
   bool dirty_ = true;
