@@ -1,5 +1,7 @@
 #include "gpuscale/reconciler/scale_target_watch.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
@@ -29,6 +31,14 @@ TargetRef targetOf(const Object& hpa) {
               k8s::stringField(ref, "kind")};
   if (t.ns.empty()) t.ns = "default";
   return t;
+}
+
+// Whether the controller reads `t`'s kind itself. An HPA without an apiVersion is taken at its
+// kind's word (the snapshot pairs targets by kind and name).
+bool ownKind(const std::set<std::string>& ownKinds, const TargetRef& t) {
+  if (!t.apiVersion.empty()) return ownKinds.contains(groupOf(t.apiVersion) + "/" + t.kind);
+  return std::any_of(ownKinds.begin(), ownKinds.end(),
+                     [&](const std::string& k) { return k.ends_with("/" + t.kind); });
 }
 
 std::string skipReason(const core::Status& status) {
@@ -99,8 +109,7 @@ core::Result<std::vector<partition::SkippedObject>> listScaleTargets(
   for (const auto& item : items) {
     if (k8s::stringField(item, "kind") != "HorizontalPodAutoscaler") continue;
     TargetRef t = targetOf(item);
-    if (t.kind.empty() || t.name.empty() || ownKinds.contains(groupOf(t.apiVersion) + "/" + t.kind))
-      continue;
+    if (t.kind.empty() || t.name.empty() || ownKind(ownKinds, t)) continue;
     kinds[t.apiVersion + " " + t.kind].push_back(std::move(t));
   }
   std::vector<partition::SkippedObject> skipped;
@@ -204,9 +213,8 @@ void ScaleTargetWatch::update(const std::vector<kube::ObjectStore::Ptr>& hpas, T
   std::map<std::string, std::pair<std::string, std::vector<TargetRef>>> kinds;
   for (const auto& hpa : hpas) {
     TargetRef t = targetOf(*hpa);
-    if (t.kind.empty() || t.name.empty()) continue;
+    if (t.kind.empty() || t.name.empty() || ownKind(options_.ownKinds, t)) continue;
     const std::string groupKind = groupOf(t.apiVersion) + "/" + t.kind;
-    if (options_.ownKinds.contains(groupKind)) continue;
     auto& [apiVersion, refs] = kinds[groupKind];
     if (apiVersion.empty() || t.apiVersion < apiVersion) apiVersion = t.apiVersion;
     refs.push_back(std::move(t));

@@ -178,8 +178,10 @@ TEST(ScaleTargetWatchTest, ScalesAreReadWhenAWorkloadChangesAndNeverInSteadyStat
   ScaleTargetWatchOptions options;
   options.ownKinds = {"apps/Deployment"};
   ScaleTargetWatch watch(c.client, options, [&] { ++changes; });
+  // Deployments are the controller's own, also named without an apiVersion.
   const std::vector<json> hpas{hpaOn("big", kApiVersion, "LeaderWorkerSet"),
-                               hpaOn("web", "apps/v1", "Deployment")};
+                               hpaOn("web", "apps/v1", "Deployment"),
+                               hpaOn("old", "", "Deployment")};
 
   ASSERT_TRUE(updateUntil(watch, hpas, [&] { return collected(watch).size() == 4; }));
   EXPECT_EQ(collected(watch),
@@ -215,7 +217,7 @@ TEST(ScaleTargetWatchTest, ScalesAreReadWhenAWorkloadChangesAndNeverInSteadyStat
   EXPECT_EQ(collected(watch), (std::vector<std::string>{"LeaderWorkerSet/big=2", "Scale/big=2"}));
 
   // No HPA names the kind any more: its informer stops and its cache goes.
-  watch.update(ptrs({hpas[1]}), kNow);
+  watch.update(ptrs({hpas[1], hpas[2]}), kNow);
   EXPECT_EQ(watch.stats().informers, 0);
   EXPECT_TRUE(collected(watch).empty());
 }
