@@ -108,19 +108,39 @@ void trimPod(json& pod) {
   });
 }
 
+void trimPodTemplate(json& tpl) {
+  keepOnly(tpl, {"metadata", "spec"});
+  inMember(tpl, "metadata", [](json& meta) {
+    keepOnly(meta, {"annotations"});
+    trimAnnotations(meta);
+  });
+  inMember(tpl, "spec", trimPodSpec);
+}
+
 void trimWorkload(json& workload) {
   keepOnly(workload, {"apiVersion", "kind", "metadata", "spec"});
   inMember(workload, "spec", [](json& spec) {
     keepOnly(spec, {"replicas", "selector", "template"});
-    inMember(spec, "template", [](json& tpl) {
-      keepOnly(tpl, {"metadata", "spec"});
-      inMember(tpl, "metadata", [](json& meta) {
-        keepOnly(meta, {"annotations"});
-        trimAnnotations(meta);
-      });
-      inMember(tpl, "spec", trimPodSpec);
+    inMember(spec, "template", trimPodTemplate);
+  });
+}
+
+void trimLeaderWorkerSet(json& lws) {
+  keepOnly(lws, {"apiVersion", "kind", "metadata", "spec"});
+  inMember(lws, "spec", [](json& spec) {
+    keepOnly(spec, {"replicas", "leaderWorkerTemplate"});
+    inMember(spec, "leaderWorkerTemplate", [](json& lwt) {
+      keepOnly(lwt, {"size", "workerTemplate", "leaderTemplate"});
+      inMember(lwt, "workerTemplate", trimPodTemplate);
+      inMember(lwt, "leaderTemplate", trimPodTemplate);
     });
   });
+}
+
+void trimScale(json& scale) {
+  keepOnly(scale, {"apiVersion", "kind", "metadata", "spec", "status"});
+  inMember(scale, "spec", [](json& spec) { keepOnly(spec, {"replicas"}); });
+  inMember(scale, "status", [](json& status) { keepOnly(status, {"replicas", "selector"}); });
 }
 
 void trimHpa(json& hpa) {
@@ -214,10 +234,23 @@ json keepReadFields(std::string_view kind, json object) {
     trimHpa(object);
   } else if (kind == "ConfigMap") {
     keepOnly(object, {"apiVersion", "kind", "metadata", "data"});
+  } else if (kind == "Scale") {
+    trimScale(object);
   } else if (!trimDra(kind, object)) {
     return object;
   }
   trimMetadata(object, hpa);
+  return object;
+}
+
+json keepScalableWorkloadFields(std::string_view kind, json object) {
+  if (!object.is_object()) return object;
+  if (kind == "LeaderWorkerSet") {
+    trimLeaderWorkerSet(object);
+  } else {
+    trimWorkload(object);
+  }
+  trimMetadata(object, false);
   return object;
 }
 

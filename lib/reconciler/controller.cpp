@@ -78,6 +78,10 @@ void Controller::start(std::function<bool()> isLeader) {
     informer->start();
     informers_.emplace_back(w.kind, std::move(informer));
   }
+  ScaleTargetWatchOptions scalable;
+  for (const auto& w : kWatched) scalable.ownKinds.insert(std::string(w.group) + "/" + w.kind);
+  scalable.trimCachedObjects = options_.trimCachedObjects;
+  scaleTargets_ = std::make_unique<ScaleTargetWatch>(client_, scalable, [this] { trigger(); });
   loop_ = std::jthread([this](std::stop_token stop) { loop(stop); });
 }
 
@@ -101,6 +105,7 @@ void Controller::stop() {
   }
   for (auto& [_, informer] : informers_) informer->stop();
   for (auto& optional : optional_) optional->stop();
+  if (scaleTargets_) scaleTargets_->stop();
 }
 
 bool Controller::synced() const {
@@ -167,7 +172,9 @@ PassResult Controller::passFromCaches(TimePoint now) {
   std::vector<kube::ObjectStore::Ptr> held;
   std::vector<partition::KubeItem> items;
   for (const auto& [kind, informer] : informers_) {
-    for (auto& ptr : informer->store().all()) {
+    auto objects = informer->store().all();
+    if (scaleTargets_ && kind == "HorizontalPodAutoscaler") scaleTargets_->update(objects, now);
+    for (auto& ptr : objects) {
       items.push_back({kind, ptr.get()});
       held.push_back(std::move(ptr));
     }
@@ -178,6 +185,7 @@ PassResult Controller::passFromCaches(TimePoint now) {
       held.push_back(std::move(ptr));
     }
   }
+  if (scaleTargets_) scaleTargets_->collect(items, held);
   return passOver(items, now);
 }
 
@@ -214,7 +222,13 @@ PassResult Controller::passOver(const std::vector<partition::KubeItem>& items, T
     return result;
   }
   degraded_.cleared("snapshot", "cluster");
-  reportSkipped(pass->snapshot.skipped);
+  if (scaleTargets_ && !scaleTargets_->skipped().empty()) {
+    auto skipped = pass->snapshot.skipped;
+    skipped.insert(skipped.end(), scaleTargets_->skipped().begin(), scaleTargets_->skipped().end());
+    reportSkipped(skipped);
+  } else {
+    reportSkipped(pass->snapshot.skipped);
+  }
   checkPolicyScope(pass->snapshot, *policies);
   history_.record(pass->workloads, now);
   result.plan = pass->plan;

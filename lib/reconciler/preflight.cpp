@@ -11,6 +11,7 @@
 #include "gpuscale/k8s/well_known_keys.h"
 #include "gpuscale/partition/kube_objects.h"
 #include "gpuscale/reconciler/controller.h"
+#include "gpuscale/reconciler/scale_target_watch.h"
 
 namespace gpuscale::reconciler {
 namespace {
@@ -359,6 +360,60 @@ void checkNodes(kube::KubeClient& client, const PreflightOptions& o,
   if (o.policies != nullptr) checkPolicyScope(*o.policies, gpuNodes, out);
 }
 
+// Per kind HPAs scale through /scale beside Deployments and StatefulSets: served with /scale
+// (warn when not: those HPAs are skipped) and readable (list, watch, get <resource>/scale; fail
+// when not).
+void checkScaleTargets(kube::KubeClient& client, std::vector<PreflightCheck>& out) {
+  auto hpas = client.list(
+      kube::ResourceRef::collection("autoscaling", "v2", "horizontalpodautoscalers"), {});
+  if (!hpas) return;
+  std::map<std::string, std::pair<std::string, int>> kinds;  // "<apiVersion> <Kind>" -> an HPA
+  for (const auto& h : hpas->items) {
+    const std::string apiVersion = stringAt(h, {"spec", "scaleTargetRef", "apiVersion"});
+    const std::string kind = stringAt(h, {"spec", "scaleTargetRef", "kind"});
+    if (kind.empty() ||
+        (apiVersion == "apps/v1" && (kind == "Deployment" || kind == "StatefulSet")))
+      continue;
+    auto& [hpa, n] = kinds[apiVersion + " " + kind];
+    if (n++ == 0) {
+      hpa = stringAt(h, {"metadata", "namespace"}) + "/" + stringAt(h, {"metadata", "name"});
+    }
+  }
+  for (const auto& [key, entry] : kinds) {
+    const std::string apiVersion = key.substr(0, key.find(' '));
+    const std::string kind = key.substr(key.find(' ') + 1);
+    const std::string check = "scale-target " + kind;
+    const std::string hpas = fmt::format("{} HPA(s), e.g. {}", entry.second, entry.first);
+    auto resolved = resolveScalableKind(client, apiVersion, kind);
+    if (!resolved) {
+      out.push_back(
+          {check, CheckOutcome::kWarn,
+           fmt::format("{} scale it, and are skipped: {}", hpas, resolved.status().message()),
+           "install the kind's CRD (with a scale subresource), or fix the HPAs' "
+           "scaleTargetRef"});
+      continue;
+    }
+    std::vector<std::string> missing;
+    for (const auto& [verb, sub] : {std::pair{"list", ""}, {"watch", ""}, {"get", "scale"}}) {
+      const Permission p{verb, resolved->group, resolved->resource, sub, "", ""};
+      auto ok = allowed(client, p);
+      if (!ok || !*ok) missing.push_back(p.text());
+    }
+    if (missing.empty()) {
+      out.push_back(
+          {check, CheckOutcome::kOk, hpas + " scale it; watched and read through /scale", ""});
+      continue;
+    }
+    std::string list;
+    for (const auto& m : missing) list += (list.empty() ? "" : ", ") + m;
+    out.push_back({check, CheckOutcome::kFail,
+                   fmt::format("{} scale it, and are skipped: missing {}", hpas, list),
+                   "grant them with a ClusterRole labelled "
+                   "gpuscale.io/aggregate-to-reconciler-scale-targets: \"true\" (helm: "
+                   "reconciler.scaleTargets)"});
+  }
+}
+
 }  // namespace
 
 std::string_view checkOutcomeName(CheckOutcome outcome) {
@@ -435,6 +490,7 @@ PreflightReport preflight(kube::KubeClient& client, const PreflightOptions& o) {
   checkClusterPolicies(client, o, out);
   checkOperatorWorkloads(client, o, out);
   checkNodes(client, o, out);
+  checkScaleTargets(client, out);
   return report;
 }
 

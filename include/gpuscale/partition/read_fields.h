@@ -34,7 +34,14 @@
 //                the claim spec's devices.requests and devices.constraints (not the config);
 //                a claim's status.allocation.devices.results (request, driver, pool, device)
 //                and status.reservedFor (resource, name). Not status.devices.
+//   Scale        spec.replicas, status.replicas and status.selector.
 //   other kinds  everything: the object is returned as it came.
+// keepScalableWorkloadFields keeps, of a workload an HPA scales through /scale
+// (readScalableWorkload):
+//   LeaderWorkerSet  spec.replicas, spec.leaderWorkerTemplate.size, and its worker and leader
+//                    templates as a Deployment's pod template.
+//   any other kind   as a Deployment (spec.replicas, spec.selector, spec.template); the
+//                    annotation gpuscale.io/pods-per-replica is under gpuscale.io/.
 //
 // A field whose JSON type is not what the reader expects (a hand-written object, never an API
 // server) is kept whole, so the reader reports it exactly as it would on the full object: the
@@ -54,6 +61,9 @@ namespace gpuscale::partition {
 
 // `object` (of kind `kind`, as kube_objects.h names kinds) with only the fields above.
 nlohmann::json keepReadFields(std::string_view kind, nlohmann::json object);
+
+// `object`, a workload of kind `kind` an HPA scales through /scale, with only the fields above.
+nlohmann::json keepScalableWorkloadFields(std::string_view kind, nlohmann::json object);
 
 // Whether keepReadFields keeps the annotation `key` (a `gpuscale.io/` key).
 bool keepsAnnotation(std::string_view key);

@@ -1,11 +1,11 @@
 // The reconcile loop: informers on Nodes, Pods, HPAs, Deployments, StatefulSets, the GPU
-// Operator's ConfigMaps and, where the cluster serves them (optional_informer.h), the DRA objects
-// (ResourceSlices, DeviceClasses, ResourceClaimTemplates, ResourceClaims), each cached object
-// trimmed to the fields the readers read (partition/read_fields.h;
-// ControllerOptions::trimCachedObjects), so the caches grow with the number of objects, not their
-// size; a pass on every change (coalesced) and every resync period; each pass is level-based:
-// snapshot -> demand per managed HPA -> planner -> actuator, from the caches' current state only,
-// so passes are idempotent and a restart simply runs the next one.
+// Operator's ConfigMaps, where the cluster serves them (optional_informer.h) the DRA objects
+// (ResourceSlices, DeviceClasses, ResourceClaimTemplates, ResourceClaims), plus one per other kind
+// the HPAs scale through /scale (scale_target_watch.h), each cached object trimmed to the fields the
+// readers read (partition/read_fields.h; ControllerOptions::trimCachedObjects), so the caches grow
+// with the number of objects, not their size; a pass on every change (coalesced) and every resync
+// period; each pass is level-based: snapshot -> demand per managed HPA -> planner -> actuator, from
+// the caches' current state only, so passes are idempotent and a restart simply runs the next one.
 //
 // Each pass reads the reconciler's state store (hpa_state_store.h) for the HPA-side state
 // (cooldowns, original maxReplicas, intents); a pass that cannot read it acts on nothing. Before
@@ -51,6 +51,7 @@
 #include "gpuscale/reconciler/policy_source.h"
 #include "gpuscale/reconciler/reconciler_metrics.h"
 #include "gpuscale/reconciler/retried_writes.h"
+#include "gpuscale/reconciler/scale_target_watch.h"
 
 namespace gpuscale::reconciler {
 
@@ -159,6 +160,8 @@ class Controller {
   std::function<bool()> isLeader_;
   std::vector<std::pair<std::string, std::unique_ptr<kube::Informer>>> informers_;  // kind
   std::vector<std::unique_ptr<OptionalInformer>> optional_;
+  // Workloads of other kinds HPAs scale through /scale, and their Scales; loop thread.
+  std::unique_ptr<ScaleTargetWatch> scaleTargets_;
   mutable std::mutex mu_;
   std::condition_variable_any cv_;
   bool dirty_ = true;

@@ -34,6 +34,10 @@
 //                        nvidia.com/mig.config.state (failed: fail; pending or rebooting: warn).
 //   policy NAME          with the policy file: how many GPU nodes each policy may change
 //                        (Policy::selectsNode: nodeSelector, excludeNodes); none is a warning.
+//   scale-target KIND    per kind HPAs scale beside Deployments and StatefulSets (a
+//                        LeaderWorkerSet, a custom resource): served with a /scale subresource
+//                        (warn when not: those HPAs are skipped) and readable by this identity
+//                        (list, watch, get <resource>/scale; fail when not).
 //
 // Thread safety: a function; the client must be thread-safe.
 #pragma once

@@ -402,5 +402,55 @@ TEST(ReadFieldsTest, EachKindKeepsWhatItsReaderReads) {
   EXPECT_EQ(keepReadFields("Lease", lease), lease);
 }
 
+// A Scale, and workloads HPAs scale through /scale (a LeaderWorkerSet; any other kind read as a
+// Deployment-like one with the pods-per-replica annotation), read the same trimmed.
+TEST(ReadFieldsTest, ScalesAndScalableWorkloadsReadTheSameTrimmed) {
+  const json scale = padded(json::parse(R"({"kind": "Scale", "apiVersion": "autoscaling/v1",
+    "metadata": {"name": "big", "namespace": "a", "uid": "u5", "resourceVersion": "7"},
+    "spec": {"replicas": 2},
+    "status": {"replicas": 2, "selector": "app in (big),tier=gpu", "extra": 1}})"));
+  auto typedScale = [](const json& o) {
+    auto r = readScale(o);
+    return r ? json{meta(r->meta), r->specReplicas, r->statusReplicas, r->selector}
+             : json{{"error", r.status().message()}};
+  };
+  const json smallScale = keepReadFields("Scale", scale);
+  EXPECT_EQ(typedScale(smallScale), typedScale(scale));
+  EXPECT_EQ(smallScale.dump().find("extra"), std::string::npos);
+  EXPECT_EQ(smallScale.dump().find("managedFields"), std::string::npos);
+
+  const json lws = padded(json::parse(R"({"kind": "LeaderWorkerSet",
+    "apiVersion": "leaderworkerset.x-k8s.io/v1",
+    "metadata": {"name": "big", "namespace": "a", "uid": "u5"},
+    "spec": {"replicas": 2, "startupPolicy": "LeaderCreated",
+      "leaderWorkerTemplate": {"size": 4, "restartPolicy": "RecreateGroupOnPodRestart",
+        "leaderTemplate": {"spec": {"containers": [{"name": "l", "env": [{"name": "x"}],
+          "resources": {"limits": {"nvidia.com/gpu": "2"}}}]}},
+        "workerTemplate": {"metadata": {"annotations": {"gpuscale.io/gpu-memory": "20Gi"}},
+          "spec": {"containers": [{"name": "w",
+            "resources": {"limits": {"nvidia.com/gpu": "1"}}}]}}}},
+    "status": {"replicas": 2, "hpaPodSelector": "x=y"}})"));
+  const json custom = padded(json::parse(R"({"kind": "InferencePool",
+    "apiVersion": "example.com/v1",
+    "metadata": {"name": "pool", "namespace": "a", "uid": "u6",
+      "annotations": {"gpuscale.io/pods-per-replica": "3"}},
+    "spec": {"replicas": 1, "model": "m", "template": {"spec": {"containers": [{"name": "c",
+      "resources": {"limits": {"nvidia.com/mig-1g.5gb": "1"}}}]}}}})"));
+  const auto scaleObject = readScale(scale);
+  ASSERT_TRUE(scaleObject.ok());
+  for (const json* o : {&lws, &custom}) {
+    const std::string kind = (*o)["kind"];
+    const json small = keepScalableWorkloadFields(kind, *o);
+    auto typedOf = [&](const json& x) {
+      auto r = readScalableWorkload(x, kind, &*scaleObject);
+      return r ? typed(*r) : json{{"error", r.status().message()}};
+    };
+    EXPECT_EQ(typedOf(small), typedOf(*o)) << kind;
+    for (const char* gone : {"managedFields", "\"env\"", "startupPolicy", "\"model\"", "status"}) {
+      EXPECT_EQ(small.dump().find(gone), std::string::npos) << kind << " " << gone;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace gpuscale::partition

@@ -78,6 +78,22 @@ struct Cluster {
     add(coll("", "nodes"), node("cpu-0", json::object()));
   }
   void add(const kube::ResourceRef& ref, const json& o) { ASSERT_TRUE(fake.create(ref, o)); }
+  // An HPA on a LeaderWorkerSet, whose API discovery lists when `served`.
+  void scaleLeaderWorkerSet(bool served) {
+    json hpa = object("HorizontalPodAutoscaler", "big", "default");
+    hpa["spec"] = {{"scaleTargetRef",
+                    {{"apiVersion", "leaderworkerset.x-k8s.io/v1"},
+                     {"kind", "LeaderWorkerSet"},
+                     {"name", "big"}}}};
+    add(kube::ResourceRef::collection("autoscaling", "v2", "horizontalpodautoscalers", "default"),
+        hpa);
+    if (!served) return;
+    fake.setPath(
+        "/apis/leaderworkerset.x-k8s.io/v1",
+        {{"resources",
+          {{{"name", "leaderworkersets"}, {"namespaced", true}, {"kind", "LeaderWorkerSet"}},
+           {{"name", "leaderworkersets/scale"}, {"namespaced", true}, {"kind", "Scale"}}}}});
+  }
   void remove(const kube::ResourceRef& ref) { ASSERT_TRUE(fake.remove(ref).ok()); }
 };
 
@@ -242,6 +258,24 @@ const std::vector<Row>& rows() {
        },
        true,
        {{"node gpu-1", CheckOutcome::kWarn, "wait until mig-manager reports success"}}},
+      {"an HPA scales a LeaderWorkerSet: served with /scale and readable",
+       [](Cluster& c) { c.scaleLeaderWorkerSet(true); },
+       true,
+       {{"scale-target LeaderWorkerSet", CheckOutcome::kOk, "1 HPA(s), e.g. default/big"}}},
+      {"an HPA scales a LeaderWorkerSet the identity may not list",
+       [](Cluster& c) {
+         c.scaleLeaderWorkerSet(true);
+         c.denied.insert("list leaderworkersets.leaderworkerset.x-k8s.io");
+         c.denied.insert("get leaderworkersets.leaderworkerset.x-k8s.io/scale");
+       },
+       false,
+       {{"scale-target LeaderWorkerSet", CheckOutcome::kFail,
+         "missing list leaderworkersets.leaderworkerset.x-k8s.io, get "
+         "leaderworkersets.leaderworkerset.x-k8s.io/scale"}}},
+      {"an HPA scales a kind the cluster does not serve",
+       [](Cluster& c) { c.scaleLeaderWorkerSet(false); },
+       true,
+       {{"scale-target LeaderWorkerSet", CheckOutcome::kWarn, "serves no apiVersion"}}},
       {"a failed MIG change fails",
        [](Cluster& c) {
          ASSERT_TRUE(c.fake.patch(
