@@ -124,6 +124,45 @@ inline std::vector<json> objectsOf(gpuscale::testing::FakeKubeClient& fake) {
   return out;
 }
 
+// The collection of the watched kind (controller.h: watchedResources()) `item` lives in.
+inline kube::ResourceRef watchedCollectionOf(const json& item) {
+  const std::string kind = item.value("kind", "");
+  const std::string ns = item["metadata"].value("namespace", "");
+  for (const auto& w : watchedResources()) {
+    if (kind == w.kind) {
+      const bool clusterScoped = kind == "Node" || kind == "ResourceSlice" || kind == "DeviceClass";
+      return kube::ResourceRef::collection(w.group, w.version, w.resource,
+                                           clusterScoped ? ""
+                                           : ns.empty()  ? "default"
+                                                         : ns);
+    }
+  }
+  ADD_FAILURE() << "no watched kind " << kind;
+  return {};
+}
+
+// Creates every item of `dump` (of the watched kinds, the DRA kinds included) in `fake`.
+inline void seedWatched(gpuscale::testing::FakeKubeClient& fake, const json& dump) {
+  for (const auto& item : dump["items"]) {
+    auto r = fake.create(watchedCollectionOf(item), item);
+    EXPECT_TRUE(r.ok()) << r.status().toString();
+  }
+}
+
+// Everything of the watched kinds in `fake`, with `kind` set.
+inline std::vector<json> watchedObjectsOf(gpuscale::testing::FakeKubeClient& fake) {
+  std::vector<json> out;
+  for (const auto& w : watchedResources()) {
+    auto r = fake.list(kube::ResourceRef::collection(w.group, w.version, w.resource), {});
+    if (!r) continue;
+    for (auto item : r->items) {
+      item["kind"] = w.kind;
+      out.push_back(std::move(item));
+    }
+  }
+  return out;
+}
+
 // The built-in levers and limits as a policy file that admits the seed dumps' HPAs (namespace
 // "default"): a running reconciler manages nothing without one.
 inline std::shared_ptr<PolicySource> seedPolicies(
