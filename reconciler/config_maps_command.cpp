@@ -30,22 +30,20 @@ core::FlagSet configMapsFlagSet(ConfigMapsArgs& a) {
   return flags;
 }
 
-}  // namespace
-
-std::string configMapsFlagReference() { return core::markdownOf(configMapsFlagSet); }
-
-int runConfigMapsCommand(const std::vector<std::string>& args, std::ostream& out,
-                         std::ostream& err) {
-  ConfigMapsArgs a;
-  core::FlagSet flags = configMapsFlagSet(a);
-  std::vector<std::string> words;
-  if (auto exitCode = flags.parseCommand(args, out, err, &words)) return *exitCode;
+int runConfigMaps(ConfigMapsArgs& a, const std::vector<std::string>& words,
+                  const core::FlagSet& flags, std::ostream& out, std::ostream& err) {
   if (words != std::vector<std::string>{"init"}) return flags.usageError(err, "expected `init`");
   auto client = commandClient(a.kubeconfig, "configmaps");
   if (!client) return flags.usageError(err, client.status().message());
   const ConfigMapsInitReport report = initConfigMaps(**client, a.options);
   out << configMapsInitText(report);
   return report.ok() ? core::kExitOk : core::kExitFailed;
+}
+
+}  // namespace
+
+core::CommandHandler configMapsCommand() {
+  return core::flagCommand(configMapsFlagSet, runConfigMaps);
 }
 
 }  // namespace gpuscale::reconciler

@@ -9,17 +9,11 @@
 // not be created, 2 for bad usage or a kubeconfig that does not load.
 #pragma once
 
-#include <iosfwd>
-#include <string>
-#include <vector>
+#include "gpuscale/core/subcommands.h"
 
 namespace gpuscale::reconciler {
 
-// `args` are the words after "configmaps".
-int runConfigMapsCommand(const std::vector<std::string>& args, std::ostream& out,
-                         std::ostream& err);
-
-// The command's part of the flag reference (core::FlagSet::markdown).
-std::string configMapsFlagReference();
+// The command's handler (core::flagCommand).
+core::CommandHandler configMapsCommand();
 
 }  // namespace gpuscale::reconciler

@@ -76,13 +76,11 @@ int fail(std::ostream& err, const std::string& message) {
   return core::kExitError;
 }
 
-// Parses the flags into `a`; nullopt when the command should run, else its exit code.
-std::optional<int> parseArgs(const std::vector<std::string>& args, ExplainArgs& a,
-                             std::ostream& out, std::ostream& err) {
-  core::FlagSet flags = explainFlagSet(a);
-  std::vector<std::string> rest;
-  if (auto exitCode = flags.parseCommand(args, out, err, &rest)) return exitCode;
-  for (const auto& word : rest) {
+// Checks the HPA word (if any) and the flags that go together; nullopt when the command should run,
+// else its exit code.
+std::optional<int> checkArgs(ExplainArgs& a, const std::vector<std::string>& words,
+                             const core::FlagSet& flags, std::ostream& err) {
+  for (const auto& word : words) {
     if (!a.hpa.empty()) return flags.usageError(err, "unexpected argument " + word);
     a.hpa = word;
   }
@@ -136,13 +134,9 @@ core::Result<nlohmann::json> listCluster(const ExplainArgs& a,
   return nlohmann::json{{"kind", "List"}, {"items", std::move(items)}};
 }
 
-}  // namespace
-
-std::string explainFlagReference() { return core::markdownOf(explainFlagSet); }
-
-int runExplainCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  ExplainArgs a;
-  if (auto exitCode = parseArgs(args, a, out, err)) return *exitCode;
+int runExplain(ExplainArgs& a, const std::vector<std::string>& words, const core::FlagSet& flags,
+               std::ostream& out, std::ostream& err) {
+  if (auto exitCode = checkArgs(a, words, flags, err)) return *exitCode;
   spdlog::set_level(spdlog::level::warn);
   auto policies = loadPolicies(a.config, err);
   if (!policies) return core::kExitError;
@@ -188,5 +182,9 @@ int runExplainCommand(const std::vector<std::string>& args, std::ostream& out, s
                              : explanationsText(*explained));
   return core::kExitOk;
 }
+
+}  // namespace
+
+core::CommandHandler explainCommand() { return core::flagCommand(explainFlagSet, runExplain); }
 
 }  // namespace gpuscale::reconciler

@@ -12,15 +12,11 @@
 // 1 when the cluster could not be read or the HPA does not exist, 2 for bad usage or input.
 #pragma once
 
-#include <iosfwd>
-#include <string>
-#include <vector>
+#include "gpuscale/core/subcommands.h"
 
 namespace gpuscale::reconciler {
 
-// `args` are the words after "explain".
-int runExplainCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
-// The command's part of the flag reference (core::FlagSet::markdown).
-std::string explainFlagReference();
+// The command's handler (core::flagCommand).
+core::CommandHandler explainCommand();
 
 }  // namespace gpuscale::reconciler

@@ -18,7 +18,6 @@
 #include "gpuscale/core/duration.h"
 #include "gpuscale/core/flag_set.h"
 #include "gpuscale/core/signals.h"
-#include "gpuscale/kube/client_metrics.h"
 #include "gpuscale/kube/config.h"
 #include "gpuscale/kube/rest_client.h"
 #include "gpuscale/prom/caching_client.h"
@@ -264,8 +263,7 @@ int runRunCommand(const std::vector<std::string>& args, std::ostream& out, std::
   config->burst = 40;
   auto registry = std::make_shared<prometheus::Registry>();
   // Counts the 429s the client retries for the write in progress (retried_writes.h).
-  config->observer =
-      std::make_shared<ThrottleNotingObserver>(std::make_shared<kube::KubeClientMetrics>(registry));
+  config->observer = std::make_shared<ThrottleNotingObserver>(registry);
   auto metrics = std::make_shared<ReconcilerMetrics>(registry);
   std::unique_ptr<LeaderElector> elector;
   if (a.leaderElect && !a.dryRun) {

@@ -14,6 +14,7 @@
 #include "gpuscale/partition/demand.h"
 #include "gpuscale/partition/planner.h"
 #include "gpuscale/partition/snapshot.h"
+#include "unit/partition/pod_placement.h"
 
 namespace gpuscale::partition {
 namespace {
@@ -77,19 +78,7 @@ json pod(const std::string& app, int i, const std::string& resource, const std::
            {"namespace", "bench"},
            {"labels", {{"app", app}}}}},
          {"spec", podSpec(resource, pool)}};
-  if (nodeName.empty()) {
-    p["status"] = {
-        {"phase", "Pending"},
-        {"conditions",
-         json::array({{{"type", "PodScheduled"},
-                       {"status", "False"},
-                       {"reason", "Unschedulable"},
-                       {"message", "0/1000 nodes are available: 5 Insufficient " + resource}}})}};
-  } else {
-    p["spec"]["nodeName"] = nodeName;
-    p["status"] = {{"phase", "Running"},
-                   {"conditions", json::array({{{"type", "Ready"}, {"status", "True"}}})}};
-  }
+  testing::placePod(p, nodeName, "0/1000 nodes are available: 5 Insufficient " + resource);
   return p;
 }
 

@@ -21,9 +21,21 @@ std::string acceptedNames(std::initializer_list<prom::ResultType> accepted) {
   return out;
 }
 
-void addDelta(prometheus::Counter* counter, uint64_t now, uint64_t before) {
-  if (counter != nullptr && now > before) counter->Increment(static_cast<double>(now - before));
-}
+// The cache's counters: the CacheStats field each follows, in which family (calls or drops) and
+// with which label value there.
+struct CacheCounter {
+  uint64_t prom::CacheStats::*field;
+  bool drop;
+  const char* label;
+};
+constexpr CacheCounter kCacheCounters[] = {
+    {&prom::CacheStats::hits, false, "hit"},
+    {&prom::CacheStats::coalesced, false, "coalesced"},
+    {&prom::CacheStats::misses, false, "miss"},
+    {&prom::CacheStats::evictions, true, "size"},
+    {&prom::CacheStats::expired, true, "expired"},
+    {&prom::CacheStats::tooLarge, true, "too_large"},
+};
 
 }  // namespace
 
@@ -35,15 +47,12 @@ QueryRunner::QueryRunner(std::shared_ptr<prom::Client> client,
   if (!registry) return;
   auto& nan = core::counterFamily(*registry, "gpuscale_adapter_nan_values_total",
                                   "Samples left out of responses because Prometheus returned NaN");
-  nanCustom_ = &nan.Add({{"api", "custom"}});
-  nanExternal_ = &nan.Add({{"api", "external"}});
-  nanResource_ = &nan.Add({{"api", "resource"}});
   auto& infinite =
       core::counterFamily(*registry, "gpuscale_adapter_infinite_values_total",
                           "Samples left out of responses because Prometheus returned ±Inf");
-  infiniteCustom_ = &infinite.Add({{"api", "custom"}});
-  infiniteExternal_ = &infinite.Add({{"api", "external"}});
-  infiniteResource_ = &infinite.Add({{"api", "resource"}});
+  for (const char* api : {"custom", "external", "resource"}) {
+    unservable_[api] = {&nan.Add({{"api", api}}), &infinite.Add({{"api", api}})};
+  }
   cacheCalls_ = &core::counterFamily(
       *registry, "gpuscale_adapter_query_cache_total",
       "Instant queries by backend and how the cache answered them (hit: cached "
@@ -113,16 +122,10 @@ std::optional<core::Quantity> QueryRunner::servedValue(std::string_view api, dou
 
 void QueryRunner::countUnservable(std::string_view api, double value) {
   if (std::isfinite(value)) return;
-  const bool nan = std::isnan(value);
-  prometheus::Counter* counter = nullptr;
-  if (api == "external") {
-    counter = nan ? nanExternal_ : infiniteExternal_;
-  } else if (api == "resource") {
-    counter = nan ? nanResource_ : infiniteResource_;
-  } else {
-    counter = nan ? nanCustom_ : infiniteCustom_;
-  }
-  if (counter != nullptr) counter->Increment();
+  auto it = unservable_.find(api);
+  if (it == unservable_.end()) it = unservable_.find("custom");
+  if (it == unservable_.end()) return;  // no registry
+  (std::isnan(value) ? it->second.nan : it->second.infinite)->Increment();
 }
 
 void QueryRunner::publishCacheStats(const std::string& backend,
@@ -133,25 +136,24 @@ void QueryRunner::publishCacheStats(const std::string& backend,
   auto [it, created] = published_.try_emplace(backend);
   PublishedCache& p = it->second;
   if (created) {
-    p.hits = &cacheCalls_->Add({{"backend", backend}, {"outcome", "hit"}});
-    p.coalesced = &cacheCalls_->Add({{"backend", backend}, {"outcome", "coalesced"}});
-    p.misses = &cacheCalls_->Add({{"backend", backend}, {"outcome", "miss"}});
+    for (const CacheCounter& c : kCacheCounters) {
+      p.counters.push_back(c.drop
+                               ? &cacheDrops_->Add({{"backend", backend}, {"reason", c.label}})
+                               : &cacheCalls_->Add({{"backend", backend}, {"outcome", c.label}}));
+    }
     p.entries = &cacheEntries_->Add({{"backend", backend}});
     p.bytes = &cacheBytes_->Add({{"backend", backend}});
-    p.evictedForSize = &cacheDrops_->Add({{"backend", backend}, {"reason", "size"}});
-    p.expired = &cacheDrops_->Add({{"backend", backend}, {"reason", "expired"}});
-    p.tooLarge = &cacheDrops_->Add({{"backend", backend}, {"reason", "too_large"}});
   }
   if (p.cache.lock() != cache) {
     p.cache = cache;
     p.stats = {};
   }
-  addDelta(p.hits, now.hits, p.stats.hits);
-  addDelta(p.coalesced, now.coalesced, p.stats.coalesced);
-  addDelta(p.misses, now.misses, p.stats.misses);
-  addDelta(p.evictedForSize, now.evictions, p.stats.evictions);
-  addDelta(p.expired, now.expired, p.stats.expired);
-  addDelta(p.tooLarge, now.tooLarge, p.stats.tooLarge);
+  for (size_t k = 0; k < p.counters.size(); ++k) {
+    const auto field = kCacheCounters[k].field;
+    if (now.*field > p.stats.*field) {
+      p.counters[k]->Increment(static_cast<double>(now.*field - p.stats.*field));
+    }
+  }
   if (now.tooLarge > p.stats.tooLarge && !loggedTooLarge_.exchange(true)) {
     spdlog::warn(
         "a query result of backend {} is larger than --metrics-cache-max-bytes and is not cached; "

@@ -78,4 +78,22 @@ const nlohmann::json& objectField(const nlohmann::json& object, std::string_view
   return it != object.end() && it->is_object() ? *it : empty;
 }
 
+const nlohmann::json& fieldAt(const nlohmann::json& object,
+                              std::initializer_list<std::string_view> path) {
+  static const nlohmann::json absent;
+  const nlohmann::json* at = &object;
+  for (std::string_view key : path) {
+    if (!at->is_object()) return absent;
+    auto it = at->find(key);
+    if (it == at->end()) return absent;
+    at = &*it;
+  }
+  return *at;
+}
+
+std::string stringAt(const nlohmann::json& object, std::initializer_list<std::string_view> path) {
+  const nlohmann::json& at = fieldAt(object, path);
+  return at.is_string() ? at.get<std::string>() : std::string();
+}
+
 }  // namespace gpuscale::k8s

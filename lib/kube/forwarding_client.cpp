@@ -50,25 +50,4 @@ core::Result<Object> ForwardingKubeClient::write(const WriteCall&, const Send& s
   return send();
 }
 
-void ForwardingClientObserver::requestDone(std::string_view verb, std::string_view resource,
-                                           int code, Seconds latency) {
-  if (inner_) inner_->requestDone(verb, resource, code, latency);
-}
-
-void ForwardingClientObserver::rateLimiterWaited(Seconds wait) {
-  if (inner_) inner_->rateLimiterWaited(wait);
-}
-
-void ForwardingClientObserver::watchStarted(std::string_view resource) {
-  if (inner_) inner_->watchStarted(resource);
-}
-
-void ForwardingClientObserver::relistedAfterGone(std::string_view resource) {
-  if (inner_) inner_->relistedAfterGone(resource);
-}
-
-void ForwardingClientObserver::informerListed(std::string_view resource) {
-  if (inner_) inner_->informerListed(resource);
-}
-
 }  // namespace gpuscale::kube

@@ -49,27 +49,11 @@ Value quantity(core::Quantity q) { return {.kind = K::kQuantity, .quantity = q};
 core::Status error(std::string message) { return core::Status::invalid(std::move(message)); }
 
 std::string_view kindName(K k) {
-  switch (k) {
-    case K::kNull:
-      return "null";
-    case K::kBool:
-      return "bool";
-    case K::kInt:
-      return "int";
-    case K::kString:
-      return "string";
-    case K::kVersion:
-      return "semver";
-    case K::kQuantity:
-      return "quantity";
-    case K::kList:
-      return "list";
-    case K::kDevice:
-      return "device";
-    default:
-      break;
-  }
-  return "map";
+  // In the order of Value::Kind; the kinds after kDevice are the device's maps.
+  constexpr std::string_view kNames[] = {"null",   "bool",     "int",  "string",
+                                         "semver", "quantity", "list", "device"};
+  const auto index = static_cast<std::size_t>(k);
+  return index < std::size(kNames) ? kNames[index] : "map";
 }
 
 core::Status noOverload(std::string_view what, const Value& a) {
@@ -168,15 +152,13 @@ class Evaluator {
       case Op::kCall:
         return call(n);
       case Op::kNot: {
-        auto v = eval(*n.args[0]);
+        auto v = operand(n, K::kBool, "!_");
         if (!v) return v;
-        if (v->kind != K::kBool) return noOverload("!_", *v);
         return boolean(!v->flag);
       }
       case Op::kNeg: {
-        auto v = eval(*n.args[0]);
+        auto v = operand(n, K::kInt, "-_");
         if (!v) return v;
-        if (v->kind != K::kInt) return noOverload("-_", *v);
         if (v->number == std::numeric_limits<std::int64_t>::min()) return error("int overflow");
         return integer(-v->number);
       }
@@ -184,9 +166,8 @@ class Evaluator {
       case Op::kOr:
         return logic(n);
       case Op::kCond: {
-        auto c = eval(*n.args[0]);
+        auto c = operand(n, K::kBool, "_?_:_");
         if (!c) return c;
-        if (c->kind != K::kBool) return noOverload("_?_:_", *c);
         return eval(*n.args[c->flag ? 1 : 2]);
       }
       default:
@@ -195,6 +176,14 @@ class Evaluator {
   }
 
  private:
+  // The first argument of `n` evaluated, when it is of `kind`; else an error (the operator `op`
+  // has no overload for its kind).
+  Eval operand(const Node& n, K kind, std::string_view op) {
+    auto v = eval(*n.args[0]);
+    if (v && v->kind != kind) return noOverload(op, *v);
+    return v;
+  }
+
   const DraValue* attribute(const std::string& domain, const std::string& name) const {
     auto it = device_.attributes.find(domain + "/" + name);
     return it == device_.attributes.end() ? nullptr : &it->second;

@@ -86,11 +86,17 @@ class Parser {
     return make(op, std::move(args));
   }
 
-  std::unique_ptr<Node> expr() {
+  // `parse()` one level of the parser's recursion deeper; refused beyond kMaxDepth.
+  template <typename Parse>
+  std::unique_ptr<Node> nested(Parse parse) {
     if (++depth_ > kMaxDepth) unsupported(fmt::format("nesting deeper than {}", kMaxDepth));
-    auto node = conditional();
+    auto node = parse();
     --depth_;
     return node;
+  }
+
+  std::unique_ptr<Node> expr() {
+    return nested([this] { return conditional(); });
   }
 
   std::unique_ptr<Node> conditional() {
@@ -109,6 +115,7 @@ class Parser {
   struct Infix {
     std::string_view token;
     Op op;
+    bool word = false;  // a keyword (`in`): not followed by an identifier character
   };
 
   // A left-associative chain of `next` joined by the operators of `ops` (tried in order).
@@ -116,8 +123,9 @@ class Parser {
   std::unique_ptr<Node> chain(std::initializer_list<Infix> ops, Next next) {
     auto left = next();
     for (;;) {
-      auto hit =
-          std::find_if(ops.begin(), ops.end(), [&](const Infix& i) { return accept(i.token); });
+      auto hit = std::find_if(ops.begin(), ops.end(), [&](const Infix& i) {
+        return i.word ? keyword(i.token) : accept(i.token);
+      });
       if (hit == ops.end()) return left;
       left = binary(hit->op, std::move(left), next());
     }
@@ -131,29 +139,16 @@ class Parser {
     return chain({{"&&", Op::kAnd}}, [this] { return relation(); });
   }
 
+  // `<=` and `>=` are tried before `<` and `>`.
   std::unique_ptr<Node> relation() {
-    auto left = addition();
-    for (;;) {
-      Op op;
-      if (accept("==")) {
-        op = Op::kEq;
-      } else if (accept("!=")) {
-        op = Op::kNe;
-      } else if (accept("<=")) {
-        op = Op::kLe;
-      } else if (accept(">=")) {
-        op = Op::kGe;
-      } else if (accept("<")) {
-        op = Op::kLt;
-      } else if (accept(">")) {
-        op = Op::kGt;
-      } else if (keyword("in")) {
-        op = Op::kIn;
-      } else {
-        return left;
-      }
-      left = binary(op, std::move(left), addition());
-    }
+    return chain({{"==", Op::kEq},
+                  {"!=", Op::kNe},
+                  {"<=", Op::kLe},
+                  {">=", Op::kGe},
+                  {"<", Op::kLt},
+                  {">", Op::kGt},
+                  {"in", Op::kIn, true}},
+                 [this] { return addition(); });
   }
 
   std::unique_ptr<Node> addition() {
@@ -165,10 +160,7 @@ class Parser {
   }
 
   std::unique_ptr<Node> unary() {
-    if (++depth_ > kMaxDepth) unsupported(fmt::format("nesting deeper than {}", kMaxDepth));
-    auto node = unaryOperand();
-    --depth_;
-    return node;
+    return nested([this] { return unaryOperand(); });
   }
 
   std::unique_ptr<Node> unaryOperand() {

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "gpuscale/k8s/object_accessors.h"
 #include "gpuscale/k8s/status_predicates.h"
 #include "gpuscale/partition/kube_objects.h"
 
@@ -22,15 +23,8 @@ std::string policyConfigName(kube::KubeClient& client, const char* component) {
       client.list(kube::ResourceRef::collection("nvidia.com", "v1", "clusterpolicies"), {});
   if (!policies) return {};
   for (const auto& policy : policies->items) {
-    const json* at = &policy;
-    for (const char* key : {"spec", component, "config", "name"}) {
-      if (!at->is_object() || !at->contains(key)) {
-        at = nullptr;
-        break;
-      }
-      at = &(*at)[key];
-    }
-    if (at && at->is_string() && !at->get<std::string>().empty()) return at->get<std::string>();
+    std::string name = k8s::stringAt(policy, {"spec", component, "config", "name"});
+    if (!name.empty()) return name;
   }
   return {};
 }

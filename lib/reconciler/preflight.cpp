@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gpuscale/core/enum_names.h"
+#include "gpuscale/k8s/object_accessors.h"
 #include "gpuscale/k8s/status_predicates.h"
 #include "gpuscale/k8s/well_known_keys.h"
 #include "gpuscale/partition/kube_objects.h"
@@ -16,6 +17,8 @@
 namespace gpuscale::reconciler {
 namespace {
 
+using k8s::fieldAt;
+using k8s::stringAt;
 using nlohmann::json;
 
 constexpr std::string_view kGpuProductLabel = "nvidia.com/gpu.product";
@@ -26,25 +29,6 @@ constexpr std::string_view kActHint =
 
 kube::ResourceRef configMapRef(const std::string& ns, const std::string& name) {
   return kube::ResourceRef::collection("", "v1", "configmaps", ns).named(name);
-}
-
-// The field at `path` of `object`, null when absent (or a step is not an object).
-const json& fieldAt(const json& object, std::initializer_list<std::string_view> path) {
-  static const json kAbsent;
-  const json* at = &object;
-  for (std::string_view key : path) {
-    if (!at->is_object()) return kAbsent;
-    auto it = at->find(key);
-    if (it == at->end()) return kAbsent;
-    at = &*it;
-  }
-  return *at;
-}
-
-// A string field at `path`, "" when absent or not a string.
-std::string stringAt(const json& object, std::initializer_list<std::string_view> path) {
-  const json& at = fieldAt(object, path);
-  return at.is_string() ? at.get<std::string>() : std::string();
 }
 
 PreflightCheck checkApi(kube::KubeClient& client) {

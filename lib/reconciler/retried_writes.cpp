@@ -102,7 +102,7 @@ core::Result<kube::Object> RetryNotingClient::write(const WriteCall& call, const
 void ThrottleNotingObserver::requestDone(std::string_view verb, std::string_view resource, int code,
                                          Seconds latency) {
   if (code == 429 && tWrite != nullptr) ++tWrite->throttled;
-  ForwardingClientObserver::requestDone(verb, resource, code, latency);
+  KubeClientMetrics::requestDone(verb, resource, code, latency);
 }
 
 }  // namespace gpuscale::reconciler

@@ -18,22 +18,22 @@ TritonModelOptions demoTritonModel() {
   return options;
 }
 
-std::string TritonModel::render(double elapsed) const {
+std::string renderExposition(const TritonModelOptions& options, double elapsed) {
   std::vector<TritonPodSeries> series;
-  for (const TritonPod& pod : options_.pods) {
+  for (const TritonPod& pod : options.pods) {
     TritonPodSeries t;
-    t.namespaceName = options_.namespaceName;
+    t.namespaceName = options.namespaceName;
     t.pod = pod.name;
-    t.model = options_.model;
+    t.model = options.model;
     t.requestSuccess = t.inferenceCount = t.execCount = std::round(pod.requestsPerSecond * elapsed);
     t.queueDurationUs = std::round(pod.requestsPerSecond * pod.queueMicrosPerRequest * elapsed);
     t.requestDurationUs = t.queueDurationUs;
     series.push_back(std::move(t));
   }
   std::vector<LabelledPod> labelled;
-  for (const TritonPod& pod : options_.pods) labelled.push_back({pod.name, pod.labels});
+  for (const TritonPod& pod : options.pods) labelled.push_back({pod.name, pod.labels});
   return renderTritonSeries(series) +
-         renderKubeStateLabels(options_.namespaceName, options_.namespaceLabels, labelled);
+         renderKubeStateLabels(options.namespaceName, options.namespaceLabels, labelled);
 }
 
 }  // namespace gpuscale::sim

@@ -25,14 +25,14 @@ VllmModelOptions demoVllmModel() {
   return options;
 }
 
-std::string VllmModel::render(double elapsed) const {
+std::string renderExposition(const VllmModelOptions& options, double elapsed) {
   std::vector<VllmEngineSeries> series;
   std::vector<LabelledPod> pods;
-  for (const VllmEngineLoad& load : options_.engines) {
+  for (const VllmEngineLoad& load : options.engines) {
     VllmEngineSeries e;
-    e.namespaceName = options_.namespaceName;
+    e.namespaceName = options.namespaceName;
     e.pod = load.pod;
-    e.modelName = options_.modelName;
+    e.modelName = options.modelName;
     e.engine = load.engine;
     e.oldCacheUsageName = load.oldCacheUsageName;
     e.requestsWaiting = load.waiting;
@@ -48,14 +48,13 @@ std::string VllmModel::render(double elapsed) const {
     }
     series.push_back(std::move(e));
     if (pods.empty() || pods.back().name != load.pod) {
-      auto it = options_.podLabels.find(load.pod);
-      pods.push_back({load.pod, it == options_.podLabels.end()
-                                    ? std::map<std::string, std::string>{}
-                                    : it->second});
+      auto it = options.podLabels.find(load.pod);
+      pods.push_back({load.pod, it == options.podLabels.end() ? std::map<std::string, std::string>{}
+                                                              : it->second});
     }
   }
   return renderVllmSeries(series) +
-         renderKubeStateLabels(options_.namespaceName, options_.namespaceLabels, pods);
+         renderKubeStateLabels(options.namespaceName, options.namespaceLabels, pods);
 }
 
 }  // namespace gpuscale::sim

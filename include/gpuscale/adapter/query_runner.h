@@ -29,6 +29,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "gpuscale/adapter/backend.h"
 #include "gpuscale/adapter/rule_status.h"
@@ -80,14 +81,9 @@ class QueryRunner {
   struct PublishedCache {
     std::weak_ptr<prom::CachingClient> cache;
     prom::CacheStats stats;
-    prometheus::Counter* hits = nullptr;
-    prometheus::Counter* misses = nullptr;
-    prometheus::Counter* coalesced = nullptr;
+    std::vector<prometheus::Counter*> counters;  // one per counted CacheStats field
     prometheus::Gauge* entries = nullptr;
     prometheus::Gauge* bytes = nullptr;
-    prometheus::Counter* evictedForSize = nullptr;
-    prometheus::Counter* expired = nullptr;
-    prometheus::Counter* tooLarge = nullptr;
   };
   void publishCacheStats(const std::string& backend,
                          const std::shared_ptr<prom::CachingClient>& cache);
@@ -95,12 +91,12 @@ class QueryRunner {
   std::shared_ptr<prom::Client> client_;
   std::shared_ptr<prom::CachingClient> cache_;
   std::shared_ptr<RuleStatus> status_;
-  prometheus::Counter* nanCustom_ = nullptr;
-  prometheus::Counter* nanExternal_ = nullptr;
-  prometheus::Counter* infiniteCustom_ = nullptr;
-  prometheus::Counter* infiniteExternal_ = nullptr;
-  prometheus::Counter* nanResource_ = nullptr;
-  prometheus::Counter* infiniteResource_ = nullptr;
+  // Per api ("custom", "external", "resource"; empty without a registry): the samples left out.
+  struct UnservableCounters {
+    prometheus::Counter* nan = nullptr;
+    prometheus::Counter* infinite = nullptr;
+  };
+  std::map<std::string, UnservableCounters, std::less<>> unservable_;
   prometheus::Family<prometheus::Counter>* cacheCalls_ = nullptr;
   prometheus::Family<prometheus::Gauge>* cacheEntries_ = nullptr;
   prometheus::Family<prometheus::Gauge>* cacheBytes_ = nullptr;

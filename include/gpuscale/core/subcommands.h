@@ -1,8 +1,8 @@
 // Subcommands: the command table of a program's main (`gpuscale-adapter serve ...`,
 // `gpuscale-reconciler plan ...`): which word runs which command, the list `--help` prints, and
 // the `flags --markdown` command that prints the flag reference of every command; the exit codes
-// commands end with, and flagCommand(), which makes the handler of a command that takes only flags
-// (parsing, --help and its flag reference from one declaration).
+// commands end with, and flagCommand(), which makes the handler of a command that takes flags (and
+// positional words, where it says so): parsing, --help and its flag reference from one declaration.
 //
 // Thread safety: run on the main thread.
 #pragma once
@@ -46,21 +46,46 @@ struct Subcommand {
 template <typename Args>
 using FlagCommandBody = int (*)(Args& args, const FlagSet& flags, std::ostream& out,
                                 std::ostream& err);
+// The same for a command that also takes positional words: `words` are the ones left after the
+// flags (`configmaps init`, `explain NAMESPACE/NAME`), for the body to check.
+template <typename Args>
+using FlagWordsCommandBody = int (*)(Args& args, const std::vector<std::string>& words,
+                                     const FlagSet& flags, std::ostream& out, std::ostream& err);
+
+namespace detail {
+template <typename Args, typename Body>
+CommandHandler flagCommandOf(FlagSet (*declare)(Args&), bool takesWords, Body body) {
+  auto run = [declare, takesWords, body](const std::vector<std::string>& args, std::ostream& out,
+                                         std::ostream& err) {
+    Args parsed;
+    FlagSet flags = declare(parsed);
+    std::vector<std::string> words;
+    if (auto exitCode = flags.parseCommand(args, out, err, takesWords ? &words : nullptr)) {
+      return *exitCode;
+    }
+    return body(parsed, words, flags, out, err);
+  };
+  return {run, [declare] { return markdownOf(declare); }};
+}
+}  // namespace detail
 
 // The handler of a command that takes flags and no positional words, from the function that
 // declares its flags (the one markdownOf() takes, so parsing and the flag reference share one
-// declaration): run parses the words into a fresh Args (`--help` and flag errors end there, with
-// parseCommand()'s exit code) and then returns `body`'s; flagReference is markdownOf(declare).
+// declaration): run parses the words into a fresh Args (`--help`, flag errors and positional words
+// end there, with parseCommand()'s exit code) and then returns `body`'s; flagReference is
+// markdownOf(declare).
 template <typename Args>
 CommandHandler flagCommand(FlagSet (*declare)(Args&), FlagCommandBody<Args> body) {
-  auto run = [declare, body](const std::vector<std::string>& words, std::ostream& out,
-                             std::ostream& err) {
-    Args args;
-    FlagSet flags = declare(args);
-    if (auto exitCode = flags.parseCommand(words, out, err)) return *exitCode;
-    return body(args, flags, out, err);
-  };
-  return {run, [declare] { return markdownOf(declare); }};
+  return detail::flagCommandOf(
+      declare, false,
+      [body](Args& args, const std::vector<std::string>&, const FlagSet& flags, std::ostream& out,
+             std::ostream& err) { return body(args, flags, out, err); });
+}
+
+// The same for a command that also takes positional words: `body` gets them.
+template <typename Args>
+CommandHandler flagCommand(FlagSet (*declare)(Args&), FlagWordsCommandBody<Args> body) {
+  return detail::flagCommandOf(declare, true, body);
 }
 
 struct Program {

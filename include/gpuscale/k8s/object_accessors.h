@@ -7,6 +7,7 @@
 // Thread safety: pure functions.
 #pragma once
 
+#include <initializer_list>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
@@ -30,5 +31,12 @@ bool boolField(const nlohmann::json& object, std::string_view key, bool fallback
 int intField(const nlohmann::json& object, std::string_view key, int fallback);
 // object[key] when it is a JSON object, else an empty object (a reference to a static one).
 const nlohmann::json& objectField(const nlohmann::json& object, std::string_view key);
+
+// The value at `path` (keys of nested objects, e.g. {"spec", "mig", "strategy"}), or null (a
+// reference to a static one) when a key is absent or a step is not an object.
+const nlohmann::json& fieldAt(const nlohmann::json& object,
+                              std::initializer_list<std::string_view> path);
+// The string at `path`, or "" when it is absent or not a string.
+std::string stringAt(const nlohmann::json& object, std::initializer_list<std::string_view> path);
 
 }  // namespace gpuscale::k8s

@@ -9,6 +9,8 @@
 //   gpuscale_kube_informer_lists_total{resource}                   complete LISTs applied
 //   gpuscale_kube_informer_last_sync_timestamp_seconds{resource}   Unix time of the last one
 //
+// A subclass may act on the reports too (calling these).
+//
 // Thread safety: thread-safe (prometheus-cpp families lock internally).
 #pragma once
 
@@ -22,7 +24,7 @@ class Registry;
 
 namespace gpuscale::kube {
 
-class KubeClientMetrics final : public ClientObserver {
+class KubeClientMetrics : public ClientObserver {
  public:
   explicit KubeClientMetrics(std::shared_ptr<prometheus::Registry> registry);
   ~KubeClientMetrics() override;

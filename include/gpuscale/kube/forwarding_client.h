@@ -3,8 +3,6 @@
 // decorator overrides to refuse, withhold or note writes without restating the whole interface.
 // Reads, watches and getPath() go straight through (a decorator may still override them).
 //
-// ForwardingClientObserver does the same for the ClientObserver seam.
-//
 // Thread safety: as thread-safe as the inner client and the subclass's write().
 #pragma once
 
@@ -48,24 +46,6 @@ class ForwardingKubeClient : public KubeClient {
 
  private:
   std::shared_ptr<KubeClient> inner_;
-};
-
-// A ClientObserver that passes every report to another one (null: to nobody); decorators override
-// the reports they also act on.
-class ForwardingClientObserver : public ClientObserver {
- public:
-  explicit ForwardingClientObserver(std::shared_ptr<ClientObserver> inner)
-      : inner_(std::move(inner)) {}
-
-  void requestDone(std::string_view verb, std::string_view resource, int code,
-                   Seconds latency) override;
-  void rateLimiterWaited(Seconds wait) override;
-  void watchStarted(std::string_view resource) override;
-  void relistedAfterGone(std::string_view resource) override;
-  void informerListed(std::string_view resource) override;
-
- private:
-  std::shared_ptr<ClientObserver> inner_;
 };
 
 }  // namespace gpuscale::kube

@@ -14,9 +14,9 @@
 // RetryNotingClient decorates the reconciler's KubeClient: its writes (create, update, patch) note
 // 409 answers and the 429s answered in between. The 429s are retried inside RestKubeClient, which
 // reports every exchange to its ClientObserver on the requesting thread (client_observer.h):
-// ThrottleNotingObserver, installed as that observer around the metrics one, counts them for the
-// write in progress on its thread. Reads, watches and writes of other clients (Events, the Lease)
-// are not noted.
+// ThrottleNotingObserver, installed as that observer (the client's metrics, kube/client_metrics.h,
+// plus this), counts them for the write in progress on its thread. Reads, watches and writes of
+// other clients (Events, the Lease) are not noted.
 //
 // Thread safety: all classes are thread-safe.
 #pragma once
@@ -27,7 +27,7 @@
 #include <string>
 #include <tuple>
 
-#include "gpuscale/kube/client_observer.h"
+#include "gpuscale/kube/client_metrics.h"
 #include "gpuscale/kube/forwarding_client.h"
 #include "gpuscale/reconciler/event_recorder.h"
 #include "gpuscale/reconciler/reconciler_metrics.h"
@@ -67,10 +67,9 @@ class RetryNotingClient final : public kube::ForwardingKubeClient {
   std::shared_ptr<RetriedWrites> retried_;
 };
 
-class ThrottleNotingObserver final : public kube::ForwardingClientObserver {
+class ThrottleNotingObserver final : public kube::KubeClientMetrics {
  public:
-  explicit ThrottleNotingObserver(std::shared_ptr<kube::ClientObserver> inner)
-      : ForwardingClientObserver(std::move(inner)) {}
+  using KubeClientMetrics::KubeClientMetrics;
 
   void requestDone(std::string_view verb, std::string_view resource, int code,
                    Seconds latency) override;

@@ -10,12 +10,14 @@
 // queue × elapsed`, so the Triton rule's delta(queue)/(1 + delta(success)) over a window of w
 // seconds reads rate·queue·w / (1 + rate·w).
 //
-// Thread safety: immutable after construction; render() is const.
+// Thread safety: immutable after construction; render() is const (exporter_model.h).
 #pragma once
 
 #include <map>
 #include <string>
 #include <vector>
+
+#include "gpuscale/sim/exporter_model.h"
 
 namespace gpuscale::sim {
 
@@ -26,25 +28,17 @@ struct TritonPod {
   std::map<std::string, std::string> labels;  // the pod's Kubernetes labels
 };
 
-struct TritonModelOptions {
-  std::string namespaceName = "default";
+struct TritonModelOptions : ExporterNamespace {
   std::string model = "simple";
-  std::map<std::string, std::string> namespaceLabels;
   std::vector<TritonPod> pods;
 };
 
 // Three pods: a busy one, an idle one and a lightly loaded one.
 TritonModelOptions demoTritonModel();
 
-class TritonModel {
- public:
-  explicit TritonModel(TritonModelOptions options) : options_(std::move(options)) {}
+// The series of `options`' pods at `elapsedSeconds` since start (TritonModel::render()).
+std::string renderExposition(const TritonModelOptions& options, double elapsedSeconds);
 
-  // The Prometheus text exposition (format 0.0.4) at `elapsedSeconds` since start.
-  std::string render(double elapsedSeconds) const;
-
- private:
-  TritonModelOptions options_;
-};
+using TritonModel = ExporterModel<TritonModelOptions>;
 
 }  // namespace gpuscale::sim

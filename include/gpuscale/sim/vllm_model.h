@@ -11,12 +11,14 @@
 // rate(..._sum) / rate(..._count) is exactly the per-request time, and histogram_quantile(q) is the
 // bucket's lower bound + q × its width.
 //
-// Thread safety: immutable after construction; render() is const.
+// Thread safety: immutable after construction; render() is const (exporter_model.h).
 #pragma once
 
 #include <map>
 #include <string>
 #include <vector>
+
+#include "gpuscale/sim/exporter_model.h"
 
 namespace gpuscale::sim {
 
@@ -34,10 +36,8 @@ struct VllmEngineLoad {
   bool oldCacheUsageName = false;  // vllm:gpu_cache_usage_perc (a release before the rename)
 };
 
-struct VllmModelOptions {
-  std::string namespaceName = "default";
+struct VllmModelOptions : ExporterNamespace {
   std::string modelName = "Qwen/Qwen2.5-0.5B-Instruct";
-  std::map<std::string, std::string> namespaceLabels;
   std::map<std::string, std::map<std::string, std::string>> podLabels;  // pod -> Kubernetes labels
   std::vector<VllmEngineLoad> engines;
 };
@@ -46,15 +46,9 @@ struct VllmModelOptions {
 // before the KV-cache gauge's rename.
 VllmModelOptions demoVllmModel();
 
-class VllmModel {
- public:
-  explicit VllmModel(VllmModelOptions options) : options_(std::move(options)) {}
+// The series of `options`' pods at `elapsedSeconds` since start (VllmModel::render()).
+std::string renderExposition(const VllmModelOptions& options, double elapsedSeconds);
 
-  // The Prometheus text exposition at `elapsedSeconds` since start.
-  std::string render(double elapsedSeconds) const;
-
- private:
-  VllmModelOptions options_;
-};
+using VllmModel = ExporterModel<VllmModelOptions>;
 
 }  // namespace gpuscale::sim

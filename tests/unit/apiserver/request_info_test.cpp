@@ -8,7 +8,7 @@ namespace {
 struct Row {
   const char* what;
   const char* method;
-  const char* target;  // path?query (path already decoded)
+  std::string target;  // path?query (path already decoded)
   bool resource;
   const char* verb;
   const char* group;
@@ -37,53 +37,64 @@ TEST_P(RequestInfoTest, MatchesKubernetes) {
   EXPECT_EQ(info.subresource, row.sub) << row.what;
 }
 
-constexpr const char* kCm = "/apis/custom.metrics.k8s.io/v1beta1";
+// A request for `rest` (the path after the group version, with an optional ?query) below
+// /apis/`group`/`version` (/api/`version` for the core group ""), parsed as a resource request.
+Row resourceRequest(const char* what, const char* method, const char* group, const char* version,
+                    const std::string& rest, const char* verb, const char* ns, const char* res,
+                    const char* name, const char* sub) {
+  const std::string root = *group == '\0' ? std::string("/api/") + version
+                                          : std::string("/apis/") + group + "/" + version;
+  return {what, method, root + rest, true, verb, group, version, ns, res, name, sub};
+}
+
+// A request for `target` parsed as a non-resource request: only the verb is set.
+Row nonResourceRequest(const char* what, const char* method, const char* target, const char* verb) {
+  return {what, method, target, false, verb, "", "", "", "", "", ""};
+}
+
+constexpr const char* kCm = "custom.metrics.k8s.io";
+constexpr const char* kEm = "external.metrics.k8s.io";
 
 INSTANTIATE_TEST_SUITE_P(
     Table, RequestInfoTest,
     ::testing::Values(
-        Row{"wildcard pods metric: get with name *", "GET",
-            "/apis/custom.metrics.k8s.io/v1beta1/namespaces/default/pods/*/http_requests", true,
-            "get", "custom.metrics.k8s.io", "v1beta1", "default", "pods", "*", "http_requests"},
-        Row{"v1beta2 named object", "GET",
-            "/apis/custom.metrics.k8s.io/v1beta2/namespaces/ns/deployments.apps/web/m", true, "get",
-            "custom.metrics.k8s.io", "v1beta2", "ns", "deployments.apps", "web", "m"},
-        Row{"namespace metric is resource metrics, name = metric", "GET",
-            "/apis/custom.metrics.k8s.io/v1beta1/namespaces/ns1/metrics/foo", true, "get",
-            "custom.metrics.k8s.io", "v1beta1", "ns1", "metrics", "foo", ""},
-        Row{"root-scoped node metric", "GET", "/apis/custom.metrics.k8s.io/v1beta1/nodes/n1/cpu_x",
-            true, "get", "custom.metrics.k8s.io", "v1beta1", "", "nodes", "n1", "cpu_x"},
-        Row{"external metric is a list", "GET",
-            "/apis/external.metrics.k8s.io/v1beta1/namespaces/ns/queue_depth", true, "list",
-            "external.metrics.k8s.io", "v1beta1", "ns", "queue_depth", "", ""},
-        Row{"external with watch=true is a watch", "GET",
-            "/apis/external.metrics.k8s.io/v1beta1/namespaces/ns/q?watch=true", true, "watch",
-            "external.metrics.k8s.io", "v1beta1", "ns", "q", "", ""},
-        Row{"fieldSelector metadata.name names a list", "GET",
-            "/apis/external.metrics.k8s.io/v1beta1/namespaces/ns/q?fieldSelector=metadata.name%3Dx",
-            true, "list", "external.metrics.k8s.io", "v1beta1", "ns", "q", "x", ""},
-        Row{"discovery of a version is non-resource", "GET", kCm, false, "get", "", "", "", "", "",
-            ""},
-        Row{"group discovery is non-resource", "GET", "/apis/custom.metrics.k8s.io", false, "get",
-            "", "", "", "", "", ""},
-        Row{"/apis is non-resource", "GET", "/apis", false, "get", "", "", "", "", "", ""},
-        Row{"/metrics is non-resource", "GET", "/metrics", false, "get", "", "", "", "", "", ""},
-        Row{"healthz with POST keeps the method as verb", "POST", "/healthz", false, "post", "", "",
-            "", "", "", ""},
-        Row{"POST on a resource is create", "POST",
-            "/apis/custom.metrics.k8s.io/v1beta1/namespaces/default/pods/*/m", true, "create",
-            "custom.metrics.k8s.io", "v1beta1", "default", "pods", "*", "m"},
-        Row{"DELETE without name is deletecollection", "DELETE",
-            "/apis/external.metrics.k8s.io/v1beta1/namespaces/ns/q", true, "deletecollection",
-            "external.metrics.k8s.io", "v1beta1", "ns", "q", "", ""},
-        Row{"namespaces list itself", "GET", "/api/v1/namespaces", true, "list", "", "v1", "",
-            "namespaces", "", ""},
-        Row{"a namespace object", "GET", "/api/v1/namespaces/ns", true, "get", "", "v1", "ns",
-            "namespaces", "ns", ""},
-        Row{"namespace status subresource", "GET", "/api/v1/namespaces/ns/status", true, "get", "",
-            "v1", "ns", "namespaces", "ns", "status"},
-        Row{"unknown prefix is non-resource", "GET", "/foo/bar/baz/qux", false, "get", "", "", "",
-            "", "", ""}));
+        resourceRequest("wildcard pods metric: get with name *", "GET", kCm, "v1beta1",
+                        "/namespaces/default/pods/*/http_requests", "get", "default", "pods", "*",
+                        "http_requests"),
+        resourceRequest("v1beta2 named object", "GET", kCm, "v1beta2",
+                        "/namespaces/ns/deployments.apps/web/m", "get", "ns", "deployments.apps",
+                        "web", "m"),
+        resourceRequest("namespace metric is resource metrics, name = metric", "GET", kCm,
+                        "v1beta1", "/namespaces/ns1/metrics/foo", "get", "ns1", "metrics", "foo",
+                        ""),
+        resourceRequest("root-scoped node metric", "GET", kCm, "v1beta1", "/nodes/n1/cpu_x", "get",
+                        "", "nodes", "n1", "cpu_x"),
+        resourceRequest("external metric is a list", "GET", kEm, "v1beta1",
+                        "/namespaces/ns/queue_depth", "list", "ns", "queue_depth", "", ""),
+        resourceRequest("external with watch=true is a watch", "GET", kEm, "v1beta1",
+                        "/namespaces/ns/q?watch=true", "watch", "ns", "q", "", ""),
+        resourceRequest("fieldSelector metadata.name names a list", "GET", kEm, "v1beta1",
+                        "/namespaces/ns/q?fieldSelector=metadata.name%3Dx", "list", "ns", "q", "x",
+                        ""),
+        nonResourceRequest("discovery of a version is non-resource", "GET",
+                           "/apis/custom.metrics.k8s.io/v1beta1", "get"),
+        nonResourceRequest("group discovery is non-resource", "GET", "/apis/custom.metrics.k8s.io",
+                           "get"),
+        nonResourceRequest("/apis is non-resource", "GET", "/apis", "get"),
+        nonResourceRequest("/metrics is non-resource", "GET", "/metrics", "get"),
+        nonResourceRequest("healthz with POST keeps the method as verb", "POST", "/healthz",
+                           "post"),
+        resourceRequest("POST on a resource is create", "POST", kCm, "v1beta1",
+                        "/namespaces/default/pods/*/m", "create", "default", "pods", "*", "m"),
+        resourceRequest("DELETE without name is deletecollection", "DELETE", kEm, "v1beta1",
+                        "/namespaces/ns/q", "deletecollection", "ns", "q", "", ""),
+        resourceRequest("namespaces list itself", "GET", "", "v1", "/namespaces", "list", "",
+                        "namespaces", "", ""),
+        resourceRequest("a namespace object", "GET", "", "v1", "/namespaces/ns", "get", "ns",
+                        "namespaces", "ns", ""),
+        resourceRequest("namespace status subresource", "GET", "", "v1", "/namespaces/ns/status",
+                        "get", "ns", "namespaces", "ns", "status"),
+        nonResourceRequest("unknown prefix is non-resource", "GET", "/foo/bar/baz/qux", "get")));
 
 TEST(SplitPath, TrimsOuterSlashesKeepsInnerEmptyParts) {
   EXPECT_EQ(splitPath("/a/b/c/"), (std::vector<std::string>{"a", "b", "c"}));

@@ -9,6 +9,30 @@
 namespace gpuscale::core {
 namespace {
 
+struct CountArgs {
+  int64_t n = 1;
+};
+
+FlagSet countFlagSet(CountArgs& a) {
+  FlagSet flags("prog count", "prog count [--n N] [WORD...]", "Counts.");
+  flags.addInt("n", &a.n, "how many");
+  return flags;
+}
+
+// `count`: flags only; `words`: flags and the words after them.
+int printCount(CountArgs& a, const FlagSet&, std::ostream& out, std::ostream&) {
+  out << a.n << "\n";
+  return 0;
+}
+int printCountAndWords(CountArgs& a, const std::vector<std::string>& words, const FlagSet& flags,
+                       std::ostream& out, std::ostream& err) {
+  if (words.empty()) return flags.usageError(err, "expected a WORD");
+  out << a.n;
+  for (const auto& word : words) out << " " << word;
+  out << "\n";
+  return 0;
+}
+
 Program testProgram() {
   Program program{"prog",
                   {{"hello",
@@ -17,12 +41,16 @@ Program testProgram() {
                        out << "hello " << args.size() << "\n";
                        return 0;
                      },
-                     [] { return std::string("## `prog hello`\n"); }}}}};
+                     [] { return std::string("## `prog hello`\n"); }}},
+                   {"count", "count", flagCommand(countFlagSet, printCount)},
+                   {"words", "count words", flagCommand(countFlagSet, printCountAndWords)}}};
   return program;
 }
 
 TEST(SubcommandsTest, TheProgramsOwnFlagsAndCommands) {
   const std::string version = "prog " + std::string(core::version()) + "\n";
+  CountArgs unused;
+  const std::string countUsage = countFlagSet(unused).usage();
   struct Row {
     const char* what;
     std::vector<std::string> args;
@@ -39,6 +67,16 @@ TEST(SubcommandsTest, TheProgramsOwnFlagsAndCommands) {
       {"a command", {"hello", "a", "b"}, 0, "hello 2\n", ""},
       {"an unknown command", {"bye"}, 2, "", "unknown command \"bye\""},
       {"no command", {}, 2, "", "usage: prog <command>"},
+      {"a flag command", {"count", "--n=3"}, 0, "3\n", ""},
+      {"a flag command's --help", {"count", "--help"}, 0, countUsage, ""},
+      {"a flag command's flag error", {"count", "--n=x"}, 2, "", "prog count: "},
+      {"a flag command takes no words", {"count", "a"}, 2, "", "unexpected argument a"},
+      {"a command with words gets them after the flags",
+       {"words", "--n=2", "a", "b"},
+       0,
+       "2 a b\n",
+       ""},
+      {"and checks them", {"words", "--n=2"}, 2, "", "expected a WORD"},
   };
   for (const Row& row : rows) {
     SCOPED_TRACE(row.what);

@@ -58,5 +58,30 @@ TEST(ObjectAccessorsTest, FieldsOfTheWrongTypeReadAsTheFallback) {
   EXPECT_TRUE(objectField(json("x"), "o").is_object());
 }
 
+TEST(ObjectAccessorsTest, ReadsAlongAPathAndToleratesWhatIsMissing) {
+  const json object = json::parse(R"({"spec":{"mig":{"strategy":"mixed","n":1},"list":[1]}})");
+  struct Row {
+    const char* what;
+    std::initializer_list<std::string_view> path;
+    json field;
+    const char* text;
+  };
+  const Row rows[] = {
+      {"a string", {"spec", "mig", "strategy"}, "mixed", "mixed"},
+      {"a number reads as no string", {"spec", "mig", "n"}, 1, ""},
+      {"an object", {"spec", "mig"}, json{{"strategy", "mixed"}, {"n", 1}}, ""},
+      {"the empty path is the object", {}, object, ""},
+      {"a missing key", {"spec", "gone", "strategy"}, nullptr, ""},
+      {"a step through a list", {"spec", "list", "x"}, nullptr, ""},
+      {"a step through a string", {"spec", "mig", "strategy", "x"}, nullptr, ""},
+  };
+  for (const Row& row : rows) {
+    SCOPED_TRACE(row.what);
+    EXPECT_EQ(fieldAt(object, row.path), row.field);
+    EXPECT_EQ(stringAt(object, row.path), row.text);
+  }
+  EXPECT_TRUE(fieldAt(json("x"), {"a"}).is_null());
+}
+
 }  // namespace
 }  // namespace gpuscale::k8s

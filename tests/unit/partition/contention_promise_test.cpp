@@ -7,6 +7,7 @@
 #include "gpuscale/partition/contention.h"
 #include "gpuscale/partition/planner.h"
 #include "kube_objects.h"
+#include "planned.h"
 
 namespace gpuscale::partition {
 namespace {
@@ -143,18 +144,11 @@ void app(std::vector<json>& items, const std::string& name, int running, int pen
   items.push_back(testing::hpa("default", name, spec));
 }
 
-struct Pass {
-  ClusterSnapshot snapshot;
-  PolicySet policies;
-  std::vector<WorkloadDemand> workloads;
-  Plan plan;
-};
-
 // `firstInFlight`: the plan that reshapes gpu-1 for `first` (maxReplicas 7 -> 12) is in flight:
 // gpu-1 carries its intent (expecting 7 slices) and `first` its promise. Otherwise gpu-1 has been
 // reshaped already (7 free slices) and nothing is in flight.
-std::unique_ptr<Pass> pass(int firstPriority, int secondPriority, bool firstInFlight,
-                           int secondPending) {
+std::unique_ptr<testing::Planned> pass(int firstPriority, int secondPriority, bool firstInFlight,
+                                       int secondPending) {
   std::vector<json> items{
       testing::defaultMigConfigMap(),
       testing::migNode("gpu-0", "NVIDIA-A100-SXM4-40GB", 1, "all-1g.5gb", {{"1g.5gb", 7}})};
@@ -170,27 +164,24 @@ std::unique_ptr<Pass> pass(int firstPriority, int secondPriority, bool firstInFl
   }
   app(items, "first", 5, 2, 7, 12);
   app(items, "second", 2, secondPending, 7, 10);
-  auto p = std::make_unique<Pass>();
-  p->snapshot = testing::snapshotOf(testing::list(items));
-  if (firstInFlight) {
-    // As the reconciler's pass: the state store's intent, and the node held while it runs.
-    for (auto& h : p->snapshot.hpas) {
-      if (h.name == "first") h.promisedMaxReplicas = 12;
-    }
-    for (auto& n : p->snapshot.nodes) n.inTransition = n.inTransition || n.hasIntent;
-  }
   auto policy = [](const std::string& name, int priority) {
     return "- {name: " + name + ", hpas: [default/" + name +
            "], levers: [migReshape], migProfiles: [1g.5gb], maxReplicas: {factor: 4}, priority: " +
            std::to_string(priority) + "}\n";
   };
-  auto set = parsePolicies("policies:\n" + policy("first", firstPriority) +
-                           policy("second", secondPriority));
-  EXPECT_TRUE(set.ok()) << set.status().toString();
-  p->policies = *set;
-  p->workloads = assessWorkloads(p->snapshot, p->policies);
-  p->plan = planPartitions(p->snapshot, p->workloads, kNow);
-  return p;
+  return testing::planned(testing::list(items),
+                          testing::policiesFrom("policies:\n" + policy("first", firstPriority) +
+                                                policy("second", secondPriority)),
+                          kNow, [&](ClusterSnapshot& snapshot) {
+                            if (!firstInFlight) return;
+                            // As the reconciler's pass: the state store's intent, and the node held
+                            // while it runs.
+                            for (auto& h : snapshot.hpas) {
+                              if (h.name == "first") h.promisedMaxReplicas = 12;
+                            }
+                            for (auto& n : snapshot.nodes)
+                              n.inTransition = n.inTransition || n.hasIntent;
+                          });
 }
 
 std::string explainOf(const Plan& plan, const std::string& name) {

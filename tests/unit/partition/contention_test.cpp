@@ -5,6 +5,7 @@
 #include "gpuscale/core/rfc3339.h"
 #include "gpuscale/partition/planner.h"
 #include "kube_objects.h"
+#include "planned.h"
 
 namespace gpuscale::partition {
 namespace {
@@ -67,16 +68,9 @@ INSTANTIATE_TEST_SUITE_P(
 
 // Two HPAs whose pods use the same A100 (seven 1g.5gb instances, all held: gold 4 pods, silver 3)
 // both want more; time-slicing x2 frees 7 pods' worth, less than the 4 + 9 they need.
-struct Contended {
-  ClusterSnapshot snapshot;
-  PolicySet policies;
-  std::vector<WorkloadDemand> workloads;
-  Plan plan;
-};
-
 // goldPriority: the gold policy's priority; nullopt: none, and gold's pods run with the priority
 // admission resolved from their PriorityClass `gold-class` (spec.priority 10) instead.
-std::unique_ptr<Contended> contended(std::optional<int> goldPriority) {
+std::unique_ptr<testing::Planned> contended(std::optional<int> goldPriority) {
   const std::string r = "nvidia.com/mig-1g.5gb";
   std::vector<json> items{
       testing::defaultMigConfigMap(),
@@ -96,20 +90,17 @@ std::unique_ptr<Contended> contended(std::optional<int> goldPriority) {
   };
   app("gold", 4, "100");    // wants 8: 4 more
   app("silver", 3, "200");  // wants 12: 9 more
-  auto c = std::make_unique<Contended>();
-  c->snapshot = testing::snapshotOf(testing::list(items));
-  auto set = parsePolicies(
+  const std::string priority =
+      goldPriority ? ", priority: " + std::to_string(*goldPriority) : std::string();
+  const std::string policies =
       "policies:\n"
       "- {name: gold, hpas: [default/gold], levers: [timeSlicing], timeSlicing: {maxReplicas: 2}" +
-      (goldPriority ? ", priority: " + std::to_string(*goldPriority) : std::string()) +
+      priority +
       "}\n"
       "- {name: silver, hpas: [default/silver], levers: [timeSlicing],"
-      " timeSlicing: {maxReplicas: 2}}\n");
-  EXPECT_TRUE(set.ok()) << set.status().toString();
-  c->policies = *set;
-  c->workloads = assessWorkloads(c->snapshot, c->policies);
-  c->plan = planPartitions(c->snapshot, c->workloads, *core::parseRfc3339("2026-11-26T09:00:00Z"));
-  return c;
+      " timeSlicing: {maxReplicas: 2}}\n";
+  return testing::planned(testing::list(items), testing::policiesFrom(policies),
+                          *core::parseRfc3339("2026-11-26T09:00:00Z"));
 }
 
 TEST(ContentionTest, HigherPriorityGetsItsNeedTheOtherTheRest) {

@@ -175,21 +175,11 @@ inline json claimPod(const std::string& app, int index, const std::string& tmpl,
               json::array({{{"name", "c"}, {"resources", {{"claims", {{{"name", "gpu"}}}}}}}})},
              {"resourceClaims",
               json::array({{{"name", "gpu"}, {"resourceClaimTemplateName", tmpl}}})}}}};
-  if (node.empty()) {
-    pod["status"] = {
-        {"phase", "Pending"},
-        {"conditions",
-         json::array({{{"type", "PodScheduled"},
-                       {"status", "False"},
-                       {"reason", "Unschedulable"},
-                       {"message", "0/4 nodes are available: 3 cannot allocate all claims."}}})}};
-    return pod;
+  placePod(pod, node, "0/4 nodes are available: 3 cannot allocate all claims.");
+  if (!node.empty()) {
+    pod["status"]["resourceClaimStatuses"] =
+        json::array({{{"name", "gpu"}, {"resourceClaimName", name + "-gpu"}}});
   }
-  pod["spec"]["nodeName"] = node;
-  pod["status"] = {{"phase", "Running"},
-                   {"conditions", json::array({{{"type", "Ready"}, {"status", "True"}}})},
-                   {"resourceClaimStatuses",
-                    json::array({{{"name", "gpu"}, {"resourceClaimName", name + "-gpu"}}})}};
   return pod;
 }
 

@@ -17,6 +17,7 @@
 #include "gpuscale/partition/plan.h"
 #include "gpuscale/partition/policy.h"
 #include "gpuscale/partition/snapshot.h"
+#include "pod_placement.h"
 
 namespace gpuscale::partition::testing {
 
@@ -89,19 +90,8 @@ inline json gpuPod(const std::string& ns, const std::string& app, int index,
              {"namespace", ns},
              {"labels", {{"app", app}}}}},
            {"spec", {{"containers", json::array({container(resource, 1)})}}}};
-  if (node.empty()) {
-    pod["status"] = {
-        {"phase", "Pending"},
-        {"conditions", json::array({{{"type", "PodScheduled"},
-                                     {"status", "False"},
-                                     {"reason", "Unschedulable"},
-                                     {"message", "0/1 nodes are available: 1 Insufficient " +
-                                                     resource + ". preemption: 0/1 nodes"}}})}};
-  } else {
-    pod["spec"]["nodeName"] = node;
-    pod["status"] = {{"phase", "Running"},
-                     {"conditions", json::array({{{"type", "Ready"}, {"status", "True"}}})}};
-  }
+  placePod(pod, node,
+           "0/1 nodes are available: 1 Insufficient " + resource + ". preemption: 0/1 nodes");
   return pod;
 }
 

@@ -7,6 +7,7 @@
 #include "gpuscale/core/rfc3339.h"
 #include "gpuscale/partition/planner.h"
 #include "kube_objects.h"
+#include "planned.h"
 
 namespace gpuscale::partition {
 namespace {
@@ -14,12 +15,7 @@ namespace {
 using testing::json;
 using testing::k1g;
 using testing::kNow;
-
-PolicySet policiesFrom(const std::string& yaml) {
-  auto set = parsePolicies(yaml);
-  EXPECT_TRUE(set.ok()) << set.status().toString();
-  return set.ok() ? *set : PolicySet{};
-}
+using testing::policiesFrom;
 
 TEST(LeverChoiceTest, WaitsForGpuMapping) {
   const Policy both =

@@ -8,6 +8,7 @@
 #include "gpuscale/partition/config_name.h"
 #include "gpuscale/partition/planner.h"
 #include "kube_objects.h"
+#include "planned.h"
 
 namespace gpuscale::partition {
 namespace {
@@ -26,30 +27,15 @@ json wholeGpuNode(const std::string& name) {
 }
 
 PolicySet policy(bool modeChange, const std::string& extra = "") {
-  auto set = parsePolicies(std::string("name: default\nhpaNamespaces: [default]\n") +
-                           "maxReplicas: {hard: 14}\nmigModeChange: {enable: " +
-                           (modeChange ? "true" : "false") + "}\n" + extra);
-  EXPECT_TRUE(set.ok()) << set.status().toString();
-  return set.ok() ? *set : PolicySet{};
+  return testing::policiesFrom(std::string("name: default\nhpaNamespaces: [default]\n") +
+                               "maxReplicas: {hard: 14}\nmigModeChange: {enable: " +
+                               (modeChange ? "true" : "false") + "}\n" + extra);
 }
 
-struct Planned {
-  ClusterSnapshot snapshot;
-  PolicySet policies;
-  std::vector<WorkloadDemand> workloads;
-  Plan plan;
-};
-
 // `adjust` stands for what a caller with a per-GPU mapping or a state store adds to the snapshot.
-std::unique_ptr<Planned> plan(const std::vector<json>& items, PolicySet policies,
-                              const std::function<void(ClusterSnapshot&)>& adjust = {}) {
-  auto p = std::make_unique<Planned>();
-  p->snapshot = testing::snapshotOf(testing::migCluster(items));
-  if (adjust) adjust(p->snapshot);
-  p->policies = std::move(policies);
-  p->workloads = assessWorkloads(p->snapshot, p->policies);
-  p->plan = planPartitions(p->snapshot, p->workloads, kNow);
-  return p;
+std::unique_ptr<testing::Planned> plan(const std::vector<json>& items, PolicySet policies,
+                                       const std::function<void(ClusterSnapshot&)>& adjust = {}) {
+  return testing::planned(testing::migCluster(items), std::move(policies), kNow, adjust);
 }
 
 json actionsWithoutConfig(const Plan& plan) {

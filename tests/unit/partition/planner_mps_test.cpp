@@ -5,6 +5,7 @@
 #include "gpuscale/core/rfc3339.h"
 #include "gpuscale/partition/planner.h"
 #include "kube_objects.h"
+#include "planned.h"
 
 namespace gpuscale::partition {
 namespace {
@@ -49,29 +50,17 @@ std::vector<json> blockedApp(const std::string& resource, const std::string& nod
   return items;
 }
 
-struct Planned {
-  ClusterSnapshot snapshot;
-  PolicySet policies;
-  std::vector<WorkloadDemand> workloads;
-  Plan plan;
-};
-
-std::unique_ptr<Planned> planFor(std::vector<json> items, const std::string& policyYaml,
-                                 std::optional<TimePoint> lastChange = std::nullopt,
-                                 std::optional<int> originalMax = std::nullopt) {
-  auto p = std::make_unique<Planned>();
+std::unique_ptr<testing::Planned> planFor(std::vector<json> items, const std::string& policyYaml,
+                                          std::optional<TimePoint> lastChange = std::nullopt,
+                                          std::optional<int> originalMax = std::nullopt) {
   items.push_back(testing::defaultMigConfigMap());
-  p->snapshot = testing::snapshotOf(testing::list(std::move(items)));
-  for (auto& h : p->snapshot.hpas) {
-    h.lastChange = lastChange;
-    h.originalMaxReplicas = originalMax;
-  }
-  auto policies = parsePolicies(policyYaml);
-  EXPECT_TRUE(policies.ok()) << policies.status().toString();
-  if (policies.ok()) p->policies = *policies;
-  p->workloads = assessWorkloads(p->snapshot, p->policies);
-  p->plan = planPartitions(p->snapshot, p->workloads, kNow);
-  return p;
+  return testing::planned(testing::list(std::move(items)), testing::policiesFrom(policyYaml), kNow,
+                          [&](ClusterSnapshot& snapshot) {
+                            for (auto& h : snapshot.hpas) {
+                              h.lastChange = lastChange;
+                              h.originalMaxReplicas = originalMax;
+                            }
+                          });
 }
 
 json actions(const Plan& plan) { return json::parse(planToJson(plan).dump())["actions"]; }

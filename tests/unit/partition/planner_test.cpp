@@ -5,6 +5,7 @@
 #include "gpuscale/core/rfc3339.h"
 #include "gpuscale/partition/config_name.h"
 #include "kube_objects.h"
+#include "planned.h"
 
 namespace gpuscale::partition {
 namespace {
@@ -15,13 +16,6 @@ using testing::kNow;
 
 TimePoint at(const char* rfc3339) { return *core::parseRfc3339(rfc3339); }
 
-struct Planned {
-  ClusterSnapshot snapshot;
-  PolicySet policies;
-  std::vector<WorkloadDemand> workloads;
-  Plan plan;
-};
-
 // The reconciler's recorded state of one HPA (what its state store gives the snapshot).
 struct Recorded {
   std::string ns, name;
@@ -29,28 +23,17 @@ struct Recorded {
   std::optional<int> originalMaxReplicas;
 };
 
-// Owns everything the plan points into (workloads point at the snapshot and the policies).
-std::unique_ptr<Planned> planFor(const json& dump, PolicySet policies = defaultPolicies(),
-                                 const std::vector<Recorded>& recorded = {}) {
-  auto p = std::make_unique<Planned>();
-  p->snapshot = testing::snapshotOf(dump);
-  for (const auto& r : recorded) {
-    for (auto& h : p->snapshot.hpas) {
-      if (h.ns != r.ns || h.name != r.name) continue;
-      h.lastChange = r.lastChange;
-      h.originalMaxReplicas = r.originalMaxReplicas;
+std::unique_ptr<testing::Planned> planFor(const json& dump, PolicySet policies = defaultPolicies(),
+                                          const std::vector<Recorded>& recorded = {}) {
+  return testing::planned(dump, std::move(policies), kNow, [&](ClusterSnapshot& snapshot) {
+    for (const auto& r : recorded) {
+      for (auto& h : snapshot.hpas) {
+        if (h.ns != r.ns || h.name != r.name) continue;
+        h.lastChange = r.lastChange;
+        h.originalMaxReplicas = r.originalMaxReplicas;
+      }
     }
-  }
-  p->policies = std::move(policies);
-  p->workloads = assessWorkloads(p->snapshot, p->policies);
-  p->plan = planPartitions(p->snapshot, p->workloads, kNow);
-  return p;
-}
-
-PolicySet policiesFrom(const std::string& yaml) {
-  auto set = parsePolicies(yaml);
-  EXPECT_TRUE(set.ok()) << set.status().toString();
-  return set.ok() ? *set : PolicySet{};
+  });
 }
 
 json actions(const Plan& plan) { return json::parse(planToJson(plan).dump())["actions"]; }
@@ -106,7 +89,7 @@ TEST(PlannerTest, SeedT4TimeSlicingRespectsTheProductRename) {
        pinned(product, "Tesla-T4-SHARED", true), fourteen, false},
   };
   for (const auto& row : rows) {
-    auto p = planFor(row.dump, policiesFrom(testing::readDataFile("t4-policy.yaml")));
+    auto p = planFor(row.dump, testing::policiesFrom(testing::readDataFile("t4-policy.yaml")));
     EXPECT_EQ(actions(p->plan), row.actions) << row.what;
     ASSERT_EQ(p->plan.demands.size(), 1u) << row.what << ": the HPA counts as blocked";
     const bool noted = std::any_of(p->plan.notes.begin(), p->plan.notes.end(), [](const auto& n) {
@@ -162,9 +145,9 @@ TEST(PlannerTest, ReshapeRemovesTheFewestInstances) {
       testing::migNode("idle", "NVIDIA-A100-SXM4-40GB", 1, "all-balanced",
                        {{"1g.5gb", 2}, {"2g.10gb", 1}, {"3g.20gb", 1}})};
   append(items, blockedApp("app", "nvidia.com/mig-2g.10gb", "busy", 3, 1));
-  auto p =
-      planFor(migCluster(items),
-              policiesFrom("name: default\nhpaNamespaces: [default]\nmaxReplicas: {hard: 5}\n"));
+  auto p = planFor(
+      migCluster(items),
+      testing::policiesFrom("name: default\nhpaNamespaces: [default]\nmaxReplicas: {hard: 5}\n"));
   json a = actions(p->plan);
   ASSERT_EQ(a.size(), 2u) << a.dump(2);
   EXPECT_EQ(a[0]["kind"], "MigReconfigure");
@@ -248,10 +231,10 @@ std::vector<json> busyA100WithApp() {
 
 TEST(PlannerTest, PerPodMemoryBoundsTimeSlicing) {
   std::vector<json> items = busyA100WithApp();
-  auto p =
-      planFor(migCluster(items),
-              policiesFrom("name: default\nhpaNamespaces: [default]\ntimeSlicing: {maxReplicas: 8, "
-                           "perPodGpuMemory: 2Gi}\n"));
+  auto p = planFor(migCluster(items),
+                   testing::policiesFrom(
+                       "name: default\nhpaNamespaces: [default]\ntimeSlicing: {maxReplicas: 8, "
+                       "perPodGpuMemory: 2Gi}\n"));
   json a = actions(p->plan);
   ASSERT_EQ(a.size(), 2u) << a.dump(2);
   EXPECT_EQ(a[0]["replicas"], 2) << "5 GB / 2 GiB per pod = 2 pods per 1g.5gb instance";
@@ -263,9 +246,10 @@ TEST(PlannerTest, LeverOrderFollowsThePolicy) {
       testing::migNode("a-busy", "NVIDIA-A100-SXM4-40GB", 1, "all-1g.5gb", {{"1g.5gb", 7}}),
       testing::migNode("b-idle", "NVIDIA-A100-SXM4-40GB", 1, "all-3g.20gb", {{"3g.20gb", 2}})};
   append(items, blockedApp("app", k1g, "a-busy", 7, 0));
-  auto p = planFor(
-      migCluster(items),
-      policiesFrom("name: default\nhpaNamespaces: [default]\nlevers: [timeSlicing, migReshape]\n"));
+  auto p =
+      planFor(migCluster(items),
+              testing::policiesFrom(
+                  "name: default\nhpaNamespaces: [default]\nlevers: [timeSlicing, migReshape]\n"));
   json a = actions(p->plan);
   ASSERT_EQ(a.size(), 2u) << a.dump(2);
   EXPECT_EQ(a[0]["kind"], "TimeSlicing")
@@ -284,9 +268,10 @@ TEST(PlannerTest, NodesOutsideTheSelectorOrInTransitionAreLeftAlone) {
   busy["metadata"]["labels"]["pool"] = "batch";
   std::vector<json> items{pending, otherPool, busy};
   append(items, blockedApp("app", k1g, "c-busy", 7, 0));
-  auto p = planFor(
-      migCluster(items),
-      policiesFrom("name: default\nhpaNamespaces: [default]\nnodeSelector: {pool: inference}\n"));
+  auto p =
+      planFor(migCluster(items),
+              testing::policiesFrom(
+                  "name: default\nhpaNamespaces: [default]\nnodeSelector: {pool: inference}\n"));
   EXPECT_TRUE(p->plan.actions.empty()) << planToJson(p->plan).dump(2);
   ASSERT_EQ(p->plan.demands.size(), 1u);
   EXPECT_EQ(p->plan.notes.size(), 1u);
@@ -294,10 +279,10 @@ TEST(PlannerTest, NodesOutsideTheSelectorOrInTransitionAreLeftAlone) {
 
 TEST(PlannerTest, ScaleUpCooldownHoldsRecentlyChangedHpas) {
   std::vector<json> items = busyA100WithApp();
-  auto p =
-      planFor(migCluster(items),
-              policiesFrom("name: default\nhpaNamespaces: [default]\ncooldown: {scaleUp: 1m}\n"),
-              {{"default", "app", at("2026-11-22T00:59:30Z"), std::nullopt}});
+  auto p = planFor(
+      migCluster(items),
+      testing::policiesFrom("name: default\nhpaNamespaces: [default]\ncooldown: {scaleUp: 1m}\n"),
+      {{"default", "app", at("2026-11-22T00:59:30Z"), std::nullopt}});
   EXPECT_TRUE(p->plan.actions.empty());
   EXPECT_EQ(p->plan.demands.size(), 1u);
 }
@@ -374,11 +359,11 @@ TEST(PlannerTest, GiveBackRestoresTheGeometryBeforeTheBurst) {
     if (row.podOnSpare) items.push_back(testing::gpuPod("default", "other", 0, k1g, "spare"));
     items.push_back(
         testing::hpa("default", "app", testing::hpaSpec(1, 11, 7, 7, "10", "50", false)));
-    auto p =
-        planFor(migCluster(items),
-                policiesFrom(std::string("name: default\nhpaNamespaces: [default]\nmigGiveBack: ") +
-                             row.giveBack + "\n"),
-                {{"default", "app", at("2026-11-22T00:00:00Z"), 7}});
+    auto p = planFor(migCluster(items),
+                     testing::policiesFrom(
+                         std::string("name: default\nhpaNamespaces: [default]\nmigGiveBack: ") +
+                         row.giveBack + "\n"),
+                     {{"default", "app", at("2026-11-22T00:00:00Z"), 7}});
     json a = actions(p->plan);
     for (auto& action : a) action.erase("config");  // the entries are perGpuEntries' business
     EXPECT_EQ(a, row.actions) << row.what << "\n" << planToJson(p->plan).dump(2);
@@ -391,10 +376,10 @@ TEST(PlannerTest, GiveBackRestoresTheGeometryBeforeTheBurst) {
 TEST(PlannerTest, ForgedStateAnnotationsOnTheHpaChangeNothing) {
   std::vector<json> items = busyA100WithApp();
   items.back()["metadata"]["annotations"]["gpuscale.io/last-change"] = "2020-01-01T00:00:00Z";
-  auto p =
-      planFor(migCluster(items),
-              policiesFrom("name: default\nhpaNamespaces: [default]\ncooldown: {scaleUp: 1m}\n"),
-              {{"default", "app", at("2026-11-22T00:59:30Z"), std::nullopt}});
+  auto p = planFor(
+      migCluster(items),
+      testing::policiesFrom("name: default\nhpaNamespaces: [default]\ncooldown: {scaleUp: 1m}\n"),
+      {{"default", "app", at("2026-11-22T00:59:30Z"), std::nullopt}});
   EXPECT_TRUE(p->plan.actions.empty()) << "the recorded change is 30 s old: the cooldown holds";
 
   auto grown = grownCluster(10, "50");

@@ -7,6 +7,7 @@
 #include "gpuscale/core/rfc3339.h"
 #include "gpuscale/partition/planner.h"
 #include "kube_objects.h"
+#include "planned.h"
 
 namespace gpuscale::partition {
 namespace {
@@ -17,12 +18,6 @@ using testing::kA100;
 using testing::kNow;
 
 std::vector<std::string> codes(const HpaWhy& why) { return testing::whyCodes(why); }
-
-PolicySet policiesFrom(const std::string& yaml) {
-  auto set = parsePolicies(yaml);
-  EXPECT_TRUE(set.ok()) << set.status().toString();
-  return set.ok() ? *set : PolicySet{};
-}
 
 // An A100 of 7 x 1g.5gb holding `pods` pods of app (busy), the HPA blocked with one more pending.
 std::vector<json> busyA100(int pods = 7) {
@@ -199,7 +194,8 @@ TEST(WhyNotTest, ThePlannerSaysWhyEachHpaWasOrWasNotRaised) {
   for (const auto& row : rows) {
     ClusterSnapshot snapshot = testing::snapshotOf(testing::migCluster(row.items));
     if (row.adjust) row.adjust(snapshot);
-    const PolicySet policies = row.policy.empty() ? defaultPolicies() : policiesFrom(row.policy);
+    const PolicySet policies =
+        row.policy.empty() ? defaultPolicies() : testing::policiesFrom(row.policy);
     const auto workloads = assessWorkloads(snapshot, policies);
     const Plan plan = planPartitions(snapshot, workloads, kNow);
     ASSERT_EQ(plan.why.size(), 1u) << row.what;
@@ -214,7 +210,7 @@ TEST(WhyNotTest, CooldownAndJsonShape) {
   ClusterSnapshot snapshot = testing::snapshotOf(testing::migCluster(busyA100()));
   snapshot.hpas.front().lastChange = kNow - std::chrono::seconds(20);
   const PolicySet policies =
-      policiesFrom("name: default\nhpaNamespaces: [default]\ncooldown: {scaleUp: 1m}\n");
+      testing::policiesFrom("name: default\nhpaNamespaces: [default]\ncooldown: {scaleUp: 1m}\n");
   const auto workloads = assessWorkloads(snapshot, policies);
   const Plan plan = planPartitions(snapshot, workloads, kNow);
   ASSERT_EQ(plan.why.size(), 1u);
@@ -254,7 +250,7 @@ TEST(WhyNotTest, ANodeBackingOffSaysHowItsLastOperationEnded) {
     // What the reconciler's pass does with a node backing off (reconciler/pass.h).
     snapshot.nodes[*snapshot.nodeIndex("a100-idle")].inTransition = true;
     const PolicySet policies =
-        policiesFrom("name: default\nhpaNamespaces: [default]\nlevers: [migReshape]\n");
+        testing::policiesFrom("name: default\nhpaNamespaces: [default]\nlevers: [migReshape]\n");
     const Plan plan = planPartitions(snapshot, assessWorkloads(snapshot, policies), kNow);
     ASSERT_EQ(plan.why.size(), 1u);
     std::string detail;

@@ -25,24 +25,10 @@ namespace gpuscale::reconciler::testing {
 
 using nlohmann::json;
 
-struct Kind {
-  const char* kind;
-  const char* group;
-  const char* version;
-  const char* resource;
-  bool namespaced;
-};
-
-inline constexpr Kind kKinds[] = {
-    {"Node", "", "v1", "nodes", false},
-    {"Pod", "", "v1", "pods", true},
-    {"HorizontalPodAutoscaler", "autoscaling", "v2", "horizontalpodautoscalers", true},
-    {"Deployment", "apps", "v1", "deployments", true},
-    {"ConfigMap", "", "v1", "configmaps", true},
-};
-
-inline kube::ResourceRef refFor(const Kind& k, const std::string& ns = {}) {
-  return kube::ResourceRef::collection(k.group, k.version, k.resource, k.namespaced ? ns : "");
+// The collection of a kind the controller watches, in namespace `ns` ("" for every namespace, and
+// for cluster-scoped kinds, whose seed items carry none).
+inline kube::ResourceRef refFor(const WatchedResource& w, const std::string& ns = {}) {
+  return kube::ResourceRef::collection(w.group, w.version, w.resource, ns);
 }
 
 // One write as the API server saw it.
@@ -111,10 +97,10 @@ class RecordingClient final : public kube::ForwardingKubeClient {
   std::vector<Write> writes_;
 };
 
-// Creates every item of a seed dump in `fake`.
+// Creates every item of a seed dump whose kind the controller watches in `fake`.
 inline void seed(gpuscale::testing::FakeKubeClient& fake, const json& dump) {
   for (const auto& item : dump["items"]) {
-    for (const auto& k : kKinds) {
+    for (const auto& k : watchedResources()) {
       if (item.value("kind", "") != k.kind) continue;
       auto r = fake.create(refFor(k, item["metadata"].value("namespace", "")), item);
       EXPECT_TRUE(r.ok()) << r.status().toString();
@@ -122,10 +108,11 @@ inline void seed(gpuscale::testing::FakeKubeClient& fake, const json& dump) {
   }
 }
 
-// Everything in `fake`, with `kind` set as a controller's informers deliver it.
+// Everything of the kinds the controller watches in `fake` (in every namespace), with `kind` set as
+// its informers deliver it.
 inline std::vector<json> objectsOf(gpuscale::testing::FakeKubeClient& fake) {
   std::vector<json> out;
-  for (const auto& k : kKinds) {
+  for (const auto& k : watchedResources()) {
     auto r = fake.list(refFor(k), {});
     EXPECT_TRUE(r.ok());
     if (!r) continue;

@@ -99,7 +99,7 @@ TEST(RetriedWritesTest, ThrottledWritesThroughTheRealClientAreCountedPerObject) 
     config.qps = 0;
     config.maxRetries = 3;
     config.maxRetryAfter = std::chrono::seconds(0);  // retry at once: the count is what matters
-    config.observer = std::make_shared<ThrottleNotingObserver>(nullptr);
+    config.observer = std::make_shared<ThrottleNotingObserver>(registry);
     auto rest = kube::RestKubeClient::create(config);
     ASSERT_TRUE(rest.ok()) << rest.status().toString();
     auto retried = std::make_shared<RetriedWrites>(std::make_shared<ReconcilerMetrics>(registry));
