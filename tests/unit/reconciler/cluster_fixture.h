@@ -38,6 +38,7 @@ inline constexpr Kind kKinds[] = {
     {"HorizontalPodAutoscaler", "autoscaling", "v2", "horizontalpodautoscalers", true},
     {"Deployment", "apps", "v1", "deployments", true},
     {"ConfigMap", "", "v1", "configmaps", true},
+    {"GPUCapacityRequest", "gpuscale.io", "v1alpha1", "gpucapacityrequests", true},
 };
 
 inline kube::ResourceRef refFor(const Kind& k, const std::string& ns = {}) {
