@@ -5,6 +5,7 @@
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <set>
 
 #include <spdlog/spdlog.h>
 #include <nlohmann/json.hpp>
@@ -19,6 +20,7 @@
 #include "gpuscale/reconciler/controller.h"
 #include "gpuscale/reconciler/dcgm_gpu_pod_mapping.h"
 #include "gpuscale/reconciler/hpa_explain.h"
+#include "gpuscale/reconciler/scale_target_watch.h"
 #include "plan_command.h"
 
 namespace gpuscale::reconciler {
@@ -94,7 +96,10 @@ std::optional<int> parseArgs(const std::vector<std::string>& args, ExplainArgs& 
 }
 
 // What the controller watches, listed once, each item with its kind, plus the state ConfigMap.
-core::Result<nlohmann::json> listCluster(const ExplainArgs& a) {
+// The optional kinds (watchedResources()) the cluster does not serve or lets it not read are left
+// out, with a warning. The HPAs whose scale target kind cannot be read go to `targetsNotRead`.
+core::Result<nlohmann::json> listCluster(const ExplainArgs& a,
+                                         std::vector<partition::SkippedObject>& targetsNotRead) {
   auto client = commandClient(a.kubeconfig, "explain");
   if (!client) return client.status();
   nlohmann::json items = nlohmann::json::array();
@@ -102,12 +107,24 @@ core::Result<nlohmann::json> listCluster(const ExplainArgs& a) {
     auto ref = kube::ResourceRef::collection(w.group, w.version, w.resource,
                                              w.operatorNamespaceOnly ? a.operatorNamespace : "");
     auto list = (*client)->list(ref, {});
+    // A kind the cluster may not serve (DRA before 1.34) is explained without, as it is planned.
+    if (!list && w.optional &&
+        (k8s::isNotFound(list.status()) || list.status().httpCode() == 403)) {
+      spdlog::warn("not reading {}: {} (explained without them)", w.resource,
+                   list.status().message());
+      continue;
+    }
     if (!list) return list.status();
     for (auto& item : list->items) {
       item["kind"] = w.kind;
       items.push_back(std::move(item));
     }
   }
+  std::set<std::string> own;
+  for (const auto& w : watchedResources()) own.insert(std::string(w.group) + "/" + w.kind);
+  auto notRead = listScaleTargets(**client, own, items);
+  if (!notRead) return notRead.status();
+  targetsNotRead = std::move(*notRead);
   auto state = (*client)->get(
       kube::ResourceRef::collection("", "v1", "configmaps", a.state.ns).named(a.state.name));
   if (state) {
@@ -131,13 +148,14 @@ int runExplainCommand(const std::vector<std::string>& args, std::ostream& out, s
   if (!policies) return core::kExitError;
 
   nlohmann::json dump;
+  std::vector<partition::SkippedObject> targetsNotRead;
   if (!a.from.empty()) {
     std::string text;
     if (!readInput(a.from, text, err)) return core::kExitError;
     dump = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
     if (dump.is_discarded()) return fail(err, a.from + ": not valid JSON");
   } else {
-    auto listed = listCluster(a);
+    auto listed = listCluster(a, targetsNotRead);
     if (!listed) {
       err << "gpuscale-reconciler explain: reading the cluster: " << listed.status().message()
           << "\n";
@@ -160,6 +178,7 @@ int runExplainCommand(const std::vector<std::string>& args, std::ostream& out, s
   }
   request.now = a.now.value_or(std::chrono::system_clock::now());
   request.gpuPods = mapping.get();
+  request.targetsNotRead = std::move(targetsNotRead);
   auto explained = explainHpas(dump, a.state.name, *policies, request);
   if (!explained) {
     err << "gpuscale-reconciler explain: " << explained.status().message() << "\n";

@@ -17,6 +17,7 @@
 #include "gpuscale/sim/dcgm_pod_delay.h"
 #include "gpuscale/sim/gpu_operator_emulator.h"
 #include "gpuscale/sim/inference_load_driver.h"
+#include "gpuscale/sim/pod_group_controller.h"
 #include "gpuscale/sim/scenario.h"
 #include "port_file.h"
 
@@ -36,6 +37,7 @@ struct RunArgs {
   std::string kwokAnnotation;
   double resyncSeconds = 0;
   std::string logLevel = "info";
+  std::string podGroups;
   LoadDriverOptions load;
 };
 
@@ -53,6 +55,9 @@ core::FlagSet runFlagSet(RunArgs& a) {
   flags.addFloat("resync", &a.resyncSeconds, "seconds between full resyncs")
       .defaultText("the emulator's");
   flags.addString("log-level", &a.logLevel, "trace, debug, info, warn or error");
+  flags.addString("pod-groups", &a.podGroups,
+                  "GROUP/VERSION/RESOURCE of a custom resource of LeaderWorkerSet's shape whose "
+                  "groups of pods gpuscale-sim keeps (tests without LeaderWorkerSet's controller)");
   flags.addFloat("speed", &a.load.speed, "how much faster than real time the load runs (> 0)");
   flags.addInt("seed", &a.load.seed, "seed of the load's randomness");
   return flags;
@@ -166,6 +171,20 @@ int runRun(RunArgs& a, const core::FlagSet& flags, std::ostream& out, std::ostre
     err << "run: " << s.toString() << "\n";
     return 1;
   }
+  std::unique_ptr<PodGroupController> podGroups;
+  if (!a.podGroups.empty()) {
+    const auto first = a.podGroups.find('/');
+    const auto last = a.podGroups.rfind('/');
+    if (first == std::string::npos || first == last) {
+      err << "run: --pod-groups wants GROUP/VERSION/RESOURCE\n";
+      return 2;
+    }
+    podGroups = std::make_unique<PodGroupController>(
+        *client, kube::ResourceRef::collection(a.podGroups.substr(0, first),
+                                               a.podGroups.substr(first + 1, last - first - 1),
+                                               a.podGroups.substr(last + 1)));
+    podGroups->start();
+  }
   if (driver) {
     driver->start();
     for (const ServiceSpec& service : services) {
@@ -179,6 +198,7 @@ int runRun(RunArgs& a, const core::FlagSet& flags, std::ostream& out, std::ostre
   const int received = stopSignals.wait();
   spdlog::info("signal {}: stopping", received);
   if (driver) driver->stop();
+  if (podGroups) podGroups->stop();
   sim->stop();
   (*server)->stop();
   return 0;

@@ -72,7 +72,9 @@ class PlanBuilder {
   // matches) once `base` runs `r` replicas and the node has its working geometry: GFD renames
   // the product with the sharing and, under the single strategy, with the MIG profile.
   bool pinsHold(const WorkloadDemand& d, std::size_t i, const std::string& base, int r) const;
+  // The pods of `d` the working nodes hold (a replica is podsPerReplica(d) of them).
   int ceiling(const WorkloadDemand& d) const;
+  static int podsPerReplica(const WorkloadDemand& d);
   bool changeable(const WorkloadDemand& d, std::size_t i) const;
   void because(const WorkloadDemand& d, std::size_t i, Lever lever, WhyCode code,
                std::string detail);

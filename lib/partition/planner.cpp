@@ -35,13 +35,19 @@ std::optional<Growth> PlanBuilder::grow(const WorkloadDemand& d) {
   // HPA's own ceiling stands in for the partition count a factor multiplies.
   const int hardMax = policy.hardMaxFor(
       d.ceiling > 0 ? d.ceiling : d.hpa->originalMaxReplicas.value_or(d.hpa->maxReplicas));
-  const int before = ceiling(d);
+  // Replicas are whole groups of podsPerReplica pods; the levers count pods.
+  const int group = podsPerReplica(d);
+  const int before = ceiling(d) / group;
   const int aim = std::min(d.wanted, hardMax);
   int need = aim - before;
   why_.aiming(d, hardMax, aim);
   if (need > 0 && waitsForMapping(d)) return std::nullopt;
-  need -= applyLevers(d, need, before);
-  const int after = ceiling(d);
+  if (need > 0) {
+    const int podsBefore = ceiling(d);
+    const int gained = applyLevers(d, aim * group - podsBefore, podsBefore);
+    need = std::max(0, aim - (podsBefore + gained) / group);
+  }
+  const int after = ceiling(d) / group;
   // An HPA may be raised past what it wants now (its load may grow); a request is granted at most
   // what it asks for.
   const int newMax = std::min({hardMax, after, d.hpa->capacityRequest ? aim : hardMax});
@@ -67,8 +73,9 @@ void PlanBuilder::shrink(const WorkloadDemand& d) {
   // back.
   const auto& lastChange = d.hpa->lastChange;
   if (lastChange && now_ - *lastChange < policy.scaleDownCooldown) return;
-  const int floorPods =
-      std::max({d.wanted, d.target->specReplicas, d.hpa->minReplicas, d.runningPods});
+  const int group = podsPerReplica(d);
+  const int floorPods = std::max({d.wanted * group, d.target->specReplicas * group,
+                                  d.hpa->minReplicas * group, d.runningPods});
   const std::string base(unsharedResourceName(d.resource));
   int current = ceiling(d);
   for (auto it = d.eligibleNodes.rbegin(); it != d.eligibleNodes.rend() && current > floorPods;
@@ -97,7 +104,7 @@ void PlanBuilder::shrink(const WorkloadDemand& d) {
   if (policy.migRestore) restoreMig(d, floorPods);
   if (request) return;
   const int lowered = std::max({originalMax, d.target->specReplicas, d.hpa->minReplicas,
-                                std::min(d.hpa->maxReplicas, ceiling(d))});
+                                std::min(d.hpa->maxReplicas, ceiling(d) / group)});
   if (lowered < d.hpa->maxReplicas) setMax(d, lowered);
 }
 
@@ -122,7 +129,7 @@ Plan PlanBuilder::finish(const std::vector<WorkloadDemand>& workloads) {
       plan.demands.push_back(
           {d.ns, d.name, d.resource, d.reason, d.ceiling, d.wanted, std::move(explain)});
     }
-    plan.capacityAfter.push_back({d.ns, d.name, ceiling(d)});
+    plan.capacityAfter.push_back({d.ns, d.name, ceiling(d) / podsPerReplica(d)});
     const auto change = maxChanges_.find({d.ns, d.name});
     const auto share = shares_.find({d.ns, d.name});
     plan.why.push_back(why_.finish(d, change == maxChanges_.end() ? nullptr : &change->second,
@@ -190,6 +197,10 @@ int PlanBuilder::ceiling(const WorkloadDemand& d) const {
   int total = 0;
   for (std::size_t i : d.eligibleNodes) total += podsOn(d, i);
   return total;
+}
+
+int PlanBuilder::podsPerReplica(const WorkloadDemand& d) {
+  return d.target != nullptr ? std::max(1, d.target->podsPerReplica) : 1;
 }
 
 bool PlanBuilder::changeable(const WorkloadDemand& d, std::size_t i) const {

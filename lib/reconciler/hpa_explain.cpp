@@ -103,6 +103,8 @@ core::Result<Explanations> explainPass(const Pass& pass, const partition::Policy
   const partition::ClusterSnapshot& snapshot = pass.snapshot;
   Explanations out;
   out.skipped = snapshot.skipped;
+  out.skipped.insert(out.skipped.end(), request.targetsNotRead.begin(),
+                     request.targetsNotRead.end());
   out.nodes = nodeModels(snapshot);
   if (!request.name.empty() && snapshot.hpa(request.ns, request.name) == nullptr) {
     for (const auto& s : snapshot.skipped) {
@@ -124,6 +126,11 @@ core::Result<Explanations> explainPass(const Pass& pass, const partition::Policy
     const bool asked = request.name.empty() || (hpa.ns == request.ns && hpa.name == request.name);
     if (!asked) continue;
     std::string why = outsideThePlanner(hpa, snapshot, policies, records);
+    for (const auto& s : request.targetsNotRead) {
+      if (why.starts_with("TargetNotFound") && s.ns == hpa.ns && s.name == hpa.name) {
+        why = "TargetNotRead: " + s.message;
+      }
+    }
     // Asked for all: only the HPAs a policy manages.
     if (!request.name.empty() || !why.starts_with("NotManaged")) {
       out.hpas.push_back({hpa.ns, hpa.name, std::move(why), std::nullopt, hpa.ceilingField(), {}});

@@ -64,6 +64,9 @@ struct ExplainRequest {
   std::string ns, name;  // "" = every HPA a policy manages
   partition::TimePoint now;
   GpuPodMapping* gpuPods = nullptr;  // null: the node-level rule
+  // HPAs whose scale target kind is not read (scale_target_watch.h: listScaleTargets), explained
+  // as TargetNotRead with the reason.
+  std::vector<partition::SkippedObject> targetsNotRead = {};
 };
 
 // The explanations of a pass (pass.h): the planner's reasons from its plan, and what stopped an

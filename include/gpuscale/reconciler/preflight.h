@@ -7,6 +7,9 @@
 //   permissions          the identity of the client (the ServiceAccount's token in the pod, or a
 //                        kubeconfig) may do everything act mode does: one SelfSubjectAccessReview
 //                        per verb and resource (actPermissions()); fail lists each one missing.
+//   api GROUP/VERSION    per group version of the kinds the controller watches where served
+//                        (resource.k8s.io/v1: the DRA kinds): not served is a warning (they are
+//                        planned without); served, list and watch on each kind (fail if missing).
 //   operator-namespace   the GPU Operator's namespace exists (a Namespace this identity may not
 //                        read is a warning, not a failure).
 //   stock-mig-config     the operator's stock mig-parted ConfigMap, whose configs the reconciler
@@ -31,6 +34,10 @@
 //                        nvidia.com/mig.config.state (failed: fail; pending or rebooting: warn).
 //   policy NAME          with the policy file: how many GPU nodes each policy may change
 //                        (Policy::selectsNode: nodeSelector, excludeNodes); none is a warning.
+//   scale-target KIND    per kind HPAs scale beside Deployments and StatefulSets (a
+//                        LeaderWorkerSet, a custom resource): served with a /scale subresource
+//                        (warn when not: those HPAs are skipped) and readable by this identity
+//                        (list, watch, get <resource>/scale; fail when not).
 //
 // Thread safety: a function; the client must be thread-safe.
 #pragma once

@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include "dra_objects.h"
 #include "gpuscale/core/rfc3339.h"
+#include "gpuscale/partition/dra_objects.h"
 #include "gpuscale/partition/kube_objects.h"
 #include "gpuscale/partition/planner.h"
 #include "kube_objects.h"
@@ -45,6 +47,12 @@ json typed(const NodeObject& n) {
   return {meta(n.meta), n.unschedulable, taints, n.allocatable};
 }
 
+json claims(const std::vector<PodClaimRef>& refs) {
+  json out = json::array();
+  for (const auto& r : refs) out.push_back({r.name, r.templateName, r.claimName});
+  return out;
+}
+
 json typed(const PodState& p) {
   return {p.ns,
           p.name,
@@ -55,6 +63,8 @@ json typed(const PodState& p) {
           p.terminating,
           p.gpuRequests,
           p.resourceClaims,
+          claims(p.claims),
+          p.claimsUnallocatable,
           p.gpuUse,
           p.insufficientResource,
           p.nominated,
@@ -77,6 +87,7 @@ json typed(const ScaleTarget& t) {
           t.podsPerReplica,
           t.gpuRequests,
           t.nodeSelector,
+          claims(t.claims),
           need(t.gpuMemory),
           t.templateFromPods};
 }
@@ -111,6 +122,47 @@ json typed(const HpaState& h) {
 
 json typed(const ConfigMapObject& c) { return {meta(c.meta), c.data}; }
 
+json typed(const DraValue& v) { return {static_cast<int>(v.type), v.text, v.number, v.flag}; }
+
+json typed(const DraClaimSpec& spec) {
+  json requests = json::array();
+  for (const auto& r : spec.requests) {
+    json alternatives = json::array();
+    for (const auto& a : r.alternatives) {
+      alternatives.push_back({a.name, a.deviceClassName, a.selectors, a.allocationMode, a.count,
+                              a.adminAccess, a.consumesCapacity});
+    }
+    requests.push_back({r.name, alternatives, r.firstAvailable});
+  }
+  return {requests, spec.constraints};
+}
+
+json typed(const ResourceSliceObject& s) {
+  json devices = json::array(), counters = json::array();
+  for (const auto& d : s.devices) {
+    json attributes = json::object(), uses = json::array();
+    for (const auto& [k, v] : d.attributes) attributes[k] = typed(v);
+    for (const auto& u : d.consumesCounters) uses.push_back({u.counterSet, u.counters});
+    devices.push_back(
+        {d.name, attributes, d.capacity, uses, d.allowMultipleAllocations, d.tainted});
+  }
+  for (const auto& c : s.sharedCounters) counters.push_back({c.name, c.counters});
+  return {meta(s.meta), s.driver,     s.pool,  s.nodeName,
+          s.generation, s.sliceCount, devices, counters};
+}
+
+json typed(const DeviceClassObject& c) {
+  return {meta(c.meta), c.selectors, c.extendedResourceName};
+}
+
+json typed(const ResourceClaimTemplateObject& t) { return {meta(t.meta), typed(t.spec)}; }
+
+json typed(const ResourceClaimObject& c) {
+  json allocated = json::array();
+  for (const auto& a : c.allocated) allocated.push_back({a.request, a.driver, a.pool, a.device});
+  return {meta(c.meta), typed(c.spec), allocated, c.reservedForPods};
+}
+
 // The typed value the kind's reader gives for `object`, or its error.
 template <typename T>
 json orError(const core::Result<T>& r) {
@@ -123,6 +175,10 @@ json read(const std::string& kind, const json& object) {
   if (kind == "Pod") return orError(readPod(object));
   if (kind == "HorizontalPodAutoscaler") return orError(readHpa(object));
   if (kind == "ConfigMap") return orError(readConfigMap(object));
+  if (kind == "ResourceSlice") return orError(readResourceSlice(object));
+  if (kind == "DeviceClass") return orError(readDeviceClass(object));
+  if (kind == "ResourceClaimTemplate") return orError(readResourceClaimTemplate(object));
+  if (kind == "ResourceClaim") return orError(readResourceClaim(object));
   return orError(readWorkload(object, kind));
 }
 
@@ -172,8 +228,43 @@ json padded(json object) {
   } else if (kind == "HorizontalPodAutoscaler") {
     object["status"]["lastScaleTime"] = "2026-11-22T00:00:00Z";
     for (auto& c : object["status"]["conditions"]) c["message"] = "the HPA was able to ...";
+  } else if (kind == "ResourceSlice") {
+    m["ownerReferences"] = json::array({{{"kind", "Node"}, {"name", "n"}}});
+    for (auto& d : object["spec"]["devices"]) {
+      for (auto& [_, c] : d["capacity"].items()) c["requestPolicy"] = {{"default", "1Gi"}};
+      d["taints"] = json::array({{{"key", "k"},
+                                  {"value", "v"},
+                                  {"effect", "None"},
+                                  {"timeAdded", "2026-11-22T00:00:00Z"}}});
+      d["bindingConditions"] = json::array({"example.com/ready"});
+    }
+  } else if (kind == "DeviceClass") {
+    object["spec"]["config"] = json::array({{{"opaque", {{"driver", "gpu.nvidia.com"}}}}});
+  } else if (kind == "ResourceClaimTemplate") {
+    object["spec"]["spec"]["devices"]["config"] =
+        json::array({{{"opaque", {{"driver", "gpu.nvidia.com"}}}}});
+  } else if (kind == "ResourceClaim") {
+    m["ownerReferences"] = json::array({{{"kind", "Pod"}, {"name", "p"}}});
+    object["spec"]["devices"]["config"] =
+        json::array({{{"opaque", {{"driver", "gpu.nvidia.com"}}}}});
+    if (object.contains("status")) {
+      object["status"]["devices"] = json::array({{{"driver", "gpu.nvidia.com"}}});
+      object["status"]["allocation"]["nodeSelector"] = {{"nodeSelectorTerms", json::array()}};
+      object["status"]["allocation"]["devices"]["config"] = json::array({{{"source", "Class"}}});
+      for (auto& r : object["status"]["allocation"]["devices"]["results"]) r["adminAccess"] = false;
+      for (auto& r : object["status"]["reservedFor"]) r["uid"] = "u";
+    }
   }
   return object;
+}
+
+// The planner's plan for `dump` under the default policies, as JSON.
+std::string planOf(const json& dump) {
+  ClusterSnapshot snap = testing::snapshotOf(dump);
+  const PolicySet policies = defaultPolicies();
+  auto workloads = assessWorkloads(snap, policies);
+  return planToJson(planPartitions(snap, workloads, *core::parseRfc3339("2026-11-22T01:00:00Z")))
+      .dump();
 }
 
 std::vector<json> itemsOf(const json& dump) {
@@ -202,17 +293,32 @@ TEST(ReadFieldsTest, SeedDumpsReadTheSameTrimmed) {
       trimmed.push_back(std::move(small));
     }
     // And the whole pass over them plans the same.
-    auto planOf = [](const json& dump) {
-      ClusterSnapshot snap = testing::snapshotOf(dump);
-      const PolicySet policies = defaultPolicies();
-      auto workloads = assessWorkloads(snap, policies);
-      return planToJson(
-                 planPartitions(snap, workloads, *core::parseRfc3339("2026-11-22T01:00:00Z")))
-          .dump();
-    };
     EXPECT_EQ(planOf(trimmed), planOf(full)) << seed;
     EXPECT_LT(trimmed.dump().size(), full.dump().size() / 2) << seed;
   }
+}
+
+// The DRA kinds of a mixed cluster (device-plugin and DRA nodes, static and partitionable), padded
+// as kube-apiserver returns them, read to the same typed values trimmed, and the pass plans the
+// same on them.
+TEST(ReadFieldsTest, DraObjectsReadTheSameTrimmed) {
+  json full = json::array(), trimmed = json::array();
+  for (const json& item : itemsOf(testing::draMixedCluster())) {
+    const std::string kind = item.value("kind", "");
+    json object = padded(item);
+    json small = keepReadFields(kind, object);
+    EXPECT_EQ(read(kind, small), read(kind, object)) << kind << " " << item["metadata"];
+    if (kind.starts_with("Resource") || kind == "DeviceClass") {
+      for (const char* gone : {"managedFields", "requestPolicy", "bindingConditions", "opaque",
+                               "nodeSelectorTerms", "timeAdded", "ownerReferences"}) {
+        EXPECT_EQ(small.dump().find(gone), std::string::npos) << kind << " " << gone;
+      }
+    }
+    full.push_back(std::move(object));
+    trimmed.push_back(std::move(small));
+  }
+  EXPECT_EQ(planOf(trimmed), planOf(full));
+  EXPECT_NE(planOf(full).find("claims-app"), std::string::npos) << planOf(full);
 }
 
 // Hand-made objects: what a reader reads survives, a field of an unexpected shape is kept whole
@@ -294,6 +400,56 @@ TEST(ReadFieldsTest, EachKindKeepsWhatItsReaderReads) {
   }
   const json lease = {{"kind", "Lease"}, {"metadata", {{"managedFields", json::array()}}}};
   EXPECT_EQ(keepReadFields("Lease", lease), lease);
+}
+
+// A Scale, and workloads HPAs scale through /scale (a LeaderWorkerSet; any other kind read as a
+// Deployment-like one with the pods-per-replica annotation), read the same trimmed.
+TEST(ReadFieldsTest, ScalesAndScalableWorkloadsReadTheSameTrimmed) {
+  const json scale = padded(json::parse(R"({"kind": "Scale", "apiVersion": "autoscaling/v1",
+    "metadata": {"name": "big", "namespace": "a", "uid": "u5", "resourceVersion": "7"},
+    "spec": {"replicas": 2},
+    "status": {"replicas": 2, "selector": "app in (big),tier=gpu", "extra": 1}})"));
+  auto typedScale = [](const json& o) {
+    auto r = readScale(o);
+    return r ? json{meta(r->meta), r->specReplicas, r->statusReplicas, r->selector}
+             : json{{"error", r.status().message()}};
+  };
+  const json smallScale = keepReadFields("Scale", scale);
+  EXPECT_EQ(typedScale(smallScale), typedScale(scale));
+  EXPECT_EQ(smallScale.dump().find("extra"), std::string::npos);
+  EXPECT_EQ(smallScale.dump().find("managedFields"), std::string::npos);
+
+  const json lws = padded(json::parse(R"({"kind": "LeaderWorkerSet",
+    "apiVersion": "leaderworkerset.x-k8s.io/v1",
+    "metadata": {"name": "big", "namespace": "a", "uid": "u5"},
+    "spec": {"replicas": 2, "startupPolicy": "LeaderCreated",
+      "leaderWorkerTemplate": {"size": 4, "restartPolicy": "RecreateGroupOnPodRestart",
+        "leaderTemplate": {"spec": {"containers": [{"name": "l", "env": [{"name": "x"}],
+          "resources": {"limits": {"nvidia.com/gpu": "2"}}}]}},
+        "workerTemplate": {"metadata": {"annotations": {"gpuscale.io/gpu-memory": "20Gi"}},
+          "spec": {"containers": [{"name": "w",
+            "resources": {"limits": {"nvidia.com/gpu": "1"}}}]}}}},
+    "status": {"replicas": 2, "hpaPodSelector": "x=y"}})"));
+  const json custom = padded(json::parse(R"({"kind": "InferencePool",
+    "apiVersion": "example.com/v1",
+    "metadata": {"name": "pool", "namespace": "a", "uid": "u6",
+      "annotations": {"gpuscale.io/pods-per-replica": "3"}},
+    "spec": {"replicas": 1, "model": "m", "template": {"spec": {"containers": [{"name": "c",
+      "resources": {"limits": {"nvidia.com/mig-1g.5gb": "1"}}}]}}}})"));
+  const auto scaleObject = readScale(scale);
+  ASSERT_TRUE(scaleObject.ok());
+  for (const json* o : {&lws, &custom}) {
+    const std::string kind = (*o)["kind"];
+    const json small = keepScalableWorkloadFields(kind, *o);
+    auto typedOf = [&](const json& x) {
+      auto r = readScalableWorkload(x, kind, &*scaleObject);
+      return r ? typed(*r) : json{{"error", r.status().message()}};
+    };
+    EXPECT_EQ(typedOf(small), typedOf(*o)) << kind;
+    for (const char* gone : {"managedFields", "\"env\"", "startupPolicy", "\"model\"", "status"}) {
+      EXPECT_EQ(small.dump().find(gone), std::string::npos) << kind << " " << gone;
+    }
+  }
 }
 
 }  // namespace

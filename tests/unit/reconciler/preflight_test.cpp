@@ -78,6 +78,22 @@ struct Cluster {
     add(coll("", "nodes"), node("cpu-0", json::object()));
   }
   void add(const kube::ResourceRef& ref, const json& o) { ASSERT_TRUE(fake.create(ref, o)); }
+  // An HPA on a LeaderWorkerSet, whose API discovery lists when `served`.
+  void scaleLeaderWorkerSet(bool served) {
+    json hpa = object("HorizontalPodAutoscaler", "big", "default");
+    hpa["spec"] = {{"scaleTargetRef",
+                    {{"apiVersion", "leaderworkerset.x-k8s.io/v1"},
+                     {"kind", "LeaderWorkerSet"},
+                     {"name", "big"}}}};
+    add(kube::ResourceRef::collection("autoscaling", "v2", "horizontalpodautoscalers", "default"),
+        hpa);
+    if (!served) return;
+    fake.setPath(
+        "/apis/leaderworkerset.x-k8s.io/v1",
+        {{"resources",
+          {{{"name", "leaderworkersets"}, {"namespaced", true}, {"kind", "LeaderWorkerSet"}},
+           {{"name", "leaderworkersets/scale"}, {"namespaced", true}, {"kind", "Scale"}}}}});
+  }
   void remove(const kube::ResourceRef& ref) { ASSERT_TRUE(fake.remove(ref).ok()); }
 };
 
@@ -111,7 +127,27 @@ const std::vector<Row>& rows() {
         {"mig-manager", CheckOutcome::kOk, "nvidia-mig-manager: 1 of 1 ready"},
         {"device-plugin", CheckOutcome::kOk, "nvidia-device-plugin-daemonset: 1 of 1 ready"},
         {"gpu-nodes", CheckOutcome::kOk, "1 GPU node(s) of 2"},
-        {"node gpu-0", CheckOutcome::kOk, "nvidia.com/mig.config.state=success"}}},
+        {"node gpu-0", CheckOutcome::kOk, "nvidia.com/mig.config.state=success"},
+        {"api resource.k8s.io/v1", CheckOutcome::kWarn,
+         "resource.k8s.io/v1 is not served: resourceslices, deviceclasses, "
+         "resourceclaimtemplates, resourceclaims are not watched"}}},
+      {"DRA served and readable",
+       [](Cluster& c) {
+         c.fake.setPath("/apis/resource.k8s.io/v1", {{"resources", json::array()}});
+       },
+       true,
+       {{"api resource.k8s.io/v1", CheckOutcome::kOk,
+         "served; resourceslices, deviceclasses, resourceclaimtemplates, resourceclaims may be "
+         "listed and watched"}}},
+      {"DRA served but not granted: fails",
+       [](Cluster& c) {
+         c.fake.setPath("/apis/resource.k8s.io/v1", {{"resources", json::array()}});
+         c.denied = {"list resourceslices.resource.k8s.io", "watch resourceclaims.resource.k8s.io"};
+       },
+       false,
+       {{"api resource.k8s.io/v1", CheckOutcome::kFail,
+         "served, but the reconciler may not: list resourceslices.resource.k8s.io, watch "
+         "resourceclaims.resource.k8s.io"}}},
       {"a GPU Operator installed another way, its mig-manager not ready: warnings",
        [](Cluster& c) {
          c.remove(coll("apps", "deployments", "gpu-operator").named("gpu-operator"));
@@ -222,6 +258,24 @@ const std::vector<Row>& rows() {
        },
        true,
        {{"node gpu-1", CheckOutcome::kWarn, "wait until mig-manager reports success"}}},
+      {"an HPA scales a LeaderWorkerSet: served with /scale and readable",
+       [](Cluster& c) { c.scaleLeaderWorkerSet(true); },
+       true,
+       {{"scale-target LeaderWorkerSet", CheckOutcome::kOk, "1 HPA(s), e.g. default/big"}}},
+      {"an HPA scales a LeaderWorkerSet the identity may not list",
+       [](Cluster& c) {
+         c.scaleLeaderWorkerSet(true);
+         c.denied.insert("list leaderworkersets.leaderworkerset.x-k8s.io");
+         c.denied.insert("get leaderworkersets.leaderworkerset.x-k8s.io/scale");
+       },
+       false,
+       {{"scale-target LeaderWorkerSet", CheckOutcome::kFail,
+         "missing list leaderworkersets.leaderworkerset.x-k8s.io, get "
+         "leaderworkersets.leaderworkerset.x-k8s.io/scale"}}},
+      {"an HPA scales a kind the cluster does not serve",
+       [](Cluster& c) { c.scaleLeaderWorkerSet(false); },
+       true,
+       {{"scale-target LeaderWorkerSet", CheckOutcome::kWarn, "serves no apiVersion"}}},
       {"a failed MIG change fails",
        [](Cluster& c) {
          ASSERT_TRUE(c.fake.patch(
