@@ -6,7 +6,9 @@
 
 #include <fmt/format.h>
 
+#include "capacity_request_snapshot.h"
 #include "gpuscale/core/enum_names.h"
+#include "gpuscale/partition/capacity_request.h"
 #include "gpuscale/partition/lead_time.h"
 #include "gpuscale/partition/resource_names.h"
 #include "saturating.h"
@@ -104,8 +106,9 @@ class LabelIndex {
 }  // namespace
 
 std::string_view blockReasonName(BlockReason reason) {
-  static constexpr core::EnumNames<BlockReason, 4> kNames{
+  static constexpr core::EnumNames<BlockReason, 5> kNames{
       {{BlockReason::kTooManyReplicas, "TooManyReplicas"},
+       {BlockReason::kRequested, "Requested"},
        {BlockReason::kUnschedulable, "Unschedulable"},
        {BlockReason::kAnticipated, "Anticipated"},
        {BlockReason::kNone, ""}}};
@@ -176,6 +179,20 @@ std::string notBlockedWhy(const WorkloadDemand& d, bool limited, bool rateLimite
   return why;
 }
 
+// A capacity request wants its spec.replicas, and is blocked while they exceed what it was
+// granted (its maxReplicas), whatever the partitions hold now: the planner grants from free
+// partitions first and changes partitions for the rest.
+void assessRequest(WorkloadDemand& d, const CapacityRequest& request) {
+  d.wanted = request.replicas;
+  if (request.replicas > d.hpa->maxReplicas) {
+    d.blocked = true;
+    d.reason = BlockReason::kRequested;
+  } else {
+    d.notBlockedWhy =
+        fmt::format("asks for {} replicas and holds {}", request.replicas, d.hpa->maxReplicas);
+  }
+}
+
 std::vector<WorkloadDemand> assessAt(const ClusterSnapshot& snapshot, const PolicySet& policies,
                                      std::optional<TimePoint> now) {
   std::vector<WorkloadDemand> out;
@@ -185,14 +202,18 @@ std::vector<WorkloadDemand> assessAt(const ClusterSnapshot& snapshot, const Poli
     if (policy == nullptr) continue;
     const ScaleTarget* target = snapshot.target(hpa.ns, hpa.targetKind, hpa.targetName);
     if (target == nullptr || target->gpuRequests.empty()) continue;
-    const std::vector<const PodState*> pods = index.podsOf(*target);
+    const CapacityRequest* request = hpa.capacityRequest.get();
+    const std::vector<const PodState*> pods = target->kind == kCapacityRequestKind
+                                                  ? detail::requestPods(snapshot, *target)
+                                                  : index.podsOf(*target);
     WorkloadDemand d;
     d.ns = hpa.ns;
     d.name = hpa.name;
     d.policy = policy;
     d.hpa = &hpa;
     d.target = target;
-    d.priority = workloadPriority(*policy, pods);
+    d.priority = request != nullptr ? requestPriority(*policy, *request, pods)
+                                    : workloadPriority(*policy, pods);
     d.resource = chooseResource(*target, pods);
     d.perPod = std::max<std::int64_t>(1, target->gpuRequests.at(d.resource));
     int ready = 0;
@@ -243,7 +264,9 @@ std::vector<WorkloadDemand> assessAt(const ClusterSnapshot& snapshot, const Poli
         hpa.hasCondition("ScalingLimited", "True", "TooManyReplicas") ||
         (!rateLimited && hpa.desiredReplicas >= hpa.maxReplicas && d.wanted > hpa.maxReplicas);
     bool active = !hpa.hasCondition("ScalingActive", "False");
-    if (unschedulable) {
+    if (request != nullptr) {
+      assessRequest(d, *request);
+    } else if (unschedulable) {
       d.blocked = true;
       d.reason = BlockReason::kUnschedulable;
     } else if (limited && active && hpa.maxReplicas >= d.ceiling) {
@@ -252,15 +275,19 @@ std::vector<WorkloadDemand> assessAt(const ClusterSnapshot& snapshot, const Poli
     } else if (now && active && policy->anticipation.enabled && hpa.maxReplicas >= d.ceiling) {
       anticipate(d, snapshot, *now);
     }
-    if (!d.blocked) d.notBlockedWhy = notBlockedWhy(d, limited, rateLimited, active);
+    if (!d.blocked && request == nullptr)
+      d.notBlockedWhy = notBlockedWhy(d, limited, rateLimited, active);
     for (const auto& [i, units] : d.ownUsage) {
       d.heldPods = addSaturated(d.heldPods, saturatedInt(units / d.perPod));
     }
     d.heldPods /= group;
     d.inFlight = hpa.promisedMaxReplicas.has_value();
+    // What a request was granted is held for it until it asks for less or goes away.
     const int promisedMax = hpa.promisedMaxReplicas.value_or(
-        hpa.originalMaxReplicas && hpa.maxReplicas > *hpa.originalMaxReplicas ? hpa.maxReplicas
-                                                                              : 0);
+        request != nullptr ||
+                (hpa.originalMaxReplicas && hpa.maxReplicas > *hpa.originalMaxReplicas)
+            ? hpa.maxReplicas
+            : 0);
     d.promisedPods = std::max(0, std::min(d.wanted, promisedMax) - d.heldPods);
     out.push_back(std::move(d));
   }

@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "gpuscale/partition/capacity_request.h"
+
 namespace gpuscale::partition {
 namespace {
 
@@ -73,6 +75,9 @@ std::string actionText(const TimeSlicingChange& a) {
 }
 
 std::string actionText(const SetMaxReplicas& a) {
+  if (capacityRequestName(a.name)) {
+    return fmt::format("grant {}: {} -> {} replicas", demandOwnerName(a.ns, a.name), a.from, a.to);
+  }
   return fmt::format("set maxReplicas of HPA {}/{}: {} -> {}", a.ns, a.name, a.from, a.to);
 }
 
@@ -126,8 +131,9 @@ std::string planToText(const Plan& plan) {
   std::string out;
   out += fmt::format("Demands ({}):\n", plan.demands.size());
   for (const auto& d : plan.demands) {
-    out += fmt::format("  HPA {}/{} blocked ({}) on {}: ceiling {}, wants {}\n", d.ns, d.name,
-                       blockReasonName(d.reason), d.resource, d.ceiling, d.wanted);
+    out += fmt::format("  {} blocked ({}) on {}: ceiling {}, wants {}\n",
+                       demandOwnerName(d.ns, d.name), blockReasonName(d.reason), d.resource,
+                       d.ceiling, d.wanted);
     if (!d.explain.empty()) out += fmt::format("    {}\n", d.explain);
   }
   out += fmt::format("Actions ({}):\n", plan.actions.size());
@@ -136,7 +142,7 @@ std::string planToText(const Plan& plan) {
   }
   out += "Capacity after:\n";
   for (const auto& c : plan.capacityAfter) {
-    out += fmt::format("  HPA {}/{}: {} pods\n", c.ns, c.name, c.ceiling);
+    out += fmt::format("  {}: {} pods\n", demandOwnerName(c.ns, c.name), c.ceiling);
   }
   for (const auto& c : plan.promiseCuts) {
     out += fmt::format("Promise cut: HPA {}/{}: the raise in flight goes to {} instead of {}\n",

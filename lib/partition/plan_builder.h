@@ -57,7 +57,8 @@ class PlanBuilder {
   // Whether growGroup lowered `d`'s promise in this plan (then it is not shrunk as well).
   bool promiseCut(const WorkloadDemand& d) const { return cut_.contains({d.ns, d.name}); }
   void shrink(const WorkloadDemand& d);
-  // Nodes a blocked workload may land on: no burst reshape is given back there.
+  // Nodes a blocked workload may land on: no burst reshape is given back there; nodes where a
+  // capacity request holds granted partitions: nothing is given back there.
   void markBurstNodes(const std::vector<WorkloadDemand>& workloads);
   Plan finish(const std::vector<WorkloadDemand>& workloads);
 
@@ -154,6 +155,9 @@ class PlanBuilder {
   std::map<std::pair<const GpuModel*, const Policy*>, std::vector<MigGeometry>> maximalCache_;
   std::vector<std::string> notes_;
   std::set<std::size_t> burstNodes_;
+  // Nodes where a capacity request holds partitions it was granted and no pod of it uses yet:
+  // no give-back lowers sharing there (markBurstNodes).
+  std::set<std::size_t> grantedNodes_;
   std::map<std::pair<std::string, std::string>, std::string> shares_;  // contended HPAs: why
   std::vector<PromiseCut> promiseCuts_;
   std::set<std::pair<std::string, std::string>> cut_;  // HPAs whose promise growGroup lowered

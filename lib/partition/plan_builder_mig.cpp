@@ -229,7 +229,7 @@ void PlanBuilder::restoreMig(const WorkloadDemand& d, int floorPods) {
     const NodeState& n = snap_.nodes[i];
     WorkingNode& w = nodes_[i];
     if (!n.restoreGpus || !n.migManaged() || n.hasGpuPods || burstNodes_.contains(i) ||
-        !changeable(d, i) || n.restoreGpus->size() != w.gpus.size() ||
+        grantedNodes_.contains(i) || !changeable(d, i) || n.restoreGpus->size() != w.gpus.size() ||
         std::any_of(w.reshaped.begin(), w.reshaped.end(), [](bool b) { return b; })) {
       continue;
     }

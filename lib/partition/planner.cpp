@@ -48,7 +48,9 @@ std::optional<Growth> PlanBuilder::grow(const WorkloadDemand& d) {
     need = std::max(0, aim - (podsBefore + gained) / group);
   }
   const int after = ceiling(d) / group;
-  const int newMax = std::min(hardMax, after);
+  // An HPA may be raised past what it wants now (its load may grow); a request is granted at most
+  // what it asks for.
+  const int newMax = std::min({hardMax, after, d.hpa->capacityRequest ? aim : hardMax});
   if (newMax > d.hpa->maxReplicas) setMax(d, newMax);
   if (need > 0) {
     notes_.push_back(fmt::format("{}/{}: aims at {} pods of {}, partitions hold {} after this plan",
@@ -60,8 +62,11 @@ std::optional<Growth> PlanBuilder::grow(const WorkloadDemand& d) {
 
 void PlanBuilder::shrink(const WorkloadDemand& d) {
   const Policy& policy = *d.policy;
-  if (!d.hpa->originalMaxReplicas) return;
-  const int originalMax = *d.hpa->originalMaxReplicas;
+  const bool request = d.hpa->capacityRequest != nullptr;
+  // A request that asks for less gives the rest back at once: the grant is only a promise.
+  if (request && d.hpa->maxReplicas > d.wanted) setMax(d, d.wanted);
+  if (!d.hpa->originalMaxReplicas && !request) return;
+  const int originalMax = d.hpa->originalMaxReplicas.value_or(0);
   // Hysteresis comes from the HPA's own scale-down stabilization (spec.replicas falls only after
   // it) and from this cooldown on gpuscale's last change, not from the HPA's lastScaleTime: an
   // HPA that keeps adjusting a few replicas at the base load would otherwise never get isolation
@@ -77,7 +82,7 @@ void PlanBuilder::shrink(const WorkloadDemand& d) {
        ++it) {
     const std::size_t i = *it;
     if (!changeable(d, i) || !snap_.nodes[i].ownsDevicePluginConfig() ||
-        nodes_[i].raised.count(base)) {
+        nodes_[i].raised.count(base) || grantedNodes_.contains(i)) {
       continue;
     }
     const int r = replicas(i, base);
@@ -97,6 +102,7 @@ void PlanBuilder::shrink(const WorkloadDemand& d) {
     }
   }
   if (policy.migRestore) restoreMig(d, floorPods);
+  if (request) return;
   const int lowered = std::max({originalMax, d.target->specReplicas, d.hpa->minReplicas,
                                 std::min(d.hpa->maxReplicas, ceiling(d) / group)});
   if (lowered < d.hpa->maxReplicas) setMax(d, lowered);
@@ -105,6 +111,8 @@ void PlanBuilder::shrink(const WorkloadDemand& d) {
 void PlanBuilder::markBurstNodes(const std::vector<WorkloadDemand>& workloads) {
   for (const auto& d : workloads) {
     if (d.blocked) burstNodes_.insert(d.eligibleNodes.begin(), d.eligibleNodes.end());
+    if (d.hpa->capacityRequest && d.promisedPods > 0)
+      grantedNodes_.insert(d.eligibleNodes.begin(), d.eligibleNodes.end());
   }
 }
 

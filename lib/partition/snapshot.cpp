@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <set>
 
+#include <fmt/format.h>
+
+#include "capacity_request_snapshot.h"
 #include "config_sources.h"
 #include "dra_snapshot.h"
 #include "gpuscale/core/rfc3339.h"
@@ -328,6 +331,7 @@ ClusterSnapshot build(const std::vector<KubeItem>& items) {
   std::vector<NodeObject> nodes;
   detail::DraObjects dra;
   std::vector<ScaledObjectObject> scaledObjects;
+  std::vector<CapacityRequest> requests;
   std::map<std::string, ScaleObject> scales;  // by the workload's uid
   std::vector<KubeItem> others;               // maybe workloads an HPA scales through /scale
   std::vector<std::pair<PodState, const json*>> pods;
@@ -346,6 +350,8 @@ ClusterSnapshot build(const std::vector<KubeItem>& items) {
       readInto(
           item, kind, readScaledObject,
           [&](ScaledObjectObject so) { scaledObjects.push_back(std::move(so)); }, skipped);
+    } else if (kind == kCapacityRequestKind) {
+      readInto(item, kind, readCapacityRequest, into(requests), skipped);
     } else if (kind == "Scale") {
       readInto(
           item, kind, readScale, [&](ScaleObject sc) { scales[sc.meta.uid] = std::move(sc); },
@@ -394,6 +400,7 @@ ClusterSnapshot build(const std::vector<KubeItem>& items) {
     snap.pods.push_back(std::move(pod));
     podItems.push_back(object);
   }
+  detail::addCapacityRequests(std::move(requests), snap);
   std::sort(snap.hpas.begin(), snap.hpas.end(), byName);
   resolveCeilingHolders(scaledObjects, snap);
   readScalables(others, scales, snap);
@@ -455,6 +462,10 @@ bool HpaState::ownedByScaledObject() const {
 }
 
 std::string HpaState::ceilingField() const {
+  if (capacityRequest) {
+    return fmt::format("{} {} status.grantedReplicas", kCapacityRequestKind,
+                       capacityRequestName(name).value_or(name));
+  }
   return ownedByScaledObject() ? "ScaledObject " + controller->name + " spec.maxReplicaCount"
                                : "maxReplicas";
 }

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "gpuscale/core/enum_names.h"
+#include "gpuscale/partition/capacity_request.h"
 
 namespace gpuscale::partition {
 namespace {
@@ -126,8 +127,8 @@ std::string whyVerdict(const HpaWhy& why) {
 }
 
 std::string whyToText(const HpaWhy& why) {
-  std::string out =
-      fmt::format("HPA {}/{} (policy {}): {}\n", why.ns, why.name, why.policy, whyVerdict(why));
+  std::string out = fmt::format("{} (policy {}): {}\n", demandOwnerName(why.ns, why.name),
+                                why.policy, whyVerdict(why));
   out +=
       fmt::format("  maxReplicas {}, partitions hold {} pods{}, the HPA wants {}", why.maxReplicas,
                   why.ceiling, why.resource.empty() ? "" : " of " + why.resource, why.wanted);

@@ -12,6 +12,10 @@
 //     message naming `Insufficient nvidia.com/...`.
 // Rate limiting (ScaleUpLimit) alone is not a block: the HPA is still growing.
 //
+// Capacity requests (capacity_request.h) are HpaStates too: a request wants its spec.replicas, is
+// blocked (kRequested) while they exceed its maxReplicas (the granted count), and always holds a
+// promise of what it was granted; it is never anticipated.
+//
 // Promises: an HPA with a change in flight, or whose maxReplicas gpuscale raised, holds a promise
 // of the pods it wants up to that maxReplicas beyond those it has placed (`promisedPods`).
 //
@@ -47,9 +51,10 @@
 
 namespace gpuscale::partition {
 
-// Why a demand is blocked (demand.h's rules), or kNone.
-enum class BlockReason { kNone, kTooManyReplicas, kUnschedulable, kAnticipated };
-// "" | "TooManyReplicas" | "Unschedulable" | "Anticipated"
+// Why a demand is blocked (demand.h's rules), or kNone. kRequested: a capacity request
+// (capacity_request.h) asks for more replicas than it holds.
+enum class BlockReason { kNone, kTooManyReplicas, kUnschedulable, kAnticipated, kRequested };
+// "" | "TooManyReplicas" | "Unschedulable" | "Anticipated" | "Requested"
 std::string_view blockReasonName(BlockReason reason);
 
 struct WorkloadDemand {

@@ -54,6 +54,11 @@
 // use (MPS replicas as they are), then lowers maxReplicas towards the original value (never below
 // spec.replicas).
 //
+// Capacity requests (capacity_request.h) are planned like HPAs, except that a request is granted
+// at most what it asks for, is lowered at once to what it asks for when that is less, and no
+// give-back lowers sharing or restores MIG on the nodes of a request whose grant its pods do not
+// use yet.
+//
 // Safety: a node in a MIG transition (mig.config.state pending/rebooting/failed, operands paused)
 // is never touched; a node whose MIG state no mig-manager reports is never reshaped
 // (MigNotManaged); a GPU is reshaped only when idle and at most once per plan; time-slicing changes

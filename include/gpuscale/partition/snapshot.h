@@ -59,7 +59,8 @@ enum class CapacityModel { kDevicePlugin, kDraStatic, kDraPartitionable };
 // "device plugin" | "DRA static" | "DRA partitionable"
 std::string_view capacityModelName(CapacityModel model);
 
-struct DraPool;  // dra_capacity.h
+struct DraPool;          // dra_capacity.h
+struct CapacityRequest;  // capacity_request.h
 
 struct GpuState {
   int index = 0;
@@ -266,10 +267,15 @@ struct HpaState {
   // Set when another object holds this HPA's ceiling (a KEDA ScaledObject that owns it and is in
   // the snapshot): gpuscale then changes that object, never the HPA's maxReplicas.
   std::optional<CeilingHolder> ceilingHolder;
+  // Set when this is no HPA but a GPUCapacityRequest (capacity_request.h): the name is
+  // capacityRequestHpaName(request), maxReplicas is status.grantedReplicas, and the planner wants
+  // spec.replicas.
+  std::shared_ptr<const CapacityRequest> capacityRequest;
   // Whether a KEDA ScaledObject is the HPA's controller (whether or not the snapshot has it).
   bool ownedByScaledObject() const;
-  // Where the ceiling is written, as Events and `explain` name it: "maxReplicas", or
-  // "ScaledObject NAME spec.maxReplicaCount" when a KEDA ScaledObject owns the HPA.
+  // Where the ceiling is written, as Events and `explain` name it: "maxReplicas",
+  // "ScaledObject NAME spec.maxReplicaCount" when a KEDA ScaledObject owns the HPA, or
+  // "GPUCapacityRequest NAME status.grantedReplicas" for a capacity request.
   std::string ceilingField() const;
   int currentReplicas = 0, desiredReplicas = 0;
   std::vector<HpaCondition> conditions;
@@ -324,7 +330,8 @@ struct ClusterSnapshot {
 
 // Builds the snapshot from a `kind: List` (or an array of Lists/objects, or an object with
 // `items`). Kinds used: Node, Pod, HorizontalPodAutoscaler, Deployment, StatefulSet, ReplicaSet,
-// ConfigMap, ScaledObject (the holders of KEDA-owned HPAs' ceilings), Scale
+// ConfigMap, ScaledObject (the holders of KEDA-owned HPAs' ceilings), GPUCapacityRequest
+// (capacity_request.h: each becomes an HpaState), Scale
 // (autoscaling/v1, paired with its workload by uid), DRA's ResourceSlice, ResourceClaim,
 // ResourceClaimTemplate and DeviceClass (dra_capacity.h), and objects of any other kind that an
 // HPA scales (readScalableWorkload); others are ignored. An object of these kinds that does not

@@ -43,7 +43,9 @@ base=$(python3 -c 'import os, sys; print(os.path.relpath(sys.argv[1], sys.argv[2
   "$src/manifests/adapter" "$work/resource-metrics")
 printf 'resources: [%s]\ncomponents: [%s/components/cert-manager]\n' "$base" "$base" \
   >"$work/cert-manager/kustomization.yaml"
-render -f "$here/kustomize-equivalent.yaml" >"$work/chart.yaml"
+# The chart ships the GPUCapacityRequest CRD in crds/ (rendered with --include-crds), the base
+# through manifests/crds.
+render -f "$here/kustomize-equivalent.yaml" --include-crds >"$work/chart.yaml"
 kubectl kustomize "$work/cert-manager" >"$work/adapter.yaml"
 kubectl kustomize "$src/manifests/reconciler" >"$work/reconciler.yaml"
 check "the chart renders what the kustomize bases render" \
@@ -51,7 +53,7 @@ check "the chart renders what the kustomize bases render" \
 # metrics.k8s.io: the chart's toggle and the kustomize component add the same objects.
 printf 'resources: [%s]\ncomponents: [%s/components/resource-metrics, %s/components/cert-manager]\n' \
   "$base" "$base" "$base" >"$work/resource-metrics/kustomization.yaml"
-render -f "$here/kustomize-equivalent.yaml" --set adapter.apiServices.resource=true \
+render -f "$here/kustomize-equivalent.yaml" --include-crds --set adapter.apiServices.resource=true \
   >"$work/chart-resource-metrics.yaml"
 kubectl kustomize "$work/resource-metrics" >"$work/adapter-resource-metrics.yaml"
 check "adapter.apiServices.resource renders what the resource-metrics component renders" \
@@ -63,7 +65,7 @@ mkdir -p "$work/act"
 rbase=$(python3 -c 'import os, sys; print(os.path.relpath(sys.argv[1], sys.argv[2]))' \
   "$src/manifests/reconciler" "$work/act")
 printf 'resources: [%s]\ncomponents: [%s/components/act]\n' "$rbase" "$rbase" >"$work/act/kustomization.yaml"
-render -f "$here/kustomize-equivalent.yaml" --set reconciler.mode=act \
+render -f "$here/kustomize-equivalent.yaml" --include-crds --set reconciler.mode=act \
   --set reconciler.uninstallCleanup.enabled=false >"$work/chart-act.yaml"
 kubectl kustomize "$work/act" >"$work/reconciler-act.yaml"
 check "reconciler.mode=act renders what the reconciler base with components/act renders" \

@@ -25,4 +25,7 @@ echo '{"apiVersion":"v1","kind":"List","items":[]}' >"$work/empty.json"
 "$bin" plan --from "$work/empty.json" --policy "$src/manifests/reconciler/policy.yaml" >/dev/null
 "$bin" plan --from "$work/empty.json" --policy "$src/manifests/examples/triton-policy.yaml" >/dev/null
 cmp "$src/manifests/reconciler/policy.yaml" "$src/manifests/examples/triton-policy.yaml"
+# The GPUCapacityRequest CRD ships once, in both the kustomize base and the chart's crds/.
+cmp "$src/manifests/crds/gpucapacityrequests.yaml" "$src/charts/gpuscale/crds/gpucapacityrequests.yaml"
+grep -q '^kind: CustomResourceDefinition' "$work/reconciler.yaml"
 echo "manifests ok"
