@@ -56,12 +56,16 @@ void Controller::start(std::function<bool()> isLeader) {
     kube::InformerOptions o;
     o.resource = kube::ResourceRef::collection(
         w.group, w.version, w.resource, w.operatorNamespaceOnly ? options_.operatorNamespace : "");
-    if (options_.trimCachedObjects) {
+    const bool pods = std::string_view(w.kind) == "Pod";
+    if (pods) {
+      o.transform = pods_.transform(!options_.trimCachedObjects);
+    } else if (options_.trimCachedObjects) {
       o.transform = [kind = std::string(w.kind)](kube::Object object) {
         return partition::keepReadFields(kind, std::move(object));
       };
     }
     auto informer = std::make_unique<kube::Informer>(client_, o);
+    if (pods) informer->addHandler(pods_.handler());  // before the pass trigger below
     auto poke = [this](const kube::Object&) { trigger(); };
     informer->addHandler(
         {poke, [this](const kube::Object&, const kube::Object&) { trigger(); }, poke});
@@ -140,7 +144,11 @@ PassResult Controller::passFromCaches(TimePoint now) {
   // if an event replaces it in the store meanwhile. The typed snapshot is the pass's only copy.
   std::vector<kube::ObjectStore::Ptr> held;
   std::vector<partition::KubeItem> items;
+  // Pods come read already (pod_cache.h); `pods` keeps their records alive for the pass.
+  const std::vector<PodCache::Record> pods = pods_.records();
+  for (const auto& pod : pods) items.push_back({"Pod", nullptr, pod.get()});
   for (const auto& [kind, informer] : informers_) {
+    if (kind == "Pod") continue;
     for (auto& ptr : informer->store().all()) {
       items.push_back({kind, ptr.get()});
       held.push_back(std::move(ptr));

@@ -1,7 +1,9 @@
 // The reconcile loop: informers on Nodes, Pods, HPAs, Deployments, StatefulSets and the GPU
 // Operator's ConfigMaps, each cached object trimmed to the fields the readers read
 // (partition/read_fields.h; ControllerOptions::trimCachedObjects), so the caches grow with the
-// number of objects, not their size; a pass on every change (coalesced) and every resync period;
+// number of objects, not their size; Pods, the bulk, are read once per change into typed records
+// and not kept as JSON at all (pod_cache.h); a pass on every change (coalesced) and every resync
+// period;
 // each pass is level-based: snapshot -> demand per managed HPA -> planner -> actuator, from the
 // caches' current state only, so passes are idempotent and a restart simply runs the next one.
 //
@@ -45,6 +47,7 @@
 #include "gpuscale/reconciler/gpu_pod_mapping.h"
 #include "gpuscale/reconciler/hpa_history.h"
 #include "gpuscale/reconciler/hpa_state_store.h"
+#include "gpuscale/reconciler/pod_cache.h"
 #include "gpuscale/reconciler/policy_source.h"
 #include "gpuscale/reconciler/reconciler_metrics.h"
 #include "gpuscale/reconciler/retried_writes.h"
@@ -146,6 +149,9 @@ class Controller {
   partition::MeasuredLeadTimes leadTimes_;
   uint64_t seenReloads_ = 0;  // policy reload attempts already counted in /metrics
   std::function<bool()> isLeader_;
+  // The Pod informer's typed records (a pass reads these, not its store); declared before the
+  // informers, whose threads call into it, so it outlives them.
+  PodCache pods_;
   std::vector<std::pair<std::string, std::unique_ptr<kube::Informer>>> informers_;  // kind
   mutable std::mutex mu_;
   std::condition_variable_any cv_;
