@@ -88,7 +88,8 @@ void trimPod(json& pod) {
   keepOnly(pod, {"apiVersion", "kind", "metadata", "spec", "status"});
   inMember(pod, "spec", trimPodSpec);
   inMember(pod, "status", [](json& status) {
-    keepOnly(status, {"phase", "nominatedNodeName", "startTime", "conditions"});
+    keepOnly(status,
+             {"phase", "nominatedNodeName", "startTime", "conditions", "resourceClaimStatuses"});
     inMember(status, "conditions", [](json& conditions) {
       if (!conditions.is_array()) return;
       // Only Ready and PodScheduled are read; a condition whose type is not a string stays for
@@ -103,6 +104,7 @@ void trimPod(json& pod) {
       conditions = std::move(kept);
     });
     keepInEach(status, "conditions", {"type", "status", "reason", "message"});
+    keepInEach(status, "resourceClaimStatuses", {"name", "resourceClaimName"});
   });
 }
 
@@ -129,6 +131,72 @@ void trimHpa(json& hpa) {
   });
 }
 
+// A ResourceClaim's or ResourceClaimTemplate's claim spec: its device requests and constraints (of
+// which only their presence is read); not the opaque driver config.
+void trimClaimSpec(json& spec) {
+  keepOnly(spec, {"devices"});
+  inMember(spec, "devices", [](json& devices) { keepOnly(devices, {"requests", "constraints"}); });
+}
+
+void trimResourceSlice(json& slice) {
+  keepOnly(slice, {"apiVersion", "kind", "metadata", "spec"});
+  inMember(slice, "spec", [](json& spec) {
+    keepOnly(spec, {"driver", "pool", "nodeName", "devices", "sharedCounters"});
+    keepInEach(spec, "devices",
+               {"name", "attributes", "capacity", "consumesCounters", "allowMultipleAllocations",
+                "taints"});
+    inMember(spec, "devices", [](json& devices) {
+      if (!devices.is_array()) return;
+      for (json& d : devices) {
+        inMember(d, "capacity", [](json& capacity) {
+          if (!capacity.is_object()) return;
+          for (auto& [_, c] : capacity.items()) keepOnly(c, {"value"});
+        });
+        keepInEach(d, "taints", {"effect"});
+      }
+    });
+  });
+}
+
+void trimResourceClaim(json& claim) {
+  keepOnly(claim, {"apiVersion", "kind", "metadata", "spec", "status"});
+  inMember(claim, "spec", trimClaimSpec);
+  inMember(claim, "status", [](json& status) {
+    keepOnly(status, {"allocation", "reservedFor"});
+    inMember(status, "allocation", [](json& allocation) {
+      keepOnly(allocation, {"devices"});
+      inMember(allocation, "devices", [](json& devices) {
+        keepOnly(devices, {"results"});
+        keepInEach(devices, "results", {"request", "driver", "pool", "device"});
+      });
+    });
+    keepInEach(status, "reservedFor", {"resource", "name"});
+  });
+}
+
+// The DRA kinds (dra_objects.h); false for any other kind.
+bool trimDra(std::string_view kind, json& object) {
+  if (kind == "ResourceSlice") {
+    trimResourceSlice(object);
+  } else if (kind == "DeviceClass") {
+    keepOnly(object, {"apiVersion", "kind", "metadata", "spec"});
+    inMember(object, "spec", [](json& spec) {
+      keepOnly(spec, {"selectors", "extendedResourceName"});
+    });
+  } else if (kind == "ResourceClaimTemplate") {
+    keepOnly(object, {"apiVersion", "kind", "metadata", "spec"});
+    inMember(object, "spec", [](json& spec) {
+      keepOnly(spec, {"spec"});
+      inMember(spec, "spec", trimClaimSpec);
+    });
+  } else if (kind == "ResourceClaim") {
+    trimResourceClaim(object);
+  } else {
+    return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 bool keepsAnnotation(std::string_view key) { return key.starts_with("gpuscale.io/"); }
@@ -146,7 +214,7 @@ json keepReadFields(std::string_view kind, json object) {
     trimHpa(object);
   } else if (kind == "ConfigMap") {
     keepOnly(object, {"apiVersion", "kind", "metadata", "data"});
-  } else {
+  } else if (!trimDra(kind, object)) {
     return object;
   }
   trimMetadata(object, hpa);

@@ -19,12 +19,17 @@ namespace {
 using nlohmann::json;
 
 constexpr WatchedResource kWatched[] = {
-    {"Node", "", "v1", "nodes", false},
-    {"Pod", "", "v1", "pods", false},
-    {"HorizontalPodAutoscaler", "autoscaling", "v2", "horizontalpodautoscalers", false},
-    {"Deployment", "apps", "v1", "deployments", false},
-    {"StatefulSet", "apps", "v1", "statefulsets", false},
-    {"ConfigMap", "", "v1", "configmaps", true},
+    {"Node", "", "v1", "nodes", false, false},
+    {"Pod", "", "v1", "pods", false, false},
+    {"HorizontalPodAutoscaler", "autoscaling", "v2", "horizontalpodautoscalers", false, false},
+    {"Deployment", "apps", "v1", "deployments", false, false},
+    {"StatefulSet", "apps", "v1", "statefulsets", false, false},
+    {"ConfigMap", "", "v1", "configmaps", true, false},
+    // DRA (GA in 1.34): planned without where the cluster does not serve it.
+    {"ResourceSlice", "resource.k8s.io", "v1", "resourceslices", false, true},
+    {"DeviceClass", "resource.k8s.io", "v1", "deviceclasses", false, true},
+    {"ResourceClaimTemplate", "resource.k8s.io", "v1", "resourceclaimtemplates", false, true},
+    {"ResourceClaim", "resource.k8s.io", "v1", "resourceclaims", false, true},
 };
 
 }  // namespace
@@ -52,6 +57,9 @@ Controller::~Controller() { stop(); }
 
 void Controller::start(std::function<bool()> isLeader) {
   isLeader_ = std::move(isLeader);
+  auto poke = [this](const kube::Object&) { trigger(); };
+  const kube::InformerHandler handler{
+      poke, [this](const kube::Object&, const kube::Object&) { trigger(); }, poke};
   for (const auto& w : kWatched) {
     kube::InformerOptions o;
     o.resource = kube::ResourceRef::collection(
@@ -64,15 +72,29 @@ void Controller::start(std::function<bool()> isLeader) {
         return partition::keepReadFields(kind, std::move(object));
       };
     }
+    if (w.optional) {
+      watchOptional(w.kind, std::move(o), handler);
+      continue;
+    }
     auto informer = std::make_unique<kube::Informer>(client_, o);
     if (pods) informer->addHandler(pods_.handler());  // before the pass trigger below
-    auto poke = [this](const kube::Object&) { trigger(); };
-    informer->addHandler(
-        {poke, [this](const kube::Object&, const kube::Object&) { trigger(); }, poke});
+    informer->addHandler(handler);
     informer->start();
     informers_.emplace_back(w.kind, std::move(informer));
   }
   loop_ = std::jthread([this](std::stop_token stop) { loop(stop); });
+}
+
+void Controller::watchOptional(std::string kind, kube::InformerOptions informer,
+                               kube::InformerHandler handler) {
+  OptionalInformerOptions o;
+  o.kind = std::move(kind);
+  o.informer = std::move(informer);
+  o.handler = std::move(handler);
+  o.recheckPeriod = options_.optionalRecheckPeriod;
+  o.onChange = [this] { trigger(); };
+  optional_.push_back(std::make_unique<OptionalInformer>(client_, std::move(o), metrics_));
+  optional_.back()->start();
 }
 
 void Controller::stop() {
@@ -82,11 +104,15 @@ void Controller::stop() {
     loop_.join();
   }
   for (auto& [_, informer] : informers_) informer->stop();
+  for (auto& optional : optional_) optional->stop();
 }
 
 bool Controller::synced() const {
   for (const auto& [_, informer] : informers_) {
     if (!informer->hasSynced()) return false;
+  }
+  for (const auto& optional : optional_) {
+    if (!optional->ready()) return false;
   }
   return !informers_.empty();
 }
@@ -151,6 +177,12 @@ PassResult Controller::passFromCaches(TimePoint now) {
     if (kind == "Pod") continue;
     for (auto& ptr : informer->store().all()) {
       items.push_back({kind, ptr.get()});
+      held.push_back(std::move(ptr));
+    }
+  }
+  for (const auto& optional : optional_) {
+    for (auto& ptr : optional->objects()) {
+      items.push_back({optional->kind(), ptr.get()});
       held.push_back(std::move(ptr));
     }
   }

@@ -12,6 +12,7 @@
 #include "gpuscale/k8s/status_predicates.h"
 #include "gpuscale/k8s/well_known_keys.h"
 #include "gpuscale/reconciler/optimistic_write.h"
+#include "gpuscale/reconciler/published_devices.h"
 
 namespace gpuscale::reconciler {
 
@@ -153,13 +154,26 @@ bool HpaRaise::raise(const std::string& ns, const std::string& name, int from, i
   const auto* demand = findDemand(state, ns, name);
   int capacity = 0;
   if (demand != nullptr && state.snapshot != nullptr) {
-    // Fresh allocatable: the caches may not show yet what the node operations just read.
+    // Fresh allocatable: the caches may not show yet what the node operations just read. On a
+    // static DRA node, the devices its driver publishes now (a reshape's new devices exist once
+    // the slices are republished); a partitionable one is never reshaped: its cached capacity.
     partition::ClusterSnapshot fresh = *state.snapshot;
     for (std::size_t i : demand->eligibleNodes) {
-      auto node = actuator_detail::getNode(*client_, fresh.nodes[i].name);
-      if (!node) continue;
-      auto it = node->allocatable.find(demand->resource);
-      fresh.nodes[i].allocatable[demand->resource] = it == node->allocatable.end() ? 0 : it->second;
+      auto& node = fresh.nodes[i];
+      if (node.capacityModel == partition::CapacityModel::kDraPartitionable) continue;
+      if (node.dra()) {
+        auto published = publishedDevices(*client_, node.name);
+        node.allocatable[demand->resource] = 0;
+        if (published && *published) {
+          auto it = (*published)->devices.find(demand->resource);
+          if (it != (*published)->devices.end()) node.allocatable[demand->resource] = it->second;
+        }
+        continue;
+      }
+      auto read = actuator_detail::getNode(*client_, node.name);
+      if (!read) continue;
+      auto it = read->allocatable.find(demand->resource);
+      node.allocatable[demand->resource] = it == read->allocatable.end() ? 0 : it->second;
     }
     capacity = allocatableCeiling(*demand, fresh);
   }

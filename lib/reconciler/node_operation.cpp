@@ -11,6 +11,7 @@
 #include "gpuscale/k8s/well_known_keys.h"
 #include "gpuscale/partition/mig_restore.h"
 #include "gpuscale/reconciler/optimistic_write.h"
+#include "gpuscale/reconciler/published_devices.h"
 
 namespace gpuscale::reconciler {
 namespace {
@@ -190,6 +191,13 @@ bool NodeOperations::advance(const std::string& name, TimePoint now, ActuationRe
   std::string detail;
   NodeOpEvent event = NodeOpEvent::kWaiting;
   if (intent->phase == NodeOpPhase::kApplied) {
+    // On a DRA node the new MIG devices show in the driver's republished ResourceSlices, not in
+    // allocatable: they stand for it. A LIST that fails leaves allocatable (no devices: waiting).
+    if (intent->kind == NodeOpKind::kMig) {
+      if (auto published = publishedDevices(*client_, name); published && *published) {
+        node->allocatable = (*published)->devices;
+      }
+    }
     event = observeApplied(*intent, *node, now, timeouts_);
   } else if (intent->kind == NodeOpKind::kMig && !migManaged(*node)) {
     event = NodeOpEvent::kNotMigManaged;

@@ -1,6 +1,7 @@
 #include "gpuscale/reconciler/preflight.h"
 
 #include <algorithm>
+#include <map>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -9,6 +10,7 @@
 #include "gpuscale/k8s/status_predicates.h"
 #include "gpuscale/k8s/well_known_keys.h"
 #include "gpuscale/partition/kube_objects.h"
+#include "gpuscale/reconciler/controller.h"
 
 namespace gpuscale::reconciler {
 namespace {
@@ -94,6 +96,51 @@ PreflightCheck checkPermissions(kube::KubeClient& client, const PreflightOptions
           fmt::format("{} of {} permissions act mode needs are missing: {}", missing.size(),
                       needed.size(), list),
           std::string(kActHint)};
+}
+
+// The group versions of the kinds the controller watches that the cluster may not serve (the DRA
+// kinds): not served is a warning (what needs them is not planned); served, the reads the
+// controller's informers need (list and watch on each), a failure when missing.
+void checkOptionalApis(kube::KubeClient& client, std::vector<PreflightCheck>& out) {
+  std::map<std::string, std::vector<const WatchedResource*>> byGroupVersion;
+  for (const auto& w : watchedResources()) {
+    if (w.optional) byGroupVersion[std::string(w.group) + "/" + w.version].push_back(&w);
+  }
+  for (const auto& [groupVersion, kinds] : byGroupVersion) {
+    const std::string check = "api " + groupVersion;
+    std::string names;
+    for (const auto* w : kinds) names += (names.empty() ? "" : ", ") + std::string(w->resource);
+    auto discovery = client.getPath("/apis/" + groupVersion);
+    if (!discovery) {
+      out.push_back(
+          {check, CheckOutcome::kWarn,
+           k8s::isNotFound(discovery.status())
+               ? groupVersion + " is not served: " + names + " are not watched and planned"
+               : "cannot read the discovery of " + groupVersion + ": " +
+                     discovery.status().message(),
+           "the reconciler looks for it again every minute; nothing to do unless GPUs are "
+           "allocated through it"});
+      continue;
+    }
+    std::vector<std::string> missing;
+    for (const auto* w : kinds) {
+      for (const char* verb : {"list", "watch"}) {
+        const Permission p{verb, w->group, w->resource, "", "", ""};
+        auto ok = allowed(client, p);
+        if (!ok || !*ok) missing.push_back(p.text());
+      }
+    }
+    if (missing.empty()) {
+      out.push_back(
+          {check, CheckOutcome::kOk, "served; " + names + " may be listed and watched", ""});
+      continue;
+    }
+    std::string list;
+    for (const auto& m : missing) list += (list.empty() ? "" : ", ") + m;
+    out.push_back({check, CheckOutcome::kFail, "served, but the reconciler may not: " + list,
+                   "the shipped RBAC grants them (manifests/reconciler/rbac.yaml, the chart); "
+                   "without them the reconciler plans as if there were none"});
+  }
 }
 
 PreflightCheck checkOperatorNamespace(kube::KubeClient& client, const PreflightOptions& o) {
@@ -370,6 +417,7 @@ PreflightReport preflight(kube::KubeClient& client, const PreflightOptions& o) {
   out.push_back(checkApi(client));
   if (out.back().outcome == CheckOutcome::kFail) return report;
   out.push_back(checkPermissions(client, o));
+  checkOptionalApis(client, out);
   out.push_back(checkOperatorNamespace(client, o));
   out.push_back(checkConfigMap(client, "stock-mig-config", o.operatorNamespace,
                                o.defaultMigConfigMap, CheckOutcome::kWarn,

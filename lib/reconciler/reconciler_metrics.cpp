@@ -64,7 +64,11 @@ ReconcilerMetrics::ReconcilerMetrics(std::shared_ptr<prometheus::Registry> regis
                               "action while it stays in the plan)")),
       passDuration_(core::histogramFamily(*registry_, "gpuscale_reconciler_pass_duration_seconds",
                                           "Seconds one reconcile pass took (snapshot from the "
-                                          "caches, plan and actuation), by result")) {
+                                          "caches, plan and actuation), by result")),
+      optionalServed_(core::gaugeFamily(
+          *registry_, "gpuscale_reconciler_optional_resource_served",
+          "1 while a collection the cluster may not serve (DRA objects, optional CRDs) is watched "
+          "and planned on, 0 while passes plan without it (not served, not readable)")) {
   reloadOk_.Set(1);
 }
 
@@ -122,6 +126,10 @@ void ReconcilerMetrics::wouldBeWrite(const std::string& verb, const std::string&
 
 void ReconcilerMetrics::wouldAct(const std::string& kind) {
   wouldAct_.Add({{"kind", kind}}).Increment();
+}
+
+void ReconcilerMetrics::optionalResourceServed(const std::string& resource, bool served) {
+  optionalServed_.Add({{"resource", resource}}).Set(served ? 1 : 0);
 }
 
 }  // namespace gpuscale::reconciler

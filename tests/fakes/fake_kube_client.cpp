@@ -17,7 +17,8 @@ const std::string& field(const Object& object, const char* name) {
   return (*meta)[name].get_ref<const std::string&>();
 }
 
-// Only the field selectors gpuscale uses: metadata.name= and metadata.namespace=.
+// Only the field selectors gpuscale uses: metadata.name=, metadata.namespace= and spec.nodeName=
+// (pods, ResourceSlices).
 bool fieldsMatch(const std::string& selector, const Object& object) {
   if (selector.empty()) return true;
   const auto eq = selector.find('=');
@@ -25,6 +26,10 @@ bool fieldsMatch(const std::string& selector, const Object& object) {
   const std::string value = selector.substr(eq + 1);
   if (key == "metadata.name") return field(object, "name") == value;
   if (key == "metadata.namespace") return field(object, "namespace") == value;
+  if (key == "spec.nodeName") {
+    const auto spec = object.find("spec");
+    return spec != object.end() && spec->is_object() && spec->value("nodeName", "") == value;
+  }
   return false;
 }
 

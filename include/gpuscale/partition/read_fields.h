@@ -14,9 +14,10 @@
 //   Pod          spec.nodeName, priority, nodeSelector, resources, resourceClaims, and of each
 //                container and init container: name, image, command, args, resources,
 //                restartPolicy (GPU requests, sidecars, the GPU memory need read from command
-//                lines); status.phase, nominatedNodeName, startTime, and the Ready and
+//                lines); status.phase, nominatedNodeName, startTime, the Ready and
 //                PodScheduled conditions' type, status, reason and message ("Insufficient
-//                nvidia.com/...").
+//                nvidia.com/..."), and the resourceClaimStatuses' name and resourceClaimName
+//                (the claims made from the pod's ResourceClaimTemplates).
 //   Deployment, StatefulSet, ReplicaSet
 //                spec.replicas, spec.selector, and the pod template's annotations (as above) and
 //                spec (as a Pod's). No status.
@@ -25,6 +26,15 @@
 //                (metrics and their targets), status.currentReplicas, desiredReplicas,
 //                currentMetrics and the conditions' type, status and reason.
 //   ConfigMap    data.
+//   ResourceSlice
+//                spec.driver, pool, nodeName, sharedCounters, and of each device: name,
+//                attributes, allowMultipleAllocations, consumesCounters, capacity values (not
+//                their requestPolicy), taint effects.
+//   DeviceClass  spec.selectors, spec.extendedResourceName (not the driver config).
+//   ResourceClaimTemplate, ResourceClaim
+//                the claim spec's devices.requests and devices.constraints (not the config);
+//                a claim's status.allocation.devices.results (request, driver, pool, device)
+//                and status.reservedFor (resource, name). Not status.devices.
 //   other kinds  everything: the object is returned as it came.
 //
 // A field whose JSON type is not what the reader expects (a hand-written object, never an API

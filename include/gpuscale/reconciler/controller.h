@@ -1,11 +1,12 @@
-// The reconcile loop: informers on Nodes, Pods, HPAs, Deployments, StatefulSets and the GPU
-// Operator's ConfigMaps, each cached object trimmed to the fields the readers read
-// (partition/read_fields.h; ControllerOptions::trimCachedObjects), so the caches grow with the
-// number of objects, not their size; Pods, the bulk, are read once per change into typed records
-// and not kept as JSON at all (pod_cache.h); a pass on every change (coalesced) and every resync
-// period;
-// each pass is level-based: snapshot -> demand per managed HPA -> planner -> actuator, from the
-// caches' current state only, so passes are idempotent and a restart simply runs the next one.
+// The reconcile loop: informers on Nodes, Pods, HPAs, Deployments, StatefulSets, the GPU
+// Operator's ConfigMaps and, where the cluster serves them (optional_informer.h), the DRA objects
+// (ResourceSlices, DeviceClasses, ResourceClaimTemplates, ResourceClaims), each cached object
+// trimmed to the fields the readers read (partition/read_fields.h;
+// ControllerOptions::trimCachedObjects), so the caches grow with the number of objects, not their
+// size; Pods, the bulk, are read once per change into typed records and not kept as JSON at all
+// (pod_cache.h); a pass on every change (coalesced) and every resync period; each pass is
+// level-based: snapshot -> demand per managed HPA -> planner -> actuator, from the caches' current
+// state only, so passes are idempotent and a restart simply runs the next one.
 //
 // Each pass reads the reconciler's state store (hpa_state_store.h) for the HPA-side state
 // (cooldowns, original maxReplicas, intents); a pass that cannot read it acts on nothing. Before
@@ -47,6 +48,7 @@
 #include "gpuscale/reconciler/gpu_pod_mapping.h"
 #include "gpuscale/reconciler/hpa_history.h"
 #include "gpuscale/reconciler/hpa_state_store.h"
+#include "gpuscale/reconciler/optional_informer.h"
 #include "gpuscale/reconciler/pod_cache.h"
 #include "gpuscale/reconciler/policy_source.h"
 #include "gpuscale/reconciler/reconciler_metrics.h"
@@ -55,13 +57,15 @@
 namespace gpuscale::reconciler {
 
 // A kind the controller watches (ConfigMaps only in the operator's namespace); `explain` lists the
-// same.
+// same. An optional kind (the DRA kinds of resource.k8s.io/v1) may not be served by the cluster:
+// it is watched through an OptionalInformer (optional_informer.h) and planned without when absent.
 struct WatchedResource {
   const char* kind;
   const char* group;
   const char* version;
   const char* resource;
   bool operatorNamespaceOnly;
+  bool optional;
 };
 std::span<const WatchedResource> watchedResources();
 
@@ -75,6 +79,8 @@ struct ControllerOptions {
   // The informers keep only the fields the readers read (partition/read_fields.h); false caches
   // whole objects (the baseline the fleet benchmark measures trimming against).
   bool trimCachedObjects = true;
+  // How often a collection that is not served is looked for again (optional_informer.h).
+  std::chrono::milliseconds optionalRecheckPeriod{60000};
 };
 
 struct PassResult {
@@ -111,6 +117,10 @@ class Controller {
 
  private:
   void loop(std::stop_token stop);
+  // Watches a collection the cluster may not serve (optional_informer.h): its objects, read as
+  // `kind`, join each pass while it is served; while it is not, passes run without them.
+  void watchOptional(std::string kind, kube::InformerOptions informer,
+                     kube::InformerHandler handler);
   PassResult passOver(const std::vector<partition::KubeItem>& items, TimePoint now);
   void updateHpaStatus(const std::vector<partition::WorkloadDemand>& workloads,
                        const partition::ClusterSnapshot& snapshot, TimePoint now);
@@ -153,6 +163,7 @@ class Controller {
   // informers, whose threads call into it, so it outlives them.
   PodCache pods_;
   std::vector<std::pair<std::string, std::unique_ptr<kube::Informer>>> informers_;  // kind
+  std::vector<std::unique_ptr<OptionalInformer>> optional_;
   mutable std::mutex mu_;
   std::condition_variable_any cv_;
   bool dirty_ = true;

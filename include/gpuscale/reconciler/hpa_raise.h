@@ -1,6 +1,8 @@
 // The HPA half of the actuator: a raise of maxReplicas waits in the state store (an intent naming
 // its plan's nodes) until every node operation has an outcome, then raises maxReplicas to what the
-// nodes' allocatable holds, read fresh through partition/kube_objects.h; a lower is made at once.
+// nodes' allocatable holds, read fresh through partition/kube_objects.h (on a static DRA node the
+// devices its driver publishes now, published_devices.h: the scheduler can place the new claims);
+// a lower is made at once.
 // The ceiling is written where it holds: the HPA's spec.maxReplicas, or, for an HPA a KEDA
 // ScaledObject owns (its controller owner reference), that ScaledObject's spec.maxReplicaCount
 // (KEDA copies it into the HPA and would undo a write to the HPA); Events name the field written.

@@ -12,7 +12,8 @@
 //             stock configs carried over); for MIG the reshape taint, then the GPU users re-checked
 //             (PodState::gpuUse, and the per-GPU mapping when it answers); then the label flip and
 //             the intent's phase `applied` in one write (MIG: with the give-back record).
-//   applied:  observeApplied() against the node's labels and allocatable.
+//   applied:  observeApplied() against the node's labels and allocatable (of a MIG step on a DRA
+//             node, the devices its driver publishes now: published_devices.h).
 // A finish removes the intent, writes the outcome annotation, restores the label or backs off as
 // the transition says, unpauses operands for a failed MIG step, and removes the reshape taint, in
 // one write guarded by the intent's plan; its Event is <Kind>Succeeded|Failed|TimedOut|Aborted.

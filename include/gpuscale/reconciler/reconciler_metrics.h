@@ -3,8 +3,8 @@
 // policy reloads and per-GPU mapping answers (and their fallbacks to the node-level rule), writes
 // retried after a conflict or throttling, degraded conditions (degraded_log.h; a full state store
 // is what="state_store_full"), node stalls undone by cause (node_transitions.h), objects skipped
-// because they do not read, and HPAs whose policy annotation is ignored because the policy does not
-// admit them.
+// because they do not read, HPAs whose policy annotation is ignored because the policy does not
+// admit them, and whether each collection the cluster may not serve is planned on.
 //
 // Thread safety: prometheus-cpp metrics are thread-safe.
 #pragma once
@@ -52,6 +52,9 @@ class ReconcilerMetrics {
   void observeMode(bool on);
   void wouldBeWrite(const std::string& verb, const std::string& resource);
   void wouldAct(const std::string& kind);
+  // Whether a collection that may not be served (optional_informer.h) is planned on now;
+  // `resource` is "<plural>.<group>".
+  void optionalResourceServed(const std::string& resource, bool served);
   std::shared_ptr<prometheus::Registry> registry() const { return registry_; }
 
  private:
@@ -74,6 +77,7 @@ class ReconcilerMetrics {
   prometheus::Family<prometheus::Counter>& wouldBeWrites_;
   prometheus::Family<prometheus::Counter>& wouldAct_;
   prometheus::Family<prometheus::Histogram>& passDuration_;
+  prometheus::Family<prometheus::Gauge>& optionalServed_;
 };
 
 }  // namespace gpuscale::reconciler

@@ -66,6 +66,9 @@ grep -q "^fail permissions: .*missing: .*patch nodes" "$work/preflight-observe.o
   die "preflight did not list the missing grants"
 grep -q "^ok   node gpu-a100-0: .*nvidia.com/mig.config.state=success" "$work/preflight-observe.out" ||
   die "preflight did not find the GPU node"
+# The shipped read-only RBAC lets the reconciler watch the DRA kinds the control plane serves.
+grep -q "^ok   api resource.k8s.io/v1: served; resourceslices, deviceclasses" \
+  "$work/preflight-observe.out" || die "preflight did not find the DRA kinds readable"
 grep -q "^warn mig-config: no ConfigMap gpu-operator/gpuscale-mig-parted-config" \
   "$work/preflight-observe.out" || die "preflight did not warn of the missing mig-parted ConfigMap"
 # preflight with the admin's kubeconfig reads the ClusterPolicy: it still names the stock mig-parted

@@ -8,6 +8,8 @@
 #   node, their claims allocated to its 1g.5gb devices, prepared by the emulated kubelet plugin and
 #   Running, and the third waits (two such devices) until one is deleted; on the DynamicMIG node a
 #   3g.20gb placement is allocated, after which a whole GPU cannot be (its counters are consumed).
+# Then gpuscale-reconciler (when built) reads them live: `explain` names each node's model from its
+# ResourceSlices, `preflight` finds resource.k8s.io/v1 served and readable.
 # Exit 77 (skipped) when the cluster binaries or gpuscale-sim are missing.
 set -euo pipefail
 
@@ -167,6 +169,22 @@ holds 5 "whole stays Pending" phase_is whole Pending
 kc -n e2e delete pod big --wait=false >/dev/null
 eventually 120 "whole Running once the 3g.20gb is released" phase_is whole Running
 expect_eq "whole device" "$(device_of whole)" gpu-dra-dynamic/gpu-0
+
+step "gpuscale-reconciler reads the DRA objects live: explain and preflight"
+rec=$build/bin/gpuscale-reconciler
+if [ -x "$rec" ]; then
+  printf 'policies:\n- name: default\n  hpaNamespaces: [e2e]\n' >"$work/policy.yaml"
+  "$rec" explain --kubeconfig "$KUBECONFIG" --policy "$work/policy.yaml" >"$work/explain.out" 2>&1 ||
+    { cat "$work/explain.out"; die "explain failed"; }
+  cat "$work/explain.out"
+  grep -q "^  gpu-dra-static: DRA static, pool gpu-dra-static generation" "$work/explain.out" ||
+    die "explain did not read gpu-dra-static's ResourceSlices"
+  grep -q "^  gpu-dra-dynamic: DRA partitionable" "$work/explain.out" ||
+    die "explain did not read gpu-dra-dynamic's ResourceSlices"
+  "$rec" preflight --kubeconfig "$KUBECONFIG" >"$work/preflight.out" 2>&1 || true
+  grep -q "^ok   api resource.k8s.io/v1: served" "$work/preflight.out" ||
+    { cat "$work/preflight.out"; die "preflight did not find resource.k8s.io/v1 readable"; }
+fi
 
 step "gpuscale-sim counts the prepared pods"
 curl -sf "$SIM_URL/metrics" | grep -E '^gpuscale_sim_dra_prepared_pods_total [45]' >/dev/null ||

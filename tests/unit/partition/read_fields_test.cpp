@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include "dra_objects.h"
 #include "gpuscale/core/rfc3339.h"
+#include "gpuscale/partition/dra_objects.h"
 #include "gpuscale/partition/kube_objects.h"
 #include "gpuscale/partition/planner.h"
 #include "kube_objects.h"
@@ -45,6 +47,12 @@ json typed(const NodeObject& n) {
   return {meta(n.meta), n.unschedulable, taints, n.allocatable};
 }
 
+json claims(const std::vector<PodClaimRef>& refs) {
+  json out = json::array();
+  for (const auto& r : refs) out.push_back({r.name, r.templateName, r.claimName});
+  return out;
+}
+
 json typed(const PodState& p) {
   return {p.ns,
           p.name,
@@ -55,6 +63,8 @@ json typed(const PodState& p) {
           p.terminating,
           p.gpuRequests,
           p.resourceClaims,
+          claims(p.claims),
+          p.claimsUnallocatable,
           p.gpuUse,
           p.insufficientResource,
           p.nominated,
@@ -77,6 +87,7 @@ json typed(const ScaleTarget& t) {
           t.podsPerReplica,
           t.gpuRequests,
           t.nodeSelector,
+          claims(t.claims),
           need(t.gpuMemory),
           t.templateFromPods};
 }
@@ -111,6 +122,47 @@ json typed(const HpaState& h) {
 
 json typed(const ConfigMapObject& c) { return {meta(c.meta), c.data}; }
 
+json typed(const DraValue& v) { return {static_cast<int>(v.type), v.text, v.number, v.flag}; }
+
+json typed(const DraClaimSpec& spec) {
+  json requests = json::array();
+  for (const auto& r : spec.requests) {
+    json alternatives = json::array();
+    for (const auto& a : r.alternatives) {
+      alternatives.push_back({a.name, a.deviceClassName, a.selectors, a.allocationMode, a.count,
+                              a.adminAccess, a.consumesCapacity});
+    }
+    requests.push_back({r.name, alternatives, r.firstAvailable});
+  }
+  return {requests, spec.constraints};
+}
+
+json typed(const ResourceSliceObject& s) {
+  json devices = json::array(), counters = json::array();
+  for (const auto& d : s.devices) {
+    json attributes = json::object(), uses = json::array();
+    for (const auto& [k, v] : d.attributes) attributes[k] = typed(v);
+    for (const auto& u : d.consumesCounters) uses.push_back({u.counterSet, u.counters});
+    devices.push_back(
+        {d.name, attributes, d.capacity, uses, d.allowMultipleAllocations, d.tainted});
+  }
+  for (const auto& c : s.sharedCounters) counters.push_back({c.name, c.counters});
+  return {meta(s.meta), s.driver,     s.pool,  s.nodeName,
+          s.generation, s.sliceCount, devices, counters};
+}
+
+json typed(const DeviceClassObject& c) {
+  return {meta(c.meta), c.selectors, c.extendedResourceName};
+}
+
+json typed(const ResourceClaimTemplateObject& t) { return {meta(t.meta), typed(t.spec)}; }
+
+json typed(const ResourceClaimObject& c) {
+  json allocated = json::array();
+  for (const auto& a : c.allocated) allocated.push_back({a.request, a.driver, a.pool, a.device});
+  return {meta(c.meta), typed(c.spec), allocated, c.reservedForPods};
+}
+
 // The typed value the kind's reader gives for `object`, or its error.
 template <typename T>
 json orError(const core::Result<T>& r) {
@@ -123,6 +175,10 @@ json read(const std::string& kind, const json& object) {
   if (kind == "Pod") return orError(readPod(object));
   if (kind == "HorizontalPodAutoscaler") return orError(readHpa(object));
   if (kind == "ConfigMap") return orError(readConfigMap(object));
+  if (kind == "ResourceSlice") return orError(readResourceSlice(object));
+  if (kind == "DeviceClass") return orError(readDeviceClass(object));
+  if (kind == "ResourceClaimTemplate") return orError(readResourceClaimTemplate(object));
+  if (kind == "ResourceClaim") return orError(readResourceClaim(object));
   return orError(readWorkload(object, kind));
 }
 
@@ -172,8 +228,43 @@ json padded(json object) {
   } else if (kind == "HorizontalPodAutoscaler") {
     object["status"]["lastScaleTime"] = "2026-11-22T00:00:00Z";
     for (auto& c : object["status"]["conditions"]) c["message"] = "the HPA was able to ...";
+  } else if (kind == "ResourceSlice") {
+    m["ownerReferences"] = json::array({{{"kind", "Node"}, {"name", "n"}}});
+    for (auto& d : object["spec"]["devices"]) {
+      for (auto& [_, c] : d["capacity"].items()) c["requestPolicy"] = {{"default", "1Gi"}};
+      d["taints"] = json::array({{{"key", "k"},
+                                  {"value", "v"},
+                                  {"effect", "None"},
+                                  {"timeAdded", "2026-11-22T00:00:00Z"}}});
+      d["bindingConditions"] = json::array({"example.com/ready"});
+    }
+  } else if (kind == "DeviceClass") {
+    object["spec"]["config"] = json::array({{{"opaque", {{"driver", "gpu.nvidia.com"}}}}});
+  } else if (kind == "ResourceClaimTemplate") {
+    object["spec"]["spec"]["devices"]["config"] =
+        json::array({{{"opaque", {{"driver", "gpu.nvidia.com"}}}}});
+  } else if (kind == "ResourceClaim") {
+    m["ownerReferences"] = json::array({{{"kind", "Pod"}, {"name", "p"}}});
+    object["spec"]["devices"]["config"] =
+        json::array({{{"opaque", {{"driver", "gpu.nvidia.com"}}}}});
+    if (object.contains("status")) {
+      object["status"]["devices"] = json::array({{{"driver", "gpu.nvidia.com"}}});
+      object["status"]["allocation"]["nodeSelector"] = {{"nodeSelectorTerms", json::array()}};
+      object["status"]["allocation"]["devices"]["config"] = json::array({{{"source", "Class"}}});
+      for (auto& r : object["status"]["allocation"]["devices"]["results"]) r["adminAccess"] = false;
+      for (auto& r : object["status"]["reservedFor"]) r["uid"] = "u";
+    }
   }
   return object;
+}
+
+// The planner's plan for `dump` under the default policies, as JSON.
+std::string planOf(const json& dump) {
+  ClusterSnapshot snap = testing::snapshotOf(dump);
+  const PolicySet policies = defaultPolicies();
+  auto workloads = assessWorkloads(snap, policies);
+  return planToJson(planPartitions(snap, workloads, *core::parseRfc3339("2026-11-22T01:00:00Z")))
+      .dump();
 }
 
 std::vector<json> itemsOf(const json& dump) {
@@ -202,17 +293,32 @@ TEST(ReadFieldsTest, SeedDumpsReadTheSameTrimmed) {
       trimmed.push_back(std::move(small));
     }
     // And the whole pass over them plans the same.
-    auto planOf = [](const json& dump) {
-      ClusterSnapshot snap = testing::snapshotOf(dump);
-      const PolicySet policies = defaultPolicies();
-      auto workloads = assessWorkloads(snap, policies);
-      return planToJson(
-                 planPartitions(snap, workloads, *core::parseRfc3339("2026-11-22T01:00:00Z")))
-          .dump();
-    };
     EXPECT_EQ(planOf(trimmed), planOf(full)) << seed;
     EXPECT_LT(trimmed.dump().size(), full.dump().size() / 2) << seed;
   }
+}
+
+// The DRA kinds of a mixed cluster (device-plugin and DRA nodes, static and partitionable), padded
+// as kube-apiserver returns them, read to the same typed values trimmed, and the pass plans the
+// same on them.
+TEST(ReadFieldsTest, DraObjectsReadTheSameTrimmed) {
+  json full = json::array(), trimmed = json::array();
+  for (const json& item : itemsOf(testing::draMixedCluster())) {
+    const std::string kind = item.value("kind", "");
+    json object = padded(item);
+    json small = keepReadFields(kind, object);
+    EXPECT_EQ(read(kind, small), read(kind, object)) << kind << " " << item["metadata"];
+    if (kind.starts_with("Resource") || kind == "DeviceClass") {
+      for (const char* gone : {"managedFields", "requestPolicy", "bindingConditions", "opaque",
+                               "nodeSelectorTerms", "timeAdded", "ownerReferences"}) {
+        EXPECT_EQ(small.dump().find(gone), std::string::npos) << kind << " " << gone;
+      }
+    }
+    full.push_back(std::move(object));
+    trimmed.push_back(std::move(small));
+  }
+  EXPECT_EQ(planOf(trimmed), planOf(full));
+  EXPECT_NE(planOf(full).find("claims-app"), std::string::npos) << planOf(full);
 }
 
 // Hand-made objects: what a reader reads survives, a field of an unexpected shape is kept whole

@@ -15,6 +15,7 @@
 
 #include "fakes/fake_kube_client.h"
 #include "gpuscale/kube/forwarding_client.h"
+#include "gpuscale/reconciler/controller.h"
 #include "gpuscale/reconciler/gpu_pod_mapping.h"
 #include "gpuscale/reconciler/hpa_state_store.h"
 #include "gpuscale/reconciler/policy_source.h"
@@ -130,6 +131,45 @@ inline std::vector<json> objectsOf(gpuscale::testing::FakeKubeClient& fake) {
     if (!r) continue;
     for (auto item : r->items) {
       item["kind"] = k.kind;
+      out.push_back(std::move(item));
+    }
+  }
+  return out;
+}
+
+// The collection of the watched kind (controller.h: watchedResources()) `item` lives in.
+inline kube::ResourceRef watchedCollectionOf(const json& item) {
+  const std::string kind = item.value("kind", "");
+  const std::string ns = item["metadata"].value("namespace", "");
+  for (const auto& w : watchedResources()) {
+    if (kind == w.kind) {
+      const bool clusterScoped = kind == "Node" || kind == "ResourceSlice" || kind == "DeviceClass";
+      return kube::ResourceRef::collection(w.group, w.version, w.resource,
+                                           clusterScoped ? ""
+                                           : ns.empty()  ? "default"
+                                                         : ns);
+    }
+  }
+  ADD_FAILURE() << "no watched kind " << kind;
+  return {};
+}
+
+// Creates every item of `dump` (of the watched kinds, the DRA kinds included) in `fake`.
+inline void seedWatched(gpuscale::testing::FakeKubeClient& fake, const json& dump) {
+  for (const auto& item : dump["items"]) {
+    auto r = fake.create(watchedCollectionOf(item), item);
+    EXPECT_TRUE(r.ok()) << r.status().toString();
+  }
+}
+
+// Everything of the watched kinds in `fake`, with `kind` set.
+inline std::vector<json> watchedObjectsOf(gpuscale::testing::FakeKubeClient& fake) {
+  std::vector<json> out;
+  for (const auto& w : watchedResources()) {
+    auto r = fake.list(kube::ResourceRef::collection(w.group, w.version, w.resource), {});
+    if (!r) continue;
+    for (auto item : r->items) {
+      item["kind"] = w.kind;
       out.push_back(std::move(item));
     }
   }

@@ -111,7 +111,27 @@ const std::vector<Row>& rows() {
         {"mig-manager", CheckOutcome::kOk, "nvidia-mig-manager: 1 of 1 ready"},
         {"device-plugin", CheckOutcome::kOk, "nvidia-device-plugin-daemonset: 1 of 1 ready"},
         {"gpu-nodes", CheckOutcome::kOk, "1 GPU node(s) of 2"},
-        {"node gpu-0", CheckOutcome::kOk, "nvidia.com/mig.config.state=success"}}},
+        {"node gpu-0", CheckOutcome::kOk, "nvidia.com/mig.config.state=success"},
+        {"api resource.k8s.io/v1", CheckOutcome::kWarn,
+         "resource.k8s.io/v1 is not served: resourceslices, deviceclasses, "
+         "resourceclaimtemplates, resourceclaims are not watched"}}},
+      {"DRA served and readable",
+       [](Cluster& c) {
+         c.fake.setPath("/apis/resource.k8s.io/v1", {{"resources", json::array()}});
+       },
+       true,
+       {{"api resource.k8s.io/v1", CheckOutcome::kOk,
+         "served; resourceslices, deviceclasses, resourceclaimtemplates, resourceclaims may be "
+         "listed and watched"}}},
+      {"DRA served but not granted: fails",
+       [](Cluster& c) {
+         c.fake.setPath("/apis/resource.k8s.io/v1", {{"resources", json::array()}});
+         c.denied = {"list resourceslices.resource.k8s.io", "watch resourceclaims.resource.k8s.io"};
+       },
+       false,
+       {{"api resource.k8s.io/v1", CheckOutcome::kFail,
+         "served, but the reconciler may not: list resourceslices.resource.k8s.io, watch "
+         "resourceclaims.resource.k8s.io"}}},
       {"a GPU Operator installed another way, its mig-manager not ready: warnings",
        [](Cluster& c) {
          c.remove(coll("apps", "deployments", "gpu-operator").named("gpu-operator"));
