@@ -17,6 +17,7 @@
 #include "gpuscale/auth/secure_status_server.h"
 #include "gpuscale/core/duration.h"
 #include "gpuscale/core/flag_set.h"
+#include "gpuscale/core/heap_reclaimer.h"
 #include "gpuscale/core/signals.h"
 #include "gpuscale/kube/config.h"
 #include "gpuscale/kube/rest_client.h"
@@ -335,6 +336,9 @@ int runRunCommand(const std::vector<std::string>& args, std::ostream& out, std::
   } else {
     actuator = std::make_shared<KubeActuator>(writer, events, actuatorGpuPods, a.actuator, metrics);
   }
+  // The first LIST of every object and each pass's snapshot free far more than the caches keep;
+  // glibc keeps freed memory in its arenas, so the reclaimer hands it back (every minute).
+  core::HeapReclaimer::instance();
   Controller controller(writer, actuator, *policies, events, metrics, a.controller, plannerGpuPods,
                         retried);
   std::atomic<bool> lostLeadership{false};

@@ -73,6 +73,7 @@ bool Informer::relist(std::stop_token stop) {
   list.fieldSelector = options_.fieldSelector;
   list.limit = options_.pageSize;
   list.metadataOnly = options_.metadataOnly;
+  list.transform = options_.transform;  // each page is trimmed as it is decoded
   auto result = client_->list(options_.resource, list);
   {
     std::lock_guard lock(mu_);
@@ -83,9 +84,6 @@ bool Informer::relist(std::stop_token stop) {
     spdlog::warn("informer {}: list failed: {}", options_.resource.path(),
                  result.status().toString());
     return false;
-  }
-  if (options_.transform) {
-    for (Object& item : result->items) item = options_.transform(std::move(item));
   }
   auto changes = store_.replace(std::move(result->items));
   {

@@ -328,7 +328,13 @@ struct RestKubeClient::Impl {
       }
       auto page = decodeListPage(reply->body);
       if (!page) return page.status();
-      for (auto& item : page->items) out.items.push_back(std::move(item));
+      reply->body = std::string();  // the decoded page replaces the text
+      out.items.reserve(out.items.size() + page->items.size());
+      for (auto& item : page->items) {
+        out.items.push_back(options.transform ? options.transform(std::move(item))
+                                              : std::move(item));
+        item = Object();  // frees the whole item now, not when the page goes
+      }
       out.resourceVersion = std::move(page->resourceVersion);
       continueToken = std::move(page->continueToken);
     } while (!continueToken.empty());

@@ -5,6 +5,7 @@
 
 #include "gpuscale/core/quantity.h"
 #include "gpuscale/core/rfc3339.h"
+#include "gpuscale/partition/dra_objects.h"
 #include "gpuscale/partition/object_fields.h"
 #include "gpuscale/partition/resource_names.h"
 #include "object_meta.h"
@@ -142,6 +143,20 @@ ObjectMeta identityOf(const json& object) {
   id.name = field("name");
   id.uid = field("uid");
   return id;
+}
+
+SkippedObject skippedObject(std::string_view kind, const json& object, const core::Status& why) {
+  const ObjectMeta id = identityOf(object);
+  const std::string reason = why.reason();
+  return {std::string(kind),
+          id.ns,
+          id.name,
+          id.uid,
+          reason == fields::kRangeReason    ? "out_of_range"
+          : reason == kNoScaleReason        ? "no_scale"
+          : reason == kDraUnsupportedReason ? "unsupported"
+                                            : "malformed",
+          why.message()};
 }
 
 std::string kindOf(const json& object) {

@@ -1,6 +1,7 @@
 #include "gpuscale/partition/snapshot.h"
 
 #include <algorithm>
+#include <deque>
 #include <set>
 
 #include <fmt/format.h>
@@ -14,6 +15,7 @@
 #include "gpuscale/partition/kube_objects.h"
 #include "gpuscale/partition/mig_restore.h"
 #include "gpuscale/partition/object_fields.h"
+#include "gpuscale/partition/pod_record.h"
 #include "gpuscale/partition/resource_names.h"
 #include "quantity.h"
 
@@ -241,14 +243,7 @@ void readInto(const KubeItem& item, const std::string& kind, Read&& read, Out&& 
     out(std::move(*r));
     return;
   }
-  const ObjectMeta id = identityOf(*item.object);
-  const std::string reason = r.status().reason();
-  skipped.push_back({kind, id.ns, id.name, id.uid,
-                     reason == fields::kRangeReason    ? "out_of_range"
-                     : reason == kNoScaleReason        ? "no_scale"
-                     : reason == kDraUnsupportedReason ? "unsupported"
-                                                       : "malformed",
-                     r.status().message()});
+  skipped.push_back(skippedObject(kind, *item.object, r.status()));
 }
 
 // HPA scale targets of kinds the snapshot has no reader of its own for, as "ns\0kind\0name".
@@ -283,17 +278,15 @@ void readScalables(const std::vector<KubeItem>& others,
 }
 
 // A workload without a pod template takes its GPU requests, nodeSelector and GPU memory need from
-// its first pod (namespace/name order) that reads.
-void templatesFromPods(const std::vector<const json*>& podItems, ClusterSnapshot& snap) {
+// its first pod (namespace/name order) whose spec reads as a template.
+void templatesFromPods(const std::vector<const PodRecord*>& records, ClusterSnapshot& snap) {
   for (auto& t : snap.targets) {
     if (!t.templateFromPods) continue;
     for (std::size_t i = 0; i < snap.pods.size(); ++i) {
       if (!snap.pods[i].active() || !t.selects(snap.pods[i])) continue;
-      const json* spec = fields::find(*podItems[i], "spec");
-      if (spec == nullptr) continue;
-      if (auto tpl = readPodTemplate(*spec)) {
-        t.gpuRequests = std::move(tpl->gpuRequests);
-        t.nodeSelector = std::move(tpl->nodeSelector);
+      if (const auto& tpl = records[i]->asTemplate) {
+        t.gpuRequests = tpl->gpuRequests;
+        t.nodeSelector = tpl->nodeSelector;
         t.gpuMemory = snap.pods[i].gpuMemory;
         break;
       }
@@ -334,18 +327,25 @@ ClusterSnapshot build(const std::vector<KubeItem>& items) {
   std::vector<CapacityRequest> requests;
   std::map<std::string, ScaleObject> scales;  // by the workload's uid
   std::vector<KubeItem> others;               // maybe workloads an HPA scales through /scale
-  std::vector<std::pair<PodState, const json*>> pods;
+  std::deque<PodRecord> podsRead;             // the Pods given as JSON, read here
+  std::vector<const PodRecord*> pods;
   auto& skipped = snap.skipped;
   auto into = [](auto& list) { return [&list](auto o) { list.push_back(std::move(o)); }; };
   for (const KubeItem& item : items) {
-    const std::string kind = item.kind.empty() ? kindOf(*item.object) : std::string(item.kind);
+    const std::string kind = item.pod != nullptr ? "Pod"
+                             : item.kind.empty() ? kindOf(*item.object)
+                                                 : std::string(item.kind);
     if (kind == "Node") {
       readInto(
           item, kind, readNode, [&](NodeObject n) { nodes.push_back(std::move(n)); }, skipped);
     } else if (kind == "Pod") {
-      readInto(
-          item, kind, readPod, [&](PodState p) { pods.emplace_back(std::move(p), item.object); },
-          skipped);
+      const PodRecord* pod =
+          item.pod != nullptr ? item.pod : &podsRead.emplace_back(readPodRecord(*item.object));
+      if (pod->pod) {
+        pods.push_back(pod);
+      } else if (pod->skipped) {
+        skipped.push_back(*pod->skipped);
+      }
     } else if (kind == "ScaledObject") {
       readInto(
           item, kind, readScaledObject,
@@ -392,19 +392,14 @@ ClusterSnapshot build(const std::vector<KubeItem>& items) {
     return std::tie(a.ns, a.name) < std::tie(b.ns, b.name);
   };
   std::sort(pods.begin(), pods.end(),
-            [&](const auto& a, const auto& b) { return byName(a.first, b.first); });
-  std::vector<const json*> podItems;
+            [&](const PodRecord* a, const PodRecord* b) { return byName(*a->pod, *b->pod); });
   snap.pods.reserve(pods.size());
-  podItems.reserve(pods.size());
-  for (auto& [pod, object] : pods) {
-    snap.pods.push_back(std::move(pod));
-    podItems.push_back(object);
-  }
+  for (const PodRecord* pod : pods) snap.pods.push_back(*pod->pod);
   detail::addCapacityRequests(std::move(requests), snap);
   std::sort(snap.hpas.begin(), snap.hpas.end(), byName);
   resolveCeilingHolders(scaledObjects, snap);
   readScalables(others, scales, snap);
-  templatesFromPods(podItems, snap);
+  templatesFromPods(pods, snap);
   std::sort(snap.targets.begin(), snap.targets.end(), [](const auto& a, const auto& b) {
     return std::tie(a.ns, a.kind, a.name) < std::tie(b.ns, b.kind, b.name);
   });

@@ -64,7 +64,10 @@ void Controller::start(std::function<bool()> isLeader) {
     kube::InformerOptions o;
     o.resource = kube::ResourceRef::collection(
         w.group, w.version, w.resource, w.operatorNamespaceOnly ? options_.operatorNamespace : "");
-    if (options_.trimCachedObjects) {
+    const bool pods = std::string_view(w.kind) == "Pod";
+    if (pods) {
+      o.transform = pods_.transform(!options_.trimCachedObjects);
+    } else if (options_.trimCachedObjects) {
       o.transform = [kind = std::string(w.kind)](kube::Object object) {
         return partition::keepReadFields(kind, std::move(object));
       };
@@ -74,6 +77,7 @@ void Controller::start(std::function<bool()> isLeader) {
       continue;
     }
     auto informer = std::make_unique<kube::Informer>(client_, o);
+    if (pods) informer->addHandler(pods_.handler());  // before the pass trigger below
     informer->addHandler(handler);
     informer->start();
     informers_.emplace_back(w.kind, std::move(informer));
@@ -171,7 +175,11 @@ PassResult Controller::passFromCaches(TimePoint now) {
   // if an event replaces it in the store meanwhile. The typed snapshot is the pass's only copy.
   std::vector<kube::ObjectStore::Ptr> held;
   std::vector<partition::KubeItem> items;
+  // Pods come read already (pod_cache.h); `pods` keeps their records alive for the pass.
+  const std::vector<PodCache::Record> pods = pods_.records();
+  for (const auto& pod : pods) items.push_back({"Pod", nullptr, pod.get()});
   for (const auto& [kind, informer] : informers_) {
+    if (kind == "Pod") continue;
     auto objects = informer->store().all();
     if (scaleTargets_ && kind == "HorizontalPodAutoscaler") scaleTargets_->update(objects, now);
     for (auto& ptr : objects) {

@@ -104,7 +104,8 @@ core::Result<kube::ObjectList> FakeKubeClient::list(const kube::ResourceRef& ref
   out.resourceVersion = std::to_string(version_);
   for (const auto& [key, object] : objects_[collectionKey(ref)]) {
     if (selected(ref, options.labelSelector, options.fieldSelector, object)) {
-      out.items.push_back(options.metadataOnly ? kube::partialObjectMetadata(object) : object);
+      Object item = options.metadataOnly ? kube::partialObjectMetadata(object) : object;
+      out.items.push_back(options.transform ? options.transform(std::move(item)) : std::move(item));
     }
   }
   return out;

@@ -58,6 +58,12 @@ struct ListOptions {
   // v=v1): items are PartialObjectMetadata objects {apiVersion, kind, metadata}, a fraction of the
   // bytes to send, decode and keep. Served for every resource, built-in or custom.
   bool metadataOnly = false;
+  // Applied to each item as its page is decoded, before the next page is asked for; null keeps
+  // items as they came. A LIST of many large objects then never holds more than one page of them
+  // whole (an informer that trims what it caches would otherwise hold every page at full size
+  // first: a peak the allocator keeps). It must keep metadata.name, metadata.namespace and
+  // metadata.resourceVersion. Every KubeClient applies it (a proxy forwards it with the options).
+  std::function<Object(Object)> transform;
 };
 
 struct ObjectList {

@@ -11,7 +11,10 @@
 // Only what readers need is kept: `metadataOnly` lists and watches PartialObjectMetadata (names,
 // namespaces, labels, annotations, owner references; no spec or status), and `transform` (applied
 // to every listed or watched object before it is stored) can drop fields further or keep a few
-// the metadata lacks (a pod's phase). Memory then grows with the objects' count, not their size.
+// the metadata lacks (a pod's phase). A LIST hands it to the client (ListOptions::transform), so
+// each item is trimmed as its page is decoded and no more than one page is ever held whole, on
+// the first list and on every relist alike. Memory then grows with the objects' count, not their
+// size, and so does the peak of the first LIST.
 //
 // Handlers run on the informer's threads, one at a time (serialised), never under the store's
 // lock; they must not block for long. A relist delivers adds, updates and deletes for the
@@ -46,8 +49,9 @@ struct InformerOptions {
   std::chrono::milliseconds maxBackoff{30000};
   std::chrono::milliseconds resyncPeriod{0};
   bool metadataOnly = false;
-  // Applied to each object before it is stored; null keeps objects as they came. It must keep
-  // metadata.name, metadata.namespace and metadata.resourceVersion.
+  // Applied to each object before it is stored (listed items as their page is decoded); null
+  // keeps objects as they came. It must keep metadata.name, metadata.namespace and
+  // metadata.resourceVersion. Runs on the informer's thread.
   std::function<Object(Object)> transform;
 };
 

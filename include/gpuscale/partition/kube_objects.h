@@ -137,6 +137,11 @@ core::Result<std::vector<KubeItem>> collectKubeItems(const nlohmann::json& dump)
 // Whatever of metadata.namespace, .name and .uid reads ("" for what does not): the identity of an
 // object that does not read as a whole.
 ObjectMeta identityOf(const nlohmann::json& object);
+// The SkippedObject (snapshot.h) for an object of `kind` that did not read, `why` being the
+// reader's error: its identity, the metric reason ("out_of_range", "no_scale", "unsupported" or
+// "malformed") and the reader's message.
+SkippedObject skippedObject(std::string_view kind, const nlohmann::json& object,
+                            const core::Status& why);
 // `object`'s own `kind`, or "" (informer caches do not keep it).
 std::string kindOf(const nlohmann::json& object);
 

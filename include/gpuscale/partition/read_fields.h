@@ -1,5 +1,6 @@
 // The fields of a Kubernetes object that the readers of kube_objects.h look at, and nothing else:
-// what the reconciler's informers keep of each object they cache (reconciler/controller.h), so
+// what the reconciler's informers keep of each object they cache (reconciler/controller.h; Pods
+// are read into typed records instead and not kept as JSON at all: reconciler/pod_cache.h), so
 // the caches grow with the number of objects, not with their size (a pod's environment, volumes
 // and managedFields, a Deployment's status, kubectl's last-applied-configuration annotation are
 // most of a real object and never read).

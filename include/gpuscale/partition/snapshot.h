@@ -340,11 +340,16 @@ struct ClusterSnapshot {
 // only for a dump that is no list of objects.
 core::Result<ClusterSnapshot> buildSnapshot(const nlohmann::json& dump);
 
+struct PodRecord;  // pod_record.h
+
 // One input object of a snapshot, not copied: its kind ("" = read the object's own `kind`, as a
-// dump has it; informer caches do not keep it) and the object, which must outlive the call.
+// dump has it; informer caches do not keep it) and the object, which must outlive the call. A Pod
+// may come already read instead (`pod` set, `object` null: the reconciler's pod cache); a Pod
+// given as JSON is read with readPodRecord, so both give the same snapshot.
 struct KubeItem {
   std::string_view kind;
   const nlohmann::json* object = nullptr;
+  const PodRecord* pod = nullptr;
 };
 
 // The same from objects held elsewhere (informer caches): the snapshot is the pass's only copy.

@@ -1,11 +1,13 @@
 // The reconcile loop: informers on Nodes, Pods, HPAs, Deployments, StatefulSets, the GPU
 // Operator's ConfigMaps, where the cluster serves them (optional_informer.h) the DRA objects
 // (ResourceSlices, DeviceClasses, ResourceClaimTemplates, ResourceClaims), plus one per other kind
-// the HPAs scale through /scale (scale_target_watch.h), each cached object trimmed to the fields the
-// readers read (partition/read_fields.h; ControllerOptions::trimCachedObjects), so the caches grow
-// with the number of objects, not their size; a pass on every change (coalesced) and every resync
-// period; each pass is level-based: snapshot -> demand per managed HPA -> planner -> actuator, from
-// the caches' current state only, so passes are idempotent and a restart simply runs the next one.
+// the HPAs scale through /scale (scale_target_watch.h), each cached object trimmed to the fields
+// the readers read (partition/read_fields.h; ControllerOptions::trimCachedObjects), so the caches
+// grow with the number of objects, not their size; Pods, the bulk, are read once per change into
+// typed records and not kept as JSON at all (pod_cache.h); a pass on every change (coalesced) and
+// every resync period; each pass is level-based: snapshot -> demand per managed HPA -> planner ->
+// actuator, from the caches' current state only, so passes are idempotent and a restart simply runs
+// the next one.
 //
 // Each pass reads the reconciler's state store (hpa_state_store.h) for the HPA-side state
 // (cooldowns, original maxReplicas, intents); a pass that cannot read it acts on nothing. Before
@@ -48,6 +50,7 @@
 #include "gpuscale/reconciler/hpa_history.h"
 #include "gpuscale/reconciler/hpa_state_store.h"
 #include "gpuscale/reconciler/optional_informer.h"
+#include "gpuscale/reconciler/pod_cache.h"
 #include "gpuscale/reconciler/policy_source.h"
 #include "gpuscale/reconciler/reconciler_metrics.h"
 #include "gpuscale/reconciler/retried_writes.h"
@@ -158,6 +161,9 @@ class Controller {
   partition::MeasuredLeadTimes leadTimes_;
   uint64_t seenReloads_ = 0;  // policy reload attempts already counted in /metrics
   std::function<bool()> isLeader_;
+  // The Pod informer's typed records (a pass reads these, not its store); declared before the
+  // informers, whose threads call into it, so it outlives them.
+  PodCache pods_;
   std::vector<std::pair<std::string, std::unique_ptr<kube::Informer>>> informers_;  // kind
   std::vector<std::unique_ptr<OptionalInformer>> optional_;
   // Workloads of other kinds HPAs scale through /scale, and their Scales; loop thread.

@@ -2,9 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <thread>
 
 #include "fakes/fake_kube_client.h"
+#include "gpuscale/kube/forwarding_client.h"
 
 namespace gpuscale::kube {
 namespace {
@@ -118,6 +120,57 @@ TEST(InformerTest, MetadataOnlyAndTransformKeepOnlyWhatReadersNeed) {
     EXPECT_FALSE(stored->contains("status"));
     EXPECT_FALSE((*stored)["metadata"].contains("annotations"));
     EXPECT_EQ((*stored)["metadata"]["labels"]["app"], "web");
+  }
+}
+
+// Counts the LISTs that carry a transform for the client to apply page by page.
+class ListSpy final : public ForwardingKubeClient {
+ public:
+  using ForwardingKubeClient::ForwardingKubeClient;
+  core::Result<ObjectList> list(const ResourceRef& ref, const ListOptions& options) override {
+    if (options.transform) ++listsWithTransform;
+    return ForwardingKubeClient::list(ref, options);
+  }
+  std::atomic<int> listsWithTransform = 0;
+};
+
+// The transform trims what the first LIST, the watch and the LIST after a 410 deliver alike, and
+// a LIST hands it to the client, which trims each page as it is decoded.
+TEST(InformerTest, TransformTrimsListedWatchedAndRelistedObjects) {
+  auto kube = std::make_shared<FakeKubeClient>();
+  auto spy = std::make_shared<ListSpy>(kube);
+  const auto big = [](const std::string& name) {
+    Object o = pod(name, "web");
+    o["spec"] = {{"containers", Object::array({{{"name", "c"}, {"image", "big"}}})}};
+    return o;
+  };
+  ASSERT_TRUE(kube->create(kPods, big("listed")).ok());
+  InformerOptions options = fastOptions();
+  options.transform = [](Object object) {
+    object.erase("spec");
+    object["metadata"]["labels"]["trimmed"] = "yes";
+    return object;
+  };
+  Informer informer(spy, options);
+  Recorder recorder;
+  ASSERT_TRUE(startSynced(informer, &recorder));
+  ASSERT_TRUE(eventually([&] { return kube->openWatches() == 1; }));
+  ASSERT_TRUE(kube->create(kPods, big("watched")).ok());
+  ASSERT_TRUE(eventually([&] { return recorder.has("add watched"); }));
+  // Created while the watch cannot see it, then the stream expires: only the relist brings it.
+  kube->setRecordEvents(false);
+  ASSERT_TRUE(kube->create(kPods, big("relisted")).ok());
+  kube->setRecordEvents(true);
+  kube->endWatches(core::Status(410, "Expired", "too old resource version"));
+  ASSERT_TRUE(eventually([&] { return recorder.has("add relisted"); }));
+  EXPECT_EQ(informer.stats().relistsAfterGone, 1u);
+  EXPECT_EQ(spy->listsWithTransform.load(), 2) << "the first list and the relist";
+  EXPECT_EQ(count(informer, "trimmed=yes"), 3u);
+  for (const char* name : {"listed", "watched", "relisted"}) {
+    SCOPED_TRACE(name);
+    const auto stored = informer.store().get("default", name);
+    ASSERT_TRUE(stored);
+    EXPECT_FALSE(stored->contains("spec"));
   }
 }
 

@@ -158,6 +158,36 @@ TEST(RestKubeClientTest, ListFollowsContinueTokens) {
   EXPECT_NE(targets[1].find("continue=tok%2F1"), std::string::npos);
 }
 
+TEST(RestKubeClientTest, ListTransformTrimsEachPageBeforeTheNextIsAsked) {
+  std::atomic<int> pagesServed = 0;
+  HttpTestServer server([&](const HttpTestRequest& request, Exchange& exchange) {
+    const bool first = request.param("continue").empty();
+    Object item = Object::parse(pod(first ? "a" : "b", "1"));
+    item["spec"] = {{"containers", Object::array({{{"name", "big"}}})}};
+    Object page = {{"kind", "PodList"},
+                   {"metadata", {{"resourceVersion", "10"}}},
+                   {"items", Object::array({item})}};
+    if (first) page["metadata"]["continue"] = "tok";
+    ++pagesServed;
+    exchange.respond(200, page.dump());
+  });
+  auto client = clientFor(server);
+  ListOptions options;
+  options.limit = 1;
+  std::vector<std::string> trimmed;  // "name@pages served when it was trimmed"
+  options.transform = [&](Object object) {
+    trimmed.push_back(object["metadata"]["name"].get<std::string>() + "@" +
+                      std::to_string(pagesServed.load()));
+    object.erase("spec");
+    return object;
+  };
+  auto list = client->list(kPods, options);
+  ASSERT_TRUE(list.ok()) << list.status().toString();
+  EXPECT_EQ(trimmed, (std::vector<std::string>{"a@1", "b@2"}));
+  ASSERT_EQ(list->items.size(), 2u);
+  for (const auto& item : list->items) EXPECT_FALSE(item.contains("spec")) << item.dump();
+}
+
 TEST(RestKubeClientTest, MetadataOnlyListsAndWatchesAskForPartialObjectMetadata) {
   std::vector<std::string> accepts;
   HttpTestServer server([&](const HttpTestRequest& request, Exchange& exchange) {
