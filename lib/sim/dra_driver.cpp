@@ -110,15 +110,20 @@ void DraDriver::reconcileNode(const GpuNodeSpec& spec,
       return;
     }
   }
+  std::set<std::string> onNode;
   for (const auto& pod : pods) {
     const Object& podSpec = k8s::objectField(*pod, "spec");
     if (k8s::stringField(podSpec, "nodeName") != spec.name) continue;
-    if (k8s::objectField(*pod, "metadata").contains("deletionTimestamp")) continue;
+    const Object& meta = k8s::objectField(*pod, "metadata");
+    const std::string uid = k8s::stringField(meta, "uid");
+    onNode.insert(uid);
+    if (meta.contains("deletionTimestamp") || pool.prepared.contains(uid)) continue;
     if (!k8s::annotationOf(*pod, kDraPreparedAnnotation).empty()) continue;
     auto rc = podSpec.find("resourceClaims");
     if (rc == podSpec.end() || !rc->is_array() || rc->empty()) continue;
     prepare(spec, pool, *pod);
   }
+  std::erase_if(pool.prepared, [&](const std::string& uid) { return !onNode.contains(uid); });
 }
 
 core::Status DraDriver::publish(const GpuNodeSpec& spec, const kube::Object& node,
@@ -220,6 +225,7 @@ void DraDriver::prepare(const GpuNodeSpec& spec, Pool& pool, const kube::Object&
                  r.status().toString());
     return;
   }
+  pool.prepared.insert(uid);
   prepared_.Increment();
   spdlog::info("node {}: dra: prepared pod {}/{}: {}", spec.name, ns, name, fmt::join(held, ", "));
 }

@@ -59,6 +59,8 @@ class DraDriver {
     std::string published;  // dump of the slices last published successfully
     std::set<std::string> devices;
     std::set<std::string> reported;  // pod uids whose prepare error was logged
+    // Pod uids prepared here: the pod cache may still show one without its annotation.
+    std::set<std::string> prepared;
   };
 
   core::Status publish(const GpuNodeSpec& spec, const kube::Object& node,
