@@ -18,4 +18,10 @@ inline bool waitUntil(const std::function<bool()>& condition, std::chrono::milli
   }
 }
 
+// Polls `done` every 5 ms for up to 10 s: for tests of components that work on their own threads
+// (informers, controllers).
+inline bool eventually(const std::function<bool()>& done) {
+  return waitUntil(done, std::chrono::seconds(10), std::chrono::milliseconds(5));
+}
+
 }  // namespace gpuscale::testing

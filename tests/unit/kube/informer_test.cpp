@@ -7,9 +7,12 @@
 
 #include "fakes/fake_kube_client.h"
 #include "gpuscale/kube/forwarding_client.h"
+#include "support/wait_until.h"
 
 namespace gpuscale::kube {
 namespace {
+
+using gpuscale::testing::eventually;
 
 using testing::FakeKubeClient;
 
@@ -17,16 +20,6 @@ const ResourceRef kPods = ResourceRef::collection("", "v1", "pods", "default");
 
 Object pod(const std::string& name, const std::string& app) {
   return {{"metadata", {{"name", name}, {"namespace", "default"}, {"labels", {{"app", app}}}}}};
-}
-
-// Polls `done` (the informer works on its own thread); gives up after ~5 s.
-template <typename F>
-bool eventually(F done) {
-  for (int i = 0; i < 1000; ++i) {
-    if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  return done();
 }
 
 struct Recorder {

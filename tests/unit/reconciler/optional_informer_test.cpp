@@ -9,9 +9,12 @@
 #include <prometheus/text_serializer.h>
 
 #include "fakes/fake_kube_client.h"
+#include "support/wait_until.h"
 
 namespace gpuscale::reconciler {
 namespace {
+
+using gpuscale::testing::eventually;
 
 using nlohmann::json;
 using namespace std::chrono_literals;
@@ -37,15 +40,6 @@ json slice(const std::string& name) {
           {"kind", "ResourceSlice"},
           {"metadata", {{"name", name}}},
           {"spec", {{"driver", "gpu.nvidia.com"}, {"nodeName", "n"}}}};
-}
-
-// Polls `done` for up to 10 s (the informer and its monitor run on their own threads).
-bool eventually(const std::function<bool()>& done) {
-  for (int i = 0; i < 1000; ++i) {
-    if (done()) return true;
-    std::this_thread::sleep_for(10ms);
-  }
-  return done();
 }
 
 std::string exposition(ReconcilerMetrics& metrics) {

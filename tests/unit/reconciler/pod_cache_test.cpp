@@ -5,9 +5,12 @@
 #include <thread>
 
 #include "fakes/fake_kube_client.h"
+#include "support/wait_until.h"
 
 namespace gpuscale::reconciler {
 namespace {
+
+using gpuscale::testing::eventually;
 
 using nlohmann::json;
 
@@ -31,15 +34,6 @@ std::vector<std::string> names(const PodCache& cache) {
     out.push_back(r->pod ? r->pod->name : r->skipped->name + "!" + r->skipped->reason);
   }
   return out;
-}
-
-template <typename F>
-bool eventually(F done) {
-  for (int i = 0; i < 1000; ++i) {
-    if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  return done();
 }
 
 struct CachedPods {

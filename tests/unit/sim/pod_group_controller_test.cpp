@@ -8,9 +8,12 @@
 #include <thread>
 
 #include "fakes/fake_kube_client.h"
+#include "support/wait_until.h"
 
 namespace gpuscale::sim {
 namespace {
+
+using gpuscale::testing::eventually;
 
 using nlohmann::json;
 using namespace std::chrono_literals;
@@ -32,12 +35,6 @@ std::vector<std::string> podsOf(gpuscale::testing::FakeKubeClient& fake) {
   }
   std::sort(out.begin(), out.end());
   return out;
-}
-
-template <typename Done>
-bool eventually(Done&& done) {
-  for (int i = 0; i < 500 && !done(); ++i) std::this_thread::sleep_for(10ms);
-  return done();
 }
 
 TEST(PodGroupControllerTest, KeepsGroupsOfPodsAndTheScaleStatus) {
