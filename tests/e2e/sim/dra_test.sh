@@ -8,7 +8,8 @@
 #   node, their claims allocated to its 1g.5gb devices, prepared by the emulated kubelet plugin and
 #   Running, and the third waits (two such devices) until one is deleted; on the DynamicMIG node a
 #   3g.20gb placement is allocated, after which a whole GPU cannot be (its counters are consumed).
-# Then gpuscale-reconciler (when built) reads them live: `explain` names each node's model from its
+# The dcgm-exporter series name the pods of prepared claims (as dcgm-exporter with its DRA option
+# does). Then gpuscale-reconciler (when built) reads them live: `explain` names each node's model from its
 # ResourceSlices, `preflight` finds resource.k8s.io/v1 served and readable.
 # Exit 77 (skipped) when the cluster binaries or gpuscale-sim are missing.
 set -euo pipefail
@@ -185,6 +186,13 @@ if [ -x "$rec" ]; then
   grep -q "^ok   api resource.k8s.io/v1: served" "$work/preflight.out" ||
     { cat "$work/preflight.out"; die "preflight did not find resource.k8s.io/v1 readable"; }
 fi
+
+step "the DCGM series and the load model place the pods of claims on their prepared devices"
+dcgm_names() { # POD NAMESPACE
+  curl -sf "$SIM_URL/metrics" | grep -Eq "^DCGM_FI_DEV_GPU_UTIL\{[^}]*namespace=\"$2\",pod=\"$1\""
+}
+eventually 60 "a DCGM series names $waiting" dcgm_names "$waiting" e2e
+eventually 60 "a DCGM series names whole" dcgm_names whole e2e
 
 step "gpuscale-sim counts the prepared pods"
 curl -sf "$SIM_URL/metrics" | grep -E '^gpuscale_sim_dra_prepared_pods_total [45]' >/dev/null ||
