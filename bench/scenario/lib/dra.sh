@@ -71,20 +71,6 @@ for slices in pools.values():
 print(count)' "$type" "$dra_selector"
 }
 
-dra_template() { # namespace service
-  local selectors=
-  [ -z "$dra_selector" ] || selectors="selectors: [{cel: {expression: \"$dra_selector\"}}]"
-  "$KUBECTL" -n "$1" apply -f - >/dev/null <<YAML
-apiVersion: resource.k8s.io/v1
-kind: ResourceClaimTemplate
-metadata: {name: $2-gpu}
-spec:
-  spec:
-    devices:
-      requests:
-      - name: gpu
-        exactly:
-          deviceClassName: $dra_class
-          $selectors
-YAML
-}
+# shellcheck source=../../../tests/e2e/lib/dra_claims.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../../../tests/e2e/lib/dra_claims.sh"
+dra_template() { dra_claim_template "$1" "$2-gpu" "$dra_class" "$dra_selector"; } # namespace service

@@ -76,23 +76,9 @@ expect_eq "dynamic devices" "$(jv 'sum(len(i["spec"].get("devices", [])) for i i
 step "three pods with a 1g.5gb claim each on the static node: two Run, one waits"
 kc create namespace e2e >/dev/null
 eventually 60 "default service account in e2e" kc -n e2e get serviceaccount default -o name
-template() { # NAME DEVICECLASS [CEL]: a ResourceClaimTemplate with one request of one device
-  local selectors=""
-  [ -z "${3:-}" ] || selectors="
-          selectors: [{cel: {expression: \"$3\"}}]"
-  kc -n e2e apply -f - >/dev/null <<YAML
-apiVersion: resource.k8s.io/v1
-kind: ResourceClaimTemplate
-metadata: {name: $1}
-spec:
-  spec:
-    devices:
-      requests:
-      - name: gpu
-        exactly:
-          deviceClassName: $2$selectors
-YAML
-}
+# shellcheck source=../lib/dra_claims.sh
+source "$src/tests/e2e/lib/dra_claims.sh"
+template() { dra_claim_template e2e "$@"; } # NAME DEVICECLASS [CEL]
 template mig-1g mig.nvidia.com "device.attributes['gpu.nvidia.com'].profile == '1g.5gb'"
 template mig-3g mig.nvidia.com "device.attributes['gpu.nvidia.com'].profile == '3g.20gb'"
 template whole-gpu gpu.nvidia.com
