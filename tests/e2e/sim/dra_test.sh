@@ -175,7 +175,7 @@ fi
 
 step "the DCGM series and the load model place the pods of claims on their prepared devices"
 dcgm_names() { # POD NAMESPACE
-  curl -sf "$SIM_URL/metrics" | grep -Eq "^DCGM_FI_DEV_GPU_UTIL\{[^}]*namespace=\"$2\",pod=\"$1\""
+  curl -sf "$SIM_URL/metrics" | grep -Eq "^DCGM_FI_PROF_GR_ENGINE_ACTIVE\{[^}]*namespace=\"$2\",pod=\"$1\""
 }
 eventually 60 "a DCGM series names $waiting" dcgm_names "$waiting" e2e
 eventually 60 "a DCGM series names whole" dcgm_names whole e2e
