@@ -73,7 +73,9 @@ TEST(PodRecordTest, ReadsAPodOnceOrSaysWhyItIsSkipped) {
       EXPECT_EQ(r.skipped->message, readPod(row.pod).status().message());
     }
     ASSERT_EQ(r.asTemplate.has_value(), row.asTemplate);
-    if (row.asTemplate) EXPECT_EQ(r.asTemplate->nodeSelector, row.templateNodeSelector);
+    if (row.asTemplate) {
+      EXPECT_EQ(r.asTemplate->nodeSelector, row.templateNodeSelector);
+    }
   }
 }
 
