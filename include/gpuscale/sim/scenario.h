@@ -243,6 +243,11 @@ struct Scenario {
   // `workload.args`: the container's arguments in the Deployment bench/scenario/run.sh creates
   // (e.g. vLLM's --gpu-memory-utilization). Validated here, not used by the emulator.
   std::vector<std::string> workloadArgs;
+  // `workload.claim`: the pods request one device through a ResourceClaimTemplate of this
+  // DeviceClass (`deviceClass`) and CEL selector (`selector`, optional) instead of a device-plugin
+  // resource (exclusive with `resource`). Validated here, not used by the emulator.
+  std::string workloadClaimDeviceClass;
+  std::string workloadClaimSelector;
 };
 
 // Parses and validates a scenario: node names unique and valid, strategies known, geometries valid
