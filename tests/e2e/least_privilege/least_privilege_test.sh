@@ -190,12 +190,13 @@ metadata: {name: planner, namespace: team-a}
 spec: {resource: nvidia.com/mig-1g.5gb, replicas: 2}
 YAML
 granted='{"type":"Granted","status":"True","reason":"Granted","message":"2 of 2 replicas granted","lastTransitionTime":"2026-01-01T00:00:00Z"}'
+# As the reconciler sends it: a merge patch of /status (kubectl patch --subresource would GET
+# /status first, which the reconciler neither needs nor is granted).
+status=/apis/gpuscale.io/v1alpha1/namespaces/team-a/gpucapacityrequests/planner/status
 allowed "status.grantedReplicas, observedGeneration and Granted (what the reconciler writes)" \
-  as_reconciler -n team-a patch gpucapacityrequest planner --subresource=status --type=merge \
-  -p "{\"status\":{\"grantedReplicas\":2,\"observedGeneration\":1,\"conditions\":[$granted]}}"
+  api PATCH $status "{\"status\":{\"grantedReplicas\":2,\"observedGeneration\":1,\"conditions\":[$granted]}}"
 denied $P-capacityrequests "another condition" \
-  as_reconciler -n team-a patch gpucapacityrequest planner --subresource=status --type=merge \
-  -p "{\"status\":{\"conditions\":[$granted,{\"type\":\"Ready\",\"status\":\"True\"}]}}"
+  api PATCH $status "{\"status\":{\"conditions\":[$granted,{\"type\":\"Ready\",\"status\":\"True\"}]}}"
 [ "$(kc -n team-a get gpucapacityrequest planner -o jsonpath='{.spec.replicas}/{.status.grantedReplicas}')" = 2/2 ] ||
   die "the request is not as the allowed write left it"
 
