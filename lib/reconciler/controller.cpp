@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "ceiling_holder.h"
 #include "gpuscale/core/rfc3339.h"
 #include "gpuscale/k8s/well_known_keys.h"
 #include "gpuscale/partition/kube_objects.h"
@@ -12,6 +13,7 @@
 #include "gpuscale/reconciler/intent.h"
 #include "gpuscale/reconciler/optimistic_write.h"
 #include "gpuscale/reconciler/pass.h"
+#include "gpuscale/reconciler/request_status.h"
 
 namespace gpuscale::reconciler {
 namespace {
@@ -30,6 +32,8 @@ constexpr WatchedResource kWatched[] = {
     {"DeviceClass", "resource.k8s.io", "v1", "deviceclasses", false, true},
     {"ResourceClaimTemplate", "resource.k8s.io", "v1", "resourceclaimtemplates", false, true},
     {"ResourceClaim", "resource.k8s.io", "v1", "resourceclaims", false, true},
+    // A CRD that may not be installed: planned without requests while it is not.
+    {"GPUCapacityRequest", "gpuscale.io", "v1alpha1", "gpucapacityrequests", false, true},
 };
 
 }  // namespace
@@ -51,7 +55,8 @@ Controller::Controller(std::shared_ptr<kube::KubeClient> client, std::shared_ptr
       gpuPods_(std::move(gpuPods)),
       retried_(std::move(retried)),
       degraded_(metrics_),
-      store_(std::make_unique<HpaStateStore>(client_, options_.state, metrics_)) {}
+      store_(std::make_unique<HpaStateStore>(client_, options_.state, metrics_)),
+      requests_(std::make_unique<RequestStatusWriter>(client_, events_, metrics_)) {}
 
 Controller::~Controller() { stop(); }
 
@@ -302,7 +307,10 @@ PassResult Controller::passOver(const std::vector<partition::KubeItem>& items, T
   for (double s : result.report.ceilingToCapacitySeconds) metrics_->ceilingToCapacity(s);
   for (const auto& t : result.report.leverSeconds) leadTimes_.record(t.lever, t.node, t.seconds);
   metrics_->nodesInFlight(result.report.nodesInFlight);
-  if (!options_.observe) updateHpaStatus(pass->workloads, pass->snapshot, now);
+  if (!options_.observe) {
+    updateHpaStatus(pass->workloads, pass->snapshot, now);
+    requests_->update(pass->snapshot, pass->workloads, result.plan, *store_, now);
+  }
   if (retried_) retried_->flush(*events_);
   return result;
 }
@@ -316,7 +324,7 @@ void Controller::recordExplanations(const partition::Plan& plan) {
     // The same explanation with another number of replicas wanted is no news.
     if (auto it = explained_.find(key); it != explained_.end() && it->second == d.explain) continue;
     const bool anticipated = d.reason == partition::BlockReason::kAnticipated;
-    events_->record(EventTarget::hpa(d.ns, d.name), false,
+    events_->record(demandEventTarget(d.ns, d.name), false,
                     anticipated ? "CeilingAnticipated" : "CapacityShared",
                     fmt::format("{} pods of {} fit the GPU partitions, planning for {}: {}",
                                 d.ceiling, d.resource, d.wanted, d.explain));
@@ -392,7 +400,8 @@ void Controller::updateHpaStatus(const std::vector<partition::WorkloadDemand>& w
                                  const partition::ClusterSnapshot& snapshot, TimePoint now) {
   for (const auto& w : workloads) {
     const partition::HpaState* hpa = snapshot.hpa(w.ns, w.name);
-    if (hpa == nullptr) continue;
+    // A request's status is its own (request_status.h): no HPA carries it.
+    if (hpa == nullptr || hpa->capacityRequest) continue;
     auto old = decodeHpaStatus(hpa->annotation(k8s::kStatusAnnotation));
     std::string reason =
         w.blocked ? fmt::format("at partition ceiling ({})", partition::blockReasonName(w.reason))

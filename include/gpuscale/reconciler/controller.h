@@ -60,8 +60,11 @@
 
 namespace gpuscale::reconciler {
 
+class RequestStatusWriter;
+
 // A kind the controller watches (ConfigMaps only in the operator's namespace); `explain` lists the
-// same. An optional kind (the DRA kinds of resource.k8s.io/v1) may not be served by the cluster:
+// same. An optional kind (the DRA kinds of resource.k8s.io/v1, the GPUCapacityRequest CRD) may not
+// be served by the cluster:
 // it is watched through an OptionalInformer (optional_informer.h) and planned without when absent.
 struct WatchedResource {
   const char* kind;
@@ -157,6 +160,8 @@ class Controller {
   // plan with explanations; loop thread only.
   std::map<std::string, std::string> explained_;
   std::unique_ptr<HpaStateStore> store_;
+  // GPUCapacityRequests' Granted condition after each acting pass (request_status.h).
+  std::unique_ptr<RequestStatusWriter> requests_;
   HpaHistory history_;  // anticipation's observations, loop thread only
   // How long each lever took per node (start to allocatable), anticipation's lead time; loop
   // thread only, in memory (starts empty after a restart: the policy's leadTime applies).
