@@ -113,38 +113,45 @@ CapacityRequestVerdict invalidCapacityRequest(std::string_view message) {
   return {0, {std::string(kGrantedCondition), "False", "Invalid", std::string(message)}};
 }
 
+HpaState capacityRequestHpa(std::shared_ptr<const CapacityRequest> request) {
+  const CapacityRequest& r = *request;
+  HpaState h;
+  h.ns = r.meta.ns;
+  h.name = capacityRequestHpaName(r.meta.name);
+  h.uid = r.meta.uid;
+  h.labels = r.meta.labels;
+  h.annotations = r.meta.annotations;
+  h.minReplicas = 0;
+  h.maxReplicas = h.currentReplicas = h.desiredReplicas = r.grantedReplicas;
+  if (r.forResource()) {
+    h.targetApiVersion = fmt::format("{}/{}", kCapacityRequestGroup, kCapacityRequestVersion);
+    h.targetKind = std::string(kCapacityRequestKind);
+    h.targetName = r.meta.name;
+  } else {
+    h.targetApiVersion = r.workloadApiVersion;
+    h.targetKind = r.workloadKind;
+    h.targetName = r.workloadName;
+  }
+  h.capacityRequest = std::move(request);
+  return h;
+}
+
 namespace detail {
 
 void addCapacityRequests(std::vector<CapacityRequest> requests, ClusterSnapshot& snap) {
   for (auto& request : requests) {
     auto shared = std::make_shared<const CapacityRequest>(std::move(request));
     const CapacityRequest& r = *shared;
-    HpaState h;
-    h.ns = r.meta.ns;
-    h.name = capacityRequestHpaName(r.meta.name);
-    h.uid = r.meta.uid;
-    h.labels = r.meta.labels;
-    h.annotations = r.meta.annotations;
-    h.minReplicas = 0;
-    h.maxReplicas = h.currentReplicas = h.desiredReplicas = r.grantedReplicas;
     if (r.forResource()) {
-      h.targetApiVersion = fmt::format("{}/{}", kCapacityRequestGroup, kCapacityRequestVersion);
-      h.targetKind = std::string(kCapacityRequestKind);
-      h.targetName = r.meta.name;
       ScaleTarget t;
-      t.kind = h.targetKind;
+      t.kind = std::string(kCapacityRequestKind);
       t.ns = r.meta.ns;
       t.name = r.meta.name;
       t.uid = r.meta.uid;
       t.gpuRequests[r.resource] = 1;
       snap.targets.push_back(std::move(t));
-    } else {
-      h.targetApiVersion = r.workloadApiVersion;
-      h.targetKind = r.workloadKind;
-      h.targetName = r.workloadName;
     }
-    h.capacityRequest = std::move(shared);
-    snap.hpas.push_back(std::move(h));
+    snap.hpas.push_back(capacityRequestHpa(std::move(shared)));
   }
 }
 

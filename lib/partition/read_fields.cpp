@@ -217,6 +217,25 @@ bool trimDra(std::string_view kind, json& object) {
   return true;
 }
 
+// A GPUCapacityRequest (capacity_request.h): its reader also reads metadata.generation.
+void trimCapacityRequest(json& request) {
+  keepOnly(request, {"apiVersion", "kind", "metadata", "spec", "status"});
+  inMember(request, "spec", [](json& spec) {
+    keepOnly(spec, {"workloadRef", "resource", "replicas", "priority"});
+    inMember(spec, "workloadRef", [](json& ref) { keepOnly(ref, {"apiVersion", "kind", "name"}); });
+  });
+  inMember(request, "status", [](json& status) {
+    keepOnly(status, {"grantedReplicas", "observedGeneration", "conditions"});
+    keepInEach(status, "conditions", {"type", "status", "reason", "message"});
+  });
+  json generation;
+  inMember(request, "metadata", [&](json& meta) {
+    if (auto it = meta.find("generation"); it != meta.end()) generation = *it;
+  });
+  trimMetadata(request, false);
+  if (!generation.is_null()) request["metadata"]["generation"] = std::move(generation);
+}
+
 }  // namespace
 
 bool keepsAnnotation(std::string_view key) { return key.starts_with("gpuscale.io/"); }
@@ -236,6 +255,9 @@ json keepReadFields(std::string_view kind, json object) {
     keepOnly(object, {"apiVersion", "kind", "metadata", "data"});
   } else if (kind == "Scale") {
     trimScale(object);
+  } else if (kind == "GPUCapacityRequest") {
+    trimCapacityRequest(object);
+    return object;
   } else if (!trimDra(kind, object)) {
     return object;
   }

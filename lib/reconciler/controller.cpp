@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "ceiling_holder.h"
 #include "gpuscale/core/rfc3339.h"
 #include "gpuscale/k8s/well_known_keys.h"
 #include "gpuscale/partition/kube_objects.h"
@@ -12,6 +13,7 @@
 #include "gpuscale/reconciler/intent.h"
 #include "gpuscale/reconciler/optimistic_write.h"
 #include "gpuscale/reconciler/pass.h"
+#include "gpuscale/reconciler/request_status.h"
 
 namespace gpuscale::reconciler {
 namespace {
@@ -30,6 +32,8 @@ constexpr WatchedResource kWatched[] = {
     {"DeviceClass", "resource.k8s.io", "v1", "deviceclasses", false, true},
     {"ResourceClaimTemplate", "resource.k8s.io", "v1", "resourceclaimtemplates", false, true},
     {"ResourceClaim", "resource.k8s.io", "v1", "resourceclaims", false, true},
+    // A CRD that may not be installed: planned without requests while it is not.
+    {"GPUCapacityRequest", "gpuscale.io", "v1alpha1", "gpucapacityrequests", false, true},
 };
 
 }  // namespace
@@ -51,7 +55,8 @@ Controller::Controller(std::shared_ptr<kube::KubeClient> client, std::shared_ptr
       gpuPods_(std::move(gpuPods)),
       retried_(std::move(retried)),
       degraded_(metrics_),
-      store_(std::make_unique<HpaStateStore>(client_, options_.state, metrics_)) {}
+      store_(std::make_unique<HpaStateStore>(client_, options_.state, metrics_)),
+      requests_(std::make_unique<RequestStatusWriter>(client_, events_, metrics_)) {}
 
 Controller::~Controller() { stop(); }
 
@@ -64,20 +69,41 @@ void Controller::start(std::function<bool()> isLeader) {
     kube::InformerOptions o;
     o.resource = kube::ResourceRef::collection(
         w.group, w.version, w.resource, w.operatorNamespaceOnly ? options_.operatorNamespace : "");
-    const bool pods = std::string_view(w.kind) == "Pod";
+    const std::string kind = w.kind;
+    const bool pods = kind == "Pod";
+    // Pods, Nodes, HPAs and workloads are read once per change into their caches; the store keeps
+    // only their identity, except HPAs' (trimmed) JSON, which the scale-target watch reads too.
+    const StoreKeeps keeps = !options_.trimCachedObjects || kind == "HorizontalPodAutoscaler"
+                                 ? StoreKeeps::kObject
+                                 : StoreKeeps::kIdentity;
+    ReadCache<partition::ObjectRecord>* records = nullptr;
+    if (!pods && partition::readsAsRecord(kind)) {
+      records = records_
+                    .emplace(kind, std::make_unique<ReadCache<partition::ObjectRecord>>(
+                                       [kind](const kube::Object& object) {
+                                         return partition::readObjectRecord(kind, object);
+                                       }))
+                    .first->second.get();
+    }
     if (pods) {
-      o.transform = pods_.transform(!options_.trimCachedObjects);
+      o.transform = pods_.transform(keeps);
     } else if (options_.trimCachedObjects) {
-      o.transform = [kind = std::string(w.kind)](kube::Object object) {
-        return partition::keepReadFields(kind, std::move(object));
+      o.transform = [kind,
+                     cached = records ? records->transform(keeps) : nullptr](kube::Object object) {
+        object = partition::keepReadFields(kind, std::move(object));
+        return cached ? cached(std::move(object)) : object;
       };
+    } else if (records != nullptr) {
+      o.transform = records->transform(keeps);
     }
     if (w.optional) {
       watchOptional(w.kind, std::move(o), handler);
       continue;
     }
     auto informer = std::make_unique<kube::Informer>(client_, o);
-    if (pods) informer->addHandler(pods_.handler());  // before the pass trigger below
+    // Before the pass trigger below: the pass it triggers must not find a deleted record.
+    if (pods) informer->addHandler(pods_.handler());
+    if (records != nullptr) informer->addHandler(records->handler());
     informer->addHandler(handler);
     informer->start();
     informers_.emplace_back(w.kind, std::move(informer));
@@ -175,13 +201,21 @@ PassResult Controller::passFromCaches(TimePoint now) {
   // if an event replaces it in the store meanwhile. The typed snapshot is the pass's only copy.
   std::vector<kube::ObjectStore::Ptr> held;
   std::vector<partition::KubeItem> items;
-  // Pods come read already (pod_cache.h); `pods` keeps their records alive for the pass.
-  const std::vector<PodCache::Record> pods = pods_.records();
-  for (const auto& pod : pods) items.push_back({"Pod", nullptr, pod.get()});
+  // Pods come read already (pod_cache.h); the items (then the snapshot) share their records.
+  for (auto& pod : pods_.records()) items.push_back({"Pod", nullptr, std::move(pod)});
   for (const auto& [kind, informer] : informers_) {
     if (kind == "Pod") continue;
+    const auto cached = records_.find(kind);
+    if (cached != records_.end()) {
+      for (auto& record : cached->second->records()) {
+        items.push_back({kind, nullptr, nullptr, std::move(record)});
+      }
+    }
+    if (scaleTargets_ && kind == "HorizontalPodAutoscaler") {
+      scaleTargets_->update(informer->store().all(), now);
+    }
+    if (cached != records_.end()) continue;
     auto objects = informer->store().all();
-    if (scaleTargets_ && kind == "HorizontalPodAutoscaler") scaleTargets_->update(objects, now);
     for (auto& ptr : objects) {
       items.push_back({kind, ptr.get()});
       held.push_back(std::move(ptr));
@@ -273,7 +307,10 @@ PassResult Controller::passOver(const std::vector<partition::KubeItem>& items, T
   for (double s : result.report.ceilingToCapacitySeconds) metrics_->ceilingToCapacity(s);
   for (const auto& t : result.report.leverSeconds) leadTimes_.record(t.lever, t.node, t.seconds);
   metrics_->nodesInFlight(result.report.nodesInFlight);
-  if (!options_.observe) updateHpaStatus(pass->workloads, pass->snapshot, now);
+  if (!options_.observe) {
+    updateHpaStatus(pass->workloads, pass->snapshot, now);
+    requests_->update(pass->snapshot, pass->workloads, result.plan, *store_, now);
+  }
   if (retried_) retried_->flush(*events_);
   return result;
 }
@@ -287,7 +324,7 @@ void Controller::recordExplanations(const partition::Plan& plan) {
     // The same explanation with another number of replicas wanted is no news.
     if (auto it = explained_.find(key); it != explained_.end() && it->second == d.explain) continue;
     const bool anticipated = d.reason == partition::BlockReason::kAnticipated;
-    events_->record(EventTarget::hpa(d.ns, d.name), false,
+    events_->record(demandEventTarget(d.ns, d.name), false,
                     anticipated ? "CeilingAnticipated" : "CapacityShared",
                     fmt::format("{} pods of {} fit the GPU partitions, planning for {}: {}",
                                 d.ceiling, d.resource, d.wanted, d.explain));
@@ -363,7 +400,8 @@ void Controller::updateHpaStatus(const std::vector<partition::WorkloadDemand>& w
                                  const partition::ClusterSnapshot& snapshot, TimePoint now) {
   for (const auto& w : workloads) {
     const partition::HpaState* hpa = snapshot.hpa(w.ns, w.name);
-    if (hpa == nullptr) continue;
+    // A request's status is its own (request_status.h): no HPA carries it.
+    if (hpa == nullptr || hpa->capacityRequest) continue;
     auto old = decodeHpaStatus(hpa->annotation(k8s::kStatusAnnotation));
     std::string reason =
         w.blocked ? fmt::format("at partition ceiling ({})", partition::blockReasonName(w.reason))

@@ -8,6 +8,7 @@
 
 #include "gpuscale/core/rfc3339.h"
 #include "gpuscale/k8s/well_known_keys.h"
+#include "gpuscale/partition/capacity_request.h"
 #include "gpuscale/partition/dra_capacity.h"
 #include "gpuscale/partition/resource_names.h"
 #include "gpuscale/reconciler/hpa_state_store.h"
@@ -17,6 +18,22 @@ namespace {
 
 namespace partition = gpuscale::partition;
 using Json = nlohmann::ordered_json;
+
+// What a request's status says (HpaExplanation::requestState); "" for an HPA.
+std::string requestStateOf(const partition::HpaState& hpa) {
+  if (!hpa.capacityRequest) return "";
+  const partition::CapacityRequest& r = *hpa.capacityRequest;
+  std::string out = fmt::format("granted {} of {} replicas", r.grantedReplicas, r.replicas);
+  for (const auto& c : r.conditions) {
+    if (c.type != partition::kGrantedCondition) continue;
+    out += fmt::format("; {} {} {}: {}", c.type, c.status, c.reason, c.message);
+    if (r.observedGeneration != r.generation) {
+      out += fmt::format(" (of generation {}, not yet {})", r.observedGeneration, r.generation);
+    }
+    return out;
+  }
+  return out + "; no Granted condition yet";
+}
 
 // Why the planner never sees `hpa`, or "" when it does.
 std::string outsideThePlanner(const partition::HpaState& hpa,
@@ -115,6 +132,7 @@ core::Result<Explanations> explainPass(const Pass& pass, const partition::Policy
              "NotRead: " + s.message + "; the reconciler plans as if this HPA were absent",
              std::nullopt,
              "maxReplicas",
+             "",
              {}});
         return out;
       }
@@ -133,7 +151,13 @@ core::Result<Explanations> explainPass(const Pass& pass, const partition::Policy
     }
     // Asked for all: only the HPAs a policy manages.
     if (!request.name.empty() || !why.starts_with("NotManaged")) {
-      out.hpas.push_back({hpa.ns, hpa.name, std::move(why), std::nullopt, hpa.ceilingField(), {}});
+      out.hpas.push_back({hpa.ns,
+                          hpa.name,
+                          std::move(why),
+                          std::nullopt,
+                          hpa.ceilingField(),
+                          requestStateOf(hpa),
+                          {}});
     }
   }
   const partition::Plan& plan = pass.plan;
@@ -173,6 +197,7 @@ nlohmann::ordered_json explanationsJson(const Explanations& explanations) {
     Json item = e.why ? partition::whyToJson(*e.why) : Json{{"namespace", e.ns}, {"name", e.name}};
     if (!e.outside.empty()) item["verdict"] = "not planned: " + e.outside;
     if (e.ceilingField != "maxReplicas") item["ceilingHeldBy"] = e.ceilingField;
+    if (!e.requestState.empty()) item["requestStatus"] = e.requestState;
     Json actions = Json::array();
     for (const auto& a : e.actions) actions.push_back(partition::actionToJson(a));
     item["actions"] = std::move(actions);
@@ -207,12 +232,15 @@ std::string explanationsText(const Explanations& explanations) {
   if (explanations.hpas.empty()) out = "No HPA is managed by the partition policies.\n";
   for (const auto& e : explanations.hpas) {
     if (!e.outside.empty()) {
-      out += fmt::format("HPA {}/{}: not planned: {}\n", e.ns, e.name, e.outside);
+      out +=
+          fmt::format("{}: not planned: {}\n", partition::demandOwnerName(e.ns, e.name), e.outside);
+      if (!e.requestState.empty()) out += "  request status: " + e.requestState + "\n";
       continue;
     }
     if (!e.why) continue;
     out += partition::whyToText(*e.why);
     if (e.ceilingField != "maxReplicas") out += "  ceiling held by: " + e.ceilingField + "\n";
+    if (!e.requestState.empty()) out += "  request status: " + e.requestState + "\n";
     for (const auto& a : e.actions) out += "  plan: " + partition::actionToText(a) + "\n";
   }
   if (!explanations.nodes.empty()) {

@@ -76,7 +76,7 @@ bool HpaRaise::recordIntent(const partition::SetMaxReplicas& change, const HpaIn
   degraded_.cleared("hpa_intent", object);
   if (*r) {
     events_->record(
-        EventTarget::hpa(change.ns, change.name), false, "PartitionsRequested",
+        demandEventTarget(change.ns, change.name), false, "PartitionsRequested",
         fmt::format("plan {}: held at its GPU partition ceiling; changing partitions "
                     "on {} to raise maxReplicas {} -> {}",
                     intent.plan, fmt::join(intent.nodes, ", "), intent.from, intent.to));
@@ -101,7 +101,7 @@ void HpaRaise::cutPromise(const partition::PromiseCut& cut, const ClusterState& 
   }
   degraded_.cleared("hpa_intent", object);
   if (*r && before) {
-    events_->record(EventTarget::hpa(cut.ns, cut.name), false, "PromiseReduced",
+    events_->record(demandEventTarget(cut.ns, cut.name), false, "PromiseReduced",
                     fmt::format("plan {}: capacity still only promised is shared with an HPA of "
                                 "higher priority: the raise in flight now goes to maxReplicas {} "
                                 "instead of {}",
@@ -111,7 +111,7 @@ void HpaRaise::cutPromise(const partition::PromiseCut& cut, const ClusterState& 
 
 bool HpaRaise::advance(const std::string& ns, const std::string& name, const ClusterState& state,
                        TimePoint now, ActuationReport& report) {
-  auto hpa = actuator_detail::getHpa(*client_, ns, name);
+  auto hpa = getDemandOwner(*client_, ns, name);
   if (!hpa) return !k8s::isNotFound(hpa.status());
   if (state.store == nullptr) return false;
   auto record = state.store->get(ns, name, hpa->uid);
@@ -141,7 +141,7 @@ bool HpaRaise::advance(const std::string& ns, const std::string& name, const Clu
   }
   if (!failed.empty()) {
     events_->record(
-        EventTarget::hpa(ns, name), true, "PartitionChangeIncomplete",
+        demandEventTarget(ns, name), true, "PartitionChangeIncomplete",
         fmt::format("plan {}: no new capacity from {}", intent->plan, fmt::join(failed, ", ")));
   }
   raise(ns, name, intent->from, intent->to, intent->plan, state, now, report);
@@ -182,13 +182,13 @@ bool HpaRaise::raise(const std::string& ns, const std::string& name, int from, i
   const std::string_view holds = !draNodes     ? "allocatable holds"
                                  : pluginNodes ? "allocatable and the published devices hold"
                                                : "the published devices hold";
-  const auto target = EventTarget::hpa(ns, name);
+  const auto target = demandEventTarget(ns, name);
   auto failed = [&](const std::string& message) {
     report.outcomes.push_back({ActionKind::kMaxReplicas, Outcome::kError});
     degraded_.failed("max_replicas", ns + "/" + name, message);
     return false;
   };
-  auto read = actuator_detail::getHpa(*client_, ns, name);
+  auto read = getDemandOwner(*client_, ns, name);
   if (!read) return failed("raising maxReplicas failed: " + read.status().message());
   if (state.store == nullptr) return failed("raising maxReplicas failed: no state store");
   const std::string uid = read->uid;
@@ -198,7 +198,7 @@ bool HpaRaise::raise(const std::string& ns, const std::string& name, int from, i
   if (started && started->plan != plan) return false;  // another plan owns it now
   const int wanted = std::min(to, capacity);
   int before = read->maxReplicas;
-  if (holder.scaledObject) {
+  if (holder.holder == CeilingHolder::kScaledObject) {
     auto current = readCeiling(holder);
     if (!current) return failed("raising maxReplicas failed: " + current.status().message());
     before = *current;
@@ -236,13 +236,13 @@ bool HpaRaise::raise(const std::string& ns, const std::string& name, int from, i
           status.reason = fmt::format("plan {}: {} {} replicas, not more than {}", plan, holds,
                                       capacity, current);
         }
-        if (raisedTo == 0 && (!started || holder.scaledObject)) return noChange();
-        if (!holder.scaledObject) patch["metadata"] = statusAnnotation(status);
+        if (raisedTo == 0 && (!started || !holder.annotatesInPatch())) return noChange();
+        if (holder.annotatesInPatch()) patch["metadata"] = statusAnnotation(status);
         return std::optional<kube::Object>(patch);
       });
   if (!r) return failed("raising maxReplicas failed: " + r.status().message());
   bool written = r->changed;
-  if (holder.scaledObject && (started || raisedTo > 0)) {
+  if (holder.annotatesHpaApart() && (started || raisedTo > 0)) {
     auto s = writeStatus(ns, name, uid, status);
     if (!s) return failed("raising maxReplicas failed: " + s.status().message());
     written = written || *s;
@@ -271,7 +271,7 @@ void HpaRaise::lower(const partition::SetMaxReplicas& change, const ClusterState
   // Lowering only follows a raise recorded in the store (the planner gives back only what it
   // has an original maxReplicas for), so this updates an existing entry and never grows it.
   if (state.store == nullptr) return;
-  auto hpa = actuator_detail::getHpa(*client_, change.ns, change.name);
+  auto hpa = getDemandOwner(*client_, change.ns, change.name);
   if (!hpa) {
     if (!k8s::isNotFound(hpa.status())) {
       report.outcomes.push_back({ActionKind::kMaxReplicas, Outcome::kError});
@@ -288,12 +288,15 @@ void HpaRaise::lower(const partition::SetMaxReplicas& change, const ClusterState
         auto value = holder.read(object);
         if (!value) return value.status();
         if (!*value) return noChange();
-        // The HPA's replicas from the object itself when it holds its own ceiling.
+        // The HPA's replicas from the object itself when it holds its own ceiling; a request
+        // gives back down to what it asks for (its grant is only a promise).
         partition::HpaState live = *hpa;
-        if (!holder.scaledObject) {
+        if (holder.holder == CeilingHolder::kHpa) {
           auto fresh = partition::readHpa(object);
           if (!fresh) return fresh.status();
           live = std::move(*fresh);
+        } else if (holder.holder == CeilingHolder::kCapacityRequest) {
+          live.currentReplicas = live.minReplicas = 0;
         }
         const int current = **value;
         const int target = std::max({change.to, live.currentReplicas, live.minReplicas});
@@ -302,7 +305,7 @@ void HpaRaise::lower(const partition::SetMaxReplicas& change, const ClusterState
         status.ceiling = target;
         status.lastAction = fmt::format("{} {} -> {}", holder.describe(), current, target);
         json patch = holder.patch(target);
-        if (!holder.scaledObject) patch["metadata"] = statusAnnotation(status);
+        if (holder.annotatesInPatch()) patch["metadata"] = statusAnnotation(status);
         return std::optional<kube::Object>(patch);
       });
   if (!r) {
@@ -310,7 +313,7 @@ void HpaRaise::lower(const partition::SetMaxReplicas& change, const ClusterState
     return;
   }
   if (lowered == 0) return;
-  if (holder.scaledObject) {
+  if (holder.annotatesHpaApart()) {
     auto s = writeStatus(change.ns, change.name, hpa->uid, status);
     if (!s) {
       degraded_.failed("hpa_status", change.ns + "/" + change.name,
@@ -328,7 +331,7 @@ void HpaRaise::lower(const partition::SetMaxReplicas& change, const ClusterState
     degraded_.cleared("hpa_state", change.ns + "/" + change.name);
   }
   report.outcomes.push_back({ActionKind::kMaxReplicas, Outcome::kSucceeded});
-  events_->record(EventTarget::hpa(change.ns, change.name), false, "MaxReplicasLowered",
+  events_->record(demandEventTarget(change.ns, change.name), false, "MaxReplicasLowered",
                   fmt::format("demand fell: {} {} -> {}", holder.describe(), change.from, lowered));
 }
 

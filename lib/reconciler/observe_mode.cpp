@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "ceiling_holder.h"
+
 namespace gpuscale::reconciler {
 namespace {
 
@@ -20,7 +22,7 @@ ActionTarget targetOf(const partition::PlanAction& action) {
             ts->mode == partition::SharingMode::kMps ? ActionKind::kMps : ActionKind::kTimeSlicing};
   }
   const auto& raise = std::get<partition::SetMaxReplicas>(action);
-  return {EventTarget::hpa(raise.ns, raise.name), ActionKind::kMaxReplicas};
+  return {demandEventTarget(raise.ns, raise.name), ActionKind::kMaxReplicas};
 }
 
 }  // namespace

@@ -11,8 +11,12 @@ core::Result<WriteResult> writeLoop(kube::KubeClient& client, const kube::Resour
                                     const ChangeFn& change, int attempts,
                                     const kube::Object* skeleton) {
   WriteResult out;
+  // A status subresource is read through its object, which carries the status: a GET of /status
+  // would need a grant of its own, and the writer needs only the object's read and the patch.
+  kube::ResourceRef read = ref;
+  if (read.subresource == "status") read.subresource.clear();
   for (int attempt = 0; attempt < std::max(1, attempts); ++attempt) {
-    auto current = client.get(ref);
+    auto current = client.get(read);
     if (!current && k8s::isNotFound(current.status()) && skeleton != nullptr) {
       auto patch = change(*skeleton);
       if (!patch) return patch.status();

@@ -103,8 +103,11 @@ void checkOptionalApis(kube::KubeClient& client, std::vector<PreflightCheck>& ou
                ? groupVersion + " is not served: " + names + " are not watched and planned"
                : "cannot read the discovery of " + groupVersion + ": " +
                      discovery.status().message(),
-           "the reconciler looks for it again every minute; nothing to do unless GPUs are "
-           "allocated through it"});
+           groupVersion.starts_with("gpuscale.io/")
+               ? "the reconciler looks for it again every minute; install the GPUCapacityRequest "
+                 "CRD (the chart's crds/, manifests/crds) for planners to request capacity"
+               : "the reconciler looks for it again every minute; nothing to do unless GPUs are "
+                 "allocated through it"});
       continue;
     }
     std::vector<std::string> missing;
@@ -438,6 +441,7 @@ std::vector<Permission> actPermissions(const PreflightOptions& o) {
   add({"patch"}, "", "nodes");
   add({"patch"}, "autoscaling", "horizontalpodautoscalers");
   add({"patch"}, "keda.sh", "scaledobjects");
+  add({"patch"}, "gpuscale.io", "gpucapacityrequests", {}, {}, "status");
   for (const auto& cm : {o.migConfigMap, o.devicePluginConfigMap}) {
     add({"update", "patch"}, "", "configmaps", o.operatorNamespace, cm);
   }

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "ceiling_holder.h"
+#include "gpuscale/partition/capacity_request.h"
 #include "gpuscale/partition/kube_objects.h"
 
 namespace gpuscale::reconciler {
@@ -22,6 +24,9 @@ std::optional<EventTarget> targetOf(const std::string& resource, const std::stri
   if (resource == "nodes") return EventTarget::node(name);
   if (resource == "horizontalpodautoscalers") return EventTarget::hpa(ns, name);
   if (resource == "configmaps") return EventTarget{"ConfigMap", "v1", ns, name, ""};
+  if (resource == partition::kCapacityRequestResource) {
+    return demandEventTarget(ns, partition::capacityRequestHpaName(name));
+  }
   return std::nullopt;
 }
 

@@ -30,6 +30,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -77,6 +78,13 @@ struct CapacityRequest {
 // or status.grantedReplicas below 0 or beyond int32. The snapshot skips such a request (reason
 // "malformed") and the reconciler answers it with Granted False, reason Invalid.
 core::Result<CapacityRequest> readCapacityRequest(const nlohmann::json& object);
+
+struct HpaState;
+
+// The HpaState that stands for `request` in a snapshot (file comment): name
+// capacityRequestHpaName(request name), minReplicas 0, maxReplicas (and current and desired
+// replicas) the granted count, the target its workload (or the request itself, for a resource).
+HpaState capacityRequestHpa(std::shared_ptr<const CapacityRequest> request);
 
 // The name of the HpaState that stands for request `name` (file comment):
 // "GPUCapacityRequest.<name>"; and back (nullopt for any other name).

@@ -43,6 +43,7 @@
 
 #include "gpuscale/kube/client.h"
 #include "gpuscale/kube/informer.h"
+#include "gpuscale/partition/object_record.h"
 #include "gpuscale/reconciler/actuator.h"
 #include "gpuscale/reconciler/degraded_log.h"
 #include "gpuscale/reconciler/event_recorder.h"
@@ -52,14 +53,18 @@
 #include "gpuscale/reconciler/optional_informer.h"
 #include "gpuscale/reconciler/pod_cache.h"
 #include "gpuscale/reconciler/policy_source.h"
+#include "gpuscale/reconciler/read_cache.h"
 #include "gpuscale/reconciler/reconciler_metrics.h"
 #include "gpuscale/reconciler/retried_writes.h"
 #include "gpuscale/reconciler/scale_target_watch.h"
 
 namespace gpuscale::reconciler {
 
+class RequestStatusWriter;
+
 // A kind the controller watches (ConfigMaps only in the operator's namespace); `explain` lists the
-// same. An optional kind (the DRA kinds of resource.k8s.io/v1) may not be served by the cluster:
+// same. An optional kind (the DRA kinds of resource.k8s.io/v1, the GPUCapacityRequest CRD) may not
+// be served by the cluster:
 // it is watched through an OptionalInformer (optional_informer.h) and planned without when absent.
 struct WatchedResource {
   const char* kind;
@@ -155,6 +160,8 @@ class Controller {
   // plan with explanations; loop thread only.
   std::map<std::string, std::string> explained_;
   std::unique_ptr<HpaStateStore> store_;
+  // GPUCapacityRequests' Granted condition after each acting pass (request_status.h).
+  std::unique_ptr<RequestStatusWriter> requests_;
   HpaHistory history_;  // anticipation's observations, loop thread only
   // How long each lever took per node (start to allocatable), anticipation's lead time; loop
   // thread only, in memory (starts empty after a restart: the policy's leadTime applies).
@@ -164,6 +171,8 @@ class Controller {
   // The Pod informer's typed records (a pass reads these, not its store); declared before the
   // informers, whose threads call into it, so it outlives them.
   PodCache pods_;
+  // Nodes, HPAs, Deployments and StatefulSets read once per change (read_cache.h), by kind.
+  std::map<std::string, std::unique_ptr<ReadCache<partition::ObjectRecord>>, std::less<>> records_;
   std::vector<std::pair<std::string, std::unique_ptr<kube::Informer>>> informers_;  // kind
   std::vector<std::unique_ptr<OptionalInformer>> optional_;
   // Workloads of other kinds HPAs scale through /scale, and their Scales; loop thread.

@@ -40,6 +40,9 @@ struct HpaExplanation {
   // Where the HPA's ceiling is written (HpaState::ceilingField): "maxReplicas", or the KEDA
   // ScaledObject that owns the HPA ("ScaledObject NAME spec.maxReplicaCount").
   std::string ceilingField;
+  // For a GPUCapacityRequest: what its status says now ("granted 2 of 8 replicas; Granted False
+  // WaitingForReshape: ...", or "no status yet"); "" for an HPA.
+  std::string requestState;
   // The plan's actions this HPA's answer refers to: its maxReplicas change and the changes on the
   // nodes its reasons name.
   std::vector<partition::PlanAction> actions;

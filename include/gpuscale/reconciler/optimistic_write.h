@@ -24,7 +24,9 @@ struct WriteResult {
   int conflicts = 0;  // 409s retried
 };
 
-// Reads `ref`, applies `change`, retries on 409 up to `attempts` times (then returns the 409).
+// Reads `ref`, applies `change`, retries on 409 up to `attempts` times (then returns the 409). For
+// a status subresource (`ref.subresource` "status") the object itself is read and the patch goes
+// to /status.
 core::Result<WriteResult> patchWithRetry(kube::KubeClient& client, const kube::ResourceRef& ref,
                                          const ChangeFn& change, int attempts = 5);
 

@@ -8,8 +8,9 @@
 //                        kubeconfig) may do everything act mode does: one SelfSubjectAccessReview
 //                        per verb and resource (actPermissions()); fail lists each one missing.
 //   api GROUP/VERSION    per group version of the kinds the controller watches where served
-//                        (resource.k8s.io/v1: the DRA kinds): not served is a warning (they are
-//                        planned without); served, list and watch on each kind (fail if missing).
+//                        (resource.k8s.io/v1: the DRA kinds; gpuscale.io/v1alpha1: the
+//                        GPUCapacityRequest CRD): not served is a warning (they are planned
+//                        without); served, list and watch on each kind (fail if missing).
 //   operator-namespace   the GPU Operator's namespace exists (a Namespace this identity may not
 //                        read is a warning, not a failure).
 //   stock-mig-config     the operator's stock mig-parted ConfigMap, whose configs the reconciler

@@ -14,6 +14,9 @@
 #                  annotation and labels are refused;
 #   ScaledObjects  spec.maxReplicaCount passes (the test grants the RBAC a later version will need);
 #                  minReplicaCount and triggers are refused;
+#   GPUCapacityRequests  status.grantedReplicas, status.observedGeneration and the Granted
+#                  condition through the status subresource pass; another condition is refused (its
+#                  spec is not granted by RBAC at all);
 #   ConfigMaps     its state ConfigMap and the two GPU Operator ConfigMaps pass, its own keys of the
 #                  device-plugin ConfigMap too; another ConfigMap, or the operator's own key, is refused;
 #   Leases, Events its Lease and Events it reports (and their count) pass; another Lease, an Event
@@ -176,6 +179,26 @@ step "ScaledObjects: spec.maxReplicaCount"
 allowed "spec.maxReplicaCount" as_reconciler -n team-a patch scaledobject triton --type=merge -p '{"spec":{"maxReplicaCount":9}}'
 denied $P-scaledobjects "spec.minReplicaCount" as_reconciler -n team-a patch scaledobject triton --type=merge -p '{"spec":{"minReplicaCount":3}}'
 denied $P-scaledobjects "the triggers" as_reconciler -n team-a patch scaledobject triton --type=merge -p '{"spec":{"triggers":[{"type":"cpu"}]}}'
+
+step "GPUCapacityRequests: the status subresource, the Granted condition"
+kc apply -f "$src/manifests/crds/gpucapacityrequests.yaml" >/dev/null
+kc wait --for=condition=Established crd/gpucapacityrequests.gpuscale.io --timeout=60s >/dev/null
+kc apply -f - >/dev/null <<'YAML'
+apiVersion: gpuscale.io/v1alpha1
+kind: GPUCapacityRequest
+metadata: {name: planner, namespace: team-a}
+spec: {resource: nvidia.com/mig-1g.5gb, replicas: 2}
+YAML
+granted='{"type":"Granted","status":"True","reason":"Granted","message":"2 of 2 replicas granted","lastTransitionTime":"2026-01-01T00:00:00Z"}'
+# As the reconciler sends it: a merge patch of /status (kubectl patch --subresource would GET
+# /status first, which the reconciler neither needs nor is granted).
+status=/apis/gpuscale.io/v1alpha1/namespaces/team-a/gpucapacityrequests/planner/status
+allowed "status.grantedReplicas, observedGeneration and Granted (what the reconciler writes)" \
+  api PATCH $status "{\"status\":{\"grantedReplicas\":2,\"observedGeneration\":1,\"conditions\":[$granted]}}"
+denied $P-capacityrequests "another condition" \
+  api PATCH $status "{\"status\":{\"conditions\":[$granted,{\"type\":\"Ready\",\"status\":\"True\"}]}}"
+[ "$(kc -n team-a get gpucapacityrequest planner -o jsonpath='{.spec.replicas}/{.status.grantedReplicas}')" = 2/2 ] ||
+  die "the request is not as the allowed write left it"
 
 step "ConfigMaps: its state and the two GPU Operator ConfigMaps, only its own keys of the device-plugin one"
 allowed "create its state ConfigMap" as_reconciler -n gpuscale create configmap gpuscale-reconciler-state --from-literal=team-a.triton='{}'

@@ -193,7 +193,7 @@ check "reconciler.admissionPolicy.enabled=false renders no admission policy" \
   '! render --set reconciler.admissionPolicy.enabled=false | contains "^kind: ValidatingAdmissionPolicy"'
 check "reconciler.admissionPolicy.validationActions reach every binding" \
   '[ "$(render --set "reconciler.admissionPolicy.validationActions={Warn,Audit}" |
-      grep -c "validationActions: \[\"Warn\",\"Audit\"\]")" = 6 ]'
+      grep -c "validationActions: \[\"Warn\",\"Audit\"\]")" = 7 ]'
 check "an unknown validation action is refused" \
   'refused --set "reconciler.admissionPolicy.validationActions={Block}"'
 

@@ -1,6 +1,6 @@
 """Checks the reconciler's RBAC in a render (kustomize or helm) for a mode: what the roles bound to
 the reconciler's ServiceAccount let it write. Observe mode writes only Events and its Lease; act
-mode adds patches of Nodes, HPAs and ScaledObjects and its ConfigMaps. In both: no wildcard verb or
+mode adds patches of Nodes, HPAs and ScaledObjects, GPUCapacityRequests' status and its ConfigMaps. In both: no wildcard verb or
 resource, no Secrets, no delete, ConfigMap and Lease updates only by name; and list and watch on every
 kind the controller watches (the DRA kinds included).
 
@@ -14,11 +14,12 @@ EXPECTED = {
     "observe": {"events": {"create", "patch"}, "leases": {"create", "update"}},
     "act": {"events": {"create", "patch"}, "leases": {"create", "update"},
             "nodes": {"patch"}, "horizontalpodautoscalers": {"patch"}, "scaledobjects": {"patch"},
-            "configmaps": {"create", "update", "patch"}},
+            "gpucapacityrequests/status": {"patch"}, "configmaps": {"create", "update", "patch"}},
 }
 # What the controller's informers list and watch (reconciler/controller.h: watchedResources()).
 WATCHED = {"nodes", "pods", "horizontalpodautoscalers", "deployments", "statefulsets", "configmaps",
-           "resourceslices", "deviceclasses", "resourceclaimtemplates", "resourceclaims"}
+           "resourceslices", "deviceclasses", "resourceclaimtemplates", "resourceclaims",
+           "gpucapacityrequests"}
 
 
 def main():

@@ -4,6 +4,7 @@
 
 #include "dra_objects.h"
 #include "gpuscale/core/rfc3339.h"
+#include "gpuscale/partition/capacity_request.h"
 #include "gpuscale/partition/dra_objects.h"
 #include "gpuscale/partition/kube_objects.h"
 #include "gpuscale/partition/planner.h"
@@ -448,6 +449,45 @@ TEST(ReadFieldsTest, ScalesAndScalableWorkloadsReadTheSameTrimmed) {
     EXPECT_EQ(typedOf(small), typedOf(*o)) << kind;
     for (const char* gone : {"managedFields", "\"env\"", "startupPolicy", "\"model\"", "status"}) {
       EXPECT_EQ(small.dump().find(gone), std::string::npos) << kind << " " << gone;
+    }
+  }
+}
+
+// A GPUCapacityRequest (both shapes) reads the same trimmed, generation included, and sheds what
+// no reader reads.
+TEST(ReadFieldsTest, CapacityRequestsReadTheSameTrimmed) {
+  const json status = json::parse(R"({"grantedReplicas": 2, "observedGeneration": 3,
+    "conditions": [{"type": "Granted", "status": "False", "reason": "PartiallyGranted",
+                    "message": "2 of 4", "lastTransitionTime": "2026-11-22T00:00:00Z"}]})");
+  const std::vector<json> specs{
+      json::parse(R"({"resource": "nvidia.com/mig-1g.5gb", "replicas": 4, "priority": 7})"),
+      json::parse(R"({"workloadRef": {"apiVersion": "apps/v1", "kind": "Deployment",
+        "name": "triton", "extra": 1}, "replicas": 4, "note": "x"})"),
+  };
+  for (const json& spec : specs) {
+    json object = padded({{"apiVersion", "gpuscale.io/v1alpha1"},
+                          {"kind", "GPUCapacityRequest"},
+                          {"metadata", {{"name", "r"}, {"namespace", "a"}, {"uid", "u"}}},
+                          {"spec", spec},
+                          {"status", status}});
+    const json small = keepReadFields("GPUCapacityRequest", object);
+    auto full = readCapacityRequest(object);
+    auto trimmed = readCapacityRequest(small);
+    ASSERT_TRUE(full.ok() && trimmed.ok()) << small;
+    EXPECT_EQ(trimmed->generation, 4);
+    EXPECT_EQ(trimmed->generation, full->generation);
+    EXPECT_EQ(trimmed->resource, full->resource);
+    EXPECT_EQ(trimmed->workloadKind, full->workloadKind);
+    EXPECT_EQ(trimmed->workloadName, full->workloadName);
+    EXPECT_EQ(trimmed->replicas, full->replicas);
+    EXPECT_EQ(trimmed->priority, full->priority);
+    EXPECT_EQ(trimmed->grantedReplicas, full->grantedReplicas);
+    EXPECT_EQ(trimmed->observedGeneration, full->observedGeneration);
+    EXPECT_EQ(trimmed->conditions, full->conditions);
+    EXPECT_EQ(trimmed->meta.uid, full->meta.uid);
+    for (const char* gone :
+         {"managedFields", "finalizers", "lastTransitionTime", "extra", "note"}) {
+      EXPECT_EQ(small.dump().find(gone), std::string::npos) << gone;
     }
   }
 }

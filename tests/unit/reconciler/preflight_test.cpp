@@ -130,7 +130,23 @@ const std::vector<Row>& rows() {
         {"node gpu-0", CheckOutcome::kOk, "nvidia.com/mig.config.state=success"},
         {"api resource.k8s.io/v1", CheckOutcome::kWarn,
          "resource.k8s.io/v1 is not served: resourceslices, deviceclasses, "
-         "resourceclaimtemplates, resourceclaims are not watched"}}},
+         "resourceclaimtemplates, resourceclaims are not watched"},
+        {"api gpuscale.io/v1alpha1", CheckOutcome::kWarn, "install the GPUCapacityRequest CRD"}}},
+      {"the GPUCapacityRequest CRD installed and readable",
+       [](Cluster& c) {
+         c.fake.setPath("/apis/gpuscale.io/v1alpha1", {{"resources", json::array()}});
+       },
+       true,
+       {{"api gpuscale.io/v1alpha1", CheckOutcome::kOk,
+         "served; gpucapacityrequests may be listed and watched"}}},
+      {"the GPUCapacityRequest CRD installed but not readable: fails",
+       [](Cluster& c) {
+         c.fake.setPath("/apis/gpuscale.io/v1alpha1", {{"resources", json::array()}});
+         c.denied = {"watch gpucapacityrequests.gpuscale.io"};
+       },
+       false,
+       {{"api gpuscale.io/v1alpha1", CheckOutcome::kFail,
+         "served, but the reconciler may not: watch gpucapacityrequests.gpuscale.io"}}},
       {"DRA served and readable",
        [](Cluster& c) {
          c.fake.setPath("/apis/resource.k8s.io/v1", {{"resources", json::array()}});
@@ -173,7 +189,7 @@ const std::vector<Row>& rows() {
        },
        false,
        {{"permissions", CheckOutcome::kFail,
-         "4 of 29 permissions act mode needs are missing: patch nodes, patch "
+         "4 of 30 permissions act mode needs are missing: patch nodes, patch "
          "horizontalpodautoscalers.autoscaling, update configmaps "
          "gpu-operator/device-plugin-config, create configmaps gpu-operator"},
         {"permissions", CheckOutcome::kFail, "components/act"}}},
@@ -325,6 +341,7 @@ TEST(Preflight, AsksEveryPermissionInItsNamespaces) {
        {"list nodes", "watch pods", "get deployments.apps/scale", "list configmaps nvidia",
         "get configmaps autoscaling/gpuscale-reconciler-state", "patch nodes",
         "patch horizontalpodautoscalers.autoscaling", "patch scaledobjects.keda.sh",
+        "patch gpucapacityrequests.gpuscale.io/status",
         "update configmaps nvidia/gpuscale-mig-parted-config",
         "patch configmaps nvidia/device-plugin-config", "create configmaps nvidia",
         "patch configmaps autoscaling/gpuscale-reconciler-state", "create configmaps autoscaling",
