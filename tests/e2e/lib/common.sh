@@ -21,7 +21,9 @@
 #   e2e_show_on_failure PATH... files (globs allowed, expanded at exit) whose last 30 lines are
 #                               printed when the test fails
 # At exit: spawned processes stop, e2e_on_exit commands run, the cluster stops (down.sh) and no
-# process of it may survive; on success the work directory is removed, on failure it is kept and
+# process of it may survive, nor any process the test started (its background jobs, or anything
+# whose command line names the work directory; 10 s of grace, then killed and the test fails); on
+# success the work directory is removed, on failure it is kept and
 # the registered logs are shown (a skip, 77, removes it too). A failing tear-down fails a passing
 # test.
 #
@@ -139,6 +141,9 @@ _e2e_exit() {
       [ $rc -ne 0 ] || rc=1
     fi
   fi
+  if ! _e2e_no_survivors; then
+    [ $rc -ne 0 ] || rc=1
+  fi
   if [ $rc -eq 0 ] || [ $rc -eq 77 ]; then
     rm -rf "$work"
   else
@@ -153,6 +158,39 @@ _e2e_exit() {
     done
   fi
   exit $rc
+}
+
+# The processes this test started that still run: its own background jobs, and any process whose
+# command line names its work directory (what a helper started for it in the background).
+_e2e_survivors() {
+  local p candidates
+  # jobs -p in this shell, not in a pipeline: a pipeline's subshell has no job table.
+  candidates="$(jobs -p) $(pgrep -f -- "$work/")"
+  for p in $candidates; do
+    # A zombie has ended; its parent has not reaped it yet.
+    case "$(ps -o stat= -p "$p" 2>/dev/null)" in
+    "" | Z*) ;;
+    *) [ "$p" != "$$" ] && echo "$p" ;;
+    esac
+  done | sort -u
+}
+
+# A test that leaves a process running fails: it would hold ports, files or CPU of the next test.
+# Processes get 10 s to finish the stop they were sent; whatever still runs is listed and killed.
+_e2e_no_survivors() {
+  local left deadline=$((SECONDS + 10))
+  left=$(_e2e_survivors)
+  while [ -n "$left" ] && [ $SECONDS -lt $deadline ]; do
+    sleep 0.5
+    left=$(_e2e_survivors)
+  done
+  [ -z "$left" ] && return 0
+  echo "FAIL: processes started by this test outlived it (killed now):" >&2
+  # shellcheck disable=SC2086 # one pid a word
+  ps -o pid=,args= -p $(echo $left | tr ' ' ',') >&2
+  # shellcheck disable=SC2086
+  kill -KILL $left 2>/dev/null
+  return 1
 }
 
 step() { echo "== $(date -u +%H:%M:%S) [${SECONDS}s] $*"; }
