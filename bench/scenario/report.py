@@ -267,7 +267,8 @@ def svg(samples, summary, args):
                          'stroke-width="2"/>' % (x(s["t"]), x(s["t"]), top_plot[0], bottom_plot[1]))
         if count is not None:
             previous = count
-    legend = [("#1f77b4", "Running pods (dotted: desired)"), ("#d62728", "HPA ceiling / SLO"),
+    unit = "groups" if getattr(args, "group_size", 1) > 1 else "pods"
+    legend = [("#1f77b4", "Running %s (dotted: desired)" % unit), ("#d62728", "HPA ceiling / SLO"),
               ("#bbbbbb", "load offered (dotted: served)"), ("#2ca02c", "mean queue time (µs)"),
               ("#9467bd", "reconfiguration")]
     for i, (color, text) in enumerate(legend):
