@@ -220,6 +220,15 @@ PY
 )
 [ -n "${load_s:-}" ] || fail "cannot read the scenario's services (--only names a service?)"
 resource=${resource:-$default_resource}
+# A workload of ResourceClaims (workload.claim) instead of $resource: lib/dra.sh.
+# shellcheck source=lib/dra.sh
+source "$src/bench/scenario/lib/dra.sh"
+dra_init "$scenario" || fail "cannot read workload.claim"
+container_resources="{requests: {$resource: \"1\"}, limits: {$resource: \"1\"}}" pod_claims=
+if dra_enabled; then
+  resource=$(dra_resource_note)
+  container_resources="{claims: [{name: gpu}]}"
+fi
 # What the HPA scales on, from which series: Triton's queue time or vLLM's waiting requests.
 if [ "$server" = vllm ]; then
   hpa_metric=vllm_num_requests_waiting first_series='vllm:num_requests_waiting'
@@ -267,6 +276,7 @@ adapter_stack_register || fail "APIServices not Available"
 workload_start "$work" || fail "KEDA did not start"
 
 allocatable() {
+  if dra_enabled; then dra_allocatable; return; fi
   kc get nodes -o json | python3 -c '
 import json, sys
 r = sys.argv[1]
@@ -285,6 +295,10 @@ create_service() { # name namespace selector target priority policy
   log "Deployment $svc ($resource: 1 per pod) and its HPA (max $ceiling, $hpa_metric $target)"
   kc get namespace "$ns" >/dev/null 2>&1 || kc create namespace "$ns" >/dev/null
   wait_until 60 "default service account" kc -n "$ns" get serviceaccount default -o name
+  if dra_enabled; then
+    dra_template "$ns" "$svc"
+    pod_claims="resourceClaims: [{name: gpu, resourceClaimTemplateName: $svc-gpu}]"
+  fi
   [ "$reconciler" = off ] || annotation="annotations: {gpuscale.io/partition-policy: $policy}"
   [ "$scale_up" = - ] || scale_up_line="scaleUp: $scale_up"
   if [ -n "$priority" ]; then
@@ -309,15 +323,14 @@ spec:
     metadata: {labels: {$key: $value}}
     spec:
       $priority_class
+      $pod_claims
       nodeSelector: $node_selector
       tolerations: [{operator: Exists}]
       containers:
       - name: $server
         image: registry.invalid/$server:never-pulled
         args: $container_args
-        resources:
-          requests: {$resource: "1"}
-          limits: {$resource: "1"}
+        resources: $container_resources
 ---
 apiVersion: autoscaling/v2
 kind: HorizontalPodAutoscaler

@@ -46,6 +46,18 @@ std::string claimNameOf(const Object& pod, const Object& podClaim) {
   return "";
 }
 
+// What device `device` (a published device object) is in the device plugin's units, on which GPU.
+DraDriver::HeldDevice heldDeviceOf(const Object& device) {
+  const std::string name = k8s::stringField(device, "name");
+  const Object& attrs = k8s::objectField(device, "attributes");
+  auto attr = [&](const char* key) {
+    return k8s::stringField(k8s::objectField(attrs, key), "string");
+  };
+  const auto parsed = parseDraDeviceName(name);
+  return {parsed ? parsed->gpu : 0,
+          attr("type") == "mig" ? "nvidia.com/mig-" + attr("profile") : "nvidia.com/gpu"};
+}
+
 bool reservedFor(const Object& claim, const std::string& podUid) {
   const Object& status = k8s::objectField(claim, "status");
   auto it = status.find("reservedFor");
@@ -92,9 +104,9 @@ void DraDriver::reconcileNode(const GpuNodeSpec& spec,
                               const std::vector<std::shared_ptr<const kube::Object>>& pods) {
   Pool& pool = pools_[spec.name];
   std::vector<Object> slices;
-  std::set<std::string> devices;
+  std::map<std::string, HeldDevice> devices;
   for (auto& s : draSlices(spec, gpus, splitCounters_)) {
-    for (const auto& d : s.devices) devices.insert(d["name"].get<std::string>());
+    for (const auto& d : s.devices) devices.emplace(d["name"].get<std::string>(), heldDeviceOf(d));
     slices.push_back(
         {{"devices", std::move(s.devices)}, {"sharedCounters", std::move(s.sharedCounters)}});
   }
@@ -124,6 +136,15 @@ void DraDriver::reconcileNode(const GpuNodeSpec& spec,
     prepare(spec, pool, *pod);
   }
   std::erase_if(pool.prepared, [&](const std::string& uid) { return !onNode.contains(uid); });
+  std::erase_if(pool.held, [&](const auto& entry) { return !onNode.contains(entry.first); });
+}
+
+std::vector<DraDriver::HeldDevice> DraDriver::heldDevices(const std::string& node,
+                                                          const std::string& podUid) const {
+  const auto pool = pools_.find(node);
+  if (pool == pools_.end()) return {};
+  const auto it = pool->second.held.find(podUid);
+  return it == pool->second.held.end() ? std::vector<HeldDevice>{} : it->second;
 }
 
 core::Status DraDriver::publish(const GpuNodeSpec& spec, const kube::Object& node,
@@ -191,6 +212,7 @@ void DraDriver::prepare(const GpuNodeSpec& spec, Pool& pool, const kube::Object&
     prepareErrors_.Add({{"reason", std::string(reason)}}).Increment();
   };
   std::vector<std::string> held;
+  std::vector<HeldDevice> units;
   for (const auto& podClaim : k8s::objectField(pod, "spec").at("resourceClaims")) {
     const std::string claimName = claimNameOf(pod, podClaim);
     if (claimName.empty()) return;  // the resourceclaim controller has not made it yet
@@ -215,6 +237,7 @@ void DraDriver::prepare(const GpuNodeSpec& spec, Pool& pool, const kube::Object&
         return;
       }
       held.push_back(device);
+      units.push_back(pool.devices.at(device));
     }
   }
   const Object patch = {{"metadata", {{"annotations", {{kDraPreparedAnnotation, "true"}}}}}};
@@ -226,6 +249,7 @@ void DraDriver::prepare(const GpuNodeSpec& spec, Pool& pool, const kube::Object&
     return;
   }
   pool.prepared.insert(uid);
+  pool.held[uid] = std::move(units);
   prepared_.Increment();
   spdlog::info("node {}: dra: prepared pod {}/{}: {}", spec.name, ns, name, fmt::join(held, ", "));
 }

@@ -188,14 +188,21 @@ class GpuOperatorEmulator::Impl {
         if (meta.contains("deletionTimestamp")) continue;
         if (pod->value("status", kube::Object::object()).value("phase", "") != "Running") continue;
         auto claim = podGpuClaim(*pod, name);
-        if (!claim) continue;
+        std::set<int> gpus;
+        if (claim) {
+          gpus = node.allocation.gpusOf(claim->uid);
+        } else if (node.spec.dra && (claim = draClaim(*pod, name))) {
+          gpus = {*claim->pinnedGpu};
+        } else {
+          continue;
+        }
         NodePod p{claim->uid,
                   meta.value("namespace", ""),
                   meta.value("name", ""),
                   meta.value("creationTimestamp", ""),
                   {},
                   claim->requests,
-                  node.allocation.gpusOf(claim->uid),
+                  std::move(gpus),
                   claim->container};
         const kube::Object labels = meta.value("labels", kube::Object::object());
         for (const auto& [k, v] : labels.items()) {
@@ -211,6 +218,29 @@ class GpuOperatorEmulator::Impl {
   }
 
  private:
+  // A pod of ResourceClaims on DRA node `node`, as the load model sees it: the devices the emulated
+  // kubelet plugin prepared for it, in the device plugin's units, on their GPU (pinnedGpu).
+  std::optional<PodGpuClaim> draClaim(const kube::Object& pod, const std::string& node) const {
+    const auto& meta = pod.value("metadata", kube::Object::object());
+    PodGpuClaim claim;
+    claim.uid = meta.value("uid", "");
+    for (const auto& d : dra_->heldDevices(node, claim.uid)) {
+      ++claim.requests[d.resource];
+      claim.pinnedGpu = d.gpu;
+    }
+    if (claim.requests.empty()) return std::nullopt;
+    for (const auto& c :
+         pod.value("spec", kube::Object::object()).value("containers", kube::Object::array())) {
+      if (!c.value("resources", kube::Object::object())
+               .value("claims", kube::Object::array())
+               .empty()) {
+        claim.container = c.value("name", "");
+        break;
+      }
+    }
+    return claim;
+  }
+
   void wake() {
     {
       std::lock_guard lock(wakeMu_);

@@ -464,7 +464,7 @@ Scenario parseRoot(const YAML::Node& root) {
   if (const YAML::Node h = root["hpa"]; h && !h.IsNull()) parseHpa(h, s);
   if (const YAML::Node w = root["workload"]; w && !w.IsNull()) {
     expectKeys(w, "workload",
-               {"resource", "nodeSelector", "server", "args", "scaler", "kind", "size"});
+               {"resource", "nodeSelector", "server", "args", "claim", "scaler", "kind", "size"});
     s.workloadResource = get<std::string>(w, "resource", "");
     if (!s.workloadResource.empty() && !s.workloadResource.starts_with("nvidia.com/"))
       fail(w["resource"], "workload.resource must be an nvidia.com/ resource");
@@ -474,6 +474,14 @@ Scenario parseRoot(const YAML::Node& root) {
       s.workloadServer = InferenceServer::kVllm;
     } else if (server != "triton") {
       fail(w["server"], fmt::format("unknown server \"{}\" (triton, vllm)", server));
+    }
+    if (const YAML::Node c = w["claim"]; c && !c.IsNull()) {
+      expectKeys(c, "workload.claim", {"deviceClass", "selector"});
+      s.workloadClaimDeviceClass = get<std::string>(c, "deviceClass", "");
+      s.workloadClaimSelector = get<std::string>(c, "selector", "");
+      if (s.workloadClaimDeviceClass.empty()) fail(c, "workload.claim needs a deviceClass");
+      if (!s.workloadResource.empty())
+        fail(c, "workload.claim and workload.resource exclude each other");
     }
     if (const YAML::Node args = w["args"]; args && !args.IsNull()) {
       if (!args.IsSequence()) fail(args, "workload.args must be a list of strings");

@@ -17,6 +17,10 @@
 // (tests/cluster/up.sh), as the kubelet starts containers only after the claims are prepared. A
 // claim that cannot be prepared keeps the pod Pending, logged once per pod and counted.
 //
+// The load model: what each prepared pod holds, in the device plugin's units (a whole GPU is
+// `nvidia.com/gpu`, a MIG device of profile P `nvidia.com/mig-P`) on which GPU (heldDevices), so
+// the inference load model serves a pod of claims as it serves one of device-plugin requests.
+//
 // Metrics (the emulator's registry): gpuscale_sim_dra_slice_writes_total{verb},
 // gpuscale_sim_dra_prepared_pods_total, gpuscale_sim_dra_prepare_errors_total{reason}.
 //
@@ -54,13 +58,23 @@ class DraDriver {
                      const kube::Object& node,
                      const std::vector<std::shared_ptr<const kube::Object>>& pods);
 
+  // One device a prepared pod holds: its GPU index and its device-plugin resource name.
+  struct HeldDevice {
+    int gpu = 0;
+    std::string resource;
+  };
+  // The devices of this driver that the pod `podUid` on `node` held when it was prepared (empty
+  // when it was not prepared here).
+  std::vector<HeldDevice> heldDevices(const std::string& node, const std::string& podUid) const;
+
  private:
   struct Pool {
-    std::string published;  // dump of the slices last published successfully
-    std::set<std::string> devices;
-    std::set<std::string> reported;  // pod uids whose prepare error was logged
+    std::string published;                      // dump of the slices last published successfully
+    std::map<std::string, HeldDevice> devices;  // published device name -> what it is
+    std::set<std::string> reported;             // pod uids whose prepare error was logged
     // Pod uids prepared here: the pod cache may still show one without its annotation.
     std::set<std::string> prepared;
+    std::map<std::string, std::vector<HeldDevice>> held;  // pod uid -> its devices
   };
 
   core::Status publish(const GpuNodeSpec& spec, const kube::Object& node,

@@ -250,6 +250,11 @@ struct Scenario {
   std::string workloadScaler = "hpa";
   std::string workloadKind = "Deployment";
   int workloadSize = 1;
+  // `workload.claim`: the pods request one device through a ResourceClaimTemplate of this
+  // DeviceClass (`deviceClass`) and CEL selector (`selector`, optional) instead of a device-plugin
+  // resource (exclusive with `resource`). Validated here, not used by the emulator.
+  std::string workloadClaimDeviceClass;
+  std::string workloadClaimSelector;
 };
 
 // Parses and validates a scenario: node names unique and valid, strategies known, geometries valid

@@ -8,7 +8,8 @@
 #   node, their claims allocated to its 1g.5gb devices, prepared by the emulated kubelet plugin and
 #   Running, and the third waits (two such devices) until one is deleted; on the DynamicMIG node a
 #   3g.20gb placement is allocated, after which a whole GPU cannot be (its counters are consumed).
-# Then gpuscale-reconciler (when built) reads them live: `explain` names each node's model from its
+# The dcgm-exporter series name the pods of prepared claims (as dcgm-exporter with its DRA option
+# does). Then gpuscale-reconciler (when built) reads them live: `explain` names each node's model from its
 # ResourceSlices, `preflight` finds resource.k8s.io/v1 served and readable.
 # Exit 77 (skipped) when the cluster binaries or gpuscale-sim are missing.
 set -euo pipefail
@@ -75,23 +76,9 @@ expect_eq "dynamic devices" "$(jv 'sum(len(i["spec"].get("devices", [])) for i i
 step "three pods with a 1g.5gb claim each on the static node: two Run, one waits"
 kc create namespace e2e >/dev/null
 eventually 60 "default service account in e2e" kc -n e2e get serviceaccount default -o name
-template() { # NAME DEVICECLASS [CEL]: a ResourceClaimTemplate with one request of one device
-  local selectors=""
-  [ -z "${3:-}" ] || selectors="
-          selectors: [{cel: {expression: \"$3\"}}]"
-  kc -n e2e apply -f - >/dev/null <<YAML
-apiVersion: resource.k8s.io/v1
-kind: ResourceClaimTemplate
-metadata: {name: $1}
-spec:
-  spec:
-    devices:
-      requests:
-      - name: gpu
-        exactly:
-          deviceClassName: $2$selectors
-YAML
-}
+# shellcheck source=../lib/dra_claims.sh
+source "$src/tests/e2e/lib/dra_claims.sh"
+template() { dra_claim_template e2e "$@"; } # NAME DEVICECLASS [CEL]
 template mig-1g mig.nvidia.com "device.attributes['gpu.nvidia.com'].profile == '1g.5gb'"
 template mig-3g mig.nvidia.com "device.attributes['gpu.nvidia.com'].profile == '3g.20gb'"
 template whole-gpu gpu.nvidia.com
@@ -185,6 +172,13 @@ if [ -x "$rec" ]; then
   grep -q "^ok   api resource.k8s.io/v1: served" "$work/preflight.out" ||
     { cat "$work/preflight.out"; die "preflight did not find resource.k8s.io/v1 readable"; }
 fi
+
+step "the DCGM series and the load model place the pods of claims on their prepared devices"
+dcgm_names() { # POD NAMESPACE
+  curl -sf "$SIM_URL/metrics" | grep -Eq "^DCGM_FI_PROF_GR_ENGINE_ACTIVE\{[^}]*namespace=\"$2\",pod=\"$1\""
+}
+eventually 60 "a DCGM series names $waiting" dcgm_names "$waiting" e2e
+eventually 60 "a DCGM series names whole" dcgm_names whole e2e
 
 step "gpuscale-sim counts the prepared pods"
 curl -sf "$SIM_URL/metrics" | grep -E '^gpuscale_sim_dra_prepared_pods_total [45]' >/dev/null ||

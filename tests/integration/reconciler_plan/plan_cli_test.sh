@@ -43,6 +43,22 @@ expect_plan "text output" "$data/expected/a100_1g_stuck.plan.txt" \
   --from "$data/a100_1g_stuck.json" --output text
 expect_plan "dump on stdin" "$data/expected/a100_1g_stuck.plan.json" --from - <"$data/a100_1g_stuck.json"
 
+# A mixed cluster in one pass: the device-plugin node is time-sliced for the HPA of nvidia.com/
+# requests, the idle static DRA node reshaped for the HPA of claims (whose ceiling counts the free
+# counters of the partitionable node too), no DRA node is time-sliced or the partitionable one
+# reshaped; explain names each node's model.
+expect_plan mixed_dra "$data/expected/mixed_dra.plan.json" --from "$data/mixed_dra.json"
+"$bin" explain --from "$data/mixed_dra.json" --now "$now" >"$work/out"
+for line in "  a100-dp: device plugin" \
+  "  a100-dra-idle: DRA static, pool a100-dra-idle generation 1: 2 devices, 0 allocated" \
+  "  a100-dra-part: DRA partitionable, pool a100-dra-part generation 1: 10 devices, 1 allocated" \
+  "  a100-dra-static: DRA static, pool a100-dra-static generation 1: 7 devices, 7 allocated" \
+  "  - node a100-dra-part (migReshape): DraPartitionable:" \
+  "  - node a100-dra-static (timeSlicing): DraNoSharing:" \
+  "  - node a100-dp (timeSlicing): TimeSliced: 1 -> 4 replicas of nvidia.com/mig-1g.5gb"; do
+  grep -qF -- "$line" "$work/out" || fail "mixed_dra: explain lacks '$line': $(cat "$work/out")"
+done
+
 # The default policy manages only HPAs annotated for it: the T4 HPA names another policy.
 "$bin" plan --from "$data/t4_timeslicing.json" --now "$now" >"$work/out"
 [ "$(jq -c '[.demands, .actions, .capacityAfter]' "$work/out")" = '[[],[],[]]' ] ||

@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "gpuscale/partition/demand.h"
+#include "gpuscale/partition/plan.h"
 #include "gpuscale/partition/planner.h"
 #include "kube_objects.h"
 
@@ -44,6 +45,13 @@ inline std::unique_ptr<Planned> planned(const json& dump, PolicySet policies, Ti
   p->workloads = assessWorkloads(p->snapshot, p->policies);
   p->plan = planPartitions(p->snapshot, p->workloads, now);
   return p;
+}
+
+// The plan's actions as JSON, without the MIG configs they carry.
+inline json actionsWithoutConfig(const Plan& plan) {
+  json a = json::parse(planToJson(plan).dump())["actions"];
+  for (auto& action : a) action.erase("config");
+  return a;
 }
 
 }  // namespace gpuscale::partition::testing

@@ -13,6 +13,7 @@
 namespace gpuscale::partition {
 namespace {
 
+using testing::actionsWithoutConfig;
 using testing::append;
 using testing::json;
 using testing::k1g;
@@ -36,12 +37,6 @@ PolicySet policy(bool modeChange, const std::string& extra = "") {
 std::unique_ptr<testing::Planned> plan(const std::vector<json>& items, PolicySet policies,
                                        const std::function<void(ClusterSnapshot&)>& adjust = {}) {
   return testing::planned(testing::migCluster(items), std::move(policies), kNow, adjust);
-}
-
-json actionsWithoutConfig(const Plan& plan) {
-  json a = json::parse(planToJson(plan).dump())["actions"];
-  for (auto& action : a) action.erase("config");
-  return a;
 }
 
 bool hasReason(const Plan& plan, WhyCode code, const std::string& node) {

@@ -155,6 +155,7 @@ TEST(ScenarioTest, ParsesEveryField) {
   EXPECT_EQ(plain->workloadScaler, "hpa") << "a plain HPA unless asked";
   EXPECT_EQ(plain->workloadKind, "Deployment");
   EXPECT_EQ(plain->workloadSize, 1);
+  EXPECT_TRUE(plain->workloadClaimDeviceClass.empty()) << "device-plugin requests unless asked";
   EXPECT_EQ(s->load->vllm.promptTokens, 512);
   EXPECT_EQ(s->load->vllm.outputTokens, 128);
   EXPECT_EQ(s->load->vllm.prefillShare, 0.2);
@@ -260,6 +261,16 @@ TEST(ScenarioTest, HpaScaleUp) {
   }
 }
 
+TEST(ScenarioTest, ParsesAWorkloadOfClaims) {
+  auto s = parseScenario(
+      "name: x\nnodes: [{name: a, product: Tesla-T4, memoryMiB: 1}]\nworkload: {claim: "
+      "{deviceClass: mig.nvidia.com, selector: \"device.attributes['gpu.nvidia.com'].profile == "
+      "'1g.5gb'\"}}");
+  ASSERT_TRUE(s.ok()) << s.status().toString();
+  EXPECT_EQ(s->workloadClaimDeviceClass, "mig.nvidia.com");
+  EXPECT_EQ(s->workloadClaimSelector, "device.attributes['gpu.nvidia.com'].profile == '1g.5gb'");
+}
+
 TEST(ScenarioTest, RejectsBadInput) {
   const RejectedInput<> cases[] = {
       {"no name", "nodes: [{name: a, product: Tesla-T4, memoryMiB: 1}]", "needs a name"},
@@ -267,6 +278,14 @@ TEST(ScenarioTest, RejectsBadInput) {
       {"workload resource outside nvidia.com/",
        "name: x\nnodes: [{name: a, product: Tesla-T4, memoryMiB: 1}]\nworkload: {resource: cpu}",
        "nvidia.com/ resource"},
+      {"workload claim without a class",
+       "name: x\nnodes: [{name: a, product: Tesla-T4, memoryMiB: 1}]\nworkload: {claim: {selector: "
+       "'true'}}",
+       "workload.claim needs a deviceClass"},
+      {"workload claim and resource",
+       "name: x\nnodes: [{name: a, product: Tesla-T4, memoryMiB: 1}]\nworkload: {resource: "
+       "nvidia.com/gpu, claim: {deviceClass: gpu.nvidia.com}}",
+       "exclude each other"},
       {"unknown workload key",
        "name: x\nnodes: [{name: a, product: Tesla-T4, memoryMiB: 1}]\nworkload: {image: x}",
        "unknown field \"image\""},
