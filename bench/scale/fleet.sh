@@ -14,9 +14,14 @@
 # fleet-react's go through kube-scheduler (nodeSelector on the node's hostname, which also confines
 # the planner to that node), which leaves the surplus Pending Unschedulable.
 #
-# Measured, for each of FLEET_TRIM (default "true false": the informers keep only the fields the
-# readers read, then whole objects, the baseline), with the reconciler in observe mode, passes every
-# 2 s (--resync-period) over FLEET_STEADY_SECONDS (default 60) of steady state:
+# Measured, for each run of FLEET_RUNS, one after the other on the same cluster, with the reconciler
+# in observe mode, passes every 2 s (--resync-period) over FLEET_STEADY_SECONDS (default 60) of
+# steady state. A run is BINARY:TRIM[:VAR=VALUE...]: BINARY "new" (BUILD_DIR's, or the program
+# FLEET_RECONCILER names) or "base" (the program FLEET_BASELINE_RECONCILER names: another version
+# measured beside it), TRIM the --trim-cached-objects value (true: the informers keep only the fields
+# the readers read; false: whole objects), then environment variables for that run only (e.g.
+# MALLOC_ARENA_MAX=16). Default "new:true new:false"; with FLEET_BASELINE_RECONCILER, "base:true"
+# first. What each run reports:
 #   - time to the first pass (start, LIST of everything, first pass) and the pass duration (the
 #     reconciler's gpuscale_reconciler_pass_duration_seconds: mean over the window and the
 #     histogram's bucket holding the slowest pass) and the process's CPU time per pass;
@@ -41,11 +46,14 @@ nodes=${FLEET_NODES:-1000}
 pods=${FLEET_PODS:-20000}
 held=${FLEET_HELD:-100}
 steady=${FLEET_STEADY_SECONDS:-60}
-trims=${FLEET_TRIM-true false}
-rec=$build/bin/gpuscale-reconciler
+rec_new=${FLEET_RECONCILER:-$build/bin/gpuscale-reconciler}
+rec_base=${FLEET_BASELINE_RECONCILER:-}
+runs=${FLEET_RUNS:-${rec_base:+base:true }new:true new:false}
+rec=$rec_new
 objects=$src/bench/scale/fleet_objects.py
 e2e_require_cluster
 e2e_require "$rec" /usr/bin/python3 /usr/bin/curl
+case " $runs" in *" base:"*) [ -n "$rec_base" ] || die "a base run without FLEET_BASELINE_RECONCILER" ;; esac
 e2e_show_on_failure "$work/rec.log"
 # The reconciler's first LIST of every pod takes longer than the e2e tests' 30 s on 2 busy cores.
 export REC_READY_TIMEOUT=${REC_READY_TIMEOUT:-600}
@@ -118,11 +126,18 @@ passes() { rec_status "$REC_STATUS_PORT" /metrics >"$work/m.now" && metric_sum "
 passed() { [ "$(passes | cut -d. -f1)" -ge "$1" ]; }
 
 results=()
-for trim in $trims; do
-  step "observe mode, --trim-cached-objects=$trim: first pass"
+for run in $runs; do
+  IFS=: read -r binary trim envs <<<"$run"
+  case $binary in new) rec=$rec_new ;; base) rec=$rec_base ;; *) die "run $run: binary new or base" ;; esac
+  step "observe mode, $run: first pass"
   : >"$work/rec.log"
   started=$(date +%s.%N)
+  # The run's variables reach only the reconciler it starts.
+  IFS=: read -r -a run_env <<<"$envs"
+  for v in "${run_env[@]}"; do export "${v?}"; done
   reconciler_start_one "$policy_observe" --mode=observe --trim-cached-objects="$trim"
+  for v in "${run_env[@]}"; do unset "${v%%=*}"; done
+  rec=$rec_new
   eventually 600 "a first pass" passed 1
   first=$(python3 -c "import time; print(f'{time.time() - $started:.1f}')")
   sleep 10
@@ -185,11 +200,11 @@ EOF
   mean=$(python3 -c "print(f'{$sum / $n * 1000:.0f}')")
   # CPU time per pass (the whole process over the window, idle time between passes included).
   cpu=$(python3 -c "print(f'{($cpu1 - $cpu0) / $(getconf CLK_TCK) / $n * 1000:.0f}')")
-  echo "trim=$trim: first pass after ${first} s; $n passes, mean ${mean} ms, slowest $slowest, CPU ${cpu} ms per pass;" \
+  echo "$run: first pass after ${first} s; $n passes, mean ${mean} ms, slowest $slowest, CPU ${cpu} ms per pass;" \
     "VmRSS $((rss / 1024)) MiB, VmHWM $((hwm / 1024)) MiB; reconciler requests/pass: ${rec_requests:-none};" \
     "kube-apiserver (all clients) requests/pass: $kas_requests; LISTs in the window: reconciler ${rec_lists:-0}," \
     "kube-apiserver ${kas_lists:-0}"
-  results+=("| \`--trim-cached-objects=$trim\` | ${first} s | $n | ${mean} ms | $slowest | ${cpu} ms | $((rss / 1024)) MiB | $((hwm / 1024)) MiB | ${rec_requests:-none} | ${rec_lists:-0} | ${kas_lists:-0} |")
+  results+=("| $binary, \`--trim-cached-objects=$trim\`${envs:+, \`${envs//:/ }\`} | ${first} s | $n | ${mean} ms | $slowest | ${cpu} ms | $((rss / 1024)) MiB | $((hwm / 1024)) MiB | ${rec_requests:-none} | ${rec_lists:-0} | ${kas_lists:-0} |")
   [ "${rec_lists:-0}" = 0 ] || die "the reconciler sent $rec_lists LIST requests in steady state"
 done
 
@@ -215,7 +230,7 @@ grep -E 'plan:|Started|node operation' "$work/rec.log" | head -n 5 || true
 echo
 echo "Fleet: $layout"
 echo
-echo "| informers | first pass | passes | pass (mean) | slowest pass | CPU per pass | VmRSS | VmHWM | reconciler requests per pass | reconciler LISTs | kube-apiserver LISTs (all clients) |"
+echo "| run | first pass | passes | pass (mean) | slowest pass | CPU per pass | VmRSS | VmHWM | reconciler requests per pass | reconciler LISTs | kube-apiserver LISTs (all clients) |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|"
 printf '%s\n' "${results[@]}"
 echo

@@ -279,8 +279,10 @@ void applyDra(ClusterSnapshot& snapshot, const DraObjects& objects) {
     demands.emplace_back(&t, std::move(cd));
   }
 
-  for (auto& pod : snapshot.pods) {
-    if (pod.claims.empty()) continue;
+  for (std::size_t i = 0; i < snapshot.pods.size(); ++i) {
+    if (snapshot.pods[i].claims.empty()) continue;
+    // The snapshot's own copy: the pod cache's record stays as read.
+    PodState& pod = snapshot.pods.mutableAt(i);
     std::int64_t devices = 0;
     for (const auto& ref : pod.claims) {
       if (ref.templateName.empty() || ref.claimName.empty()) continue;  // shared: not the pod's

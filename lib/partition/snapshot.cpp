@@ -1,7 +1,6 @@
 #include "gpuscale/partition/snapshot.h"
 
 #include <algorithm>
-#include <deque>
 #include <set>
 
 #include <fmt/format.h>
@@ -15,6 +14,7 @@
 #include "gpuscale/partition/kube_objects.h"
 #include "gpuscale/partition/mig_restore.h"
 #include "gpuscale/partition/object_fields.h"
+#include "gpuscale/partition/object_record.h"
 #include "gpuscale/partition/pod_record.h"
 #include "gpuscale/partition/resource_names.h"
 #include "quantity.h"
@@ -279,7 +279,8 @@ void readScalables(const std::vector<KubeItem>& others,
 
 // A workload without a pod template takes its GPU requests, nodeSelector and GPU memory need from
 // its first pod (namespace/name order) whose spec reads as a template.
-void templatesFromPods(const std::vector<const PodRecord*>& records, ClusterSnapshot& snap) {
+void templatesFromPods(const std::vector<std::shared_ptr<const PodRecord>>& records,
+                       ClusterSnapshot& snap) {
   for (auto& t : snap.targets) {
     if (!t.templateFromPods) continue;
     for (std::size_t i = 0; i < snap.pods.size(); ++i) {
@@ -321,28 +322,39 @@ void resolveCeilingHolders(const std::vector<ScaledObjectObject>& scaledObjects,
 ClusterSnapshot build(const std::vector<KubeItem>& items) {
   ClusterSnapshot snap;
   std::vector<ConfigMapState> configMaps;
-  std::vector<NodeObject> nodes;
+  std::vector<std::shared_ptr<const NodeObject>> nodes;
   detail::DraObjects dra;
   std::vector<ScaledObjectObject> scaledObjects;
   std::vector<CapacityRequest> requests;
   std::map<std::string, ScaleObject> scales;  // by the workload's uid
   std::vector<KubeItem> others;               // maybe workloads an HPA scales through /scale
-  std::deque<PodRecord> podsRead;             // the Pods given as JSON, read here
-  std::vector<const PodRecord*> pods;
+  std::vector<std::shared_ptr<const PodRecord>> pods;  // read already, or here from JSON
   auto& skipped = snap.skipped;
   auto into = [](auto& list) { return [&list](auto o) { list.push_back(std::move(o)); }; };
   for (const KubeItem& item : items) {
     const std::string kind = item.pod != nullptr ? "Pod"
                              : item.kind.empty() ? kindOf(*item.object)
                                                  : std::string(item.kind);
-    if (kind == "Node") {
-      readInto(
-          item, kind, readNode, [&](NodeObject n) { nodes.push_back(std::move(n)); }, skipped);
+    if (readsAsRecord(kind)) {
+      auto record =
+          item.record != nullptr
+              ? item.record
+              : std::make_shared<const ObjectRecord>(readObjectRecord(kind, *item.object));
+      if (record->skipped) {
+        skipped.push_back(*record->skipped);
+      } else if (const auto* node = std::get_if<NodeObject>(&record->value)) {
+        nodes.push_back(std::shared_ptr<const NodeObject>(record, node));  // shared, not copied
+      } else if (const auto* hpa = std::get_if<HpaState>(&record->value)) {
+        snap.hpas.push_back(*hpa);  // the pass completes it (state store, history)
+      } else if (const auto* target = std::get_if<ScaleTarget>(&record->value)) {
+        snap.targets.push_back(*target);  // completed from pods and DRA claims
+      }
     } else if (kind == "Pod") {
-      const PodRecord* pod =
-          item.pod != nullptr ? item.pod : &podsRead.emplace_back(readPodRecord(*item.object));
+      auto pod = item.pod != nullptr
+                     ? item.pod
+                     : std::make_shared<const PodRecord>(readPodRecord(*item.object));
       if (pod->pod) {
-        pods.push_back(pod);
+        pods.push_back(std::move(pod));
       } else if (pod->skipped) {
         skipped.push_back(*pod->skipped);
       }
@@ -356,13 +368,6 @@ ClusterSnapshot build(const std::vector<KubeItem>& items) {
       readInto(
           item, kind, readScale, [&](ScaleObject sc) { scales[sc.meta.uid] = std::move(sc); },
           skipped);
-    } else if (kind == "HorizontalPodAutoscaler") {
-      readInto(
-          item, kind, readHpa, [&](HpaState h) { snap.hpas.push_back(std::move(h)); }, skipped);
-    } else if (kind == "Deployment" || kind == "StatefulSet" || kind == "ReplicaSet") {
-      readInto(
-          item, kind, [&](const json& o) { return readWorkload(o, kind); },
-          [&](ScaleTarget t) { snap.targets.push_back(std::move(t)); }, skipped);
     } else if (kind == "ConfigMap") {
       readInto(
           item, kind, readConfigMap,
@@ -384,7 +389,7 @@ ClusterSnapshot build(const std::vector<KubeItem>& items) {
     }
   }
   ConfigSources sources(std::move(configMaps));
-  for (const auto& node : nodes) snap.nodes.push_back(nodeState(node, sources));
+  for (const auto& node : nodes) snap.nodes.push_back(nodeState(*node, sources));
   std::sort(snap.nodes.begin(), snap.nodes.end(),
             [](const auto& a, const auto& b) { return a.name < b.name; });
   for (std::size_t i = 0; i < snap.nodes.size(); ++i) snap.nodeIndex_[snap.nodes[i].name] = i;
@@ -392,9 +397,12 @@ ClusterSnapshot build(const std::vector<KubeItem>& items) {
     return std::tie(a.ns, a.name) < std::tie(b.ns, b.name);
   };
   std::sort(pods.begin(), pods.end(),
-            [&](const PodRecord* a, const PodRecord* b) { return byName(*a->pod, *b->pod); });
+            [&](const auto& a, const auto& b) { return byName(*a->pod, *b->pod); });
   snap.pods.reserve(pods.size());
-  for (const PodRecord* pod : pods) snap.pods.push_back(*pod->pod);
+  // Shared, not copied: each PodState lives in its record (the aliasing shared_ptr keeps the
+  // record alive as long as the snapshot).
+  for (const auto& pod : pods)
+    snap.pods.push_back(std::shared_ptr<const PodState>(pod, &*pod->pod));
   detail::addCapacityRequests(std::move(requests), snap);
   std::sort(snap.hpas.begin(), snap.hpas.end(), byName);
   resolveCeilingHolders(scaledObjects, snap);

@@ -64,20 +64,41 @@ void Controller::start(std::function<bool()> isLeader) {
     kube::InformerOptions o;
     o.resource = kube::ResourceRef::collection(
         w.group, w.version, w.resource, w.operatorNamespaceOnly ? options_.operatorNamespace : "");
-    const bool pods = std::string_view(w.kind) == "Pod";
+    const std::string kind = w.kind;
+    const bool pods = kind == "Pod";
+    // Pods, Nodes, HPAs and workloads are read once per change into their caches; the store keeps
+    // only their identity, except HPAs' (trimmed) JSON, which the scale-target watch reads too.
+    const StoreKeeps keeps = !options_.trimCachedObjects || kind == "HorizontalPodAutoscaler"
+                                 ? StoreKeeps::kObject
+                                 : StoreKeeps::kIdentity;
+    ReadCache<partition::ObjectRecord>* records = nullptr;
+    if (!pods && partition::readsAsRecord(kind)) {
+      records = records_
+                    .emplace(kind, std::make_unique<ReadCache<partition::ObjectRecord>>(
+                                       [kind](const kube::Object& object) {
+                                         return partition::readObjectRecord(kind, object);
+                                       }))
+                    .first->second.get();
+    }
     if (pods) {
-      o.transform = pods_.transform(!options_.trimCachedObjects);
+      o.transform = pods_.transform(keeps);
     } else if (options_.trimCachedObjects) {
-      o.transform = [kind = std::string(w.kind)](kube::Object object) {
-        return partition::keepReadFields(kind, std::move(object));
+      o.transform = [kind,
+                     cached = records ? records->transform(keeps) : nullptr](kube::Object object) {
+        object = partition::keepReadFields(kind, std::move(object));
+        return cached ? cached(std::move(object)) : object;
       };
+    } else if (records != nullptr) {
+      o.transform = records->transform(keeps);
     }
     if (w.optional) {
       watchOptional(w.kind, std::move(o), handler);
       continue;
     }
     auto informer = std::make_unique<kube::Informer>(client_, o);
-    if (pods) informer->addHandler(pods_.handler());  // before the pass trigger below
+    // Before the pass trigger below: the pass it triggers must not find a deleted record.
+    if (pods) informer->addHandler(pods_.handler());
+    if (records != nullptr) informer->addHandler(records->handler());
     informer->addHandler(handler);
     informer->start();
     informers_.emplace_back(w.kind, std::move(informer));
@@ -175,13 +196,21 @@ PassResult Controller::passFromCaches(TimePoint now) {
   // if an event replaces it in the store meanwhile. The typed snapshot is the pass's only copy.
   std::vector<kube::ObjectStore::Ptr> held;
   std::vector<partition::KubeItem> items;
-  // Pods come read already (pod_cache.h); `pods` keeps their records alive for the pass.
-  const std::vector<PodCache::Record> pods = pods_.records();
-  for (const auto& pod : pods) items.push_back({"Pod", nullptr, pod.get()});
+  // Pods come read already (pod_cache.h); the items (then the snapshot) share their records.
+  for (auto& pod : pods_.records()) items.push_back({"Pod", nullptr, std::move(pod)});
   for (const auto& [kind, informer] : informers_) {
     if (kind == "Pod") continue;
+    const auto cached = records_.find(kind);
+    if (cached != records_.end()) {
+      for (auto& record : cached->second->records()) {
+        items.push_back({kind, nullptr, nullptr, std::move(record)});
+      }
+    }
+    if (scaleTargets_ && kind == "HorizontalPodAutoscaler") {
+      scaleTargets_->update(informer->store().all(), now);
+    }
+    if (cached != records_.end()) continue;
     auto objects = informer->store().all();
-    if (scaleTargets_ && kind == "HorizontalPodAutoscaler") scaleTargets_->update(objects, now);
     for (auto& ptr : objects) {
       items.push_back({kind, ptr.get()});
       held.push_back(std::move(ptr));

@@ -40,6 +40,7 @@
 #include "gpuscale/partition/lead_time.h"
 #include "gpuscale/partition/mig_catalog.h"
 #include "gpuscale/partition/mig_parted_config.h"
+#include "gpuscale/partition/pod_list.h"
 #include "gpuscale/partition/workload_priority.h"
 
 namespace gpuscale::partition {
@@ -311,7 +312,7 @@ struct SkippedObject {
 
 struct ClusterSnapshot {
   std::vector<NodeState> nodes;  // sorted by name
-  std::vector<PodState> pods;    // sorted by namespace/name
+  PodList pods;                  // sorted by namespace/name (shared with a pod cache: pod_list.h)
   std::vector<HpaState> hpas;    // sorted by namespace/name
   std::vector<ScaleTarget> targets;
   std::vector<SkippedObject> skipped;  // in input order
@@ -340,16 +341,21 @@ struct ClusterSnapshot {
 // only for a dump that is no list of objects.
 core::Result<ClusterSnapshot> buildSnapshot(const nlohmann::json& dump);
 
-struct PodRecord;  // pod_record.h
+struct PodRecord;     // pod_record.h
+struct ObjectRecord;  // object_record.h
 
 // One input object of a snapshot, not copied: its kind ("" = read the object's own `kind`, as a
 // dump has it; informer caches do not keep it) and the object, which must outlive the call. A Pod
-// may come already read instead (`pod` set, `object` null: the reconciler's pod cache); a Pod
-// given as JSON is read with readPodRecord, so both give the same snapshot.
+// may come already read instead (`pod` set, `object` null: the reconciler's pod cache): the
+// snapshot shares the record's PodState (pod_list.h) rather than copying it. A Node, HPA,
+// Deployment, StatefulSet or ReplicaSet may come read as well (`record` set, `object` null, `kind`
+// set: the reconciler's caches of those kinds). Objects given as JSON are read with readPodRecord
+// and readObjectRecord, so either way gives the same snapshot.
 struct KubeItem {
   std::string_view kind;
   const nlohmann::json* object = nullptr;
-  const PodRecord* pod = nullptr;
+  std::shared_ptr<const PodRecord> pod = nullptr;
+  std::shared_ptr<const ObjectRecord> record = nullptr;
 };
 
 // The same from objects held elsewhere (informer caches): the snapshot is the pass's only copy.

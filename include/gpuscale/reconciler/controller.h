@@ -43,6 +43,7 @@
 
 #include "gpuscale/kube/client.h"
 #include "gpuscale/kube/informer.h"
+#include "gpuscale/partition/object_record.h"
 #include "gpuscale/reconciler/actuator.h"
 #include "gpuscale/reconciler/degraded_log.h"
 #include "gpuscale/reconciler/event_recorder.h"
@@ -52,6 +53,7 @@
 #include "gpuscale/reconciler/optional_informer.h"
 #include "gpuscale/reconciler/pod_cache.h"
 #include "gpuscale/reconciler/policy_source.h"
+#include "gpuscale/reconciler/read_cache.h"
 #include "gpuscale/reconciler/reconciler_metrics.h"
 #include "gpuscale/reconciler/retried_writes.h"
 #include "gpuscale/reconciler/scale_target_watch.h"
@@ -164,6 +166,8 @@ class Controller {
   // The Pod informer's typed records (a pass reads these, not its store); declared before the
   // informers, whose threads call into it, so it outlives them.
   PodCache pods_;
+  // Nodes, HPAs, Deployments and StatefulSets read once per change (read_cache.h), by kind.
+  std::map<std::string, std::unique_ptr<ReadCache<partition::ObjectRecord>>, std::less<>> records_;
   std::vector<std::pair<std::string, std::unique_ptr<kube::Informer>>> informers_;  // kind
   std::vector<std::unique_ptr<OptionalInformer>> optional_;
   // Workloads of other kinds HPAs scale through /scale, and their Scales; loop thread.

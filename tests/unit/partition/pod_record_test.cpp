@@ -2,7 +2,8 @@
 
 #include <gtest/gtest.h>
 
-#include <deque>
+#include <memory>
+#include <set>
 
 #include "gpuscale/partition/kube_objects.h"
 #include "kube_objects.h"
@@ -72,7 +73,9 @@ TEST(PodRecordTest, ReadsAPodOnceOrSaysWhyItIsSkipped) {
       EXPECT_EQ(r.skipped->message, readPod(row.pod).status().message());
     }
     ASSERT_EQ(r.asTemplate.has_value(), row.asTemplate);
-    if (row.asTemplate) EXPECT_EQ(r.asTemplate->nodeSelector, row.templateNodeSelector);
+    if (row.asTemplate) {
+      EXPECT_EQ(r.asTemplate->nodeSelector, row.templateNodeSelector);
+    }
   }
 }
 
@@ -119,17 +122,28 @@ TEST(PodRecordTest, ASnapshotFromRecordsIsTheSnapshotFromJson) {
     dump["items"].push_back(podWith([](json& p) { p["spec"]["priority"] = "high"; }));
     const ClusterSnapshot fromJson = testing::snapshotOf(dump);
 
-    std::deque<PodRecord> records;
     std::vector<KubeItem> items;
     for (const auto& item : dump["items"]) {
       if (item["kind"] == "Pod") {
-        items.push_back({"Pod", nullptr, &records.emplace_back(readPodRecord(item))});
+        items.push_back({"Pod", nullptr, std::make_shared<const PodRecord>(readPodRecord(item))});
       } else {
         items.push_back({{}, &item});
       }
     }
     auto fromRecords = buildSnapshot(items);
     ASSERT_TRUE(fromRecords.ok()) << fromRecords.status().toString();
+    EXPECT_EQ(podView(*fromRecords), podView(fromJson));
+    // The snapshot points at the records' pods (no copy), and keeps them alive without the items.
+    std::set<const PodState*> recorded;
+    for (const auto& item : items) {
+      if (item.pod && item.pod->pod) recorded.insert(&*item.pod->pod);
+    }
+    items.clear();
+    ASSERT_FALSE(fromRecords->pods.empty());
+    for (std::size_t i = 0; i < fromRecords->pods.size(); ++i) {
+      EXPECT_TRUE(recorded.contains(&fromRecords->pods[i])) << fromRecords->pods[i].name;
+      EXPECT_TRUE(fromRecords->pods.shared(i));
+    }
     EXPECT_EQ(podView(*fromRecords), podView(fromJson));
     ASSERT_EQ(fromJson.skipped.size(), 1u);
     EXPECT_EQ(fromJson.skipped[0].reason, "malformed");

@@ -4,7 +4,7 @@
 
 #include <thread>
 
-#include "fakes/fake_kube_client.h"
+#include "cached_informer.h"
 #include "support/wait_until.h"
 
 namespace gpuscale::reconciler {
@@ -36,20 +36,9 @@ std::vector<std::string> names(const PodCache& cache) {
   return out;
 }
 
-struct CachedPods {
-  explicit CachedPods(bool keepObjects) {
-    kube::InformerOptions options;
-    options.resource = kPods;
-    options.initialBackoff = std::chrono::milliseconds(10);
-    options.transform = cache.transform(keepObjects);
-    informer = std::make_unique<kube::Informer>(fake, options);
-    informer->addHandler(cache.handler());
-  }
-  ~CachedPods() { informer->stop(); }
-  std::shared_ptr<gpuscale::testing::FakeKubeClient> fake =
-      std::make_shared<gpuscale::testing::FakeKubeClient>();
-  PodCache cache;  // before the informer, which calls into it
-  std::unique_ptr<kube::Informer> informer;
+struct CachedPods : testing::CachedInformer<PodCache> {
+  explicit CachedPods(bool keepObjects)
+      : CachedInformer(kPods, keepObjects ? StoreKeeps::kObject : StoreKeeps::kIdentity) {}
 };
 
 TEST(PodCacheTest, RecordsFollowTheListTheWatchAndARelistAndTheStoreKeepsOnlyIdentity) {
