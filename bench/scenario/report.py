@@ -26,13 +26,22 @@ Definitions (documented in docs/benchmarks/scenarios.md):
                           the timestamped watches --replicas-log/--pods-log; each drop of n allows
                           n deletions), plus container restarts. Without the watches: pods that
                           vanished while the Deployment's replicas did not fall between samples
+  max_replicas_changes    with --hpa-log: how often the HPA's maxReplicas changed (its watch from
+                          the start); max_replicas_history its successive values (a raise undone
+                          by another controller, e.g. KEDA rewriting its HPA, shows as a fall)
+  groups                  with --group-size N > 1 (a LeaderWorkerSet's groups of N pods): running,
+                          max_replicas and ceiling_to_capacity_seconds count whole groups
+                          (groups_running), max_pods_running the pods; half_placed_max the most
+                          groups seen with some pods Running and some not, half_placed_seconds the
+                          time any was, half_placed_final those in the last sample
   services                with --services (a `services:` scenario): per service {name,
                           slo_violation_seconds (against the service's SLO), max_replicas,
                           priority, slo_us, p95_queue_us, pods_disturbed}, each from the
                           service's own samples and watches; the top-level pods_disturbed is
                           then their sum
 Usage: report.py SAMPLES --scenario NAME --reconciler on|off --slo-us N --svg OUT [--note TEXT]
-                 [--replicas-log FILE --pods-log FILE | --services FILE]
+                 [--replicas-log FILE --pods-log FILE | --services FILE] [--hpa-log FILE]
+                 [--group-size N]
 """
 import argparse
 import json
@@ -48,9 +57,10 @@ def percentile(values, q):
     return s[lo] + (s[hi] - s[lo]) * (k - lo)
 
 
-def read_watches(replicas_log, pods_log):
-    """[(time, "scale-in", n)] for each drop of the desired replicas and [(time, "delete", pod)] for
-    the first deletionTimestamp seen per pod, in time order."""
+def read_watches(replicas_log, pods_log, group_size=1):
+    """[(time, "scale-in", n)] for each drop of the desired replicas (n pods: group_size per
+    replica) and [(time, "delete", pod)] for the first deletionTimestamp seen per pod, in time
+    order."""
     out, previous = [], None
     for line in open(replicas_log):
         parts = line.split()
@@ -58,7 +68,7 @@ def read_watches(replicas_log, pods_log):
             continue
         t, replicas = float(parts[0]), int(parts[1])
         if previous is not None and replicas < previous:
-            out.append((t, "scale-in", previous - replicas))
+            out.append((t, "scale-in", (previous - replicas) * group_size))
         previous = replicas
     deleted = set()
     for line in open(pods_log):
@@ -83,6 +93,29 @@ def unexplained_deletions(timeline, slack=2.0):
         else:
             source[1] -= 1
     return unexplained
+
+
+def max_replicas_history(hpa_log):
+    """The successive distinct maxReplicas of the HPA's timestamped watch (first field of each
+    line after the time)."""
+    history = []
+    for line in open(hpa_log):
+        parts = line.split()
+        if len(parts) >= 2 and parts[1].isdigit() and (not history or history[-1] != int(parts[1])):
+            history.append(int(parts[1]))
+    return history
+
+
+def in_groups(samples):
+    """Counts whole groups as replicas (running := groups_running); returns the group summary."""
+    pods = [s["running"] for s in samples]
+    for s in samples:
+        s["running"] = s.get("groups_running", 0)
+    partial = [s.get("groups_partial", 0) for s in samples]
+    seconds = sum(b["t"] - a["t"] for a, b in zip(samples, samples[1:]) if a.get("groups_partial"))
+    return {"max_pods_running": max(pods, default=0), "half_placed_max": max(partial, default=0),
+            "half_placed_seconds": round(seconds, 1),
+            "half_placed_final": partial[-1] if partial else 0}
 
 
 def summarise(samples, args, deletions=None):
@@ -234,7 +267,8 @@ def svg(samples, summary, args):
                          'stroke-width="2"/>' % (x(s["t"]), x(s["t"]), top_plot[0], bottom_plot[1]))
         if count is not None:
             previous = count
-    legend = [("#1f77b4", "Running pods (dotted: desired)"), ("#d62728", "HPA ceiling / SLO"),
+    unit = "groups" if getattr(args, "group_size", 1) > 1 else "pods"
+    legend = [("#1f77b4", "Running %s (dotted: desired)" % unit), ("#d62728", "HPA ceiling / SLO"),
               ("#bbbbbb", "load offered (dotted: served)"), ("#2ca02c", "mean queue time (µs)"),
               ("#9467bd", "reconfiguration")]
     for i, (color, text) in enumerate(legend):
@@ -256,13 +290,23 @@ def main():
     parser.add_argument("--replicas-log", help="timestamped watch of the Deployment's .spec.replicas")
     parser.add_argument("--pods-log", help="timestamped watch: pod name, deletionTimestamp")
     parser.add_argument("--services", help="services.json of a `services:` scenario (run.sh)")
+    parser.add_argument("--hpa-log", help="timestamped watch of the HPA: maxReplicas first")
+    parser.add_argument("--group-size", type=int, default=1, help="pods per replica")
     args = parser.parse_args()
     with open(args.samples) as f:
         samples = [json.loads(line) for line in f if line.strip()]
     deletions = None
+    group_summary = in_groups(samples) if args.group_size > 1 else {}
     if args.replicas_log and args.pods_log:
-        deletions = read_watches(args.replicas_log, args.pods_log)
+        deletions = read_watches(args.replicas_log, args.pods_log, args.group_size)
     summary = summarise(samples, args, deletions)
+    if args.hpa_log:
+        history = max_replicas_history(args.hpa_log)
+        summary["max_replicas_changes"] = max(len(history) - 1, 0)
+        summary["max_replicas_history"] = history
+    if args.group_size > 1:
+        summary["group_size"] = args.group_size
+        summary.update(group_summary)
     if args.services:
         with open(args.services) as f:
             summary["services"] = summarise_services(samples, args, json.load(f))

@@ -42,7 +42,10 @@
 # --target-us, min 1) starts with maxReplicas = the resource's initial allocatable: the static
 # ceiling. With `workload.server: vllm` the Deployment is `vllm`, the adapter serves rules/vllm.yaml
 # and the HPA scales on vllm_num_requests_waiting (--target-waiting); the container's arguments are
-# the scenario's workload.args either way. A `services:` scenario gets that per service, named after it, with the service's SLO
+# the scenario's workload.args either way. `workload.scaler: keda` gives a KEDA ScaledObject
+# instead of the HPA (its operator and metrics server run; the samples read its HPA keda-hpa-NAME);
+# `workload.kind: LeaderWorkerSet` + `size: N` the custom resource of LeaderWorkerSet's shape
+# instead of the Deployment, N pods per replica, the ceiling in groups (bench/scenario/lib). A `services:` scenario gets that per service, named after it, with the service's SLO
 # (sloSeconds, else --slo-us) and target (a quarter of it), a PriorityClass `scenario-SERVICE`
 # (value = the service's priority, preemptionPolicy Never) for its pods and a policy named after
 # the service (a copy of the policy file's first policy with the service's priority); the result
@@ -98,6 +101,9 @@ if [[ $name == *.yaml ]]; then
   name=$(basename "$name" .yaml)
 fi
 [ -f "$scenario" ] || { echo "no scenario $scenario" >&2; exit 2; }
+# shellcheck source=lib/workload.sh
+source "$src/bench/scenario/lib/workload.sh"
+workload_init "$scenario"
 bin=${GPUSCALE_CLUSTER_BIN:-$src/tests/cluster/bin}
 sim=${GPUSCALE_SIM_BIN:-$build/bin/gpuscale-sim}
 adapter=${GPUSCALE_ADAPTER_BIN:-$build/bin/gpuscale-adapter}
@@ -120,6 +126,7 @@ cleanup() {
   local p
   for p in "${watch_pids[@]}"; do stop_pid "$p"; done
   stop_pid "$rec_pid"
+  workload_stop
   stop_pid "${ADAPTER_PID:-}"
   stop_pid "$sim_pid"
   "$src/tests/support/prometheus_run.sh" stop "$work/prometheus" >/dev/null 2>&1 || true
@@ -251,8 +258,10 @@ export KUBECTL=$bin/kubectl
 kc() { "$KUBECTL" "$@"; }
 
 log "gpuscale-sim run"
+workload_before_sim || fail "the LeaderWorkerSet CRD"
 "$sim" run --scenario "$scenario" --kubeconfig "$KUBECONFIG" --resync 1 --listen 127.0.0.1:0 \
-  --port-file "$work/sim.port" --speed "$speed" --seed "${GPUSCALE_SEED:-1}" >"$work/sim.log" 2>&1 &
+  --port-file "$work/sim.port" --speed "$speed" --seed "${GPUSCALE_SEED:-1}" \
+  "${workload_sim_args[@]}" >"$work/sim.log" 2>&1 &
 sim_pid=$!
 wait_until 60 "gpuscale-sim port file" test -s "$work/sim.port"
 sim_addr=127.0.0.1:$(cat "$work/sim.port")
@@ -270,6 +279,7 @@ adapter_stack_identity || fail "adapter identity"
 adapter_stack_certificate || fail "adapter certificate"
 adapter_stack_start "$prom" || fail "the adapter did not start"
 adapter_stack_register || fail "APIServices not Available"
+workload_start "$work" || fail "KEDA did not start"
 
 allocatable() {
   if dra_enabled; then dra_allocatable; return; fi
@@ -280,7 +290,7 @@ print(sum(int(n["status"].get("allocatable", {}).get(r, "0")) for n in json.load
 }
 positive() { [ "$(allocatable)" -gt 0 ]; }
 wait_until 120 "allocatable $resource" positive
-ceiling=$(allocatable)
+ceiling=$(($(allocatable) / workload_group_size))
 
 # Per service: its Deployment (one unit of $resource per pod), its HPA and, in a `services:`
 # scenario, the PriorityClass of its pods.
@@ -308,7 +318,7 @@ preemptionPolicy: Never
 description: priority of the scenario service $svc (pending pods only; nothing is preempted)
 YAML
   fi
-  kc -n "$ns" apply -f - >/dev/null <<YAML
+  workload_objects "$ns" "$prom" <<YAML | kc -n "$ns" apply -f - >/dev/null
 apiVersion: apps/v1
 kind: Deployment
 metadata: {name: $svc}
@@ -376,15 +386,16 @@ for line in "${service_lines[@]}"; do
   if $multi; then # each service its own request and static ceiling
     service_gpu "$svc"
     wait_until 120 "allocatable $resource" positive
-    ceiling=$(allocatable)
+    ceiling=$(($(allocatable) / workload_group_size))
     ceilings+=("$svc $ceiling x $resource")
   fi
   create_service "$svc" "$ns" "$selector" "$target" "$priority" "$policy"
-  watch_to "$out/${prefix}replicas.log" "$KUBECTL" -n "$ns" get deployment "$svc" -w \
+  workload_created "$ns" "$svc" || fail "no HPA keda-hpa-$svc from KEDA"
+  watch_to "$out/${prefix}replicas.log" "$KUBECTL" -n "$ns" get "$workload_resource" "$svc" -w \
     -o 'jsonpath={.spec.replicas}{"\n"}'
   watch_to "$out/${prefix}pod-deletions.log" "$KUBECTL" -n "$ns" get pods -l "$selector" -w \
     -o 'jsonpath={.metadata.name} {.metadata.deletionTimestamp}{"\n"}'
-  watch_to "$out/${prefix}hpa.log" "$KUBECTL" -n "$ns" get hpa "$svc" -w -o 'jsonpath={.spec.maxReplicas} '\
+  watch_to "$out/${prefix}hpa.log" "$KUBECTL" -n "$ns" get hpa "$hpa_prefix$svc" -w -o 'jsonpath={.spec.maxReplicas} '\
 '{.status.desiredReplicas} {.status.conditions[?(@.type=="ScalingLimited")].status} '\
 '{.status.conditions[?(@.type=="ScalingLimited")].reason}{"\n"}'
 done
@@ -449,8 +460,8 @@ sample() {
   kc get nodes -o json >"$work/nodes.json"
   for line in "${service_lines[@]}"; do
     IFS='|' read -r svc ns selector _ <<<"$line"
-    kc -n "$ns" get deployment "$svc" -o json >"$work/$svc-dep.json"
-    kc -n "$ns" get hpa "$svc" -o json >"$work/$svc-hpa.json"
+    kc -n "$ns" get "$workload_resource" "$svc" -o json >"$work/$svc-dep.json"
+    kc -n "$ns" get hpa "$hpa_prefix$svc" -o json >"$work/$svc-hpa.json"
     kc -n "$ns" get pods -l "$selector" -o json >"$work/$svc-pods.json"
     # What the HPA asks the adapter (a service scenario: for the service's pods only).
     query=
@@ -486,6 +497,8 @@ note="speed $speed; SLO ${slo_us} us; HPA target ${target_us} us; static ceiling
 if [ "$server" = vllm ]; then
   note="speed $speed; SLO ${slo_us} us; HPA target $target_waiting requests waiting per pod; static ceiling $ceiling x $resource"
 fi
+[ "$workload_group_size" = 1 ] || note+=" groups of $workload_group_size"
+[ "$workload_scaler" = hpa ] || note+="; scaled by $workload_scaler"
 if $multi; then
   kc get pods -A -o json >"$out/pods-final.json" || log "could not list pods"
   note="speed $speed; SLO and HPA target per service; static ceiling $(IFS=';'; echo "${ceilings[*]}" | sed 's/;/; /g')"
@@ -493,7 +506,8 @@ if $multi; then
 else
   IFS='|' read -r _ ns selector _ <<<"${service_lines[0]}"
   kc -n "$ns" get pods -l "$selector" -o json >"$out/pods-final.json" || log "could not list pods"
-  report_args=(--replicas-log "$out/replicas.log" --pods-log "$out/pod-deletions.log")
+  report_args=(--replicas-log "$out/replicas.log" --pods-log "$out/pod-deletions.log"
+    --hpa-log "$out/hpa.log" --group-size "$workload_group_size")
 fi
 python3 "$src/bench/scenario/report.py" "$out/samples.jsonl" --scenario "$name" \
   --reconciler "$reconciler" --slo-us "$slo_us" --svg "$out/timeline.svg" --note "$note" \

@@ -8,7 +8,8 @@ SERVICE-hpa.json, SERVICE-pods.json, SERVICE-adapter.json (kubectl output). A si
 scenario (one service, priority null) gives the sample of its one service; a `services:` scenario
 gives the sums over the services at the top level and each service's own sample under "services".
 The series come from the services' inference server (services.json "server"): Triton's counters, or
-vLLM's histograms and counters (the same means, in µs).
+vLLM's histograms and counters (the same means, in µs). Pods in groups (a LeaderWorkerSet's) add
+groups_running and groups_partial (groups()).
 """
 import json
 import re
@@ -36,6 +37,25 @@ SERIES = {
                          "vllm:e2e_request_latency_seconds_count", 1e6),
              "hpa_key": "waiting"},
 }
+
+
+GROUP_LABEL = "leaderworkerset.sigs.k8s.io/group-index"
+
+
+def groups(pods):
+    """Of pods in groups (LeaderWorkerSet's group-index label): groups_running, the groups whose
+    pods all Run, and groups_partial, those with some pods Running and some not (half-placed).
+    Nothing for pods without the label."""
+    members = {}
+    for p in pods:
+        group = p["metadata"].get("labels", {}).get(GROUP_LABEL)
+        if group is not None:
+            running = p["status"].get("phase") == "Running" and "deletionTimestamp" not in p["metadata"]
+            members.setdefault(group, []).append(running)
+    if not members:
+        return {}
+    return {"groups_running": sum(1 for r in members.values() if all(r)),
+            "groups_partial": sum(1 for r in members.values() if any(r) and not all(r))}
 
 
 def main():
@@ -82,8 +102,11 @@ def main():
         restarts = sum(c.get("restartCount", 0) for p in pods["items"]
                        for c in p["status"].get("containerStatuses", []))
         # What the HPA and `kubectl get --raw` see through the aggregator and the adapter.
-        current = [m["pods"]["current"].get("averageValue")
-                   for m in hpa.get("status", {}).get("currentMetrics") or [] if m.get("type") == "Pods"]
+        # (KEDA's HPA reads the same quantity as an External metric's value.)
+        current = [m["pods"]["current"].get("averageValue") if m.get("type") == "Pods"
+                   else m["external"]["current"].get("value")
+                   for m in hpa.get("status", {}).get("currentMetrics") or []
+                   if m.get("type") in ("Pods", "External")]
         per_pod = [quantity(i.get("value")) for i in adapter.get("items", [])]
         per_pod = [v for v in per_pod if v is not None]
         pending = sum(1 for p in pods["items"] if p["status"].get("phase") == "Pending")
@@ -110,7 +133,8 @@ def main():
                 "uids": [p["metadata"]["uid"] for p in live], "restarts": restarts,
                 "hpa_" + series["hpa_key"]: quantity(current[0]) if current else None,
                 "adapter_" + series["hpa_key"]: sum(per_pod) / len(per_pod) if per_pod else None,
-                "limited": lim.get("status") == "True" and lim.get("reason") == "TooManyReplicas"}
+                "limited": lim.get("status") == "True" and lim.get("reason") == "TooManyReplicas",
+                **groups(pods["items"])}
 
     per_service = {sv["name"]: service_sample(sv) for sv in services}
     node_configs = {n["metadata"]["name"]: {k: n["metadata"].get("labels", {}).get(k, "") for k in

@@ -10,27 +10,42 @@
 namespace gpuscale::partition {
 namespace {
 
-// Losses for one tier that must give up `shortfall` pods in total: even, none above its need.
-std::vector<int> evenLosses(const std::vector<int>& needs, int shortfall) {
+// Losses for one tier that must give up `shortfall` pods in total: even, none above its need,
+// each a whole multiple of its claim's unit (needs are multiples of theirs).
+std::vector<int> evenLosses(const std::vector<int>& needs, const std::vector<int>& units,
+                            int shortfall) {
   std::vector<int> loss(needs.size(), 0);
   while (shortfall > 0) {
     std::vector<std::size_t> open;
     for (std::size_t i = 0; i < needs.size(); ++i) {
-      if (loss[i] < needs[i]) open.push_back(i);
+      if (loss[i] + units[i] <= needs[i]) open.push_back(i);
     }
     if (open.empty()) break;
     const int per = shortfall / static_cast<int>(open.size());
     if (per == 0) {
-      // Fewer pods to give up than claims: the later claims give up one each.
-      for (auto it = open.rbegin(); it != open.rend() && shortfall > 0; ++it, --shortfall) {
-        ++loss[*it];
+      // Fewer pods to give up than claims: the later claims give up one unit each.
+      for (auto it = open.rbegin(); it != open.rend() && shortfall > 0; ++it) {
+        loss[*it] += units[*it];
+        shortfall -= units[*it];
       }
       break;
     }
     for (std::size_t i : open) {
-      const int add = std::min(per, needs[i] - loss[i]);
+      const int add = std::min((per + units[i] - 1) / units[i] * units[i], needs[i] - loss[i]);
       loss[i] += add;
       shortfall -= add;
+    }
+  }
+  // Whole units may have given up more than the shortfall: the surplus goes back, a unit at a
+  // time, to the claims that lost one (the earlier first).
+  for (bool again = true; again && shortfall < 0;) {
+    again = false;
+    for (std::size_t i = 0; i < needs.size() && shortfall < 0; ++i) {
+      if (loss[i] >= units[i] && units[i] <= -shortfall) {
+        loss[i] -= units[i];
+        shortfall += units[i];
+        again = true;
+      }
     }
   }
   return loss;
@@ -56,11 +71,16 @@ std::vector<CapacityGrant> shareCapacity(const std::vector<CapacityClaim>& claim
            claims[order[end]].promised == promised) {
       ++end;
     }
-    std::vector<int> needs;
-    for (std::size_t k = begin; k < end; ++k) needs.push_back(std::max(0, claims[order[k]].need));
+    std::vector<int> needs, units;
+    for (std::size_t k = begin; k < end; ++k) {
+      const CapacityClaim& c = claims[order[k]];
+      units.push_back(std::max(1, c.unit));
+      needs.push_back(std::max(0, c.need) / units.back() * units.back());
+    }
     const int tierNeed = std::accumulate(needs.begin(), needs.end(), 0);
-    const int given = std::min(tierNeed, remaining);
-    const std::vector<int> loss = evenLosses(needs, tierNeed - given);
+    const std::vector<int> loss =
+        evenLosses(needs, units, tierNeed - std::min(tierNeed, remaining));
+    const int given = tierNeed - std::accumulate(loss.begin(), loss.end(), 0);
     for (std::size_t k = begin; k < end; ++k) {
       CapacityGrant& g = grants[order[k]];
       const int need = needs[k - begin];
@@ -89,12 +109,13 @@ std::vector<CapacityGrant> shareCapacity(const std::vector<CapacityClaim>& claim
 
 std::vector<GroupShare> divideGroup(const std::vector<GroupMember>& members, int freePods) {
   std::vector<GroupShare> shares(members.size());
-  int needed = 0;
+  int needed = 0;  // pods
   int reserved = 0;
   bool promises = false;
+  auto unit = [](const GroupMember& m) { return std::max(1, m.podsPerReplica); };
   for (const auto& m : members) {
-    needed += std::max(0, m.need);
-    if (m.promise) reserved += std::max(0, m.need);
+    needed += std::max(0, m.need) * unit(m);
+    if (m.promise) reserved += std::max(0, m.need) * unit(m);
     promises = promises || m.promise;
   }
   const int free = std::max(0, freePods);
@@ -103,19 +124,20 @@ std::vector<GroupShare> divideGroup(const std::vector<GroupMember>& members, int
     // Everything fits: the promises stand, and a grown member may use what they leave.
     for (std::size_t k = 0; k < members.size(); ++k) {
       const GroupMember& m = members[k];
-      if (!m.promise) shares[k].maxReplicas = std::min(m.ceilingAfter, m.held + free - reserved);
+      if (!m.promise)
+        shares[k].maxReplicas = std::min(m.ceilingAfter, m.held + (free - reserved) / unit(m));
     }
     return shares;
   }
   std::vector<CapacityClaim> claims;
   for (const auto& m : members)
-    claims.push_back({m.name, m.priority, std::max(0, m.need), m.promise});
+    claims.push_back({m.name, m.priority, std::max(0, m.need) * unit(m), m.promise, unit(m)});
   const std::vector<CapacityGrant> grants = shareCapacity(claims, free);
   for (std::size_t k = 0; k < members.size(); ++k) {
     const GroupMember& m = members[k];
     GroupShare& share = shares[k];
     share.why = grants[k].why;
-    const int keep = m.held + grants[k].granted;
+    const int keep = m.held + grants[k].granted / unit(m);
     if (!m.promise) {
       share.maxReplicas = std::min(m.ceilingAfter, keep);
       continue;
@@ -123,11 +145,12 @@ std::vector<GroupShare> divideGroup(const std::vector<GroupMember>& members, int
     // Only what a higher priority was granted is taken from a promise: capacity that vanished
     // otherwise (pods already placed took it) is not re-divided, the raise stays bounded by
     // allocatable when it lands.
-    int higher = 0;
+    int higher = 0;  // pods
     for (std::size_t j = 0; j < members.size(); ++j) {
       if (members[j].priority > m.priority) higher += grants[j].granted;
     }
-    const int to = std::max({m.floor, keep, m.promisedMax - higher});
+    // The replicas those pods were promised as: whole groups, rounded up.
+    const int to = std::max({m.floor, keep, m.promisedMax - (higher + unit(m) - 1) / unit(m)});
     if (to < m.promisedMax) {
       share.cutTo = to;
       share.why += fmt::format("; the promise of maxReplicas {} is cut to {}", m.promisedMax, to);

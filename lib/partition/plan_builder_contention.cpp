@@ -48,6 +48,7 @@ void PlanBuilder::growGroup(const std::vector<const WorkloadDemand*>& group) {
     const WorkloadDemand& d = *group[k];
     GroupMember m{d.ns + "/" + d.name, d.priority.value, d.heldPods};
     m.promise = promise[k];
+    m.podsPerReplica = podsPerReplica(d);
     if (m.promise) {
       m.need = d.promisedPods;
       m.promisedMax = d.hpa->promisedMaxReplicas.value_or(d.hpa->maxReplicas);

@@ -479,7 +479,8 @@ Scenario parseRoot(const YAML::Node& root) {
   }
   if (const YAML::Node h = root["hpa"]; h && !h.IsNull()) parseHpa(h, s);
   if (const YAML::Node w = root["workload"]; w && !w.IsNull()) {
-    expectKeys(w, "workload", {"resource", "nodeSelector", "server", "args", "claim"});
+    expectKeys(w, "workload",
+               {"resource", "nodeSelector", "server", "args", "claim", "scaler", "kind", "size"});
     s.workloadResource = get<std::string>(w, "resource", "");
     if (!s.workloadResource.empty() && !s.workloadResource.starts_with("nvidia.com/"))
       fail(w["resource"], "workload.resource must be an nvidia.com/ resource");
@@ -502,6 +503,15 @@ Scenario parseRoot(const YAML::Node& root) {
         s.workloadArgs.push_back(a.as<std::string>());
       }
     }
+    s.workloadScaler = get<std::string>(w, "scaler", "hpa");
+    if (s.workloadScaler != "hpa" && s.workloadScaler != "keda")
+      fail(w["scaler"], "workload.scaler is hpa or keda");
+    s.workloadKind = get<std::string>(w, "kind", "Deployment");
+    if (s.workloadKind != "Deployment" && s.workloadKind != "LeaderWorkerSet")
+      fail(w["kind"], "workload.kind is Deployment or LeaderWorkerSet");
+    s.workloadSize = get<int>(w, "size", 1);
+    if (s.workloadSize < 1 || (s.workloadSize > 1 && s.workloadKind != "LeaderWorkerSet"))
+      fail(w["size"], "workload.size is 1, or more for a LeaderWorkerSet");
   }
   addInitialConfigs(s);
   return s;

@@ -5,7 +5,11 @@
 //      lower tier gets anything; within a priority, capacity promised earlier comes first;
 //   2. within the tier that runs short, the shortfall is shared evenly: every claim gives up the
 //      same number of pods, except that none gives up more than it asked for (water-filling; the
-//      pods an even split cannot place go to the claims earlier in namespace/name order).
+//      pods an even split cannot place go to the claims earlier in namespace/name order);
+//   3. a workload whose replica is a group of pods (a LeaderWorkerSet's) is granted whole groups
+//      only, since a group needs all its partitions: it gives up whole groups, and the pods a
+//      rounded-up loss frees go back to the claims of the tier that can take them (earlier
+//      namespace/name first), in their own units.
 // Capacity already held by running pods is never part of `available`: nothing is taken back.
 // Capacity promised to an HPA whose change is in flight (or whose raise its pods have not filled
 // yet) is reserved for it in later plans: a later-blocked HPA sees only the rest, unless it has
@@ -33,6 +37,8 @@ struct CapacityClaim {
   // Capacity promised earlier (a change in flight, a raise not yet filled): served before the
   // claims of its priority that are not promised, so only a higher priority takes it back.
   bool promised = false;
+  // Pods per replica: `need` and the grant are whole multiples of it (need is rounded down).
+  int unit = 1;
 };
 
 struct CapacityGrant {
@@ -58,6 +64,9 @@ struct GroupMember {
   int promisedMax = 0;   // promise: the maxReplicas promised (a change in flight's, else the HPA's)
   int floor = 0;         // promise: the lowest a cut may go (maxReplicas before the raise, and the
                          // replicas its target already has: their pods exist)
+  // Pods per replica (a group's pods each need a partition): held, need, ceilingAfter,
+  // promisedMax and floor count replicas, freePods counts pods.
+  int podsPerReplica = 1;
 };
 
 struct GroupShare {
@@ -67,7 +76,8 @@ struct GroupShare {
 };
 
 // Divides `freePods` (free after this plan's changes, counting the partitions changes in flight
-// will create) between the members of one group, in the members' order:
+// will create) between the members of one group, in the members' order, in whole replicas of
+// each member's podsPerReplica pods:
 //   - promises are reserved: a grown member gets at most its held pods plus what the promises
 //     leave (`freePods` minus every promise), and never more than its partitions hold;
 //   - when the needs (promises included) exceed `freePods`, shareCapacity decides (a promise

@@ -40,6 +40,12 @@ GroupMember promised(const char* name, int priority, int held, int need, int pro
   return m;
 }
 
+// A member whose replica is a group of `size` pods (its counts in groups, freePods in pods).
+GroupMember inGroups(GroupMember m, int size) {
+  m.podsPerReplica = size;
+  return m;
+}
+
 class DivideTable : public ::testing::TestWithParam<DivideRow> {};
 
 TEST_P(DivideTable, ReservesPromisesAndReDividesThemOnlyForAHigherPriority) {
@@ -123,6 +129,36 @@ INSTANTIATE_TEST_SUITE_P(
                                 {-1, 3},
                                 {-1, -1},
                                 false}));
+
+// Groups of 2 pods each needing its partition (a LeaderWorkerSet's): the needs count pods, the
+// shares whole groups.
+INSTANTIATE_TEST_SUITE_P(
+    Groups, DivideTable,
+    ::testing::Values(
+        DivideRow{"2 more groups each are 8 pods, 5 free: one more group each, a pod idle",
+                  {inGroups(grown("a", 0, 1, 2, 9), 2), inGroups(grown("b", 0, 1, 2, 9), 2)},
+                  5,
+                  {2, 2},
+                  {-1, -1},
+                  true},
+        DivideRow{"8 pods free: each keeps what it grew",
+                  {inGroups(grown("a", 0, 1, 2, 9), 2), inGroups(grown("b", 0, 1, 2, 9), 2)},
+                  8,
+                  {-1, -1},
+                  {-1, -1},
+                  false},
+        DivideRow{"a grown member gets the whole groups a promise leaves",
+                  {promised("first", 0, 5, 2, 7, 5), inGroups(grown("second", 0, 1, 3, 9), 2)},
+                  7,
+                  {-1, 3},
+                  {-1, -1},
+                  true},
+        DivideRow{"a promise is cut by whole groups, rounded up",
+                  {grown("high", 10, 0, 3, 5), inGroups(promised("low", 0, 1, 2, 3, 1), 2)},
+                  5,
+                  {3, -1},
+                  {-1, 2},
+                  true}));
 
 // The two-services pool: gpu-0 at all-1g.5gb (7 slices: `first` runs 5, `second` 2), gpu-1 idle
 // at 3g.20gb x2 (no 1g.5gb slice until reshaped, then 7). Both HPAs ask nvidia.com/mig-1g.5gb.

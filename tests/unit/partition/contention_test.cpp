@@ -61,6 +61,22 @@ INSTANTIATE_TEST_SUITE_P(
             {{"high", 10, 5}, {"b", 0, 4, true}},
             6,
             {5, 1}},
+        Row{"groups of 2: the shortfall is given up in whole groups",
+            {{"a", 0, 4, false, 2}, {"b", 0, 4, false, 2}},
+            5,
+            {2, 2}},
+        Row{"a group claim beside a pod claim: the pod claim takes the odd pod",
+            {{"a", 0, 4, false, 2}, {"b", 0, 4}},
+            5,
+            {2, 3}},
+        Row{"a group of 3 gives up a whole group: the pods freed beyond the shortfall go back",
+            {{"a", 0, 2}, {"g", 0, 6, false, 3}},
+            6,
+            {2, 3}},
+        Row{"groups and a higher priority: the lower tier gets whole groups of what is left",
+            {{"high", 10, 3}, {"g", 0, 6, false, 2}},
+            6,
+            {3, 2}},
         Row{"zero and negative needs get nothing",
             {{"a", 0, 0}, {"b", 0, -1}, {"c", 0, 2}},
             1,
@@ -141,6 +157,48 @@ TEST(ContentionTest, TheNodeIsTimeSlicedOnceForBoth) {
     }
   }
   EXPECT_EQ(timeSlicing, 1);
+}
+
+// The same A100 with two LeaderWorkerSets of groups of 2 pods (one 1g.5gb each): gold holds 2
+// groups (4 pods), silver 1 (2 pods), one slice free; gold wants 6 groups, silver 4. Time-slicing
+// x2 frees 8 pods, less than the 8 + 6 they need.
+TEST(ContentionTest, GroupsAreSharedInWholeGroups) {
+  const std::string r = "nvidia.com/mig-1g.5gb";
+  std::vector<json> items{
+      testing::defaultMigConfigMap(),
+      testing::migNode("n1", "NVIDIA-A100-SXM4-40GB", 1, "all-1g.5gb", {{"1g.5gb", 7}})};
+  auto app = [&](const std::string& name, int groups, const std::string& average) {
+    const json pod{{"spec", {{"containers", json::array({testing::container(r, 1)})}}}};
+    items.push_back({{"apiVersion", "leaderworkerset.x-k8s.io/v1"},
+                     {"kind", "LeaderWorkerSet"},
+                     {"metadata", {{"name", name}, {"namespace", "default"}, {"uid", name}}},
+                     {"spec",
+                      {{"replicas", groups},
+                       {"leaderWorkerTemplate", {{"size", 2}, {"workerTemplate", pod}}}}}});
+    for (int i = 0; i < groups * 2; ++i) {
+      items.push_back(testing::gpuPod("default", name, i, r, "n1"));
+      items.back()["metadata"]["labels"] = {{"leaderworkerset.sigs.k8s.io/name", name}};
+    }
+    auto spec = testing::hpaSpec(1, groups, groups, groups, average, "50", true);
+    spec.policy = name;
+    json h = testing::hpa("default", name, spec);
+    h["spec"]["scaleTargetRef"] = {
+        {"apiVersion", "leaderworkerset.x-k8s.io/v1"}, {"kind", "LeaderWorkerSet"}, {"name", name}};
+    items.push_back(h);
+  };
+  app("gold", 2, "150");    // wants 6 groups: 4 more, 8 pods
+  app("silver", 1, "200");  // wants 4 groups: 3 more, 6 pods
+  const std::string policies =
+      "policies:\n"
+      "- {name: gold, hpas: [default/gold], levers: [timeSlicing], timeSlicing: {maxReplicas: 2}}\n"
+      "- {name: silver, hpas: [default/silver], levers: [timeSlicing],"
+      " timeSlicing: {maxReplicas: 2}}\n";
+  auto c = testing::planned(testing::list(items), testing::policiesFrom(policies),
+                            *core::parseRfc3339("2026-11-26T09:00:00Z"));
+  // 14 pods wanted, 8 free: an even loss of 3 pods is 2 groups each; the 2 pods that frees go
+  // back to gold (earlier in name order): gold +3 groups, silver +1, all 14 slices used.
+  EXPECT_EQ(testing::maxChangesOf(c->plan), json::parse(R"({"gold": 5, "silver": 2})"))
+      << planToJson(c->plan).dump(2);
 }
 
 TEST(ContentionTest, WorkloadsOnSeparateNodesAreSeparateGroups) {

@@ -84,6 +84,9 @@ workload:
   nodeSelector: {nvidia.com/gpu.product: Tesla-T4-SHARED}
   server: vllm
   args: [--gpu-memory-utilization=0.45, --max-model-len, "4096"]
+  scaler: keda
+  kind: LeaderWorkerSet
+  size: 2
 )";
 
 TEST(ScenarioTest, ParsesEveryField) {
@@ -146,6 +149,12 @@ TEST(ScenarioTest, ParsesEveryField) {
             (std::vector<std::string>{"--gpu-memory-utilization=0.45", "--max-model-len", "4096"}));
   EXPECT_EQ(plain->workloadServer, InferenceServer::kTriton) << "Triton unless asked";
   EXPECT_TRUE(plain->workloadArgs.empty());
+  EXPECT_EQ(s->workloadScaler, "keda");
+  EXPECT_EQ(s->workloadKind, "LeaderWorkerSet");
+  EXPECT_EQ(s->workloadSize, 2);
+  EXPECT_EQ(plain->workloadScaler, "hpa") << "a plain HPA unless asked";
+  EXPECT_EQ(plain->workloadKind, "Deployment");
+  EXPECT_EQ(plain->workloadSize, 1);
   EXPECT_TRUE(plain->workloadClaimDeviceClass.empty()) << "device-plugin requests unless asked";
   EXPECT_EQ(s->load->vllm.promptTokens, 512);
   EXPECT_EQ(s->load->vllm.outputTokens, 128);
@@ -303,6 +312,19 @@ TEST(ScenarioTest, RejectsBadInput) {
       {"unknown server",
        "name: x\nnodes: [{name: a, product: Tesla-T4, memoryMiB: 1}]\nworkload: {server: tgi}",
        "unknown server \"tgi\" (triton, vllm)"},
+      {"unknown scaler",
+       "name: x\nnodes: [{name: a, product: Tesla-T4, memoryMiB: 1}]\nworkload: {scaler: vpa}",
+       "workload.scaler is hpa or keda"},
+      {"unknown kind",
+       "name: x\nnodes: [{name: a, product: Tesla-T4, memoryMiB: 1}]\nworkload: {kind: Job}",
+       "workload.kind is Deployment or LeaderWorkerSet"},
+      {"groups of a Deployment",
+       "name: x\nnodes: [{name: a, product: Tesla-T4, memoryMiB: 1}]\nworkload: {size: 2}",
+       "workload.size is 1, or more for a LeaderWorkerSet"},
+      {"empty groups",
+       "name: x\nnodes: [{name: a, product: Tesla-T4, memoryMiB: 1}]\nworkload: {kind: "
+       "LeaderWorkerSet, size: 0}",
+       "workload.size is 1, or more for a LeaderWorkerSet"},
       {"args not a list",
        "name: x\nnodes: [{name: a, product: Tesla-T4, memoryMiB: 1}]\nworkload: {args: --x}",
        "workload.args must be a list of strings"},
