@@ -49,7 +49,9 @@
 # (sloSeconds, else --slo-us) and target (a quarter of it), a PriorityClass `scenario-SERVICE`
 # (value = the service's priority, preemptionPolicy Never) for its pods and a policy named after
 # the service (a copy of the policy file's first policy with the service's priority); the result
-# JSON then adds `services` (report.py) and OUT/SERVICE-*.log hold the per-service watches.
+# JSON then adds `services` (report.py) and OUT/SERVICE-*.log hold the per-service watches. A
+# service's own `workload.claim` makes its pods request through claims (lib/dra.sh) beside
+# services of device-plugin requests; each HPA's static ceiling is what its own request can get.
 # Policy file: bench/scenario/policies/NAME.yaml when it exists, else policies/reconciler.yaml.
 # Exit: 0 with a result; 1 when a part fails (the JSON then carries "error"); 2 usage; 77 parts
 # missing.
@@ -219,16 +221,20 @@ print(int(length),
 PY
 )
 [ -n "${load_s:-}" ] || fail "cannot read the scenario's services (--only names a service?)"
-resource=${resource:-$default_resource}
-# A workload of ResourceClaims (workload.claim) instead of $resource: lib/dra.sh.
+plugin_resource=${resource:-$default_resource}
+# A workload of ResourceClaims (workload.claim, or a service's own) instead of $resource: lib/dra.sh.
 # shellcheck source=lib/dra.sh
 source "$src/bench/scenario/lib/dra.sh"
-dra_init "$scenario" || fail "cannot read workload.claim"
-container_resources="{requests: {$resource: \"1\"}, limits: {$resource: \"1\"}}" pod_claims=
-if dra_enabled; then
-  resource=$(dra_resource_note)
-  container_resources="{claims: [{name: gpu}]}"
-fi
+service_gpu() { # [service]: what its pods request ($resource, $container_resources)
+  dra_init "$scenario" "${1:-}" || fail "cannot read workload.claim"
+  resource=$plugin_resource pod_claims=
+  container_resources="{requests: {$resource: \"1\"}, limits: {$resource: \"1\"}}"
+  if dra_enabled; then
+    resource=$(dra_resource_note)
+    container_resources="{claims: [{name: gpu}]}"
+  fi
+}
+service_gpu
 # What the HPA scales on, from which series: Triton's queue time or vLLM's waiting requests.
 if [ "$server" = vllm ]; then
   hpa_metric=vllm_num_requests_waiting first_series='vllm:num_requests_waiting'
@@ -374,8 +380,15 @@ with open(sys.argv[1], "a") as f:
         f.flush()' "$@" &
   watch_pids+=($!)
 }
+ceilings=()
 for line in "${service_lines[@]}"; do
   IFS='|' read -r svc ns selector target priority policy prefix <<<"$line"
+  if $multi; then # each service its own request and static ceiling
+    service_gpu "$svc"
+    wait_until 120 "allocatable $resource" positive
+    ceiling=$(($(allocatable) / workload_group_size))
+    ceilings+=("$svc $ceiling x $resource")
+  fi
   create_service "$svc" "$ns" "$selector" "$target" "$priority" "$policy"
   workload_created "$ns" "$svc" || fail "no HPA keda-hpa-$svc from KEDA"
   watch_to "$out/${prefix}replicas.log" "$KUBECTL" -n "$ns" get "$workload_resource" "$svc" -w \
@@ -488,7 +501,7 @@ fi
 [ "$workload_scaler" = hpa ] || note+="; scaled by $workload_scaler"
 if $multi; then
   kc get pods -A -o json >"$out/pods-final.json" || log "could not list pods"
-  note="speed $speed; SLO and HPA target per service; static ceiling $ceiling x $resource per HPA"
+  note="speed $speed; SLO and HPA target per service; static ceiling $(IFS=';'; echo "${ceilings[*]}" | sed 's/;/; /g')"
   report_args=(--services "$work/services.json")
 else
   IFS='|' read -r _ ns selector _ <<<"${service_lines[0]}"

@@ -153,6 +153,7 @@ bool HpaRaise::raise(const std::string& ns, const std::string& name, int from, i
                      ActuationReport& report) {
   const auto* demand = findDemand(state, ns, name);
   int capacity = 0;
+  bool draNodes = false, pluginNodes = false;  // what the capacity was read from
   if (demand != nullptr && state.snapshot != nullptr) {
     // Fresh allocatable: the caches may not show yet what the node operations just read. On a
     // static DRA node, the devices its driver publishes now (a reshape's new devices exist once
@@ -160,6 +161,7 @@ bool HpaRaise::raise(const std::string& ns, const std::string& name, int from, i
     partition::ClusterSnapshot fresh = *state.snapshot;
     for (std::size_t i : demand->eligibleNodes) {
       auto& node = fresh.nodes[i];
+      (node.dra() ? draNodes : pluginNodes) = true;
       if (node.capacityModel == partition::CapacityModel::kDraPartitionable) continue;
       if (node.dra()) {
         auto published = publishedDevices(*client_, node.name);
@@ -177,6 +179,9 @@ bool HpaRaise::raise(const std::string& ns, const std::string& name, int from, i
     }
     capacity = allocatableCeiling(*demand, fresh);
   }
+  const std::string_view holds = !draNodes     ? "allocatable holds"
+                                 : pluginNodes ? "allocatable and the published devices hold"
+                                               : "the published devices hold";
   const auto target = demandEventTarget(ns, name);
   auto failed = [&](const std::string& message) {
     report.outcomes.push_back({ActionKind::kMaxReplicas, Outcome::kError});
@@ -225,11 +230,11 @@ bool HpaRaise::raise(const std::string& ns, const std::string& name, int from, i
           raisedTo = wanted;
           patch = holder.patch(wanted);
           status.lastAction = fmt::format("{} {} -> {}", holder.describe(), current, wanted);
-          status.reason = fmt::format("plan {}: allocatable holds {} replicas", plan, capacity);
+          status.reason = fmt::format("plan {}: {} {} replicas", plan, holds, capacity);
         } else {
           status.lastAction = holder.describe() + " unchanged";
-          status.reason = fmt::format("plan {}: allocatable holds {} replicas, not more than {}",
-                                      plan, capacity, current);
+          status.reason = fmt::format("plan {}: {} {} replicas, not more than {}", plan, holds,
+                                      capacity, current);
         }
         if (raisedTo == 0 && (!started || !holder.annotatesInPatch())) return noChange();
         if (holder.annotatesInPatch()) patch["metadata"] = statusAnnotation(status);
@@ -250,14 +255,13 @@ bool HpaRaise::raise(const std::string& ns, const std::string& name, int from, i
           std::chrono::duration<double>(now - started->started).count());
     }
     events_->record(target, false, "MaxReplicasRaised",
-                    fmt::format("plan {}: {} {} -> {} (planned {}; allocatable holds {} "
-                                "replicas)",
-                                plan, holder.describe(), from, raisedTo, to, capacity));
+                    fmt::format("plan {}: {} {} -> {} (planned {}; {} {} replicas)", plan,
+                                holder.describe(), from, raisedTo, to, holds, capacity));
   } else if (written) {
     report.outcomes.push_back({ActionKind::kMaxReplicas, Outcome::kFailed});
-    events_->record(target, true, "MaxReplicasUnchanged",
-                    fmt::format("plan {}: allocatable holds {} replicas; {} stays", plan, capacity,
-                                holder.describe()));
+    events_->record(
+        target, true, "MaxReplicasUnchanged",
+        fmt::format("plan {}: {} {} replicas; {} stays", plan, holds, capacity, holder.describe()));
   }
   return raisedTo > 0;
 }

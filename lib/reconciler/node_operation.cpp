@@ -60,9 +60,16 @@ std::string finishReason(NodeOpKind kind, Outcome outcome) {
   }
 }
 
-// What the finish says, per observation; `detail` is what the pass found (the pod in the way).
+// What proves a change real, as the Events name it: node allocatable, or on a DRA node the
+// devices its driver publishes (published_devices.h).
+std::string_view capacityShows(bool dra) {
+  return dra ? "the published devices show" : "allocatable shows";
+}
+
+// What the finish says, per observation; `detail` is what the pass found (the pod in the way);
+// `dra` when the node's capacity is its published devices.
 std::string finishMessage(NodeOpEvent event, const NodeIntent& intent,
-                          const partition::NodeObject& node, const std::string& detail) {
+                          const partition::NodeObject& node, const std::string& detail, bool dra) {
   const bool mig = intent.kind == NodeOpKind::kMig;
   switch (event) {
     case NodeOpEvent::kNotMigManaged:
@@ -78,11 +85,12 @@ std::string finishMessage(NodeOpEvent event, const NodeIntent& intent,
     case NodeOpEvent::kOperatorFailed:
       return "mig-manager reported failed; previous config \"" + intent.previous + "\" restored";
     case NodeOpEvent::kCapacityReady:
-      return fmt::format("{} {} {} allocatable shows {}",
-                         mig ? "MIG config" : "device-plugin config", intent.label,
-                         mig ? "applied and" : "active;", json(intent.expect).dump());
+      return fmt::format("{} {} {} {} {}", mig ? "MIG config" : "device-plugin config",
+                         intent.label, mig ? "applied and" : "active;", capacityShows(dra),
+                         json(intent.expect).dump());
     case NodeOpEvent::kNoCapacity:
-      return "MIG config applied but allocatable never showed the new resources";
+      return dra ? "MIG config applied but the published devices never showed the new devices"
+                 : "MIG config applied but allocatable never showed the new resources";
     case NodeOpEvent::kStuck:
       return "mig-manager stuck in \"" + node.meta.label(k8s::kMigConfigStateLabel) +
              "\" past the MIG timeout; previous config \"" + intent.previous + "\" restored";
@@ -162,7 +170,8 @@ bool NodeOperations::start(const NodeWork& work, const std::string& plan, TimePo
           : fmt::format("device-plugin config {} -> {}", intent.previous, intent.label);
   events_->record(
       target, false, opTitle(intent.kind) + "Planned",
-      fmt::format("plan {}: {}; expecting allocatable {}", plan, what, json(intent.expect).dump()));
+      fmt::format("plan {}: {}; expecting {} {}", plan, what,
+                  work.dra ? "published devices" : "allocatable", json(intent.expect).dump()));
   return advance(work.node, now, report);
 }
 
@@ -190,12 +199,14 @@ bool NodeOperations::advance(const std::string& name, TimePoint now, ActuationRe
   degraded_.cleared("node_intent_invalid", name);
   std::string detail;
   NodeOpEvent event = NodeOpEvent::kWaiting;
+  bool dra = false;
   if (intent->phase == NodeOpPhase::kApplied) {
     // On a DRA node the new MIG devices show in the driver's republished ResourceSlices, not in
     // allocatable: they stand for it. A LIST that fails leaves allocatable (no devices: waiting).
     if (intent->kind == NodeOpKind::kMig) {
       if (auto published = publishedDevices(*client_, name); published && *published) {
         node->allocatable = (*published)->devices;
+        dra = true;
       }
     }
     event = observeApplied(*intent, *node, now, timeouts_);
@@ -218,9 +229,9 @@ bool NodeOperations::advance(const std::string& name, TimePoint now, ActuationRe
       applyLabel(name, *intent, now, EventTarget::node(name, node->meta.uid));
       return true;
     case NodeStep::kFollowUp:
-      return followUp(name, *intent, now, report);
+      return followUp(name, *intent, dra, now, report);
     case NodeStep::kFinish:
-      finish(name, *intent, *t, finishMessage(event, *intent, *node, detail), now, report);
+      finish(name, *intent, *t, finishMessage(event, *intent, *node, detail, dra), now, report);
       return false;
   }
   return true;
@@ -298,8 +309,8 @@ bool NodeOperations::applyLabel(const std::string& name, const NodeIntent& inten
   return r->changed;
 }
 
-bool NodeOperations::followUp(const std::string& name, const NodeIntent& mig, TimePoint now,
-                              ActuationReport& report) {
+bool NodeOperations::followUp(const std::string& name, const NodeIntent& mig, bool dra,
+                              TimePoint now, ActuationReport& report) {
   NodeIntent next;
   next.plan = mig.plan;
   next.kind = NodeOpKind::kTimeSlicing;
@@ -328,9 +339,9 @@ bool NodeOperations::followUp(const std::string& name, const NodeIntent& mig, Ti
   report.outcomes.push_back({ActionKind::kMig, Outcome::kSucceeded});
   const auto target = EventTarget::node(name, uidOf(r->object));
   events_->record(target, false, "MigReconfigureSucceeded",
-                  fmt::format("plan {}: MIG config {} applied and allocatable shows {}; "
+                  fmt::format("plan {}: MIG config {} applied and {} {}; "
                               "time-slicing {} -> {} follows",
-                              mig.plan, mig.label, json(mig.expect).dump(),
+                              mig.plan, mig.label, capacityShows(dra), json(mig.expect).dump(),
                               next.previous.empty() ? "(none)" : next.previous, next.label));
   events_->record(target, false, "TimeSlicingPlanned",
                   fmt::format("plan {}: device-plugin config {} -> {}; expecting allocatable {}",

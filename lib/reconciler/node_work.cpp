@@ -105,6 +105,7 @@ std::vector<NodeWork> nodeWorkFor(const partition::Plan& plan,
     const auto* node = snapshot.node(name);
     if (node == nullptr) continue;
     NodeWork w = migWork(*m, *node);
+    w.dra = node->dra();
     if (auto it = slicing.find(name); it != slicing.end()) {
       // Replicas for partitions the MIG change creates: applied once they exist, in the same
       // operation, so the HPA waits for both.

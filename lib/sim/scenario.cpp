@@ -330,13 +330,22 @@ LoadSpec parseLoad(const YAML::Node& node) {
   return load;
 }
 
+// `workload.claim` (of the scenario or of one service): a DeviceClass and an optional selector.
+void parseClaim(const YAML::Node& c, const std::string& where, std::string& deviceClass,
+                std::string& selector) {
+  expectKeys(c, where, {"deviceClass", "selector"});
+  deviceClass = get<std::string>(c, "deviceClass", "");
+  selector = get<std::string>(c, "selector", "");
+  if (deviceClass.empty()) fail(c, where + " needs a deviceClass");
+}
+
 std::vector<ServiceSpec> parseServices(const YAML::Node& node) {
   if (!node.IsSequence() || node.size() == 0) fail(node, "services must be a non-empty list");
   std::vector<ServiceSpec> out;
   std::set<std::string> names;
   std::set<std::pair<std::string, std::string>> selectors;
   for (const auto& item : node) {
-    expectKeys(item, "a service", {"name", "priority", "sloSeconds", "load"});
+    expectKeys(item, "a service", {"name", "priority", "sloSeconds", "load", "workload"});
     ServiceSpec service;
     service.name = get<std::string>(item, "name", "");
     if (!isDnsLabel(service.name) || service.name.find('.') != std::string::npos) {
@@ -352,6 +361,13 @@ std::vector<ServiceSpec> parseServices(const YAML::Node& node) {
       const double slo = nonNegative(item, "sloSeconds", 0);
       if (slo <= 0) fail(item["sloSeconds"], "sloSeconds must be > 0");
       service.sloMicros = static_cast<std::int64_t>(std::llround(slo * 1e6));
+    }
+    if (const YAML::Node w = item["workload"]; w && !w.IsNull()) {
+      expectKeys(w, "a service's workload", {"claim"});
+      if (const YAML::Node c = w["claim"]; c && !c.IsNull()) {
+        parseClaim(c, "a service's workload.claim", service.claimDeviceClass,
+                   service.claimSelector);
+      }
     }
     if (!item["load"] || item["load"].IsNull()) fail(item, "a service needs a load");
     service.load = parseLoad(item["load"]);
@@ -476,10 +492,7 @@ Scenario parseRoot(const YAML::Node& root) {
       fail(w["server"], fmt::format("unknown server \"{}\" (triton, vllm)", server));
     }
     if (const YAML::Node c = w["claim"]; c && !c.IsNull()) {
-      expectKeys(c, "workload.claim", {"deviceClass", "selector"});
-      s.workloadClaimDeviceClass = get<std::string>(c, "deviceClass", "");
-      s.workloadClaimSelector = get<std::string>(c, "selector", "");
-      if (s.workloadClaimDeviceClass.empty()) fail(c, "workload.claim needs a deviceClass");
+      parseClaim(c, "workload.claim", s.workloadClaimDeviceClass, s.workloadClaimSelector);
       if (!s.workloadResource.empty())
         fail(c, "workload.claim and workload.resource exclude each other");
     }

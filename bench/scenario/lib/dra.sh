@@ -6,7 +6,8 @@
 # allocates against the ResourceSlices gpuscale-sim publishes for the scenario's `dra:` nodes, and
 # the HPA's static ceiling is the number of published devices that claim can get.
 #
-#   dra_init SCENARIO        reads workload.claim; sets dra_class ("" without a claim) and dra_selector
+#   dra_init SCENARIO [SVC]  reads workload.claim (of the `services:` entry SVC when it has its own);
+#                            sets dra_class ("" without a claim) and dra_selector
 #   dra_enabled              true when the workload uses a claim
 #   dra_allocatable          devices of the class that the selector admits, over every node's pool as
 #                            the scheduler reads it (highest generation, all slices there); a device
@@ -18,11 +19,15 @@
 
 dra_class= dra_selector=
 
-dra_init() { # scenario
+dra_init() { # scenario [service]
   local out
-  out=$(python3 - "$1" <<'PY'
+  out=$(python3 - "$1" "${2:-}" <<'PY'
 import sys, yaml
-claim = ((yaml.safe_load(open(sys.argv[1])) or {}).get("workload") or {}).get("claim") or {}
+s = yaml.safe_load(open(sys.argv[1])) or {}
+claim = (s.get("workload") or {}).get("claim") or {}
+for sv in s.get("services") or []:
+    if sv.get("name") == sys.argv[2] and (sv.get("workload") or {}).get("claim"):
+        claim = sv["workload"]["claim"]
 print(claim.get("deviceClass", ""))
 print(claim.get("selector", ""))
 PY

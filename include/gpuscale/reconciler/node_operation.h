@@ -50,6 +50,7 @@ namespace gpuscale::reconciler {
 struct NodeWork {
   std::string node;
   NodeIntent intent;
+  bool dra = false;  // a DRA node: its Events name the published devices, not allocatable
 };
 
 // One operation per node: the plan's MIG change if it has one, carrying the node's time-slicing
@@ -82,7 +83,8 @@ class NodeOperations {
   // Flips the label and records phase `applied`. True when written.
   bool applyLabel(const std::string& node, const NodeIntent& intent, TimePoint now,
                   const EventTarget& target);
-  bool followUp(const std::string& node, const NodeIntent& mig, TimePoint now,
+  // `dra`: the node's capacity is the devices its driver publishes (the Event names them).
+  bool followUp(const std::string& node, const NodeIntent& mig, bool dra, TimePoint now,
                 ActuationReport& report);
   void finish(const std::string& node, const NodeIntent& intent, const NodeTransition& t,
               const std::string& message, TimePoint now, ActuationReport& report);

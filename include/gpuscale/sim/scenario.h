@@ -182,6 +182,11 @@ struct ServiceSpec {
   // The queue-time SLO in microseconds; nullopt: the harness's default.
   std::optional<std::int64_t> sloMicros;
   int priority = 0;  // higher is served first when the services compete for GPUs
+  // The service's own `workload.claim` (as Scenario::workloadClaimDeviceClass/Selector, for this
+  // service only: in one scenario a service of claims on DRA nodes runs beside one of device-plugin
+  // requests). Empty: the scenario's workload. Validated here, not used by the emulator.
+  std::string claimDeviceClass;
+  std::string claimSelector;
 };
 
 // Which inference server the pods run, and so which series the load model exports.

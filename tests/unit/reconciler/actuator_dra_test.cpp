@@ -62,8 +62,37 @@ TEST_F(DraActuatorTest, RaisesOnlyOnceTheRepublishedSlicesShowTheNewDevices) {
   auto raised = events_->withReason("MaxReplicasRaised");
   ASSERT_FALSE(raised.empty());
   bool claims = false;
-  for (const auto& e : raised) claims = claims || e.target.name == "claims-app";
+  for (const auto& e : raised) {
+    if (e.target.name != "claims-app") continue;
+    claims = true;
+    EXPECT_NE(e.message.find("the published devices hold"), std::string::npos) << e.message;
+  }
   EXPECT_TRUE(claims);
+}
+
+// What the static DRA node's Events say they checked: the devices the driver publishes, never
+// node allocatable (which never shows them).
+TEST_F(DraActuatorTest, EventsNameThePublishedDevicesNotAllocatable) {
+  auto c = controller();
+  ASSERT_TRUE(passAll(*c, t0_).error.empty());
+  setNode("dra-idle", {{"nvidia.com/mig.config.state", "success"}});
+  republish();
+  passAll(*c, t0_ + 20s);
+  passAll(*c, t0_ + 21s);
+  for (const auto& [reason, says] : std::vector<std::pair<std::string, std::string>>{
+           {"MigReconfigurePlanned", "expecting published devices {"},
+           {"MigReconfigureSucceeded", "applied and the published devices show {"}}) {
+    auto e = events_->withReason(reason);
+    ASSERT_EQ(e.size(), 1u) << reason;
+    EXPECT_EQ(e[0].target.name, "dra-idle");
+    EXPECT_NE(e[0].message.find(says), std::string::npos) << e[0].message;
+    EXPECT_EQ(e[0].message.find("allocatable"), std::string::npos) << e[0].message;
+  }
+  for (const auto& e : events_->withReason("MaxReplicasRaised")) {
+    if (e.target.name == "claims-app") {
+      EXPECT_EQ(e.message.find("allocatable"), std::string::npos) << e.message;
+    }
+  }
 }
 
 }  // namespace

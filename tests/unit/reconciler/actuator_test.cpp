@@ -92,6 +92,14 @@ TEST_F(ActuatorTest, ConfigBeforeLabelAndMaxReplicasOnlyAfterAllocatable) {
   EXPECT_EQ(events_->withReason("MaxReplicasRaised").size(), 1u);
   EXPECT_EQ(events_->withReason("MigReconfigureSucceeded").size(), 1u);
   EXPECT_EQ(events_->withReason("TimeSlicingSucceeded").size(), 1u);
+  // On device-plugin nodes the Events name node allocatable.
+  for (const auto* reason :
+       {"MigReconfigurePlanned", "MigReconfigureSucceeded", "MaxReplicasRaised"}) {
+    auto e = events_->withReason(reason);
+    ASSERT_FALSE(e.empty()) << reason;
+    EXPECT_NE(e[0].message.find("allocatable"), std::string::npos) << e[0].message;
+    EXPECT_EQ(e[0].message.find("published devices"), std::string::npos) << e[0].message;
+  }
   ASSERT_EQ(last.report.ceilingToCapacitySeconds.size(), 1u);
   EXPECT_DOUBLE_EQ(last.report.ceilingToCapacitySeconds[0], 20.0);
   // Each node's change reports its lever and time, anticipation's measured lead time.

@@ -269,6 +269,18 @@ TEST(ScenarioTest, ParsesAWorkloadOfClaims) {
   ASSERT_TRUE(s.ok()) << s.status().toString();
   EXPECT_EQ(s->workloadClaimDeviceClass, "mig.nvidia.com");
   EXPECT_EQ(s->workloadClaimSelector, "device.attributes['gpu.nvidia.com'].profile == '1g.5gb'");
+  // Per service: one service of claims beside one of device-plugin requests.
+  auto mixed = parseScenario(
+      "name: x\nnodes: [{name: a, product: Tesla-T4, memoryMiB: 1}]\nservices:\n"
+      "- {name: plugin, load: {podSelector: app=plugin}}\n"
+      "- {name: claims, load: {podSelector: app=claims}, workload: {claim: {deviceClass: "
+      "gpu.nvidia.com}}}");
+  ASSERT_TRUE(mixed.ok()) << mixed.status().toString();
+  ASSERT_EQ(mixed->services.size(), 2u);
+  EXPECT_TRUE(mixed->services[0].claimDeviceClass.empty());
+  EXPECT_EQ(mixed->services[1].claimDeviceClass, "gpu.nvidia.com");
+  EXPECT_TRUE(mixed->services[1].claimSelector.empty());
+  EXPECT_TRUE(mixed->workloadClaimDeviceClass.empty());
 }
 
 TEST(ScenarioTest, RejectsBadInput) {
@@ -282,6 +294,14 @@ TEST(ScenarioTest, RejectsBadInput) {
        "name: x\nnodes: [{name: a, product: Tesla-T4, memoryMiB: 1}]\nworkload: {claim: {selector: "
        "'true'}}",
        "workload.claim needs a deviceClass"},
+      {"service claim without a class",
+       "name: x\nnodes: [{name: a, product: Tesla-T4, memoryMiB: 1}]\nservices: [{name: s, load: "
+       "{podSelector: app=s}, workload: {claim: {selector: 'true'}}}]",
+       "a service's workload.claim needs a deviceClass"},
+      {"unknown service workload key",
+       "name: x\nnodes: [{name: a, product: Tesla-T4, memoryMiB: 1}]\nservices: [{name: s, load: "
+       "{podSelector: app=s}, workload: {resource: nvidia.com/gpu}}]",
+       "unknown field \"resource\""},
       {"workload claim and resource",
        "name: x\nnodes: [{name: a, product: Tesla-T4, memoryMiB: 1}]\nworkload: {resource: "
        "nvidia.com/gpu, claim: {deviceClass: gpu.nvidia.com}}",
