@@ -26,10 +26,11 @@ endfunction()
 # gpuscale_unity(TARGET): with GPUSCALE_UNITY_BUILD, TARGET's sources compile in batches of eight, each
 # batch one translation unit, so the heavy headers (Boost.Beast, cpprestsdk, nlohmann-json) are parsed
 # and their templates instantiated once per batch rather than once per file. Names at file scope
-# (anonymous namespaces included) must therefore be unique across the target's sources. Test programs
-# are not batched: their files reuse fixture names (Row, kNow, ...) on purpose. GCC reads every file
-# of a batch as a header of the batch's file, so it would flag each class with external linkage
-# (a pimpl's Impl) that holds a type of its source's anonymous namespace: a false alarm there.
+# (anonymous namespaces included) must therefore be unique across the target's sources; a test
+# file keeps its helpers in a namespace named after the file (`namespace quantity_test`) for that.
+# GCC reads every file of a batch as a header of the batch's file, so it would flag each class with
+# external linkage (a pimpl's Impl) that holds a type of its source's anonymous namespace: a false
+# alarm there.
 function(gpuscale_unity target)
   if(GPUSCALE_UNITY_BUILD)
     set_target_properties(${target} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE 8)
@@ -95,6 +96,7 @@ endfunction()
 function(gpuscale_test name)
   cmake_parse_arguments(ARG "" "LABEL;TIMEOUT" "SOURCES;DEPS" ${ARGN})
   add_executable(${name} ${ARG_SOURCES})
+  gpuscale_unity(${name})
   set_target_properties(${name} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
   target_include_directories(${name} PRIVATE ${CMAKE_SOURCE_DIR}/tests)
   target_link_libraries(${name} PRIVATE ${ARG_DEPS} GTest::gmock GTest::gtest_main)

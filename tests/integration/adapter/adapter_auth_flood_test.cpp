@@ -36,7 +36,7 @@
 #include "support/tls_client.h"
 
 namespace gpuscale::adapter::testing {
-namespace {
+namespace adapter_auth_flood_test {
 
 using namespace std::chrono_literals;
 namespace net = boost::asio;
@@ -317,5 +317,5 @@ TEST(AdapterAuthFlood, JunkTokensWithSlowReviewsLeaveAnAuthorizedCallerAnswered)
       << metrics;
 }
 
-}  // namespace
+}  // namespace adapter_auth_flood_test
 }  // namespace gpuscale::adapter::testing

@@ -17,7 +17,7 @@
 #include "support/tls_client.h"
 
 namespace gpuscale::adapter::testing {
-namespace {
+namespace adapter_cache_memory_test {
 
 using namespace std::chrono_literals;
 
@@ -137,5 +137,5 @@ TEST(AdapterCacheMemory, ResidentSetFollowsTheCacheLimitAndFallsWhenEntriesExpir
       << "the burst never filled the cache";
 }
 
-}  // namespace
+}  // namespace adapter_cache_memory_test
 }  // namespace gpuscale::adapter::testing

@@ -16,7 +16,7 @@
 #include "support/tls_client.h"
 
 namespace gpuscale::adapter::testing {
-namespace {
+namespace adapter_exposed_test {
 
 using namespace std::chrono_literals;
 
@@ -183,5 +183,5 @@ TEST_F(AdapterExposedTest, AThousandIdleConnectionsAfterMaximalRequestsStayCheap
   }
 }
 
-}  // namespace
+}  // namespace adapter_exposed_test
 }  // namespace gpuscale::adapter::testing

@@ -20,7 +20,7 @@
 #include "support/victoriametrics.h"
 
 namespace gpuscale::adapter::testing {
-namespace {
+namespace adapter_external_test {
 
 constexpr char kExternal[] = "/apis/external.metrics.k8s.io/v1beta1";
 
@@ -433,5 +433,5 @@ TEST_F(AdapterExternalTest, FallbackDownDegradesToOurOwnListLoggedOnceAndCounted
   EXPECT_TRUE(local_->running());
 }
 
-}  // namespace
+}  // namespace adapter_external_test
 }  // namespace gpuscale::adapter::testing

@@ -12,7 +12,7 @@
 #include "support/pod_rules.h"
 
 namespace gpuscale::adapter::testing {
-namespace {
+namespace adapter_fault_test {
 
 const std::string kRules = gpuscale::testing::podSumRules("m");
 
@@ -253,5 +253,5 @@ TEST(AdapterCoalescing, ConcurrentIdenticalRequestsCostOneQueryPerTtl) {
   EXPECT_EQ(prometheus.queries() - before, 1u);
 }
 
-}  // namespace
+}  // namespace adapter_fault_test
 }  // namespace gpuscale::adapter::testing

@@ -15,7 +15,7 @@
 #include "support/http_test_server.h"
 
 namespace gpuscale::adapter::testing {
-namespace {
+namespace adapter_observability_test {
 
 // The story's rule (rules[0]), then more.
 constexpr char kMoreRules[] =
@@ -343,5 +343,5 @@ TEST_F(AdapterExplainTest, MetricsPerRuleAndMetricAfterAnOutage) {
                                            std::chrono::seconds(60)));
 }
 
-}  // namespace
+}  // namespace adapter_observability_test
 }  // namespace gpuscale::adapter::testing

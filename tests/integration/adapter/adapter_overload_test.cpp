@@ -17,7 +17,7 @@
 #include "support/tls_client.h"
 
 namespace gpuscale::adapter::testing {
-namespace {
+namespace adapter_overload_test {
 
 using namespace std::chrono_literals;
 
@@ -178,5 +178,5 @@ TEST(AdapterOverloadFlags, BadValuesAreRejected) {
   }
 }
 
-}  // namespace
+}  // namespace adapter_overload_test
 }  // namespace gpuscale::adapter::testing

@@ -12,7 +12,7 @@
 #include "support/victoriametrics.h"
 
 namespace gpuscale::adapter::testing {
-namespace {
+namespace adapter_prometheus_results_test {
 
 // The Triton rule, then rules of this test.
 const std::string kRules = std::string(::gpuscale::testing::kTritonRules) +
@@ -84,5 +84,5 @@ TEST(AdapterPrometheusResultsTest, WrongResultsFromARealPrometheusAreNamedStatus
   EXPECT_EQ(good.code, 200) << good.body;
 }
 
-}  // namespace
+}  // namespace adapter_prometheus_results_test
 }  // namespace gpuscale::adapter::testing

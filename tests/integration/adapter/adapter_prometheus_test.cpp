@@ -5,7 +5,7 @@
 #include "adapter_process.h"
 
 namespace gpuscale::adapter::testing {
-namespace {
+namespace adapter_prometheus_test {
 
 // The story's rule, then more.
 constexpr char kMoreRules[] =
@@ -210,5 +210,5 @@ TEST_F(AdapterPrometheusTest, PrometheusDownThenBack) {
                                            std::chrono::seconds(60)));
 }
 
-}  // namespace
+}  // namespace adapter_prometheus_test
 }  // namespace gpuscale::adapter::testing

@@ -9,7 +9,7 @@
 #include "support/victoriametrics.h"
 
 namespace gpuscale::adapter::testing {
-namespace {
+namespace adapter_prometheus_verb_test {
 
 // An override rule (label-values calls only) and a template rule (label names as well).
 // The Triton rule, then rules of this test.
@@ -84,5 +84,5 @@ TEST(AdapterPrometheusVerbTest, PostDiscoversThroughTheLabelApisWithoutTheSeries
   EXPECT_EQ(sumOf(own, "prometheus_http_requests_total", {R"(code="405")"}), 0);
 }
 
-}  // namespace
+}  // namespace adapter_prometheus_verb_test
 }  // namespace gpuscale::adapter::testing

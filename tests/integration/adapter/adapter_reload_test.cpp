@@ -17,7 +17,7 @@
 #include "support/prometheus_server.h"
 
 namespace gpuscale::adapter::testing {
-namespace {
+namespace adapter_reload_test {
 
 using gpuscale::test::ExporterServer;
 using gpuscale::test::PrometheusServer;
@@ -320,5 +320,5 @@ TEST_F(AdapterReloadTest, AnUnknownBackendStopsTheStartWithItsPlace) {
       << r.err;
 }
 
-}  // namespace
+}  // namespace adapter_reload_test
 }  // namespace gpuscale::adapter::testing

@@ -15,7 +15,7 @@
 #include "support/prometheus_server.h"
 
 namespace gpuscale::adapter::testing {
-namespace {
+namespace adapter_resource_metrics_test {
 
 constexpr char kApi[] = "/apis/metrics.k8s.io/v1beta1";
 
@@ -239,5 +239,5 @@ TEST_F(AdapterResourceMetricsTest, PrometheusDownIsAnErrorAndTheFlagTurnsTheApiO
   EXPECT_EQ(curl(off.url("/apis")).body.find(R"("name":"metrics.k8s.io")"), std::string::npos);
 }
 
-}  // namespace
+}  // namespace adapter_resource_metrics_test
 }  // namespace gpuscale::adapter::testing

@@ -13,7 +13,7 @@
 #include "adapter_process.h"
 
 namespace gpuscale::adapter::testing {
-namespace {
+namespace adapter_vllm_test {
 
 constexpr char kCustom[] = "/apis/custom.metrics.k8s.io/v1beta1";
 constexpr char kExternal[] = "/apis/external.metrics.k8s.io/v1beta1";
@@ -161,5 +161,5 @@ TEST_F(AdapterVllmTest, ExternalWaitingPerModel) {
       << body;
 }
 
-}  // namespace
+}  // namespace adapter_vllm_test
 }  // namespace gpuscale::adapter::testing

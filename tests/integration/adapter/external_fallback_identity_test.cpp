@@ -16,7 +16,7 @@
 #include "support/temp_dir.h"
 
 namespace gpuscale::adapter {
-namespace {
+namespace external_fallback_identity_test {
 
 using apiserver::UserInfo;
 
@@ -202,5 +202,5 @@ TEST_F(ExternalFallbackIdentityTest, AServerCertificateFromAnotherCaIsRefused) {
       << values.status().message();
 }
 
-}  // namespace
+}  // namespace external_fallback_identity_test
 }  // namespace gpuscale::adapter

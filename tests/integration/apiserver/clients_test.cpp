@@ -15,7 +15,7 @@
 #include "support/wait_until.h"
 
 namespace gpuscale::apiserver {
-namespace {
+namespace clients_test {
 
 using namespace std::chrono_literals;
 using testing::runProcess;
@@ -258,5 +258,5 @@ TEST_F(ClientsTest, SigtermFinishesTheInFlightRequestAndExitsCleanly) {
   EXPECT_NE(curl({"-o", "/dev/null", url("/healthz")}).exitCode, 0);
 }
 
-}  // namespace
+}  // namespace clients_test
 }  // namespace gpuscale::apiserver

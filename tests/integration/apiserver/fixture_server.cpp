@@ -15,7 +15,7 @@ using gpuscale::core::Quantity;
 using gpuscale::testing::FakeCustomMetricsProvider;
 using gpuscale::testing::FakeExternalMetricsProvider;
 
-namespace {
+namespace fixture_server {
 
 void addFixtureData(FakeCustomMetricsProvider& custom, FakeExternalMetricsProvider& external) {
   const CustomMetricInfo queue{{"", "pods"}, true, "avg_time_queue_us"};
@@ -50,7 +50,7 @@ void addFixtureData(FakeCustomMetricsProvider& custom, FakeExternalMetricsProvid
                       Quantity::fromMilli(42'000)});
 }
 
-}  // namespace
+}  // namespace fixture_server
 
 int main(int argc, char** argv) {
   gpuscale::apiserver::ServerOptions options;

@@ -13,7 +13,7 @@
 #include "support/wait_until.h"
 
 namespace gpuscale::apiserver {
-namespace {
+namespace https_server_async_test {
 
 using namespace std::chrono_literals;
 using testing::TlsClient;
@@ -147,5 +147,5 @@ TEST_F(HttpsServerAsyncTest, DroppedRequestIsAnswered500) {
   server_->shutdown(30s);
 }
 
-}  // namespace
+}  // namespace https_server_async_test
 }  // namespace gpuscale::apiserver

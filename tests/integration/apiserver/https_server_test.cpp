@@ -23,7 +23,7 @@
 #include "support/wait_until.h"
 
 namespace gpuscale::apiserver {
-namespace {
+namespace https_server_test {
 
 using namespace std::chrono_literals;
 using testing::ClientCertificate;
@@ -598,5 +598,5 @@ TEST_F(HttpsServerTest, BadCertificateFailsStart) {
   EXPECT_FALSE(server.start().ok());
 }
 
-}  // namespace
+}  // namespace https_server_test
 }  // namespace gpuscale::apiserver

@@ -21,7 +21,7 @@
 #include "support/tls_client.h"
 
 namespace gpuscale::apiserver {
-namespace {
+namespace request_limits_test {
 
 using namespace std::chrono_literals;
 using testing::ClientOptions;
@@ -149,5 +149,5 @@ INSTANTIATE_TEST_SUITE_P(Servers, RequestLimitsTest,
                          ::testing::Values("adapter_tls", "adapter_plain", "secure_status",
                                            "probe_listener"));
 
-}  // namespace
+}  // namespace request_limits_test
 }  // namespace gpuscale::apiserver

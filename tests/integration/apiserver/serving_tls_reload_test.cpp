@@ -11,7 +11,7 @@
 #include "support/tls_client.h"
 
 namespace gpuscale::apiserver {
-namespace {
+namespace serving_tls_reload_test {
 
 using testing::ClientCertificate;
 using testing::TlsClient;
@@ -89,5 +89,5 @@ TEST(ServingTlsReloadTest, NewConnectionsUseTheNewContextOpenOnesKeepTheirs) {
   server.shutdown(std::chrono::seconds(5));
 }
 
-}  // namespace
+}  // namespace serving_tls_reload_test
 }  // namespace gpuscale::apiserver

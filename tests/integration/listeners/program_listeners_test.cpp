@@ -27,7 +27,7 @@
 #include "support/wait_until.h"
 
 namespace gpuscale::testing {
-namespace {
+namespace program_listeners_test {
 
 using namespace std::chrono_literals;
 
@@ -180,5 +180,5 @@ INSTANTIATE_TEST_SUITE_P(Programs, ProgramListenersTest,
                          ::testing::Values("reconciler", "sim_run", "sim_exporter", "adapter_plain",
                                            "adapter_https"));
 
-}  // namespace
+}  // namespace program_listeners_test
 }  // namespace gpuscale::testing

@@ -17,7 +17,7 @@
 #include "support/victoriametrics.h"
 
 namespace gpuscale::prom {
-namespace {
+namespace discovery_real_test {
 
 using test::PrometheusServer;
 using Names = std::vector<std::string>;
@@ -261,5 +261,5 @@ TEST_F(DiscoveryRealTest, VictoriaMetricsSelectsWholeUtcDaysInBothApis) {
   EXPECT_EQ(series.contains("gds_old"), oldSeriesShowOnVictoriaMetrics());
 }
 
-}  // namespace
+}  // namespace discovery_real_test
 }  // namespace gpuscale::prom

@@ -23,7 +23,7 @@
 #include "support/victoriametrics.h"
 
 namespace gpuscale::prom {
-namespace {
+namespace real_prometheus_test {
 
 using test::ExporterServer;
 using test::PrometheusServer;
@@ -496,5 +496,5 @@ TEST(RealPrometheusServing, TlsServerVerification) {
   test::removeTree(dir);
 }
 
-}  // namespace
+}  // namespace real_prometheus_test
 }  // namespace gpuscale::prom

@@ -15,7 +15,7 @@
 #include "support/temp_dir.h"
 
 namespace gpuscale::prom {
-namespace {
+namespace sigv4_request_test {
 
 using test::HttpTestRequest;
 using test::HttpTestResponse;
@@ -89,5 +89,5 @@ TEST(SigV4Options, MissingKeysAndOtherAuthorizationAreRefused) {
             std::string::npos);
 }
 
-}  // namespace
+}  // namespace sigv4_request_test
 }  // namespace gpuscale::prom

@@ -12,7 +12,7 @@
 #include "support/prometheus_server.h"
 
 namespace gpuscale::reconciler {
-namespace {
+namespace dcgm_mapping_test {
 
 using test::ExporterServer;
 using test::PrometheusServer;
@@ -121,5 +121,5 @@ TEST(DcgmMappingRealPrometheusTest, FollowsTheExporterAndFallsBackWhenItCannotTe
             std::nullopt);
 }
 
-}  // namespace
+}  // namespace dcgm_mapping_test
 }  // namespace gpuscale::reconciler

@@ -27,7 +27,7 @@
 #include "gpuscale/rules/namer.h"
 
 namespace gpuscale::rules {
-namespace {
+namespace promql_escaping_test {
 
 namespace fs = std::filesystem;
 constexpr const char* kPromtool = "/usr/bin/promtool";
@@ -254,5 +254,5 @@ TEST_F(PromqlEscapingTest, RenderedMatchersSelectExactlyTheIntendedObjects) {
   }
 }
 
-}  // namespace
+}  // namespace promql_escaping_test
 }  // namespace gpuscale::rules

@@ -35,7 +35,7 @@
 #include "support/tls_client.h"
 
 namespace gpuscale::adapter::testing {
-namespace {
+namespace adapter_soak_test {
 
 using namespace std::chrono_literals;
 
@@ -266,5 +266,5 @@ TEST(AdapterSoak, ResidentSetStaysFlatUnderFaultsAndChurn) {
   EXPECT_EQ(*exitCode, 0) << adapter.log();
 }
 
-}  // namespace
+}  // namespace adapter_soak_test
 }  // namespace gpuscale::adapter::testing

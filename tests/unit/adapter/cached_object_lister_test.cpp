@@ -11,7 +11,7 @@
 #include "support/wait_until.h"
 
 namespace gpuscale::adapter {
-namespace {
+namespace cached_object_lister_test {
 
 using testing::FakeKubeClient;
 
@@ -204,5 +204,5 @@ TEST_F(CachedObjectListerTest, OtherResourcesAreWatchedAsMetadataOnly) {
   EXPECT_EQ(namesOf(listed), (std::vector<std::string>{"default", "other"}));
 }
 
-}  // namespace
+}  // namespace cached_object_lister_test
 }  // namespace gpuscale::adapter

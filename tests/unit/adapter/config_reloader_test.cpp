@@ -14,7 +14,7 @@
 #include "support/wait_until.h"
 
 namespace gpuscale::adapter {
-namespace {
+namespace config_reloader_test {
 
 constexpr char kFirst[] = R"(rules:
 - seriesQuery: 'a_total{namespace!="",pod!=""}'
@@ -303,5 +303,5 @@ TEST_F(ConfigReloaderTest, ACredentialFileOutsideAtStartIsAnError) {
   EXPECT_NE(reloader.status().message().find("bearerTokenFile"), std::string::npos);
 }
 
-}  // namespace
+}  // namespace config_reloader_test
 }  // namespace gpuscale::adapter

@@ -13,7 +13,7 @@
 #include "support/wait_until.h"
 
 namespace gpuscale::adapter {
-namespace {
+namespace config_watcher_test {
 
 namespace fs = std::filesystem;
 constexpr auto kPatience = std::chrono::seconds(20);  // how long an event may take to arrive
@@ -160,5 +160,5 @@ TEST(ConfigWatcher, ReportsSighupWhateverTheContent) {
   EXPECT_EQ(recorder.calls.front().second, "same\n");
 }
 
-}  // namespace
+}  // namespace config_watcher_test
 }  // namespace gpuscale::adapter

@@ -9,7 +9,7 @@
 #include "support/temp_dir.h"
 
 namespace gpuscale::adapter {
-namespace {
+namespace credential_file_policy_test {
 
 namespace fs = std::filesystem;
 
@@ -111,5 +111,5 @@ TEST_F(CredentialFilePolicyTest, BackendErrorsNameTheField) {
   EXPECT_TRUE(allowed->checkBackend(spec, "rules.yaml").ok());
 }
 
-}  // namespace
+}  // namespace credential_file_policy_test
 }  // namespace gpuscale::adapter

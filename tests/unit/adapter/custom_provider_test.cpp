@@ -11,7 +11,7 @@
 #include "rules_fixture.h"
 
 namespace gpuscale::adapter {
-namespace {
+namespace custom_provider_test {
 
 using testing::compile;
 using testing::sample;
@@ -237,5 +237,5 @@ TEST_F(CustomProviderTest, NamespaceObjectRoute) {
   EXPECT_EQ(value->value.toString(), "7");
 }
 
-}  // namespace
+}  // namespace custom_provider_test
 }  // namespace gpuscale::adapter

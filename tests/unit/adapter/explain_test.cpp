@@ -10,7 +10,7 @@
 #include "rules_fixture.h"
 
 namespace gpuscale::adapter {
-namespace {
+namespace explain_test {
 
 using testing::compile;
 
@@ -439,5 +439,5 @@ TEST(SampleRequestInfo, TheRealRequestOfEachScope) {
   EXPECT_FALSE(sampleRequestInfo({rules::RuleKind::kExternal, "m", {}, true, ""}).ok());
 }
 
-}  // namespace
+}  // namespace explain_test
 }  // namespace gpuscale::adapter

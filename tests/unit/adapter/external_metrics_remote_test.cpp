@@ -9,7 +9,7 @@
 #include "support/free_port.h"
 
 namespace gpuscale::adapter {
-namespace {
+namespace external_metrics_remote_test {
 
 using Headers = std::vector<std::pair<std::string, std::string>>;
 
@@ -218,5 +218,5 @@ TEST(ExternalMetricsRemote, APeerThatNeverAnswersIs504) {
       << values.status().message();
 }
 
-}  // namespace
+}  // namespace external_metrics_remote_test
 }  // namespace gpuscale::adapter

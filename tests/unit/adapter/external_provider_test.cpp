@@ -10,7 +10,7 @@
 #include "rules_fixture.h"
 
 namespace gpuscale::adapter {
-namespace {
+namespace external_provider_test {
 
 using testing::compile;
 using testing::sample;
@@ -147,5 +147,5 @@ TEST_F(ExternalProviderTest, MetricSelectorGoesBeforeTheNamespace) {
   EXPECT_EQ(items->size(), 1u);
 }
 
-}  // namespace
+}  // namespace external_provider_test
 }  // namespace gpuscale::adapter

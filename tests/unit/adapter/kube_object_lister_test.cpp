@@ -5,7 +5,7 @@
 #include "listed_objects_fixture.h"
 
 namespace gpuscale::adapter {
-namespace {
+namespace kube_object_lister_test {
 
 class KubeObjectListerTest : public ::testing::Test {
  protected:
@@ -84,5 +84,5 @@ TEST_F(KubeObjectListerTest, AFailedListIsAnErrorValueNotAnEmptySet) {
   EXPECT_NE(listed.status().message().find("etcd is gone"), std::string::npos);
 }
 
-}  // namespace
+}  // namespace kube_object_lister_test
 }  // namespace gpuscale::adapter

@@ -11,7 +11,7 @@
 #include "gpuscale/prom/errors.h"
 
 namespace gpuscale::adapter {
-namespace {
+namespace query_runner_test {
 
 TEST(QueryRunnerFetchError, NamesTheCauseOnceWithTheRightCode) {
   struct Case {
@@ -142,5 +142,5 @@ TEST(QueryRunner, ReportsQueriesWithAnOriginToRuleStatus) {
   EXPECT_EQ(state.lastQueryError->errorClass, "unreachable");
 }
 
-}  // namespace
+}  // namespace query_runner_test
 }  // namespace gpuscale::adapter

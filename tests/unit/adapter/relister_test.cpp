@@ -8,7 +8,7 @@
 #include "rules_fixture.h"
 
 namespace gpuscale::adapter {
-namespace {
+namespace relister_test {
 
 using testing::compile;
 
@@ -200,5 +200,5 @@ TEST(ResolveRelistOptions, MaxAgeRules) {
   }
 }
 
-}  // namespace
+}  // namespace relister_test
 }  // namespace gpuscale::adapter

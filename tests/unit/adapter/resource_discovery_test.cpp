@@ -13,7 +13,7 @@
 #include "support/temp_dir.h"
 
 namespace gpuscale::adapter {
-namespace {
+namespace resource_discovery_test {
 
 using kube::Object;
 
@@ -184,5 +184,5 @@ TEST_F(RulesFollowDiscoveryTest, WithoutTheOptionAnUnknownOverrideIsAnError) {
       << reloader.status().message();
 }
 
-}  // namespace
+}  // namespace resource_discovery_test
 }  // namespace gpuscale::adapter

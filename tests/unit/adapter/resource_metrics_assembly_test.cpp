@@ -8,7 +8,7 @@
 #include "rules_fixture.h"
 
 namespace gpuscale::adapter {
-namespace {
+namespace resource_metrics_assembly_test {
 
 using testing::sample;
 
@@ -167,5 +167,5 @@ TEST(AssembleNodeMetrics, OneUsagePerNode) {
   EXPECT_EQ(nodes[1].usage.memory.toString(), "2Gi");
 }
 
-}  // namespace
+}  // namespace resource_metrics_assembly_test
 }  // namespace gpuscale::adapter

@@ -12,7 +12,7 @@
 #include "rules_fixture.h"
 
 namespace gpuscale::adapter {
-namespace {
+namespace resource_provider_test {
 
 using testing::compile;
 using testing::expectFailure;
@@ -196,5 +196,5 @@ TEST_F(ResourceProviderTest, StandaloneAsksPrometheusForEveryPod) {
   EXPECT_EQ(podNames(*all), (std::vector<std::string>{"b/a", "x/a"}));
 }
 
-}  // namespace
+}  // namespace resource_provider_test
 }  // namespace gpuscale::adapter

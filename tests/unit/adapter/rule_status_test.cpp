@@ -6,7 +6,7 @@
 #include "gpuscale/prom/errors.h"
 
 namespace gpuscale::adapter {
-namespace {
+namespace rule_status_test {
 
 using Clock = std::chrono::system_clock;
 
@@ -139,5 +139,5 @@ TEST_F(RuleStatusTest, WithoutRegistryStateIsStillKept) {
   EXPECT_EQ(status.state("rules[9]").queries, 0u);
 }
 
-}  // namespace
+}  // namespace rule_status_test
 }  // namespace gpuscale::adapter

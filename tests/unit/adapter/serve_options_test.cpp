@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace gpuscale::adapter {
-namespace {
+namespace serve_options_test {
 
 using Args = std::vector<std::string>;
 
@@ -320,5 +320,5 @@ TEST(ParseServeFlags, DefaultsMatchPrometheusAdapter) {
   EXPECT_EQ(options->server.workerThreads, 8u);
 }
 
-}  // namespace
+}  // namespace serve_options_test
 }  // namespace gpuscale::adapter

@@ -6,7 +6,7 @@
 #include "rules_fixture.h"
 
 namespace gpuscale::adapter {
-namespace {
+namespace standalone_object_lister_test {
 
 using testing::sample;
 
@@ -88,5 +88,5 @@ TEST_F(StandaloneObjectListerTest, OtherResourcesWithSelectorsAreABadRequest) {
   EXPECT_NE(objects.status().message().find("standalone"), std::string::npos);
 }
 
-}  // namespace
+}  // namespace standalone_object_lister_test
 }  // namespace gpuscale::adapter

@@ -8,7 +8,7 @@
 #include "gpuscale/core/api_call_tally.h"
 
 namespace gpuscale::apiserver {
-namespace {
+namespace api_handler_test {
 
 using testing::FakeCustomMetricsProvider;
 using testing::FakeExternalMetricsProvider;
@@ -674,5 +674,5 @@ TEST_F(ApiHandlerTest, WithoutWaitingAnswersOnlyWhatNeedsNoWaitAndRecordsNothing
   EXPECT_EQ(call(cached).status, 200);
 }
 
-}  // namespace
+}  // namespace api_handler_test
 }  // namespace gpuscale::apiserver

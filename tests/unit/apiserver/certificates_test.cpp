@@ -11,7 +11,7 @@
 #include "support/temp_dir.h"
 
 namespace gpuscale::apiserver {
-namespace {
+namespace certificates_test {
 
 // The SAN entries of the first certificate in `pem`, as "DNS:x" / "IP:1.2.3.4".
 std::vector<std::string> subjectAltNames(const std::string& pem) {
@@ -115,5 +115,5 @@ TEST(Certificates, ExplicitFilesWinAndMustComeInPairs) {
   EXPECT_FALSE(loadServingTls(options).ok());
 }
 
-}  // namespace
+}  // namespace certificates_test
 }  // namespace gpuscale::apiserver

@@ -5,7 +5,7 @@
 #include <vector>
 
 namespace gpuscale::apiserver::detail {
-namespace {
+namespace connection_budget_test {
 
 TEST(ConnectionBudgetTest, AdmitsByListenerSourceAndProbeRoom) {
   struct Step {
@@ -58,5 +58,5 @@ TEST(ConnectionBudgetTest, TicketsOutliveTheirBudget) {
   ticket = ConnectionBudget::Ticket();  // releases into the budget it keeps alive
 }
 
-}  // namespace
+}  // namespace connection_budget_test
 }  // namespace gpuscale::apiserver::detail

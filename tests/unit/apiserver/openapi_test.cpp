@@ -7,7 +7,7 @@
 #include <tuple>
 
 namespace gpuscale::apiserver {
-namespace {
+namespace openapi_test {
 
 using Json = nlohmann::json;
 
@@ -241,5 +241,5 @@ TEST(OpenApiTest, ETagsAnswer304) {
   EXPECT_EQ(other->status, 200);
 }
 
-}  // namespace
+}  // namespace openapi_test
 }  // namespace gpuscale::apiserver

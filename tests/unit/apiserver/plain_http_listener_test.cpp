@@ -10,7 +10,7 @@
 #include "support/wait_until.h"
 
 namespace gpuscale::apiserver {
-namespace {
+namespace plain_http_listener_test {
 
 using namespace std::chrono_literals;
 using testing::ClientOptions;
@@ -140,5 +140,5 @@ TEST(PlainHttpListenerTest, AFullListenerStillAnswersProbes) {
       1);
 }
 
-}  // namespace
+}  // namespace plain_http_listener_test
 }  // namespace gpuscale::apiserver

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace gpuscale::apiserver {
-namespace {
+namespace request_info_test {
 
 struct Row {
   const char* what;
@@ -103,5 +103,5 @@ TEST(SplitPath, TrimsOuterSlashesKeepsInnerEmptyParts) {
   EXPECT_TRUE(splitPath("").empty());
 }
 
-}  // namespace
+}  // namespace request_info_test
 }  // namespace gpuscale::apiserver

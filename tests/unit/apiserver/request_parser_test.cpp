@@ -12,7 +12,7 @@
 #include "support/request_limit_cases.h"
 
 namespace gpuscale::apiserver::detail {
-namespace {
+namespace request_parser_test {
 
 namespace beast = boost::beast;
 namespace http = beast::http;
@@ -156,5 +156,5 @@ TEST(RequestParserTest, APeerThatStopsIsNoRefusal) {
             RequestRefusal::kNone);
 }
 
-}  // namespace
+}  // namespace request_parser_test
 }  // namespace gpuscale::apiserver::detail

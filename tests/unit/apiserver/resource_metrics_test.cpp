@@ -7,7 +7,7 @@
 #include "gpuscale/apiserver/api_handler.h"
 
 namespace gpuscale::apiserver {
-namespace {
+namespace resource_metrics_test {
 
 using Kind = ResourceMetricsRoute::Kind;
 
@@ -237,5 +237,5 @@ TEST(ResourceMetricsHandler, NotServedWithoutProvider) {
   EXPECT_EQ(handler.handle(get("/apis/metrics.k8s.io/v1beta1/nodes")).status, 404);
 }
 
-}  // namespace
+}  // namespace resource_metrics_test
 }  // namespace gpuscale::apiserver

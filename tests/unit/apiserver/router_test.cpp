@@ -3,7 +3,7 @@
 #include "gpuscale/apiserver/metric_request.h"
 
 namespace gpuscale::apiserver {
-namespace {
+namespace router_test {
 
 struct Row {
   const char* what;
@@ -213,5 +213,5 @@ TEST(GroupResource, ParsesAtFirstDot) {
   EXPECT_EQ(GroupResource::parse("foos.example.com").toString(), "foos.example.com");
 }
 
-}  // namespace
+}  // namespace router_test
 }  // namespace gpuscale::apiserver

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace gpuscale::apiserver {
-namespace {
+namespace server_options_test {
 
 TEST(ServingFlags, ParsesEveryServingFlag) {
   ServerOptions options;
@@ -174,5 +174,5 @@ TEST(SplitHostPort, Forms) {
   EXPECT_FALSE(splitHostPort("host:x").ok());
 }
 
-}  // namespace
+}  // namespace server_options_test
 }  // namespace gpuscale::apiserver

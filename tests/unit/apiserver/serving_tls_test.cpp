@@ -12,7 +12,7 @@
 #include "support/wait_until.h"
 
 namespace gpuscale::apiserver {
-namespace {
+namespace serving_tls_test {
 
 GeneratedCertificate generate(const std::string& host) {
   auto generated = generateSelfSignedCertificate(host, {host}, {"127.0.0.1"});
@@ -261,5 +261,5 @@ TEST(ServingTlsTest, PollingNoticesChangesByItself) {
             (std::vector<std::string>{"rotated-ca"}));
 }
 
-}  // namespace
+}  // namespace serving_tls_test
 }  // namespace gpuscale::apiserver

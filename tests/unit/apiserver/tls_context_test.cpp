@@ -15,7 +15,7 @@
 #include <string>
 
 namespace gpuscale::apiserver::detail {
-namespace {
+namespace tls_context_test {
 
 template <typename T, void (*Free)(T*)>
 struct Deleter {
@@ -176,5 +176,5 @@ TEST(ServerTlsContext, EveryTls12SuiteOfferedIsEcdheAead) {
   EXPECT_EQ(SSL_CTX_get_min_proto_version((*context)->native_handle()), TLS1_2_VERSION);
 }
 
-}  // namespace
+}  // namespace tls_context_test
 }  // namespace gpuscale::apiserver::detail

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace gpuscale::apiserver {
-namespace {
+namespace url_test {
 
 TEST(DecodePath, DecodesEscapesButNotPlus) {
   EXPECT_EQ(*decodePath("/pods/%2A/m"), "/pods/*/m");
@@ -45,5 +45,5 @@ INSTANTIATE_TEST_SUITE_P(
                       QueryRow{"bad escape drops only that pair", "a=%zz&b=2", "b", "2"},
                       QueryRow{"empty pairs skipped", "&&a=1&", "a", "1"}));
 
-}  // namespace
+}  // namespace url_test
 }  // namespace gpuscale::apiserver

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace gpuscale::apiserver {
-namespace {
+namespace wire_format_test {
 
 const Timestamp kMay1{std::chrono::seconds(1714557600)};  // 2024-05-01T10:00:00Z
 
@@ -266,5 +266,5 @@ TEST(WireFormat, TimestampsAreUtcSeconds) {
   EXPECT_EQ(formatTimestamp(Timestamp{}), "1970-01-01T00:00:00Z");
 }
 
-}  // namespace
+}  // namespace wire_format_test
 }  // namespace gpuscale::apiserver

@@ -9,7 +9,7 @@
 #include "unit/auth/authentication_config_map.h"
 
 namespace gpuscale::auth {
-namespace {
+namespace authentication_config_test {
 
 using testing::FakeKubeClient;
 using testing::makeCa;
@@ -99,5 +99,5 @@ TEST(AuthenticationConfigSourceTest, MissingConfigMapIsAnError) {
   EXPECT_EQ(status.httpCode(), 404);
 }
 
-}  // namespace
+}  // namespace authentication_config_test
 }  // namespace gpuscale::auth

@@ -5,7 +5,7 @@
 #include <deque>
 
 namespace gpuscale::auth {
-namespace {
+namespace cached_reviews_test {
 
 using Answer = core::Result<bool>;
 using Done = std::function<void(Answer)>;
@@ -113,5 +113,5 @@ TEST(CachedReviewsTest, BeyondTheLimiterRequestsGet429AndKnownGoodKeysUseTheRese
   EXPECT_EQ(options.limiter->waiting(), 0u);  // places come back when the reviews answer
 }
 
-}  // namespace
+}  // namespace cached_reviews_test
 }  // namespace gpuscale::auth

@@ -7,7 +7,7 @@
 #include "fakes/test_pki.h"
 
 namespace gpuscale::auth {
-namespace {
+namespace delegating_authenticator_test {
 
 using apiserver::HttpRequest;
 using apiserver::PeerCertificates;
@@ -306,5 +306,5 @@ TEST(DelegatingAuthenticatorTest, AReviewTheLimiterRefusesIs429NotUnauthorized) 
   EXPECT_EQ(answers.size(), 3u);
 }
 
-}  // namespace
+}  // namespace delegating_authenticator_test
 }  // namespace gpuscale::auth

@@ -7,7 +7,7 @@
 #include "fakes/fake_kube_client.h"
 
 namespace gpuscale::auth {
-namespace {
+namespace delegating_authorizer_test {
 
 using apiserver::parseRequestInfo;
 using apiserver::QueryParams;
@@ -265,5 +265,5 @@ TEST(DelegatingAuthorizerTest, NoClientDeniesWhatNeedsAReview) {
   EXPECT_TRUE(authorizer.authorize(kAnonymous, infoFor("/healthz"))->allowed);
 }
 
-}  // namespace
+}  // namespace delegating_authorizer_test
 }  // namespace gpuscale::auth

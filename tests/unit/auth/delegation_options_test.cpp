@@ -5,7 +5,7 @@
 #include <set>
 
 namespace gpuscale::auth {
-namespace {
+namespace delegation_options_test {
 
 TEST(DelegationOptionsTest, DefaultsMatchKubernetes) {
   DelegationOptions options;
@@ -126,5 +126,5 @@ TEST(DelegationOptionsTest, MissingCaFileIsAnError) {
   EXPECT_NE(built.status().message().find("client-ca-file"), std::string::npos);
 }
 
-}  // namespace
+}  // namespace delegation_options_test
 }  // namespace gpuscale::auth

@@ -5,7 +5,7 @@
 #include <prometheus/text_serializer.h>
 
 namespace gpuscale::auth {
-namespace {
+namespace review_limiter_test {
 
 std::string exposition(prometheus::Registry& registry) {
   return prometheus::TextSerializer().Serialize(registry.Collect());
@@ -71,5 +71,5 @@ TEST(ReviewLimiterTest, ZeroRateMeansNoRateLimit) {
   for (int i = 0; i < 1000; ++i) ASSERT_TRUE(limiter.start(Review::kToken, false).ok());
 }
 
-}  // namespace
+}  // namespace review_limiter_test
 }  // namespace gpuscale::auth

@@ -12,7 +12,7 @@
 #include "support/tls_client.h"
 
 namespace gpuscale::auth {
-namespace {
+namespace secure_status_server_test {
 
 using testing::FakeKubeClient;
 using testing::TlsClient;
@@ -147,5 +147,5 @@ TEST_F(SecureStatusServerTest, ReviewsAreCached) {
   EXPECT_EQ(accessReviews_.load(), accesses);
 }
 
-}  // namespace
+}  // namespace secure_status_server_test
 }  // namespace gpuscale::auth

@@ -13,7 +13,7 @@
 #include "unit/auth/authentication_config_map.h"
 
 namespace gpuscale::auth {
-namespace {
+namespace serving_client_cas_test {
 
 using testing::makeCa;
 
@@ -175,5 +175,5 @@ TEST_F(ServingFiles, FlagCasAndConfigMapCasAreUnited) {
             (std::vector<std::string>{flagCa.certificatePem, frontProxy.certificatePem}));
 }
 
-}  // namespace
+}  // namespace serving_client_cas_test
 }  // namespace gpuscale::auth

@@ -6,7 +6,7 @@
 #include <vector>
 
 namespace gpuscale::auth {
-namespace {
+namespace ttl_cache_test {
 
 using std::chrono::seconds;
 using Clock = std::chrono::steady_clock;
@@ -104,5 +104,5 @@ TEST(TtlCacheTest, ExpiredEntriesGoWhenOthersArePutNotOnlyWhenFull) {
   EXPECT_EQ(cache.size(), 10u);
 }
 
-}  // namespace
+}  // namespace ttl_cache_test
 }  // namespace gpuscale::auth

@@ -8,7 +8,7 @@
 #include <string_view>
 
 namespace gpuscale::core {
-namespace {
+namespace duration_test {
 
 constexpr int64_t kSecond = 1'000'000'000;
 constexpr int64_t kMinute = 60 * kSecond;
@@ -161,5 +161,5 @@ TEST(GoDurationRoundTrip, FormatThenParseGivesTheSameDuration) {
   }
 }
 
-}  // namespace
+}  // namespace duration_test
 }  // namespace gpuscale::core

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace gpuscale::core {
-namespace {
+namespace enum_names_test {
 
 enum class Color { kRed, kGreen, kBlue };
 
@@ -30,5 +30,5 @@ TEST(EnumNamesTest, BothWays) {
   static_assert(enumValue(kColors, "red") == Color::kRed);
 }
 
-}  // namespace
+}  // namespace enum_names_test
 }  // namespace gpuscale::core

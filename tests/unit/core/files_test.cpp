@@ -8,7 +8,7 @@
 #include "support/temp_dir.h"
 
 namespace gpuscale::core {
-namespace {
+namespace files_test {
 
 void write(const std::string& path, const std::string& content) {
   std::ofstream(path, std::ios::binary | std::ios::trunc) << content;
@@ -79,5 +79,5 @@ TEST(TokenFileTest, RecheckIntervalDelaysRereads) {
   EXPECT_EQ(file.token().valueOr(""), "first");  // not looked at again within the hour
 }
 
-}  // namespace
+}  // namespace files_test
 }  // namespace gpuscale::core

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace gpuscale::core {
-namespace {
+namespace flag_set_test {
 
 using Args = std::vector<std::string>;
 
@@ -242,5 +242,5 @@ TEST(FlagSet, AsksForHelp) {
   EXPECT_FALSE(asksForHelp({"--helpful"}));
 }
 
-}  // namespace
+}  // namespace flag_set_test
 }  // namespace gpuscale::core

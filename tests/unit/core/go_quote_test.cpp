@@ -6,7 +6,7 @@
 #include <string_view>
 
 namespace gpuscale::core {
-namespace {
+namespace go_quote_test {
 
 struct QuoteCase {
   const char* what;
@@ -82,7 +82,7 @@ TEST_P(RegexQuoteMetaTest, MatchesGoRegexpQuoteMeta) {
 
 INSTANTIATE_TEST_SUITE_P(Table, RegexQuoteMetaTest, testing::ValuesIn(kQuoteMetaCases));
 
-}  // namespace
+}  // namespace go_quote_test
 TEST(IsValidUtf8Test, MatchesGoUtf8ValidString) {
   struct Row {
     const char* what;

@@ -10,7 +10,7 @@
 #include "support/wait_until.h"
 
 namespace gpuscale::core {
-namespace {
+namespace heap_reclaimer_test {
 
 using namespace std::chrono_literals;
 
@@ -88,5 +88,5 @@ TEST(HeapReclaimerTest, HeapInUseFollowsLiveAllocations) {
   EXPECT_LT(HeapReclaimer::heapInUseBytes(), before + (size_t{1} << 20));
 }
 
-}  // namespace
+}  // namespace heap_reclaimer_test
 }  // namespace gpuscale::core

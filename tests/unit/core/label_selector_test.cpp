@@ -7,7 +7,7 @@
 #include <string_view>
 
 namespace gpuscale::core {
-namespace {
+namespace label_selector_test {
 
 struct ParseCase {
   const char* what;
@@ -322,5 +322,5 @@ TEST(Dns1123Label, AsKubernetesNamesNamespaces) {
   EXPECT_FALSE(isDns1123Label(std::string(64, 'a')));
 }
 
-}  // namespace
+}  // namespace label_selector_test
 }  // namespace gpuscale::core

@@ -6,7 +6,7 @@
 #include <sstream>
 
 namespace gpuscale::core {
-namespace {
+namespace metric_families_test {
 
 std::string exposition(prometheus::Registry& registry) {
   std::ostringstream out;
@@ -39,5 +39,5 @@ TEST(MetricFamiliesTest, TheSameNameTwiceIsOneFamily) {
   EXPECT_THROW(gaugeFamily(registry, "demo_reloads_total", "Reloads"), std::invalid_argument);
 }
 
-}  // namespace
+}  // namespace metric_families_test
 }  // namespace gpuscale::core

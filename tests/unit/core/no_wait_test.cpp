@@ -5,7 +5,7 @@
 #include <thread>
 
 namespace gpuscale::core {
-namespace {
+namespace no_wait_test {
 
 TEST(NoWaitTest, OutsideAScopeWaitingIsAllowed) {
   EXPECT_TRUE(mayWait());
@@ -36,5 +36,5 @@ TEST(NoWaitTest, ScopesNestAndBelongToTheirThread) {
   EXPECT_FALSE(outer.refused());
 }
 
-}  // namespace
+}  // namespace no_wait_test
 }  // namespace gpuscale::core

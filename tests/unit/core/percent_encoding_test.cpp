@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace gpuscale::core {
-namespace {
+namespace percent_encoding_test {
 
 TEST(PercentDecode, Table) {
   struct Case {
@@ -44,5 +44,5 @@ TEST(HexLower, Bytes) {
   EXPECT_EQ(hexLower("AZ"), "415a");
 }
 
-}  // namespace
+}  // namespace percent_encoding_test
 }  // namespace gpuscale::core

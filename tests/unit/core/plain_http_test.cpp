@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace gpuscale::core {
-namespace {
+namespace plain_http_test {
 
 TEST(ParseHostPortTest, Table) {
   struct Row {
@@ -32,5 +32,5 @@ TEST(ParseHostPortTest, Table) {
   }
 }
 
-}  // namespace
+}  // namespace plain_http_test
 }  // namespace gpuscale::core

@@ -8,7 +8,7 @@
 #include <string_view>
 
 namespace gpuscale::core {
-namespace {
+namespace quantity_test {
 
 using Format = Quantity::Format;
 
@@ -397,5 +397,5 @@ TEST(QuantityRoundTrip, MetricValuesReparseToTheSameQuantity) {
   }
 }
 
-}  // namespace
+}  // namespace quantity_test
 }  // namespace gpuscale::core

@@ -8,7 +8,7 @@
 #include <string_view>
 
 namespace gpuscale::core {
-namespace {
+namespace rfc3339_test {
 
 using std::chrono::microseconds;
 
@@ -82,5 +82,5 @@ TEST(Rfc3339Test, RoundTrip) {
   }
 }
 
-}  // namespace
+}  // namespace rfc3339_test
 }  // namespace gpuscale::core

@@ -6,7 +6,7 @@
 #include <vector>
 
 namespace gpuscale::core {
-namespace {
+namespace scoped_release_test {
 
 struct Note {
   std::vector<int>* released;
@@ -50,5 +50,5 @@ TEST(ScopedReleaseTest, AssigningOverReleasesTheOldHold) {
   EXPECT_EQ(released, (std::vector<int>{1, 2})) << "self-assignment changes nothing";
 }
 
-}  // namespace
+}  // namespace scoped_release_test
 }  // namespace gpuscale::core

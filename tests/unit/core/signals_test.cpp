@@ -6,7 +6,7 @@
 #include <thread>
 
 namespace gpuscale::core {
-namespace {
+namespace signals_test {
 
 TEST(StopSignalsTest, AWaitedSignalStaysPendingUntilWaitTakesIt) {
   const StopSignals signals({SIGUSR1});
@@ -28,5 +28,5 @@ TEST(StopSignalsTest, ASignalEndsAWaitThatCouldAlsoStopEarly) {
   EXPECT_EQ(signals.wait([] { return false; }), SIGUSR1);
 }
 
-}  // namespace
+}  // namespace signals_test
 }  // namespace gpuscale::core

@@ -7,7 +7,7 @@
 #include "gpuscale/core/version.h"
 
 namespace gpuscale::core {
-namespace {
+namespace subcommands_test {
 
 struct CountArgs {
   int64_t n = 1;
@@ -103,5 +103,5 @@ TEST(SubcommandsTest, TheReferenceOpensWithTheProgramsOwnFlags) {
   EXPECT_NE(reference.find("| `--version` |"), std::string::npos) << reference;
 }
 
-}  // namespace
+}  // namespace subcommands_test
 }  // namespace gpuscale::core

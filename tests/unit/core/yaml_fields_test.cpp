@@ -5,7 +5,7 @@
 #include "gpuscale/core/yaml_input.h"
 
 namespace gpuscale::core {
-namespace {
+namespace yaml_fields_test {
 
 // A small format: `size`, `colour` (old name `color`) and a nested `limits` mapping.
 struct Shape {
@@ -113,5 +113,5 @@ TEST(YamlFieldsTest, TheReferenceListsEveryKeyNestedAfterItsMapping) {
             "| `limits.high` | integer | `10` | the top |\n");
 }
 
-}  // namespace
+}  // namespace yaml_fields_test
 }  // namespace gpuscale::core

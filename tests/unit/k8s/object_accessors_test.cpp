@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace gpuscale::k8s {
-namespace {
+namespace object_accessors_test {
 
 using nlohmann::json;
 
@@ -83,5 +83,5 @@ TEST(ObjectAccessorsTest, ReadsAlongAPathAndToleratesWhatIsMissing) {
   EXPECT_TRUE(fieldAt(json("x"), {"a"}).is_null());
 }
 
-}  // namespace
+}  // namespace object_accessors_test
 }  // namespace gpuscale::k8s

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace gpuscale::k8s {
-namespace {
+namespace resource_mapper_test {
 
 struct Row {
   const char* what;
@@ -82,5 +82,5 @@ TEST(BuiltinResourceTable, KnowsCoreAndAppsWithVersionsAndKinds) {
   EXPECT_EQ(table.resources().front().groupResource.resource, "pods");
 }
 
-}  // namespace
+}  // namespace resource_mapper_test
 }  // namespace gpuscale::k8s

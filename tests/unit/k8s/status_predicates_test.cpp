@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace gpuscale::k8s {
-namespace {
+namespace status_predicates_test {
 
 struct Row {
   const char* what;
@@ -37,5 +37,5 @@ TEST(StatusPredicatesTest, DecidesByCodeAndReason) {
   }
 }
 
-}  // namespace
+}  // namespace status_predicates_test
 }  // namespace gpuscale::k8s

@@ -16,7 +16,7 @@
 #include "support/wait_until.h"
 
 namespace gpuscale::kube {
-namespace {
+namespace client_metrics_test {
 
 using test::HttpTestRequest;
 using test::HttpTestServer;
@@ -230,5 +230,5 @@ TEST(KubeClientMetricsTest, RegistersTheFamiliesWithTheirLabels) {
             std::string::npos);
 }
 
-}  // namespace
+}  // namespace client_metrics_test
 }  // namespace gpuscale::kube

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace gpuscale::kube {
-namespace {
+namespace client_test {
 
 // What a kube-apiserver (or a proxy in front of it) may send back; fields of the wrong type read as
 // absent and nothing throws.
@@ -126,5 +126,5 @@ TEST(StatusFromResponseTest, FieldsOfTheWrongTypeReadAsAbsent) {
             R"({"kind":1} (retry after 2s))");
 }
 
-}  // namespace
+}  // namespace client_test
 }  // namespace gpuscale::kube

@@ -8,7 +8,7 @@
 #include <thread>
 
 namespace gpuscale::kube {
-namespace {
+namespace config_test {
 
 namespace fs = std::filesystem;
 
@@ -191,5 +191,5 @@ TEST_F(ConfigTest, InClusterWithoutEnvironmentIsAnError) {
   EXPECT_FALSE(inClusterConfig(dir_).ok());
 }
 
-}  // namespace
+}  // namespace config_test
 }  // namespace gpuscale::kube

@@ -5,7 +5,7 @@
 #include "fakes/fake_kube_client.h"
 
 namespace gpuscale::kube {
-namespace {
+namespace discovery_test {
 
 using testing::FakeKubeClient;
 
@@ -132,5 +132,5 @@ TEST(DiscoveryTest, GroupThatFailsKeepsItsPreviousEntries) {
   EXPECT_TRUE(mapper.resourceFor({"apps", "deployments"}).ok());
 }
 
-}  // namespace
+}  // namespace discovery_test
 }  // namespace gpuscale::kube

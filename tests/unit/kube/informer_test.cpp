@@ -10,7 +10,7 @@
 #include "support/wait_until.h"
 
 namespace gpuscale::kube {
-namespace {
+namespace informer_test {
 
 using gpuscale::testing::eventually;
 
@@ -260,5 +260,5 @@ TEST(InformerTest, StopsWhileWatching) {
   EXPECT_EQ(kube->openWatches(), 0);
 }
 
-}  // namespace
+}  // namespace informer_test
 }  // namespace gpuscale::kube

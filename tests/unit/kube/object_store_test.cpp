@@ -5,7 +5,7 @@
 #include <functional>
 
 namespace gpuscale::kube {
-namespace {
+namespace object_store_test {
 
 Object pod(const std::string& ns, const std::string& name, Object labels) {
   return {{"metadata", {{"namespace", ns}, {"name", name}, {"labels", std::move(labels)}}}};
@@ -147,5 +147,5 @@ TEST(ObjectStoreTest, MetadataOfTheWrongTypeReadsAsAbsent) {
   EXPECT_EQ(store.size(), 2u);
 }
 
-}  // namespace
+}  // namespace object_store_test
 }  // namespace gpuscale::kube

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace gpuscale::kube {
-namespace {
+namespace rate_limiter_test {
 
 using Clock = RateLimiter::Clock;
 using std::chrono::milliseconds;
@@ -69,5 +69,5 @@ TEST(RateLimiterTest, AcquireUntilWaitsForATokenBeforeTheDeadline) {
   EXPECT_TRUE(limiter.acquireUntil(Clock::time_point::max()));
 }
 
-}  // namespace
+}  // namespace rate_limiter_test
 }  // namespace gpuscale::kube

@@ -9,7 +9,7 @@
 #include "support/http_test_server.h"
 
 namespace gpuscale::kube {
-namespace {
+namespace rest_client_test {
 
 using test::HttpTestRequest;
 using test::HttpTestServer;
@@ -563,5 +563,5 @@ TEST(ResourceRefTest, PathsAreBuiltAndEscaped) {
             "/api/v1/nodes/a%20b%2Fc");
 }
 
-}  // namespace
+}  // namespace rest_client_test
 }  // namespace gpuscale::kube

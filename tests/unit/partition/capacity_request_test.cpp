@@ -8,7 +8,7 @@
 #include "kube_objects.h"
 
 namespace gpuscale::partition {
-namespace {
+namespace capacity_request_test {
 
 using testing::json;
 
@@ -252,5 +252,5 @@ TEST(CapacityRequestTest, TheGrantedConditionSaysHowFarTheRequestGot) {
   EXPECT_EQ(invalidCapacityRequest("spec must be x").condition.reason, "Invalid");
 }
 
-}  // namespace
+}  // namespace capacity_request_test
 }  // namespace gpuscale::partition

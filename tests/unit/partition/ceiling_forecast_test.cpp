@@ -6,7 +6,7 @@
 #include "kube_objects.h"
 
 namespace gpuscale::partition {
-namespace {
+namespace ceiling_forecast_test {
 
 const TimePoint kNow = *core::parseRfc3339("2026-11-26T09:00:00Z");
 
@@ -148,5 +148,5 @@ TEST(ForecastTest, PolicyKnobsParseAndDefault) {
   }
 }
 
-}  // namespace
+}  // namespace ceiling_forecast_test
 }  // namespace gpuscale::partition

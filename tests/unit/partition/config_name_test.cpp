@@ -7,7 +7,7 @@
 #include "gpuscale/core/label_selector.h"
 
 namespace gpuscale::partition {
-namespace {
+namespace config_name_test {
 
 // Node names that share long prefixes, as cloud providers generate them.
 const std::string kStem = "gke-inference-prod-europe-west4-a100-pool-";  // 42 characters
@@ -88,5 +88,5 @@ TEST(ConfigNameTest, OwnershipIsExact) {
   }
 }
 
-}  // namespace
+}  // namespace config_name_test
 }  // namespace gpuscale::partition

@@ -10,7 +10,7 @@
 #include "planned.h"
 
 namespace gpuscale::partition {
-namespace {
+namespace contention_promise_test {
 
 using testing::json;
 
@@ -307,5 +307,5 @@ TEST(ContentionPromiseTest, DemandCountsHeldAndPromisedPods) {
   }
 }
 
-}  // namespace
+}  // namespace contention_promise_test
 }  // namespace gpuscale::partition

@@ -8,7 +8,7 @@
 #include "planned.h"
 
 namespace gpuscale::partition {
-namespace {
+namespace contention_test {
 
 using testing::json;
 
@@ -210,5 +210,5 @@ TEST(ContentionTest, WorkloadsOnSeparateNodesAreSeparateGroups) {
   EXPECT_EQ(contentionGroups(apart).size(), 2u);
 }
 
-}  // namespace
+}  // namespace contention_test
 }  // namespace gpuscale::partition

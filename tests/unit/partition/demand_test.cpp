@@ -5,7 +5,7 @@
 #include "kube_objects.h"
 
 namespace gpuscale::partition {
-namespace {
+namespace demand_test {
 
 using testing::json;
 
@@ -215,5 +215,5 @@ TEST(DemandTest, AReplicaThatIsAGroupCountsInWholeGroups) {
   EXPECT_TRUE(ws[0].blocked) << "maxReplicas 2 is at the ceiling of 2 groups";
 }
 
-}  // namespace
+}  // namespace demand_test
 }  // namespace gpuscale::partition

@@ -5,7 +5,7 @@
 #include "support/rejected_inputs.h"
 
 namespace gpuscale::partition {
-namespace {
+namespace device_plugin_config_test {
 
 using gpuscale::testing::expectAllRejected;
 using gpuscale::testing::RejectedInput;
@@ -128,5 +128,5 @@ TEST(DevicePluginConfigTest, RejectsMalformedFiles) {
   expectAllRejected(cases, parseDevicePluginConfig);
 }
 
-}  // namespace
+}  // namespace device_plugin_config_test
 }  // namespace gpuscale::partition

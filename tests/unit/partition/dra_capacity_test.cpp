@@ -8,7 +8,7 @@
 #include "dra_objects.h"
 
 namespace gpuscale::partition {
-namespace {
+namespace dra_capacity_test {
 
 using nlohmann::json;
 
@@ -189,5 +189,5 @@ TEST(DraCapacityTest, DeviceKindsAndModelNames) {
   EXPECT_EQ(capacityModelName(CapacityModel::kDraPartitionable), "DRA partitionable");
 }
 
-}  // namespace
+}  // namespace dra_capacity_test
 }  // namespace gpuscale::partition

@@ -7,7 +7,7 @@
 #include "dra_objects.h"
 
 namespace gpuscale::partition {
-namespace {
+namespace dra_cel_test {
 
 enum class Outcome { kTrue, kFalse, kRuntimeError, kUnsupported, kInvalid };
 
@@ -132,5 +132,5 @@ TEST(DraCelTest, DeepNestingIsUnsupportedNotACrash) {
   EXPECT_TRUE(DeviceSelector::compile(chain).ok());
 }
 
-}  // namespace
+}  // namespace dra_cel_test
 }  // namespace gpuscale::partition

@@ -10,7 +10,7 @@
 #include "kube_objects.h"
 
 namespace gpuscale::partition {
-namespace {
+namespace dra_parse_test {
 
 using nlohmann::json;
 
@@ -194,5 +194,5 @@ TEST(DraParseTest, TheSnapshotSkipsDraObjectsThatDoNotRead) {
   EXPECT_EQ(snap->skipped[1].reason, "malformed");
 }
 
-}  // namespace
+}  // namespace dra_parse_test
 }  // namespace gpuscale::partition

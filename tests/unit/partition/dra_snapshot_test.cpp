@@ -18,7 +18,7 @@
 #include "kube_objects.h"
 
 namespace gpuscale::partition {
-namespace {
+namespace dra_snapshot_test {
 
 using nlohmann::json;
 
@@ -159,5 +159,5 @@ TEST(DraSnapshotTest, AMixedClusterIsPlannedInOnePass) {
   }
 }
 
-}  // namespace
+}  // namespace dra_snapshot_test
 }  // namespace gpuscale::partition

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace gpuscale::partition {
-namespace {
+namespace gpu_memory_need_test {
 
 using Kind = GpuMemoryNeed::Kind;
 
@@ -188,5 +188,5 @@ TEST(GpuMemoryNeedTest, DescribesTheBound) {
             "the device's memory is unknown, and a pod takes 2Gi of each device");
 }
 
-}  // namespace
+}  // namespace gpu_memory_need_test
 }  // namespace gpuscale::partition

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace gpuscale::partition {
-namespace {
+namespace gpu_product_test {
 
 TEST(GpuProductTest, ParsesGfdSpellings) {
   struct Row {
@@ -99,5 +99,5 @@ TEST(GpuProductTest, PinsHoldWhenTheSharingMatches) {
   }
 }
 
-}  // namespace
+}  // namespace gpu_product_test
 }  // namespace gpuscale::partition

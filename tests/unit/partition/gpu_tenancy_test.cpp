@@ -10,7 +10,7 @@
 #include "kube_objects.h"
 
 namespace gpuscale::partition {
-namespace {
+namespace gpu_tenancy_test {
 
 using testing::json;
 using testing::k1g;
@@ -174,5 +174,5 @@ TEST(GpuTenancyTest, MpsFollowsTheSameRule) {
   EXPECT_TRUE(sharesN1(allowed)) << planToJson(allowed).dump(2);
 }
 
-}  // namespace
+}  // namespace gpu_tenancy_test
 }  // namespace gpuscale::partition

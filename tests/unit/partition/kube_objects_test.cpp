@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 namespace gpuscale::partition {
-namespace {
+namespace kube_objects_test {
 
 using nlohmann::json;
 
@@ -258,5 +258,5 @@ TEST(KubeObjectsTest, ErrorsNameTheField) {
   }
 }
 
-}  // namespace
+}  // namespace kube_objects_test
 }  // namespace gpuscale::partition

@@ -9,7 +9,7 @@
 #include "kube_objects.h"
 
 namespace gpuscale::partition {
-namespace {
+namespace lead_time_test {
 
 using std::chrono::seconds;
 
@@ -150,5 +150,5 @@ TEST(LeadTimeTest, AMeasuredSlowerLeverMakesAnticipationActEarlier) {
       << measured[0].forecast->why;
 }
 
-}  // namespace
+}  // namespace lead_time_test
 }  // namespace gpuscale::partition

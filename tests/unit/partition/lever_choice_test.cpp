@@ -10,7 +10,7 @@
 #include "planned.h"
 
 namespace gpuscale::partition {
-namespace {
+namespace lever_choice_test {
 
 using testing::json;
 using testing::k1g;
@@ -227,5 +227,5 @@ TEST(LeverChoiceTest, PlannerPrefersAReshapeOverTimeSlicingSaturatedDevices) {
   }
 }
 
-}  // namespace
+}  // namespace lever_choice_test
 }  // namespace gpuscale::partition

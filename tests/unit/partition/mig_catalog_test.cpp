@@ -6,7 +6,7 @@
 #include <set>
 
 namespace gpuscale::partition {
-namespace {
+namespace mig_catalog_test {
 
 struct MatchCase {
   const char* what;
@@ -94,5 +94,5 @@ TEST(MigCatalogTest, PciIdsRoundTripAndFindTheirModel) {
   EXPECT_EQ(findModelByPciId(0x12345678), nullptr);
 }
 
-}  // namespace
+}  // namespace mig_catalog_test
 }  // namespace gpuscale::partition

@@ -6,7 +6,7 @@
 #include <set>
 
 namespace gpuscale::partition {
-namespace {
+namespace mig_geometry_test {
 
 // An independent oracle: tries every start slot for every instance (no shared code with the
 // walker).
@@ -198,5 +198,5 @@ TEST(MigGeometryTest, FilterRestrictsProfiles) {
   }
 }
 
-}  // namespace
+}  // namespace mig_geometry_test
 }  // namespace gpuscale::partition

@@ -6,7 +6,7 @@
 #include "support/rejected_inputs.h"
 
 namespace gpuscale::partition {
-namespace {
+namespace mig_parted_config_test {
 
 using gpuscale::testing::expectAllRejected;
 using gpuscale::testing::RejectedInput;
@@ -167,5 +167,5 @@ TEST(MigPartedConfigTest, CarryOverAddsOnlyMissingNamesEarlierSourceFirst) {
   }
 }
 
-}  // namespace
+}  // namespace mig_parted_config_test
 }  // namespace gpuscale::partition

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace gpuscale::partition {
-namespace {
+namespace mig_restore_test {
 
 TEST(MigRestoreTest, DecodesOnlyCompleteRecords) {
   struct Row {
@@ -45,5 +45,5 @@ TEST(MigRestoreTest, BeforeSurvivesGpuscalesOwnSuccessiveReshapes) {
     EXPECT_EQ(nextMigRestore(r.current, r.previous, r.applied), r.expected) << r.what;
 }
 
-}  // namespace
+}  // namespace mig_restore_test
 }  // namespace gpuscale::partition

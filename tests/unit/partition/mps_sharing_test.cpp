@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace gpuscale::partition {
-namespace {
+namespace mps_sharing_test {
 
 constexpr double kGiB = 1073741824.0;
 constexpr double kGB = 1e9;
@@ -130,5 +130,5 @@ TEST(MpsSharingTest, GpuMemoryComesFromTheWholeGpuLabel) {
   EXPECT_EQ(gpuMemoryMiB(n), std::nullopt);
 }
 
-}  // namespace
+}  // namespace mps_sharing_test
 }  // namespace gpuscale::partition

@@ -10,7 +10,7 @@
 #include "kube_objects.h"
 
 namespace gpuscale::partition {
-namespace {
+namespace object_record_test {
 
 using testing::json;
 
@@ -128,5 +128,5 @@ TEST(ObjectRecordTest, ASnapshotFromRecordsIsTheSnapshotFromJson) {
   }
 }
 
-}  // namespace
+}  // namespace object_record_test
 }  // namespace gpuscale::partition

@@ -15,7 +15,7 @@
 #include "planned.h"
 
 namespace gpuscale::partition {
-namespace {
+namespace planner_dra_give_back_test {
 
 using testing::actionsWithoutConfig;
 using testing::json;
@@ -85,5 +85,5 @@ TEST(PlannerDraGiveBackTest, RestoresTheGeometryOnlyWhereNoClaimIsAllocated) {
   }
 }
 
-}  // namespace
+}  // namespace planner_dra_give_back_test
 }  // namespace gpuscale::partition

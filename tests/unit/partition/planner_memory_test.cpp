@@ -6,7 +6,7 @@
 #include "kube_objects.h"
 
 namespace gpuscale::partition {
-namespace {
+namespace planner_memory_test {
 
 using testing::json;
 
@@ -113,5 +113,5 @@ TEST(PlannerMemoryTest, TimeSlicingLeavesEveryPodItsMemory) {
   }
 }
 
-}  // namespace
+}  // namespace planner_memory_test
 }  // namespace gpuscale::partition

@@ -11,7 +11,7 @@
 #include "planned.h"
 
 namespace gpuscale::partition {
-namespace {
+namespace planner_mig_mode_test {
 
 using testing::actionsWithoutConfig;
 using testing::append;
@@ -196,5 +196,5 @@ TEST(PlannerMigModeTest, GiveBackDisablesMigAgainOnlyWhenAllowed) {
   }
 }
 
-}  // namespace
+}  // namespace planner_mig_mode_test
 }  // namespace gpuscale::partition

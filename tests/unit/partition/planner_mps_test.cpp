@@ -8,7 +8,7 @@
 #include "planned.h"
 
 namespace gpuscale::partition {
-namespace {
+namespace planner_mps_test {
 
 using testing::json;
 using testing::k1g;
@@ -190,5 +190,5 @@ TEST(PlannerMpsTest, GiveBackLowersMpsReplicas) {
       << planToText(p->plan);
 }
 
-}  // namespace
+}  // namespace planner_mps_test
 }  // namespace gpuscale::partition

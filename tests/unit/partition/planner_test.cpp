@@ -8,7 +8,7 @@
 #include "planned.h"
 
 namespace gpuscale::partition {
-namespace {
+namespace planner_test {
 
 using testing::json;
 using testing::k1g;
@@ -505,5 +505,5 @@ TEST(PlannerTest, SafetyPropertiesOnGeneratedClusters) {
   }
 }
 
-}  // namespace
+}  // namespace planner_test
 }  // namespace gpuscale::partition

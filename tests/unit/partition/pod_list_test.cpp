@@ -10,7 +10,7 @@
 #include "gpuscale/partition/snapshot.h"
 
 namespace gpuscale::partition {
-namespace {
+namespace pod_list_test {
 
 PodState pod(std::string ns, std::string name) {
   PodState p;
@@ -62,5 +62,5 @@ TEST(PodListTest, SharesWhatItIsGivenAndCopiesOnlyWhatItChanges) {
   EXPECT_TRUE(PodList().empty());
 }
 
-}  // namespace
+}  // namespace pod_list_test
 }  // namespace gpuscale::partition

@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 namespace gpuscale::partition {
-namespace {
+namespace pod_parse_test {
 
 using nlohmann::json;
 
@@ -87,5 +87,5 @@ TEST(PodParseTest, EveryWayAPodCanHoldAGpuCounts) {
   }
 }
 
-}  // namespace
+}  // namespace pod_parse_test
 }  // namespace gpuscale::partition

@@ -9,7 +9,7 @@
 #include "kube_objects.h"
 
 namespace gpuscale::partition {
-namespace {
+namespace pod_record_test {
 
 using testing::json;
 
@@ -153,5 +153,5 @@ TEST(PodRecordTest, ASnapshotFromRecordsIsTheSnapshotFromJson) {
   }
 }
 
-}  // namespace
+}  // namespace pod_record_test
 }  // namespace gpuscale::partition

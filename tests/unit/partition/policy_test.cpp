@@ -6,7 +6,7 @@
 #include "support/rejected_inputs.h"
 
 namespace gpuscale::partition {
-namespace {
+namespace policy_test {
 
 using gpuscale::testing::expectAllRejected;
 using gpuscale::testing::RejectedInput;
@@ -415,5 +415,5 @@ TEST(PolicyTest, SeedPolicyFileParses) {
   EXPECT_EQ(testing::onePolicy(testing::readDataFile("t4-policy.yaml")).name, "t4-inference");
 }
 
-}  // namespace
+}  // namespace policy_test
 }  // namespace gpuscale::partition

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace gpuscale::partition {
-namespace {
+namespace quantity_test {
 
 TEST(QuantityTest, ParsesKubernetesQuantities) {
   struct Case {
@@ -43,5 +43,5 @@ TEST(QuantityTest, ParsesGoDurations) {
   EXPECT_FALSE(parseDuration("").has_value());
 }
 
-}  // namespace
+}  // namespace quantity_test
 }  // namespace gpuscale::partition

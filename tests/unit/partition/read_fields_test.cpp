@@ -11,7 +11,7 @@
 #include "kube_objects.h"
 
 namespace gpuscale::partition {
-namespace {
+namespace read_fields_test {
 
 using testing::json;
 
@@ -492,5 +492,5 @@ TEST(ReadFieldsTest, CapacityRequestsReadTheSameTrimmed) {
   }
 }
 
-}  // namespace
+}  // namespace read_fields_test
 }  // namespace gpuscale::partition

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace gpuscale::partition {
-namespace {
+namespace resource_names_test {
 
 TEST(ResourceNamesTest, MigResourceNames) {
   EXPECT_EQ(migResourceName("1g.5gb"), "nvidia.com/mig-1g.5gb");
@@ -87,5 +87,5 @@ TEST(ResourceNamesTest, SingleStrategyNeedsUniformGeometry) {
   EXPECT_FALSE(exposedResources({seven, {false, {}}}, MigStrategy::kSingle, nullptr).ok());
 }
 
-}  // namespace
+}  // namespace resource_names_test
 }  // namespace gpuscale::partition

@@ -9,7 +9,7 @@
 #include "support/rejected_inputs.h"
 
 namespace gpuscale::partition {
-namespace {
+namespace snapshot_test {
 
 using gpuscale::testing::expectAllRejected;
 using gpuscale::testing::RejectedInput;
@@ -519,5 +519,5 @@ TEST(SnapshotTest, IgnoresOtherKinds) {
   EXPECT_TRUE(snap.pods.empty());
 }
 
-}  // namespace
+}  // namespace snapshot_test
 }  // namespace gpuscale::partition

@@ -10,7 +10,7 @@
 #include "planned.h"
 
 namespace gpuscale::partition {
-namespace {
+namespace why_not_test {
 
 using testing::json;
 using testing::k1g;
@@ -267,5 +267,5 @@ TEST(WhyNotTest, EveryCodeHasAName) {
   }
 }
 
-}  // namespace
+}  // namespace why_not_test
 }  // namespace gpuscale::partition

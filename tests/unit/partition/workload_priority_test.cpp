@@ -7,7 +7,7 @@
 #include "kube_objects.h"
 
 namespace gpuscale::partition {
-namespace {
+namespace workload_priority_test {
 
 // A pod of the target: its spec.priority (nullopt: none), and whether it still counts.
 struct PodRow {
@@ -97,5 +97,5 @@ TEST(WorkloadPriorityTest, ATemplatesClassNameCountsForNothing) {
   EXPECT_EQ(workloads.front().priority.source, "pods' spec.priority (lowest of 2 pods)");
 }
 
-}  // namespace
+}  // namespace workload_priority_test
 }  // namespace gpuscale::partition

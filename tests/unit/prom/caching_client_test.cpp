@@ -10,7 +10,7 @@
 #include "support/http_test_server.h"
 
 namespace gpuscale::prom {
-namespace {
+namespace caching_client_test {
 
 using std::chrono::seconds;
 
@@ -244,5 +244,5 @@ TEST(CachingClientTest, ConcurrentIdenticalQueriesReachTheServerOncePerTtl) {
   EXPECT_EQ(server.requestCount(), 2u) << "after the TTL, one more request";
 }
 
-}  // namespace
+}  // namespace caching_client_test
 }  // namespace gpuscale::prom

@@ -7,7 +7,7 @@
 #include "support/prometheus_server.h"
 
 namespace gpuscale::prom {
-namespace {
+namespace credentials_test {
 
 class CredentialsTest : public ::testing::Test {
  protected:
@@ -109,5 +109,5 @@ users: [{name: u, user: {token: from-config}}]
   EXPECT_TRUE(credentials->bearerToken.empty()) << "a token file flag replaces the config token";
 }
 
-}  // namespace
+}  // namespace credentials_test
 }  // namespace gpuscale::prom

@@ -3,7 +3,7 @@
 #include "gpuscale/prom/discovery.h"
 
 namespace gpuscale::prom {
-namespace {
+namespace discovery_backend_test {
 
 TEST(DiscoveryBackendTest, ParsesTheKnownNamesOnly) {
   struct Row {
@@ -58,5 +58,5 @@ TEST(DiscoveryBackendTest, OptionsPerBackend) {
   }
 }
 
-}  // namespace
+}  // namespace discovery_backend_test
 }  // namespace gpuscale::prom

@@ -8,7 +8,7 @@
 #include "series_backed_client.h"
 
 namespace gpuscale::prom {
-namespace {
+namespace discovery_test {
 
 using Names = std::vector<std::string>;
 
@@ -428,5 +428,5 @@ TEST(DiscoveryTest, AFailedLabelNamesCallFailsTheDiscovery) {
   EXPECT_EQ(failureKindOf(result.status()), FailureKind::kTimeout);
 }
 
-}  // namespace
+}  // namespace discovery_test
 }  // namespace gpuscale::prom

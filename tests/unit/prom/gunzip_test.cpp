@@ -7,7 +7,7 @@
 #include <string>
 
 namespace gpuscale::prom {
-namespace {
+namespace gunzip_test {
 
 // `text` in the gzip format (zlib's deflate with a gzip wrapper), as Prometheus sends it.
 std::string gzip(const std::string& text) {
@@ -77,5 +77,5 @@ TEST(GunzipTest, BadInputIsAnErrorNotData) {
   }
 }
 
-}  // namespace
+}  // namespace gunzip_test
 }  // namespace gpuscale::prom

@@ -12,7 +12,7 @@
 #include "support/prometheus_server.h"
 
 namespace gpuscale::prom {
-namespace {
+namespace http_client_test {
 
 using test::HttpTestRequest;
 using test::HttpTestResponse;
@@ -417,5 +417,5 @@ TEST(HttpClientTest, CreateRejectsBadOptions) {
   }
 }
 
-}  // namespace
+}  // namespace http_client_test
 }  // namespace gpuscale::prom

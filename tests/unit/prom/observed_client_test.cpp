@@ -8,7 +8,7 @@
 #include "gpuscale/prom/errors.h"
 
 namespace gpuscale::prom {
-namespace {
+namespace observed_client_test {
 
 TEST(ObservedClient, CountsCallsByEndpointAndResultClass) {
   auto backend = std::make_shared<fakes::FakePrometheusClient>();
@@ -31,5 +31,5 @@ TEST(ObservedClient, CountsCallsByEndpointAndResultClass) {
   }
 }
 
-}  // namespace
+}  // namespace observed_client_test
 }  // namespace gpuscale::prom

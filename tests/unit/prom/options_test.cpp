@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace gpuscale::prom {
-namespace {
+namespace options_test {
 
 using std::chrono::milliseconds;
 using std::chrono::seconds;
@@ -121,5 +121,5 @@ TEST(OptionsTest, ValidateCombinations) {
   }
 }
 
-}  // namespace
+}  // namespace options_test
 }  // namespace gpuscale::prom

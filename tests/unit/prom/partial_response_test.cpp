@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace gpuscale::prom {
-namespace {
+namespace partial_response_test {
 
 TEST(PartialResponseTest, AddsTheParameterUnlessTheUrlChoseAlready) {
   struct Row {
@@ -42,5 +42,5 @@ TEST(PartialResponseTest, OnlyThanosChangesTheUrlAndSaysHow) {
       << "the second time the URL has chosen";
 }
 
-}  // namespace
+}  // namespace partial_response_test
 }  // namespace gpuscale::prom

@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 
 namespace gpuscale::prom {
-namespace {
+namespace sigv4_test {
 
 const AwsCredentials kSuiteCredentials{"AKIDEXAMPLE", "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY",
                                        ""};
@@ -116,5 +116,5 @@ TEST(SigV4, PathIsEncodedAgainExceptForS3) {
       << s3.canonicalRequest;
 }
 
-}  // namespace
+}  // namespace sigv4_test
 }  // namespace gpuscale::prom

@@ -8,7 +8,7 @@
 #include "gpuscale/prom/errors.h"
 
 namespace gpuscale::prom {
-namespace {
+namespace wire_test {
 
 using std::chrono::milliseconds;
 
@@ -311,5 +311,5 @@ TEST(ErrorsTest, FailureKindRoundTrips) {
   EXPECT_FALSE(failureKindOf(Status::notFound("x")).has_value()) << "foreign statuses";
 }
 
-}  // namespace
+}  // namespace wire_test
 }  // namespace gpuscale::prom

@@ -6,7 +6,7 @@
 #include "gpuscale/k8s/well_known_keys.h"
 
 namespace gpuscale::reconciler::testing {
-namespace {
+namespace actuator_ceiling_test {
 
 using namespace std::chrono_literals;
 
@@ -106,10 +106,13 @@ TEST_F(KedaActuatorTest, KedaResettingTheHpaAnnotationsCausesNoWrites) {
   ASSERT_TRUE(scaledObjectStatus().has_value());
   const auto settled = client_->writes().size();
   const auto events = events_->events().size();
+  // What KEDA does to an HPA whose ScaledObject has no gpuscale.io/status (its other annotations,
+  // the policy's among them, are the ScaledObject's in a real cluster: kept here).
   for (int i = 0; i < 3; ++i) {
-    ASSERT_TRUE(
-        fake_->patch(hpaRef(), kube::PatchType::kMerge, {{"metadata", {{"annotations", nullptr}}}})
-            .ok());
+    ASSERT_TRUE(fake_
+                    ->patch(hpaRef(), kube::PatchType::kMerge,
+                            {{"metadata", {{"annotations", {{"gpuscale.io/status", nullptr}}}}}})
+                    .ok());
     pass(*c, t0_ + 40s + i * 10s);
   }
   EXPECT_EQ(client_->writes().size(), settled);
@@ -133,5 +136,5 @@ TEST_F(KedaActuatorTest, LowersTheScaledObject) {
       << lowered[0].message;
 }
 
-}  // namespace
+}  // namespace actuator_ceiling_test
 }  // namespace gpuscale::reconciler::testing

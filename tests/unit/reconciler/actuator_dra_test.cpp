@@ -8,7 +8,7 @@
 #include "unit/partition/dra_objects.h"
 
 namespace gpuscale::reconciler::testing {
-namespace {
+namespace actuator_dra_test {
 
 using namespace std::chrono_literals;
 
@@ -95,5 +95,5 @@ TEST_F(DraActuatorTest, EventsNameThePublishedDevicesNotAllocatable) {
   }
 }
 
-}  // namespace
+}  // namespace actuator_dra_test
 }  // namespace gpuscale::reconciler::testing

@@ -16,7 +16,7 @@
 #include "gpuscale/reconciler/controller.h"
 
 namespace gpuscale::reconciler {
-namespace {
+namespace actuator_test {
 
 using nlohmann::json;
 using testing::ActuatorTest;
@@ -571,5 +571,5 @@ TEST_F(ActuatorTest, DryRunWritesNothing) {
   EXPECT_NE(c->lastPlanJson().find("MigReconfigure"), std::string::npos);
 }
 
-}  // namespace
+}  // namespace actuator_test
 }  // namespace gpuscale::reconciler

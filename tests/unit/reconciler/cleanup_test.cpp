@@ -11,7 +11,7 @@
 #include "gpuscale/partition/config_name.h"
 
 namespace gpuscale::reconciler {
-namespace {
+namespace cleanup_test {
 
 using nlohmann::json;
 using namespace std::chrono_literals;
@@ -354,5 +354,5 @@ TEST(CleanupTest, StopsTheReconcilersDeploymentFirstAndCleansOnlyOnceItsPodsAreG
   }
 }
 
-}  // namespace
+}  // namespace cleanup_test
 }  // namespace gpuscale::reconciler

@@ -11,10 +11,10 @@
 #include "gpuscale/partition/kube_objects.h"
 
 namespace gpuscale::reconciler {
-namespace {
+namespace config_maps_init_test {
 
 using nlohmann::json;
-using testing::FakeKubeClient;
+using gpuscale::testing::FakeKubeClient;
 
 constexpr const char* kNs = "gpu-operator";
 
@@ -198,5 +198,5 @@ TEST(ConfigMapsInit, ReadErrorsAndRacesAreNotCreates) {
   }
 }
 
-}  // namespace
+}  // namespace config_maps_init_test
 }  // namespace gpuscale::reconciler

@@ -14,7 +14,7 @@
 #include "unit/partition/dra_objects.h"
 
 namespace gpuscale::reconciler {
-namespace {
+namespace controller_test {
 
 using nlohmann::json;
 using namespace std::chrono_literals;
@@ -97,5 +97,5 @@ TEST(ControllerTest, WithoutDraServedItStillSyncsAndPlansTheDevicePluginNodes) {
   EXPECT_EQ(f.ceilingOf(r.plan, "claims-app"), -1) << "claims not counted: not planned " << plan;
 }
 
-}  // namespace
+}  // namespace controller_test
 }  // namespace gpuscale::reconciler

@@ -9,7 +9,7 @@
 #include "gpuscale/prom/errors.h"
 
 namespace gpuscale::reconciler {
-namespace {
+namespace dcgm_gpu_pod_mapping_test {
 
 using Clock = std::chrono::system_clock;
 const Clock::time_point kNow = Clock::time_point(std::chrono::seconds(1'800'000'000));
@@ -319,5 +319,5 @@ TEST(DcgmGpuPodMappingTest, QueryAsksEveryNodeLabelAndQuotesTheNodeName) {
             "DCGM_FI_PROF_GR_ENGINE_ACTIVE{hostname=\"gpu-a\"}");
 }
 
-}  // namespace
+}  // namespace dcgm_gpu_pod_mapping_test
 }  // namespace gpuscale::reconciler

@@ -6,7 +6,7 @@
 #include <prometheus/text_serializer.h>
 
 namespace gpuscale::reconciler {
-namespace {
+namespace degraded_log_test {
 
 TEST(DegradedLogTest, LogsOnceUntilClearedAndCountsEveryOccurrence) {
   auto registry = std::make_shared<prometheus::Registry>();
@@ -40,5 +40,5 @@ TEST(DegradedLogTest, LogsOnceUntilClearedAndCountsEveryOccurrence) {
       << text;
 }
 
-}  // namespace
+}  // namespace degraded_log_test
 }  // namespace gpuscale::reconciler

@@ -13,7 +13,7 @@
 #include "gpuscale/reconciler/leader_election.h"
 
 namespace gpuscale::reconciler {
-namespace {
+namespace fenced_client_test {
 
 using nlohmann::json;
 using testing::RecordingClient;
@@ -128,5 +128,5 @@ TEST(FencedKubeClientTest, LeaderPastItsRenewDeadlineMakesNoWriteAfterTakeover) 
   EXPECT_TRUE(b->isLeader());
 }
 
-}  // namespace
+}  // namespace fenced_client_test
 }  // namespace gpuscale::reconciler

@@ -7,7 +7,7 @@
 #include "gpuscale/partition/planner.h"
 
 namespace gpuscale::reconciler {
-namespace {
+namespace gpu_pod_mapping_test {
 
 namespace pt = partition::testing;
 using nlohmann::json;
@@ -111,5 +111,5 @@ TEST(GpuPodMappingTest, AsksOnlyAboutMixedNodesWithGpuPodsAndPassesTheirPods) {
   EXPECT_TRUE(third.nodes[0].gpus[0].busy && third.nodes[0].gpus[1].busy);
 }
 
-}  // namespace
+}  // namespace gpu_pod_mapping_test
 }  // namespace gpuscale::reconciler

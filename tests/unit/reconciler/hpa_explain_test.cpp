@@ -10,7 +10,7 @@
 #include "unit/partition/kube_objects.h"
 
 namespace gpuscale::reconciler {
-namespace {
+namespace hpa_explain_test {
 
 namespace pt = gpuscale::partition::testing;
 using nlohmann::json;
@@ -272,5 +272,5 @@ TEST(HpaExplainTest, NamesTheModelEachNodeFollows) {
       << unsupported->hpas[0].outside;
 }
 
-}  // namespace
+}  // namespace hpa_explain_test
 }  // namespace gpuscale::reconciler

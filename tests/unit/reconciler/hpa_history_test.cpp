@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace gpuscale::reconciler {
-namespace {
+namespace hpa_history_test {
 
 using std::chrono::seconds;
 const partition::TimePoint kT0{seconds(1'800'000'000)};
@@ -65,5 +65,5 @@ TEST(HpaHistoryTest, ForgetsHpasGoneAndRecreated) {
   EXPECT_EQ(h.size(), 0u);
 }
 
-}  // namespace
+}  // namespace hpa_history_test
 }  // namespace gpuscale::reconciler

@@ -10,7 +10,7 @@
 #include "gpuscale/reconciler/fenced_client.h"
 
 namespace gpuscale::reconciler {
-namespace {
+namespace hpa_state_store_test {
 
 using nlohmann::json;
 using namespace std::chrono_literals;
@@ -210,5 +210,5 @@ TEST_F(HpaStateStoreTest, WritesGoThroughTheFence) {
   EXPECT_TRUE(s.update("ml", "triton", "u", raise).ok());
 }
 
-}  // namespace
+}  // namespace hpa_state_store_test
 }  // namespace gpuscale::reconciler

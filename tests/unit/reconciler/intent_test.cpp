@@ -5,7 +5,7 @@
 #include "gpuscale/core/rfc3339.h"
 
 namespace gpuscale::reconciler {
-namespace {
+namespace intent_test {
 
 TimePoint at(const char* text) { return *core::parseRfc3339(text); }
 
@@ -112,5 +112,5 @@ TEST(IntentTest, OutcomeKeepsItsResult) {
   EXPECT_EQ(core::formatRfc3339(back->at), "2026-11-22T01:02:03Z");
 }
 
-}  // namespace
+}  // namespace intent_test
 }  // namespace gpuscale::reconciler

@@ -5,7 +5,7 @@
 #include "fakes/fake_kube_client.h"
 
 namespace gpuscale::reconciler {
-namespace {
+namespace leader_election_test {
 
 using namespace std::chrono_literals;
 using Clock = LeaderElector::Clock;
@@ -121,5 +121,5 @@ TEST_F(LeaderElectionTest, AnotherHolderInTheLeaseEndsLeadershipAtOnce) {
   EXPECT_EQ(lease()["spec"]["holderIdentity"], "b") << "a did not write over it";
 }
 
-}  // namespace
+}  // namespace leader_election_test
 }  // namespace gpuscale::reconciler

@@ -7,7 +7,7 @@
 #include "gpuscale/reconciler/leader_election.h"
 
 namespace gpuscale::reconciler {
-namespace {
+namespace lease_fence_test {
 
 using namespace std::chrono_literals;
 using Clock = LeaseFence::Clock;
@@ -68,5 +68,5 @@ TEST(LeaderElectorTest, LeadershipLeftCountsDownToTheRenewDeadline) {
   EXPECT_TRUE(fence.openUntil().ok());
 }
 
-}  // namespace
+}  // namespace lease_fence_test
 }  // namespace gpuscale::reconciler

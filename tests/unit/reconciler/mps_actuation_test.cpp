@@ -11,7 +11,7 @@
 #include "gpuscale/reconciler/controller.h"
 
 namespace gpuscale::reconciler {
-namespace {
+namespace mps_actuation_test {
 
 using nlohmann::json;
 using testing::objectsOf;
@@ -86,5 +86,5 @@ TEST(MpsActuationTest, WritesAnMpsConfigThenFlipsTheLabelThenWaitsForAllocatable
   EXPECT_TRUE(events->withReason("TimeSlicingSucceeded").empty());
 }
 
-}  // namespace
+}  // namespace mps_actuation_test
 }  // namespace gpuscale::reconciler

@@ -15,7 +15,7 @@
 #include "gpuscale/reconciler/node_operation.h"
 
 namespace gpuscale::reconciler {
-namespace {
+namespace node_operation_test {
 
 using nlohmann::json;
 using partition::ownedConfigName;
@@ -375,5 +375,5 @@ TEST_F(NodeOperationTest, AMigConfigNewToTheConfigMapWaitsForMigManagersCopyBefo
   }
 }
 
-}  // namespace
+}  // namespace node_operation_test
 }  // namespace gpuscale::reconciler

@@ -16,7 +16,7 @@
 #include "gpuscale/reconciler/node_operation.h"
 
 namespace gpuscale::reconciler {
-namespace {
+namespace node_transitions_test {
 
 using nlohmann::json;
 using namespace std::chrono_literals;
@@ -283,5 +283,5 @@ TEST(NodeTransitionsTest, EachObservationHasOneTransitionPerPhaseAndKind) {
   }
 }
 
-}  // namespace
+}  // namespace node_transitions_test
 }  // namespace gpuscale::reconciler

@@ -13,7 +13,7 @@
 #include "gpuscale/reconciler/controller.h"
 
 namespace gpuscale::reconciler {
-namespace {
+namespace observe_mode_test {
 
 using nlohmann::json;
 using testing::RecordingClient;
@@ -204,5 +204,5 @@ TEST(ObserveModeTest, ControllerInObserveModeWritesOnlyEvents) {
   EXPECT_GT(counterSum(*metrics, "gpuscale_reconciler_would_act_total"), 0);
 }
 
-}  // namespace
+}  // namespace observe_mode_test
 }  // namespace gpuscale::reconciler

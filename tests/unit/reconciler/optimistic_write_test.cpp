@@ -5,7 +5,7 @@
 #include "fakes/fake_kube_client.h"
 
 namespace gpuscale::reconciler {
-namespace {
+namespace optimistic_write_test {
 
 using nlohmann::json;
 
@@ -72,5 +72,5 @@ TEST(OptimisticWriteTest, GivesUpAfterTheAttemptBudget) {
   EXPECT_TRUE(k8s::isConflict(r.status()));
 }
 
-}  // namespace
+}  // namespace optimistic_write_test
 }  // namespace gpuscale::reconciler

@@ -12,14 +12,14 @@
 #include "support/wait_until.h"
 
 namespace gpuscale::reconciler {
-namespace {
+namespace optional_informer_test {
 
 using gpuscale::testing::eventually;
 
 using nlohmann::json;
 using namespace std::chrono_literals;
 using State = OptionalResourceState;
-using testing::FakeKubeClient;
+using gpuscale::testing::FakeKubeClient;
 
 const char* const kDiscovery = "/apis/resource.k8s.io/v1";
 
@@ -194,5 +194,5 @@ TEST(OptionalInformerTest, StopsWithoutHanging) {
   EXPECT_EQ(f.fake->openWatches(), 0);
 }
 
-}  // namespace
+}  // namespace optional_informer_test
 }  // namespace gpuscale::reconciler

@@ -15,7 +15,7 @@
 #include "gpuscale/reconciler/intent.h"
 
 namespace gpuscale::reconciler {
-namespace {
+namespace pass_test {
 
 using nlohmann::json;
 
@@ -191,5 +191,5 @@ TEST(PassTest, ACapacityRequestIsPlannedAlikeByTheControllerPlanAndExplain) {
       << explanationsText(*explained);
 }
 
-}  // namespace
+}  // namespace pass_test
 }  // namespace gpuscale::reconciler

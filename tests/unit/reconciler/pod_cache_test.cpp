@@ -8,7 +8,7 @@
 #include "support/wait_until.h"
 
 namespace gpuscale::reconciler {
-namespace {
+namespace pod_cache_test {
 
 using gpuscale::testing::eventually;
 
@@ -91,5 +91,5 @@ TEST(PodCacheTest, KeepingObjectsStoresThemWholeBesideTheRecords) {
   EXPECT_TRUE(stored->contains("spec"));
 }
 
-}  // namespace
+}  // namespace pod_cache_test
 }  // namespace gpuscale::reconciler

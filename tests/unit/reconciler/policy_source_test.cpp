@@ -7,7 +7,7 @@
 #include <gtest/gtest.h>
 
 namespace gpuscale::reconciler {
-namespace {
+namespace policy_source_test {
 
 class PolicySourceTest : public ::testing::Test {
  protected:
@@ -76,5 +76,5 @@ TEST_F(PolicySourceTest, APolicyWithoutScopeIsRejectedAtStart) {
       << source.status().message();
 }
 
-}  // namespace
+}  // namespace policy_source_test
 }  // namespace gpuscale::reconciler

@@ -12,7 +12,7 @@
 #include "fakes/fake_kube_client.h"
 
 namespace gpuscale::reconciler {
-namespace {
+namespace preflight_test {
 
 using nlohmann::json;
 using testing::FakeKubeClient;
@@ -392,5 +392,5 @@ policies:
   EXPECT_TRUE(report.passed()) << preflightText(report);
 }
 
-}  // namespace
+}  // namespace preflight_test
 }  // namespace gpuscale::reconciler

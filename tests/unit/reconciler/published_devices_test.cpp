@@ -10,7 +10,7 @@
 #include "unit/partition/dra_objects.h"
 
 namespace gpuscale::reconciler {
-namespace {
+namespace published_devices_test {
 
 using nlohmann::json;
 using partition::testing::draMigDevice;
@@ -101,5 +101,5 @@ TEST(PublishedDevicesTest, AnotherFailureIsAnError) {
   EXPECT_FALSE(publishedDevices(fake, "n1").ok());
 }
 
-}  // namespace
+}  // namespace published_devices_test
 }  // namespace gpuscale::reconciler

@@ -7,7 +7,7 @@
 #include "support/wait_until.h"
 
 namespace gpuscale::reconciler {
-namespace {
+namespace read_cache_test {
 
 using gpuscale::testing::eventually;
 using nlohmann::json;
@@ -96,5 +96,5 @@ TEST(ReadCacheTest, HpasAreReadAndTheStoreKeepsTheObjectForItsOtherReaders) {
   EXPECT_EQ((*stored)["spec"]["scaleTargetRef"]["name"], "web");
 }
 
-}  // namespace
+}  // namespace read_cache_test
 }  // namespace gpuscale::reconciler

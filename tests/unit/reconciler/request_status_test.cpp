@@ -10,7 +10,7 @@
 #include "gpuscale/reconciler/controller.h"
 
 namespace gpuscale::reconciler {
-namespace {
+namespace request_status_test {
 
 using nlohmann::json;
 
@@ -208,5 +208,5 @@ TEST(RequestStatusTest, AMalformedRequestIsAnsweredInvalid) {
   ASSERT_EQ(a.events->withReason("Blocked").size(), 1u);
 }
 
-}  // namespace
+}  // namespace request_status_test
 }  // namespace gpuscale::reconciler

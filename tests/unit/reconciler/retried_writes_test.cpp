@@ -14,7 +14,7 @@
 #include "support/http_test_server.h"
 
 namespace gpuscale::reconciler {
-namespace {
+namespace retried_writes_test {
 
 using gpuscale::test::HttpTestRequest;
 using gpuscale::test::HttpTestServer;
@@ -194,5 +194,5 @@ TEST(KubeEventRecorderTest, RepeatsFoldIntoOneEventWhoseCountGrows) {
   EXPECT_EQ(list->items.size(), 3u);
 }
 
-}  // namespace
+}  // namespace retried_writes_test
 }  // namespace gpuscale::reconciler

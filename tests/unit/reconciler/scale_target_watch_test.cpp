@@ -14,7 +14,7 @@
 #include "gpuscale/reconciler/hpa_explain.h"
 
 namespace gpuscale::reconciler {
-namespace {
+namespace scale_target_watch_test {
 
 using namespace std::chrono_literals;
 using nlohmann::json;
@@ -368,5 +368,5 @@ TEST(ScaleTargetWatchTest, TheControllerPlansAWorkloadScaledThroughScale) {
   EXPECT_EQ(c.client->scaleGets.load(), 1);
 }
 
-}  // namespace
+}  // namespace scale_target_watch_test
 }  // namespace gpuscale::reconciler

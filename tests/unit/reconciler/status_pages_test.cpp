@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace gpuscale::reconciler {
-namespace {
+namespace status_pages_test {
 
 StatusSource source(bool synced) {
   return {[synced] { return synced; }, [] { return std::string(R"({"actions":[]})"); },
@@ -38,5 +38,5 @@ TEST(StatusPagesTest, SecureListenerPages) {
   EXPECT_FALSE(statusPage("/healthz", source(true)).has_value());
 }
 
-}  // namespace
+}  // namespace status_pages_test
 }  // namespace gpuscale::reconciler

@@ -14,7 +14,7 @@
 #include "gpuscale/reconciler/controller.h"
 
 namespace gpuscale::reconciler {
-namespace {
+namespace tenancy_test {
 
 using nlohmann::json;
 using testing::objectsOf;
@@ -262,5 +262,5 @@ TEST_F(TenancyTest, AnObjectThatDoesNotReadStopsNoPass) {
       << "the tenant's HPA is read";
 }
 
-}  // namespace
+}  // namespace tenancy_test
 }  // namespace gpuscale::reconciler

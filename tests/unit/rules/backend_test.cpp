@@ -5,7 +5,7 @@
 #include "gpuscale/rules/loader.h"
 
 namespace gpuscale::rules {
-namespace {
+namespace backend_test {
 
 core::Result<std::vector<BackendSpec>> compileText(const std::string& yaml) {
   core::Result<RuleConfig> config = parseRuleConfig(yaml + "rules:\n- seriesQuery: up\n", "b.yaml");
@@ -102,5 +102,5 @@ TEST(CompileBackends, EveryFieldAndDefaults) {
   EXPECT_TRUE(thanos.headers.empty());
 }
 
-}  // namespace
+}  // namespace backend_test
 }  // namespace gpuscale::rules

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace gpuscale::rules {
-namespace {
+namespace config_test {
 
 struct Row {
   const char* what;
@@ -24,5 +24,5 @@ TEST(Diagnostic, Format) {
   }
 }
 
-}  // namespace
+}  // namespace config_test
 }  // namespace gpuscale::rules

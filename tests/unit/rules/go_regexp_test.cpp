@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace gpuscale::rules {
-namespace {
+namespace go_regexp_test {
 
 struct ExpandRow {
   const char* what;
@@ -130,5 +130,5 @@ TEST(ExpandReferences, Table) {
   }
 }
 
-}  // namespace
+}  // namespace go_regexp_test
 }  // namespace gpuscale::rules

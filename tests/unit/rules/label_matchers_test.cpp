@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace gpuscale::rules {
-namespace {
+namespace label_matchers_test {
 
 struct SelectorRow {
   const char* what;
@@ -117,5 +117,5 @@ TEST(LabelMatchersNames, PrometheusLabelNames) {
     EXPECT_FALSE(isPrometheusLabelName(name)) << name;
 }
 
-}  // namespace
+}  // namespace label_matchers_test
 }  // namespace gpuscale::rules

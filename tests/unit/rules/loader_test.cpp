@@ -5,7 +5,7 @@
 #include <cstdlib>
 
 namespace gpuscale::rules {
-namespace {
+namespace loader_test {
 
 struct ErrorRow {
   const char* what;
@@ -292,5 +292,5 @@ TEST(Loader, DeeplyNestedInputDoesNotCrash) {
   EXPECT_FALSE(config.ok());
 }
 
-}  // namespace
+}  // namespace loader_test
 }  // namespace gpuscale::rules

@@ -5,7 +5,7 @@
 #include "compile_text.h"
 
 namespace gpuscale::rules {
-namespace {
+namespace namer_test {
 
 // One custom rule built from `resources` and `query`.
 std::string customRule(const std::string& resources, const std::string& query) {
@@ -335,5 +335,5 @@ TEST(MetricNameFor, UsesTheRuleRegexAndAs) {
   EXPECT_EQ(rule.firstFailingFilter("http_requests_total"), -1);
 }
 
-}  // namespace
+}  // namespace namer_test
 }  // namespace gpuscale::rules

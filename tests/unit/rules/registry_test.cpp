@@ -6,7 +6,7 @@
 #include "support/triton_rules.h"
 
 namespace gpuscale::rules {
-namespace {
+namespace registry_test {
 
 // "pods/m ns=1 series=s rule=rules[0]" per entry, in registry order.
 std::vector<std::string> describe(const CustomRegistry& registry) {
@@ -217,5 +217,5 @@ TEST(CustomRegistry, ClassicMetricNames) {
   for (const char* name : {"1x", "a-b", "a{b", ""}) EXPECT_FALSE(isClassicMetricName(name)) << name;
 }
 
-}  // namespace
+}  // namespace registry_test
 }  // namespace gpuscale::rules

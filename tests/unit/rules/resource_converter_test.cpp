@@ -5,7 +5,7 @@
 #include "gpuscale/k8s/resource_mapper.h"
 
 namespace gpuscale::rules {
-namespace {
+namespace resource_converter_test {
 
 using Overrides = std::vector<std::pair<std::string, GroupResource>>;
 
@@ -163,5 +163,5 @@ TEST(ResourceConverterLabels, OverridesComeFirst) {
   EXPECT_EQ(converter.resourceForLabel("pod"), (GroupResource{"", "pods"}));
 }
 
-}  // namespace
+}  // namespace resource_converter_test
 }  // namespace gpuscale::rules

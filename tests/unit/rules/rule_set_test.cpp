@@ -8,7 +8,7 @@
 #include "gpuscale/rules/loader.h"
 
 namespace gpuscale::rules {
-namespace {
+namespace rule_set_test {
 
 core::Result<std::shared_ptr<const RuleSet>> compileText(const std::string& yaml) {
   core::Result<RuleConfig> config = parseRuleConfig(yaml, "t.yaml");
@@ -263,5 +263,5 @@ TEST(CompileRules, BackendsAndDiscoveryKeys) {
   EXPECT_EQ(queries[1].key, rules[1].discoveryKey());
 }
 
-}  // namespace
+}  // namespace rule_set_test
 }  // namespace gpuscale::rules

@@ -5,7 +5,7 @@
 #include "support/query_template_args.h"
 
 namespace gpuscale::rules {
-namespace {
+namespace template_test {
 
 // Query-style data: the fields prometheus-adapter passes to metricsQuery.
 using QueryData = testing::QueryTemplateArgs;
@@ -151,5 +151,5 @@ TEST(TemplateFormat, GoStringSlice) {
   EXPECT_EQ(formatGoStringSlice({"pod", "container"}), "[pod container]");
 }
 
-}  // namespace
+}  // namespace template_test
 }  // namespace gpuscale::rules

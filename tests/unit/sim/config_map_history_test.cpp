@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 
 namespace gpuscale::sim {
-namespace {
+namespace config_map_history_test {
 
 using namespace std::chrono_literals;
 using Clock = ConfigMapHistory::Clock;
@@ -60,5 +60,5 @@ TEST(ConfigMapHistoryTest, NoDelayShowsTheLatestVersion) {
   EXPECT_EQ(shown(h, t0), "b");
 }
 
-}  // namespace
+}  // namespace config_map_history_test
 }  // namespace gpuscale::sim

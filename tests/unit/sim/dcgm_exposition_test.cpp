@@ -5,7 +5,7 @@
 #include <sstream>
 
 namespace gpuscale::sim {
-namespace {
+namespace dcgm_exposition_test {
 
 using partition::MigGpuSetting;
 
@@ -132,5 +132,5 @@ TEST(DcgmExpositionTest, PausedOperandsExportNothing) {
   EXPECT_NE(text.find(R"(Hostname="gpu-a100-1")"), std::string::npos) << text;
 }
 
-}  // namespace
+}  // namespace dcgm_exposition_test
 }  // namespace gpuscale::sim

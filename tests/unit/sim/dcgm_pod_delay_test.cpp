@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace gpuscale::sim {
-namespace {
+namespace dcgm_pod_delay_test {
 
 using std::chrono::seconds;
 using Clock = DcgmPodDelay::Clock;
@@ -63,5 +63,5 @@ TEST(DcgmPodDelayTest, NoDelayNamesEveryPod) {
             std::vector<std::string>{"a"});
 }
 
-}  // namespace
+}  // namespace dcgm_pod_delay_test
 }  // namespace gpuscale::sim

@@ -8,7 +8,7 @@
 #include "gpuscale/sim/gpu_identity.h"
 
 namespace gpuscale::sim {
-namespace {
+namespace dra_devices_test {
 
 using kube::Object;
 using partition::MigGpuSetting;
@@ -246,5 +246,5 @@ TEST(DraDevicesTest, Validation) {
   }
 }
 
-}  // namespace
+}  // namespace dra_devices_test
 }  // namespace gpuscale::sim

@@ -5,7 +5,7 @@
 #include "gpuscale/k8s/well_known_keys.h"
 
 namespace gpuscale::sim {
-namespace {
+namespace gpu_allocation_test {
 
 kube::Object pod(const char* uid, const char* node, const char* phase, kube::Object limits,
                  const char* pin = nullptr) {
@@ -57,5 +57,5 @@ TEST(GpuAllocationTest, PinnedAndUnplaceablePods) {
   EXPECT_EQ(a.busyGpus(), (std::set<int>{0, 1})) << "a device no GPU offers holds the whole node";
 }
 
-}  // namespace
+}  // namespace gpu_allocation_test
 }  // namespace gpuscale::sim

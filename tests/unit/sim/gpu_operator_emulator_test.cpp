@@ -8,7 +8,7 @@
 #include "fakes/fake_kube_client.h"
 
 namespace gpuscale::sim {
-namespace {
+namespace gpu_operator_emulator_test {
 
 using std::chrono::seconds;
 using testing::FakeKubeClient;
@@ -251,5 +251,5 @@ TEST(EmulatorCreateTest, RejectsAnInitialConfigNoConfigMapHas) {
   EXPECT_THAT(e.status().message(), HasSubstr("all-9g"));
 }
 
-}  // namespace
+}  // namespace gpu_operator_emulator_test
 }  // namespace gpuscale::sim

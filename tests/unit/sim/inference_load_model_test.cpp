@@ -5,7 +5,7 @@
 #include <numeric>
 
 namespace gpuscale::sim {
-namespace {
+namespace inference_load_model_test {
 
 constexpr double kSlice = 1.0 / 7;  // a 1g instance of an A100
 
@@ -385,5 +385,5 @@ TEST(InferenceLoadModelTest, VllmGaugesWhileBusy) {
   }
 }
 
-}  // namespace
+}  // namespace inference_load_model_test
 }  // namespace gpuscale::sim

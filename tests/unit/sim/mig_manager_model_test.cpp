@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 namespace gpuscale::sim {
-namespace {
+namespace mig_manager_model_test {
 
 using partition::MigGpuSetting;
 using std::chrono::seconds;
@@ -219,5 +219,5 @@ TEST(MigManagerModelTest, DeadlineIsTheEndOfThePendingRun) {
   EXPECT_EQ(model.reconfigurations(), 1);
 }
 
-}  // namespace
+}  // namespace mig_manager_model_test
 }  // namespace gpuscale::sim

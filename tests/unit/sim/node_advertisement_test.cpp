@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 namespace gpuscale::sim {
-namespace {
+namespace node_advertisement_test {
 
 using partition::DevicePluginConfig;
 using partition::MigGpuSetting;
@@ -272,5 +272,5 @@ TEST(NodeAdvertisementTest, GfdLabelOwnership) {
   }
 }
 
-}  // namespace
+}  // namespace node_advertisement_test
 }  // namespace gpuscale::sim

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace gpuscale::sim {
-namespace {
+namespace node_objects_test {
 
 kube::Object nodeWith(kube::Object labels, kube::Object allocatable) {
   return {{"metadata", {{"name", "n"}, {"labels", labels}}},
@@ -97,5 +97,5 @@ TEST(NodeObjectsTest, NewNodeForKwok) {
   EXPECT_FALSE(node["spec"].contains("taints")) << "pods need no toleration";
 }
 
-}  // namespace
+}  // namespace node_objects_test
 }  // namespace gpuscale::sim

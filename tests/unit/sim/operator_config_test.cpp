@@ -5,7 +5,7 @@
 #include "gpuscale/partition/mig_catalog.h"
 
 namespace gpuscale::sim {
-namespace {
+namespace operator_config_test {
 
 using partition::MigGeometry;
 using partition::MigGpuSetting;
@@ -130,5 +130,5 @@ TEST(OperatorConfigTest, GeneratedConfigIsTheDefaultsForOneModelWithoutFilters) 
   ASSERT_TRUE(generated.configs.contains("all-1g.5gb"));
 }
 
-}  // namespace
+}  // namespace operator_config_test
 }  // namespace gpuscale::sim

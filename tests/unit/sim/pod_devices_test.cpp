@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace gpuscale::sim {
-namespace {
+namespace pod_devices_test {
 
 using partition::MigGpuSetting;
 
@@ -189,5 +189,5 @@ TEST(PodDevicesTest, CreationOrderAndPodsWithoutGpuRequests) {
   EXPECT_EQ(devices[0].device, devices[7].device) << "with the oldest";
 }
 
-}  // namespace
+}  // namespace pod_devices_test
 }  // namespace gpuscale::sim

@@ -11,7 +11,7 @@
 #include "support/wait_until.h"
 
 namespace gpuscale::sim {
-namespace {
+namespace pod_group_controller_test {
 
 using gpuscale::testing::eventually;
 
@@ -80,5 +80,5 @@ TEST(PodGroupControllerTest, KeepsGroupsOfPodsAndTheScaleStatus) {
   controller.stop();
 }
 
-}  // namespace
+}  // namespace pod_group_controller_test
 }  // namespace gpuscale::sim

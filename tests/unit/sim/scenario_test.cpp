@@ -12,7 +12,7 @@
 #include "support/rejected_inputs.h"
 
 namespace gpuscale::sim {
-namespace {
+namespace scenario_test {
 
 using gpuscale::testing::expectAllRejected;
 using gpuscale::testing::RejectedInput;
@@ -558,5 +558,5 @@ TEST(ScenarioTest, ShippedScenariosLoad) {
   EXPECT_GE(seen, 5);
 }
 
-}  // namespace
+}  // namespace scenario_test
 }  // namespace gpuscale::sim

@@ -5,7 +5,7 @@
 #include <cmath>
 
 namespace gpuscale::sim {
-namespace {
+namespace text_exposition_test {
 
 TEST(TextExpositionTest, EscapingAndGoStyleValues) {
   EXPECT_EQ(formatLabelSet({{"a", "x\"y\\z\nw"}, {"b", ""}}), R"({a="x\"y\\z\nw",b=""})");
@@ -106,5 +106,5 @@ TEST(TextExpositionTest, FamilyPerValueStartsMissingValuesAtZero) {
             "c_total{pod=\"b\",why=\"x\"} 0\nc_total{pod=\"b\",why=\"y\"} 0\n");
 }
 
-}  // namespace
+}  // namespace text_exposition_test
 }  // namespace gpuscale::sim

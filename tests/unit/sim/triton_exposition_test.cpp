@@ -5,7 +5,7 @@
 #include "exposition_lines.h"
 
 namespace gpuscale::sim {
-namespace {
+namespace triton_exposition_test {
 
 using testing::ExpositionLine;
 
@@ -45,5 +45,5 @@ TEST(TritonExpositionTest, FamiliesLabelsAndValues) {
   EXPECT_EQ(renderTritonSeries({}), "") << "no pods, no families";
 }
 
-}  // namespace
+}  // namespace triton_exposition_test
 }  // namespace gpuscale::sim

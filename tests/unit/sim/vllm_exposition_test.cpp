@@ -5,7 +5,7 @@
 #include "exposition_lines.h"
 
 namespace gpuscale::sim {
-namespace {
+namespace vllm_exposition_test {
 
 using testing::ExpositionLine;
 using testing::withLabel;
@@ -112,5 +112,5 @@ TEST(VllmExpositionTest, OneHeaderPerFamilyAndBucketCounts) {
   EXPECT_EQ(renderVllmSeries({}), "") << "no engines, no families";
 }
 
-}  // namespace
+}  // namespace vllm_exposition_test
 }  // namespace gpuscale::sim

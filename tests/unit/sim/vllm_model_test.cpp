@@ -5,7 +5,7 @@
 #include "exposition_lines.h"
 
 namespace gpuscale::sim {
-namespace {
+namespace vllm_model_test {
 
 using testing::ExpositionLine;
 using testing::withLabel;
@@ -48,5 +48,5 @@ TEST(VllmModelTest, DemoSeriesAtTenSeconds) {
   EXPECT_EQ(text.find(pod2), text.rfind(pod2));
 }
 
-}  // namespace
+}  // namespace vllm_model_test
 }  // namespace gpuscale::sim
