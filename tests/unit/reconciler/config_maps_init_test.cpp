@@ -13,8 +13,8 @@
 namespace gpuscale::reconciler {
 namespace config_maps_init_test {
 
-using nlohmann::json;
 using gpuscale::testing::FakeKubeClient;
+using nlohmann::json;
 
 constexpr const char* kNs = "gpu-operator";
 
