@@ -15,7 +15,7 @@ using gpuscale::core::Quantity;
 using gpuscale::testing::FakeCustomMetricsProvider;
 using gpuscale::testing::FakeExternalMetricsProvider;
 
-namespace fixture_server {
+namespace {
 
 void addFixtureData(FakeCustomMetricsProvider& custom, FakeExternalMetricsProvider& external) {
   const CustomMetricInfo queue{{"", "pods"}, true, "avg_time_queue_us"};
@@ -50,7 +50,7 @@ void addFixtureData(FakeCustomMetricsProvider& custom, FakeExternalMetricsProvid
                       Quantity::fromMilli(42'000)});
 }
 
-}  // namespace fixture_server
+}  // namespace
 
 int main(int argc, char** argv) {
   gpuscale::apiserver::ServerOptions options;
