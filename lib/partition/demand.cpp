@@ -11,6 +11,7 @@
 #include "gpuscale/partition/capacity_request.h"
 #include "gpuscale/partition/lead_time.h"
 #include "gpuscale/partition/resource_names.h"
+#include "node_resource_table.h"
 #include "saturating.h"
 
 namespace gpuscale::partition {
@@ -197,6 +198,7 @@ std::vector<WorkloadDemand> assessAt(const ClusterSnapshot& snapshot, const Poli
                                      std::optional<TimePoint> now) {
   std::vector<WorkloadDemand> out;
   const LabelIndex index(snapshot);
+  const detail::NodeResourceTable table(snapshot.nodes);
   for (const auto& hpa : snapshot.hpas) {
     const Policy* policy = policies.forHpa(hpa.ns, hpa.name, hpa.labels, hpa.annotations);
     if (policy == nullptr) continue;
@@ -237,18 +239,17 @@ std::vector<WorkloadDemand> assessAt(const ClusterSnapshot& snapshot, const Poli
     }
     d.eligibleNodes = index.nodesFor(*target);
     d.productPins = productPins(target->nodeSelector);
+    const auto key = table.key(d.resource);
     for (std::size_t i : d.eligibleNodes) {
-      const NodeState& node = snapshot.nodes[i];
       // Pods land only where the product label matches exactly now.
-      if (!matches(target->nodeSelector, node.labels)) {
+      if (!matches(target->nodeSelector, snapshot.nodes[i].labels)) {
         // Pending pods pinned to a product spelling an eligible node lacks: the rename a
         // sharing change brings would let them in.
         if (unmatched && !d.productPins.empty()) unschedulable = true;
         continue;
       }
-      auto used = node.used.find(d.resource);
-      d.ceiling = addSaturated(d.ceiling, podsFitting(d, i, node.capacityFor(d.resource),
-                                                      used == node.used.end() ? 0 : used->second));
+      d.ceiling = addSaturated(
+          d.ceiling, podsFitting(d, i, table.capacity(i, key), table.used(i, key.resource)));
     }
     // A replica is a group of podsPerReplica pods that each need their partitions: only whole
     // groups count.

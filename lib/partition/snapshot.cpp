@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <set>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -419,7 +420,11 @@ ClusterSnapshot build(const std::vector<KubeItem>& items) {
     node.hasGpuPods = true;
     for (const auto& [name, n] : pod.gpuRequests) {
       node.used[name] += n;
-      node.gpuTenants[std::string(unsharedResourceName(name))].insert(pod.ns);
+      const std::string_view base = unsharedResourceName(name);
+      auto tenants = node.gpuTenants.find(base);
+      if (tenants == node.gpuTenants.end())
+        tenants = node.gpuTenants.emplace(std::string(base), std::set<std::string>{}).first;
+      tenants->second.insert(pod.ns);
     }
   }
   detail::applyDra(snap, dra);
@@ -498,10 +503,13 @@ std::optional<std::size_t> ClusterSnapshot::nodeIndex(std::string_view name) con
 
 const ScaleTarget* ClusterSnapshot::target(std::string_view ns, std::string_view kind,
                                            std::string_view name) const {
-  for (const auto& t : targets) {
-    if (t.ns == ns && t.kind == kind && t.name == name) return &t;
-  }
-  return nullptr;
+  using Key = std::tuple<std::string_view, std::string_view, std::string_view>;
+  const Key key{ns, kind, name};
+  auto it =
+      std::lower_bound(targets.begin(), targets.end(), key, [](const ScaleTarget& t, const Key& k) {
+        return Key{t.ns, t.kind, t.name} < k;
+      });
+  return it != targets.end() && Key{it->ns, it->kind, it->name} == key ? &*it : nullptr;
 }
 
 const HpaState* ClusterSnapshot::hpa(std::string_view ns, std::string_view name) const {
