@@ -11,6 +11,7 @@
 #include <benchmark/benchmark.h>
 
 #include <fstream>
+#include <map>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -206,6 +207,8 @@ const Fleet& fleet() {
       out.items.push_back(
           {kind, nullptr, nullptr, std::make_shared<ObjectRecord>(readObjectRecord(kind, object))});
     };
+    // Pods as the reconciler's pod cache gives them: by "namespace/name".
+    std::map<std::string, std::shared_ptr<const PodRecord>> pods;
     for (const Workload& w : layout()) {
       const Product& p = productOf(std::stoi(w.node.substr(6)));
       record("Node", node(w.node, p));
@@ -213,10 +216,11 @@ const Fleet& fleet() {
       record("Deployment", deployment(w));
       const int fit = p.devices / w.perPod;
       for (int i = 0; i < w.replicas; ++i) {
-        out.items.push_back(
-            {"Pod", nullptr, std::make_shared<PodRecord>(readPodRecord(pod(w, i, i < fit)))});
+        pods[w.ns + "/" + w.name + "-" + std::to_string(i)] =
+            std::make_shared<PodRecord>(readPodRecord(pod(w, i, i < fit)));
       }
     }
+    for (auto& [key, record] : pods) out.items.push_back({"Pod", nullptr, std::move(record)});
     return out;
   }();
   return f;

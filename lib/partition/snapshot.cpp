@@ -397,8 +397,14 @@ ClusterSnapshot build(const std::vector<KubeItem>& items) {
   auto byName = [](const auto& a, const auto& b) {
     return std::tie(a.ns, a.name) < std::tie(b.ns, b.name);
   };
-  std::sort(pods.begin(), pods.end(),
-            [&](const auto& a, const auto& b) { return byName(*a->pod, *b->pod); });
+  // The reconciler's pod cache gives them in key order, which is this order but for namespaces
+  // that prefix others: sorted only when not strictly in order already.
+  auto podOrder = [&](const auto& a, const auto& b) { return byName(*a->pod, *b->pod); };
+  if (std::adjacent_find(pods.begin(), pods.end(), [&](const auto& a, const auto& b) {
+        return !podOrder(a, b);
+      }) != pods.end()) {
+    std::sort(pods.begin(), pods.end(), podOrder);
+  }
   snap.pods.reserve(pods.size());
   // Shared, not copied: each PodState lives in its record (the aliasing shared_ptr keeps the
   // record alive as long as the snapshot).
