@@ -5,6 +5,7 @@
 #include <string_view>
 #include <tuple>
 #include <unordered_map>
+#include <unordered_set>
 
 #include <fmt/format.h>
 
@@ -56,17 +57,37 @@ struct IndexKeyHash {
   }
 };
 
+// The label of a node selector that nodesFor looks nodes up by: the first that must match exactly
+// (product labels may be renamed).
+Labels::const_iterator exactNodeLabel(const Labels& nodeSelector) {
+  return std::find_if(nodeSelector.begin(), nodeSelector.end(),
+                      [](const auto& kv) { return !productLabelResource(kv.first); });
+}
+
 // Label indexes so that 1,000 HPAs x 20,000 pods x 1,000 nodes stays cheap: objects by one label
-// pair.
+// pair, for the label keys the targets look up by (their selector's first, their nodeSelector's
+// first exact one).
 class LabelIndex {
  public:
   explicit LabelIndex(const ClusterSnapshot& snapshot) : snapshot_(snapshot) {
+    std::unordered_set<std::string_view> podKeys, nodeKeys;
+    for (const auto& t : snapshot.targets) {
+      if (!t.selector.empty()) podKeys.insert(t.selector.begin()->first);
+      if (auto exact = exactNodeLabel(t.nodeSelector); exact != t.nodeSelector.end())
+        nodeKeys.insert(exact->first);
+    }
     for (const auto& pod : snapshot.pods) {
       if (!pod.active() || pod.terminating) continue;
-      for (const auto& [k, v] : pod.labels) pods_[IndexKey{pod.ns, k, v}].push_back(&pod);
+      for (const auto& [k, v] : pod.labels) {
+        if (podKeys.contains(k)) pods_[IndexKey{pod.ns, k, v}].push_back(&pod);
+      }
     }
     for (std::size_t i = 0; i < snapshot.nodes.size(); ++i) {
-      for (const auto& [k, v] : snapshot.nodes[i].labels) nodes_[IndexKey{"", k, v}].push_back(i);
+      const NodeState& n = snapshot.nodes[i];
+      for (const auto& [k, v] : n.labels) {
+        if (nodeKeys.contains(k)) nodes_[IndexKey{"", k, v}].push_back(i);
+      }
+      if (n.schedulable) schedulable_[n.dra()].push_back(i);
     }
   }
 
@@ -93,9 +114,9 @@ class LabelIndex {
           selectsAcrossRenames(target.nodeSelector, n.labels))
         out.push_back(i);
     };
-    // Index on a pair that must match exactly (product labels may be renamed).
-    auto first = std::find_if(target.nodeSelector.begin(), target.nodeSelector.end(),
-                              [](const auto& kv) { return !productLabelResource(kv.first); });
+    // Without a nodeSelector: every schedulable node of the pods' model.
+    if (target.nodeSelector.empty()) return schedulable_[target.draClaims];
+    auto first = exactNodeLabel(target.nodeSelector);
     if (first == target.nodeSelector.end()) {
       for (std::size_t i = 0; i < snapshot_.nodes.size(); ++i) keep(i);
       return out;
@@ -111,6 +132,7 @@ class LabelIndex {
   const ClusterSnapshot& snapshot_;
   std::unordered_map<IndexKey, std::vector<const PodState*>, IndexKeyHash> pods_;
   std::unordered_map<IndexKey, std::vector<std::size_t>, IndexKeyHash> nodes_;
+  std::vector<std::size_t> schedulable_[2];  // [NodeState::dra()], in name order
 };
 
 }  // namespace
