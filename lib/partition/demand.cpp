@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string_view>
+#include <tuple>
 #include <unordered_map>
+#include <unordered_set>
 
 #include <fmt/format.h>
 
@@ -11,6 +14,7 @@
 #include "gpuscale/partition/capacity_request.h"
 #include "gpuscale/partition/lead_time.h"
 #include "gpuscale/partition/resource_names.h"
+#include "node_resource_table.h"
 #include "saturating.h"
 
 namespace gpuscale::partition {
@@ -39,24 +43,51 @@ bool matches(const Labels& selector, const Labels& labels) {
   });
 }
 
-std::string indexKey(std::string_view ns, std::string_view key, std::string_view value) {
-  std::string out;
-  out.reserve(ns.size() + key.size() + value.size() + 2);
-  out.append(ns).append(1, '\0').append(key).append(1, '\0').append(value);
-  return out;
+// (namespace, label key, label value), pointing into the snapshot: an index key made without
+// copying a string.
+using IndexKey = std::tuple<std::string_view, std::string_view, std::string_view>;
+
+struct IndexKeyHash {
+  std::size_t operator()(const IndexKey& k) const {
+    const std::hash<std::string_view> h;
+    std::size_t seed = h(std::get<0>(k));
+    for (std::size_t part : {h(std::get<1>(k)), h(std::get<2>(k))})
+      seed ^= part + 0x9e3779b97f4a7c15ULL + (seed << 6) + (seed >> 2);
+    return seed;
+  }
+};
+
+// The label of a node selector that nodesFor looks nodes up by: the first that must match exactly
+// (product labels may be renamed).
+Labels::const_iterator exactNodeLabel(const Labels& nodeSelector) {
+  return std::find_if(nodeSelector.begin(), nodeSelector.end(),
+                      [](const auto& kv) { return !productLabelResource(kv.first); });
 }
 
-// Label indexes so that 200 HPAs x 20,000 pods x 1,000 nodes stays cheap: objects by one label
-// pair.
+// Label indexes so that 1,000 HPAs x 20,000 pods x 1,000 nodes stays cheap: objects by one label
+// pair, for the label keys the targets look up by (their selector's first, their nodeSelector's
+// first exact one).
 class LabelIndex {
  public:
   explicit LabelIndex(const ClusterSnapshot& snapshot) : snapshot_(snapshot) {
+    std::unordered_set<std::string_view> podKeys, nodeKeys;
+    for (const auto& t : snapshot.targets) {
+      if (!t.selector.empty()) podKeys.insert(t.selector.begin()->first);
+      if (auto exact = exactNodeLabel(t.nodeSelector); exact != t.nodeSelector.end())
+        nodeKeys.insert(exact->first);
+    }
     for (const auto& pod : snapshot.pods) {
       if (!pod.active() || pod.terminating) continue;
-      for (const auto& [k, v] : pod.labels) pods_[indexKey(pod.ns, k, v)].push_back(&pod);
+      for (const auto& [k, v] : pod.labels) {
+        if (podKeys.contains(k)) pods_[IndexKey{pod.ns, k, v}].push_back(&pod);
+      }
     }
     for (std::size_t i = 0; i < snapshot.nodes.size(); ++i) {
-      for (const auto& [k, v] : snapshot.nodes[i].labels) nodes_[indexKey("", k, v)].push_back(i);
+      const NodeState& n = snapshot.nodes[i];
+      for (const auto& [k, v] : n.labels) {
+        if (nodeKeys.contains(k)) nodes_[IndexKey{"", k, v}].push_back(i);
+      }
+      if (n.schedulable) schedulable_[n.dra()].push_back(i);
     }
   }
 
@@ -64,7 +95,7 @@ class LabelIndex {
     std::vector<const PodState*> out;
     if (target.selector.empty()) return out;
     const auto& first = *target.selector.begin();
-    auto it = pods_.find(indexKey(target.ns, first.first, first.second));
+    auto it = pods_.find(IndexKey{target.ns, first.first, first.second});
     if (it == pods_.end()) return out;
     for (const PodState* p : it->second) {
       if (target.selects(*p)) out.push_back(p);
@@ -83,14 +114,14 @@ class LabelIndex {
           selectsAcrossRenames(target.nodeSelector, n.labels))
         out.push_back(i);
     };
-    // Index on a pair that must match exactly (product labels may be renamed).
-    auto first = std::find_if(target.nodeSelector.begin(), target.nodeSelector.end(),
-                              [](const auto& kv) { return !productLabelResource(kv.first); });
+    // Without a nodeSelector: every schedulable node of the pods' model.
+    if (target.nodeSelector.empty()) return schedulable_[target.draClaims];
+    auto first = exactNodeLabel(target.nodeSelector);
     if (first == target.nodeSelector.end()) {
       for (std::size_t i = 0; i < snapshot_.nodes.size(); ++i) keep(i);
       return out;
     }
-    auto it = nodes_.find(indexKey("", first->first, first->second));
+    auto it = nodes_.find(IndexKey{"", first->first, first->second});
     if (it != nodes_.end()) {
       for (std::size_t i : it->second) keep(i);
     }
@@ -99,8 +130,9 @@ class LabelIndex {
 
  private:
   const ClusterSnapshot& snapshot_;
-  std::unordered_map<std::string, std::vector<const PodState*>> pods_;
-  std::unordered_map<std::string, std::vector<std::size_t>> nodes_;
+  std::unordered_map<IndexKey, std::vector<const PodState*>, IndexKeyHash> pods_;
+  std::unordered_map<IndexKey, std::vector<std::size_t>, IndexKeyHash> nodes_;
+  std::vector<std::size_t> schedulable_[2];  // [NodeState::dra()], in name order
 };
 
 }  // namespace
@@ -197,6 +229,7 @@ std::vector<WorkloadDemand> assessAt(const ClusterSnapshot& snapshot, const Poli
                                      std::optional<TimePoint> now) {
   std::vector<WorkloadDemand> out;
   const LabelIndex index(snapshot);
+  const detail::NodeResourceTable table(snapshot.nodes);
   for (const auto& hpa : snapshot.hpas) {
     const Policy* policy = policies.forHpa(hpa.ns, hpa.name, hpa.labels, hpa.annotations);
     if (policy == nullptr) continue;
@@ -237,18 +270,17 @@ std::vector<WorkloadDemand> assessAt(const ClusterSnapshot& snapshot, const Poli
     }
     d.eligibleNodes = index.nodesFor(*target);
     d.productPins = productPins(target->nodeSelector);
+    const auto key = table.key(d.resource);
     for (std::size_t i : d.eligibleNodes) {
-      const NodeState& node = snapshot.nodes[i];
       // Pods land only where the product label matches exactly now.
-      if (!matches(target->nodeSelector, node.labels)) {
+      if (!matches(target->nodeSelector, snapshot.nodes[i].labels)) {
         // Pending pods pinned to a product spelling an eligible node lacks: the rename a
         // sharing change brings would let them in.
         if (unmatched && !d.productPins.empty()) unschedulable = true;
         continue;
       }
-      auto used = node.used.find(d.resource);
-      d.ceiling = addSaturated(d.ceiling, podsFitting(d, i, node.capacityFor(d.resource),
-                                                      used == node.used.end() ? 0 : used->second));
+      d.ceiling = addSaturated(
+          d.ceiling, podsFitting(d, i, table.capacity(i, key), table.used(i, key.resource)));
     }
     // A replica is a group of podsPerReplica pods that each need their partitions: only whole
     // groups count.

@@ -11,6 +11,8 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -20,6 +22,7 @@
 #include "gpuscale/partition/plan.h"
 #include "gpuscale/partition/planner.h"
 #include "gpuscale/partition/snapshot.h"
+#include "node_resource_table.h"
 #include "why_log.h"
 
 namespace gpuscale::partition::detail {
@@ -31,7 +34,8 @@ struct WorkingNode {
   std::map<std::string, int> replicas;  // changed sharing replicas per base resource
   std::set<std::string> raised;         // resources whose replicas this plan raised
   std::optional<SharingMode> mode;      // how this plan shares the node, when it changes that
-  ResourceCounts devices;
+  // Physical devices per resource once this plan reshapes the node; unset: the snapshot's.
+  std::optional<ResourceCounts> devices;
 };
 
 struct Growth {
@@ -64,10 +68,23 @@ class PlanBuilder {
 
  private:
   // planner.cpp: capacity as this plan leaves it, and bookkeeping.
+  // A resource as the lookups below take it: its unshared (base) name and both ids in table_.
+  // Made once per workload, not per node: the loops over every eligible node use these.
+  struct ResourceKey {
+    std::string base;
+    NodeResourceTable::Key ids;
+  };
+  ResourceKey keyOf(std::string_view resource) const;
   int replicas(std::size_t i, const std::string& base) const;
+  int replicas(std::size_t i, const ResourceKey& k) const;
   std::int64_t deviceCount(std::size_t i, const std::string& base) const;
+  std::int64_t deviceCount(std::size_t i, const ResourceKey& k) const;
   std::int64_t usedOn(std::size_t i, const std::string& resource) const;
+  std::int64_t usedOn(std::size_t i, const ResourceKey& k) const;
   int podsOn(const WorkloadDemand& d, std::size_t i) const;
+  int podsOn(const WorkloadDemand& d, std::size_t i, const ResourceKey& k) const;
+  // The active pods bound to node i, in snapshot order (an index built on first use).
+  const std::vector<const PodState*>& activePodsOn(std::size_t i) const;
   // Whether node i's product labels match the pods' nodeSelector (exactly, as the scheduler
   // matches) once `base` runs `r` replicas and the node has its working geometry: GFD renames
   // the product with the sharing and, under the single strategy, with the MIG profile.
@@ -150,7 +167,10 @@ class PlanBuilder {
 
   const ClusterSnapshot& snap_;
   TimePoint now_;
+  NodeResourceTable table_;  // the snapshot's per-node counts (the plan's own are in nodes_)
   std::vector<WorkingNode> nodes_;
+  mutable std::optional<std::unordered_map<std::string_view, std::vector<const PodState*>>>
+      podsByNode_;  // activePodsOn: by spec.nodeName
   std::map<std::pair<std::string, std::string>, SetMaxReplicas> maxChanges_;
   std::map<std::pair<const GpuModel*, const Policy*>, std::vector<MigGeometry>> maximalCache_;
   std::vector<std::string> notes_;

@@ -11,15 +11,15 @@ namespace gpuscale::partition::detail {
 
 int PlanBuilder::freePods(const std::set<std::size_t>& nodes, const std::string& resource,
                           std::int64_t perPod) const {
-  const std::string base(unsharedResourceName(resource));
+  const ResourceKey k = keyOf(resource);
   std::int64_t freeUnits = 0;
   for (std::size_t i : nodes) {
-    std::int64_t capacity = deviceCount(i, base) * replicas(i, base);
+    std::int64_t capacity = deviceCount(i, k) * replicas(i, k);
     // A node operation in flight will leave the node with what its intent expects: capacity
     // promised to the HPA that asked for it, which contention must count to divide it.
     if (auto it = snap_.nodes[i].expected.find(resource); it != snap_.nodes[i].expected.end())
       capacity = std::max(capacity, it->second);
-    freeUnits += std::max<std::int64_t>(0, capacity - usedOn(i, resource));
+    freeUnits += std::max<std::int64_t>(0, capacity - usedOn(i, k));
   }
   return static_cast<int>(freeUnits / std::max<std::int64_t>(1, perPod));
 }

@@ -210,7 +210,7 @@ int PlanBuilder::reshapeSingle(const WorkloadDemand& d, std::size_t i) {
   }
   const int before = podsOn(d, i);
   std::vector<MigGpuSetting> saved = w.gpus;
-  ResourceCounts savedDevices = w.devices;
+  std::optional<ResourceCounts> savedDevices = w.devices;
   for (std::size_t gpu = 0; gpu < w.gpus.size(); ++gpu)
     setGeometry(i, gpu, {{best->name, best->maxCount}});
   const int gain = podsOn(d, i) - before;

@@ -106,12 +106,11 @@ PlanBuilder::MemoryBound PlanBuilder::memoryBound(const WorkloadDemand& d, std::
   };
   if (d.target != nullptr) consider(d.target->gpuMemory);
   // The pods already there share the devices too: each keeps what it took.
-  for (const PodState& pod : snap_.pods) {
-    if (pod.nodeName != snap_.nodes[i].name || !pod.active()) continue;
+  for (const PodState* pod : activePodsOn(i)) {
     const bool onBase = std::any_of(
-        pod.gpuRequests.begin(), pod.gpuRequests.end(),
+        pod->gpuRequests.begin(), pod->gpuRequests.end(),
         [&](const auto& r) { return r.second > 0 && unsharedResourceName(r.first) == base; });
-    if (onBase) consider(pod.gpuMemory);
+    if (onBase) consider(pod->gpuMemory);
   }
   return bound;
 }
@@ -177,7 +176,8 @@ PlanBuilder::SharingLimit PlanBuilder::sharingLimit(const WorkloadDemand& d, std
 int PlanBuilder::shareFor(const WorkloadDemand& d, int need, SharingMode mode, bool saturated) {
   const Policy& policy = *d.policy;
   const Lever lever = mode == SharingMode::kMps ? Lever::kMps : Lever::kTimeSlicing;
-  const std::string base(unsharedResourceName(d.resource));
+  const ResourceKey k = keyOf(d.resource);
+  const std::string& base = k.base;
   int gained = 0;
   for (std::size_t i : d.eligibleNodes) {
     if (gained >= need) break;
@@ -198,7 +198,7 @@ int PlanBuilder::shareFor(const WorkloadDemand& d, int need, SharingMode mode, b
                           other, base, policy.name));
       continue;
     }
-    const std::int64_t devices = deviceCount(i, base);
+    const std::int64_t devices = deviceCount(i, k);
     if (devices <= 0) {
       because(d, i, lever, WhyCode::kNoDevices, "no device of " + base);
       continue;
@@ -206,9 +206,9 @@ int PlanBuilder::shareFor(const WorkloadDemand& d, int need, SharingMode mode, b
     const SharingLimit shareLimit = sharingLimit(d, i, mode);
     const int limit = shareLimit.replicas;
     if (limit <= 0) continue;
-    const int r = replicas(i, base);
-    const std::int64_t used = usedOn(i, d.resource);
-    const int before = podsOn(d, i);
+    const int r = replicas(i, k);
+    const std::int64_t used = usedOn(i, k);
+    const int before = podsOn(d, i, k);
     int chosen = r;
     int gain = 0;
     for (int r2 = r + 1; r2 <= limit; ++r2) {

@@ -13,14 +13,13 @@ namespace gpuscale::partition {
 namespace detail {
 
 PlanBuilder::PlanBuilder(const ClusterSnapshot& snapshot, TimePoint now)
-    : snap_(snapshot), now_(now) {
-  nodes_.reserve(snap_.nodes.size());
-  for (const auto& n : snap_.nodes) {
-    WorkingNode w;
-    for (const auto& g : n.gpus) w.gpus.push_back(g.setting);
+    : snap_(snapshot), now_(now), table_(snapshot.nodes) {
+  nodes_.resize(snap_.nodes.size());
+  for (std::size_t i = 0; i < nodes_.size(); ++i) {
+    WorkingNode& w = nodes_[i];
+    w.gpus.reserve(snap_.nodes[i].gpus.size());
+    for (const auto& g : snap_.nodes[i].gpus) w.gpus.push_back(g.setting);
     w.reshaped.assign(w.gpus.size(), false);
-    w.devices = n.devices;
-    nodes_.push_back(std::move(w));
   }
 }
 
@@ -76,7 +75,8 @@ void PlanBuilder::shrink(const WorkloadDemand& d) {
   const int group = podsPerReplica(d);
   const int floorPods = std::max({d.wanted * group, d.target->specReplicas * group,
                                   d.hpa->minReplicas * group, d.runningPods});
-  const std::string base(unsharedResourceName(d.resource));
+  const ResourceKey k = keyOf(d.resource);
+  const std::string& base = k.base;
   int current = ceiling(d);
   for (auto it = d.eligibleNodes.rbegin(); it != d.eligibleNodes.rend() && current > floorPods;
        ++it) {
@@ -85,12 +85,12 @@ void PlanBuilder::shrink(const WorkloadDemand& d) {
         nodes_[i].raised.count(base) || grantedNodes_.contains(i)) {
       continue;
     }
-    const int r = replicas(i, base);
-    const std::int64_t devices = deviceCount(i, base);
+    const int r = replicas(i, k);
+    const std::int64_t devices = deviceCount(i, k);
     if (r <= 1 || devices <= 0) continue;
-    const std::int64_t used = usedOn(i, d.resource);
+    const std::int64_t used = usedOn(i, k);
     const int minReplicas = std::max<int>(1, static_cast<int>((used + devices - 1) / devices));
-    const int before = podsOn(d, i);
+    const int before = podsOn(d, i, k);
     for (int r2 = minReplicas; r2 < r; ++r2) {
       if (!pinsHold(d, i, base, r2)) continue;  // lowering would rename the product away
       int after = podsFitting(d, i, devices * r2, used);
@@ -153,14 +153,30 @@ Plan PlanBuilder::finish(const std::vector<WorkloadDemand>& workloads) {
   return plan;
 }
 
+PlanBuilder::ResourceKey PlanBuilder::keyOf(std::string_view resource) const {
+  return {std::string(unsharedResourceName(resource)), table_.key(resource)};
+}
+
 int PlanBuilder::replicas(std::size_t i, const std::string& base) const {
   auto it = nodes_[i].replicas.find(base);
   return it != nodes_[i].replicas.end() ? it->second : snap_.nodes[i].replicasFor(base);
 }
 
+int PlanBuilder::replicas(std::size_t i, const ResourceKey& k) const {
+  auto it = nodes_[i].replicas.find(k.base);
+  return it != nodes_[i].replicas.end() ? it->second : table_.replicas(i, k.ids.base);
+}
+
 std::int64_t PlanBuilder::deviceCount(std::size_t i, const std::string& base) const {
-  auto it = nodes_[i].devices.find(base);
-  return it == nodes_[i].devices.end() ? 0 : it->second;
+  const ResourceCounts& devices = nodes_[i].devices ? *nodes_[i].devices : snap_.nodes[i].devices;
+  auto it = devices.find(base);
+  return it == devices.end() ? 0 : it->second;
+}
+
+std::int64_t PlanBuilder::deviceCount(std::size_t i, const ResourceKey& k) const {
+  if (!nodes_[i].devices) return table_.devices(i, k.ids.base);
+  auto it = nodes_[i].devices->find(k.base);
+  return it == nodes_[i].devices->end() ? 0 : it->second;
 }
 
 std::int64_t PlanBuilder::usedOn(std::size_t i, const std::string& resource) const {
@@ -168,10 +184,30 @@ std::int64_t PlanBuilder::usedOn(std::size_t i, const std::string& resource) con
   return it == snap_.nodes[i].used.end() ? 0 : it->second;
 }
 
+std::int64_t PlanBuilder::usedOn(std::size_t i, const ResourceKey& k) const {
+  return table_.used(i, k.ids.resource);
+}
+
 int PlanBuilder::podsOn(const WorkloadDemand& d, std::size_t i) const {
-  const std::string base(unsharedResourceName(d.resource));
-  if (!pinsHold(d, i, base, replicas(i, base))) return 0;
-  return podsFitting(d, i, deviceCount(i, base) * replicas(i, base), usedOn(i, d.resource));
+  return podsOn(d, i, keyOf(d.resource));
+}
+
+int PlanBuilder::podsOn(const WorkloadDemand& d, std::size_t i, const ResourceKey& k) const {
+  const int r = replicas(i, k);
+  if (!pinsHold(d, i, k.base, r)) return 0;
+  return podsFitting(d, i, deviceCount(i, k) * r, usedOn(i, k));
+}
+
+const std::vector<const PodState*>& PlanBuilder::activePodsOn(std::size_t i) const {
+  static const std::vector<const PodState*> kNone;
+  if (!podsByNode_) {
+    podsByNode_.emplace();
+    for (const PodState& pod : snap_.pods) {
+      if (pod.active()) (*podsByNode_)[pod.nodeName].push_back(&pod);
+    }
+  }
+  auto it = podsByNode_->find(snap_.nodes[i].name);
+  return it == podsByNode_->end() ? kNone : it->second;
 }
 
 bool PlanBuilder::pinsHold(const WorkloadDemand& d, std::size_t i, const std::string& base,
@@ -194,8 +230,9 @@ bool PlanBuilder::pinsHold(const WorkloadDemand& d, std::size_t i, const std::st
 }
 
 int PlanBuilder::ceiling(const WorkloadDemand& d) const {
+  const ResourceKey k = keyOf(d.resource);
   int total = 0;
-  for (std::size_t i : d.eligibleNodes) total += podsOn(d, i);
+  for (std::size_t i : d.eligibleNodes) total += podsOn(d, i, k);
   return total;
 }
 

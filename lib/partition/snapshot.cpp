@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <set>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -396,8 +397,14 @@ ClusterSnapshot build(const std::vector<KubeItem>& items) {
   auto byName = [](const auto& a, const auto& b) {
     return std::tie(a.ns, a.name) < std::tie(b.ns, b.name);
   };
-  std::sort(pods.begin(), pods.end(),
-            [&](const auto& a, const auto& b) { return byName(*a->pod, *b->pod); });
+  // The reconciler's pod cache gives them in key order, which is this order but for namespaces
+  // that prefix others: sorted only when not strictly in order already.
+  auto podOrder = [&](const auto& a, const auto& b) { return byName(*a->pod, *b->pod); };
+  if (std::adjacent_find(pods.begin(), pods.end(), [&](const auto& a, const auto& b) {
+        return !podOrder(a, b);
+      }) != pods.end()) {
+    std::sort(pods.begin(), pods.end(), podOrder);
+  }
   snap.pods.reserve(pods.size());
   // Shared, not copied: each PodState lives in its record (the aliasing shared_ptr keeps the
   // record alive as long as the snapshot).
@@ -419,7 +426,11 @@ ClusterSnapshot build(const std::vector<KubeItem>& items) {
     node.hasGpuPods = true;
     for (const auto& [name, n] : pod.gpuRequests) {
       node.used[name] += n;
-      node.gpuTenants[std::string(unsharedResourceName(name))].insert(pod.ns);
+      const std::string_view base = unsharedResourceName(name);
+      auto tenants = node.gpuTenants.find(base);
+      if (tenants == node.gpuTenants.end())
+        tenants = node.gpuTenants.emplace(std::string(base), std::set<std::string>{}).first;
+      tenants->second.insert(pod.ns);
     }
   }
   detail::applyDra(snap, dra);
@@ -498,10 +509,13 @@ std::optional<std::size_t> ClusterSnapshot::nodeIndex(std::string_view name) con
 
 const ScaleTarget* ClusterSnapshot::target(std::string_view ns, std::string_view kind,
                                            std::string_view name) const {
-  for (const auto& t : targets) {
-    if (t.ns == ns && t.kind == kind && t.name == name) return &t;
-  }
-  return nullptr;
+  using Key = std::tuple<std::string_view, std::string_view, std::string_view>;
+  const Key key{ns, kind, name};
+  auto it =
+      std::lower_bound(targets.begin(), targets.end(), key, [](const ScaleTarget& t, const Key& k) {
+        return Key{t.ns, t.kind, t.name} < k;
+      });
+  return it != targets.end() && Key{it->ns, it->kind, it->name} == key ? &*it : nullptr;
 }
 
 const HpaState* ClusterSnapshot::hpa(std::string_view ns, std::string_view name) const {

@@ -273,7 +273,7 @@ PassResult Controller::passOver(const std::vector<partition::KubeItem>& items, T
   }
   checkPolicyScope(pass->snapshot, *policies);
   history_.record(pass->workloads, now);
-  result.plan = pass->plan;
+  result.plan = std::move(pass->plan);  // the pass is done with it
   result.planned = true;
   result.nodesSettling = pass->nodesSettling;
   bool explainChanged = false;

@@ -314,7 +314,7 @@ struct ClusterSnapshot {
   std::vector<NodeState> nodes;  // sorted by name
   PodList pods;                  // sorted by namespace/name (shared with a pod cache: pod_list.h)
   std::vector<HpaState> hpas;    // sorted by namespace/name
-  std::vector<ScaleTarget> targets;
+  std::vector<ScaleTarget> targets;    // sorted by namespace/kind/name
   std::vector<SkippedObject> skipped;  // in input order
   // Not from the API: what the reconciler measured its levers take per node (lead_time.h), set
   // by the caller like HpaState::history; empty in a dump.

@@ -519,5 +519,36 @@ TEST(SnapshotTest, IgnoresOtherKinds) {
   EXPECT_TRUE(snap.pods.empty());
 }
 
+// Scale targets are found by namespace, kind and name whatever order the dump gives them in
+// (ClusterSnapshot::target searches the sorted targets).
+TEST(SnapshotTest, FindsEveryScaleTargetByNamespaceKindAndName) {
+  std::vector<json> items;
+  const std::vector<std::tuple<std::string, std::string, std::string>> targets = {
+      {"team-b", "Deployment", "web"},   {"team-a", "StatefulSet", "web"},
+      {"team-a", "Deployment", "web"},   {"team-a", "Deployment", "api"},
+      {"team-a-x", "Deployment", "api"}, {"team", "Deployment", "web-2"},
+  };
+  for (const auto& [ns, kind, name] : targets) {
+    json w = testing::deployment(ns, name, 1, "nvidia.com/gpu");
+    w["kind"] = kind;
+    items.push_back(std::move(w));
+  }
+  const auto snap = testing::snapshotOf(testing::list(items));
+  for (const auto& [ns, kind, name] : targets) {
+    SCOPED_TRACE(ns + " " + kind + " " + name);
+    const ScaleTarget* t = snap.target(ns, kind, name);
+    ASSERT_NE(t, nullptr);
+    EXPECT_EQ(std::tie(t->ns, t->kind, t->name), std::tie(ns, kind, name));
+  }
+  for (const auto& [ns, kind, name] :
+       std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"team-a", "Deployment", "we"},
+           {"team-a", "ReplicaSet", "web"},
+           {"team-c", "Deployment", "web"},
+           {"", "", ""}}) {
+    EXPECT_EQ(snap.target(ns, kind, name), nullptr) << ns << " " << kind << " " << name;
+  }
+}
+
 }  // namespace snapshot_test
 }  // namespace gpuscale::partition
