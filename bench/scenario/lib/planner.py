@@ -217,7 +217,15 @@ def main():
     asked = 0
     if args.mode == "request":
         asked = cluster.deployment()[0]
-        cluster.create_request(asked)
+        for attempt in range(30):  # the CRD may be Established before every client discovers it
+            try:
+                cluster.create_request(asked)
+                break
+            except (RuntimeError, subprocess.SubprocessError) as e:
+                if attempt == 29:
+                    raise
+                print("creating the request: %s" % e, file=sys.stderr, flush=True)
+                time.sleep(1)
     while True:
         started = time.monotonic()
         try:
