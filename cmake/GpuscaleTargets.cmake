@@ -23,6 +23,20 @@ function(gpuscale_module_include_dir module out)
   set(${out} ${root} PARENT_SCOPE)
 endfunction()
 
+# gpuscale_unity(TARGET): with GPUSCALE_UNITY_BUILD, TARGET's sources compile in batches of eight, each
+# batch one translation unit, so the heavy headers (Boost.Beast, cpprestsdk, nlohmann-json) are parsed
+# and their templates instantiated once per batch rather than once per file. Names at file scope
+# (anonymous namespaces included) must therefore be unique across the target's sources. Test programs
+# are not batched: their files reuse fixture names (Row, kNow, ...) on purpose. GCC reads every file
+# of a batch as a header of the batch's file, so it would flag each class with external linkage
+# (a pimpl's Impl) that holds a type of its source's anonymous namespace: a false alarm there.
+function(gpuscale_unity target)
+  if(GPUSCALE_UNITY_BUILD)
+    set_target_properties(${target} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE 8)
+    target_compile_options(${target} PRIVATE $<$<CXX_COMPILER_ID:GNU>:-Wno-subobject-linkage>)
+  endif()
+endfunction()
+
 # gpuscale_library(NAME [MODULE m] SOURCES ... DEPS ...): a static library of lib/<m> whose public
 # headers are include/gpuscale/<m> (m defaults to NAME without its gpuscale_ prefix). DEPS are
 # public: a target that links the library sees its headers and those of the libraries it uses.
@@ -35,6 +49,7 @@ function(gpuscale_library name)
   add_library(${name} STATIC ${ARG_SOURCES})
   target_include_directories(${name} PUBLIC ${public_headers} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
   target_link_libraries(${name} PUBLIC ${ARG_DEPS})
+  gpuscale_unity(${name})
   set_property(GLOBAL APPEND PROPERTY GPUSCALE_LIBRARIES "${ARG_MODULE}:${name}")
 endfunction()
 
@@ -70,6 +85,7 @@ endfunction()
 # DT_RPATH also serves the libraries' own dependencies (libcpprest's libssl, ...). In a build tree
 # and in the images that folder holds no shared library.
 function(gpuscale_program name)
+  gpuscale_unity(${name})
   set_target_properties(${name} PROPERTIES BUILD_RPATH "$ORIGIN/../lib")
   target_link_options(${name} PRIVATE -Wl,--disable-new-dtags)
 endfunction()

@@ -9,7 +9,7 @@
 namespace gpuscale::adapter {
 namespace {
 
-using Json = nlohmann::ordered_json;
+using OrderedJson = nlohmann::ordered_json;
 
 std::string dropHeadline(const DroppedNames& drop) {
   if (drop.reason == "filter") return fmt::format("by {}: {}", drop.filter, drop.detail);
@@ -127,32 +127,32 @@ void appendRuleText(std::string& out, const RuleExplanation& rule) {
   out += "\n";
 }
 
-Json ruleJson(const RuleExplanation& rule) {
-  Json dropped = Json::array();
+OrderedJson ruleJson(const RuleExplanation& rule) {
+  OrderedJson dropped = OrderedJson::array();
   for (const DroppedNames& drop : rule.dropped) {
-    Json entry = {{"reason", drop.reason}};
+    OrderedJson entry = {{"reason", drop.reason}};
     if (!drop.filter.empty()) entry["filter"] = drop.filter;
     entry["detail"] = drop.detail;
     entry["count"] = drop.count;
     entry["examples"] = drop.examples;
     dropped.push_back(std::move(entry));
   }
-  Json metrics = Json::array();
+  OrderedJson metrics = OrderedJson::array();
   for (const ProducedMetric& metric : rule.metrics) {
     metrics.push_back({{"metric", metric.metric},
                        {"seriesName", metric.seriesName},
                        {"resources", metric.resources}});
   }
-  Json out = {{"rule", rule.path},
-              {"kind", rule.kind},
-              {"backend", rule.backend},
-              {"seriesQuery", rule.seriesQuery},
-              {"metricsQuery", rule.metricsQuery},
-              {"relevant", rule.relevant},
-              {"matched", rule.names},
-              {"kept", rule.kept},
-              {"dropped", std::move(dropped)},
-              {"metrics", std::move(metrics)}};
+  OrderedJson out = {{"rule", rule.path},
+                     {"kind", rule.kind},
+                     {"backend", rule.backend},
+                     {"seriesQuery", rule.seriesQuery},
+                     {"metricsQuery", rule.metricsQuery},
+                     {"relevant", rule.relevant},
+                     {"matched", rule.names},
+                     {"kept", rule.kept},
+                     {"dropped", std::move(dropped)},
+                     {"metrics", std::move(metrics)}};
   if (rule.example) {
     out["example"] = {{"metric", rule.example->metric},
                       {"object", rule.example->object},
@@ -160,7 +160,7 @@ Json ruleJson(const RuleExplanation& rule) {
                       {"error", rule.example->error}};
   }
   if (rule.sample) {
-    Json values = Json::array();
+    OrderedJson values = OrderedJson::array();
     for (const LiveSample::Value& v : rule.sample->values) {
       values.push_back({{"labels", v.labels},
                         {"value", fmt::format("{}", v.value)},
@@ -210,12 +210,12 @@ std::string explanationText(const Explanation& explanation) {
 }
 
 std::string explanationJson(const Explanation& explanation) {
-  Json rules = Json::array();
+  OrderedJson rules = OrderedJson::array();
   for (const RuleExplanation& rule : explanation.rules) rules.push_back(ruleJson(rule));
-  Json out = {{"file", explanation.file},
-              {"metric", explanation.metric},
-              {"time", apiserver::formatTimestamp(explanation.at)},
-              {"rules", std::move(rules)}};
+  OrderedJson out = {{"file", explanation.file},
+                     {"metric", explanation.metric},
+                     {"time", apiserver::formatTimestamp(explanation.at)},
+                     {"rules", std::move(rules)}};
   return out.dump(2) + "\n";
 }
 

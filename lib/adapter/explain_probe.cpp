@@ -9,7 +9,7 @@
 namespace gpuscale::adapter {
 namespace {
 
-using Clock = std::chrono::system_clock;
+using WallClock = std::chrono::system_clock;
 using k8s::GroupResource;
 using rules::CompiledRule;
 
@@ -161,7 +161,7 @@ class RuleProbe {
 
   LiveSample sample(const std::string& promql) {
     LiveSample out;
-    auto result = client_.query(promql, Clock::now());
+    auto result = client_.query(promql, WallClock::now());
     if (!result) {
       out.error = result.status().message();
       return out;
@@ -216,9 +216,9 @@ Explanation explain(const rules::RuleSet& rules, const BackendClients& clients,
   Explanation out;
   out.file = rules.file;
   out.metric = options.metric;
-  out.at = Clock::now();
-  const prom::TimeRange window{out.at - std::chrono::duration_cast<Clock::duration>(options.maxAge),
-                               std::nullopt};
+  out.at = WallClock::now();
+  const prom::TimeRange window{
+      out.at - std::chrono::duration_cast<WallClock::duration>(options.maxAge), std::nullopt};
   // One discovery per (backend, seriesQuery), as the relister does: the same query asked of two
   // servers has two answers.
   std::map<std::string, core::Result<prom::MetricLabelNames>, std::less<>> discovered;

@@ -15,9 +15,9 @@
 namespace gpuscale::adapter {
 namespace {
 
-using Clock = std::chrono::system_clock;
+using WallClock = std::chrono::system_clock;
 
-double unixSeconds(Clock::time_point t) {
+double unixSeconds(WallClock::time_point t) {
   return std::chrono::duration<double>(t.time_since_epoch()).count();
 }
 
@@ -234,8 +234,8 @@ void Relister::removeStaleSeries() {
 
 core::Status Relister::relistOnce() {
   const auto started = std::chrono::steady_clock::now();
-  const Clock::time_point now = Clock::now();
-  prom::TimeRange window{now - std::chrono::duration_cast<Clock::duration>(options_.maxAge),
+  const WallClock::time_point now = WallClock::now();
+  prom::TimeRange window{now - std::chrono::duration_cast<WallClock::duration>(options_.maxAge),
                          std::nullopt};
 
   // Every distinct seriesQuery once, whichever kinds use it.

@@ -17,7 +17,7 @@ using core::Status;
 const rules::GroupResource kPods{"", "pods"};
 const rules::GroupResource kNodes{"", "nodes"};
 
-Status queryBuildError(const Status& status) {
+Status resourceQueryBuildError(const Status& status) {
   return Status::internal("unable to build the query: " + status.message());
 }
 
@@ -39,7 +39,7 @@ Result<UsageQuery> buildUsageQuery(const rules::CompiledResourceRule& rule,
                                    std::span<const std::string> names, bool spanNamespaces) {
   UsageQuery out;
   auto objectLabel = rule.resources.labelForResource(resource);
-  if (!objectLabel) return queryBuildError(objectLabel.status());
+  if (!objectLabel) return resourceQueryBuildError(objectLabel.status());
   out.read.objectLabel = std::move(*objectLabel);
   std::vector<std::string> extraGroupBy;
   const bool pods = resource == kPods;
@@ -49,7 +49,7 @@ Result<UsageQuery> buildUsageQuery(const rules::CompiledResourceRule& rule,
   }
   if (spanNamespaces) {
     auto nsLabel = rule.resources.labelForResource(rules::namespacesResource());
-    if (!nsLabel) return queryBuildError(nsLabel.status());
+    if (!nsLabel) return resourceQueryBuildError(nsLabel.status());
     out.read.namespaceLabel = *nsLabel;
     extraGroupBy.push_back(std::move(*nsLabel));
   }
@@ -61,7 +61,7 @@ Result<UsageQuery> buildUsageQuery(const rules::CompiledResourceRule& rule,
   request.extraGroupBy = extraGroupBy;
   auto promql = rules::renderResourceQuery(pods ? rule.containerQuery : rule.nodeQuery,
                                            rule.resources, request);
-  if (!promql) return queryBuildError(promql.status());
+  if (!promql) return resourceQueryBuildError(promql.status());
   out.promql = std::move(*promql);
   return out;
 }

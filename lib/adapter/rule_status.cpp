@@ -9,15 +9,15 @@
 namespace gpuscale::adapter {
 namespace {
 
-using Clock = std::chrono::system_clock;
+using WallClock = std::chrono::system_clock;
 
-double unixSeconds(Clock::time_point t) {
+double statusUnixSeconds(WallClock::time_point t) {
   return std::chrono::duration<double>(t.time_since_epoch()).count();
 }
 
-std::optional<Clock::time_point> newestSample(const prom::QueryResult& result) {
+std::optional<WallClock::time_point> newestSample(const prom::QueryResult& result) {
   if (result.type == prom::ResultType::kScalar) return result.scalar.timestamp;
-  std::optional<Clock::time_point> newest;
+  std::optional<WallClock::time_point> newest;
   for (const prom::Sample& sample : result.vector) {
     if (!newest || sample.point.timestamp > *newest) newest = sample.point.timestamp;
   }
@@ -97,16 +97,17 @@ RuleStatus::RuleStatus(std::shared_ptr<prometheus::Registry> registry, size_t ma
 
 RuleStatus::~RuleStatus() = default;
 
-void RuleStatus::discoverySucceeded(std::string_view rule, Clock::time_point at) {
+void RuleStatus::discoverySucceeded(std::string_view rule, WallClock::time_point at) {
   std::lock_guard lock(mutex_);
   RuleState& state = rules_[std::string(rule)];
   state.lastRelistSuccess = at;
   state.lastDiscoveryError.reset();
-  if (families_) families_->relistSuccess->Add({{"rule", std::string(rule)}}).Set(unixSeconds(at));
+  if (families_)
+    families_->relistSuccess->Add({{"rule", std::string(rule)}}).Set(statusUnixSeconds(at));
 }
 
 void RuleStatus::discoveryFailed(std::string_view rule, const core::Status& error,
-                                 Clock::time_point at) {
+                                 WallClock::time_point at) {
   const std::string_view errorClass = errorClassOf(error);
   std::lock_guard lock(mutex_);
   rules_[std::string(rule)].lastDiscoveryError =
@@ -138,9 +139,9 @@ RuleStatus::MetricChildren* RuleStatus::children(const QueryOrigin& origin) {
 }
 
 void RuleStatus::querySucceeded(const QueryOrigin& origin, const prom::QueryResult& result,
-                                Clock::time_point now) {
+                                WallClock::time_point now) {
   const bool empty = emptyResult(result);
-  const std::optional<Clock::time_point> newest = newestSample(result);
+  const std::optional<WallClock::time_point> newest = newestSample(result);
   std::lock_guard lock(mutex_);
   RuleState& state = rules_[origin.rule];
   ++state.queries;
@@ -155,7 +156,7 @@ void RuleStatus::querySucceeded(const QueryOrigin& origin, const prom::QueryResu
 }
 
 void RuleStatus::queryFailed(const QueryOrigin& origin, const core::Status& error,
-                             Clock::time_point now) {
+                             WallClock::time_point now) {
   const std::string errorClass(errorClassOf(error));
   std::lock_guard lock(mutex_);
   RuleState& state = rules_[origin.rule];

@@ -11,7 +11,7 @@
 namespace gpuscale::apiserver {
 namespace {
 
-using Json = nlohmann::ordered_json;
+using OrderedJson = nlohmann::ordered_json;
 
 constexpr char kMeta[] = "io.k8s.apimachinery.pkg.apis.meta.v1.";
 constexpr char kQuantity[] = "io.k8s.apimachinery.pkg.api.resource.Quantity";
@@ -26,37 +26,40 @@ constexpr std::string_view kV2Ref = "#/definitions/";
 constexpr std::string_view kV3Ref = "#/components/schemas/";
 
 std::string meta(std::string_view name) { return kMeta + std::string(name); }
-Json schemaRef(std::string_view name) {
+OrderedJson schemaRef(std::string_view name) {
   return {{"$ref", std::string(kV2Ref) + std::string(name)}};
 }
-Json text(std::string_view description) {
+OrderedJson text(std::string_view description) {
   return {{"description", description}, {"type", "string"}};
 }
-Json int64(std::string_view description) {
+OrderedJson int64(std::string_view description) {
   return {{"description", description}, {"type", "integer"}, {"format", "int64"}};
 }
-Json stringMap(std::string_view description) {
+OrderedJson stringMap(std::string_view description) {
   return {{"description", description},
           {"type", "object"},
           {"additionalProperties", {{"type", "string"}, {"default", ""}}}};
 }
-Json withDescription(Json schema, std::string_view description) {
+OrderedJson withDescription(OrderedJson schema, std::string_view description) {
   schema["description"] = description;
   return schema;
 }
-Json object(std::string_view description, Json properties, std::vector<std::string> required) {
-  Json out = {{"description", description}, {"type", "object"}};
+OrderedJson object(std::string_view description, OrderedJson properties,
+                   std::vector<std::string> required) {
+  OrderedJson out = {{"description", description}, {"type", "object"}};
   if (!required.empty()) out["required"] = required;
   out["properties"] = std::move(properties);
   return out;
 }
 
-const Json kApiVersion = text("APIVersion defines the versioned schema of this representation.");
-const Json kKind = text("Kind is a string value representing the REST resource of this object.");
+const OrderedJson kApiVersion =
+    text("APIVersion defines the versioned schema of this representation.");
+const OrderedJson kKind =
+    text("Kind is a string value representing the REST resource of this object.");
 
-Json listKind(std::string_view description, std::string_view itemName, std::string_view group,
-              std::string_view version, std::string_view kind) {
-  Json out =
+OrderedJson listKind(std::string_view description, std::string_view itemName,
+                     std::string_view group, std::string_view version, std::string_view kind) {
+  OrderedJson out =
       object(description,
              {{"apiVersion", kApiVersion},
               {"items",
@@ -67,14 +70,14 @@ Json listKind(std::string_view description, std::string_view itemName, std::stri
               {"metadata", withDescription(schemaRef(meta("ListMeta")), "standard list metadata")}},
              {"items"});
   out["x-kubernetes-group-version-kind"] =
-      Json::array({{{"group", group}, {"kind", kind}, {"version", version}}});
+      OrderedJson::array({{{"group", group}, {"kind", kind}, {"version", version}}});
   return out;
 }
 
 // Every schema a served group-version may need, by definition name.
-const Json& allDefinitions() {
-  static const Json definitions = [] {
-    Json d = Json::object();
+const OrderedJson& allDefinitions() {
+  static const OrderedJson definitions = [] {
+    OrderedJson d = OrderedJson::object();
     d[kQuantity] = text(
         "Quantity is a fixed-point representation of a number, serialized as a string such as "
         "\"500m\", \"12\" or \"1.5Gi\".");
@@ -121,13 +124,13 @@ const Json& allDefinitions() {
         {});
     d[meta("LabelSelector")]["x-kubernetes-map-type"] = "atomic";
 
-    const Json described =
+    const OrderedJson described =
         withDescription(schemaRef(kObjectReference), "a reference to the described object");
-    const Json timestamp =
+    const OrderedJson timestamp =
         withDescription(schemaRef(meta("Time")), "the time at which the metrics were produced");
-    const Json value =
+    const OrderedJson value =
         withDescription(schemaRef(kQuantity), "the value of the metric for this object");
-    const Json selector = withDescription(
+    const OrderedJson selector = withDescription(
         schemaRef(meta("LabelSelector")),
         "the metric labels used to select the series, when a metric label selector was given");
 
@@ -191,13 +194,13 @@ const Json& allDefinitions() {
                 {"name", text("the name of the pod or node")},
                 {"namespace", text("the namespace of the pod; empty for nodes")}},
                {});
-    const Json usage = {{"description", "resource usage: cpu (cores) and memory (bytes)"},
-                        {"type", "object"},
-                        {"additionalProperties", schemaRef(kQuantity)}};
-    const Json metadata =
+    const OrderedJson usage = {{"description", "resource usage: cpu (cores) and memory (bytes)"},
+                               {"type", "object"},
+                               {"additionalProperties", schemaRef(kQuantity)}};
+    const OrderedJson metadata =
         withDescription(schemaRef(meta("ObjectMeta")), "the described object's metadata");
-    const Json window = withDescription(schemaRef(meta("Duration")),
-                                        "the window over which the usage was calculated");
+    const OrderedJson window = withDescription(schemaRef(meta("Duration")),
+                                               "the window over which the usage was calculated");
     const std::string resource = kResourceV1beta1;
     d[resource + "ContainerMetrics"] =
         object("ContainerMetrics sets resource usage metrics of a container.",
@@ -222,8 +225,8 @@ const Json& allDefinitions() {
                                           {"window", window}},
                                          {"timestamp", "window", "usage"});
     for (const char* kind : {"PodMetrics", "NodeMetrics"}) {
-      d[resource + kind]["x-kubernetes-group-version-kind"] =
-          Json::array({{{"group", kResourceMetricsGroup}, {"kind", kind}, {"version", "v1beta1"}}});
+      d[resource + kind]["x-kubernetes-group-version-kind"] = OrderedJson::array(
+          {{{"group", kResourceMetricsGroup}, {"kind", kind}, {"version", "v1beta1"}}});
       d[resource + kind + "List"] =
           listKind(std::string(kind) + "List is a list of " + kind + ".", resource + kind,
                    kResourceMetricsGroup, "v1beta1", std::string(kind) + "List");
@@ -251,7 +254,7 @@ bool isResourceMetrics(const GroupVersion& gv) {
   return gv.group == kResourceMetricsGroup && gv.version == "v1beta1";
 }
 
-void collectRefs(const Json& schema, std::set<std::string>& out) {
+void collectRefs(const OrderedJson& schema, std::set<std::string>& out) {
   if (schema.is_object()) {
     if (auto it = schema.find("$ref"); it != schema.end() && it->is_string()) {
       std::string name = it->get<std::string>().substr(kV2Ref.size());
@@ -263,12 +266,12 @@ void collectRefs(const Json& schema, std::set<std::string>& out) {
   }
 }
 
-Json pathParameter(std::string_view name, std::string_view description) {
+OrderedJson pathParameter(std::string_view name, std::string_view description) {
   return {{"name", name},     {"in", "path"},     {"description", description},
           {"required", true}, {"type", "string"}, {"uniqueItems", true}};
 }
 
-Json queryParameter(std::string_view name, std::string_view description) {
+OrderedJson queryParameter(std::string_view name, std::string_view description) {
   return {{"name", name},
           {"in", "query"},
           {"description", description},
@@ -284,99 +287,103 @@ std::string capitalized(std::string_view text) {
 
 // One GET operation of a group-version answering with the definition `schema`, Swagger 2.0 style
 // ("parameters" with "type").
-Json getOperation(const GroupVersion& gv, const std::string& schema, std::string_view id,
-                  std::string_view description, std::string_view action, Json parameters) {
+OrderedJson getOperation(const GroupVersion& gv, const std::string& schema, std::string_view id,
+                         std::string_view description, std::string_view action,
+                         OrderedJson parameters) {
   const std::string kind = schema.substr(schema.rfind('.') + 1);
   const std::string shortGroup = gv.group.substr(0, gv.group.find('.'));
   const std::string groupWord = shortGroup == "metrics" ? "" : capitalized(shortGroup);
-  return Json{{"get",
-               {{"description", description},
-                {"consumes", {"*/*"}},
-                {"produces", {"application/json"}},
-                {"schemes", {"https"}},
-                {"tags", {shortGroup + (groupWord.empty() ? "_" : "Metrics_") + gv.version}},
-                {"operationId", std::string(action == "list" ? "list" : "read") + groupWord +
-                                    "Metrics" + capitalized(gv.version) + std::string(id)},
-                {"responses",
-                 {{"200", {{"description", "OK"}, {"schema", schemaRef(schema)}}},
-                  {"401", {{"description", "Unauthorized"}}}}},
-                {"x-kubernetes-action", action},
-                {"x-kubernetes-group-version-kind",
-                 {{"group", gv.group}, {"kind", kind}, {"version", gv.version}}}}},
-              {"parameters", std::move(parameters)}};
+  return OrderedJson{{"get",
+                      {{"description", description},
+                       {"consumes", {"*/*"}},
+                       {"produces", {"application/json"}},
+                       {"schemes", {"https"}},
+                       {"tags", {shortGroup + (groupWord.empty() ? "_" : "Metrics_") + gv.version}},
+                       {"operationId", std::string(action == "list" ? "list" : "read") + groupWord +
+                                           "Metrics" + capitalized(gv.version) + std::string(id)},
+                       {"responses",
+                        {{"200", {{"description", "OK"}, {"schema", schemaRef(schema)}}},
+                         {"401", {{"description", "Unauthorized"}}}}},
+                       {"x-kubernetes-action", action},
+                       {"x-kubernetes-group-version-kind",
+                        {{"group", gv.group}, {"kind", kind}, {"version", gv.version}}}}},
+                     {"parameters", std::move(parameters)}};
 }
 
 // metrics.k8s.io/v1beta1: lists and single objects of pods (namespaced) and nodes.
-Json resourceMetricsPaths(const GroupVersion& gv) {
+OrderedJson resourceMetricsPaths(const GroupVersion& gv) {
   const std::string prefix = "/apis/" + gv.group + "/" + gv.version;
   const std::string type = kResourceV1beta1;
-  const Json ns = pathParameter("namespace", "object name and auth scope");
-  const Json selectors = Json::array(
+  const OrderedJson ns = pathParameter("namespace", "object name and auth scope");
+  const OrderedJson selectors = OrderedJson::array(
       {queryParameter("labelSelector", "selects the objects by label"),
        queryParameter("fieldSelector", "selects the objects by field (metadata.name)")});
-  Json paths = Json::object();
+  OrderedJson paths = OrderedJson::object();
   paths[prefix + "/nodes"] = getOperation(gv, type + "NodeMetricsList", "NodeMetrics",
                                           "usage of every node", "list", selectors);
   paths[prefix + "/nodes/{name}"] =
       getOperation(gv, type + "NodeMetrics", "NodeMetrics", "usage of one node", "get",
-                   Json::array({pathParameter("name", "name of the node")}));
+                   OrderedJson::array({pathParameter("name", "name of the node")}));
   paths[prefix + "/pods"] = getOperation(gv, type + "PodMetricsList", "PodMetricsForAllNamespaces",
                                          "usage of the pods of every namespace", "list", selectors);
-  Json namespaced = selectors;
+  OrderedJson namespaced = selectors;
   namespaced.insert(namespaced.begin(), ns);
   paths[prefix + "/namespaces/{namespace}/pods"] =
       getOperation(gv, type + "PodMetricsList", "NamespacedPodMetrics",
                    "usage of the pods of a namespace", "list", std::move(namespaced));
   paths[prefix + "/namespaces/{namespace}/pods/{name}"] =
       getOperation(gv, type + "PodMetrics", "NamespacedPodMetrics", "usage of one pod", "get",
-                   Json::array({ns, pathParameter("name", "name of the pod")}));
+                   OrderedJson::array({ns, pathParameter("name", "name of the pod")}));
   return paths;
 }
 
 // GET operations of one group-version.
-Json pathsOf(const GroupVersion& gv) {
+OrderedJson pathsOf(const GroupVersion& gv) {
   if (isResourceMetrics(gv)) return resourceMetricsPaths(gv);
   const std::string list = listDefinition(gv);
-  Json paths = Json::object();
+  OrderedJson paths = OrderedJson::object();
   if (list.empty()) return paths;
-  const Json selectors = Json::array(
+  const OrderedJson selectors = OrderedJson::array(
       {queryParameter("labelSelector", "selects the described objects (or series) by label"),
        queryParameter("metricLabelSelector", "selects the metric's series by label")});
-  auto operation = [&](std::string id, std::string description, Json parameters) {
+  auto operation = [&](std::string id, std::string description, OrderedJson parameters) {
     for (const auto& p : selectors) parameters.push_back(p);
     return getOperation(gv, list, id, description, "get", std::move(parameters));
   };
   const std::string prefix = "/apis/" + gv.group + "/" + gv.version;
-  const Json ns = pathParameter("namespace", "object name and auth scope");
-  const Json metric = pathParameter("metric", "the name of the metric");
+  const OrderedJson ns = pathParameter("namespace", "object name and auth scope");
+  const OrderedJson metric = pathParameter("metric", "the name of the metric");
   if (gv.group == kExternalMetricsGroup) {
-    paths[prefix + "/namespaces/{namespace}/{metric}"] = operation(
-        "Namespaced", "the values of an external metric in a namespace", Json::array({ns, metric}));
+    paths[prefix + "/namespaces/{namespace}/{metric}"] =
+        operation("Namespaced", "the values of an external metric in a namespace",
+                  OrderedJson::array({ns, metric}));
     return paths;
   }
-  const Json resource = pathParameter("resource", "the resource of the described objects");
-  const Json name = pathParameter("name", "the described object's name, or * for all");
-  paths[prefix + "/namespaces/{namespace}/{resource}/{name}/{metric}"] = operation(
-      "Namespaced", "a metric of namespaced objects", Json::array({ns, resource, name, metric}));
+  const OrderedJson resource = pathParameter("resource", "the resource of the described objects");
+  const OrderedJson name = pathParameter("name", "the described object's name, or * for all");
+  paths[prefix + "/namespaces/{namespace}/{resource}/{name}/{metric}"] =
+      operation("Namespaced", "a metric of namespaced objects",
+                OrderedJson::array({ns, resource, name, metric}));
   paths[prefix + "/namespaces/{namespace}/metrics/{metric}"] =
-      operation("Namespace", "a metric of the namespace itself", Json::array({ns, metric}));
-  paths[prefix + "/{resource}/{name}/{metric}"] = operation(
-      "Cluster", "a metric of cluster-scoped objects", Json::array({resource, name, metric}));
+      operation("Namespace", "a metric of the namespace itself", OrderedJson::array({ns, metric}));
+  paths[prefix + "/{resource}/{name}/{metric}"] =
+      operation("Cluster", "a metric of cluster-scoped objects",
+                OrderedJson::array({resource, name, metric}));
   return paths;
 }
 
-Json definitionsFor(const Json& paths) {
+OrderedJson definitionsFor(const OrderedJson& paths) {
   std::set<std::string> names;
   collectRefs(paths, names);
-  Json out = Json::object();
+  OrderedJson out = OrderedJson::object();
   for (const std::string& name : names) out[name] = allDefinitions().at(name);
   return out;
 }
 
-const Json kInfo = {{"title", "gpuscale-adapter"}, {"version", "v1"}};
+const OrderedJson kInfo = {{"title", "gpuscale-adapter"}, {"version", "v1"}};
 
 // Rewrites v2 constructs to their v3 form: refs, and path parameters' "type" into "schema".
-Json toV3(Json node) {
+OrderedJson toV3(OrderedJson node) {
   if (node.is_object()) {
     if (auto it = node.find("$ref"); it != node.end() && it->is_string()) {
       *it = std::string(kV3Ref) + it->get<std::string>().substr(kV2Ref.size());
@@ -388,18 +395,18 @@ Json toV3(Json node) {
   return node;
 }
 
-Json v3Operation(const Json& v2Path) {
-  Json out = Json::object();
-  Json parameters = Json::array();
-  for (const Json& p : v2Path["parameters"]) {
+OrderedJson v3Operation(const OrderedJson& v2Path) {
+  OrderedJson out = OrderedJson::object();
+  OrderedJson parameters = OrderedJson::array();
+  for (const OrderedJson& p : v2Path["parameters"]) {
     parameters.push_back({{"name", p["name"]},
                           {"in", p["in"]},
                           {"description", p["description"]},
                           {"required", p.value("required", false)},
                           {"schema", {{"type", "string"}, {"uniqueItems", true}}}});
   }
-  Json get = v2Path["get"];
-  Json schema = get["responses"]["200"]["schema"];
+  OrderedJson get = v2Path["get"];
+  OrderedJson schema = get["responses"]["200"]["schema"];
   get.erase("consumes");
   get.erase("produces");
   get.erase("schemes");
@@ -414,27 +421,27 @@ Json v3Operation(const Json& v2Path) {
 }  // namespace
 
 std::string openApiV2Json(const std::vector<GroupVersion>& served) {
-  Json paths = Json::object();
+  OrderedJson paths = OrderedJson::object();
   for (const GroupVersion& gv : served) paths.update(pathsOf(gv));
-  Json doc = {{"swagger", "2.0"}, {"info", kInfo}, {"paths", paths}};
+  OrderedJson doc = {{"swagger", "2.0"}, {"info", kInfo}, {"paths", paths}};
   doc["definitions"] = definitionsFor(paths);
   doc["securityDefinitions"] = {{"BearerToken",
                                  {{"description", "Bearer Token authentication"},
                                   {"type", "apiKey"},
                                   {"name", "authorization"},
                                   {"in", "header"}}}};
-  doc["security"] = Json::array({{{"BearerToken", Json::array()}}});
+  doc["security"] = OrderedJson::array({{{"BearerToken", OrderedJson::array()}}});
   return doc.dump();
 }
 
 std::string openApiV3Json(const GroupVersion& groupVersion) {
-  const Json v2Paths = pathsOf(groupVersion);
-  Json paths = Json::object();
+  const OrderedJson v2Paths = pathsOf(groupVersion);
+  OrderedJson paths = OrderedJson::object();
   for (const auto& [path, item] : v2Paths.items()) paths[path] = v3Operation(item);
-  Json schemas = Json::object();
-  const Json definitions = definitionsFor(v2Paths);
+  OrderedJson schemas = OrderedJson::object();
+  const OrderedJson definitions = definitionsFor(v2Paths);
   for (const auto& [name, schema] : definitions.items()) schemas[name] = toV3(schema);
-  Json doc = {{"openapi", "3.0.0"}, {"info", kInfo}, {"paths", paths}};
+  OrderedJson doc = {{"openapi", "3.0.0"}, {"info", kInfo}, {"paths", paths}};
   doc["components"] = {{"schemas", schemas},
                        {"securitySchemes",
                         {{"BearerToken",

@@ -38,7 +38,7 @@ Json typed(std::string_view kind, bool withType) {
   return out;
 }
 
-Json resourceEntry(std::string_view name, bool namespaced, std::string_view kind) {
+Json resourceMetricsEntry(std::string_view name, bool namespaced, std::string_view kind) {
   Json entry;
   entry["name"] = name;
   entry["singularName"] = "";
@@ -90,8 +90,8 @@ Json resourceMetricsResourceListJson() {
   list["kind"] = "APIResourceList";
   list["apiVersion"] = "v1";
   list["groupVersion"] = kGroupVersion;
-  list["resources"] = Json::array(
-      {resourceEntry("nodes", false, "NodeMetrics"), resourceEntry("pods", true, "PodMetrics")});
+  list["resources"] = Json::array({resourceMetricsEntry("nodes", false, "NodeMetrics"),
+                                   resourceMetricsEntry("pods", true, "PodMetrics")});
   return list;
 }
 

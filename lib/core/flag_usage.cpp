@@ -58,7 +58,7 @@ std::string wrapped(std::string_view text, size_t indent, size_t width) {
   return out;
 }
 
-std::string cell(std::string text) {
+std::string usageCell(std::string text) {
   std::string out;
   for (char c : text) out += c == '|' ? std::string("\\|") : std::string(1, c);
   return out;
@@ -127,8 +127,8 @@ std::string FlagSet::markdown() const {
                      names += "`--" + info->name + (info->prefix ? "*" : "") + "`";
                      const bool ignored = !info->ignoredBecause.empty();
                      out += fmt::format("| {} | {} | {} | {} |\n", names, ignored ? "" : info->type,
-                                        cell(code(ignored ? "" : info->defaultText)),
-                                        cell(described(*info, /*withDeprecated=*/true)));
+                                        usageCell(code(ignored ? "" : info->defaultText)),
+                                        usageCell(described(*info, /*withDeprecated=*/true)));
                    }
                  });
   return out;

@@ -51,7 +51,7 @@ SharingConfig parseSharing(const YAML::Node& node, std::string_view what) {
   return s;
 }
 
-DevicePluginConfig parseRoot(std::string_view text) {
+DevicePluginConfig parseDevicePluginRoot(std::string_view text) {
   YAML::Node root = YAML::Load(std::string(text));
   if (!root.IsMap()) core::yamlFail(root, "a device-plugin config must be a mapping");
   DevicePluginConfig c;
@@ -130,10 +130,10 @@ int SharingConfig::replicasFor(std::string_view resource) const {
 
 core::Result<DevicePluginConfig> parseDevicePluginConfig(std::string_view yaml) {
   return core::guardYaml<DevicePluginConfig>("device-plugin config", [&] {
-    DevicePluginConfig config = parseRoot(yaml);
+    DevicePluginConfig config = parseDevicePluginRoot(yaml);
     // Fields kept verbatim go through yaml-cpp's emitter, which cannot reproduce every key (control
     // characters, carriage returns); a config it would change is refused rather than rewritten.
-    if (!(parseRoot(emitDevicePluginConfig(config)) == config)) {
+    if (!(parseDevicePluginRoot(emitDevicePluginConfig(config)) == config)) {
       throw core::YamlInputError{core::Status::invalid(
           "a field gpuscale does not interpret cannot be rewritten unchanged")};
     }

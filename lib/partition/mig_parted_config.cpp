@@ -72,7 +72,7 @@ MigConfigEntry parseEntry(const YAML::Node& node) {
   return entry;
 }
 
-MigPartedConfig parseRoot(std::string_view text) {
+MigPartedConfig parseMigPartedRoot(std::string_view text) {
   YAML::Node root = YAML::Load(std::string(text));
   if (!root.IsMap()) core::yamlFail(root, "a mig-parted config must be a mapping");
   MigPartedConfig config;
@@ -117,7 +117,8 @@ bool selects(const MigConfigEntry& entry, const GpuModel* model, int index) {
 }  // namespace
 
 core::Result<MigPartedConfig> parseMigPartedConfig(std::string_view yaml) {
-  return core::guardYaml<MigPartedConfig>("mig-parted config", [&] { return parseRoot(yaml); });
+  return core::guardYaml<MigPartedConfig>("mig-parted config",
+                                          [&] { return parseMigPartedRoot(yaml); });
 }
 
 std::string emitMigPartedConfig(const MigPartedConfig& config) {

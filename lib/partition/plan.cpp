@@ -9,25 +9,25 @@
 namespace gpuscale::partition {
 namespace {
 
-using Json = nlohmann::ordered_json;
+using OrderedJson = nlohmann::ordered_json;
 
-Json geometryJson(const MigGeometry& g) {
-  Json out = Json::object();
+OrderedJson geometryJson(const MigGeometry& g) {
+  OrderedJson out = OrderedJson::object();
   for (const auto& [profile, count] : g) out[profile] = count;
   return out;
 }
 
-Json actionJson(const MigReconfigure& a) {
-  Json gpus = Json::array();
+OrderedJson actionJson(const MigReconfigure& a) {
+  OrderedJson gpus = OrderedJson::array();
   for (const auto& g : a.gpus) {
-    Json gpu{{"index", g.index}, {"from", geometryJson(g.from)}, {"to", geometryJson(g.to)}};
+    OrderedJson gpu{{"index", g.index}, {"from", geometryJson(g.from)}, {"to", geometryJson(g.to)}};
     if (g.switchesMigMode())
       gpu["migEnabled"] = {{"from", g.fromMigEnabled}, {"to", g.toMigEnabled}};
     gpus.push_back(std::move(gpu));
   }
-  Json entries = Json::array();
+  OrderedJson entries = OrderedJson::array();
   for (const auto& e : a.entries) {
-    Json entry{{"devices", e.devices}, {"mig-enabled", e.migEnabled}};
+    OrderedJson entry{{"devices", e.devices}, {"mig-enabled", e.migEnabled}};
     if (e.migEnabled) entry["mig-devices"] = geometryJson(e.migDevices);
     entries.push_back(std::move(entry));
   }
@@ -37,14 +37,14 @@ Json actionJson(const MigReconfigure& a) {
           {"config", {{"name", a.configName}, {"entries", std::move(entries)}}}};
 }
 
-Json actionJson(const TimeSlicingChange& a) {
+OrderedJson actionJson(const TimeSlicingChange& a) {
   return {{"kind", a.mode == SharingMode::kMps ? "Mps" : "TimeSlicing"},
           {"node", a.node},
           {"resource", a.resource},
           {"replicas", a.replicas}};
 }
 
-Json actionJson(const SetMaxReplicas& a) {
+OrderedJson actionJson(const SetMaxReplicas& a) {
   return {{"kind", "SetMaxReplicas"},
           {"namespace", a.ns},
           {"name", a.name},
@@ -97,7 +97,7 @@ std::string actionToText(const PlanAction& action) {
 }
 
 nlohmann::ordered_json planToJson(const Plan& plan) {
-  Json demands = Json::array();
+  OrderedJson demands = OrderedJson::array();
   for (const auto& d : plan.demands) {
     demands.push_back({{"namespace", d.ns},
                        {"name", d.name},
@@ -109,17 +109,17 @@ nlohmann::ordered_json planToJson(const Plan& plan) {
       demands.back()["explain"] = d.explain;
     }
   }
-  Json actions = Json::array();
+  OrderedJson actions = OrderedJson::array();
   for (const auto& a : plan.actions) {
     actions.push_back(actionToJson(a));
   }
-  Json capacity = Json::array();
+  OrderedJson capacity = OrderedJson::array();
   for (const auto& c : plan.capacityAfter) {
     capacity.push_back({{"namespace", c.ns}, {"name", c.name}, {"ceiling", c.ceiling}});
   }
-  Json out{{"demands", std::move(demands)},
-           {"actions", std::move(actions)},
-           {"capacityAfter", std::move(capacity)}};
+  OrderedJson out{{"demands", std::move(demands)},
+                  {"actions", std::move(actions)},
+                  {"capacityAfter", std::move(capacity)}};
   for (const auto& c : plan.promiseCuts) {
     out["promiseCuts"].push_back(
         {{"namespace", c.ns}, {"name", c.name}, {"from", c.from}, {"to", c.to}});

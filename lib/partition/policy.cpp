@@ -384,7 +384,7 @@ Policy parsePolicy(const YAML::Node& node, std::vector<std::string>* warnings) {
   return p;
 }
 
-PolicySet parseRoot(std::string_view text) {
+PolicySet parsePolicyRoot(std::string_view text) {
   YAML::Node root = YAML::Load(std::string(text));
   if (!root.IsMap()) core::yamlFail(root, "a policy file must be a mapping");
   PolicySet set;
@@ -479,7 +479,7 @@ const Policy* PolicySet::forHpa(std::string_view ns, std::string_view name,
 }
 
 core::Result<PolicySet> parsePolicies(std::string_view yaml) {
-  return core::guardYaml<PolicySet>("policy", [&] { return parseRoot(yaml); });
+  return core::guardYaml<PolicySet>("policy", [&] { return parsePolicyRoot(yaml); });
 }
 
 PolicySet defaultPolicies() {

@@ -6,7 +6,7 @@ namespace gpuscale::partition {
 namespace {
 
 constexpr std::string_view kSharedSuffix = ".shared";
-constexpr std::string_view kMigPrefix = "nvidia.com/mig-";
+constexpr std::string_view kMigResourcePrefix = "nvidia.com/mig-";
 
 core::Result<std::map<std::string, std::int64_t>> physicalResources(
     const std::vector<MigGpuSetting>& gpus, MigStrategy strategy) {
@@ -44,7 +44,7 @@ core::Result<std::map<std::string, std::int64_t>> physicalResources(
 }  // namespace
 
 std::string migResourceName(std::string_view profile) {
-  std::string name(kMigPrefix);
+  std::string name(kMigResourcePrefix);
   for (char ch : profile) name += ch == '+' ? '.' : ch;
   return name;
 }

@@ -13,7 +13,7 @@
 namespace gpuscale::partition {
 namespace {
 
-using Json = nlohmann::ordered_json;
+using OrderedJson = nlohmann::ordered_json;
 
 constexpr core::EnumNames<WhyCode, 36> kNames{{
     {WhyCode::kNotBlocked, "NotBlocked"},
@@ -76,8 +76,8 @@ std::string_view whyCodeName(WhyCode code) { return core::enumName(kNames, code,
 
 bool HpaWhy::has(WhyCode code) const { return find(*this, code) != nullptr; }
 
-Json whyToJson(const HpaWhy& why) {
-  Json out{{"namespace", why.ns}, {"name", why.name}, {"policy", why.policy}};
+OrderedJson whyToJson(const HpaWhy& why) {
+  OrderedJson out{{"namespace", why.ns}, {"name", why.name}, {"policy", why.policy}};
   if (!why.resource.empty()) out["resource"] = why.resource;
   out["blocked"] = why.blocked;
   if (!why.demand.empty()) out["demand"] = why.demand;
@@ -89,9 +89,9 @@ Json whyToJson(const HpaWhy& why) {
   if (why.after) out["after"] = *why.after;
   if (why.newMaxReplicas) out["newMaxReplicas"] = *why.newMaxReplicas;
   out["verdict"] = whyVerdict(why);
-  Json reasons = Json::array();
+  OrderedJson reasons = OrderedJson::array();
   for (const auto& r : why.reasons) {
-    Json j{{"code", whyCodeName(r.code)}};
+    OrderedJson j{{"code", whyCodeName(r.code)}};
     if (!r.node.empty()) j["node"] = r.node;
     if (r.lever) j["lever"] = leverName(*r.lever);
     if (!r.detail.empty()) j["detail"] = r.detail;

@@ -58,7 +58,7 @@ std::string formDecode(std::string_view text) {
   return out;
 }
 
-std::string formatTime(std::chrono::system_clock::time_point now, const char* format) {
+std::string formatSigningTime(std::chrono::system_clock::time_point now, const char* format) {
   const std::time_t seconds = std::chrono::system_clock::to_time_t(now);
   std::tm utc{};
   gmtime_r(&seconds, &utc);
@@ -101,7 +101,7 @@ std::string canonicalQueryString(std::string_view query) {
 SignedRequest signV4(const SignableRequest& request, const AwsCredentials& credentials,
                      const SigV4Scope& scope, std::chrono::system_clock::time_point now) {
   SignedRequest signedRequest;
-  const std::string amzDate = formatTime(now, "%Y%m%dT%H%M%SZ");
+  const std::string amzDate = formatSigningTime(now, "%Y%m%dT%H%M%SZ");
   const std::string day = amzDate.substr(0, 8);
   signedRequest.query = canonicalQueryString(request.query);
 

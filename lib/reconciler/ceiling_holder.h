@@ -32,11 +32,13 @@ struct CeilingRef {
   std::string field;
 
   const std::string& describe() const { return field; }
-  // Whether the HPA's status annotation goes in the same patch as the ceiling (the HPA holds it).
-  bool annotatesInPatch() const { return holder == CeilingHolder::kHpa; }
-  // Whether the HPA's status annotation is written apart (a ScaledObject holds the ceiling); a
-  // request has no HPA: its status conditions say the rest (request_status.h).
-  bool annotatesHpaApart() const { return holder == CeilingHolder::kScaledObject; }
+  // Whether the status annotation (gpuscale.io/status) goes in the same patch as the ceiling: it
+  // lives on the object that holds the ceiling. On a ScaledObject, not on KEDA's HPA: KEDA sets
+  // its HPA's annotations to the ScaledObject's on every reconcile (removing all of them when the
+  // ScaledObject has none), so an annotation written to that HPA is undone and rewritten each
+  // pass; KEDA copies the ScaledObject's to the HPA instead. A request has no annotation: its
+  // status conditions say the rest (request_status.h).
+  bool annotatesInPatch() const { return holder != CeilingHolder::kCapacityRequest; }
   // The ceiling in `object`, a fresh read of `ref`; nullopt when the object is not the one meant
   // (another uid: recreated meanwhile). Errors: Status::invalid when it does not read.
   core::Result<std::optional<int>> read(const kube::Object& object) const;

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "actuator_internal.h"
+#include "ceiling_holder.h"
 #include "gpuscale/k8s/well_known_keys.h"
 #include "gpuscale/partition/config_name.h"
 #include "gpuscale/partition/kube_objects.h"
@@ -23,6 +24,10 @@ kube::ResourceRef nodes() { return kube::ResourceRef::collection("", "v1", "node
 
 kube::ResourceRef hpas(std::string_view ns = {}) {
   return kube::ResourceRef::collection("autoscaling", "v2", "horizontalpodautoscalers", ns);
+}
+
+kube::ResourceRef scaledObjects() {
+  return kube::ResourceRef::collection("keda.sh", "v1alpha1", "scaledobjects");
 }
 
 // mig-manager is still rebuilding the node's GPUs for a change the reconciler started.
@@ -141,7 +146,9 @@ void cleanNodes(kube::KubeClient& client, const CleanupOptions& options, Cleanup
   }
 }
 
-// Restores the recorded maxReplicas; false when an HPA that is still there could not be restored.
+// Restores the recorded ceilings where they are held (ceiling_holder.h: the HPA's maxReplicas, or
+// the ScaledObject's maxReplicaCount for an HPA KEDA owns, which KEDA would copy back over the
+// HPA's); false when a ceiling whose object is still there could not be restored.
 bool restoreMaxReplicas(kube::KubeClient& client, const std::map<std::string, std::string>& records,
                         CleanupReport& report) {
   bool all = true;
@@ -150,34 +157,45 @@ bool restoreMaxReplicas(kube::KubeClient& client, const std::map<std::string, st
     auto record = decodeHpaRecord(text);
     if (!name || !record || !record->originalMaxReplicas) continue;
     const int original = *record->originalMaxReplicas;
+    const std::string object = name->first + "/" + name->second;
+    auto owner = getDemandOwner(client, name->first, name->second);
+    if (!owner) {
+      if (owner.status().httpCode() == 404) continue;  // gone: nothing to restore
+      report.errors.push_back("HPA " + object + ": " + owner.status().message());
+      all = false;
+      continue;
+    }
+    if (owner->uid != record->uid) continue;  // recreated since the raise
+    const CeilingRef holder = ceilingRefOf(*owner);
     int from = 0;
     auto r = patchWithRetry(
-        client, hpas(name->first).named(name->second),
-        [&](const kube::Object& object) -> core::Result<std::optional<kube::Object>> {
-          auto meta = partition::readMeta(object);
-          if (!meta) return meta.status();
-          if (meta->uid != record->uid) return std::optional<kube::Object>{};  // recreated
-          const auto* max = object.contains("spec") ? &object["spec"] : nullptr;
-          from = max != nullptr && max->contains("maxReplicas") && (*max)["maxReplicas"].is_number()
-                     ? (*max)["maxReplicas"].get<int>()
-                     : 0;
+        client, holder.ref,
+        [&](const kube::Object& current) -> core::Result<std::optional<kube::Object>> {
+          auto value = holder.read(current);
+          if (!value) return value.status();
+          if (!*value) return std::optional<kube::Object>{};  // recreated
+          from = **value;
           if (from == original) return std::optional<kube::Object>{};
-          return std::optional<kube::Object>(json{{"spec", {{"maxReplicas", original}}}});
+          return std::optional<kube::Object>(holder.patch(original));
         });
-    const std::string object = name->first + "/" + name->second;
     if (!r) {
-      if (r.status().httpCode() == 404) continue;  // the HPA is gone: nothing to restore
+      if (r.status().httpCode() == 404) continue;
       report.errors.push_back("HPA " + object + ": " + r.status().message());
       all = false;
     } else if (r->changed) {
-      report.hpasRestored.push_back(fmt::format("{}: {} -> {}", object, from, original));
+      const std::string where =
+          holder.holder == CeilingHolder::kHpa ? "" : " (" + holder.describe() + ")";
+      report.hpasRestored.push_back(fmt::format("{}: {} -> {}{}", object, from, original, where));
     }
   }
   return all;
 }
 
-// Removes gpuscale's annotations (all `gpuscale.io/` keys but the owner's policy choice).
-void unannotateHpas(kube::KubeClient& client, const kube::ObjectList& list, CleanupReport& report) {
+// Removes gpuscale's annotations (all `gpuscale.io/` keys but the owner's policy choice) from each
+// object of `list`, read from `collection` (HPAs, or KEDA's ScaledObjects, which carry the status
+// of the ceilings they hold).
+void unannotate(kube::KubeClient& client, const kube::ResourceRef& collection,
+                const kube::ObjectList& list, const std::string& kind, CleanupReport& report) {
   auto patchFor = [](const partition::ObjectMeta& meta) -> std::optional<json> {
     json patch = json::object();
     for (const auto& [key, value] : meta.annotations) {
@@ -193,7 +211,7 @@ void unannotateHpas(kube::KubeClient& client, const kube::ObjectList& list, Clea
     if (!meta || !patchFor(*meta)) continue;
     const std::string object = meta->ns + "/" + meta->name;
     auto r = patchWithRetry(
-        client, hpas(meta->ns).named(meta->name),
+        client, collection.inNamespace(meta->ns).named(meta->name),
         [&](const kube::Object& current) -> core::Result<std::optional<kube::Object>> {
           auto m = partition::readMeta(current);
           if (!m) return m.status();
@@ -201,12 +219,19 @@ void unannotateHpas(kube::KubeClient& client, const kube::ObjectList& list, Clea
         });
     if (!r) {
       if (r.status().httpCode() != 404) {
-        report.errors.push_back("HPA " + object + ": " + r.status().message());
+        report.errors.push_back(kind + " " + object + ": " + r.status().message());
       }
     } else if (r->changed) {
-      report.hpasUnannotated.push_back(object);
+      report.hpasUnannotated.push_back(kind == "HPA" ? object : kind + " " + object);
     }
   }
+}
+
+// KEDA's ScaledObjects, or an empty list where KEDA is not installed (the kind is not served).
+core::Result<kube::ObjectList> listScaledObjects(kube::KubeClient& client) {
+  auto list = client.list(scaledObjects(), {});
+  if (!list && list.status().httpCode() == 404) return kube::ObjectList{};
+  return list;
 }
 
 }  // namespace
@@ -222,13 +247,16 @@ core::Result<CleanupReport> cleanup(const std::shared_ptr<kube::KubeClient>& cli
   report.stillInFlight = std::move(*running);
   auto hpaList = client->list(hpas(), {});
   if (!hpaList) return hpaList.status().withContext("listing HPAs");
+  auto scaledObjectList = listScaledObjects(*client);
+  if (!scaledObjectList) return scaledObjectList.status().withContext("listing ScaledObjects");
   HpaStateStore store(client, options.state);
   if (auto s = store.load(); !s.ok()) return s.withContext("reading the state store");
   const auto records = store.records();
 
   cleanNodes(*client, options, report);
   const bool restored = restoreMaxReplicas(*client, records, report);
-  unannotateHpas(*client, *hpaList, report);
+  unannotate(*client, hpas(), *hpaList, "HPA", report);
+  unannotate(*client, scaledObjects(), *scaledObjectList, "ScaledObject", report);
   if (restored && !options.keepStateStore) {
     const auto ref = kube::ResourceRef::collection("", "v1", "configmaps", options.state.ns)
                          .named(options.state.name);
@@ -252,8 +280,9 @@ std::string cleanupReportText(const CleanupReport& report) {
   };
   section("nodes cleaned (reshape taint, gpuscale.io/ labels and annotations)",
           report.nodesCleaned);
-  section("HPAs restored to their original maxReplicas", report.hpasRestored);
-  section("HPAs whose gpuscale.io/status annotation was removed", report.hpasUnannotated);
+  section("HPAs whose ceilings were restored to their original maxReplicas", report.hpasRestored);
+  section("HPAs and ScaledObjects whose gpuscale.io/status annotation was removed",
+          report.hpasUnannotated);
   if (report.stateStoreDeleted) out += "the state store ConfigMap was deleted\n";
   section(
       "nodes whose MIG change was still running at the end of the wait (cleaned anyway; "

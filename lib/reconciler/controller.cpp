@@ -402,7 +402,12 @@ void Controller::updateHpaStatus(const std::vector<partition::WorkloadDemand>& w
     const partition::HpaState* hpa = snapshot.hpa(w.ns, w.name);
     // A request's status is its own (request_status.h): no HPA carries it.
     if (hpa == nullptr || hpa->capacityRequest) continue;
-    auto old = decodeHpaStatus(hpa->annotation(k8s::kStatusAnnotation));
+    // The annotation lives on the object that holds the ceiling (CeilingRef::annotatesInPatch).
+    const CeilingRef holder = ceilingRefOf(*hpa);
+    const bool onScaledObject = holder.holder == CeilingHolder::kScaledObject;
+    auto old =
+        decodeHpaStatus(onScaledObject ? (hpa->ceilingHolder ? hpa->ceilingHolder->status : "")
+                                       : hpa->annotation(k8s::kStatusAnnotation));
     std::string reason =
         w.blocked ? fmt::format("at partition ceiling ({})", partition::blockReasonName(w.reason))
                   : "within partition ceiling";
@@ -414,12 +419,13 @@ void Controller::updateHpaStatus(const std::vector<partition::WorkloadDemand>& w
     }
     HpaStatus status{w.ceiling, old ? old->lastAction : "none", reason, now};
     auto r = patchWithRetry(
-        *client_,
-        kube::ResourceRef::collection("autoscaling", "v2", "horizontalpodautoscalers", w.ns)
-            .named(w.name),
+        *client_, holder.ref,
         [&](const kube::Object& current) -> core::Result<std::optional<kube::Object>> {
           auto meta = partition::readMeta(current);
           if (!meta) return meta.status();
+          if (onScaledObject && !holder.uid.empty() && meta->uid != holder.uid) {
+            return std::optional<kube::Object>{};  // another ScaledObject of that name
+          }
           auto now2 = decodeHpaStatus(meta->annotation(k8s::kStatusAnnotation));
           if (now2 && now2->ceiling == w.ceiling && now2->reason == reason) {
             return std::optional<kube::Object>{};

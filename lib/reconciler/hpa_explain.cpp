@@ -17,7 +17,7 @@ namespace gpuscale::reconciler {
 namespace {
 
 namespace partition = gpuscale::partition;
-using Json = nlohmann::ordered_json;
+using OrderedJson = nlohmann::ordered_json;
 
 // What a request's status says (HpaExplanation::requestState); "" for an HPA.
 std::string requestStateOf(const partition::HpaState& hpa) {
@@ -191,29 +191,30 @@ core::Result<Explanations> explainHpas(const nlohmann::json& dump,
 }
 
 nlohmann::ordered_json explanationsJson(const Explanations& explanations) {
-  Json items = Json::array();
+  OrderedJson items = OrderedJson::array();
   for (const auto& e : explanations.hpas) {
-    Json item = e.why ? partition::whyToJson(*e.why) : Json{{"namespace", e.ns}, {"name", e.name}};
+    OrderedJson item =
+        e.why ? partition::whyToJson(*e.why) : OrderedJson{{"namespace", e.ns}, {"name", e.name}};
     if (!e.outside.empty()) item["verdict"] = "not planned: " + e.outside;
     if (e.ceilingField != "maxReplicas") item["ceilingHeldBy"] = e.ceilingField;
     if (!e.requestState.empty()) item["requestStatus"] = e.requestState;
-    Json actions = Json::array();
+    OrderedJson actions = OrderedJson::array();
     for (const auto& a : e.actions) actions.push_back(partition::actionToJson(a));
     item["actions"] = std::move(actions);
     items.push_back(std::move(item));
   }
-  Json out{{"hpas", std::move(items)}};
+  OrderedJson out{{"hpas", std::move(items)}};
   if (!explanations.nodes.empty()) {
-    Json nodes = Json::array();
+    OrderedJson nodes = OrderedJson::array();
     for (const auto& n : explanations.nodes) {
-      Json node{{"name", n.name}, {"model", n.model}};
+      OrderedJson node{{"name", n.name}, {"model", n.model}};
       if (!n.detail.empty()) node["detail"] = n.detail;
       nodes.push_back(std::move(node));
     }
     out["nodes"] = std::move(nodes);
   }
   if (!explanations.skipped.empty()) {
-    Json skipped = Json::array();
+    OrderedJson skipped = OrderedJson::array();
     for (const auto& s : explanations.skipped) {
       skipped.push_back({{"kind", s.kind},
                          {"namespace", s.ns},

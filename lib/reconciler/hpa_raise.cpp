@@ -241,12 +241,7 @@ bool HpaRaise::raise(const std::string& ns, const std::string& name, int from, i
         return std::optional<kube::Object>(patch);
       });
   if (!r) return failed("raising maxReplicas failed: " + r.status().message());
-  bool written = r->changed;
-  if (holder.annotatesHpaApart() && (started || raisedTo > 0)) {
-    auto s = writeStatus(ns, name, uid, status);
-    if (!s) return failed("raising maxReplicas failed: " + s.status().message());
-    written = written || *s;
-  }
+  const bool written = r->changed;
   degraded_.cleared("max_replicas", ns + "/" + name);
   if (raisedTo > 0) {
     report.outcomes.push_back({ActionKind::kMaxReplicas, Outcome::kSucceeded});
@@ -313,13 +308,6 @@ void HpaRaise::lower(const partition::SetMaxReplicas& change, const ClusterState
     return;
   }
   if (lowered == 0) return;
-  if (holder.annotatesHpaApart()) {
-    auto s = writeStatus(change.ns, change.name, hpa->uid, status);
-    if (!s) {
-      degraded_.failed("hpa_status", change.ns + "/" + change.name,
-                       "status annotation: " + s.status().message());
-    }
-  }
   auto recorded = state.store->update(change.ns, change.name, hpa->uid, [&](HpaRecord& record) {
     record.lastChange = now;
     if (record.originalMaxReplicas == lowered) record.originalMaxReplicas.reset();
@@ -345,18 +333,6 @@ core::Result<int> HpaRaise::readCeiling(const CeilingRef& holder) {
                         holder.describe() + ": not the object the HPA's owner reference names");
   }
   return **value;
-}
-
-core::Result<bool> HpaRaise::writeStatus(const std::string& ns, const std::string& name,
-                                         const std::string& uid, const HpaStatus& status) {
-  auto r = patchWithRetry(
-      *client_, actuator_detail::hpaRef(ns, name),
-      [&](const kube::Object& object) -> core::Result<std::optional<kube::Object>> {
-        if (actuator_detail::uidOf(object) != uid) return noChange();
-        return std::optional<kube::Object>(json{{"metadata", statusAnnotation(status)}});
-      });
-  if (!r) return r.status();
-  return r->changed;
 }
 
 }  // namespace gpuscale::reconciler

@@ -29,7 +29,7 @@ struct KindNames {
   partition::Lever lever;
   ActionKind action;
 };
-constexpr KindNames kKindNames[] = {
+constexpr KindNames kOperationKindNames[] = {
     {NodeOpKind::kMig, "MigReconfigure", partition::Lever::kMigReshape, ActionKind::kMig},
     {NodeOpKind::kTimeSlicing, "TimeSlicing", partition::Lever::kTimeSlicing,
      ActionKind::kTimeSlicing},
@@ -37,10 +37,10 @@ constexpr KindNames kKindNames[] = {
 };
 
 const KindNames& namesOf(NodeOpKind kind) {
-  for (const auto& k : kKindNames) {
+  for (const auto& k : kOperationKindNames) {
     if (k.kind == kind) return k;
   }
-  return kKindNames[1];
+  return kOperationKindNames[1];
 }
 
 std::string opTitle(NodeOpKind kind) { return std::string(namesOf(kind).title); }

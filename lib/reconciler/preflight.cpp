@@ -27,7 +27,7 @@ constexpr std::string_view kActHint =
     "act mode's grants: helm --set reconciler.mode=act, or the kustomize component "
     "manifests/reconciler/components/act";
 
-kube::ResourceRef configMapRef(const std::string& ns, const std::string& name) {
+kube::ResourceRef preflightConfigMapRef(const std::string& ns, const std::string& name) {
   return kube::ResourceRef::collection("", "v1", "configmaps", ns).named(name);
 }
 
@@ -148,7 +148,7 @@ PreflightCheck checkOperatorNamespace(kube::KubeClient& client, const PreflightO
 PreflightCheck checkConfigMap(kube::KubeClient& client, const std::string& check,
                               const std::string& ns, const std::string& name, CheckOutcome absent,
                               const std::string& absentHint) {
-  auto cm = client.get(configMapRef(ns, name));
+  auto cm = client.get(preflightConfigMapRef(ns, name));
   if (cm) return {check, CheckOutcome::kOk, "ConfigMap " + ns + "/" + name, ""};
   if (k8s::isNotFound(cm.status())) {
     return {check, absent, "no ConfigMap " + ns + "/" + name, absentHint};

@@ -19,8 +19,8 @@ thread_local WriteInProgress* tWrite = nullptr;
 constexpr const char* kConflict = "WriteConflictRetried";
 constexpr const char* kThrottled = "ThrottledRetried";
 
-std::optional<EventTarget> targetOf(const std::string& resource, const std::string& ns,
-                                    const std::string& name) {
+std::optional<EventTarget> eventTargetOf(const std::string& resource, const std::string& ns,
+                                         const std::string& name) {
   if (resource == "nodes") return EventTarget::node(name);
   if (resource == "horizontalpodautoscalers") return EventTarget::hpa(ns, name);
   if (resource == "configmaps") return EventTarget{"ConfigMap", "v1", ns, name, ""};
@@ -75,7 +75,7 @@ void RetriedWrites::flush(EventRecorder& events) {
   }
   for (const auto& [key, times] : due) {
     const auto& [resource, ns, name, reason] = key;
-    auto target = targetOf(resource, ns, name);
+    auto target = eventTargetOf(resource, ns, name);
     if (!target) continue;
     if (!events.recordRepeated(*target, true, reason, messageFor(reason, *target), times)) {
       std::lock_guard lock(mu_);

@@ -23,7 +23,7 @@ struct TargetRef {
   std::string ns, name, uid, apiVersion, kind;
 };
 
-TargetRef targetOf(const Object& hpa) {
+TargetRef scaleTargetOf(const Object& hpa) {
   const Object& meta = k8s::objectField(hpa, "metadata");
   const Object& ref = k8s::objectField(k8s::objectField(hpa, "spec"), "scaleTargetRef");
   TargetRef t{k8s::stringField(meta, "namespace"), k8s::stringField(meta, "name"),
@@ -108,7 +108,7 @@ core::Result<std::vector<partition::SkippedObject>> listScaleTargets(
   std::map<std::string, std::vector<TargetRef>> kinds;  // "<apiVersion> <Kind>"
   for (const auto& item : items) {
     if (k8s::stringField(item, "kind") != "HorizontalPodAutoscaler") continue;
-    TargetRef t = targetOf(item);
+    TargetRef t = scaleTargetOf(item);
     if (t.kind.empty() || t.name.empty() || ownKind(ownKinds, t)) continue;
     kinds[t.apiVersion + " " + t.kind].push_back(std::move(t));
   }
@@ -212,7 +212,7 @@ void ScaleTargetWatch::update(const std::vector<kube::ObjectStore::Ptr>& hpas, T
   // choice does not depend on the cache's order) and its HPAs.
   std::map<std::string, std::pair<std::string, std::vector<TargetRef>>> kinds;
   for (const auto& hpa : hpas) {
-    TargetRef t = targetOf(*hpa);
+    TargetRef t = scaleTargetOf(*hpa);
     if (t.kind.empty() || t.name.empty() || ownKind(options_.ownKinds, t)) continue;
     const std::string groupKind = groupOf(t.apiVersion) + "/" + t.kind;
     auto& [apiVersion, refs] = kinds[groupKind];

@@ -24,7 +24,7 @@ struct DcgmDevice {
   bool held = false;
 };
 
-struct Family {
+struct DcgmFamily {
   std::string_view name;
   std::string_view help;
   bool wholeGpuOnly;
@@ -33,9 +33,9 @@ struct Family {
 
 double usedMiB(const DcgmDevice& d) { return d.held ? d.memoryMiB / 2 : 0; }
 
-const std::vector<Family>& families() {
+const std::vector<DcgmFamily>& dcgmFamilies() {
   // HELP texts as dcgm-exporter's default counters file words them.
-  static const std::vector<Family> kFamilies = {
+  static const std::vector<DcgmFamily> kFamilies = {
       {"DCGM_FI_DEV_GPU_UTIL", "GPU utilization (in %).", true,
        [](const DcgmDevice& d) { return std::round(d.busy * 100); }},
       {"DCGM_FI_PROF_GR_ENGINE_ACTIVE", "Ratio of time the graphics engine is active.", false,
@@ -108,7 +108,7 @@ std::string renderDcgmSeries(const std::vector<NodeGpuView>& nodes,
     if (!node.operandsPaused) addDevices(node, busy, devices);
   }
   std::string out;
-  for (const Family& family : families()) {
+  for (const DcgmFamily& family : dcgmFamilies()) {
     std::string lines;
     for (const DcgmDevice& d : devices) {
       if (family.wholeGpuOnly && d.mig) continue;

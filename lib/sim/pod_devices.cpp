@@ -12,7 +12,7 @@
 namespace gpuscale::sim {
 namespace {
 
-int replicasOf(const partition::DevicePluginConfig* config, std::string_view resource) {
+int deviceReplicasOf(const partition::DevicePluginConfig* config, std::string_view resource) {
   if (config == nullptr) return 1;
   if (config->timeSlicing) return config->timeSlicing->replicasFor(resource);
   if (config->mps) return config->mps->replicasFor(resource);
@@ -47,7 +47,7 @@ std::map<std::string, std::int64_t> physicalDevices(const GpuNodeSpec& node,
                                                     const partition::DevicePluginConfig* config) {
   std::map<std::string, std::int64_t> out;
   for (const auto& [resource, units] : unitsOfGpu(node, gpu, config)) {
-    const int replicas = replicasOf(config, partition::unsharedResourceName(resource));
+    const int replicas = deviceReplicasOf(config, partition::unsharedResourceName(resource));
     out[resource] = std::max<std::int64_t>(1, units / std::max(1, replicas));
   }
   return out;
@@ -104,7 +104,7 @@ std::vector<PodDevice> assignDevices(const GpuNodeSpec& node,
                 slot.resource,
                 index,
                 pod.container};
-    const int replicas = replicasOf(config, partition::unsharedResourceName(slot.resource));
+    const int replicas = deviceReplicasOf(config, partition::unsharedResourceName(slot.resource));
     if (config != nullptr && config->mps && replicas > 1) {
       d.mpsThreadFraction = partition::mpsReplicaShare(0, replicas).activeThreadPercentage / 100.0;
     }

@@ -7,7 +7,7 @@
 namespace gpuscale::sim {
 namespace {
 
-struct Family {
+struct TritonFamily {
   std::string_view name;
   std::string_view type;
   std::string_view help;
@@ -15,8 +15,8 @@ struct Family {
 };
 
 // HELP texts as Triton prints them.
-const std::vector<Family>& families() {
-  static const std::vector<Family> kFamilies = {
+const std::vector<TritonFamily>& tritonFamilies() {
+  static const std::vector<TritonFamily> kFamilies = {
       {"nv_inference_request_success", "counter",
        "Number of successful inference requests, all batch sizes",
        [](const TritonPodSeries& p) { return p.requestSuccess; }},
@@ -66,7 +66,7 @@ std::string renderTritonSeries(const std::vector<TritonPodSeries>& pods) {
       "Number of failed inference requests, all batch sizes", pods, podLabels, "reason",
       kTritonFailureReasons,
       [](const TritonPodSeries& p) -> const auto& { return p.requestFailure; });
-  for (const Family& family : families()) {
+  for (const TritonFamily& family : tritonFamilies()) {
     out += formatFamily(family.name, family.type, family.help, pods, podLabels, family.value);
   }
   return out;

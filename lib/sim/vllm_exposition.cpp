@@ -12,7 +12,7 @@ ExpositionLabels engineLabels(const VllmEngineSeries& e) {
           {"pod", e.pod}};
 }
 
-struct Family {
+struct VllmFamily {
   std::string_view name;
   std::string_view type;
   std::string_view help;
@@ -20,8 +20,8 @@ struct Family {
 };
 
 // In the order vLLM registers them, HELP texts as it prints them.
-const std::vector<Family>& scalarFamilies() {
-  static const std::vector<Family> kFamilies = {
+const std::vector<VllmFamily>& scalarFamilies() {
+  static const std::vector<VllmFamily> kFamilies = {
       {"vllm:num_requests_running", "gauge", "Number of requests in model execution batches.",
        [](const VllmEngineSeries& e) { return e.requestsRunning; }},
       {"vllm:num_requests_waiting", "gauge", "Number of requests waiting to be processed.",

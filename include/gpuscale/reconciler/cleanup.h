@@ -12,10 +12,12 @@
 //      annotation says its MIG label was flipped (phase applied) while mig-manager still reports
 //      nvidia.com/mig.config.state pending or rebooting. A node still busy at the deadline is
 //      reported (CleanupReport::stillInFlight) and cleaned all the same.
-//   2. Restores each HPA's maxReplicas to the original the state store recorded (only for the HPA
-//      of the recorded uid, and only when it differs), and removes gpuscale's status annotation
-//      from every HPA. The `gpuscale.io/partition-policy` annotation stays: the HPA's owner wrote
-//      it, and without a running reconciler it does nothing.
+//   2. Restores each HPA's ceiling to the original the state store recorded (only for the HPA
+//      of the recorded uid, and only when it differs) where it is held: the HPA's maxReplicas, or
+//      for an HPA a KEDA ScaledObject owns, the ScaledObject's maxReplicaCount (KEDA copies it over
+//      the HPA's); and removes gpuscale's status annotation from every HPA and ScaledObject (where
+//      KEDA is not installed there are none). The `gpuscale.io/partition-policy` annotation stays:
+//      the HPA's owner wrote it, and without a running reconciler it does nothing.
 //   3. From every Node: the reshape taint, every `gpuscale.io/` label and annotation; with
 //      `restoreStockConfigs`, a nvidia.com/mig.config or nvidia.com/device-plugin.config label
 //      that names one of gpuscale's own configs of that node (partition/config_name.h) is set to
@@ -62,10 +64,13 @@ struct CleanupOptions {
 };
 
 struct CleanupReport {
-  std::vector<std::string> nodesCleaned;     // nodes that had something removed or relabelled
-  std::vector<std::string> hpasRestored;     // "<ns>/<name>: <from> -> <to>"
-  std::vector<std::string> hpasUnannotated;  // "<ns>/<name>" whose status annotation went
-  std::vector<std::string> stillInFlight;    // nodes whose operation outlived the wait
+  std::vector<std::string> nodesCleaned;  // nodes that had something removed or relabelled
+  // "<ns>/<name>: <from> -> <to>", plus " (ScaledObject <name> spec.maxReplicaCount)" where
+  // KEDA's ScaledObject holds the HPA's ceiling
+  std::vector<std::string> hpasRestored;
+  // "<ns>/<name>" of HPAs, "ScaledObject <ns>/<name>", whose status annotation went
+  std::vector<std::string> hpasUnannotated;
+  std::vector<std::string> stillInFlight;  // nodes whose operation outlived the wait
   bool stateStoreDeleted = false;
   std::vector<std::string> errors;  // writes that failed (the rest went on)
   bool clean() const { return errors.empty() && stillInFlight.empty(); }

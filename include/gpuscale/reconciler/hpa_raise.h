@@ -58,9 +58,6 @@ class HpaRaise {
  private:
   // The ceiling `holder` holds now (a fresh read).
   core::Result<int> readCeiling(const CeilingRef& holder);
-  // Writes the status annotation on the HPA (uid `uid`); true when it changed.
-  core::Result<bool> writeStatus(const std::string& ns, const std::string& name,
-                                 const std::string& uid, const HpaStatus& status);
 
   std::shared_ptr<kube::KubeClient> client_;
   std::shared_ptr<EventRecorder> events_;

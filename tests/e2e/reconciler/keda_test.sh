@@ -15,7 +15,9 @@
 #      and never down (KEDA never reverted it, nothing flapped);
 #   4. the reconciler never wrote the HPA's spec (no gpuscale field manager owns an HPA spec field;
 #      it does own the ScaledObject's spec.maxReplicaCount), and the Event MaxReplicasRaised and the
-#      HPA's status annotation name the ScaledObject's field;
+#      status annotation name the ScaledObject's field. The ScaledObject is created with no
+#      annotation (kubectl create), so KEDA sets its HPA's annotations to none on each reconcile:
+#      the status lives on the ScaledObject, KEDA copies it to the HPA, and both keep it;
 #   5. give-back: the demand falls (the trigger's threshold raised so that one replica is enough);
 #      once the HPA scaled down, the reconciler lowers spec.maxReplicaCount to 7 and takes the
 #      time-slicing back (allocatable 7); the whole history of maxReplicas reads 7, the new
@@ -55,7 +57,7 @@ keda_stack_start
 keda_stack_register
 
 step "Triton scaled by the ScaledObject triton on its queue time, ceiling 7 (7 MIG devices)"
-sed "s#PROMETHEUS_URL#$prom#" "$here/keda_triton.yaml" | kc apply -f - >/dev/null
+sed "s#PROMETHEUS_URL#$prom#" "$here/keda_triton.yaml" | kc create -f - >/dev/null
 hpa_max() { kc get hpa keda-hpa-triton -o jsonpath='{.spec.maxReplicas}' 2>/dev/null; }
 so_max() { kc get scaledobject triton -o jsonpath='{.spec.maxReplicaCount}'; }
 running() { e2e_running default app=triton; }
@@ -106,9 +108,15 @@ cat "$work/raised.txt"
 echo
 grep -q "ScaledObject triton spec.maxReplicaCount 7 -> $new" "$work/raised.txt" ||
   die "the Event does not name the ScaledObject's field"
-status=$(annotation hpa keda-hpa-triton gpuscale.io/status)
+status=$(annotation scaledobject triton gpuscale.io/status)
 grep -q 'ScaledObject triton spec.maxReplicaCount' <<<"$status" ||
-  die "the status does not name it: $status"
+  die "the ScaledObject's status does not name it: $status"
+status_kept() { # the status stays on the ScaledObject and, copied by KEDA, on its HPA
+  [ -n "$(annotation scaledobject triton gpuscale.io/status)" ] &&
+    [ -n "$(annotation hpa keda-hpa-triton gpuscale.io/status)" ]
+}
+eventually 30 "KEDA copied the status to its HPA" status_kept
+holds 10 "the status annotation left the ScaledObject or its HPA" status_kept
 
 step "history: maxReplicas went 7, $new and never down; the reconciler never wrote the HPA's spec"
 history_is() { # values...: the successive distinct values the watch saw are VALUES

@@ -59,6 +59,13 @@ class KedaActuatorTest : public ActuatorTest {
       return w.resource == "horizontalpodautoscalers" && w.body.contains("spec");
     });
   }
+  int hpaWrites() {
+    return client_->countWhere(
+        [](const Write& w) { return w.resource == "horizontalpodautoscalers"; });
+  }
+  std::optional<HpaStatus> scaledObjectStatus() {
+    return decodeHpaStatus(k8s::annotationOf(*fake_->get(soRef()), k8s::kStatusAnnotation));
+  }
 };
 
 TEST_F(KedaActuatorTest, RaisesTheScaledObjectNeverTheHpa) {
@@ -78,9 +85,36 @@ TEST_F(KedaActuatorTest, RaisesTheScaledObjectNeverTheHpa) {
   EXPECT_NE(raised[0].message.find("ScaledObject triton spec.maxReplicaCount 7 -> "),
             std::string::npos)
       << raised[0].message;
-  auto status = decodeHpaStatus(k8s::annotationOf(hpa(), k8s::kStatusAnnotation));
+  // The status lives on the ScaledObject (KEDA copies its annotations to its HPA); the HPA is
+  // never written at all.
+  auto status = scaledObjectStatus();
   ASSERT_TRUE(status.has_value());
   EXPECT_NE(status->lastAction.find("ScaledObject triton spec.maxReplicaCount"), std::string::npos);
+  EXPECT_EQ(hpaWrites(), 0);
+}
+
+// KEDA sets its HPA's annotations to the ScaledObject's on every reconcile. The reconciler keeps
+// its status where that does not undo it: no write and no Event per pass follow.
+TEST_F(KedaActuatorTest, KedaResettingTheHpaAnnotationsCausesNoWrites) {
+  auto c = controller();
+  pass(*c, t0_);
+  setNode(kReshapeNode, {{"nvidia.com/mig.config.state", "success"}},
+          {{"nvidia.com/mig-1g.5gb", "14"}, {"nvidia.com/mig-3g.20gb", "0"}});
+  setNode(kSlicedNode, json::object(), {{"nvidia.com/mig-1g.5gb", "14"}});
+  pass(*c, t0_ + 20s);
+  pass(*c, t0_ + 30s);
+  ASSERT_TRUE(scaledObjectStatus().has_value());
+  const auto settled = client_->writes().size();
+  const auto events = events_->events().size();
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(
+        fake_->patch(hpaRef(), kube::PatchType::kMerge, {{"metadata", {{"annotations", nullptr}}}})
+            .ok());
+    pass(*c, t0_ + 40s + i * 10s);
+  }
+  EXPECT_EQ(client_->writes().size(), settled);
+  EXPECT_EQ(events_->events().size(), events);
+  EXPECT_EQ(hpaWrites(), 0);
 }
 
 TEST_F(KedaActuatorTest, LowersTheScaledObject) {

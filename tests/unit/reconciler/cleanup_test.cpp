@@ -172,6 +172,51 @@ TEST(CleanupTest, RemovesEveryTraceAndRestoresMaxReplicasThenFindsNothingToDo) {
   EXPECT_EQ(cleanupReportText(*again), "nothing to clean: no trace of gpuscale-reconciler found\n");
 }
 
+// KEDA's ScaledObject holds the ceiling of the HPA it owns: the original goes back there (a
+// maxReplicas written to the HPA KEDA would overwrite), and the status annotation leaves it.
+TEST(CleanupTest, RestoresTheCeilingOfAKedaHpaOnItsScaledObject) {
+  Cluster c;
+  const auto scaledObjects =
+      kube::ResourceRef::collection("keda.sh", "v1alpha1", "scaledobjects", "team");
+  c.create(scaledObjects, {{"apiVersion", "keda.sh/v1alpha1"},
+                           {"kind", "ScaledObject"},
+                           {"metadata",
+                            {{"name", "triton"},
+                             {"namespace", "team"},
+                             {"uid", "uid-so"},
+                             {"annotations", {{"gpuscale.io/status", "{\"ceiling\":28}"}}}}},
+                           {"spec", {{"maxReplicaCount", 28}}}});
+  const std::string uid = c.hpa("keda-hpa-triton", 28);
+  json owner{{"apiVersion", "keda.sh/v1alpha1"},
+             {"kind", "ScaledObject"},
+             {"name", "triton"},
+             {"uid", "uid-so"},
+             {"controller", true}};
+  ASSERT_TRUE(c.fake
+                  ->patch(hpaRef("keda-hpa-triton"), kube::PatchType::kMerge,
+                          {{"metadata", {{"ownerReferences", json::array({owner})}}}})
+                  .ok());
+  HpaRecord raised;
+  raised.uid = uid;
+  raised.originalMaxReplicas = 7;
+  c.store({{"keda-hpa-triton", raised}});
+  Clock::time_point clock{};
+
+  auto report = cleanup(c.fake, quickOptions(&clock));
+  ASSERT_TRUE(report.ok()) << report.status().toString();
+  EXPECT_TRUE(report->clean()) << cleanupReportText(*report);
+  EXPECT_EQ(report->hpasRestored,
+            std::vector<std::string>{
+                "team/keda-hpa-triton: 28 -> 7 (ScaledObject triton spec.maxReplicaCount)"});
+  const json so = *c.fake->get(scaledObjects.named("triton"));
+  EXPECT_EQ(so["spec"]["maxReplicaCount"], 7);
+  EXPECT_FALSE(so["metadata"].contains("annotations") && hasOurKey(so["metadata"]["annotations"]))
+      << so.dump();
+  EXPECT_EQ(c.hpaObject("keda-hpa-triton")["spec"]["maxReplicas"], 28)
+      << "KEDA, not the off-ramp, copies the ceiling into its HPA";
+  EXPECT_TRUE(report->stateStoreDeleted);
+}
+
 TEST(CleanupTest, WaitsForAMigChangeInFlightAndGivesUpAtTheDeadline) {
   struct Row {
     const char* what;
