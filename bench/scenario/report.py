@@ -7,7 +7,10 @@ completed (Prometheus, 10 s rate), "queued": requests waiting over all pods (mod
 "ceiling": HPA .spec.maxReplicas, "queue_us": mean queue time over the pods (null: no data),
 "latency_us": mean request duration (queue + compute) over the pods,
 "reconfigurations": cumulative MIG reconfigurations + device-plugin config changes,
-"pods": names of the Running pods, "limited": HPA ScalingLimited is True}. A `services:`
+"pods": names of the Running pods, "limited": HPA ScalingLimited is True}; a service scaled by
+the harness's planner (sample.py planner()) has "ceiling": the planner's limit (grantedReplicas, or
+the partitions it sees with the reconciler off), "static_ceiling", "wanted", "granted", and
+"limited": it wants more than static_ceiling. A `services:`
 scenario's samples carry the sums over its services and, under "services", each service's own
 sample with the same fields.
 
@@ -17,7 +20,8 @@ Definitions (documented in docs/benchmarks/scenarios.md):
   p50/p95_latency_us      the same for the whole request (queue + compute)
   max_replicas            most Running pods seen
   ceiling_to_capacity_seconds  from the first sample where the HPA is held at its ceiling to the
-                          first where more pods Run than the initial ceiling; null if never
+                          first where more pods Run than the initial ceiling (a planner's: from
+                          the first where it wants more than the static ceiling); null if never
   ceiling_lowered_at_seconds  when the HPA's maxReplicas first fell from its peak (the
                           reconciler giving partitions back); null if never
   final_ceiling           maxReplicas in the last sample
@@ -29,6 +33,10 @@ Definitions (documented in docs/benchmarks/scenarios.md):
   max_replicas_changes    with --hpa-log: how often the HPA's maxReplicas changed (its watch from
                           the start); max_replicas_history its successive values (a raise undone
                           by another controller, e.g. KEDA rewriting its HPA, shows as a fall)
+  granted_replicas_history  with --request-log (a planner's GPUCapacityRequest, watched from its
+                          creation): the successive distinct status.grantedReplicas (0 before the
+                          first grant); granted_replicas_changes, granted_max, wanted_max (most
+                          spec.replicas asked)
   groups                  with --group-size N > 1 (a LeaderWorkerSet's groups of N pods): running,
                           max_replicas and ceiling_to_capacity_seconds count whole groups
                           (groups_running), max_pods_running the pods; half_placed_max the most
@@ -41,7 +49,7 @@ Definitions (documented in docs/benchmarks/scenarios.md):
                           then their sum
 Usage: report.py SAMPLES --scenario NAME --reconciler on|off --slo-us N --svg OUT [--note TEXT]
                  [--replicas-log FILE --pods-log FILE | --services FILE] [--hpa-log FILE]
-                 [--group-size N]
+                 [--group-size N] [--request-log FILE] [--ceiling-label TEXT]
 """
 import argparse
 import json
@@ -106,6 +114,24 @@ def max_replicas_history(hpa_log):
     return history
 
 
+def request_history(request_log):
+    """Of a GPUCapacityRequest's timestamped watch ("TIME WANTED [GRANTED]" lines, GRANTED absent
+    before the reconciler's first status write): the successive distinct grantedReplicas and the
+    most replicas asked."""
+    history, wanted = [], 0
+    for line in open(request_log):
+        parts = line.split()
+        if len(parts) < 2 or not all(p.isdigit() for p in parts[1:3]):
+            continue
+        wanted = max(wanted, int(parts[1]))
+        granted = int(parts[2]) if len(parts) > 2 else 0
+        if not history or history[-1] != granted:
+            history.append(granted)
+    return {"granted_replicas_changes": max(len(history) - 1, 0),
+            "granted_replicas_history": history, "granted_max": max(history, default=0),
+            "wanted_max": wanted}
+
+
 def in_groups(samples):
     """Counts whole groups as replicas (running := groups_running); returns the group summary."""
     pods = [s["running"] for s in samples]
@@ -134,7 +160,7 @@ def summarise(samples, args, deletions=None):
     out["p50_latency_us"] = None if l50 is None else round(l50)
     out["p95_latency_us"] = None if l95 is None else round(l95)
     out["max_replicas"] = max((s["running"] for s in samples), default=0)
-    initial_ceiling = samples[0]["ceiling"] if samples else None
+    initial_ceiling = samples[0].get("static_ceiling", samples[0]["ceiling"]) if samples else None
     held = next((s["t"] for s in samples if s.get("limited")), None)
     beyond = None
     if held is not None and initial_ceiling is not None:
@@ -211,7 +237,8 @@ def svg(samples, summary, args):
     def y(v, vmax, plot):
         return plot[1] - (v / vmax if vmax else 0) * (plot[1] - plot[0])
 
-    rmax = max([s["ceiling"] for s in samples] + [s["replicas"] for s in samples] + [1]) * 1.15
+    rmax = max([s["ceiling"] for s in samples] + [s["replicas"] for s in samples]
+               + [s.get("wanted") or 0 for s in samples] + [1]) * 1.15
     lmax = max([s.get("load_rps") or 0 for s in samples] + [1]) * 1.15
     queues = [s["queue_us"] for s in samples if s.get("queue_us") is not None]
     qmax = max(queues + [args.slo_us * 2]) * 1.1
@@ -246,6 +273,8 @@ def svg(samples, summary, args):
                           "#d62728", 2, "6,4"))
     parts.append(polyline([(x(s["t"]), y(s["replicas"], rmax, top_plot)) for s in samples],
                           "#1f77b4", 1, "2,2"))
+    parts.append(polyline([(x(s["t"]), y(s["wanted"], rmax, top_plot)) for s in samples
+                           if s.get("wanted") is not None], "#ff7f0e", 1.5, "4,2"))
     parts.append(polyline([(x(s["t"]), y(s["running"], rmax, top_plot)) for s in samples],
                           "#1f77b4", 2.5))
     slo_y = y(args.slo_us, qmax, bottom_plot)
@@ -268,13 +297,16 @@ def svg(samples, summary, args):
         if count is not None:
             previous = count
     unit = "groups" if getattr(args, "group_size", 1) > 1 else "pods"
-    legend = [("#1f77b4", "Running %s (dotted: desired)" % unit), ("#d62728", "HPA ceiling / SLO"),
+    legend = [("#1f77b4", "Running %s (dotted: desired)" % unit),
+              ("#d62728", getattr(args, "ceiling_label", "HPA ceiling") + " / SLO"),
               ("#bbbbbb", "load offered (dotted: served)"), ("#2ca02c", "mean queue time (µs)"),
               ("#9467bd", "reconfiguration")]
-    for i, (color, text) in enumerate(legend):
-        lx = left + i * 165
+    if any(s.get("wanted") is not None for s in samples):
+        legend.append(("#ff7f0e", "planner wants"))
+    for i, (color, text) in enumerate(legend):  # five a row
+        lx, ly = left + (i % 5) * 165, h - 28 + (i // 5) * 15
         parts.append('<rect x="%d" y="%d" width="12" height="12" fill="%s"/>'
-                     '<text x="%d" y="%d">%s</text>' % (lx, h - 28, color, lx + 16, h - 18, text))
+                     '<text x="%d" y="%d">%s</text>' % (lx, ly, color, lx + 16, ly + 10, text))
     parts.append("</svg>")
     return "\n".join(p for p in parts if p) + "\n"
 
@@ -292,6 +324,9 @@ def main():
     parser.add_argument("--services", help="services.json of a `services:` scenario (run.sh)")
     parser.add_argument("--hpa-log", help="timestamped watch of the HPA: maxReplicas first")
     parser.add_argument("--group-size", type=int, default=1, help="pods per replica")
+    parser.add_argument("--request-log", help="timestamped watch of a GPUCapacityRequest: "
+                        "spec.replicas, status.grantedReplicas")
+    parser.add_argument("--ceiling-label", default="HPA ceiling", help="the chart's ceiling line")
     args = parser.parse_args()
     with open(args.samples) as f:
         samples = [json.loads(line) for line in f if line.strip()]
@@ -304,6 +339,8 @@ def main():
         history = max_replicas_history(args.hpa_log)
         summary["max_replicas_changes"] = max(len(history) - 1, 0)
         summary["max_replicas_history"] = history
+    if args.request_log:
+        summary.update(request_history(args.request_log))
     if args.group_size > 1:
         summary["group_size"] = args.group_size
         summary.update(group_summary)

@@ -45,7 +45,11 @@
 # the scenario's workload.args either way. `workload.scaler: keda` gives a KEDA ScaledObject
 # instead of the HPA (its operator and metrics server run; the samples read its HPA keda-hpa-NAME);
 # `workload.kind: LeaderWorkerSet` + `size: N` the custom resource of LeaderWorkerSet's shape
-# instead of the Deployment, N pods per replica, the ceiling in groups (bench/scenario/lib). A `services:` scenario gets that per service, named after it, with the service's SLO
+# instead of the Deployment, N pods per replica, the ceiling in groups (bench/scenario/lib);
+# `workload.scaler: planner` no HPA but an external planner process (lib/planner.py) that scales the
+# Deployment on the same signal and target, as far as its GPUCapacityRequest's grant (reconciler
+# on|reactive) or the partitions it sees (off); the samples' ceiling is then that limit, and
+# OUT/request.log watches the request (spec.replicas, status.grantedReplicas). A `services:` scenario gets that per service, named after it, with the service's SLO
 # (sloSeconds, else --slo-us) and target (a quarter of it), a PriorityClass `scenario-SERVICE`
 # (value = the service's priority, preemptionPolicy Never) for its pods and a policy named after
 # the service (a copy of the policy file's first policy with the service's priority); the result
@@ -390,11 +394,16 @@ for line in "${service_lines[@]}"; do
     ceilings+=("$svc $ceiling x $resource")
   fi
   create_service "$svc" "$ns" "$selector" "$target" "$priority" "$policy"
-  workload_created "$ns" "$svc" || fail "no HPA keda-hpa-$svc from KEDA"
+  workload_created "$ns" "$svc" "$target" "$policy" || fail "$svc: no KEDA HPA or no planner"
   watch_to "$out/${prefix}replicas.log" "$KUBECTL" -n "$ns" get "$workload_resource" "$svc" -w \
     -o 'jsonpath={.spec.replicas}{"\n"}'
   watch_to "$out/${prefix}pod-deletions.log" "$KUBECTL" -n "$ns" get pods -l "$selector" -w \
     -o 'jsonpath={.metadata.name} {.metadata.deletionTimestamp}{"\n"}'
+  if [ "$workload_scaler" = planner ]; then
+    [ "$reconciler" = off ] || watch_to "$out/${prefix}request.log" "$KUBECTL" -n "$ns" get \
+      gpucapacityrequest "$svc" -w -o 'jsonpath={.spec.replicas} {.status.grantedReplicas}{"\n"}'
+    continue
+  fi
   watch_to "$out/${prefix}hpa.log" "$KUBECTL" -n "$ns" get hpa "$hpa_prefix$svc" -w -o 'jsonpath={.spec.maxReplicas} '\
 '{.status.desiredReplicas} {.status.conditions[?(@.type=="ScalingLimited")].status} '\
 '{.status.conditions[?(@.type=="ScalingLimited")].reason}{"\n"}'
@@ -461,7 +470,11 @@ sample() {
   for line in "${service_lines[@]}"; do
     IFS='|' read -r svc ns selector _ <<<"$line"
     kc -n "$ns" get "$workload_resource" "$svc" -o json >"$work/$svc-dep.json"
-    kc -n "$ns" get hpa "$hpa_prefix$svc" -o json >"$work/$svc-hpa.json"
+    if [ "$workload_scaler" = planner ]; then # sample.py reads $svc-planner.json instead
+      echo '{}' >"$work/$svc-hpa.json"
+    else
+      kc -n "$ns" get hpa "$hpa_prefix$svc" -o json >"$work/$svc-hpa.json"
+    fi
     kc -n "$ns" get pods -l "$selector" -o json >"$work/$svc-pods.json"
     # What the HPA asks the adapter (a service scenario: for the service's pods only).
     query=
@@ -507,7 +520,13 @@ else
   IFS='|' read -r _ ns selector _ <<<"${service_lines[0]}"
   kc -n "$ns" get pods -l "$selector" -o json >"$out/pods-final.json" || log "could not list pods"
   report_args=(--replicas-log "$out/replicas.log" --pods-log "$out/pod-deletions.log"
-    --hpa-log "$out/hpa.log" --group-size "$workload_group_size")
+    --group-size "$workload_group_size")
+  if [ "$workload_scaler" != planner ]; then
+    report_args+=(--hpa-log "$out/hpa.log")
+  else
+    report_args+=(--ceiling-label "planner's limit")
+    [ "$reconciler" = off ] || report_args+=(--request-log "$out/request.log")
+  fi
 fi
 python3 "$src/bench/scenario/report.py" "$out/samples.jsonl" --scenario "$name" \
   --reconciler "$reconciler" --slo-us "$slo_us" --svg "$out/timeline.svg" --note "$note" \

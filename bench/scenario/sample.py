@@ -9,9 +9,12 @@ scenario (one service, priority null) gives the sample of its one service; a `se
 gives the sums over the services at the top level and each service's own sample under "services".
 The series come from the services' inference server (services.json "server"): Triton's counters, or
 vLLM's histograms and counters (the same means, in µs). Pods in groups (a LeaderWorkerSet's) add
-groups_running and groups_partial (groups()).
+groups_running and groups_partial (groups()). A service scaled by the harness's planner
+(`workload.scaler: planner`, no HPA; its SERVICE-hpa.json is {}) is read from the planner's own state,
+SERVICE-planner.json (planner()).
 """
 import json
+import os
 import re
 import sys
 import urllib.parse
@@ -56,6 +59,20 @@ def groups(pods):
         return {}
     return {"groups_running": sum(1 for r in members.values() if all(r)),
             "groups_partial": sum(1 for r in members.values() if any(r) and not all(r))}
+
+
+def planner(work, name):
+    """What stands for the HPA's fields when the planner scales the service (lib/planner.py): its
+    limit as the ceiling (the request's grantedReplicas, or the partitions it sees when the
+    reconciler is off), the replicas it wants, its signal, and `limited` when it wants more than
+    the partitions at the start (the HPA's ceiling in the other scenarios). {} without a planner."""
+    path = "%s/%s-planner.json" % (work, name)
+    if not os.path.exists(path):
+        return {}
+    state = json.load(open(path))["planner"]
+    return {"ceiling": state["limit"], "static_ceiling": state["static"],
+            "wanted": state["wanted"], "granted": state["granted"], "signal": state["signal"],
+            "limited": state["wanted"] > state["static"]}
 
 
 def main():
@@ -120,21 +137,26 @@ def main():
             sel += ',pod=~"%s-[a-z0-9]+-[a-z0-9]+"' % sv["name"]
             offered += '{service="%s"}' % sv["name"]
         names = {p["metadata"]["name"] for p in pods["items"]}
-        return {"t": t, "load_rps": truth.get(offered),
-                "served_rps": q('sum(rate(%s{%s}[10s]))' % (series["success"], sel)),
-                "queued": sum(v for pod, v in queues.items() if not multi or pod in names),
-                "replicas": dep["spec"]["replicas"], "running": len(running), "pending": pending,
-                "ceiling": hpa["spec"]["maxReplicas"],
-                "queue_us": mean_per_request("queue", sel),
-                # End-to-end request latency the same way: time-slicing can trade queue time for
-                # compute time.
-                "latency_us": mean_per_request("latency", sel),
-                "reconfigurations": reconfigurations, "pods": running,
-                "uids": [p["metadata"]["uid"] for p in live], "restarts": restarts,
-                "hpa_" + series["hpa_key"]: quantity(current[0]) if current else None,
-                "adapter_" + series["hpa_key"]: sum(per_pod) / len(per_pod) if per_pod else None,
-                "limited": lim.get("status") == "True" and lim.get("reason") == "TooManyReplicas",
-                **groups(pods["items"])}
+        plan = planner(work, sv["name"])
+        sample = {"t": t, "load_rps": truth.get(offered),
+                  "served_rps": q('sum(rate(%s{%s}[10s]))' % (series["success"], sel)),
+                  "queued": sum(v for pod, v in queues.items() if not multi or pod in names),
+                  "replicas": dep["spec"]["replicas"], "running": len(running), "pending": pending,
+                  "ceiling": hpa.get("spec", {}).get("maxReplicas"),
+                  "queue_us": mean_per_request("queue", sel),
+                  # End-to-end request latency the same way: time-slicing can trade queue time for
+                  # compute time.
+                  "latency_us": mean_per_request("latency", sel),
+                  "reconfigurations": reconfigurations, "pods": running,
+                  "uids": [p["metadata"]["uid"] for p in live], "restarts": restarts,
+                  "hpa_" + series["hpa_key"]: quantity(current[0]) if current else None,
+                  "adapter_" + series["hpa_key"]: sum(per_pod) / len(per_pod) if per_pod else None,
+                  "limited": lim.get("status") == "True" and lim.get("reason") == "TooManyReplicas",
+                  **groups(pods["items"])}
+        if plan:  # the planner's signal where the HPA's reading would be
+            plan["hpa_" + series["hpa_key"]] = plan.pop("signal")
+            sample.update(plan)
+        return sample
 
     per_service = {sv["name"]: service_sample(sv) for sv in services}
     node_configs = {n["metadata"]["name"]: {k: n["metadata"].get("labels", {}).get(k, "") for k in

@@ -309,7 +309,7 @@ PassResult Controller::passOver(const std::vector<partition::KubeItem>& items, T
   metrics_->nodesInFlight(result.report.nodesInFlight);
   if (!options_.observe) {
     updateHpaStatus(pass->workloads, pass->snapshot, now);
-    requests_->update(pass->snapshot, pass->workloads, result.plan, *store_, now);
+    requests_->update(pass->snapshot, pass->workloads, *policies, result.plan, *store_, now);
   }
   if (retried_) retried_->flush(*events_);
   return result;

@@ -35,7 +35,44 @@ std::string requestStateOf(const partition::HpaState& hpa) {
   return out + "; no Granted condition yet";
 }
 
-// Why the planner never sees `hpa`, or "" when it does.
+std::string nodeOf(const partition::PlanAction& action) {
+  if (const auto* m = std::get_if<partition::MigReconfigure>(&action)) return m->node;
+  if (const auto* t = std::get_if<partition::TimeSlicingChange>(&action)) return t->node;
+  return "";
+}
+
+std::vector<partition::PlanAction> actionsFor(const partition::Plan& plan,
+                                              const partition::HpaWhy& why) {
+  std::set<std::string> nodes;
+  for (const auto& r : why.reasons) {
+    if (r.code == partition::WhyCode::kReshaped || r.code == partition::WhyCode::kTimeSliced)
+      nodes.insert(r.node);
+  }
+  std::vector<partition::PlanAction> out;
+  for (const auto& a : plan.actions) {
+    const auto* max = std::get_if<partition::SetMaxReplicas>(&a);
+    if (max != nullptr ? max->ns == why.ns && max->name == why.name : nodes.contains(nodeOf(a)))
+      out.push_back(a);
+  }
+  return out;
+}
+
+// Every GPU node's model, in name order.
+std::vector<NodeModel> nodeModels(const partition::ClusterSnapshot& snapshot) {
+  std::vector<NodeModel> out;
+  for (const auto& n : snapshot.nodes) {
+    const bool gpus = std::any_of(n.allocatable.begin(), n.allocatable.end(), [](const auto& kv) {
+      return kv.first.starts_with(partition::kNvidiaPrefix);
+    });
+    if (!gpus && !n.dra()) continue;
+    out.push_back({n.name, std::string(partition::capacityModelName(n.capacityModel)),
+                   n.draPool != nullptr ? n.draPool->describe() : std::string()});
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string outsideThePlanner(const partition::HpaState& hpa,
                               const partition::ClusterSnapshot& snapshot,
                               const partition::PolicySet& policies,
@@ -75,44 +112,6 @@ std::string outsideThePlanner(const partition::HpaState& hpa,
       "promised for it when HPAs compete",
       intent.from, intent.to, fmt::join(intent.nodes, ", "), core::formatRfc3339(intent.started));
 }
-
-std::string nodeOf(const partition::PlanAction& action) {
-  if (const auto* m = std::get_if<partition::MigReconfigure>(&action)) return m->node;
-  if (const auto* t = std::get_if<partition::TimeSlicingChange>(&action)) return t->node;
-  return "";
-}
-
-std::vector<partition::PlanAction> actionsFor(const partition::Plan& plan,
-                                              const partition::HpaWhy& why) {
-  std::set<std::string> nodes;
-  for (const auto& r : why.reasons) {
-    if (r.code == partition::WhyCode::kReshaped || r.code == partition::WhyCode::kTimeSliced)
-      nodes.insert(r.node);
-  }
-  std::vector<partition::PlanAction> out;
-  for (const auto& a : plan.actions) {
-    const auto* max = std::get_if<partition::SetMaxReplicas>(&a);
-    if (max != nullptr ? max->ns == why.ns && max->name == why.name : nodes.contains(nodeOf(a)))
-      out.push_back(a);
-  }
-  return out;
-}
-
-// Every GPU node's model, in name order.
-std::vector<NodeModel> nodeModels(const partition::ClusterSnapshot& snapshot) {
-  std::vector<NodeModel> out;
-  for (const auto& n : snapshot.nodes) {
-    const bool gpus = std::any_of(n.allocatable.begin(), n.allocatable.end(), [](const auto& kv) {
-      return kv.first.starts_with(partition::kNvidiaPrefix);
-    });
-    if (!gpus && !n.dra()) continue;
-    out.push_back({n.name, std::string(partition::capacityModelName(n.capacityModel)),
-                   n.draPool != nullptr ? n.draPool->describe() : std::string()});
-  }
-  return out;
-}
-
-}  // namespace
 
 core::Result<Explanations> explainPass(const Pass& pass, const partition::PolicySet& policies,
                                        const std::map<std::string, std::string>& records,

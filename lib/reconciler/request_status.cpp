@@ -1,6 +1,8 @@
 #include "gpuscale/reconciler/request_status.h"
 
 #include <algorithm>
+#include <cctype>
+#include <cstddef>
 
 #include <fmt/format.h>
 
@@ -8,6 +10,7 @@
 #include "ceiling_holder.h"
 #include "gpuscale/core/rfc3339.h"
 #include "gpuscale/partition/why_not.h"
+#include "gpuscale/reconciler/hpa_explain.h"
 #include "gpuscale/reconciler/optimistic_write.h"
 
 namespace gpuscale::reconciler {
@@ -88,6 +91,21 @@ CapacityRequestVerdict requestVerdict(const partition::CapacityRequest& request,
                                            false, why);
 }
 
+CapacityRequestVerdict unplannedRequestVerdict(int granted, std::string_view why) {
+  std::string_view reason = "NotManaged";
+  std::string_view message = why;
+  const auto colon = why.find(": ");
+  const auto letter = [](char c) { return std::isalpha(static_cast<unsigned char>(c)) != 0; };
+  if (colon != std::string_view::npos && colon > 0 &&
+      std::all_of(why.begin(), why.begin() + static_cast<std::ptrdiff_t>(colon), letter)) {
+    reason = why.substr(0, colon);
+    message = why.substr(colon + 2);
+  }
+  return {granted,
+          {std::string(partition::kGrantedCondition), "False", std::string(reason),
+           std::string(message)}};
+}
+
 RequestStatusWriter::RequestStatusWriter(std::shared_ptr<kube::KubeClient> client,
                                          std::shared_ptr<EventRecorder> events,
                                          std::shared_ptr<ReconcilerMetrics> metrics)
@@ -95,10 +113,12 @@ RequestStatusWriter::RequestStatusWriter(std::shared_ptr<kube::KubeClient> clien
 
 void RequestStatusWriter::update(const partition::ClusterSnapshot& snapshot,
                                  const std::vector<partition::WorkloadDemand>& workloads,
-                                 const partition::Plan& plan, const HpaStateStore& store,
-                                 TimePoint now) {
+                                 const partition::PolicySet& policies, const partition::Plan& plan,
+                                 const HpaStateStore& store, TimePoint now) {
+  std::set<const partition::HpaState*> planned;
   for (const auto& w : workloads) {
     if (w.hpa == nullptr || !w.hpa->capacityRequest) continue;
+    planned.insert(w.hpa);
     const partition::CapacityRequest& cached = *w.hpa->capacityRequest;
     auto record = store.get(w.ns, w.name, w.hpa->uid);
     const bool inFlight = record && record->intent;
@@ -116,6 +136,22 @@ void RequestStatusWriter::update(const partition::ClusterSnapshot& snapshot,
           auto fresh = partition::readCapacityRequest(object);
           if (!fresh) return partition::invalidCapacityRequest(fresh.status().message());
           return requestVerdict(*fresh, inFlight, why);
+        },
+        false, now);
+  }
+  // Requests the planner never sees: why, once per change of it.
+  for (const auto& hpa : snapshot.hpas) {
+    if (!hpa.capacityRequest || planned.contains(&hpa)) continue;
+    const std::string why = outsideThePlanner(hpa, snapshot, policies, {});
+    if (why.empty()) continue;
+    const partition::CapacityRequest& cached = *hpa.capacityRequest;
+    if (says(cached, unplannedRequestVerdict(cached.grantedReplicas, why))) continue;
+    write(
+        hpa.ns, cached.meta.name, cached.meta.uid,
+        [&](const json& object) {
+          auto fresh = partition::readCapacityRequest(object);
+          if (!fresh) return partition::invalidCapacityRequest(fresh.status().message());
+          return unplannedRequestVerdict(fresh->grantedReplicas, why);
         },
         false, now);
   }

@@ -504,8 +504,8 @@ Scenario parseRoot(const YAML::Node& root) {
       }
     }
     s.workloadScaler = get<std::string>(w, "scaler", "hpa");
-    if (s.workloadScaler != "hpa" && s.workloadScaler != "keda")
-      fail(w["scaler"], "workload.scaler is hpa or keda");
+    if (s.workloadScaler != "hpa" && s.workloadScaler != "keda" && s.workloadScaler != "planner")
+      fail(w["scaler"], "workload.scaler is hpa, keda or planner");
     s.workloadKind = get<std::string>(w, "kind", "Deployment");
     if (s.workloadKind != "Deployment" && s.workloadKind != "LeaderWorkerSet")
       fail(w["kind"], "workload.kind is Deployment or LeaderWorkerSet");

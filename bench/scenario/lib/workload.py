@@ -13,6 +13,9 @@ objects on stdout) into what the scenario's workload section asks for:
       on the same quantity the HPA read through the adapter: the pods' mean queue time (Triton) or
       requests waiting (vLLM), a Value target of the HPA's averageValue, so KEDA's HPA wants
       ceil(replicas x value / target), as the Pods metric did.
+  workload.scaler: planner
+      no HPA: the external planner (planner.py, started by workload.sh) scales the Deployment
+      and, with the reconciler on, asks for partitions through a GPUCapacityRequest.
 
 Usage: workload.py SCENARIO PROMETHEUS_URL NAMESPACE < objects.yaml > objects.yaml
 """
@@ -60,7 +63,7 @@ def main():
     scenario, prometheus, namespace = sys.argv[1:4]
     workload = (yaml.safe_load(open(scenario)) or {}).get("workload") or {}
     groups = workload.get("kind", "Deployment") == "LeaderWorkerSet"
-    keda = workload.get("scaler", "hpa") == "keda"
+    scaler = workload.get("scaler", "hpa")
     out = []
     for doc in yaml.safe_load_all(sys.stdin):
         if not doc:
@@ -68,10 +71,12 @@ def main():
         if groups and doc["kind"] == "Deployment":
             doc = leader_worker_set(doc, int(workload.get("size", 1)))
         elif doc["kind"] == "HorizontalPodAutoscaler":
+            if scaler == "planner":
+                continue
             if groups:
                 doc["spec"]["scaleTargetRef"].update(apiVersion="leaderworkerset.x-k8s.io/v1",
                                                      kind="LeaderWorkerSet")
-            if keda:
+            if scaler == "keda":
                 doc = scaled_object(doc, prometheus, namespace)
         out.append(doc)
     yaml.safe_dump_all(out, sys.stdout, sort_keys=False)

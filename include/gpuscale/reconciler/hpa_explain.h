@@ -72,6 +72,15 @@ struct ExplainRequest {
   std::vector<partition::SkippedObject> targetsNotRead = {};
 };
 
+// Why the planner never sees `hpa` (an HPA, or the HpaState of a GPUCapacityRequest), as
+// "CODE: sentence" (NotManaged, TargetNotFound, ClaimsNotCounted, NoGpuRequest, or RaiseInFlight
+// from the state store's `records`), or "" when it plans it. Also what the status of a request the
+// planner never sees says (request_status.h).
+std::string outsideThePlanner(const partition::HpaState& hpa,
+                              const partition::ClusterSnapshot& snapshot,
+                              const partition::PolicySet& policies,
+                              const std::map<std::string, std::string>& records);
+
 // The explanations of a pass (pass.h): the planner's reasons from its plan, and what stopped an
 // HPA before the planner (`records` are the state store's data the pass was given); a named HPA
 // that does not read is explained as NotRead. Errors: a named HPA that does not exist (not found).

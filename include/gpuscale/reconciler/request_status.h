@@ -1,10 +1,12 @@
 // The status of GPUCapacityRequests: after each acting pass, each
 // request a policy manages gets its Granted condition and status.observedGeneration (a malformed
-// request: Granted False, reason Invalid, grantedReplicas 0), written through the status
-// subresource only when they change, so a steady state writes nothing. status.grantedReplicas
-// itself is the ceiling the actuator raises and lowers (ceiling_holder.h). Each change of the
-// condition's reason is an Event on the request: `Granted` when it becomes True, `Blocked` (with
-// the condition's reason and message) otherwise.
+// request: Granted False, reason Invalid, grantedReplicas 0; one the planner never sees: Granted
+// False with explain's reason, NotManaged when no policy manages it, TargetNotFound,
+// NoGpuRequest or ClaimsNotCounted for its workload, grantedReplicas as it is), written through the
+// status subresource only when they change, so a steady state writes nothing.
+// status.grantedReplicas itself is the ceiling the actuator raises and lowers (ceiling_holder.h).
+// Each change of the condition's reason is an Event on the request: `Granted` when it becomes True,
+// `Blocked` (with the condition's reason and message) otherwise.
 //
 // Thread safety: one pass at a time (the controller's loop).
 #pragma once
@@ -14,6 +16,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -22,6 +25,7 @@
 #include "gpuscale/partition/capacity_request.h"
 #include "gpuscale/partition/demand.h"
 #include "gpuscale/partition/plan.h"
+#include "gpuscale/partition/policy.h"
 #include "gpuscale/partition/snapshot.h"
 #include "gpuscale/reconciler/degraded_log.h"
 #include "gpuscale/reconciler/event_recorder.h"
@@ -45,17 +49,25 @@ std::optional<nlohmann::json> requestStatusPatch(const nlohmann::json& object,
 partition::CapacityRequestVerdict requestVerdict(const partition::CapacityRequest& request,
                                                  bool inFlight, std::string_view why);
 
+// The verdict for a request the planner never sees, from why (outsideThePlanner's "CODE:
+// sentence", e.g. "NotManaged: no policy manages it ..."): Granted False, reason CODE (NotManaged,
+// TargetNotFound, NoGpuRequest, ClaimsNotCounted), the sentence as the message; `granted` is kept
+// (the request's status.grantedReplicas: nothing is written there). A why without a code (not
+// one word of letters before ": ") gives reason NotManaged and the whole text.
+partition::CapacityRequestVerdict unplannedRequestVerdict(int granted, std::string_view why);
+
 class RequestStatusWriter {
  public:
   RequestStatusWriter(std::shared_ptr<kube::KubeClient> client,
                       std::shared_ptr<EventRecorder> events,
                       std::shared_ptr<ReconcilerMetrics> metrics);
 
-  // Writes what changed for the requests of `snapshot` that have a demand in `workloads` (others
-  // no policy manages, or whose workload asks for no GPU: left alone) and for the malformed ones
+  // Writes what changed for the requests of `snapshot`: those with a demand in `workloads`, those
+  // without one (why, from `policies`: outsideThePlanner in hpa_explain.h) and the malformed ones
   // in snapshot.skipped.
   void update(const partition::ClusterSnapshot& snapshot,
-              const std::vector<partition::WorkloadDemand>& workloads, const partition::Plan& plan,
+              const std::vector<partition::WorkloadDemand>& workloads,
+              const partition::PolicySet& policies, const partition::Plan& plan,
               const HpaStateStore& store, TimePoint now);
 
  private:

@@ -248,10 +248,12 @@ struct Scenario {
   // `workload.args`: the container's arguments in the Deployment bench/scenario/run.sh creates
   // (e.g. vLLM's --gpu-memory-utilization). Validated here, not used by the emulator.
   std::vector<std::string> workloadArgs;
-  // `workload.scaler`: hpa (default: a plain HPA) or keda (a KEDA ScaledObject whose operator owns
-  // the HPA); `workload.kind`: Deployment (default) or LeaderWorkerSet (the custom resource of its
-  // shape, whose groups `run --pod-groups` keeps), `workload.size` pods per replica (its
-  // leaderWorkerTemplate.size, default 1). Validated here, not used by the emulator.
+  // `workload.scaler`: hpa (default: a plain HPA), keda (a KEDA ScaledObject whose operator owns
+  // the HPA) or planner (no HPA: an external planner process scales the workload and asks for
+  // partitions through a GPUCapacityRequest); `workload.kind`: Deployment (default) or
+  // LeaderWorkerSet (the custom resource of its shape, whose groups `run --pod-groups` keeps),
+  // `workload.size` pods per replica (its leaderWorkerTemplate.size, default 1). Validated here,
+  // not used by the emulator.
   std::string workloadScaler = "hpa";
   std::string workloadKind = "Deployment";
   int workloadSize = 1;

@@ -9,7 +9,9 @@
 #      (28). The reconciler time-slices the devices and grants `high` first: Granted True,
 #      grantedReplicas 20, a Granted Event on the request; `low` is held short (Granted False,
 #      with the reason) and has a Blocked Event;
-#   2. deleting `high` gives its capacity back: `low` is then granted its 20.
+#   2. `stray`, with no policy annotation, is managed by no policy: Granted False, reason
+#      NotManaged, nothing granted, a Blocked Event;
+#   3. deleting `high` gives its capacity back: `low` is then granted its 20.
 # Exit 77 (skipped) when the cluster binaries, gpuscale-sim or gpuscale-reconciler are missing.
 set -euo pipefail
 
@@ -70,6 +72,19 @@ expect_event low Blocked
 kc get events --field-selector involvedObject.name=low,reason=Blocked \
   -o jsonpath='{.items[0].involvedObject.kind}' | grep -qx GPUCapacityRequest ||
   die "the Blocked Event is not about the GPUCapacityRequest"
+
+step "a request no policy manages is told so"
+kc apply -f - >/dev/null <<'YAML'
+apiVersion: gpuscale.io/v1alpha1
+kind: GPUCapacityRequest
+metadata: {name: stray, namespace: default}
+spec: {resource: nvidia.com/gpu, replicas: 2}
+YAML
+not_managed() { [ "$(condition stray)" = False/NotManaged ]; }
+eventually 60 "stray Granted False NotManaged" not_managed
+[ -z "$(kc get gpucapacityrequest stray -o jsonpath='{.status.grantedReplicas}')" ] ||
+  die "stray, which no policy manages, has a grantedReplicas"
+expect_event stray Blocked
 
 step "deleting high gives its capacity back: low is granted its 20"
 kc delete gpucapacityrequest high >/dev/null

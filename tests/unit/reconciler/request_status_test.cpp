@@ -113,6 +113,33 @@ TEST(RequestStatusTest, PatchOnlyWhatChanged) {
   }
 }
 
+TEST(RequestStatusTest, ARequestThePlannerNeverSeesSaysWhy) {
+  struct Row {
+    const char* why;
+    const char* reason;
+    const char* message;
+  };
+  const std::vector<Row> rows{
+      {"NotManaged: no policy manages it", "NotManaged", "no policy manages it"},
+      {"TargetNotFound: its scale target Deployment x is not in the cluster state",
+       "TargetNotFound", "its scale target Deployment x is not in the cluster state"},
+      {"NoGpuRequest: the pods of Deployment x request no nvidia.com/ resource", "NoGpuRequest",
+       "the pods of Deployment x request no nvidia.com/ resource"},
+      {"no code: just text", "NotManaged", "no code: just text"},
+      {": empty code", "NotManaged", ": empty code"},
+      {"", "NotManaged", ""},
+  };
+  for (const auto& row : rows) {
+    SCOPED_TRACE(row.why);
+    const auto v = unplannedRequestVerdict(3, row.why);
+    EXPECT_EQ(v.granted, 3) << "what the status says is kept";
+    EXPECT_EQ(v.condition.type, "Granted");
+    EXPECT_EQ(v.condition.status, "False");
+    EXPECT_EQ(v.condition.reason, row.reason);
+    EXPECT_EQ(v.condition.message, row.message);
+  }
+}
+
 const kube::ResourceRef kRequests =
     kube::ResourceRef::collection("gpuscale.io", "v1alpha1", "gpucapacityrequests", "default");
 
@@ -206,6 +233,50 @@ TEST(RequestStatusTest, AMalformedRequestIsAnsweredInvalid) {
   a.pass(kNow + std::chrono::seconds(1));
   EXPECT_EQ(a.version("bad"), version);
   ASSERT_EQ(a.events->withReason("Blocked").size(), 1u);
+}
+
+// A request the planner never sees is told why, once: no policy manages it (Granted False,
+// NotManaged), or its workload is not there (TargetNotFound); grantedReplicas is left as it is, a
+// Blocked Event names the reason, and a steady state writes nothing. Once a policy manages it,
+// it is planned and granted.
+TEST(RequestStatusTest, ARequestNoPolicyManagesIsAnsweredNotManaged) {
+  Acting a;
+  json stray = request("stray", "nvidia.com/mig-3g.20gb", 1);
+  stray["metadata"].erase("annotations");
+  json missing = request("missing", "nvidia.com/gpu", 1);
+  missing["spec"].erase("resource");
+  missing["spec"]["workloadRef"] = {
+      {"apiVersion", "apps/v1"}, {"kind", "Deployment"}, {"name", "nowhere"}};
+  ASSERT_TRUE(a.fake->create(kRequests, stray).ok());
+  ASSERT_TRUE(a.fake->create(kRequests, missing).ok());
+  a.pass(kNow);
+  json r = a.get("stray");
+  ASSERT_EQ(r["status"]["conditions"].size(), 1u) << r.dump(2);
+  EXPECT_EQ(r["status"]["conditions"][0]["status"], "False");
+  EXPECT_EQ(r["status"]["conditions"][0]["reason"], "NotManaged");
+  EXPECT_NE(r["status"]["conditions"][0]["message"].get<std::string>().find("no policy manages"),
+            std::string::npos);
+  EXPECT_EQ(r["status"]["observedGeneration"], 1);
+  EXPECT_FALSE(r["status"].contains("grantedReplicas")) << "nothing is held or written for it";
+  r = a.get("missing");
+  EXPECT_EQ(r["status"]["conditions"][0]["reason"], "TargetNotFound") << r.dump(2);
+  ASSERT_EQ(a.events->withReason("Blocked").size(), 2u);
+  const std::string version = a.version("stray");
+  a.pass(kNow + std::chrono::seconds(1));
+  EXPECT_EQ(a.version("stray"), version) << "a steady state writes nothing";
+  EXPECT_EQ(a.events->withReason("Blocked").size(), 2u);
+
+  // Annotated for the policy: planned and granted like any other request.
+  ASSERT_TRUE(
+      a.fake
+          ->patch(kRequests.named("stray"), kube::PatchType::kMerge,
+                  {{"metadata", {{"annotations", {{"gpuscale.io/partition-policy", "default"}}}}}})
+          .ok());
+  a.pass(kNow + std::chrono::seconds(2));
+  a.pass(kNow + std::chrono::seconds(3));
+  r = a.get("stray");
+  EXPECT_EQ(r["status"]["grantedReplicas"], 1) << r.dump(2);
+  EXPECT_EQ(r["status"]["conditions"][0]["reason"], "Granted");
 }
 
 }  // namespace request_status_test

@@ -283,6 +283,17 @@ TEST(ScenarioTest, ParsesAWorkloadOfClaims) {
   EXPECT_TRUE(mixed->workloadClaimDeviceClass.empty());
 }
 
+TEST(ScenarioTest, WorkloadScalers) {
+  for (const std::string scaler : {"hpa", "keda", "planner"}) {
+    auto s = parseScenario(
+        "name: x\nnodes: [{name: a, product: Tesla-T4, memoryMiB: 1}]\n"
+        "workload: {scaler: " +
+        scaler + "}");
+    ASSERT_TRUE(s.ok()) << scaler << ": " << s.status().toString();
+    EXPECT_EQ(s->workloadScaler, scaler);
+  }
+}
+
 TEST(ScenarioTest, RejectsBadInput) {
   const RejectedInput<> cases[] = {
       {"no name", "nodes: [{name: a, product: Tesla-T4, memoryMiB: 1}]", "needs a name"},
@@ -314,7 +325,7 @@ TEST(ScenarioTest, RejectsBadInput) {
        "unknown server \"tgi\" (triton, vllm)"},
       {"unknown scaler",
        "name: x\nnodes: [{name: a, product: Tesla-T4, memoryMiB: 1}]\nworkload: {scaler: vpa}",
-       "workload.scaler is hpa or keda"},
+       "workload.scaler is hpa, keda or planner"},
       {"unknown kind",
        "name: x\nnodes: [{name: a, product: Tesla-T4, memoryMiB: 1}]\nworkload: {kind: Job}",
        "workload.kind is Deployment or LeaderWorkerSet"},
