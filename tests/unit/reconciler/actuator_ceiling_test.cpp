@@ -63,18 +63,24 @@ class KedaActuatorTest : public ActuatorTest {
     return client_->countWhere(
         [](const Write& w) { return w.resource == "horizontalpodautoscalers"; });
   }
+  // A controller whose first pass reshapes one node and time-slices the other, and whose second
+  // (20 s later, the GPU Operator done) raises the ceiling.
+  std::unique_ptr<Controller> raisedController() {
+    auto c = controller();
+    pass(*c, t0_);
+    setNode(kReshapeNode, {{"nvidia.com/mig.config.state", "success"}},
+            {{"nvidia.com/mig-1g.5gb", "14"}, {"nvidia.com/mig-3g.20gb", "0"}});
+    setNode(kSlicedNode, json::object(), {{"nvidia.com/mig-1g.5gb", "14"}});
+    pass(*c, t0_ + 20s);
+    return c;
+  }
   std::optional<HpaStatus> scaledObjectStatus() {
     return decodeHpaStatus(k8s::annotationOf(*fake_->get(soRef()), k8s::kStatusAnnotation));
   }
 };
 
 TEST_F(KedaActuatorTest, RaisesTheScaledObjectNeverTheHpa) {
-  auto c = controller();
-  pass(*c, t0_);
-  setNode(kReshapeNode, {{"nvidia.com/mig.config.state", "success"}},
-          {{"nvidia.com/mig-1g.5gb", "14"}, {"nvidia.com/mig-3g.20gb", "0"}});
-  setNode(kSlicedNode, json::object(), {{"nvidia.com/mig-1g.5gb", "14"}});
-  pass(*c, t0_ + 20s);
+  auto c = raisedController();
   EXPECT_GT(maxReplicaCount(), 7);
   EXPECT_EQ(maxReplicas(), 7) << "KEDA, not gpuscale, copies it into its HPA";
   EXPECT_EQ(hpaSpecWrites(), 0);
@@ -96,12 +102,7 @@ TEST_F(KedaActuatorTest, RaisesTheScaledObjectNeverTheHpa) {
 // KEDA sets its HPA's annotations to the ScaledObject's on every reconcile. The reconciler keeps
 // its status where that does not undo it: no write and no Event per pass follow.
 TEST_F(KedaActuatorTest, KedaResettingTheHpaAnnotationsCausesNoWrites) {
-  auto c = controller();
-  pass(*c, t0_);
-  setNode(kReshapeNode, {{"nvidia.com/mig.config.state", "success"}},
-          {{"nvidia.com/mig-1g.5gb", "14"}, {"nvidia.com/mig-3g.20gb", "0"}});
-  setNode(kSlicedNode, json::object(), {{"nvidia.com/mig-1g.5gb", "14"}});
-  pass(*c, t0_ + 20s);
+  auto c = raisedController();
   pass(*c, t0_ + 30s);
   ASSERT_TRUE(scaledObjectStatus().has_value());
   const auto settled = client_->writes().size();
