@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "actuator_internal.h"
 #include "gpuscale/core/enum_names.h"
 #include "gpuscale/k8s/object_accessors.h"
 #include "gpuscale/k8s/status_predicates.h"
@@ -26,10 +27,6 @@ constexpr std::string_view kGpuPresentLabel = "nvidia.com/gpu.present";
 constexpr std::string_view kActHint =
     "act mode's grants: helm --set reconciler.mode=act, or the kustomize component "
     "manifests/reconciler/components/act";
-
-kube::ResourceRef preflightConfigMapRef(const std::string& ns, const std::string& name) {
-  return kube::ResourceRef::collection("", "v1", "configmaps", ns).named(name);
-}
 
 PreflightCheck checkApi(kube::KubeClient& client) {
   auto version = client.getPath("/version");
@@ -148,7 +145,7 @@ PreflightCheck checkOperatorNamespace(kube::KubeClient& client, const PreflightO
 PreflightCheck checkConfigMap(kube::KubeClient& client, const std::string& check,
                               const std::string& ns, const std::string& name, CheckOutcome absent,
                               const std::string& absentHint) {
-  auto cm = client.get(preflightConfigMapRef(ns, name));
+  auto cm = client.get(actuator_detail::configMapRef(ns, name));
   if (cm) return {check, CheckOutcome::kOk, "ConfigMap " + ns + "/" + name, ""};
   if (k8s::isNotFound(cm.status())) {
     return {check, absent, "no ConfigMap " + ns + "/" + name, absentHint};
