@@ -4,17 +4,9 @@
 #include <map>
 #include <optional>
 
+#include "query_build_error.h"
+
 namespace gpuscale::adapter {
-namespace {
-
-// A rule that cannot render its query is a broken rule, not a missing metric; selector problems are
-// the caller's (400).
-core::Status queryBuildError(const core::Status& status) {
-  if (status.httpCode() == 400) return status;
-  return core::Status::internal("unable to build the query: " + status.message());
-}
-
-}  // namespace
 
 struct CustomProvider::Lookup {
   std::shared_ptr<const DiscoverySnapshot> snapshot;  // keeps `entry` alive
@@ -35,7 +27,7 @@ struct CustomProvider::Lookup {
     request.anyName = allObjects;
     request.metricSelector = metricSelector.empty() ? nullptr : &metricSelector;
     auto query = entry->rule->queryFor(request);
-    if (!query) return queryBuildError(query.status());
+    if (!query) return detail::queryBuildError(query.status());
     return query;
   }
 
@@ -87,7 +79,7 @@ core::Result<CustomProvider::Lookup> CustomProvider::lookup(
   }
   out.resource = *resource;
   auto label = out.entry->rule->resources().labelForResource(resource->groupResource);
-  if (!label) return queryBuildError(label.status());
+  if (!label) return detail::queryBuildError(label.status());
   out.label = std::move(*label);
   return out;
 }

@@ -17,10 +17,6 @@ namespace {
 
 using WallClock = std::chrono::system_clock;
 
-double unixSeconds(WallClock::time_point t) {
-  return std::chrono::duration<double>(t.time_since_epoch()).count();
-}
-
 // Every query of `rules` mapped to no series: what registries are built from before discovery.
 rules::SeriesByQuery emptySeries(const rules::RuleSet& rules) {
   rules::SeriesByQuery out;
@@ -340,7 +336,7 @@ core::Status Relister::relistOnce() {
     std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - started;
     metrics_->duration->Observe(elapsed.count());
     (error.ok() ? metrics_->successes : metrics_->failures)->Increment();
-    if (error.ok()) metrics_->lastSuccess->Set(unixSeconds(now));
+    if (error.ok()) metrics_->lastSuccess->Set(core::unixSeconds(now));
     if (custom) {
       metrics_->ruleStats(custom->ruleStats());
       metrics_->registryMetrics["custom"]->Set(static_cast<double>(custom->entries().size()));

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "gpuscale/adapter/resource_metrics_assembly.h"
+#include "query_build_error.h"
 
 namespace gpuscale::adapter {
 namespace {
@@ -16,10 +17,6 @@ using core::Status;
 
 const rules::GroupResource kPods{"", "pods"};
 const rules::GroupResource kNodes{"", "nodes"};
-
-Status resourceQueryBuildError(const Status& status) {
-  return Status::internal("unable to build the query: " + status.message());
-}
 
 bool isRunning(const ListedObject& object) {
   return object.phase.empty() || object.phase == "Running";
@@ -39,7 +36,7 @@ Result<UsageQuery> buildUsageQuery(const rules::CompiledResourceRule& rule,
                                    std::span<const std::string> names, bool spanNamespaces) {
   UsageQuery out;
   auto objectLabel = rule.resources.labelForResource(resource);
-  if (!objectLabel) return resourceQueryBuildError(objectLabel.status());
+  if (!objectLabel) return detail::queryBuildError(objectLabel.status());
   out.read.objectLabel = std::move(*objectLabel);
   std::vector<std::string> extraGroupBy;
   const bool pods = resource == kPods;
@@ -49,7 +46,7 @@ Result<UsageQuery> buildUsageQuery(const rules::CompiledResourceRule& rule,
   }
   if (spanNamespaces) {
     auto nsLabel = rule.resources.labelForResource(rules::namespacesResource());
-    if (!nsLabel) return resourceQueryBuildError(nsLabel.status());
+    if (!nsLabel) return detail::queryBuildError(nsLabel.status());
     out.read.namespaceLabel = *nsLabel;
     extraGroupBy.push_back(std::move(*nsLabel));
   }
@@ -61,7 +58,7 @@ Result<UsageQuery> buildUsageQuery(const rules::CompiledResourceRule& rule,
   request.extraGroupBy = extraGroupBy;
   auto promql = rules::renderResourceQuery(pods ? rule.containerQuery : rule.nodeQuery,
                                            rule.resources, request);
-  if (!promql) return resourceQueryBuildError(promql.status());
+  if (!promql) return detail::queryBuildError(promql.status());
   out.promql = std::move(*promql);
   return out;
 }

@@ -11,10 +11,6 @@ namespace {
 
 using WallClock = std::chrono::system_clock;
 
-double statusUnixSeconds(WallClock::time_point t) {
-  return std::chrono::duration<double>(t.time_since_epoch()).count();
-}
-
 std::optional<WallClock::time_point> newestSample(const prom::QueryResult& result) {
   if (result.type == prom::ResultType::kScalar) return result.scalar.timestamp;
   std::optional<WallClock::time_point> newest;
@@ -103,7 +99,7 @@ void RuleStatus::discoverySucceeded(std::string_view rule, WallClock::time_point
   state.lastRelistSuccess = at;
   state.lastDiscoveryError.reset();
   if (families_)
-    families_->relistSuccess->Add({{"rule", std::string(rule)}}).Set(statusUnixSeconds(at));
+    families_->relistSuccess->Add({{"rule", std::string(rule)}}).Set(core::unixSeconds(at));
 }
 
 void RuleStatus::discoveryFailed(std::string_view rule, const core::Status& error,

@@ -3,14 +3,13 @@
 #include <cstdint>
 #include <optional>
 
+#include "gpuscale/core/ascii.h"
 #include "gpuscale/core/go_quote.h"
 
 namespace gpuscale::core {
 namespace {
 
 constexpr uint64_t kTwoTo63 = uint64_t{1} << 63;
-
-bool isDigit(char c) { return c >= '0' && c <= '9'; }
 
 struct Unit {
   std::string_view name;
@@ -48,7 +47,7 @@ Status invalidGoDuration(std::string_view text) {
 std::optional<uint64_t> leadingInt(std::string_view& s) {
   uint64_t x = 0;
   size_t i = 0;
-  for (; i < s.size() && isDigit(s[i]); ++i) {
+  for (; i < s.size() && isAsciiDigit(s[i]); ++i) {
     if (x > kTwoTo63 / 10) return std::nullopt;
     x = x * 10 + static_cast<uint64_t>(s[i] - '0');
     if (x > kTwoTo63) return std::nullopt;
@@ -68,7 +67,7 @@ Fraction leadingFraction(std::string_view& s) {
   Fraction f;
   bool overflow = false;
   size_t i = 0;
-  for (; i < s.size() && isDigit(s[i]); ++i) {
+  for (; i < s.size() && isAsciiDigit(s[i]); ++i) {
     if (overflow) continue;
     if (f.digits > (kTwoTo63 - 1) / 10) {
       overflow = true;
@@ -127,7 +126,7 @@ Result<Duration> parseGoDuration(std::string_view text) {
   if (s.empty()) return invalidGoDuration(text);
   uint64_t total = 0;
   while (!s.empty()) {
-    if (!(s[0] == '.' || isDigit(s[0]))) return invalidGoDuration(text);
+    if (!(s[0] == '.' || isAsciiDigit(s[0]))) return invalidGoDuration(text);
     const size_t before = s.size();
     const std::optional<uint64_t> whole = leadingInt(s);
     if (!whole) return invalidGoDuration(text);
@@ -143,7 +142,8 @@ Result<Duration> parseGoDuration(std::string_view text) {
     if (!hasWhole && !hasFraction) return invalidGoDuration(text);
 
     size_t unitLength = 0;
-    while (unitLength < s.size() && s[unitLength] != '.' && !isDigit(s[unitLength])) ++unitLength;
+    while (unitLength < s.size() && s[unitLength] != '.' && !isAsciiDigit(s[unitLength]))
+      ++unitLength;
     if (unitLength == 0) {
       return Status::badRequest("time: missing unit in duration " + goQuote(text));
     }
@@ -180,17 +180,17 @@ Result<Duration> parsePrometheusDuration(std::string_view text) {
   uint64_t total = 0;
   const Unit* previous = nullptr;
   while (!s.empty()) {
-    if (!isDigit(s[0])) return invalid();
+    if (!isAsciiDigit(s[0])) return invalid();
     uint64_t v = 0;
     size_t i = 0;
-    for (; i < s.size() && isDigit(s[i]); ++i) {
+    for (; i < s.size() && isAsciiDigit(s[i]); ++i) {
       const auto digit = static_cast<uint64_t>(s[i] - '0');
       if (v > (UINT64_MAX - digit) / 10) return invalid();
       v = v * 10 + digit;
     }
     s.remove_prefix(i);
     size_t unitLength = 0;
-    while (unitLength < s.size() && !isDigit(s[unitLength])) ++unitLength;
+    while (unitLength < s.size() && !isAsciiDigit(s[unitLength])) ++unitLength;
     if (unitLength == 0) return invalid();
     const std::string_view unitName = s.substr(0, unitLength);
     s.remove_prefix(unitLength);

@@ -4,6 +4,7 @@
 #include <string_view>
 #include <vector>
 
+#include "gpuscale/core/ascii.h"
 #include "gpuscale/core/label_selector.h"
 
 namespace gpuscale::core {
@@ -29,7 +30,7 @@ constexpr std::string_view kSubdomainMessage =
 
 // [a-z0-9]([-a-z0-9]*[a-z0-9])? (no length limit).
 bool isDns1123LabelChars(std::string_view label) {
-  const auto lowerAlnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
+  const auto lowerAlnum = [](char c) { return isAsciiLower(c) || isAsciiDigit(c); };
   if (label.empty() || !lowerAlnum(label.front()) || !lowerAlnum(label.back())) return false;
   for (char c : label) {
     if (!lowerAlnum(c) && c != '-') return false;
@@ -37,15 +38,11 @@ bool isDns1123LabelChars(std::string_view label) {
   return true;
 }
 
-bool isAlphanumeric(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-}
-
 // ([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]
 bool isQualifiedNamePart(std::string_view s) {
-  if (s.empty() || !isAlphanumeric(s.front()) || !isAlphanumeric(s.back())) return false;
+  if (s.empty() || !isAsciiAlnum(s.front()) || !isAsciiAlnum(s.back())) return false;
   for (char c : s) {
-    if (!isAlphanumeric(c) && c != '-' && c != '_' && c != '.') return false;
+    if (!isAsciiAlnum(c) && c != '-' && c != '_' && c != '.') return false;
   }
   return true;
 }

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "gpuscale/core/ascii.h"
 #include "gpuscale/core/go_quote.h"
 
 namespace gpuscale::core {
@@ -26,8 +27,6 @@ constexpr std::string_view kSuffixError = "unable to parse quantity's suffix";
 uint64_t magnitudeOf(int64_t v) {
   return v < 0 ? uint64_t{0} - static_cast<uint64_t>(v) : static_cast<uint64_t>(v);
 }
-
-bool isDecimalDigit(char c) { return c >= '0' && c <= '9'; }
 
 // An unsigned decimal: `digits` (most significant first, no leading zeros, "" for zero) ×
 // 10^exponent.
@@ -152,7 +151,7 @@ std::optional<Suffix> interpretSuffix(std::string_view suffix) {
   if (number.empty()) return std::nullopt;
   int64_t exponent = 0;
   for (char c : number) {
-    if (!isDecimalDigit(c)) return std::nullopt;
+    if (!isAsciiDigit(c)) return std::nullopt;
     exponent = exponent * 10 + (c - '0');
     if (exponent > kMaxExponent) return std::nullopt;
   }
@@ -176,7 +175,7 @@ std::string_view splitQuantity(std::string_view text, QuantityParts& parts) {
   }
   const auto digitsFrom = [&text](size_t from) {
     size_t end = from;
-    while (end < text.size() && isDecimalDigit(text[end])) ++end;
+    while (end < text.size() && isAsciiDigit(text[end])) ++end;
     return end;
   };
   size_t end = digitsFrom(pos);

@@ -128,6 +128,18 @@ int SharingConfig::replicasFor(std::string_view resource) const {
   return 1;
 }
 
+const SharingConfig* activeSharing(const DevicePluginConfig* config) {
+  if (config == nullptr) return nullptr;
+  if (config->timeSlicing) return &*config->timeSlicing;
+  if (config->mps) return &*config->mps;
+  return nullptr;
+}
+
+int sharedReplicas(const DevicePluginConfig* config, std::string_view resource) {
+  const SharingConfig* s = activeSharing(config);
+  return s == nullptr ? 1 : s->replicasFor(resource);
+}
+
 core::Result<DevicePluginConfig> parseDevicePluginConfig(std::string_view yaml) {
   return core::guardYaml<DevicePluginConfig>("device-plugin config", [&] {
     DevicePluginConfig config = parseDevicePluginRoot(yaml);

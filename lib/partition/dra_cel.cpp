@@ -10,6 +10,7 @@
 #include <re2/re2.h>
 
 #include "dra_cel_ast.h"
+#include "gpuscale/core/ascii.h"
 #include "gpuscale/core/quantity.h"
 
 namespace gpuscale::partition {
@@ -81,7 +82,7 @@ std::optional<Semver> parseSemver(std::string_view text) {
     auto dot = text.find('.');
     std::string_view part = i < 2 ? text.substr(0, dot) : text;
     if (part.empty() || part.size() > 18 || (part.size() > 1 && part[0] == '0') ||
-        !std::all_of(part.begin(), part.end(), [](char c) { return c >= '0' && c <= '9'; }))
+        !std::all_of(part.begin(), part.end(), core::isAsciiDigit))
       return std::nullopt;
     *parts[i] = std::stoll(std::string(part));
     if (i < 2) {

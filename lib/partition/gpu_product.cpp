@@ -2,13 +2,14 @@
 
 #include <algorithm>
 
+#include "gpuscale/partition/resource_names.h"
+
 namespace gpuscale::partition {
 namespace {
 
 constexpr std::string_view kShared = "-SHARED";
 constexpr std::string_view kMig = "-MIG-";
 constexpr std::string_view kGpuProductKey = "nvidia.com/gpu.product";
-constexpr std::string_view kMigPrefix = "nvidia.com/mig-";
 constexpr std::string_view kProductSuffix = ".product";
 
 }  // namespace
@@ -37,8 +38,8 @@ std::string formatGpuProduct(const GpuProduct& product) {
 
 std::optional<std::string> productLabelResource(std::string_view key) {
   if (key == kGpuProductKey) return "nvidia.com/gpu";
-  if (key.starts_with(kMigPrefix) && key.ends_with(kProductSuffix) &&
-      key.size() > kMigPrefix.size() + kProductSuffix.size()) {
+  if (key.starts_with(kMigResourcePrefix) && key.ends_with(kProductSuffix) &&
+      key.size() > kMigResourcePrefix.size() + kProductSuffix.size()) {
     key.remove_suffix(kProductSuffix.size());
     return std::string(key);
   }

@@ -6,7 +6,6 @@ namespace gpuscale::partition {
 namespace {
 
 constexpr std::string_view kSharedSuffix = ".shared";
-constexpr std::string_view kMigResourcePrefix = "nvidia.com/mig-";
 
 core::Result<std::map<std::string, std::int64_t>> physicalResources(
     const std::vector<MigGpuSetting>& gpus, MigStrategy strategy) {

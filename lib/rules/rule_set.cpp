@@ -5,15 +5,12 @@
 #include <algorithm>
 #include <set>
 
+#include "gpuscale/core/ascii.h"
 #include "gpuscale/core/duration.h"
 #include "gpuscale/rules/loader.h"
 
 namespace gpuscale::rules {
-namespace {
-
-bool isDigit(char c) { return c >= '0' && c <= '9'; }
-
-}  // namespace
+namespace {}  // namespace
 
 // Turns parsed rules into CompiledRules, reporting positioned errors and collecting warnings.
 class RuleCompiler {
@@ -147,7 +144,7 @@ class RuleCompiler {
       if (exists) continue;
       std::string hint;
       size_t digits = 0;
-      while (digits < ref.name.size() && isDigit(ref.name[digits])) ++digits;
+      while (digits < ref.name.size() && core::isAsciiDigit(ref.name[digits])) ++digits;
       if (!ref.braced && digits > 0 && digits < ref.name.size()) {
         hint = fmt::format(" (write \"${{{}}}{}\" for group {} followed by {:?})",
                            ref.name.substr(0, digits), ref.name.substr(digits),

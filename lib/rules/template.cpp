@@ -6,6 +6,7 @@
 #include <array>
 #include <charconv>
 
+#include "gpuscale/core/ascii.h"
 #include "template_ast.h"
 
 namespace gpuscale::rules {
@@ -207,8 +208,7 @@ class Parser {
     std::string_view digits = word;
     if (!digits.empty() && (digits.front() == '+' || digits.front() == '-'))
       digits.remove_prefix(1);
-    bool decimal = !digits.empty() && std::all_of(digits.begin(), digits.end(),
-                                                  [](char d) { return d >= '0' && d <= '9'; });
+    bool decimal = !digits.empty() && std::all_of(digits.begin(), digits.end(), core::isAsciiDigit);
     int64_t value = 0;
     if (decimal) {
       auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);

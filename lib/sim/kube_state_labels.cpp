@@ -1,5 +1,6 @@
 #include "gpuscale/sim/kube_state_labels.h"
 
+#include "gpuscale/core/ascii.h"
 #include "gpuscale/sim/text_exposition.h"
 
 namespace gpuscale::sim {
@@ -9,8 +10,7 @@ namespace {
 std::string sanitisedKey(const std::string& key) {
   std::string out = "label_";
   for (char c : key) {
-    bool keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-    out += keep ? c : '_';
+    out += core::isAsciiAlnum(c) ? c : '_';
   }
   return out;
 }

@@ -15,14 +15,6 @@ using partition::MigGpuSetting;
 using partition::MigStrategy;
 using partition::SharingConfig;
 
-// Time-slicing and MPS multiply resources the same way; the plugin accepts only one of them.
-const SharingConfig* sharingOf(const DevicePluginConfig* config) {
-  if (config == nullptr) return nullptr;
-  if (config->timeSlicing) return &*config->timeSlicing;
-  if (config->mps) return &*config->mps;
-  return nullptr;
-}
-
 std::string_view sharingStrategy(const DevicePluginConfig* config) {
   if (config == nullptr) return "none";
   auto shared = [](const std::optional<SharingConfig>& s) {
@@ -37,13 +29,8 @@ std::string_view sharingStrategy(const DevicePluginConfig* config) {
   return "none";
 }
 
-int replicasOf(const DevicePluginConfig* config, std::string_view resource) {
-  const SharingConfig* s = sharingOf(config);
-  return s == nullptr ? 1 : s->replicasFor(resource);
-}
-
 std::string sharedSuffix(const DevicePluginConfig* config, std::string_view resource) {
-  const SharingConfig* s = sharingOf(config);
+  const SharingConfig* s = partition::activeSharing(config);
   return s != nullptr && !s->renameByDefault && s->replicasFor(resource) > 1 ? "-SHARED" : "";
 }
 
@@ -86,7 +73,8 @@ void addGfdLabels(const GpuNodeSpec& node, const std::vector<MigGpuSetting>& gpu
   labels["nvidia.com/mig.strategy"] = std::string(partition::migStrategyName(strategy));
   labels["nvidia.com/gpu.sharing-strategy"] = std::string(sharingStrategy(config));
   labels["nvidia.com/mps.capable"] = sharingStrategy(config) == "mps" ? "true" : "false";
-  labels["nvidia.com/gpu.replicas"] = std::to_string(replicasOf(config, gpuResource));
+  labels["nvidia.com/gpu.replicas"] =
+      std::to_string(partition::sharedReplicas(config, gpuResource));
   labels["nvidia.com/gpu.product"] = node.product + sharedSuffix(config, gpuResource);
   labels["nvidia.com/gpu.count"] = std::to_string(gpus.size());
   labels["nvidia.com/gpu.memory"] = std::to_string(node.memoryMiB);
@@ -107,7 +95,7 @@ void addGfdLabels(const GpuNodeSpec& node, const std::vector<MigGpuSetting>& gpu
     const partition::MigProfile* p = model->profile(profile);
     const std::string resource = partition::migResourceName(profile);
     const std::string prefix = resource + ".";
-    const int replicas = replicasOf(config, resource);
+    const int replicas = partition::sharedReplicas(config, resource);
     labels[prefix + "count"] = std::to_string(count);
     labels[prefix + "replicas"] = std::to_string(replicas);
     labels[prefix + "product"] =
@@ -139,7 +127,7 @@ NodeAdvertisement advertise(const GpuNodeSpec& node, const std::vector<MigGpuSet
     out.error = why;
     return out;
   }
-  auto exposed = partition::exposedResources(gpus, strategy, sharingOf(config));
+  auto exposed = partition::exposedResources(gpus, strategy, partition::activeSharing(config));
   if (!exposed) {
     out.error = exposed.status().message();
     return out;
@@ -151,8 +139,8 @@ NodeAdvertisement advertise(const GpuNodeSpec& node, const std::vector<MigGpuSet
 
 ResourceCounts unitsOfGpu(const GpuNodeSpec& node, const MigGpuSetting& gpu,
                           const DevicePluginConfig* config) {
-  auto exposed =
-      partition::exposedResources({gpu}, effectiveStrategy(node, config), sharingOf(config));
+  auto exposed = partition::exposedResources({gpu}, effectiveStrategy(node, config),
+                                             partition::activeSharing(config));
   return exposed ? *exposed : ResourceCounts{};
 }
 

@@ -10,16 +10,6 @@
 #include "gpuscale/partition/resource_names.h"
 
 namespace gpuscale::sim {
-namespace {
-
-int deviceReplicasOf(const partition::DevicePluginConfig* config, std::string_view resource) {
-  if (config == nullptr) return 1;
-  if (config->timeSlicing) return config->timeSlicing->replicasFor(resource);
-  if (config->mps) return config->mps->replicasFor(resource);
-  return 1;
-}
-
-}  // namespace
 
 const partition::MigProfile* deviceProfile(const GpuNodeSpec& node,
                                            const partition::MigGpuSetting& gpu,
@@ -47,7 +37,8 @@ std::map<std::string, std::int64_t> physicalDevices(const GpuNodeSpec& node,
                                                     const partition::DevicePluginConfig* config) {
   std::map<std::string, std::int64_t> out;
   for (const auto& [resource, units] : unitsOfGpu(node, gpu, config)) {
-    const int replicas = deviceReplicasOf(config, partition::unsharedResourceName(resource));
+    const int replicas =
+        partition::sharedReplicas(config, partition::unsharedResourceName(resource));
     out[resource] = std::max<std::int64_t>(1, units / std::max(1, replicas));
   }
   return out;
@@ -104,7 +95,8 @@ std::vector<PodDevice> assignDevices(const GpuNodeSpec& node,
                 slot.resource,
                 index,
                 pod.container};
-    const int replicas = deviceReplicasOf(config, partition::unsharedResourceName(slot.resource));
+    const int replicas =
+        partition::sharedReplicas(config, partition::unsharedResourceName(slot.resource));
     if (config != nullptr && config->mps && replicas > 1) {
       d.mpsThreadFraction = partition::mpsReplicaShare(0, replicas).activeThreadPercentage / 100.0;
     }

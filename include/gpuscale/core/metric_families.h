@@ -22,6 +22,7 @@
 #include <prometheus/histogram.h>
 #include <prometheus/registry.h>
 
+#include <chrono>
 #include <string>
 
 namespace gpuscale::core {
@@ -41,5 +42,10 @@ prometheus::Counter& counter(prometheus::Registry& registry, const std::string& 
                              const std::string& help);
 prometheus::Gauge& gauge(prometheus::Registry& registry, const std::string& name,
                          const std::string& help);
+
+// `at` as seconds since the Unix epoch: the value of a timestamp gauge (`..._timestamp_seconds`).
+inline double unixSeconds(std::chrono::system_clock::time_point at) {
+  return std::chrono::duration<double>(at.time_since_epoch()).count();
+}
 
 }  // namespace gpuscale::core

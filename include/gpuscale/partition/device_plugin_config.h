@@ -54,6 +54,12 @@ struct DevicePluginConfig {
   friend bool operator==(const DevicePluginConfig&, const DevicePluginConfig&) = default;
 };
 
+// The sharing block in force: time-slicing or MPS (a valid file sets at most one); null without a
+// config or without sharing. Both multiply resources the same way.
+const SharingConfig* activeSharing(const DevicePluginConfig* config);
+// Replicas of `resource` under that block: 1 without one, or for a resource it does not list.
+int sharedReplicas(const DevicePluginConfig* config, std::string_view resource);
+
 // Parses one config file. Errors (Status::invalid, with line and column) for a missing or wrong
 // `version`, an unknown `migStrategy`, both timeSlicing and mps set, an empty `resources` list,
 // replicas < 1, a resource listed twice, and wrongly typed fields; also for a config that could not

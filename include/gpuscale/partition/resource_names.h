@@ -26,6 +26,8 @@ namespace gpuscale::partition {
 
 inline constexpr std::string_view kGpuResource = "nvidia.com/gpu";
 inline constexpr std::string_view kNvidiaPrefix = "nvidia.com/";
+// The start of every MIG resource name and of the GPU Operator's per-profile labels.
+inline constexpr std::string_view kMigResourcePrefix = "nvidia.com/mig-";
 
 // "nvidia.com/mig-1g.5gb.me" for "1g.5gb+me".
 std::string migResourceName(std::string_view profile);

@@ -39,5 +39,14 @@ TEST(MetricFamiliesTest, TheSameNameTwiceIsOneFamily) {
   EXPECT_THROW(gaugeFamily(registry, "demo_reloads_total", "Reloads"), std::invalid_argument);
 }
 
+// A timestamp gauge's value: seconds since the epoch, fractions kept.
+TEST(MetricFamiliesTest, UnixSecondsOfATimePoint) {
+  using std::chrono::milliseconds;
+  using std::chrono::system_clock;
+  EXPECT_EQ(unixSeconds(system_clock::time_point{}), 0.0);
+  EXPECT_DOUBLE_EQ(unixSeconds(system_clock::time_point{milliseconds(1'796'000'000'250)}),
+                   1'796'000'000.25);
+}
+
 }  // namespace metric_families_test
 }  // namespace gpuscale::core

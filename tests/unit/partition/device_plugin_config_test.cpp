@@ -99,6 +99,35 @@ TEST(DevicePluginConfigTest, SetsMpsReplicasAndKeepsTheRest) {
   EXPECT_EQ(sharingModeName(SharingMode::kTimeSlicing), "timeSlicing");
 }
 
+// The replicas a node's device plugin advertises per GPU: from whichever sharing block the file
+// sets, 1 where nothing is shared.
+TEST(DevicePluginConfigTest, SharedReplicasComeFromTheBlockInForce) {
+  DevicePluginConfig timeSliced;
+  timeSliced.timeSlicing = SharingConfig{false, std::nullopt, {{"nvidia.com/gpu", 4}}};
+  DevicePluginConfig mps;
+  mps.mps = SharingConfig{false, std::nullopt, {{"nvidia.com/mig-1g.10gb", 3}}};
+  const DevicePluginConfig unshared;
+  struct Row {
+    const char* name;
+    const DevicePluginConfig* config;
+    const char* resource;
+    int replicas;
+    bool sharing;
+  };
+  const Row rows[] = {
+      {"no config", nullptr, "nvidia.com/gpu", 1, false},
+      {"no sharing block", &unshared, "nvidia.com/gpu", 1, false},
+      {"time-slicing, listed", &timeSliced, "nvidia.com/gpu", 4, true},
+      {"time-slicing, not listed", &timeSliced, "nvidia.com/mig-1g.10gb", 1, true},
+      {"mps, listed", &mps, "nvidia.com/mig-1g.10gb", 3, true},
+  };
+  for (const Row& row : rows) {
+    EXPECT_EQ(sharedReplicas(row.config, row.resource), row.replicas) << row.name;
+    EXPECT_EQ(activeSharing(row.config) != nullptr, row.sharing) << row.name;
+  }
+  EXPECT_EQ(activeSharing(&mps), &*mps.mps);
+}
+
 TEST(DevicePluginConfigTest, RejectsMalformedFiles) {
   const RejectedInput<> cases[] = {
       {"missing version", "flags: {migStrategy: none}\n", "version"},
