@@ -405,6 +405,16 @@ void Controller::updateHpaStatus(const std::vector<partition::WorkloadDemand>& w
     // The annotation lives on the object that holds the ceiling (CeilingRef::annotatesInPatch).
     const CeilingRef holder = ceilingRefOf(*hpa);
     const bool onScaledObject = holder.holder == CeilingHolder::kScaledObject;
+    const std::string object = w.ns + "/" + w.name;
+    if (onScaledObject && !hpa->ceilingHolder) {
+      // Without the ScaledObject in the cache its annotation is unknown: writing would cost a GET
+      // every pass. It is written once the informer holds it.
+      degraded_.failed("hpa_status", object,
+                       "status annotation: the ScaledObject " + hpa->controller->name +
+                           " holding the ceiling is not in the cache (keda.sh not served or "
+                           "not readable)");
+      continue;
+    }
     auto old =
         decodeHpaStatus(onScaledObject ? (hpa->ceilingHolder ? hpa->ceilingHolder->status : "")
                                        : hpa->annotation(k8s::kStatusAnnotation));
@@ -414,7 +424,7 @@ void Controller::updateHpaStatus(const std::vector<partition::WorkloadDemand>& w
     // A ceiling another object holds (a KEDA ScaledObject) is named: that is where it changes.
     if (hpa->ownedByScaledObject()) reason += "; ceiling held by " + hpa->ceilingField();
     if (old && old->ceiling == w.ceiling && old->reason == reason) {
-      degraded_.cleared("hpa_status", w.ns + "/" + w.name);
+      degraded_.cleared("hpa_status", object);
       continue;
     }
     HpaStatus status{w.ceiling, old ? old->lastAction : "none", reason, now};
@@ -436,7 +446,6 @@ void Controller::updateHpaStatus(const std::vector<partition::WorkloadDemand>& w
                     {{"annotations",
                       {{std::string(k8s::kStatusAnnotation), encodeHpaStatus(status)}}}}}});
         });
-    const std::string object = w.ns + "/" + w.name;
     if (!r) {
       degraded_.failed("hpa_status", object, "status annotation: " + r.status().message());
       continue;

@@ -23,7 +23,9 @@ TEST(EnumNamesTest, BothWays) {
            {"empty", "", std::nullopt},
        }) {
     EXPECT_EQ(enumValue(kColors, row.text), row.parsed) << row.what;
-    if (row.parsed) EXPECT_EQ(enumName(kColors, *row.parsed, "?"), row.text) << row.what;
+    if (row.parsed) {
+      EXPECT_EQ(enumName(kColors, *row.parsed, "?"), row.text) << row.what;
+    }
   }
   EXPECT_EQ(enumName(kColors, Color::kBlue, "none"), "none") << "not in the table";
   static_assert(enumName(kColors, Color::kGreen, "") == "green");

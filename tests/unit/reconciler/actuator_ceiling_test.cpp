@@ -121,6 +121,17 @@ TEST_F(KedaActuatorTest, KedaResettingTheHpaAnnotationsCausesNoWrites) {
   EXPECT_EQ(hpaWrites(), 0);
 }
 
+// A KEDA HPA whose ScaledObject the informers do not hold (keda.sh not served, or not readable):
+// its status is not written, and asking the API server for it every pass is not how it gets there.
+TEST_F(KedaActuatorTest, AScaledObjectOutOfTheCacheIsNotFetchedEveryPass) {
+  ASSERT_TRUE(fake_->remove(soRef()).ok());
+  auto c = controller();
+  for (int i = 0; i < 3; ++i) pass(*c, t0_ + i * 10s);
+  EXPECT_EQ(client_->gets("scaledobjects"), 0);
+  EXPECT_EQ(hpaWrites(), 0);
+  EXPECT_EQ(client_->countWhere([](const Write& w) { return w.resource == "scaledobjects"; }), 0);
+}
+
 TEST_F(KedaActuatorTest, LowersTheScaledObject) {
   LoweringActuator lowering(*this);
   ASSERT_TRUE(lowering.snapshot.ok());

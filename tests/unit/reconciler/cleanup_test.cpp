@@ -338,7 +338,9 @@ TEST(CleanupTest, StopsTheReconcilersDeploymentFirstAndCleansOnlyOnceItsPodsAreG
     int sleeps = 0;
     o.sleep = [&](std::chrono::milliseconds d) {
       clock += d;
-      if (++sleeps == row.pollsUntilGone) ASSERT_TRUE(c.fake->remove(pods.named("rec-0")).ok());
+      if (++sleeps == row.pollsUntilGone) {
+        ASSERT_TRUE(c.fake->remove(pods.named("rec-0")).ok());
+      }
     };
 
     auto report = cleanup(c.fake, o);

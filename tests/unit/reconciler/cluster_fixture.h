@@ -54,6 +54,19 @@ class RecordingClient final : public kube::ForwardingKubeClient {
     std::erase_if(r->items, [&](const json& p) { return p["spec"].value("nodeName", "") != node; });
     return r;
   }
+  core::Result<kube::Object> get(const kube::ResourceRef& ref) override {
+    {
+      std::lock_guard lock(mu_);
+      ++gets_[ref.resource];
+    }
+    return inner().get(ref);
+  }
+  // GETs of `resource` (a plural) so far.
+  int gets(const std::string& resource) const {
+    std::lock_guard lock(mu_);
+    auto it = gets_.find(resource);
+    return it == gets_.end() ? 0 : it->second;
+  }
 
  protected:
   core::Result<kube::Object> write(const WriteCall& call, const Send& send) override {
@@ -95,6 +108,7 @@ class RecordingClient final : public kube::ForwardingKubeClient {
   }
   mutable std::mutex mu_;
   std::vector<Write> writes_;
+  std::map<std::string, int> gets_;
 };
 
 // Creates every item of a seed dump whose kind the controller watches in `fake`.

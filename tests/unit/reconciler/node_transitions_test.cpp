@@ -212,7 +212,9 @@ TEST(NodeTransitionsTest, EveryTransitionIsTakenWithItsWrites) {
       EXPECT_EQ(after["spec"].value("taints", json::array()), json::array())
           << "no reshape taint stays without an operation in flight";
     }
-    if (row.neverTainted) EXPECT_EQ(client->countWhere(taints), 0);
+    if (row.neverTainted) {
+      EXPECT_EQ(client->countWhere(taints), 0);
+    }
     const NodeTransition& t = transitionNamed(row.transition);
     EXPECT_EQ(report.stalls, t.stall.empty() ? std::vector<std::string>{}
                                              : std::vector<std::string>{std::string(t.stall)});
@@ -278,7 +280,9 @@ TEST(NodeTransitionsTest, EachObservationHasOneTransitionPerPhaseAndKind) {
     for (NodeOpKind kind : {NodeOpKind::kMig, NodeOpKind::kTimeSlicing, NodeOpKind::kMps}) {
       const bool covers =
           t.kinds == NodeKinds::kAny || (t.kinds == NodeKinds::kMig) == (kind == NodeOpKind::kMig);
-      if (covers) EXPECT_EQ(findTransition(t.phase, kind, t.event), &t) << t.name;
+      if (covers) {
+        EXPECT_EQ(findTransition(t.phase, kind, t.event), &t) << t.name;
+      }
     }
   }
 }

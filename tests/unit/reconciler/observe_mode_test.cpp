@@ -98,7 +98,9 @@ TEST(ObservingKubeClientTest, WithholdsEveryWriteAnswersAsTheServerWouldAndLetsR
     ObservingKubeClient observing(recording, metrics);
     auto answer = row.call(observing);
     ASSERT_TRUE(answer.ok()) << answer.status().toString();
-    if (!row.want.is_null()) EXPECT_EQ(answer->value("data", json::object()), row.want);
+    if (!row.want.is_null()) {
+      EXPECT_EQ(answer->value("data", json::object()), row.want);
+    }
     EXPECT_TRUE(recording->writes().empty()) << "nothing reached the API server";
     EXPECT_EQ(observing.withheld(), row.write ? 1 : 0);
     EXPECT_EQ(counterSum(*metrics, "gpuscale_reconciler_would_be_writes_total"), row.write ? 1 : 0);

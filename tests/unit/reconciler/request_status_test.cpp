@@ -99,7 +99,9 @@ TEST(RequestStatusTest, PatchOnlyWhatChanged) {
     const json& status = (*patch)["status"];
     EXPECT_EQ(status["observedGeneration"], 2);
     EXPECT_EQ(status.contains("grantedReplicas"), row.writeGranted);
-    if (row.writeGranted) EXPECT_EQ(status["grantedReplicas"], row.verdict.granted);
+    if (row.writeGranted) {
+      EXPECT_EQ(status["grantedReplicas"], row.verdict.granted);
+    }
     const json& conditions = status["conditions"];
     const json& granted = conditions.back();
     EXPECT_EQ(granted["reason"], row.verdict.condition.reason);

@@ -12,6 +12,7 @@
 #include "gpuscale/core/rfc3339.h"
 #include "gpuscale/reconciler/controller.h"
 #include "gpuscale/reconciler/hpa_explain.h"
+#include "support/wait_until.h"
 
 namespace gpuscale::reconciler {
 namespace scale_target_watch_test {
@@ -20,6 +21,9 @@ using namespace std::chrono_literals;
 using nlohmann::json;
 
 const TimePoint kNow = *core::parseRfc3339("2026-11-22T01:00:00Z");
+// How long the informers may take to sync under load (sanitizers, a parallel ctest on 2 cores): a
+// bound that only a hang reaches.
+constexpr std::chrono::seconds kPatience{60};
 // LeaderWorkerSet's API, as discovery lists it.
 const std::string kDiscoveryPath = "/apis/leaderworkerset.x-k8s.io/v1";
 constexpr std::string_view kGroup = "leaderworkerset.x-k8s.io";
@@ -111,12 +115,12 @@ std::vector<kube::ObjectStore::Ptr> ptrs(const std::vector<json>& objects) {
 // Calls update() until `done` or a deadline (the informers list and watch on their own threads).
 template <typename Done>
 bool updateUntil(ScaleTargetWatch& watch, const std::vector<json>& hpas, Done&& done) {
-  for (int i = 0; i < 500; ++i) {
-    watch.update(ptrs(hpas), kNow);
-    if (done()) return true;
-    std::this_thread::sleep_for(10ms);
-  }
-  return false;
+  return gpuscale::testing::waitUntil(
+      [&] {
+        watch.update(ptrs(hpas), kNow);
+        return done();
+      },
+      kPatience);
 }
 
 std::vector<std::string> collected(const ScaleTargetWatch& watch) {
@@ -352,16 +356,16 @@ TEST(ScaleTargetWatchTest, TheControllerPlansAWorkloadScaledThroughScale) {
       c.client, actuator, testing::seedPolicies(), events,
       std::make_shared<ReconcilerMetrics>(std::make_shared<prometheus::Registry>()), options);
   controller.start([] { return false; });  // the loop never passes: the test does
-  for (int i = 0; i < 500 && !controller.synced(); ++i) std::this_thread::sleep_for(10ms);
-  ASSERT_TRUE(controller.synced());
+  ASSERT_TRUE(gpuscale::testing::waitUntil([&] { return controller.synced(); }, kPatience));
   PassResult r;
-  for (int i = 0; i < 500; ++i) {
-    r = controller.passFromCaches(kNow);
-    ASSERT_TRUE(r.error.empty()) << r.error;
-    if (!r.plan.demands.empty()) break;
-    std::this_thread::sleep_for(10ms);
-  }
+  gpuscale::testing::waitUntil(
+      [&] {
+        r = controller.passFromCaches(kNow);
+        return !r.error.empty() || !r.plan.demands.empty();
+      },
+      kPatience);
   controller.stop();
+  ASSERT_TRUE(r.error.empty()) << r.error;
   ASSERT_EQ(r.plan.demands.size(), 1u) << partition::planToJson(r.plan).dump(2);
   EXPECT_EQ(r.plan.demands[0].name, "big");
   EXPECT_EQ(r.plan.demands[0].ceiling, 2) << "4 partitions hold 2 groups of 2";
