@@ -5,6 +5,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -19,6 +20,8 @@ namespace gpuscale::reconciler::actuator_detail {
 kube::ResourceRef nodeRef(const std::string& name);
 kube::ResourceRef hpaRef(const std::string& ns, const std::string& name);
 kube::ResourceRef configMapRef(const std::string& ns, const std::string& name);
+// KEDA's ScaledObjects in `ns` (every namespace when empty).
+kube::ResourceRef scaledObjectsRef(std::string_view ns = {});
 
 // A fresh read of a Node or an HPA. Errors: the GET's, or Status::invalid when the object does not
 // read.

@@ -1,6 +1,7 @@
 #include "ceiling_holder.h"
 
 #include "actuator_internal.h"
+#include "gpuscale/k8s/well_known_keys.h"
 #include "gpuscale/partition/capacity_request.h"
 #include "gpuscale/partition/kube_objects.h"
 
@@ -57,14 +58,17 @@ nlohmann::json CeilingRef::patch(int value) const {
   return {{"spec", {{"maxReplicas", value}}}};
 }
 
+nlohmann::json statusAnnotationMetadata(const HpaStatus& status) {
+  return {{"annotations", {{std::string(k8s::kStatusAnnotation), encodeHpaStatus(status)}}}};
+}
+
 CeilingRef ceilingRefOf(const partition::HpaState& hpa) {
   if (hpa.capacityRequest) {
     return {capacityRequestStatusRef(hpa.ns, hpa.capacityRequest->meta.name), hpa.uid,
             CeilingHolder::kCapacityRequest, hpa.ceilingField()};
   }
   if (hpa.ownedByScaledObject()) {
-    return {kube::ResourceRef::collection("keda.sh", "v1alpha1", "scaledobjects", hpa.ns)
-                .named(hpa.controller->name),
+    return {actuator_detail::scaledObjectsRef(hpa.ns).named(hpa.controller->name),
             hpa.controller->uid, CeilingHolder::kScaledObject, hpa.ceilingField()};
   }
   return {actuator_detail::hpaRef(hpa.ns, hpa.name), hpa.uid, CeilingHolder::kHpa,

@@ -19,6 +19,7 @@
 #include "gpuscale/kube/client.h"
 #include "gpuscale/partition/snapshot.h"
 #include "gpuscale/reconciler/event_recorder.h"
+#include "gpuscale/reconciler/intent.h"
 
 namespace gpuscale::reconciler {
 
@@ -45,6 +46,10 @@ struct CeilingRef {
   // The merge patch that sets the ceiling to `value`.
   nlohmann::json patch(int value) const;
 };
+
+// {"annotations": {"gpuscale.io/status": ...}}: the `metadata` of a patch that writes `status` on
+// the object holding a ceiling (CeilingRef::annotatesInPatch).
+nlohmann::json statusAnnotationMetadata(const HpaStatus& status);
 
 // The holder of `hpa`'s ceiling: a request's status for the HpaState of a capacity request, else
 // from the HPA's controller owner reference.

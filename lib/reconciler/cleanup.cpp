@@ -26,10 +26,6 @@ kube::ResourceRef hpas(std::string_view ns = {}) {
   return kube::ResourceRef::collection("autoscaling", "v2", "horizontalpodautoscalers", ns);
 }
 
-kube::ResourceRef scaledObjects() {
-  return kube::ResourceRef::collection("keda.sh", "v1alpha1", "scaledobjects");
-}
-
 // mig-manager is still rebuilding the node's GPUs for a change the reconciler started.
 bool migChangeRunning(const partition::NodeObject& node) {
   auto intent = decodeNodeIntent(node.meta.annotation(k8s::kIntentAnnotation));
@@ -229,7 +225,7 @@ void unannotate(kube::KubeClient& client, const kube::ResourceRef& collection,
 
 // KEDA's ScaledObjects, or an empty list where KEDA is not installed (the kind is not served).
 core::Result<kube::ObjectList> listScaledObjects(kube::KubeClient& client) {
-  auto list = client.list(scaledObjects(), {});
+  auto list = client.list(actuator_detail::scaledObjectsRef(), {});
   if (!list && list.status().httpCode() == 404) return kube::ObjectList{};
   return list;
 }
@@ -256,10 +252,10 @@ core::Result<CleanupReport> cleanup(const std::shared_ptr<kube::KubeClient>& cli
   cleanNodes(*client, options, report);
   const bool restored = restoreMaxReplicas(*client, records, report);
   unannotate(*client, hpas(), *hpaList, "HPA", report);
-  unannotate(*client, scaledObjects(), *scaledObjectList, "ScaledObject", report);
+  unannotate(*client, actuator_detail::scaledObjectsRef(), *scaledObjectList, "ScaledObject",
+             report);
   if (restored && !options.keepStateStore) {
-    const auto ref = kube::ResourceRef::collection("", "v1", "configmaps", options.state.ns)
-                         .named(options.state.name);
+    const auto ref = actuator_detail::configMapRef(options.state.ns, options.state.name);
     const core::Status s = client->remove(ref);
     if (s.ok()) {
       report.stateStoreDeleted = true;

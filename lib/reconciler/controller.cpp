@@ -415,9 +415,8 @@ void Controller::updateHpaStatus(const std::vector<partition::WorkloadDemand>& w
                            "not readable)");
       continue;
     }
-    auto old =
-        decodeHpaStatus(onScaledObject ? (hpa->ceilingHolder ? hpa->ceilingHolder->status : "")
-                                       : hpa->annotation(k8s::kStatusAnnotation));
+    auto old = decodeHpaStatus(onScaledObject ? hpa->ceilingHolder->status
+                                              : hpa->annotation(k8s::kStatusAnnotation));
     std::string reason =
         w.blocked ? fmt::format("at partition ceiling ({})", partition::blockReasonName(w.reason))
                   : "within partition ceiling";
@@ -441,10 +440,7 @@ void Controller::updateHpaStatus(const std::vector<partition::WorkloadDemand>& w
             return std::optional<kube::Object>{};
           }
           if (now2) status.lastAction = now2->lastAction;
-          return std::optional<kube::Object>(
-              json{{"metadata",
-                    {{"annotations",
-                      {{std::string(k8s::kStatusAnnotation), encodeHpaStatus(status)}}}}}});
+          return std::optional<kube::Object>(json{{"metadata", statusAnnotationMetadata(status)}});
         });
     if (!r) {
       degraded_.failed("hpa_status", object, "status annotation: " + r.status().message());

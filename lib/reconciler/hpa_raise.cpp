@@ -31,11 +31,6 @@ const partition::WorkloadDemand* findDemand(const ClusterState& state, const std
   return nullptr;
 }
 
-// {"annotations": {status annotation}}: the metadata part of a patch.
-json statusAnnotation(const HpaStatus& status) {
-  return {{"annotations", {{std::string(k8s::kStatusAnnotation), encodeHpaStatus(status)}}}};
-}
-
 }  // namespace
 
 int allocatableCeiling(const partition::WorkloadDemand& demand,
@@ -237,7 +232,7 @@ bool HpaRaise::raise(const std::string& ns, const std::string& name, int from, i
                                       capacity, current);
         }
         if (raisedTo == 0 && (!started || !holder.annotatesInPatch())) return noChange();
-        if (holder.annotatesInPatch()) patch["metadata"] = statusAnnotation(status);
+        if (holder.annotatesInPatch()) patch["metadata"] = statusAnnotationMetadata(status);
         return std::optional<kube::Object>(patch);
       });
   if (!r) return failed("raising maxReplicas failed: " + r.status().message());
@@ -300,7 +295,7 @@ void HpaRaise::lower(const partition::SetMaxReplicas& change, const ClusterState
         status.ceiling = target;
         status.lastAction = fmt::format("{} {} -> {}", holder.describe(), current, target);
         json patch = holder.patch(target);
-        if (holder.annotatesInPatch()) patch["metadata"] = statusAnnotation(status);
+        if (holder.annotatesInPatch()) patch["metadata"] = statusAnnotationMetadata(status);
         return std::optional<kube::Object>(patch);
       });
   if (!r) {

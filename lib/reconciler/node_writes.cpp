@@ -32,6 +32,10 @@ kube::ResourceRef configMapRef(const std::string& ns, const std::string& name) {
   return kube::ResourceRef::collection("", "v1", "configmaps", ns).named(name);
 }
 
+kube::ResourceRef scaledObjectsRef(std::string_view ns) {
+  return kube::ResourceRef::collection("keda.sh", "v1alpha1", "scaledobjects", ns);
+}
+
 core::Result<partition::NodeObject> getNode(kube::KubeClient& client, const std::string& name) {
   auto node = client.get(nodeRef(name));
   if (!node) return node.status();

@@ -1,13 +1,13 @@
 #include "gpuscale/reconciler/request_status.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cstddef>
 
 #include <fmt/format.h>
 
 #include "actuator_internal.h"
 #include "ceiling_holder.h"
+#include "gpuscale/core/ascii.h"
 #include "gpuscale/core/rfc3339.h"
 #include "gpuscale/partition/why_not.h"
 #include "gpuscale/reconciler/hpa_explain.h"
@@ -95,9 +95,9 @@ CapacityRequestVerdict unplannedRequestVerdict(int granted, std::string_view why
   std::string_view reason = "NotManaged";
   std::string_view message = why;
   const auto colon = why.find(": ");
-  const auto letter = [](char c) { return std::isalpha(static_cast<unsigned char>(c)) != 0; };
   if (colon != std::string_view::npos && colon > 0 &&
-      std::all_of(why.begin(), why.begin() + static_cast<std::ptrdiff_t>(colon), letter)) {
+      std::all_of(why.begin(), why.begin() + static_cast<std::ptrdiff_t>(colon),
+                  core::isAsciiAlpha)) {
     reason = why.substr(0, colon);
     message = why.substr(colon + 2);
   }

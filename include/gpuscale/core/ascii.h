@@ -10,8 +10,7 @@ namespace gpuscale::core {
 constexpr bool isAsciiDigit(char c) { return c >= '0' && c <= '9'; }
 constexpr bool isAsciiLower(char c) { return c >= 'a' && c <= 'z'; }
 constexpr bool isAsciiUpper(char c) { return c >= 'A' && c <= 'Z'; }
-constexpr bool isAsciiAlnum(char c) {
-  return isAsciiDigit(c) || isAsciiLower(c) || isAsciiUpper(c);
-}
+constexpr bool isAsciiAlpha(char c) { return isAsciiLower(c) || isAsciiUpper(c); }
+constexpr bool isAsciiAlnum(char c) { return isAsciiDigit(c) || isAsciiAlpha(c); }
 
 }  // namespace gpuscale::core

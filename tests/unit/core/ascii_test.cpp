@@ -22,6 +22,7 @@ TEST(AsciiTest, ClassesHoldExactlyTheirCharacters) {
     EXPECT_EQ(isAsciiDigit(c), digit) << value;
     EXPECT_EQ(isAsciiLower(c), lower) << value;
     EXPECT_EQ(isAsciiUpper(c), upper) << value;
+    EXPECT_EQ(isAsciiAlpha(c), lower || upper) << value;
     EXPECT_EQ(isAsciiAlnum(c), digit || lower || upper) << value;
   }
 }
