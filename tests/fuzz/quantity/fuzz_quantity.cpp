@@ -1,6 +1,9 @@
 // Fuzzes Quantity: no input may crash parse(), and every quantity that parses must print a
-// canonical string that parses back to an equal value and the same string. The first 8 bytes, read
-// as a double, also go through fromMetricValue(), whose output must parse back to the same value.
+// canonical string that parses back to an equal value and, from then on, to the same string. (As
+// in apimachinery, the first print may not be a fixed point: "437.5Ki" prints "448000", which no
+// binary suffix divides, and "448000" reads back as decimal and prints "448k".) The first 8 bytes,
+// read as a double, also go through fromMetricValue(), whose output must parse back to the same
+// value.
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -26,7 +29,9 @@ void checkRoundTrip(const Quantity& q, std::string_view input) {
   const auto reparsed = Quantity::parse(canonical);
   if (!reparsed.ok()) fail("canonical form does not parse", input);
   if (reparsed->compare(q) != 0) fail("canonical form has another value", input);
-  if (reparsed->toString() != canonical) fail("canonical form does not round-trip", input);
+  const std::string settled = reparsed->toString();
+  const auto again = Quantity::parse(settled);
+  if (!again.ok() || again->toString() != settled) fail("canonical form does not settle", input);
   if (reparsed->value() != q.value() || reparsed->milliValue() != q.milliValue()) {
     fail("canonical form rounds differently", input);
   }

@@ -235,6 +235,21 @@ TEST_P(QuantityParseTest, CanonicalStringRoundTrips) {
 
 INSTANTIATE_TEST_SUITE_P(Table, QuantityParseTest, testing::ValuesIn(kParseCases));
 
+// A whole binary value that no binary suffix divides prints without one, as apimachinery's
+// CanonicalizeBytes prints it; that text then reads back as decimal, so the canonical string
+// settles one print later ("448k"), with the value unchanged.
+TEST(QuantityTest, ABinaryValueNoSuffixDividesSettlesAsDecimal) {
+  const Result<Quantity> q = Quantity::parse("437.5Ki");
+  ASSERT_TRUE(q.ok()) << q.status().toString();
+  EXPECT_EQ(q->toString(), "448000");
+  EXPECT_EQ(q->format(), Format::kBinarySI);
+  const Result<Quantity> again = Quantity::parse(q->toString());
+  ASSERT_TRUE(again.ok()) << again.status().toString();
+  EXPECT_EQ(*again, *q);
+  EXPECT_EQ(again->toString(), "448k");
+  EXPECT_EQ(Quantity::parse("448k")->toString(), "448k");
+}
+
 struct BadParseCase {
   const char* what;
   std::string_view text;
